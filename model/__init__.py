@@ -1,0 +1,1 @@
+"""Pure PyTorch core of Attention Lab: attention, models, data, training, decoding, checkpoints."""

@@ -1,0 +1,126 @@
+"""Scaled dot-product attention and multi-head attention that return their weights as values.
+
+Shapes: B batch, h heads, T_q queries, T_k keys, d_k per-head width, d_model model width.
+Masks are boolean with True meaning "may attend"; they broadcast to [B, h, T_q, T_k].
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    output: torch.Tensor  # (B, h, T_q, d_v) or (B, T_q, d_model) after projection
+    weights: torch.Tensor | None  # (B, h, T_q, T_k), rows sum to 1 (or 0 when fully masked)
+    scores: torch.Tensor | None  # (B, h, T_q, T_k), q·k/√d_k before masking and softmax
+
+
+def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """(T, T) boolean mask: position i may attend to positions j <= i."""
+    return torch.ones(size, size, dtype=torch.bool, device=device).tril()
+
+
+def padding_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    """(B, 1, 1, T) boolean key mask: True for real tokens, False for padding."""
+    positions = torch.arange(max_len, device=lengths.device)
+    return (positions[None, :] < lengths[:, None])[:, None, None, :]
+
+
+def key_padding_from_tokens(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """(B, 1, 1, T) boolean key mask from a (B, T) token tensor."""
+    return (tokens != pad_id)[:, None, None, :]
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Softmax over the last axis; masked keys get weight 0 and a fully masked row is all zeros (no NaN)."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    scores = scores.masked_fill(~mask, float("-inf"))
+    # A row with every key masked would be softmax(-inf...) = NaN; give it zeros instead.
+    any_visible = mask.any(dim=-1, keepdim=True)
+    safe = scores.masked_fill(~any_visible, 0.0)
+    weights = torch.softmax(safe, dim=-1)
+    return weights.masked_fill(~any_visible, 0.0)
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    scale: float | None = None,
+    dropout_p: float = 0.0,
+) -> AttentionResult:
+    """softmax(QKᵀ·scale + mask)·V with scale = 1/√d_k by default (Vaswani et al. 2017, eq. 1).
+
+    q: (..., T_q, d_k), k: (..., T_k, d_k), v: (..., T_k, d_v). Returns output, weights and raw scores.
+    """
+    d_k = q.size(-1)
+    scale = 1.0 / math.sqrt(d_k) if scale is None else scale
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
+    weights = masked_softmax(scores, mask)
+    attended = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+    return AttentionResult(output=torch.matmul(attended, v), weights=weights, scores=scores)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention (paper §3.2.2) with separate W_q, W_k, W_v, W_o.
+
+    forward(..., need_weights=True) returns per-head weights and scores (B, h, T_q, T_k);
+    need_weights=False takes the fused F.scaled_dot_product_attention path (training speed).
+    head_mask: (h,) of 0/1 (or floats) multiplies each head's output before W_o (ablation).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.dropout = dropout
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, _ = x.shape  # (B, T, d_model) -> (B, h, T, d_k)
+        return x.view(batch, length, self.num_heads, self.d_k).transpose(1, 2)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = True,
+        head_mask: torch.Tensor | None = None,
+        scale: float | None = None,
+    ) -> AttentionResult:
+        q, k, v = self._split(self.w_q(query)), self._split(self.w_k(key)), self._split(self.w_v(value))
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            result = scaled_dot_product_attention(q, k, v, mask, scale=scale, dropout_p=dropout_p)
+            heads, weights, scores = result.output, result.weights, result.scores
+        else:
+            heads = _fused_attention(q, k, v, mask, dropout_p, scale)
+            weights = scores = None
+        if head_mask is not None:
+            heads = heads * head_mask.to(heads.dtype).view(1, -1, 1, 1)
+        batch, _, length, _ = heads.shape
+        concat = heads.transpose(1, 2).reshape(batch, length, self.d_model)  # (B, T_q, d_model)
+        return AttentionResult(output=self.w_o(concat), weights=weights, scores=scores)
+
+
+def _fused_attention(q, k, v, mask, dropout_p: float, scale: float | None) -> torch.Tensor:
+    """F.scaled_dot_product_attention, with fully masked rows zeroed as in the explicit path."""
+    if mask is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)
+    any_visible = mask.any(dim=-1, keepdim=True)  # (B|1, h|1, T_q|1, 1)
+    safe_mask = mask | ~any_visible
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=safe_mask, dropout_p=dropout_p, scale=scale)
+    return out.masked_fill(~any_visible, 0.0)

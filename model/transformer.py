@@ -1,0 +1,177 @@
+"""Encoder-decoder Transformer (Vaswani et al. 2017) that returns every attention map as a value.
+
+Shapes: B batch, S source length, T target length, L layers, h heads, d_model width.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from model.attention import MultiHeadAttention, causal_mask, key_padding_from_tokens
+from model.config import TransformerConfig
+from model.positional import PositionalEncoding
+
+
+@dataclass(frozen=True)
+class TransformerAttention:
+    """Every attention map of one forward pass; weights sum to 1 over the key axis."""
+
+    encoder_self: torch.Tensor  # (L, B, h, S, S)
+    decoder_self: torch.Tensor  # (L, B, h, T, T), zero above the diagonal
+    cross: torch.Tensor  # (L, B, h, T, S): queries from the decoder, keys from the encoder
+    encoder_self_scores: torch.Tensor  # (L, B, h, S, S) pre-softmax q·k/√d_k
+    decoder_self_scores: torch.Tensor  # (L, B, h, T, T)
+    cross_scores: torch.Tensor  # (L, B, h, T, S)
+
+
+@dataclass(frozen=True)
+class HeadMasks:
+    """Per-layer head masks for ablation: (L, h) of 1 (keep) or 0 (switch off)."""
+
+    encoder_self: torch.Tensor | None = None
+    decoder_self: torch.Tensor | None = None
+    cross: torch.Tensor | None = None
+
+
+def _row(mask: torch.Tensor | None, layer: int) -> torch.Tensor | None:
+    return None if mask is None else mask[layer]
+
+
+class FeedForward(nn.Sequential):
+    def __init__(self, d_model: int, d_ff: int, dropout: float):
+        super().__init__(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d_model))
+
+
+class SublayerConnection(nn.Module):
+    """x + Dropout(f(x)) then LayerNorm (post-norm, the paper), or x + Dropout(f(LayerNorm(x))) (pre-norm)."""
+
+    def __init__(self, d_model: int, dropout: float, norm_first: bool):
+        super().__init__()
+        self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), nn.Dropout(dropout), norm_first
+
+    def forward(self, x: torch.Tensor, sublayer) -> tuple[torch.Tensor, object]:
+        if self.norm_first:
+            out, extra = sublayer(self.norm(x))
+            return x + self.dropout(out), extra
+        out, extra = sublayer(x)
+        return self.norm(x + self.dropout(out)), extra
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.sub_attn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sub_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+
+    def forward(self, x, mask, need_weights: bool, head_mask=None):
+        def attend(h):
+            r = self.self_attn(h, h, h, mask, need_weights=need_weights, head_mask=head_mask)
+            return r.output, r
+
+        x, attn = self.sub_attn(x, attend)
+        x, _ = self.sub_ffn(x, lambda h: (self.ffn(h), None))
+        return x, attn
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.sub_self = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sub_cross = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sub_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+
+    def forward(self, y, memory, self_mask, memory_mask, need_weights: bool, self_head_mask=None, cross_head_mask=None):
+        def attend_self(h):
+            r = self.self_attn(h, h, h, self_mask, need_weights=need_weights, head_mask=self_head_mask)
+            return r.output, r
+
+        def attend_memory(h):
+            r = self.cross_attn(h, memory, memory, memory_mask, need_weights=need_weights, head_mask=cross_head_mask)
+            return r.output, r
+
+        y, self_attn = self.sub_self(y, attend_self)
+        y, cross_attn = self.sub_cross(y, attend_memory)
+        y, _ = self.sub_ffn(y, lambda h: (self.ffn(h), None))
+        return y, self_attn, cross_attn
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer; forward(src, tgt_in, need_weights=True) also returns TransformerAttention."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        if cfg.tie_embeddings and cfg.src_vocab_size != cfg.tgt_vocab_size:
+            raise ValueError("tie_embeddings needs one shared vocabulary (src_vocab_size == tgt_vocab_size)")
+        self.src_embed = nn.Embedding(cfg.src_vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        self.tgt_embed = self.src_embed if cfg.tie_embeddings else nn.Embedding(
+            cfg.tgt_vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        self.src_pos = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.positional, cfg.dropout)
+        self.tgt_pos = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.positional, cfg.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.num_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_layers))
+        # Pre-norm stacks need a final norm; post-norm outputs are already normalised.
+        self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
+        self._init_weights()
+        if cfg.tie_embeddings:
+            self.generator.weight = self.tgt_embed.weight
+
+    def _init_weights(self) -> None:
+        for name, p in self.named_parameters():
+            if p.dim() > 1 and "table" not in name:
+                nn.init.xavier_uniform_(p)
+
+    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
+        return self.src_pos(self.src_embed(src) * math.sqrt(self.cfg.d_model))  # (B, S, d_model)
+
+    def embed_target(self, tgt: torch.Tensor) -> torch.Tensor:
+        return self.tgt_pos(self.tgt_embed(tgt) * math.sqrt(self.cfg.d_model))  # (B, T, d_model)
+
+    def encode(self, src, need_weights: bool = False, head_masks: HeadMasks | None = None):
+        """src (B, S) -> memory (B, S, d_model), source mask (B, 1, 1, S), per-layer AttentionResults."""
+        head_masks = head_masks or HeadMasks()
+        src_mask = key_padding_from_tokens(src, self.cfg.pad_id)
+        x, results = self.embed_source(src), []
+        for i, layer in enumerate(self.encoder_layers):
+            x, attn = layer(x, src_mask, need_weights, _row(head_masks.encoder_self, i))
+            results.append(attn)
+        return self.encoder_norm(x), src_mask, results
+
+    def decode(self, tgt_in, memory, src_mask, need_weights: bool = False, head_masks: HeadMasks | None = None):
+        """tgt_in (B, T) -> logits (B, T, V), per-layer self and cross AttentionResults."""
+        head_masks = head_masks or HeadMasks()
+        length = tgt_in.size(1)
+        self_mask = causal_mask(length, tgt_in.device)[None, None] & key_padding_from_tokens(tgt_in, self.cfg.pad_id)
+        y, self_results, cross_results = self.embed_target(tgt_in), [], []
+        for i, layer in enumerate(self.decoder_layers):
+            y, s, c = layer(y, memory, self_mask, src_mask, need_weights,
+                            _row(head_masks.decoder_self, i), _row(head_masks.cross, i))
+            self_results.append(s)
+            cross_results.append(c)
+        return self.generator(self.decoder_norm(y)), self_results, cross_results
+
+    def forward(self, src, tgt_in, need_weights: bool = False, head_masks: HeadMasks | None = None):
+        """Returns (logits (B, T, V), TransformerAttention or None)."""
+        memory, src_mask, enc = self.encode(src, need_weights, head_masks)
+        logits, dec_self, cross = self.decode(tgt_in, memory, src_mask, need_weights, head_masks)
+        if not need_weights:
+            return logits, None
+
+        def stack(results, field):
+            return torch.stack([getattr(r, field) for r in results])
+
+        return logits, TransformerAttention(
+            encoder_self=stack(enc, "weights"), decoder_self=stack(dec_self, "weights"), cross=stack(cross, "weights"),
+            encoder_self_scores=stack(enc, "scores"), decoder_self_scores=stack(dec_self, "scores"),
+            cross_scores=stack(cross, "scores"),
+        )
