@@ -1,0 +1,378 @@
+"""Generated teaching data: an English->French mini-language and algorithmic tasks (no downloads).
+
+The French is correct for the fragment it covers: subject pronouns with conjugated present-tense
+verbs (être, avoir, regular -er verbs), gender and number agreement of articles and adjectives,
+colour adjectives after the noun and petit/grand/bon/jeune/joli before it, ne ... pas (with
+pas de/d' for indefinite objects), elision (j', l', n', d', qu'), de + le -> du, and plurals.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
+SPECIALS = (PAD, BOS, EOS, UNK)
+PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
+TASKS = ("en-fr", "copy", "reverse", "sort")
+
+
+class Vocabulary:
+    """Token <-> id map; ids 0-3 are <pad> <bos> <eos> <unk>."""
+
+    def __init__(self, tokens):
+        self.itos: list[str] = list(SPECIALS) + sorted(set(tokens) - set(SPECIALS))
+        self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, tokens: list[str]) -> tuple[list[int], list[str]]:
+        """Token ids (unknown -> <unk>) and the list of unknown tokens, in order."""
+        ids = [self.stoi.get(t, UNK_ID) for t in tokens]
+        return ids, [t for t, i in zip(tokens, ids) if i == UNK_ID]
+
+    def decode(self, ids, strip_specials: bool = True) -> list[str]:
+        out = []
+        for i in ids:
+            token = self.itos[int(i)] if 0 <= int(i) < len(self.itos) else UNK
+            if strip_specials and token in (PAD, BOS, EOS):
+                continue
+            out.append(token)
+        return out
+
+    def to_list(self) -> list[str]:
+        return list(self.itos)
+
+    @classmethod
+    def from_list(cls, itos: list[str]) -> "Vocabulary":
+        if list(itos[:4]) != list(SPECIALS):
+            raise ValueError("vocabulary must start with <pad> <bos> <eos> <unk>")
+        vocab = cls([])
+        vocab.itos = list(itos)
+        vocab.stoi = {t: i for i, t in enumerate(vocab.itos)}
+        return vocab
+
+
+_TOKEN = re.compile(r"[a-z0-9\u00c0-\u024f]+'?|[^\sa-z0-9]", re.IGNORECASE)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case word tokens; French elisions stay attached ("j'ai" -> ["j'", "ai"]); other symbols alone."""
+    text = "".join(ch if ch.isprintable() else " " for ch in text.lower())
+    return [t for t in _TOKEN.findall(text) if not t.isspace()]
+
+
+def detokenize(tokens: list[str]) -> str:
+    """Join tokens for display: "j' ai" -> "j'ai"."""
+    return re.sub(r"' ", "'", " ".join(tokens))
+
+
+# ---------------------------------------------------------------- the English -> French grammar
+
+@dataclass(frozen=True)
+class Noun:
+    en: str
+    en_pl: str
+    fr: str
+    fr_pl: str
+    feminine: bool
+
+
+def _n(en, fr, g, en_pl=None, fr_pl=None):
+    return Noun(en, en_pl or en + "s", fr, fr_pl or fr + "s", g == "f")
+
+
+NOUNS = [
+    _n("cat", "chat", "m"), _n("dog", "chien", "m"), _n("car", "voiture", "f"), _n("house", "maison", "f"),
+    _n("book", "livre", "m"), _n("apple", "pomme", "f"), _n("table", "table", "f"), _n("tree", "arbre", "m"),
+    _n("bird", "oiseau", "m", fr_pl="oiseaux"), _n("child", "enfant", "m", en_pl="children"),
+    _n("man", "homme", "m", en_pl="men"), _n("woman", "femme", "f", en_pl="women"), _n("boy", "garçon", "m"),
+    _n("girl", "fille", "f"), _n("friend", "ami", "m"), _n("letter", "lettre", "f"), _n("flower", "fleur", "f"),
+    _n("door", "porte", "f"), _n("window", "fenêtre", "f"), _n("city", "ville", "f", en_pl="cities"),
+    _n("garden", "jardin", "m"), _n("school", "école", "f"), _n("bread", "pain", "m"),
+    _n("cake", "gâteau", "m", fr_pl="gâteaux"), _n("song", "chanson", "f"), _n("film", "film", "m"),
+    _n("picture", "image", "f"), _n("horse", "cheval", "m", fr_pl="chevaux"),
+    _n("newspaper", "journal", "m", fr_pl="journaux"), _n("chair", "chaise", "f"), _n("bag", "sac", "m"),
+    _n("key", "clé", "f"), _n("bike", "vélo", "m"), _n("hat", "chapeau", "m", fr_pl="chapeaux"),
+    _n("shirt", "chemise", "f"), _n("shoe", "chaussure", "f"), _n("phone", "téléphone", "m"),
+    _n("computer", "ordinateur", "m"), _n("box", "boîte", "f", en_pl="boxes"), _n("ball", "balle", "f"),
+    _n("river", "rivière", "f"), _n("mountain", "montagne", "f"), _n("street", "rue", "f"),
+    _n("boat", "bateau", "m", fr_pl="bateaux"), _n("train", "train", "m"), _n("plane", "avion", "m"),
+    _n("cup", "tasse", "f"), _n("glass", "verre", "m", en_pl="glasses"), _n("bottle", "bouteille", "f"),
+    _n("pen", "stylo", "m"), _n("map", "carte", "f"), _n("lamp", "lampe", "f"), _n("bed", "lit", "m"),
+    _n("mouse", "souris", "f", en_pl="mice", fr_pl="souris"), _n("fish", "poisson", "m", en_pl="fish"),
+    _n("cow", "vache", "f"), _n("duck", "canard", "m"), _n("rabbit", "lapin", "m"), _n("shop", "magasin", "m"),
+    _n("room", "chambre", "f"), _n("kitchen", "cuisine", "f"), _n("egg", "œuf", "m"), _n("cheese", "fromage", "m"),
+]
+
+# English, masculine, feminine, masculine plural, feminine plural
+COLOURS = [("red", "rouge", "rouge", "rouges", "rouges"), ("black", "noir", "noire", "noirs", "noires"),
+           ("white", "blanc", "blanche", "blancs", "blanches"), ("green", "vert", "verte", "verts", "vertes"),
+           ("blue", "bleu", "bleue", "bleus", "bleues"), ("yellow", "jaune", "jaune", "jaunes", "jaunes"),
+           ("grey", "gris", "grise", "gris", "grises")]
+PRE_ADJECTIVES = [("small", "petit", "petite", "petits", "petites"), ("big", "grand", "grande", "grands", "grandes"),
+                  ("good", "bon", "bonne", "bons", "bonnes"), ("young", "jeune", "jeune", "jeunes", "jeunes"),
+                  ("pretty", "joli", "jolie", "jolis", "jolies")]
+PREDICATE_ADJECTIVES = COLOURS + PRE_ADJECTIVES + [
+    ("happy", "heureux", "heureuse", "heureux", "heureuses"), ("tired", "fatigué", "fatiguée", "fatigués", "fatiguées"),
+    ("sad", "triste", "triste", "tristes", "tristes"), ("ready", "prêt", "prête", "prêts", "prêtes"),
+    ("busy", "occupé", "occupée", "occupés", "occupées"), ("sick", "malade", "malade", "malades", "malades"),
+    ("late", "en retard", "en retard", "en retard", "en retard"), ("rich", "riche", "riche", "riches", "riches"),
+    ("strong", "fort", "forte", "forts", "fortes"), ("calm", "calme", "calme", "calmes", "calmes")]
+# English singular, English plural, French masculine, feminine (+s for plural)
+PROFESSIONS = [("student", "students", "étudiant", "étudiante"), ("teacher", "teachers", "professeur", "professeure"),
+               ("doctor", "doctors", "médecin", "médecin"), ("singer", "singers", "chanteur", "chanteuse"),
+               ("nurse", "nurses", "infirmier", "infirmière"), ("lawyer", "lawyers", "avocat", "avocate"),
+               ("engineer", "engineers", "ingénieur", "ingénieure"), ("cook", "cooks", "cuisinier", "cuisinière"),
+               ("baker", "bakers", "boulanger", "boulangère"), ("writer", "writers", "écrivain", "écrivaine")]
+# English (words of the base form, 3rd singular), French infinitive; all regular -er verbs
+VERBS = [(("like",), ("likes",), "aimer"), (("love",), ("loves",), "adorer"), (("watch",), ("watches",), "regarder"),
+         (("eat",), ("eats",), "manger"), (("find",), ("finds",), "trouver"), (("carry",), ("carries",), "porter"),
+         (("wash",), ("washes",), "laver"), (("visit",), ("visits",), "visiter"), (("draw",), ("draws",), "dessiner"),
+         (("prepare",), ("prepares",), "préparer"), (("close",), ("closes",), "fermer"),
+         (("borrow",), ("borrows",), "emprunter"), (("bring",), ("brings",), "apporter"),
+         (("keep",), ("keeps",), "garder"), (("push",), ("pushes",), "pousser"), (("hate",), ("hates",), "détester"),
+         (("look", "for"), ("looks", "for"), "chercher"), (("listen", "to"), ("listens", "to"), "écouter"),
+         (("paint",), ("paints",), "peindre_"), (("buy",), ("buys",), "acheter_")]
+VERBS = [v for v in VERBS if not v[2].endswith("_")]  # keep the -er verbs that conjugate regularly
+# person: English, French, person index (0 je .. 5 ils), feminine, plural
+PRONOUNS = [("i", "je", 0, False, False), ("you", "tu", 1, False, False), ("he", "il", 2, False, False),
+            ("she", "elle", 2, True, False), ("we", "nous", 3, False, True), ("they", "ils", 5, False, True)]
+ETRE = ["suis", "es", "est", "sommes", "êtes", "sont"]
+AVOIR = ["ai", "as", "a", "avons", "avez", "ont"]
+EN_BE = {0: "am", 1: "are", 2: "is", 3: "are", 4: "are", 5: "are"}
+PREPOSITIONS = [("in", "dans"), ("on", "sur"), ("with", "avec"), ("under", "sous"), ("behind", "derrière"),
+                ("near", "près de")]
+CONJUNCTIONS = [("and", ["et"]), ("but", ["mais"]), ("because", ["parce", "que"]), ("so", ["donc"])]
+H_MUET = {"homme", "hommes", "heureux", "heureuse", "heureuses"}
+VOWELS = set("aeiouyéèêàâîôûœ")
+
+
+def _conjugate(infinitive: str, person: int) -> str:
+    stem = infinitive[:-2]
+    if person == 3 and stem.endswith("g"):
+        return stem + "eons"  # nous mangeons
+    return stem + ["e", "es", "e", "ons", "ez", "ent"][person]
+
+
+def _starts_with_vowel(word: str) -> bool:
+    return word in H_MUET or (word[:1] in VOWELS)
+
+
+def french_surface(tokens: list[str]) -> list[str]:
+    """Apply elision (je->j', le/la->l', ne->n', de->d', que->qu', ce->cet, ma->mon) and de+le->du, de+les->des."""
+    out = []
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if _starts_with_vowel(nxt):
+            tok = {"je": "j'", "le": "l'", "la": "l'", "ne": "n'", "de": "d'", "que": "qu'", "ce": "cet",
+                   "ma": "mon", "ta": "ton"}.get(tok, tok)
+        out.append(tok)
+    merged: list[str] = []
+    for tok in out:
+        if merged and merged[-1] == "de" and tok in ("le", "les"):
+            merged[-1] = "du" if tok == "le" else "des"
+        else:
+            merged.append(tok)
+    return merged
+
+
+@dataclass
+class _NP:
+    en: list[str]
+    fr: list[str]
+    feminine: bool
+    plural: bool
+    indefinite: bool = False
+
+
+def _noun_phrase(rng: random.Random, allow_relative: bool, depth: int = 0) -> _NP:
+    noun = rng.choice(NOUNS)
+    plural = rng.random() < 0.3
+    det = rng.choice(["the", "a", "my", "your", "this"])
+    if plural and det == "a":
+        det = "some"
+    pre = rng.choice(PRE_ADJECTIVES) if rng.random() < 0.25 else None
+    colour = rng.choice(COLOURS) if rng.random() < 0.3 else None
+    form = (1 if not noun.feminine else 2) + (2 if plural else 0)  # index into adjective tuples
+    fr_det = {
+        ("the", False): "la" if noun.feminine else "le", ("the", True): "les",
+        ("a", False): "une" if noun.feminine else "un", ("some", True): "des",
+        ("my", False): "ma" if noun.feminine else "mon", ("my", True): "mes",
+        ("your", False): "ta" if noun.feminine else "ton", ("your", True): "tes",
+        ("this", False): "cette" if noun.feminine else "ce", ("this", True): "ces",
+    }[(det if det != "this" or not plural else "this", plural)]
+    en_det = {"this": "these" if plural else "this"}.get(det, det)
+    if det == "some" and pre is not None:
+        fr_det = "de"  # des + adjective before the noun -> de (de petits chats)
+    en = ([en_det] if en_det != "some" or rng.random() < 1.0 else []) + ([pre[0]] if pre else []) + \
+         ([colour[0]] if colour else []) + [noun.en_pl if plural else noun.en]
+    fr = [fr_det] + ([pre[form]] if pre else []) + [noun.fr_pl if plural else noun.fr] + \
+         ([colour[form]] if colour else [])
+    np_ = _NP(en, fr, noun.feminine, plural, indefinite=det in ("a", "some"))
+    if allow_relative and depth == 0 and rng.random() < 0.2:
+        verb_en, verb_fr, obj = _verb_phrase(rng, 5 if plural else 2, negated=False)
+        np_.en += ["that"] + verb_en + obj.en
+        np_.fr += ["qui"] + verb_fr + obj.fr
+    return np_
+
+
+def _verb_phrase(rng: random.Random, person: int, negated: bool):
+    base, third, infinitive = rng.choice(VERBS)
+    obj = _noun_phrase(rng, allow_relative=False, depth=1)
+    en = list(third if person == 2 else base)
+    fr = [_conjugate(infinitive, person)]
+    if negated:
+        en = ["does" if person == 2 else "do", "not"] + list(base)
+        fr = ["ne"] + fr + ["pas"]
+        if obj.indefinite:
+            obj.fr[0] = "de"  # pas de / pas d'
+    return en, fr, obj
+
+
+def _subject(rng: random.Random):
+    """English tokens, French tokens, person index, feminine, plural."""
+    if rng.random() < 0.55:
+        en, fr, person, fem, plural = rng.choice(PRONOUNS)
+        return [en], [fr], person, fem, plural
+    np_ = _noun_phrase(rng, allow_relative=True)
+    return np_.en, np_.fr, (5 if np_.plural else 2), np_.feminine, np_.plural
+
+
+def _clause(rng: random.Random) -> tuple[list[str], list[str]]:
+    s_en, s_fr, person, fem, plural = _subject(rng)
+    negated = rng.random() < 0.25
+    kind = rng.random()
+    if kind < 0.3:  # être + profession or adjective
+        en_be = EN_BE[person]
+        be_en, be_fr = ([en_be, "not"], ["ne", ETRE[person], "pas"]) if negated else ([en_be], [ETRE[person]])
+        if rng.random() < 0.5 and s_en[0] in ("i", "you", "he", "she", "we", "they"):
+            sg, pl, masc, femi = rng.choice(PROFESSIONS)
+            word = (femi if fem else masc) + ("s" if plural and not (femi if fem else masc).endswith("s") else "")
+            pred_en = [pl] if plural else ["a", sg]
+            return s_en + be_en + pred_en, s_fr + be_fr + [word]
+        adj = rng.choice(PREDICATE_ADJECTIVES)
+        form = (2 if fem else 1) + (2 if plural else 0)
+        return s_en + be_en + [adj[0]], s_fr + be_fr + adj[form].split()
+    if kind < 0.45:  # avoir
+        obj = _noun_phrase(rng, allow_relative=True)
+        if negated:
+            if obj.indefinite:
+                obj.fr[0] = "de"
+            return (s_en + ["does" if person == 2 else "do", "not", "have"] + obj.en,
+                    s_fr + ["ne", AVOIR[person], "pas"] + obj.fr)
+        return s_en + ["has" if person == 2 else "have"] + obj.en, s_fr + [AVOIR[person]] + obj.fr
+    verb_en, verb_fr, obj = _verb_phrase(rng, person, negated)
+    en, fr = s_en + verb_en + obj.en, s_fr + verb_fr + obj.fr
+    if rng.random() < 0.25:
+        prep_en, prep_fr = rng.choice(PREPOSITIONS)
+        place = _noun_phrase(rng, allow_relative=False, depth=1)
+        en, fr = en + [prep_en] + place.en, fr + prep_fr.split() + place.fr
+    return en, fr
+
+
+def _sentence(rng: random.Random, clauses: int) -> tuple[list[str], list[str]]:
+    en, fr = _clause(rng)
+    for _ in range(clauses - 1):
+        conj_en, conj_fr = rng.choice(CONJUNCTIONS)
+        c_en, c_fr = _clause(rng)
+        en, fr = en + [conj_en] + c_en, fr + conj_fr + c_fr
+    return en, french_surface(fr)
+
+
+# Fixed sentences from the source notes that must be in the language.
+CANONICAL = [("i am a student", "je suis étudiant"), ("she is a student", "elle est étudiante"),
+             ("we are students", "nous sommes étudiants"), ("i am not a student", "je ne suis pas étudiant"),
+             ("i have a cat", "j' ai un chat"), ("i do not have a cat", "je n' ai pas de chat")]
+
+
+# ---------------------------------------------------------------- datasets
+
+@dataclass
+class Dataset:
+    """Pairs of token lists with their vocabularies, split into train, test and long_test."""
+
+    task: str
+    src_vocab: Vocabulary
+    tgt_vocab: Vocabulary
+    splits: dict[str, list[tuple[list[str], list[str]]]] = field(default_factory=dict)
+
+    def encode_pair(self, src: list[str], tgt: list[str]) -> tuple[list[int], list[int]]:
+        return self.src_vocab.encode(src)[0], self.tgt_vocab.encode(tgt)[0]
+
+
+def _en_fr_pairs(rng: random.Random, count: int, clause_weights=(0.55, 0.3, 0.15)) -> list:
+    pairs = []
+    for _ in range(count):
+        clauses = rng.choices((1, 2, 3), weights=clause_weights)[0]
+        pairs.append(_sentence(rng, clauses))
+    return pairs
+
+
+def make_en_fr(seed: int = 0, train_size: int = 40000, test_size: int = 1000, long_size: int = 500,
+               long_min_tokens: int = 20) -> Dataset:
+    """Deterministic by seed. test shares no source sentence with train; long_test has >= long_min_tokens words."""
+    rng = random.Random(seed)
+    train = [(en.split(), fr.split()) for en, fr in CANONICAL] + _en_fr_pairs(rng, train_size)
+    seen = {" ".join(en) for en, _ in train}
+    test: list = []
+    while len(test) < test_size:
+        en, fr = _en_fr_pairs(rng, 1)[0]
+        if " ".join(en) not in seen:
+            seen.add(" ".join(en))
+            test.append((en, fr))
+    long_test: list = []
+    while len(long_test) < long_size:
+        en, fr = _sentence(rng, rng.choice((3, 4)))
+        if len(en) >= long_min_tokens and " ".join(en) not in seen:
+            seen.add(" ".join(en))
+            long_test.append((en, fr))
+    src_tokens = {t for en, _ in train + test + long_test for t in en} | set(english_lexicon())
+    tgt_tokens = {t for _, fr in train + test + long_test for t in fr}
+    return Dataset("en-fr", Vocabulary(src_tokens), Vocabulary(tgt_tokens),
+                   {"train": train, "test": test, "long_test": long_test})
+
+
+def english_lexicon() -> list[str]:
+    """Every English word type the grammar can produce."""
+    words = {w for n in NOUNS for w in (n.en, n.en_pl)}
+    words |= {a[0] for a in PREDICATE_ADJECTIVES} | {w for p in PROFESSIONS for w in p[:2]}
+    words |= {w for v in VERBS for w in v[0] + v[1]} | {p[0] for p in PRONOUNS} | set(EN_BE.values())
+    words |= {p[0] for p in PREPOSITIONS} | {c[0] for c in CONJUNCTIONS}
+    words |= {"the", "a", "my", "your", "this", "these", "some", "that", "not", "do", "does", "have", "has"}
+    return sorted(words)
+
+
+ALGO_SYMBOLS = [str(i) for i in range(20)]
+
+
+def make_algorithmic(task: str, seed: int = 0, train_size: int = 20000, test_size: int = 1000, long_size: int = 500,
+                     min_len: int = 3, max_len: int = 12) -> Dataset:
+    """copy (ideal attention: diagonal), reverse (anti-diagonal), sort (a permutation)."""
+    transform = {"copy": list, "reverse": lambda s: s[::-1], "sort": lambda s: sorted(s, key=int)}[task]
+    rng = random.Random(seed)
+
+    def sample(lo, hi):
+        src = [rng.choice(ALGO_SYMBOLS) for _ in range(rng.randint(lo, hi))]
+        return src, transform(src)
+
+    train = [sample(min_len, max_len) for _ in range(train_size)]
+    seen = {" ".join(s) for s, _ in train}
+    splits = {"train": train, "test": [], "long_test": []}
+    for name, size, lo, hi in (("test", test_size, min_len, max_len), ("long_test", long_size, max_len, max_len + 4)):
+        while len(splits[name]) < size:
+            src, tgt = sample(lo, hi)
+            if " ".join(src) not in seen:
+                seen.add(" ".join(src))
+                splits[name].append((src, tgt))
+    vocab = Vocabulary(ALGO_SYMBOLS)
+    return Dataset(task, vocab, vocab, splits)
+
+
+def make_dataset(task: str, seed: int = 0, **sizes) -> Dataset:
+    if task == "en-fr":
+        return make_en_fr(seed, **sizes)
+    if task in ("copy", "reverse", "sort"):
+        return make_algorithmic(task, seed, **sizes)
+    raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
