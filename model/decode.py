@@ -1,0 +1,144 @@
+"""Greedy decoding for both model families, recording probabilities and every attention map.
+
+Returned arrays are numpy (for viz/): L layers, h heads, S source tokens (incl. <eos>), T output steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from model.checkpoint import LoadedModel
+from model.data import BOS_ID, EOS_ID, PAD_ID, tokenize
+from model.transformer import HeadMasks, Transformer
+
+
+@dataclass
+class PreparedSource:
+    tokens: list[str]  # the tokens the model sees, ending in <eos>
+    ids: list[int]
+    unknown: list[str]  # words mapped to <unk>
+    truncated_from: int | None  # original length when the input was cut to the model's limit
+
+
+@dataclass
+class DecodeResult:
+    source: PreparedSource
+    output_tokens: list[str]  # generated tokens, without <bos>/<eos>
+    decoder_input_tokens: list[str]  # "<bos>" + outputs: the queries of the decoder's self-attention
+    step_probs: np.ndarray  # (T, V) next-token distribution at each step (T = len(output) + 1 for <eos>)
+    chosen_probs: np.ndarray  # (T,) probability of the token chosen at each step
+    attention: dict[str, np.ndarray] = field(default_factory=dict)
+    # transformer: encoder_self (L, h, S, S), decoder_self (L, h, T, T), cross (L, h, T, S), *_scores likewise
+    # seq2seq with attention: alignment (T, S); without attention: nothing
+
+    @property
+    def sequence_probability(self) -> float:
+        return float(np.prod(self.chosen_probs))
+
+
+def prepare_source(loaded: LoadedModel, text: str) -> PreparedSource:
+    words = tokenize(text)
+    limit = loaded.config.max_len - 1  # room for <eos>
+    truncated_from = len(words) if len(words) > limit else None
+    words = words[:limit]
+    ids, unknown = loaded.src_vocab.encode(words)
+    return PreparedSource(words + ["<eos>"], ids + [EOS_ID], unknown, truncated_from)
+
+
+def _max_steps(loaded: LoadedModel, source_length: int) -> int:
+    return min(loaded.config.max_len - 1, 2 * source_length + 10)
+
+
+@torch.no_grad()
+def greedy_decode(loaded: LoadedModel, text: str, max_steps: int | None = None,
+                  head_masks: HeadMasks | None = None) -> DecodeResult:
+    """Translate one sentence; head_masks (Transformer only) switch heads off for ablation."""
+    source = prepare_source(loaded, text)
+    model = loaded.model
+    device = next(model.parameters()).device
+    src = torch.tensor([source.ids], device=device)
+    steps = max_steps or _max_steps(loaded, len(source.ids))
+    if isinstance(model, Transformer):
+        out_ids, probs = _greedy_transformer(model, src, steps, head_masks)
+        tgt_in = torch.tensor([[BOS_ID] + out_ids], device=device)
+        _, maps = model(src, tgt_in, need_weights=True, head_masks=head_masks)
+        attention = {name: getattr(maps, name)[:, 0].cpu().numpy() for name in
+                     ("encoder_self", "decoder_self", "cross", "encoder_self_scores", "decoder_self_scores",
+                      "cross_scores")}
+    else:
+        out_ids, probs, alignment = _greedy_seq2seq(model, src, steps)
+        attention = {} if alignment is None else {"alignment": alignment}
+    chosen = [probs[t, token] for t, token in enumerate(out_ids + [EOS_ID]) if t < len(probs)]
+    output_tokens = loaded.tgt_vocab.decode(out_ids)
+    return DecodeResult(source, output_tokens, ["<bos>"] + loaded.tgt_vocab.decode(out_ids, strip_specials=False),
+                        probs, np.array(chosen), attention)
+
+
+def _greedy_transformer(model: Transformer, src, steps: int, head_masks):
+    memory, src_mask, _ = model.encode(src, head_masks=head_masks)
+    out_ids: list[int] = []
+    probs = []
+    for _ in range(steps + 1):
+        tgt_in = torch.tensor([[BOS_ID] + out_ids], device=src.device)
+        logits, _, _ = model.decode(tgt_in, memory, src_mask, head_masks=head_masks)
+        p = torch.softmax(logits[0, -1], dim=-1)
+        probs.append(p.cpu().numpy())
+        token = int(p.argmax())
+        if token == EOS_ID or len(out_ids) >= steps:
+            break
+        out_ids.append(token)
+    return out_ids, np.stack(probs)
+
+
+def _greedy_seq2seq(model, src, steps: int):
+    encoder_outputs, state, summary, mask = model.encode(src)
+    keys = model.prepare_keys(encoder_outputs)
+    token = torch.tensor([BOS_ID], device=src.device)
+    out_ids, probs, alignments = [], [], []
+    for _ in range(steps + 1):
+        logits, state, alignment = model.step(token, state, encoder_outputs, keys, summary, mask)
+        p = torch.softmax(logits[0], dim=-1)
+        probs.append(p.cpu().numpy())
+        if alignment is not None:
+            alignments.append(alignment[0].cpu().numpy())
+        chosen = int(p.argmax())
+        if chosen == EOS_ID or len(out_ids) >= steps:
+            break
+        out_ids.append(chosen)
+        token = torch.tensor([chosen], device=src.device)
+    # alignment rows: one per decoder step; the last row is the step that produced <eos>
+    return out_ids, np.stack(probs), (np.stack(alignments) if alignments else None)
+
+
+@torch.no_grad()
+def greedy_decode_batch(model, src: torch.Tensor, max_steps: int) -> list[list[int]]:
+    """Batched greedy decoding for evaluation: src (B, S) padded -> output ids per sentence (no <eos>)."""
+    batch = src.size(0)
+    finished = torch.zeros(batch, dtype=torch.bool, device=src.device)
+    generated = torch.full((batch, 1), BOS_ID, dtype=torch.long, device=src.device)
+    if isinstance(model, Transformer):
+        memory, src_mask, _ = model.encode(src)
+        for _ in range(max_steps):
+            logits, _, _ = model.decode(generated, memory, src_mask)
+            nxt = logits[:, -1].argmax(-1).masked_fill(finished, PAD_ID)
+            generated = torch.cat([generated, nxt[:, None]], dim=1)
+            finished |= nxt == EOS_ID
+            if finished.all():
+                break
+    else:
+        encoder_outputs, state, summary, mask = model.encode(src)
+        keys = model.prepare_keys(encoder_outputs)
+        token = generated[:, 0]
+        for _ in range(max_steps):
+            logits, state, _ = model.step(token, state, encoder_outputs, keys, summary, mask)
+            token = logits.argmax(-1).masked_fill(finished, PAD_ID)
+            generated = torch.cat([generated, token[:, None]], dim=1)
+            finished |= token == EOS_ID
+            if finished.all():
+                break
+    outputs = []
+    for row in generated[:, 1:].tolist():
+        outputs.append(row[: row.index(EOS_ID)] if EOS_ID in row else [t for t in row if t != PAD_ID])
+    return outputs

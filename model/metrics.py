@@ -1,0 +1,47 @@
+"""Accuracy, BLEU (sacrebleu) and per-head attention statistics."""
+from __future__ import annotations
+
+import numpy as np
+import sacrebleu
+
+from model.data import detokenize
+
+
+def exact_match(hypotheses: list[list[str]], references: list[list[str]]) -> float:
+    return float(np.mean([h == r for h, r in zip(hypotheses, references)])) if references else 0.0
+
+
+def corpus_bleu(hypotheses: list[list[str]], references: list[list[str]]) -> float:
+    """sacrebleu corpus BLEU (0-100) on detokenized strings."""
+    if not references:
+        return 0.0
+    hyp = [detokenize(h) for h in hypotheses]
+    ref = [detokenize(r) for r in references]
+    return float(sacrebleu.corpus_bleu(hyp, [ref]).score)
+
+
+def head_entropy(weights: np.ndarray) -> np.ndarray:
+    """weights (..., T_q, T_k) -> mean entropy in nats over query rows, shape (...)."""
+    p = np.clip(weights, 1e-12, 1.0)
+    return -(weights * np.log(p)).sum(-1).mean(-1)
+
+
+def head_statistics(weights: np.ndarray, key_tokens: list[str] | None = None) -> dict[str, np.ndarray]:
+    """Per-head statistics of weights (L, h, T_q, T_k); each value has shape (L, h).
+
+    entropy (nats), mean attended distance |i - j| (in positions), share on the diagonal (j = i),
+    share on the previous token (j = i - 1), share on <eos> keys (if key_tokens given).
+    """
+    _, _, t_q, t_k = weights.shape
+    i = np.arange(t_q)[:, None]
+    j = np.arange(t_k)[None, :]
+    stats = {
+        "entropy": head_entropy(weights),
+        "mean_distance": (weights * np.abs(i - j)).sum(-1).mean(-1),
+        "diagonal": (weights * (i == j)).sum(-1).mean(-1),
+        "previous_token": (weights * (j == i - 1)).sum(-1).mean(-1),
+    }
+    if key_tokens is not None:
+        eos = np.array([t == "<eos>" for t in key_tokens])[None, :]
+        stats["eos"] = (weights * eos).sum(-1).mean(-1)
+    return stats

@@ -1,0 +1,252 @@
+"""Training loop with an on_step callback (live curves, Stop button) and a CLI.
+
+    python -m model.train --model transformer --task en-fr --steps 1500 --out assets/checkpoints/transformer_en-fr
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from model.checkpoint import LoadedModel, build_model, save_checkpoint
+from model.config import Seq2SeqConfig, TransformerConfig
+from model.data import BOS_ID, EOS_ID, PAD_ID, Dataset, make_dataset
+from model.decode import greedy_decode_batch
+from model.metrics import corpus_bleu, exact_match
+
+FAMILIES = ("transformer", "bahdanau", "no-attention")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    model: str = "transformer"
+    task: str = "en-fr"
+    steps: int = 1200
+    batch_size: int = 64
+    lr: float = 1e-3
+    schedule: str = "constant"  # or "noam": d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)
+    warmup: int = 400
+    label_smoothing: float = 0.0
+    clip: float = 1.0
+    seed: int = 0
+    device: str = "auto"
+    eval_every: int = 200
+    eval_size: int = 300
+    train_size: int = 40000
+    # Transformer
+    num_layers: int = 2
+    d_model: int = 128
+    num_heads: int = 4
+    d_ff: int = 256
+    dropout: float = 0.1
+    positional: str = "sinusoidal"
+    norm_first: bool = False
+    tie_embeddings: bool = False
+    # seq2seq
+    embed_dim: int = 64
+    hidden_size: int = 128
+
+
+@dataclass
+class StepInfo:
+    step: int
+    total_steps: int
+    loss: float
+    lr: float
+    elapsed_s: float
+    tokens_per_s: float
+    eval: dict | None = None  # validation metrics on evaluation steps
+
+
+@dataclass
+class TrainResult:
+    loaded: LoadedModel
+    history: list[dict] = field(default_factory=list)
+    stopped: str = "finished"  # "finished", "stopped by user", or the non-finite-loss message
+    seconds: float = 0.0
+
+
+class NonFiniteLoss(RuntimeError):
+    pass
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    if name != "auto":
+        return torch.device(name)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def model_config(cfg: TrainConfig, data: Dataset) -> TransformerConfig | Seq2SeqConfig:
+    if cfg.model not in FAMILIES:
+        raise ValueError(f"unknown model {cfg.model!r}; choose one of {', '.join(FAMILIES)}")
+    src_v, tgt_v = len(data.src_vocab), len(data.tgt_vocab)
+    if cfg.model == "transformer":
+        return TransformerConfig(src_v, tgt_v, cfg.num_layers, cfg.d_model, cfg.num_heads, cfg.d_ff, cfg.dropout,
+                                 positional=cfg.positional, norm_first=cfg.norm_first,
+                                 tie_embeddings=cfg.tie_embeddings and src_v == tgt_v)
+    return Seq2SeqConfig(src_v, tgt_v, cfg.embed_dim, cfg.hidden_size, attention=cfg.model == "bahdanau",
+                         dropout=cfg.dropout)
+
+
+def noam_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
+    """Vaswani et al. 2017 eq. 3: d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)."""
+    step = max(step, 1)
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def pad_batch(pairs, data: Dataset, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """-> src (B, S) ending in <eos>, decoder input (B, T) starting with <bos>, target (B, T) ending in <eos>."""
+    encoded = [data.encode_pair(s, t) for s, t in pairs]
+    src_len = max(len(s) for s, _ in encoded) + 1
+    tgt_len = max(len(t) for _, t in encoded) + 1
+    src = torch.full((len(pairs), src_len), PAD_ID, dtype=torch.long)
+    tgt_in = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
+    tgt_out = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
+    for row, (s, t) in enumerate(encoded):
+        src[row, : len(s) + 1] = torch.tensor(s + [EOS_ID])
+        tgt_in[row, : len(t) + 1] = torch.tensor([BOS_ID] + t)
+        tgt_out[row, : len(t) + 1] = torch.tensor(t + [EOS_ID])
+    return src.to(device), tgt_in.to(device), tgt_out.to(device)
+
+
+def length_bucketed_batches(pairs, batch_size: int, rng: random.Random):
+    """Endless batches of similar-length pairs (less padding than random batches)."""
+    while True:
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        pool = batch_size * 50
+        batches = []
+        for start in range(0, len(order), pool):
+            chunk = sorted(order[start:start + pool], key=lambda i: len(pairs[i][0]))
+            batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+        rng.shuffle(batches)
+        for batch in batches:
+            yield [pairs[i] for i in batch]
+
+
+@torch.no_grad()
+def evaluate(model, data: Dataset, split: str = "test", limit: int | None = None, batch_size: int = 128) -> dict:
+    """Greedy exact match, BLEU and teacher-forced token accuracy on a split."""
+    was_training = model.training
+    model.eval()
+    pairs = data.splits[split][:limit] if limit else data.splits[split]
+    device = next(model.parameters()).device
+    hyps, refs, correct, total = [], [], 0, 0
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
+    for start in range(0, len(order), batch_size):
+        chunk = [pairs[i] for i in order[start:start + batch_size]]
+        src, tgt_in, tgt_out = pad_batch(chunk, data, device)
+        logits, _ = model(src, tgt_in)
+        mask = tgt_out != PAD_ID
+        correct += int(((logits.argmax(-1) == tgt_out) & mask).sum())
+        total += int(mask.sum())
+        for ids, (_, ref) in zip(greedy_decode_batch(model, src, tgt_out.size(1) + 5), chunk):
+            hyps.append(data.tgt_vocab.decode(ids))
+            refs.append(ref)
+    model.train(was_training)
+    return {"exact_match": exact_match(hyps, refs), "bleu": corpus_bleu(hyps, refs),
+            "token_accuracy": correct / max(total, 1), "sentences": len(pairs)}
+
+
+def train(cfg: TrainConfig, data: Dataset | None = None,
+          on_step: Callable[[StepInfo], bool | None] | None = None, progress: bool = False) -> TrainResult:
+    """Train from scratch. on_step returning True stops training at that step, keeping what was learned."""
+    random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    data = data or make_dataset(cfg.task, seed=cfg.seed, **({"train_size": cfg.train_size}))
+    device = pick_device(cfg.device)
+    mcfg = model_config(cfg, data)
+    model = build_model(mcfg).to(device).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), eps=1e-9)
+    batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
+    history: list[dict] = []
+    stopped, start, tokens_seen = "finished", time.perf_counter(), 0
+    bar = tqdm(total=cfg.steps, desc=f"{cfg.model} {cfg.task}", disable=not progress)
+    for step in range(1, cfg.steps + 1):
+        lr = noam_rate(step, getattr(mcfg, "d_model", cfg.hidden_size), cfg.warmup) \
+            if cfg.schedule == "noam" else cfg.lr
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        src, tgt_in, tgt_out = pad_batch(next(batches), data, device)
+        logits, _ = model(src, tgt_in)
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1), ignore_index=PAD_ID,
+                               label_smoothing=cfg.label_smoothing)
+        if not torch.isfinite(loss):
+            stopped = f"training stopped at step {step}: the loss became {loss.item()} (non-finite); " \
+                      "the weights from the last good step are kept"
+            break
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+        if not torch.isfinite(grad_norm):
+            stopped = f"training stopped at step {step}: the gradient became non-finite; " \
+                      "the weights from the last good step are kept"
+            break
+        optimizer.step()
+        tokens_seen += int((tgt_out != PAD_ID).sum()) + int((src != PAD_ID).sum())
+        elapsed = time.perf_counter() - start
+        record = {"step": step, "loss": loss.item(), "lr": lr, "elapsed_s": elapsed}
+        metrics = None
+        if cfg.eval_every and (step % cfg.eval_every == 0 or step == cfg.steps):
+            metrics = evaluate(model, data, "test", limit=cfg.eval_size)
+            record.update({f"val_{k}": v for k, v in metrics.items() if k != "sentences"})
+        history.append(record)
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", **({"em": f"{metrics['exact_match']:.3f}"} if metrics else {}))
+        if on_step is not None and on_step(StepInfo(step, cfg.steps, loss.item(), lr, elapsed,
+                                                    tokens_seen / max(elapsed, 1e-9), metrics)):
+            stopped = "stopped by user"
+            break
+    bar.close()
+    model.eval()
+    loaded = LoadedModel(model, mcfg, data.src_vocab, data.tgt_vocab, cfg.task,
+                         meta={"train_config": asdict(cfg), "steps_done": len(history)})
+    return TrainResult(loaded, history, stopped, time.perf_counter() - start)
+
+
+def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:
+    return {split: evaluate(loaded.model, data, split) for split in ("test", "long_test")}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Train an Attention Lab model on a generated task.")
+    defaults = TrainConfig()
+    for name, value in asdict(defaults).items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
+        else:
+            parser.add_argument(flag, type=type(value), default=value)
+    parser.add_argument("--out", help="checkpoint path stem, e.g. assets/checkpoints/transformer_en-fr")
+    args = vars(parser.parse_args(argv))
+    out = args.pop("out")
+    cfg = TrainConfig(**{k: v for k, v in args.items()})
+    result = train(cfg, progress=True)
+    print(result.stopped, f"({result.seconds:.1f} s)")
+    if result.stopped.startswith("training stopped"):
+        raise SystemExit("not saving: " + result.stopped)
+    data = make_dataset(cfg.task, seed=cfg.seed, train_size=cfg.train_size)
+    metrics = final_metrics(result.loaded, data)
+    metrics["train_seconds"] = round(result.seconds, 1)
+    print({split: m for split, m in metrics.items()})
+    if out:
+        save_checkpoint(out, result.loaded.model, result.loaded.config, data.src_vocab, data.tgt_vocab, cfg.task,
+                        metrics=metrics, meta={**result.loaded.meta, "seed": cfg.seed,
+                                               "command": "python -m model.train " + " ".join(argv or [])})
+        print("saved", out)
+
+
+if __name__ == "__main__":
+    main()
