@@ -32,7 +32,7 @@ class TrainConfig:
     steps: int = 1200
     batch_size: int = 64
     lr: float = 1e-3
-    schedule: str = "constant"  # or "noam": d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)
+    schedule: str = "constant"  # "noam": the paper's; "warmup-decay": linear warm-up, then linear decay to 0
     warmup: int = 400
     label_smoothing: float = 0.0
     clip: float = 1.0
@@ -106,6 +106,16 @@ def noam_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> floa
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 
+def learning_rate(cfg: TrainConfig, step: int, d_model: int) -> float:
+    if cfg.schedule == "noam":
+        return noam_rate(step, d_model, cfg.warmup)
+    if cfg.schedule == "warmup-decay":
+        return cfg.lr * min(1.0, step / max(cfg.warmup, 1)) * max(0.0, 1 - step / (cfg.steps + 1))
+    if cfg.schedule == "constant":
+        return cfg.lr
+    raise ValueError(f"unknown schedule {cfg.schedule!r}; choose constant, noam or warmup-decay")
+
+
 def pad_batch(pairs, data: Dataset, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """-> src (B, S) ending in <eos>, decoder input (B, T) starting with <bos>, target (B, T) ending in <eos>."""
     encoded = [data.encode_pair(s, t) for s, t in pairs]
@@ -172,11 +182,10 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), eps=1e-9)
     batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
     history: list[dict] = []
-    stopped, start, tokens_seen = "finished", time.perf_counter(), 0
+    stopped, start, tokens_seen, eval_seconds = "finished", time.perf_counter(), 0, 0.0
     bar = tqdm(total=cfg.steps, desc=f"{cfg.model} {cfg.task}", disable=not progress)
     for step in range(1, cfg.steps + 1):
-        lr = noam_rate(step, getattr(mcfg, "d_model", cfg.hidden_size), cfg.warmup) \
-            if cfg.schedule == "noam" else cfg.lr
+        lr = learning_rate(cfg, step, getattr(mcfg, "d_model", cfg.hidden_size))
         for group in optimizer.param_groups:
             group["lr"] = lr
         src, tgt_in, tgt_out = pad_batch(next(batches), data, device)
@@ -196,11 +205,13 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
             break
         optimizer.step()
         tokens_seen += int((tgt_out != PAD_ID).sum()) + int((src != PAD_ID).sum())
-        elapsed = time.perf_counter() - start
+        elapsed = time.perf_counter() - start - eval_seconds  # training time, evaluation excluded
         record = {"step": step, "loss": loss.item(), "lr": lr, "elapsed_s": elapsed}
         metrics = None
         if cfg.eval_every and (step % cfg.eval_every == 0 or step == cfg.steps):
+            eval_start = time.perf_counter()
             metrics = evaluate(model, data, "test", limit=cfg.eval_size)
+            eval_seconds += time.perf_counter() - eval_start
             record.update({f"val_{k}": v for k, v in metrics.items() if k != "sentences"})
         history.append(record)
         bar.update(1)

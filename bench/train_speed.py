@@ -1,0 +1,92 @@
+"""Training throughput: our Transformer vs torch.nn.Transformer with the same configuration, interleaved.
+
+    python bench/train_speed.py [--rounds 5] [--steps 10]
+
+Both models get the same embeddings × √d_model + sinusoidal PE + output projection around the core,
+the same random batch (batch 128, length 16), Adam, forward + backward + step. Prints a table and the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from model.attention import causal_mask  # noqa: E402
+from model.config import TransformerConfig  # noqa: E402
+from model.positional import sinusoidal_encoding  # noqa: E402
+from model.transformer import Transformer  # noqa: E402
+
+
+class TorchReference(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.src_embed = nn.Embedding(cfg.src_vocab_size, cfg.d_model, padding_idx=0)
+        self.tgt_embed = nn.Embedding(cfg.tgt_vocab_size, cfg.d_model, padding_idx=0)
+        self.register_buffer("pe", sinusoidal_encoding(cfg.max_len, cfg.d_model))
+        self.core = nn.Transformer(cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.num_layers, cfg.d_ff, cfg.dropout,
+                                   batch_first=True, norm_first=cfg.norm_first)
+        self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
+
+    def forward(self, src, tgt):
+        scale = math.sqrt(self.cfg.d_model)
+        s = self.src_embed(src) * scale + self.pe[: src.size(1)]
+        t = self.tgt_embed(tgt) * scale + self.pe[: tgt.size(1)]
+        mask = ~causal_mask(tgt.size(1), tgt.device)  # torch: True = blocked
+        out = self.core(s, t, tgt_mask=mask, src_key_padding_mask=src == 0, tgt_key_padding_mask=tgt == 0,
+                        memory_key_padding_mask=src == 0)
+        return self.generator(out), None
+
+
+def time_steps(model, src, tgt, steps: int) -> float:
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=0)
+    start = time.perf_counter()
+    for _ in range(steps):
+        logits, _ = model(src, tgt[:, :-1])
+        loss = loss_fn(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--length", type=int, default=16)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    cfg = TransformerConfig(200, 200, num_layers=2, d_model=128, num_heads=4, d_ff=512, dropout=0.1)
+    models = {"ours": Transformer(cfg).train(), "torch.nn.Transformer": TorchReference(cfg).train()}
+    src = torch.randint(4, 200, (args.batch, args.length))
+    tgt = torch.randint(4, 200, (args.batch, args.length + 1))
+    tokens = args.batch * (2 * args.length) * args.steps
+    for model in models.values():
+        time_steps(model, src, tgt, 2)  # warm-up
+    rates = {name: [] for name in models}
+    for _ in range(args.rounds):
+        for name, model in models.items():  # interleaved, so drift hits both alike
+            rates[name].append(tokens / time_steps(model, src, tgt, args.steps))
+    print(f"# {time.strftime('%Y-%m-%d')} {platform.machine()} {torch.get_num_threads()} threads, torch {torch.__version__}")
+    print(f"# d_model {cfg.d_model}, heads {cfg.num_heads}, layers {cfg.num_layers}+{cfg.num_layers}, "
+          f"d_ff {cfg.d_ff}, batch {args.batch}, length {args.length}")
+    print(f"| model | median tokens/s | min | max |\n|---|---|---|---|")
+    for name, r in rates.items():
+        print(f"| {name} | {statistics.median(r):,.0f} | {min(r):,.0f} | {max(r):,.0f} |")
+    ratio = statistics.median(rates["ours"]) / statistics.median(rates["torch.nn.Transformer"])
+    print(f"\nratio ours / torch.nn.Transformer: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Home: the story of the app and the shipped models with their measured test metrics."""
+import pandas as pd
+import streamlit as st
+
+from model.checkpoint import CheckpointError
+from ui.models import FAMILY_LABELS, device_label, load_shipped, shipped_model_names
+
+st.title("Attention Lab")
+st.write(
+    "Look inside real, trained models to see how attention works: an RNN that squeezes a sentence into one "
+    "vector, the same RNN with Bahdanau attention, and a Transformer whose every head and layer you can open."
+)
+st.caption(f"Models run on: {device_label()}")
+
+rows = []
+for name in shipped_model_names():
+    try:
+        loaded = load_shipped(name)
+    except CheckpointError as error:
+        st.error(f"Could not load the shipped model {name}: {error}")
+        continue
+    test, long_test = loaded.metrics.get("test", {}), loaded.metrics.get("long_test", {})
+    rows.append({
+        "model": name, "family": FAMILY_LABELS[loaded.family], "task": loaded.task,
+        "parameters": sum(p.numel() for p in loaded.model.parameters()),
+        "test exact match": test.get("exact_match"), "test BLEU": test.get("bleu"),
+        "long-sentence exact match": long_test.get("exact_match"), "long-sentence BLEU": long_test.get("bleu"),
+    })
+if rows:
+    st.subheader("Shipped models")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True,
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in
+                                ("test exact match", "long-sentence exact match")}
+                 | {c: st.column_config.NumberColumn(format="%.1f") for c in ("test BLEU", "long-sentence BLEU")})
+else:
+    st.warning("No shipped models found in assets/checkpoints.")

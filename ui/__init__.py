@@ -1,0 +1,1 @@
+"""Streamlit glue: cached loaders, session state and shared widgets."""

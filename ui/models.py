@@ -1,0 +1,33 @@
+"""Shipped checkpoints, loaded once per server and shared read-only by every session."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from model.checkpoint import CheckpointError, LoadedModel, load_checkpoint
+from model.train import pick_device
+
+CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
+FAMILY_LABELS = {"transformer": "Transformer", "bahdanau": "GRU seq2seq + Bahdanau attention",
+                 "no-attention": "GRU seq2seq, no attention"}
+
+
+def shipped_model_names() -> list[str]:
+    """Checkpoint stems in assets/checkpoints, e.g. 'transformer_en-fr'."""
+    return sorted(p.stem for p in CHECKPOINT_DIR.glob("*.json") if p.with_suffix(".safetensors").exists())
+
+
+@st.cache_resource(show_spinner="Loading model…")
+def load_shipped(name: str) -> LoadedModel:
+    """Loaded once per server, in eval mode, with gradients off; never mutated afterwards."""
+    if name not in shipped_model_names():
+        raise CheckpointError(f"no shipped model named {name!r}")
+    loaded = load_checkpoint(CHECKPOINT_DIR / name, device=pick_device("auto"))
+    for parameter in loaded.model.parameters():
+        parameter.requires_grad_(False)
+    return loaded
+
+
+def device_label() -> str:
+    return str(pick_device("auto")).upper()
