@@ -124,3 +124,16 @@ def _fused_attention(q, k, v, mask, dropout_p: float, scale: float | None) -> to
     safe_mask = mask | ~any_visible
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=safe_mask, dropout_p=dropout_p, scale=scale)
     return out.masked_fill(~any_visible, 0.0)
+
+
+def rescale_softmax(scores, factor: float, mask=None):
+    """Re-softmax stored scores (..., T_q, T_k) at `factor` × the trained scale (numpy in, numpy out).
+
+    factor 1 gives the trained weights; factor √d_k undoes the 1/√d_k scaling; → 0 flattens to uniform.
+    mask: True where the key may be attended to (broadcastable), as in masked_softmax.
+    """
+    import numpy as np
+
+    tensor = torch.as_tensor(np.asarray(scores, dtype=np.float64)) * factor
+    mask_t = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    return masked_softmax(tensor, mask_t).numpy()

@@ -54,6 +54,7 @@ def build_model(config: TransformerConfig | Seq2SeqConfig) -> torch.nn.Module:
 def _atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; checkpoints are meant to be read by the app's user
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -28,7 +28,7 @@ for name in shipped_model_names():
     })
 if rows:
     st.subheader("Shipped models")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True,
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in
                                 ("test exact match", "long-sentence exact match")}
                  | {c: st.column_config.NumberColumn(format="%.1f") for c in ("test BLEU", "long-sentence BLEU")})

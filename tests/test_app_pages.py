@@ -1,0 +1,88 @@
+"""AppTest tests for every page: it renders without exception and its main widgets change what is shown."""
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+TIMEOUT = 120
+BAD_INPUTS = [bytes(line, "utf-8").decode("unicode_escape") if "\\" in line else line
+              for line in (Path(__file__).resolve().parents[2] / "shared" / "bad_inputs.txt")
+              .read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+
+
+def open_page(page: str, **state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    if page != "home":
+        at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    return at
+
+
+def test_home_lists_shipped_models_with_metrics():
+    at = open_page("home")
+    assert at.title[0].value == "Attention Lab"
+    frame = at.dataframe[0].value
+    assert {"transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr", "transformer_reverse"} <= set(frame["model"])
+    assert (frame["test exact match"].dropna() > 0).all()
+    assert {s.label for s in at.sidebar.selectbox} == {"Model", "Example sentence"}
+
+
+def test_attention_page_head_choice_changes_the_chart():
+    at = open_page("attention", sentence="i am a student")
+    assert "je suis étudiant" in [c.value for c in at.code]
+    first = at.get("plotly_chart")[0].proto.spec
+    at.selectbox(key="attn_head").set_value(2).run()
+    assert not at.exception
+    assert at.get("plotly_chart")[0].proto.spec != first
+    at.selectbox(key="attn_kind").set_value("decoder_self").run()
+    assert not at.exception and "causal mask" in " ".join(c.value for c in at.caption)
+
+
+def test_attention_grid_focus_statistics_ablation_rescale():
+    at = open_page("attention", sentence="the small cat eats the red apple")
+    at.button(key="focus_1_3").click().run()
+    assert at.session_state["attn_layer"] == 1 and at.session_state["attn_head"] == 3
+    table = at.dataframe[0].value
+    assert {"entropy (nats)", "share on previous token", "share on <eos>"} <= set(table.columns)
+    at.toggle(key="stats_average").set_value(True).run()
+    assert "head" not in at.dataframe[0].value.columns
+    before = [m.value for m in at.metric]
+    at.multiselect(key="ablate_heads").set_value([("cross", 0, 0), ("cross", 0, 1), ("cross", 1, 0),
+                                                  ("cross", 1, 1), ("cross", 1, 2), ("cross", 1, 3)]).run()
+    assert not at.exception
+    assert [m.value for m in at.metric][:2] != before[:2]
+    at.select_slider(key="rescale_factor").set_value(8.0).run()
+    assert not at.exception
+    entropy_trained, entropy_scaled = (float(m.value) for m in at.metric[-3:-1])
+    assert entropy_scaled < entropy_trained
+
+
+def test_decoding_page_steps():
+    at = open_page("decoding", sentence="i am a student")
+    assert at.slider(key="decode_step").value == 1
+    at.button[1].click().run()  # Next
+    assert at.slider(key="decode_step").value == 2
+    assert "→  suis" in at.code[0].value
+    at.selectbox(key="dec_head").set_value(0).run()
+    assert not at.exception
+
+
+@pytest.mark.parametrize("model_id", ["bahdanau_en-fr", "no-attention_en-fr", "transformer_reverse"])
+def test_pages_with_other_models(model_id):
+    sentence = "1 2 3 4" if "reverse" in model_id else "i have a cat"
+    for page in ("attention", "decoding"):
+        at = open_page(page, model_id=model_id, sentence=sentence)
+        assert not at.error
+
+
+@pytest.mark.parametrize("text", BAD_INPUTS)
+def test_bad_inputs_never_break_the_attention_and_decoding_pages(text):
+    for page in ("attention", "decoding"):
+        at = open_page(page, sentence=text)
+        assert not at.exception
+        shown = " ".join(str(m.value) for m in list(at.markdown) + list(at.warning) + list(at.info))
+        assert "<script>" not in shown and "<img" not in shown

@@ -1,0 +1,30 @@
+"""The shared sidebar: model and sentence, kept across pages (widgets with keys in the entry point)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.models import FAMILY_LABELS, device_label
+from ui.state import example_sentences, get_model, model_ids
+
+
+def _use_example() -> None:
+    if st.session_state.get("example"):
+        st.session_state["sentence"] = st.session_state["example"]
+
+
+def render_sidebar() -> None:
+    ids = model_ids()
+    if st.session_state.get("model_id") not in ids:
+        st.session_state["model_id"] = "transformer_en-fr" if "transformer_en-fr" in ids else ids[0]
+    with st.sidebar:
+        st.selectbox("Model", ids, key="model_id",
+                     format_func=lambda i: f"{i} ({FAMILY_LABELS[get_model(i).family]})")
+        loaded = get_model(st.session_state["model_id"])
+        examples = example_sentences(loaded.task)
+        if "sentence" not in st.session_state:
+            st.session_state["sentence"] = examples[0]
+        st.selectbox("Example sentence", [""] + examples, key="example", on_change=_use_example,
+                     format_func=lambda s: s or "— pick one —")
+        st.text_input("Sentence", key="sentence", max_chars=2000,
+                      help="Free text. Words the model does not know are read as <unk>.")
+        st.caption(f"Task: {loaded.task} · runs on {device_label()}")

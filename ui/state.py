@@ -1,0 +1,82 @@
+"""The model and sentence a user has chosen, the models they trained, and cached analyses."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+import torch
+
+from model.checkpoint import LoadedModel
+from model.decode import DecodeResult, greedy_decode
+from model.transformer import HeadMasks
+from ui.models import load_shipped, shipped_model_names
+from ui.text import check_sentence, escape_markdown
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+USER_MODELS = "user_models"  # session_state key: {model id: LoadedModel} trained or uploaded in this session
+
+
+def example_sentences(task: str) -> list[str]:
+    name = "examples.txt" if task == "en-fr" else "examples_reverse.txt"
+    lines = (ASSETS / name).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+def model_ids() -> list[str]:
+    return shipped_model_names() + list(st.session_state.get(USER_MODELS, {}))
+
+
+def get_model(model_id: str) -> LoadedModel:
+    user_models = st.session_state.get(USER_MODELS, {})
+    return user_models[model_id] if model_id in user_models else load_shipped(model_id)
+
+
+def selected_model_id() -> str:
+    ids = model_ids()
+    chosen = st.session_state.get("model_id")
+    return chosen if chosen in ids else ids[0]
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def analyse(model_id: str, sentence: str, _loaded: LoadedModel) -> DecodeResult:
+    """Greedy translation with every attention map; cached per (model id, sentence)."""
+    return greedy_decode(_loaded, sentence)
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def analyse_ablated(model_id: str, sentence: str, switched_off: tuple[tuple[str, int, int], ...],
+                    _loaded: LoadedModel) -> DecodeResult:
+    """Translation with the given (kind, layer, head) heads switched off."""
+    cfg = _loaded.config
+    masks = {kind: torch.ones(cfg.num_layers, cfg.num_heads) for kind in ("encoder_self", "decoder_self", "cross")}
+    for kind, layer, head in switched_off:
+        masks[kind][layer, head] = 0.0
+    return greedy_decode(_loaded, sentence, head_masks=HeadMasks(**masks))
+
+
+def current_analysis() -> tuple[str, LoadedModel, DecodeResult] | None:
+    """The chosen model's analysis of the chosen sentence, with notices shown; None when there is nothing to show."""
+    model_id = selected_model_id()
+    loaded = get_model(model_id)
+    sentence, notices = check_sentence(st.session_state.get("sentence", ""))
+    for notice in notices:
+        st.info(notice)
+    if sentence is None:
+        return None
+    result = analyse(model_id, sentence, loaded)
+    show_input_notices(result)
+    if not result.source.ids[:-1]:
+        st.warning("No word could be read from this text. Type words separated by spaces.")
+        return None
+    return model_id, loaded, result
+
+
+def show_input_notices(result: DecodeResult) -> None:
+    source = result.source
+    if source.truncated_from:
+        st.warning(f"The sentence has {source.truncated_from} tokens; the model reads at most "
+                   f"{len(source.tokens) - 1}, so it was cut there.")
+    if source.unknown:
+        unique = list(dict.fromkeys(source.unknown))
+        shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")
+        st.warning(f"{len(unique)} word(s) are not in this model's vocabulary and are read as <unk\\>: {shown}")

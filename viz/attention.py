@@ -1,0 +1,150 @@
+"""Attention charts: heatmaps (one head, a grid of heads, a difference), BertViz-style lines, bars.
+
+Convention: rows are queries (what is attending), columns are keys (what is attended to).
+Token text goes through `label()` so that nothing a user typed is interpreted by plotly's HTML subset,
+and positions (not text) are the axis values so repeated tokens stay separate rows/columns.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+SEQUENTIAL = "Blues"
+DIVERGING = "RdBu_r"
+
+
+def label(token: str) -> str:
+    """Token text safe for plotly (which renders a small HTML subset in labels)."""
+    return html.escape(token, quote=True)
+
+
+def _ticks(tokens: list[str]) -> dict:
+    return dict(tickmode="array", tickvals=list(range(len(tokens))), ticktext=[label(t) for t in tokens])
+
+
+def _hover(query_tokens: list[str], key_tokens: list[str]) -> np.ndarray:
+    q = np.array([label(t) for t in query_tokens], dtype=object)[:, None]
+    k = np.array([label(t) for t in key_tokens], dtype=object)[None, :]
+    return np.stack(np.broadcast_arrays(q, k), axis=-1)
+
+
+def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
+                      masked: np.ndarray | None = None, zmax: float | None = 1.0, colorscale: str = SEQUENTIAL,
+                      value_name: str = "weight", height: int | None = None) -> go.Figure:
+    """weights (T_q, T_k); masked (T_q, T_k) True where the key was hidden from the query (drawn grey)."""
+    weights = np.asarray(weights, dtype=float)
+    z = weights.copy()
+    if masked is not None:
+        z[masked] = np.nan
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))), customdata=_hover(query_tokens, key_tokens),
+        colorscale=colorscale, zmin=0 if zmax is not None and colorscale == SEQUENTIAL else None, zmax=zmax,
+        colorbar=dict(title=value_name), hoverongaps=False,
+        hovertemplate=f"query %{{customdata[0]}} → key %{{customdata[1]}}<br>{value_name} %{{z:.4f}}<extra></extra>",
+    ))
+    if masked is not None and masked.any():
+        grey = np.where(masked, 1.0, np.nan)
+        fig.add_trace(go.Heatmap(
+            z=grey, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))),
+            customdata=_hover(query_tokens, key_tokens), colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
+            hoverongaps=False, hovertemplate="query %{customdata[0]} → key %{customdata[1]}<br>masked (−∞ before "
+                                             "softmax, weight 0)<extra></extra>"))
+    size = max(len(query_tokens), len(key_tokens))
+    fig.update_layout(title=title, height=height or min(700, 160 + 28 * size), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(title="keys (attended to)", side="bottom", **_ticks(key_tokens)),
+                      yaxis=dict(title="queries (attending)", autorange="reversed", **_ticks(query_tokens)))
+    return fig
+
+
+def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, title: str = "") -> go.Figure:
+    """a − b on a diverging scale centred on 0."""
+    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    bound = float(np.nanmax(np.abs(diff))) or 1.0
+    fig = attention_heatmap(diff, query_tokens, key_tokens, title, zmax=bound, colorscale=DIVERGING,
+                            value_name="A − B")
+    fig.update_traces(zmin=-bound, zmid=0, selector=dict(type="heatmap"))
+    return fig
+
+
+def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", selected: tuple[int, int] | None = None,
+              masked: np.ndarray | None = None) -> go.Figure:
+    """weights (L, h, T_q, T_k) as an L × h grid of small heatmaps (rows: layers, columns: heads)."""
+    layers, heads = weights.shape[:2]
+    fig = make_subplots(rows=layers, cols=heads, horizontal_spacing=0.02, vertical_spacing=0.04,
+                        subplot_titles=[f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)])
+    hover = _hover(query_tokens, key_tokens)
+    for l in range(layers):
+        for h in range(heads):
+            z = np.asarray(weights[l, h], dtype=float).copy()
+            if masked is not None:
+                z[masked] = np.nan
+            fig.add_trace(go.Heatmap(
+                z=z, customdata=hover, coloraxis="coloraxis", hoverongaps=False,
+                hovertemplate=f"layer {l + 1} head {h + 1}<br>query %{{customdata[0]}} → key %{{customdata[1]}}"
+                              "<br>weight %{z:.4f}<extra></extra>"), row=l + 1, col=h + 1)
+            fig.update_xaxes(showticklabels=False, row=l + 1, col=h + 1)
+            fig.update_yaxes(showticklabels=False, autorange="reversed", row=l + 1, col=h + 1)
+    if selected is not None:
+        l, h = selected
+        index = l * heads + h + 1
+        suffix = "" if index == 1 else str(index)
+        fig.add_shape(type="rect", xref=f"x{suffix} domain", yref=f"y{suffix} domain", x0=0, y0=0, x1=1, y1=1,
+                      line=dict(color="#d62728", width=3))
+    fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title="weight")),
+                      height=max(260, 170 * layers + 60), margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
+                    threshold: float = 0.02) -> go.Figure:
+    """Queries on the left, keys on the right; a line per pair, its width and opacity the weight (BertViz style)."""
+    weights = np.asarray(weights, dtype=float)
+    fig = go.Figure()
+    for i in range(weights.shape[0]):
+        for j in range(weights.shape[1]):
+            w = weights[i, j]
+            if w < threshold:
+                continue
+            fig.add_trace(go.Scatter(x=[0, 1], y=[i, j], mode="lines", line=dict(width=1 + 8 * w, color="#1f77b4"),
+                                     opacity=0.15 + 0.85 * w, hoverinfo="text", showlegend=False,
+                                     text=f"{label(query_tokens[i])} → {label(key_tokens[j])}: {w:.4f}"))
+    fig.add_trace(go.Scatter(x=[0] * len(query_tokens), y=list(range(len(query_tokens))), mode="text",
+                             text=[label(t) for t in query_tokens], textposition="middle left", showlegend=False,
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=[1] * len(key_tokens), y=list(range(len(key_tokens))), mode="text",
+                             text=[label(t) for t in key_tokens], textposition="middle right", showlegend=False,
+                             hoverinfo="skip"))
+    rows = max(len(query_tokens), len(key_tokens))
+    fig.update_layout(title=title, height=min(900, 120 + 26 * rows), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(range=[-0.6, 1.6], showticklabels=False, showgrid=False, zeroline=False,
+                                 title="queries (left) → keys (right)"),
+                      yaxis=dict(autorange="reversed", showticklabels=False, showgrid=False, zeroline=False))
+    return fig
+
+
+def probability_bars(tokens: list[str], probabilities: list[float], title: str = "") -> go.Figure:
+    """Horizontal bars of candidate tokens and their probabilities (highest on top)."""
+    fig = go.Figure(go.Bar(x=probabilities, y=[label(t) for t in tokens], orientation="h",
+                           text=[f"{p:.1%}" for p in probabilities], textposition="auto",
+                           hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    fig.update_layout(title=title, height=120 + 30 * len(tokens), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(title="probability", range=[0, 1], tickformat=".0%"),
+                      yaxis=dict(autorange="reversed", title="next token"))
+    return fig
+
+
+def head_statistics_table(stats: dict[str, np.ndarray], average_heads: bool = False) -> pd.DataFrame:
+    """stats values (L, h) -> a long table with layer, head and one column per statistic."""
+    names = {"entropy": "entropy (nats)", "mean_distance": "mean distance (tokens)", "diagonal": "share on same position",
+             "previous_token": "share on previous token", "eos": "share on <eos>"}
+    layers, heads = next(iter(stats.values())).shape
+    rows = [{"layer": l + 1, "head": h + 1, **{names[k]: float(v[l, h]) for k, v in stats.items()}}
+            for l in range(layers) for h in range(heads)]
+    table = pd.DataFrame(rows)
+    if average_heads:
+        table = table.drop(columns="head").groupby("layer", as_index=False).mean()
+    return table
