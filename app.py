@@ -3,13 +3,13 @@ import streamlit as st
 
 from ui.sidebar import render_sidebar
 
-st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
 
 pages = {
-    "Start": [st.Page("pages/home.py", title="Home", icon="🏠", default=True)],
+    "Start": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
     "Attention": [
-        st.Page("pages/attention.py", title="Transformer attention", icon="🔥"),
-        st.Page("pages/decoding.py", title="Decoding step by step", icon="⏯️"),
+        st.Page("app_pages/attention.py", title="Transformer attention", icon=":material/grid_on:"),
+        st.Page("app_pages/decoding.py", title="Decoding step by step", icon=":material/skip_next:"),
     ],
 }
 navigation = st.navigation(pages)

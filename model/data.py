@@ -54,11 +54,11 @@ class Vocabulary:
         return vocab
 
 
-_TOKEN = re.compile(r"[a-z0-9\u00c0-\u024f]+'?|[^\sa-z0-9]", re.IGNORECASE)
+_TOKEN = re.compile(r"[^\W_]+'?|\S")  # words of any script (with a French elision apostrophe), or one symbol
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case word tokens; French elisions stay attached ("j'ai" -> ["j'", "ai"]); other symbols alone."""
+    """Lower-case word tokens of any script; elisions split ("j'ai" -> ["j'", "ai"]); other symbols alone."""
     text = "".join(ch if ch.isprintable() else " " for ch in text.lower())
     return [t for t in _TOKEN.findall(text) if not t.isspace()]
 

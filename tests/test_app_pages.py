@@ -4,11 +4,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.bad_inputs import load_bad_inputs
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
-BAD_INPUTS = [bytes(line, "utf-8").decode("unicode_escape") if "\\" in line else line
-              for line in (Path(__file__).resolve().parents[2] / "shared" / "bad_inputs.txt")
-              .read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+BAD_INPUTS = load_bad_inputs()
 
 
 def open_page(page: str, **state) -> AppTest:
@@ -17,7 +17,7 @@ def open_page(page: str, **state) -> AppTest:
         at.session_state[key] = value
     at.run()
     if page != "home":
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception
     return at
 

@@ -1,0 +1,76 @@
+"""Real-browser tests: Debian's Chromium driven by Playwright against `streamlit run app.py`."""
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.conftest import SCREENSHOTS
+
+expect.set_options(timeout=30000)  # first renders load models; generous, not a speed assertion
+
+
+def wait_idle(page: Page) -> None:
+    """Wait until Streamlit has finished the current run."""
+    page.wait_for_timeout(300)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60000)
+    page.wait_for_timeout(300)
+
+
+def no_exception(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def set_sentence(page: Page, text: str) -> None:
+    box = page.get_by_test_id("stSidebar").get_by_label("Sentence", exact=True)
+    box.fill(text)
+    box.press("Enter")
+    wait_idle(page)
+
+
+def test_home_shows_models(page: Page, app_url):
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Attention Lab")).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame")).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "home.png", full_page=True)
+
+
+def test_attention_page_pick_head_and_grid(page: Page, app_url):
+    page.goto(f"{app_url}/attention")
+    expect(page.get_by_role("heading", name="Transformer attention")).to_be_visible()
+    wait_idle(page)
+    expect(page.get_by_text("je suis étudiant").first).to_be_visible()
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    page.get_by_role("tab", name="All heads").click()
+    page.get_by_role("button", name="L2 H3").click()
+    wait_idle(page)
+    page.get_by_role("tab", name="Head", exact=True).click()
+    expect(page.get_by_text("layer 2 · head 3").first).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "attention.png", full_page=True)
+
+
+def test_hostile_input_is_shown_as_text(page: Page, app_url):
+    page.goto(f"{app_url}/attention")
+    wait_idle(page)
+    set_sentence(page, "<img src=x onerror=alert(1)> **bold** <script>alert(1)</script>")
+    expect(page.get_by_text(re.compile("not in this model's vocabulary"))).to_be_visible()
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator("main script").count() == 0
+    assert page.locator("main strong", has_text="bold").count() == 0
+    no_exception(page)
+    set_sentence(page, "   ")
+    expect(page.get_by_text("Type a sentence")).to_be_visible()
+    page.screenshot(path=SCREENSHOTS / "attention_bad_input.png", full_page=True)
+
+
+def test_decoding_steps(page: Page, app_url):
+    page.goto(f"{app_url}/decoding")
+    wait_idle(page)
+    set_sentence(page, "i am a student")
+    expect(page.get_by_text("Step 1 of 4")).to_be_visible()
+    page.get_by_role("button", name="Next ▶").click()
+    wait_idle(page)
+    expect(page.get_by_text("Step 2 of 4")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"→\s+suis"))).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "decoding.png", full_page=True)
