@@ -8,6 +8,7 @@ import argparse
 import copy
 import math
 import random
+import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Callable
@@ -241,6 +242,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             parser.add_argument(flag, type=type(value), default=value)
     parser.add_argument("--out", help="checkpoint path stem, e.g. assets/checkpoints/transformer_en-fr")
+    argv = sys.argv[1:] if argv is None else argv
     args = vars(parser.parse_args(argv))
     out = args.pop("out")
     cfg = TrainConfig(**{k: v for k, v in args.items()})
@@ -255,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     if out:
         save_checkpoint(out, result.loaded.model, result.loaded.config, data.src_vocab, data.tgt_vocab, cfg.task,
                         metrics=metrics, meta={**result.loaded.meta, "seed": cfg.seed,
-                                               "command": "python -m model.train " + " ".join(argv or [])})
+                                               "command": "python -m model.train " + " ".join(argv)})
         print("saved", out)
 
 
