@@ -12,6 +12,18 @@ st.write(
 )
 st.caption(f"Models run on: {device_label()}")
 
+st.subheader("The story")
+st.markdown(
+    "1. **An RNN reads the sentence into one vector.** The encoder–decoder of Sutskever et al. (2014) must squeeze "
+    "everything into a single fixed-length context vector, and long sentences suffer.\n"
+    "2. **Attention lets the decoder look back.** Bahdanau et al. (2015) score every source word at every output "
+    "step, e = vᵀ tanh(W s + U h), and read a weighted average instead of one vector.\n"
+    "3. **The Transformer keeps only attention.** Vaswani et al. (2017): scaled dot-product attention, many heads, "
+    "layer after layer, with positions added as sinusoids."
+)
+st.page_link("app_pages/attention.py", label="Open every head of a trained Transformer", icon=":material/grid_on:")
+st.page_link("app_pages/decoding.py", label="Watch the decoder write one token at a time", icon=":material/skip_next:")
+
 rows = []
 for name in shipped_model_names():
     try:
