@@ -7,6 +7,8 @@ from ui.attention_view import (KINDS, AttentionMaps, head_picker, show_ablation,
 from ui.state import analyse_ablated, current_analysis
 from viz.attention import attention_heatmap
 
+VIEWS = ["Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale"]
+
 st.title("Transformer attention")
 st.write("Each head turns every query token into a probability distribution over the key tokens. Pick the kind of "
          "attention, a layer and a head; rows are queries (what is attending), columns are keys (what is attended to).")
@@ -29,16 +31,17 @@ if analysis is not None:
         kind = c[0].selectbox("Attention kind", list(KINDS), key="attn_kind", format_func=KINDS.get)
         maps = AttentionMaps.of(result, kind)
         layer, head = head_picker(maps, "attn", c[1:])
-        tabs = st.tabs(["Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale"])
-        with tabs[0]:
+        # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
+        view = st.segmented_control("View", VIEWS, key="attn_view", default=VIEWS[0]) or VIEWS[0]
+        if view == "Head":
             show_head(maps, layer, head)
-        with tabs[1]:
+        elif view == "All heads":
             show_grid(maps, layer, head)
-        with tabs[2]:
+        elif view == "Compare":
             show_compare(result, maps, layer, head)
-        with tabs[3]:
+        elif view == "Statistics":
             show_statistics(maps)
-        with tabs[4]:
+        elif view == "Ablation":
             show_ablation(result, maps, model_id, st.session_state["sentence"], loaded, analyse_ablated)
-        with tabs[5]:
+        else:
             show_rescale(maps, layer, head, loaded.config.d_model // loaded.config.num_heads)

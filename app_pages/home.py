@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from model.checkpoint import CheckpointError
-from ui.models import FAMILY_LABELS, device_label, load_shipped, shipped_model_names
+from ui.models import FAMILY_LABELS, device_label, shipped_model_info, shipped_model_names
 
 st.title("Attention Lab")
 st.write(
@@ -27,14 +27,13 @@ st.page_link("app_pages/decoding.py", label="Watch the decoder write one token a
 rows = []
 for name in shipped_model_names():
     try:
-        loaded = load_shipped(name)
+        info = shipped_model_info(name)
     except CheckpointError as error:
-        st.error(f"Could not load the shipped model {name}: {error}")
+        st.error(f"Could not read the shipped model {name}: {error}")
         continue
-    test, long_test = loaded.metrics.get("test", {}), loaded.metrics.get("long_test", {})
+    test, long_test = info["metrics"].get("test", {}), info["metrics"].get("long_test", {})
     rows.append({
-        "model": name, "family": FAMILY_LABELS[loaded.family], "task": loaded.task,
-        "parameters": sum(p.numel() for p in loaded.model.parameters()),
+        "model": name, "family": FAMILY_LABELS[info["family"]], "task": info["task"], "parameters": info["parameters"],
         "test exact match": test.get("exact_match"), "test BLEU": test.get("bleu"),
         "long-sentence exact match": long_test.get("exact_match"), "long-sentence BLEU": long_test.get("bleu"),
     })

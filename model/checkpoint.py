@@ -7,13 +7,14 @@ never looks complete.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save as save_safetensors_bytes
 
@@ -136,6 +137,25 @@ def load_checkpoint_bytes(weights: bytes, sidecar: bytes, name: str = "checkpoin
 def _is_tied_alias(model, key: str) -> bool:
     cfg = getattr(model, "cfg", None)
     return bool(getattr(cfg, "tie_embeddings", False)) and key in ("tgt_embed.weight", "generator.weight")
+
+
+def read_sidecar(path_stem: str | Path) -> dict:
+    """The JSON half of a checkpoint (config, vocabularies, metrics) without touching the weights."""
+    path = Path(path_stem).with_suffix(".json")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointError(f"{path}: cannot read ({error})") from None
+
+
+def count_parameters(path_stem: str | Path) -> int:
+    """Number of stored weights, read from the safetensors header only."""
+    path = Path(path_stem).with_suffix(".safetensors")
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            return sum(math.prod(handle.get_slice(key).get_shape()) for key in handle.keys())
+    except (OSError, SafetensorError) as error:
+        raise CheckpointError(f"{path}: cannot read ({error})") from None
 
 
 def load_checkpoint(path_stem: str | Path, device: str | torch.device = "cpu") -> LoadedModel:

@@ -44,17 +44,25 @@ def test_attention_page_head_choice_changes_the_chart():
 
 def test_attention_grid_focus_statistics_ablation_rescale():
     at = open_page("attention", sentence="the small cat eats the red apple")
+    at.session_state["attn_view"] = "All heads"
+    at.run()
     at.button(key="focus_1_3").click().run()
     assert at.session_state["attn_layer"] == 1 and at.session_state["attn_head"] == 3
+    at.session_state["attn_view"] = "Statistics"
+    at.run()
     table = at.dataframe[0].value
     assert {"entropy (nats)", "share on previous token", "share on <eos>"} <= set(table.columns)
     at.toggle(key="stats_average").set_value(True).run()
     assert "head" not in at.dataframe[0].value.columns
+    at.session_state["attn_view"] = "Ablation"
+    at.run()
     before = [m.value for m in at.metric]
     at.multiselect(key="ablate_heads").set_value([("cross", 0, 0), ("cross", 0, 1), ("cross", 1, 0),
                                                   ("cross", 1, 1), ("cross", 1, 2), ("cross", 1, 3)]).run()
     assert not at.exception
     assert [m.value for m in at.metric][:2] != before[:2]
+    at.session_state["attn_view"] = "Rescale"
+    at.run()
     at.select_slider(key="rescale_factor").set_value(8.0).run()
     assert not at.exception
     entropy_trained, entropy_scaled = (float(m.value) for m in at.metric[-3:-1])

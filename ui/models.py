@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from model.checkpoint import CheckpointError, LoadedModel, load_checkpoint
+from model.checkpoint import CheckpointError, LoadedModel, count_parameters, load_checkpoint, read_sidecar
 from model.train import pick_device
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
@@ -27,6 +27,17 @@ def load_shipped(name: str) -> LoadedModel:
     for parameter in loaded.model.parameters():
         parameter.requires_grad_(False)
     return loaded
+
+
+@st.cache_data(show_spinner=False)
+def shipped_model_info(name: str) -> dict:
+    """Family, task and metrics of a shipped model from its JSON alone (no weights loaded)."""
+    sidecar = read_sidecar(CHECKPOINT_DIR / name)
+    config = sidecar["config"]
+    family = config["family"] if config["family"] == "transformer" else (
+        "bahdanau" if config.get("attention") else "no-attention")
+    return {"family": family, "task": sidecar.get("task", "?"), "metrics": sidecar.get("metrics", {}),
+            "parameters": count_parameters(CHECKPOINT_DIR / name)}
 
 
 def device_label() -> str:

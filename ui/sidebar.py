@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.models import FAMILY_LABELS, device_label
-from ui.state import example_sentences, get_model, model_ids
+from ui.models import device_label
+from ui.state import example_sentences, get_model, model_ids, model_label
 
 
 def _use_example() -> None:
@@ -17,8 +17,7 @@ def render_sidebar() -> None:
     if st.session_state.get("model_id") not in ids:
         st.session_state["model_id"] = "transformer_en-fr" if "transformer_en-fr" in ids else ids[0]
     with st.sidebar:
-        st.selectbox("Model", ids, key="model_id",
-                     format_func=lambda i: f"{i} ({FAMILY_LABELS[get_model(i).family]})")
+        st.selectbox("Model", ids, key="model_id", format_func=model_label)
         loaded = get_model(st.session_state["model_id"])
         examples = example_sentences(loaded.task)
         if "sentence" not in st.session_state:

@@ -9,7 +9,7 @@ import torch
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult, greedy_decode
 from model.transformer import HeadMasks
-from ui.models import load_shipped, shipped_model_names
+from ui.models import FAMILY_LABELS, load_shipped, shipped_model_info, shipped_model_names
 from ui.text import check_sentence, escape_markdown
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -24,6 +24,13 @@ def example_sentences(task: str) -> list[str]:
 
 def model_ids() -> list[str]:
     return shipped_model_names() + list(st.session_state.get(USER_MODELS, {}))
+
+
+def model_label(model_id: str) -> str:
+    """'name (family)' without loading a shipped model's weights."""
+    user_models = st.session_state.get(USER_MODELS, {})
+    family = user_models[model_id].family if model_id in user_models else shipped_model_info(model_id)["family"]
+    return f"{model_id} ({FAMILY_LABELS[family]})"
 
 
 def get_model(model_id: str) -> LoadedModel:
