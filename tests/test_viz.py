@@ -1,0 +1,56 @@
+"""Chart builders as pure functions: shapes, labels, values, escaping."""
+import numpy as np
+
+from model.metrics import head_statistics
+from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, head_grid, head_statistics_table,
+                           label, probability_bars)
+
+TOKENS = ["i", "am", "a", "a", "<eos>"]
+
+
+def _weights(n=5):
+    rng = np.random.default_rng(0)
+    w = rng.random((n, n))
+    return w / w.sum(-1, keepdims=True)
+
+
+def test_heatmap_axes_values_and_repeated_tokens():
+    w = _weights()
+    fig = attention_heatmap(w, TOKENS, TOKENS, "title")
+    heat = fig.data[0]
+    np.testing.assert_allclose(np.asarray(heat.z, dtype=float), w)
+    assert list(fig.layout.xaxis.ticktext) == ["i", "am", "a", "a", "&lt;eos&gt;"]  # both "a" kept apart
+    assert fig.layout.yaxis.title.text.startswith("queries") and fig.layout.xaxis.title.text.startswith("keys")
+    assert "%{z:.4f}" in heat.hovertemplate
+
+
+def test_masked_cells_are_blank_and_drawn_grey():
+    w = np.tril(_weights())
+    masked = np.triu(np.ones((5, 5), bool), 1)
+    fig = attention_heatmap(w, TOKENS, TOKENS, masked=masked)
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert np.isnan(z[masked]).all() and not np.isnan(z[~masked]).any()
+    assert len(fig.data) == 2 and "masked" in fig.data[1].hovertemplate
+
+
+def test_difference_grid_lines_bars_and_table():
+    a, b = _weights(), _weights()[::-1]
+    diff = difference_heatmap(a, b, TOKENS, TOKENS)
+    np.testing.assert_allclose(np.asarray(diff.data[0].z, dtype=float), a - b)
+    grid = head_grid(np.stack([np.stack([a, b])] * 2), TOKENS, TOKENS, selected=(1, 0))
+    assert len(grid.data) == 4 and len(grid.layout.shapes) == 1
+    lines = attention_lines(np.eye(5), TOKENS, TOKENS, threshold=0.5)
+    assert sum(1 for t in lines.data if t.mode == "lines") == 5
+    bars = probability_bars(["je", "tu"], [0.9, 0.1])
+    assert list(bars.data[0].x) == [0.9, 0.1]
+    stats = head_statistics(np.stack([np.stack([np.eye(5), np.eye(5, k=-1)])]), key_tokens=TOKENS)
+    table = head_statistics_table(stats)
+    assert list(table["share on same position"]) == [1.0, 0.0]
+    assert table["share on previous token"].iloc[1] == 0.8  # row 0 has no previous token
+    assert len(head_statistics_table(stats, average_heads=True)) == 1
+
+
+def test_user_text_is_escaped_for_plotly():
+    assert label("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    fig = attention_heatmap(_weights(2), ["<b>x</b>", "y"], ["a", "<br>"])
+    assert "<b>" not in "".join(fig.layout.yaxis.ticktext)
