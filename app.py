@@ -7,6 +7,10 @@ st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:"
 
 pages = {
     "Start": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
+    "Foundations": [
+        st.Page("app_pages/softmax_scaling.py", title="Softmax scaling (√d_k)", icon=":material/functions:"),
+        st.Page("app_pages/attention_steps.py", title="Attention step by step", icon=":material/calculate:"),
+    ],
     "Attention": [
         st.Page("app_pages/attention.py", title="Transformer attention", icon=":material/grid_on:"),
         st.Page("app_pages/decoding.py", title="Decoding step by step", icon=":material/skip_next:"),

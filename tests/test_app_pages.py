@@ -94,3 +94,28 @@ def test_bad_inputs_never_break_the_attention_and_decoding_pages(text):
         assert not at.exception
         shown = " ".join(str(m.value) for m in list(at.markdown) + list(at.warning) + list(at.info))
         assert "<script>" not in shown and "<img" not in shown
+
+
+def test_softmax_scaling_page_moves_with_d_k_and_scale():
+    at = open_page("softmax_scaling")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["[2, 2] · [2, 2]"] == "8" and metrics["[2, 2, 2, 2, 2] · [2, 2, 2, 2, 2]"] == "20"
+    assert float(metrics["var(q·k), measured"]) == pytest.approx(64, rel=0.1)
+    at.select_slider(key="scaling_dk").set_value(256).run()
+    assert float({m.label: m.value for m in at.metric}["var(q·k), measured"]) == pytest.approx(256, rel=0.1)
+    entropy_before = float({m.label: m.value for m in at.metric}["entropy (nats)"])
+    at.select_slider(key="scaling_scale").set_value(0.01).run()
+    assert float({m.label: m.value for m in at.metric}["entropy (nats)"]) > entropy_before
+    assert not at.exception
+
+
+def test_attention_steps_page_mask_and_sizes():
+    at = open_page("attention_steps")
+    before = at.get("plotly_chart")[2].proto.spec
+    at.selectbox(key="steps_mask").set_value("causal").run()
+    assert not at.exception
+    assert "−∞" in at.get("plotly_chart")[2].proto.spec and at.get("plotly_chart")[2].proto.spec != before
+    at.slider(key="steps_tokens").set_value(6).run()
+    at.select_slider(key="mh_heads").set_value(4).run()
+    assert not at.exception
+    assert any("Largest difference" in c.value for c in at.caption)

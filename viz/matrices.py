@@ -1,0 +1,26 @@
+"""A labelled numeric matrix with its values written in the cells; −∞ cells drawn grey as masked."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+
+def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
+                  row_title: str = "rows", col_title: str = "columns", colorscale: str = "RdBu_r",
+                  hidden: np.ndarray | None = None, decimals: int = 2, zmid: float | None = 0.0) -> go.Figure:
+    """values (R, C); hidden (R, C) True for masked cells, which are shown as '−∞' on grey."""
+    values = np.asarray(values, dtype=float)
+    hidden = np.zeros(values.shape, dtype=bool) if hidden is None else (np.asarray(hidden, bool) | np.isneginf(values))
+    shown = np.where(hidden | ~np.isfinite(values), np.nan, values)
+    text = np.where(hidden, "−∞", np.vectorize(lambda v: f"{v:.{decimals}f}")(np.nan_to_num(values, neginf=0.0)))
+    fig = go.Figure(go.Heatmap(z=shown, x=col_labels, y=row_labels, text=text, texttemplate="%{text}",
+                               colorscale=colorscale, zmid=zmid if np.isfinite(shown).any() else None,
+                               hoverongaps=False, hovertemplate="%{y}, %{x}: %{text}<extra></extra>"))
+    if hidden.any():
+        fig.add_trace(go.Heatmap(z=np.where(hidden, 1.0, np.nan), x=col_labels, y=row_labels, text=text,
+                                 texttemplate="%{text}", colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
+                                 hoverongaps=False, hovertemplate="%{y}, %{x}: masked (−∞)<extra></extra>"))
+    fig.update_layout(title=title, height=140 + 36 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(title=col_title, type="category"),
+                      yaxis=dict(title=row_title, type="category", autorange="reversed"))
+    return fig
