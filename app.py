@@ -16,6 +16,8 @@ pages = {
         st.Page("app_pages/decoding.py", title="Decoding step by step", icon=":material/skip_next:"),
     ],
 }
+pages["Models"] = [st.Page("app_pages/compare.py", title="Seq2seq vs Transformer", icon=":material/compare:")]
+pages["Train"] = [st.Page("app_pages/train.py", title="Train a model", icon=":material/model_training:")]
 navigation = st.navigation(pages)
 render_sidebar()
 navigation.run()

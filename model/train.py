@@ -148,38 +148,68 @@ def length_bucketed_batches(pairs, batch_size: int, rng: random.Random):
 
 
 @torch.no_grad()
-def evaluate(model, data: Dataset, split: str = "test", limit: int | None = None, batch_size: int = 128) -> dict:
-    """Greedy exact match, BLEU and teacher-forced token accuracy on a split."""
+def translate_pairs(model, data: Dataset, pairs, batch_size: int = 128) -> tuple[list[list[str]], int, int]:
+    """Greedy translations of pairs (in their order), plus teacher-forced (correct, total) target tokens."""
     was_training = model.training
     model.eval()
-    pairs = data.splits[split][:limit] if limit else data.splits[split]
     device = next(model.parameters()).device
-    hyps, refs, correct, total = [], [], 0, 0
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))
+    hyps: list = [None] * len(pairs)
+    correct = total = 0
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))  # similar lengths batch together
     for start in range(0, len(order), batch_size):
-        chunk = [pairs[i] for i in order[start:start + batch_size]]
-        src, tgt_in, tgt_out = pad_batch(chunk, data, device)
+        indices = order[start:start + batch_size]
+        src, tgt_in, tgt_out = pad_batch([pairs[i] for i in indices], data, device)
         logits, _ = model(src, tgt_in)
         mask = tgt_out != PAD_ID
         correct += int(((logits.argmax(-1) == tgt_out) & mask).sum())
         total += int(mask.sum())
-        for ids, (_, ref) in zip(greedy_decode_batch(model, src, tgt_out.size(1) + 5), chunk):
-            hyps.append(data.tgt_vocab.decode(ids))
-            refs.append(ref)
+        for i, ids in zip(indices, greedy_decode_batch(model, src, tgt_out.size(1) + 5)):
+            hyps[i] = data.tgt_vocab.decode(ids)
     model.train(was_training)
+    return hyps, correct, total
+
+
+def evaluate(model, data: Dataset, split: str = "test", limit: int | None = None, batch_size: int = 128) -> dict:
+    """Greedy exact match, BLEU and teacher-forced token accuracy on a split."""
+    pairs = data.splits[split][:limit] if limit else data.splits[split]
+    hyps, correct, total = translate_pairs(model, data, pairs, batch_size)
+    refs = [tgt for _, tgt in pairs]
     return {"exact_match": exact_match(hyps, refs), "bleu": corpus_bleu(hyps, refs),
             "token_accuracy": correct / max(total, 1), "sentences": len(pairs)}
 
 
+LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 25), (26, 30), (31, 40), (41, 60))
+
+
+def accuracy_by_length(model, data: Dataset, splits=("test", "long_test")) -> list[dict]:
+    """Exact match and BLEU per source-length bucket (words), over the given splits together."""
+    pairs = [pair for split in splits for pair in data.splits[split]]
+    hyps, _, _ = translate_pairs(model, data, pairs)
+    rows = []
+    for low, high in LENGTH_BUCKETS:
+        chosen = [i for i, (src, _) in enumerate(pairs) if low <= len(src) <= high]
+        if chosen:
+            h, r = [hyps[i] for i in chosen], [pairs[i][1] for i in chosen]
+            rows.append({"min_words": low, "max_words": high, "sentences": len(chosen),
+                         "exact_match": exact_match(h, r), "bleu": corpus_bleu(h, r)})
+    return rows
+
+
 def train(cfg: TrainConfig, data: Dataset | None = None,
-          on_step: Callable[[StepInfo], bool | None] | None = None, progress: bool = False) -> TrainResult:
-    """Train from scratch. on_step returning True stops training at that step, keeping what was learned."""
+          on_step: Callable[[StepInfo], bool | None] | None = None, progress: bool = False,
+          on_model: Callable[[torch.nn.Module], None] | None = None) -> TrainResult:
+    """Train from scratch. on_step returning True stops training at that step, keeping what was learned.
+
+    on_model receives the model once it is built (e.g. to take attention snapshots from on_step).
+    """
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     data = data or make_dataset(cfg.task, seed=cfg.seed, **({"train_size": cfg.train_size}))
     device = pick_device(cfg.device)
     mcfg = model_config(cfg, data)
     model = build_model(mcfg).to(device).train()
+    if on_model is not None:
+        on_model(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), eps=1e-9)
     batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
     history: list[dict] = []
@@ -229,7 +259,9 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
 
 
 def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:
-    return {split: evaluate(loaded.model, data, split) for split in ("test", "long_test")}
+    metrics = {split: evaluate(loaded.model, data, split) for split in ("test", "long_test")}
+    metrics["by_length"] = accuracy_by_length(loaded.model, data)
+    return metrics
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -35,7 +35,7 @@ def test_attention_page_head_choice_changes_the_chart():
     at = open_page("attention", sentence="i am a student")
     assert "je suis étudiant" in [c.value for c in at.code]
     first = at.get("plotly_chart")[0].proto.spec
-    at.selectbox(key="attn_head").set_value(2).run()
+    at.selectbox(key="attn_head").select_index(2).run()
     assert not at.exception
     assert at.get("plotly_chart")[0].proto.spec != first
     at.selectbox(key="attn_kind").set_value("decoder_self").run()
@@ -75,7 +75,7 @@ def test_decoding_page_steps():
     at.button[1].click().run()  # Next
     assert at.slider(key="decode_step").value == 2
     assert "→  suis" in at.code[0].value
-    at.selectbox(key="dec_head").set_value(0).run()
+    at.selectbox(key="dec_head").select_index(1).run()
     assert not at.exception
 
 

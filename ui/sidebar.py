@@ -12,18 +12,27 @@ def _use_example() -> None:
         st.session_state["sentence"] = st.session_state["example"]
 
 
+def _model_changed() -> None:
+    """A model of another task reads other words: start it on one of its own examples."""
+    loaded = get_model(st.session_state["model_id"])
+    if st.session_state.get("sentence_task") != loaded.task:
+        st.session_state["sentence"] = example_sentences(loaded.task)[0]
+        st.session_state["sentence_task"] = loaded.task
+
+
 def render_sidebar() -> None:
     ids = model_ids()
     if st.session_state.get("model_id") not in ids:
         st.session_state["model_id"] = "transformer_en-fr" if "transformer_en-fr" in ids else ids[0]
     with st.sidebar:
-        st.selectbox("Model", ids, key="model_id", format_func=model_label)
+        # No format_func: the id is the label (AppTest and URLs see the same value); the family is captioned below.
+        st.selectbox("Model", ids, key="model_id", on_change=_model_changed)
         loaded = get_model(st.session_state["model_id"])
         examples = example_sentences(loaded.task)
         if "sentence" not in st.session_state:
-            st.session_state["sentence"] = examples[0]
+            st.session_state["sentence"], st.session_state["sentence_task"] = examples[0], loaded.task
         st.selectbox("Example sentence", [""] + examples, key="example", on_change=_use_example,
                      format_func=lambda s: s or "— pick one —")
         st.text_input("Sentence", key="sentence", max_chars=2000,
                       help="Free text. Words the model does not know are read as <unk>.")
-        st.caption(f"Task: {loaded.task} · runs on {device_label()}")
+        st.caption(f"{model_label(st.session_state['model_id'])} · task: {loaded.task} · runs on {device_label()}")

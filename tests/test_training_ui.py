@@ -1,0 +1,93 @@
+"""Training in the browser (job thread, registration), uploads and the comparison page, via AppTest."""
+import pickle
+import time
+
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from model.checkpoint import CheckpointError, checkpoint_bytes, load_checkpoint
+from model.train import TrainConfig
+from tests.test_app_pages import APP, TIMEOUT, open_page
+from ui.models import CHECKPOINT_DIR
+from ui.training import start_job, wait
+
+
+def test_train_page_trains_a_tiny_model_that_appears_in_the_model_choice():
+    at = open_page("train")
+    at.selectbox(key="train_task").set_value("reverse")
+    at.slider(key="train_steps").set_value(50)
+    at.select_slider(key="train_width").set_value(32)
+    at.button[0].click().run()  # Start training
+    assert not at.exception
+    job = at.session_state["training_job"]
+    wait(job, timeout=120)
+    assert job.state == "finished" and job.steps_done == 50 and job.snapshots
+    at.run()
+    assert job.model_id in at.session_state["user_models"]
+    assert any(job.model_id in option for option in at.sidebar.selectbox[0].options)
+    assert any("now in the sidebar" in s.value for s in at.success)
+    at.selectbox(key="model_id").set_value(job.model_id).run()
+    assert at.session_state["sentence"] == "1 2 3 4 5"  # a reverse model starts on one of its own examples
+    at.switch_page("app_pages/attention.py").run()
+    assert not at.exception and at.get("plotly_chart")
+
+
+def test_stop_keeps_what_was_learned():
+    job = start_job(TrainConfig(task="reverse", steps=2000, eval_every=0, d_model=32, num_heads=2, d_ff=64), "1 2 3")
+    while job.steps_done < 5:
+        time.sleep(0.05)
+    job.stop_requested.set()
+    wait(job)
+    assert job.state == "stopped" and 5 <= job.steps_done < 2000
+    assert job.result.loaded.model is not None
+
+
+def _files(name="m"):
+    loaded = load_checkpoint(CHECKPOINT_DIR / "transformer_reverse")
+    weights, sidecar = checkpoint_bytes(loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab, "reverse")
+    return weights, sidecar
+
+
+
+
+def test_bad_uploads_give_clear_messages(monkeypatch):
+    import streamlit as st
+    from ui import train_view
+
+    monkeypatch.setattr(st, "session_state", {})
+    weights, sidecar = _files()
+    cases = {
+        "truncated": ([("m.safetensors", weights[: len(weights) // 3]), ("m.json", sidecar)], "truncated"),
+        "pickle renamed": ([("m.safetensors", pickle.dumps({"w": torch.zeros(3)})), ("m.json", sidecar)], "pickle"),
+        "oversized": ([("m.safetensors", b"\0" * (64 * 1024 * 1024 + 1)), ("m.json", sidecar)], "limit"),
+        "one file only": ([("m.safetensors", weights)], "exactly two files"),
+        "bad json": ([("m.safetensors", weights), ("m.json", b"{oops")], "JSON"),
+    }
+    for name, (files, expected) in cases.items():
+        with pytest.raises(CheckpointError, match=expected):
+            train_view.load_upload(files)
+    model_id = train_view.load_upload([("m.safetensors", weights), ("m.json", sidecar)])
+    assert model_id in st.session_state["user_models"]
+
+
+def test_compare_page_renders_and_length_slider_changes_outputs():
+    at = open_page("compare", sentence="i am a student")
+    assert [c.value for c in at.code][:3] == ["je suis étudiant"] * 3
+    chart = at.get("plotly_chart")[2].proto.spec
+    assert "no attention" in chart and "Bahdanau" in chart
+    before = [c.value for c in at.code][3:]
+    at.select_slider(key="cmp_length_slider").set_value(30).run()
+    assert not at.exception and [c.value for c in at.code][3:] != before
+    at.radio(key="cmp_metric").set_value("bleu").run()
+    assert not at.exception
+
+
+def test_no_attention_model_is_worse_on_long_sentences_in_stored_profile():
+    from ui.models import shipped_model_info
+
+    def long_em(name):
+        rows = shipped_model_info.__wrapped__(name)["metrics"]["by_length"]
+        return [r["exact_match"] for r in rows if r["min_words"] >= 16]
+
+    assert max(long_em("no-attention_en-fr")) < 0.1 < min(long_em("bahdanau_en-fr")[:3])

@@ -1,0 +1,127 @@
+"""Training in the browser: one background job per session, bounded server-wide, stoppable.
+
+The job runs model.train.train() in a thread so the page stays responsive; the page polls the job
+(plain Python state, no Streamlit calls from the thread) with a fragment that reruns every second.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from model.checkpoint import LoadedModel
+from model.data import Dataset, make_dataset
+from model.decode import greedy_decode
+from model.train import StepInfo, TrainConfig, TrainResult, train
+
+# At most this many trainings run at once on the server; each uses one torch thread, so forward passes of
+# other students still find a free core.
+MAX_CONCURRENT_TRAININGS = max(1, (os.cpu_count() or 2) - 1)
+_training_slots = threading.BoundedSemaphore(MAX_CONCURRENT_TRAININGS)
+_job_numbers = itertools.count(1)
+SNAPSHOTS = 12  # attention snapshots of the fixed example per run
+
+
+@dataclass
+class Snapshot:
+    step: int
+    output_tokens: list[str]
+    source_tokens: list[str]
+    query_tokens: list[str]
+    attention: np.ndarray  # transformer: cross (L, h, T, S); bahdanau: alignment (1, 1, T, S)
+
+
+@dataclass
+class TrainingJob:
+    config: TrainConfig
+    example: str
+    model_id: str
+    state: str = "waiting"  # waiting -> running -> finished | stopped | failed
+    message: str = ""
+    history: list[dict] = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    tokens_per_s: float = 0.0
+    elapsed_s: float = 0.0
+    result: TrainResult | None = None
+    stop_requested: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ("waiting", "running")
+
+    @property
+    def steps_done(self) -> int:
+        return len(self.history)
+
+
+def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: str) -> Snapshot | None:
+    if family == "no-attention":
+        return None
+    loaded = LoadedModel(model, model.cfg, data.src_vocab, data.tgt_vocab, task)
+    was_training = model.training
+    model.eval()
+    result = greedy_decode(loaded, example, max_steps=40)
+    model.train(was_training)
+    if family == "transformer":
+        maps, queries = result.attention["cross"], result.decoder_input_tokens
+    else:
+        maps, queries = result.attention["alignment"][None, None], result.output_tokens + ["<eos>"]
+    return Snapshot(step, result.output_tokens, result.source.tokens, queries, maps)
+
+
+def start_job(config: TrainConfig, example: str, data: Dataset | None = None) -> TrainingJob:
+    """Start training in a background thread; returns at once."""
+    job = TrainingJob(config, example, model_id=f"my-{config.model}_{config.task}-{next(_job_numbers)}")
+    every = max(1, config.steps // SNAPSHOTS)
+
+    def on_step(info: StepInfo) -> bool:
+        record = {"step": info.step, "loss": info.loss, "lr": info.lr, "elapsed_s": info.elapsed_s}
+        if info.eval:
+            record.update({f"val_{k}": v for k, v in info.eval.items() if k != "sentences"})
+        job.history.append(record)
+        job.tokens_per_s, job.elapsed_s = info.tokens_per_s, info.elapsed_s
+        if info.step % every == 0 or info.step == info.total_steps:
+            snap = _snapshot(model_ref[0], dataset, config.task, example, info.step, config.model)
+            if snap is not None:
+                job.snapshots.append(snap)
+        return job.stop_requested.is_set()
+
+    model_ref: list = [None]
+    dataset = data
+
+    def run() -> None:
+        nonlocal dataset
+        with _training_slots:
+            if job.stop_requested.is_set():
+                job.state, job.message = "stopped", "stopped before it started"
+                return
+            job.state = "running"
+            torch.set_num_threads(1)  # one core per training; the rest serve pages
+            try:
+                dataset = dataset or make_dataset(config.task, seed=config.seed, train_size=config.train_size)
+                result = train(config, data=dataset, on_step=on_step, on_model=lambda m: model_ref.__setitem__(0, m))
+                job.result = result
+                if result.stopped.startswith("training stopped"):
+                    job.state, job.message = "failed", result.stopped
+                else:
+                    job.state = "stopped" if result.stopped == "stopped by user" else "finished"
+                    job.message = f"{result.stopped} after {len(result.history)} steps ({result.seconds:.1f} s)"
+            except Exception as error:  # shown to the user as a message, never a traceback
+                job.state, job.message = "failed", f"training failed: {error}"
+
+    job.thread = threading.Thread(target=run, name=job.model_id, daemon=True)
+    job.thread.start()
+    return job
+
+
+def wait(job: TrainingJob, timeout: float = 600) -> None:
+    """Block until the job ends (for tests and scripts)."""
+    deadline = time.time() + timeout
+    while job.active and time.time() < deadline:
+        time.sleep(0.05)
