@@ -76,3 +76,50 @@ def test_decoding_steps(page: Page, app_url):
     expect(page.get_by_text(re.compile(r"→\s+suis"))).to_be_visible()
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "decoding.png", full_page=True)
+
+
+def test_foundation_pages_respond(page: Page, app_url):
+    page.goto(f"{app_url}/softmax_scaling")
+    expect(page.get_by_role("heading", name="Softmax scaling: why divide by √d_k")).to_be_visible()
+    expect(page.get_by_text("20", exact=True)).to_be_visible()  # [2,2,2,2,2]·[2,2,2,2,2]
+    page.screenshot(path=SCREENSHOTS / "softmax_scaling.png", full_page=True)
+    page.goto(f"{app_url}/attention_steps")
+    wait_idle(page)
+    page.get_by_label("Mask", exact=True).click()
+    page.get_by_role("option", name="causal").click()
+    wait_idle(page)
+    expect(page.get_by_text("3 · mask (causal)")).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "attention_steps.png", full_page=True)
+
+
+def test_compare_page(page: Page, app_url):
+    page.goto(f"{app_url}/compare")
+    expect(page.get_by_role("heading", name="Seq2seq vs Transformer")).to_be_visible()
+    wait_idle(page)
+    expect(page.get_by_text("accuracy against sentence length", exact=False).first).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "compare.png", full_page=True)
+
+
+def test_train_stop_and_open_new_model(page: Page, app_url):
+    page.goto(f"{app_url}/train")
+    expect(page.get_by_role("heading", name="Train your own model")).to_be_visible()
+    wait_idle(page)
+    page.get_by_role("button", name="Start training").click()
+    progress = page.get_by_text(re.compile(r"step \d+ / 600"))
+    expect(progress).to_be_visible()
+    expect(page.get_by_text(re.compile(r"step ([2-9]\d|\d{3}) / 600"))).to_be_visible(timeout=60000)  # it grows
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_text(re.compile("now in the sidebar"))).to_be_visible(timeout=60000)
+    page.screenshot(path=SCREENSHOTS / "train.png", full_page=True)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_label("Model", exact=True).click()
+    page.get_by_role("option", name=re.compile("my-transformer_en-fr")).click()
+    wait_idle(page)
+    sidebar.get_by_role("link", name="Transformer attention").click()
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="Transformer attention")).to_be_visible()
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    expect(sidebar.get_by_text(re.compile("my-transformer_en-fr"))).to_be_visible()
+    no_exception(page)

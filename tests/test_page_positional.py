@@ -1,7 +1,9 @@
 """AppTest for the positional-encoding page, opened through app.py so that it reads the sidebar's model."""
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -18,24 +20,32 @@ def open_positional(**state) -> AppTest:
     return at
 
 
-def matrix_shape(at: AppTest) -> tuple[int, int]:
-    """(rows, columns) of the PE matrix heatmap, the page's first chart."""
+def matrix_shown(at: AppTest) -> np.ndarray:
+    """The values of the PE matrix heatmap, the page's first chart (plotly sends numpy arrays base64-encoded)."""
     z = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["z"]
-    return len(z), len(z[0])
+    if isinstance(z, dict):
+        shape = tuple(int(n) for n in str(z["shape"]).split(","))
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+    return np.asarray(z, dtype=float)
 
 
 def test_sliders_change_the_matrix_and_the_rotation_holds():
     at = open_positional(model_id="transformer_en-fr")
     assert at.title[0].value == "Positional encoding"
     assert "The formula" in [s.value for s in at.subheader]
-    assert matrix_shape(at) == (64, 64)
+    before = matrix_shown(at)
+    assert before.shape == (64, 64)
     at.slider(key="pe_d_model").set_value(16).run()
     assert not at.exception
-    assert matrix_shape(at) == (64, 16)
+    after = matrix_shown(at)
+    assert after.shape == (64, 16)
+    # dimension 2 (i = 1) turns at 1/10000^(2/16) radians per position, no longer 1/10000^(2/64)
+    np.testing.assert_allclose(after[:, 2], np.sin(np.arange(64) / 10000 ** (2 / 16)), atol=1e-6)
+    assert not np.allclose(after[:, 2], before[:, 2])
     assert all(d < 16 for d in at.multiselect(key="pe_dims").value)
     at.slider(key="pe_length").set_value(8).run()  # the position and offset sliders shrink with the length
     assert not at.exception
-    assert matrix_shape(at) == (8, 16)
+    assert matrix_shown(at).shape == (8, 16)
     assert at.slider(key="pe_position").value <= 7 and at.slider(key="pe_k").value <= 7
     rotation_error = next(m for m in at.metric if m.label.startswith("Largest |PE(p + "))
     assert float(rotation_error.value) < 1e-5

@@ -9,11 +9,12 @@ WIRING_STYLE = {
     "residual": ("with skip: x + f(x)", "#1f77b4"),
     "residual_ln": ("skip + LayerNorm: LN(x + f(x))", "#2ca02c"),
 }
-Y_TITLE = "‖∂L/∂xₗ‖ per example (dimensionless, output gradient = 1; log scale)"
+Y_TITLE = "gradient norm ‖∂L/∂xₗ‖ (dimensionless, log scale)"
 
 
 def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "") -> go.Figure:
-    """norms: wiring name ("plain", "residual", "residual_ln") -> (depth,) gradient norm at the input of layers 1..depth.
+    """norms: wiring name ("plain", "residual", "residual_ln") -> (depth,) gradient norm at the input of layers 1..depth,
+    per example, with the gradient arriving at the output scaled to norm 1.
 
     Layer 1 is next to the input, so reading right to left follows the backward pass. A norm of exactly 0 (an
     underflowed gradient) cannot sit on a log axis and leaves a gap in its line.
