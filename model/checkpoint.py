@@ -66,6 +66,21 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def remove_stale_temp_files(folder: str | Path, older_than_s: float = 3600.0) -> list[Path]:
+    """Delete temporary files left by a save that was killed (".NAME.*.tmp"); returns what was removed."""
+    import time
+
+    removed = []
+    for path in Path(folder).glob(".*.tmp"):
+        try:
+            if time.time() - path.stat().st_mtime > older_than_s:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            pass  # another process removed or replaced it
+    return removed
+
+
 def checkpoint_bytes(model, config, src_vocab, tgt_vocab, task: str, metrics=None, meta=None) -> tuple[bytes, bytes]:
     """The two files' contents: (safetensors weights, JSON metadata)."""
     # Tied weights are stored once; clone so safetensors sees no shared storage.

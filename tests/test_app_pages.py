@@ -88,8 +88,8 @@ def test_pages_with_other_models(model_id):
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
-def test_bad_inputs_never_break_the_attention_and_decoding_pages(text):
-    for page in ("attention", "decoding"):
+def test_bad_inputs_never_break_the_pages_that_read_the_sentence(text):
+    for page in ("attention", "decoding", "compare"):
         at = open_page(page, sentence=text)
         assert not at.exception
         shown = " ".join(str(m.value) for m in list(at.markdown) + list(at.warning) + list(at.info))
