@@ -8,6 +8,7 @@ st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:"
 pages = {
     "Start": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
     "Foundations": [
+        st.Page("app_pages/positional.py", title="Positional encoding", icon=":material/timeline:"),
         st.Page("app_pages/softmax_scaling.py", title="Softmax scaling (√d_k)", icon=":material/functions:"),
         st.Page("app_pages/attention_steps.py", title="Attention step by step", icon=":material/calculate:"),
     ],

@@ -48,14 +48,16 @@ left, right = st.columns(2)
 left.plotly_chart(similarity_heatmap(pe.similarity), key="pe_similarity")
 references = sorted({0, length // 4, length // 2, length - 1})
 right.plotly_chart(similarity_by_offset(pe.similarity, references), key="pe_offset")
-st.caption(f"PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ) depends on p − q only: along every diagonal the values differ by at "
-           f"most {pe.diagonal_spread:.1e} (largest value {pe.similarity.max():.0f}, rounding only).")
+st.caption(f"PE(p)·PE(q) = Σᵢ cos((p − q)·ωᵢ) depends on p − q only: along every diagonal the values differ "
+           f"by at most {pe.diagonal_spread:.1e} (largest value {pe.similarity.max():.0f}, rounding only).")
 
 st.subheader("A shift by k is a rotation")
 st.write(f"PE(p + {k}) = M_{k} · PE(p) for every p, with one fixed matrix M_{k} that rotates each (sin, cos) pair by "
-         f"{k}·ω_i. Because the map from position p to p + k is linear, attention can learn to look k words back.")
+         f"{k}·ω_i. Vaswani et al. chose sinusoids for this: a fixed offset is a linear map, so they expected the "
+         "model to learn easily to attend by relative position.")
 error = float(pe.rotation_error.max())
-st.metric(f"Largest |PE(p + {k}) − M_{k}·PE(p)| over all {length - k} positions and {d_model} dimensions", f"{error:.1e}")
+st.metric(f"Largest |PE(p + {k}) − M_{k}·PE(p)| over all {length - k} positions and {d_model} dimensions",
+          f"{error:.1e}")
 left, right = st.columns([3, 2])
 left.plotly_chart(rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k), key="pe_rotation")
 right.plotly_chart(rotation_matrix_heatmap(pe.rotation, k), key="pe_rotation_matrix")
@@ -64,7 +66,8 @@ st.subheader("What a trained model uses")
 model_id = selected_model_id()
 loaded = get_model(model_id)
 if isinstance(loaded.config, TransformerConfig):
-    # Not cached: slicing a table that is already in memory costs less than hashing it, and user models share ids.
+    # Not cached: the table is already in memory, and st.cache_data is shared by every session while the ids of
+    # user-trained models are only unique within one session.
     summary = summarize_position_table(loaded.model.src_pos)
     rows = min(len(summary.table), 64)
     st.write(f"**{model_id}** uses a **{summary.kind}** position table of {summary.table.shape[0]} positions × "

@@ -58,10 +58,10 @@ def position_similarity(table: torch.Tensor) -> torch.Tensor:
 
 
 def diagonal_spread(similarity: torch.Tensor) -> float:
-    """Largest (max − min) along any diagonal q − p = const of a (T, T) matrix: 0 when it depends on p − q only."""
+    """Largest (max − min) along any diagonal q − p = const of a (T, T) matrix; 0 when it depends on p − q only."""
     length = similarity.shape[0]
-    return max(float(d.max() - d.min()) for d in (torch.diagonal(similarity, offset) for offset in
-                                                     range(-length + 1, length)))
+    diagonals = (torch.diagonal(similarity, offset) for offset in range(-length + 1, length))
+    return max(float(d.max() - d.min()) for d in diagonals)
 
 
 def rotation_matrix(d_model: int, k: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -91,3 +91,18 @@ def test_no_attention_model_is_worse_on_long_sentences_in_stored_profile():
         return [r["exact_match"] for r in rows if r["min_words"] >= 16]
 
     assert max(long_em("no-attention_en-fr")) < 0.1 < min(long_em("bahdanau_en-fr")[:3])
+
+
+def test_non_finite_loss_stops_with_a_message_and_keeps_the_model():
+    at = open_page("train")
+    at.selectbox(key="train_task").set_value("copy")
+    at.slider(key="train_steps").set_value(50)
+    at.run()
+    job = start_job(TrainConfig(task="copy", steps=50, eval_every=0, d_model=32, num_heads=2, d_ff=64, lr=1e30),
+                    "1 2 3")
+    wait(job)
+    assert job.state == "failed" and "non-finite" in job.message
+    at.session_state["training_job"] = job
+    at.run()
+    assert any("finite" in e.value and "last good step" in e.value for e in at.error)
+    assert job.model_id in at.session_state["user_models"]

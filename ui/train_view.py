@@ -78,7 +78,8 @@ def live_status() -> None:
     if job.active:
         return
     if job.state == "failed":
-        st.error(escape_markdown(job.message))
+        kept = " The weights from the last good step are kept and listed in the sidebar." if job.result else ""
+        st.error(escape_markdown(job.message) + kept)
     else:
         st.success(f"{job.message}. The model **{job.model_id}** is now in the sidebar's model list: open any "
                    "page to look inside it.")

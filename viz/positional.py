@@ -61,8 +61,8 @@ def dials_and_counter(angles: np.ndarray, bits: np.ndarray, wavelengths: np.ndar
     dial_px, bits_px, gap_px = 72 * dial_rows + 24, 60, 85  # pixel heights, so the dials stay round and close
     plot_px = dial_px + bits_px + gap_px
     fig = make_subplots(rows=2, cols=1, row_heights=[dial_px, bits_px], vertical_spacing=gap_px / plot_px,
-                        subplot_titles=[f"Dials at position {position}: one per (sin, cos) pair; angle 0 at 12 o'clock, clockwise; "
-                                        "pair 0 turns fastest",
+                        subplot_titles=[f"Dials at position {position}: one per (sin, cos) pair; angle 0 at "
+                                        "12 o'clock, clockwise; pair 0 turns fastest",
                                         f"Binary counter: the bits of {position}, least significant (fastest) first"])
     step = 2.6
     cx = (np.arange(pairs) % per_row) * step  # dial centres, left to right then the next row
@@ -111,8 +111,9 @@ def similarity_heatmap(similarity: np.ndarray, title: str = "") -> go.Figure:
         zmin=-bound, zmax=bound, zmid=0, colorbar=dict(title="PE(p)·PE(q)"),
         hovertemplate="p %{y}, q %{x} (q − p = %{customdata})<br>PE(p)·PE(q) = %{z:.4f}<extra></extra>",
         customdata=np.arange(similarity.shape[1])[None, :] - np.arange(similarity.shape[0])[:, None]))
-    fig.update_layout(title=title or "Similarity between positions: PE(p)·PE(q)", height=min(700, 220 + 3 * len(similarity)),
-                      margin=MARGIN, xaxis=dict(title="position q (tokens)"),
+    fig.update_layout(title=title or "Similarity between positions: PE(p)·PE(q)",
+                      height=min(700, 220 + 3 * len(similarity)), margin=MARGIN,
+                      xaxis=dict(title="position q (tokens)"),
                       yaxis=dict(title="position p (tokens)", autorange="reversed"))
     return fig
 
@@ -146,7 +147,7 @@ def rotation_matrix_heatmap(rotation: np.ndarray, k: int) -> go.Figure:
 
 
 def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: int) -> go.Figure:
-    """shifted, rotated (P, d_model): PE(p + k) and M_k·PE(p) for p = 0 … P − 1; one p compared, then every p's error."""
+    """shifted, rotated (P, d_model): PE(p + k) and M_k·PE(p) for p = 0 … P − 1; one p compared, then each p's error."""
     shifted, rotated = np.asarray(shifted, dtype=float), np.asarray(rotated, dtype=float)
     error = np.abs(shifted - rotated).max(axis=1)  # (P,)
     dims = np.arange(shifted.shape[1])
@@ -154,7 +155,8 @@ def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: i
                         subplot_titles=[f"p = {position}: PE({position + k}) and M_{k}·PE({position})",
                                         "Largest difference at every position p"])
     fig.add_trace(go.Scatter(x=dims, y=shifted[position], mode="lines+markers", name=f"PE(p + {k}) from the formula",
-                             marker=dict(size=7), hovertemplate="dimension %{x}: %{y:.6f}<extra></extra>"), row=1, col=1)
+                             marker=dict(size=7), hovertemplate="dimension %{x}: %{y:.6f}<extra></extra>"),
+                  row=1, col=1)
     fig.add_trace(go.Scatter(x=dims, y=rotated[position], mode="markers", name=f"M_{k}·PE(p), a fixed linear map",
                              marker=dict(symbol="x", size=8), hovertemplate="dimension %{x}: %{y:.6f}<extra></extra>"),
                   row=1, col=1)
