@@ -11,6 +11,8 @@ pages = {
         st.Page("app_pages/positional.py", title="Positional encoding", icon=":material/timeline:"),
         st.Page("app_pages/softmax_scaling.py", title="Softmax scaling (√d_k)", icon=":material/functions:"),
         st.Page("app_pages/attention_steps.py", title="Attention step by step", icon=":material/calculate:"),
+        st.Page("app_pages/normalization.py", title="LayerNorm vs BatchNorm", icon=":material/equalizer:"),
+        st.Page("app_pages/residual.py", title="Residual connections", icon=":material/alt_route:"),
     ],
     "Attention": [
         st.Page("app_pages/attention.py", title="Transformer attention", icon=":material/grid_on:"),

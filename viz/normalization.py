@@ -1,4 +1,4 @@
-"""Normalization charts: the (batch × time × feature) tensor with the pooled cells outlined, the statistics, before/after.
+"""Normalization charts: the (batch × time × feature) tensor with pooled cells outlined, statistics, before/after.
 
 Layout convention: one small heatmap per sequence, rows are positions (tokens), columns are features.
 Padding is drawn grey and never carries a value. Values are activations, which have no physical unit: axes and
@@ -92,7 +92,8 @@ def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = 
         fig.update_xaxes(title_text="feature" if row == rows else None, dtick=1 if d <= 16 else None, row=row, col=col)
         fig.update_yaxes(title_text="position (token)" if col == 1 else None, autorange="reversed",
                          dtick=1 if length <= 16 else None, row=row, col=col)
-    fig.update_layout(title=title, height=min(900, rows * (110 + 26 * length) + 80), margin=dict(l=10, r=10, t=70, b=10),
+    fig.update_layout(title=title, height=min(900, rows * (110 + 26 * length) + 80),
+                      margin=dict(l=10, r=10, t=70, b=10),
                       coloraxis=dict(colorscale=DIVERGING, cmin=-bound, cmax=bound, cmid=0,
                                      colorbar=dict(title=value_name)))
     return fig

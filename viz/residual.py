@@ -13,7 +13,7 @@ Y_TITLE = "gradient norm ‖∂L/∂xₗ‖ (dimensionless, log scale)"
 
 
 def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "") -> go.Figure:
-    """norms: wiring name ("plain", "residual", "residual_ln") -> (depth,) gradient norm at the input of layers 1..depth,
+    """norms: wiring ("plain", "residual", "residual_ln") -> (depth,) gradient norm at the input of layers 1..depth,
     per example, with the gradient arriving at the output scaled to norm 1.
 
     Layer 1 is next to the input, so reading right to left follows the backward pass. A norm of exactly 0 (an
@@ -26,8 +26,9 @@ def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "") -> go.Fig
         depth = max(depth, len(values))
         name, color = WIRING_STYLE[wiring]
         fig.add_trace(go.Scatter(
-            x=list(range(1, len(values) + 1)), y=np.where(values > 0, values, np.nan), mode="lines+markers", name=name,
-            line=dict(color=color), hovertemplate=f"{name}<br>layer %{{x}}: ‖∂L/∂x‖ = %{{y:.3e}}<extra></extra>"))
+            x=list(range(1, len(values) + 1)), y=np.where(values > 0, values, np.nan), mode="lines+markers",
+            name=name, line=dict(color=color),
+            hovertemplate=f"{name}<br>layer %{{x}}: ‖∂L/∂x‖ = %{{y:.3e}}<extra></extra>"))
     fig.add_hline(y=1.0, line=dict(color="#7f7f7f", dash="dot"),
                   annotation_text="1: what the identity path alone carries back", annotation_position="bottom right")
     fig.update_layout(title=title, height=460, margin=dict(l=10, r=10, t=60, b=10),
