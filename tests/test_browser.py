@@ -123,3 +123,38 @@ def test_train_stop_and_open_new_model(page: Page, app_url):
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     expect(sidebar.get_by_text(re.compile("my-transformer_en-fr"))).to_be_visible()
     no_exception(page)
+
+
+def _nudge_slider(page: Page, label: str, presses: int = 3, key: str = "ArrowLeft") -> None:
+    slider = page.get_by_role("slider", name=label).first
+    slider.focus()
+    for _ in range(presses):
+        slider.press(key)
+    wait_idle(page)
+
+
+def test_positional_normalization_residual_pages(page: Page, app_url):
+    page.goto(f"{app_url}/positional")
+    expect(page.get_by_role("heading", name="Positional encoding")).to_be_visible()
+    wait_idle(page)
+    expect(page.get_by_text("PE for 64 positions × d_model = 64")).to_be_visible()
+    _nudge_slider(page, "d_model", presses=2)
+    expect(page.get_by_text("PE for 64 positions × d_model = 60")).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "positional.png", full_page=True)
+
+    page.goto(f"{app_url}/normalization")
+    wait_idle(page)
+    _nudge_slider(page, "Batch size (sentences)", presses=5)
+    _nudge_slider(page, "Longest sentence (tokens)", presses=10)
+    expect(page.get_by_text("BatchNorm fails").first).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "normalization_batch1.png", full_page=True)
+
+    page.goto(f"{app_url}/residual")
+    wait_idle(page)
+    before = page.get_by_test_id("stMetricValue").first.inner_text()
+    _nudge_slider(page, "Depth (layers)", presses=10)
+    expect(page.get_by_test_id("stMetricValue").first).not_to_have_text(before)
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "residual.png", full_page=True)
