@@ -51,7 +51,7 @@ st.write("d_model is split into h heads of d_k = d_model/h. Each head attends on
 c = st.columns(3)
 heads = c[0].select_slider("Heads h", options=[1, 2, 4], value=2, key="mh_heads")
 d_model = c[1].select_slider("d_model", options=[4, 8, 16], value=8, key="mh_dmodel")
-mh_mask = c[2].selectbox("Mask ", MASKS, key="mh_mask")
+mh_mask = c[2].selectbox("Mask (multi-head)", MASKS, key="mh_mask")
 mh = multi_head_stages(tokens, d_model, heads, mh_mask, seed=int(seed))
 for h, col in enumerate(st.columns(heads)):
     col.plotly_chart(matrix_figure(mh.head_weights[h], title=f"head {h + 1} weights (d_k = {d_model // heads})",
