@@ -69,6 +69,9 @@ def test_bad_uploads_give_clear_messages(monkeypatch):
             train_view.load_upload(files)
     model_id = train_view.load_upload([("m.safetensors", weights), ("m.json", sidecar)])
     assert model_id in st.session_state["user_models"]
+    monkeypatch.setattr(st, "session_state", {})  # another student's session
+    other = train_view.load_upload([("m.safetensors", weights), ("m.json", sidecar)])
+    assert other != model_id  # cached analyses are keyed by model id: ids never repeat across sessions
 
 
 def test_compare_page_renders_and_length_slider_changes_outputs():

@@ -1,6 +1,8 @@
 """The train page's pieces: the form, the live status, snapshots, download and upload of checkpoints."""
 from __future__ import annotations
 
+import uuid
+
 import streamlit as st
 
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
@@ -139,7 +141,8 @@ def load_upload(files: list[tuple[str, bytes]]) -> str:
     loaded = load_checkpoint_bytes(weights[0], sidecars[0], name=stem)
     loaded.model.requires_grad_(False)
     user_models = st.session_state.setdefault(USER_MODELS, {})
-    model_id = f"uploaded-{len(user_models) + 1}"
+    # Unique across the server: cached analyses are keyed by model id and shared by all sessions.
+    model_id = f"uploaded-{uuid.uuid4().hex[:8]}"
     user_models[model_id] = loaded
     return model_id
 

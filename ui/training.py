@@ -77,6 +77,7 @@ def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: 
 
 def start_job(config: TrainConfig, example: str, data: Dataset | None = None) -> TrainingJob:
     """Start training in a background thread; returns at once."""
+    # The number is unique in this server process, so cached analyses keyed by model id never mix two users' models.
     job = TrainingJob(config, example, model_id=f"my-{config.model}_{config.task}-{next(_job_numbers)}")
     every = max(1, config.steps // SNAPSHOTS)
 
