@@ -65,6 +65,7 @@ class StepInfo:
     elapsed_s: float
     tokens_per_s: float
     eval: dict | None = None  # validation metrics on evaluation steps
+    token_accuracy: float = 0.0  # teacher-forced accuracy on this training batch
 
 
 @dataclass
@@ -235,9 +236,11 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
                       "the weights from the last good step are kept"
             break
         optimizer.step()
+        target_mask = tgt_out != PAD_ID
+        train_accuracy = float(((logits.argmax(-1) == tgt_out) & target_mask).sum() / target_mask.sum().clamp(min=1))
         tokens_seen += int((tgt_out != PAD_ID).sum()) + int((src != PAD_ID).sum())
         elapsed = time.perf_counter() - start - eval_seconds  # training time, evaluation excluded
-        record = {"step": step, "loss": loss.item(), "lr": lr, "elapsed_s": elapsed}
+        record = {"step": step, "loss": loss.item(), "lr": lr, "elapsed_s": elapsed, "token_accuracy": train_accuracy}
         metrics = None
         if cfg.eval_every and (step % cfg.eval_every == 0 or step == cfg.steps):
             eval_start = time.perf_counter()
@@ -248,7 +251,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
         bar.update(1)
         bar.set_postfix(loss=f"{loss.item():.3f}", **({"em": f"{metrics['exact_match']:.3f}"} if metrics else {}))
         if on_step is not None and on_step(StepInfo(step, cfg.steps, loss.item(), lr, elapsed,
-                                                    tokens_seen / max(elapsed, 1e-9), metrics)):
+                                                    tokens_seen / max(elapsed, 1e-9), metrics, train_accuracy)):
             stopped = "stopped by user"
             break
     bar.close()

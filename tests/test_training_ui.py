@@ -109,3 +109,20 @@ def test_non_finite_loss_stops_with_a_message_and_keeps_the_model():
     at.run()
     assert any("finite" in e.value and "last good step" in e.value for e in at.error)
     assert job.model_id in at.session_state["user_models"]
+
+
+@pytest.mark.parametrize("case", ["truncated", "pickle renamed", "oversized", "valid"])
+def test_upload_through_the_page(case):
+    weights, sidecar = _files()
+    content = {"truncated": weights[: len(weights) // 2], "pickle renamed": pickle.dumps({"w": torch.zeros(3)}),
+               "oversized": b"\0" * (64 * 1024 * 1024 + 1), "valid": weights}[case]
+    at = open_page("train")
+    at.file_uploader(key="upload_files").set_value([("mine.safetensors", content, "application/octet-stream"),
+                                                    ("mine.json", sidecar, "application/json")]).run()
+    at.button(key="upload_load").click().run()
+    assert not at.exception
+    if case == "valid":
+        assert at.session_state["model_id"].startswith("uploaded-") and at.success
+    else:
+        assert at.error and "cannot be loaded" in at.error[0].value
+        assert {"truncated": "truncated", "pickle renamed": "pickle", "oversized": "limit"}[case] in at.error[0].value

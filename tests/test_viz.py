@@ -54,3 +54,15 @@ def test_user_text_is_escaped_for_plotly():
     assert label("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
     fig = attention_heatmap(_weights(2), ["<b>x</b>", "y"], ["a", "<br>"])
     assert "<b>" not in "".join(fig.layout.yaxis.ticktext)
+
+
+def test_training_curves_show_train_and_validation():
+    from viz.training import training_curves
+
+    history = [{"step": s, "loss": 5 / s, "token_accuracy": s / 30, "lr": 1e-3, "elapsed_s": s} for s in range(1, 31)]
+    history[-1].update(val_exact_match=0.5, val_token_accuracy=0.9)
+    fig = training_curves(history)
+    names = [t.name for t in fig.data]
+    assert "training loss (cross-entropy)" in names and "validation exact match" in names
+    assert "training token accuracy, 20-step mean" in names
+    assert fig.layout.yaxis.title.text.startswith("loss") and fig.layout.xaxis.title.text == "step"

@@ -9,7 +9,7 @@ from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_b
 from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
 from ui.models import FAMILY_LABELS
-from ui.state import USER_MODELS, example_sentences
+from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, start_job
 from viz.attention import attention_heatmap
@@ -147,17 +147,29 @@ def load_upload(files: list[tuple[str, bytes]]) -> str:
     return model_id
 
 
+def _load_clicked() -> None:
+    """Button callback: runs before the sidebar is drawn, so it may switch the chosen model."""
+    files = st.session_state.get("upload_files") or []
+    try:
+        model_id = load_upload([(f.name, f.getvalue()) for f in files])
+    except CheckpointError as error:
+        st.session_state["upload_message"] = ("error", f"This checkpoint cannot be loaded: {error}")
+    else:
+        st.session_state["model_id"] = model_id
+        st.session_state["sentence"] = example_sentences(get_model(model_id).task)[0]
+        st.session_state["upload_message"] = ("success", f"Loaded as {model_id}; it is now the sidebar's model.")
+
+
 def upload_form() -> None:
     st.subheader("Load a checkpoint")
     files = st.file_uploader("Weights (.safetensors) and config (.json)", type=["safetensors", "json"],
                              accept_multiple_files=True, key="upload_files",
                              help=f"Safetensors + JSON only (nothing is unpickled), at most "
                                   f"{MAX_CHECKPOINT_BYTES // 2**20} MiB.")
-    if files and st.button("Load these files", key="upload_load"):
-        try:
-            model_id = load_upload([(f.name, f.getvalue()) for f in files])
-        except CheckpointError as error:
-            st.error(f"This checkpoint cannot be loaded: {escape_markdown(str(error))}")
-        else:
-            st.session_state["model_id"] = model_id
-            st.rerun()
+    if files:
+        st.button("Load these files", key="upload_load", on_click=_load_clicked)
+    kind, message = st.session_state.pop("upload_message", (None, None))
+    if kind == "error":
+        st.error(escape_markdown(message))
+    elif kind == "success":
+        st.success(escape_markdown(message))

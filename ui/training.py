@@ -82,7 +82,8 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None) ->
     every = max(1, config.steps // SNAPSHOTS)
 
     def on_step(info: StepInfo) -> bool:
-        record = {"step": info.step, "loss": info.loss, "lr": info.lr, "elapsed_s": info.elapsed_s}
+        record = {"step": info.step, "loss": info.loss, "lr": info.lr, "elapsed_s": info.elapsed_s,
+                  "token_accuracy": info.token_accuracy}
         if info.eval:
             record.update({f"val_{k}": v for k, v in info.eval.items() if k != "sentences"})
         job.history.append(record)

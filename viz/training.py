@@ -21,6 +21,10 @@ def training_curves(history: list[dict], title: str = "Training") -> go.Figure:
             smooth = frame["loss"].rolling(20, min_periods=1).mean()
             fig.add_trace(go.Scatter(x=frame["step"], y=smooth, name="training loss, 20-step mean"),
                           secondary_y=False)
+        if "token_accuracy" in frame:
+            fig.add_trace(go.Scatter(x=frame["step"], y=frame["token_accuracy"].rolling(20, min_periods=1).mean(),
+                                     name="training token accuracy, 20-step mean", line=dict(dash="dash")),
+                          secondary_y=True)
         if "val_exact_match" in frame:
             val = frame.dropna(subset=["val_exact_match"])
             fig.add_trace(go.Scatter(x=val["step"], y=val["val_exact_match"], name="validation exact match",
