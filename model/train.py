@@ -21,6 +21,7 @@ from model.checkpoint import LoadedModel, build_model, save_checkpoint
 from model.config import Seq2SeqConfig, TransformerConfig
 from model.data import BOS_ID, EOS_ID, PAD_ID, Dataset, make_dataset
 from model.decode import greedy_decode_batch
+from model.device import pick_device
 from model.metrics import corpus_bleu, exact_match
 
 FAMILIES = ("transformer", "bahdanau", "no-attention")
@@ -78,16 +79,6 @@ class TrainResult:
 
 class NonFiniteLoss(RuntimeError):
     pass
-
-
-def pick_device(name: str = "auto") -> torch.device:
-    if name != "auto":
-        return torch.device(name)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
 
 
 def model_config(cfg: TrainConfig, data: Dataset) -> TransformerConfig | Seq2SeqConfig:

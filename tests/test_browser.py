@@ -158,3 +158,15 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
     expect(page.get_by_test_id("stMetricValue").first).not_to_have_text(before)
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "residual.png", full_page=True)
+
+
+def test_every_request_stays_on_the_app_origin(page: Page, app_url):
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    for path in ("", "attention", "decoding", "positional", "softmax_scaling", "attention_steps", "normalization",
+                 "residual", "compare", "train"):
+        page.goto(f"{app_url}/{path}")
+        wait_idle(page)
+        no_exception(page)
+    foreign = [url for url in requests if not url.startswith((app_url, "data:", "blob:"))]
+    assert requests and not foreign, foreign[:5]

@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 from model.checkpoint import CheckpointError, LoadedModel, count_parameters, load_checkpoint, read_sidecar
-from model.train import pick_device
+from model.device import pick_device
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 FAMILY_LABELS = {"transformer": "Transformer", "bahdanau": "GRU seq2seq + Bahdanau attention",
