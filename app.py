@@ -1,9 +1,12 @@
 """Attention Lab: entry point (page config, shared sidebar, navigation)."""
+from pathlib import Path
+
 import streamlit as st
 
 from ui.sidebar import render_sidebar
 
-st.set_page_config(page_title="Attention Lab", page_icon=":material/visibility:", layout="wide")
+# A local favicon: a material-icon favicon is fetched from a font CDN, and the app must work offline.
+st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
 
 pages = {
     "Start": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],
