@@ -6,7 +6,8 @@ import streamlit as st
 from ui.sidebar import render_sidebar
 
 # A local favicon: a material-icon favicon is fetched from a font CDN, and the app must work offline.
-st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"), layout="wide")
+st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
+                   layout="wide")
 
 pages = {
     "Start": [st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True)],

@@ -40,12 +40,12 @@ if analysis is not None:
             st.plotly_chart(attention_heatmap(rows, labels, result.source.tokens,
                                               f"Cross-attention while writing “{produced[step]}” (layer {layer + 1})",
                                               height=140 + 40 * len(labels)), key="dec_cross")
-            self_w = result.attention["decoder_self"][layer, 0 if head == "all" else head, : step + 1, : step + 1]
-            if head == "all":
-                self_w = result.attention["decoder_self"][layer, :, : step + 1, : step + 1].mean(0)
+            so_far = result.attention["decoder_self"][layer, :, : step + 1, : step + 1]  # (h, step+1, step+1)
+            self_w = so_far.mean(0) if head == "all" else so_far[head]
             tokens = result.decoder_input_tokens[: step + 1]
-            st.plotly_chart(attention_heatmap(self_w, tokens, tokens, "Decoder self-attention so far (causal mask "
-                                              "in grey)", masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
+            st.plotly_chart(attention_heatmap(self_w, tokens, tokens, "Decoder self-attention so far (causal mask in "
+                                              f"grey{', mean of the heads' if head == 'all' else ''})",
+                                              masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
                             key="dec_self")
         elif "alignment" in result.attention:
             st.plotly_chart(attention_heatmap(result.attention["alignment"][step:step + 1], [produced[step]],
