@@ -4,11 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from model.checkpoint import CheckpointError, LoadedModel, count_parameters, load_checkpoint, read_sidecar
 from model.device import pick_device
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
+# A plain logging.Logger; streamlit's get_logger gives it streamlit's stderr handler and the --logger.level level.
+_LOG = get_logger("attention_lab.models")
 FAMILY_LABELS = {"transformer": "Transformer", "bahdanau": "GRU seq2seq + Bahdanau attention",
                  "no-attention": "GRU seq2seq, no attention"}
 
@@ -26,6 +29,7 @@ def load_shipped(name: str) -> LoadedModel:
     loaded = load_checkpoint(CHECKPOINT_DIR / name, device=pick_device("auto"))
     for parameter in loaded.model.parameters():
         parameter.requires_grad_(False)
+    _LOG.info("loaded shipped model %s", name)
     return loaded
 
 

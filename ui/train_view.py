@@ -74,7 +74,7 @@ def live_status() -> None:
                 text=f"{job.model_id}: step {job.steps_done} / {cfg.steps} · {job.elapsed_s:.1f} s · "
                      f"{job.tokens_per_s:,.0f} tokens/s")
     if job.active:
-        st.button("Stop", on_click=job.stop_requested.set, key="train_stop", type="secondary")
+        st.button("Stop training", on_click=job.stop_requested.set, key="train_stop", type="secondary")
     st.plotly_chart(training_curves(job.history, f"Training {FAMILY_LABELS[cfg.model]} on {cfg.task}"),
                     key="train_curves")
     if job.active:

@@ -1,0 +1,82 @@
+"""Shipped models are shared by every session of a server: the app's analyses must never change their weights.
+
+The analyses run exactly as the pages call them (ui.state.analyse / analyse_ablated, here through __wrapped__ so
+every call really computes instead of hitting st.cache_data), on the model that ui.models.load_shipped returns,
+sequentially and from several threads at once (one server thread per session runs scripts).
+"""
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+
+from model.checkpoint import load_checkpoint
+from model.config import TransformerConfig
+from ui.models import CHECKPOINT_DIR, load_shipped, shipped_model_names
+from ui.state import analyse, analyse_ablated
+
+SENTENCES = ["i am a student", "the small cat eats the red apple", "she is a student", "we like the big green trees",
+             "zzz unknown words"]
+REVERSE_SENTENCES = ["3 1 4 15 9", "1 2 3", "7"]
+
+
+def state_dict_sha256(state_dict) -> str:
+    """sha256 over every tensor's name, dtype, shape and bytes, in name order (same as bench/load_classroom.py)."""
+    digest = hashlib.sha256()
+    for name in sorted(state_dict):
+        tensor = state_dict[name].detach().cpu().contiguous()
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _ablations(config: TransformerConfig) -> list[tuple[tuple[str, int, int], ...]]:
+    """No head off, one head off, and every head of every kind off."""
+    every = tuple((kind, layer, head) for kind in ("encoder_self", "decoder_self", "cross")
+                  for layer in range(config.num_layers) for head in range(config.num_heads))
+    return [(), (("cross", config.num_layers - 1, 1),), every]
+
+
+def _run_analyses(name: str, loaded) -> list[list[str]]:
+    sentences = REVERSE_SENTENCES if loaded.task == "reverse" else SENTENCES
+    outputs = []
+    for sentence in sentences:
+        outputs.append(analyse.__wrapped__(name, sentence, loaded).output_tokens)
+        if isinstance(loaded.config, TransformerConfig):
+            for switched_off in _ablations(loaded.config):
+                outputs.append(analyse_ablated.__wrapped__(name, sentence, switched_off, loaded).output_tokens)
+    return outputs
+
+
+@pytest.fixture(scope="module", params=shipped_model_names())
+def shipped(request):
+    name = request.param
+    return name, load_shipped.__wrapped__(name)  # the loader the server caches with st.cache_resource
+
+
+def test_loader_returns_the_checkpoint_frozen_and_in_eval_mode(shipped):
+    name, loaded = shipped
+    assert state_dict_sha256(loaded.model.state_dict()) == \
+        state_dict_sha256(load_checkpoint(CHECKPOINT_DIR / name).model.state_dict())
+    assert not loaded.model.training
+    assert not any(p.requires_grad for p in loaded.model.parameters())
+
+
+def test_analyses_leave_the_shared_model_unchanged(shipped):
+    name, loaded = shipped
+    before = state_dict_sha256(loaded.model.state_dict())
+    outputs = _run_analyses(name, loaded)
+    assert outputs and all(isinstance(tokens, list) for tokens in outputs)
+    assert state_dict_sha256(loaded.model.state_dict()) == before
+    assert not loaded.model.training
+    assert not any(p.requires_grad for p in loaded.model.parameters())
+
+
+def test_concurrent_sessions_get_the_same_answers_and_leave_the_model_unchanged(shipped):
+    name, loaded = shipped
+    before = state_dict_sha256(loaded.model.state_dict())
+    expected = _run_analyses(name, loaded)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda _: _run_analyses(name, loaded), range(3)))
+    assert all(result == expected for result in results)
+    assert state_dict_sha256(loaded.model.state_dict()) == before
