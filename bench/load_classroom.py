@@ -639,8 +639,9 @@ def report(args, students: list[Student], server: Server, samples: list, timed_o
           + (" (global timeout reached)" if timed_out else ""))
     print(f"server healthy after {healthy:.1f} s; load average at start {load_before[0]:.2f}; websocket connect "
           f"(3 HTTP GETs + handshake) p50 {ms(percentile(connects, 50))}, max {ms(max(connects, default=math.nan))}")
-    print(f"server CPU during the run {server_cpu:.1f} s; this load generator's CPU {client_cpu:.1f} s "
-          f"(both on the same {len(os.sched_getaffinity(0))} CPUs); ForwardMsg bytes received "
+    print(f"throughput {len(ok) / wall:.2f} interactions/s; server CPU {server_cpu:.1f} s = "
+          f"{server_cpu / max(1, len(ok)):.2f} s per interaction, {server_cpu / wall:.2f} cores on average; this load "
+          f"generator's CPU {client_cpu:.1f} s (same {len(os.sched_getaffinity(0))} CPUs); ForwardMsg bytes received "
           f"{sum(s.bytes_in for s in students) / 2**20:.1f} MiB")
     print()
     print("| interaction | n | ok | p50 | p95 | p99 | max |")

@@ -45,8 +45,8 @@ def training_form() -> TrainConfig | None:
         return None
     return TrainConfig(model=family, task=task, steps=steps, num_layers=layers, d_model=d_model, num_heads=heads,
                        d_ff=2 * d_model, hidden_size=d_model, embed_dim=min(64, d_model), seed=int(seed),
-                       schedule=schedule, lr=lr, warmup=max(warmup, 1), eval_every=max(50, steps // 10),
-                       eval_size=200, device="auto")
+                       schedule=schedule, lr=lr, warmup=max(warmup, 1), eval_every=max(50, steps // 6),
+                       eval_size=150, device="auto")
 
 
 def launch(config: TrainConfig) -> None:
