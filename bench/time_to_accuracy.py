@@ -26,6 +26,11 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.95)
     parser.add_argument("--max-steps", type=int, default=3000)
     parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--lr", type=float, default=TrainConfig.lr)
+    parser.add_argument("--schedule", default=TrainConfig.schedule)
+    parser.add_argument("--warmup", type=int, default=TrainConfig.warmup)
+    parser.add_argument("--dropout", type=float, default=TrainConfig.dropout)
+    parser.add_argument("--batch-size", type=int, default=TrainConfig.batch_size)
     args = parser.parse_args()
     data = make_dataset("en-fr", seed=0)
     reached: dict = {}
@@ -38,7 +43,9 @@ def main() -> None:
                 return True
         return False
 
-    cfg = TrainConfig(model=args.model, task="en-fr", steps=args.max_steps, eval_every=args.eval_every)
+    cfg = TrainConfig(model=args.model, task="en-fr", steps=args.max_steps, eval_every=args.eval_every, lr=args.lr,
+                      schedule=args.schedule, warmup=args.warmup, dropout=args.dropout, batch_size=args.batch_size)
+    print(cfg)
     result = train(cfg, data=data, on_step=on_step)
     print(f"\n# {time.strftime('%Y-%m-%d')} {platform.machine()} {torch.get_num_threads()} threads, torch {torch.__version__}")
     print("| model | target | reached at step | training seconds | exact match |\n|---|---|---|---|---|")

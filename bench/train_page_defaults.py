@@ -3,7 +3,7 @@
     python bench/train_page_defaults.py [--model transformer] [--task en-fr]
 
 Prints steps, wall seconds, training seconds and the final validation exact match for the defaults of
-app_pages/train.py (600 steps, 2 layers, d_model 128, 4 heads, lr 1e-3 constant).
+app_pages/train.py (600 steps, 2 layers, d_model 128, 4 heads, lr 2e-3 with linear warm-up and decay).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     # The same config the page's form builds from its defaults (ui/train_view.py::training_form).
     config = TrainConfig(model=args.model, task=args.task, steps=args.steps, num_layers=2, d_model=128, num_heads=4,
-                         d_ff=256, hidden_size=128, embed_dim=64, seed=0, schedule="constant", lr=1e-3, warmup=100,
+                         d_ff=256, hidden_size=128, embed_dim=64, seed=0, schedule="warmup-decay", lr=2e-3, warmup=100,
                          eval_every=max(50, args.steps // 6), eval_size=150)
     start = time.perf_counter()
     job = start_job(config, "i am a student")

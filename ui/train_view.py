@@ -32,9 +32,9 @@ def training_form() -> TrainConfig | None:
         heads = c[2].select_slider("Heads (Transformer)", [1, 2, 4, 8], 4, key="train_heads")
         seed = c[3].number_input("Seed", 0, 10_000, 0, key="train_seed")
         c = st.columns(3)
-        schedule = c[0].selectbox("Learning-rate schedule", ["constant", "warmup-decay", "noam"], key="train_schedule",
+        schedule = c[0].selectbox("Learning-rate schedule", ["warmup-decay", "constant", "noam"], key="train_schedule",
                                   help="noam: the paper's d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)")
-        lr = c[1].select_slider("Learning rate (constant / warmup-decay)", [1e-4, 3e-4, 1e-3, 2e-3, 3e-3], 1e-3,
+        lr = c[1].select_slider("Learning rate (constant / warmup-decay)", [1e-4, 3e-4, 1e-3, 2e-3, 3e-3], 2e-3,
                                 key="train_lr")
         warmup = c[2].slider("Warm-up steps", 0, 1000, 100, step=50, key="train_warmup")
         start = st.form_submit_button("Start training", type="primary", disabled=bool(job and job.active))
