@@ -1,6 +1,6 @@
 """Seconds for a model to reach a target exact match on en-fr from scratch (default: Transformer, 95%).
 
-    python bench/time_to_accuracy.py [--model transformer] [--target 0.95] [--max-steps 3000]
+    python bench/time_to_accuracy.py [--model transformer] [--target 0.95] [--max-steps 800]
 
 Validation (greedy exact match on 300 held-out sentences) runs every --eval-every steps; its time is
 excluded from the reported training seconds (train() reports training time only).
@@ -24,7 +24,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="transformer")
     parser.add_argument("--target", type=float, default=0.95)
-    parser.add_argument("--max-steps", type=int, default=3000)
+    parser.add_argument("--max-steps", type=int, default=TrainConfig.steps,
+                        help="training length; warmup-decay reaches lr 0 at this step")
     parser.add_argument("--eval-every", type=int, default=100)
     parser.add_argument("--lr", type=float, default=TrainConfig.lr)
     parser.add_argument("--schedule", default=TrainConfig.schedule)

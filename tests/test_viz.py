@@ -40,7 +40,10 @@ def test_difference_grid_lines_bars_and_table():
     grid = head_grid(np.stack([np.stack([a, b])] * 2), TOKENS, TOKENS, selected=(1, 0))
     assert len(grid.data) == 4 and len(grid.layout.shapes) == 1
     lines = attention_lines(np.eye(5), TOKENS, TOKENS, threshold=0.5)
-    assert sum(1 for t in lines.data if t.mode == "lines") == 5
+    segments = [seg for t in lines.data if t.mode == "lines" for seg in zip(t.x[0::3], t.y[0::3], t.y[1::3])]
+    assert sorted(segments) == [(0, i, i) for i in range(5)]  # one line per query, to its own key
+    spread = attention_lines(_weights(), TOKENS, TOKENS, threshold=0.0)
+    assert sum(len(t.x) // 3 for t in spread.data if t.mode == "lines") == 25 and len(spread.data) <= 8 + 2
     bars = probability_bars(["je", "tu"], [0.9, 0.1])
     assert list(bars.data[0].x) == [0.9, 0.1]
     stats = head_statistics(np.stack([np.stack([np.eye(5), np.eye(5, k=-1)])]), key_tokens=TOKENS)

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 SEQUENTIAL = "Blues"
+LINE_BANDS = 8  # width/opacity levels in the lines view
 DIVERGING = "RdBu_r"
 
 
@@ -104,14 +105,23 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
     """Queries on the left, keys on the right; a line per pair, its width and opacity the weight (BertViz style)."""
     weights = np.asarray(weights, dtype=float)
     fig = go.Figure()
-    for i in range(weights.shape[0]):
-        for j in range(weights.shape[1]):
-            w = weights[i, j]
-            if w < threshold:
-                continue
-            fig.add_trace(go.Scatter(x=[0, 1], y=[i, j], mode="lines", line=dict(width=1 + 8 * w, color="#1f77b4"),
-                                     opacity=0.15 + 0.85 * w, hoverinfo="text", showlegend=False,
-                                     text=f"{label(query_tokens[i])} → {label(key_tokens[j])}: {w:.4f}"))
+    # One trace per band of weights (not one per line): a 20-token sentence would otherwise send 400 traces to
+    # the browser on every rerun. Lines in a band share width and opacity; hover still names each pair.
+    bands = np.linspace(threshold, 1.0, LINE_BANDS + 1)
+    for low, high in zip(bands[:-1], bands[1:]):
+        in_band = (weights >= low) & ((weights < high) | (high == 1.0))
+        if not in_band.any():
+            continue
+        xs, ys, texts = [], [], []
+        for i, j in zip(*np.nonzero(in_band)):
+            text = f"{label(query_tokens[i])} → {label(key_tokens[j])}: {weights[i, j]:.4f}"
+            xs += [0, 1, None]
+            ys += [i, j, None]
+            texts += [text, text, None]
+        middle = (low + high) / 2
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=1 + 8 * middle, color="#1f77b4"),
+                                 opacity=0.15 + 0.85 * middle, hoverinfo="text", text=texts, showlegend=False,
+                                 name=f"weights {low:.2f}–{high:.2f}"))
     fig.add_trace(go.Scatter(x=[0] * len(query_tokens), y=list(range(len(query_tokens))), mode="text",
                              text=[label(t) for t in query_tokens], textposition="middle left", showlegend=False,
                              hoverinfo="skip"))
