@@ -556,21 +556,9 @@ async def drive(args, server: Server, models: list[str], samples: list) -> tuple
 
 # ------------------------------------------------------------------------------ model hashes, report
 
-def state_dict_sha256(state_dict) -> str:
-    """sha256 over every tensor's name, dtype, shape and bytes, in name order (same as tests/test_shared_models)."""
-    import torch
-
-    digest = hashlib.sha256()
-    for name in sorted(state_dict):
-        tensor = state_dict[name].detach().cpu().contiguous()
-        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
-        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
-
-
 def model_hashes() -> dict[str, dict[str, str]]:
     sys.path.insert(0, str(ROOT))
-    from model.checkpoint import load_checkpoint
+    from model.checkpoint import load_checkpoint, state_dict_sha256
 
     hashes = {}
     for name in shipped_names():

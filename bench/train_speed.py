@@ -81,7 +81,7 @@ def main() -> None:
     print(f"# {time.strftime('%Y-%m-%d')} {platform.machine()} {torch.get_num_threads()} threads, torch {torch.__version__}")
     print(f"# d_model {cfg.d_model}, heads {cfg.num_heads}, layers {cfg.num_layers}+{cfg.num_layers}, "
           f"d_ff {cfg.d_ff}, batch {args.batch}, length {args.length}")
-    print(f"| model | median tokens/s | min | max |\n|---|---|---|---|")
+    print("| model | median tokens/s | min | max |\n|---|---|---|---|")
     for name, r in rates.items():
         print(f"| {name} | {statistics.median(r):,.0f} | {min(r):,.0f} | {max(r):,.0f} |")
     ratio = statistics.median(rates["ours"]) / statistics.median(rates["torch.nn.Transformer"])

@@ -6,6 +6,7 @@ never looks complete.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -152,6 +153,16 @@ def load_checkpoint_bytes(weights: bytes, sidecar: bytes, name: str = "checkpoin
 def _is_tied_alias(model, key: str) -> bool:
     cfg = getattr(model, "cfg", None)
     return bool(getattr(cfg, "tie_embeddings", False)) and key in ("tgt_embed.weight", "generator.weight")
+
+
+def state_dict_sha256(state_dict: dict) -> str:
+    """sha256 over every tensor's name, dtype, shape and bytes, in name order: proves weights unchanged."""
+    digest = hashlib.sha256()
+    for name in sorted(state_dict):
+        tensor = state_dict[name].detach().cpu().contiguous()
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def read_sidecar(path_stem: str | Path) -> dict:

@@ -5,12 +5,10 @@
 from __future__ import annotations
 
 import argparse
-import copy
-import math
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import torch

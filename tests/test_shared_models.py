@@ -4,30 +4,19 @@ The analyses run exactly as the pages call them (ui.state.analyse / analyse_abla
 every call really computes instead of hitting st.cache_data), on the model that ui.models.load_shipped returns,
 sequentially and from several threads at once (one server thread per session runs scripts).
 """
-import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import torch
 
 from model.checkpoint import load_checkpoint
 from model.config import TransformerConfig
+from model.checkpoint import state_dict_sha256
 from ui.models import CHECKPOINT_DIR, load_shipped, shipped_model_names
 from ui.state import analyse, analyse_ablated
 
 SENTENCES = ["i am a student", "the small cat eats the red apple", "she is a student", "we like the big green trees",
              "zzz unknown words"]
 REVERSE_SENTENCES = ["3 1 4 15 9", "1 2 3", "7"]
-
-
-def state_dict_sha256(state_dict) -> str:
-    """sha256 over every tensor's name, dtype, shape and bytes, in name order (same as bench/load_classroom.py)."""
-    digest = hashlib.sha256()
-    for name in sorted(state_dict):
-        tensor = state_dict[name].detach().cpu().contiguous()
-        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
-        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
 
 
 def _ablations(config: TransformerConfig) -> list[tuple[tuple[str, int, int], ...]]:

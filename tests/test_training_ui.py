@@ -4,11 +4,10 @@ import time
 
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from model.checkpoint import CheckpointError, checkpoint_bytes, load_checkpoint
 from model.train import TrainConfig
-from tests.test_app_pages import APP, TIMEOUT, open_page
+from tests.test_app_pages import open_page
 from ui.models import CHECKPOINT_DIR
 from ui.training import start_job, wait
 
