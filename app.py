@@ -3,6 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.errors import page_guard
 from ui.sidebar import render_sidebar
 
 # A local favicon: a material-icon favicon is fetched from a font CDN, and the app must work offline.
@@ -26,5 +27,6 @@ pages = {
 pages["Models"] = [st.Page("app_pages/compare.py", title="Seq2seq vs Transformer", icon=":material/compare:")]
 pages["Train"] = [st.Page("app_pages/train.py", title="Train a model", icon=":material/model_training:")]
 navigation = st.navigation(pages)
-render_sidebar()
-navigation.run()
+with page_guard():
+    render_sidebar()
+    navigation.run()

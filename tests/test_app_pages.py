@@ -5,6 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.bad_inputs import load_bad_inputs
+from ui.errors import GUARD_MESSAGE
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
@@ -18,8 +19,14 @@ def open_page(page: str, **state) -> AppTest:
     at.run()
     if page != "home":
         at.switch_page(f"app_pages/{page}.py").run()
-    assert not at.exception
+    assert_healthy(at)
     return at
+
+
+def assert_healthy(at: AppTest) -> None:
+    """No exception element, and the page guard (which turns errors into a message) did not fire."""
+    assert not at.exception
+    assert not [e.value for e in at.error if GUARD_MESSAGE in e.value]
 
 
 def test_home_lists_shipped_models_with_metrics():
@@ -91,7 +98,6 @@ def test_pages_with_other_models(model_id):
 def test_bad_inputs_never_break_the_pages_that_read_the_sentence(text):
     for page in ("attention", "decoding", "compare"):
         at = open_page(page, sentence=text)
-        assert not at.exception
         shown = " ".join(str(m.value) for m in list(at.markdown) + list(at.warning) + list(at.info))
         assert "<script>" not in shown and "<img" not in shown
 
@@ -119,3 +125,21 @@ def test_attention_steps_page_mask_and_sizes():
     at.select_slider(key="mh_heads").set_value(4).run()
     assert not at.exception
     assert any("Largest difference" in c.value for c in at.caption)
+
+
+def test_an_unexpected_error_becomes_a_message_not_a_traceback(monkeypatch):
+    import ui.state
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ui.state, "greedy_decode", broken)
+    ui.state.analyse.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["sentence"] = "a sentence never analysed before"
+    at.run()
+    at.switch_page("app_pages/attention.py").run()
+    assert not at.exception
+    assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)
+    assert "boom" not in " ".join(e.value for e in at.error)
+    ui.state.analyse.clear()
