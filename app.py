@@ -4,6 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.errors import page_guard
+from ui.share import restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
 
 # A local favicon: a material-icon favicon is fetched from a font CDN, and the app must work offline.
@@ -28,5 +29,10 @@ pages["Models"] = [st.Page("app_pages/compare.py", title="Seq2seq vs Transformer
 pages["Train"] = [st.Page("app_pages/train.py", title="Train a model", icon=":material/model_training:")]
 navigation = st.navigation(pages)
 with page_guard():
+    restore_from_url()
     render_sidebar()
+    show_url_notice()
     navigation.run()
+    write_to_url()
+    with st.sidebar:
+        share_link()

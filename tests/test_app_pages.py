@@ -143,3 +143,39 @@ def test_an_unexpected_error_becomes_a_message_not_a_traceback(monkeypatch):
     assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)
     assert "boom" not in " ".join(e.value for e in at.error)
     ui.state.analyse.clear()
+
+
+def test_a_link_reproduces_the_view():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "transformer_en-fr", "sentence": "she is a student", "kind": "cross",
+                            "layer": "1", "head": "3", "view": "Head"})
+    at.run()
+    at.switch_page("app_pages/attention.py").run()
+    assert_healthy(at)
+    assert (at.session_state["attn_kind"], at.session_state["attn_layer"], at.session_state["attn_head"]) == \
+        ("cross", 1, 3)
+    assert "elle est étudiante" in [c.value for c in at.code]
+    assert any("layer 2 · head 4" in chart.proto.spec for chart in at.get("plotly_chart"))
+    at.selectbox(key="attn_head").select_index(0).run()
+    assert at.query_params["head"] == "0" and at.query_params["sentence"] == "she is a student"
+
+
+def test_a_bad_link_falls_back_with_a_notice():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"model": "no-such-model", "layer": "99", "head": "x", "kind": "<script>",
+                            "step": "-3", "view": "nonsense"})
+    at.run()
+    assert_healthy(at)
+    notice = " ".join(i.value for i in at.info)
+    assert "do not fit" in notice and all(name in notice for name in ("model", "layer", "head", "kind", "step"))
+    assert at.session_state["model_id"] == "transformer_en-fr"
+    at.switch_page("app_pages/attention.py").run()
+    assert_healthy(at)
+
+
+def test_a_link_without_model_uses_the_default_model_for_its_checks():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"layer": "1", "head": "2"})
+    at.run()
+    assert_healthy(at)
+    assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (1, 2) and not at.info

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.models import device_label
-from ui.state import example_sentences, get_model, model_ids, model_label
+from ui.state import example_sentences, get_model, model_ids, model_label, selected_model_id
 
 
 def _use_example() -> None:
@@ -22,8 +22,7 @@ def _model_changed() -> None:
 
 def render_sidebar() -> None:
     ids = model_ids()
-    if st.session_state.get("model_id") not in ids:
-        st.session_state["model_id"] = "transformer_en-fr" if "transformer_en-fr" in ids else ids[0]
+    st.session_state["model_id"] = selected_model_id()
     with st.sidebar:
         # No format_func: the id is the label (AppTest and URLs see the same value); the family is captioned below.
         st.selectbox("Model", ids, key="model_id", on_change=_model_changed)

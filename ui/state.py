@@ -38,10 +38,16 @@ def get_model(model_id: str) -> LoadedModel:
     return user_models[model_id] if model_id in user_models else load_shipped(model_id)
 
 
+DEFAULT_MODEL = "transformer_en-fr"
+
+
 def selected_model_id() -> str:
+    """The sidebar's model, or the default one before the sidebar has run."""
     ids = model_ids()
     chosen = st.session_state.get("model_id")
-    return chosen if chosen in ids else ids[0]
+    if chosen in ids:
+        return chosen
+    return DEFAULT_MODEL if DEFAULT_MODEL in ids else ids[0]
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
