@@ -81,7 +81,7 @@ def test_decoding_steps(page: Page, app_url):
 def test_foundation_pages_respond(page: Page, app_url):
     page.goto(f"{app_url}/softmax_scaling")
     expect(page.get_by_role("heading", name="Softmax scaling: why divide by √d_k")).to_be_visible()
-    expect(page.get_by_text("20", exact=True)).to_be_visible()  # [2,2,2,2,2]·[2,2,2,2,2]
+    expect(page.get_by_test_id("stMetricValue").nth(1)).to_have_text("20")  # [2,2,2,2,2]·[2,2,2,2,2]
     page.screenshot(path=SCREENSHOTS / "softmax_scaling.png", full_page=True)
     page.goto(f"{app_url}/attention_steps")
     wait_idle(page)
@@ -170,3 +170,18 @@ def test_every_request_stays_on_the_app_origin(page: Page, app_url):
         no_exception(page)
     foreign = [url for url in requests if not url.startswith((app_url, "data:", "blob:"))]
     assert requests and not foreign, foreign[:5]
+
+
+def test_shared_link_opens_the_same_head(page: Page, app_url):
+    page.goto(f"{app_url}/attention?model=transformer_en-fr&sentence=she+is+a+student&kind=cross&layer=1&head=3")
+    wait_idle(page)
+    expect(page.get_by_text("elle est étudiante").first).to_be_visible()
+    expect(page.get_by_text("Encoder–decoder (cross) attention · layer 2 · head 4").first).to_be_visible()
+    page.get_by_label("Head", exact=True).click()
+    page.get_by_role("option", name="2", exact=True).click()
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"head=1"))
+    page.goto(f"{app_url}/attention?model=nope&layer=99")
+    wait_idle(page)
+    expect(page.get_by_text(re.compile("do not fit this app"))).to_be_visible()
+    no_exception(page)
