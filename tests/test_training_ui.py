@@ -125,3 +125,15 @@ def test_upload_through_the_page(case):
     else:
         assert at.error and "cannot be loaded" in at.error[0].value
         assert {"truncated": "truncated", "pickle renamed": "pickle", "oversized": "limit"}[case] in at.error[0].value
+
+
+def test_training_stops_when_the_session_is_gone():
+    alive = {"value": True}
+    job = start_job(TrainConfig(task="reverse", steps=2000, eval_every=0, d_model=32, num_heads=2, d_ff=64), "1 2",
+                    session_alive=lambda: alive["value"])
+    while job.steps_done < 3:
+        time.sleep(0.05)
+    alive["value"] = False  # the student closed the tab
+    wait(job)
+    assert job.state == "stopped" and "session closed" in job.message and job.steps_done < 2000
+    assert not job.thread.is_alive()

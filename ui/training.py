@@ -9,6 +9,7 @@ import itertools
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +26,7 @@ MAX_CONCURRENT_TRAININGS = max(1, (os.cpu_count() or 2) - 1)
 _training_slots = threading.BoundedSemaphore(MAX_CONCURRENT_TRAININGS)
 _job_numbers = itertools.count(1)
 SNAPSHOTS = 12  # attention snapshots of the fixed example per run
+SESSION_CHECK_EVERY = 10  # steps between checks that the student's session still exists
 
 
 @dataclass
@@ -49,6 +51,7 @@ class TrainingJob:
     elapsed_s: float = 0.0
     result: TrainResult | None = None
     stop_requested: threading.Event = field(default_factory=threading.Event)
+    session_closed: bool = False
     thread: threading.Thread | None = None
 
     @property
@@ -75,8 +78,13 @@ def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: 
     return Snapshot(step, result.output_tokens, result.source.tokens, queries, maps)
 
 
-def start_job(config: TrainConfig, example: str, data: Dataset | None = None) -> TrainingJob:
-    """Start training in a background thread; returns at once."""
+def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
+              session_alive: Callable[[], bool] = lambda: True) -> TrainingJob:
+    """Start training in a background thread; returns at once.
+
+    session_alive is polled every few steps: when the student's browser session is gone, training stops, so
+    the thread ends and the model is freed with the session instead of running on for nobody.
+    """
     # The number is unique in this server process, so cached analyses keyed by model id never mix two users' models.
     job = TrainingJob(config, example, model_id=f"my-{config.model}_{config.task}-{next(_job_numbers)}")
     every = max(1, config.steps // SNAPSHOTS)
@@ -92,6 +100,9 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None) ->
             snap = _snapshot(model_ref[0], dataset, config.task, example, info.step, config.model)
             if snap is not None:
                 job.snapshots.append(snap)
+        if info.step % SESSION_CHECK_EVERY == 0 and not session_alive():
+            job.session_closed = True
+            return True
         return job.stop_requested.is_set()
 
     model_ref: list = [None]
@@ -113,7 +124,8 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None) ->
                     job.state, job.message = "failed", result.stopped
                 else:
                     job.state = "stopped" if result.stopped == "stopped by user" else "finished"
-                    job.message = f"{result.stopped} after {len(result.history)} steps ({result.seconds:.1f} s)"
+                    reason = "stopped: the browser session closed" if job.session_closed else result.stopped
+                    job.message = f"{reason} after {len(result.history)} steps ({result.seconds:.1f} s)"
             except Exception as error:  # shown to the user as a message, never a traceback
                 job.state, job.message = "failed", f"training failed: {error}"
 
