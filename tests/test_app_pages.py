@@ -179,3 +179,16 @@ def test_a_link_without_model_uses_the_default_model_for_its_checks():
     at.run()
     assert_healthy(at)
     assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (1, 2) and not at.info
+
+
+ALL_PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
+             "decoding", "compare", "train"]
+
+
+@pytest.mark.parametrize("model_id", ["transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr",
+                                      "transformer_reverse"])
+def test_every_page_renders_with_every_shipped_model(model_id):
+    sentence = "3 1 4 15 9" if "reverse" in model_id else "the small cat eats the red apple"
+    for page in ALL_PAGES:
+        at = open_page(page, model_id=model_id, sentence=sentence)
+        assert at.title, page
