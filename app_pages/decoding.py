@@ -43,10 +43,11 @@ if analysis is not None:
             so_far = result.attention["decoder_self"][layer, :, : step + 1, : step + 1]  # (h, step+1, step+1)
             self_w = so_far.mean(0) if head == "all" else so_far[head]
             tokens = result.decoder_input_tokens[: step + 1]
-            st.plotly_chart(attention_heatmap(self_w, tokens, tokens, "Decoder self-attention so far (causal mask in "
-                                              f"grey{', mean of the heads' if head == 'all' else ''})",
+            st.plotly_chart(attention_heatmap(self_w, tokens, tokens, "Decoder self-attention so far" +
+                                              (" (mean of heads)" if head == "all" else ""),
                                               masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
                             key="dec_self")
+            st.caption("Grey cells are hidden by the causal mask: a word can only look at itself and earlier words.")
         elif "alignment" in result.attention:
             st.plotly_chart(attention_heatmap(result.attention["alignment"][step:step + 1], [produced[step]],
                                               result.source.tokens, "Bahdanau alignment at this step", height=180),
