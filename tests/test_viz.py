@@ -69,3 +69,14 @@ def test_training_curves_show_train_and_validation():
     assert "training loss (cross-entropy)" in names and "validation exact match" in names
     assert "training token accuracy, 20-step mean" in names
     assert fig.layout.yaxis.title.text.startswith("loss") and fig.layout.xaxis.title.text == "step"
+
+
+def test_attention_table_keeps_repeats_apart_and_defuses_formulas():
+    from viz.attention import attention_table
+
+    table = attention_table(np.eye(3), ["a", "a", "=cmd"], ["@x", "b", "-1"])
+    assert list(table.index) == ["0: a", "1: a", "2: =cmd"]
+    assert list(table.columns) == ["0: @x", "1: b", "2: -1"]
+    from viz.attention import csv_safe
+    assert csv_safe("=HYPERLINK()") == "'=HYPERLINK()" and csv_safe("je") == "je"
+    assert table.to_csv().splitlines()[0] == "query \\ key,0: @x,1: b,2: -1"

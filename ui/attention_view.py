@@ -9,8 +9,8 @@ import streamlit as st
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
-from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, head_grid, head_statistics_table,
-                           probability_bars)
+from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
+                           head_statistics_table, probability_bars)
 
 KINDS = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
          "cross": "Encoder–decoder (cross) attention"}
@@ -60,6 +60,10 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     if maps.masked is not None:
         st.caption("Grey cells are hidden by the causal mask: a position may only look at itself and earlier "
                    "positions, so everything above the diagonal is exactly 0.")
+    table = attention_table(maps.weights[layer, head], maps.query_tokens, maps.key_tokens)
+    st.download_button("Download this head's weights (CSV)", table.to_csv().encode("utf-8"),
+                       file_name=f"attention_{maps.kind}_layer{layer + 1}_head{head + 1}.csv", mime="text/csv",
+                       key="csv_head")
 
 
 def _focus(layer: int, head: int) -> None:
@@ -107,7 +111,10 @@ def show_compare(result: DecodeResult, maps: AttentionMaps, layer: int, head: in
 def show_statistics(maps: AttentionMaps) -> None:
     average = st.toggle("Average over the heads of each layer", key="stats_average")
     stats = head_statistics(maps.weights, key_tokens=maps.key_tokens)
-    st.dataframe(head_statistics_table(stats, average_heads=average), hide_index=True, width="stretch")
+    table = head_statistics_table(stats, average_heads=average)
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.download_button("Download the statistics (CSV)", table.to_csv(index=False).encode("utf-8"),
+                       file_name=f"head_statistics_{maps.kind}.csv", mime="text/csv", key="csv_stats")
     st.caption("Click a column header to sort. Low entropy = a sharp head that looks at one token; "
                "share on previous token near 1 = a 'previous-token head'; a large share on <eos> often means "
                "the head has nothing useful to do for this sentence.")

@@ -13,7 +13,7 @@ from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, start_job
 from viz.attention import attention_heatmap
-from viz.training import training_curves
+from viz.training import history_frame, training_curves
 
 JOB = "training_job"
 
@@ -89,6 +89,10 @@ def live_status() -> None:
         st.button("Stop training", on_click=job.stop_requested.set, key="train_stop", type="secondary")
     st.plotly_chart(training_curves(job.history, f"Training {FAMILY_LABELS[cfg.model]} on {cfg.task}"),
                     key="train_curves")
+    if job.history:
+        st.download_button("Download the training curves (CSV)",
+                           history_frame(list(job.history)).to_csv(index=False).encode("utf-8"),
+                           file_name=f"{job.model_id}_curves.csv", mime="text/csv", key="csv_curves")
     if job.active:
         return
     if job.state == "failed":

@@ -158,3 +158,15 @@ def head_statistics_table(stats: dict[str, np.ndarray], average_heads: bool = Fa
     if average_heads:
         table = table.drop(columns="head").groupby("layer", as_index=False).mean()
     return table
+
+
+def csv_safe(text: str) -> str:
+    """A cell that a spreadsheet will not run as a formula (=, +, -, @ at the start)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def attention_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> pd.DataFrame:
+    """weights (T_q, T_k) as a table: rows 'i: query token', columns 'j: key token' (positions keep repeats apart)."""
+    return pd.DataFrame(np.asarray(weights, dtype=float),
+                        index=[csv_safe(f"{i}: {t}") for i, t in enumerate(query_tokens)],
+                        columns=[csv_safe(f"{j}: {t}") for j, t in enumerate(key_tokens)]).rename_axis("query \\ key")
