@@ -2,12 +2,10 @@
 import streamlit as st
 
 from model.config import TransformerConfig
-from ui.attention_view import (KINDS, AttentionMaps, head_picker, show_ablation, show_compare, show_grid, show_head,
-                               show_rescale, show_statistics)
+from ui.attention_view import (KINDS, VIEWS, AttentionMaps, head_picker, show_ablation, show_compare, show_grid,
+                               show_head, show_rescale, show_statistics)
 from ui.state import analyse_ablated, current_analysis
 from viz.attention import attention_heatmap
-
-VIEWS = ["Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale"]
 
 st.title("Transformer attention")
 st.write("Each head turns every query token into a probability distribution over the key tokens. Pick the kind of "
@@ -32,7 +30,7 @@ if analysis is not None:
         maps = AttentionMaps.of(result, kind)
         layer, head = head_picker(maps, "attn", c[1:])
         # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
-        view = st.segmented_control("View", VIEWS, key="attn_view", default=VIEWS[0]) or VIEWS[0]
+        view = st.segmented_control("View", list(VIEWS), key="attn_view", default=VIEWS[0]) or VIEWS[0]
         if view == "Head":
             show_head(maps, layer, head)
         elif view == "All heads":

@@ -12,6 +12,7 @@ from model.metrics import head_entropy, head_statistics
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
                            head_statistics_table, probability_bars)
 
+VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale")  # the attention page's views
 KINDS = {"encoder_self": "Encoder self-attention", "decoder_self": "Decoder masked self-attention",
          "cross": "Encoder–decoder (cross) attention"}
 

@@ -10,11 +10,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ui.attention_view import KINDS, VIEWS
 from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
 
-KINDS = ("encoder_self", "decoder_self", "cross")
-VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale")
 RESTORED = "_url_restored"
 
 

@@ -16,6 +16,7 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 USER_MODELS = "user_models"  # session_state key: {model id: LoadedModel} trained or uploaded in this session
 
 
+@st.cache_data(show_spinner=False)
 def example_sentences(task: str) -> list[str]:
     name = "examples.txt" if task == "en-fr" else "examples_reverse.txt"
     lines = (ASSETS / name).read_text(encoding="utf-8").splitlines()

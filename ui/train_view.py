@@ -132,9 +132,11 @@ def download_buttons() -> None:
     job: TrainingJob | None = st.session_state.get(JOB)
     if job is None or job.result is None:
         return
-    loaded = job.result.loaded
-    weights, sidecar = checkpoint_bytes(loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab, loaded.task,
-                                        loaded.metrics, loaded.meta)
+    if job.checkpoint_files is None:  # serialise the model once, not on every rerun of the page
+        loaded = job.result.loaded
+        job.checkpoint_files = checkpoint_bytes(loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab,
+                                                loaded.task, loaded.metrics, loaded.meta)
+    weights, sidecar = job.checkpoint_files
     c = st.columns(2)
     c[0].download_button("Download weights (.safetensors)", weights, f"{job.model_id}.safetensors",
                          mime="application/octet-stream", key="dl_weights")

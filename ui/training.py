@@ -52,6 +52,7 @@ class TrainingJob:
     result: TrainResult | None = None
     stop_requested: threading.Event = field(default_factory=threading.Event)
     session_closed: bool = False
+    checkpoint_files: tuple[bytes, bytes] | None = None  # (safetensors, JSON) for download, made once
     thread: threading.Thread | None = None
 
     @property
