@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model.data import detokenize, make_dataset
-from ui.models import FAMILY_LABELS, shipped_model_info
+from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence
 from viz.attention import attention_heatmap
@@ -20,7 +20,7 @@ def _translate_all(sentence: str) -> dict:
 def _outputs(results: dict, reference: list[str] | None = None) -> None:
     cols = st.columns(3)
     for col, (family, result) in zip(cols, results.items()):
-        col.markdown(f"**{FAMILY_LABELS[family]}**")
+        col.markdown(f"**{family_label(family)}**")
         col.code(detokenize(result.output_tokens) or "(empty)", language=None)
         if reference is not None:
             col.caption("✅ exact match" if result.output_tokens == reference else "❌ differs from the reference")
@@ -63,7 +63,7 @@ def length_chart() -> None:
     st.subheader("Accuracy against sentence length")
     metric = st.radio("Metric", ["exact_match", "bleu"], horizontal=True, key="cmp_metric",
                       format_func={"exact_match": "exact match", "bleu": "BLEU"}.get)
-    rows = {FAMILY_LABELS[f]: shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
+    rows = {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
     st.plotly_chart(accuracy_by_length_chart(rows, metric), key="cmp_length")
     st.caption("Measured once on the held-out test and long-sentence splits (1,500 sentences) and stored with each "
                "checkpoint (`metrics.by_length`). Note the Transformer also fails past ~30 words: it rarely saw "

@@ -6,7 +6,11 @@ import logging
 
 import streamlit as st
 
-GUARD_MESSAGE = "Something went wrong while drawing this page"
+from i18n import LANGUAGES, strings, tr
+
+# The guard's message in every language (tests look for it to fail when the guard fired).
+GUARD_MESSAGES = tuple(strings(language)["errors.guard"].split("{error}")[0].strip() for language in LANGUAGES)
+GUARD_MESSAGE = GUARD_MESSAGES[0]
 _LOG = logging.getLogger("attention_lab.errors")
 
 
@@ -17,5 +21,4 @@ def page_guard():
         yield
     except Exception as error:  # noqa: BLE001 - the whole point is to catch anything the page raised
         _LOG.exception("page failed")
-        st.error(f"{GUARD_MESSAGE} ({type(error).__name__}). Your inputs are kept: try another sentence, model or "
-                 "setting, or reload the page. The details are in the server's log.")
+        st.error(tr("errors.guard", error=type(error).__name__) + " " + tr("errors.guard_advice"))

@@ -6,14 +6,13 @@ from pathlib import Path
 import streamlit as st
 from streamlit.logger import get_logger
 
+from i18n import tr
 from model.checkpoint import CheckpointError, LoadedModel, count_parameters, load_checkpoint, read_sidecar
 from model.device import pick_device
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 # A plain logging.Logger; streamlit's get_logger gives it streamlit's stderr handler and the --logger.level level.
 _LOG = get_logger("attention_lab.models")
-FAMILY_LABELS = {"transformer": "Transformer", "bahdanau": "GRU seq2seq + Bahdanau attention",
-                 "no-attention": "GRU seq2seq, no attention"}
 
 
 def shipped_model_names() -> list[str]:
@@ -42,6 +41,11 @@ def shipped_model_info(name: str) -> dict:
         "bahdanau" if config.get("attention") else "no-attention")
     return {"family": family, "task": sidecar.get("task", "?"), "metrics": sidecar.get("metrics", {}),
             "parameters": count_parameters(CHECKPOINT_DIR / name)}
+
+
+def family_label(family: str) -> str:
+    """'Transformer', 'GRU seq2seq + Bahdanau attention', ... in the user's language."""
+    return tr(f"models.family_{family.replace('-', '_')}")
 
 
 def device_label() -> str:

@@ -1,72 +1,135 @@
 """Shareable views: the state a person would share lives in the URL's query string (st.query_params).
 
 On a session's first run, values from the link are validated and copied into session_state (a bad or stale
-value is dropped with a notice, never an error); after every run, the current values are written back so
-the address bar always reproduces the view. The page itself is the URL's path (st.navigation).
+value is dropped with a notice, never an error); after every run, the current page's values are written back so
+the address bar always reproduces the view. The page itself is the URL's path (st.navigation). Each parameter
+names the pages it belongs to, so the address of one page does not carry another page's sliders.
+
+Widgets whose state comes from here take their default from session_state (`st.session_state.setdefault`), not
+from `value=`/`index=`: Streamlit warns when a widget has both.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import streamlit as st
 
+from i18n import LANGUAGES, tr
+from model.attention_steps import MASKS
+from model.normalization import NORM_KINDS
+from model.residual import ACTIVATIONS
 from ui.attention_view import KINDS, VIEWS
+from ui.display import LANGUAGE, PRESENTER
 from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
 
 RESTORED = "_url_restored"
+Parser = Callable[[str], object]
 
 
-def _int_below(limit: Callable[[], int]) -> Callable[[str], int]:
+@dataclass(frozen=True)
+class Param:
+    key: str  # session_state key (usually the widget's key)
+    parse: Parser  # text from the URL -> value; raises ValueError/KeyError/TypeError when it does not fit
+    pages: Collection[str] = ()  # url paths of the pages it belongs to; empty: every page
+
+
+def _layers() -> int:
+    return getattr(get_model(selected_model_id()).config, "num_layers", 0)
+
+
+def _heads() -> int:
+    return getattr(get_model(selected_model_id()).config, "num_heads", 0)
+
+
+def int_in(low: int | Callable[[], int], high: int | Callable[[], int]) -> Parser:
+    """An integer in [low, high]; either bound may be a function read at parse time (it depends on the model)."""
     def parse(text: str) -> int:
         value = int(text)
-        if not 0 <= value < limit():
-            raise ValueError(f"{value} is out of range")
+        lo, hi = (b() if callable(b) else b for b in (low, high))
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is outside {lo}..{hi}")
         return value
     return parse
 
 
-def _model_config():
-    return get_model(selected_model_id()).config
-
-
-def _layers() -> int:
-    return getattr(_model_config(), "num_layers", 0)
-
-
-def _heads() -> int:
-    return getattr(_model_config(), "num_heads", 0)
-
-
-def _choice(options) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in options:
+def one_of(options: Collection | Callable[[], Collection], convert: Callable[[str], object] = str) -> Parser:
+    def parse(text: str) -> object:
+        value = convert(text)
+        if value not in (options() if callable(options) else options):
             raise ValueError(f"{text!r} is not one of the choices")
-        return text
+        return value
     return parse
+
+
+def boolean(text: str) -> bool:
+    if text not in ("true", "false", "True", "False"):
+        raise ValueError(f"{text!r} is not true or false")
+    return text.lower() == "true"
 
 
 def _sentence(text: str) -> str:
     return text[:MAX_INPUT_CHARS]
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("must be at least 1")
-    return value
+SEED = int_in(0, 10_000)
+FOUNDATIONS = {
+    # positional encoding
+    "pe_d": Param("pe_d_model", one_of(range(4, 257, 2), int), ["positional"]),
+    "pe_len": Param("pe_length", int_in(8, 256), ["positional"]),
+    "pe_k": Param("pe_k", int_in(1, lambda: st.session_state.get("pe_length", 64) - 1), ["positional"]),
+    "pe_pos": Param("pe_position", int_in(0, lambda: st.session_state.get("pe_length", 64) - 1), ["positional"]),
+    # softmax scaling
+    "dk": Param("scaling_dk", one_of([1, 2, 4, 8, 16, 32, 64, 128, 256, 512], int), ["softmax_scaling"]),
+    "v1x": Param("scaling_v1_factor", one_of([1, 2, 5, 10, 20, 50, 100], int), ["softmax_scaling"]),
+    "scale": Param("scaling_scale", one_of(lambda: scaling_scale_options(st.session_state.get("scaling_dk", 64)),
+                                           float), ["softmax_scaling"]),
+    "scores_seed": Param("scaling_seed", SEED, ["softmax_scaling"]),
+    # attention step by step
+    "tokens": Param("steps_tokens", int_in(2, 6), ["attention_steps"]),
+    "steps_dk": Param("steps_dk", int_in(1, 6), ["attention_steps"]),
+    "seed": Param("steps_seed", SEED, ["attention_steps"]),
+    "mask": Param("steps_mask", one_of(MASKS), ["attention_steps"]),
+    "padded": Param("steps_padded", int_in(0, lambda: st.session_state.get("steps_tokens", 4) - 1),
+                    ["attention_steps"]),
+    "heads": Param("mh_heads", one_of([1, 2, 4], int), ["attention_steps"]),
+    "d_model": Param("mh_dmodel", one_of([4, 8, 16], int), ["attention_steps"]),
+    "mh_mask": Param("mh_mask", one_of(MASKS), ["attention_steps"]),
+    # LayerNorm vs BatchNorm
+    "batch": Param("norm_batch", int_in(1, 8), ["normalization"]),
+    "len": Param("norm_len", int_in(1, 12), ["normalization"]),
+    "features": Param("norm_d", int_in(2, 16), ["normalization"]),
+    "norm_seed": Param("norm_seed", SEED, ["normalization"]),
+    "norm": Param("norm_kind", one_of(NORM_KINDS), ["normalization"]),
+    # residual connections
+    "depth": Param("res_depth", int_in(2, 64), ["residual"]),
+    "act": Param("res_activation", one_of(ACTIVATIONS), ["residual"]),
+    "res_seed": Param("res_seed", SEED, ["residual"]),
+    "ln": Param("res_ln", boolean, ["residual"]),
+}
 
 
-# URL parameter -> (session_state key, parser). Order matters: the model first, layer/head checks need it.
-SHARED: dict[str, tuple[str, Callable[[str], object]]] = {
-    "model": ("model_id", lambda text: _choice(model_ids())(text)),
-    "sentence": ("sentence", _sentence),
-    "kind": ("attn_kind", _choice(KINDS)),
-    "layer": ("attn_layer", _int_below(_layers)),
-    "head": ("attn_head", _int_below(_heads)),
-    "view": ("attn_view", _choice(VIEWS)),
-    "step": ("decode_step", _positive_int),
-    "dec_layer": ("dec_layer", _int_below(_layers)),
+def scaling_scale_options(d_k: int) -> list[float]:
+    """The softmax-scaling page's scale choices: 1/√d_k sits among round values (the page and the URL share it)."""
+    return [0.01, 0.03, 0.1, round(1 / d_k ** 0.5, 3), 0.3, 1.0, 3.0, 10.0]
+
+
+# URL parameter -> Param. Order matters: the model first (layer/head checks need it), lengths before positions.
+SHARED: dict[str, Param] = {
+    "lang": Param(LANGUAGE, one_of(LANGUAGES)),
+    "presenter": Param(PRESENTER, boolean),
+    "model": Param("model_id", lambda text: one_of(model_ids())(text)),
+    "sentence": Param("sentence", _sentence, ["attention", "decoding", "compare"]),
+    "kind": Param("attn_kind", one_of(KINDS), ["attention"]),
+    "layer": Param("attn_layer", int_in(0, lambda: _layers() - 1), ["attention"]),
+    "head": Param("attn_head", int_in(0, lambda: _heads() - 1), ["attention"]),
+    "view": Param("attn_view", one_of(VIEWS), ["attention"]),
+    "rescale": Param("rescale_factor", float, ["attention"]),
+    "step": Param("decode_step", int_in(1, 10_000), ["decoding"]),
+    "dec_layer": Param("dec_layer", int_in(0, lambda: _layers() - 1), ["decoding"]),
+    **FOUNDATIONS,
 }
 
 
@@ -76,13 +139,13 @@ def restore_from_url() -> None:
         return
     st.session_state[RESTORED] = True
     ignored = []
-    for name, (key, parse) in SHARED.items():
+    for name, param in SHARED.items():
         if name not in st.query_params:
             continue
         try:
-            st.session_state[key] = parse(st.query_params[name])
-            if key == "model_id":
-                st.session_state["sentence_task"] = get_model(st.session_state[key]).task
+            st.session_state[param.key] = param.parse(st.query_params[name])
+            if param.key == "model_id":
+                st.session_state["sentence_task"] = get_model(st.session_state[param.key]).task
         except (ValueError, KeyError, TypeError):
             ignored.append(name)
     if ignored:
@@ -92,29 +155,39 @@ def restore_from_url() -> None:
 def show_url_notice() -> None:
     ignored = st.session_state.pop("_url_notice", None)
     if ignored:
-        st.info(f"This link had values that do not fit this app or model ({', '.join(ignored)}); the defaults "
-                "are used for those.")
+        st.info(tr("share.bad_link", names=", ".join(ignored)))
 
 
-def write_to_url() -> None:
-    """Mirror the current shareable state into the address bar."""
-    for name, (key, _) in SHARED.items():
-        value = st.session_state.get(key)
-        if value is None or value == "":
-            st.query_params.pop(name, None)
-        elif st.query_params.get(name) != str(value):
-            st.query_params[name] = str(value)
+def _current(page: str) -> dict[str, str]:
+    """The shareable values of this page (and the global ones) as URL text."""
+    values = {}
+    for name, param in SHARED.items():
+        if param.pages and page not in param.pages:
+            continue
+        value = st.session_state.get(param.key)
+        if value is None or value == "" or (param.key == PRESENTER and not value) or (
+                param.key == LANGUAGE and value == "en"):
+            continue
+        values[name] = str(value)
+    return values
 
 
-def share_link() -> None:
+def write_to_url(page: str) -> None:
+    """Mirror the current page's shareable state into the address bar (and drop other pages' values)."""
+    values = _current(page)
+    for name in list(st.query_params):
+        if name not in values:
+            del st.query_params[name]
+    for name, text in values.items():
+        if st.query_params.get(name) != text:
+            st.query_params[name] = text
+
+
+def share_link(page: str) -> None:
     """'Link to this view': the address with the current state, in a code block (which has a copy button)."""
-    from urllib.parse import urlencode
-
     base = st.context.url
     if not base:
         return
-    query = urlencode({name: str(v) for name, (key, _) in SHARED.items()
-                       if (v := st.session_state.get(key)) not in (None, "")})
-    with st.popover("Link to this view", icon=":material/link:", width="stretch"):
-        st.caption("Copy this address: it opens this page with the same model, sentence, layer and head.")
-        st.code(f"{base}?{query}", language=None, wrap_lines=True)
+    with st.popover(tr("share.link"), icon=":material/link:", width="stretch"):
+        st.caption(tr("share.link_help"))
+        st.code(f"{base}?{urlencode(_current(page))}", language=None, wrap_lines=True)

@@ -1,8 +1,10 @@
-"""The shared sidebar: model and sentence, kept across pages (widgets with keys in the entry point)."""
+"""The shared sidebar: model and sentence, kept across pages (widgets with keys in the entry point), and display."""
 from __future__ import annotations
 
 import streamlit as st
 
+from i18n import tr
+from ui.display import display_settings
 from ui.models import device_label
 from ui.state import example_sentences, get_model, model_ids, model_label, selected_model_id
 
@@ -24,14 +26,16 @@ def render_sidebar() -> None:
     ids = model_ids()
     st.session_state["model_id"] = selected_model_id()
     with st.sidebar:
+        display_settings()
+        st.divider()
         # No format_func: the id is the label (AppTest and URLs see the same value); the family is captioned below.
-        st.selectbox("Model", ids, key="model_id", on_change=_model_changed)
+        st.selectbox(tr("sidebar.model"), ids, key="model_id", on_change=_model_changed)
         loaded = get_model(st.session_state["model_id"])
         examples = example_sentences(loaded.task)
         if "sentence" not in st.session_state:
             st.session_state["sentence"], st.session_state["sentence_task"] = examples[0], loaded.task
-        st.selectbox("Example sentence", [""] + examples, key="example", on_change=_use_example,
-                     format_func=lambda s: s or "— pick one —")
-        st.text_input("Sentence", key="sentence", max_chars=2000,
-                      help="Free text. Words the model does not know are read as <unk>.")
-        st.caption(f"{model_label(st.session_state['model_id'])} · task: {loaded.task} · runs on {device_label()}")
+        st.selectbox(tr("sidebar.example"), [""] + examples, key="example", on_change=_use_example,
+                     format_func=lambda s: s or tr("sidebar.pick_one"))
+        st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=2000, help=tr("sidebar.sentence_help"))
+        st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=loaded.task,
+                      device=device_label()))

@@ -6,10 +6,11 @@ from pathlib import Path
 import streamlit as st
 import torch
 
+from i18n import tr
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult, greedy_decode
 from model.transformer import HeadMasks
-from ui.models import FAMILY_LABELS, load_shipped, shipped_model_info, shipped_model_names
+from ui.models import family_label, load_shipped, shipped_model_info, shipped_model_names
 from ui.text import check_sentence, escape_markdown
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -31,7 +32,7 @@ def model_label(model_id: str) -> str:
     """'name (family)' without loading a shipped model's weights."""
     user_models = st.session_state.get(USER_MODELS, {})
     family = user_models[model_id].family if model_id in user_models else shipped_model_info(model_id)["family"]
-    return f"{model_id} ({FAMILY_LABELS[family]})"
+    return f"{model_id} ({family_label(family)})"
 
 
 def get_model(model_id: str) -> LoadedModel:
@@ -80,7 +81,7 @@ def current_analysis() -> tuple[str, LoadedModel, DecodeResult] | None:
     result = analyse(model_id, sentence, loaded)
     show_input_notices(result)
     if not result.source.ids[:-1]:
-        st.warning("No word could be read from this text. Type words separated by spaces.")
+        st.warning(tr("input.no_words"))
         return None
     return model_id, loaded, result
 
@@ -88,9 +89,8 @@ def current_analysis() -> tuple[str, LoadedModel, DecodeResult] | None:
 def show_input_notices(result: DecodeResult) -> None:
     source = result.source
     if source.truncated_from:
-        st.warning(f"The sentence has {source.truncated_from} tokens; the model reads at most "
-                   f"{len(source.tokens) - 1}, so it was cut there.")
+        st.warning(tr("input.truncated", tokens=source.truncated_from, limit=len(source.tokens) - 1))
     if source.unknown:
         unique = list(dict.fromkeys(source.unknown))
         shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")
-        st.warning(f"{len(unique)} word(s) are not in this model's vocabulary and are read as <unk\\>: {shown}")
+        st.warning(tr("input.unknown", count=len(unique), words=shown))

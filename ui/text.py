@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from i18n import tr
+
 MAX_INPUT_CHARS = 2000
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&\"'])")
 
@@ -18,9 +20,9 @@ def check_sentence(text: str | None) -> tuple[str | None, list[str]]:
     notices = []
     text = text or ""
     if len(text) > MAX_INPUT_CHARS:
-        notices.append(f"The text was {len(text):,} characters long; only the first {MAX_INPUT_CHARS:,} are used.")
+        notices.append(tr("input.too_long", length=f"{len(text):,}", limit=f"{MAX_INPUT_CHARS:,}"))
         text = text[:MAX_INPUT_CHARS]
     cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
     if not cleaned.strip():
-        return None, ["Type a sentence (or pick an example) to see its attention."]
+        return None, [tr("input.empty")]
     return cleaned, notices

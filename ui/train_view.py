@@ -8,7 +8,7 @@ import streamlit as st
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
-from ui.models import FAMILY_LABELS
+from ui.models import family_label
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, start_job
@@ -23,7 +23,7 @@ def training_form() -> TrainConfig | None:
     job: TrainingJob | None = st.session_state.get(JOB)
     with st.form("train_form"):
         c = st.columns(3)
-        family = c[0].selectbox("Model family", FAMILIES, format_func=FAMILY_LABELS.get, key="train_family")
+        family = c[0].selectbox("Model family", FAMILIES, format_func=family_label, key="train_family")
         task = c[1].selectbox("Task", TASKS, key="train_task")
         steps = c[2].slider("Steps", 50, 3000, 600, step=50, key="train_steps")
         c = st.columns(4)
@@ -87,7 +87,7 @@ def live_status() -> None:
                      f"{job.tokens_per_s:,.0f} tokens/s")
     if job.active:
         st.button("Stop training", on_click=job.stop_requested.set, key="train_stop", type="secondary")
-    st.plotly_chart(training_curves(job.history, f"Training {FAMILY_LABELS[cfg.model]} on {cfg.task}"),
+    st.plotly_chart(training_curves(job.history, f"Training {family_label(cfg.model)} on {cfg.task}"),
                     key="train_curves")
     if job.history:
         st.download_button("Download the training curves (CSV)",

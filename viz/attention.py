@@ -84,7 +84,7 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
             if masked is not None:
                 z[masked] = np.nan
             fig.add_trace(go.Heatmap(
-                z=z, customdata=hover, coloraxis="coloraxis", hoverongaps=False,
+                z=z, customdata=hover, coloraxis="coloraxis", hoverongaps=False, name=f"L{l + 1} H{h + 1}",
                 hovertemplate=f"layer {l + 1} head {h + 1}<br>query %{{customdata[0]}} → key %{{customdata[1]}}"
                               "<br>weight %{z:.4f}<extra></extra>"), row=l + 1, col=h + 1)
             fig.update_xaxes(showticklabels=False, row=l + 1, col=h + 1)

@@ -1,0 +1,93 @@
+"""How things are shown to this user: language, presenter mode, chart export. One chart function for every page.
+
+Per-user choices live in st.session_state (and the URL, see ui/share.py), so one student switching to Korean or
+to presenter mode changes nothing for anyone else.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+import i18n
+from i18n import LANGUAGES, tr
+from viz.export import figure_csv
+from viz.presentation import for_projection
+
+LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
+IMAGE_FORMATS = ("png", "svg")
+_PRESENTER_CSS = """<style>
+.stApp, .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea { font-size: 1.25rem !important; }
+.stApp h1 { font-size: 3rem !important; }
+.stApp h2, .stApp h3 { font-size: 2.1rem !important; }
+.stApp code { font-size: 1.35rem !important; }
+.stApp [data-testid="stMetricValue"] { font-size: 2.6rem !important; }
+</style>"""
+
+
+def _session_language() -> str:
+    """The language of the browser session this thread is drawing for; English outside a session."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return i18n.DEFAULT_LANGUAGE
+    return st.session_state.get(LANGUAGE, i18n.DEFAULT_LANGUAGE)
+
+
+i18n.set_language_provider(_session_language)
+
+
+def presenting() -> bool:
+    """Presenter mode: large text, colour-blind-safe scales, fewer controls (no downloads, fewer knobs)."""
+    return bool(st.session_state.get(PRESENTER, False))
+
+
+def display_settings() -> None:
+    """Sidebar controls for language, presenter mode and the chart image format (all kept in the URL)."""
+    st.session_state.setdefault(LANGUAGE, i18n.DEFAULT_LANGUAGE)
+    st.session_state.setdefault(IMAGE_FORMAT, IMAGE_FORMATS[0])
+    st.segmented_control(tr("display.language"), list(LANGUAGES), key=LANGUAGE, format_func=LANGUAGES.get,
+                         selection_mode="single", required=True)
+    st.toggle(tr("display.presenter"), key=PRESENTER, help=tr("display.presenter_help"))
+    if not presenting():
+        st.segmented_control(tr("display.image_format"), IMAGE_FORMATS, key=IMAGE_FORMAT, required=True,
+                             format_func=str.upper, help=tr("display.image_format_help"))
+    if presenting():
+        st.html(_PRESENTER_CSS)  # static CSS only; no user text
+
+
+def _file_stem(name: str) -> str:
+    return "attention-lab_" + (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "chart")
+
+
+def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
+               table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None) -> None:
+    """Draw a plotly figure the same way everywhere.
+
+    name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
+    where: a column or container (default: the page). table: the numbers offered as CSV when the figure's own
+    (viz.export.figure_table) are not the right ones. The camera button saves PNG or SVG (sidebar setting); a CSV
+    button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
+    scales, and hides the download button.
+    """
+    where = where or st
+    key = key or name
+    presenter = presenting()
+    shown = for_projection(fig) if presenter else fig
+    image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
+    config = {"displaylogo": False,
+              "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}
+    where.plotly_chart(shown, key=key, config=config)
+    if presenter:
+        return
+
+    def csv() -> bytes:
+        frame = table() if callable(table) else table
+        return figure_csv(fig) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
+            "utf-8-sig")
+
+    where.download_button(tr("display.csv"), data=csv, file_name=_file_stem(name) + ".csv", mime="text/csv",
+                          key=f"csv_{key}", on_click="ignore", icon=":material/download:", type="tertiary",
+                          help=tr("display.csv_help"))

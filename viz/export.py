@@ -1,0 +1,74 @@
+"""A chart's numbers as a table, for CSV download: what a figure shows, with its labels, and nothing else.
+
+One heatmap becomes a matrix (rows and columns labelled as on the axes); several heatmaps, lines and bars become
+a long table (series, x, y). Labels are unescaped from plotly's HTML-safe form and made formula-safe.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from viz.attention import csv_safe
+
+
+def _axis_labels(fig: go.Figure, trace, axis: str, values) -> list[str]:
+    """The text the reader sees for each value: the axis' ticktext where positions stand for tokens."""
+    values = list(values) if values is not None else []
+    name = (getattr(trace, f"{axis}axis", None) or axis).replace(axis, f"{axis}axis", 1)
+    layout_axis = fig.layout[name] if name in fig.layout else None
+    ticks = {}
+    if layout_axis is not None and layout_axis.tickvals is not None and layout_axis.ticktext is not None:
+        ticks = dict(zip(layout_axis.tickvals, layout_axis.ticktext))
+    return [html.unescape(str(ticks.get(v, v))) for v in values]
+
+
+def _is_data_heatmap(trace) -> bool:
+    # Mask overlays (grey cells) are heatmaps without a scale; they carry no numbers of their own.
+    return trace.type == "heatmap" and not (trace.showscale is False and trace.coloraxis is None)
+
+
+def _positioned(labels: list[str]) -> list[str]:
+    """Keep repeated labels apart (a sentence may repeat a word) by numbering them when needed."""
+    if len(set(labels)) != len(labels):
+        labels = [f"{i}: {label}" for i, label in enumerate(labels)]
+    return [csv_safe(label) for label in labels]
+
+
+def figure_table(fig: go.Figure) -> pd.DataFrame:
+    """The numbers behind a figure: a labelled matrix for one heatmap, else a long (series, x, y[, z]) table."""
+    heatmaps = [t for t in fig.data if _is_data_heatmap(t)]
+    others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"]
+    if len(heatmaps) == 1 and not others:
+        trace = heatmaps[0]
+        z = np.asarray(trace.z, dtype=float)
+        rows = trace.y if trace.y is not None else range(z.shape[0])
+        cols = trace.x if trace.x is not None else range(z.shape[1])
+        return pd.DataFrame(z, index=_positioned(_axis_labels(fig, trace, "y", rows)),
+                            columns=_positioned(_axis_labels(fig, trace, "x", cols))).rename_axis("row \\ column")
+    records = []
+    for number, trace in enumerate(heatmaps + others):
+        series = csv_safe(html.unescape(trace.name or f"{trace.type} {number + 1}"))
+        if trace.type == "heatmap":
+            z = np.asarray(trace.z, dtype=float)
+            ys = _axis_labels(fig, trace, "y", trace.y if trace.y is not None else range(z.shape[0]))
+            xs = _axis_labels(fig, trace, "x", trace.x if trace.x is not None else range(z.shape[1]))
+            records += [{"series": series, "x": csv_safe(xs[j]), "y": csv_safe(ys[i]), "z": z[i, j]}
+                        for i in range(z.shape[0]) for j in range(z.shape[1])]
+            continue
+        xs, ys = list(trace.x if trace.x is not None else []), list(trace.y if trace.y is not None else [])
+        for x, y in zip(xs, ys):
+            if x is None or y is None:  # gaps between line segments
+                continue
+            records.append({"series": series, "x": csv_safe(html.unescape(str(x))) if isinstance(x, str) else x,
+                            "y": csv_safe(html.unescape(str(y))) if isinstance(y, str) else y})
+    return pd.DataFrame(records)
+
+
+def figure_csv(fig: go.Figure) -> bytes:
+    """figure_table as UTF-8 CSV with a byte-order mark, so spreadsheets read Korean and token text correctly."""
+    table = figure_table(fig)
+    keep_index = table.index.name is not None
+    return table.to_csv(index=keep_index).encode("utf-8-sig")
