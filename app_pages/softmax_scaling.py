@@ -1,51 +1,86 @@
 """Why divide by √d_k: dot products grow with d_k, softmax saturates, its gradient vanishes."""
 import numpy as np
+import pandas as pd
 import streamlit as st
 
+from i18n import tr
 from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples, entropy, saturation_curve,
                            softmax, softmax_jacobian)
+from ui.display import presenting, show_chart
+from ui.share import SCALING_DKS, SCALING_V1_FACTORS, scaling_scale_options
 from viz.scaling import dot_product_histogram, jacobian_heatmap, saturation_chart, softmax_bars
 
-st.title("Softmax scaling: why divide by √d_k")
-st.write("A dot product of two d_k-dimensional vectors adds up d_k terms, so it grows with d_k. Large scores push "
-         "softmax to a one-hot vector, where its gradient is almost zero and learning stalls. Dividing by √d_k keeps "
-         "the scores' variance at 1 whatever the width. Move d_k and the scale and watch the variance, the "
-         "bars and the Jacobian.")
+st.title(tr("softmax_scaling.title"))
+st.write(tr("softmax_scaling.intro"))
+presenter = presenting()
+# Defaults through session_state, not value=: a shared link (ui/share.py) may already have set them.
+for key, default in (("scaling_dk", 64), ("scaling_v1_factor", 10), ("scaling_seed", 0), ("scaling_scale", 1.0)):
+    st.session_state.setdefault(key, default)
 
-st.subheader("1 · The dot product grows with the dimension")
+st.subheader(tr("softmax_scaling.dot_title"))
+st.write(tr("softmax_scaling.dot_text"))
 cols = st.columns(2)
 for col, (a, b) in zip(cols, NOTES_DOT_EXAMPLES):
     col.metric(f"{a.astype(int).tolist()} · {b.astype(int).tolist()}", f"{float(a @ b):g}",
-               help=f"d_k = {len(a)}: each of the {len(a)} products is 2 × 2 = 4")
-d_k = st.select_slider("d_k", options=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512], value=64, key="scaling_dk")
+               help=tr("softmax_scaling.dot_help", d_k=len(a)))
+d_k = st.select_slider("d_k", options=SCALING_DKS, key="scaling_dk", help=tr("softmax_scaling.dk_help"))
 raw, scaled = dot_product_samples(d_k, seed=0)
 c = st.columns(3)
-c[0].metric("var(q·k), measured", f"{raw.var():.2f}", help="theory: d_k")
-c[1].metric("var(q·k / √d_k), measured", f"{scaled.var():.3f}", help="theory: 1")
-c[2].metric("theory", f"{d_k} vs 1")
-st.plotly_chart(dot_product_histogram(raw, scaled, d_k), key="hist")
+c[0].metric(tr("softmax_scaling.var_raw"), f"{raw.var():.2f}", help=tr("softmax_scaling.theory_is", value=d_k))
+c[1].metric(tr("softmax_scaling.var_scaled"), f"{scaled.var():.3f}", help=tr("softmax_scaling.theory_is", value=1))
+c[2].metric(tr("softmax_scaling.theory"), tr("softmax_scaling.theory_value", d_k=d_k))
+show_chart(dot_product_histogram(raw, scaled, d_k), f"softmax_scaling_dot_products_dk{d_k}", key="hist",
+           table=lambda: pd.DataFrame({"q·k": raw, "q·k / √d_k": scaled}))
 
-st.subheader("2 · Softmax saturates")
-st.write(f"The notes' example: v₁ = {NOTES_SOFTMAX_EXAMPLE.tolist()} and the same vector scaled up.")
-factor = st.select_slider("Multiply v₁ by", options=[1, 2, 5, 10, 20, 50, 100], value=10, key="scaling_v1_factor")
+st.subheader(tr("softmax_scaling.saturation_title"))
+v1 = NOTES_SOFTMAX_EXAMPLE
+st.write(tr("softmax_scaling.saturation_text", v1=", ".join(f"{x:g}" for x in v1),
+            p=", ".join(f"{x:.3f}" for x in softmax(v1)), p100=", ".join(f"{x:.5f}" for x in softmax(100 * v1))))
+factor = st.select_slider(tr("softmax_scaling.factor"), options=SCALING_V1_FACTORS, key="scaling_v1_factor")
 a, b = st.columns(2)
-a.plotly_chart(softmax_bars(softmax(NOTES_SOFTMAX_EXAMPLE), ["0.3", "0.4"], "softmax(v₁)"), key="v1")
-b.plotly_chart(softmax_bars(softmax(factor * NOTES_SOFTMAX_EXAMPLE), [f"{0.3 * factor:g}", f"{0.4 * factor:g}"],
-                            f"softmax({factor} · v₁)"), key="v1_scaled")
+for col, key, times in ((a, "v1", 1), (b, "v1_scaled", factor)):
+    p = softmax(times * v1)
+    title = "softmax(v₁)" if times == 1 else f"softmax({times} · v₁)"
+    show_chart(softmax_bars(p, [f"{x * times:g}" for x in v1], title), f"softmax_v1_times{times}", key=key, where=col)
+    col.metric(tr("softmax_scaling.largest_gradient"), f"{np.abs(softmax_jacobian(p)).max():.4f}",
+               help=tr("softmax_scaling.largest_gradient_help"))
+st.latex(r"\frac{\partial y_i}{\partial z_j} = y_i\,(\delta_{ij} - y_j)")
+st.write(tr("softmax_scaling.jacobian_text"))
 
-st.subheader("3 · A row of scores under a scale (or temperature)")
-seed = st.number_input("Seed for the scores", 0, 10_000, 0, key="scaling_seed")
+st.subheader(tr("softmax_scaling.row_title"))
+st.write(tr("softmax_scaling.row_text"))
+if presenter:  # a secondary knob, hidden; re-assigned so the seed chosen before survives the hidden widget
+    seed = st.session_state["scaling_seed"]
+    st.session_state["scaling_seed"] = seed
+else:
+    seed = st.number_input(tr("softmax_scaling.seed"), 0, 10_000, key="scaling_seed")
 scores = np.random.default_rng(int(seed)).standard_normal(6) * np.sqrt(d_k)  # raw q·k of width d_k
-scale = st.select_slider("Scale multiplying the raw scores", key="scaling_scale",
-                         options=[0.01, 0.03, 0.1, round(1 / np.sqrt(d_k), 3), 0.3, 1.0, 3.0, 10.0], value=1.0)
+options, transformer_scale = scaling_scale_options(d_k), round(1 / np.sqrt(d_k), 3)
+if st.session_state["scaling_scale"] not in options:
+    # Only the 1/√d_k choice depends on d_k: a value no longer offered was the old d_k's, so follow d_k.
+    st.session_state["scaling_scale"] = transformer_scale
+
+
+def scale_name(s: float) -> str:
+    return tr("softmax_scaling.scale_dk", value=f"{s:g}") if s == transformer_scale else f"{s:g}"
+
+
+scale = st.select_slider(tr("softmax_scaling.scale"), options=options, key="scaling_scale", format_func=scale_name,
+                         help=tr("softmax_scaling.scale_help"))
 p = softmax(scale * scores)
+jacobian = softmax_jacobian(p)
 labels = [f"k{j + 1}" for j in range(len(scores))]
 c = st.columns(3)
-c[0].metric("entropy (nats)", f"{entropy(p):.3f}", help=f"maximum ln 6 = {np.log(6):.3f}")
-c[1].metric("max weight", f"{p.max():.3f}")
-c[2].metric("‖Jacobian‖", f"{np.linalg.norm(softmax_jacobian(p)):.4f}")
+c[0].metric(tr("softmax_scaling.entropy"), f"{entropy(p):.3f}", help=tr("softmax_scaling.entropy_help",
+                                                                       maximum=f"{np.log(6):.3f}"))
+c[1].metric(tr("softmax_scaling.max_weight"), f"{p.max():.3f}")
+c[2].metric(tr("softmax_scaling.jacobian_norm"), f"{np.linalg.norm(jacobian):.4f}")
 a, b = st.columns(2)
-a.plotly_chart(softmax_bars(p, labels, f"softmax({scale} × scores)"), key="row")
-b.plotly_chart(jacobian_heatmap(softmax_jacobian(p), labels, "Jacobian ∂y_i/∂z_j = y_i(δ_ij − y_j)"), key="jac")
-st.plotly_chart(saturation_chart(saturation_curve(scores, np.logspace(-2, 1.5, 60)), scale), key="curve")
-st.caption(f"1/√d_k = {1 / np.sqrt(d_k):.3f} is the scale the Transformer uses for these scores (d_k = {d_k}).")
+show_chart(softmax_bars(p, labels, tr("softmax_scaling.row_chart", scale=f"{scale:g}")),
+           f"softmax_row_scale{scale:g}_dk{d_k}", key="row", where=a)
+show_chart(jacobian_heatmap(jacobian, labels, tr("softmax_scaling.jacobian_title")),
+           f"softmax_jacobian_scale{scale:g}_dk{d_k}", key="jac", where=b)
+show_chart(saturation_chart(saturation_curve(scores, np.logspace(-2, 1.5, 60)), scale),
+           f"softmax_saturation_dk{d_k}_seed{seed}", key="curve")
+if not presenter:
+    st.caption(tr("softmax_scaling.caption", scale=f"{1 / np.sqrt(d_k):.3f}", d_k=d_k))

@@ -10,9 +10,11 @@ provider function that the UI installs (the browser session's choice); without o
 """
 from __future__ import annotations
 
+import contextlib
 import string
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 
@@ -20,6 +22,8 @@ LANGUAGES = {"en": "English", "ko": "한국어"}
 DEFAULT_LANGUAGE = "en"
 _FOLDER = Path(__file__).resolve().parent
 _language_provider: Callable[[], str] = lambda: DEFAULT_LANGUAGE
+# Set for code that runs outside the user's script run (a download built on click): per thread/task, never global.
+_language_override: ContextVar[str | None] = ContextVar("language_override", default=None)
 
 
 def _flatten(table: dict, prefix: str) -> dict[str, str]:
@@ -58,8 +62,18 @@ def set_language_provider(provider: Callable[[], str]) -> None:
     _language_provider = provider
 
 
+@contextlib.contextmanager
+def using_language(language: str) -> Iterator[None]:
+    """Within the block, tr() uses `language` in this thread only (e.g. a CSV built after the script run)."""
+    token = _language_override.set(language)
+    try:
+        yield
+    finally:
+        _language_override.reset(token)
+
+
 def current_language() -> str:
-    language = _language_provider()
+    language = _language_override.get() or _language_provider()
     return language if language in LANGUAGES else DEFAULT_LANGUAGE
 
 

@@ -39,9 +39,23 @@ def build_mask(kind: str, t_q: int, t_k: int, padded_keys: int = 0) -> np.ndarra
     raise ValueError(f"unknown mask {kind!r}; choose one of {', '.join(MASKS)}")
 
 
+# Entries of the editable Q, K, V are bounded to ±INPUT_LIMIT: a typed 1e200 would make QKᵀ overflow to ±inf and
+# softmax return NaN (inf − inf). (1e6)² · d_k stays far inside float64.
+INPUT_LIMIT = 1e6
+
+
+def bound_inputs(values: np.ndarray) -> np.ndarray:
+    """NaN -> 0, ±inf and anything beyond ±INPUT_LIMIT -> ±INPUT_LIMIT (float64)."""
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0, posinf=INPUT_LIMIT, neginf=-INPUT_LIMIT)
+    return np.clip(values, -INPUT_LIMIT, INPUT_LIMIT)
+
+
 def attention_stages(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray) -> AttentionStages:
-    """q (T_q, d_k), k (T_k, d_k), v (T_k, d_v), allowed (T_q, T_k) -> every stage of softmax(QKᵀ/√d_k + mask)V."""
-    qt, kt, vt = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (q, k, v))
+    """q (T_q, d_k), k (T_k, d_k), v (T_k, d_v), allowed (T_q, T_k) -> every stage of softmax(QKᵀ/√d_k + mask)V.
+
+    Inputs are bounded first (bound_inputs), so every stage is finite for any number a student types.
+    """
+    qt, kt, vt = (torch.as_tensor(bound_inputs(a)) for a in (q, k, v))
     mask = torch.as_tensor(allowed)
     result = scaled_dot_product_attention(qt, kt, vt, mask=mask)
     scaled = result.scores.numpy()

@@ -73,6 +73,9 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     stopped: str = "finished"  # "finished", "stopped by user", or the non-finite-loss message
     seconds: float = 0.0
+    # Why it ended, as a stable id a user interface can word in its own language:
+    # "finished", "user", "nonfinite_loss" or "nonfinite_gradient" (at step len(history) + 1).
+    reason: str = "finished"
 
 
 class NonFiniteLoss(RuntimeError):
@@ -203,7 +206,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), eps=1e-9)
     batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
     history: list[dict] = []
-    stopped, start, tokens_seen, eval_seconds = "finished", time.perf_counter(), 0, 0.0
+    stopped, reason, start, tokens_seen, eval_seconds = "finished", "finished", time.perf_counter(), 0, 0.0
     bar = tqdm(total=cfg.steps, desc=f"{cfg.model} {cfg.task}", disable=not progress)
     for step in range(1, cfg.steps + 1):
         lr = learning_rate(cfg, step, getattr(mcfg, "d_model", cfg.hidden_size))
@@ -216,6 +219,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
         if not torch.isfinite(loss):
             stopped = f"training stopped at step {step}: the loss became {loss.item()} (non-finite); " \
                       "the weights from the last good step are kept"
+            reason = "nonfinite_loss"
             break
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -223,6 +227,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
         if not torch.isfinite(grad_norm):
             stopped = f"training stopped at step {step}: the gradient became non-finite; " \
                       "the weights from the last good step are kept"
+            reason = "nonfinite_gradient"
             break
         optimizer.step()
         target_mask = tgt_out != PAD_ID
@@ -241,13 +246,13 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
         bar.set_postfix(loss=f"{loss.item():.3f}", **({"em": f"{metrics['exact_match']:.3f}"} if metrics else {}))
         if on_step is not None and on_step(StepInfo(step, cfg.steps, loss.item(), lr, elapsed,
                                                     tokens_seen / max(elapsed, 1e-9), metrics, train_accuracy)):
-            stopped = "stopped by user"
+            stopped, reason = "stopped by user", "user"
             break
     bar.close()
     model.eval()
     loaded = LoadedModel(model, mcfg, data.src_vocab, data.tgt_vocab, cfg.task,
                          meta={"train_config": asdict(cfg), "steps_done": len(history)})
-    return TrainResult(loaded, history, stopped, time.perf_counter() - start)
+    return TrainResult(loaded, history, stopped, time.perf_counter() - start, reason)
 
 
 def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:

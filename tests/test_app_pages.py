@@ -41,7 +41,8 @@ def test_home_lists_shipped_models_with_metrics():
 def test_attention_page_head_choice_changes_the_chart():
     at = open_page("attention", sentence="i am a student")
     assert "je suis étudiant" in [c.value for c in at.code]
-    assert any(b.proto.label.startswith("Download this head's weights") for b in at.get("download_button"))
+    # The head heatmap offers its token-labelled weights as CSV (show_chart's button, key csv_<chart key>).
+    assert any(b.proto.id.endswith("-csv_head_heatmap") for b in at.get("download_button"))
     first = at.get("plotly_chart")[0].proto.spec
     at.selectbox(key="attn_head").select_index(2).run()
     assert not at.exception

@@ -78,6 +78,18 @@ def test_decoding_steps(page: Page, app_url):
     page.screenshot(path=SCREENSHOTS / "decoding.png", full_page=True)
 
 
+def test_decoding_in_korean_from_a_link(page: Page, app_url):
+    page.goto(f"{app_url}/decoding?lang=ko&sentence=i+am+a+student&step=2&dec_head=all")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="디코딩, 한 번에 토큰 하나씩")).to_be_visible()
+    expect(page.get_by_text("단계 2 / 4")).to_be_visible()
+    page.get_by_role("button", name="다음 ▶").click()
+    wait_idle(page)
+    expect(page.get_by_text("단계 3 / 4")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"step=3"))
+    no_exception(page)
+
+
 def test_foundation_pages_respond(page: Page, app_url):
     page.goto(f"{app_url}/softmax_scaling")
     expect(page.get_by_role("heading", name="Softmax scaling: why divide by √d_k")).to_be_visible()
@@ -158,6 +170,18 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
     expect(page.get_by_test_id("stMetricValue").first).not_to_have_text(before)
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "residual.png", full_page=True)
+
+
+def test_foundation_link_in_korean(page: Page, app_url):
+    page.goto(f"{app_url}/positional?lang=ko&pe_d=16&pe_len=32&pe_pos=10")
+    expect(page.get_by_role("heading", name="위치 인코딩 (positional encoding)")).to_be_visible()
+    wait_idle(page)
+    expect(page.get_by_text("위치 32개 × d_model = 16의 PE")).to_be_visible()
+    page.goto(f"{app_url}/attention_steps?lang=ko&mask=causal&tokens=5")
+    wait_idle(page)
+    expect(page.get_by_text("3 · 마스크 (인과)")).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "attention_steps_ko.png", full_page=True)
 
 
 def test_every_request_stays_on_the_app_origin(page: Page, app_url):

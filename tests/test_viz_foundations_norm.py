@@ -109,3 +109,24 @@ def test_gradient_chart_leaves_a_gap_for_zero():
     fig = gradient_norm_chart({"plain": np.array([0.0, 1e-3, 0.5])})
     y = np.asarray(fig.data[0].y, dtype=float)
     assert np.isnan(y[0]) and y[1] == 1e-3
+
+
+def test_csv_tables_hold_the_numbers_of_the_charts(demo):
+    from viz.normalization import cells_table, statistics_table
+    from viz.residual import gradient_table
+    d = demo.x.shape[-1]
+    cells = pooled_cells(demo.mask, d, "batch", (0, 0, 2))
+    table = cells_table(demo.x, demo.output, demo.mask, cells)
+    assert len(table) == int(demo.mask.sum()) * d  # every real value, no padding
+    assert int(table["in the outlined statistic"].sum()) == int(cells.sum()) == int(demo.lengths.sum())
+    np.testing.assert_allclose(table["input (activation)"], demo.x[demo.mask].ravel())
+    stats = statistics_table(demo.mean, demo.var, demo.count, "batch")
+    assert list(stats["feature"]) == list(range(1, d + 1))
+    np.testing.assert_allclose(stats["variance"], demo.var)
+    layer = normalization_demo(3, 4, 5, "layer", seed=0)
+    per_token = statistics_table(layer.mean, layer.var, layer.count, "layer")
+    assert len(per_token) == int(layer.mask.sum()) and set(per_token["real values pooled"]) == {5}
+    profile = gradient_profile(5, "tanh", seed=0)
+    grads = gradient_table({"plain": profile.plain, "residual": profile.residual})
+    assert list(grads.columns) == ["without skip: f(x)", "with skip: x + f(x)"] and list(grads.index) == [1, 2, 3, 4, 5]
+    np.testing.assert_allclose(grads["with skip: x + f(x)"], profile.residual)

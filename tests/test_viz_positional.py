@@ -6,8 +6,8 @@ import plotly.graph_objects as go
 import pytest
 
 from model.positional import analyse_sinusoidal
-from viz.positional import (dials_and_counter, dimension_curves, dimension_name, encoding_heatmap, rotation_check,
-                            rotation_matrix_heatmap, similarity_by_offset, similarity_heatmap)
+from viz.positional import (dials_and_counter, dials_table, dimension_curves, dimension_name, encoding_heatmap,
+                            rotation_check, rotation_matrix_heatmap, similarity_by_offset, similarity_heatmap)
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +95,12 @@ def test_rotation_charts(pe):
     assert z.shape == (40, 40)
     assert math.isclose(z[0, 0], math.cos(6), abs_tol=1e-6) and math.isclose(z[0, 1], math.sin(6), abs_tol=1e-6)
     assert z[0, 2] == 0
+
+
+def test_dials_table_is_the_numbers_behind_the_dials(pe):
+    """The dials chart's CSV: one row per pair, with the hand tip (sin, cos) equal to the encoding at that position."""
+    table = dials_table(pe.angles[13], pe.wavelengths)
+    assert len(table) == 20 and list(table.columns)[0] == "pair i"
+    np.testing.assert_allclose(table.iloc[:, 3], pe.table[13, 0::2], atol=1e-6)
+    np.testing.assert_allclose(table.iloc[:, 4], pe.table[13, 1::2], atol=1e-6)
+    np.testing.assert_allclose(table.iloc[:, 2], pe.wavelengths)

@@ -3,14 +3,18 @@ from __future__ import annotations
 
 import streamlit as st
 
+from i18n import tr
 from model.data import detokenize, make_dataset
+from ui.display import presenting, show_chart
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence
-from viz.attention import attention_heatmap
+from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
 MODELS = {"no-attention": "no-attention_en-fr", "bahdanau": "bahdanau_en-fr", "transformer": "transformer_en-fr"}
+METRICS = ("exact_match", "bleu")
+AVERAGE = "average"  # the head choice that averages the heads (a stable value: it is kept in links)
 
 
 def _translate_all(sentence: str) -> dict:
@@ -21,9 +25,15 @@ def _outputs(results: dict, reference: list[str] | None = None) -> None:
     cols = st.columns(3)
     for col, (family, result) in zip(cols, results.items()):
         col.markdown(f"**{family_label(family)}**")
-        col.code(detokenize(result.output_tokens) or "(empty)", language=None)
+        col.code(detokenize(result.output_tokens) or tr("compare.empty_output"), language=None)
         if reference is not None:
-            col.caption("✅ exact match" if result.output_tokens == reference else "❌ differs from the reference")
+            col.caption(tr("compare.exact_match") if result.output_tokens == reference else tr("compare.differs"))
+
+
+def transformer_shape() -> tuple[int, int]:
+    """(layers, heads) of the page's Transformer (also used to check links)."""
+    config = get_model(MODELS["transformer"]).config
+    return config.num_layers, config.num_heads
 
 
 def side_by_side() -> None:
@@ -34,40 +44,43 @@ def side_by_side() -> None:
         return
     results = _translate_all(sentence)
     show_input_notices(results["transformer"])
-    st.subheader("The sidebar's sentence through the three models")
+    st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
-    transformer = get_model(MODELS["transformer"]).config
+    layers, heads = transformer_shape()
     c = st.columns(2)
-    layer = c[0].selectbox("Transformer layer", range(transformer.num_layers), key="cmp_model_layer",
-                           format_func=lambda i: str(i + 1))
-    head = c[1].selectbox("Transformer head", ["average"] + list(range(transformer.num_heads)), key="cmp_model_head",
-                          format_func=lambda h: "average of the heads" if h == "average" else str(h + 1))
+    st.session_state.setdefault("cmp_model_layer", 0)
+    layer = c[0].selectbox(tr("compare.layer"), range(layers), key="cmp_model_layer", format_func=lambda i: str(i + 1))
+    st.session_state.setdefault("cmp_model_head", AVERAGE)
+    head = c[1].selectbox(tr("compare.head"), [AVERAGE] + list(range(heads)), key="cmp_model_head",
+                          format_func=lambda h: tr("compare.head_average") if h == AVERAGE else str(h + 1))
     left, right = st.columns(2)
     bahdanau = results["bahdanau"]
-    left.plotly_chart(attention_heatmap(bahdanau.attention["alignment"], bahdanau.output_tokens + ["<eos>"],
-                                        bahdanau.source.tokens, "Bahdanau alignment (rows: word being written)"),
-                      key="cmp_bahdanau")
-    cross = results["transformer"].attention["cross"][layer]
-    weights = cross.mean(0) if head == "average" else cross[head]
-    right.plotly_chart(attention_heatmap(weights, results["transformer"].decoder_input_tokens,
-                                         results["transformer"].source.tokens,
-                                         f"Transformer cross-attention, layer {layer + 1}, "
-                                         f"{'average of heads' if head == 'average' else f'head {head + 1}'}"),
-                       key="cmp_transformer")
-    st.caption("Bahdanau rows are labelled by the word being written; Transformer rows by the decoder input "
-               "(<bos> writes the first word). The no-attention model has no alignment to show: one vector is "
-               "all its decoder ever sees.")
+    queries, keys = bahdanau.output_tokens + ["<eos>"], bahdanau.source.tokens
+    alignment = bahdanau.attention["alignment"]
+    show_chart(attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title")), "compare_bahdanau_alignment",
+               key="cmp_bahdanau", where=left, table=lambda: attention_table(alignment, queries, keys))
+    transformer = results["transformer"]
+    cross = transformer.attention["cross"][layer]
+    weights = cross.mean(0) if head == AVERAGE else cross[head]
+    title = (tr("compare.cross_title_average", layer=layer + 1) if head == AVERAGE
+             else tr("compare.cross_title_head", layer=layer + 1, head=head + 1))
+    t_queries, t_keys = transformer.decoder_input_tokens, transformer.source.tokens
+    show_chart(attention_heatmap(weights, t_queries, t_keys, title),
+               f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",
+               key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys))
+    if not presenting():
+        st.caption(tr("compare.alignment_caption"))
 
 
 def length_chart() -> None:
-    st.subheader("Accuracy against sentence length")
-    metric = st.radio("Metric", ["exact_match", "bleu"], horizontal=True, key="cmp_metric",
-                      format_func={"exact_match": "exact match", "bleu": "BLEU"}.get)
+    st.subheader(tr("compare.length_title"))
+    st.session_state.setdefault("cmp_metric", METRICS[0])
+    metric = st.radio(tr("compare.metric"), METRICS, horizontal=True, key="cmp_metric",
+                      format_func=lambda m: tr(f"compare.metric_{m}"))
     rows = {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
-    st.plotly_chart(accuracy_by_length_chart(rows, metric), key="cmp_length")
-    st.caption("Measured once on the held-out test and long-sentence splits (1,500 sentences) and stored with each "
-               "checkpoint (`metrics.by_length`). Note the Transformer also fails past ~30 words: it rarely saw "
-               "sentences that long in training.")
+    show_chart(accuracy_by_length_chart(rows, metric), f"compare_accuracy_by_length_{metric}", key="cmp_length")
+    if not presenting():
+        st.caption(tr("compare.length_caption"))
 
 
 @st.cache_data(show_spinner=False)
@@ -80,15 +93,21 @@ def _long_examples() -> list[tuple[list[str], list[str]]]:
     return [by_length[n] for n in sorted(by_length)]
 
 
+def sentence_lengths() -> list[int]:
+    """The lengths the growing-sentence slider offers (one held-out sentence each; also used to check links)."""
+    return [len(src) for src, _ in _long_examples()]
+
+
 def long_sentence_demo() -> None:
-    st.subheader("One sentence, growing")
+    st.subheader(tr("compare.growing_title"))
     examples = _long_examples()
-    lengths = [len(src) for src, _ in examples]
-    length = st.select_slider("Sentence length (words)", options=lengths, value=min(lengths, key=lambda n: abs(n - 20)),
-                              key="cmp_length_slider")
+    lengths = sentence_lengths()
+    st.session_state.setdefault("cmp_length_slider", min(lengths, key=lambda n: abs(n - 20)))
+    length = st.select_slider(tr("compare.length_slider"), options=lengths, key="cmp_length_slider",
+                              help=tr("compare.growing_help"))
     src, tgt = examples[lengths.index(length)]
-    st.markdown("**English (held-out test sentence)**")
+    st.markdown(f"**{tr('compare.english')}**")
     st.code(" ".join(src), language=None)
-    st.markdown("**Reference French**")
+    st.markdown(f"**{tr('compare.reference')}**")
     st.code(detokenize(tgt), language=None)
     _outputs(_translate_all(" ".join(src)), reference=tgt)

@@ -83,10 +83,13 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     if presenter:
         return
 
-    def csv() -> bytes:
-        frame = table() if callable(table) else table
-        return figure_csv(fig) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
-            "utf-8-sig")
+    language = i18n.current_language()
+
+    def csv() -> bytes:  # runs when clicked, outside the script run: keep the language of who clicked
+        with i18n.using_language(language):
+            frame = table() if callable(table) else table
+            return figure_csv(fig) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
+                "utf-8-sig")
 
     where.download_button(tr("display.csv"), data=csv, file_name=_file_stem(name) + ".csv", mime="text/csv",
                           key=f"csv_{key}", on_click="ignore", icon=":material/download:", type="tertiary",

@@ -1,9 +1,12 @@
 """Shipped checkpoints, loaded once per server and shared read-only by every session."""
 from __future__ import annotations
 
+import gc
+import threading
 from pathlib import Path
 
 import streamlit as st
+import torch
 from streamlit.logger import get_logger
 
 from i18n import tr
@@ -13,6 +16,41 @@ from model.device import pick_device
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 # A plain logging.Logger; streamlit's get_logger gives it streamlit's stderr handler and the --logger.level level.
 _LOG = get_logger("attention_lab.models")
+
+# Page analyses are tiny forward passes (one sentence): a second intra-op thread does not make them faster
+# (15.4 vs 15.6 ms per greedy decode, bench/README.md), while N students' script threads × 2 OpenMP threads
+# oversubscribe the server's cores. Trainings set their own thread to 1 as well (ui/training.py).
+PAGE_TORCH_THREADS = 1
+
+
+def bound_torch_threads() -> None:
+    """One intra-op (and inter-op) torch thread for this thread and every thread started after it."""
+    torch.set_num_threads(PAGE_TORCH_THREADS)  # torch's global: script threads created later start with it
+    try:
+        torch.set_num_interop_threads(PAGE_TORCH_THREADS)
+    except RuntimeError:  # only possible before any inter-op work; the pool is unused here anyway
+        pass
+
+
+bound_torch_threads()
+_frozen_models: set[str] = set()
+_freeze_lock = threading.Lock()
+
+
+def _freeze_long_lived(name: str) -> None:
+    """Take what is alive now (modules, torch, plotly, the shipped model) out of the cyclic GC's scans.
+
+    Streamlit runs gc.collect(2) after every script run (runner.postScriptGC); with torch, plotly and pandas
+    imported that full collection walks ~250k objects and took 100-130 ms of every rerun, holding the GIL for
+    every session. After gc.freeze() it only walks what was created since. Garbage is collected first, so
+    nothing dead is frozen; once per shipped model, so at most a handful of times per server.
+    """
+    with _freeze_lock:
+        if name in _frozen_models:
+            return
+        _frozen_models.add(name)
+        gc.collect()
+        gc.freeze()
 
 
 def shipped_model_names() -> list[str]:
@@ -29,6 +67,7 @@ def load_shipped(name: str) -> LoadedModel:
     for parameter in loaded.model.parameters():
         parameter.requires_grad_(False)
     _LOG.info("loaded shipped model %s", name)
+    _freeze_long_lived(name)
     return loaded
 
 

@@ -20,7 +20,8 @@ from i18n import LANGUAGES, tr
 from model.attention_steps import MASKS
 from model.normalization import NORM_KINDS
 from model.residual import ACTIVATIONS
-from ui.attention_view import KINDS, VIEWS
+from ui.attention_view import KINDS, VIEWS, rescale_options
+from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
 from ui.display import LANGUAGE, PRESENTER
 from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
@@ -42,6 +43,16 @@ def _layers() -> int:
 
 def _heads() -> int:
     return getattr(get_model(selected_model_id()).config, "num_heads", 0)
+
+
+def _rescale_options() -> list[float]:
+    config = get_model(selected_model_id()).config
+    return rescale_options(getattr(config, "d_model", 1) // max(getattr(config, "num_heads", 1), 1))
+
+
+def _head_or_all(text: str) -> int | str:
+    """The decoding page's head: 'all' (mean of heads) or one head."""
+    return "all" if text == "all" else int_in(0, lambda: _heads() - 1)(text)
 
 
 def int_in(low: int | Callable[[], int], high: int | Callable[[], int]) -> Parser:
@@ -75,6 +86,8 @@ def _sentence(text: str) -> str:
 
 
 SEED = int_in(0, 10_000)
+SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the softmax-scaling page's d_k choices
+SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # ... and its factors for the notes' v1 = [0.3, 0.4]
 FOUNDATIONS = {
     # positional encoding
     "pe_d": Param("pe_d_model", one_of(range(4, 257, 2), int), ["positional"]),
@@ -82,8 +95,8 @@ FOUNDATIONS = {
     "pe_k": Param("pe_k", int_in(1, lambda: st.session_state.get("pe_length", 64) - 1), ["positional"]),
     "pe_pos": Param("pe_position", int_in(0, lambda: st.session_state.get("pe_length", 64) - 1), ["positional"]),
     # softmax scaling
-    "dk": Param("scaling_dk", one_of([1, 2, 4, 8, 16, 32, 64, 128, 256, 512], int), ["softmax_scaling"]),
-    "v1x": Param("scaling_v1_factor", one_of([1, 2, 5, 10, 20, 50, 100], int), ["softmax_scaling"]),
+    "dk": Param("scaling_dk", one_of(SCALING_DKS, int), ["softmax_scaling"]),
+    "v1x": Param("scaling_v1_factor", one_of(SCALING_V1_FACTORS, int), ["softmax_scaling"]),
     "scale": Param("scaling_scale", one_of(lambda: scaling_scale_options(st.session_state.get("scaling_dk", 64)),
                                            float), ["softmax_scaling"]),
     "scores_seed": Param("scaling_seed", SEED, ["softmax_scaling"]),
@@ -103,6 +116,11 @@ FOUNDATIONS = {
     "features": Param("norm_d", int_in(2, 16), ["normalization"]),
     "norm_seed": Param("norm_seed", SEED, ["normalization"]),
     "norm": Param("norm_kind", one_of(NORM_KINDS), ["normalization"]),
+    # the highlighted value (after batch, len, features: its bounds depend on them)
+    "norm_seq": Param("norm_seq", int_in(0, lambda: st.session_state.get("norm_batch", 4) - 1), ["normalization"]),
+    "norm_pos": Param("norm_pos", int_in(0, lambda: st.session_state.get("norm_len", 6) - 1), ["normalization"]),
+    "norm_feat": Param("norm_feature", int_in(0, lambda: st.session_state.get("norm_d", 6) - 1),
+                       ["normalization"]),
     # residual connections
     "depth": Param("res_depth", int_in(2, 64), ["residual"]),
     "act": Param("res_activation", one_of(ACTIVATIONS), ["residual"]),
@@ -113,7 +131,7 @@ FOUNDATIONS = {
 
 def scaling_scale_options(d_k: int) -> list[float]:
     """The softmax-scaling page's scale choices: 1/√d_k sits among round values (the page and the URL share it)."""
-    return [0.01, 0.03, 0.1, round(1 / d_k ** 0.5, 3), 0.3, 1.0, 3.0, 10.0]
+    return sorted({0.01, 0.03, 0.1, round(1 / d_k ** 0.5, 3), 0.3, 1.0, 3.0, 10.0})  # d_k = 1: 1/√d_k is 1.0
 
 
 # URL parameter -> Param. Order matters: the model first (layer/head checks need it), lengths before positions.
@@ -126,9 +144,19 @@ SHARED: dict[str, Param] = {
     "layer": Param("attn_layer", int_in(0, lambda: _layers() - 1), ["attention"]),
     "head": Param("attn_head", int_in(0, lambda: _heads() - 1), ["attention"]),
     "view": Param("attn_view", one_of(VIEWS), ["attention"]),
-    "rescale": Param("rescale_factor", float, ["attention"]),
+    "cmp_kind": Param("cmp_kind", one_of(KINDS), ["attention"]),
+    "cmp_layer": Param("cmp_layer", int_in(0, lambda: _layers() - 1), ["attention"]),
+    "cmp_head": Param("cmp_head", int_in(0, lambda: _heads() - 1), ["attention"]),
+    "rescale": Param("rescale_factor", one_of(_rescale_options, float), ["attention"]),
     "step": Param("decode_step", int_in(1, 10_000), ["decoding"]),
     "dec_layer": Param("dec_layer", int_in(0, lambda: _layers() - 1), ["decoding"]),
+    "dec_head": Param("dec_head", _head_or_all, ["decoding"]),
+    # seq2seq vs Transformer (its Transformer is always transformer_en-fr, not the sidebar's model)
+    "compare_layer": Param("cmp_model_layer", int_in(0, lambda: transformer_shape()[0] - 1), ["compare"]),
+    "compare_head": Param("cmp_model_head", lambda text: AVERAGE if text == AVERAGE else int_in(
+        0, lambda: transformer_shape()[1] - 1)(text), ["compare"]),
+    "compare_metric": Param("cmp_metric", one_of(METRICS), ["compare"]),
+    "compare_len": Param("cmp_length_slider", one_of(sentence_lengths, int), ["compare"]),
     **FOUNDATIONS,
 }
 

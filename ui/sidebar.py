@@ -34,8 +34,9 @@ def render_sidebar() -> None:
         examples = example_sentences(loaded.task)
         if "sentence" not in st.session_state:
             st.session_state["sentence"], st.session_state["sentence_task"] = examples[0], loaded.task
-        st.selectbox(tr("sidebar.example"), [""] + examples, key="example", on_change=_use_example,
-                     format_func=lambda s: s or tr("sidebar.pick_one"))
+        # A placeholder rather than a translated "" option: the options stay the same in every language.
+        st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key="example",
+                     on_change=_use_example)
         st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=2000, help=tr("sidebar.sentence_help"))
         st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=loaded.task,
                       device=device_label()))

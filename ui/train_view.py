@@ -5,43 +5,62 @@ import uuid
 
 import streamlit as st
 
+from i18n import tr
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
+from ui.display import presenting, show_chart
 from ui.models import family_label
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, start_job
-from viz.attention import attention_heatmap
+from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
 
 JOB = "training_job"
+# The form's starting values; the advanced four are hidden in presenter mode, where these defaults are used.
+# The form is not restored from links: its widgets keep value= defaults because Streamlit can reset a form widget
+# to its declared default when the training fragment reruns the app, and that default must be a sensible setting.
+DEFAULTS = {"train_steps": 600, "train_layers": 2, "train_width": 128, "train_heads": 4, "train_seed": 0,
+            "train_schedule": "warmup-decay", "train_lr": 2e-3, "train_warmup": 100}
+SCHEDULES, RATES = ("warmup-decay", "constant", "noam"), (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)
+ADVANCED = ("train_seed", "train_schedule", "train_lr", "train_warmup")
+
+
+def _identifier(value: str) -> str:
+    return value.replace("-", "_")
 
 
 def training_form() -> TrainConfig | None:
     """The settings form; returns a config when the user presses Start."""
     job: TrainingJob | None = st.session_state.get(JOB)
+    presenter = presenting()
     with st.form("train_form"):
         c = st.columns(3)
-        family = c[0].selectbox("Model family", FAMILIES, format_func=family_label, key="train_family")
-        task = c[1].selectbox("Task", TASKS, key="train_task")
-        steps = c[2].slider("Steps", 50, 3000, 600, step=50, key="train_steps")
-        c = st.columns(4)
-        layers = c[0].slider("Layers (Transformer)", 1, 4, 2, key="train_layers")
-        d_model = c[1].select_slider("d_model / hidden size", [32, 64, 128, 256], 128, key="train_width")
-        heads = c[2].select_slider("Heads (Transformer)", [1, 2, 4, 8], 4, key="train_heads")
-        seed = c[3].number_input("Seed", 0, 10_000, 0, key="train_seed")
-        c = st.columns(3)
-        schedule = c[0].selectbox("Learning-rate schedule", ["warmup-decay", "constant", "noam"], key="train_schedule",
-                                  help="noam: the paper's d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)")
-        lr = c[1].select_slider("Learning rate (constant / warmup-decay)", [1e-4, 3e-4, 1e-3, 2e-3, 3e-3], 2e-3,
-                                key="train_lr")
-        warmup = c[2].slider("Warm-up steps", 0, 1000, 100, step=50, key="train_warmup")
-        start = st.form_submit_button("Start training", type="primary", disabled=bool(job and job.active))
+        family = c[0].selectbox(tr("train.family"), FAMILIES, format_func=family_label, key="train_family")
+        task = c[1].selectbox(tr("train.task"), TASKS, key="train_task",
+                              format_func=lambda t: tr(f"train.task_{_identifier(t)}"))
+        steps = c[2].slider(tr("train.steps"), 50, 3000, DEFAULTS["train_steps"], step=50, key="train_steps")
+        c = st.columns(3 if presenter else 4)
+        layers = c[0].slider(tr("train.layers"), 1, 4, DEFAULTS["train_layers"], key="train_layers")
+        d_model = c[1].select_slider(tr("train.width"), [32, 64, 128, 256], DEFAULTS["train_width"],
+                                     key="train_width")
+        heads = c[2].select_slider(tr("train.heads"), [1, 2, 4, 8], DEFAULTS["train_heads"], key="train_heads")
+        if presenter:
+            seed, schedule, lr, warmup = (DEFAULTS[key] for key in ADVANCED)
+        else:
+            seed = c[3].number_input(tr("train.seed"), 0, 10_000, DEFAULTS["train_seed"], key="train_seed")
+            c = st.columns(3)
+            schedule = c[0].selectbox(tr("train.schedule"), SCHEDULES, key="train_schedule",
+                                      format_func=lambda v: tr(f"train.schedule_{_identifier(v)}"),
+                                      help=tr("train.schedule_help"))
+            lr = c[1].select_slider(tr("train.lr"), RATES, DEFAULTS["train_lr"], key="train_lr")
+            warmup = c[2].slider(tr("train.warmup"), 0, 1000, DEFAULTS["train_warmup"], step=50, key="train_warmup")
+        start = st.form_submit_button(tr("train.start"), type="primary", disabled=bool(job and job.active))
     if not start:
         return None
     if family == "transformer" and d_model % heads:
-        st.error(f"d_model = {d_model} is not divisible by {heads} heads.")
+        st.error(tr("train.not_divisible", d_model=d_model, heads=heads))
         return None
     return TrainConfig(model=family, task=task, steps=steps, num_layers=layers, d_model=d_model, num_heads=heads,
                        d_ff=2 * d_model, hidden_size=d_model, embed_dim=min(64, d_model), seed=int(seed),
@@ -73,6 +92,12 @@ def _register(job: TrainingJob) -> None:
     st.session_state.setdefault(USER_MODELS, {})[job.model_id] = loaded
 
 
+def job_message(job: TrainingJob) -> str:
+    """How the job ended, in the reader's language (the thread recorded an id and values, not text)."""
+    values = {k: escape_markdown(v) if k == "error" else v for k, v in job.message_values.items()}
+    return tr(f"train.{job.message_key}", **values)
+
+
 @st.fragment(run_every=1.0)
 def live_status() -> None:
     job: TrainingJob | None = st.session_state.get(JOB)
@@ -80,27 +105,22 @@ def live_status() -> None:
         return
     cfg = job.config
     if job.state == "waiting":
-        st.info(f"Waiting for a free training slot (at most {MAX_CONCURRENT_TRAININGS} trainings run at once "
-                "on this server).")
+        st.info(tr("train.waiting", slots=MAX_CONCURRENT_TRAININGS))
     st.progress(min(job.steps_done / cfg.steps, 1.0),
-                text=f"{job.model_id}: step {job.steps_done} / {cfg.steps} · {job.elapsed_s:.1f} s · "
-                     f"{job.tokens_per_s:,.0f} tokens/s")
+                text=tr("train.progress", model=job.model_id, done=job.steps_done, total=cfg.steps,
+                        seconds=f"{job.elapsed_s:.1f}", speed=f"{job.tokens_per_s:,.0f}"))
     if job.active:
-        st.button("Stop training", on_click=job.stop_requested.set, key="train_stop", type="secondary")
-    st.plotly_chart(training_curves(job.history, f"Training {family_label(cfg.model)} on {cfg.task}"),
-                    key="train_curves")
-    if job.history:
-        st.download_button("Download the training curves (CSV)",
-                           history_frame(list(job.history)).to_csv(index=False).encode("utf-8"),
-                           file_name=f"{job.model_id}_curves.csv", mime="text/csv", key="csv_curves")
+        st.button(tr("train.stop"), on_click=job.stop_requested.set, key="train_stop", type="secondary")
+    history = list(job.history)  # the thread appends while we draw: one copy for the chart and its CSV
+    task = tr(f"train.task_{_identifier(cfg.task)}")
+    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.model), task=task)),
+               f"training_curves_{job.model_id}", key="train_curves", table=lambda: history_frame(history))
     if job.active:
         return
     if job.state == "failed":
-        kept = " The weights from the last good step are kept and listed in the sidebar." if job.result else ""
-        st.error(escape_markdown(job.message) + kept)
+        st.error(tr("train.kept" if job.result else "train.failed", reason=job_message(job)))
     else:
-        st.success(f"{job.message}. The model **{job.model_id}** is now in the sidebar's model list: open any "
-                   "page to look inside it.")
+        st.success(tr("train.done", reason=job_message(job), model=job.model_id))
     if job.result is not None and job.model_id not in st.session_state.get(USER_MODELS, {}):
         _register(job)
         st.rerun(scope="app")  # the sidebar must list the new model
@@ -110,27 +130,33 @@ def snapshot_viewer() -> None:
     job: TrainingJob | None = st.session_state.get(JOB)
     if job is None or not job.snapshots:
         if job is not None and job.config.model == "no-attention":
-            st.info("This model has no attention, so there are no attention snapshots.")
+            st.info(tr("train.no_snapshots"))
         return
-    st.subheader("Attention while it learns")
+    st.subheader(tr("train.snapshots_title"))
+    if not presenting():
+        st.caption(tr("train.snapshots_caption"))
     snaps = list(job.snapshots)
-    index = st.select_slider("Snapshot at step", options=list(range(len(snaps))), key="snapshot_index",
+    index = st.select_slider(tr("train.snapshot"), options=list(range(len(snaps))), key="snapshot_index",
                              value=len(snaps) - 1, format_func=lambda i: str(snaps[i].step))
     snap = snaps[index]
     layer = head = 0
     if snap.attention.shape[0] > 1 or snap.attention.shape[1] > 1:
         c = st.columns(2)
-        layer = c[0].selectbox("Layer", range(snap.attention.shape[0]), key="snap_layer", format_func=lambda i: str(i + 1))
-        head = c[1].selectbox("Head", range(snap.attention.shape[1]), key="snap_head", format_func=lambda i: str(i + 1))
-    st.code(" ".join(snap.output_tokens) or "(nothing yet)", language=None)
-    st.plotly_chart(attention_heatmap(snap.attention[layer, head], snap.query_tokens, snap.source_tokens,
-                                      f"Cross-attention at step {snap.step} (layer {layer + 1}, head {head + 1})"),
-                    key="snapshot_heatmap")
+        layer = c[0].selectbox(tr("train.snapshot_layer"), range(snap.attention.shape[0]), key="snap_layer",
+                               format_func=lambda i: str(i + 1))
+        head = c[1].selectbox(tr("train.snapshot_head"), range(snap.attention.shape[1]), key="snap_head",
+                              format_func=lambda i: str(i + 1))
+    st.code(" ".join(snap.output_tokens) or tr("train.nothing_yet"), language=None)
+    weights = snap.attention[layer, head]
+    show_chart(attention_heatmap(weights, snap.query_tokens, snap.source_tokens,
+                                 tr("train.snapshot_title", step=snap.step, layer=layer + 1, head=head + 1)),
+               f"training_snapshot_step{snap.step}_L{layer + 1}_H{head + 1}", key="snapshot_heatmap",
+               table=lambda: attention_table(weights, snap.query_tokens, snap.source_tokens))
 
 
 def download_buttons() -> None:
     job: TrainingJob | None = st.session_state.get(JOB)
-    if job is None or job.result is None:
+    if job is None or job.result is None or presenting():
         return
     if job.checkpoint_files is None:  # serialise the model once, not on every rerun of the page
         loaded = job.result.loaded
@@ -138,9 +164,9 @@ def download_buttons() -> None:
                                                 loaded.task, loaded.metrics, loaded.meta)
     weights, sidecar = job.checkpoint_files
     c = st.columns(2)
-    c[0].download_button("Download weights (.safetensors)", weights, f"{job.model_id}.safetensors",
+    c[0].download_button(tr("train.download_weights"), weights, f"{job.model_id}.safetensors",
                          mime="application/octet-stream", key="dl_weights")
-    c[1].download_button("Download config and vocabulary (.json)", sidecar, f"{job.model_id}.json",
+    c[1].download_button(tr("train.download_json"), sidecar, f"{job.model_id}.json",
                          mime="application/json", key="dl_json")
 
 
@@ -149,12 +175,11 @@ def load_upload(files: list[tuple[str, bytes]]) -> str:
     weights = [data for name, data in files if name.endswith(".safetensors")]
     sidecars = [data for name, data in files if name.endswith(".json")]
     if len(weights) != 1 or len(sidecars) != 1:
-        raise CheckpointError("upload exactly two files: NAME.safetensors (weights) and NAME.json (config and "
-                              "vocabulary), as downloaded from this page")
+        raise CheckpointError(tr("train.upload_two_files"))
     for name, data in files:
         if len(data) > MAX_CHECKPOINT_BYTES:
-            raise CheckpointError(f"{name}: {len(data) / 2**20:.1f} MiB is over the "
-                                  f"{MAX_CHECKPOINT_BYTES // 2**20} MiB limit")
+            raise CheckpointError(tr("train.upload_too_large", name=name, size=f"{len(data) / 2**20:.1f}",
+                                     limit=MAX_CHECKPOINT_BYTES // 2**20))
     stem = next(name for name, _ in files if name.endswith(".safetensors")).removesuffix(".safetensors")
     loaded = load_checkpoint_bytes(weights[0], sidecars[0], name=stem)
     loaded.model.requires_grad_(False)
@@ -171,23 +196,24 @@ def _load_clicked() -> None:
     try:
         model_id = load_upload([(f.name, f.getvalue()) for f in files])
     except CheckpointError as error:
-        st.session_state["upload_message"] = ("error", f"This checkpoint cannot be loaded: {error}")
+        # The detail comes from model/checkpoint.py in English; our sentence around it is translated.
+        st.session_state["upload_message"] = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
     else:
         st.session_state["model_id"] = model_id
         st.session_state["sentence"] = example_sentences(get_model(model_id).task)[0]
-        st.session_state["upload_message"] = ("success", f"Loaded as {model_id}; it is now the sidebar's model.")
+        st.session_state["upload_message"] = ("success", tr("train.upload_loaded", model=model_id))
 
 
 def upload_form() -> None:
-    st.subheader("Load a checkpoint")
-    files = st.file_uploader("Weights (.safetensors) and config (.json)", type=["safetensors", "json"],
-                             accept_multiple_files=True, key="upload_files",
-                             help=f"Safetensors + JSON only (nothing is unpickled), at most "
-                                  f"{MAX_CHECKPOINT_BYTES // 2**20} MiB.")
+    if presenting():
+        return
+    st.subheader(tr("train.upload_title"))
+    files = st.file_uploader(tr("train.upload_files"), type=["safetensors", "json"], accept_multiple_files=True,
+                             key="upload_files", help=tr("train.upload_help", limit=MAX_CHECKPOINT_BYTES // 2**20))
     if files:
-        st.button("Load these files", key="upload_load", on_click=_load_clicked)
+        st.button(tr("train.upload_load"), key="upload_load", on_click=_load_clicked)
     kind, message = st.session_state.pop("upload_message", (None, None))
     if kind == "error":
-        st.error(escape_markdown(message))
+        st.error(message)
     elif kind == "success":
-        st.success(escape_markdown(message))
+        st.success(message)

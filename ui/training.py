@@ -2,6 +2,8 @@
 
 The job runs model.train.train() in a thread so the page stays responsive; the page polls the job
 (plain Python state, no Streamlit calls from the thread) with a fragment that reruns every second.
+The thread has no browser session, so it records how the job ended as a message id with values
+(job.message_key, job.message_values) and the page words it in the reader's language when it draws.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from i18n import DEFAULT_LANGUAGE, translate
 from model.checkpoint import LoadedModel
 from model.data import Dataset, make_dataset
 from model.decode import greedy_decode
@@ -44,7 +47,9 @@ class TrainingJob:
     example: str
     model_id: str
     state: str = "waiting"  # waiting -> running -> finished | stopped | failed
-    message: str = ""
+    message: str = ""  # in English, for logs and scripts; pages show tr(f"train.{message_key}", **message_values)
+    message_key: str = ""
+    message_values: dict = field(default_factory=dict)
     history: list[dict] = field(default_factory=list)
     snapshots: list[Snapshot] = field(default_factory=list)
     tokens_per_s: float = 0.0
@@ -62,6 +67,12 @@ class TrainingJob:
     @property
     def steps_done(self) -> int:
         return len(self.history)
+
+    def end(self, state: str, key: str, **values: object) -> None:
+        """Record how the job ended: a message id (train.<key> in i18n/*/train.toml) and its values."""
+        self.message_key, self.message_values = key, values
+        self.message = translate(DEFAULT_LANGUAGE, f"train.{key}", **values)
+        self.state = state  # last: the page reads the message once the state says the job is over
 
 
 def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: str) -> Snapshot | None:
@@ -113,7 +124,7 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
         nonlocal dataset
         with _training_slots:
             if job.stop_requested.is_set():
-                job.state, job.message = "stopped", "stopped before it started"
+                job.end("stopped", "job_not_started")
                 return
             job.state = "running"
             torch.set_num_threads(1)  # one core per training; the rest serve pages
@@ -121,14 +132,19 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
                 dataset = dataset or make_dataset(config.task, seed=config.seed, train_size=config.train_size)
                 result = train(config, data=dataset, on_step=on_step, on_model=lambda m: model_ref.__setitem__(0, m))
                 job.result = result
-                if result.stopped.startswith("training stopped"):
-                    job.state, job.message = "failed", result.stopped
+                if result.reason.startswith("nonfinite"):
+                    job.end("failed", f"job_{result.reason}", step=len(result.history) + 1)
                 else:
-                    job.state = "stopped" if result.stopped == "stopped by user" else "finished"
-                    reason = "stopped: the browser session closed" if job.session_closed else result.stopped
-                    job.message = f"{reason} after {len(result.history)} steps ({result.seconds:.1f} s)"
+                    reason = "session_closed" if job.session_closed else result.reason
+                    job.end("finished" if reason == "finished" else "stopped", f"job_{reason}",
+                            steps=len(result.history), seconds=f"{result.seconds:.1f}")
             except Exception as error:  # shown to the user as a message, never a traceback
-                job.state, job.message = "failed", f"training failed: {error}"
+                job.end("failed", "job_error", error=str(error))
+            finally:  # optimiser state, gradients, activations and the data are garbage now: return their pages
+                from model.memory import return_freed_memory
+
+                model_ref[0], dataset = None, None
+                return_freed_memory()
 
     job.thread = threading.Thread(target=run, name=job.model_id, daemon=True)
     job.thread.start()

@@ -2,7 +2,8 @@
 
 Convention: rows are queries (what is attending), columns are keys (what is attended to).
 Token text goes through `label()` so that nothing a user typed is interpreted by plotly's HTML subset,
-and positions (not text) are the axis values so repeated tokens stay separate rows/columns.
+and positions (not text) are the axis values so repeated tokens stay separate rows/columns. Words come from
+tr() (i18n/<lang>/attention.toml, table "chart"); hover templates are composed here, never .format()-ed.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from i18n import tr
 
 SEQUENTIAL = "Blues"
 LINE_BANDS = 8  # width/opacity levels in the lines view
@@ -33,10 +36,16 @@ def _hover(query_tokens: list[str], key_tokens: list[str]) -> np.ndarray:
     return np.stack(np.broadcast_arrays(q, k), axis=-1)
 
 
+def _pair_hover() -> str:
+    """'query %{customdata[0]} → key %{customdata[1]}' in the reader's language (plotly fills the tokens in)."""
+    return f"{tr('attention.chart.query')} %{{customdata[0]}} → {tr('attention.chart.key')} %{{customdata[1]}}"
+
+
 def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
                       masked: np.ndarray | None = None, zmax: float | None = 1.0, colorscale: str = SEQUENTIAL,
-                      value_name: str = "weight", height: int | None = None) -> go.Figure:
+                      value_name: str | None = None, height: int | None = None) -> go.Figure:
     """weights (T_q, T_k); masked (T_q, T_k) True where the key was hidden from the query (drawn grey)."""
+    value_name = value_name or tr("attention.chart.weight")
     weights = np.asarray(weights, dtype=float)
     z = weights.copy()
     if masked is not None:
@@ -45,19 +54,19 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
         z=z, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))), customdata=_hover(query_tokens, key_tokens),
         colorscale=colorscale, zmin=0 if zmax is not None and colorscale == SEQUENTIAL else None, zmax=zmax,
         colorbar=dict(title=value_name), hoverongaps=False,
-        hovertemplate=f"query %{{customdata[0]}} → key %{{customdata[1]}}<br>{value_name} %{{z:.4f}}<extra></extra>",
+        hovertemplate=f"{_pair_hover()}<br>{value_name} %{{z:.4f}}<extra></extra>",
     ))
     if masked is not None and masked.any():
         grey = np.where(masked, 1.0, np.nan)
         fig.add_trace(go.Heatmap(
             z=grey, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))),
             customdata=_hover(query_tokens, key_tokens), colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
-            hoverongaps=False, hovertemplate="query %{customdata[0]} → key %{customdata[1]}<br>masked (−∞ before "
-                                             "softmax, weight 0)<extra></extra>"))
+            hoverongaps=False, hovertemplate=f"{_pair_hover()}<br>{tr('attention.chart.masked')}<extra></extra>"))
     size = max(len(query_tokens), len(key_tokens))
     fig.update_layout(title=title, height=height or min(700, 160 + 28 * size), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title="keys (attended to)", side="bottom", **_ticks(key_tokens)),
-                      yaxis=dict(title="queries (attending)", autorange="reversed", **_ticks(query_tokens)))
+                      xaxis=dict(title=tr("attention.chart.keys_axis"), side="bottom", **_ticks(key_tokens)),
+                      yaxis=dict(title=tr("attention.chart.queries_axis"), autorange="reversed",
+                                 **_ticks(query_tokens)))
     return fig
 
 
@@ -73,29 +82,35 @@ def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, t
 
 def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", selected: tuple[int, int] | None = None,
               masked: np.ndarray | None = None) -> go.Figure:
-    """weights (L, h, T_q, T_k) as an L × h grid of small heatmaps (rows: layers, columns: heads)."""
+    """weights (L, h, T_q, T_k) as an L × h grid of small heatmaps (rows: layers, columns: heads).
+
+    Each small map's axes carry the tokens (labels hidden, too small to read) so its CSV export names them."""
     layers, heads = weights.shape[:2]
     fig = make_subplots(rows=layers, cols=heads, horizontal_spacing=0.02, vertical_spacing=0.04,
                         subplot_titles=[f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)])
     hover = _hover(query_tokens, key_tokens)
+    pair, weight = _pair_hover(), tr("attention.chart.weight")
+    xs, ys = list(range(len(key_tokens))), list(range(len(query_tokens)))
     for l in range(layers):
         for h in range(heads):
             z = np.asarray(weights[l, h], dtype=float).copy()
             if masked is not None:
                 z[masked] = np.nan
             fig.add_trace(go.Heatmap(
-                z=z, customdata=hover, coloraxis="coloraxis", hoverongaps=False, name=f"L{l + 1} H{h + 1}",
-                hovertemplate=f"layer {l + 1} head {h + 1}<br>query %{{customdata[0]}} → key %{{customdata[1]}}"
-                              "<br>weight %{z:.4f}<extra></extra>"), row=l + 1, col=h + 1)
-            fig.update_xaxes(showticklabels=False, row=l + 1, col=h + 1)
-            fig.update_yaxes(showticklabels=False, autorange="reversed", row=l + 1, col=h + 1)
+                z=z, x=xs, y=ys, customdata=hover, coloraxis="coloraxis", hoverongaps=False,
+                name=f"L{l + 1} H{h + 1}",
+                hovertemplate=f"{tr('attention.chart.layer_head', layer=l + 1, head=h + 1)}<br>{pair}"
+                              f"<br>{weight} %{{z:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
+            fig.update_xaxes(showticklabels=False, row=l + 1, col=h + 1, **_ticks(key_tokens))
+            fig.update_yaxes(showticklabels=False, autorange="reversed", row=l + 1, col=h + 1,
+                             **_ticks(query_tokens))
     if selected is not None:
         l, h = selected
         index = l * heads + h + 1
         suffix = "" if index == 1 else str(index)
         fig.add_shape(type="rect", xref=f"x{suffix} domain", yref=f"y{suffix} domain", x0=0, y0=0, x1=1, y1=1,
                       line=dict(color="#d62728", width=3))
-    fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title="weight")),
+    fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=weight)),
                       height=max(260, 170 * layers + 60), margin=dict(l=10, r=10, t=60, b=10))
     return fig
 
@@ -121,7 +136,7 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
         middle = (low + high) / 2
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=1 + 8 * middle, color="#1f77b4"),
                                  opacity=0.15 + 0.85 * middle, hoverinfo="text", text=texts, showlegend=False,
-                                 name=f"weights {low:.2f}–{high:.2f}"))
+                                 name=tr("attention.chart.band", low=f"{low:.2f}", high=f"{high:.2f}")))
     fig.add_trace(go.Scatter(x=[0] * len(query_tokens), y=list(range(len(query_tokens))), mode="text",
                              text=[label(t) for t in query_tokens], textposition="middle left", showlegend=False,
                              hoverinfo="skip"))
@@ -131,7 +146,7 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
     rows = max(len(query_tokens), len(key_tokens))
     fig.update_layout(title=title, height=min(900, 120 + 26 * rows), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(range=[-0.6, 1.6], showticklabels=False, showgrid=False, zeroline=False,
-                                 title="queries (left) → keys (right)"),
+                                 title=tr("attention.chart.lines_axis")),
                       yaxis=dict(autorange="reversed", showticklabels=False, showgrid=False, zeroline=False))
     return fig
 
@@ -142,21 +157,21 @@ def probability_bars(tokens: list[str], probabilities: list[float], title: str =
                            text=[f"{p:.1%}" for p in probabilities], textposition="auto",
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=title, height=120 + 30 * len(tokens), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title="probability", range=[0, 1], tickformat=".0%"),
-                      yaxis=dict(autorange="reversed", title="next token"))
+                      xaxis=dict(title=tr("attention.chart.probability"), range=[0, 1], tickformat=".0%"),
+                      yaxis=dict(autorange="reversed", title=tr("attention.chart.next_token")))
     return fig
 
 
 def head_statistics_table(stats: dict[str, np.ndarray], average_heads: bool = False) -> pd.DataFrame:
-    """stats values (L, h) -> a long table with layer, head and one column per statistic."""
-    names = {"entropy": "entropy (nats)", "mean_distance": "mean distance (tokens)", "diagonal": "share on same position",
-             "previous_token": "share on previous token", "eos": "share on <eos>"}
+    """stats values (L, h) -> a long table with layer, head and one column per statistic (names translated)."""
+    names = {name: tr(f"attention.stats.{name}") for name in stats}
+    layer, head = tr("attention.stats.layer"), tr("attention.stats.head")
     layers, heads = next(iter(stats.values())).shape
-    rows = [{"layer": l + 1, "head": h + 1, **{names[k]: float(v[l, h]) for k, v in stats.items()}}
+    rows = [{layer: l + 1, head: h + 1, **{names[k]: float(v[l, h]) for k, v in stats.items()}}
             for l in range(layers) for h in range(heads)]
     table = pd.DataFrame(rows)
     if average_heads:
-        table = table.drop(columns="head").groupby("layer", as_index=False).mean()
+        table = table.drop(columns=head).groupby(layer, as_index=False).mean()
     return table
 
 
@@ -169,4 +184,5 @@ def attention_table(weights: np.ndarray, query_tokens: list[str], key_tokens: li
     """weights (T_q, T_k) as a table: rows 'i: query token', columns 'j: key token' (positions keep repeats apart)."""
     return pd.DataFrame(np.asarray(weights, dtype=float),
                         index=[csv_safe(f"{i}: {t}") for i, t in enumerate(query_tokens)],
-                        columns=[csv_safe(f"{j}: {t}") for j, t in enumerate(key_tokens)]).rename_axis("query \\ key")
+                        columns=[csv_safe(f"{j}: {t}") for j, t in enumerate(key_tokens)]).rename_axis(
+                            tr("attention.chart.table_axis"))

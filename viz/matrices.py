@@ -4,9 +4,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from i18n import tr
+
 
 def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
-                  row_title: str = "rows", col_title: str = "columns", colorscale: str = "RdBu_r",
+                  row_title: str | None = None, col_title: str | None = None, colorscale: str = "RdBu_r",
                   hidden: np.ndarray | None = None, decimals: int = 2, zmid: float | None = 0.0) -> go.Figure:
     """values (R, C); hidden (R, C) True for masked cells, which are shown as '−∞' on grey."""
     values = np.asarray(values, dtype=float)
@@ -19,8 +21,10 @@ def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[st
     if hidden.any():
         fig.add_trace(go.Heatmap(z=np.where(hidden, 1.0, np.nan), x=col_labels, y=row_labels, text=text,
                                  texttemplate="%{text}", colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
-                                 hoverongaps=False, hovertemplate="%{y}, %{x}: masked (−∞)<extra></extra>"))
+                                 hoverongaps=False,
+                                 hovertemplate=f"%{{y}}, %{{x}}: {tr('attention_steps.chart.masked')}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 36 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=col_title, type="category"),
-                      yaxis=dict(title=row_title, type="category", autorange="reversed"))
+                      xaxis=dict(title=col_title or tr("attention_steps.chart.columns"), type="category"),
+                      yaxis=dict(title=row_title or tr("attention_steps.chart.rows"), type="category",
+                                 autorange="reversed"))
     return fig

@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from i18n import tr
 from viz.attention import DIVERGING
 
 MARGIN = dict(l=10, r=10, t=60, b=10)
@@ -18,7 +20,7 @@ MARGIN = dict(l=10, r=10, t=60, b=10)
 
 def dimension_name(dim: int) -> str:
     """'dim 4 (sin, i=2)': which function and which pair a dimension belongs to."""
-    return f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'}, i={dim // 2})"
+    return tr("positional.chart.dimension_name", dim=dim, fn="sin" if dim % 2 == 0 else "cos", i=dim // 2)
 
 
 def encoding_heatmap(table: np.ndarray, title: str, bound: float | None = 1.0, height: int | None = None) -> go.Figure:
@@ -27,11 +29,12 @@ def encoding_heatmap(table: np.ndarray, title: str, bound: float | None = 1.0, h
     bound = bound if bound is not None else float(np.abs(table).max()) or 1.0
     fig = go.Figure(go.Heatmap(
         z=table, x=np.arange(table.shape[1]), y=np.arange(table.shape[0]), colorscale=DIVERGING, zmin=-bound,
-        zmax=bound, zmid=0, colorbar=dict(title="value"),
-        hovertemplate="position %{y}, dimension %{x}<br>value %{z:.4f}<extra></extra>"))
+        zmax=bound, zmid=0, colorbar=dict(title=tr("positional.chart.value")),
+        hovertemplate=f"{tr('positional.chart.position')} %{{y}}, {tr('positional.chart.dimension')} %{{x}}"
+                      f"<br>{tr('positional.chart.value')} %{{z:.4f}}<extra></extra>"))
     fig.update_layout(title=title, height=height or min(700, 200 + 3 * table.shape[0]), margin=MARGIN,
-                      xaxis=dict(title="dimension (even: sin, odd: cos)"),
-                      yaxis=dict(title="position p (tokens)", autorange="reversed"))
+                      xaxis=dict(title=tr("positional.chart.dimension_axis")),
+                      yaxis=dict(title=tr("positional.chart.position_axis"), autorange="reversed"))
     return fig
 
 
@@ -39,12 +42,14 @@ def dimension_curves(table: np.ndarray, dims: list[int], title: str = "") -> go.
     """One line per chosen dimension of table (T, d_model) over position."""
     table = np.asarray(table, dtype=float)
     positions = np.arange(table.shape[0])
+    position = tr("positional.chart.position")
     fig = go.Figure([go.Scatter(x=positions, y=table[:, d], mode="lines", name=dimension_name(d),
-                                hovertemplate=f"{dimension_name(d)}<br>position %{{x}}: %{{y:.4f}}<extra></extra>")
+                                hovertemplate=f"{dimension_name(d)}<br>{position} %{{x}}: %{{y:.4f}}<extra></extra>")
                      for d in dims])
-    fig.update_layout(title=title or "Chosen dimensions over position", height=380, margin=MARGIN,
-                      xaxis=dict(title="position p (tokens)"),
-                      yaxis=dict(title="PE(p, dim) (unitless)", range=[-1.1, 1.1]), legend=dict(title="dimension"))
+    fig.update_layout(title=title or tr("positional.chart.curves_title"), height=380, margin=MARGIN,
+                      xaxis=dict(title=tr("positional.chart.position_axis")),
+                      yaxis=dict(title=tr("positional.chart.curves_y"), range=[-1.1, 1.1]),
+                      legend=dict(title=tr("positional.chart.dimension")))
     return fig
 
 
@@ -61,9 +66,8 @@ def dials_and_counter(angles: np.ndarray, bits: np.ndarray, wavelengths: np.ndar
     dial_px, bits_px, gap_px = 72 * dial_rows + 24, 60, 85  # pixel heights, so the dials stay round and close
     plot_px = dial_px + bits_px + gap_px
     fig = make_subplots(rows=2, cols=1, row_heights=[dial_px, bits_px], vertical_spacing=gap_px / plot_px,
-                        subplot_titles=[f"Dials at position {position}: one per (sin, cos) pair; angle 0 at "
-                                        "12 o'clock, clockwise; pair 0 turns fastest",
-                                        f"Binary counter: the bits of {position}, least significant (fastest) first"])
+                        subplot_titles=[tr("positional.chart.dials_subtitle", position=position),
+                                        tr("positional.chart.bits_subtitle", position=position)])
     step = 2.6
     cx = (np.arange(pairs) % per_row) * step  # dial centres, left to right then the next row
     cy = -(np.arange(pairs) // per_row) * step
@@ -75,31 +79,40 @@ def dials_and_counter(angles: np.ndarray, bits: np.ndarray, wavelengths: np.ndar
     hands_y = np.column_stack([cy, tip_y, np.full(pairs, np.nan)]).ravel()
     fig.add_trace(go.Scatter(x=hands_x, y=hands_y, mode="lines", line=dict(color="#d62728", width=2),
                              hoverinfo="skip", showlegend=False), row=1, col=1)
-    hover = [f"pair i={i} (dims {2 * i}, {2 * i + 1})<br>angle {math.degrees(a):.1f}° = {a:.3f} rad"
-             f"<br>one turn every {w:,.1f} positions<br>PE = ({math.sin(a):.4f}, {math.cos(a):.4f})"
+    # Plain text (no %{...}): the hover template below only inserts it.
+    hover = [tr("positional.chart.dial_hover", i=i, dim_sin=2 * i, dim_cos=2 * i + 1, degrees=f"{math.degrees(a):.1f}",
+                radians=f"{a:.3f}", turn=f"{w:,.1f}", sin=f"{math.sin(a):.4f}", cos=f"{math.cos(a):.4f}")
              for i, (a, w) in enumerate(zip(angles, wavelengths))]
     fig.add_trace(go.Scatter(x=tip_x, y=tip_y, mode="markers", marker=dict(color="#d62728", size=6), text=hover,
                              hovertemplate="%{text}<extra></extra>", showlegend=False), row=1, col=1)
     fig.add_trace(go.Scatter(x=cx, y=cy - 1.25, mode="text", text=[str(i) for i in range(pairs)],
                              textfont=dict(size=10, color="#616161"), hoverinfo="skip", showlegend=False), row=1, col=1)
-    fig.update_xaxes(title=f"dimension pair i (dims 2i, 2i+1), {per_row} per row; hand tip = (PE(p,2i), PE(p,2i+1))",
+    fig.update_xaxes(title=tr("positional.chart.dials_x", per_row=per_row),
                      range=[-1.3, (columns - 1) * step + 1.3], showticklabels=False, showgrid=False, zeroline=False,
                      constrain="domain", row=1, col=1)
     # Equal scales keep the circles round; constrain="domain" shrinks the box instead of padding the range.
-    fig.update_yaxes(title="hand angle", scaleanchor="x", scaleratio=1, constrain="domain",
+    fig.update_yaxes(title=tr("positional.chart.dials_y"), scaleanchor="x", scaleratio=1, constrain="domain",
                      range=[-(dial_rows - 1) * step - 1.5, 1.2], showticklabels=False, showgrid=False, zeroline=False,
                      row=1, col=1)
     fig.add_trace(go.Heatmap(
         z=bits[None, :], x=np.arange(len(bits)), y=[0], text=[[str(int(b)) for b in bits]], texttemplate="%{text}",
         colorscale=[[0, "#f5f5f5"], [1, "#1f77b4"]], zmin=0, zmax=1, showscale=False, xgap=3,
-        customdata=[[2 ** j for j in range(len(bits))]],
-        hovertemplate="bit %{x} (worth %{customdata}, flips every %{customdata} positions): %{z}<extra></extra>"),
+        customdata=[[tr("positional.chart.bit_hover", j=j, worth=2 ** j) for j in range(len(bits))]],
+        hovertemplate="%{customdata}: %{z}<extra></extra>"),
         row=2, col=1)
-    fig.update_xaxes(title="bit j (worth 2^j), least significant first", dtick=1, row=2, col=1)
-    fig.update_yaxes(title="bit", showticklabels=False, row=2, col=1)
-    fig.update_layout(title=f"Position {position} as dials (continuous) and as bits (discrete)",
+    fig.update_xaxes(title=tr("positional.chart.bits_x"), dtick=1, row=2, col=1)
+    fig.update_yaxes(title=tr("positional.chart.bit"), showticklabels=False, row=2, col=1)
+    fig.update_layout(title=tr("positional.chart.dials_title", position=position),
                       height=plot_px + 130, margin=dict(l=10, r=10, t=80, b=50))
     return fig
+
+
+def dials_table(angles: np.ndarray, wavelengths: np.ndarray) -> pd.DataFrame:
+    """The dials chart's numbers, one row per (sin, cos) pair: its angle, how often it turns, where its hand points."""
+    angles, wavelengths = np.asarray(angles, dtype=float), np.asarray(wavelengths, dtype=float)
+    columns = [tr(f"positional.chart.table_{name}") for name in ("pair", "angle", "turn", "sin", "cos")]
+    return pd.DataFrame(dict(zip(columns, (np.arange(len(angles)), angles, wavelengths, np.sin(angles),
+                                           np.cos(angles)))))
 
 
 def similarity_heatmap(similarity: np.ndarray, title: str = "") -> go.Figure:
@@ -111,10 +124,10 @@ def similarity_heatmap(similarity: np.ndarray, title: str = "") -> go.Figure:
         zmin=-bound, zmax=bound, zmid=0, colorbar=dict(title="PE(p)·PE(q)"),
         hovertemplate="p %{y}, q %{x} (q − p = %{customdata})<br>PE(p)·PE(q) = %{z:.4f}<extra></extra>",
         customdata=np.arange(similarity.shape[1])[None, :] - np.arange(similarity.shape[0])[:, None]))
-    fig.update_layout(title=title or "Similarity between positions: PE(p)·PE(q)",
+    fig.update_layout(title=title or tr("positional.chart.similarity_title"),
                       height=min(700, 220 + 3 * len(similarity)), margin=MARGIN,
-                      xaxis=dict(title="position q (tokens)"),
-                      yaxis=dict(title="position p (tokens)", autorange="reversed"))
+                      xaxis=dict(title=tr("positional.chart.position_q_axis")),
+                      yaxis=dict(title=tr("positional.chart.position_axis"), autorange="reversed"))
     return fig
 
 
@@ -128,21 +141,23 @@ def similarity_by_offset(similarity: np.ndarray, references: list[int], title: s
         width = max(1.5, 8 - 2 * n)  # thinner lines on top of wider ones, so lines that coincide stay visible
         fig.add_trace(go.Scatter(x=offsets, y=similarity[p], mode="lines", name=f"p = {p}", line=dict(width=width),
                                  hovertemplate=f"p = {p}, Δ = %{{x}}<br>PE(p)·PE(p+Δ) = %{{y:.4f}}<extra></extra>"))
-    fig.update_layout(title=title or "One row of the matrix per reference position, shifted so Δ = q − p lines up",
-                      height=380, margin=MARGIN, xaxis=dict(title="offset Δ = q − p (tokens)"),
-                      yaxis=dict(title="PE(p)·PE(p + Δ) (unitless)"), legend=dict(title="reference"))
+    fig.update_layout(title=title or tr("positional.chart.offset_title"),
+                      height=380, margin=MARGIN, xaxis=dict(title=tr("positional.chart.offset_x")),
+                      yaxis=dict(title=tr("positional.chart.offset_y")),
+                      legend=dict(title=tr("positional.chart.reference")))
     return fig
 
 
 def rotation_matrix_heatmap(rotation: np.ndarray, k: int) -> go.Figure:
     """rotation (d_model, d_model) M_k: block diagonal, one 2×2 rotation per (sin, cos) pair."""
     size = rotation.shape[0]
-    fig = encoding_heatmap(rotation, f"M_{k}: rotates each (sin, cos) pair by k·ω_i (zero outside the 2×2 blocks)",
-                           height=min(560, 200 + 3 * size))
-    fig.update_traces(colorbar=dict(title="entry"),
-                      hovertemplate="row %{y}, column %{x}<br>entry %{z:.4f}<extra></extra>")
-    fig.update_layout(xaxis=dict(title="input dimension (of PE(p))", scaleanchor="y", constrain="domain"),
-                      yaxis=dict(title="output dimension (of PE(p + k))", autorange="reversed"))
+    fig = encoding_heatmap(rotation, tr("positional.chart.rotation_matrix_title", k=k), height=min(560, 200 + 3 * size))
+    entry = tr("positional.chart.entry")
+    fig.update_traces(colorbar=dict(title=entry),
+                      hovertemplate=f"{tr('positional.chart.row')} %{{y}}, {tr('positional.chart.column')} %{{x}}"
+                                    f"<br>{entry} %{{z:.4f}}<extra></extra>")
+    fig.update_layout(xaxis=dict(title=tr("positional.chart.rotation_x"), scaleanchor="y", constrain="domain"),
+                      yaxis=dict(title=tr("positional.chart.rotation_y"), autorange="reversed"))
     return fig
 
 
@@ -152,20 +167,22 @@ def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: i
     error = np.abs(shifted - rotated).max(axis=1)  # (P,)
     dims = np.arange(shifted.shape[1])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=[f"p = {position}: PE({position + k}) and M_{k}·PE({position})",
-                                        "Largest difference at every position p"])
-    fig.add_trace(go.Scatter(x=dims, y=shifted[position], mode="lines+markers", name=f"PE(p + {k}) from the formula",
-                             marker=dict(size=7), hovertemplate="dimension %{x}: %{y:.6f}<extra></extra>"),
-                  row=1, col=1)
-    fig.add_trace(go.Scatter(x=dims, y=rotated[position], mode="markers", name=f"M_{k}·PE(p), a fixed linear map",
-                             marker=dict(symbol="x", size=8), hovertemplate="dimension %{x}: %{y:.6f}<extra></extra>"),
-                  row=1, col=1)
+                        subplot_titles=[tr("positional.chart.compare_subtitle", p=position, shifted=position + k,
+                                           k=k),
+                                        tr("positional.chart.error_subtitle")])
+    dimension = tr("positional.chart.dimension")
+    fig.add_trace(go.Scatter(x=dims, y=shifted[position], mode="lines+markers",
+                             name=tr("positional.chart.from_formula", k=k), marker=dict(size=7),
+                             hovertemplate=f"{dimension} %{{x}}: %{{y:.6f}}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=dims, y=rotated[position], mode="markers",
+                             name=tr("positional.chart.from_rotation", k=k), marker=dict(symbol="x", size=8),
+                             hovertemplate=f"{dimension} %{{x}}: %{{y:.6f}}<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=np.arange(len(error)), y=error, mode="lines", name="max |PE(p+k) − M_k·PE(p)|",
                              hovertemplate="p %{x}: %{y:.2e}<extra></extra>"), row=1, col=2)
-    fig.update_xaxes(title="dimension", row=1, col=1)
-    fig.update_yaxes(title="value (unitless)", range=[-1.1, 1.1], row=1, col=1)
-    fig.update_xaxes(title="position p (tokens)", row=1, col=2)
-    fig.update_yaxes(title="max absolute error (PE units)", exponentformat="e", rangemode="tozero", row=1, col=2)
-    fig.update_layout(title=f"A shift by k = {k} positions is one fixed rotation M_{k}", height=420, margin=MARGIN,
+    fig.update_xaxes(title=dimension, row=1, col=1)
+    fig.update_yaxes(title=tr("positional.chart.value_axis"), range=[-1.1, 1.1], row=1, col=1)
+    fig.update_xaxes(title=tr("positional.chart.position_axis"), row=1, col=2)
+    fig.update_yaxes(title=tr("positional.chart.error_y"), exponentformat="e", rangemode="tozero", row=1, col=2)
+    fig.update_layout(title=tr("positional.chart.rotation_title", k=k), height=420, margin=MARGIN,
                       legend=dict(orientation="h", y=-0.2))
     return fig

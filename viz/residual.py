@@ -1,15 +1,21 @@
-"""Residual connection chart: the gradient norm at each layer's input, with and without the skip, on a log axis."""
+"""Residual connection chart: the gradient norm at each layer's input, with and without the skip, on a log axis.
+
+Every word shown comes from i18n/<lang>/residual.toml (tr).
+"""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
-WIRING_STYLE = {
-    "plain": ("without skip: f(x)", "#d62728"),
-    "residual": ("with skip: x + f(x)", "#1f77b4"),
-    "residual_ln": ("skip + LayerNorm: LN(x + f(x))", "#2ca02c"),
-}
-Y_TITLE = "gradient norm ‖∂L/∂xₗ‖ (dimensionless, log scale)"
+from i18n import tr
+
+WIRING_COLORS = {"plain": "#d62728", "residual": "#1f77b4", "residual_ln": "#2ca02c"}
+
+
+def wiring_label(wiring: str) -> str:
+    """The reader's name for a wiring ("residual" -> "with skip: x + f(x)")."""
+    return tr(f"residual.wiring.{wiring}")
 
 
 def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "") -> go.Figure:
@@ -21,19 +27,27 @@ def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "") -> go.Fig
     """
     fig = go.Figure()
     depth = 0
+    layer = tr("residual.chart.layer")
     for wiring, values in norms.items():
         values = np.asarray(values, dtype=float)
         depth = max(depth, len(values))
-        name, color = WIRING_STYLE[wiring]
+        name = wiring_label(wiring)
         fig.add_trace(go.Scatter(
             x=list(range(1, len(values) + 1)), y=np.where(values > 0, values, np.nan), mode="lines+markers",
-            name=name, line=dict(color=color),
-            hovertemplate=f"{name}<br>layer %{{x}}: ‖∂L/∂x‖ = %{{y:.3e}}<extra></extra>"))
+            name=name, line=dict(color=WIRING_COLORS[wiring]),
+            hovertemplate=f"{name}<br>{layer} %{{x}}: ‖∂L/∂x‖ = %{{y:.3e}}<extra></extra>"))
     fig.add_hline(y=1.0, line=dict(color="#7f7f7f", dash="dot"),
-                  annotation_text="1: what the identity path alone carries back", annotation_position="bottom right")
+                  annotation_text=tr("residual.chart.reference"), annotation_position="bottom right")
     fig.update_layout(title=title, height=460, margin=dict(l=10, r=10, t=60, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
-                      xaxis=dict(title="layer index l (1 = next to the input; backward pass runs right to left)",
-                                 range=[0.5, depth + 0.5]),
-                      yaxis=dict(title=Y_TITLE, type="log", exponentformat="power"))
+                      xaxis=dict(title=tr("residual.chart.x_title"), range=[0.5, depth + 0.5]),
+                      yaxis=dict(title=tr("residual.chart.y_title"), type="log", exponentformat="power"))
     return fig
+
+
+def gradient_table(norms: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The chart's numbers: one row per layer (1 = next to the input), one column per wiring."""
+    depth = max(len(values) for values in norms.values())
+    frame = pd.DataFrame({wiring_label(w): np.asarray(v, dtype=float) for w, v in norms.items()},
+                         index=pd.RangeIndex(1, depth + 1, name=tr("residual.chart.layer")))
+    return frame

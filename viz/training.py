@@ -1,9 +1,11 @@
-"""Training curves: loss per step and validation metrics at evaluation steps."""
+"""Training curves: loss per step and validation metrics at evaluation steps; accuracy against sentence length."""
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from i18n import tr
 
 
 def history_frame(history: list[dict]) -> pd.DataFrame:
@@ -11,43 +13,45 @@ def history_frame(history: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(history)
 
 
-def training_curves(history: list[dict], title: str = "Training") -> go.Figure:
+def training_curves(history: list[dict], title: str | None = None) -> go.Figure:
     frame = history_frame(history)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     if not frame.empty:
-        fig.add_trace(go.Scatter(x=frame["step"], y=frame["loss"], name="training loss (cross-entropy)",
+        fig.add_trace(go.Scatter(x=frame["step"], y=frame["loss"], name=tr("train.curve_loss"),
                                  line=dict(width=1)), secondary_y=False)
         if len(frame) >= 20:
             smooth = frame["loss"].rolling(20, min_periods=1).mean()
-            fig.add_trace(go.Scatter(x=frame["step"], y=smooth, name="training loss, 20-step mean"),
+            fig.add_trace(go.Scatter(x=frame["step"], y=smooth, name=tr("train.curve_loss_mean")),
                           secondary_y=False)
         if "token_accuracy" in frame:
             fig.add_trace(go.Scatter(x=frame["step"], y=frame["token_accuracy"].rolling(20, min_periods=1).mean(),
-                                     name="training token accuracy, 20-step mean", line=dict(dash="dash")),
+                                     name=tr("train.curve_token_accuracy"), line=dict(dash="dash")),
                           secondary_y=True)
         if "val_exact_match" in frame:
             val = frame.dropna(subset=["val_exact_match"])
-            fig.add_trace(go.Scatter(x=val["step"], y=val["val_exact_match"], name="validation exact match",
+            fig.add_trace(go.Scatter(x=val["step"], y=val["val_exact_match"], name=tr("train.curve_val_exact"),
                                      mode="lines+markers"), secondary_y=True)
-            fig.add_trace(go.Scatter(x=val["step"], y=val["val_token_accuracy"], name="validation token accuracy",
+            fig.add_trace(go.Scatter(x=val["step"], y=val["val_token_accuracy"], name=tr("train.curve_val_tokens"),
                                      mode="lines+markers", line=dict(dash="dot")), secondary_y=True)
-    fig.update_xaxes(title_text="step")
-    fig.update_yaxes(title_text="loss (nats per token)", secondary_y=False)
-    fig.update_yaxes(title_text="accuracy (fraction)", range=[0, 1.02], secondary_y=True)
-    fig.update_layout(title=title, height=380, legend=dict(orientation="h", y=-0.3), margin=dict(l=10, r=10, t=50, b=10))
+    fig.update_xaxes(title_text=tr("train.axis_step"))
+    fig.update_yaxes(title_text=tr("train.axis_loss"), secondary_y=False)
+    fig.update_yaxes(title_text=tr("train.axis_accuracy"), range=[0, 1.02], secondary_y=True)
+    fig.update_layout(title=title if title is not None else tr("train.curves_default_title"), height=380,
+                      legend=dict(orientation="h", y=-0.3), margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
 
 def accuracy_by_length_chart(rows_by_model: dict[str, list[dict]], metric: str = "exact_match") -> go.Figure:
-    """One line per model: metric against the source-length bucket (words)."""
+    """One line per model: metric ("exact_match" or "bleu") against the source-length bucket (words)."""
+    # Only the words are translated; the %{...} placeholders are composed here, never passed through a template.
+    hover = f"%{{x}} {tr('compare.hover_words')}: %{{y:.3f}} (%{{customdata}} {tr('compare.hover_sentences')})" \
+            "<extra></extra>"
     fig = go.Figure()
     for name, rows in rows_by_model.items():
         fig.add_trace(go.Scatter(x=[f"{r['min_words']}–{r['max_words']}" for r in rows], y=[r[metric] for r in rows],
-                                 mode="lines+markers", name=name,
-                                 customdata=[r["sentences"] for r in rows],
-                                 hovertemplate="%{x} words: %{y:.3f} (%{customdata} sentences)<extra></extra>"))
-    label = {"exact_match": "exact match (fraction)", "bleu": "BLEU (0–100)"}[metric]
-    fig.update_layout(title=f"{label.split(' (')[0]} against sentence length (test + long-sentence splits)",
-                      xaxis_title="source sentence length (words)", yaxis_title=label, height=400,
+                                 mode="lines+markers", name=name, customdata=[r["sentences"] for r in rows],
+                                 hovertemplate=hover))
+    fig.update_layout(title=tr("compare.length_chart_title", metric=tr(f"compare.metric_{metric}")),
+                      xaxis_title=tr("compare.length_axis"), yaxis_title=tr(f"compare.axis_{metric}"), height=400,
                       margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
     return fig

@@ -1,0 +1,199 @@
+"""The attention and decoding pages in English and Korean, restored from a link, and in presenter mode; the attention
+charts' words and CSV tables."""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import i18n
+import ui.display  # noqa: F401  (installs the session language provider before a test replaces it)
+from i18n import translate
+from viz.attention import attention_heatmap, attention_table, head_grid, head_statistics_table, probability_bars
+from viz.export import figure_table
+from viz.presentation import BASE_FONT
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def _open_with_notice(page: str, query: dict[str, str] | None = None, **state) -> tuple[AppTest, str]:
+    """The page opened from a link; the link notice is shown on the session's first run."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    notice = " ".join(i.value for i in at.info)
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception
+    return at, notice
+
+
+def _open(page: str, query: dict[str, str] | None = None, **state) -> AppTest:
+    return _open_with_notice(page, query, **state)[0]
+
+
+def _param(at: AppTest, name: str) -> str | None:
+    value = at.query_params.get(name)
+    return value[-1] if isinstance(value, list) else value
+
+
+def _specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def _title(spec: dict) -> str:
+    return spec["layout"]["title"]["text"]
+
+
+def _csv_buttons(at: AppTest) -> list[str]:
+    """Keys of the charts (and tables) that offer a CSV download."""
+    return [b.proto.id.rsplit("-", 1)[-1].removeprefix("csv_") for b in at.get("download_button")]
+
+
+# --- charts (pure functions) -------------------------------------------------------------------------------------
+
+def test_chart_words_follow_the_language_and_hover_templates_stay_intact(monkeypatch):
+    monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
+    fig = attention_heatmap(np.tril(np.ones((3, 3))) / 3, ["<b>", "b", "c"], list("abc"),
+                            masked=np.triu(np.ones((3, 3), bool), 1))
+    assert fig.layout.xaxis.title.text == translate("ko", "attention.chart.keys_axis")
+    assert fig.layout.yaxis.title.text == translate("ko", "attention.chart.queries_axis")
+    hover = fig.data[0].hovertemplate
+    assert "쿼리 %{customdata[0]}" in hover and "%{z:.4f}" in hover and "<extra></extra>" in hover
+    assert "소프트맥스" in fig.data[1].hovertemplate  # the mask overlay explains itself in Korean
+    assert fig.layout.yaxis.ticktext[0] == "&lt;b&gt;"  # token text still escaped
+    bars = probability_bars(["je"], [1.0])
+    assert bars.layout.xaxis.title.text == "확률"
+    table = head_statistics_table({"entropy": np.ones((1, 2))})
+    assert list(table.columns) == ["층", "헤드", "엔트로피 (nats)"]
+    assert list(head_statistics_table({"entropy": np.ones((1, 2))}, average_heads=True).columns) == \
+        ["층", "엔트로피 (nats)"]
+    assert attention_table(np.eye(2), list("ab"), list("ab")).index.name == "쿼리 \\ 키"
+
+
+def test_head_grid_csv_names_layer_head_and_tokens():
+    weights = np.random.default_rng(1).random((2, 2, 3, 3))
+    table = figure_table(head_grid(weights, ["i", "am", "<eos>"], ["je", "suis", "=x"]))
+    row = table[(table["series"] == "L2 H1") & (table["y"] == "am") & (table["x"] == "'=x")]
+    assert len(row) == 1 and row["z"].iloc[0] == pytest.approx(weights[1, 0, 1, 2])
+    assert set(table["y"]) == {"i", "am", "<eos>"}  # tokens, not positions
+
+
+# --- attention page -----------------------------------------------------------------------------------------------
+
+def test_attention_page_in_korean(monkeypatch):
+    # AppTest re-serialises selectboxes through format_func outside the script thread, where the session's
+    # language is unknown; pin the provider to Korean so that the second run sees the same labels as the first.
+    monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
+    at = _open("attention", sentence="i am a student", lang="ko")
+    assert at.title[0].value == translate("ko", "attention.title") != translate("en", "attention.title")
+    assert translate("ko", "attention.intro") in [m.value for m in at.markdown]
+    view = at.button_group(key="attn_view")
+    assert view.value == "Head" and view.options[0] == translate("ko", "attention.views.head")
+    heat = _specs(at)[0]
+    assert _title(heat) == "인코더 셀프 어텐션 · 층 1 · 헤드 1"
+    assert heat["layout"]["xaxis"]["title"]["text"] == translate("ko", "attention.chart.keys_axis")
+    at.session_state["attn_view"] = "Statistics"
+    at.run()
+    assert not at.exception and "엔트로피 (nats)" in at.dataframe[0].value.columns
+
+
+def test_a_link_restores_the_compare_view_with_head_b():
+    at = _open("attention", {"sentence": "the small cat eats the red apple", "kind": "decoder_self", "layer": "1",
+                             "head": "2", "view": "Compare", "cmp_kind": "decoder_self", "cmp_layer": "0",
+                             "cmp_head": "3"})
+    assert (at.selectbox(key="cmp_kind").value, at.selectbox(key="cmp_layer").value,
+            at.selectbox(key="cmp_head").value) == ("decoder_self", 0, 3)
+    titles = [_title(s) for s in _specs(at)]
+    assert titles[0] == "A: Decoder masked self-attention · layer 2 · head 3"
+    assert titles[1] == "B: Decoder masked self-attention · layer 1 · head 4"
+    assert titles[2] == "Difference A − B"  # same kind: a cell-by-cell difference
+    assert _param(at, "cmp_head") == "3" and _param(at, "view") == "Compare"
+    at.selectbox(key="cmp_head").select_index(0).run()
+    assert _param(at, "cmp_head") == "0"
+
+
+def test_a_link_restores_the_rescale_factor():
+    at = _open("attention", {"sentence": "i am a student", "view": "Rescale", "rescale": "8.0"})
+    assert at.select_slider(key="rescale_factor").value == 8.0
+    assert any("re-softmaxed at ×8" in _title(s) for s in _specs(at))
+    trained, rescaled = (float(m.value) for m in at.metric[:2])
+    assert rescaled < trained
+
+
+def test_garbage_link_values_fall_back_to_the_defaults():
+    at, notice = _open_with_notice("attention", {"sentence": "i am a student", "view": "nonsense", "cmp_head": "99",
+                                                 "cmp_kind": "x", "rescale": "0.33", "kind": "1e9"})
+    assert translate("en", "share.bad_link", names="")[:30] in notice
+    assert all(name in notice for name in ("view", "cmp_head", "cmp_kind", "rescale", "kind"))
+    assert at.button_group(key="attn_view").value == "Head" and at.selectbox(key="attn_kind").value == "encoder_self"
+    at.session_state["attn_view"] = "Rescale"
+    at.run()
+    assert not at.exception and at.select_slider(key="rescale_factor").value == 1.0
+
+
+def test_presenter_mode_on_the_attention_page():
+    normal = _open("attention", sentence="i am a student")
+    assert "head_heatmap" in _csv_buttons(normal)
+    at = _open("attention", {"presenter": "true"}, sentence="i am a student")
+    assert not at.get("download_button")
+    assert all(s["layout"]["font"]["size"] == BASE_FONT for s in _specs(at))
+    for view, shown in (("Statistics", "stats_caption"), ("All heads", "grid_caption"), ("Rescale", "rescale_caption")):
+        for state in (normal, at):
+            state.session_state["attn_view"] = view
+            state.run()
+            assert not state.exception
+        first = translate("en", f"attention.{shown}")[:25]
+        assert any(c.value.startswith(first) for c in normal.caption), view
+        assert not any(c.value.startswith(first) for c in at.caption), view
+        assert _specs(at) or view == "Statistics"
+    assert "stats" not in _csv_buttons(at)
+
+
+# --- decoding page ------------------------------------------------------------------------------------------------
+
+def test_decoding_page_in_korean():
+    at = _open("decoding", sentence="i am a student", lang="ko")
+    assert at.title[0].value == translate("ko", "decoding.title") and HANGUL.search(at.title[0].value)
+    assert translate("ko", "decoding.intro") in [m.value for m in at.markdown]
+    assert [b.label for b in at.button][:2] == [translate("ko", "decoding.previous"), translate("ko", "decoding.next")]
+    assert at.slider(key="decode_step").label == "단계"
+    cross, self_attention, top = _specs(at)
+    assert _title(cross).startswith("“je”을(를) 쓰는 동안의 크로스 어텐션")
+    assert cross["data"][0]["y"] == list(range(4)) and cross["layout"]["yaxis"]["ticktext"][0] == "헤드 1"
+    assert "헤드 평균" in _title(self_attention) and _title(top) == "단계 1의 다음 토큰 상위 5개"
+
+
+def test_a_link_restores_the_decoding_step_layer_and_head():
+    at = _open("decoding", {"sentence": "i am a student", "step": "3", "dec_layer": "1", "dec_head": "2"})
+    assert at.slider(key="decode_step").value == 3
+    assert (at.selectbox(key="dec_layer").value, at.selectbox(key="dec_head").value) == (1, 2)
+    assert at.code[0].value.endswith("→  étudiant")
+    cross, self_attention, _ = _specs(at)
+    assert "(layer 2)" in _title(cross) and cross["layout"]["yaxis"]["ticktext"] == ["head 3"]
+    assert len(self_attention["data"][0]["z"]) == 3  # the causal mask has grown to three rows
+    assert "mean" not in _title(self_attention)
+    at.selectbox(key="dec_head").set_value("all").run()
+    assert _param(at, "dec_head") == "all" and _param(at, "step") == "3"
+
+
+def test_garbage_decoding_link_falls_back():
+    at, notice = _open_with_notice("decoding", {"sentence": "i am a student", "step": "abc", "dec_layer": "7",
+                                                "dec_head": "x"})
+    assert all(name in notice for name in ("step", "dec_layer", "dec_head"))
+    assert at.slider(key="decode_step").value == 1 and at.selectbox(key="dec_head").value == "all"
+
+
+def test_presenter_mode_on_the_decoding_page():
+    normal = _open("decoding", sentence="i am a student")
+    at = _open("decoding", {"presenter": "true"}, sentence="i am a student")
+    long_caption = translate("en", "decoding.cross_caption")
+    assert long_caption in [c.value for c in normal.caption] and long_caption not in [c.value for c in at.caption]
+    assert translate("en", "decoding.mask_caption") in [c.value for c in at.caption]  # needed to read the chart
+    assert {"dec_cross", "dec_self", "dec_topk"} <= set(_csv_buttons(normal)) and not at.get("download_button")
+    assert [s["layout"]["font"]["size"] for s in _specs(at)] == [BASE_FONT] * 3

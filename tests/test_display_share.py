@@ -1,0 +1,107 @@
+"""Chart export (CSV of a chart's numbers, image file names and format), presenter styling, and the URL state that
+every page shares (language, presenter mode, model)."""
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from i18n import translate
+from viz.attention import attention_heatmap, attention_lines, head_grid, probability_bars
+from viz.export import figure_csv, figure_table
+from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, for_projection
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def test_heatmap_csv_is_the_token_labelled_matrix_and_formula_safe():
+    tokens = ["=cmd", "<b>x</b>", "=cmd"]
+    fig = attention_heatmap(np.array([[1.0, 0, 0], [0.5, 0.5, 0], [0.2, 0.3, 0.5]]), tokens, ["a", "+1", "c"],
+                            masked=np.triu(np.ones((3, 3), bool), 1))
+    table = pd.read_csv(io.BytesIO(figure_csv(fig)), encoding="utf-8-sig", index_col=0)
+    # Repeated query tokens stay apart; nothing starts with a formula character; HTML escaping is undone.
+    assert list(table.index) == ["0: =cmd", "1: <b>x</b>", "2: =cmd"]
+    assert list(table.columns) == ["a", "'+1", "c"]
+    assert table.iloc[2].tolist() == [0.2, 0.3, 0.5]
+    assert np.isnan(table.iloc[0, 1])  # a masked cell is empty, not a weight
+
+
+def test_csv_of_lines_bars_and_grids_is_a_long_table():
+    bars = figure_table(probability_bars(["je", "-tu"], [0.7, 0.2]))
+    assert bars[["x", "y"]].values.tolist() == [[0.7, "je"], [0.2, "'-tu"]]
+    grid = figure_table(head_grid(np.random.default_rng(0).random((2, 3, 4, 4)), list("abcd"), list("abcd")))
+    assert set(grid["series"]) == {f"L{l} H{h}" for l in (1, 2) for h in (1, 2, 3)} and len(grid) == 6 * 16
+    lines = figure_table(attention_lines(np.eye(3), list("abc"), list("xyz")))
+    assert len(lines) > 0 and "series" in lines
+
+
+def test_projection_style_is_larger_and_colour_blind_safe_and_leaves_the_original():
+    fig = attention_heatmap(np.eye(3), list("abc"), list("abc"), "t")
+    shown = for_projection(fig)
+    assert shown.layout.font.size == BASE_FONT and shown.layout.height > fig.layout.height
+    assert shown.data[0].colorscale != fig.data[0].colorscale
+    assert shown.data[0].colorscale[0][1].lower() == "#00224e"  # Cividis starts dark blue
+    assert fig.layout.font.size is None  # a cached figure is never changed
+    assert SEQUENTIAL_SAFE == "Cividis"
+
+
+def _chart_config(at) -> dict:
+    return json.loads(at.get("plotly_chart")[0].proto.config)
+
+
+def _open(query: dict[str, str], page: str | None = "positional") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    if page:
+        at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception
+    return at
+
+
+def test_image_export_names_the_file_and_follows_the_format_setting():
+    at = _open({})
+    config = _chart_config(at)
+    assert config["toImageButtonOptions"]["format"] == "png"
+    assert config["toImageButtonOptions"]["filename"].startswith("attention-lab_")
+    at.session_state["image_format"] = "svg"
+    at.run()
+    assert _chart_config(at)["toImageButtonOptions"]["format"] == "svg"
+    csv_buttons = [b for b in at.get("download_button") if b.proto.label == translate("en", "display.csv")]
+    assert csv_buttons, "every chart offers its numbers as CSV"
+
+
+def test_presenter_mode_from_a_link_enlarges_charts_and_hides_downloads():
+    at = _open({"presenter": "true"})
+    assert at.session_state["presenter"] is True
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["font"]["size"] == BASE_FONT
+    assert not [b for b in at.get("download_button") if b.proto.label == translate("en", "display.csv")]
+    assert any("font-size" in h.proto.body for h in at.get("html"))
+
+
+def test_korean_link_switches_the_interface_and_is_kept_in_the_url():
+    at = _open({"lang": "ko"}, page=None)
+    assert at.sidebar.text_input[0].label == translate("ko", "sidebar.sentence")
+    assert at.title[0].value == translate("ko", "home.title")
+    assert at.query_params["lang"] == "ko"
+    at.session_state["lang"] = "en"
+    at.run()
+    assert at.title[0].value == translate("en", "home.title") and "lang" not in at.query_params
+
+
+def test_garbage_link_values_fall_back_with_a_notice():
+    at = _open({"lang": "xx", "presenter": "maybe", "model": "../../etc/passwd", "pe_d": "7"}, page=None)
+    notice = " ".join(i.value for i in at.info)
+    for name in ("lang", "presenter", "model", "pe_d"):
+        assert name in notice
+    assert at.session_state["lang"] == "en" and not at.session_state["presenter"]
+    assert at.session_state["model_id"] == "transformer_en-fr"
+
+
+def test_a_page_writes_only_its_own_parameters():
+    at = _open({"pe_d": "128", "depth": "40"})  # depth belongs to the residual page
+    assert at.query_params.get("pe_d") == "128" and "depth" not in at.query_params
