@@ -202,6 +202,7 @@ async def drive(args, base: str, expected: dict[str, str], server: Server, sampl
 
 async def train_and_close(args, base: str, server: Server) -> dict:
     """Open /train, start a training, close the tab mid-training; RSS before / during / after."""
+    server_started = server.started_at
     from playwright.async_api import async_playwright, expect
 
     async with async_playwright() as playwright:
@@ -237,7 +238,8 @@ async def train_and_close(args, base: str, server: Server) -> dict:
         finally:
             await browser.close()
     print()
-    print(f"## a session closed mid-training (default settings, tab closed at step {steps})")
+    print(f"## a session closed mid-training (default settings, tab closed at step {steps}; server up "
+          f"{time.perf_counter() - server_started:.0f} s)")
     print(f"load average {os.getloadavg()[0]:.2f}")
     print()
     print("| moment | server RSS | threads |")
@@ -315,6 +317,8 @@ def main() -> int:
                         help="RSS before / during / after a session that closes its tab mid-training")
     parser.add_argument("--train-steps", type=int, default=60, help="close the tab after this many steps")
     parser.add_argument("--after", type=float, default=20.0, help="seconds to watch RSS after the tab closed")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="train-and-close this many times one after the other (the first pays one-time costs)")
     parser.add_argument("--screenshots", type=Path, help="save a screenshot of each failed interaction here")
     args = parser.parse_args()
     args.think = tuple(sorted(args.think))
@@ -331,10 +335,12 @@ def main() -> int:
     server = Server(free_port())
     samples: list = []
     try:
+        server.started_at = time.perf_counter()
         healthy = server.start(timeout=120.0)
         print(f"server healthy on {HOST}:{server.port} after {healthy:.1f} s; {args.students} browsers", flush=True)
         if args.train_and_close:
-            figures = asyncio.run(train_and_close(args, f"http://{HOST}:{server.port}", server))
+            figures = [asyncio.run(train_and_close(args, f"http://{HOST}:{server.port}", server))
+                       for _ in range(args.rounds)]
             if args.json:
                 args.json.write_text(json.dumps(figures, indent=1, default=str))
             return 0

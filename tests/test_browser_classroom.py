@@ -13,7 +13,7 @@ from tests.test_browser import no_exception, wait_idle
 def test_switch_to_korean_and_back(page: Page, app_url):
     page.goto(f"{app_url}/attention")
     wait_idle(page)
-    page.get_by_test_id("stSidebar").get_by_role("button", name="한국어").click()
+    page.get_by_test_id("stSidebar").get_by_role("radio", name="한국어").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name=translate("ko", "attention.title"))).to_be_visible()
     expect(page.get_by_test_id("stSidebar").get_by_label(translate("ko", "sidebar.sentence"), exact=True)).to_be_visible()
@@ -24,7 +24,7 @@ def test_switch_to_korean_and_back(page: Page, app_url):
     wait_idle(page)
     expect(page.get_by_role("heading", name=translate("ko", "positional.title"))).to_be_visible()
     page.screenshot(path=SCREENSHOTS / "positional_ko.png", full_page=True)
-    page.get_by_test_id("stSidebar").get_by_role("button", name="English").click()
+    page.get_by_test_id("stSidebar").get_by_role("radio", name="English").click()
     wait_idle(page)
     expect(page.get_by_role("heading", name=translate("en", "positional.title"))).to_be_visible()
 
@@ -46,6 +46,7 @@ def test_head_csv_download_has_token_labels(page: Page, app_url):
 def test_presenter_mode_is_larger_and_has_fewer_controls(page: Page, app_url):
     page.goto(f"{app_url}/softmax_scaling")
     wait_idle(page)
+    expect(page.get_by_test_id("stDownloadButton").first).to_be_visible()
     downloads_before = page.get_by_test_id("stDownloadButton").count()
     size_before = page.locator(".stApp p").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
     page.get_by_test_id("stSidebar").get_by_text(translate("en", "display.presenter")).click()
@@ -62,6 +63,6 @@ def test_foundation_link_reproduces_slider_positions(page: Page, app_url):
     page.goto(f"{app_url}/residual?depth=48&act=relu&ln=true")
     wait_idle(page)
     expect(page.get_by_text(re.compile(r"48"))).not_to_have_count(0)
-    expect(page.get_by_role("slider").first).to_have_attribute("aria-valuenow", "48")
+    expect(page.get_by_role("slider").first).to_have_value("48")
     expect(page).to_have_url(re.compile(r"depth=48"))
     no_exception(page)

@@ -196,7 +196,7 @@ def _current(page: str) -> dict[str, str]:
         if value is None or value == "" or (param.key == PRESENTER and not value) or (
                 param.key == LANGUAGE and value == "en"):
             continue
-        values[name] = str(value)
+        values[name] = str(value).lower() if isinstance(value, bool) else str(value)  # true/false, as parsed
     return values
 
 
