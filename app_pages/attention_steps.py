@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.attention_steps import MASKS, attention_stages, build_mask, multi_head_stages
+from model.attention_steps import INPUT_LIMIT, MASKS, attention_stages, build_mask, multi_head_stages
 from ui.display import presenting, show_chart
 from viz.matrices import matrix_figure
 
@@ -51,7 +51,10 @@ for col, name in zip(editors, "QKV"):
     values = edited.to_numpy(dtype=float, na_value=np.nan)
     if not np.isfinite(values).all():
         col.warning(tr("attention_steps.invalid_cells", name=name))
-    matrices[name] = np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+    values = np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+    if (np.abs(values) > INPUT_LIMIT).any():
+        col.warning(tr("attention_steps.clamped_cells", name=name, limit=f"{INPUT_LIMIT:,.0f}"))
+    matrices[name] = values
 
 st.markdown(tr("attention_steps.stages_text"))
 stages = attention_stages(matrices["Q"], matrices["K"], matrices["V"], build_mask(mask_kind, tokens, tokens, padded))

@@ -51,11 +51,14 @@ def test_dials_point_at_the_encoding_and_bits_spell_the_position(pe):
     position = 13
     fig = dials_and_counter(pe.angles[position], pe.bits[position], pe.wavelengths, position)
     assert_titled(fig)
-    circles = [s for s in fig.layout.shapes if s.type == "circle"]
-    assert len(circles) == 20  # one dial per (sin, cos) pair
-    tips = fig.data[1]
-    centres_x = np.array([(c.x0 + c.x1) / 2 for c in circles])
-    centres_y = np.array([(c.y0 + c.y1) / 2 for c in circles])
+    faces = fig.data[0]  # every dial's circle in one polyline, NaN between dials
+    circles_x = np.asarray(faces.x, dtype=float).reshape(-1, 42)[:, :40]  # 41 points (closed) + the NaN gap
+    circles_y = np.asarray(faces.y, dtype=float).reshape(-1, 42)[:, :40]
+    assert len(circles_x) == 20  # one dial per (sin, cos) pair
+    np.testing.assert_allclose(np.hypot(circles_x - circles_x.mean(1, keepdims=True),
+                                        circles_y - circles_y.mean(1, keepdims=True)), 1.0, atol=1e-9)  # unit dials
+    tips = fig.data[2]
+    centres_x, centres_y = circles_x.mean(1), circles_y.mean(1)
     np.testing.assert_allclose(np.asarray(tips.x) - centres_x, pe.table[position, 0::2], atol=1e-6)
     np.testing.assert_allclose(np.asarray(tips.y) - centres_y, pe.table[position, 1::2], atol=1e-6)
     assert len(set(np.round(centres_y, 6))) == 2  # 20 dials at 16 per row: two rows
@@ -64,7 +67,7 @@ def test_dials_point_at_the_encoding_and_bits_spell_the_position(pe):
     assert sum(b * 2 ** j for j, b in enumerate(np.asarray(bits.z).ravel())) == position
     assert "13" in fig.layout.title.text
     other = dials_and_counter(pe.angles[14], pe.bits[14], pe.wavelengths, 14)
-    assert not np.allclose(np.asarray(other.data[1].x), np.asarray(tips.x))  # another position moves the hands
+    assert not np.allclose(np.asarray(other.data[2].x), np.asarray(tips.x))  # another position moves the hands
 
 
 def test_similarity_charts(pe):

@@ -71,9 +71,12 @@ def dials_and_counter(angles: np.ndarray, bits: np.ndarray, wavelengths: np.ndar
     step = 2.6
     cx = (np.arange(pairs) % per_row) * step  # dial centres, left to right then the next row
     cy = -(np.arange(pairs) // per_row) * step
-    for x, y in zip(cx, cy):
-        fig.add_shape(type="circle", x0=x - 1, y0=y - 1, x1=x + 1, y1=y + 1, line=dict(color="#9e9e9e", width=1),
-                      xref="x", yref="y")
+    # All dial faces as one polyline (NaN between circles): one trace, not one layout shape per dial, which made
+    # plotly validate 128 shapes on every rerun (two thirds of this page's server time).
+    theta = np.append(np.linspace(0, 2 * np.pi, 41), np.nan)
+    fig.add_trace(go.Scatter(x=(cx[:, None] + np.cos(theta)).ravel(), y=(cy[:, None] + np.sin(theta)).ravel(),
+                             mode="lines", line=dict(color="#9e9e9e", width=1), hoverinfo="skip", showlegend=False),
+                  row=1, col=1)
     tip_x, tip_y = cx + np.sin(angles), cy + np.cos(angles)  # clockwise from 12 o'clock: (sin, cos) = (PE_2i, PE_2i+1)
     hands_x = np.column_stack([cx, tip_x, np.full(pairs, np.nan)]).ravel()
     hands_y = np.column_stack([cy, tip_y, np.full(pairs, np.nan)]).ravel()
