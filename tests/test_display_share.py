@@ -105,3 +105,14 @@ def test_garbage_link_values_fall_back_with_a_notice():
 def test_a_page_writes_only_its_own_parameters():
     at = _open({"pe_d": "128", "depth": "40"})  # depth belongs to the residual page
     assert at.query_params.get("pe_d") == "128" and "depth" not in at.query_params
+
+
+def test_long_titles_wrap_at_spaces_when_projected():
+    from viz.presentation import wrap_title
+
+    korean = "트랜스포머 교차 어텐션(cross-attention), 1층, 헤드 평균 — 아주 긴 제목이라서 잘리지 않아야 합니다"
+    lines = wrap_title(korean).split("<br>")
+    assert len(lines) > 1 and " ".join(lines) == korean  # nothing lost, broken only at spaces
+    assert wrap_title("short title") == "short title"
+    fig = for_projection(attention_heatmap(np.eye(2), ["a", "b"], ["a", "b"], korean))
+    assert "<br>" in fig.layout.title.text and fig.layout.margin.t > 50

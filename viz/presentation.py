@@ -5,12 +5,30 @@ lines and bars take the Okabe-Ito palette. Applied to a copy, so a cached figure
 """
 from __future__ import annotations
 
+import unicodedata
+
 import plotly.graph_objects as go
 
 SEQUENTIAL_SAFE = "Cividis"
 DIVERGING_SAFE = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 BASE_FONT = 18
+TITLE_WIDTH = 52  # display columns per title line at projection size (a Hangul syllable takes two)
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
+    """Break a long title at spaces into <br>-separated lines (plotly never wraps, and large text got clipped)."""
+    lines: list[str] = []
+    for word in title.split(" "):
+        if lines and _width(lines[-1]) + 1 + _width(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
 
 
 def _is_diverging(trace) -> bool:
@@ -33,6 +51,12 @@ def for_projection(fig: go.Figure) -> go.Figure:
             trace.textfont = dict(size=BASE_FONT + 2)  # token labels in the lines view
     if fig.layout.coloraxis.colorscale is not None:
         fig.update_layout(coloraxis_colorscale=SEQUENTIAL_SAFE)
+    title = fig.layout.title.text
+    if title and "<br>" not in title:
+        wrapped = wrap_title(title)
+        fig.update_layout(title_text=wrapped)
+        if wrapped != title:  # room for the extra lines above the plot
+            fig.update_layout(margin_t=(fig.layout.margin.t or 50) + 26 * wrapped.count("<br>"))
     if fig.layout.height:
         fig.update_layout(height=int(fig.layout.height * 1.25))
     return fig
