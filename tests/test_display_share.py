@@ -115,4 +115,4 @@ def test_long_titles_wrap_at_spaces_when_projected():
     assert len(lines) > 1 and " ".join(lines) == korean  # nothing lost, broken only at spaces
     assert wrap_title("short title") == "short title"
     fig = for_projection(attention_heatmap(np.eye(2), ["a", "b"], ["a", "b"], korean))
-    assert "<br>" in fig.layout.title.text and fig.layout.margin.t > 50
+    assert "<br>" in fig.layout.title.text and fig.layout.title.automargin

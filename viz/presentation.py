@@ -13,7 +13,7 @@ SEQUENTIAL_SAFE = "Cividis"
 DIVERGING_SAFE = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 BASE_FONT = 18
-TITLE_WIDTH = 52  # display columns per title line at projection size (a Hangul syllable takes two)
+TITLE_WIDTH = 34  # display columns per title line at projection size (a Hangul syllable takes two); fits half a page
 
 
 def _width(text: str) -> int:
@@ -54,9 +54,8 @@ def for_projection(fig: go.Figure) -> go.Figure:
     title = fig.layout.title.text
     if title and "<br>" not in title:
         wrapped = wrap_title(title)
-        fig.update_layout(title_text=wrapped)
-        if wrapped != title:  # room for the extra lines above the plot
-            fig.update_layout(margin_t=(fig.layout.margin.t or 50) + 26 * wrapped.count("<br>"))
+        # automargin with yref="paper": plotly pushes the plot area down until the title's lines fit above it.
+        fig.update_layout(title=dict(text=wrapped, automargin=True, yref="paper"))
     if fig.layout.height:
         fig.update_layout(height=int(fig.layout.height * 1.25))
     return fig
