@@ -261,6 +261,9 @@ class Student:
         self.meta: dict[str, tuple[str, object, str]] = {}  # id -> (kind, proto, active_script_hash)
         self.cache: dict[str, list] = {}  # ForwardMsg hash -> [message, run count at last use]
         self.run_count = 0
+        self.fragment_of: dict[str, str] = {}  # widget id -> id of the st.fragment that drew it ("" = none)
+        self.pending_fragment = ""  # set while an interaction's widget lives in a fragment
+        self.fragment_runs = 0
         self.max_cache_age = 2
         self.main_hash = ""
         self.page_hash = ""
@@ -333,7 +336,11 @@ class Student:
             session = message.new_session
             self.main_hash = session.main_script_hash
             self.max_cache_age = session.config.max_cached_message_age or self.max_cache_age
-            self.run_widgets, self.run_errors = {}, []
+            if message.metadata.run.fragment_ids:  # a fragment rerun: widgets outside the fragment stay as drawn
+                self.fragment_runs += 1
+                self.run_errors = []
+            else:
+                self.run_widgets, self.run_errors = {}, []
         elif kind == "navigation":
             self.pages = {p.url_pathname: p.page_script_hash for p in message.navigation.app_pages}
             self.page_hash = message.navigation.page_script_hash
@@ -349,6 +356,7 @@ class Student:
             elif element_kind in WIDGET_KINDS:
                 proto = getattr(element, element_kind)
                 self.run_widgets[proto.id] = (element_kind, proto, message.metadata.active_script_hash)
+                self.fragment_of[proto.id] = message.delta.fragment_id
         elif kind == "script_finished":
             status = message.script_finished
             if status in FINISHED_OK:
@@ -391,7 +399,8 @@ class Student:
     def _back_msg(self, page_hash: str, page_name: str = "", only_entry_widgets: bool = False) -> bytes:
         context = ContextInfo(timezone="UTC", timezone_offset=0, locale="en-US", is_embedded=False,
                               url=f"http://{HOST}:{self.port}/{self.page_path}", color_scheme="light")
-        state = ClientState(query_string="", page_script_hash=page_hash, page_name=page_name, context_info=context)
+        state = ClientState(query_string="", page_script_hash=page_hash, page_name=page_name, context_info=context,
+                            fragment_id=self.pending_fragment)
         for widget_id, widget in self.widgets.items():
             if not only_entry_widgets or self.meta[widget_id][2] == self.main_hash:
                 state.widget_states.widgets.append(widget)
@@ -420,15 +429,18 @@ class Student:
                 else:
                     current = self.widgets[found[0]].string_value
                     self.widgets[found[0]].string_value = self.rng.choice([s for s in SENTENCES if s != current])
-            elif kind == "layer":
-                error = self._choose_option("attn_layer")
-            elif kind == "head":
-                error = self._choose_option("attn_head")
+            elif kind in ("layer", "head"):
+                key = f"attn_{kind}"
+                error = self._choose_option(key)
+                found = self._find(key)
+                # A widget drawn inside st.fragment reruns only that fragment, as the browser asks.
+                self.pending_fragment = self.fragment_of.get(found[0], "") if found and not self.args.full_reruns else ""
             elif kind == "model":
                 error = self._choose_option("model_id", self.model)
             else:
                 raise ValueError(kind)
             payload = self._back_msg(self.page_hash)
+            self.pending_fragment = ""
         started = time.perf_counter() - self.t0
         if error is not None:
             self.results.append(Interaction(self.index, step, kind, None, False, error, started))
@@ -630,7 +642,8 @@ def report(args, students: list[Student], server: Server, samples: list, timed_o
     print(f"throughput {len(ok) / wall:.2f} interactions/s; server CPU {server_cpu:.1f} s = "
           f"{server_cpu / max(1, len(ok)):.2f} s per interaction, {server_cpu / wall:.2f} cores on average; this load "
           f"generator's CPU {client_cpu:.1f} s (same {len(os.sched_getaffinity(0))} CPUs); ForwardMsg bytes received "
-          f"{sum(s.bytes_in for s in students) / 2**20:.1f} MiB")
+          f"{sum(s.bytes_in for s in students) / 2**20:.1f} MiB; fragment-only reruns "
+          f"{sum(s.fragment_runs for s in students)}")
     print()
     print("| interaction | n | ok | p50 | p95 | p99 | max |")
     print("|---|---|---|---|---|---|---|")
@@ -704,6 +717,9 @@ def main() -> int:
     parser.add_argument("--interaction-timeout", type=float, default=60.0)
     parser.add_argument("--cold-herd", action="store_true",
                         help="all students connect at once to a fresh server; check each model loads once")
+    parser.add_argument("--full-reruns", action="store_true",
+                        help="send layer/head changes as full reruns even where the widget is inside st.fragment "
+                             "(the browser sends a fragment rerun; this measures the old behaviour)")
     parser.add_argument("--warmup", action="store_true",
                         help="open the attention page once (untimed) before the students come (not with --cold-herd)")
     parser.add_argument("--seed", type=int, default=0)

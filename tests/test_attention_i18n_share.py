@@ -1,5 +1,7 @@
 """The attention and decoding pages in English and Korean, restored from a link, and in presenter mode; the attention
 charts' words and CSV tables."""
+import contextlib
+import functools
 import json
 import re
 from pathlib import Path
@@ -11,7 +13,9 @@ from streamlit.testing.v1 import AppTest
 import i18n
 import ui.display  # noqa: F401  (installs the session language provider before a test replaces it)
 from i18n import translate
-from viz.attention import attention_heatmap, attention_table, head_grid, head_statistics_table, probability_bars
+from ui.errors import GUARD_MESSAGE
+from viz.attention import (attention_heatmap, attention_lines, attention_table, head_grid, head_statistics_table,
+                           probability_bars)
 from viz.export import figure_table
 from viz.presentation import BASE_FONT
 
@@ -82,6 +86,24 @@ def test_head_grid_csv_names_layer_head_and_tokens():
     row = table[(table["series"] == "L2 H1") & (table["y"] == "am") & (table["x"] == "'=x")]
     assert len(row) == 1 and row["z"].iloc[0] == pytest.approx(weights[1, 0, 1, 2])
     assert set(table["y"]) == {"i", "am", "<eos>"}  # tokens, not positions
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_cached_head_figures_are_the_built_ones(monkeypatch, language):
+    from ui.attention_view import cached_figure
+
+    monkeypatch.setattr(i18n, "_language_provider", lambda: language)
+    weights = np.random.default_rng(2).dirichlet(np.ones(4), size=3)
+    queries, keys, masked = ["<b>", "a", "b"], ["x", "y", "&", "z"], np.triu(np.ones((3, 4), bool), 1)
+    built = {"heatmap": attention_heatmap(weights, queries, keys, "t", masked=masked),
+             "lines": attention_lines(weights, queries, keys, "t")}
+    for builder, fig in built.items():
+        extra = {"masked": masked} if builder == "heatmap" else {}
+        for _ in range(2):  # the first call fills the cache, the second reads it
+            cached = cached_figure(builder, weights, queries, keys, "t", **extra)
+            assert json.loads(cached.to_json()) == json.loads(fig.to_json())
+    assert cached_figure("heatmap", weights, queries, keys, "t").layout.xaxis.title.text == \
+        translate(language, "attention.chart.keys_axis")
 
 
 # --- attention page -----------------------------------------------------------------------------------------------
@@ -197,3 +219,60 @@ def test_presenter_mode_on_the_decoding_page():
     assert translate("en", "decoding.mask_caption") in [c.value for c in at.caption]  # needed to read the chart
     assert {"dec_cross", "dec_self", "dec_topk"} <= set(_csv_buttons(normal)) and not at.get("download_button")
     assert [s["layout"]["font"]["size"] for s in _specs(at)] == [BASE_FONT] * 3
+
+
+# --- the attention explorer is a fragment ---------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _fragment_reruns(at: AppTest):
+    """at.run() reruns only the page's fragment, as the browser does when a widget inside it changes (AppTest's own
+    reruns are always full). Counts the full runs meanwhile (app.py draws the sidebar in each)."""
+    import streamlit.testing.v1.local_script_runner as runner
+
+    import ui.sidebar
+
+    fragments = list(at._fragment_storage._fragments)  # noqa: SLF001 (AppTest has no public way to name them)
+    assert len(fragments) == 1, fragments
+    full_runs = []
+    draw_sidebar = ui.sidebar.render_sidebar
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "RerunData", functools.partial(runner.RerunData, fragment_id_queue=fragments))
+        patch.setattr(ui.sidebar, "render_sidebar", lambda: (full_runs.append(1), draw_sidebar())[1])
+        yield full_runs
+
+
+def test_a_head_switch_reruns_only_the_fragment_and_the_url_follows():
+    at = _open("attention", {"sentence": "she is a student", "kind": "cross"})
+    assert _param(at, "head") == "0" and "layer 1 · head 1" in _title(_specs(at)[0])
+    with _fragment_reruns(at) as full_runs:
+        at.selectbox(key="attn_head").select_index(2).run()
+        assert not at.exception and not [e for e in at.error if GUARD_MESSAGE in e.value]
+        assert _title(_specs(at)[0]) == "Encoder–decoder (cross) attention · layer 1 · head 3"
+        assert _param(at, "head") == "2" and _param(at, "kind") == "cross"
+        assert _param(at, "sentence") == "she is a student"  # the rest of the address is kept
+        at.selectbox(key="attn_layer").select_index(1).run()
+        assert "layer 2 · head 3" in _title(_specs(at)[0]) and _param(at, "layer") == "1"
+        # The All-heads focus buttons set layer and head from a callback inside the fragment.
+        at.session_state["attn_view"] = "All heads"
+        at.run()
+        at.button(key="focus_0_1").click().run()
+        assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (0, 1)
+        assert (_param(at, "layer"), _param(at, "head"), _param(at, "view")) == ("0", "1", "All heads")
+        assert not full_runs  # the sidebar and the translation were not drawn again
+    at.run()  # a full run afterwards shows the same head
+    assert not at.exception and _param(at, "head") == "1" and "je" not in _param(at, "sentence")
+    assert "elle est étudiante" in [c.value for c in at.code]
+
+
+def test_an_error_in_a_fragment_rerun_is_the_guard_message(monkeypatch):
+    at = _open("attention", sentence="i am a student")
+    with _fragment_reruns(at):
+        def broken(*args, **kwargs):
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr("ui.attention_view.show_head", broken)
+        at.selectbox(key="attn_head").select_index(1).run()
+        assert not at.exception
+        assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)
+        assert "boom" not in " ".join(e.value for e in at.error)
+        assert _param(at, "head") == "1"  # the address still follows the head

@@ -4,16 +4,20 @@ VIEWS and KINDS hold stable ids (the URL and tests use them); only their display
 """
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
+import i18n
 from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from ui.display import presenting, show_chart
+from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
                            head_statistics_table, probability_bars)
 
@@ -82,13 +86,80 @@ def head_picker(maps: AttentionMaps, prefix: str, columns) -> tuple[int, int]:
     return layer, head
 
 
+@st.fragment
+def attention_explorer(page: str, model_id: str, loaded, result: DecodeResult, sentence: str, ablate) -> None:
+    """The kind, layer, head and view pickers and the chosen view: a fragment.
+
+    A change of one of its widgets reruns only this function, not the sidebar, the navigation or the translation
+    above it. Such a rerun skips the end of app.py, so the fragment keeps the address bar and the sidebar's link
+    following the view itself. app.py's page guard does not wrap a fragment rerun: the fragment has its own.
+    The arguments are those of the last full run (the sidebar's model and sentence changes rerun the whole page).
+    """
+    from ui.share import follow_fragment  # ui.share imports this module
+
+    with page_guard():
+        _explore(model_id, loaded, result, sentence, ablate)
+    with page_guard():
+        follow_fragment(page)
+
+
+def _explore(model_id: str, loaded, result: DecodeResult, sentence: str, ablate) -> None:
+    c = st.columns([2, 1, 1])
+    kind = c[0].selectbox(tr("attention.kind"), list(KINDS), key="attn_kind", format_func=kind_label)
+    maps = AttentionMaps.of(result, kind)
+    layer, head = head_picker(maps, "attn", c[1:])
+    # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
+    st.session_state.setdefault("attn_view", VIEWS[0])
+    view = st.segmented_control(tr("attention.view"), VIEWS, key="attn_view", format_func=view_label,
+                                required=True) or VIEWS[0]
+    if view == "Head":
+        show_head(maps, layer, head)
+    elif view == "All heads":
+        show_grid(maps, layer, head)
+    elif view == "Compare":
+        show_compare(result, maps, layer, head)
+    elif view == "Statistics":
+        show_statistics(maps)
+    elif view == "Ablation":
+        show_ablation(result, maps, model_id, sentence, loaded, ablate)
+    else:
+        show_rescale(maps, layer, head, loaded.config.d_model // loaded.config.num_heads)
+
+
+_BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def _figure_blob(builder: str, language: str, weights: np.ndarray, query_tokens: tuple[str, ...],
+                 key_tokens: tuple[str, ...], title: str, masked: np.ndarray | None) -> bytes:
+    """One head's chart as the pickled dict of the plotly figure (~12 KiB), shared by every session.
+
+    Bytes, not the figure: a cached figure would be ~270 objects that Streamlit's gc.collect after every script run
+    walks (256 heads: ~50 ms a run), and st.cache_data would unpickle a whole figure (slower than building it).
+    """
+    extra = {} if masked is None else {"masked": masked}
+    with i18n.using_language(language):
+        fig = _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title, **extra)
+    return pickle.dumps(fig.to_dict(), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
+                  masked: np.ndarray | None = None) -> go.Figure:
+    """attention_heatmap / attention_lines built once per head, language and title for all sessions (~1 ms instead
+    of ~8 ms). The dict is plotly's own output of a validated figure, so it is not validated again. Its arrays stay
+    plotly's encoded form: give show_chart a table for the CSV (figure_table needs a built figure)."""
+    spec = pickle.loads(_figure_blob(builder, i18n.current_language(), np.ascontiguousarray(weights),
+                                     tuple(query_tokens), tuple(key_tokens), title, masked))
+    return go.Figure(spec, _validate=False)
+
+
 def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     left, right = st.columns([3, 2])
-    show_chart(attention_heatmap(maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                                 maps.title(layer, head), masked=maps.masked),
+    show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                             maps.title(layer, head), masked=maps.masked),
                maps.name(layer, head), key="head_heatmap", where=left, table=maps.table(layer, head))
-    show_chart(attention_lines(maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                               tr("attention.lines_title")),
+    show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                             tr("attention.lines_title")),
                maps.name(layer, head) + "_lines", key="head_lines", where=right, table=maps.table(layer, head))
     if maps.masked is not None:
         st.caption(tr("attention.mask_caption"))
@@ -125,11 +196,11 @@ def show_compare(result: DecodeResult, maps: AttentionMaps, layer: int, head: in
     with c[2]:
         head_b = st.selectbox(tr("attention.head_b"), range(heads_b), key="cmp_head", format_func=_number)
     a, b = st.columns(2)
-    show_chart(attention_heatmap(maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                                 "A: " + maps.title(layer, head), masked=maps.masked),
+    show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                             "A: " + maps.title(layer, head), masked=maps.masked),
                "compare_A_" + maps.name(layer, head), key="cmp_a", where=a, table=maps.table(layer, head))
-    show_chart(attention_heatmap(maps_b.weights[layer_b, head_b], maps_b.query_tokens, maps_b.key_tokens,
-                                 "B: " + maps_b.title(layer_b, head_b), masked=maps_b.masked),
+    show_chart(cached_figure("heatmap", maps_b.weights[layer_b, head_b], maps_b.query_tokens, maps_b.key_tokens,
+                             "B: " + maps_b.title(layer_b, head_b), masked=maps_b.masked),
                "compare_B_" + maps_b.name(layer_b, head_b), key="cmp_b", where=b, table=maps_b.table(layer_b, head_b))
     if maps_b.weights.shape[-2:] == maps.weights.shape[-2:] and maps_b.query_tokens == maps.query_tokens \
             and maps_b.key_tokens == maps.key_tokens:

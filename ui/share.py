@@ -27,6 +27,7 @@ from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
 
 RESTORED = "_url_restored"
+LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
 Parser = Callable[[str], object]
 
 
@@ -162,7 +163,11 @@ SHARED: dict[str, Param] = {
 
 
 def restore_from_url() -> None:
-    """On the first run of a session, copy valid link values into session_state; report the bad ones."""
+    """On the first run of a session, copy valid link values into session_state; report the bad ones.
+
+    app.py calls it first in every full run, so it also forgets which fragment drew the link in the last run.
+    """
+    st.session_state.pop(LINK_DRAWN_BY, None)
     if st.session_state.get(RESTORED):
         return
     st.session_state[RESTORED] = True
@@ -212,7 +217,26 @@ def write_to_url(page: str) -> None:
 
 
 def share_link(page: str) -> None:
-    """'Link to this view': the address with the current state, in a code block (which has a copy button)."""
+    """'Link to this view': the address with the current state, in a code block (which has a copy button).
+
+    Not drawn again when a fragment of this page has drawn it in this run (follow_fragment).
+    """
+    if st.session_state.get(LINK_DRAWN_BY) == page:
+        return
+    _draw_link(page)
+
+
+def follow_fragment(page: str) -> None:
+    """End of a page's fragment whose widgets are shared: a fragment rerun does not run the rest of app.py, so
+    the fragment writes the URL and draws the sidebar's link itself (a fragment's writes to the sidebar are
+    redrawn in place when it reruns); app.py's share_link then leaves the link to it."""
+    write_to_url(page)
+    with st.sidebar:
+        _draw_link(page)
+    st.session_state[LINK_DRAWN_BY] = page
+
+
+def _draw_link(page: str) -> None:
     base = st.context.url
     if not base:
         return
