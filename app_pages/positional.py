@@ -4,7 +4,7 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
-from ui.display import presenting, show_chart
+from ui.display import presenting, shared_figure, show_chart
 from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown
 from viz.attention import label
@@ -38,29 +38,35 @@ st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)
          r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
 st.write(tr("positional.formula_text"))
 st.subheader(tr("positional.matrix_title"))
-show_chart(encoding_heatmap(pe.table, tr("positional.matrix_chart", length=length, d_model=d_model)),
+# shared_figure: the page's figures depend only on its sliders, and a class mostly looks at the same settings.
+show_chart(shared_figure(("pe_matrix", length, d_model), lambda: encoding_heatmap(
+               pe.table, tr("positional.matrix_chart", length=length, d_model=d_model))),
            f"positional_encoding_T{length}_d{d_model}", key="pe_matrix")
 st.subheader(tr("positional.curves_title"))
 if presenter:  # a secondary knob: the curves keep the dimensions chosen before
     dims = st.session_state["pe_dims"]
 else:
     dims = st.multiselect(tr("positional.dims"), range(d_model), key="pe_dims", format_func=dimension_name)
-show_chart(dimension_curves(pe.table, dims), f"positional_curves_d{d_model}", key="pe_curves")
+show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(pe.table, dims)),
+           f"positional_curves_d{d_model}", key="pe_curves")
 
 st.subheader(tr("positional.dials_title"))
 st.write(tr("positional.dials_text"))
 position = st.slider(tr("positional.position"), 0, length - 1, key="pe_position")
-show_chart(dials_and_counter(pe.angles[position], pe.bits[position], pe.wavelengths, position),
+show_chart(shared_figure(("pe_dials", length, d_model, position),
+                        lambda: dials_and_counter(pe.angles[position], pe.bits[position], pe.wavelengths, position)),
            f"positional_dials_p{position}_d{d_model}", key="pe_dials",
            table=lambda: dials_table(pe.angles[position], pe.wavelengths))
 
 st.subheader(tr("positional.similarity_title"))
 st.write(tr("positional.similarity_text"))
 left, right = st.columns(2)
-show_chart(similarity_heatmap(pe.similarity), f"positional_similarity_T{length}_d{d_model}", key="pe_similarity",
+show_chart(shared_figure(("pe_similarity", length, d_model), lambda: similarity_heatmap(pe.similarity)),
+           f"positional_similarity_T{length}_d{d_model}", key="pe_similarity",
            where=left)
 references = sorted({0, length // 4, length // 2, length - 1})
-show_chart(similarity_by_offset(pe.similarity, references), f"positional_similarity_by_offset_T{length}_d{d_model}",
+show_chart(shared_figure(("pe_offset", length, d_model), lambda: similarity_by_offset(pe.similarity, references)),
+           f"positional_similarity_by_offset_T{length}_d{d_model}",
            key="pe_offset", where=right)
 if not presenter:
     st.caption(tr("positional.similarity_caption", spread=f"{pe.diagonal_spread:.1e}",
@@ -71,9 +77,11 @@ st.write(tr("positional.rotation_text", k=k))
 error = float(pe.rotation_error.max())
 st.metric(tr("positional.rotation_metric", k=k, positions=length - k, d_model=d_model), f"{error:.1e}")
 left, right = st.columns([3, 2])
-show_chart(rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k),
+show_chart(shared_figure(("pe_rotation", length, d_model, k, position),
+                        lambda: rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k)),
            f"positional_rotation_check_k{k}_d{d_model}", key="pe_rotation", where=left)
-show_chart(rotation_matrix_heatmap(pe.rotation, k), f"positional_rotation_matrix_M{k}_d{d_model}",
+show_chart(shared_figure(("pe_rotation_matrix", length, d_model, k), lambda: rotation_matrix_heatmap(pe.rotation, k)),
+           f"positional_rotation_matrix_M{k}_d{d_model}",
            key="pe_rotation_matrix", where=right)
 
 st.subheader(tr("positional.trained_title"))

@@ -116,3 +116,16 @@ def test_long_titles_wrap_at_spaces_when_projected():
     assert wrap_title("short title") == "short title"
     fig = for_projection(attention_heatmap(np.eye(2), ["a", "b"], ["a", "b"], korean))
     assert "<br>" in fig.layout.title.text and fig.layout.title.automargin
+
+
+def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
+    """shared_figure serves figures rebuilt from plotly's dict (typed arrays base64-encoded): CSV must not change."""
+    import pickle
+
+    import plotly.graph_objects as go
+
+    for fig in (attention_heatmap(np.random.default_rng(1).random((4, 3)), list("abcd"), ["x", "=y", "z"]),
+                head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("xyz")),
+                probability_bars(["je", "tu"], [0.7, 0.2])):
+        rebuilt = go.Figure(pickle.loads(pickle.dumps(fig.to_dict())), _validate=False)
+        assert figure_csv(rebuilt) == figure_csv(fig)

@@ -4,7 +4,6 @@ VIEWS and KINDS hold stable ids (the URL and tests use them); only their display
 """
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +15,7 @@ from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
-from ui.display import presenting, show_chart
+from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
                            head_statistics_table, probability_bars)
@@ -129,28 +128,15 @@ def _explore(model_id: str, loaded, result: DecodeResult, sentence: str, ablate)
 _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
-def _figure_blob(builder: str, language: str, weights: np.ndarray, query_tokens: tuple[str, ...],
-                 key_tokens: tuple[str, ...], title: str, masked: np.ndarray | None) -> bytes:
-    """One head's chart as the pickled dict of the plotly figure (~12 KiB), shared by every session.
-
-    Bytes, not the figure: a cached figure would be ~270 objects that Streamlit's gc.collect after every script run
-    walks (256 heads: ~50 ms a run), and st.cache_data would unpickle a whole figure (slower than building it).
-    """
-    extra = {} if masked is None else {"masked": masked}
-    with i18n.using_language(language):
-        fig = _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title, **extra)
-    return pickle.dumps(fig.to_dict(), protocol=pickle.HIGHEST_PROTOCOL)
-
-
 def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
                   masked: np.ndarray | None = None) -> go.Figure:
-    """attention_heatmap / attention_lines built once per head, language and title for all sessions (~1 ms instead
-    of ~8 ms). The dict is plotly's own output of a validated figure, so it is not validated again. Its arrays stay
-    plotly's encoded form: give show_chart a table for the CSV (figure_table needs a built figure)."""
-    spec = pickle.loads(_figure_blob(builder, i18n.current_language(), np.ascontiguousarray(weights),
-                                     tuple(query_tokens), tuple(key_tokens), title, masked))
-    return go.Figure(spec, _validate=False)
+    """attention_heatmap / attention_lines of one head, built once per head, title and language for all sessions."""
+    weights = np.ascontiguousarray(weights, dtype=float)
+    extra = {} if masked is None else {"masked": masked}
+    key = ("attention", builder, weights.shape, weights.tobytes(), tuple(query_tokens), tuple(key_tokens), title,
+           None if masked is None else np.asarray(masked).tobytes())
+    return shared_figure(key, lambda: _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title,
+                                                         **extra))
 
 
 def show_head(maps: AttentionMaps, layer: int, head: int) -> None:

@@ -5,6 +5,7 @@ a long table (series, x, y). Labels are unescaped from plotly's HTML-safe form a
 """
 from __future__ import annotations
 
+import base64
 import html
 
 import numpy as np
@@ -14,15 +15,27 @@ import plotly.graph_objects as go
 from viz.attention import csv_safe
 
 
-def _axis_labels(fig: go.Figure, trace, axis: str, values) -> list[str]:
+def trace_values(data) -> np.ndarray | list:
+    """Trace data as numbers: plotly's typed-array form ({'dtype', 'bdata', 'shape'}, as in a figure rebuilt
+    from its own dict) decoded, lists and arrays as they are."""
+    if isinstance(data, dict) and "bdata" in data:
+        array = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+        shape = data.get("shape")
+        if shape:
+            array = array.reshape([int(n) for n in str(shape).split(",")])
+        return array
+    return data
+
+
+def _axis_labels(fig: go.Figure, trace, axis: str, positions) -> list[str]:
     """The text the reader sees for each value: the axis' ticktext where positions stand for tokens."""
-    values = list(values) if values is not None else []
+    positions = list(trace_values(positions)) if positions is not None else []
     name = (getattr(trace, f"{axis}axis", None) or axis).replace(axis, f"{axis}axis", 1)
     layout_axis = fig.layout[name] if name in fig.layout else None
     ticks = {}
     if layout_axis is not None and layout_axis.tickvals is not None and layout_axis.ticktext is not None:
-        ticks = dict(zip(layout_axis.tickvals, layout_axis.ticktext))
-    return [html.unescape(str(ticks.get(v, v))) for v in values]
+        ticks = dict(zip(trace_values(layout_axis.tickvals), trace_values(layout_axis.ticktext)))
+    return [html.unescape(str(ticks.get(v, v))) for v in positions]
 
 
 def _is_data_heatmap(trace) -> bool:
@@ -43,7 +56,7 @@ def figure_table(fig: go.Figure) -> pd.DataFrame:
     others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"]
     if len(heatmaps) == 1 and not others:
         trace = heatmaps[0]
-        z = np.asarray(trace.z, dtype=float)
+        z = np.asarray(trace_values(trace.z), dtype=float)
         rows = trace.y if trace.y is not None else range(z.shape[0])
         cols = trace.x if trace.x is not None else range(z.shape[1])
         return pd.DataFrame(z, index=_positioned(_axis_labels(fig, trace, "y", rows)),
@@ -52,13 +65,13 @@ def figure_table(fig: go.Figure) -> pd.DataFrame:
     for number, trace in enumerate(heatmaps + others):
         series = csv_safe(html.unescape(trace.name or f"{trace.type} {number + 1}"))
         if trace.type == "heatmap":
-            z = np.asarray(trace.z, dtype=float)
+            z = np.asarray(trace_values(trace.z), dtype=float)
             ys = _axis_labels(fig, trace, "y", trace.y if trace.y is not None else range(z.shape[0]))
             xs = _axis_labels(fig, trace, "x", trace.x if trace.x is not None else range(z.shape[1]))
             records += [{"series": series, "x": csv_safe(xs[j]), "y": csv_safe(ys[i]), "z": z[i, j]}
                         for i in range(z.shape[0]) for j in range(z.shape[1])]
             continue
-        xs, ys = list(trace.x if trace.x is not None else []), list(trace.y if trace.y is not None else [])
+        xs, ys = (list(trace_values(axis)) if axis is not None else [] for axis in (trace.x, trace.y))
         for x, y in zip(xs, ys):
             if x is None or y is None:  # gaps between line segments
                 continue
