@@ -4,7 +4,6 @@ import contextlib
 import functools
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,23 +17,14 @@ from viz.attention import (attention_heatmap, attention_lines, attention_table, 
                            probability_bars)
 from viz.export import figure_table
 from viz.presentation import BASE_FONT
+from tests.app_links import open_from_link
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 def _open_with_notice(page: str, query: dict[str, str] | None = None, **state) -> tuple[AppTest, str]:
-    """The page opened from a link; the link notice is shown on the session's first run."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    notice = " ".join(i.value for i in at.info)
-    at.switch_page(f"app_pages/{page}.py").run()
-    assert not at.exception
-    return at, notice
+    """The page opened from a link, with the link notice of its first run."""
+    return open_from_link(page, query, **state)
 
 
 def _open(page: str, query: dict[str, str] | None = None, **state) -> AppTest:

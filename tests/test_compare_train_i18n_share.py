@@ -1,7 +1,6 @@
 """The comparison and train pages in Korean, from a shared link, with a bad link, and in presenter mode (AppTest)."""
 import json
 import pickle
-from pathlib import Path
 
 import pytest
 import torch
@@ -13,21 +12,13 @@ from model.train import TrainConfig
 from tests.test_training_ui import _files
 from ui.training import start_job, wait
 from viz.presentation import BASE_FONT
+from tests.app_links import open_from_link
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
 def _open(page: str, query: dict[str, str] | None = None, **state) -> AppTest:
     """Open a page the way a link does: its URL parameters are there on the session's first run."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception
-    return at
+    return open_from_link(page, query, **state)[0]
 
 
 def _titles(at: AppTest) -> list[str]:
@@ -146,7 +137,7 @@ def test_train_link_opens_korean_presenter_view():
     at = _open("train", {"lang": "ko", "presenter": "true"})
     assert not at.info and at.title[0].value == translate("ko", "train.title")
     assert at.button[0].label == translate("ko", "train.start") and not at.number_input
-    assert at.query_params["lang"] == "ko" and at.query_params["presenter"] == "True"
+    assert at.query_params["lang"] == "ko" and at.query_params["presenter"] == "true"
 
 
 def test_train_presenter_mode_hides_advanced_settings_downloads_and_upload(finished_job):

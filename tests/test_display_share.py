@@ -2,18 +2,17 @@
 every page shares (language, presenter mode, model)."""
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from i18n import translate
+from tests.app_links import open_from_link
 from viz.attention import attention_heatmap, attention_lines, head_grid, probability_bars
 from viz.export import figure_csv, figure_table
 from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, for_projection
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
 def test_heatmap_csv_is_the_token_labelled_matrix_and_formula_safe():
@@ -52,14 +51,7 @@ def _chart_config(at) -> dict:
 
 
 def _open(query: dict[str, str], page: str | None = "positional") -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.run()
-    if page:
-        at.switch_page(f"app_pages/{page}.py").run()
-    assert not at.exception
-    return at
+    return open_from_link(page, query)[0]
 
 
 def test_image_export_names_the_file_and_follows_the_format_setting():

@@ -2,7 +2,6 @@
 from a shared link (good and garbage), and in presenter mode."""
 import json
 import re
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -10,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 from i18n import translate
 from tests.test_page_positional import matrix_shown
 from viz.presentation import BASE_FONT
+from tests.app_links import open_from_link
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 PAGES = ["positional", "softmax_scaling", "attention_steps"]
@@ -19,14 +18,7 @@ PAGES = ["positional", "softmax_scaling", "attention_steps"]
 
 def open_page(page: str, params: dict[str, str] | None = None, **state) -> AppTest:
     """The page as a link opens it: query parameters and session state set before the first run."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update(params or {})
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception
-    return at
+    return open_from_link(page, params, **state)[0]
 
 
 def specs(at: AppTest) -> list[dict]:

@@ -1,6 +1,5 @@
 """LayerNorm/BatchNorm and residual pages: Korean, links that reproduce the view, bad links, presenter mode."""
 import base64
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,23 +10,14 @@ from i18n import translate
 from model.normalization import normalization_demo
 from model.residual import gradient_profile
 from viz.presentation import BASE_FONT
+from tests.app_links import open_from_link
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 CSV = translate("en", "display.csv")
 
 
 def _open(page: str, query: dict[str, str] | None = None, **state) -> tuple[AppTest, str]:
-    """The app opened from a link with `query`, then the page; also the link notice of the first screen."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    notice = " ".join(i.value for i in at.info)
-    at.switch_page(f"app_pages/{page}.py").run()
-    assert not at.exception
-    return at, notice
+    """The app opened from a link with `query` on the page, and the link notice."""
+    return open_from_link(page, query, **state)
 
 
 def _specs(at: AppTest) -> list[go.Figure]:

@@ -10,7 +10,6 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-import i18n
 from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
