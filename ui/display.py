@@ -45,12 +45,31 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
+FREE_TEXT_KEYS = {"sentence"}  # text inputs: their value is what the user typed, not an option label
+
+
+def _redraw_option_labels() -> None:
+    """After a language switch, set every option widget's value again (to the same value).
+
+    A selectbox or multiselect keeps, in the browser, the label it showed for its value; Streamlit sends a new
+    label only when the value is set through session_state. Option values here are strings or lists (ids such as
+    'cross' or 'Head'); numeric widgets have no translated labels, and free text is no label at all.
+    """
+    for key, value in list(st.session_state.items()):
+        if key == LANGUAGE or key in FREE_TEXT_KEYS or str(key).startswith("_"):
+            continue
+        # Lists of plain values only: an upload's list of files cannot be set (Streamlit refuses when drawing it).
+        if isinstance(value, str) or (isinstance(value, list) and value and all(
+                isinstance(item, (str, int, float, tuple)) for item in value)):
+            st.session_state[key] = value
+
+
 def display_settings() -> None:
     """Sidebar controls for language, presenter mode and the chart image format (all kept in the URL)."""
     st.session_state.setdefault(LANGUAGE, i18n.DEFAULT_LANGUAGE)
     st.session_state.setdefault(IMAGE_FORMAT, IMAGE_FORMATS[0])
     st.segmented_control(tr("display.language"), list(LANGUAGES), key=LANGUAGE, format_func=LANGUAGES.get,
-                         selection_mode="single", required=True)
+                         selection_mode="single", required=True, on_change=_redraw_option_labels)
     st.toggle(tr("display.presenter"), key=PRESENTER, help=tr("display.presenter_help"))
     if not presenting():
         st.segmented_control(tr("display.image_format"), IMAGE_FORMATS, key=IMAGE_FORMAT, required=True,
