@@ -4,10 +4,10 @@ import streamlit as st
 
 from i18n import tr
 from model.config import TransformerConfig
-from ui.attention_view import show_top_tokens
+from ui.attention_view import cached_figure, show_top_tokens
 from ui.display import presenting, show_chart
 from ui.state import current_analysis
-from viz.attention import attention_heatmap, label
+from viz.attention import label
 
 st.title(tr("decoding.title"))
 st.write(tr("decoding.intro"))
@@ -47,9 +47,10 @@ if analysis is not None:
             heads = list(range(cfg.num_heads)) if head == "all" else [head]
             rows = cross[heads]
             labels = [tr("decoding.head_row", head=h + 1) for h in heads]
-            show_chart(attention_heatmap(rows, labels, result.source.tokens,
-                                         tr("decoding.cross_title", token=writing, layer=layer + 1),
-                                         height=140 + 40 * len(labels)),
+            # cached_figure: a class steps through the same sentences, so each step's charts are built once.
+            show_chart(cached_figure("heatmap", rows, labels, result.source.tokens,
+                                     tr("decoding.cross_title", token=writing, layer=layer + 1),
+                                     height=140 + 40 * len(labels)),
                        f"decoding_cross_step{step + 1}_L{layer + 1}_{'all' if head == 'all' else f'H{head + 1}'}",
                        key="dec_cross")
             if not presenting():
@@ -58,15 +59,15 @@ if analysis is not None:
             self_w = so_far.mean(0) if head == "all" else so_far[head]
             tokens = result.decoder_input_tokens[: step + 1]
             title = tr("decoding.self_title_mean" if head == "all" else "decoding.self_title", step=step + 1)
-            show_chart(attention_heatmap(self_w, tokens, tokens, title,
-                                         masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
+            show_chart(cached_figure("heatmap", self_w, tokens, tokens, title,
+                                     masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
                        f"decoding_self_step{step + 1}_L{layer + 1}_{'mean' if head == 'all' else f'H{head + 1}'}",
                        key="dec_self")
             st.caption(tr("decoding.mask_caption"))
         elif "alignment" in result.attention:
-            show_chart(attention_heatmap(result.attention["alignment"][step:step + 1], [produced[step]],
-                                         result.source.tokens, tr("decoding.alignment_title", token=writing),
-                                         height=180),
+            show_chart(cached_figure("heatmap", result.attention["alignment"][step:step + 1], [produced[step]],
+                                     result.source.tokens, tr("decoding.alignment_title", token=writing),
+                                     height=180),
                        f"decoding_bahdanau_step{step + 1}", key="dec_align")
             if not presenting():
                 st.caption(tr("decoding.alignment_caption"))

@@ -128,12 +128,13 @@ _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
 
 
 def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
-                  masked: np.ndarray | None = None) -> go.Figure:
-    """attention_heatmap / attention_lines of one head, built once per head, title and language for all sessions."""
+                  masked: np.ndarray | None = None, height: int | None = None) -> go.Figure:
+    """attention_heatmap / attention_lines built once per content (weights, tokens, title, language) for all
+    sessions: the key is the data itself, so it is right for any model, shipped or trained by a student."""
     weights = np.ascontiguousarray(weights, dtype=float)
-    extra = {} if masked is None else {"masked": masked}
+    extra = {name: value for name, value in (("masked", masked), ("height", height)) if value is not None}
     key = ("attention", builder, weights.shape, weights.tobytes(), tuple(query_tokens), tuple(key_tokens), title,
-           None if masked is None else np.asarray(masked).tobytes())
+           None if masked is None else np.asarray(masked).tobytes(), height)
     return shared_figure(key, lambda: _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title,
                                                          **extra))
 
