@@ -89,8 +89,6 @@ model_id = selected_model_id()
 loaded = get_model(model_id)
 shown_id = escape_markdown(model_id)
 if isinstance(loaded.config, TransformerConfig):
-    # Not cached: the table is already in memory, and st.cache_data is shared by every session while the ids of
-    # user-trained models are only unique within one session.
     summary = summarize_position_table(loaded.model.src_pos)
     rows = min(len(summary.table), 64)
     st.write(tr("positional.trained_text", model=shown_id, kind=tr(f"positional.kind_{summary.kind}"),
@@ -100,7 +98,9 @@ if isinstance(loaded.config, TransformerConfig):
     else:
         st.metric(tr("positional.trained_metric_learned"), f"{summary.max_diff_from_sinusoidal:.2f}")
     title = tr("positional.trained_chart", model=label(model_id), rows=rows)
-    show_chart(encoding_heatmap(summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None),
+    # Model ids are unique on the server (shipped names, trained-N, uploaded-<uuid>) and a model never changes.
+    show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
+                   summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
                f"positional_table_{model_id}", key="pe_trained")
 else:
     st.info(tr("positional.rnn", model=shown_id))

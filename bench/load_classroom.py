@@ -434,7 +434,8 @@ class Student:
                 error = self._choose_option(key)
                 found = self._find(key)
                 # A widget drawn inside st.fragment reruns only that fragment, as the browser asks.
-                self.pending_fragment = self.fragment_of.get(found[0], "") if found and not self.args.full_reruns else ""
+                full = getattr(self.args, "full_reruns", False)  # profile_server.py's students have no such flag
+                self.pending_fragment = self.fragment_of.get(found[0], "") if found and not full else ""
             elif kind == "model":
                 error = self._choose_option("model_id", self.model)
             else:
