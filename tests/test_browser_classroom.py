@@ -52,11 +52,15 @@ def test_presenter_mode_is_larger_and_has_fewer_controls(page: Page, app_url):
     expect(page.get_by_test_id("stDownloadButton").first).to_be_visible()
     downloads_before = page.get_by_test_id("stDownloadButton").count()
     size_before = page.locator(".stApp p").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    metric_font = "e => parseFloat(getComputedStyle(e.querySelector('p') || e).fontSize)"
+    metric_before = page.get_by_test_id("stMetricValue").first.evaluate(metric_font)
     page.get_by_test_id("stSidebar").get_by_text(translate("en", "display.presenter")).click()
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"presenter=true"))
     size_after = page.locator(".stApp p").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
     assert size_after > size_before * 1.15, (size_before, size_after)
+    # Big numbers stay bigger than the (now larger) text: the paragraph rule must not shrink them.
+    assert page.get_by_test_id("stMetricValue").first.evaluate(metric_font) > metric_before
     assert downloads_before > 0 and page.get_by_test_id("stDownloadButton").count() == 0
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "softmax_scaling_presenter.png", full_page=True)
