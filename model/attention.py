@@ -87,6 +87,15 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
+    def projection(self, name: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(weight (d_model_out, d_model_in), bias) of W_q, W_k, W_v or W_o, in nn.Linear's layout (y = x·Wᵀ + b).
+
+        The one public way for other code (analysis, weight loaders) to read a projection, however the module
+        stores its parameters.
+        """
+        linear = {"q": self.w_q, "k": self.w_k, "v": self.w_v, "o": self.w_o}[name]
+        return linear.weight, linear.bias
+
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         batch, length, _ = x.shape  # (B, T, d_model) -> (B, h, T, d_k)
         return x.view(batch, length, self.num_heads, self.d_k).transpose(1, 2)

@@ -1,7 +1,8 @@
-"""The shared hostile inputs (../shared/bad_inputs.txt), each line read as Python string-literal text."""
+"""The hostile inputs every text field must survive (tests/bad_inputs.txt), each line read as Python string-literal
+text. The project keeps its own copy so that a plain clone runs its tests; add new cases to that file."""
 from pathlib import Path
 
-BAD_INPUTS_FILE = Path(__file__).resolve().parents[2] / "shared" / "bad_inputs.txt"
+BAD_INPUTS_FILE = Path(__file__).resolve().parent / "bad_inputs.txt"
 
 
 def load_bad_inputs() -> list[str]:

@@ -14,6 +14,16 @@ ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 
 
+BROWSER_FIXTURES = {"page", "browser"}
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test that drives a real browser, so `-m "not browser"` skips it without a list to keep."""
+    for item in items:
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,4 +1,5 @@
 """AppTest tests for every page: it renders without exception and its main widgets change what is shown."""
+import json
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,9 @@ def test_attention_steps_page_mask_and_sizes():
     before = at.get("plotly_chart")[2].proto.spec
     at.selectbox(key="steps_mask").set_value("causal").run()
     assert not at.exception
-    assert "−∞" in at.get("plotly_chart")[2].proto.spec and at.get("plotly_chart")[2].proto.spec != before
+    after = at.get("plotly_chart")[2].proto.spec
+    # decoded values, not the serialiser's spelling (plotly 7 writes "\u2212\u221e")
+    assert "−∞" in json.dumps(json.loads(after), ensure_ascii=False) and after != before
     at.slider(key="steps_tokens").set_value(6).run()
     at.select_slider(key="mh_heads").set_value(4).run()
     assert not at.exception
@@ -157,7 +160,8 @@ def test_a_link_reproduces_the_view():
     assert (at.session_state["attn_kind"], at.session_state["attn_layer"], at.session_state["attn_head"]) == \
         ("cross", 1, 3)
     assert "elle est étudiante" in [c.value for c in at.code]
-    assert any("layer 2 · head 4" in chart.proto.spec for chart in at.get("plotly_chart"))
+    assert any("layer 2 · head 4" in json.dumps(json.loads(chart.proto.spec), ensure_ascii=False)
+               for chart in at.get("plotly_chart"))
     at.selectbox(key="attn_head").select_index(0).run()
     assert at.query_params["head"] == "0" and at.query_params["sentence"] == "she is a student"
 
