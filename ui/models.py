@@ -10,6 +10,7 @@ import torch
 from streamlit.logger import get_logger
 
 from i18n import tr
+from model.bert import MINILM_NAME, PretrainedEncoder, load_minilm
 from model.checkpoint import CheckpointError, LoadedModel, count_parameters, load_checkpoint, read_sidecar
 from model.device import pick_device
 
@@ -71,6 +72,20 @@ def load_shipped(name: str) -> LoadedModel:
     return loaded
 
 
+PRETRAINED_MODELS = (MINILM_NAME,)  # real pretrained encoders that ship with the install (a pip package)
+
+
+@st.cache_resource(show_spinner="Loading model…")
+def load_pretrained(name: str) -> PretrainedEncoder:
+    """A pretrained encoder, loaded once per server (sha256 checked), shared read-only by every session."""
+    if name != MINILM_NAME:
+        raise CheckpointError(f"no pretrained model named {name!r}")
+    encoder = load_minilm()
+    _LOG.info("loaded pretrained model %s", name)
+    _freeze_long_lived(name)
+    return encoder
+
+
 @st.cache_data(show_spinner=False)
 def shipped_model_info(name: str) -> dict:
     """Family, task and metrics of a shipped model from its JSON alone (no weights loaded)."""
@@ -84,6 +99,8 @@ def shipped_model_info(name: str) -> dict:
 
 def family_label(family: str) -> str:
     """'Transformer', 'GRU seq2seq + Bahdanau attention', ... in the user's language."""
+    if family == "bert":
+        return tr("bert.family")
     return tr(f"models.family_{family.replace('-', '_')}")
 
 
