@@ -94,6 +94,13 @@ def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput
                          decode=result)
 
 
+def analyse_model(model_id: str, text: str, model) -> AnalysedInput:
+    """Any non-toy model: a BERT encoder (ours) or a transformers model from the models folder (its .analyse)."""
+    if isinstance(model, PretrainedEncoder):
+        return analyse_encoder(model_id, text, model)
+    return model.analyse(text)
+
+
 def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
                     switched_off: tuple[tuple[int, int], ...] = ()) -> AnalysedInput:
     """A BERT encoder's self-attention over its real subword tokens; switched_off: (layer, head) pairs, 0-based."""

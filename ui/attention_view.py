@@ -153,6 +153,8 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         encoder_toggles(result)
     maps = AttentionMaps.of(result, kind)
     layer, head = head_picker(maps, "attn", c[1:])
+    if not result.can(ABLATION):
+        st.caption(tr("bert.views_hidden"))
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
     views = available_views(result)
     if st.session_state.get("attn_view") not in views:

@@ -11,8 +11,9 @@ from model.checkpoint import LoadedModel
 from model.decode import DecodeResult, greedy_decode
 from model.transformer import HeadMasks
 from model.bert import PretrainedEncoder
-from model.sources import AnalysedInput, analyse_encoder, analyse_toy
-from ui.models import PRETRAINED_MODELS, family_label, load_pretrained, load_shipped, shipped_model_info, shipped_model_names
+from model.sources import AnalysedInput, analyse_encoder, analyse_model, analyse_toy
+from ui.models import (PRETRAINED_MODELS, family_label, load_local, load_pretrained, load_shipped,
+                       local_model_entries, models_folder, shipped_model_info, shipped_model_names)
 from ui.text import check_sentence, escape_markdown
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -27,7 +28,12 @@ def example_sentences(task: str) -> list[str]:
 
 
 def model_ids() -> list[str]:
-    return shipped_model_names() + list(PRETRAINED_MODELS) + list(st.session_state.get(USER_MODELS, {}))
+    local = [entry.name for entry in local_model_entries() if entry.usable]
+    return shipped_model_names() + list(PRETRAINED_MODELS) + local + list(st.session_state.get(USER_MODELS, {}))
+
+
+def _local_entry(model_id: str):
+    return next((e for e in local_model_entries() if e.name == model_id and e.usable), None)
 
 
 def model_label(model_id: str) -> str:
@@ -35,8 +41,12 @@ def model_label(model_id: str) -> str:
     user_models = st.session_state.get(USER_MODELS, {})
     if model_id in user_models:
         family = user_models[model_id].family
+    elif model_id in PRETRAINED_MODELS:
+        family = "bert"
+    elif (entry := _local_entry(model_id)) is not None:
+        family = "bert" if entry.runs_in_our_encoder else f"transformers:{entry.model_type}"
     else:
-        family = "bert" if model_id in PRETRAINED_MODELS else shipped_model_info(model_id)["family"]
+        family = shipped_model_info(model_id)["family"]
     return f"{model_id} ({family_label(family)})"
 
 
@@ -44,7 +54,16 @@ def get_model(model_id: str) -> LoadedModel | PretrainedEncoder:
     user_models = st.session_state.get(USER_MODELS, {})
     if model_id in user_models:
         return user_models[model_id]
-    return load_pretrained(model_id) if model_id in PRETRAINED_MODELS else load_shipped(model_id)
+    if model_id in PRETRAINED_MODELS:
+        return load_pretrained(model_id)
+    if _local_entry(model_id) is not None:
+        return load_local(model_id, str(models_folder()))
+    return load_shipped(model_id)
+
+
+def is_toy(loaded) -> bool:
+    """A shipped or trained model of this project (model.decode translates with it, step by step)."""
+    return isinstance(loaded, LoadedModel)
 
 
 def is_encoder_only(loaded) -> bool:
@@ -82,6 +101,12 @@ def analyse_ablated(model_id: str, sentence: str, switched_off: tuple[tuple[str,
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, show_spinner=False)
+def analyse_foreign_input(model_id: str, sentence: str, _loaded) -> AnalysedInput:
+    """A transformers model's maps (and its generated translation, for an encoder-decoder)."""
+    return analyse_model(model_id, sentence, _loaded)
+
+
 def analyse_encoder_input(model_id: str, sentence: str, switched_off: tuple[tuple[int, int], ...],
                           _loaded: PretrainedEncoder) -> AnalysedInput:
     """An encoder's maps, token vectors and sentence embedding; switched_off: (layer, head) pairs, 0-based."""
@@ -92,7 +117,7 @@ def current_attention() -> tuple[str, LoadedModel | PretrainedEncoder, AnalysedI
     """The chosen model's attention maps for the chosen sentence (model.sources), with notices shown."""
     model_id = selected_model_id()
     loaded = get_model(model_id)
-    if not is_encoder_only(loaded):
+    if is_toy(loaded):
         analysis = current_analysis()
         if analysis is None:
             return None
@@ -102,7 +127,10 @@ def current_attention() -> tuple[str, LoadedModel | PretrainedEncoder, AnalysedI
         st.info(notice)
     if sentence is None:
         return None
-    analysed = analyse_encoder_input(model_id, sentence, (), loaded)
+    if is_encoder_only(loaded):
+        analysed = analyse_encoder_input(model_id, sentence, (), loaded)
+    else:
+        analysed = analyse_foreign_input(model_id, sentence, loaded)
     if analysed.truncated_from:
         st.warning(tr("bert.truncated", tokens=analysed.truncated_from, limit=len(analysed.input_tokens)))
     if analysed.unknown:
@@ -117,8 +145,8 @@ def current_analysis() -> tuple[str, LoadedModel, DecodeResult] | None:
     nothing to show (an encoder-only model translates nothing: a notice says so)."""
     model_id = selected_model_id()
     loaded = get_model(model_id)
-    if is_encoder_only(loaded):
-        st.info(tr("bert.no_decoder", model=escape_markdown(model_id)))
+    if not is_toy(loaded):
+        st.info(tr("bert.no_decoder" if is_encoder_only(loaded) else "bert.no_steps", model=escape_markdown(model_id)))
         return None
     sentence, notices = check_sentence(st.session_state.get("sentence", ""))
     for notice in notices:
