@@ -48,3 +48,27 @@ def test_pick_minilm_type_english_see_the_grid_and_switch_a_head_off(page: Page,
     assert float(after) != float(before)
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "bert_ablation.png", full_page=True)
+
+
+def test_head_csv_has_the_numbers_of_model_inspect(page: Page, app_url, tmp_path):
+    import csv
+    import io
+
+    import numpy as np
+
+    from model.inspect import main
+
+    sentence = "The keys to the old cabinet in the hall are on the table."
+    page.goto(f"{app_url}/attention?model=all-MiniLM-L6-v2&layer=2&head=4&sentence={sentence.replace(' ', '+')}")
+    wait_idle(page)
+    expect(page.get_by_text("layer 3 · head 5").first).to_be_visible()
+    button = page.get_by_role("button", name=re.compile(r"^(download\s*)?CSV$", re.I)).first
+    with page.expect_download() as info:
+        button.click()
+    rows = list(csv.reader(io.StringIO(open(info.value.path(), encoding="utf-8-sig").read())))
+    assert main(["all-MiniLM-L6-v2", sentence, "--out", str(tmp_path / "maps.npz")]) == 0
+    data = np.load(tmp_path / "maps.npz")
+    assert rows[0][1:] == [f"{j}: {t}" for j, t in enumerate(data["tokens"])]
+    table = np.array([[float(v) for v in row[1:]] for row in rows[1:]])
+    np.testing.assert_allclose(table, data["encoder_self"][2, 4], atol=1e-6)  # layer 3, head 5
+    no_exception(page)
