@@ -182,3 +182,14 @@ def test_every_bad_input_gives_finite_maps_or_a_prompt_and_nothing_unescaped():
         assert "<script>" not in shown and "<img" not in shown
         if not text.strip(" \t\n\r\x00\x07\x1b\u200d"):
             assert translate("en", "input.empty") in [i.value for i in at.info]
+
+
+def test_compare_two_encoder_heads_with_their_difference():
+    at = _open(sentence=COREFERENCE, attn_view="Compare", attn_layer=0, attn_head=2, cmp_layer=5, cmp_head=0)
+    assert at.selectbox(key="cmp_kind").options == [translate("en", "attention.kinds.encoder_self")]
+    specs = _specs(at)
+    assert [s["layout"]["title"]["text"] for s in specs] == [
+        "A: Encoder self-attention · layer 1 · head 3", "B: Encoder self-attention · layer 6 · head 1",
+        translate("en", "attention.difference_title")]
+    a, b, difference = (trace_values(s["data"][0]["z"]) for s in specs)
+    np.testing.assert_allclose(difference, a - b, atol=1e-9)
