@@ -193,3 +193,15 @@ def test_compare_two_encoder_heads_with_their_difference():
         translate("en", "attention.difference_title")]
     a, b, difference = (trace_values(s["data"][0]["z"]) for s in specs)
     np.testing.assert_allclose(difference, a - b, atol=1e-9)
+
+
+def test_every_bad_second_sentence_gives_a_similarity_or_a_prompt():
+    at = _open(sentence=COREFERENCE, attn_view="Ablation", ablate_heads=[("encoder_self", 2, 2)])
+    for text in BAD_INPUTS:
+        at.text_input(key="bert_second").set_value(text).run()
+        assert not at.exception and not at.error, repr(text[:40])
+        if text.strip(" \t\n\r\x00\x07\x1b\u200d"):
+            similarity = _metric(at, "bert.ablation.similarity_on")
+            assert -1 <= similarity <= 1, repr(text[:40])
+        else:
+            assert translate("en", "bert.ablation.empty_second") in [i.value for i in at.info]
