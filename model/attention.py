@@ -25,12 +25,6 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Te
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
 
 
-def padding_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
-    """(B, 1, 1, T) boolean key mask: True for real tokens, False for padding."""
-    positions = torch.arange(max_len, device=lengths.device)
-    return (positions[None, :] < lengths[:, None])[:, None, None, :]
-
-
 def key_padding_from_tokens(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
     """(B, 1, 1, T) boolean key mask from a (B, T) token tensor."""
     return (tokens != pad_id)[:, None, None, :]

@@ -103,6 +103,7 @@ def save_checkpoint(path_stem: str | Path, model, config, src_vocab, tgt_vocab, 
     """Write PATH.safetensors then PATH.json atomically; returns the stem path."""
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(stem.parent)  # what an earlier save that was killed left behind in this folder
     weights, sidecar = checkpoint_bytes(model, config, src_vocab, tgt_vocab, task, metrics, meta)
     _atomic_write(stem.with_suffix(".safetensors"), weights)
     _atomic_write(stem.with_suffix(".json"), sidecar)

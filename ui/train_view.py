@@ -9,6 +9,7 @@ from i18n import tr
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
+from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
 from ui.models import family_label
 from ui.state import USER_MODELS, example_sentences, get_model
@@ -68,20 +69,8 @@ def training_form() -> TrainConfig | None:
                        eval_size=150, device="auto")
 
 
-def _session_alive_check():
-    """A thread-safe check that this browser session still exists (always true outside a real server)."""
-    from streamlit import runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not runtime.exists():
-        return lambda: True
-    session_id, instance = ctx.session_id, runtime.get_instance()
-    return lambda: instance.is_active_session(session_id)
-
-
 def launch(config: TrainConfig) -> None:
-    st.session_state[JOB] = start_job(config, example_sentences(config.task)[0], session_alive=_session_alive_check())
+    st.session_state[JOB] = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check())
 
 
 def _register(job: TrainingJob) -> None:
