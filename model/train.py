@@ -41,6 +41,7 @@ class TrainConfig:
     eval_every: int = 200
     eval_size: int = 300
     train_size: int = 40000
+    long_train_size: int = 0  # en-fr only: extra 3-5-clause training sentences (model/data.py::make_en_fr)
     # Transformer
     num_layers: int = 2
     d_model: int = 128
@@ -80,6 +81,16 @@ class TrainResult:
 
 class NonFiniteLoss(RuntimeError):
     pass
+
+
+def make_training_data(cfg: TrainConfig) -> Dataset:
+    """The dataset a TrainConfig trains on (the same one evaluation and the saved checkpoint use)."""
+    sizes = {"train_size": cfg.train_size}
+    if cfg.long_train_size:
+        if cfg.task != "en-fr":
+            raise ValueError("long_train_size applies to the en-fr task only")
+        sizes["long_train_size"] = cfg.long_train_size
+    return make_dataset(cfg.task, seed=cfg.seed, **sizes)
 
 
 def model_config(cfg: TrainConfig, data: Dataset) -> TransformerConfig | Seq2SeqConfig:
@@ -197,7 +208,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     """
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    data = data or make_dataset(cfg.task, seed=cfg.seed, **({"train_size": cfg.train_size}))
+    data = data or make_training_data(cfg)
     device = pick_device(cfg.device)
     mcfg = model_config(cfg, data)
     model = build_model(mcfg).to(device).train()
@@ -279,7 +290,7 @@ def main(argv: list[str] | None = None) -> None:
     print(result.stopped, f"({result.seconds:.1f} s)")
     if result.stopped.startswith("training stopped"):
         raise SystemExit("not saving: " + result.stopped)
-    data = make_dataset(cfg.task, seed=cfg.seed, train_size=cfg.train_size)
+    data = make_training_data(cfg)
     metrics = final_metrics(result.loaded, data)
     metrics["train_seconds"] = round(result.seconds, 1)
     print({split: m for split, m in metrics.items()})

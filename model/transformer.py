@@ -130,6 +130,9 @@ class Transformer(nn.Module):
         for name, p in self.named_parameters():
             if p.dim() > 1 and "table" not in name:
                 nn.init.xavier_uniform_(p)
+        for module in self.modules():
+            if isinstance(module, MultiHeadAttention):
+                module.reset_parameters()  # per-projection fans, not the fused (3·d_model, d_model) matrix's
 
     def embed_source(self, src: torch.Tensor) -> torch.Tensor:
         return self.src_pos(self.src_embed(src) * math.sqrt(self.cfg.d_model))  # (B, S, d_model)
