@@ -196,6 +196,8 @@ def _fused_attention(q, k, v, mask, dropout_p: float, scale: float | None, is_ca
     if is_causal:
         raise ValueError("pass either a mask or is_causal=True, not both")
     any_visible = mask.any(dim=-1, keepdim=True)  # (B|1, h|1, T_q|1, 1)
+    if bool(any_visible.all()):  # the usual case (every sentence has a token): no fix-up kernels
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
     safe_mask = mask | ~any_visible
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=safe_mask, dropout_p=dropout_p, scale=scale)
     return out.masked_fill(~any_visible, 0.0)
