@@ -318,8 +318,14 @@ def _en_fr_pairs(rng: random.Random, count: int, clause_weights=(0.55, 0.3, 0.15
 
 
 def make_en_fr(seed: int = 0, train_size: int = 40000, test_size: int = 1000, long_size: int = 500,
-               long_min_tokens: int = 20) -> Dataset:
-    """Deterministic by seed. test shares no source sentence with train; long_test has >= long_min_tokens words."""
+               long_min_tokens: int = 20, long_train_size: int = 0) -> Dataset:
+    """Deterministic by seed. test shares no source sentence with train; long_test has >= long_min_tokens words.
+
+    long_train_size adds that many 3-5-clause training pairs (about 16-60 words; the default mix has 1-3 clauses
+    and only ~0.5% of its sentences over 30 words, so a model trained on it alone has never seen positions past
+    ~35). They are drawn after test and long_test, so both test splits are the same as without them, and none
+    repeats a test sentence.
+    """
     rng = random.Random(seed)
     train = [(en.split(), fr.split()) for en, fr in CANONICAL] + _en_fr_pairs(rng, train_size)
     seen = {" ".join(en) for en, _ in train}
@@ -335,6 +341,11 @@ def make_en_fr(seed: int = 0, train_size: int = 40000, test_size: int = 1000, lo
         if len(en) >= long_min_tokens and " ".join(en) not in seen:
             seen.add(" ".join(en))
             long_test.append((en, fr))
+    while long_train_size > 0:
+        en, fr = _sentence(rng, rng.choice((3, 4, 5)))
+        if " ".join(en) not in seen:  # never a test sentence (repeats among training pairs are harmless)
+            train.append((en, fr))
+            long_train_size -= 1
     src_tokens = {t for en, _ in train + test + long_test for t in en} | set(english_lexicon())
     tgt_tokens = {t for _, fr in train + test + long_test for t in fr}
     return Dataset("en-fr", Vocabulary(src_tokens), Vocabulary(tgt_tokens),
