@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 from pathlib import Path
 
 import streamlit as st
 import torch
-from streamlit.logger import get_logger
 
 from i18n import tr
 from model.bert import MINILM_NAME, PretrainedEncoder, load_minilm
@@ -16,12 +16,10 @@ from model.local_models import LocalModelEntry, list_local_models, models_folder
 from model.device import pick_device
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
-# A plain logging.Logger; streamlit's get_logger gives it streamlit's stderr handler and the --logger.level level.
-_LOG = get_logger("attention_lab.models")
+_LOG = logging.getLogger("attention_lab.models")
 
 # Page analyses are tiny forward passes (one sentence): a second intra-op thread does not make them faster
-# (15.4 vs 15.6 ms per greedy decode, bench/README.md), while N students' script threads × 2 OpenMP threads
-# oversubscribe the server's cores. Trainings set their own thread to 1 as well (ui/training.py).
+# (bench/README.md, Classroom load), while N students' script threads × 2 OpenMP threads oversubscribe the cores. Trainings set their own thread to 1 as well (ui/training.py).
 PAGE_TORCH_THREADS = 1
 
 
@@ -43,8 +41,8 @@ def _freeze_long_lived(name: str) -> None:
     """Take what is alive now (modules, torch, plotly, the shipped model) out of the cyclic GC's scans.
 
     Streamlit runs gc.collect(2) after every script run (runner.postScriptGC); with torch, plotly and pandas
-    imported that full collection walks ~250k objects and took 100-130 ms of every rerun, holding the GIL for
-    every session. After gc.freeze() it only walks what was created since. Garbage is collected first, so
+    imported that full collection walks every long-lived object on every rerun, holding the GIL for every session
+    (measured in bench/README.md, Classroom load). After gc.freeze() it only walks what was created since. Garbage is collected first, so
     nothing dead is frozen; once per shipped model, so at most a handful of times per server.
     """
     with _freeze_lock:
