@@ -162,3 +162,12 @@ def test_a_changed_zip_is_refused_before_use(tmp_path):
         target.writestr("model.safetensors", save_safetensors({"x": torch.zeros(3)}))
     with pytest.raises(CheckpointError, match="sha256"):
         load_minilm(changed)
+
+
+def test_a_sep_between_two_sentences_makes_a_pair_with_token_types(minilm):
+    pair = minilm.encode("The cat sat on the mat. [SEP] It was warm there.")
+    assert pair.tokens.count("[SEP]") == 2 and pair.tokens[-1] == "[SEP]" and pair.tokens[0] == "[CLS]"
+    second_part = pair.tokens.index("[SEP]") + 1
+    assert set(pair.token_type_ids[:second_part]) == {0} and set(pair.token_type_ids[second_part:]) == {1}
+    assert pair.word_ids[second_part] is not None  # the second sentence's words are words, not special tokens
+    assert minilm.encode("[SEP]").tokens == ["[CLS]", "[SEP]", "[SEP]"]  # nothing around it: not a pair
