@@ -96,6 +96,7 @@ def test_the_attention_page_opens_a_gpt2_with_ablation_and_rescale_hidden(config
     assert "Ablation" not in at.button_group(key="attn_view").options
     assert "Rescale" not in at.button_group(key="attn_view").options
     assert translate("en", "bert.views_hidden") in [c.value for c in at.caption]
+    assert translate("en", "bert.decoder_only") in [m.value for m in at.markdown]  # not "encoder self-attention"
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["title"]["text"] == "Decoder masked self-attention · layer 1 · head 1"
     at.session_state["attn_view"] = "All heads"

@@ -150,7 +150,7 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         kind = c[0].selectbox(tr("attention.kind"), kinds, key="attn_kind", format_func=kind_label)
     else:
         kind = kinds[0]
-        c[0].markdown(tr("bert.self_only"))
+        c[0].markdown(tr("bert.self_only" if kind == "encoder_self" else "bert.decoder_only"))
     if result.special is not None:
         encoder_toggles(result)
     maps = AttentionMaps.of(result, kind)
