@@ -286,10 +286,11 @@ class PretrainedEncoder:
 
     @torch.no_grad()
     def run(self, encoded: EncodedText, head_mask: torch.Tensor | None = None) -> BertOutput:
-        """One forward pass with every attention map: batch of one, no padding."""
+        """One forward pass with every attention map: batch of one, no padding, so no mask (a mask of ones would
+        cost three extra passes over every (h, T, T) map per layer and change nothing)."""
         ids = torch.tensor([encoded.ids])
         types = torch.tensor([encoded.token_type_ids])
-        return self.encoder(ids, torch.ones_like(ids), types, need_weights=True, head_mask=head_mask)
+        return self.encoder(ids, None, types, need_weights=True, head_mask=head_mask)
 
 
 def _tokenizer_from_json(text: str):

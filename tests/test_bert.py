@@ -111,7 +111,12 @@ def test_emoji_becomes_unk_and_long_text_is_cut_to_the_limit_keeping_sep(minilm)
 
 def test_switching_a_head_off_changes_the_output_and_all_heads_on_does_not(minilm):
     encoded = minilm.encode(SENTENCES[0])
-    base = minilm.run(encoded)
+    base = minilm.run(encoded)  # the page's path: one sentence, no mask
+    ids = torch.tensor([encoded.ids])
+    with torch.no_grad():
+        masked = minilm.encoder(ids, torch.ones_like(ids))  # the path checked against BertModel above
+    torch.testing.assert_close(base.weights, masked.weights, atol=1e-6, rtol=0)
+    torch.testing.assert_close(base.hidden, masked.hidden, atol=1e-5, rtol=0)
     same = minilm.run(encoded, head_mask=torch.ones(6, 12))
     torch.testing.assert_close(same.hidden, base.hidden)
     off = torch.ones(6, 12)
