@@ -205,3 +205,17 @@ def test_every_bad_second_sentence_gives_a_similarity_or_a_prompt():
             assert -1 <= similarity <= 1, repr(text[:40])
         else:
             assert translate("en", "bert.ablation.empty_second") in [i.value for i in at.info]
+
+
+def test_an_encoder_analysis_is_computed_once_per_sentence_and_heads(monkeypatch):
+    import ui.state
+
+    calls = []
+    real = ui.state.analyse_encoder
+    monkeypatch.setattr(ui.state, "analyse_encoder", lambda *args: calls.append(args[1]) or real(*args))
+    model = load_pretrained(MINILM_NAME)
+    sentence = "A sentence analysed once, whatever the number of reruns."
+    first = ui.state.analyse_encoder_input(MINILM_NAME, sentence, ((0, 1),), model)
+    again = ui.state.analyse_encoder_input(MINILM_NAME, sentence, ((0, 1),), model)
+    assert calls == [sentence]  # the second rerun read the cache
+    np.testing.assert_array_equal(first.embedding, again.embedding)
