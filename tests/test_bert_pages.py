@@ -114,6 +114,7 @@ def test_rescale_re_softmaxes_the_encoder_scores():
     assert rescaled < trained  # a larger scale sharpens: lower entropy
 
 
+@pytest.mark.slow  # over 10 s on the shared 2-core box
 def test_a_long_text_is_cut_to_256_tokens_with_a_notice_and_the_grid_and_heatmap_still_render():
     at = _open(sentence="the cat sat on the mat and looked at the dog " * 40)
     assert any("256" in w.value and "[SEP]" in w.value for w in at.warning)
@@ -161,6 +162,7 @@ ALL_PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normal
              "decoding", "compare", "train"]
 
 
+@pytest.mark.slow  # over 10 s on the shared 2-core box
 def test_every_page_renders_with_the_encoder_selected():
     for page in ALL_PAGES:
         at = _open(page, sentence=COREFERENCE)
