@@ -304,19 +304,21 @@ def evaluation_steps(cfg: TrainConfig) -> list[int]:
     return [step for step in range(1, cfg.steps + 1) if step % cfg.eval_every == 0 or step == cfg.steps]
 
 
-def measure_training_speed(cfg: TrainConfig, probe_steps: int = 12, data: Dataset | None = None) -> TrainingSpeed:
+def measure_training_speed(cfg: TrainConfig, probe_steps: int = 12, data: Dataset | None = None,
+                           clock: Callable[[], float] = time.perf_counter) -> TrainingSpeed:
     """Time cfg's real work on this machine, in this thread's torch settings: build its data, train probe_steps
     steps (the first two are warm-up, not counted) and evaluate once on eval_size sentences of the untrained model
     (which decodes to the length limit, as long as a trained model's longest sentence plus a few steps).
-    A few seconds for the page's default configuration; callers cache the result per process."""
-    start = time.perf_counter()
+    A few seconds for the page's default configuration; callers cache the result per process. clock: wall time
+    (tests pass a simulated one)."""
+    start = clock()
     data = data or make_training_data(cfg)
-    data_s = time.perf_counter() - start
+    data_s = clock() - start
     step_times: list[float] = []
-    last = [time.perf_counter()]
+    last = [clock()]
 
     def time_step(info: StepInfo) -> None:
-        now = time.perf_counter()
+        now = clock()
         step_times.append(now - last[0])
         last[0] = now
 
@@ -325,9 +327,9 @@ def measure_training_speed(cfg: TrainConfig, probe_steps: int = 12, data: Datase
     result = train(probe, data=data, on_step=time_step)
     step_times = sorted(step_times[warmup:])
     step_s = step_times[len(step_times) // 2]
-    start = time.perf_counter()
+    start = clock()
     evaluate(result.loaded.model, data, "test", limit=cfg.eval_size)
-    eval_s = time.perf_counter() - start
+    eval_s = clock() - start
     return TrainingSpeed(data_s, step_s, eval_s)
 
 
