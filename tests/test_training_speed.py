@@ -73,8 +73,9 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
 def test_schedules_warm_up_peak_and_end_near_zero(schedule):
     cfg = TrainConfig(steps=400, warmup=50, lr=3e-3, schedule=schedule)
     rates = [learning_rate(cfg, step, 128) for step in range(1, 401)]
-    assert rates[0] == pytest.approx(3e-3 / 50)  # linear warm-up from lr / warmup
-    peak = 3e-3 * (1 - 50 / 401) if schedule == "warmup-decay" else 3e-3  # warmup-decay decays from step 1 on
+    decay = (lambda step: 1 - step / 401) if schedule == "warmup-decay" else (lambda step: 1)  # from step 1 on
+    assert rates[0] == pytest.approx(3e-3 / 50 * decay(1))  # linear warm-up from lr / warmup
+    peak = 3e-3 * decay(50)
     assert max(rates) == pytest.approx(peak) and rates.index(max(rates)) == 49  # peak at the end of warm-up
     assert all(a <= b for a, b in zip(rates[:50], rates[1:50]))  # rising during warm-up
     assert all(a >= b for a, b in zip(rates[49:], rates[50:]))  # never rising after it
