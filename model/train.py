@@ -304,7 +304,7 @@ def evaluation_steps(cfg: TrainConfig) -> list[int]:
     return [step for step in range(1, cfg.steps + 1) if step % cfg.eval_every == 0 or step == cfg.steps]
 
 
-def measure_training_speed(cfg: TrainConfig, probe_steps: int = 12, data: Dataset | None = None,
+def measure_training_speed(cfg: TrainConfig, probe_steps: int = 8, data: Dataset | None = None,
                            clock: Callable[[], float] = time.perf_counter) -> TrainingSpeed:
     """Time cfg's real work on this machine, in this thread's torch settings: build its data, train probe_steps
     steps (the first two are warm-up, not counted) and evaluate once on eval_size sentences of the untrained model
