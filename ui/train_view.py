@@ -69,8 +69,9 @@ def training_form() -> TrainConfig | None:
     return config
 
 
-def form_config(family: str, task: str, steps: int, layers: int, d_model: int, heads: int, seed: int = 0,
-                schedule: str = "warmup-decay", lr: float = 2e-3, warmup: int = 100) -> TrainConfig:
+def form_config(family: str, task: str, steps: int, layers: int, d_model: int, heads: int,
+                seed: int = DEFAULTS["train_seed"], schedule: str = DEFAULTS["train_schedule"],
+                lr: float = DEFAULTS["train_lr"], warmup: int = DEFAULTS["train_warmup"]) -> TrainConfig:
     """The TrainConfig the form's values stand for (the one Start trains, and the one the estimate is for).
 
     Pre-norm (norm_first) with lr 3e-3 and 50 warm-up steps: on en-fr it learns about twice as fast in the first
@@ -100,8 +101,8 @@ def time_estimate(config: TrainConfig) -> None:
     with st.spinner(tr("train_estimate.measuring")):
         speed = measured_speed(config.model, config.task, config.num_layers, config.d_model, config.num_heads)
     st.caption(tr("train_estimate.estimate", duration=format_duration(speed.estimate_seconds(config)),
-                  steps=config.steps, layers=config.num_layers, width=config.d_model, step_ms=f"{1000 * speed.step_s:.0f}",
-                  evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
+                  steps=config.steps, layers=config.num_layers, width=config.d_model,
+                  step_ms=f"{1000 * speed.step_s:.0f}", evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
 
 
 def _session_alive_check():
