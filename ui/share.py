@@ -11,6 +11,7 @@ from `value=`/`index=`: Streamlit warns when a widget has both.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -27,6 +28,10 @@ from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
 
 RESTORED = "_url_restored"
+# The model id of the training running in this session, in the train page's URL while it runs: a session that
+# starts with it but has no such job (its server process died, or the tab was reloaded) says the training is lost.
+TRAINING_IN_URL = "training_in_url"
+_TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # ui.training.start_job's model ids
 LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
 Parser = Callable[[str], object]
 
@@ -74,6 +79,12 @@ def one_of(options: Collection | Callable[[], Collection], convert: Callable[[st
             raise ValueError(f"{text!r} is not one of the choices")
         return value
     return parse
+
+
+def training_id(text: str) -> str:
+    if not _TRAINING_ID.fullmatch(text):
+        raise ValueError(text)
+    return text
 
 
 def boolean(text: str) -> bool:
@@ -158,6 +169,7 @@ SHARED: dict[str, Param] = {
         0, lambda: transformer_shape()[1] - 1)(text), ["compare"]),
     "compare_metric": Param("cmp_metric", one_of(METRICS), ["compare"]),
     "compare_len": Param("cmp_length_slider", one_of(sentence_lengths, int), ["compare"]),
+    "training": Param(TRAINING_IN_URL, training_id, ["train"]),
     **FOUNDATIONS,
 }
 
