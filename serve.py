@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serving.haproxy import (INSTALL_HINT, check_config, haproxy_binary, render_config, replica_name,
-                             set_replica_state)
+from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
+                             replica_name, set_replica_state)
 from serving.warmup import wait_healthy, warm_replica
 
 ROOT = Path(__file__).resolve().parent
@@ -77,8 +77,7 @@ class Launcher:
         self.lock = threading.Lock()
         # One secret for every replica: the XSRF cookie one replica signs must pass on another after a failover.
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1",
-                    "STREAMLIT_SERVER_COOKIE_SECRET": os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET")
-                    or secrets.token_urlsafe(32)}
+                    COOKIE_SECRET_ENV: os.environ.get(COOKIE_SECRET_ENV) or secrets.token_urlsafe(32)}
         self.announced_ready = False
 
     # ---- files

@@ -17,6 +17,8 @@ TEMPLATE = ROOT / "deploy" / "haproxy.cfg.template"
 BACKEND = "app"
 STICKY_COOKIE = "attention_lab_replica"  # the cookie HAProxy inserts: the replica's name (r1, r2, ...)
 HEALTH_PATH = "/_stcore/health"  # Streamlit's own health endpoint; Kubernetes probes the same path
+# Streamlit reads server.cookieSecret from this variable; every replica must have the same value (XSRF cookies).
+COOKIE_SECRET_ENV = "STREAMLIT_SERVER_COOKIE_SECRET"
 INSTALL_HINT = ("serve.py needs HAProxy as the load balancer in front of the Streamlit replicas, and `haproxy` is not "
                 "on PATH.\nInstall Debian's package:  sudo apt-get install haproxy\n(on other systems: your package "
                 "manager's haproxy, 2.4 or newer). One teacher without it: `streamlit run app.py`.")
