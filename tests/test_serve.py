@@ -25,6 +25,7 @@ from serving.streamlit_client import StreamlitClient
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"
+SCREENSHOT_DIR = Path(os.environ.get("SERVE_SCREENSHOTS", "/tmp"))  # throwaway pictures to look at
 
 
 def need_haproxy() -> None:
@@ -189,7 +190,7 @@ def test_students_stick_to_warm_replicas_and_both_replicas_take_students(classro
 
 @pytest.mark.slow
 def test_killed_replica_students_reconnect_to_the_same_view_and_it_rejoins_warm(classroom):
-    view = "kind=cross&layer=2&head=3&sentence=she+is+a+student"
+    view = "kind=cross&layer=1&head=3&sentence=she+is+a+student"
 
     async def scenario():
         clients = [student(classroom.url) for _ in range(4)]
@@ -230,6 +231,87 @@ def test_killed_replica_students_reconnect_to_the_same_view_and_it_rejoins_warm(
     while not all(s.startswith("UP") for s in server_states(classroom.run_dir / "haproxy.sock").values()):
         assert time.monotonic() < deadline, server_states(classroom.run_dir / "haproxy.sock")
         time.sleep(0.2)
+
+
+def wait_all_ready(classroom: Classroom, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(r["state"] == "ready" for r in classroom.state()["replicas"].values()):
+        assert time.monotonic() < deadline, classroom.state()
+        time.sleep(0.5)
+
+
+def replica_of(page) -> str:
+    return next(c["value"] for c in page.context.cookies() if c["name"] == STICKY_COOKIE)
+
+
+def wait_for_new_replica(page, old: str, timeout: float = 30) -> float:
+    """Seconds until the browser holds a cookie for another replica (it reconnected through HAProxy)."""
+    start = time.monotonic()
+    while replica_of(page) == old:
+        assert time.monotonic() - start < timeout, "the browser did not move to a live replica"
+        page.wait_for_timeout(100)
+    return time.monotonic() - start
+
+
+@pytest.mark.slow
+def test_upload_and_download_through_the_proxy(page, classroom):
+    from playwright.sync_api import expect
+
+    from tests.test_browser import no_exception, wait_idle
+
+    page.goto(f"{classroom.url}/train")
+    wait_idle(page)
+    checkpoint = ROOT / "assets" / "checkpoints" / "transformer_reverse"
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        [str(checkpoint.with_suffix(".safetensors")), str(checkpoint.with_suffix(".json"))])
+    page.get_by_role("button", name="Load these files").click()  # the files went to this session's replica
+    expect(page.get_by_text(re.compile(r"Loaded as uploaded-[0-9a-f]{8}"))).to_be_visible()
+    page.goto(f"{classroom.url}/attention?sentence=i+am+a+student&kind=encoder_self")
+    wait_idle(page)
+    button = page.get_by_role("button", name=re.compile(r"^(download\s*)?CSV$", re.I)).first
+    with page.expect_download() as info:
+        button.click()  # served from the media store of the replica that holds the session
+    rows = open(info.value.path(), encoding="utf-8-sig").read().splitlines()
+    assert rows[0].split(",")[1:] == [f"{j}: {t}" for j, t in enumerate(["i", "am", "a", "student", "<eos>"])]
+    assert replica_of(page) in {"r1", "r2"}
+    no_exception(page)
+
+
+@pytest.mark.slow
+def test_browser_on_a_killed_replica_returns_to_the_same_view_and_hears_its_training_is_lost(page, classroom):
+    from playwright.sync_api import expect
+
+    from i18n import translate
+    from tests.test_browser import no_exception, wait_idle
+
+    wait_all_ready(classroom)
+    page.goto(f"{classroom.url}/train")
+    wait_idle(page)
+    page.get_by_role("button", name="Start training").click()
+    expect(page).to_have_url(re.compile(r"training=my-transformer_en-fr-\d+"))
+    victim = replica_of(page)
+    os.kill(classroom.state()["replicas"][victim]["pid"], signal.SIGKILL)
+    wait_for_new_replica(page, victim)
+    lost = translate("en", "serve.training_lost", model="MODEL").split("MODEL**")[1].strip()[:30]  # after the bold id
+    expect(page.get_by_text(lost, exact=False)).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOT_DIR / "serve_training_lost.png")
+
+    # The view is in the URL: a student on the attention page lands on the same head after a crash.
+    wait_all_ready(classroom)
+    page.goto(f"{classroom.url}/attention?kind=cross&layer=1&head=3&sentence=she+is+a+student")
+    wait_idle(page)
+    heading = page.get_by_role("heading", name="Transformer attention")
+    expect(heading).to_be_visible()
+    victim = replica_of(page)
+    os.kill(classroom.state()["replicas"][victim]["pid"], signal.SIGKILL)
+    wait_for_new_replica(page, victim)
+    wait_idle(page)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    expect(page).to_have_url(re.compile(r"kind=cross&layer=1&head=3"))
+    expect(page.get_by_test_id("stSidebar").get_by_label("Sentence", exact=True)).to_have_value("she is a student")
+    no_exception(page)
+    page.screenshot(path=SCREENSHOT_DIR / "serve_after_failover.png")
 
 
 def _process_groups_alive(groups: set[int]) -> list[str]:
