@@ -12,10 +12,11 @@ import time
 
 from serving.streamlit_client import StreamlitClient
 
-# The first pages students open: home (the models table loads every shipped model), then the pages whose first
-# runs are the slowest (attention: analysis and head charts; decoding; positional: the shared PE figures; compare:
-# the three en-fr models).
+# The first pages students open: home, then the pages whose first runs are the slowest (attention: analysis and
+# head charts; decoding; positional: the shared PE figures; compare: the three en-fr models). Then, back on the
+# attention page, every other model of the sidebar's model choice, so that each shipped model is loaded.
 WARM_PAGES = ["", "attention", "decoding", "positional", "compare"]
+MODEL_CHOICE = "model_id"  # the sidebar's model selectbox (ui/sidebar.py)
 
 
 async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[str, float]]:
@@ -27,13 +28,26 @@ async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[s
             payload = client.open_page_msg(path) if number == 0 else client.change_page_msg(path)
             if payload is None:
                 raise RuntimeError(f"warm-up: no page {path!r} in the app's navigation")
-            outcome = await client.rerun(payload, timeout, path)
-            if not outcome.ok:
-                raise RuntimeError(f"warm-up of /{path}: {'; '.join(outcome.problems)}")
-            timings.append((path or "home", outcome.seconds))
+            timings.append((path or "home", await _run(client, payload, timeout, path)))
+        if "attention" in client.pages:
+            await _run(client, client.change_page_msg("attention"), timeout, "attention")
+            found = client.find(MODEL_CHOICE)
+            if found is not None:
+                first = client.widgets[found[0]].string_value
+                others = [option for option in found[1].options if option != first]
+                for model in others + [first]:  # every shipped model once, ending on the default
+                    if client.choose_option(MODEL_CHOICE, model) is None:
+                        timings.append((model, await _run(client, client.widget_rerun_msg(), timeout, "attention")))
     finally:
         await client.close()
     return timings
+
+
+async def _run(client: StreamlitClient, payload: bytes, timeout: float, path: str) -> float:
+    outcome = await client.rerun(payload, timeout, path)
+    if not outcome.ok:
+        raise RuntimeError(f"warm-up of /{path}: {'; '.join(outcome.problems)}")
+    return outcome.seconds
 
 
 def warm_replica(base_url: str, pages: list[str] = WARM_PAGES, timeout: float = 120.0) -> list[tuple[str, float]]:
