@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +73,9 @@ def load(serve: Serve, options: list[str]) -> dict:
           f"p50 {result['p50_s']:.2f} s, p95 {result['p95_s']:.2f} s, failed {failed}, server CPU per interaction "
           f"{result['server_cpu_s'] / max(1, len(result['interactions'])):.3f} s, load avg "
           f"{result['load_average_start'][0]:.1f}{extra}", flush=True)
+    reasons = Counter(f"{r['kind']}: {r['error'][:80]}" for r in result["interactions"] if not r["ok"])
+    for reason, count in reasons.most_common(5):
+        print(f"    {count} × {reason}", flush=True)
     return result
 
 
