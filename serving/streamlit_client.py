@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.error
 import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass
@@ -57,12 +58,18 @@ def http_get(url: str, cookie: str | None = None, timeout: float = 30.0) -> tupl
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             response.read()
-            headers: dict[str, list[str]] = defaultdict(list)
-            for key, value in response.headers.items():
-                headers[key.lower()].append(value)
-            return response.status, headers
+            return response.status, _headers(response.headers)
+    except urllib.error.HTTPError as error:  # an answer all the same (404, 503, ...)
+        return error.code, _headers(error.headers)
     except OSError:
         return 0, {}
+
+
+def _headers(message) -> dict[str, list[str]]:
+    headers: dict[str, list[str]] = defaultdict(list)
+    for key, value in message.items():
+        headers[key.lower()].append(value)
+    return headers
 
 
 def default_widget_state(kind: str, proto) -> WidgetState | None:

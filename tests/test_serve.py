@@ -106,6 +106,40 @@ def test_without_haproxy_serve_says_what_to_install(tmp_path):
     assert not (tmp_path / "run").exists()  # nothing was started or written
 
 
+@pytest.mark.slow
+def test_kubernetes_replica_is_ready_only_after_its_warm_up():
+    """serving/replica.py (the container's command): its readiness endpoint says 503 until the warm-up is done."""
+    from serving.streamlit_client import http_get
+
+    ports = []
+    for _ in range(2):
+        with __import__("socket").socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    process = subprocess.Popen([sys.executable, "-m", "serving.replica", "--port", str(ports[0]), "--ready-port",
+                                str(ports[1]), "--address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        statuses = []
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            status = http_get(f"http://127.0.0.1:{ports[1]}{HEALTH_PATH}", timeout=5)[0]
+            if status:
+                statuses.append(status)
+            if status == 200:
+                break
+            time.sleep(0.1)
+        assert statuses and statuses[0] == 503 and statuses[-1] == 200, statuses
+        # Streamlit itself was healthy well before the probe said ready: the warm-up is what it waited for.
+        assert http_get(f"http://127.0.0.1:{ports[0]}{HEALTH_PATH}")[0] == 200
+        assert http_get(f"http://127.0.0.1:{ports[1]}/anything-else")[0] == 404  # only the probe path
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=60)[0]
+    assert "replica warm: home" in output and "transformer_reverse" in output, output[-2000:]
+    assert process.returncode == 0
+
+
 # --------------------------------------------------------------------------- one serve.py for the rest
 
 class Classroom:
