@@ -2,12 +2,10 @@
 import streamlit as st
 
 from i18n import tr
-from ui.train_view import (download_buttons, launch, live_status, lost_training_notice, snapshot_viewer, training_form,
-                           upload_form)
+from ui.train_view import download_buttons, launch, live_status, snapshot_viewer, training_form, upload_form
 
 st.title(tr("train.title"))
 st.write(tr("train.intro"))
-lost_training_notice()
 
 config = training_form()
 if config is not None:

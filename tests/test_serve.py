@@ -323,6 +323,11 @@ def test_browser_on_a_killed_replica_returns_to_the_same_view_and_hears_its_trai
     wait_idle(page)
     page.get_by_role("button", name="Start training").click()
     expect(page).to_have_url(re.compile(r"training=my-transformer_en-fr-\d+"))
+    page.get_by_test_id("stSidebar").get_by_role("button", name=re.compile("Link to this view")).click()
+    link = page.get_by_test_id("stCode").last
+    expect(link).to_contain_text("/train")
+    assert "training=" not in link.inner_text()  # the marker belongs to this tab, not to links it shares
+    page.keyboard.press("Escape")
     victim = replica_of(page)
     os.kill(classroom.state()["replicas"][victim]["pid"], signal.SIGKILL)
     wait_for_new_replica(page, victim)

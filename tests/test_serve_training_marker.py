@@ -22,6 +22,9 @@ def test_running_training_is_in_the_url_and_a_new_session_reports_it_lost():
         assert "training" not in other.query_params  # reported once, then gone from the address
         other.run()
         assert escape_markdown(job.model_id) in " ".join(w.value for w in other.warning)  # still said until a new training starts
+        # On any page: the student may have been reading the attention page when the replica died.
+        elsewhere, _ = open_from_link("attention", {"training": job.model_id})
+        assert escape_markdown(job.model_id) in " ".join(w.value for w in elsewhere.warning)
     finally:
         job.stop_requested.set()
         wait(job, timeout=60)

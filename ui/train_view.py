@@ -92,7 +92,7 @@ LOST_TRAINING = "lost_training"
 
 
 def lost_training_notice() -> None:
-    """A session that opens with a running training in its URL but has no such job: say it is lost.
+    """A session that opens with a running training in its URL but has no such job: say it is lost (any page).
 
     This happens when the replica that ran it died and HAProxy moved the student to another one (serve.py), or
     when the tab was reloaded: a training lives in one server process and one browser session.
@@ -101,7 +101,8 @@ def lost_training_notice() -> None:
     marker = st.session_state.get(TRAINING_IN_URL)
     if marker and (job is None or job.model_id != marker):
         st.session_state[LOST_TRAINING] = marker
-        st.session_state[TRAINING_IN_URL] = job.model_id if job is not None and job.active else None
+    if marker and (job is None or job.model_id != marker or not job.active):
+        st.session_state[TRAINING_IN_URL] = None  # only a running training of this session stays in the URL
     lost = st.session_state.get(LOST_TRAINING)
     if lost and (job is None or not job.active):
         st.warning(tr("serve.training_lost", model=escape_markdown(lost)), icon=":material/sync_problem:")
@@ -140,7 +141,6 @@ def live_status() -> None:
                f"training_curves_{job.model_id}", key="train_curves", table=lambda: history_frame(history))
     if job.active:
         return
-    st.session_state[TRAINING_IN_URL] = None  # the next full run drops it from the URL
     if job.state == "failed":
         st.error(tr("train.kept" if job.result else "train.failed", reason=job_message(job)))
     else:
