@@ -138,7 +138,12 @@ class Launcher:
             return
         if not alive():
             return
-        set_replica_state(self.stats_socket, replica.name, "ready")
+        try:
+            set_replica_state(self.stats_socket, replica.name, "ready")
+        except (OSError, RuntimeError) as error:  # HAProxy did not take it: try again with a fresh replica
+            say(f"{replica.name}: could not enable it in HAProxy ({error}); restarting it")
+            process.kill()
+            return
         replica.state = "ready"
         self.write_state()
         pages = ", ".join(f"{page} {seconds:.1f} s" for page, seconds in timings)
