@@ -3,10 +3,17 @@ import streamlit as st
 
 from i18n import tr
 from ui.compare_view import length_chart, long_sentence_demo, side_by_side
+from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
+from ui.text import escape_markdown
 
 st.title(tr("compare.title"))
 st.write(tr("compare.intro"))
 
-side_by_side()
+chosen = get_model(selected_model_id())
+if not is_toy(chosen):  # its free English would be <unk> to the toy translators
+    st.info(tr("bert.no_decoder" if is_encoder_only(chosen) else "bert.no_steps",
+               model=escape_markdown(selected_model_id())))
+else:
+    side_by_side()
 length_chart()
 long_sentence_demo()

@@ -5,7 +5,7 @@ from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
 from ui.display import presenting, shared_figure, show_chart
-from ui.state import get_model, selected_model_id
+from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
 from viz.attention import label
 from viz.positional import (dials_and_counter, dials_table, dimension_curves, dimension_name, encoding_heatmap,
@@ -102,5 +102,10 @@ if isinstance(loaded.config, TransformerConfig):
     show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
                    summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
                f"positional_table_{model_id}", key="pe_trained")
+elif is_encoder_only(loaded):
+    st.info(tr("bert.positional", model=shown_id, positions=loaded.config.max_position_embeddings,
+               d_model=loaded.config.hidden_size))
+elif not is_toy(loaded):
+    st.info(tr("bert.positional_other", model=shown_id))
 else:
     st.info(tr("positional.rnn", model=shown_id))

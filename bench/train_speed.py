@@ -65,7 +65,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--length", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     cfg = TransformerConfig(200, 200, num_layers=2, d_model=128, num_heads=4, d_ff=512, dropout=0.1)
     models = {"ours": Transformer(cfg).train(), "torch.nn.Transformer": TorchReference(cfg).train()}

@@ -25,12 +25,6 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Te
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
 
 
-def padding_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
-    """(B, 1, 1, T) boolean key mask: True for real tokens, False for padding."""
-    positions = torch.arange(max_len, device=lengths.device)
-    return (positions[None, :] < lengths[:, None])[:, None, None, :]
-
-
 def key_padding_from_tokens(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
     """(B, 1, 1, T) boolean key mask from a (B, T) token tensor."""
     return (tokens != pad_id)[:, None, None, :]
@@ -68,9 +62,33 @@ def scaled_dot_product_attention(
     return AttentionResult(output=torch.matmul(attended, v), weights=weights, scores=scores)
 
 
-class MultiHeadAttention(nn.Module):
-    """Multi-head attention (paper §3.2.2) with separate W_q, W_k, W_v, W_o.
+OLD_PROJECTION_NAMES = ("w_q", "w_k", "w_v")  # state-dict names before W_q, W_k, W_v were fused into w_qkv
 
+
+def fuse_qkv_state_dict(state: dict, prefix: str = "") -> dict:
+    """Rename separate `…w_q/w_k/w_v.{weight,bias}` entries to one fused `…w_qkv.{weight,bias}` (rows q, k, v).
+
+    Checkpoints saved before the fusion, and weights converted from other libraries in the separate layout,
+    load through this (MultiHeadAttention registers it as a load_state_dict pre-hook; checkpoint loading calls
+    it before matching names). Only entries under `prefix` are touched; other entries pass through unchanged.
+    """
+    fused = dict(state)
+    stems = {key[: -len(f"w_q.{part}")] for key in state for part in ("weight", "bias")
+             if key.startswith(prefix) and key.endswith(f"w_q.{part}")}
+    for stem in sorted(stems):
+        for part in ("weight", "bias"):
+            names = [f"{stem}{old}.{part}" for old in OLD_PROJECTION_NAMES]
+            if all(name in fused for name in names):
+                # weight: 3 × (d_model, d_model) -> (3·d_model, d_model); bias: 3 × (d_model,) -> (3·d_model,)
+                fused[f"{stem}w_qkv.{part}"] = torch.cat([fused.pop(name) for name in names])
+    return fused
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention (paper §3.2.2): W_q, W_k, W_v stored as one fused (3·d_model, d_model) projection, and W_o.
+
+    Self-attention (query is key is value) projects Q, K and V in one matrix product, as
+    torch.nn.MultiheadAttention's in_proj_weight does; projection("q"|"k"|"v"|"o") reads each one separately.
     forward(..., need_weights=True) returns per-head weights and scores (B, h, T_q, T_k);
     need_weights=False takes the fused F.scaled_dot_product_attention path (training speed).
     head_mask: (h,) of 0/1 (or floats) multiplies each head's output before W_o (ablation).
@@ -82,19 +100,54 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
         self.dropout = dropout
-        self.w_q = nn.Linear(d_model, d_model, bias=bias)
-        self.w_k = nn.Linear(d_model, d_model, bias=bias)
-        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_qkv = nn.Linear(d_model, 3 * d_model, bias=bias)  # rows: W_q, then W_k, then W_v
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.reset_parameters()
+        # Old checkpoints (and converted weights) name the three projections w_q, w_k, w_v.
+        self.register_load_state_dict_pre_hook(self._fuse_old_names)
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform for each of W_q, W_k, W_v, W_o separately, as when they were four nn.Linear (the fused
+        matrix's own fans would give a smaller bound); biases keep nn.Linear's default (fan_in is d_model either way)."""
+        with torch.no_grad():
+            for name in "qkvo":
+                nn.init.xavier_uniform_(self.projection(name)[0])
+
+    @staticmethod
+    def _fuse_old_names(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                        error_msgs) -> None:
+        fused = fuse_qkv_state_dict(state_dict, prefix)
+        for key in [k for k in state_dict if k not in fused]:
+            del state_dict[key]
+        state_dict.update(fused)  # load_state_dict reads this dict after the hook, so edit it in place
 
     def projection(self, name: str) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(weight (d_model_out, d_model_in), bias) of W_q, W_k, W_v or W_o, in nn.Linear's layout (y = x·Wᵀ + b).
 
         The one public way for other code (analysis, weight loaders) to read a projection, however the module
-        stores its parameters.
+        stores its parameters. For q, k and v these are views into the fused w_qkv (writing to them writes it).
         """
-        linear = {"q": self.w_q, "k": self.w_k, "v": self.w_v, "o": self.w_o}[name]
-        return linear.weight, linear.bias
+        if name == "o":
+            return self.w_o.weight, self.w_o.bias
+        index = "qkv".index(name)  # raises ValueError for an unknown name
+        rows = slice(index * self.d_model, (index + 1) * self.d_model)
+        bias = self.w_qkv.bias
+        return self.w_qkv.weight[rows], None if bias is None else bias[rows]
+
+    def project_qkv(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
+        """(B, T, d_model) inputs -> Q (B, T_q, d_model), K, V (B, T_k, d_model), with as few matrix products as
+        the sharing allows: one for self-attention, two when key is value (cross-attention), else three."""
+        weight, bias = self.w_qkv.weight, self.w_qkv.bias
+        d = self.d_model
+        if query is key and key is value:
+            return F.linear(query, weight, bias).chunk(3, dim=-1)
+        q = F.linear(query, weight[:d], None if bias is None else bias[:d])
+        if key is value:
+            k, v = F.linear(key, weight[d:], None if bias is None else bias[d:]).chunk(2, dim=-1)
+            return q, k, v
+        k_w, k_b = self.projection("k")
+        v_w, v_b = self.projection("v")
+        return q, F.linear(key, k_w, k_b), F.linear(value, v_w, v_b)
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         batch, length, _ = x.shape  # (B, T, d_model) -> (B, h, T, d_k)
@@ -109,14 +162,19 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = True,
         head_mask: torch.Tensor | None = None,
         scale: float | None = None,
+        is_causal: bool = False,
     ) -> AttentionResult:
-        q, k, v = self._split(self.w_q(query)), self._split(self.w_k(key)), self._split(self.w_v(value))
+        """is_causal=True (fast path only, with mask None) lets the kernel apply the causal mask without
+        materialising it; with need_weights=True pass mask=causal_mask(T) instead."""
+        q, k, v = (self._split(t) for t in self.project_qkv(query, key, value))
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
+            if is_causal:
+                raise ValueError("is_causal applies to the fast path; pass mask=causal_mask(T) with need_weights")
             result = scaled_dot_product_attention(q, k, v, mask, scale=scale, dropout_p=dropout_p)
             heads, weights, scores = result.output, result.weights, result.scores
         else:
-            heads = _fused_attention(q, k, v, mask, dropout_p, scale)
+            heads = _fused_attention(q, k, v, mask, dropout_p, scale, is_causal)
             weights = scores = None
         if head_mask is not None:
             heads = heads * head_mask.to(heads.dtype).view(1, -1, 1, 1)
@@ -125,11 +183,15 @@ class MultiHeadAttention(nn.Module):
         return AttentionResult(output=self.w_o(concat), weights=weights, scores=scores)
 
 
-def _fused_attention(q, k, v, mask, dropout_p: float, scale: float | None) -> torch.Tensor:
+def _fused_attention(q, k, v, mask, dropout_p: float, scale: float | None, is_causal: bool = False) -> torch.Tensor:
     """F.scaled_dot_product_attention, with fully masked rows zeroed as in the explicit path."""
     if mask is None:
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale, is_causal=is_causal)
+    if is_causal:
+        raise ValueError("pass either a mask or is_causal=True, not both")
     any_visible = mask.any(dim=-1, keepdim=True)  # (B|1, h|1, T_q|1, 1)
+    if bool(any_visible.all()):  # the usual case (every sentence has a token): no fix-up kernels
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
     safe_mask = mask | ~any_visible
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=safe_mask, dropout_p=dropout_p, scale=scale)
     return out.masked_fill(~any_visible, 0.0)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from model.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
 
@@ -82,10 +83,10 @@ def multi_head_stages(tokens: int, d_model: int, heads: int, mask_kind: str = "n
     allowed = torch.as_tensor(build_mask(mask_kind, tokens, tokens, padded_keys=1 if mask_kind == "padding" else 0))
     with torch.no_grad():
         split = lambda t: t.view(1, tokens, heads, d_model // heads).transpose(1, 2)  # (1, h, T, d_k)
-        q, k, v = split(mha.w_q(x)), split(mha.w_k(x)), split(mha.w_v(x))
+        q, k, v = (split(F.linear(x, *mha.projection(name))) for name in "qkv")
         per_head = scaled_dot_product_attention(q, k, v, mask=allowed)
         concat = per_head.output.transpose(1, 2).reshape(1, tokens, d_model)
-        output = mha.w_o(concat)
+        output = F.linear(concat, *mha.projection("o"))
         module = mha(x, x, x, mask=allowed).output
     return MultiHeadStages(x[0].numpy(), per_head.weights[0].numpy(), per_head.output[0].numpy(), concat[0].numpy(),
                            output[0].numpy(), module[0].numpy())

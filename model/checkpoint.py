@@ -19,6 +19,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save as save_safetensors_bytes
 
+from model.attention import fuse_qkv_state_dict
 from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict
 from model.data import Vocabulary
 
@@ -103,6 +104,7 @@ def save_checkpoint(path_stem: str | Path, model, config, src_vocab, tgt_vocab, 
     """Write PATH.safetensors then PATH.json atomically; returns the stem path."""
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(stem.parent)  # what an earlier save that was killed left behind in this folder
     weights, sidecar = checkpoint_bytes(model, config, src_vocab, tgt_vocab, task, metrics, meta)
     _atomic_write(stem.with_suffix(".safetensors"), weights)
     _atomic_write(stem.with_suffix(".json"), sidecar)
@@ -134,6 +136,7 @@ def load_checkpoint_bytes(weights: bytes, sidecar: bytes, name: str = "checkpoin
         raise CheckpointError(f"{name}.safetensors: not a readable safetensors file ({error}); "
                               "it may be truncated or a pickle file") from None
     model = build_model(config)
+    tensors = fuse_qkv_state_dict(tensors)  # checkpoints saved before W_q, W_k, W_v were fused
     state = model.state_dict()
     missing = [k for k in state if k not in tensors and not _is_tied_alias(model, k)]
     unexpected = [k for k in tensors if k not in state]

@@ -41,6 +41,7 @@ class TrainConfig:
     eval_every: int = 200
     eval_size: int = 300
     train_size: int = 40000
+    long_train_size: int = 0  # en-fr only: extra 3-5-clause training sentences (model/data.py::make_en_fr)
     # Transformer
     num_layers: int = 2
     d_model: int = 128
@@ -80,6 +81,16 @@ class TrainResult:
 
 class NonFiniteLoss(RuntimeError):
     pass
+
+
+def make_training_data(cfg: TrainConfig) -> Dataset:
+    """The dataset a TrainConfig trains on (the same one evaluation and the saved checkpoint use)."""
+    sizes = {"train_size": cfg.train_size}
+    if cfg.long_train_size:
+        if cfg.task != "en-fr":
+            raise ValueError("long_train_size applies to the en-fr task only")
+        sizes["long_train_size"] = cfg.long_train_size
+    return make_dataset(cfg.task, seed=cfg.seed, **sizes)
 
 
 def model_config(cfg: TrainConfig, data: Dataset) -> TransformerConfig | Seq2SeqConfig:
@@ -197,7 +208,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     """
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    data = data or make_dataset(cfg.task, seed=cfg.seed, **({"train_size": cfg.train_size}))
+    data = data or make_training_data(cfg)
     device = pick_device(cfg.device)
     mcfg = model_config(cfg, data)
     model = build_model(mcfg).to(device).train()
@@ -255,6 +266,54 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     return TrainResult(loaded, history, stopped, time.perf_counter() - start, reason)
 
 
+@dataclass(frozen=True)
+class TrainingSpeed:
+    """Seconds this machine took, measured by measure_training_speed(), for one configuration's parts."""
+
+    data_s: float  # building the generated dataset once
+    step_s: float  # one training step (forward, backward, clip, Adam), median of the timed steps
+    eval_s: float  # one validation pass over eval_size sentences (greedy decoding + teacher-forced accuracy)
+
+    def estimate_seconds(self, cfg: TrainConfig) -> float:
+        """Wall seconds for a whole run of cfg: data + steps × step + evaluations × evaluation (as train() runs)."""
+        evaluations = len(evaluation_steps(cfg))
+        return self.data_s + cfg.steps * self.step_s + evaluations * self.eval_s
+
+
+def evaluation_steps(cfg: TrainConfig) -> list[int]:
+    """The steps at which train() evaluates (every eval_every steps, and the last step)."""
+    if not cfg.eval_every:
+        return []
+    return [step for step in range(1, cfg.steps + 1) if step % cfg.eval_every == 0 or step == cfg.steps]
+
+
+def measure_training_speed(cfg: TrainConfig, probe_steps: int = 12, data: Dataset | None = None) -> TrainingSpeed:
+    """Time cfg's real work on this machine, in this thread's torch settings: build its data, train probe_steps
+    steps (the first two are warm-up, not counted) and evaluate once on eval_size sentences of the untrained model
+    (which decodes to the length limit, as long as a trained model's longest sentence plus a few steps).
+    A few seconds for the page's default configuration; callers cache the result per process."""
+    start = time.perf_counter()
+    data = data or make_training_data(cfg)
+    data_s = time.perf_counter() - start
+    step_times: list[float] = []
+    last = [time.perf_counter()]
+
+    def time_step(info: StepInfo) -> None:
+        now = time.perf_counter()
+        step_times.append(now - last[0])
+        last[0] = now
+
+    warmup = 2
+    probe = TrainConfig(**{**asdict(cfg), "steps": probe_steps + warmup, "eval_every": 0})
+    result = train(probe, data=data, on_step=time_step)
+    step_times = sorted(step_times[warmup:])
+    step_s = step_times[len(step_times) // 2]
+    start = time.perf_counter()
+    evaluate(result.loaded.model, data, "test", limit=cfg.eval_size)
+    eval_s = time.perf_counter() - start
+    return TrainingSpeed(data_s, step_s, eval_s)
+
+
 def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:
     metrics = {split: evaluate(loaded.model, data, split) for split in ("test", "long_test")}
     metrics["by_length"] = accuracy_by_length(loaded.model, data)
@@ -279,7 +338,7 @@ def main(argv: list[str] | None = None) -> None:
     print(result.stopped, f"({result.seconds:.1f} s)")
     if result.stopped.startswith("training stopped"):
         raise SystemExit("not saving: " + result.stopped)
-    data = make_dataset(cfg.task, seed=cfg.seed, train_size=cfg.train_size)
+    data = make_training_data(cfg)
     metrics = final_metrics(result.loaded, data)
     metrics["train_seconds"] = round(result.seconds, 1)
     print({split: m for split, m in metrics.items()})

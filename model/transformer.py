@@ -90,7 +90,8 @@ class DecoderLayer(nn.Module):
 
     def forward(self, y, memory, self_mask, memory_mask, need_weights: bool, self_head_mask=None, cross_head_mask=None):
         def attend_self(h):
-            r = self.self_attn(h, h, h, self_mask, need_weights=need_weights, head_mask=self_head_mask)
+            r = self.self_attn(h, h, h, self_mask, need_weights=need_weights, head_mask=self_head_mask,
+                               is_causal=self_mask is None)
             return r.output, r
 
         def attend_memory(h):
@@ -130,6 +131,9 @@ class Transformer(nn.Module):
         for name, p in self.named_parameters():
             if p.dim() > 1 and "table" not in name:
                 nn.init.xavier_uniform_(p)
+        for module in self.modules():
+            if isinstance(module, MultiHeadAttention):
+                module.reset_parameters()  # per-projection fans, not the fused (3·d_model, d_model) matrix's
 
     def embed_source(self, src: torch.Tensor) -> torch.Tensor:
         return self.src_pos(self.src_embed(src) * math.sqrt(self.cfg.d_model))  # (B, S, d_model)
@@ -151,7 +155,13 @@ class Transformer(nn.Module):
         """tgt_in (B, T) -> logits (B, T, V), per-layer self and cross AttentionResults."""
         head_masks = head_masks or HeadMasks()
         length = tgt_in.size(1)
-        self_mask = causal_mask(length, tgt_in.device)[None, None] & key_padding_from_tokens(tgt_in, self.cfg.pad_id)
+        if self.training and not need_weights:
+            # Training: the kernel applies the causal mask itself (is_causal), nothing materialised. Targets are
+            # right-padded, so a real query i only sees keys j <= i, all real: real positions come out exactly as
+            # with the padding mask; padded positions differ, and the loss ignores them (ignore_index=pad).
+            self_mask = None
+        else:
+            self_mask = causal_mask(length, tgt_in.device)[None, None] & key_padding_from_tokens(tgt_in, self.cfg.pad_id)
         y, self_results, cross_results = self.embed_target(tgt_in), [], []
         for i, layer in enumerate(self.decoder_layers):
             y, s, c = layer(y, memory, self_mask, src_mask, need_weights,

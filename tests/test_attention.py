@@ -2,17 +2,22 @@
 import torch
 from torch import nn
 
-from model.attention import (MultiHeadAttention, causal_mask, key_padding_from_tokens, masked_softmax,
-                             scaled_dot_product_attention)
+import pytest
+
+from model.attention import (MultiHeadAttention, causal_mask, fuse_qkv_state_dict, key_padding_from_tokens,
+                             masked_softmax, scaled_dot_product_attention)
+from model.config import TransformerConfig
+from model.transformer import Transformer
 
 
 def _copy_into_torch(ours: MultiHeadAttention) -> nn.MultiheadAttention:
+    """torch's own module with our weights, read through the public projection() (never our parameter names)."""
     ref = nn.MultiheadAttention(ours.d_model, ours.num_heads, batch_first=True)
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.w_q.weight, ours.w_k.weight, ours.w_v.weight]))
-        ref.in_proj_bias.copy_(torch.cat([ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]))
-        ref.out_proj.weight.copy_(ours.w_o.weight)
-        ref.out_proj.bias.copy_(ours.w_o.bias)
+        ref.in_proj_weight.copy_(torch.cat([ours.projection(name)[0] for name in "qkv"]))
+        ref.in_proj_bias.copy_(torch.cat([ours.projection(name)[1] for name in "qkv"]))
+        ref.out_proj.weight.copy_(ours.projection("o")[0])
+        ref.out_proj.bias.copy_(ours.projection("o")[1])
     return ref.eval()
 
 
@@ -71,4 +76,139 @@ def test_scores_are_scaled_dot_products_and_head_mask_removes_head():
     mha = MultiHeadAttention(8, 2).eval()
     x = torch.randn(1, 3, 8)
     off = mha(x, x, x, head_mask=torch.tensor([0.0, 0.0]))
-    torch.testing.assert_close(off.output, mha.w_o.bias.expand(1, 3, 8))
+    torch.testing.assert_close(off.output, mha.projection("o")[1].expand(1, 3, 8))
+
+
+def _separate_linears(mha: MultiHeadAttention) -> dict[str, nn.Linear]:
+    """Three (four) independent nn.Linear holding copies of W_q, W_k, W_v (W_o): the layout before the fusion."""
+    linears = {}
+    for name in "qkvo":
+        weight, bias = mha.projection(name)
+        linear = nn.Linear(mha.d_model, mha.d_model)
+        with torch.no_grad():
+            linear.weight.copy_(weight)
+            linear.bias.copy_(bias)
+        linears[name] = linear
+    return linears
+
+
+@pytest.mark.parametrize("sharing", ["self", "key is value", "all different"])
+def test_fused_projection_equals_three_separate_ones(sharing):
+    torch.manual_seed(3)
+    mha = MultiHeadAttention(32, 4).eval()
+    separate = _separate_linears(mha)
+    x, memory, other = torch.randn(2, 5, 32), torch.randn(2, 7, 32), torch.randn(2, 7, 32)
+    query, key, value = {"self": (x, x, x), "key is value": (x, memory, memory),
+                         "all different": (x, memory, other)}[sharing]
+    fused = mha.project_qkv(query, key, value)
+    for got, name, source in zip(fused, "qkv", (query, key, value)):
+        torch.testing.assert_close(got, separate[name](source), atol=1e-6, rtol=1e-6)
+    # and the whole module against attention computed from the separate projections
+    split = lambda t: t.view(2, -1, 4, 8).transpose(1, 2)  # (B, h, T, d_k)
+    heads = scaled_dot_product_attention(split(separate["q"](query)), split(separate["k"](key)),
+                                         split(separate["v"](value))).output
+    expected = separate["o"](heads.transpose(1, 2).reshape(2, 5, 32))
+    for need_weights in (True, False):
+        torch.testing.assert_close(mha(query, key, value, need_weights=need_weights).output, expected,
+                                   atol=1e-5, rtol=1e-5)
+
+
+def test_projection_reads_and_writes_the_fused_weight():
+    mha = MultiHeadAttention(16, 2)
+    weight, bias = mha.projection("k")
+    assert weight.shape == (16, 16) and bias.shape == (16,)
+    with torch.no_grad():
+        weight.fill_(0.5)  # a view: loaders write W_k through it
+    torch.testing.assert_close(mha.w_qkv.weight[16:32], torch.full((16, 16), 0.5))
+    assert not torch.all(mha.w_qkv.weight[:16] == 0.5) and not torch.all(mha.w_qkv.weight[32:] == 0.5)
+    with pytest.raises(ValueError):
+        mha.projection("x")
+
+
+def test_separate_projections_keep_the_paper_initialisation():
+    """Each of W_q, W_k, W_v is Xavier-uniform on its own (d_model, d_model) fans, as four nn.Linear were."""
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(128, 4)
+    bound = (6 / (128 + 128)) ** 0.5
+    for name in "qkv":
+        weight = mha.projection(name)[0]
+        assert weight.abs().max() <= bound
+        assert weight.abs().max() > 0.95 * bound  # not the fused matrix's smaller bound (6 / (128 + 384)) ** 0.5
+
+
+def _old_layout(state: dict) -> dict:
+    """A state dict as checkpoints before the fusion (and BERT conversions) name it: w_q, w_k, w_v separately."""
+    old = {}
+    for key, tensor in state.items():
+        if ".w_qkv." in key or key.startswith("w_qkv."):
+            stem, part = key.rsplit("w_qkv.", 1)
+            for name, piece in zip(("w_q", "w_k", "w_v"), tensor.chunk(3)):
+                old[f"{stem}{name}.{part}"] = piece.clone()
+        else:
+            old[key] = tensor
+    return old
+
+
+def test_old_name_state_dicts_load_into_the_fused_module():
+    torch.manual_seed(4)
+    source = MultiHeadAttention(16, 2).eval()
+    old = _old_layout(source.state_dict())
+    assert "w_q.weight" in old and "w_qkv.weight" not in old
+    target = MultiHeadAttention(16, 2).eval()
+    target.load_state_dict(old)  # strict: the pre-hook renames, nothing missing or unexpected
+    x = torch.randn(1, 3, 16)
+    torch.testing.assert_close(target(x, x, x).output, source(x, x, x).output)
+    # a whole Transformer, prefixes included, and the module-free helper the checkpoint loader uses
+    cfg = TransformerConfig(20, 20, num_layers=2, d_model=16, num_heads=2, d_ff=32)
+    model = Transformer(cfg).eval()
+    old_model = _old_layout(model.state_dict())
+    assert "decoder_layers.1.cross_attn.w_v.bias" in old_model
+    assert set(fuse_qkv_state_dict(old_model)) == set(model.state_dict())
+    fresh = Transformer(cfg).eval()
+    fresh.load_state_dict(old_model)
+    src, tgt = torch.randint(4, 20, (2, 5)), torch.randint(4, 20, (2, 4))
+    torch.testing.assert_close(fresh(src, tgt)[0], model(src, tgt)[0])
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_every_layer_matches_torch_multihead_attention(norm_first):
+    """Each attention module of a Transformer, on the inputs it sees in a forward pass, against
+    torch.nn.MultiheadAttention holding the same weights: outputs and per-head weights, masks included."""
+    torch.manual_seed(5)
+    cfg = TransformerConfig(30, 30, num_layers=2, d_model=32, num_heads=4, d_ff=64, dropout=0.0,
+                            norm_first=norm_first)
+    model = Transformer(cfg).eval()
+    src, tgt = torch.randint(4, 30, (3, 7)), torch.randint(4, 30, (3, 6))
+    src[1, 4:] = 0
+    tgt[2, 3:] = 0
+    seen = []  # (module, query, key, value, torch-style masks)
+    hooks = [module.register_forward_hook(lambda m, args, kwargs, out: seen.append((m, args, kwargs)),
+                                          with_kwargs=True)
+             for module in model.modules() if isinstance(module, MultiHeadAttention)]
+    model(src, tgt)
+    for hook in hooks:
+        hook.remove()
+    assert len(seen) == 2 + 2 * 2
+    for mha, args, kwargs in seen:
+        query, key, value, mask = args[:4]
+        ref = _copy_into_torch(mha)
+        full = mask.expand(query.size(0), 1, query.size(1), key.size(1))[:, 0]  # (B, T_q, T_k), True = may attend
+        blocked = (~full).repeat_interleave(mha.num_heads, dim=0)  # torch: (B·h, T_q, T_k), True = blocked
+        ref_out, ref_weights = ref(query, key, value, attn_mask=blocked, average_attn_weights=False)
+        got = mha(query, key, value, mask, need_weights=True)
+        fast = mha(query, key, value, mask, need_weights=False)
+        torch.testing.assert_close(got.output, ref_out, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(got.weights, ref_weights, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(fast.output, ref_out, atol=1e-5, rtol=1e-5)
+
+
+def test_is_causal_equals_the_materialised_causal_mask():
+    torch.manual_seed(6)
+    mha = MultiHeadAttention(24, 3).eval()
+    ref = _copy_into_torch(mha)
+    x = torch.randn(2, 6, 24)
+    ref_out, _ = ref(x, x, x, attn_mask=~causal_mask(6))
+    torch.testing.assert_close(mha(x, x, x, need_weights=False, is_causal=True).output, ref_out,
+                               atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError):
+        mha(x, x, x, causal_mask(6), need_weights=False, is_causal=True)

@@ -220,8 +220,9 @@ def _fragment_reruns(at: AppTest):
     import streamlit.testing.v1.local_script_runner as runner
 
     import ui.sidebar
+    from ui.compat import fragment_ids
 
-    fragments = list(at._fragment_storage._fragments)  # noqa: SLF001 (AppTest has no public way to name them)
+    fragments = fragment_ids(at)
     assert len(fragments) == 1, fragments
     full_runs = []
     draw_sidebar = ui.sidebar.render_sidebar

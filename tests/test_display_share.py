@@ -114,10 +114,10 @@ def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
     """shared_figure serves figures rebuilt from plotly's dict (typed arrays base64-encoded): CSV must not change."""
     import pickle
 
-    import plotly.graph_objects as go
+    from ui.compat import figure_from_own_dict
 
     for fig in (attention_heatmap(np.random.default_rng(1).random((4, 3)), list("abcd"), ["x", "=y", "z"]),
                 head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("xyz")),
                 probability_bars(["je", "tu"], [0.7, 0.2])):
-        rebuilt = go.Figure(pickle.loads(pickle.dumps(fig.to_dict())), _validate=False)
+        rebuilt = figure_from_own_dict(pickle.loads(pickle.dumps(fig.to_dict())))
         assert figure_csv(rebuilt) == figure_csv(fig)

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
-from streamlit.elements.widgets.data_editor import ColumnDataKind, _parse_value  # the widget's own cell parser
 from streamlit.testing.v1 import AppTest
 
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
+from ui.compat import data_editor_cell_parser
 from tests.bad_inputs import load_bad_inputs
 from tests.test_app_pages import APP, TIMEOUT, assert_healthy, open_page
 from ui import train_view
@@ -152,7 +152,8 @@ def test_upload_errors_with_hostile_names_are_shown_as_text(text):
 
 def edited_cells(texts: list[str]) -> list[float | None]:
     """What st.data_editor makes of cell text in a float column (its own parser: float(), or None)."""
-    return [_parse_value(text, ColumnDataKind.FLOAT) for text in texts]
+    parse = data_editor_cell_parser()  # the widget's own cell parser
+    return [parse(text) for text in texts]
 
 
 CELL_TEXTS = BAD_INPUTS + ["nan", "inf", "-inf", "1e308", "-1e308", "1e200", "1e-320", "-0", "  3.5  ", "0x10"]

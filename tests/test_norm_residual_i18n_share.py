@@ -1,5 +1,4 @@
 """LayerNorm/BatchNorm and residual pages: Korean, links that reproduce the view, bad links, presenter mode."""
-import base64
 
 import numpy as np
 import plotly.graph_objects as go
@@ -9,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from i18n import translate
 from model.normalization import normalization_demo
 from model.residual import gradient_profile
+from viz.export import trace_values
 from viz.presentation import BASE_FONT
 from tests.app_links import open_from_link
 
@@ -26,11 +26,8 @@ def _specs(at: AppTest) -> list[go.Figure]:
 
 
 def _array(values) -> np.ndarray:
-    """A trace's numbers: plotly sends numpy arrays base64-encoded ({dtype, bdata, shape})."""
-    if isinstance(values, dict):
-        shape = tuple(int(n) for n in str(values.get("shape", "-1")).split(","))
-        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).reshape(shape)
-    return np.asarray(values, dtype=float)
+    """A trace's numbers (plotly sends numpy arrays as typed-array specs; viz.export decodes them)."""
+    return np.asarray(trace_values(values), dtype=float)
 
 
 def _csv_buttons(at: AppTest) -> list:

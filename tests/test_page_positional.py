@@ -1,10 +1,11 @@
 """AppTest for the positional-encoding page, opened through app.py so that it reads the sidebar's model."""
-import base64
 import json
 from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+
+from viz.export import trace_values
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 120
@@ -23,10 +24,7 @@ def open_positional(**state) -> AppTest:
 def matrix_shown(at: AppTest) -> np.ndarray:
     """The values of the PE matrix heatmap, the page's first chart (plotly sends numpy arrays base64-encoded)."""
     z = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["z"]
-    if isinstance(z, dict):
-        shape = tuple(int(n) for n in str(z["shape"]).split(","))
-        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
-    return np.asarray(z, dtype=float)
+    return np.asarray(trace_values(z), dtype=float)
 
 
 def test_sliders_change_the_matrix_and_the_rotation_holds():

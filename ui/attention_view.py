@@ -14,6 +14,8 @@ from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
+from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps, hide_tokens, merge_word_pieces,
+                           special_token_shares)
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
@@ -55,13 +57,13 @@ class AttentionMaps:
     masked: np.ndarray | None  # (T_q, T_k) True where the causal mask hides the key
 
     @classmethod
-    def of(cls, result: DecodeResult, kind: str) -> "AttentionMaps":
-        source, target = result.source.tokens, result.decoder_input_tokens
-        queries, keys = {"encoder_self": (source, source), "decoder_self": (target, target),
-                         "cross": (target, source)}[kind]
-        weights = result.attention[kind]
-        masked = np.triu(np.ones(weights.shape[-2:], dtype=bool), 1) if kind == "decoder_self" else None
-        return cls(kind, weights, result.attention[f"{kind}_scores"], queries, keys, masked)
+    def of(cls, analysed: AnalysedInput, kind: str, raw: bool = False) -> "AttentionMaps":
+        """The kind's maps from model.sources, as the encoder toggles (hide [CLS]/[SEP], merge subwords) show
+        them; raw=True: every token, as the model computed them (what rescaling re-softmaxes)."""
+        maps = analysed.maps[kind]
+        if not raw:
+            maps = encoder_view(maps, analysed)
+        return cls(kind, maps.weights, maps.scores, maps.query_tokens, maps.key_tokens, maps.masked)
 
     def title(self, layer: int, head: int) -> str:
         return tr("attention.head_title", kind=kind_label(self.kind), layer=layer + 1, head=head + 1)
@@ -75,6 +77,36 @@ class AttentionMaps:
         return lambda: attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
 
 
+HIDE_SPECIAL, MERGE_WORDS = "bert_hide_special", "bert_merge_words"  # session_state keys of the encoder toggles
+LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
+GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
+
+
+def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:
+    """An encoder's maps with the page's toggles applied: [CLS]/[SEP] hidden first, then pieces merged."""
+    if analysed.special is None:
+        return maps
+    word_ids = analysed.word_ids
+    if st.session_state.get(HIDE_SPECIAL):
+        keep = [not special for special in analysed.special]
+        maps = hide_tokens(maps, keep)
+        word_ids = [w for w, k in zip(word_ids, keep) if k]
+    if st.session_state.get(MERGE_WORDS):
+        maps = merge_word_pieces(maps, word_ids)
+    return maps
+
+
+def encoder_toggles(analysed: AnalysedInput) -> None:
+    """The two toggles of an encoder's token view, and what they do, stated on screen."""
+    c = st.columns(2)
+    c[0].toggle(tr("bert.hide_special"), key=HIDE_SPECIAL, help=tr("bert.hide_special_help"))
+    c[1].toggle(tr("bert.merge_words"), key=MERGE_WORDS, help=tr("bert.merge_words_help"))
+    if st.session_state.get(HIDE_SPECIAL):
+        st.caption(tr("bert.view_caption_hidden"))
+    if st.session_state.get(MERGE_WORDS):
+        st.caption(tr("bert.view_caption_merged"))
+
+
 def head_picker(maps: AttentionMaps, prefix: str, columns) -> tuple[int, int]:
     layers, heads = maps.weights.shape[:2]
     with columns[0]:
@@ -85,7 +117,7 @@ def head_picker(maps: AttentionMaps, prefix: str, columns) -> tuple[int, int]:
 
 
 @st.fragment
-def attention_explorer(page: str, model_id: str, loaded, result: DecodeResult, sentence: str, ablate) -> None:
+def attention_explorer(page: str, model_id: str, loaded, result: AnalysedInput, sentence: str, ablate) -> None:
     """The kind, layer, head and view pickers and the chosen view: a fragment.
 
     A change of one of its widgets reruns only this function, not the sidebar, the navigation or the translation
@@ -101,14 +133,33 @@ def attention_explorer(page: str, model_id: str, loaded, result: DecodeResult, s
         follow_fragment(page)
 
 
-def _explore(model_id: str, loaded, result: DecodeResult, sentence: str, ablate) -> None:
+def available_views(result: AnalysedInput) -> list[str]:
+    """The views this model supports: ablation and rescaling need our own modules (head masks, stored scores)."""
+    needs = {"Ablation": ABLATION, "Rescale": RESCALE}
+    return [view for view in VIEWS if view not in needs or result.can(needs[view])]
+
+
+def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate) -> None:
+    kinds = result.kinds
+    if st.session_state.get("attn_kind") not in kinds:  # e.g. a link to cross-attention, opened on an encoder
+        st.session_state["attn_kind"] = kinds[0]
     c = st.columns([2, 1, 1])
-    kind = c[0].selectbox(tr("attention.kind"), list(KINDS), key="attn_kind", format_func=kind_label)
+    if len(kinds) > 1:
+        kind = c[0].selectbox(tr("attention.kind"), kinds, key="attn_kind", format_func=kind_label)
+    else:
+        kind = kinds[0]
+        c[0].markdown(tr("bert.self_only"))
+    if result.special is not None:
+        encoder_toggles(result)
     maps = AttentionMaps.of(result, kind)
     layer, head = head_picker(maps, "attn", c[1:])
+    if not result.can(ABLATION):
+        st.caption(tr("bert.views_hidden"))
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
-    st.session_state.setdefault("attn_view", VIEWS[0])
-    view = st.segmented_control(tr("attention.view"), VIEWS, key="attn_view", format_func=view_label,
+    views = available_views(result)
+    if st.session_state.get("attn_view") not in views:
+        st.session_state["attn_view"] = VIEWS[0]
+    view = st.segmented_control(tr("attention.view"), views, key="attn_view", format_func=view_label,
                                 required=True) or VIEWS[0]
     if view == "Head":
         show_head(maps, layer, head)
@@ -117,11 +168,18 @@ def _explore(model_id: str, loaded, result: DecodeResult, sentence: str, ablate)
     elif view == "Compare":
         show_compare(result, maps, layer, head)
     elif view == "Statistics":
-        show_statistics(maps)
+        show_statistics(maps, encoder=result.special is not None)
+    elif view == "Ablation" and result.can(EMBEDDING):
+        from ui.encoder_view import show_embedding_ablation
+
+        show_embedding_ablation(result, model_id, sentence, loaded)
     elif view == "Ablation":
-        show_ablation(result, maps, model_id, sentence, loaded, ablate)
+        show_ablation(result.decode, maps, model_id, sentence, loaded, ablate)
     else:
-        show_rescale(maps, layer, head, loaded.config.d_model // loaded.config.num_heads)
+        show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head,
+                     loaded.config.d_model // loaded.config.num_heads)
+        if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
+            st.caption(tr("bert.rescale_raw"))
 
 
 _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
@@ -140,13 +198,17 @@ def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], ke
 
 
 def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
-    left, right = st.columns([3, 2])
+    tokens = max(len(maps.query_tokens), len(maps.key_tokens))
+    left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
     show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                              maps.title(layer, head), masked=maps.masked),
                maps.name(layer, head), key="head_heatmap", where=left, table=maps.table(layer, head))
-    show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                             tr("attention.lines_title")),
-               maps.name(layer, head) + "_lines", key="head_lines", where=right, table=maps.table(layer, head))
+    if right is None:
+        st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
+    else:
+        show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                                 tr("attention.lines_title")),
+                   maps.name(layer, head) + "_lines", key="head_lines", where=right, table=maps.table(layer, head))
     if maps.masked is not None:
         st.caption(tr("attention.mask_caption"))
 
@@ -157,9 +219,15 @@ def _focus(layer: int, head: int) -> None:
 
 def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
     layers, heads = maps.weights.shape[:2]
-    show_chart(head_grid(maps.weights, maps.query_tokens, maps.key_tokens,
-                         tr("attention.grid_title", kind=kind_label(maps.kind)), selected=(layer, head),
-                         masked=maps.masked), f"attention_{maps.kind}_all_heads", key="grid")
+    weights, queries, keys, masked = maps.weights, maps.query_tokens, maps.key_tokens, maps.masked
+    tokens = max(len(queries), len(keys))
+    if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
+        weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
+        masked = None
+    show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=kind_label(maps.kind)),
+                         selected=(layer, head), masked=masked), f"attention_{maps.kind}_all_heads", key="grid")
+    if tokens > GRID_MAX_CELLS:
+        st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
     if not presenting():
         st.caption(tr("attention.grid_caption"))
     for l in range(layers):
@@ -170,10 +238,27 @@ def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
                            help=tr("attention.focus_help", layer=l + 1, head=h + 1))
 
 
-def show_compare(result: DecodeResult, maps: AttentionMaps, layer: int, head: int) -> None:
+def pooled_maps(weights: np.ndarray, queries: list[str], keys: list[str], cells: int):
+    """(L, h, T_q, T_k) -> (L, h, ≤cells, ≤cells): the mean of each block of consecutive queries and keys, with
+    "first…last" token labels, for thumbnails of long texts."""
+    def blocks(length: int) -> list[np.ndarray]:
+        return np.array_split(np.arange(length), min(cells, length))
+
+    rows, cols = blocks(weights.shape[-2]), blocks(weights.shape[-1])
+    pooled = np.stack([np.stack([weights[..., r, :][..., c].mean((-2, -1)) for c in cols], -1) for r in rows], -2)
+
+    def names(tokens: list[str], groups) -> list[str]:
+        return [tokens[g[0]] if len(g) == 1 else f"{tokens[g[0]]}…{tokens[g[-1]]}" for g in groups]
+
+    return pooled, names(queries, rows), names(keys, cols)
+
+
+def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: int) -> None:
     st.markdown(tr("attention.compare_intro", title=maps.title(layer, head)))
     c = st.columns(3)
-    kind_b = c[0].selectbox(tr("attention.kind_b"), list(KINDS), key="cmp_kind", format_func=kind_label)
+    if st.session_state.get("cmp_kind") not in result.kinds:
+        st.session_state["cmp_kind"] = result.kinds[0]
+    kind_b = c[0].selectbox(tr("attention.kind_b"), result.kinds, key="cmp_kind", format_func=kind_label)
     maps_b = AttentionMaps.of(result, kind_b)
     layers_b, heads_b = maps_b.weights.shape[:2]
     st.session_state.setdefault("cmp_head", min(1, heads_b - 1))
@@ -202,9 +287,12 @@ def show_compare(result: DecodeResult, maps: AttentionMaps, layer: int, head: in
         st.info(tr("attention.no_difference"))
 
 
-def show_statistics(maps: AttentionMaps) -> None:
+def show_statistics(maps: AttentionMaps, encoder: bool = False) -> None:
     average = st.toggle(tr("attention.stats_average"), key="stats_average")
     stats = head_statistics(maps.weights, key_tokens=maps.key_tokens)
+    if encoder:  # an encoder's text has no <eos>: its shares on [CLS], [SEP] and punctuation instead
+        stats.pop("eos", None)
+        stats.update(special_token_shares(maps.weights, maps.key_tokens))
     table = head_statistics_table(stats, average_heads=average)
     st.dataframe(table, hide_index=True, width="stretch")
     if not presenting():

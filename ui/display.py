@@ -12,10 +12,10 @@ from collections.abc import Callable, Hashable
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import i18n
 from i18n import LANGUAGES, tr
+from ui.compat import figure_from_own_dict, in_script_run
 from viz.export import figure_csv
 from viz.presentation import for_projection
 
@@ -32,7 +32,7 @@ _PRESENTER_CSS = """<style>
 
 def _session_language() -> str:
     """The language of the browser session this thread is drawing for; English outside a session."""
-    if get_script_run_ctx(suppress_warning=True) is None:
+    if not in_script_run():
         return i18n.DEFAULT_LANGUAGE
     return st.session_state.get(LANGUAGE, i18n.DEFAULT_LANGUAGE)
 
@@ -80,7 +80,7 @@ def display_settings() -> None:
 
 @st.cache_resource(max_entries=1024, show_spinner=False)
 def _figure_blob(key: tuple, language: str, _build: Callable[[], go.Figure]) -> bytes:
-    """A figure as the pickled dict of its validated self (~10 KiB), shared by every session.
+    """A figure as the pickled dict of its validated self, shared by every session.
 
     Bytes, not the figure: a cached figure is hundreds of objects that Streamlit's gc.collect after every script
     run would walk, and st.cache_data would unpickle whole figures (slower than building them).
@@ -91,12 +91,12 @@ def _figure_blob(key: tuple, language: str, _build: Callable[[], go.Figure]) -> 
 
 
 def shared_figure(key: tuple[Hashable, ...], build: Callable[[], go.Figure]) -> go.Figure:
-    """build() once per key and language for all sessions; afterwards ~1 ms instead of building (often 10-50 ms).
+    """build() once per key and language for all sessions; afterwards a copy instead of a build (bench/README.md).
 
     The key must name everything the figure depends on besides the language (chart name, sizes, model id, text,
-    arrays as bytes). The dict came from a validated figure, so it is not validated again (_validate=False).
+    arrays as bytes). The dict came from a validated figure, so it is not validated again (ui/compat.py).
     """
-    return go.Figure(pickle.loads(_figure_blob(key, i18n.current_language(), build)), _validate=False)
+    return figure_from_own_dict(pickle.loads(_figure_blob(key, i18n.current_language(), build)))
 
 
 def _file_stem(name: str) -> str:

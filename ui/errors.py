@@ -6,11 +6,10 @@ import logging
 
 import streamlit as st
 
-from i18n import LANGUAGES, strings, tr
+from i18n import DEFAULT_LANGUAGE, strings, tr
 
-# The guard's message in every language (tests look for it to fail when the guard fired).
-GUARD_MESSAGES = tuple(strings(language)["errors.guard"].split("{error}")[0].strip() for language in LANGUAGES)
-GUARD_MESSAGE = GUARD_MESSAGES[0]
+# The guard's English message up to the error's name (tests look for it to fail when the guard fired).
+GUARD_MESSAGE = strings(DEFAULT_LANGUAGE)["errors.guard"].split("{error}")[0].strip()
 _LOG = logging.getLogger("attention_lab.errors")
 
 

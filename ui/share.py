@@ -21,7 +21,7 @@ from i18n import LANGUAGES, tr
 from model.attention_steps import MASKS
 from model.normalization import NORM_KINDS
 from model.residual import ACTIVATIONS
-from ui.attention_view import KINDS, VIEWS, rescale_options
+from ui.attention_view import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
 from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
 from ui.display import LANGUAGE, PRESENTER
 from ui.state import get_model, model_ids, selected_model_id
@@ -161,6 +161,8 @@ SHARED: dict[str, Param] = {
     "cmp_layer": Param("cmp_layer", int_in(0, lambda: _layers() - 1), ["attention"]),
     "cmp_head": Param("cmp_head", int_in(0, lambda: _heads() - 1), ["attention"]),
     "rescale": Param("rescale_factor", one_of(_rescale_options, float), ["attention"]),
+    "hide_special": Param(HIDE_SPECIAL, boolean, ["attention"]),  # encoders: hide [CLS]/[SEP]
+    "words": Param(MERGE_WORDS, boolean, ["attention"]),  # encoders: merge subwords into words
     "step": Param("decode_step", int_in(1, 10_000), ["decoding"]),
     "dec_layer": Param("dec_layer", int_in(0, lambda: _layers() - 1), ["decoding"]),
     "dec_head": Param("dec_head", _head_or_all, ["decoding"]),

@@ -5,8 +5,12 @@ import streamlit as st
 
 from i18n import tr
 from ui.display import display_settings
-from ui.models import device_label
-from ui.state import example_sentences, get_model, model_ids, model_label, selected_model_id
+from model.checkpoint import CheckpointError
+from ui.models import device_label, local_model_entries
+from ui.state import DEFAULT_MODEL, example_sentences, get_model, model_ids, model_label, selected_model_id
+from ui.text import escape_markdown
+
+MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
 
 
 def _use_example() -> None:
@@ -16,7 +20,10 @@ def _use_example() -> None:
 
 def _model_changed() -> None:
     """A model of another task reads other words: start it on one of its own examples."""
-    loaded = get_model(st.session_state["model_id"])
+    try:
+        loaded = get_model(st.session_state["model_id"])
+    except CheckpointError:
+        return  # render_sidebar says why and goes back to the default model
     if st.session_state.get("sentence_task") != loaded.task:
         st.session_state["sentence"] = example_sentences(loaded.task)[0]
         st.session_state["sentence_task"] = loaded.task
@@ -24,12 +31,25 @@ def _model_changed() -> None:
 
 def render_sidebar() -> None:
     ids = model_ids()
-    st.session_state["model_id"] = selected_model_id()
+    chosen = selected_model_id()
+    try:
+        get_model(chosen)
+    except CheckpointError as error:  # a models-folder entry that fails on opening (e.g. its sha256 pin)
+        st.session_state[MODEL_ERROR] = str(error)
+        chosen = DEFAULT_MODEL
+    st.session_state["model_id"] = chosen
     with st.sidebar:
         display_settings()
         st.divider()
         # No format_func: the id is the label (AppTest and URLs see the same value); the family is captioned below.
         st.selectbox(tr("sidebar.model"), ids, key="model_id", on_change=_model_changed)
+        if MODEL_ERROR in st.session_state:
+            st.error(tr("bert.open_failed", error=escape_markdown(st.session_state.pop(MODEL_ERROR))))
+        unusable = [entry for entry in local_model_entries() if not entry.usable]
+        if unusable:
+            with st.expander(tr("bert.local_problems", count=len(unusable))):
+                for entry in unusable:
+                    st.text(f"{entry.name}: {entry.reason}")  # st.text: folder names are never markdown
         loaded = get_model(st.session_state["model_id"])
         examples = example_sentences(loaded.task)
         if "sentence" not in st.session_state:

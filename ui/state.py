@@ -10,7 +10,10 @@ from i18n import tr
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult, greedy_decode
 from model.transformer import HeadMasks
-from ui.models import family_label, load_shipped, shipped_model_info, shipped_model_names
+from model.bert import PretrainedEncoder
+from model.sources import AnalysedInput, analyse_encoder, analyse_model, analyse_toy
+from ui.models import (PRETRAINED_MODELS, family_label, load_local, load_pretrained, load_shipped,
+                       local_model_entries, models_folder, shipped_model_info, shipped_model_names)
 from ui.text import check_sentence, escape_markdown
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -19,25 +22,53 @@ USER_MODELS = "user_models"  # session_state key: {model id: LoadedModel} traine
 
 @st.cache_data(show_spinner=False)
 def example_sentences(task: str) -> list[str]:
-    name = "examples.txt" if task == "en-fr" else "examples_reverse.txt"
+    name = {"en-fr": "examples.txt", "english": "examples_english.txt"}.get(task, "examples_reverse.txt")
     lines = (ASSETS / name).read_text(encoding="utf-8").splitlines()
     return [line for line in lines if line.strip() and not line.startswith("#")]
 
 
 def model_ids() -> list[str]:
-    return shipped_model_names() + list(st.session_state.get(USER_MODELS, {}))
+    local = [entry.name for entry in local_model_entries() if entry.usable]
+    return shipped_model_names() + list(PRETRAINED_MODELS) + local + list(st.session_state.get(USER_MODELS, {}))
+
+
+def _local_entry(model_id: str):
+    return next((e for e in local_model_entries() if e.name == model_id and e.usable), None)
 
 
 def model_label(model_id: str) -> str:
     """'name (family)' without loading a shipped model's weights."""
     user_models = st.session_state.get(USER_MODELS, {})
-    family = user_models[model_id].family if model_id in user_models else shipped_model_info(model_id)["family"]
+    if model_id in user_models:
+        family = user_models[model_id].family
+    elif model_id in PRETRAINED_MODELS:
+        family = "bert"
+    elif (entry := _local_entry(model_id)) is not None:
+        family = "bert" if entry.runs_in_our_encoder else f"transformers:{entry.model_type}"
+    else:
+        family = shipped_model_info(model_id)["family"]
     return f"{model_id} ({family_label(family)})"
 
 
-def get_model(model_id: str) -> LoadedModel:
+def get_model(model_id: str) -> LoadedModel | PretrainedEncoder:
     user_models = st.session_state.get(USER_MODELS, {})
-    return user_models[model_id] if model_id in user_models else load_shipped(model_id)
+    if model_id in user_models:
+        return user_models[model_id]
+    if model_id in PRETRAINED_MODELS:
+        return load_pretrained(model_id)
+    if _local_entry(model_id) is not None:
+        return load_local(model_id, str(models_folder()))
+    return load_shipped(model_id)
+
+
+def is_toy(loaded) -> bool:
+    """A shipped or trained model of this project (model.decode translates with it, step by step)."""
+    return isinstance(loaded, LoadedModel)
+
+
+def is_encoder_only(loaded) -> bool:
+    """An encoder without a decoder (BERT family): nothing is generated, so no translation or decoding steps."""
+    return isinstance(loaded, PretrainedEncoder)
 
 
 DEFAULT_MODEL = "transformer_en-fr"
@@ -69,10 +100,54 @@ def analyse_ablated(model_id: str, sentence: str, switched_off: tuple[tuple[str,
     return greedy_decode(_loaded, sentence, head_masks=HeadMasks(**masks))
 
 
-def current_analysis() -> tuple[str, LoadedModel, DecodeResult] | None:
-    """The chosen model's analysis of the chosen sentence, with notices shown; None when there is nothing to show."""
+@st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, show_spinner=False)
+def analyse_foreign_input(model_id: str, sentence: str, _loaded) -> AnalysedInput:
+    """A transformers model's maps (and its generated translation, for an encoder-decoder)."""
+    return analyse_model(model_id, sentence, _loaded)
+
+
+def analyse_encoder_input(model_id: str, sentence: str, switched_off: tuple[tuple[int, int], ...],
+                          _loaded: PretrainedEncoder) -> AnalysedInput:
+    """An encoder's maps, token vectors and sentence embedding; switched_off: (layer, head) pairs, 0-based."""
+    return analyse_encoder(model_id, sentence, _loaded, switched_off)
+
+
+def current_attention() -> tuple[str, LoadedModel | PretrainedEncoder, AnalysedInput] | None:
+    """The chosen model's attention maps for the chosen sentence (model.sources), with notices shown."""
     model_id = selected_model_id()
     loaded = get_model(model_id)
+    if is_toy(loaded):
+        analysis = current_analysis()
+        if analysis is None:
+            return None
+        return model_id, loaded, analyse_toy(model_id, st.session_state.get("sentence", ""), analysis[2])
+    sentence, notices = check_sentence(st.session_state.get("sentence", ""))
+    for notice in notices:
+        st.info(notice)
+    if sentence is None:
+        return None
+    if is_encoder_only(loaded):
+        analysed = analyse_encoder_input(model_id, sentence, (), loaded)
+    else:
+        analysed = analyse_foreign_input(model_id, sentence, loaded)
+    if analysed.truncated_from:
+        st.warning(tr("bert.truncated", tokens=analysed.truncated_from, limit=len(analysed.input_tokens)))
+    if analysed.unknown:
+        unique = list(dict.fromkeys(analysed.unknown))
+        shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")
+        st.warning(tr("bert.unknown", count=len(unique), words=shown))
+    return model_id, loaded, analysed
+
+
+def current_analysis() -> tuple[str, LoadedModel, DecodeResult] | None:
+    """The chosen translation model's analysis of the chosen sentence, with notices shown; None when there is
+    nothing to show (an encoder-only model translates nothing: a notice says so)."""
+    model_id = selected_model_id()
+    loaded = get_model(model_id)
+    if not is_toy(loaded):
+        st.info(tr("bert.no_decoder" if is_encoder_only(loaded) else "bert.no_steps", model=escape_markdown(model_id)))
+        return None
     sentence, notices = check_sentence(st.session_state.get("sentence", ""))
     for notice in notices:
         st.info(notice)

@@ -8,13 +8,14 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
-from model.train import FAMILIES, TrainConfig
+from model.train import FAMILIES, TrainConfig, TrainingSpeed, evaluation_steps
+from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
 from ui.models import family_label
 from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
-from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, start_job
+from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
 
@@ -58,31 +59,52 @@ def training_form() -> TrainConfig | None:
             lr = c[1].select_slider(tr("train.lr"), RATES, DEFAULTS["train_lr"], key="train_lr")
             warmup = c[2].slider(tr("train.warmup"), 0, 1000, DEFAULTS["train_warmup"], step=50, key="train_warmup")
         start = st.form_submit_button(tr("train.start"), type="primary", disabled=bool(job and job.active))
-    if not start:
-        return None
     if family == "transformer" and d_model % heads:
-        st.error(tr("train.not_divisible", d_model=d_model, heads=heads))
+        if start:
+            st.error(tr("train.not_divisible", d_model=d_model, heads=heads))
         return None
+    config = form_config(family, task, steps, layers, d_model, heads, int(seed), schedule, lr, warmup)
+    if not start:
+        if not (job and job.active):
+            time_estimate(config)
+        return None
+    return config
+
+
+def form_config(family: str, task: str, steps: int, layers: int, d_model: int, heads: int, seed: int = 0,
+                schedule: str = "warmup-decay", lr: float = 2e-3, warmup: int = 100) -> TrainConfig:
+    """The TrainConfig the form's values stand for (the one Start trains, and the one the estimate is for)."""
     return TrainConfig(model=family, task=task, steps=steps, num_layers=layers, d_model=d_model, num_heads=heads,
-                       d_ff=2 * d_model, hidden_size=d_model, embed_dim=min(64, d_model), seed=int(seed),
+                       d_ff=2 * d_model, hidden_size=d_model, embed_dim=min(64, d_model), seed=seed,
                        schedule=schedule, lr=lr, warmup=max(warmup, 1), eval_every=max(50, steps // 6),
                        eval_size=150, device="auto")
 
 
-def _session_alive_check():
-    """A thread-safe check that this browser session still exists (always true outside a real server)."""
-    from streamlit import runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
+@st.cache_resource(ttl=1800, show_spinner=False, max_entries=32)
+def measured_speed(family: str, task: str, layers: int, d_model: int, heads: int) -> TrainingSpeed:
+    """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
+    half hour, shared by every session: the estimate is this server's, under its current load."""
+    return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
 
-    ctx = get_script_run_ctx()
-    if ctx is None or not runtime.exists():
-        return lambda: True
-    session_id, instance = ctx.session_id, runtime.get_instance()
-    return lambda: instance.is_active_session(session_id)
+
+def format_duration(seconds: float) -> str:
+    whole = max(1, round(seconds))
+    if whole < 60:
+        return tr("train_estimate.seconds", seconds=whole)
+    return tr("train_estimate.minutes", minutes=whole // 60, seconds=f"{whole % 60:02d}")
+
+
+def time_estimate(config: TrainConfig) -> None:
+    """Before Start: how long these settings will take here, from the measured speed (never a fixed number)."""
+    with st.spinner(tr("train_estimate.measuring")):
+        speed = measured_speed(config.model, config.task, config.num_layers, config.d_model, config.num_heads)
+    st.caption(tr("train_estimate.estimate", duration=format_duration(speed.estimate_seconds(config)),
+                  steps=config.steps, layers=config.num_layers, width=config.d_model, step_ms=f"{1000 * speed.step_s:.0f}",
+                  evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
 
 
 def launch(config: TrainConfig) -> None:
-    job = start_job(config, example_sentences(config.task)[0], session_alive=_session_alive_check())
+    job = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check())
     st.session_state[JOB] = job
     st.session_state[TRAINING_IN_URL] = job.model_id  # in the URL until the job ends (write_to_url)
     st.session_state.pop(LOST_TRAINING, None)

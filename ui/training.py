@@ -19,9 +19,9 @@ import torch
 
 from i18n import DEFAULT_LANGUAGE, translate
 from model.checkpoint import LoadedModel
-from model.data import Dataset, make_dataset
+from model.data import Dataset
 from model.decode import greedy_decode
-from model.train import StepInfo, TrainConfig, TrainResult, train
+from model.train import StepInfo, TrainConfig, TrainingSpeed, TrainResult, make_training_data, measure_training_speed, train
 
 # At most this many trainings run at once on the server; each uses one torch thread, so forward passes of
 # other students still find a free core.
@@ -129,7 +129,7 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
             job.state = "running"
             torch.set_num_threads(1)  # one core per training; the rest serve pages
             try:
-                dataset = dataset or make_dataset(config.task, seed=config.seed, train_size=config.train_size)
+                dataset = dataset or make_training_data(config)
                 result = train(config, data=dataset, on_step=on_step, on_model=lambda m: model_ref.__setitem__(0, m))
                 job.result = result
                 if result.reason.startswith("nonfinite"):
@@ -149,6 +149,22 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
     job.thread = threading.Thread(target=run, name=job.model_id, daemon=True)
     job.thread.start()
     return job
+
+
+def probe_speed(config: TrainConfig) -> TrainingSpeed:
+    """Measure config's data, step and evaluation seconds as a job runs them: in its own thread, one torch thread."""
+    measured: list = []
+
+    def run() -> None:
+        torch.set_num_threads(1)  # as run() above
+        measured.append(measure_training_speed(config))
+
+    thread = threading.Thread(target=run, name="training-speed-probe", daemon=True)
+    thread.start()
+    thread.join()
+    if not measured:
+        raise RuntimeError("the training speed probe failed")
+    return measured[0]
 
 
 def wait(job: TrainingJob, timeout: float = 600) -> None:

@@ -17,7 +17,12 @@ from viz.attention import csv_safe
 
 def trace_values(data) -> np.ndarray | list:
     """Trace data as numbers: plotly's typed-array form ({'dtype', 'bdata', 'shape'}, as in a figure rebuilt
-    from its own dict) decoded, lists and arrays as they are."""
+    from its own dict) decoded, lists and arrays as they are.
+
+    That form is plotly.js's documented wire format for typed arrays (base64 of the raw little-endian values), not
+    a Python internal; plotly.py has no public decoder for it (go.Figure(dict) and plotly.io.from_json both keep the
+    dict, checked with plotly 7.1), so the one decoder the project needs lives here and the tests use it too.
+    """
     if isinstance(data, dict) and "bdata" in data:
         array = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
         shape = data.get("shape")

@@ -1,0 +1,87 @@
+"""`python -m model.inspect MODEL TEXT --out FILE.npz`: every attention map of one text, for researchers and checks.
+
+The .npz holds `tokens` (the input tokens as the app shows them), one float32 array per attention kind the model
+has, named encoder_self, decoder_self and cross, each shaped (layers, heads, queries, keys), and for a translation
+model `output_tokens` (the greedy translation) and `decoder_tokens` (the decoder's query tokens: <bos> + output).
+The numbers are those of the app's CSV export (the same model.sources code computes both).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
+
+
+def model_names() -> list[str]:
+    """Every name MODEL may be: shipped checkpoints, the pretrained encoder, the models folder's entries."""
+    from model.bert import MINILM_NAME
+    from model.local_models import list_local_models
+
+    shipped = sorted(p.stem for p in CHECKPOINT_DIR.glob("*.json") if p.with_suffix(".safetensors").exists())
+    return shipped + [MINILM_NAME] + [entry.name for entry in list_local_models() if entry.usable]
+
+
+def analyse(model: str, text: str):
+    """The AnalysedInput of `text` for the named model (the app's own path: model.sources)."""
+    from model.bert import MINILM_NAME, load_minilm
+    from model.checkpoint import load_checkpoint
+    from model.decode import greedy_decode
+    from model.local_models import local_model_entry, open_local_model
+    from model.sources import analyse_encoder, analyse_model, analyse_toy
+
+    if model == MINILM_NAME:
+        return analyse_encoder(model, text, load_minilm())
+    if (CHECKPOINT_DIR / f"{model}.json").is_file():
+        return analyse_toy(model, text, greedy_decode(load_checkpoint(CHECKPOINT_DIR / model), text))
+    entry = local_model_entry(model)
+    if entry is None:
+        raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(model_names())}")
+    return analyse_model(model, text, open_local_model(entry))
+
+
+def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarray]:
+    """Write the .npz described in the module docstring; returns what was written."""
+    analysed = analyse(model, text)
+    arrays = {"tokens": np.array(analysed.input_tokens, dtype=str)}
+    for kind, maps in analysed.maps.items():
+        arrays[kind] = np.asarray(maps.weights, dtype=np.float32)  # (layers, heads, queries, keys)
+    if analysed.output_tokens is not None:
+        arrays["output_tokens"] = np.array(analysed.output_tokens, dtype=str)
+        if "decoder_self" in analysed.maps:
+            arrays["decoder_tokens"] = np.array(analysed.maps["decoder_self"].query_tokens, dtype=str)
+    np.savez(out, **arrays)
+    return arrays
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m model.inspect", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+        epilog="The .npz holds: tokens; encoder_self, decoder_self, cross (those the model has), each float32 "
+               "(layers, heads, queries, keys), rows are queries and sum to 1; output_tokens and decoder_tokens "
+               "for translation models. Models folder: the ATTENTION_LAB_MODELS environment variable or "
+               ".streamlit/attention_lab.toml (see README).")
+    parser.add_argument("model", metavar="MODEL",
+                        help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, or a folder name in "
+                             "the models folder")
+    parser.add_argument("text", metavar="TEXT", help="the sentence to analyse")
+    parser.add_argument("--out", required=True, metavar="FILE.npz", help="where to write the arrays")
+    args = parser.parse_args(argv)
+    from model.checkpoint import CheckpointError
+
+    try:
+        arrays = inspect_to_npz(args.model, args.text, args.out)
+    except (ValueError, CheckpointError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
+                       if name in arrays)
+    print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""The one interface pages ask for attention maps, whatever the model (toy Transformer, GRU seq2seq, BERT encoder).
+
+`analyse_toy` and `analyse_encoder` each return an `AnalysedInput`: the attention kinds the model has, each as a
+`KindMaps` of numpy arrays shaped (layers, heads, queries, keys) with the token labels of both axes, plus what the
+model can do (capabilities). Pages branch on capabilities and on the kinds present, never on the model's class.
+
+Shapes (every array is numpy, float):
+    KindMaps.weights  (L, h, T_q, T_k)  softmax weights; a row sums to 1 over the keys it may see
+    KindMaps.scores   (L, h, T_q, T_k)  q·k/√d_k before mask and softmax, or None where the model gives none
+    KindMaps.masked   (T_q, T_k)        True where a causal mask hides the key (decoder self-attention), or None
+    AnalysedInput.final_vectors (T, d)  the encoder's last-layer token vectors (encoders)
+    AnalysedInput.embedding     (d,)    mean-pooled, L2-normalised sentence embedding (sentence encoders)
+
+Queries are rows (what is attending), keys are columns (what is attended to). Kinds are named "encoder_self",
+"decoder_self" and "cross" (queries from the decoder, keys from the encoder), as in `python -m model.inspect`.
+"""
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+
+from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
+from model.decode import DecodeResult
+
+KIND_NAMES = ("encoder_self", "decoder_self", "cross")
+# What a model offers beyond its maps; pages show a view only when the capability is there.
+ABLATION, RESCALE, TRANSLATION, EMBEDDING, STEPS = "ablation", "rescale", "translation", "embedding", "steps"
+
+
+@dataclass(frozen=True)
+class KindMaps:
+    """One attention kind of one analysed input (shapes in the module docstring)."""
+
+    kind: str
+    weights: np.ndarray
+    scores: np.ndarray | None
+    query_tokens: list[str]
+    key_tokens: list[str]
+    masked: np.ndarray | None = None
+
+    @property
+    def layers(self) -> int:
+        return self.weights.shape[0]
+
+    @property
+    def heads(self) -> int:
+        return self.weights.shape[1]
+
+
+@dataclass
+class AnalysedInput:
+    """Everything a page draws about one input to one model."""
+
+    model_id: str
+    text: str
+    input_tokens: list[str]
+    maps: dict[str, KindMaps]  # the kinds the model has, in KIND_NAMES order
+    capabilities: frozenset[str]
+    output_tokens: list[str] | None = None  # the translation, for translation models
+    special: list[bool] | None = None  # per input token: True for [CLS]/[SEP]-like tokens (encoders)
+    word_ids: list[int | None] | None = None  # per input token: index of the word it is a piece of (encoders)
+    truncated_from: int | None = None  # token count before the input was cut to the model's limit
+    unknown: list[str] = field(default_factory=list)  # input pieces the vocabulary does not know
+    final_vectors: np.ndarray | None = None
+    embedding: np.ndarray | None = None
+    decode: DecodeResult | None = None  # toy translation models: the full greedy decode (step probabilities)
+
+    @property
+    def kinds(self) -> list[str]:
+        return list(self.maps)
+
+    def can(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+
+def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput:
+    """A shipped or trained toy model's greedy decode as an AnalysedInput (the Transformer has all three kinds)."""
+    source, target = result.source.tokens, result.decoder_input_tokens
+    maps = {}
+    if "encoder_self" in result.attention:
+        axes = {"encoder_self": (source, source), "decoder_self": (target, target), "cross": (target, source)}
+        for kind in KIND_NAMES:
+            weights = result.attention[kind]
+            masked = np.triu(np.ones(weights.shape[-2:], dtype=bool), 1) if kind == "decoder_self" else None
+            maps[kind] = KindMaps(kind, weights, result.attention[f"{kind}_scores"], *axes[kind], masked)
+        capabilities = frozenset({ABLATION, RESCALE, TRANSLATION, STEPS})
+    else:  # GRU seq2seq: an additive alignment (T, S) or nothing; shown by the page as such, not as heads
+        capabilities = frozenset({TRANSLATION, STEPS})
+    return AnalysedInput(model_id, text, list(source), maps, capabilities, output_tokens=list(result.output_tokens),
+                         truncated_from=result.source.truncated_from, unknown=list(result.source.unknown),
+                         decode=result)
+
+
+def analyse_model(model_id: str, text: str, model) -> AnalysedInput:
+    """Any non-toy model: a BERT encoder (ours) or a transformers model from the models folder (its .analyse)."""
+    if isinstance(model, PretrainedEncoder):
+        return analyse_encoder(model_id, text, model)
+    return model.analyse(text)
+
+
+def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
+                    switched_off: tuple[tuple[int, int], ...] = ()) -> AnalysedInput:
+    """A BERT encoder's self-attention over its real subword tokens; switched_off: (layer, head) pairs, 0-based."""
+    encoded: EncodedText = model.encode(text)
+    head_mask = None
+    if switched_off:
+        head_mask = torch.ones(model.config.num_layers, model.config.num_heads)
+        for layer, head in switched_off:
+            head_mask[layer, head] = 0.0
+    out = model.run(encoded, head_mask=head_mask)
+    hidden = out.hidden  # (1, T, d)
+    embedding = mean_pooled_embedding(hidden, torch.ones(hidden.shape[:2]))[0]
+    maps = {"encoder_self": KindMaps("encoder_self", out.weights[:, 0].numpy(), out.scores[:, 0].numpy(),
+                                     list(encoded.tokens), list(encoded.tokens))}
+    return AnalysedInput(model_id, text, list(encoded.tokens), maps, frozenset({ABLATION, RESCALE, EMBEDDING}),
+                         special=list(encoded.special), word_ids=list(encoded.word_ids),
+                         truncated_from=encoded.truncated_from, unknown=list(encoded.unknown),
+                         final_vectors=hidden[0].numpy(), embedding=embedding.numpy())
+
+
+# --- views of an encoder's maps: hide special tokens, merge word pieces ---------------------------------------
+
+def is_punctuation(token: str) -> bool:
+    return bool(token) and all(ch in string.punctuation or not ch.isalnum() and not ch.isspace() for ch in token) \
+        and not token.startswith("[")
+
+
+def hide_tokens(maps: KindMaps, keep: list[bool]) -> KindMaps:
+    """Drop the rows and columns of tokens with keep False (rows then sum to less than 1: the share that went to
+    the hidden tokens is not spread over the others). Scores are dropped: a re-softmax would change meaning."""
+    index = np.flatnonzero(keep)
+    return replace(maps, weights=maps.weights[:, :, index][:, :, :, index], scores=None,
+                   query_tokens=[maps.query_tokens[i] for i in index], key_tokens=[maps.key_tokens[i] for i in index],
+                   masked=None if maps.masked is None else maps.masked[np.ix_(index, index)])
+
+
+def word_groups(tokens: list[str], word_ids: list[int | None]) -> tuple[list[list[int]], list[str]]:
+    """Token positions grouped by word (special tokens alone) and each group's label ("un ##believ ##ably" ->
+    "unbelievably")."""
+    groups: list[list[int]] = []
+    for position, word in enumerate(word_ids):
+        if groups and word is not None and word_ids[groups[-1][0]] == word:
+            groups[-1].append(position)
+        else:
+            groups.append([position])
+    labels = ["".join(tokens[i].removeprefix("##") for i in group) for group in groups]
+    return groups, labels
+
+
+def merge_word_pieces(maps: KindMaps, word_ids: list[int | None]) -> KindMaps:
+    """One row and column per word: the mean over the word's query pieces, the sum over its key pieces, so each
+    row still sums to 1 (Clark et al. 2019, "What Does BERT Look At?", §4.1 do the same)."""
+    groups, labels = word_groups(maps.key_tokens, word_ids)
+    merge = np.zeros((len(word_ids), len(groups)))  # (T, W): 1 where token t belongs to word w
+    for w, group in enumerate(groups):
+        merge[group, w] = 1.0
+    keys_summed = maps.weights @ merge  # (L, h, T, W)
+    rows_averaged = np.einsum("lhtw,tv->lhvw", keys_summed, merge / merge.sum(0, keepdims=True))  # (L, h, W, W)
+    return replace(maps, weights=rows_averaged, scores=None, query_tokens=labels, key_tokens=labels, masked=None)
+
+
+def special_token_shares(weights: np.ndarray, key_tokens: list[str]) -> dict[str, np.ndarray]:
+    """Per head (L, h): the mean share of each query's attention on [CLS], on [SEP] and on punctuation keys."""
+    def share(on: np.ndarray) -> np.ndarray:
+        return (weights * on[None, None, None, :]).sum(-1).mean(-1)
+
+    keys = np.array(key_tokens, dtype=object)
+    return {"cls": share(keys == "[CLS]"), "sep": share(keys == "[SEP]"),
+            "punctuation": share(np.array([is_punctuation(t) for t in key_tokens]))}
+
+
+def token_movement(original: np.ndarray, changed: np.ndarray) -> np.ndarray:
+    """(T,) how far each token's final vector moved: 1 − cosine similarity of its (T, d) rows."""
+    dot = (original * changed).sum(-1)
+    norms = np.linalg.norm(original, axis=-1) * np.linalg.norm(changed, axis=-1)
+    return 1.0 - dot / np.maximum(norms, 1e-12)

@@ -1,0 +1,46 @@
+"""One test per wrapper in ui/compat.py: a Streamlit or plotly upgrade that moves an internal fails here, by name."""
+import threading
+
+import plotly.graph_objects as go
+from streamlit.testing.v1 import AppTest
+
+from ui.compat import (data_editor_cell_parser, figure_from_own_dict, fragment_ids, in_script_run,
+                       session_alive_check)
+
+
+def test_in_script_run_is_false_outside_and_true_inside_a_script_run():
+    assert in_script_run() is False
+    at = AppTest.from_string(
+        "import streamlit as st\nfrom ui.compat import in_script_run\nst.write(str(in_script_run()))")
+    at.run()
+    assert not at.exception and at.markdown[0].value == "True"
+
+
+def test_session_alive_check_outside_a_server_is_always_true():
+    check = session_alive_check()
+    assert check() is True
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(check()))  # it is meant to be called from a thread
+    worker.start()
+    worker.join()
+    assert seen == [True]
+
+
+def test_figure_from_own_dict_equals_the_figure_it_came_from():
+    figure = go.Figure(go.Heatmap(z=[[0.25, 0.75], [1.0, 0.0]], x=["a", "b"], y=["c", "d"]))
+    figure.update_layout(title="layer 2 · head 4")
+    rebuilt = figure_from_own_dict(figure.to_dict())
+    assert isinstance(rebuilt, go.Figure)
+    assert rebuilt.to_plotly_json() == figure.to_plotly_json()
+
+
+def test_data_editor_cell_parser_reads_numbers_and_refuses_words():
+    parse = data_editor_cell_parser()
+    assert parse("3.5") == 3.5 and parse("-1e3") == -1000.0
+    assert parse("not a number") is None
+
+
+def test_fragment_ids_names_the_fragment_of_a_page():
+    at = AppTest.from_string("import streamlit as st\n@st.fragment\ndef part():\n    st.write('x')\npart()")
+    at.run()
+    assert len(fragment_ids(at)) == 1

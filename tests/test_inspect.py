@@ -1,0 +1,64 @@
+"""`python -m model.inspect MODEL TEXT --out FILE.npz`: documented, the arrays the issue names, the app's numbers."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from model.inspect import main
+from tests.app_links import open_from_link
+from viz.export import trace_values
+
+COREFERENCE = "The animal didn't cross the street because it was too tired."
+
+
+def test_help_documents_the_command():
+    result = subprocess.run([sys.executable, "-m", "model.inspect", "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0
+    for word in ("MODEL", "TEXT", "--out", "encoder_self", "decoder_self", "cross", "output_tokens",
+                 "(layers, heads, queries, keys)", "ATTENTION_LAB_MODELS"):
+        assert word in result.stdout, word
+
+
+def test_minilm_gives_tokens_and_encoder_self_attention(tmp_path, capsys):
+    out = tmp_path / "maps.npz"
+    assert main(["all-MiniLM-L6-v2", COREFERENCE, "--out", str(out)]) == 0
+    data = np.load(out)
+    assert sorted(data.files) == ["encoder_self", "tokens"]
+    tokens = list(data["tokens"])
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and "animal" in tokens
+    assert data["encoder_self"].dtype == np.float32 and data["encoder_self"].shape == (6, 12, len(tokens), len(tokens))
+    assert np.allclose(data["encoder_self"].sum(-1), 1, atol=1e-5)
+    assert "encoder_self (6, 12" in capsys.readouterr().out
+
+
+def test_a_translation_model_gives_every_kind_and_its_output(tmp_path):
+    out = tmp_path / "maps.npz"
+    assert main(["transformer_en-fr", "i am a student", "--out", str(out)]) == 0
+    data = np.load(out)
+    assert list(data["tokens"]) == ["i", "am", "a", "student", "<eos>"]
+    assert " ".join(data["output_tokens"]) == "je suis étudiant"  # the greedy translation, as on the page
+    steps = len(data["decoder_tokens"])
+    assert data["encoder_self"].shape == (2, 4, 5, 5) and data["decoder_self"].shape == (2, 4, steps, steps)
+    assert data["cross"].shape == (2, 4, steps, 5) and steps == len(data["output_tokens"]) + 1
+
+
+def test_an_unknown_model_is_a_clear_error(tmp_path, capsys):
+    assert main(["no-such-model", "hello", "--out", str(tmp_path / "x.npz")]) == 2
+    assert "unknown model 'no-such-model'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model, kind, layer, head", [("all-MiniLM-L6-v2", "encoder_self", 3, 7),
+                                                      ("transformer_en-fr", "cross", 1, 2)])
+def test_the_app_shows_the_same_numbers(tmp_path, model, kind, layer, head):
+    sentence = COREFERENCE if model.startswith("all") else "the small cat eats the red apple"
+    out = tmp_path / "maps.npz"
+    assert main([model, sentence, "--out", str(out)]) == 0
+    data = np.load(out)
+    at = open_from_link("attention", {"model": model, "sentence": sentence, "kind": kind, "layer": str(layer),
+                                      "head": str(head)})[0]
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    shown = trace_values(spec["data"][0]["z"])
+    np.testing.assert_allclose(np.nan_to_num(shown), data[kind][layer, head], atol=1e-6)
