@@ -12,6 +12,7 @@ from model.train import FAMILIES, TrainConfig, TrainingSpeed, evaluation_steps
 from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
 from ui.models import family_label
+from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
@@ -107,7 +108,30 @@ def time_estimate(config: TrainConfig) -> None:
 
 
 def launch(config: TrainConfig) -> None:
-    st.session_state[JOB] = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check())
+    job = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check())
+    st.session_state[JOB] = job
+    st.session_state[TRAINING_IN_URL] = job.model_id  # in the URL until the job ends (write_to_url)
+    st.session_state.pop(LOST_TRAINING, None)
+
+
+LOST_TRAINING = "lost_training"
+
+
+def lost_training_notice() -> None:
+    """A session that opens with a running training in its URL but has no such job: say it is lost (any page).
+
+    This happens when the replica that ran it died and HAProxy moved the student to another one (serve.py), or
+    when the tab was reloaded: a training lives in one server process and one browser session.
+    """
+    job: TrainingJob | None = st.session_state.get(JOB)
+    marker = st.session_state.get(TRAINING_IN_URL)
+    if marker and (job is None or job.model_id != marker):
+        st.session_state[LOST_TRAINING] = marker
+    if marker and (job is None or job.model_id != marker or not job.active):
+        st.session_state[TRAINING_IN_URL] = None  # only a running training of this session stays in the URL
+    lost = st.session_state.get(LOST_TRAINING)
+    if lost and (job is None or not job.active):
+        st.warning(tr("serve.training_lost", model=escape_markdown(lost)), icon=":material/sync_problem:")
 
 
 def _register(job: TrainingJob) -> None:
