@@ -7,6 +7,7 @@ from i18n import tr
 from ui.errors import page_guard
 from ui.share import restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
+from ui.train_view import lost_training_notice
 
 # A local favicon: a material-icon favicon is fetched from a font CDN, and the app must work offline.
 st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
@@ -34,6 +35,7 @@ with page_guard():
     navigation = st.navigation(pages)
     render_sidebar()
     show_url_notice()
+    lost_training_notice()  # on any page: the replica that ran this tab's training is gone
     navigation.run()
     write_to_url(navigation.url_path)
     with st.sidebar:

@@ -47,7 +47,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from load_classroom import HOST, Server, free_port, machine, ms, percentile  # noqa: E402
+from classroom_report import machine, ms, percentile  # noqa: E402
+from load_classroom import HOST, Server, free_port  # noqa: E402
 
 SENTENCES = ["she is a student", "the small cat eats the red apple", "i do not have a cat",
              "we like the big green trees", "the girl that watches the black dog has a pretty yellow hat"]

@@ -183,8 +183,9 @@ def process_cpu(pid: int) -> float:
 
 def drive(port: int, plan: list[tuple[str, list[str]]], marks: list, pid: int) -> None:
     """Students one after the other, one interaction at a time; marks get (label, send time)."""
+    sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
-    from load_classroom import Student
+    from classroom_students import Student
 
     class Args:
         think = (0.3, 0.3)  # let the server settle between interactions (runs must not overlap)
@@ -195,7 +196,7 @@ def drive(port: int, plan: list[tuple[str, list[str]]], marks: list, pid: int) -
 
     async def play():
         for number, (name, steps) in enumerate(plan):
-            student = Student(number, port, steps, Args, time.perf_counter())
+            student = Student(number, f"http://127.0.0.1:{port}", steps, Args, time.perf_counter())
             original = student.interact
 
             async def interact(step, kind, student=student, original=original, name=name):
@@ -229,8 +230,10 @@ def main() -> int:
     parser.add_argument("--no-profile", action="store_true",
                         help="only time each run (wall, thread CPU) and the server's process CPU per interaction")
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
-    from load_classroom import HOST, free_port, http_get
+    from load_classroom import HOST, free_port
+    from serving.streamlit_client import http_get
 
     for old in args.out.glob("*"):
         old.unlink()

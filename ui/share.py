@@ -11,6 +11,7 @@ from `value=`/`index=`: Streamlit warns when a widget has both.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -27,6 +28,11 @@ from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
 
 RESTORED = "_url_restored"
+# The model id of the training running in this session, in the URL of every page while it runs (not in "Link to
+# this view": it belongs to this tab): a session that starts with it but has no such job (its server process died
+# and serve.py's HAProxy moved the student to another replica, or the tab was reloaded) says the training is lost.
+TRAINING_IN_URL = "training_in_url"
+_TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # ui.training.start_job's model ids
 LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
 Parser = Callable[[str], object]
 
@@ -74,6 +80,12 @@ def one_of(options: Collection | Callable[[], Collection], convert: Callable[[st
             raise ValueError(f"{text!r} is not one of the choices")
         return value
     return parse
+
+
+def training_id(text: str) -> str:
+    if not _TRAINING_ID.fullmatch(text):
+        raise ValueError(text)
+    return text
 
 
 def boolean(text: str) -> bool:
@@ -160,6 +172,7 @@ SHARED: dict[str, Param] = {
         0, lambda: transformer_shape()[1] - 1)(text), ["compare"]),
     "compare_metric": Param("cmp_metric", one_of(METRICS), ["compare"]),
     "compare_len": Param("cmp_length_slider", one_of(sentence_lengths, int), ["compare"]),
+    "training": Param(TRAINING_IN_URL, training_id),
     **FOUNDATIONS,
 }
 
@@ -244,4 +257,5 @@ def _draw_link(page: str) -> None:
         return
     with st.popover(tr("share.link"), icon=":material/link:", width="stretch"):
         st.caption(tr("share.link_help"))
-        st.code(f"{base}?{urlencode(_current(page))}", language=None, wrap_lines=True)
+        shared = {name: value for name, value in _current(page).items() if name != "training"}
+        st.code(f"{base}?{urlencode(shared)}", language=None, wrap_lines=True)

@@ -1,0 +1,170 @@
+"""Classroom load through serve.py's HAProxy: 1 replica against 2, capacity, a realistic class, cold herd, a kill.
+
+    python bench/serve_classroom.py scaling   [--repeats 3] [--students 60]      # interactions/s, 2 vs 1 replica
+    python bench/serve_classroom.py capacity  [--classes 10 20 30 45 60]         # largest class with p95 <= 2 s
+    python bench/serve_classroom.py realistic [--students 100]                   # join over 30 s, think 5-15 s
+    python bench/serve_classroom.py herd      [--students 30]                    # all at once right after "ready"
+    python bench/serve_classroom.py kill      [--students 30] [--kill-after 8]   # SIGKILL one of 2 replicas
+
+Each mode starts `serve.py --replicas N` (127.0.0.1, free ports, its own run directory under run/), waits for
+"ready", and runs bench/load_classroom.py --url against it (--json), `--repeats` times, interleaving 1 and 2
+replicas where both are compared so that a slower minute hurts both alike. `herd` starts a fresh serve.py
+before every run. It prints one line per run and a markdown table of medians (load average at each start).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Serve:
+    def __init__(self, replicas: int):
+        self.replicas, self.port = replicas, free_port()
+        self.run_dir = ROOT / "run" / f"bench-{replicas}-{self.port}"
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(tempfile.mktemp(prefix=f"serve-{replicas}-", suffix=".log"), "w+")
+        self.process = subprocess.Popen([sys.executable, "serve.py", "--replicas", str(replicas), "--port",
+                                         str(self.port), "--host", "127.0.0.1", "--run-dir", str(self.run_dir)],
+                                        cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 300
+        while "ready: http" not in Path(self.log.name).read_text():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"serve.py did not become ready:\n{Path(self.log.name).read_text()[-2000:]}")
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+
+
+def load(serve: Serve, options: list[str]) -> dict:
+    out = Path(tempfile.mktemp(suffix=".json"))
+    command = [sys.executable, "bench/load_classroom.py", "--url", serve.url, "--serve-state",
+               str(serve.run_dir / "serve.json"), "--json", str(out), *options]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if not out.exists():
+        raise RuntimeError(f"load_classroom failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
+    result = json.loads(out.read_text())
+    out.unlink()
+    failed = result["failed_interactions"] + result["not_run"]
+    killed = result.get("killed") or {}
+    extra = (f", killed {killed.get('students_on_killed')} students' replica: reconnect p95 "
+             f"{killed.get('reconnect_p95_s', float('nan')):.2f} s, failed there {killed.get('failed_on_killed')}, "
+             f"elsewhere {killed.get('failed_elsewhere')}") if killed else ""
+    print(f"  {serve.replicas} replica(s), {' '.join(options)}: {result['interactions_per_s']:.2f} interactions/s, "
+          f"p50 {result['p50_s']:.2f} s, p95 {result['p95_s']:.2f} s, failed {failed}, server CPU per interaction "
+          f"{result['server_cpu_s'] / max(1, len(result['interactions'])):.3f} s, load avg "
+          f"{result['load_average_start'][0]:.1f}{extra}", flush=True)
+    reasons = Counter(f"{r['kind']}: {r['error'][:80]}" for r in result["interactions"] if not r["ok"])
+    for reason, count in reasons.most_common(5):
+        print(f"    {count} × {reason}", flush=True)
+    return result
+
+
+def median(results: list[dict], key) -> float:
+    return statistics.median(key(r) for r in results)
+
+
+def row(label: str, results: list[dict]) -> str:
+    loads = ", ".join(f"{r['load_average_start'][0]:.1f}" for r in results)
+    failed = [r["failed_interactions"] + r["not_run"] for r in results]
+    return (f"| {label} | {len(results)} | {median(results, lambda r: r['interactions_per_s']):.2f} | "
+            f"{median(results, lambda r: r['p50_s']):.2f} s | {median(results, lambda r: r['p95_s']):.2f} s | "
+            f"{failed} | {loads} |")
+
+
+HEADER = "| setting | runs | interactions/s (median) | p50 (median) | p95 (median) | failed per run | load avg at starts |\n" \
+         "|---|---|---|---|---|---|---|"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=["scaling", "capacity", "realistic", "herd", "kill"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--students", type=int)
+    parser.add_argument("--classes", type=int, nargs="+", default=[10, 20, 30, 45, 60])
+    parser.add_argument("--kill-after", type=float, default=8.0)
+    args = parser.parse_args()
+    fast = ["--think", "0.5", "1.5", "--ramp", "5"]
+    lines = []
+    if args.mode in ("scaling", "capacity"):
+        serves = {n: Serve(n) for n in (1, 2)}
+        try:
+            if args.mode == "scaling":
+                students = str(args.students or 60)
+                results = {1: [], 2: []}
+                for _ in range(args.repeats):
+                    for n in (1, 2):
+                        results[n].append(load(serves[n], ["--students", students, *fast]))
+                lines += [row(f"{n} replica(s), {students} students, think 0.5–1.5 s", results[n]) for n in (1, 2)]
+                ratio = (median(results[2], lambda r: r["interactions_per_s"])
+                         / median(results[1], lambda r: r["interactions_per_s"]))
+                lines.append(f"\n2 replicas / 1 replica, interactions/s (medians): {ratio:.2f}× (target ≥ 1.7×)")
+            else:
+                for students in args.classes:
+                    for n in (1, 2):
+                        runs = [load(serves[n], ["--students", str(students), *fast]) for _ in range(args.repeats)]
+                        lines.append(row(f"{n} replica(s), {students} students, think 0.5–1.5 s", runs))
+        finally:
+            for serve in serves.values():
+                serve.stop()
+    elif args.mode in ("realistic", "kill"):
+        serve = Serve(2)
+        try:
+            students = str(args.students or (100 if args.mode == "realistic" else 30))
+            options = (["--ramp", "30", "--think", "5", "15"] if args.mode == "realistic"
+                       else [*fast, "--kill-replica-after", str(args.kill_after)])
+            runs = []
+            for _ in range(args.repeats):
+                runs.append(load(serve, ["--students", students, *options]))
+                if args.mode == "kill":  # the killed replica must be back before the next run
+                    deadline = time.monotonic() + 180
+                    state = serve.run_dir / "serve.json"
+                    while not all(r["state"] == "ready" for r in json.loads(state.read_text())["replicas"].values()):
+                        if time.monotonic() > deadline:
+                            raise RuntimeError("the killed replica did not come back")
+                        time.sleep(0.5)
+            lines.append(row(f"2 replicas, {students} students, {' '.join(options)}", runs))
+            if args.mode == "kill":
+                k = [r["killed"] for r in runs]
+                lines.append(f"\nreconnect p95 per run: {[round(x['reconnect_p95_s'], 2) for x in k]} s; students on "
+                             f"the killed replica {[x['students_on_killed'] for x in k]}; their failed interactions "
+                             f"{[x['failed_on_killed'] for x in k]}; failed interactions elsewhere "
+                             f"{[x['failed_elsewhere'] for x in k]}")
+        finally:
+            serve.stop()
+    else:  # herd: a fresh serve.py for every run
+        students = str(args.students or 30)
+        runs = []
+        for _ in range(args.repeats):
+            serve = Serve(2)
+            try:
+                runs.append(load(serve, ["--students", students, "--cold-herd"]))
+            finally:
+                serve.stop()
+        lines.append(row(f"2 replicas, cold herd of {students} right after ready", runs))
+    print()
+    print(HEADER)
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""One replica for a container platform: `streamlit run app.py`, warmed, with a readiness endpoint gated on it.
+
+    python -m serving.replica [--port 8501] [--ready-port 8502]
+
+Kubernetes cannot use serve.py's HAProxy runtime API, so the container runs this instead: it starts Streamlit on
+--port, warms it with serving/warmup.py (the same real script runs serve.py makes), and answers
+GET /_stcore/health on --ready-port with 200 only when the warm-up is done and Streamlit's own /_stcore/health
+answers 200; 503 before. deploy/kubernetes/deployment.yaml points its readinessProbe there, so the Service sends
+students only to warm pods. When Streamlit exits, this exits with its code and the kubelet restarts the container.
+The cookie secret comes from the environment (STREAMLIT_SERVER_COOKIE_SECRET, a Kubernetes Secret), as in serve.py.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from serving.haproxy import HEALTH_PATH
+from serving.streamlit_client import http_get
+from serving.warmup import wait_healthy, warm_replica
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readiness_handler(streamlit_url: str, warm: threading.Event) -> type[BaseHTTPRequestHandler]:
+    class Readiness(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if self.path != HEALTH_PATH:
+                self.send_error(404)
+                return
+            ready = warm.is_set() and http_get(f"{streamlit_url}{HEALTH_PATH}", timeout=2.0)[0] == 200
+            body = b"ok" if ready else b"warming up"
+            self.send_response(200 if ready else 503)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args) -> None:  # probes every few seconds: no log line each
+            pass
+
+    return Readiness
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8501, help="Streamlit's port (the Service's target)")
+    parser.add_argument("--ready-port", type=int, default=8502, help="the readiness endpoint's port")
+    parser.add_argument("--address", default="0.0.0.0", help="Streamlit's address")
+    args = parser.parse_args()
+    streamlit = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                  "--server.address", args.address, "--server.port", str(args.port),
+                                  "--browser.gatherUsageStats", "false"], cwd=ROOT)
+    url = f"http://127.0.0.1:{args.port}"
+    warm = threading.Event()
+    server = ThreadingHTTPServer(("0.0.0.0", args.ready_port), readiness_handler(url, warm))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop(signum, frame):
+        streamlit.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        if wait_healthy(url, 120.0, lambda: streamlit.poll() is None):
+            timings = warm_replica(url)
+            warm.set()
+            print("replica warm: " + ", ".join(f"{page} {seconds:.1f} s" for page, seconds in timings), flush=True)
+        return streamlit.wait()
+    except Exception as error:  # a failed warm-up: exit, so the kubelet restarts the container
+        print(f"serving.replica: warm-up failed: {error}", file=sys.stderr, flush=True)
+        streamlit.terminate()
+        streamlit.wait()
+        return 1
+    finally:
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
