@@ -7,15 +7,18 @@
    (attn_implementation="eager", output_attentions=True) on the same ids and weights, interleaved rounds, median;
    at 1 torch thread (the app's page setting, ui/models.py) and at 2 (the machine's cores). Also the whole
    model.sources.analyse_encoder (tokenising, numpy copies, sentence embedding) at 1 thread.
-2. Loading once per process (fresh `python -c` processes: import + zip read + sha256 + build), median of --loads.
-3. Memory: RSS of this process before loading, after loading, and after 30 different sentences were analysed
-   (what 30 students' cached analyses add; the model itself is one shared copy, st.cache_resource).
+2. Loading once per process: fresh `python -c` processes, torch's import and load_minilm (zip read + sha256 +
+   build + tokenizer) timed apart, --loads times.
+3. Memory, in a fresh process without transformers: RSS before loading, after loading, and after 30 different
+   sentences were analysed and kept (what 30 students' cached analyses add; the model is one shared copy,
+   st.cache_resource), with the bytes of those analyses' arrays.
 
 Prints markdown tables; `cat /proc/loadavg` is printed with them (results are noisy on a shared machine).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -35,13 +38,6 @@ from model.sources import analyse_encoder  # noqa: E402
 
 WORDS = ("the teacher explained how every word in a sentence looks at the other words and why some heads "
          "prefer the next token while others gather on punctuation or the separator").split()
-
-
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def sentence_of(model, tokens: int) -> str:
@@ -85,14 +81,41 @@ def compare(model, reference, text: str, rounds: int, threads: int) -> tuple[flo
     return statistics.median(mine), statistics.median(ref), statistics.median(whole)
 
 
-def load_times(loads: int) -> list[float]:
-    code = ("import time; t = time.perf_counter(); import sys; sys.path.insert(0, %r); "
-            "from model.bert import load_minilm; load_minilm(); print(time.perf_counter() - t)") % str(ROOT)
-    times = []
-    for _ in range(loads):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        times.append(float(out.stdout.strip().splitlines()[-1]))
-    return times
+def fresh_process(snippet: str) -> dict:
+    """Run `snippet` in a new Python (nothing imported yet); it prints one JSON object."""
+    code = f"import sys; sys.path.insert(0, {str(ROOT)!r})\n{snippet}"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+LOAD = """
+import json, time
+start = time.perf_counter()
+import torch
+imported = time.perf_counter()
+from model.bert import load_minilm
+load_minilm()
+print(json.dumps({"torch": imported - start, "load": time.perf_counter() - imported}))
+"""
+
+MEMORY = """
+import json
+from pathlib import Path
+def rss():
+    return next(int(l.split()[1]) / 1024 for l in Path("/proc/self/status").read_text().splitlines()
+                if l.startswith("VmRSS:"))
+import torch
+torch.set_num_threads(1)  # the app's page setting
+from model.bert import load_minilm
+from model.sources import analyse_encoder
+before = rss()
+model = load_minilm()
+loaded = rss()
+words = "the teacher explained how every word in a sentence looks at the other words".split()
+kept = [analyse_encoder("bench", " ".join(words[i % 7:]) + f" number {i}", model) for i in range(30)]
+arrays = sum(m.weights.nbytes + m.scores.nbytes for a in kept for m in a.maps.values())
+print(json.dumps({"before": before, "loaded": loaded, "after": rss(), "arrays": arrays / 2**20}))
+"""
 
 
 def main() -> None:
@@ -103,11 +126,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
 
-    rss_start = rss_mib()
-    start = time.perf_counter()
     model = load_minilm()
-    load_here = time.perf_counter() - start
-    rss_loaded = rss_mib()
 
     from transformers import BertModel
 
@@ -125,23 +144,20 @@ def main() -> None:
         mine, ref, whole = compare(model, reference, text, args.rounds, threads)
         print(f"| {threads} | {mine * 1e3:.1f} | {ref * 1e3:.1f} | {mine / ref:.2f}× | {whole * 1e3:.1f} |")
 
-    print(f"\n### Loading all-MiniLM-L6-v2 once per process (s)\n")
-    times = load_times(args.loads)
-    print("| fresh processes (import + zip + sha256 + build) | median | in this process (torch already imported) |")
+    print("\n### Loading all-MiniLM-L6-v2 once per process (fresh processes, s)\n")
+    loads = [fresh_process(LOAD) for _ in range(args.loads)]
+    print("| import torch (the server does it anyway) | load_minilm: zip + sha256 + build + tokenizer | median load |")
     print("|---|---|---|")
-    print(f"| {', '.join(f'{t:.2f}' for t in times)} | {statistics.median(times):.2f} | {load_here:.2f} |")
+    torch_times = ", ".join(f"{r['torch']:.2f}" for r in loads)
+    load_times = ", ".join(f"{r['load']:.2f}" for r in loads)
+    print(f"| {torch_times} | {load_times} | {statistics.median(r['load'] for r in loads):.2f} |")
 
-    torch.set_num_threads(1)
-    sentences = [f"{' '.join(WORDS[i:i + 12])} number {i}" for i in range(30)]
-    kept = [analyse_encoder("bench", s, model) for s in sentences]  # like 30 students' cached analyses
-    rss_sessions = rss_mib()
-    arrays = sum(m.weights.nbytes + m.scores.nbytes for a in kept for m in a.maps.values()) + sum(
-        a.final_vectors.nbytes + a.embedding.nbytes for a in kept)
-    print("\n### Memory (RSS, MiB)\n")
-    print("| before loading | after loading (one shared copy) | after 30 different sentences analysed and kept | "
-          "their arrays |")
+    memory = fresh_process(MEMORY)
+    print("\n### Memory (RSS of a fresh process, MiB; 1 torch thread)\n")
+    print("| before loading | after loading (the one copy every session shares) | after 30 different sentences "
+          "analysed and kept (30 students' cached analyses) | those analyses' arrays |")
     print("|---|---|---|---|")
-    print(f"| {rss_start:.0f} | {rss_loaded:.0f} | {rss_sessions:.0f} | {arrays / 2**20:.1f} |")
+    print(f"| {memory['before']:.0f} | {memory['loaded']:.0f} | {memory['after']:.0f} | {memory['arrays']:.1f} |")
     print(f"\nload average: {Path('/proc/loadavg').read_text().strip()}")
 
 

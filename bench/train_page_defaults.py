@@ -1,43 +1,58 @@
-"""The train page's default run, as the page runs it (background job, one torch thread), timed.
+"""The train page's default run, as the page runs it (background job, one torch thread), timed against the
+estimate the page shows before Start.
 
-    python bench/train_page_defaults.py [--model transformer] [--task en-fr]
+    python bench/train_page_defaults.py [--model transformer] [--task en-fr] [--steps 600] [--runs 1]
 
-Prints steps, wall seconds, training seconds and the final validation exact match for the defaults of
-app_pages/train.py (600 steps, 2 layers, d_model 128, 4 heads, lr 2e-3 with linear warm-up and decay).
+For each run: the page's speed probe (ui/training.py::probe_speed, the same one the page caches) gives the
+estimate, then the job runs with the page's settings (ui/train_view.py::form_config) and its wall time (from Start
+to the end: data, training, evaluation) is compared with the estimate. Prints steps, estimate, wall seconds,
+training seconds, estimate / actual and the final validation exact match.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model.train import TrainConfig  # noqa: E402
-from ui.training import start_job, wait  # noqa: E402
+from ui.train_view import DEFAULTS, form_config  # noqa: E402
+from ui.training import probe_speed, start_job, wait  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="transformer")
     parser.add_argument("--task", default="en-fr")
-    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--steps", type=int, default=DEFAULTS["train_steps"])
+    parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
-    # The same config the page's form builds from its defaults (ui/train_view.py::training_form).
-    config = TrainConfig(model=args.model, task=args.task, steps=args.steps, num_layers=2, d_model=128, num_heads=4,
-                         d_ff=256, hidden_size=128, embed_dim=64, seed=0, schedule="warmup-decay", lr=2e-3, warmup=100,
-                         eval_every=max(50, args.steps // 6), eval_size=150)
-    start = time.perf_counter()
-    job = start_job(config, "i am a student")
-    wait(job, timeout=3600)
-    wall = time.perf_counter() - start
-    last = next(h for h in reversed(job.history) if "val_exact_match" in h)
-    print(f"# {time.strftime('%Y-%m-%d')} {platform.machine()}, 1 torch thread (as on the page)")
-    print("| model | task | steps | wall s (incl. data, evaluation) | training s | validation exact match |")
-    print("|---|---|---|---|---|---|")
-    print(f"| {args.model} | {args.task} | {job.steps_done} | {wall:.1f} | {job.elapsed_s:.1f} | "
-          f"{last['val_exact_match']:.3f} |")
+    config = form_config(args.model, args.task, args.steps, DEFAULTS["train_layers"], DEFAULTS["train_width"],
+                         DEFAULTS["train_heads"], DEFAULTS["train_seed"], DEFAULTS["train_schedule"],
+                         DEFAULTS["train_lr"], DEFAULTS["train_warmup"])
+    print(config)
+    rows = []
+    for _ in range(args.runs):
+        load_before = os.getloadavg()[0]
+        speed = probe_speed(config)
+        estimate = speed.estimate_seconds(config)
+        start = time.perf_counter()
+        job = start_job(config, "i am a student")
+        wait(job, timeout=3600)
+        wall = time.perf_counter() - start
+        last = next(h for h in reversed(job.history) if "val_exact_match" in h)
+        rows.append((job.steps_done, estimate, wall, job.elapsed_s, last["val_exact_match"], speed,
+                     f"{load_before:.2f}-{os.getloadavg()[0]:.2f}"))
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.machine()}, 1 torch thread (as on the page)")
+    print("| model | task | steps | estimate s (probe: step ms, eval s, data s) | wall s (data, training, "
+          "evaluation) | training s | estimate / actual | validation exact match | load average |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for steps, estimate, wall, trained, em, speed, load in rows:
+        print(f"| {args.model} | {args.task} | {steps} | {estimate:.1f} ({1000 * speed.step_s:.0f} ms, "
+              f"{speed.eval_s:.1f} s, {speed.data_s:.1f} s) | {wall:.1f} | {trained:.1f} | {estimate / wall:.2f} | "
+              f"{em:.3f} | {load} |")
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9d
 # The longest input shown: the sentence-transformers model was trained with max_seq_length 256, and past that
 # the heatmap (256² cells per head) stops being readable anyway.
 MAX_TOKENS = 256
-BERT_MODEL_TYPES = ("bert",)  # Hugging Face model_type values whose weights fit this encoder
+BERT_MODEL_TYPES = ("bert",)
+PAIR_SEPARATOR = "[SEP]"  # typed between two sentences, it makes them a BERT sentence pair  # Hugging Face model_type values whose weights fit this encoder
 
 
 @dataclass(frozen=True)
@@ -261,8 +262,16 @@ class PretrainedEncoder:
     family: str = "bert"
 
     def encode(self, text: str) -> EncodedText:
-        """Tokenise with the model's own tokenizer.json; cut to max_tokens, keeping the final [SEP]."""
-        encoding = self.tokenizer.encode(text)
+        """Tokenise with the model's own tokenizer.json; cut to max_tokens, keeping the final [SEP].
+
+        A text with "[SEP]" in it is a sentence pair, encoded as BERT reads pairs (Devlin et al. 2019, §3.1):
+        [CLS] A [SEP] B [SEP], token type 0 for A and 1 for B.
+        """
+        first, separator, second = text.partition(PAIR_SEPARATOR)
+        if separator and first.strip() and second.strip():
+            encoding = self.tokenizer.encode(first, second)
+        else:
+            encoding = self.tokenizer.encode(text)
         ids, tokens = list(encoding.ids), list(encoding.tokens)
         types, words = list(encoding.type_ids), list(encoding.word_ids)
         special = [bool(s) for s in encoding.special_tokens_mask]
@@ -277,10 +286,11 @@ class PretrainedEncoder:
 
     @torch.no_grad()
     def run(self, encoded: EncodedText, head_mask: torch.Tensor | None = None) -> BertOutput:
-        """One forward pass with every attention map: batch of one, no padding."""
+        """One forward pass with every attention map: batch of one, no padding, so no mask (a mask of ones would
+        cost three extra passes over every (h, T, T) map per layer and change nothing)."""
         ids = torch.tensor([encoded.ids])
         types = torch.tensor([encoded.token_type_ids])
-        return self.encoder(ids, torch.ones_like(ids), types, need_weights=True, head_mask=head_mask)
+        return self.encoder(ids, None, types, need_weights=True, head_mask=head_mask)
 
 
 def _tokenizer_from_json(text: str):

@@ -68,6 +68,10 @@ def _examine(path: Path, root: Path) -> LocalModelEntry:
     name = path.name
     if not path.resolve().is_relative_to(root):
         return LocalModelEntry(name, path, None, "its real path is outside the models folder (a link): not read")
+    escaping = [p.name for p in path.iterdir() if not p.resolve().is_relative_to(root)]
+    if escaping:  # checked before anything is opened: nothing outside the folder is read
+        return LocalModelEntry(name, path, None, f"{', '.join(sorted(escaping))} link(s) outside the models "
+                                                 "folder: not read")
     try:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         model_type = str(config["model_type"])
@@ -81,8 +85,6 @@ def _examine(path: Path, root: Path) -> LocalModelEntry:
         why = f"only pickle weights ({', '.join(pickles)}): never loaded, convert them to safetensors" if pickles \
             else "no *.safetensors weights"
         return LocalModelEntry(name, path, model_type, why)
-    if any(not p.resolve().is_relative_to(root) for p in weights):
-        return LocalModelEntry(name, path, model_type, "a weights file links outside the models folder: not read")
     from safetensors import SafetensorError, safe_open
 
     for file in weights:

@@ -17,6 +17,7 @@ Queries are rows (what is attending), keys are columns (what is attended to). Ki
 from __future__ import annotations
 
 import string
+import unicodedata
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -124,8 +125,10 @@ def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
 # --- views of an encoder's maps: hide special tokens, merge word pieces ---------------------------------------
 
 def is_punctuation(token: str) -> bool:
-    return bool(token) and all(ch in string.punctuation or not ch.isalnum() and not ch.isspace() for ch in token) \
-        and not token.startswith("[")
+    """'.', ',', "'", '…' and the like; not [CLS]/[SEP] and not ##pieces of words."""
+    token = token.removeprefix("##")
+    return bool(token) and not token.startswith("[") and all(
+        ch in string.punctuation or unicodedata.category(ch).startswith("P") for ch in token)
 
 
 def hide_tokens(maps: KindMaps, keep: list[bool]) -> KindMaps:

@@ -40,9 +40,16 @@ def _row(mask: torch.Tensor | None, layer: int) -> torch.Tensor | None:
     return None if mask is None else mask[layer]
 
 
+def dropout_or_identity(p: float) -> nn.Module:
+    """nn.Dropout(p), or nn.Identity at p = 0 (no call into the dropout kernel for nothing; no parameters either
+    way, so state dicts are the same)."""
+    return nn.Dropout(p) if p > 0 else nn.Identity()
+
+
 class FeedForward(nn.Sequential):
     def __init__(self, d_model: int, d_ff: int, dropout: float):
-        super().__init__(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d_model))
+        # index 2 stays a module either way, so parameter names (0.*, 3.*) do not depend on the dropout rate
+        super().__init__(nn.Linear(d_model, d_ff), nn.ReLU(), dropout_or_identity(dropout), nn.Linear(d_ff, d_model))
 
 
 class SublayerConnection(nn.Module):
@@ -50,7 +57,7 @@ class SublayerConnection(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool):
         super().__init__()
-        self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), nn.Dropout(dropout), norm_first
+        self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), dropout_or_identity(dropout), norm_first
 
     def forward(self, x: torch.Tensor, sublayer) -> tuple[torch.Tensor, object]:
         if self.norm_first:

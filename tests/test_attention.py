@@ -212,3 +212,19 @@ def test_is_causal_equals_the_materialised_causal_mask():
                                atol=1e-5, rtol=1e-5)
     with pytest.raises(ValueError):
         mha(x, x, x, causal_mask(6), need_weights=False, is_causal=True)
+
+
+def test_training_forward_with_is_causal_matches_the_masked_forward_on_real_positions():
+    """In training the decoder leaves the causal mask to the kernel and drops the target padding mask: every real
+    (non-pad) target position must come out as with both masks (padded positions are ignored by the loss)."""
+    torch.manual_seed(7)
+    cfg = TransformerConfig(30, 30, num_layers=2, d_model=32, num_heads=4, d_ff=64, dropout=0.0)
+    model = Transformer(cfg)
+    src, tgt = torch.randint(4, 30, (3, 7)), torch.randint(4, 30, (3, 6))
+    src[1, 4:] = 0
+    tgt[2, 3:] = 0  # right-padded target, as pad_batch builds them
+    training_logits, _ = model.train()(src, tgt)
+    masked_logits, _ = model.eval()(src, tgt)
+    real = tgt != 0
+    torch.testing.assert_close(training_logits[real], masked_logits[real], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(training_logits[~real], masked_logits[~real])  # the path really differs on padding

@@ -111,7 +111,12 @@ def test_emoji_becomes_unk_and_long_text_is_cut_to_the_limit_keeping_sep(minilm)
 
 def test_switching_a_head_off_changes_the_output_and_all_heads_on_does_not(minilm):
     encoded = minilm.encode(SENTENCES[0])
-    base = minilm.run(encoded)
+    base = minilm.run(encoded)  # the page's path: one sentence, no mask
+    ids = torch.tensor([encoded.ids])
+    with torch.no_grad():
+        masked = minilm.encoder(ids, torch.ones_like(ids))  # the path checked against BertModel above
+    torch.testing.assert_close(base.weights, masked.weights, atol=1e-6, rtol=0)
+    torch.testing.assert_close(base.hidden, masked.hidden, atol=1e-5, rtol=0)
     same = minilm.run(encoded, head_mask=torch.ones(6, 12))
     torch.testing.assert_close(same.hidden, base.hidden)
     off = torch.ones(6, 12)
@@ -162,3 +167,12 @@ def test_a_changed_zip_is_refused_before_use(tmp_path):
         target.writestr("model.safetensors", save_safetensors({"x": torch.zeros(3)}))
     with pytest.raises(CheckpointError, match="sha256"):
         load_minilm(changed)
+
+
+def test_a_sep_between_two_sentences_makes_a_pair_with_token_types(minilm):
+    pair = minilm.encode("The cat sat on the mat. [SEP] It was warm there.")
+    assert pair.tokens.count("[SEP]") == 2 and pair.tokens[-1] == "[SEP]" and pair.tokens[0] == "[CLS]"
+    second_part = pair.tokens.index("[SEP]") + 1
+    assert set(pair.token_type_ids[:second_part]) == {0} and set(pair.token_type_ids[second_part:]) == {1}
+    assert pair.word_ids[second_part] is not None  # the second sentence's words are words, not special tokens
+    assert minilm.encode("[SEP]").tokens == ["[CLS]", "[SEP]", "[SEP]"]  # nothing around it: not a pair

@@ -117,7 +117,9 @@ def test_rescale_re_softmaxes_the_encoder_scores():
 def test_a_long_text_is_cut_to_256_tokens_with_a_notice_and_the_grid_and_heatmap_still_render():
     at = _open(sentence="the cat sat on the mat and looked at the dog " * 40)
     assert any("256" in w.value and "[SEP]" in w.value for w in at.warning)
-    assert len(_ticks(_specs(at)[0])) == 256
+    heatmap = _specs(at)[0]
+    assert trace_values(heatmap["data"][0]["z"]).shape == (256, 256)  # every token is a row and a column ...
+    assert 32 <= len(_ticks(heatmap)) <= 64 and _ticks(heatmap)[0] == "[CLS]"  # ... but only every k-th is labelled
     assert translate("en", "bert.lines_hidden", limit=40, tokens=256) in [c.value for c in at.caption]
     at.session_state["attn_view"] = "All heads"
     at.run()
@@ -180,3 +182,26 @@ def test_every_bad_input_gives_finite_maps_or_a_prompt_and_nothing_unescaped():
         assert "<script>" not in shown and "<img" not in shown
         if not text.strip(" \t\n\r\x00\x07\x1b\u200d"):
             assert translate("en", "input.empty") in [i.value for i in at.info]
+
+
+def test_compare_two_encoder_heads_with_their_difference():
+    at = _open(sentence=COREFERENCE, attn_view="Compare", attn_layer=0, attn_head=2, cmp_layer=5, cmp_head=0)
+    assert at.selectbox(key="cmp_kind").options == [translate("en", "attention.kinds.encoder_self")]
+    specs = _specs(at)
+    assert [s["layout"]["title"]["text"] for s in specs] == [
+        "A: Encoder self-attention · layer 1 · head 3", "B: Encoder self-attention · layer 6 · head 1",
+        translate("en", "attention.difference_title")]
+    a, b, difference = (trace_values(s["data"][0]["z"]) for s in specs)
+    np.testing.assert_allclose(difference, a - b, atol=1e-9)
+
+
+def test_every_bad_second_sentence_gives_a_similarity_or_a_prompt():
+    at = _open(sentence=COREFERENCE, attn_view="Ablation", ablate_heads=[("encoder_self", 2, 2)])
+    for text in BAD_INPUTS:
+        at.text_input(key="bert_second").set_value(text).run()
+        assert not at.exception and not at.error, repr(text[:40])
+        if text.strip(" \t\n\r\x00\x07\x1b\u200d"):
+            similarity = _metric(at, "bert.ablation.similarity_on")
+            assert -1 <= similarity <= 1, repr(text[:40])
+        else:
+            assert translate("en", "bert.ablation.empty_second") in [i.value for i in at.info]

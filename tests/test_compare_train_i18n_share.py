@@ -160,7 +160,7 @@ def test_train_presenter_mode_hides_advanced_settings_downloads_and_upload(finis
     job = at.session_state["training_job"]
     job.stop_requested.set()
     wait(job)
-    assert (job.config.schedule, job.config.lr, job.config.warmup, job.config.seed) == ("warmup-decay", 2e-3, 100, 0)
+    assert (job.config.schedule, job.config.lr, job.config.warmup, job.config.seed) == ("warmup-decay", 3e-3, 50, 0)
 
 
 def test_upload_error_in_korean_wraps_the_english_detail(monkeypatch):

@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BAD_INPUTS = load_bad_inputs()
 FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
     ("ui/sidebar.py", "text_input"): "test_every_bad_sentence_gives_finite_attention_for_every_shipped_model",
+    ("ui/encoder_view.py", "text_input"):
+        "tests/test_bert_pages.py::test_every_bad_second_sentence_gives_a_similarity_or_a_prompt",
     ("ui/train_view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
     ("app_pages/attention_steps.py", "data_editor"): "test_bad_cells_in_the_attention_steps_tables",
 }

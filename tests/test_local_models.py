@@ -49,6 +49,36 @@ def test_a_link_out_of_the_folder_is_refused(models_folder, tmp_path):
     assert "outside the models folder" in list_local_models(folder)[0].reason
 
 
+def test_a_file_linking_out_of_the_folder_is_refused_before_it_is_read(models_folder, tmp_path):
+    import shutil
+
+    folder = tmp_path / "models"
+    shutil.copytree(models_folder / "tiny-bert", folder / "sneaky")
+    (folder / "sneaky" / "config.json").unlink()
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"model_type": "bert"}')
+    (folder / "sneaky" / "config.json").symlink_to(secret)
+    entry = list_local_models(folder)[0]
+    assert not entry.usable and "config.json link(s) outside the models folder" in entry.reason
+    assert entry.model_type is None  # the linked file was not read
+
+
+def test_the_folder_comes_from_the_environment_or_the_config_file(monkeypatch, tmp_path):
+    import model.local_models as local_models
+
+    config = tmp_path / ".streamlit" / "attention_lab.toml"
+    config.parent.mkdir()
+    config.write_text('[models]\nfolder = "hf-models"\n')
+    monkeypatch.setattr(local_models, "CONFIG_FILE", config)
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert local_models.models_folder() == tmp_path / "hf-models"  # relative to the app's folder
+    monkeypatch.setenv(ENV_VAR, "/srv/models")
+    assert local_models.models_folder() == local_models.Path("/srv/models")  # the environment wins
+    config.unlink()
+    monkeypatch.delenv(ENV_VAR)
+    assert local_models.models_folder() is None and list_local_models() == []
+
+
 def test_a_sha256_pin_that_does_not_match_is_refused(models_folder):
     from model.checkpoint import CheckpointError
 
@@ -96,6 +126,7 @@ def test_the_attention_page_opens_a_gpt2_with_ablation_and_rescale_hidden(config
     assert "Ablation" not in at.button_group(key="attn_view").options
     assert "Rescale" not in at.button_group(key="attn_view").options
     assert translate("en", "bert.views_hidden") in [c.value for c in at.caption]
+    assert translate("en", "bert.decoder_only") in [m.value for m in at.markdown]  # not "encoder self-attention"
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["title"]["text"] == "Decoder masked self-attention · layer 1 · head 1"
     at.session_state["attn_view"] = "All heads"

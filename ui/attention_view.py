@@ -20,6 +20,7 @@ from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
                            head_statistics_table, probability_bars)
+from viz.encoder import thin_tick_labels
 
 VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale")  # the attention page's views (ids)
 _VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale")))
@@ -79,6 +80,7 @@ class AttentionMaps:
 
 HIDE_SPECIAL, MERGE_WORDS = "bert_hide_special", "bert_merge_words"  # session_state keys of the encoder toggles
 LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
+TICK_LABELS_MAX = 64  # above this many tokens a heatmap axis labels every k-th token only
 GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
 
 
@@ -148,7 +150,7 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         kind = c[0].selectbox(tr("attention.kind"), kinds, key="attn_kind", format_func=kind_label)
     else:
         kind = kinds[0]
-        c[0].markdown(tr("bert.self_only"))
+        c[0].markdown(tr("bert.self_only" if kind == "encoder_self" else "bert.decoder_only"))
     if result.special is not None:
         encoder_toggles(result)
     maps = AttentionMaps.of(result, kind)
@@ -200,9 +202,11 @@ def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], ke
 def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     tokens = max(len(maps.query_tokens), len(maps.key_tokens))
     left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
-    show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                             maps.title(layer, head), masked=maps.masked),
-               maps.name(layer, head), key="head_heatmap", where=left, table=maps.table(layer, head))
+    heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                            maps.title(layer, head), masked=maps.masked)
+    if tokens > TICK_LABELS_MAX:  # a long text: label every k-th token (hover and CSV still name every one)
+        heatmap = thin_tick_labels(heatmap, TICK_LABELS_MAX)
+    show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left, table=maps.table(layer, head))
     if right is None:
         st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
     else:
@@ -299,7 +303,7 @@ def show_statistics(maps: AttentionMaps, encoder: bool = False) -> None:
         st.download_button(tr("attention.stats_csv"), table.to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"attention-lab_head_statistics_{maps.kind}.csv", mime="text/csv",
                            key="csv_stats", on_click="ignore", icon=":material/download:", type="tertiary")
-        st.caption(tr("attention.stats_caption"))
+        st.caption(tr("bert.stats_caption" if encoder else "attention.stats_caption"))
 
 
 def _ablation_option(option: tuple[str, int, int]) -> str:

@@ -16,3 +16,15 @@ def token_movement_bars(tokens: list[str], movement: np.ndarray, title: str = ""
     fig.update_layout(title=title, height=min(1400, 120 + 20 * len(tokens)), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=axis_title, rangemode="tozero"), yaxis=dict(autorange="reversed"))
     return fig
+
+
+def thin_tick_labels(fig: go.Figure, max_labels: int = 64) -> go.Figure:
+    """A copy of a one-heatmap figure whose axes label at most max_labels evenly spaced tokens (hover still names
+    every cell): 256 labels on one axis overlap into an unreadable block."""
+    thinned = go.Figure(fig)
+    for axis in (thinned.layout.xaxis, thinned.layout.yaxis):
+        if axis.tickvals is None or len(axis.tickvals) <= max_labels:
+            continue
+        step = -(-len(axis.tickvals) // max_labels)  # ceil
+        axis.tickvals, axis.ticktext = axis.tickvals[::step], axis.ticktext[::step]
+    return thinned
