@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -113,7 +114,7 @@ def test_kubernetes_replica_is_ready_only_after_its_warm_up():
 
     ports = []
     for _ in range(2):
-        with __import__("socket").socket() as s:
+        with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             ports.append(s.getsockname()[1])
     process = subprocess.Popen([sys.executable, "-m", "serving.replica", "--port", str(ports[0]), "--ready-port",
@@ -147,7 +148,7 @@ class Classroom:
 
     def __init__(self, run_dir: Path):
         self.run_dir = run_dir
-        with __import__("socket").socket() as s:
+        with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
