@@ -18,6 +18,7 @@ how a module stores W_q/W_k/W_v or on the model around it.
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -98,11 +99,16 @@ def capture_attention_inputs(modules: dict[str, MultiHeadAttention]) -> Iterator
     """While open, records the value input (B, T_k, d) of every call of each named module, in call order.
 
     Uses public forward pre-hooks, so it works on any model built on MultiHeadAttention without changing it.
+    Only calls made by this thread are recorded: a shipped model is shared by every session's script thread,
+    and another session's forward pass while the hooks are on must neither be recorded nor be affected.
     """
     captured: dict[str, list[torch.Tensor]] = {name: [] for name in modules}
     handles = []
+    owner = threading.get_ident()
     for name, module in modules.items():
         def hook(_module, args, kwargs, name=name):
+            if threading.get_ident() != owner:
+                return
             value = args[2] if len(args) > 2 else kwargs["value"]  # forward(query, key, value, mask, ...)
             captured[name].append(value.detach())
         handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
@@ -259,6 +265,36 @@ def label_heads(maps: Sequence[tuple[np.ndarray, Sequence[str]]], self_attention
             labels[index] = "block"
     return PatternScores(mean["previous"], mean["next"], mean["self"], mean["sink"], mean["entropy"],
                          labels.astype(str))
+
+
+@torch.no_grad()
+def transformer_head_labels(model, sentences: Sequence[tuple[list[int], list[int], list[str], list[str]]]
+                            ) -> dict[str, PatternScores]:
+    """Label every head of the encoder-decoder Transformer from its maps over a set of sentences.
+
+    sentences: (source ids ending in <eos>, decoder input ids starting with <bos>, source tokens, decoder input
+    tokens), teacher-forced one at a time (no padding in the maps). -> {kind: PatternScores with labels (L, h)}.
+    """
+    device = next(model.parameters()).device
+    maps: dict[str, list] = {kind: [] for kind in ATTENTION_KINDS}
+    for src_ids, tgt_ids, src_tokens, tgt_tokens in sentences:
+        _, attention = model(torch.tensor([src_ids], device=device), torch.tensor([tgt_ids], device=device),
+                             need_weights=True)
+        maps["encoder_self"].append((attention.encoder_self[:, 0].cpu().numpy(), src_tokens))
+        maps["decoder_self"].append((attention.decoder_self[:, 0].cpu().numpy(), tgt_tokens))
+        maps["cross"].append((attention.cross[:, 0].cpu().numpy(), src_tokens))
+    return {kind: label_heads(maps[kind], self_attention=kind in SELF_KINDS) for kind in ATTENTION_KINDS}
+
+
+def labelling_sentences(loaded, pairs: Sequence[tuple[list[str], list[str]]]):
+    """Held-out pairs as transformer_head_labels wants them, with the model's vocabularies."""
+    from model.data import BOS_ID, EOS_ID
+
+    out = []
+    for src, tgt in pairs:
+        src_ids, tgt_ids = loaded.src_vocab.encode(src)[0] + [EOS_ID], [BOS_ID] + loaded.tgt_vocab.encode(tgt)[0]
+        out.append((src_ids, tgt_ids, list(src) + ["<eos>"], ["<bos>"] + list(tgt)))
+    return out
 
 
 # ---------------------------------------------------------------- head importance

@@ -19,8 +19,8 @@ from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
                            head_statistics_table, probability_bars)
 
-VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale")  # the attention page's views (ids)
-_VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale")))
+VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain")  # the page's views (ids)
+_VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale", "explain")))
 # attention kind id -> the tr() key of its name
 KINDS = {"encoder_self": "attention.kinds.encoder_self", "decoder_self": "attention.kinds.decoder_self",
          "cross": "attention.kinds.cross"}
@@ -120,6 +120,10 @@ def _explore(model_id: str, loaded, result: DecodeResult, sentence: str, ablate)
         show_statistics(maps)
     elif view == "Ablation":
         show_ablation(result, maps, model_id, sentence, loaded, ablate)
+    elif view == "Explain":
+        from ui.explain_view import show_explain  # rollout, norms, importance, patterns (it imports this module)
+
+        show_explain(model_id, loaded, result, maps, layer, head, sentence)
     else:
         show_rescale(maps, layer, head, loaded.config.d_model // loaded.config.num_heads)
 
