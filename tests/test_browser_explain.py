@@ -14,7 +14,7 @@ def test_explain_view_toggles_raw_rollout_and_norms(page: Page, app_url):
     page.get_by_role("radio", name="Norms", exact=True).click()
     wait_idle(page)
     expect(page.get_by_text("Encoder self-attention · layer 2 · head 3 · ‖α·f(x)‖").first).to_be_visible()
-    expect(page.get_by_text("How much survives (norm share ÷ weight share)")).to_be_visible()
+    expect(page.get_by_text("Survival (norm ÷ weight)")).to_be_visible()
     assert "explain_mode=norms" in page.url
     page.get_by_role("radio", name="Rollout", exact=True).click()
     wait_idle(page)
