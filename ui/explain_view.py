@@ -58,7 +58,12 @@ def head_labels(model_id: str, _loaded) -> dict[str, analysis.PatternScores]:
 
 
 def _kind_rows(kinds, layers: int) -> list[str]:
-    return [tr("explain.row", kind=kind_label(kind), layer=l + 1) for kind in kinds for l in range(layers)]
+    """'Encoder self L1', ...: the short kind names keep the layers × heads charts' cells wide."""
+    return [tr("explain.row", kind=tr(f"attention.kinds_short.{kind}"), layer=l + 1) for kind in kinds
+            for l in range(layers)]
+
+
+CELL_FORMATS = {"exact_match_drop": "{:+.1%}", "loss_rise": "{:+.4f}", "gradient": "{:.1e}"}
 
 
 def show_explain(model_id: str, loaded, result: DecodeResult, maps, layer: int, head: int, sentence: str) -> None:
@@ -154,8 +159,9 @@ def show_importance(model_id: str, loaded) -> None:
     values = getattr(importance, metric).reshape(len(analysis.ATTENTION_KINDS) * layers, heads)
     rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
     left, right = st.columns([3, 2])
+    cells = np.vectorize(CELL_FORMATS[metric].format)(values)
     show_chart(layers_by_heads(values, rows, tr("explain.importance_title", sentences=importance.sentences),
-                               tr(f"explain.chart.{metric}"),
+                               tr(f"explain.chart.{metric}"), text=cells,
                                zmid=None if metric == "gradient" else 0.0,
                                colorscale="Reds" if metric == "gradient" else "RdBu_r"),
                f"head_importance_{metric}", key="explain_importance", where=left)

@@ -45,7 +45,7 @@ def layers_by_heads(values: np.ndarray, row_labels: list[str], title: str, value
                                colorscale=colorscale, zmid=zmid, colorbar=dict(title=value_name),
                                hovertemplate=f"%{{y}} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category", side="top"),
+                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
                       yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
 
@@ -92,6 +92,6 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
                                colorscale=scale, zmin=-0.5, zmax=len(patterns) - 0.5, showscale=False,
                                xgap=2, ygap=2, hovertemplate="%{y} %{x}: %{text}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category", side="top"),
+                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
                       yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
