@@ -83,8 +83,9 @@ def value_weighted_norms(weights: torch.Tensor | np.ndarray, value_input: torch.
     weights (..., h, T_q, T_k), value_input (..., T_k, d) -> (..., h, T_q, T_k) numpy.
     """
     with torch.no_grad():
-        norms = transformed_value_norms(value_input, value_projection, output_projection, num_heads)
-        weights = torch.as_tensor(np.asarray(weights), dtype=norms.dtype)
+        norms = transformed_value_norms(value_input, value_projection, output_projection, num_heads).cpu()
+        weights = torch.as_tensor(weights.cpu() if isinstance(weights, torch.Tensor) else np.asarray(weights),
+                                  dtype=norms.dtype)
         return (weights * norms.unsqueeze(-2)).numpy()  # (..., h, 1, T_k) broadcast over queries
 
 
@@ -152,7 +153,7 @@ def transformer_explanations(model, src: torch.Tensor, tgt_in: torch.Tensor) -> 
         weights = getattr(maps, kind)  # (L, B, h, T_q, T_k)
         layers = weights.shape[0]
         kind_modules = [modules[f"{kind}.{l}"] for l in range(layers)]
-        out[kind] = weights.numpy()
+        out[kind] = weights.cpu().numpy()
         out[f"value_norms_{kind}"] = stack_value_norms(kind_modules, weights,
                                                        [captured[f"{kind}.{l}"][0] for l in range(layers)])
         if kind in SELF_KINDS:
@@ -332,10 +333,12 @@ def held_out_pairs(loaded, count: int = 300) -> list[tuple[list[str], list[str]]
     return data.splits["test"][:count]
 
 
-def switched_off_masks(num_layers: int, num_heads: int, switched_off: Sequence[tuple[str, int, int]] = ()):
+def switched_off_masks(num_layers: int, num_heads: int, switched_off: Sequence[tuple[str, int, int]] = (),
+                       device: torch.device | str | None = None):
+    """HeadMasks with the given (kind, layer, head) heads at 0 and every other head at 1."""
     from model.transformer import HeadMasks
 
-    masks = {kind: torch.ones(num_layers, num_heads) for kind in ATTENTION_KINDS}
+    masks = {kind: torch.ones(num_layers, num_heads, device=device) for kind in ATTENTION_KINDS}
     for kind, layer, head in switched_off:
         masks[kind][layer, head] = 0.0
     return HeadMasks(**masks)
@@ -426,7 +429,9 @@ def gradient_importance(model, evaluation: EvaluationSet) -> np.ndarray:
     from model.transformer import HeadMasks
 
     cfg = model.cfg
-    gates = {kind: torch.ones(cfg.num_layers, cfg.num_heads, requires_grad=True) for kind in ATTENTION_KINDS}
+    device = next(model.parameters()).device
+    gates = {kind: torch.ones(cfg.num_layers, cfg.num_heads, device=device, requires_grad=True)
+             for kind in ATTENTION_KINDS}
     masks = HeadMasks(**gates)
     with torch.enable_grad():
         total, tokens = 0.0, 0
@@ -435,7 +440,7 @@ def gradient_importance(model, evaluation: EvaluationSet) -> np.ndarray:
             loss, count, _ = _sequence_scores(logits, tgt_out)
             total, tokens = total + loss, tokens + int(count)
         grads = torch.autograd.grad(total / max(tokens, 1), [gates[kind] for kind in ATTENTION_KINDS])
-    return torch.cat([g.abs().flatten() for g in grads]).numpy()
+    return torch.cat([g.abs().flatten() for g in grads]).cpu().numpy()
 
 
 def head_importance(model, evaluation: EvaluationSet) -> HeadImportance:
@@ -444,7 +449,8 @@ def head_importance(model, evaluation: EvaluationSet) -> HeadImportance:
     heads = [(kind, l, h) for kind in ATTENTION_KINDS for l in range(cfg.num_layers) for h in range(cfg.num_heads)]
     memories = encoder_memories(model, evaluation)  # switching a decoder head off leaves the encoder as it is
     baseline = quality(model, evaluation, memories=memories)
-    ablated = [quality(model, evaluation, switched_off_masks(cfg.num_layers, cfg.num_heads, [head]),
+    device = next(model.parameters()).device
+    ablated = [quality(model, evaluation, switched_off_masks(cfg.num_layers, cfg.num_heads, [head], device),
                        memories=None if head[0] == "encoder_self" else memories) for head in heads]
     return HeadImportance(
         heads, baseline,
@@ -458,9 +464,10 @@ def pruning_curve(model, evaluation: EvaluationSet, importance: HeadImportance,
     """Switch off the k least important heads (importance.order()) for each k -> [{k, exact_match, loss}, ...]."""
     order = importance.order()
     counts = range(len(order) + 1) if counts is None else counts
-    cfg = model.cfg
+    cfg, device = model.cfg, next(model.parameters()).device
     rows = []
     for k in counts:
         off = [importance.heads[n] for n in order[:k]]
-        rows.append({"k": k, **quality(model, evaluation, switched_off_masks(cfg.num_layers, cfg.num_heads, off))})
+        rows.append({"k": k, **quality(model, evaluation,
+                                       switched_off_masks(cfg.num_layers, cfg.num_heads, off, device))})
     return rows

@@ -34,7 +34,7 @@ def _reference_rollout(weights):
 
 
 def _reference_norms(module, weights, x):
-    """Kobayashi et al. 2020, eq. 7-8, one head, one query and one key at a time: ‖α_ij (x_j W_V^h + b_V^h) W_O^h‖."""
+    """Kobayashi et al. 2020, eq. 7-8, one head, query and key at a time: ‖α_ij (x_j W_V^h + b_V^h) W_O^h‖."""
     w_v, b_v = (t.detach().double().numpy() for t in module.projection("v"))
     w_o, _ = (None if t is None else t.detach().double().numpy() for t in module.projection("o"))
     heads, d_k = module.num_heads, module.d_model // module.num_heads
@@ -66,10 +66,16 @@ def test_rollout_and_norms_match_a_loop_over_heads(norm_first):
             encoder_inputs.append(layer.sub_attn.norm(x) if norm_first else x)
             x, _ = layer(x, None, False)
         memory = model.encoder_norm(x)
-    for kind, reference_inputs, modules in (("encoder_self", encoder_inputs, [l.self_attn for l in model.encoder_layers]),):
-        for l, module in enumerate(modules):
-            expected = _reference_norms(module, maps.encoder_self[l, 0].numpy(), reference_inputs[l][0])
-            np.testing.assert_allclose(arrays[f"value_norms_{kind}"][l], expected, rtol=1e-4, atol=1e-6)
+    for l, layer in enumerate(model.encoder_layers):
+        expected = _reference_norms(layer.self_attn, maps.encoder_self[l, 0].numpy(), encoder_inputs[l][0])
+        np.testing.assert_allclose(arrays["value_norms_encoder_self"][l], expected, rtol=1e-4, atol=1e-6)
+    # the decoder's first masked self-attention sees the embedded target (its LayerNorm when pre-norm)
+    with torch.no_grad():
+        y = model.embed_target(tgt_in)
+        first = model.decoder_layers[0]
+        decoder_input = first.sub_self.norm(y) if norm_first else y
+    expected = _reference_norms(first.self_attn, maps.decoder_self[0, 0].numpy(), decoder_input[0])
+    np.testing.assert_allclose(arrays["value_norms_decoder_self"][0], expected, rtol=1e-4, atol=1e-6)
     # cross-attention's keys and values are the encoder output
     for l, layer in enumerate(model.decoder_layers):
         expected = _reference_norms(layer.cross_attn, maps.cross[l, 0].numpy(), memory[0])
@@ -178,8 +184,12 @@ def test_least_important_head_costs_less_exact_match_than_the_most_important(shi
     order = importance.order()
     least, most = importance.heads[order[0]], importance.heads[order[-1]]
     cfg = loaded.config
-    em = {head: analysis.quality(loaded.model, evaluation, analysis.switched_off_masks(cfg.num_layers, cfg.num_heads, [head]))[
-        "exact_match"] for head in (least, most)}
+
+    def exact_match_without(head):
+        masks = analysis.switched_off_masks(cfg.num_layers, cfg.num_heads, [head])
+        return analysis.quality(loaded.model, evaluation, masks)["exact_match"]
+
+    em = {head: exact_match_without(head) for head in (least, most)}
     assert em[least] > em[most]
     assert importance.gradient.shape == (24,) and (importance.gradient >= 0).all()
     curve = analysis.pruning_curve(loaded.model, evaluation, importance, counts=[0, 24])

@@ -33,8 +33,9 @@ def explanations(model_id: str, sentence: str, _loaded, _result: DecodeResult) -
     """Raw weights, value-weighted norms and rollout of the translated sentence; per (model id, sentence), like
     ui.state.analyse, whose result it explains. Each value (L, h, T_q, T_k), rollout_<kind> (L, T, T)."""
     loaded = _loaded
-    src = torch.tensor([_result.source.ids])
-    tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(_result.output_tokens)[0]])
+    device = next(loaded.model.parameters()).device
+    src = torch.tensor([_result.source.ids], device=device)
+    tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(_result.output_tokens)[0]], device=device)
     arrays = analysis.transformer_explanations(loaded.model, src, tgt_in)
     return {name: value[:, 0] for name, value in arrays.items()}
 
