@@ -471,3 +471,21 @@ def pruning_curve(model, evaluation: EvaluationSet, importance: HeadImportance,
         rows.append({"k": k, **quality(model, evaluation,
                                        switched_off_masks(cfg.num_layers, cfg.num_heads, off, device))})
     return rows
+
+
+@torch.no_grad()
+def embedding_importance(embed, num_layers: int, num_heads: int) -> np.ndarray:
+    """Head importance of an encoder (Michel et al. 2019's ablation, measured on sentence embeddings).
+
+    embed(head_mask) -> (N, d) sentence embeddings of a fixed set of sentences, head_mask (L, h) of 0/1 gates (the
+    encoder's own way of switching heads off, e.g. HeadMasks.encoder_self or a BERT head mask). Returns (L, h): the
+    mean over sentences of 1 − cos(embedding with every head, embedding with that head off); 0 = no change.
+    """
+    full = F.normalize(embed(torch.ones(num_layers, num_heads)), dim=-1)
+    change = np.zeros((num_layers, num_heads))
+    for layer, head in np.ndindex(num_layers, num_heads):
+        mask = torch.ones(num_layers, num_heads)
+        mask[layer, head] = 0.0
+        ablated = F.normalize(embed(mask), dim=-1)
+        change[layer, head] = float((1 - (full * ablated).sum(-1)).mean())
+    return change

@@ -131,6 +131,25 @@ def test_exact_previous_token_and_eos_sink_heads_get_those_labels():
     assert analysis.label_heads([(mixed, list("abcdefg") + ["<eos>"])], True).labels[0, 0] == "block"
 
 
+def test_embedding_importance_of_an_encoder_is_the_cosine_change_of_mean_pooled_states():
+    from model.transformer import HeadMasks
+
+    model = _toy_transformer()
+    src = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 11, 2, 0]])
+    real = (src != 0).float()[..., None]
+
+    def embed(head_mask):  # mean of the encoder's output over real tokens
+        memory, _, _ = model.encode(src, head_masks=HeadMasks(encoder_self=head_mask))
+        return (memory * real).sum(1) / real.sum(1)
+
+    change = analysis.embedding_importance(embed, 3, 3)
+    assert change.shape == (3, 3) and (change > 0).all()  # every head of a random model moves the embedding
+    with torch.no_grad():
+        full, off = embed(torch.ones(3, 3)), embed(torch.tensor([[1.0, 1, 1], [1, 0, 1], [1, 1, 1]]))
+    expected = float((1 - torch.nn.functional.cosine_similarity(full, off)).mean())
+    assert change[1, 1] == pytest.approx(expected, rel=1e-5)
+
+
 def test_spearman_matches_known_values():
     assert analysis.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert analysis.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
