@@ -107,3 +107,24 @@ def test_pruning_curve_plots_every_k():
     fig = pruning_curve_chart([{"k": 0, "exact_match": 0.97, "loss": 0.01}, {"k": 12, "exact_match": 0.5,
                                                                             "loss": 1.0}], 24)
     assert list(fig.data[0].x) == [0, 12] and list(fig.data[0].y) == [0.97, 0.5]
+
+
+def test_every_hostile_input_gives_a_view_or_a_message_in_the_explain_view():
+    """Single-token, unknown-word, HTML, emoji and control-character sentences: norms and rollout still draw
+    (a one-token sentence has 1 × 1 maps), or the page's own message explains why nothing is drawn."""
+    from tests.bad_inputs import load_bad_inputs
+
+    explained = 0
+    for text in load_bad_inputs():
+        at, _ = open_from_link("attention", {"view": "Explain", "explain_mode": "norms"}, sentence=text)
+        assert not at.exception, text
+        drawn = _figures(at)
+        if drawn:
+            explained += 1
+            survival = at.metric[2].value
+            assert survival == "–" or np.isfinite(float(survival)), (text, survival)
+            assert all(np.isfinite(_array(fig.data[0].z)[~np.isnan(_array(fig.data[0].z))]).all()
+                       for fig in drawn[:2]), text
+        else:
+            assert at.info or at.warning, text
+    assert explained >= len(load_bad_inputs()) // 2  # most inputs keep some known word and are explained
