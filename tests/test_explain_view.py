@@ -128,3 +128,13 @@ def test_every_hostile_input_gives_a_view_or_a_message_in_the_explain_view():
         else:
             assert at.info or at.warning, text
     assert explained >= len(load_bad_inputs()) // 2  # most inputs keep some known word and are explained
+
+
+def test_presenter_mode_hides_the_captions_and_downloads_of_the_explain_view():
+    query = {"sentence": SENTENCE, "view": "Explain", "explain_mode": "rollout"}
+    normal, _ = open_from_link("attention", query)
+    assert any("Abnar & Zuidema" in c.value for c in normal.caption) and normal.get("download_button")
+    shown, _ = open_from_link("attention", {**query, "presenter": "true"})
+    assert not any("Abnar & Zuidema" in c.value for c in shown.caption)
+    assert not shown.get("download_button")
+    assert _titles(shown)[1].replace("<br>", " ") == "Encoder self-attention · rollout after layer 1"  # wrapped
