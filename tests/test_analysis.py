@@ -1,4 +1,5 @@
 """model/analysis.py against independent computations: loops over heads, explicit matrices, step-by-step decoding."""
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -88,14 +89,17 @@ def test_rollout_and_norms_match_a_loop_over_heads(norm_first):
     assert arrays["value_norms_decoder_self"].shape == (3, 3, 4, 4)
 
 
-def test_hooks_are_removed_and_keyword_calls_are_captured():
-    module = torch.nn.ModuleDict({"a": analysis.MultiHeadAttention(8, 2)}).a
+def test_hooks_record_only_this_thread_and_keyword_calls_and_are_removed():
+    module = analysis.MultiHeadAttention(8, 2)
     x = torch.randn(1, 3, 8)
     with analysis.capture_attention_inputs({"a": module}) as captured:
+        other_session = threading.Thread(target=module, args=(x, x, x * 3))  # a shared model, another script thread
+        other_session.start()
+        other_session.join()
         module(x, x, value=x * 2)
     assert torch.equal(captured["a"][0], x * 2)
     module(x, x, x)
-    assert len(captured["a"]) == 1 and not module._forward_pre_hooks
+    assert len(captured["a"]) == 1  # the hook is gone: a call after the block is not recorded
 
 
 def test_special_token_survival_is_the_norm_share_over_the_weight_share():
