@@ -138,3 +138,17 @@ def test_presenter_mode_hides_the_captions_and_downloads_of_the_explain_view():
     assert not any("Abnar & Zuidema" in c.value for c in shown.caption)
     assert not shown.get("download_button")
     assert _titles(shown)[1].replace("<br>", " ") == "Encoder self-attention · rollout after layer 1"  # wrapped
+
+
+def test_importance_of_a_users_own_model_waits_for_a_click():
+    """Switching 24 heads off in turn is not started by merely opening the view for a model a student trained."""
+    from pathlib import Path
+
+    from model.checkpoint import load_checkpoint
+
+    mine = load_checkpoint(Path(__file__).resolve().parents[1] / "assets" / "checkpoints" / "transformer_en-fr")
+    at, _ = open_from_link("attention", {"view": "Explain", "explain": "importance"}, sentence=SENTENCE,
+                           user_models={"my_transformer": mine}, model_id="my_transformer")
+    assert at.button(key="explain_importance_run")
+    assert any("300 held-out sentences" in i.value for i in at.info)
+    assert not _figures(at) and not at.dataframe
