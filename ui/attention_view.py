@@ -22,8 +22,8 @@ from viz.attention import (attention_heatmap, attention_lines, attention_table, 
                            head_statistics_table, probability_bars)
 from viz.encoder import thin_tick_labels
 
-VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale")  # the attention page's views (ids)
-_VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale")))
+VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain")  # the page's views (ids)
+_VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale", "explain")))
 # attention kind id -> the tr() key of its name
 KINDS = {"encoder_self": "attention.kinds.encoder_self", "decoder_self": "attention.kinds.decoder_self",
          "cross": "attention.kinds.cross"}
@@ -177,6 +177,10 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         show_embedding_ablation(result, model_id, sentence, loaded)
     elif view == "Ablation":
         show_ablation(result.decode, maps, model_id, sentence, loaded, ablate)
+    elif view == "Explain":
+        from ui.explain_view import show_explain  # rollout, norms, importance, patterns (it imports this module)
+
+        show_explain(model_id, loaded, result.decode, maps, layer, head, sentence)
     else:
         show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head,
                      loaded.config.d_model // loaded.config.num_heads)

@@ -24,6 +24,10 @@ from model.residual import ACTIVATIONS
 from ui.attention_view import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
 from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
 from ui.display import LANGUAGE, PRESENTER
+from ui.explain_view import METRICS as EXPLAIN_METRICS
+from ui.explain_view import MODES as EXPLAIN_MODES
+from ui.explain_view import PARTS as EXPLAIN_PARTS
+from ui.explain_view import PATTERN_FILTERS
 from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
 
@@ -163,6 +167,10 @@ SHARED: dict[str, Param] = {
     "rescale": Param("rescale_factor", one_of(_rescale_options, float), ["attention"]),
     "hide_special": Param(HIDE_SPECIAL, boolean, ["attention"]),  # encoders: hide [CLS]/[SEP]
     "words": Param(MERGE_WORDS, boolean, ["attention"]),  # encoders: merge subwords into words
+    "explain": Param("explain_part", one_of(EXPLAIN_PARTS), ["attention"]),
+    "explain_mode": Param("explain_mode", one_of(EXPLAIN_MODES), ["attention"]),
+    "explain_metric": Param("explain_metric", one_of(EXPLAIN_METRICS), ["attention"]),
+    "pattern": Param("explain_pattern", one_of(PATTERN_FILTERS), ["attention"]),
     "step": Param("decode_step", int_in(1, 10_000), ["decoding"]),
     "dec_layer": Param("dec_layer", int_in(0, lambda: _layers() - 1), ["decoding"]),
     "dec_head": Param("dec_head", _head_or_all, ["decoding"]),

@@ -1,0 +1,122 @@
+"""Cost of the Explain view's computations (model/analysis.py) and the shipped models' head-pattern label counts.
+
+    python bench/analysis_speed.py [--repeats 10]
+
+1. Rollout + value-weighted norms on the longest input the toy en-fr Transformer takes (127 words + <eos> = 128
+   tokens; the BERT encoder is not on this branch): the page's forward pass with weights (what every view pays)
+   against the same pass with the input hooks, the norms of every head of every kind and both rollouts. Median
+   of --repeats, interleaved; "extra" is the difference of the medians.
+2. Head importance of the shipped en-fr Transformer on the 300 held-out sentences: 24 single-head ablations (plus
+   the baseline), the gradient estimate, and the 13-point pruning curve, timed once each.
+3. Head-pattern label counts of every shipped Transformer over the first 100 held-out sentences.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from model import analysis  # noqa: E402
+from model.checkpoint import load_checkpoint  # noqa: E402
+from model.data import BOS_ID, EOS_ID, make_dataset  # noqa: E402
+
+CHECKPOINTS = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
+
+
+def _load(name: str):
+    loaded = load_checkpoint(CHECKPOINTS / name, device="cpu")
+    for p in loaded.model.parameters():
+        p.requires_grad_(False)
+    return loaded
+
+
+def _time(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _timed(fn):
+    """-> (wall seconds, CPU seconds of this process, result). On a shared machine the wall time depends on the
+    others' load; the CPU time is what the work costs (with 2 threads, the wall time on 2 idle cores is at least
+    half of it)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def long_input(loaded) -> tuple[torch.Tensor, torch.Tensor]:
+    """A 128-token source (held-out long sentences joined, cut to 127 words + <eos>) and a 128-token target."""
+    data = make_dataset("en-fr", seed=0)
+    words, target = [], []
+    for en, fr in data.splits["long_test"]:
+        words += en
+        target += fr
+        if len(words) >= 127 and len(target) >= 127:
+            break
+    src = loaded.src_vocab.encode(words[:127])[0] + [EOS_ID]
+    tgt = [BOS_ID] + loaded.tgt_vocab.encode(target[:127])[0]
+    return torch.tensor([src]), torch.tensor([tgt])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"load average {open('/proc/loadavg').read().split()[:3]}")
+    loaded = _load("transformer_en-fr")
+    model = loaded.model
+    src, tgt = long_input(loaded)
+    with torch.no_grad():
+        forward, explained = [], []
+        for _ in range(args.repeats + 1):  # the first of each is a warm-up
+            forward.append(_timed(lambda: model(src, tgt, need_weights=True))[:2])
+            explained.append(_timed(lambda: analysis.transformer_explanations(model, src, tgt))[:2])
+    f, e = (statistics.median(t[0] for t in forward[1:]), statistics.median(t[0] for t in explained[1:]))
+    fc, ec = (statistics.median(t[1] for t in forward[1:]), statistics.median(t[1] for t in explained[1:]))
+    print(f"\n| {src.size(1)}-token input, median of {args.repeats} | wall ms | CPU ms |\n|---|---:|---:|")
+    print(f"| forward with weights (every view) | {1000 * f:.1f} | {1000 * fc:.1f} |")
+    print(f"| forward + hooks + norms (24 heads) + 2 rollouts | {1000 * e:.1f} | {1000 * ec:.1f} |")
+    print(f"| **extra for rollout + norms** | **{1000 * (e - f):.1f}** | **{1000 * (ec - fc):.1f}** |")
+
+    pairs_start = time.perf_counter()
+    evaluation = analysis.evaluation_set(loaded, analysis.held_out_pairs(loaded))
+    setup = time.perf_counter() - pairs_start
+    total, total_cpu, importance = _timed(lambda: analysis.head_importance(model, evaluation))
+    gradient, gradient_cpu, _ = _timed(lambda: analysis.gradient_importance(model, evaluation))
+    counts = sorted(set(range(0, 25, 2)) | {24})
+    curve_s, curve_cpu, curve = _timed(lambda: analysis.pruning_curve(model, evaluation, importance, counts))
+    print(f"\n| head importance, en-fr Transformer, {evaluation.sentences} held-out sentences | wall s | CPU s |"
+          "\n|---|---:|---:|")
+    print(f"| held-out set (dataset + encoding) | {setup:.2f} | |")
+    print(f"| ablation of 24 heads + baseline, with the gradient estimate | {total:.2f} | {total_cpu:.2f} |")
+    print(f"| gradient estimate alone (1 forward + backward) | {gradient:.2f} | {gradient_cpu:.2f} |")
+    print(f"| pruning curve ({len(counts)} points) | {curve_s:.2f} | {curve_cpu:.2f} |")
+    order = importance.order()
+    print(f"\nbaseline {importance.baseline}; least important {importance.heads[order[0]]}, "
+          f"most {importance.heads[order[-1]]}; Spearman(gradient, loss rise) {importance.spearman():+.2f}")
+    print("curve: " + ", ".join(f"k={r['k']}: {r['exact_match']:.1%}" for r in curve))
+
+    print("\n| model | kind | " + " | ".join(analysis.PATTERNS) + " |\n|---|---|" + "---:|" * len(analysis.PATTERNS))
+    for name in sorted(p.stem for p in CHECKPOINTS.glob("transformer_*.json")):
+        other = _load(name)
+        sentences = analysis.labelling_sentences(other, analysis.held_out_pairs(other, 100))
+        scores = analysis.transformer_head_labels(other.model, sentences)
+        for kind, s in scores.items():
+            tally = collections.Counter(s.labels.ravel().tolist())
+            print(f"| {name} | {kind} | " + " | ".join(str(tally.get(p, 0)) for p in analysis.PATTERNS) + " |")
+    print(f"\nload average after: {open('/proc/loadavg').read().split()[:3]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""The Explain view in a real browser: raw weights, rollout and norms of the same head, one click apart."""
+from playwright.sync_api import Page, expect
+
+from tests.conftest import SCREENSHOTS
+from tests.test_browser import no_exception, wait_idle
+
+SENTENCE = "i%20am%20not%20a%20student%20because%20my%20cat%20is%20big"
+
+
+def test_explain_view_toggles_raw_rollout_and_norms(page: Page, app_url):
+    page.goto(f"{app_url}/attention?sentence={SENTENCE}&view=Explain&layer=1&head=2")
+    wait_idle(page)
+    expect(page.get_by_text("Encoder self-attention · layer 2 · head 3").first).to_be_visible()
+    page.get_by_role("radio", name="Norms", exact=True).click()
+    wait_idle(page)
+    expect(page.get_by_text("Encoder self-attention · layer 2 · head 3 · ‖α·f(x)‖").first).to_be_visible()
+    expect(page.get_by_text("Survival (norm ÷ weight)")).to_be_visible()
+    assert "explain_mode=norms" in page.url
+    page.get_by_role("radio", name="Rollout", exact=True).click()
+    wait_idle(page)
+    expect(page.get_by_text("Encoder self-attention · rollout after layer 2").first).to_be_visible()
+    expect(page.get_by_text("‖α·f(x)‖")).to_have_count(0)
+    page.get_by_role("radio", name="Raw weights", exact=True).click()
+    wait_idle(page)
+    expect(page.get_by_text("rollout after layer 2")).to_have_count(0)
+    expect(page.get_by_text("Encoder self-attention · layer 2 · head 3").first).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "explain.png", full_page=True)

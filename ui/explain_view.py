@@ -1,0 +1,218 @@
+"""The attention page's "Explain" view: raw weights, rollout and value-weighted norms of the same head or layer,
+head importance (ablation and gradient) and head-pattern labels. Computations in model/analysis.py, charts in
+viz/analysis.py; this module only caches, picks and draws.
+
+PARTS, MODES, METRICS hold stable ids (the URL and tests use them); their display is translated.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+import torch
+
+from i18n import tr
+from model import analysis
+from model.data import BOS_ID
+from model.decode import DecodeResult
+from ui.display import presenting, show_chart
+from ui.attention_view import kind_label
+from viz.analysis import (importance_table, layers_by_heads, pattern_grid, pruning_curve_chart,
+                          survival_bars)
+from viz.attention import attention_heatmap, attention_table
+
+PARTS = ("maps", "importance", "patterns")
+MODES = ("raw", "rollout", "norms")
+METRICS = ("exact_match_drop", "loss_rise", "gradient")
+PATTERN_FILTERS = ("all",) + analysis.PATTERNS
+LABEL_SENTENCES = 100  # held-out sentences the pattern labels are read from
+CURVE_POINTS = 12  # evaluations of the "switch off the k least important heads" curve (plus k = 0)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def explanations(model_id: str, sentence: str, _loaded, _result: DecodeResult) -> dict[str, np.ndarray]:
+    """Raw weights, value-weighted norms and rollout of the translated sentence; per (model id, sentence), like
+    ui.state.analyse, whose result it explains. Each value (L, h, T_q, T_k), rollout_<kind> (L, T, T)."""
+    loaded = _loaded
+    device = next(loaded.model.parameters()).device
+    src = torch.tensor([_result.source.ids], device=device)
+    tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(_result.output_tokens)[0]], device=device)
+    arrays = analysis.transformer_explanations(loaded.model, src, tgt_in)
+    return {name: value[:, 0] for name, value in arrays.items()}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def head_importance(model_id: str, _loaded) -> dict:
+    """Ablation + gradient importance on the 300 held-out sentences, and the pruning curve; once per model id on
+    the server (shipped models: once per server)."""
+    model = _loaded.model
+    evaluation = analysis.evaluation_set(_loaded, analysis.held_out_pairs(_loaded))
+    importance = analysis.head_importance(model, evaluation)
+    total = len(importance.heads)
+    counts = sorted(set(range(0, total + 1, max(1, total // CURVE_POINTS))) | {total})
+    return {"importance": importance, "curve": analysis.pruning_curve(model, evaluation, importance, counts)}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def head_labels(model_id: str, _loaded) -> dict[str, analysis.PatternScores]:
+    sentences = analysis.labelling_sentences(_loaded, analysis.held_out_pairs(_loaded, LABEL_SENTENCES))
+    return analysis.transformer_head_labels(_loaded.model, sentences)
+
+
+def _kind_rows(kinds, layers: int) -> list[str]:
+    """'Encoder self L1', ...: the short kind names keep the layers × heads charts' cells wide."""
+    return [tr("explain.row", kind=tr(f"attention.kinds_short.{kind}"), layer=l + 1) for kind in kinds
+            for l in range(layers)]
+
+
+CELL_FORMATS = {"exact_match_drop": "{:+.1%}", "loss_rise": "{:+.4f}", "gradient": "{:.1e}"}
+
+
+def show_explain(model_id: str, loaded, result: DecodeResult, maps, layer: int, head: int, sentence: str) -> None:
+    """maps: the page's AttentionMaps of the chosen kind (ui.attention_view); layer, head: the chosen head."""
+    st.session_state.setdefault("explain_part", PARTS[0])
+    part = st.segmented_control(tr("explain.part"), PARTS, key="explain_part", required=True,
+                                format_func=lambda p: tr(f"explain.parts.{p}")) or PARTS[0]
+    if part == "maps":
+        show_maps(model_id, loaded, result, maps, layer, head, sentence)
+    elif part == "importance":
+        show_importance(model_id, loaded)
+    else:
+        show_patterns(model_id, loaded)
+
+
+def show_maps(model_id: str, loaded, result: DecodeResult, maps, layer: int, head: int, sentence: str) -> None:
+    st.session_state.setdefault("explain_mode", MODES[0])
+    mode = st.segmented_control(tr("explain.mode"), MODES, key="explain_mode", required=True,
+                                format_func=lambda m: tr(f"explain.modes.{m}")) or MODES[0]
+    arrays = explanations(model_id, sentence, loaded, result)
+    kind, queries, keys = maps.kind, maps.query_tokens, maps.key_tokens
+    weights = arrays[kind][layer, head]
+    raw_title = maps.title(layer, head)
+    if mode == "rollout":
+        if kind == "cross":
+            st.info(tr("explain.rollout_cross"))
+            return
+        left, right = st.columns(2)
+        mean = arrays[kind][layer].mean(0)
+        show_chart(attention_heatmap(mean, queries, keys, tr("explain.mean_title", kind=kind_label(kind),
+                                                                  layer=layer + 1), masked=maps.masked),
+                   f"mean_{kind}_L{layer + 1}", key="explain_mean", where=left,
+                   table=lambda: attention_table(mean, queries, keys))
+        rolled = arrays[f"rollout_{kind}"][layer]
+        show_chart(attention_heatmap(rolled, queries, keys, tr("explain.rollout_title", kind=kind_label(kind),
+                                                                    layer=layer + 1), masked=maps.masked,
+                                     value_name=tr("explain.chart.rollout")),
+                   f"rollout_{kind}_L{layer + 1}", key="explain_rollout", where=right,
+                   table=lambda: attention_table(rolled, queries, keys))
+        if not presenting():
+            st.caption(tr("explain.rollout_caption"))
+        return
+    if mode == "raw":
+        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
+                   maps.name(layer, head), key="explain_raw", table=lambda: attention_table(weights, queries, keys))
+    else:
+        left, right = st.columns(2)
+        norms = arrays[f"value_norms_{kind}"][layer, head]
+        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
+                   maps.name(layer, head), key="explain_raw", where=left,
+                   table=lambda: attention_table(weights, queries, keys))
+        show_chart(attention_heatmap(norms, queries, keys, tr("explain.norms_title", title=raw_title),
+                                     masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm")),
+                   f"value_norms_{kind}_L{layer + 1}_H{head + 1}", key="explain_norms", where=right,
+                   table=lambda: attention_table(norms, queries, keys))
+    survival = analysis.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys)
+    ratio = survival["survival"][layer, head]
+    c = st.columns(3)
+    c[0].metric(tr("explain.weight_on_special"), f"{survival['weight_share'][layer, head]:.1%}")
+    c[1].metric(tr("explain.norm_on_special"), f"{survival['norm_share'][layer, head]:.1%}")
+    c[2].metric(tr("explain.survival"), "–" if not np.isfinite(ratio) else f"{ratio:.2f}")
+    show_chart(survival_bars(survival["weight_share"], survival["norm_share"],
+                             tr("explain.survival_title", kind=kind_label(kind))),
+               f"special_token_survival_{kind}", key="explain_survival")
+    if not presenting():
+        st.caption(tr("explain.norms_caption" if mode == "norms" else "explain.raw_caption"))
+
+
+def show_importance(model_id: str, loaded) -> None:
+    from ui.models import shipped_model_names
+
+    if model_id not in shipped_model_names() and not st.session_state.get(f"_importance_asked_{model_id}"):
+        st.info(tr("explain.importance_ask"))
+        if st.button(tr("explain.importance_run"), key="explain_importance_run"):
+            st.session_state[f"_importance_asked_{model_id}"] = True
+            st.rerun(scope="fragment")
+        return
+    with st.spinner(tr("explain.importance_wait")):
+        found = head_importance(model_id, loaded)
+    importance, curve = found["importance"], found["curve"]
+    cfg = loaded.config
+    layers, heads = cfg.num_layers, cfg.num_heads
+    names = [f"{tr(f'attention.kinds_short.{kind}')} L{l + 1} H{h + 1}" for kind, l, h in importance.heads]
+    c = st.columns(4)
+    c[0].metric(tr("explain.baseline_exact_match"), f"{importance.baseline['exact_match']:.1%}")
+    c[1].metric(tr("explain.baseline_loss"), f"{importance.baseline['loss']:.4f}")
+    c[2].metric(tr("explain.spearman_loss"), f"{importance.spearman():+.2f}")
+    c[3].metric(tr("explain.spearman_exact_match"),
+                f"{analysis.spearman(importance.gradient, importance.exact_match_drop):+.2f}")
+    st.session_state.setdefault("explain_metric", METRICS[0])
+    metric = st.segmented_control(tr("explain.metric"), METRICS, key="explain_metric", required=True,
+                                  format_func=lambda m: tr(f"explain.chart.{m}")) or METRICS[0]
+    values = getattr(importance, metric).reshape(len(analysis.ATTENTION_KINDS) * layers, heads)
+    rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
+    left, right = st.columns([3, 2])
+    cells = np.vectorize(CELL_FORMATS[metric].format)(values)
+    show_chart(layers_by_heads(values, rows, tr("explain.importance_title", sentences=importance.sentences),
+                               tr(f"explain.chart.{metric}"), text=cells,
+                               zmid=None if metric == "gradient" else 0.0,
+                               colorscale="Reds" if metric == "gradient" else "RdBu_r"),
+               f"head_importance_{metric}", key="explain_importance", where=left)
+    show_chart(pruning_curve_chart(curve, len(importance.heads), tr("explain.curve_title")),
+               "head_pruning_curve", key="explain_curve", where=right)
+    table = importance_table(names, importance.exact_match_drop, importance.loss_rise, importance.gradient,
+                             importance.order())
+    st.markdown(tr("explain.sorted_intro"))
+    st.dataframe(table, hide_index=True, width="stretch", height=280)
+    if not presenting():
+        st.download_button(tr("explain.importance_csv"), table.to_csv(index=False).encode("utf-8-sig"),
+                           file_name="attention-lab_head_importance.csv", mime="text/csv", key="csv_importance",
+                           on_click="ignore", icon=":material/download:", type="tertiary")
+        st.caption(tr("explain.importance_caption", sentences=importance.sentences))
+
+
+def show_patterns(model_id: str, loaded) -> None:
+    with st.spinner(tr("explain.patterns_wait")):
+        scores = head_labels(model_id, loaded)
+    st.session_state.setdefault("explain_pattern", PATTERN_FILTERS[0])
+    shown = st.selectbox(tr("explain.pattern_filter"), PATTERN_FILTERS, key="explain_pattern",
+                         format_func=lambda p: tr("explain.pattern_all") if p == "all" else tr(
+                             f"explain.pattern_show.{p}"))
+    layers = loaded.config.num_layers
+    labels = np.concatenate([scores[kind].labels for kind in analysis.ATTENTION_KINDS])  # (kinds × L, h)
+    rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
+    show_chart(pattern_grid(labels, rows, tr("explain.patterns_title", sentences=LABEL_SENTENCES),
+                            None if shown == "all" else shown), "head_patterns", key="explain_patterns",
+               table=lambda: _pattern_table(scores, rows))
+    if shown != "all":
+        matching = [f"{rows[r]} H{h + 1}" for r, h in np.ndindex(labels.shape) if labels[r, h] == shown]
+        st.markdown(tr("explain.pattern_matches", count=len(matching),
+                       heads=", ".join(matching) or tr("explain.pattern_none")))
+    t = analysis.PATTERN_THRESHOLDS
+    st.caption(tr("explain.patterns_caption", previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}",
+                  self=f"{t['self']:.0%}", sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}",
+                  sentences=LABEL_SENTENCES))
+
+
+def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str]):
+    import pandas as pd
+
+    records = []
+    for n, kind in enumerate(analysis.ATTENTION_KINDS):
+        s = scores[kind]
+        for l, h in np.ndindex(s.labels.shape):
+            records.append({tr("explain.chart.layer_axis"): rows[n * s.labels.shape[0] + l],
+                            tr("explain.chart.head"): f"H{h + 1}",
+                            tr("explain.chart.label"): tr(f"explain.patterns.{s.labels[l, h]}"),
+                            **{tr(f"explain.patterns.{name}"): float(getattr(s, name)[l, h])
+                               for name in ("previous", "next", "self", "sink")},
+                            tr("explain.chart.entropy"): float(s.entropy[l, h])})
+    return pd.DataFrame(records)

@@ -1,0 +1,97 @@
+"""Charts of model/analysis.py's results: special-token survival, head importance, pruning curve, pattern grid.
+
+Rows of every layers × heads chart are "<kind> L<layer>", columns "H<head>" (1-based, as on screen elsewhere).
+Words come from tr() (i18n/<lang>/explain.toml, table "chart").
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from i18n import tr
+
+PATTERN_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "sink": "#d62728",
+                   "broad": "#bcbd22", "block": "#9467bd"}
+DIMMED = "#e5e5e5"
+
+
+def head_names(layers: int, heads: int) -> list[str]:
+    return [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
+
+
+def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str = "") -> go.Figure:
+    """weight_share, norm_share (L, h): per head, the share of α and of the norms N on special-token keys."""
+    names = head_names(*weight_share.shape)
+    fig = go.Figure([
+        go.Bar(x=names, y=weight_share.ravel(), name=tr("explain.chart.weight_share"), marker_color="#1f77b4",
+               hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
+        go.Bar(x=names, y=norm_share.ravel(), name=tr("explain.chart.norm_share"), marker_color="#ff7f0e",
+               hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
+    ])
+    fig.update_layout(title=title, barmode="group", height=320, margin=dict(l=10, r=10, t=50, b=10),
+                      yaxis=dict(title=tr("explain.chart.share_axis"), tickformat=".0%", rangemode="tozero"),
+                      xaxis=dict(title=tr("explain.chart.head_axis")), legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def layers_by_heads(values: np.ndarray, row_labels: list[str], title: str, value_name: str,
+                    text: np.ndarray | None = None, colorscale: str = "Reds", zmid: float | None = None) -> go.Figure:
+    """values (R, h): a heatmap with rows row_labels ("Encoder self L1", ...) and columns H1..Hh, numbers in cells."""
+    values = np.asarray(values, dtype=float)
+    columns = [f"H{h + 1}" for h in range(values.shape[1])]
+    text = np.vectorize(lambda v: f"{v:+.3f}" if zmid is not None else f"{v:.3g}")(values) if text is None else text
+    fig = go.Figure(go.Heatmap(z=values, x=columns, y=row_labels, text=text, texttemplate="%{text}",
+                               colorscale=colorscale, zmid=zmid, colorbar=dict(title=value_name),
+                               hovertemplate=f"%{{y}} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>"))
+    fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
+                      yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
+    return fig
+
+
+def importance_table(names: list[str], exact_match_drop: np.ndarray, loss_rise: np.ndarray,
+                     gradient: np.ndarray, order: list[int]) -> pd.DataFrame:
+    """One row per head, least important first (order), with its rank and the three importance numbers."""
+    return pd.DataFrame({
+        tr("explain.chart.rank"): range(1, len(order) + 1),
+        tr("explain.chart.head"): [names[n] for n in order],
+        tr("explain.chart.exact_match_drop"): [float(exact_match_drop[n]) for n in order],
+        tr("explain.chart.loss_rise"): [float(loss_rise[n]) for n in order],
+        tr("explain.chart.gradient"): [float(gradient[n]) for n in order],
+    })
+
+
+def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "") -> go.Figure:
+    """rows [{k, exact_match, loss}]: exact match after switching off the k least important heads."""
+    ks = [r["k"] for r in rows]
+    fig = go.Figure(go.Scatter(
+        x=ks, y=[r["exact_match"] for r in rows], mode="lines+markers", name=tr("explain.chart.exact_match"),
+        customdata=[r["loss"] for r in rows],
+        hovertemplate=f"k = %{{x}}<br>{tr('explain.chart.exact_match')} %{{y:.1%}}<br>"
+                      f"{tr('explain.chart.loss')} %{{customdata:.4f}}<extra></extra>"))
+    fig.update_layout(title=title, height=360, margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(title=tr("explain.chart.k_axis", total=total_heads), range=[-0.5, total_heads + 0.5],
+                                 dtick=2),
+                      yaxis=dict(title=tr("explain.chart.exact_match"), tickformat=".0%", range=[0, 1.02]))
+    return fig
+
+
+def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: str | None = None) -> go.Figure:
+    """labels (R, h) of pattern ids: each cell coloured and named by its label; with `shown`, other labels grey."""
+    labels = np.asarray(labels, dtype=object)
+    patterns = list(PATTERN_COLOURS)
+    codes = np.vectorize(patterns.index)(labels).astype(float)
+    colours = [PATTERN_COLOURS[p] if shown in (None, p) else DIMMED for p in patterns]
+    scale = []
+    for n, colour in enumerate(colours):  # one flat band of the colour scale per pattern
+        scale += [[n / len(patterns), colour], [(n + 1) / len(patterns), colour]]
+    names = np.vectorize(lambda p: tr(f"explain.patterns.{p}"))(labels)
+    columns = [f"H{h + 1}" for h in range(labels.shape[1])]
+    fig = go.Figure(go.Heatmap(z=codes, x=columns, y=row_labels, text=names, texttemplate="%{text}",
+                               colorscale=scale, zmin=-0.5, zmax=len(patterns) - 0.5, showscale=False,
+                               xgap=2, ygap=2, hovertemplate="%{y} %{x}: %{text}<extra></extra>"))
+    fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
+                      yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
+    return fig
