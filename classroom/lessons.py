@@ -29,12 +29,14 @@ so the lesson bar shows it at that stop and the rest of the lesson works.
 """
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
+LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default: lessons/ beside app.py)
 QUESTION_KINDS = ("choice", "head", "number", "token")
 # compute names a question may use; ui/lesson_questions.py maps each to a function of model/questions.py
 COMPUTED = ("sharpest_cross_head", "head_linking", "alignment_source_token", "softmax_weight",
@@ -49,6 +51,9 @@ class LessonFileError(ValueError):
     def __init__(self, file: str, line: int | None, reason: str):
         self.file, self.line, self.reason = file, line, reason
         super().__init__(f"{file}, line {line}: {reason}" if line else f"{file}: {reason}")
+
+    def __reduce__(self):  # picklable (st.cache_data keeps the list of errors)
+        return LessonFileError, (self.file, self.line, self.reason)
 
 
 Text = dict[str, str]  # language -> text
@@ -154,7 +159,9 @@ def parse_lesson(lesson_id: str, source: str, known_pages: set[str]) -> Lesson:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as error:
         match = _TOML_LINE.search(str(error))
-        raise LessonFileError(file, int(match.group(1)) if match else None, str(error)) from None
+        line = int(match.group(1)) if match else (
+            max(1, len(source.rstrip().splitlines())) if "end of document" in str(error) else None)
+        raise LessonFileError(file, line, str(error)) from None
     try:
         title = _text(data.get("title"), "title")
     except ValueError as error:
@@ -185,8 +192,13 @@ def parse_lesson(lesson_id: str, source: str, known_pages: set[str]) -> Lesson:
     return Lesson(lesson_id, title, stops)
 
 
-def load_lessons(known_pages: set[str], folder: Path = LESSONS) -> tuple[dict[str, Lesson], list[LessonFileError]]:
+def lessons_folder() -> Path:
+    return Path(os.environ.get(LESSONS_ENV) or LESSONS)
+
+
+def load_lessons(known_pages: set[str], folder: Path | None = None) -> tuple[dict[str, Lesson], list[LessonFileError]]:
     """Every lesson file in the folder -> ({lesson id: Lesson}, errors of the files that could not be read)."""
+    folder = folder or lessons_folder()
     lessons, errors = {}, []
     for path in sorted(folder.glob("*.toml")):
         try:

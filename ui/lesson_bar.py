@@ -13,12 +13,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from classroom.lessons import LESSONS, Lesson, LessonFileError, Stop, load_lessons, localized
+from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, load_lessons, localized
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
-from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer, state_for_page
-from ui.share import URL_EXTRA, apply_view_state
+from ui.lesson_questions import Expected, QuestionError, ask, expected_answer, show_answer, state_for_page
+from ui.share import URL_EXTRA, apply_view_state, carry_view_state
 
 PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
@@ -26,7 +26,8 @@ CLASS_CODE, STUDENT_ID = "class_code", "student_id"
 PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
 CLASS_SEEN = "_class_seen"  # (stop, revealed questions) of the class when this student last followed it
 URL_READ = "_lesson_url_read"
-PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code) asked for in the sidebar, done at the next run
+SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
+PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar, done next run
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
 
 
@@ -35,22 +36,27 @@ def known_pages() -> set[str]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _load(signature: tuple) -> tuple[dict[str, Lesson], list[LessonFileError]]:
-    return load_lessons(known_pages())
+def _load(folder: str, signature: tuple) -> tuple[dict[str, Lesson], list[LessonFileError]]:
+    return load_lessons(known_pages(), Path(folder))
 
 
 def lessons() -> tuple[dict[str, Lesson], list[LessonFileError]]:
     """Every lesson file, read again when a file is added, changed or removed (the key is names and mtimes)."""
-    signature = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(LESSONS.glob("*.toml")))
-    return _load(signature)
+    folder = lessons_folder()
+    signature = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.toml")))
+    return _load(str(folder), signature)
 
 
 def question_id(lesson_id: str, stop: Stop) -> str:
     return f"{lesson_id}:{stop.number}"
 
 
-def go_to(lesson: Lesson, number: int, current_page: str, move_class: bool = True) -> None:
-    """Open stop `number` of the lesson: apply its view state, then switch to its page (ends this run)."""
+def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
+    """Open stop `number` of the lesson: apply its view state and ask for its page.
+
+    Runs before any widget of the run is drawn (in lesson_bar, or as a button's callback); lesson_bar then
+    switches to the stop's page.
+    """
     number = max(1, min(number, len(lesson.stops)))
     stop = lesson.stops[number - 1]
     st.session_state[LESSON_ID], st.session_state[LESSON_STOP] = lesson.id, number
@@ -63,8 +69,7 @@ def go_to(lesson: Lesson, number: int, current_page: str, move_class: bool = Tru
         return
     bad = apply_view_state(stop.page, state_for_page(stop))
     st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
-    if stop.page != current_page:
-        st.switch_page(f"app_pages/{stop.page}.py")
+    st.session_state[SWITCH_TO] = stop.page
 
 
 def _url_extra() -> dict[str, str]:
@@ -86,13 +91,13 @@ def _page_name(url_path: str) -> str:
     return url_path or "home"
 
 
-def _from_url(current_page: str) -> None:
+def _from_url() -> None:
     """On a session's first run: ?class=CODE joins a class, ?lesson=ID&stop=K opens a lesson at stop K."""
     if st.session_state.get(URL_READ):
         return
     st.session_state[URL_READ] = True
     if "class" in st.query_params:
-        join(st.query_params["class"], current_page)
+        join(st.query_params["class"])
         return
     lesson_id = st.query_params.get("lesson")
     if lesson_id is None:
@@ -102,10 +107,10 @@ def _from_url(current_page: str) -> None:
         st.session_state[PROBLEM] = tr("lessons.unknown_lesson", lesson=lesson_id)
         return
     stop_text = st.query_params.get("stop", "1")
-    go_to(all_lessons[lesson_id], int(stop_text) if stop_text.isdigit() else 1, current_page, move_class=False)
+    go_to(all_lessons[lesson_id], int(stop_text) if stop_text.isdigit() else 1, move_class=False)
 
 
-def join(text: str, current_page: str) -> None:
+def join(text: str) -> None:
     """A student joins the class a code names (anonymously: a random id for this browser session)."""
     code = normalise_code(text)
     session = class_store().session(code) if code else None
@@ -116,10 +121,10 @@ def join(text: str, current_page: str) -> None:
     st.session_state[CLASS_CODE] = code
     st.session_state.setdefault(STUDENT_ID, secrets.token_hex(12))
     st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
-    go_to(all_lessons[session.lesson], session.stop, current_page, move_class=False)
+    go_to(all_lessons[session.lesson], session.stop, move_class=False)
 
 
-def _follow_class(current_page: str) -> None:
+def _follow_class() -> None:
     """A student in a class: when the teacher has moved the class since we last looked, go to its stop."""
     code = st.session_state.get(CLASS_CODE)
     if not code:
@@ -134,7 +139,7 @@ def _follow_class(current_page: str) -> None:
     st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
     all_lessons, _ = lessons()
     if (seen is None or seen[0] != session.stop) and session.lesson in all_lessons:
-        go_to(all_lessons[session.lesson], session.stop, current_page, move_class=False)
+        go_to(all_lessons[session.lesson], session.stop, move_class=False)
 
 
 @st.fragment(run_every=FOLLOW_SECONDS)
@@ -151,13 +156,17 @@ def _class_poll() -> None:
 def lesson_bar(url_path: str) -> bool:
     """Draw the bar of the open lesson; -> False when the page must stay hidden (a question not answered yet)."""
     current_page = _page_name(url_path)
-    _from_url(current_page)
+    _from_url()
     pending = st.session_state.pop(PENDING, None)
     if pending and pending[0] == "join":
-        join(pending[1], current_page)
+        join(pending[1])
     elif pending and pending[1] in lessons()[0]:
-        go_to(lessons()[0][pending[1]], pending[2], current_page, move_class=False)
-    _follow_class(current_page)
+        go_to(lessons()[0][pending[1]], pending[2], move_class=False)
+    _follow_class()
+    target = st.session_state.pop(SWITCH_TO, current_page)
+    if target != current_page:
+        carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
+        st.switch_page(f"app_pages/{target}.py")
     notice = st.session_state.pop("_class_notice", None)
     if notice:
         st.warning(notice)
@@ -171,19 +180,15 @@ def lesson_bar(url_path: str) -> bool:
     stop = lesson.stops[number - 1]
     language = current_language()
     with st.container(border=True, key="lesson_bar"):
-        head, previous, following, leaving = st.columns([6, 1, 1, 1], vertical_alignment="center")
+        head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")
         head.markdown(tr("lessons.bar_title", lesson=localized(lesson.title, language), stop=number,
                          stops=len(lesson.stops), title=localized(stop.title, language)))
-        if previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="stretch"):
-            go_to(lesson, number - 1, current_page)
-            st.rerun()
-        if following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops),
-                            type="primary", width="stretch"):
-            go_to(lesson, number + 1, current_page)
-            st.rerun()
-        if leaving.button(tr("lessons.leave"), key="lesson_leave", width="stretch"):
-            leave()
-            st.rerun()
+        # Callbacks: the stop's state is set before this run draws any widget.
+        previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="stretch",
+                        on_click=go_to, args=(lesson, number - 1))
+        following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops),
+                         type="primary", width="stretch", on_click=go_to, args=(lesson, number + 1))
+        leaving.button(tr("lessons.leave"), key="lesson_leave", width="stretch", on_click=leave)
         if st.session_state.get(CLASS_CODE):
             _class_poll()
         if stop.page != current_page:

@@ -22,7 +22,7 @@ from model.normalization import NORM_KINDS
 from model.residual import ACTIVATIONS
 from ui.attention_view import KINDS, VIEWS, rescale_options
 from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
-from ui.display import LANGUAGE, PRESENTER
+from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.state import get_model, model_ids, selected_model_id
 from ui.text import MAX_INPUT_CHARS
 
@@ -201,6 +201,15 @@ def apply_view_state(page: str, params: dict[str, str]) -> list[str]:
     foreign = [name for name in params
                if name not in SHARED or (SHARED[name].pages and page not in SHARED[name].pages)]
     return foreign + _apply({name: text for name, text in params.items() if name not in foreign})
+
+
+def carry_view_state() -> None:
+    """Before st.switch_page: set every shared value again in this run. A server-side page switch sends no widget
+    states, and Streamlit then drops the values of widgets not on the new page's first run (the sidebar's
+    language, presenter mode, model...); a value set in the run that switches is kept."""
+    for key in [param.key for param in SHARED.values()] + [IMAGE_FORMAT]:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def show_url_notice() -> None:
