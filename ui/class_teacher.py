@@ -103,13 +103,11 @@ def _live(code: str, token: str, lesson: Lesson) -> None:
     language = current_language()
     st.subheader(tr("class_teacher.stop", stop=number, stops=len(lesson.stops), title=localized(stop.title, language)))
     back, forward, here = st.columns(3)
-    if back.button(tr("class_teacher.previous"), key="class_previous", disabled=number == 1, width="stretch"):
-        store.move(code, token, number - 1)
-        st.rerun(scope="fragment")
-    if forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
-                      type="primary", width="stretch"):
-        store.move(code, token, number + 1)
-        st.rerun(scope="fragment")
+    # Callbacks: the store changes before this fragment (or the page) draws again.
+    back.button(tr("class_teacher.previous"), key="class_previous", disabled=number == 1, width="stretch",
+                on_click=store.move, args=(code, token, number - 1))
+    forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
+                   type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1))
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
         st.session_state[PENDING] = ("open", lesson.id, number)
         st.rerun(scope="app")
@@ -145,6 +143,5 @@ def _live(code: str, token: str, lesson: Lesson) -> None:
         st.caption(tr("class_teacher.waiting"))
     if revealed:
         st.success(tr("class_teacher.revealed"))
-    elif st.button(tr("class_teacher.reveal"), key="class_reveal"):
-        store.reveal(code, token, qid)
-        st.rerun(scope="fragment")
+    else:
+        st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
