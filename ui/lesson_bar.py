@@ -221,6 +221,7 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
             if code and not _store_answer(code, qid, given, expected):
                 return revealed
             answers[qid] = given
+            st.rerun()  # draw the stop again: the answer and the page, without the question's widget
     if qid in answers or revealed:
         show_answer(stop.question, answers.get(qid), expected)
         return True
