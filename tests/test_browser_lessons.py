@@ -84,7 +84,7 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         expect(share).to_have_text("100%")
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_counted.png", full_page=True)
 
-        teacher.get_by_role("button", name="Move the class to the next stop").click()
+        teacher.get_by_role("button", name="Next stop").click()
         # The student's page polls the class every 3 s and opens stop 2 by itself.
         expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
         no_exception(student)
@@ -103,14 +103,14 @@ def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_u
         student.goto(f"{class_app_url}/teacher?class={code}")  # the code in the URL is no key to the controls
         wait_idle(student)
         expect(student.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
-        expect(student.get_by_role("button", name="Move the class to the next stop")).to_have_count(0)
+        expect(student.get_by_role("button", name="Next stop")).to_have_count(0)
         expect(student.get_by_test_id("stMetric")).to_have_count(0)
         expect(student.get_by_text("stop 1 of")).to_be_visible()  # the link made them a student of the class
         student.get_by_test_id("stSidebarNav").get_by_role("link", name="Teacher").click()  # in the same session
         wait_idle(student)
         expect(student.get_by_role("button", name="Start a class")).to_be_visible()  # only "start your own"
         expect(student.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
-        expect(student.get_by_role("button", name="Move the class to the next stop")).to_have_count(0)
+        expect(student.get_by_role("button", name="Next stop")).to_have_count(0)
         expect(student.get_by_test_id("stMetric")).to_have_count(0)  # no class code, no results
         no_exception(student)
     finally:

@@ -134,3 +134,19 @@ def test_200_answers_a_second_for_10_seconds_are_stored_or_refused_none_lost(sto
     assert results.answered == stored  # every answer the store said it kept is there
     if refused == 0:
         assert results.correct == 500  # every fourth answer is right
+
+
+def test_answer_chart_counts_and_colours():
+    import json
+
+    import pandas as pd
+
+    from viz.classroom import answer_chart
+
+    rows = pd.DataFrame({"answer": ["<b>x</b>", "L2 H2"], "students": [1, 3], "right": [False, True]})
+    spec = answer_chart(rows, "students", "right", "wrong").to_dict()
+    data = next(iter(spec["datasets"].values()))
+    assert {(d["answer"], d["students"], d["verdict"]) for d in data} == {("<b>x</b>", 1, "wrong"),
+                                                                        ("L2 H2", 3, "right")}
+    assert spec["encoding"]["color"]["scale"]["domain"] == ["right", "wrong"]  # no "?" entry when all are graded
+    assert json.dumps(spec)  # plain JSON: the answer text is data, never markup

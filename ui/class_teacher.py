@@ -19,6 +19,7 @@ from i18n import current_language, tr
 from ui.classroom import TEACHER, class_store, teacher_class
 from ui.lesson_bar import PENDING, lessons, question_id
 from ui.lesson_questions import QuestionError, answer_label, expected_answer
+from ui.text import escape_markdown
 from viz.classroom import answer_chart
 
 PASSWORD_ENV = "ATTENTION_LAB_TEACHER_PASSWORD"
@@ -54,8 +55,12 @@ def teacher_page() -> None:
     if teacher is None:
         _start(all_lessons)
         return
-    _header(teacher["code"])
-    _live(teacher["code"], teacher["token"], all_lessons[teacher["lesson"]])
+    # Results first (what the teacher projects), the code and QR code beside them.
+    results, joining = st.columns([3, 1])
+    with joining:
+        _header(teacher["code"])
+    with results:
+        _live(teacher["code"], teacher["token"], all_lessons[teacher["lesson"]])
     if st.button(tr("class_teacher.end"), key="class_end"):
         st.session_state.pop(TEACHER, None)
         st.rerun()
@@ -82,13 +87,12 @@ def _start(all_lessons: dict[str, Lesson]) -> None:
 
 
 def _header(code: str) -> None:
-    left, right = st.columns([2, 1])
-    left.metric(tr("class_teacher.code"), code)
+    st.metric(tr("class_teacher.code"), code)
     url = join_url(code)
     if url:
-        left.caption(tr("class_teacher.join_help"))
-        left.code(url, language=None)
-        right.image(qr_png(url), caption=tr("class_teacher.qr_caption"), width=240)
+        st.image(qr_png(url), caption=tr("class_teacher.qr_caption"), width=220)
+        st.code(url, language=None, wrap_lines=True)
+        st.caption(tr("class_teacher.join_help"))
 
 
 @st.fragment(run_every=RESULTS_SECONDS)
@@ -105,9 +109,10 @@ def _live(code: str, token: str, lesson: Lesson) -> None:
     back, forward, here = st.columns(3)
     # Callbacks: the store changes before this fragment (or the page) draws again.
     back.button(tr("class_teacher.previous"), key="class_previous", disabled=number == 1, width="stretch",
-                on_click=store.move, args=(code, token, number - 1))
+                on_click=store.move, args=(code, token, number - 1), help=tr("class_teacher.move_help"))
     forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
-                   type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1))
+                   type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1),
+                   help=tr("class_teacher.move_help"))
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
         st.session_state[PENDING] = ("open", lesson.id, number)
         st.rerun(scope="app")
@@ -124,21 +129,21 @@ def _live(code: str, token: str, lesson: Lesson) -> None:
     except QuestionError as error:
         expected = None
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
-    columns = st.columns(3)
+    columns = st.columns(2)
     columns[0].metric(tr("class_teacher.answered"), results.answered)
     share = f"{results.correct / results.answered:.0%}" if results.answered and results.correct is not None else "–"
     columns[1].metric(tr("class_teacher.correct"), share)
     revealed = qid in session.revealed
     if expected is not None:
-        columns[2].metric(tr("class_teacher.right_answer"), answer_label(stop.question, expected.shown))
+        st.caption(tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question,
+                                                                                         expected.shown))))
     rows = pd.DataFrame({
         "answer": [answer_label(stop.question, a) for a in results.counts],
         "students": list(results.counts.values()),
         "right": [None if expected is None else expected.is_right(a) for a in results.counts]})
     if results.answered:
-        st.altair_chart(answer_chart(rows, tr("class_teacher.chart_answer"), tr("class_teacher.chart_students"),
-                                     tr("class_teacher.chart_right"), tr("class_teacher.chart_wrong")),
-                        key="class_answers")
+        st.altair_chart(answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
+                                     tr("class_teacher.chart_wrong")), key="class_answers")
     else:
         st.caption(tr("class_teacher.waiting"))
     if revealed:
