@@ -1,7 +1,9 @@
 """The live class in AppTest: a teacher starts a class, a student joins by link, answers, follows the teacher."""
 import pytest
 
+from classroom.store import normalise_code
 from tests.app_links import open_from_link
+from tests.bad_inputs import load_bad_inputs
 from tests.test_app_pages import assert_healthy
 
 
@@ -75,3 +77,22 @@ def test_wrong_code_and_operator_password(monkeypatch):
     teacher.text_input[0].input("s3cret")
     next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
     assert len(_metric(teacher, "Class code")) == 6
+
+
+def test_bad_class_codes_and_passwords(monkeypatch):
+    """Every hostile input as a class code (sidebar) and as the teacher password: a clear message, no traceback."""
+    bad_inputs = load_bad_inputs()
+    assert all(normalise_code(text) == "" for text in bad_inputs)
+    student, _ = open_from_link(None)
+    for text in bad_inputs:
+        student.sidebar.text_input(key="class_code_input").input(text[:12])
+        next(b for b in student.sidebar.form_submit_button if b.label == "Join the class").click().run()
+        assert_healthy(student)
+        assert "unknown or the class has ended" in " ".join(w.value for w in student.warning), repr(text)
+    monkeypatch.setenv("ATTENTION_LAB_TEACHER_PASSWORD", "s3cret")
+    teacher, _ = open_from_link("teacher")
+    for text in bad_inputs:
+        teacher.text_input[0].input(text)
+        next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
+        assert_healthy(teacher)
+        assert "not right" in " ".join(w.value for w in teacher.warning) and not teacher.metric, repr(text)

@@ -169,8 +169,8 @@ def ask(stop: Stop, key: str) -> str | None:
                               format_func=lambda n: options[n - 1])
             answer = None if chosen is None else str(chosen)
         elif question.kind == "number":
-            value = st.number_input(prompt, value=None, format="%.4g", key=f"{key}_number",
-                                    placeholder=tr("lessons.number_placeholder"))
+            value = st.number_input(prompt, min_value=-1e6, max_value=1e6, value=None, format="%.4g",
+                                    key=f"{key}_number", placeholder=tr("lessons.number_placeholder"))
             answer = None if value is None else f"{value:g}"
         else:  # token: the stop's sentence as the model reads it
             tokens = [t for t in _source_tokens(stop) if t != "<eos>"]
