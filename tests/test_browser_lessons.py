@@ -1,11 +1,13 @@
 """Real browsers in a live class: a student's answer is counted on the teacher's screen (a second browser
-context), the teacher moves the class and the student's page follows, a student cannot reach the controls."""
+context), the teacher moves the class and the student's page follows, a student cannot reach the controls, and
+two server processes on one database count every answer."""
 import os
 import re
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -14,11 +16,10 @@ from tests.conftest import ROOT, SCREENSHOTS, _free_port
 from tests.test_browser import no_exception, wait_idle
 
 
-@pytest.fixture(scope="module")
-def class_app_url(tmp_path_factory):
-    """A server of its own, with its class database in a fresh folder."""
+def _serve(data: Path):
+    """`streamlit run app.py` with its class database in `data`; yields its URL."""
     port = _free_port()
-    env = {**os.environ, "ATTENTION_LAB_DATA": str(tmp_path_factory.mktemp("class_data"))}
+    env = {**os.environ, "ATTENTION_LAB_DATA": str(data)}
     env.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
@@ -35,9 +36,28 @@ def class_app_url(tmp_path_factory):
     else:
         process.kill()
         pytest.fail("streamlit did not become healthy within 60 s")
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def class_data(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("class_data")
+
+
+@pytest.fixture(scope="module")
+def class_app_url(class_data):
+    """A server of its own, with its class database in a fresh folder."""
+    yield from _serve(class_data)
+
+
+@pytest.fixture(scope="module")
+def second_server_url(class_data, class_app_url):
+    """Another server process on the same machine sharing that database (as serve.py's replicas do)."""
+    yield from _serve(class_data)
 
 
 def _start_class(teacher: Page, url: str) -> str:
@@ -116,3 +136,24 @@ def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_u
     finally:
         teacher_context.close()
         student_context.close()
+
+
+def test_two_server_processes_share_the_class(browser, class_app_url, second_server_url):
+    """The teacher is on one server, students on both: the teacher counts every answer."""
+    contexts = [browser.new_context() for _ in range(3)]
+    try:
+        teacher = contexts[0].new_page()
+        code = _start_class(teacher, class_app_url)
+        for context, url in zip(contexts[1:], (class_app_url, second_server_url)):
+            student = context.new_page()
+            student.goto(f"{url}/?class={code}")
+            wait_idle(student)
+            student.get_by_test_id("stMain").get_by_text("Transformer", exact=True).click()
+            student.get_by_role("button", name="Answer").click()
+            wait_idle(student)
+            expect(student.get_by_text(re.compile("^Your answer: Transformer"))).to_be_visible()
+        expect(_answered(teacher)).to_have_text("2", timeout=15000)
+        no_exception(teacher)
+    finally:
+        for context in contexts:
+            context.close()
