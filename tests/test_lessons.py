@@ -159,6 +159,10 @@ kind = "head"
 prompt = "Which head links rouge with red?"
 compute = "head_linking"
 args = { target = "rouge", source = "red" }
+
+[[stop]]
+page = "atention"
+text = "A typo in the page name."
 """
     (tmp_path / "stale.toml").write_text(source, encoding="utf-8")
     (tmp_path / "broken.toml").write_text("title = [", encoding="utf-8")
@@ -172,5 +176,17 @@ args = { target = "rouge", source = "red" }
     at.button(key="lesson_next").click().run()
     assert_healthy(at)
     assert "cannot be computed" in " ".join(w.value for w in at.warning) and at.title  # no question, page shown
+    at.button(key="lesson_next").click().run()
+    assert_healthy(at)
+    assert "unknown page 'atention'" in " ".join(w.value for w in at.warning)
+    assert "stop 3 of 3" in at.markdown[0].value and at.title  # the bar still works; the page stays as it was
+    at.button(key="lesson_previous").click().run()
+    assert "stop 2 of 3" in at.markdown[0].value
+    at.button(key="lesson_leave").click().run()
+    assert not any("stop" in m.value and " of 3" in m.value for m in at.markdown)
+    at.sidebar.selectbox(key="lesson_pick").set_value("stale")  # open it again from the sidebar
+    at.sidebar.button(key="lesson_open").click().run()
+    assert_healthy(at)
+    assert "stop 1 of 3" in at.markdown[0].value
     at2, notices = open_from_link(None, {"lesson": "nope"})
     assert "no lesson named" in " ".join(w.value for w in at2.warning)

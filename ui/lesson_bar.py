@@ -191,7 +191,7 @@ def lesson_bar(url_path: str) -> bool:
         leaving.button(tr("lessons.leave"), key="lesson_leave", width="stretch", on_click=leave)
         if st.session_state.get(CLASS_CODE):
             _class_poll()
-        if stop.page != current_page:
+        if stop.page != current_page and not stop.problem:  # a stop with a problem may name no page at all
             st.page_link(f"app_pages/{stop.page}.py", label=tr("lessons.back_to_stop"), icon=":material/undo:")
         problem = st.session_state.get(PROBLEM)
         if problem:
