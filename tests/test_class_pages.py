@@ -96,3 +96,18 @@ def test_bad_class_codes_and_passwords(monkeypatch):
         next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
         assert_healthy(teacher)
         assert "not right" in " ".join(w.value for w in teacher.warning) and not teacher.metric, repr(text)
+
+
+def test_the_teachers_lesson_bar_moves_the_class():
+    teacher, _ = open_from_link("teacher")
+    next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
+    code = _metric(teacher, "Class code")
+    student, _ = open_from_link(None, {"class": code})
+    teacher.button(key="class_open_stop").click().run()  # the teacher projects the stop itself
+    assert_healthy(teacher)
+    assert "stop 1 of" in teacher.markdown[0].value and teacher.title[0].value == "Seq2seq vs Transformer"
+    teacher.button(key="lesson_next").click().run()
+    assert "stop 2 of" in teacher.markdown[0].value
+    student.run()
+    assert_healthy(student)
+    assert "stop 2 of" in student.markdown[0].value  # the class followed the teacher's Next

@@ -17,7 +17,9 @@ from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, loa
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
-from ui.lesson_questions import Expected, QuestionError, ask, expected_answer, show_answer, state_for_page
+from ui.lesson_questions import (Expected, QuestionError, answer_label, ask, expected_answer, show_answer,
+                                 state_for_page)
+from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, carry_view_state
 
 PAGES = Path(__file__).resolve().parents[1] / "app_pages"
@@ -211,6 +213,12 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
         expected: Expected | None = expected_answer(stop)
     except QuestionError as error:
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
+        return True
+    teacher = teacher_class()
+    if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
+        st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
+        st.caption(tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question,
+                                                                                         expected.shown))))
         return True
     code = st.session_state.get(CLASS_CODE)
     seen = st.session_state.get(CLASS_SEEN)
