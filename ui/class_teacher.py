@@ -17,6 +17,7 @@ import streamlit as st
 from classroom.lessons import Lesson, localized
 from i18n import current_language, tr
 from ui.classroom import TEACHER, class_store, teacher_class
+from ui.errors import page_guard
 from ui.lesson_bar import PENDING, lessons, question_id
 from ui.lesson_questions import QuestionError, answer_label, expected_answer
 from ui.text import escape_markdown
@@ -97,7 +98,13 @@ def _header(code: str) -> None:
 
 @st.fragment(run_every=RESULTS_SECONDS)
 def _live(code: str, token: str, lesson: Lesson) -> None:
-    """Refreshes itself every few seconds: the class's stop, its question's answers, reveal and move."""
+    """Refreshes itself every few seconds: the class's stop, its question's answers, reveal and move.
+    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
+    with page_guard():
+        _results(code, token, lesson)
+
+
+def _results(code: str, token: str, lesson: Lesson) -> None:
     store = class_store()
     session = store.session(code)
     if session is None:

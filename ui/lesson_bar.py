@@ -17,6 +17,7 @@ from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, loa
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
+from ui.errors import page_guard
 from ui.lesson_questions import (Expected, QuestionError, answer_label, ask, expected_answer, show_answer,
                                  state_for_page)
 from ui.text import escape_markdown
@@ -146,13 +147,15 @@ def _follow_class() -> None:
 
 @st.fragment(run_every=FOLLOW_SECONDS)
 def _class_poll() -> None:
-    """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed."""
-    code = st.session_state.get(CLASS_CODE)
-    session = class_store().session(code) if code else None
-    seen = st.session_state.get(CLASS_SEEN)
-    if session is None or seen is None or (session.stop, session.revealed) != seen:
-        st.rerun(scope="app")
-    st.caption(tr("lessons.in_class", code=code))
+    """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed.
+    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
+    with page_guard():
+        code = st.session_state.get(CLASS_CODE)
+        session = class_store().session(code) if code else None
+        seen = st.session_state.get(CLASS_SEEN)
+        if session is None or seen is None or (session.stop, session.revealed) != seen:
+            st.rerun(scope="app")
+        st.caption(tr("lessons.in_class", code=code))
 
 
 def lesson_bar(url_path: str) -> bool:
