@@ -45,6 +45,9 @@ def test_teacher_sees_a_student_answer_reveals_and_moves_the_class():
 
     teacher.button(key="class_next").click().run()
     assert "stop 2 of" in teacher.subheader[0].value
+    earlier = teacher.dataframe[0].value  # stop 1's question stays readable after moving on
+    assert earlier.iloc[0].tolist() == [1, "Which model will translate sentences of 20 words or more worst?", 1,
+                                        "0%", "Transformer"]
     student.run()  # the polling fragment would trigger this rerun within a few seconds
     assert_healthy(student)
     assert "stop 2 of" in student.markdown[0].value

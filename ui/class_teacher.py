@@ -125,6 +125,7 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         st.rerun(scope="app")
     if stop.question is None:
         st.info(tr("class_teacher.no_question"))
+        _earlier(store, code, token, lesson, number)
         return
     qid = question_id(lesson.id, stop)
     st.markdown(f"**{localized(stop.question.prompt, language)}**")
@@ -153,7 +154,30 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
                                      tr("class_teacher.chart_wrong")), key="class_answers")
     else:
         st.caption(tr("class_teacher.waiting"))
+    _earlier(store, code, token, lesson, number)
     if revealed:
         st.success(tr("class_teacher.revealed"))
     else:
         st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
+
+
+def _earlier(store, code: str, token: str, lesson: Lesson, number: int) -> None:
+    """Every question of the stops before this one: how many answered, the share right, the most common answer."""
+    rows = []
+    language = current_language()
+    for stop in lesson.stops[: number - 1]:
+        if stop.question is None:
+            continue
+        results = store.results(code, token, question_id(lesson.id, stop))
+        if results is None or not results.answered:
+            continue
+        top = max(results.counts, key=results.counts.get)
+        rows.append({tr("class_teacher.table_stop"): stop.number,
+                     tr("class_teacher.table_question"): localized(stop.question.prompt, language),
+                     tr("class_teacher.answered"): results.answered,
+                     tr("class_teacher.correct"): None if results.correct is None
+                     else f"{results.correct / results.answered:.0%}",
+                     tr("class_teacher.table_top"): answer_label(stop.question, top)})
+    if rows:
+        with st.expander(tr("class_teacher.earlier", count=len(rows))):
+            st.dataframe(pd.DataFrame(rows), hide_index=True)  # cells are plain text
