@@ -181,7 +181,7 @@ def lesson_bar(url_path: str) -> bool:
         if st.session_state.get(PROBLEM):
             st.warning(st.session_state.pop(PROBLEM))
         return True
-    number = st.session_state.get(LESSON_STOP, 1)
+    number = min(max(1, st.session_state.get(LESSON_STOP, 1)), len(lesson.stops))  # the file may have shrunk
     stop = lesson.stops[number - 1]
     language = current_language()
     with st.container(border=True, key="lesson_bar"):
