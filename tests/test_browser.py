@@ -126,7 +126,9 @@ def test_train_stop_and_open_new_model(page: Page, app_url):
     expect(page.get_by_text(re.compile("now in the sidebar"))).to_be_visible(timeout=60000)
     page.screenshot(path=SCREENSHOTS / "train.png", full_page=True)
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_label("Model", exact=True).click()
+    model_box = sidebar.get_by_label("Model", exact=True)
+    model_box.scroll_into_view_if_needed()  # at the sidebar's bottom edge the click lands while it scrolls
+    model_box.click()
     page.get_by_role("option", name=re.compile("my-transformer_en-fr")).click()
     wait_idle(page)
     sidebar.get_by_role("link", name="Transformer attention").click()

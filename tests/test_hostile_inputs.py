@@ -36,6 +36,8 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
         "tests/test_bert_pages.py::test_every_bad_second_sentence_gives_a_similarity_or_a_prompt",
     ("ui/train_view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
     ("app_pages/attention_steps.py", "data_editor"): "test_bad_cells_in_the_attention_steps_tables",
+    ("ui/lesson_bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/class_teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
 }
 FREE_TEXT_WIDGET = re.compile(r"\.(text_input|text_area|chat_input|data_editor|file_uploader)\(")
 NUMBER_INPUT = re.compile(r"\.number_input\(([^()]|\([^()]*\))*\)", re.S)

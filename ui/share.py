@@ -23,7 +23,7 @@ from model.normalization import NORM_KINDS
 from model.residual import ACTIVATIONS
 from ui.attention_view import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
 from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
-from ui.display import LANGUAGE, PRESENTER
+from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.explain_view import METRICS as EXPLAIN_METRICS
 from ui.explain_view import MODES as EXPLAIN_MODES
 from ui.explain_view import PARTS as EXPLAIN_PARTS
@@ -38,6 +38,7 @@ RESTORED = "_url_restored"
 TRAINING_IN_URL = "training_in_url"
 _TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # ui.training.start_job's model ids
 LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
+URL_EXTRA = "_url_extra"  # {name: text} other parts keep in the address (the open lesson and stop)
 Parser = Callable[[str], object]
 
 
@@ -194,18 +195,44 @@ def restore_from_url() -> None:
     if st.session_state.get(RESTORED):
         return
     st.session_state[RESTORED] = True
+    ignored = _apply({name: st.query_params[name] for name in SHARED if name in st.query_params})
+    if ignored:
+        st.session_state["_url_notice"] = ignored
+
+
+def _apply(params: dict[str, str]) -> list[str]:
+    """Parse each SHARED parameter's URL text into session_state (in SHARED's order); -> the names that do not fit."""
     ignored = []
     for name, param in SHARED.items():
-        if name not in st.query_params:
+        if name not in params:
             continue
         try:
-            st.session_state[param.key] = param.parse(st.query_params[name])
+            st.session_state[param.key] = param.parse(params[name])
             if param.key == "model_id":
                 st.session_state["sentence_task"] = get_model(st.session_state[param.key]).task
         except (ValueError, KeyError, TypeError):
             ignored.append(name)
-    if ignored:
-        st.session_state["_url_notice"] = ignored
+    return ignored
+
+
+def apply_view_state(page: str, params: dict[str, str]) -> list[str]:
+    """Open a view given as share-link parameters (a lesson stop's state) through the link's own parsers.
+
+    Call it before the widgets of this run are drawn. -> the names that do not fit: unknown, of another page,
+    or stale (a value the model or page no longer offers); those keep their current value.
+    """
+    foreign = [name for name in params
+               if name not in SHARED or (SHARED[name].pages and page not in SHARED[name].pages)]
+    return foreign + _apply({name: text for name, text in params.items() if name not in foreign})
+
+
+def carry_view_state() -> None:
+    """Before st.switch_page: set every shared value again in this run. A server-side page switch sends no widget
+    states, and Streamlit then drops the values of widgets not on the new page's first run (the sidebar's
+    language, presenter mode, model...); a value set in the run that switches is kept."""
+    for key in [param.key for param in SHARED.values()] + [IMAGE_FORMAT]:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def show_url_notice() -> None:
@@ -230,7 +257,7 @@ def _current(page: str) -> dict[str, str]:
 
 def write_to_url(page: str) -> None:
     """Mirror the current page's shareable state into the address bar (and drop other pages' values)."""
-    values = _current(page)
+    values = {**_current(page), **st.session_state.get(URL_EXTRA, {})}
     for name in list(st.query_params):
         if name not in values:
             del st.query_params[name]
