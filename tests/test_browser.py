@@ -119,9 +119,9 @@ def test_train_stop_and_open_new_model(page: Page, app_url):
     expect(page.get_by_role("heading", name="Train your own model")).to_be_visible()
     wait_idle(page)
     page.get_by_role("button", name="Start training").click()
-    progress = page.get_by_text(re.compile(r"step \d+ / 600"))
+    progress = page.get_by_text(re.compile(r"step \d+ / 1000"))
     expect(progress).to_be_visible()
-    expect(page.get_by_text(re.compile(r"step ([2-9]\d|\d{3}) / 600"))).to_be_visible(timeout=60000)  # it grows
+    expect(page.get_by_text(re.compile(r"step ([2-9]\d|\d{3}) / 1000"))).to_be_visible(timeout=60000)  # it grows
     page.get_by_role("button", name="Stop training").click()
     expect(page.get_by_text(re.compile("now in the sidebar"))).to_be_visible(timeout=60000)
     page.screenshot(path=SCREENSHOTS / "train.png", full_page=True)
