@@ -34,6 +34,7 @@ with page_guard():
     navigation = st.navigation(pages)
     render_sidebar()
     show_url_notice()
+    write_to_url(navigation.url_path)  # the page's kept view before it runs: one history entry per page change
     navigation.run()
     write_to_url(navigation.url_path)
     with st.sidebar:

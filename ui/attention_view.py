@@ -93,9 +93,10 @@ def attention_explorer(page: str, model_id: str, loaded, result: DecodeResult, s
     following the view itself. app.py's page guard does not wrap a fragment rerun: the fragment has its own.
     The arguments are those of the last full run (the sidebar's model and sentence changes rerun the whole page).
     """
-    from ui.share import follow_fragment  # ui.share imports this module
+    from ui.share import follow_fragment, keep_view_state  # ui.share imports this module
 
     with page_guard():
+        keep_view_state()  # a fragment rerun drops the widgets of the view it leaves (Compare's B picks)
         _explore(model_id, loaded, result, sentence, ablate)
     with page_guard():
         follow_fragment(page)

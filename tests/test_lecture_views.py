@@ -1,0 +1,87 @@
+"""A lecture goes back and forth between pages: each page's view survives, and links count layers and heads from 1
+(old 0-based links still open the same view)."""
+from streamlit.testing.v1 import AppTest
+
+from tests.app_links import open_from_link
+
+
+def _param(at: AppTest, name: str) -> str | None:
+    value = at.query_params.get(name)
+    return value[-1] if isinstance(value, list) else value
+
+
+def _go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception
+    return at
+
+
+def test_attention_view_and_foundation_sliders_survive_a_round_trip():
+    at, _ = open_from_link("attention", {"sentence": "i am a student"})
+    at.selectbox(key="attn_kind").set_value("decoder_self").run()
+    at.selectbox(key="attn_layer").set_value(1).run()
+    at.selectbox(key="attn_head").set_value(2).run()
+    at.segmented_control(key="attn_view").set_value("Compare").run()
+    at.selectbox(key="cmp_kind").set_value("cross").run()
+    at.selectbox(key="cmp_head").set_value(3).run()
+    _go(at, "positional")
+    at.slider(key="pe_d_model").set_value(32).run()
+    _go(at, "softmax_scaling")
+    at.select_slider(key="scaling_dk").set_value(8).run()
+    _go(at, "attention")
+    assert (at.selectbox(key="attn_kind").value, at.selectbox(key="attn_layer").value,
+            at.selectbox(key="attn_head").value) == ("decoder_self", 1, 2)
+    assert at.segmented_control(key="attn_view").value == "Compare"
+    assert (at.selectbox(key="cmp_kind").value, at.selectbox(key="cmp_head").value) == ("cross", 3)
+    _go(at, "positional")
+    assert at.slider(key="pe_d_model").value == 32
+    _go(at, "softmax_scaling")
+    assert at.select_slider(key="scaling_dk").value == 8
+
+
+def test_a_view_left_inside_the_attention_fragment_keeps_its_picks():
+    at, _ = open_from_link("attention", {"sentence": "i am a student", "view": "Compare", "cmp_kind": "cross",
+                                         "cmp_layer": "2", "cmp_head": "4", "v": "2"})
+    assert (at.selectbox(key="cmp_layer").value, at.selectbox(key="cmp_head").value) == (1, 3)
+    at.segmented_control(key="attn_view").set_value("Statistics").run()
+    at.toggle(key="stats_average").set_value(True).run()
+    at.segmented_control(key="attn_view").set_value("Compare").run()
+    assert (at.selectbox(key="cmp_kind").value, at.selectbox(key="cmp_layer").value,
+            at.selectbox(key="cmp_head").value) == ("cross", 1, 3)
+    at.segmented_control(key="attn_view").set_value("Statistics").run()
+    assert at.toggle(key="stats_average").value is True
+
+
+def test_links_count_layers_and_heads_from_one_and_old_links_still_open_the_same_head():
+    new, notice = open_from_link("attention", {"sentence": "i am a student", "kind": "cross", "layer": "2",
+                                               "head": "4", "v": "2"})
+    old, old_notice = open_from_link("attention", {"sentence": "i am a student", "kind": "cross", "layer": "1",
+                                                   "head": "3"})
+    for at in (new, old):
+        assert (at.selectbox(key="attn_layer").value, at.selectbox(key="attn_head").value) == (1, 3)
+        # the address written back is the new, 1-based form, whichever link opened the page
+        assert (_param(at, "layer"), _param(at, "head"), _param(at, "v")) == ("2", "4", "2")
+    assert not notice and not old_notice
+    bad, bad_notice = open_from_link("attention", {"layer": "0", "head": "5", "v": "2"})  # 1-based: 0 and 5 do not fit
+    assert "layer" in bad_notice and "head" in bad_notice
+
+
+def test_decoding_and_compare_links_count_from_one_too():
+    at, notice = open_from_link("decoding", {"sentence": "i am a student", "dec_layer": "2", "dec_head": "1",
+                                             "v": "2"})
+    assert not notice and (at.selectbox(key="dec_layer").value, at.selectbox(key="dec_head").value) == (1, 0)
+    at.selectbox(key="dec_head").set_value("all").run()
+    assert (_param(at, "dec_layer"), _param(at, "dec_head")) == ("2", "all")
+    at, notice = open_from_link("compare", {"compare_layer": "1", "compare_head": "2", "v": "2"})
+    assert not notice and (at.session_state["cmp_model_layer"], at.session_state["cmp_model_head"]) == (0, 1)
+    assert (_param(at, "compare_layer"), _param(at, "compare_head")) == ("1", "2")
+
+
+def test_a_kept_head_that_the_next_model_lacks_is_dropped_without_an_error():
+    at, _ = open_from_link("attention", {"sentence": "i am a student", "layer": "2", "head": "4", "v": "2"})
+    _go(at, "home")
+    at.sidebar.selectbox(key="model_id").set_value("bahdanau_en-fr").run()  # no layers or heads
+    _go(at, "decoding")
+    at.sidebar.selectbox(key="model_id").set_value("transformer_en-fr").run()
+    _go(at, "attention")
+    assert not at.exception
