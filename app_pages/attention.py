@@ -3,6 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from model.config import TransformerConfig
+from ui.attention_defaults import open_on_teaching_view
 from ui.attention_view import attention_explorer
 from ui.display import show_chart
 from ui.state import analyse_ablated, current_analysis
@@ -26,5 +27,6 @@ if analysis is not None:
         else:
             st.info(tr("attention.rnn_plain"))
     else:
+        open_on_teaching_view(result)  # a first visit: cross-attention on its sharpest head
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).
         attention_explorer("attention", model_id, loaded, result, st.session_state["sentence"], analyse_ablated)

@@ -37,6 +37,16 @@ class DecodeResult:
     def sequence_probability(self) -> float:
         return float(np.prod(self.chosen_probs))
 
+    @property
+    def written_tokens(self) -> list[str]:
+        """The token each decoder step writes, (T,): the row labels of decoder self- and cross-attention.
+
+        Step t reads decoder_input_tokens[: t + 1] and writes the next one; the last step writes <eos> (or, when
+        decoding hit its step limit, a token that was not kept: shown as "…").
+        """
+        last = "<eos>" if int(self.step_probs[-1].argmax()) == EOS_ID else "…"
+        return self.decoder_input_tokens[1:] + [last]
+
 
 def prepare_source(loaded: LoadedModel, text: str) -> PreparedSource:
     words = tokenize(text)

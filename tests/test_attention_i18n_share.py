@@ -108,7 +108,9 @@ def test_attention_page_in_korean(monkeypatch):
     view = at.button_group(key="attn_view")
     assert view.value == "Head" and view.options[0] == translate("ko", "attention.views.head")
     heat = _specs(at)[0]
-    assert _title(heat) == "인코더 셀프 어텐션 · 층 1 · 헤드 1"
+    layer, head = at.session_state["attn_layer"], at.session_state["attn_head"]  # the opening view: cross-attention
+    assert _title(heat) == translate("ko", "attention.head_title", kind=translate("ko", "attention.kinds.cross"),
+                                     layer=layer + 1, head=head + 1)
     assert heat["layout"]["xaxis"]["title"]["text"] == translate("ko", "attention.chart.keys_axis")
     at.session_state["attn_view"] = "Statistics"
     at.run()
@@ -143,7 +145,7 @@ def test_garbage_link_values_fall_back_to_the_defaults():
                                                  "cmp_kind": "x", "rescale": "0.33", "kind": "1e9"})
     assert translate("en", "share.bad_link", names="")[:30] in notice
     assert all(name in notice for name in ("view", "cmp_head", "cmp_kind", "rescale", "kind"))
-    assert at.button_group(key="attn_view").value == "Head" and at.selectbox(key="attn_kind").value == "encoder_self"
+    assert at.button_group(key="attn_view").value == "Head" and at.selectbox(key="attn_kind").value == "cross"
     at.session_state["attn_view"] = "Rescale"
     at.run()
     assert not at.exception and at.select_slider(key="rescale_factor").value == 1.0
@@ -247,7 +249,8 @@ def test_a_head_switch_reruns_only_the_fragment_and_the_url_follows():
         at.run()
         at.button(key="focus_0_1").click().run()
         assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (0, 1)
-        assert (_param(at, "layer"), _param(at, "head"), _param(at, "view")) == ("1", "2", "All heads")
+        # ... and open it in the Head view
+        assert (_param(at, "layer"), _param(at, "head"), _param(at, "view")) == ("1", "2", "Head")
         assert not full_runs  # the sidebar and the translation were not drawn again
     at.run()  # a full run afterwards shows the same head
     assert not at.exception and _param(at, "head") == "2" and "je" not in _param(at, "sentence")

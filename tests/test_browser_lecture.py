@@ -49,3 +49,21 @@ def test_a_page_keeps_its_view_and_back_returns_to_it(page: Page, app_url):
     _sidebar_page(page, "Transformer attention")  # away and back through the sidebar: the same head
     expect(head_3).to_be_visible()
     no_exception(page)
+
+
+def test_the_attention_page_opens_on_cross_attention_and_the_grid_opens_a_head(page: Page, app_url):
+    page.goto(f"{app_url}/attention?sentence=i+am+a+student")
+    wait_idle(page)
+    expect(page.get_by_text(re.compile(r"^Why this head")).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Encoder–decoder \(cross\) attention · layer \d · head \d")).first) \
+        .to_be_visible()
+    page.get_by_role("radio", name="All heads", exact=True).click()
+    wait_idle(page)
+    page.locator(".draglayer .xy .nsewdrag").first.hover()  # a thumbnail names its tokens on hover
+    expect(page.locator(".hovertext").first).to_contain_text(re.compile(r"query .+ → key .+"))
+    page.get_by_role("button", name="L2 H3", exact=True).click()
+    wait_idle(page)
+    expect(page.get_by_role("radio", name="Head", exact=True)).to_be_checked()
+    expect(page.get_by_text("Encoder–decoder (cross) attention · layer 2 · head 3").first).to_be_visible()
+    expect(page).to_have_url(re.compile(r"layer=2.*head=3.*view=Head"))
+    no_exception(page)

@@ -1,8 +1,14 @@
 """A lecture goes back and forth between pages: each page's view survives, and links count layers and heads from 1
 (old 0-based links still open the same view)."""
+import json
+
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from i18n import translate
+from model.metrics import head_statistics
 from tests.app_links import open_from_link
+from ui.state import analyse, get_model
 
 
 def _param(at: AppTest, name: str) -> str | None:
@@ -85,3 +91,48 @@ def test_a_kept_head_that_the_next_model_lacks_is_dropped_without_an_error():
     at.sidebar.selectbox(key="model_id").set_value("transformer_en-fr").run()
     _go(at, "attention")
     assert not at.exception
+
+
+# --- the attention page opens on what teaches, and labels what is written ---------------------------------------
+
+def _heatmap_rows(at: AppTest) -> list[str]:
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return spec["layout"]["yaxis"]["ticktext"]
+
+
+def test_the_attention_page_opens_on_the_sharpest_cross_attention_head_and_says_why():
+    at, _ = open_from_link("attention", {"sentence": "i am a student"})
+    result = analyse("transformer_en-fr", "i am a student", get_model("transformer_en-fr"))
+    entropy = head_statistics(result.attention["cross"])["entropy"]  # (L, h): the Statistics view's column
+    best = np.unravel_index(np.argmin(entropy), entropy.shape)
+    assert at.selectbox(key="attn_kind").value == "cross"
+    assert (at.selectbox(key="attn_layer").value, at.selectbox(key="attn_head").value) == tuple(map(int, best))
+    why = [c.value for c in at.caption if c.value.startswith("Why this head")]
+    assert len(why) == 1 and f"layer {best[0] + 1} · head {best[1] + 1}" in why[0]
+    other = (int(best[1]) + 1) % entropy.shape[1]
+    at.selectbox(key="attn_head").set_value(other).run()
+    assert not [c.value for c in at.caption if c.value.startswith("Why this head")]  # only for the head it explains
+
+
+def test_decoder_rows_are_the_tokens_being_written_on_every_page():
+    at, _ = open_from_link("attention", {"sentence": "i am a student", "kind": "cross", "layer": "1", "head": "1",
+                                         "v": "2"})
+    assert _heatmap_rows(at) == ["je", "suis", "étudiant", "&lt;eos&gt;"]  # not <bos>, je, suis, étudiant
+    assert translate("en", "lecture.rows_written") in [c.value for c in at.caption]
+    at.selectbox(key="attn_kind").set_value("decoder_self").run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["yaxis"]["ticktext"] == ["je", "suis", "étudiant", "&lt;eos&gt;"]
+    assert spec["layout"]["xaxis"]["ticktext"] == ["&lt;bos&gt;", "je", "suis", "étudiant"]  # what it reads
+    at, _ = open_from_link("decoding", {"sentence": "i am a student", "step": "2"})
+    self_attention = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert self_attention["layout"]["yaxis"]["ticktext"] == ["je", "suis"]
+    at, _ = open_from_link("compare", {"sentence": "i am a student"})
+    transformer = [json.loads(c.proto.spec) for c in at.get("plotly_chart")][1]
+    assert transformer["layout"]["yaxis"]["ticktext"] == ["je", "suis", "étudiant", "&lt;eos&gt;"]
+
+
+def test_compare_starts_head_b_on_head_a_kind_so_the_difference_is_shown():
+    at, _ = open_from_link("attention", {"sentence": "i am a student", "kind": "decoder_self", "view": "Compare"})
+    assert at.selectbox(key="cmp_kind").value == "decoder_self"
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert len(titles) == 3 and titles[2] == translate("en", "attention.difference_title")

@@ -14,6 +14,7 @@ from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
+from ui.attention_defaults import why_this_head
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
@@ -56,9 +57,11 @@ class AttentionMaps:
 
     @classmethod
     def of(cls, result: DecodeResult, kind: str) -> "AttentionMaps":
-        source, target = result.source.tokens, result.decoder_input_tokens
-        queries, keys = {"encoder_self": (source, source), "decoder_self": (target, target),
-                         "cross": (target, source)}[kind]
+        # Decoder rows are named by the token written at that step (as on the Decoding page); the decoder's own
+        # keys are its inputs (<bos> and the tokens written so far).
+        source, written, inputs = result.source.tokens, result.written_tokens, result.decoder_input_tokens
+        queries, keys = {"encoder_self": (source, source), "decoder_self": (written, inputs),
+                         "cross": (written, source)}[kind]
         weights = result.attention[kind]
         masked = np.triu(np.ones(weights.shape[-2:], dtype=bool), 1) if kind == "decoder_self" else None
         return cls(kind, weights, result.attention[f"{kind}_scores"], queries, keys, masked)
@@ -107,6 +110,7 @@ def _explore(model_id: str, loaded, result: DecodeResult, sentence: str, ablate)
     kind = c[0].selectbox(tr("attention.kind"), list(KINDS), key="attn_kind", format_func=kind_label)
     maps = AttentionMaps.of(result, kind)
     layer, head = head_picker(maps, "attn", c[1:])
+    why_this_head(kind, maps.weights, layer, head)
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
     st.session_state.setdefault("attn_view", VIEWS[0])
     view = st.segmented_control(tr("attention.view"), VIEWS, key="attn_view", format_func=view_label,
@@ -148,12 +152,19 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                              tr("attention.lines_title")),
                maps.name(layer, head) + "_lines", key="head_lines", where=right, table=maps.table(layer, head))
+    if maps.kind != "encoder_self":
+        st.caption(tr("lecture.rows_written"))
     if maps.masked is not None:
         st.caption(tr("attention.mask_caption"))
 
 
 def _focus(layer: int, head: int) -> None:
+    """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn).
+
+    Buttons, not a click on the thumbnail: Streamlit's plotly selection (on_select) reports clicks on points of
+    scatter-like traces and on hierarchy charts, not on heatmap cells (checked with streamlit 1.67 in Chromium)."""
     st.session_state["attn_layer"], st.session_state["attn_head"] = layer, head
+    st.session_state["attn_view"] = "Head"
 
 
 def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
@@ -173,6 +184,7 @@ def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
 
 def show_compare(result: DecodeResult, maps: AttentionMaps, layer: int, head: int) -> None:
     st.markdown(tr("attention.compare_intro", title=maps.title(layer, head)))
+    st.session_state.setdefault("cmp_kind", maps.kind)  # B starts on A's kind: the difference map is there at once
     c = st.columns(3)
     kind_b = c[0].selectbox(tr("attention.kind_b"), list(KINDS), key="cmp_kind", format_func=kind_label)
     maps_b = AttentionMaps.of(result, kind_b)

@@ -64,7 +64,7 @@ def side_by_side() -> None:
     weights = cross.mean(0) if head == AVERAGE else cross[head]
     title = (tr("compare.cross_title_average", layer=layer + 1) if head == AVERAGE
              else tr("compare.cross_title_head", layer=layer + 1, head=head + 1))
-    t_queries, t_keys = transformer.decoder_input_tokens, transformer.source.tokens
+    t_queries, t_keys = transformer.written_tokens, transformer.source.tokens  # rows: the token being written
     show_chart(attention_heatmap(weights, t_queries, t_keys, title),
                f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",
                key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys))

@@ -101,7 +101,7 @@ def _sentence(text: str) -> str:
 
 SEED = int_in(0, 10_000)
 SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the softmax-scaling page's d_k choices
-SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # ... and its factors for the notes' v1 = [0.3, 0.4]
+SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # ... and its factors for the page's v1 = [0.3, 0.4]
 FOUNDATIONS = {
     # positional encoding
     "pe_d": Param("pe_d_model", one_of(range(4, 257, 2), int), ["positional"]),
