@@ -7,6 +7,7 @@ from ui.attention_defaults import open_on_teaching_view
 from ui.attention_view import attention_explorer
 from ui.display import show_chart
 from ui.state import analyse_ablated, current_analysis
+from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 
 st.title(tr("attention.title"))
@@ -16,7 +17,7 @@ analysis = current_analysis()
 if analysis is not None:
     model_id, loaded, result = analysis
     st.markdown(tr("attention.translation"))
-    st.code(" ".join(result.output_tokens) or tr("attention.empty"), language=None)
+    show_translation(result, " ".join(result.output_tokens) or tr("attention.empty"))
     if not isinstance(loaded.config, TransformerConfig):
         if "alignment" in result.attention:
             st.info(tr("attention.rnn_bahdanau"))

@@ -36,7 +36,7 @@ def test_home_lists_shipped_models_with_metrics():
     frame = at.dataframe[0].value
     assert {"transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr", "transformer_reverse"} <= set(frame["model"])
     assert (frame["test exact match"].dropna() > 0).all()
-    assert {s.label for s in at.sidebar.selectbox} == {"Model", "Example sentence"}
+    assert {s.label for s in at.sidebar.selectbox} == {"Model", "Example sentence", "Add a word"}
 
 
 def test_attention_page_head_choice_changes_the_chart():

@@ -136,3 +136,39 @@ def test_compare_starts_head_b_on_head_a_kind_so_the_difference_is_shown():
     assert at.selectbox(key="cmp_kind").value == "decoder_self"
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert len(titles) == 3 and titles[2] == translate("en", "attention.difference_title")
+
+
+# --- sentences the model does not know ---------------------------------------------------------------------------
+
+def test_punctuation_is_left_out_not_reported_as_unknown_words():
+    at, _ = open_from_link("attention", {"sentence": "i am a student."})
+    assert not at.warning and "je suis étudiant" in [c.value for c in at.code]
+    assert any(c.value.startswith("Punctuation left out") and c.value.endswith(r"\.") for c in at.caption)
+
+
+def test_unknown_words_make_the_translation_unreliable_and_offer_the_nearest_readable_sentence():
+    at, _ = open_from_link("attention", {"sentence": "i am a wizard"})
+    assert "wizard" in at.warning[0].value
+    assert not [c for c in at.code if c.value.startswith("je suis")]  # not shown as a plain, trusted result
+    assert any(c.value.startswith("Unreliable: 1 word(s)") for c in at.caption)
+    assert any("all-MiniLM-L6-v2" in c.value for c in at.caption)
+    nearest = [m.value for m in at.markdown if m.value.startswith("Nearest sentence")][0]
+    readable = nearest.split("**")[1]
+    assert readable.startswith("i am a ") and "wizard" not in readable
+    at.button(key="use_nearest").click().run()
+    assert at.session_state["sentence"] == readable and not at.warning  # every word of it is known
+    assert not [c for c in at.caption if c.value.startswith("Unreliable")]
+
+
+def test_the_vocabulary_is_grouped_searchable_and_adds_words_to_the_sentence():
+    at, _ = open_from_link("attention", {"sentence": "i have a"})
+    at.sidebar.text_input(key="vocab_search").set_value("app").run()
+    groups = [m.value for m in at.sidebar.markdown if m.value.startswith("**")]
+    assert groups == ["**Nouns** (2)  \napple, apples", "**Adjectives** (1)  \nhappy"]
+    at.sidebar.text_input(key="vocab_search").set_value("zzz").run()
+    assert translate("en", "lecture.vocab_none") in [c.value for c in at.sidebar.caption]
+    assert "apple" in at.sidebar.selectbox(key="vocab_add").options and "<unk>" not in \
+        at.sidebar.selectbox(key="vocab_add").options
+    at.sidebar.selectbox(key="vocab_add").set_value("cat").run()
+    assert at.session_state["sentence"] == "i have a cat" and at.sidebar.selectbox(key="vocab_add").value is None
+    assert "j'ai un chat" in " ".join(c.value for c in at.code).replace("j' ai", "j'ai")

@@ -9,6 +9,7 @@ from ui.display import presenting, show_chart
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence
+from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -25,7 +26,7 @@ def _outputs(results: dict, reference: list[str] | None = None) -> None:
     cols = st.columns(3)
     for col, (family, result) in zip(cols, results.items()):
         col.markdown(f"**{family_label(family)}**")
-        col.code(detokenize(result.output_tokens) or tr("compare.empty_output"), language=None)
+        show_translation(result, detokenize(result.output_tokens) or tr("compare.empty_output"), where=col)
         if reference is not None:
             col.caption(tr("compare.exact_match") if result.output_tokens == reference else tr("compare.differs"))
 
@@ -43,7 +44,7 @@ def side_by_side() -> None:
     if sentence is None:
         return
     results = _translate_all(sentence)
-    show_input_notices(results["transformer"])
+    show_input_notices(results["transformer"], get_model(MODELS["transformer"]))
     st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
     layers, heads = transformer_shape()

@@ -7,6 +7,7 @@ from i18n import tr
 from ui.display import display_settings
 from ui.models import device_label
 from ui.state import example_sentences, get_model, model_ids, model_label, selected_model_id
+from ui.vocabulary import vocabulary_help
 
 
 def _use_example() -> None:
@@ -38,5 +39,6 @@ def render_sidebar() -> None:
         st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key="example",
                      on_change=_use_example)
         st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=2000, help=tr("sidebar.sentence_help"))
+        vocabulary_help(loaded)
         st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=loaded.task,
                       device=device_label()))
