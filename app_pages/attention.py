@@ -5,13 +5,17 @@ from i18n import tr
 from model.config import TransformerConfig
 from ui.attention_defaults import open_on_teaching_view
 from ui.attention_view import attention_explorer
-from ui.display import show_chart
+from ui.display import presenting, show_chart, strongest_shade
 from ui.state import analyse_ablated, current_analysis
 from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 
 st.title(tr("attention.title"))
-st.write(tr("attention.intro"))
+if presenting():  # the chart above the fold at 1280×720: the explanation is one click away
+    with st.expander(tr("lecture.how_to_read")):
+        st.write(tr("attention.intro", shade=strongest_shade()))
+else:
+    st.write(tr("attention.intro", shade=strongest_shade()))
 
 analysis = current_analysis()
 if analysis is not None:

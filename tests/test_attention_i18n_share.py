@@ -104,7 +104,8 @@ def test_attention_page_in_korean(monkeypatch):
     monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
     at = _open("attention", sentence="i am a student", lang="ko")
     assert at.title[0].value == translate("ko", "attention.title") != translate("en", "attention.title")
-    assert translate("ko", "attention.intro") in [m.value for m in at.markdown]
+    intro = translate("ko", "attention.intro", shade=translate("ko", "lecture.shade_dark"))
+    assert intro in [m.value for m in at.markdown]
     view = at.button_group(key="attn_view")
     assert view.value == "Head" and view.options[0] == translate("ko", "attention.views.head")
     heat = _specs(at)[0]

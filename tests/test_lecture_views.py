@@ -108,7 +108,7 @@ def test_the_attention_page_opens_on_the_sharpest_cross_attention_head_and_says_
     assert at.selectbox(key="attn_kind").value == "cross"
     assert (at.selectbox(key="attn_layer").value, at.selectbox(key="attn_head").value) == tuple(map(int, best))
     why = [c.value for c in at.caption if c.value.startswith("Why this head")]
-    assert len(why) == 1 and f"layer {best[0] + 1} · head {best[1] + 1}" in why[0]
+    assert len(why) == 1 and f"layer {best[0] + 1} · head {best[1] + 1}," in why[0]
     other = (int(best[1]) + 1) % entropy.shape[1]
     at.selectbox(key="attn_head").set_value(other).run()
     assert not [c.value for c in at.caption if c.value.startswith("Why this head")]  # only for the head it explains

@@ -27,6 +27,7 @@ _PRESENTER_CSS = """<style>
 .stApp h2, .stApp h3 { font-size: 2.1rem !important; }
 .stApp code { font-size: 1.35rem !important; }
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
+.stApp [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
 </style>"""
 
 
@@ -45,7 +46,13 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
-FREE_TEXT_KEYS = {"sentence"}  # text inputs: their value is what the user typed, not an option label
+def strongest_shade() -> str:
+    """How the largest weight looks in the colour scale in use, for explanations: dark in Blues (the default),
+    bright yellow in Cividis (presenter mode, viz/presentation.py)."""
+    return tr("lecture.shade_bright" if presenting() else "lecture.shade_dark")
+
+
+FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
 
 def _redraw_option_labels() -> None:

@@ -13,6 +13,7 @@ SEQUENTIAL_SAFE = "Cividis"
 DIVERGING_SAFE = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 BASE_FONT = 18
+MIN_HEIGHT = 320  # px, a projected chart's least height
 TITLE_WIDTH = 34  # display columns per title line at projection size (a Hangul syllable takes two); fits half a page
 
 
@@ -51,11 +52,27 @@ def for_projection(fig: go.Figure) -> go.Figure:
             trace.textfont = dict(size=BASE_FONT + 2)  # token labels in the lines view
     if fig.layout.coloraxis.colorscale is not None:
         fig.update_layout(coloraxis_colorscale=SEQUENTIAL_SAFE)
+    # Colour-bar titles along the bar's right side: above it, the large top tick label ran into them.
+    for trace in fig.data:
+        if trace.type == "heatmap":
+            trace.update(colorbar_title_side="right")
+    for name in [key for key in fig.layout.to_plotly_json() if key.startswith("coloraxis")]:
+        if fig.layout[name].colorbar.title.text:
+            fig.layout[name].colorbar.title.side = "right"
     title = fig.layout.title.text
-    if title and "<br>" not in title:
-        wrapped = wrap_title(title)
+    if title:
+        wrapped = title if "<br>" in title else wrap_title(title)
         # automargin with yref="paper": plotly pushes the plot area down until the title's lines fit above it.
-        fig.update_layout(title=dict(text=wrapped, automargin=True, yref="paper"))
+        # Anchored at its bottom and lifted clear of what sits just above the plot area: the top tick label (half of
+        # it sticks out), or the subplot titles (annotations at the top of the first row) when there are any.
+        subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 0.98 for a in fig.layout.annotations)
+        lift = int(BASE_FONT * 1.9) if subplot_titles else BASE_FONT
+        fig.update_layout(title=dict(text=wrapped, automargin=True, yref="paper", y=1, yanchor="bottom",
+                                     pad=dict(b=lift)))
+    # Tick labels a little off their axes, so the first x label and the lowest y label do not touch in the corner.
+    fig.update_xaxes(ticklabelstandoff=4)
+    fig.update_yaxes(ticklabelstandoff=4)
     if fig.layout.height:
-        fig.update_layout(height=int(fig.layout.height * 1.25))
+        # at least MIN_HEIGHT: a one-row map (decoding step 1) had no room for its vertical axis title at this size
+        fig.update_layout(height=max(int(fig.layout.height * 1.25), MIN_HEIGHT))
     return fig
