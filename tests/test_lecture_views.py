@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from i18n import translate
 from model.metrics import head_statistics
 from tests.app_links import open_from_link
+from ui.compare_view import marked_differences
 from ui.state import analyse, get_model
 
 
@@ -172,3 +173,17 @@ def test_the_vocabulary_is_grouped_searchable_and_adds_words_to_the_sentence():
     at.sidebar.selectbox(key="vocab_add").set_value("cat").run()
     assert at.session_state["sentence"] == "i have a cat" and at.sidebar.selectbox(key="vocab_add").value is None
     assert "j'ai un chat" in " ".join(c.value for c in at.code).replace("j' ai", "j'ai")
+
+
+# --- seq2seq vs Transformer: long translations whole, differing words marked ----------------------------------
+
+def test_differing_words_are_marked_against_the_reference():
+    marked, missing = marked_differences(["le", "chat", "noir", "dort"], ["le", "chat", "blanc", "dort", "bien"])
+    assert marked == "le chat :red-background[noir] dort :red-background[∅]" and missing == 2
+    assert marked_differences(["a", "<b>"], ["a", "<b>"]) == (r"a \<b\>", 0)  # model output is escaped, not markup
+
+
+def test_the_growing_sentence_shows_each_translation_whole_with_its_differences():
+    at, _ = open_from_link("compare", {"sentence": "i am a student", "compare_len": "40"})
+    assert any(":red-background[" in m.value for m in at.markdown)  # the no-attention model gets 40 words wrong
+    assert any(c.value.startswith("❌ differs from the reference") for c in at.caption)

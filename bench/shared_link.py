@@ -1,0 +1,97 @@
+"""How long a student waits for a shared link's view, in a real browser, on a warm server.
+
+    python bench/shared_link.py [--repeats 5]
+
+Starts `streamlit run app.py` (127.0.0.1, a free port), warms it (one browser opens the link once: models loaded,
+figures cached), then opens the link REPEATS times, each in a fresh Chromium context (a new student: new session,
+empty browser cache), and times from navigation start to the linked view drawn: the heatmap whose title names the
+linked head, and Streamlit idle. For comparison, the same page without a link (its default view) is timed the same
+way in the same run. Prints a table; the issue's target is ≤ 3 s for the link.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+LINK = "/attention?model=transformer_en-fr&sentence=she+is+a+student&kind=cross&layer=2&head=4&view=Head&v=2"
+LINK_TITLE = "Encoder–decoder (cross) attention · layer 2 · head 4"
+PLAIN = "/attention"
+
+
+def _server() -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                "--server.port", str(port), "--server.address", "127.0.0.1",
+                                "--browser.gatherUsageStats", "false"], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return process, url
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    raise SystemExit("the server did not start")
+
+
+def _time_view(browser, url: str, title: str | None) -> float:
+    """Seconds from navigation to the view: a heatmap (with `title`, if given) drawn and Streamlit idle."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(url)
+    chart = page.locator(".js-plotly-plot").first
+    expect(chart).to_be_visible(timeout=60000)
+    if title:
+        expect(page.get_by_text(title).first).to_be_visible(timeout=60000)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60000)
+    elapsed = time.perf_counter() - start
+    context.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    process, base = _server()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=shutil.which("chromium"),
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            warm_up = _time_view(browser, base + LINK, LINK_TITLE)
+            _time_view(browser, base + PLAIN, None)
+            link, plain = [], []
+            for _ in range(args.repeats):  # alternated, so load changes hit both alike
+                link.append(_time_view(browser, base + LINK, LINK_TITLE))
+                plain.append(_time_view(browser, base + PLAIN, None))
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"] * 3
+    print(f"server warm-up (first link after start): {warm_up:.2f} s; load average {' '.join(load)}")
+    print("| view | runs | median | max | median / default view |")
+    print("|---|---|---|---|---|")
+    for name, times in (("shared link (layer 2 · head 4, cross)", link), ("/attention, default view", plain)):
+        print(f"| {name} | {len(times)} | {statistics.median(times):.2f} s | {max(times):.2f} s | "
+              f"{statistics.median(times) / statistics.median(plain):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
