@@ -235,10 +235,19 @@ def _ablated_heads(value: object) -> list[tuple[str, int, int]]:
     return heads
 
 
+def _dimensions(value: object) -> list[int]:
+    """The positional page's chosen curves, if the current d_model has them."""
+    dims = [int(d) for d in value]
+    if any(not 0 <= d < st.session_state.get("pe_d_model", 64) for d in dims):
+        raise ValueError("a dimension that this d_model does not have")
+    return dims
+
+
 # Values a page keeps while it is not shown but that are not in links: session_state key -> check(value).
 KEPT_ONLY: dict[str, Callable[[object], object]] = {
     "stats_average": lambda value: boolean(_as_text(value)),
     "ablate_heads": _ablated_heads,
+    "pe_dims": _dimensions,
 }
 
 

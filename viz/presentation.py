@@ -32,6 +32,28 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
     return "<br>".join(lines)
 
 
+COLUMN_TITLE_WIDTH = 44  # display columns of a title in half of the page at 1280 px (normal text size)
+
+
+def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH) -> go.Figure:
+    """fig, or a copy whose long title is wrapped to `width` (plotly cuts a title off at the figure's edge)."""
+    title = fig.layout.title.text
+    if not title or "<br>" in title or _width(title) <= width:
+        return fig
+    fig = go.Figure(fig)
+    _place_title(fig, wrap_title(title, width), font_size=14)
+    return fig
+
+
+def _place_title(fig: go.Figure, text: str, font_size: int) -> None:
+    """The title above the plot area (automargin with yref="paper": plotly pushes the plot area down until its lines
+    fit), anchored at its bottom and lifted clear of what sits just above the plot area: the top tick label (half
+    of it sticks out), or the subplot titles (annotations at the top of the first row) when there are any."""
+    subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 0.98 for a in fig.layout.annotations)
+    lift = int(font_size * 1.9) if subplot_titles else font_size
+    fig.update_layout(title=dict(text=text, automargin=True, yref="paper", y=1, yanchor="bottom", pad=dict(b=lift)))
+
+
 def _is_diverging(trace) -> bool:
     return getattr(trace, "zmid", None) is not None
 
@@ -61,14 +83,7 @@ def for_projection(fig: go.Figure) -> go.Figure:
             fig.layout[name].colorbar.title.side = "right"
     title = fig.layout.title.text
     if title:
-        wrapped = title if "<br>" in title else wrap_title(title)
-        # automargin with yref="paper": plotly pushes the plot area down until the title's lines fit above it.
-        # Anchored at its bottom and lifted clear of what sits just above the plot area: the top tick label (half of
-        # it sticks out), or the subplot titles (annotations at the top of the first row) when there are any.
-        subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 0.98 for a in fig.layout.annotations)
-        lift = int(BASE_FONT * 1.9) if subplot_titles else BASE_FONT
-        fig.update_layout(title=dict(text=wrapped, automargin=True, yref="paper", y=1, yanchor="bottom",
-                                     pad=dict(b=lift)))
+        _place_title(fig, title if "<br>" in title else wrap_title(title), BASE_FONT)
     # Tick labels a little off their axes, so the first x label and the lowest y label do not touch in the corner.
     fig.update_xaxes(ticklabelstandoff=4)
     fig.update_yaxes(ticklabelstandoff=4)
