@@ -17,7 +17,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 import i18n
 from i18n import LANGUAGES, tr
 from viz.export import figure_csv
-from viz.presentation import fit_title, for_projection
+from viz.presentation import COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, fit_title, for_projection
 
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
 IMAGE_FORMATS = ("png", "svg")
@@ -124,7 +124,8 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     key = key or name
     presenter = presenting()
     # In a column (half the page) a long title is wrapped: plotly would cut it off at the chart's edge.
-    shown = for_projection(fig) if presenter else fit_title(fig) if where is not None else fig
+    shown = for_projection(fig) if presenter else fit_title(fig, COLUMN_TITLE_WIDTH if where is not None else
+                                                               PAGE_TITLE_WIDTH)
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}

@@ -32,16 +32,29 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
     return "<br>".join(lines)
 
 
-COLUMN_TITLE_WIDTH = 44  # display columns of a title in half of the page at 1280 px (normal text size)
+# display columns of a title in a column of the page before it is wrapped: a head's title ("Encoder–decoder (cross)
+# attention · layer 2 · head 4", 52) stays on one line in the attention page's wide column
+COLUMN_TITLE_WIDTH = 52
+PAGE_TITLE_WIDTH = 90  # ... in the whole width of the page
+
+
+def _subplot_titles(fig: go.Figure) -> list:
+    """The annotations make_subplots puts just above the first row of subplots."""
+    return [a for a in fig.layout.annotations if a.yref == "paper" and (a.y or 0) >= 0.98]
 
 
 def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH) -> go.Figure:
-    """fig, or a copy whose long title is wrapped to `width` (plotly cuts a title off at the figure's edge)."""
+    """fig, or, when it has subplot titles side by side, a copy with them wrapped to their share of `width` and the
+    title lifted clear of them (they sat on each other in half-page columns)."""
     title = fig.layout.title.text
-    if not title or "<br>" in title or _width(title) <= width:
+    below = _subplot_titles(fig)
+    if not (title and len(below) >= 2):
         return fig
     fig = go.Figure(fig)
-    _place_title(fig, wrap_title(title, width), font_size=14)
+    for annotation in _subplot_titles(fig):  # side by side: each gets its share of the width
+        if annotation.text and "<br>" not in annotation.text:
+            annotation.text = wrap_title(annotation.text, width // len(below) + 4)
+    _place_title(fig, title, font_size=17)
     return fig
 
 
@@ -49,8 +62,8 @@ def _place_title(fig: go.Figure, text: str, font_size: int) -> None:
     """The title above the plot area (automargin with yref="paper": plotly pushes the plot area down until its lines
     fit), anchored at its bottom and lifted clear of what sits just above the plot area: the top tick label (half
     of it sticks out), or the subplot titles (annotations at the top of the first row) when there are any."""
-    subplot_titles = any(a.yref == "paper" and (a.y or 0) >= 0.98 for a in fig.layout.annotations)
-    lift = int(font_size * 1.9) if subplot_titles else font_size
+    lines = max(str(a.text).count("<br>") + 1 for a in _subplot_titles(fig)) if _subplot_titles(fig) else 0
+    lift = int(font_size * (0.6 + 1.3 * lines)) if lines else int(font_size * 1.6)
     fig.update_layout(title=dict(text=text, automargin=True, yref="paper", y=1, yanchor="bottom", pad=dict(b=lift)))
 
 
