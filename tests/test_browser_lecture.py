@@ -121,6 +121,10 @@ def test_presenter_mode_titles_and_numbers_never_overlap(page: Page, app_url):
              "compare?sentence=i+am+a+student", "attention_steps", "residual"]
     for path in pages:
         _open_presenting(page, f"{app_url}/{path}{'&' if '?' in path else '?'}presenter=true")
+        for section in page.get_by_test_id("stMain").get_by_test_id("stExpander").locator("summary").all():
+            section.click()  # folded sections too: a chart in a closed one has no real layout to check
+            page.wait_for_timeout(300)
+        wait_idle(page)
         page.mouse.move(640, 400)
         for _ in range(30):  # charts are drawn as they scroll into view
             page.mouse.wheel(0, 600)
