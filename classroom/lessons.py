@@ -43,8 +43,6 @@ COMPUTED = ("sharpest_cross_head", "head_linking", "alignment_source_token", "so
             "lowest_long_sentence_model", "causal_visible_keys")
 _STOP_HEADER = re.compile(r"^\s*\[\[\s*stop\s*\]\]")
 _TOML_LINE = re.compile(r"line (\d+)")
-LAYER_HEAD_PARAMS = ("layer", "head", "cmp_layer", "cmp_head", "dec_layer", "dec_head", "compare_layer",
-                     "compare_head")
 
 
 class LessonFileError(ValueError):
@@ -207,13 +205,3 @@ def load_lessons(known_pages: set[str], folder: Path | None = None) -> tuple[dic
             errors.append(error if isinstance(error, LessonFileError)
                           else LessonFileError(path.name, None, "not UTF-8 text"))
     return lessons, errors
-
-
-def zero_based_until_lecture_merge(state: dict[str, str]) -> dict[str, str]:
-    """TEMPORARY (delete at the merge with the lecture branch, which makes the URL's layer/head 1-based):
-    this branch's ui/share.py still parses layer/head 0-based, while lesson files write them 1-based."""
-    converted = dict(state)
-    for name in LAYER_HEAD_PARAMS:
-        if name in converted and converted[name].lstrip("-").isdigit():
-            converted[name] = str(int(converted[name]) - 1)
-    return converted

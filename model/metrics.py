@@ -45,3 +45,11 @@ def head_statistics(weights: np.ndarray, key_tokens: list[str] | None = None) ->
         eos = np.array([t == "<eos>" for t in key_tokens])[None, :]
         stats["eos"] = (weights * eos).sum(-1).mean(-1)
     return stats
+
+
+def sharpest_head(weights: np.ndarray) -> tuple[int, int, float]:
+    """(layer, head, entropy) of the head whose rows are most peaked: the lowest mean entropy of weights (L, h, T_q,
+    T_k). For cross-attention that is the clearest word alignment: each written word reads about one source word."""
+    entropy = head_entropy(weights)  # (L, h)
+    layer, head = np.unravel_index(int(np.argmin(entropy)), entropy.shape)
+    return int(layer), int(head), float(entropy[layer, head])

@@ -18,8 +18,7 @@ from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
 from ui.errors import page_guard
-from ui.lesson_questions import (Expected, QuestionError, answer_label, ask, expected_answer, show_answer,
-                                 state_for_page)
+from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, carry_view_state
 
@@ -70,7 +69,7 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
     if stop.problem:
         st.session_state[PROBLEM] = stop.problem
         return
-    bad = apply_view_state(stop.page, state_for_page(stop))
+    bad = apply_view_state(stop.page, stop.state)
     st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
     st.session_state[SWITCH_TO] = stop.page
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from classroom.lessons import Question, Stop, localized, zero_based_until_lecture_merge
+from classroom.lessons import Question, Stop, localized
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
 from model.config import TransformerConfig
@@ -201,8 +201,3 @@ def show_answer(question: Question, given: str | None, expected: Expected | None
                                                                                              expected.shown))))
     elif expected is not None:
         st.info(tr("lessons.revealed", right=escape_markdown(answer_label(question, expected.shown))))
-
-
-def state_for_page(stop: Stop) -> dict[str, str]:
-    """The stop's share-link state as this branch's parsers read it (see zero_based_until_lecture_merge)."""
-    return zero_based_until_lecture_merge(stop.state)
