@@ -21,6 +21,7 @@ from ui.errors import page_guard
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, carry_view_state
+from ui.state import DEFAULT_MODEL
 
 PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
@@ -69,7 +70,9 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
     if stop.problem:
         st.session_state[PROBLEM] = stop.problem
         return
-    bad = apply_view_state(stop.page, stop.state)
+    # A stop is written for a model: the default one unless it names another (a teacher who had picked the real
+    # encoder before opening the lesson still gets the translation model the stop's kinds and heads belong to).
+    bad = apply_view_state(stop.page, {"model": DEFAULT_MODEL, **stop.state})
     st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
     st.session_state[SWITCH_TO] = stop.page
 
@@ -250,6 +253,14 @@ def _store_answer(code: str, qid: str, given: str, expected: Expected | None) ->
     except LookupError:
         st.warning(tr("lessons.class_ended"))
     return False
+
+
+def open_lesson_button(lesson_id: str, label: str) -> None:
+    """A button (e.g. on Home) that opens a lesson at its first stop, as the sidebar's picker does."""
+    if lesson_id in lessons()[0] and st.button(label, key=f"open_lesson_{lesson_id}", icon=":material/route:",
+                                               type="tertiary"):
+        st.session_state[PENDING] = ("open", lesson_id, 1)
+        st.rerun()
 
 
 def lesson_picker() -> None:
