@@ -3,10 +3,11 @@ import streamlit as st
 
 from i18n import tr
 from model.sources import TRANSLATION
-from ui.attention_defaults import open_on_teaching_view
+from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
 from ui.attention_view import attention_explorer
 from ui.display import presenting, show_chart, strongest_shade
 from ui.state import analyse_ablated, current_attention
+from ui.text import escape_markdown
 from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 
@@ -22,12 +23,15 @@ if analysis is not None:
     model_id, loaded, analysed = analysis
     result = analysed.decode  # our own translation models' greedy decode (None for encoders and foreign models)
     if analysed.can(TRANSLATION):
-        st.markdown(tr("attention.translation"))
         translation = " ".join(analysed.output_tokens) or tr("attention.empty")
-        if result is not None:
-            show_translation(result, translation)  # greyed, with the reason, when words were unknown
+        if presenting() and result is not None and not result.source.unknown:  # one line: the chart above the fold
+            st.markdown(f"{tr('attention.translation')} **{escape_markdown(translation)}**")
         else:
-            st.code(translation, language=None)
+            st.markdown(tr("attention.translation"))
+            if result is not None:
+                show_translation(result, translation)  # greyed, with the reason, when words were unknown
+            else:
+                st.code(translation, language=None)
     if not analysed.maps:  # a GRU seq2seq: one additive alignment, or no attention at all
         if "alignment" in result.attention:
             st.info(tr("attention.rnn_bahdanau"))
@@ -40,5 +44,7 @@ if analysis is not None:
     else:
         if result is not None and "cross" in result.attention:
             open_on_teaching_view(result)  # a first visit: cross-attention on its sharpest head
+        elif analysed.special is not None:  # an encoder: the sharpest word-to-word head, not a [SEP] sink
+            open_encoder_on_teaching_head(analysed.maps["encoder_self"].weights, analysed.special)
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).
         attention_explorer("attention", model_id, loaded, analysed, st.session_state["sentence"], analyse_ablated)

@@ -5,7 +5,7 @@ import streamlit as st
 
 from i18n import tr
 from model.decode import DecodeResult
-from model.metrics import sharpest_head
+from model.metrics import sharpest_content_head, sharpest_head
 
 TEACHING_KIND = "cross"  # encoder-decoder attention: which source words each written word reads
 
@@ -33,3 +33,20 @@ def why_this_head(kind: str, weights, layer: int, head: int) -> None:
     if (layer, head) == (best_layer, best_head):
         st.caption(tr("lecture.why_this_head", layer=layer + 1, head=head + 1, heads=weights.shape[0] * weights.shape[1],
                       entropy=f"{entropy:.2f}"))
+
+
+def open_encoder_on_teaching_head(weights, special: list[bool]) -> None:
+    """A first visit to an encoder (no link, no kept view) opens the head that links words most sharply (not the
+    [CLS]/[SEP] sinks); weights (L, h, T, T) of its self-attention."""
+    if "attn_layer" in st.session_state or "attn_head" in st.session_state:
+        return
+    layer, head, _ = sharpest_content_head(weights, special)
+    st.session_state.update(attn_layer=layer, attn_head=head)
+
+
+def why_this_encoder_head(weights, special: list[bool], layer: int, head: int) -> None:
+    """One line under the pickers while the head shown is the one open_encoder_on_teaching_head chose."""
+    best_layer, best_head, share = sharpest_content_head(weights, special)
+    if (layer, head) == (best_layer, best_head):
+        st.caption(tr("lecture.why_this_encoder_head", layer=layer + 1, head=head + 1,
+                      heads=weights.shape[0] * weights.shape[1], share=f"{share:.0%}"))

@@ -16,7 +16,7 @@ from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps, hide_tokens, merge_word_pieces,
                            special_token_shares)
-from ui.attention_defaults import why_this_head
+from ui.attention_defaults import why_this_encoder_head, why_this_head
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
@@ -159,7 +159,8 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     layer, head = head_picker(maps, "attn", c[1:])
     if not result.can(ABLATION):
         st.caption(tr("bert.views_hidden"))
-    why_this_head(kind, maps.weights, layer, head)
+    if not presenting():  # projected: the line goes under the chart, so the chart starts above the fold
+        _why_this_head(result, kind, maps, layer, head)
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
     views = available_views(result)
     if st.session_state.get("attn_view") not in views:
@@ -189,6 +190,16 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
                      loaded.config.d_model // loaded.config.num_heads)
         if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
             st.caption(tr("bert.rescale_raw"))
+    if presenting():
+        _why_this_head(result, kind, maps, layer, head)
+
+
+def _why_this_head(result: AnalysedInput, kind: str, maps: "AttentionMaps", layer: int, head: int) -> None:
+    """The one line saying why the page opened on this head (ui/attention_defaults.py), while it is shown."""
+    if result.special is not None:
+        why_this_encoder_head(result.maps[kind].weights, result.special, layer, head)
+    else:
+        why_this_head(kind, maps.weights, layer, head)
 
 
 _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
