@@ -187,3 +187,19 @@ def test_the_growing_sentence_shows_each_translation_whole_with_its_differences(
     at, _ = open_from_link("compare", {"sentence": "i am a student", "compare_len": "40"})
     assert any(":red-background[" in m.value for m in at.markdown)  # the no-attention model gets 40 words wrong
     assert any(c.value.startswith("❌ differs from the reference") for c in at.caption)
+
+
+def test_unknown_words_get_a_grammatical_nearest_sentence_and_a_way_to_the_real_encoder():
+    from tests.app_links import open_from_link
+
+    at, _ = open_from_link("attention", {"sentence": "the weather is nice today"})
+    nearest = next(m.value for m in at.markdown if m.value.startswith("Nearest sentence"))
+    suggestion = nearest.split("**")[1]
+    at.button(key="use_nearest").click().run()
+    assert at.session_state["sentence"] == suggestion and not at.warning  # every word of it is known
+    at.session_state["sentence"] = "the weather is nice today"
+    at.run()
+    at.button(key="use_nearest_encoder").click().run()
+    assert at.session_state["model_id"] == "all-MiniLM-L6-v2"
+    assert at.session_state["sentence"] == "the weather is nice today"  # the same sentence, read by the encoder
+    assert not at.exception

@@ -8,7 +8,7 @@ import streamlit as st
 
 from i18n import tr
 from model.checkpoint import LoadedModel
-from model.data import SPECIALS, english_parts_of_speech
+from model.data import SPECIALS, english_parts_of_speech, make_en_fr
 from model.decode import DecodeResult
 from ui.text import escape_markdown
 
@@ -58,10 +58,29 @@ def vocabulary_help(loaded: LoadedModel) -> None:
             st.caption(tr("lecture.vocab_none"))
 
 
+@st.cache_data(show_spinner=False)
+def _readable_sentences() -> list[tuple[str, ...]]:
+    """Grammatical English the en-fr models read: generated sentences of the same mini-language (seed 99, not the
+    held-out test set), as token tuples."""
+    return [tuple(en) for en, _ in make_en_fr(seed=99, train_size=3000, test_size=0, long_size=0).splits["train"]]
+
+
 def nearest_readable_sentence(loaded: LoadedModel, result: DecodeResult) -> str:
-    """The sentence with each unknown word replaced by the most similar known word (difflib's ratio)."""
-    words = known_words(loaded)
+    """A sentence the model can read, close to what was typed.
+
+    For the English->French models: the generated sentence that shares the most known words with it (then the
+    closest length), so the suggestion is grammatical. Otherwise: each unknown word replaced by the most similar
+    known word (difflib's ratio).
+    """
     tokens = result.source.tokens[:-1]  # without <eos>
+    if loaded.task == "en-fr":
+        typed = {t for t, i in zip(tokens, result.source.ids) if i != loaded.src_vocab.stoi["<unk>"]}
+        known = set(known_words(loaded))
+        candidates = [c for c in _readable_sentences() if set(c) <= known]
+        if candidates:
+            best = max(candidates, key=lambda c: (len(typed & set(c)), -abs(len(c) - len(tokens))))
+            return " ".join(best)
+    words = known_words(loaded)
     ids = result.source.ids[:-1]
     unk = loaded.src_vocab.stoi["<unk>"]
     return " ".join((difflib.get_close_matches(t, words, n=1, cutoff=0.0) or [t])[0] if i == unk else t
@@ -70,6 +89,12 @@ def nearest_readable_sentence(loaded: LoadedModel, result: DecodeResult) -> str:
 
 def _use_sentence(sentence: str) -> None:
     st.session_state[SENTENCE] = sentence
+
+
+def _use_real_encoder() -> None:
+    """Keep the sentence, read it with the pretrained encoder (the sidebar's model choice)."""
+    st.session_state["model_id"] = REAL_ENCODER
+    st.session_state["sentence_task"] = "english"  # so the sidebar keeps this sentence instead of an example
 
 
 def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "use_nearest") -> None:
@@ -90,7 +115,10 @@ def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "
         right.button(tr("lecture.use_nearest"), key=key, on_click=_use_sentence, args=(nearest,),
                      icon=":material/edit_note:")
         if loaded.task == "en-fr":
-            st.caption(tr("lecture.real_encoder", model=REAL_ENCODER))
+            left, right = st.columns([4, 1], vertical_alignment="center")
+            left.caption(tr("lecture.real_encoder", model=REAL_ENCODER))
+            right.button(tr("lecture.use_real_encoder"), key=f"{key}_encoder", on_click=_use_real_encoder,
+                         icon=":material/psychology:")
 
 
 def show_translation(result: DecodeResult, text: str, where=None) -> None:
