@@ -1,4 +1,5 @@
 """Shared fixtures: a real `streamlit run app.py` server for the browser tests."""
+import contextlib
 import os
 import shutil
 import socket
@@ -30,13 +31,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
+@contextlib.contextmanager
+def streamlit_server(folder: Path = ROOT, env: dict[str, str] | None = None):
+    """`streamlit run app.py` in `folder` on a free loopback port; yields its URL once /_stcore/health answers."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -48,9 +50,17 @@ def app_url():
     else:
         process.kill()
         pytest.fail("streamlit did not become healthy within 60 s")
-    yield url
-    process.terminate()
-    process.wait(timeout=20)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    with streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -3,44 +3,21 @@ context), the teacher moves the class and the student's page follows, a student 
 two server processes on one database count every answer."""
 import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.conftest import ROOT, SCREENSHOTS, _free_port
+from tests.conftest import SCREENSHOTS, streamlit_server
 from tests.test_browser import no_exception, wait_idle
 
 
 def _serve(data: Path):
     """`streamlit run app.py` with its class database in `data`; yields its URL."""
-    port = _free_port()
     env = {**os.environ, "ATTENTION_LAB_DATA": str(data)}
     env.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("streamlit did not become healthy within 60 s")
-    try:
+    with streamlit_server(env=env) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")

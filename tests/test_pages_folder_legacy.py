@@ -6,14 +6,10 @@ Streamlit's legacy multipage mode: the script runs without the entry point (its 
 sidebar lists the pages/ scripts. Once a session has run st.navigation, pages/ is ignored. The day a Streamlit
 release stops doing this, the first assertion fails, and app_pages/ can take the card's name.
 """
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
-from tests.conftest import _free_port
+from tests.conftest import streamlit_server
 
 ENTRY = 'import streamlit as st\nst.sidebar.write("ENTRY SIDEBAR")\n' \
         'st.navigation([st.Page("home.py", default=True), st.Page("other.py")]).run()\n'
@@ -26,22 +22,8 @@ def toy_app(tmp_path):
     (tmp_path / "home.py").write_text('import streamlit as st\nst.write("HOME PAGE")\n')
     (tmp_path / "other.py").write_text('import streamlit as st\nst.write("OTHER PAGE")\n')
     (tmp_path / "pages" / "secret.py").write_text('import streamlit as st\nst.write("LEGACY PAGES SCRIPT")\n')
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.port", str(port), "--server.address", "127.0.0.1",
-                               "--browser.gatherUsageStats", "false"],
-                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    yield url
-    server.terminate()
-    server.wait(timeout=20)
+    with streamlit_server(tmp_path) as url:
+        yield url
 
 
 def _text_of(browser, url: str) -> str:
