@@ -180,7 +180,7 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     elif view == "Explain":
         from ui.explain_view import show_explain  # rollout, norms, importance, patterns (it imports this module)
 
-        show_explain(model_id, loaded, result.decode, maps, layer, head, sentence)
+        show_explain(model_id, loaded, result, maps, layer, head, sentence)
     else:
         show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head,
                      loaded.config.d_model // loaded.config.num_heads)
