@@ -300,13 +300,13 @@ def show_encoder_importance(model_id: str, loaded) -> None:
                                   required=True, format_func=labels.get) or ENCODER_METRICS[0]
     values = getattr(importance, metric)  # (L, h)
     rows = _kind_rows(("encoder_self",), layers)
-    left, right = st.columns([3, 2])
+    # Full width: 12 heads a row leave the cells' numbers unreadable in a 3/5 column.
     show_chart(layers_by_heads(values, rows, tr("explain_encoder.importance_title", sentences=importance.sentences),
                                labels[metric], text=np.vectorize("{:.3f}".format)(values)),
-               f"{model_id}_head_importance_{metric}", key="explain_importance", where=left)
+               f"{model_id}_head_importance_{metric}", key="explain_importance")
     show_chart(pruning_curve_chart(curve, importance.change.size, tr("explain.curve_title"), measure="similarity",
                                    measure_label=tr("explain_encoder.similarity")),
-               f"{model_id}_head_pruning_curve", key="explain_curve", where=right)
+               f"{model_id}_head_pruning_curve", key="explain_curve")
     order = [l * heads + h for l, h in importance.order()]
     names = [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
     table = encoder_importance_table(names, importance.change.ravel(), importance.gradient.ravel(), order,

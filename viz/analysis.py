@@ -106,6 +106,8 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
     for n, colour in enumerate(colours):  # one flat band of the colour scale per pattern
         scale += [[n / len(patterns), colour], [(n + 1) / len(patterns), colour]]
     names = np.vectorize(lambda p: tr(f"explain.patterns.{p}"))(labels)
+    if labels.shape[1] > 8:  # 12 heads a row (BERT): a two-word label on two lines stays inside its cell
+        names = np.vectorize(_two_lines)(names)
     columns = [f"H{h + 1}" for h in range(labels.shape[1])]
     fig = go.Figure(go.Heatmap(z=codes, x=columns, y=row_labels, text=names, texttemplate="%{text}",
                                colorscale=scale, zmin=-0.5, zmax=len(patterns) - 0.5, showscale=False,
@@ -114,3 +116,12 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
                       xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
                       yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
+
+
+def _two_lines(label: str) -> str:
+    """'special-token sink' -> 'special-token<br>sink': split at the space nearest the middle (none: unchanged)."""
+    spaces = [i for i, ch in enumerate(label) if ch == " "]
+    if not spaces:
+        return label
+    cut = min(spaces, key=lambda i: abs(i - len(label) / 2))
+    return f"{label[:cut]}<br>{label[cut + 1:]}"
