@@ -168,3 +168,15 @@ def test_a_transformers_model_gets_raw_weights_and_rollout_and_says_why_not_more
     assert not at.exception and translate("en", "explain_encoder.foreign_norms") in [i.value for i in at.info]
     at.button_group(key="explain_part").set_value("importance").run()
     assert not at.exception and translate("en", "explain_encoder.foreign_part") in [i.value for i in at.info]
+
+
+def test_the_all_heads_grid_names_each_heads_pattern():
+    at, _ = open_from_link("attention", {"sentence": COREFERENCE, "view": "All heads"}, model_id=MINILM_NAME)
+    assert not at.exception
+    grid = json.loads(at.get("plotly_chart")[0].proto.spec)
+    titles = [a["text"] for a in grid["layout"]["annotations"] if a["text"].startswith("L")]
+    assert len(titles) == 72 and all(" · " in t for t in titles)
+    labels = analysis.encoder_head_labels(load_minilm()).labels
+    short = {p: translate("en", f"explain_encoder.short.{p}") for p in analysis.PATTERNS}
+    assert titles[3 * 12 + 1] == f"L4 H2 · {short[labels[3, 1]]}"
+    assert translate("en", "explain_encoder.grid_labels") in [c.value for c in at.caption]

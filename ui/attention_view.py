@@ -166,7 +166,9 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     if view == "Head":
         show_head(maps, layer, head)
     elif view == "All heads":
-        show_grid(maps, layer, head)
+        from ui.explain_view import grid_labels  # it imports this module
+
+        show_grid(maps, layer, head, grid_labels(model_id, loaded, result, kind))
     elif view == "Compare":
         show_compare(result, maps, layer, head)
     elif view == "Statistics":
@@ -225,7 +227,8 @@ def _focus(layer: int, head: int) -> None:
     st.session_state["attn_layer"], st.session_state["attn_head"] = layer, head
 
 
-def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
+def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
+    """labels: (L, h) short pattern names of the kind's heads (ui.explain_view.grid_labels), or None."""
     layers, heads = maps.weights.shape[:2]
     weights, queries, keys, masked = maps.weights, maps.query_tokens, maps.key_tokens, maps.masked
     tokens = max(len(queries), len(keys))
@@ -233,11 +236,14 @@ def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
         masked = None
     show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=kind_label(maps.kind)),
-                         selected=(layer, head), masked=masked), f"attention_{maps.kind}_all_heads", key="grid")
+                         selected=(layer, head), masked=masked, labels=labels), f"attention_{maps.kind}_all_heads",
+               key="grid")
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
     if not presenting():
         st.caption(tr("attention.grid_caption"))
+        if labels is not None:
+            st.caption(tr("explain_encoder.grid_labels"))
     for l in range(layers):
         cols = st.columns(heads)
         for h in range(heads):

@@ -341,3 +341,15 @@ def show_encoder_patterns(model_id: str, loaded) -> None:
     st.caption(tr("explain_encoder.patterns_caption", previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}",
                   self=f"{t['self']:.0%}", sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}",
                   sentences=sentences))
+
+
+def grid_labels(model_id: str, loaded, result: AnalysedInput, kind: str) -> np.ndarray | None:
+    """(L, h) short pattern names of one kind's heads for the "All heads" grid; None where labels need modules we
+    do not have (transformers models) or the model has no heads (GRU seq2seq)."""
+    if result.can(EMBEDDING):
+        labels = encoder_head_labels(model_id, loaded).labels
+    elif result.decode is not None and kind in analysis.ATTENTION_KINDS and "encoder_self" in result.maps:
+        labels = head_labels(model_id, loaded)[kind].labels
+    else:
+        return None
+    return np.vectorize(lambda p: tr(f"explain_encoder.short.{p}"))(labels)
