@@ -14,6 +14,7 @@ from model import analysis
 from model.bert import MINILM_NAME, load_minilm, minilm_zip_path
 from model.local_models import ENV_VAR
 from tests.app_links import open_from_link
+from tests.test_explain_view import _array
 from tests.tiny_models import build_models_folder
 
 COREFERENCE = "The animal didn't cross the street because it was too tired."
@@ -180,3 +181,26 @@ def test_the_all_heads_grid_names_each_heads_pattern():
     short = {p: translate("en", f"explain_encoder.short.{p}") for p in analysis.PATTERNS}
     assert titles[3 * 12 + 1] == f"L4 H2 · {short[labels[3, 1]]}"
     assert translate("en", "explain_encoder.grid_labels") in [c.value for c in at.caption]
+
+
+@pytest.mark.slow
+def test_every_hostile_input_gives_norms_or_a_message_on_the_encoder():
+    """Empty, huge (cut to the model's limit), HTML, emoji, other scripts, control characters: the encoder's
+    Explain view draws finite norms and a survival ratio, or the page's own message says why not."""
+    from tests.bad_inputs import load_bad_inputs
+
+    drawn_count = 0
+    for text in load_bad_inputs():
+        at, _ = open_from_link("attention", {"view": "Explain", "explain_mode": "norms"}, model_id=MINILM_NAME,
+                               sentence=text)
+        assert not at.exception, text
+        charts = at.get("plotly_chart")
+        if charts:
+            drawn_count += 1
+            norms = _array(json.loads(charts[1].proto.spec)["data"][0]["z"])  # (T, T) over the model's tokens
+            assert norms.ndim == 2 and norms.shape[0] == norms.shape[1] and np.isfinite(norms).all(), text
+            survival = at.metric[2].value
+            assert survival == "–" or np.isfinite(float(survival)), (text, survival)
+        else:
+            assert at.info or at.warning or at.error, text
+    assert drawn_count >= len(load_bad_inputs()) // 2

@@ -89,7 +89,7 @@ def show_explain(model_id: str, loaded, result: AnalysedInput, maps: AttentionMa
         if foreign:
             arrays = foreign_explanations(result)
         elif encoder:
-            arrays = encoder_explanations(model_id, sentence, loaded)
+            arrays = encoder_explanations(model_id, result.text, loaded)  # the text the page analysed (cleaned)
         else:
             arrays = explanations(model_id, sentence, loaded, result.decode)
         show_maps(arrays, maps, layer, head, special_label=tr("explain_encoder.cls_sep" if encoder else
