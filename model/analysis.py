@@ -541,7 +541,8 @@ def encoder_explanations(pretrained, encoded) -> dict[str, np.ndarray]:
     weights = out.weights  # (L, 1, h, T, T)
     norms = stack_value_norms(modules, weights, [captured[str(l)][0] for l in range(len(modules))])
     raw = weights[:, 0].cpu().numpy()
-    return {"encoder_self": raw, "value_norms_encoder_self": norms[:, 0], "rollout_encoder_self": attention_rollout(raw)}
+    return {"encoder_self": raw, "value_norms_encoder_self": norms[:, 0],
+            "rollout_encoder_self": attention_rollout(raw)}
 
 
 def encoder_sentence_embedder(pretrained, sentences: Sequence[str]):

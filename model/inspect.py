@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         epilog="The .npz holds: tokens; encoder_self, decoder_self, cross (those the model has), each float32 "
                "(layers, heads, queries, keys), rows are queries and sum to 1; output_tokens and decoder_tokens "
                "for translation models; for models on our own modules also rollout_encoder_self, "
-               "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, keys). Models folder: the ATTENTION_LAB_MODELS environment variable or "
+               "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
+               "keys). Models folder: the ATTENTION_LAB_MODELS environment variable or "
                ".streamlit/attention_lab.toml (see README).")
     parser.add_argument("model", metavar="MODEL",
                         help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, or a folder name in "
