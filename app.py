@@ -4,7 +4,9 @@ from pathlib import Path
 import streamlit as st
 
 from i18n import tr
+from ui.display import presenting
 from ui.errors import page_guard
+from ui.lesson_bar import lesson_bar, lesson_picker
 from ui.share import restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
 from ui.train_view import lost_training_notice
@@ -15,6 +17,8 @@ st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).pare
 
 with page_guard():
     restore_from_url()  # first: the link may choose the language the page titles are drawn in
+    if presenting():  # the projected page gets the whole width; the sidebar stays one click away
+        st.set_page_config(initial_sidebar_state="collapsed")
     pages = {
         tr("nav.start"): [st.Page("app_pages/home.py", title=tr("nav.home"), icon=":material/home:", default=True)],
         tr("nav.foundations"): [
@@ -31,12 +35,18 @@ with page_guard():
         tr("nav.models"): [st.Page("app_pages/compare.py", title=tr("nav.compare"), icon=":material/compare:")],
         tr("nav.train_group"): [st.Page("app_pages/train.py", title=tr("nav.train"),
                                         icon=":material/model_training:")],
+        tr("lessons.nav_group"): [st.Page("app_pages/teacher.py", title=tr("lessons.nav_teacher"),
+                                          icon=":material/co_present:")],
     }
     navigation = st.navigation(pages)
+    show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
     render_sidebar()
+    lesson_picker()
     show_url_notice()
     lost_training_notice()  # on any page: the replica that ran this tab's training is gone
-    navigation.run()
+    write_to_url(navigation.url_path)  # the page's kept view before it runs: one history entry per page change
+    if show_page:  # False while a lesson question waits for the student's prediction
+        navigation.run()
     write_to_url(navigation.url_path)
     with st.sidebar:
         share_link(navigation.url_path)

@@ -3,22 +3,36 @@ import streamlit as st
 
 from i18n import tr
 from model.sources import TRANSLATION
+from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
 from ui.attention_view import attention_explorer
-from ui.display import show_chart
+from ui.display import presenting, show_chart, strongest_shade
 from ui.state import analyse_ablated, current_attention
+from ui.text import escape_markdown
+from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 
 st.title(tr("attention.title"))
-st.write(tr("attention.intro"))
+if presenting():  # the chart above the fold at 1280×720: the explanation is one click away
+    with st.expander(tr("lecture.how_to_read")):
+        st.write(tr("attention.intro", shade=strongest_shade()))
+else:
+    st.write(tr("attention.intro", shade=strongest_shade()))
 
 analysis = current_attention()  # model.sources: the maps of whatever model is chosen
 if analysis is not None:
     model_id, loaded, analysed = analysis
+    result = analysed.decode  # our own translation models' greedy decode (None for encoders and foreign models)
     if analysed.can(TRANSLATION):
-        st.markdown(tr("attention.translation"))
-        st.code(" ".join(analysed.output_tokens) or tr("attention.empty"), language=None)
+        translation = " ".join(analysed.output_tokens) or tr("attention.empty")
+        if presenting() and result is not None and not result.source.unknown:  # one line: the chart above the fold
+            st.markdown(f"{tr('attention.translation')} **{escape_markdown(translation)}**")
+        else:
+            st.markdown(tr("attention.translation"))
+            if result is not None:
+                show_translation(result, translation)  # greyed, with the reason, when words were unknown
+            else:
+                st.code(translation, language=None)
     if not analysed.maps:  # a GRU seq2seq: one additive alignment, or no attention at all
-        result = analysed.decode
         if "alignment" in result.attention:
             st.info(tr("attention.rnn_bahdanau"))
             rows, columns = result.output_tokens + ["<eos>"], result.source.tokens
@@ -28,5 +42,9 @@ if analysis is not None:
         else:
             st.info(tr("attention.rnn_plain"))
     else:
+        if result is not None and "cross" in result.attention:
+            open_on_teaching_view(result)  # a first visit: cross-attention on its sharpest head
+        elif analysed.special is not None:  # an encoder: the sharpest word-to-word head, not a [SEP] sink
+            open_encoder_on_teaching_head(analysed.maps["encoder_self"].weights, analysed.special)
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).
         attention_explorer("attention", model_id, loaded, analysed, st.session_state["sentence"], analyse_ablated)

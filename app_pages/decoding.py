@@ -21,7 +21,7 @@ analysis = current_analysis()
 if analysis is not None:
     model_id, loaded, result = analysis
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
-    produced = result.output_tokens + ["<eos>"]
+    produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
     st.session_state["decode_step"] = min(st.session_state.get("decode_step", 1), steps)
     c = st.columns([1, 1, 6])
     if c[0].button(tr("decoding.previous"), disabled=st.session_state["decode_step"] <= 1):
@@ -57,13 +57,15 @@ if analysis is not None:
                 st.caption(tr("decoding.cross_caption"))
             so_far = result.attention["decoder_self"][layer, :, : step + 1, : step + 1]  # (h, step+1, step+1)
             self_w = so_far.mean(0) if head == "all" else so_far[head]
-            tokens = result.decoder_input_tokens[: step + 1]
+            # rows: the token each step writes; columns: the decoder's inputs (<bos> and what was written before)
+            rows_written, inputs = result.written_tokens[: step + 1], result.decoder_input_tokens[: step + 1]
             title = tr("decoding.self_title_mean" if head == "all" else "decoding.self_title", step=step + 1)
-            show_chart(cached_figure("heatmap", self_w, tokens, tokens, title,
+            show_chart(cached_figure("heatmap", self_w, rows_written, inputs, title,
                                      masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
                        f"decoding_self_step{step + 1}_L{layer + 1}_{'mean' if head == 'all' else f'H{head + 1}'}",
                        key="dec_self")
             st.caption(tr("decoding.mask_caption"))
+            st.caption(tr("lecture.rows_written"))
         elif "alignment" in result.attention:
             show_chart(cached_figure("heatmap", result.attention["alignment"][step:step + 1], [produced[step]],
                                      result.source.tokens, tr("decoding.alignment_title", token=writing),

@@ -4,7 +4,9 @@ import streamlit as st
 
 from i18n import tr
 from model.checkpoint import CheckpointError
-from ui.models import family_label, device_label, shipped_model_info, shipped_model_names
+from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
+from ui.lesson_bar import open_lesson_button
+from ui.state import example_sentences
 
 st.title(tr("home.title"))
 st.write(tr("home.intro"))
@@ -15,6 +17,10 @@ st.markdown(tr("home.story"))
 st.page_link("app_pages/attention.py", label=tr("home.link_attention"), icon=":material/grid_on:")
 st.page_link("app_pages/decoding.py", label=tr("home.link_decoding"), icon=":material/skip_next:")
 st.page_link("app_pages/positional.py", label=tr("home.link_foundations"), icon=":material/school:")
+open_lesson_button("intro", tr("home.link_lesson"))
+st.page_link("app_pages/attention.py", label=tr("home.link_real_encoder", model=PRETRAINED_MODELS[0]),
+             icon=":material/psychology:",
+             query_params={"model": PRETRAINED_MODELS[0], "sentence": example_sentences("english")[0]})
 
 columns = {name: tr(f"home.column_{name}") for name in ("model", "family", "task", "parameters", "test_exact",
                                                           "test_bleu", "long_exact", "long_bleu")}

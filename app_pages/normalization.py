@@ -20,9 +20,8 @@ c = st.columns(3 if presenter else 4)
 batch_size = c[0].slider(tr("normalization.batch"), 1, 8, key="norm_batch")
 max_len = c[1].slider(tr("normalization.length"), 1, 12, key="norm_len")
 d = c[2].slider(tr("normalization.features"), 2, 16, key="norm_d")
-if not presenter:  # a secondary knob; its value is kept while hidden
-    c[3].number_input(tr("normalization.seed"), 0, 10_000, key="norm_seed", help=tr("normalization.seed_help"),
-                      persist_state="session")
+if not presenter:  # a secondary knob; kept while hidden (ui/share.py keep_view_state)
+    c[3].number_input(tr("normalization.seed"), 0, 10_000, key="norm_seed", help=tr("normalization.seed_help"))
 seed = int(st.session_state["norm_seed"])
 demos = {kind: normalization_demo(batch_size, max_len, d, kind, seed) for kind in NORM_KINDS}
 

@@ -8,8 +8,9 @@ from ui.display import presenting, shared_figure, show_chart
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
 from viz.attention import label
-from viz.positional import (dials_and_counter, dials_table, dimension_curves, dimension_name, encoding_heatmap,
-                            rotation_check, rotation_matrix_heatmap, similarity_by_offset, similarity_heatmap)
+from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials_table, dimension_curves,
+                            dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,
+                            similarity_by_offset, similarity_heatmap)
 
 st.title(tr("positional.title"))
 st.write(tr("positional.intro"))
@@ -29,7 +30,8 @@ d_model = c[0].slider("d_model", 4, 256, step=2, key="pe_d_model", help=tr("posi
 length = c[1].slider(tr("positional.length"), 8, 256, key="pe_length")
 for name, top in (("pe_position", length - 1), ("pe_k", length - 1)):  # keep old choices inside the new range
     st.session_state[name] = min(st.session_state.get(name, 5), top)
-st.session_state["pe_dims"] = [d for d in st.session_state.get("pe_dims", [0, 1, 6, 7, 20]) if d < d_model]
+# default lines of four clearly different wavelengths (2π, ~26, ~112 and ~2000 positions at d_model 64), sin and cos
+st.session_state["pe_dims"] = [d for d in st.session_state.get("pe_dims", DEFAULT_DIMS) if d < d_model]
 k = c[2].slider(tr("positional.offset"), 1, length - 1, key="pe_k", help=tr("positional.offset_help"))
 pe = sinusoidal(length, d_model, k)
 
@@ -47,20 +49,24 @@ if presenter:  # a secondary knob: the curves keep the dimensions chosen before
     dims = st.session_state["pe_dims"]
 else:
     dims = st.multiselect(tr("positional.dims"), range(d_model), key="pe_dims", format_func=dimension_name)
-show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(pe.table, dims)),
-           f"positional_curves_d{d_model}", key="pe_curves")
+show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(
+               pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions)),
+           f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims))
+if not presenter:
+    st.caption(tr("lecture.curves_caption"))
 
-st.subheader(tr("positional.dials_title"))
-st.write(tr("positional.dials_text"))
-position = st.slider(tr("positional.position"), 0, length - 1, key="pe_position")
-show_chart(shared_figure(("pe_dials", length, d_model, position),
-                        lambda: dials_and_counter(pe.angles[position], pe.bits[position], pe.wavelengths, position)),
-           f"positional_dials_p{position}_d{d_model}", key="pe_dials",
-           table=lambda: dials_table(pe.angles[position], pe.wavelengths))
+# The secondary sections are folded: the page opens on the formula, the matrix and the curves.
+with st.expander(tr("positional.dials_title"), icon=":material/speed:"):
+    st.write(tr("positional.dials_text"))
+    position = st.slider(tr("positional.position"), 0, length - 1, key="pe_position")
+    show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
+                   pe.angles[position], pe.bits[position], pe.wavelengths, position)),
+               f"positional_dials_p{position}_d{d_model}", key="pe_dials",
+               table=lambda: dials_table(pe.angles[position], pe.wavelengths))
 
-st.subheader(tr("positional.similarity_title"))
-st.write(tr("positional.similarity_text"))
-left, right = st.columns(2)
+similarity_section = st.expander(tr("positional.similarity_title"), icon=":material/grid_on:")
+similarity_section.write(tr("positional.similarity_text"))
+left, right = similarity_section.columns(2)
 show_chart(shared_figure(("pe_similarity", length, d_model), lambda: similarity_heatmap(pe.similarity)),
            f"positional_similarity_T{length}_d{d_model}", key="pe_similarity",
            where=left)
@@ -69,14 +75,14 @@ show_chart(shared_figure(("pe_offset", length, d_model), lambda: similarity_by_o
            f"positional_similarity_by_offset_T{length}_d{d_model}",
            key="pe_offset", where=right)
 if not presenter:
-    st.caption(tr("positional.similarity_caption", spread=f"{pe.diagonal_spread:.1e}",
-                  largest=f"{pe.similarity.max():.0f}"))
+    similarity_section.caption(tr("positional.similarity_caption", spread=f"{pe.diagonal_spread:.1e}",
+                                  largest=f"{pe.similarity.max():.0f}"))
 
-st.subheader(tr("positional.rotation_title"))
-st.write(tr("positional.rotation_text", k=k))
+rotation_section = st.expander(tr("positional.rotation_title"), icon=":material/rotate_right:")
+rotation_section.write(tr("positional.rotation_text", k=k))
 error = float(pe.rotation_error.max())
-st.metric(tr("positional.rotation_metric", k=k, positions=length - k, d_model=d_model), f"{error:.1e}")
-left, right = st.columns([3, 2])
+rotation_section.metric(tr("positional.rotation_metric", k=k, positions=length - k, d_model=d_model), f"{error:.1e}")
+left, right = rotation_section.columns([3, 2])
 show_chart(shared_figure(("pe_rotation", length, d_model, k, position),
                         lambda: rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k)),
            f"positional_rotation_check_k{k}_d{d_model}", key="pe_rotation", where=left)
@@ -84,28 +90,28 @@ show_chart(shared_figure(("pe_rotation_matrix", length, d_model, k), lambda: rot
            f"positional_rotation_matrix_M{k}_d{d_model}",
            key="pe_rotation_matrix", where=right)
 
-st.subheader(tr("positional.trained_title"))
+trained_section = st.expander(tr("positional.trained_title"), icon=":material/model_training:")
 model_id = selected_model_id()
 loaded = get_model(model_id)
 shown_id = escape_markdown(model_id)
 if isinstance(loaded.config, TransformerConfig):
     summary = summarize_position_table(loaded.model.src_pos)
     rows = min(len(summary.table), 64)
-    st.write(tr("positional.trained_text", model=shown_id, kind=tr(f"positional.kind_{summary.kind}"),
-                positions=summary.table.shape[0], d_model=summary.table.shape[1]))
+    trained_section.write(tr("positional.trained_text", model=shown_id, kind=tr(f"positional.kind_{summary.kind}"),
+                             positions=summary.table.shape[0], d_model=summary.table.shape[1]))
     if summary.kind == "sinusoidal":
-        st.metric(tr("positional.trained_metric_sinusoidal"), f"{summary.max_diff_from_sinusoidal:.1e}")
+        trained_section.metric(tr("positional.trained_metric_sinusoidal"), f"{summary.max_diff_from_sinusoidal:.1e}")
     else:
-        st.metric(tr("positional.trained_metric_learned"), f"{summary.max_diff_from_sinusoidal:.2f}")
+        trained_section.metric(tr("positional.trained_metric_learned"), f"{summary.max_diff_from_sinusoidal:.2f}")
     title = tr("positional.trained_chart", model=label(model_id), rows=rows)
     # Model ids are unique on the server (shipped names, trained-N, uploaded-<uuid>) and a model never changes.
     show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
                    summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
-               f"positional_table_{model_id}", key="pe_trained")
+               f"positional_table_{model_id}", key="pe_trained", where=trained_section)
 elif is_encoder_only(loaded):
-    st.info(tr("bert.positional", model=shown_id, positions=loaded.config.max_position_embeddings,
-               d_model=loaded.config.hidden_size))
+    trained_section.info(tr("bert.positional", model=shown_id, positions=loaded.config.max_position_embeddings,
+                            d_model=loaded.config.hidden_size))
 elif not is_toy(loaded):
-    st.info(tr("bert.positional_other", model=shown_id))
+    trained_section.info(tr("bert.positional_other", model=shown_id))
 else:
-    st.info(tr("positional.rnn", model=shown_id))
+    trained_section.info(tr("positional.rnn", model=shown_id))

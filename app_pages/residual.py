@@ -19,9 +19,8 @@ c = st.columns(2 if presenter else 3)
 depth = c[0].slider(tr("residual.depth"), 2, 64, key="res_depth")
 activation = c[1].radio(tr("residual.activation"), list(ACTIVATIONS), horizontal=True, key="res_activation",
                         format_func=lambda a: tr("residual.activation_option", activation=a))
-if not presenter:  # a secondary knob; its value is kept while hidden
-    c[2].number_input(tr("residual.seed"), 0, 10_000, key="res_seed", help=tr("residual.seed_help"),
-                      persist_state="session")
+if not presenter:  # a secondary knob; kept while hidden (ui/share.py keep_view_state)
+    c[2].number_input(tr("residual.seed"), 0, 10_000, key="res_seed", help=tr("residual.seed_help"))
 seed = int(st.session_state["res_seed"])
 with_ln = st.toggle(tr("residual.ln"), key="res_ln")
 

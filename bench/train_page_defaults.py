@@ -1,7 +1,7 @@
 """The train page's default run, as the page runs it (background job, one torch thread), timed against the
 estimate the page shows before Start.
 
-    python bench/train_page_defaults.py [--model transformer] [--task en-fr] [--steps 600] [--runs 1]
+    python bench/train_page_defaults.py [--model transformer] [--task en-fr] [--steps 1000] [--runs 1]
 
 For each run: the page's speed probe (ui/training.py::probe_speed, the same one the page caches) gives the
 estimate, then the job runs with the page's settings (ui/train_view.py::form_config) and its wall time (from Start

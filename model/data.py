@@ -362,6 +362,30 @@ def english_lexicon() -> list[str]:
     return sorted(words)
 
 
+PARTS_OF_SPEECH = ("nouns", "verbs", "adjectives", "pronouns", "determiners", "linking")  # ids; the UI names them
+
+
+def english_parts_of_speech() -> dict[str, list[str]]:
+    """english_lexicon() grouped by part of speech, from the grammar's own word lists (PARTS_OF_SPEECH order).
+
+    Verbs include the forms of "be", "do" and "have"; "linking" words are prepositions, conjunctions and "not".
+    """
+    groups = {
+        "nouns": {w for n in NOUNS for w in (n.en, n.en_pl)} | {w for p in PROFESSIONS for w in p[:2]},
+        "verbs": {w for v in VERBS for w in v[0] + v[1]} | set(EN_BE.values()) | {"do", "does", "have", "has"},
+        "adjectives": {a[0] for a in PREDICATE_ADJECTIVES},
+        "pronouns": {p[0] for p in PRONOUNS},
+        "determiners": {"the", "a", "my", "your", "this", "these", "some", "that"},
+        "linking": {p[0] for p in PREPOSITIONS} | {c[0] for c in CONJUNCTIONS} | {"not"},
+    }
+    return {part: sorted(groups[part]) for part in PARTS_OF_SPEECH}
+
+
+def is_punctuation(token: str) -> bool:
+    """A token with no letter or digit ("," "!" "…"): the generated languages have none, so it carries no word."""
+    return not any(ch.isalnum() for ch in token)
+
+
 ALGO_SYMBOLS = [str(i) for i in range(20)]
 
 

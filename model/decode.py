@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from model.checkpoint import LoadedModel
-from model.data import BOS_ID, EOS_ID, PAD_ID, tokenize
+from model.data import BOS_ID, EOS_ID, PAD_ID, is_punctuation, tokenize
 from model.transformer import HeadMasks, Transformer
 
 
@@ -20,6 +20,7 @@ class PreparedSource:
     ids: list[int]
     unknown: list[str]  # words mapped to <unk>
     truncated_from: int | None  # original length when the input was cut to the model's limit
+    punctuation: list[str] = field(default_factory=list)  # symbols left out (no model here was trained on any)
 
 
 @dataclass
@@ -37,14 +38,28 @@ class DecodeResult:
     def sequence_probability(self) -> float:
         return float(np.prod(self.chosen_probs))
 
+    @property
+    def written_tokens(self) -> list[str]:
+        """The token each decoder step writes, (T,): the row labels of decoder self- and cross-attention.
+
+        Step t reads decoder_input_tokens[: t + 1] and writes the next one; the last step writes <eos> (or, when
+        decoding hit its step limit, a token that was not kept: shown as "…").
+        """
+        last = "<eos>" if int(self.step_probs[-1].argmax()) == EOS_ID else "…"
+        return self.decoder_input_tokens[1:] + [last]
+
 
 def prepare_source(loaded: LoadedModel, text: str) -> PreparedSource:
-    words = tokenize(text)
+    tokens = tokenize(text)
+    # Punctuation that the vocabulary lacks is left out rather than read as <unk>: it is not an unknown word, and an
+    # <unk> for a full stop would change the translation of a sentence the model knows.
+    punctuation = [t for t in tokens if is_punctuation(t) and t not in loaded.src_vocab.stoi]
+    words = [t for t in tokens if not (is_punctuation(t) and t not in loaded.src_vocab.stoi)]
     limit = loaded.config.max_len - 1  # room for <eos>
     truncated_from = len(words) if len(words) > limit else None
     words = words[:limit]
     ids, unknown = loaded.src_vocab.encode(words)
-    return PreparedSource(words + ["<eos>"], ids + [EOS_ID], unknown, truncated_from)
+    return PreparedSource(words + ["<eos>"], ids + [EOS_ID], unknown, truncated_from, punctuation)
 
 
 def _max_steps(loaded: LoadedModel, source_length: int) -> int:

@@ -45,3 +45,27 @@ def head_statistics(weights: np.ndarray, key_tokens: list[str] | None = None) ->
         eos = np.array([t == "<eos>" for t in key_tokens])[None, :]
         stats["eos"] = (weights * eos).sum(-1).mean(-1)
     return stats
+
+
+def sharpest_content_head(weights: np.ndarray, special: list[bool]) -> tuple[int, int, float]:
+    """(layer, head, share) of the encoder head that looks most sharply at words rather than at [CLS]/[SEP]:
+    the largest mean, over the word rows, of each row's biggest weight on a word column.
+
+    weights (L, h, T, T); special (T,) True for [CLS]/[SEP]-like tokens. Many encoder heads park their weight on
+    [SEP] (Clark et al. 2019, §3.2); this picks a head that shows a word-to-word pattern instead.
+    """
+    words = ~np.asarray(special, dtype=bool)
+    if words.sum() < 2:  # nothing but special tokens: any head is as good as another
+        return 0, 0, 0.0
+    on_words = weights[:, :, words][:, :, :, words]  # (L, h, W, W)
+    share = on_words.max(axis=-1).mean(axis=-1)  # (L, h)
+    layer, head = np.unravel_index(int(np.argmax(share)), share.shape)
+    return int(layer), int(head), float(share[layer, head])
+
+
+def sharpest_head(weights: np.ndarray) -> tuple[int, int, float]:
+    """(layer, head, entropy) of the head whose rows are most peaked: the lowest mean entropy of weights (L, h, T_q,
+    T_k). For cross-attention that is the clearest word alignment: each written word reads about one source word."""
+    entropy = head_entropy(weights)  # (L, h)
+    layer, head = np.unravel_index(int(np.argmin(entropy)), entropy.shape)
+    return int(layer), int(head), float(entropy[layer, head])

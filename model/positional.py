@@ -41,6 +41,17 @@ class PositionalEncoding(nn.Module):
 # --- Looking at the sinusoidal table: similarity, rotation by an offset, dials, a binary counter -------------
 
 
+def sinusoidal_at(positions, d_model: int) -> torch.Tensor:
+    """(P,) real positions -> (P, d_model) float64: the same formula between the integers (for smooth curves)."""
+    position = torch.as_tensor(positions, dtype=torch.float64)[:, None]  # (P, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d/2),)
+    angle = position / torch.pow(10000.0, two_i / d_model)  # (P, ceil(d/2))
+    table = torch.zeros(len(position), d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return table
+
+
 def frequencies(d_model: int) -> torch.Tensor:
     """(d_model // 2,) float64: ω_i = 1 / 10000^(2i/d_model), the turning speed (radians per position) of pair i."""
     two_i = torch.arange(0, d_model - 1, 2, dtype=torch.float64)  # (d_model // 2,): only complete (sin, cos) pairs
@@ -115,11 +126,16 @@ class SinusoidalAnalysis:
     angles: np.ndarray  # (T, d_model // 2) dial angles in radians, [0, 2π)
     wavelengths: np.ndarray  # (d_model // 2,) positions per full turn of each dial
     bits: np.ndarray  # (T, bits_needed(T)) binary counter, least significant bit first
+    fine_positions: np.ndarray  # (F,) 0 … T − 1 in steps of 1 / CURVE_SAMPLES: the curves between the integers
+    fine_table: np.ndarray  # (F, d_model) PE at fine_positions
 
     @property
     def rotation_error(self) -> np.ndarray:
         """(T − k,) max over dimensions of |PE(p + k) − M_k · PE(p)|."""
         return np.abs(self.shifted - self.rotated).max(axis=1)
+
+
+CURVE_SAMPLES = 8  # samples per position: dimension 0 turns 1 radian per position, so 8 draw it as a smooth wave
 
 
 def analyse_sinusoidal(length: int, d_model: int, k: int) -> SinusoidalAnalysis:
@@ -130,11 +146,13 @@ def analyse_sinusoidal(length: int, d_model: int, k: int) -> SinusoidalAnalysis:
     similarity = position_similarity(table.double())  # (T, T), float64 so rounding does not hide the pattern
     rotation = rotation_matrix(d_model, k)  # (d_model, d_model)
     positions = torch.arange(length)
+    fine = torch.arange((length - 1) * CURVE_SAMPLES + 1, dtype=torch.float64) / CURVE_SAMPLES  # (F,)
     return SinusoidalAnalysis(
         table=table.numpy(), similarity=similarity.numpy(), diagonal_spread=diagonal_spread(similarity),
         rotation=rotation.numpy(), shifted=table[k:].numpy(), rotated=(table[: length - k] @ rotation.T).numpy(),
         angles=dial_angles(positions, d_model).numpy(), wavelengths=wavelengths(d_model).numpy(),
-        bits=binary_counter(positions, bits_needed(length)).numpy())
+        bits=binary_counter(positions, bits_needed(length)).numpy(),
+        fine_positions=fine.numpy(), fine_table=sinusoidal_at(fine, d_model).numpy())
 
 
 @dataclass(frozen=True)

@@ -79,10 +79,12 @@ class AnalysedInput:
 
 def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput:
     """A shipped or trained toy model's greedy decode as an AnalysedInput (the Transformer has all three kinds)."""
-    source, target = result.source.tokens, result.decoder_input_tokens
+    # Decoder rows are named by the token written at that step (as on the Decoding page); the decoder's own keys are
+    # its inputs (<bos> and the tokens written so far).
+    source, written, inputs = result.source.tokens, result.written_tokens, result.decoder_input_tokens
     maps = {}
     if "encoder_self" in result.attention:
-        axes = {"encoder_self": (source, source), "decoder_self": (target, target), "cross": (target, source)}
+        axes = {"encoder_self": (source, source), "decoder_self": (written, inputs), "cross": (written, source)}
         for kind in KIND_NAMES:
             weights = result.attention[kind]
             masked = np.triu(np.ones(weights.shape[-2:], dtype=bool), 1) if kind == "decoder_self" else None

@@ -17,11 +17,12 @@ It talks to a `streamlit run` server (or a proxy in front of several) the way th
   (`$$ID-<hash>-<key>`); a selectbox is sent as `string_value` = the option's label, a text input as
   `string_value`, a segmented control / multiselect as `string_array_value`, a slider as `double_array_value`,
   a checkbox/toggle as `bool_value`;
+* a button is found by its label and clicked with a one-off `trigger_value`;
 * a widget drawn inside `st.fragment` reruns only that fragment (`ClientState.fragment_id`), as the browser asks.
 
 A run ends at `script_finished`; it has problems when the script did not finish successfully, drew an `exception`
 element or an `st.error` alert, or the server answered page_not_found. serve.py warms each replica with it;
-bench/classroom_students.py builds simulated students on it.
+bench/classroom_students.py builds simulated students on it, bench/class_answers.py a class.
 """
 from __future__ import annotations
 
@@ -355,6 +356,22 @@ class StreamlitClient:
 
     def widget_rerun_msg(self, fragment_id: str = "") -> bytes:
         return self.back_msg(self.page_hash, fragment_id=fragment_id)
+
+    def button_id(self, label: str) -> str | None:
+        """Id of the button (st.button, form submit button) with this label drawn by the last run, or None."""
+        for widget_id, (kind, proto, _) in self.meta.items():
+            if kind == "button" and proto.label == label:
+                return widget_id
+        return None
+
+    def click_msg(self, widget_id: str, fragment_id: str = "") -> bytes:
+        """A click on a button: the rerun carries its trigger_value once, beside the other widgets' states (the
+        trigger is not kept: the next rerun must not press the button again)."""
+        self.widgets[widget_id] = WidgetState(id=widget_id, trigger_value=True)
+        try:
+            return self.widget_rerun_msg(fragment_id)
+        finally:
+            del self.widgets[widget_id]
 
     async def rerun(self, payload: bytes, timeout: float, expected_page: str | None = None) -> RunOutcome:
         """Send one rerun and wait for its `script_finished` (skipping runs ended early for a newer rerun).

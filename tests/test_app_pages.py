@@ -36,7 +36,7 @@ def test_home_lists_shipped_models_with_metrics():
     frame = at.dataframe[0].value
     assert {"transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr", "transformer_reverse"} <= set(frame["model"])
     assert (frame["test exact match"].dropna() > 0).all()
-    assert {s.label for s in at.sidebar.selectbox} == {"Model", "Example sentence"}
+    assert {s.label for s in at.sidebar.selectbox} == {"Model", "Example sentence", "Add a word", "Lesson"}
 
 
 def test_attention_page_head_choice_changes_the_chart():
@@ -163,7 +163,7 @@ def test_a_link_reproduces_the_view():
     assert any("layer 2 · head 4" in json.dumps(json.loads(chart.proto.spec), ensure_ascii=False)
                for chart in at.get("plotly_chart"))
     at.selectbox(key="attn_head").select_index(0).run()
-    assert at.query_params["head"] == "0" and at.query_params["sentence"] == "she is a student"
+    assert at.query_params["head"] == "1" and at.query_params["sentence"] == "she is a student"
 
 
 def test_a_bad_link_falls_back_with_a_notice():

@@ -104,11 +104,14 @@ def test_attention_page_in_korean(monkeypatch):
     monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
     at = _open("attention", sentence="i am a student", lang="ko")
     assert at.title[0].value == translate("ko", "attention.title") != translate("en", "attention.title")
-    assert translate("ko", "attention.intro") in [m.value for m in at.markdown]
+    intro = translate("ko", "attention.intro", shade=translate("ko", "lecture.shade_dark"))
+    assert intro in [m.value for m in at.markdown]
     view = at.button_group(key="attn_view")
     assert view.value == "Head" and view.options[0] == translate("ko", "attention.views.head")
     heat = _specs(at)[0]
-    assert _title(heat) == "인코더 셀프 어텐션 · 층 1 · 헤드 1"
+    layer, head = at.session_state["attn_layer"], at.session_state["attn_head"]  # the opening view: cross-attention
+    assert _title(heat) == translate("ko", "attention.head_title", kind=translate("ko", "attention.kinds.cross"),
+                                     layer=layer + 1, head=head + 1)
     assert heat["layout"]["xaxis"]["title"]["text"] == translate("ko", "attention.chart.keys_axis")
     at.session_state["attn_view"] = "Statistics"
     at.run()
@@ -125,9 +128,9 @@ def test_a_link_restores_the_compare_view_with_head_b():
     assert titles[0] == "A: Decoder masked self-attention · layer 2 · head 3"
     assert titles[1] == "B: Decoder masked self-attention · layer 1 · head 4"
     assert titles[2] == "Difference A − B"  # same kind: a cell-by-cell difference
-    assert _param(at, "cmp_head") == "3" and _param(at, "view") == "Compare"
+    assert _param(at, "cmp_head") == "4" and _param(at, "view") == "Compare"
     at.selectbox(key="cmp_head").select_index(0).run()
-    assert _param(at, "cmp_head") == "0"
+    assert _param(at, "cmp_head") == "1"  # links count from 1, as on screen
 
 
 def test_a_link_restores_the_rescale_factor():
@@ -143,7 +146,7 @@ def test_garbage_link_values_fall_back_to_the_defaults():
                                                  "cmp_kind": "x", "rescale": "0.33", "kind": "1e9"})
     assert translate("en", "share.bad_link", names="")[:30] in notice
     assert all(name in notice for name in ("view", "cmp_head", "cmp_kind", "rescale", "kind"))
-    assert at.button_group(key="attn_view").value == "Head" and at.selectbox(key="attn_kind").value == "encoder_self"
+    assert at.button_group(key="attn_view").value == "Head" and at.selectbox(key="attn_kind").value == "cross"
     at.session_state["attn_view"] = "Rescale"
     at.run()
     assert not at.exception and at.select_slider(key="rescale_factor").value == 1.0
@@ -234,24 +237,25 @@ def _fragment_reruns(at: AppTest):
 
 def test_a_head_switch_reruns_only_the_fragment_and_the_url_follows():
     at = _open("attention", {"sentence": "she is a student", "kind": "cross"})
-    assert _param(at, "head") == "0" and "layer 1 · head 1" in _title(_specs(at)[0])
+    assert _param(at, "head") == "1" and "layer 1 · head 1" in _title(_specs(at)[0])
     with _fragment_reruns(at) as full_runs:
         at.selectbox(key="attn_head").select_index(2).run()
         assert not at.exception and not [e for e in at.error if GUARD_MESSAGE in e.value]
         assert _title(_specs(at)[0]) == "Encoder–decoder (cross) attention · layer 1 · head 3"
-        assert _param(at, "head") == "2" and _param(at, "kind") == "cross"
+        assert _param(at, "head") == "3" and _param(at, "kind") == "cross"
         assert _param(at, "sentence") == "she is a student"  # the rest of the address is kept
         at.selectbox(key="attn_layer").select_index(1).run()
-        assert "layer 2 · head 3" in _title(_specs(at)[0]) and _param(at, "layer") == "1"
+        assert "layer 2 · head 3" in _title(_specs(at)[0]) and _param(at, "layer") == "2"
         # The All-heads focus buttons set layer and head from a callback inside the fragment.
         at.session_state["attn_view"] = "All heads"
         at.run()
         at.button(key="focus_0_1").click().run()
         assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (0, 1)
-        assert (_param(at, "layer"), _param(at, "head"), _param(at, "view")) == ("0", "1", "All heads")
+        # ... and open it in the Head view
+        assert (_param(at, "layer"), _param(at, "head"), _param(at, "view")) == ("1", "2", "Head")
         assert not full_runs  # the sidebar and the translation were not drawn again
     at.run()  # a full run afterwards shows the same head
-    assert not at.exception and _param(at, "head") == "1" and "je" not in _param(at, "sentence")
+    assert not at.exception and _param(at, "head") == "2" and "je" not in _param(at, "sentence")
     assert "elle est étudiante" in [c.value for c in at.code]
 
 
@@ -266,4 +270,4 @@ def test_an_error_in_a_fragment_rerun_is_the_guard_message(monkeypatch):
         assert not at.exception
         assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)
         assert "boom" not in " ".join(e.value for e in at.error)
-        assert _param(at, "head") == "1"  # the address still follows the head
+        assert _param(at, "head") == "2"  # the address still follows the head

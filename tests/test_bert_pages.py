@@ -47,7 +47,8 @@ def test_attention_page_shows_encoder_self_attention_over_real_subword_tokens():
     assert translate("en", "attention.translation") not in [m.value for m in at.markdown]  # nothing is generated
     keys = _ticks(_specs(at)[0])
     assert keys[0] == "[CLS]" and keys[-1] == "[SEP]" and any(t.startswith("##") for t in keys)
-    assert _specs(at)[0]["layout"]["title"]["text"] == "Encoder self-attention · layer 1 · head 1"
+    layer, head = at.session_state["attn_layer"], at.session_state["attn_head"]  # the page's teaching head
+    assert _specs(at)[0]["layout"]["title"]["text"] == f"Encoder self-attention · layer {layer + 1} · head {head + 1}"
 
 
 def test_merge_and_hide_toggles_change_the_tokens_and_say_how():
@@ -147,7 +148,8 @@ def test_encoder_attention_page_in_korean(monkeypatch):
     at = _open(sentence=COREFERENCE, lang="ko")
     assert translate("ko", "bert.self_only") in [m.value for m in at.markdown]
     assert at.toggle(key="bert_merge_words").label == translate("ko", "bert.merge_words")
-    assert _specs(at)[0]["layout"]["title"]["text"] == "인코더 셀프 어텐션 · 층 1 · 헤드 1"
+    layer, head = at.session_state["attn_layer"], at.session_state["attn_head"]
+    assert _specs(at)[0]["layout"]["title"]["text"] == f"인코더 셀프 어텐션 · 층 {layer + 1} · 헤드 {head + 1}"
 
 
 def test_a_link_opens_the_encoder_on_a_head_with_words_merged():

@@ -68,7 +68,7 @@ def test_compare_link_reproduces_head_metric_and_length():
     assert len(at.code[3].value.split()) == 30  # the growing sentence has the linked length
     # The address bar keeps reproducing the view, and the CSV buttons follow the chart keys.
     assert {k: at.query_params[k] for k in ("compare_layer", "compare_head", "compare_metric", "compare_len")} == {
-        "compare_layer": "1", "compare_head": "2", "compare_metric": "bleu", "compare_len": "30"}
+        "compare_layer": "2", "compare_head": "3", "compare_metric": "bleu", "compare_len": "30"}  # 1-based
     assert {"csv_cmp_bahdanau", "csv_cmp_transformer", "csv_cmp_length"} <= set(_csv_keys(at))
     at.selectbox(key="cmp_model_head").set_value("average").run()
     assert at.query_params["compare_head"] == "average"

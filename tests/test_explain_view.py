@@ -131,7 +131,7 @@ def test_every_hostile_input_gives_a_view_or_a_message_in_the_explain_view():
 
 
 def test_presenter_mode_hides_the_captions_and_downloads_of_the_explain_view():
-    query = {"sentence": SENTENCE, "view": "Explain", "explain_mode": "rollout"}
+    query = {"sentence": SENTENCE, "view": "Explain", "explain_mode": "rollout", "kind": "encoder_self"}
     normal, _ = open_from_link("attention", query)
     assert any("Abnar & Zuidema" in c.value for c in normal.caption) and normal.get("download_button")
     shown, _ = open_from_link("attention", {**query, "presenter": "true"})

@@ -3,7 +3,8 @@
 Free-text inputs (the inventory test below fails when a page gains one that is not listed here):
   - the sidebar sentence (st.text_input "sentence", every page that analyses it);
   - the train page's checkpoint upload (st.file_uploader "upload_files": file names and file contents);
-  - the attention_steps page's Q, K, V tables (st.data_editor: any cell text the front end sends).
+  - the attention_steps page's Q, K, V tables (st.data_editor: any cell text the front end sends);
+  - the sidebar's vocabulary search (st.text_input "vocab_search").
 Number inputs (seeds) are bounded by their min/max, so Streamlit never hands a page anything else.
 Also: the deployment settings (.streamlit/config.toml) and the dependency floor (requirements.txt).
 """
@@ -36,6 +37,9 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
         "tests/test_bert_pages.py::test_every_bad_second_sentence_gives_a_similarity_or_a_prompt",
     ("ui/train_view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
     ("app_pages/attention_steps.py", "data_editor"): "test_bad_cells_in_the_attention_steps_tables",
+    ("ui/lesson_bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/class_teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/vocabulary.py", "text_input"): "test_bad_vocabulary_searches_find_nothing_and_show_no_markup",
 }
 FREE_TEXT_WIDGET = re.compile(r"\.(text_input|text_area|chat_input|data_editor|file_uploader)\(")
 NUMBER_INPUT = re.compile(r"\.number_input\(([^()]|\([^()]*\))*\)", re.S)
@@ -243,3 +247,16 @@ def test_requirements_pin_the_dependency_floor():
     pinned = {re.split(r"[<>=~!\[ ;]", line, maxsplit=1)[0].lower(): line for line in lines if line}
     assert _floor(pinned["streamlit"]) >= (1, 54)
     assert _floor(pinned["torch"]) >= (2, 6)
+
+
+def test_bad_vocabulary_searches_find_nothing_and_show_no_markup():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    for text in BAD_INPUTS:
+        at.sidebar.text_input(key="vocab_search").set_value(text).run()
+        assert not at.exception, repr(text)
+        shown = [m.value for m in at.sidebar.markdown if m.value.startswith("**")]
+        # a search either matches known words (lists of plain words) or says that nothing matched
+        assert shown or any(c.value == "No word of this model contains that text." for c in at.sidebar.caption), \
+            repr(text)
+        assert all(re.fullmatch(r"\*\*[^*]+\*\* \(\d+\)  \n[\w, ']+", m) for m in shown), (repr(text), shown)

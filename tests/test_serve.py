@@ -29,6 +29,15 @@ KUBERNETES = DEPLOY / "kubernetes"
 SCREENSHOT_DIR = Path(os.environ.get("SERVE_SCREENSHOTS", "/tmp"))  # throwaway pictures to look at
 
 
+def run_in_own_loop(coroutine):
+    """asyncio.run in a thread of its own: Playwright's sync API (the browser tests of this session) keeps an event
+    loop running in the main thread, where asyncio.run refuses to start another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def need_haproxy() -> None:
     if haproxy_binary() is None:
         if os.environ.get("CI"):
@@ -219,7 +228,7 @@ def test_students_stick_to_warm_replicas_and_both_replicas_take_students(classro
             await client.close()
         return replicas
 
-    replicas = asyncio.run(scenario())
+    replicas = run_in_own_loop(scenario())
     assert set(replicas) == {"r1", "r2"}, replicas  # leastconn spreads a class over both
 
 
@@ -258,7 +267,7 @@ def test_killed_replica_students_reconnect_to_the_same_view_and_it_rejoins_warm(
                 await client.close()
         return victim, before, lines_before
 
-    victim, before, lines_before = asyncio.run(scenario())
+    victim, before, lines_before = run_in_own_loop(scenario())
     classroom.wait_for(rf"{victim} \(pid \d+, port {before['port']}\) warm after", 180, after=lines_before)
     after = classroom.state()["replicas"][victim]
     assert after["pid"] != before["pid"] and after["restarts"] == before["restarts"] + 1 and after["state"] == "ready"

@@ -60,8 +60,8 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
     try:
         at = open_page("train")
         text = " ".join(c.value for c in at.caption)
-        # the page's defaults: 600 steps, evaluation every 100 steps -> 1 + 600 × 0.25 + 6 × 2 = 163 s
-        assert "2 min 43 s" in text and "250 ms" in text, text
+        # the page's defaults: 1000 steps, evaluation every 166 steps and at the end -> 1 + 1000 × 0.25 + 7 × 2 = 265 s
+        assert "4 min 25 s" in text and "250 ms" in text, text
         assert len(probed) == 1 and probed[0].model == "transformer" and probed[0].d_model == 128
         at.run()
         assert len(probed) == 1  # measured once per process, not on every rerun

@@ -5,9 +5,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from model.positional import analyse_sinusoidal
-from viz.positional import (dials_and_counter, dials_table, dimension_curves, dimension_name, encoding_heatmap,
-                            rotation_check, rotation_matrix_heatmap, similarity_by_offset, similarity_heatmap)
+from model.positional import CURVE_SAMPLES, analyse_sinusoidal
+from viz.positional import (curves_table, dials_and_counter, dials_table, dimension_curves, dimension_name,
+                            encoding_heatmap, rotation_check, rotation_matrix_heatmap, similarity_by_offset, similarity_heatmap)
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,17 @@ def test_dimension_curves_one_line_per_dimension(pe):
     assert dimension_name(9) == "dim 9 (cos, i=4)"
     np.testing.assert_allclose(np.asarray(fig.data[2].y), pe.table[:, 9])
     assert len(fig.data[0].x) == 48
+    assert len({t.line.dash for t in fig.data}) == 3  # told apart without colour too
+
+
+def test_dimension_curves_are_smooth_between_positions_with_the_integers_marked(pe):
+    analysis = analyse_sinusoidal(48, 16, 3)
+    fig = dimension_curves(analysis.table, [0], fine=analysis.fine_table, fine_positions=analysis.fine_positions)
+    x, y = np.asarray(fig.data[0].x), np.asarray(fig.data[0].y)
+    assert len(x) == 47 * CURVE_SAMPLES + 1 and np.allclose(y, np.sin(x))  # dimension 0 is sin(p), between integers too
+    sizes = np.asarray(fig.data[0].marker.size)
+    assert (sizes > 0).sum() == 48 and np.allclose(x[sizes > 0], np.arange(48))  # a dot on every integer position
+    assert list(curves_table(analysis.table, [0]).index) == list(range(48))
 
 
 def test_dials_point_at_the_encoding_and_bits_spell_the_position(pe):

@@ -16,6 +16,7 @@ from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps, hide_tokens, merge_word_pieces,
                            special_token_shares)
+from ui.attention_defaults import why_this_encoder_head, why_this_head
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
@@ -127,9 +128,10 @@ def attention_explorer(page: str, model_id: str, loaded, result: AnalysedInput, 
     following the view itself. app.py's page guard does not wrap a fragment rerun: the fragment has its own.
     The arguments are those of the last full run (the sidebar's model and sentence changes rerun the whole page).
     """
-    from ui.share import follow_fragment  # ui.share imports this module
+    from ui.share import follow_fragment, keep_view_state  # ui.share imports this module
 
     with page_guard():
+        keep_view_state()  # a fragment rerun drops the widgets of the view it leaves (Compare's B picks)
         _explore(model_id, loaded, result, sentence, ablate)
     with page_guard():
         follow_fragment(page)
@@ -157,6 +159,8 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     layer, head = head_picker(maps, "attn", c[1:])
     if not result.can(ABLATION):
         st.caption(tr("bert.views_hidden"))
+    if not presenting():  # projected: the line goes under the chart, so the chart starts above the fold
+        _why_this_head(result, kind, maps, layer, head)
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
     views = available_views(result)
     if st.session_state.get("attn_view") not in views:
@@ -188,6 +192,16 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
                      loaded.config.d_model // loaded.config.num_heads)
         if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
             st.caption(tr("bert.rescale_raw"))
+    if presenting():
+        _why_this_head(result, kind, maps, layer, head)
+
+
+def _why_this_head(result: AnalysedInput, kind: str, maps: "AttentionMaps", layer: int, head: int) -> None:
+    """The one line saying why the page opened on this head (ui/attention_defaults.py), while it is shown."""
+    if result.special is not None:
+        why_this_encoder_head(result.maps[kind].weights, result.special, layer, head)
+    else:
+        why_this_head(kind, maps.weights, layer, head)
 
 
 _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
@@ -219,12 +233,19 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
         show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                                  tr("attention.lines_title")),
                    maps.name(layer, head) + "_lines", key="head_lines", where=right, table=maps.table(layer, head))
+    if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
+        st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
     if maps.masked is not None:
         st.caption(tr("attention.mask_caption"))
 
 
 def _focus(layer: int, head: int) -> None:
+    """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn).
+
+    Buttons, not a click on the thumbnail: Streamlit's plotly selection (on_select) reports clicks on points of
+    scatter-like traces and on hierarchy charts, not on heatmap cells (checked with streamlit 1.67 in Chromium)."""
     st.session_state["attn_layer"], st.session_state["attn_head"] = layer, head
+    st.session_state["attn_view"] = "Head"
 
 
 def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
@@ -269,6 +290,7 @@ def pooled_maps(weights: np.ndarray, queries: list[str], keys: list[str], cells:
 
 def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: int) -> None:
     st.markdown(tr("attention.compare_intro", title=maps.title(layer, head)))
+    st.session_state.setdefault("cmp_kind", maps.kind)  # B starts on A's kind: the difference map is there at once
     c = st.columns(3)
     if st.session_state.get("cmp_kind") not in result.kinds:
         st.session_state["cmp_kind"] = result.kinds[0]

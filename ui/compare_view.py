@@ -1,6 +1,8 @@
 """Pieces of the seq2seq-vs-Transformer page."""
 from __future__ import annotations
 
+import difflib
+
 import streamlit as st
 
 from i18n import tr
@@ -8,7 +10,8 @@ from model.data import detokenize, make_dataset
 from ui.display import presenting, show_chart
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
-from ui.text import check_sentence
+from ui.text import check_sentence, escape_markdown
+from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -21,13 +24,31 @@ def _translate_all(sentence: str) -> dict:
     return {family: analyse(model_id, sentence, get_model(model_id)) for family, model_id in MODELS.items()}
 
 
+def marked_differences(tokens: list[str], reference: list[str]) -> tuple[str, int]:
+    """(markdown of tokens with the words that differ from the reference highlighted, number of reference words
+    missing or replaced). Words are aligned with difflib; markdown wraps, so a long translation is shown whole."""
+    parts, missing = [], 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=reference, b=tokens, autojunk=False).get_opcodes():
+        words = escape_markdown(detokenize(tokens[j1:j2]))
+        missing += (i2 - i1) if op in ("delete", "replace") else 0
+        if op == "delete":
+            parts.append(":red-background[∅]")  # reference words this translation left out
+        elif words:
+            parts.append(words if op == "equal" else f":red-background[{words}]")
+    return " ".join(parts), missing
+
+
 def _outputs(results: dict, reference: list[str] | None = None) -> None:
     cols = st.columns(3)
     for col, (family, result) in zip(cols, results.items()):
         col.markdown(f"**{family_label(family)}**")
-        col.code(detokenize(result.output_tokens) or tr("compare.empty_output"), language=None)
-        if reference is not None:
-            col.caption(tr("compare.exact_match") if result.output_tokens == reference else tr("compare.differs"))
+        if reference is None:
+            show_translation(result, detokenize(result.output_tokens) or tr("compare.empty_output"), where=col)
+            continue
+        marked, missing = marked_differences(result.output_tokens, reference)
+        col.markdown(marked or tr("compare.empty_output"))
+        col.caption(tr("compare.exact_match") if result.output_tokens == reference else
+                    tr("lecture.differs_marked", missing=missing))
 
 
 def transformer_shape() -> tuple[int, int]:
@@ -43,7 +64,7 @@ def side_by_side() -> None:
     if sentence is None:
         return
     results = _translate_all(sentence)
-    show_input_notices(results["transformer"])
+    show_input_notices(results["transformer"], get_model(MODELS["transformer"]))
     st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
     layers, heads = transformer_shape()
@@ -64,7 +85,7 @@ def side_by_side() -> None:
     weights = cross.mean(0) if head == AVERAGE else cross[head]
     title = (tr("compare.cross_title_average", layer=layer + 1) if head == AVERAGE
              else tr("compare.cross_title_head", layer=layer + 1, head=head + 1))
-    t_queries, t_keys = transformer.decoder_input_tokens, transformer.source.tokens
+    t_queries, t_keys = transformer.written_tokens, transformer.source.tokens  # rows: the token being written
     show_chart(attention_heatmap(weights, t_queries, t_keys, title),
                f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",
                key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys))
@@ -107,7 +128,7 @@ def long_sentence_demo() -> None:
                               help=tr("compare.growing_help"))
     src, tgt = examples[lengths.index(length)]
     st.markdown(f"**{tr('compare.english')}**")
-    st.code(" ".join(src), language=None)
+    st.code(" ".join(src), language=None, wrap_lines=True)  # a 40-word sentence is shown whole
     st.markdown(f"**{tr('compare.reference')}**")
-    st.code(detokenize(tgt), language=None)
+    st.code(detokenize(tgt), language=None, wrap_lines=True)
     _outputs(_translate_all(" ".join(src)), reference=tgt)

@@ -17,7 +17,7 @@ import i18n
 from i18n import LANGUAGES, tr
 from ui.compat import figure_from_own_dict, in_script_run
 from viz.export import figure_csv
-from viz.presentation import for_projection
+from viz.presentation import COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, fit_title, for_projection
 
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
 IMAGE_FORMATS = ("png", "svg")
@@ -27,6 +27,7 @@ _PRESENTER_CSS = """<style>
 .stApp h2, .stApp h3 { font-size: 2.1rem !important; }
 .stApp code { font-size: 1.35rem !important; }
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
+.stApp [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
 </style>"""
 
 
@@ -45,7 +46,13 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
-FREE_TEXT_KEYS = {"sentence"}  # text inputs: their value is what the user typed, not an option label
+def strongest_shade() -> str:
+    """How the largest weight looks in the colour scale in use, for explanations: dark in Blues (the default),
+    bright yellow in Cividis (presenter mode, viz/presentation.py)."""
+    return tr("lecture.shade_bright" if presenting() else "lecture.shade_dark")
+
+
+FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
 
 def _redraw_option_labels() -> None:
@@ -116,7 +123,9 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     where = where or st
     key = key or name
     presenter = presenting()
-    shown = for_projection(fig) if presenter else fig
+    # In a column (half the page) a long title is wrapped: plotly would cut it off at the chart's edge.
+    shown = for_projection(fig) if presenter else fit_title(fig, COLUMN_TITLE_WIDTH if where is not None else
+                                                               PAGE_TITLE_WIDTH)
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}

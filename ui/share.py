@@ -5,6 +5,15 @@ value is dropped with a notice, never an error); after every run, the current pa
 the address bar always reproduces the view. The page itself is the URL's path (st.navigation). Each parameter
 names the pages it belongs to, so the address of one page does not carry another page's sliders.
 
+Layer and head numbers count from 1 in links, as on screen (`layer=2` is the second layer). Links made before
+that counted from 0; a link says which it is by its version: new links carry `v=2`, and a link without `v`
+is read as an old 0-based one, so every link ever shared opens the same view. session_state counts from 0.
+
+The same table keeps each page's view while the page is not shown: Streamlit forgets a widget's value at the
+end of a run that does not draw it (another page, another view of the attention page, a control hidden in
+presenter mode). keep_view_state() copies every value of the table into a non-widget key and puts it back,
+checked against the current model, before the widgets are drawn again.
+
 Widgets whose state comes from here take their default from session_state (`st.session_state.setdefault`), not
 from `value=`/`index=`: Streamlit warns when a widget has both.
 """
@@ -23,7 +32,7 @@ from model.normalization import NORM_KINDS
 from model.residual import ACTIVATIONS
 from ui.attention_view import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
 from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
-from ui.display import LANGUAGE, PRESENTER
+from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.explain_view import ENCODER_METRICS as EXPLAIN_ENCODER_METRICS
 from ui.explain_view import METRICS as EXPLAIN_METRICS
 from ui.explain_view import MODES as EXPLAIN_MODES
@@ -38,7 +47,11 @@ RESTORED = "_url_restored"
 # and serve.py's HAProxy moved the student to another replica, or the tab was reloaded) says the training is lost.
 TRAINING_IN_URL = "training_in_url"
 _TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # ui.training.start_job's model ids
+KEPT = "_kept_view_state"  # {session_state key: value}: the table's values, kept while their widgets are not drawn
+WRITTEN = "_url_written"  # the query string write_to_url left in the address bar at the end of the last run
+LINK_VERSION = "2"  # the `v` of links whose layer/head numbers count from 1 (no `v`: an old, 0-based link)
 LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
+URL_EXTRA = "_url_extra"  # {name: text} other parts keep in the address (the open lesson and stop)
 Parser = Callable[[str], object]
 
 
@@ -47,6 +60,7 @@ class Param:
     key: str  # session_state key (usually the widget's key)
     parse: Parser  # text from the URL -> value; raises ValueError/KeyError/TypeError when it does not fit
     pages: Collection[str] = ()  # url paths of the pages it belongs to; empty: every page
+    counted: bool = False  # a layer or head number: 1-based in links (0-based in session_state)
 
 
 def _layers() -> int:
@@ -105,7 +119,7 @@ def _sentence(text: str) -> str:
 
 SEED = int_in(0, 10_000)
 SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the softmax-scaling page's d_k choices
-SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # ... and its factors for the notes' v1 = [0.3, 0.4]
+SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # ... and its factors for the page's v1 = [0.3, 0.4]
 FOUNDATIONS = {
     # positional encoding
     "pe_d": Param("pe_d_model", one_of(range(4, 257, 2), int), ["positional"]),
@@ -159,12 +173,12 @@ SHARED: dict[str, Param] = {
     "model": Param("model_id", lambda text: one_of(model_ids())(text)),
     "sentence": Param("sentence", _sentence, ["attention", "decoding", "compare"]),
     "kind": Param("attn_kind", one_of(KINDS), ["attention"]),
-    "layer": Param("attn_layer", int_in(0, lambda: _layers() - 1), ["attention"]),
-    "head": Param("attn_head", int_in(0, lambda: _heads() - 1), ["attention"]),
+    "layer": Param("attn_layer", int_in(0, lambda: _layers() - 1), ["attention"], counted=True),
+    "head": Param("attn_head", int_in(0, lambda: _heads() - 1), ["attention"], counted=True),
     "view": Param("attn_view", one_of(VIEWS), ["attention"]),
     "cmp_kind": Param("cmp_kind", one_of(KINDS), ["attention"]),
-    "cmp_layer": Param("cmp_layer", int_in(0, lambda: _layers() - 1), ["attention"]),
-    "cmp_head": Param("cmp_head", int_in(0, lambda: _heads() - 1), ["attention"]),
+    "cmp_layer": Param("cmp_layer", int_in(0, lambda: _layers() - 1), ["attention"], counted=True),
+    "cmp_head": Param("cmp_head", int_in(0, lambda: _heads() - 1), ["attention"], counted=True),
     "rescale": Param("rescale_factor", one_of(_rescale_options, float), ["attention"]),
     "hide_special": Param(HIDE_SPECIAL, boolean, ["attention"]),  # encoders: hide [CLS]/[SEP]
     "words": Param(MERGE_WORDS, boolean, ["attention"]),  # encoders: merge subwords into words
@@ -174,12 +188,13 @@ SHARED: dict[str, Param] = {
     "encoder_metric": Param("explain_encoder_metric", one_of(EXPLAIN_ENCODER_METRICS), ["attention"]),
     "pattern": Param("explain_pattern", one_of(PATTERN_FILTERS), ["attention"]),
     "step": Param("decode_step", int_in(1, 10_000), ["decoding"]),
-    "dec_layer": Param("dec_layer", int_in(0, lambda: _layers() - 1), ["decoding"]),
-    "dec_head": Param("dec_head", _head_or_all, ["decoding"]),
+    "dec_layer": Param("dec_layer", int_in(0, lambda: _layers() - 1), ["decoding"], counted=True),
+    "dec_head": Param("dec_head", _head_or_all, ["decoding"], counted=True),
     # seq2seq vs Transformer (its Transformer is always transformer_en-fr, not the sidebar's model)
-    "compare_layer": Param("cmp_model_layer", int_in(0, lambda: transformer_shape()[0] - 1), ["compare"]),
+    "compare_layer": Param("cmp_model_layer", int_in(0, lambda: transformer_shape()[0] - 1), ["compare"],
+                           counted=True),
     "compare_head": Param("cmp_model_head", lambda text: AVERAGE if text == AVERAGE else int_in(
-        0, lambda: transformer_shape()[1] - 1)(text), ["compare"]),
+        0, lambda: transformer_shape()[1] - 1)(text), ["compare"], counted=True),
     "compare_metric": Param("cmp_metric", one_of(METRICS), ["compare"]),
     "compare_len": Param("cmp_length_slider", one_of(sentence_lengths, int), ["compare"]),
     "training": Param(TRAINING_IN_URL, training_id),
@@ -190,24 +205,124 @@ SHARED: dict[str, Param] = {
 def restore_from_url() -> None:
     """On the first run of a session, copy valid link values into session_state; report the bad ones.
 
-    app.py calls it first in every full run, so it also forgets which fragment drew the link in the last run.
+    app.py calls it first in every full run, so it also forgets which fragment drew the link in the last run,
+    and puts back the view of the page being opened (keep_view_state).
     """
     st.session_state.pop(LINK_DRAWN_BY, None)
-    if st.session_state.get(RESTORED):
-        return
-    st.session_state[RESTORED] = True
+    if not st.session_state.get(RESTORED):
+        st.session_state[RESTORED] = True
+        _read_link()
+    elif WRITTEN in st.session_state and st.query_params.to_dict() not in (st.session_state[WRITTEN], {}):
+        # The address is not the one this app wrote: the browser's Back or Forward button (each view the app
+        # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view.
+        _read_link()
+    keep_view_state()
+
+
+def _from_link(param: Param, text: str, one_based: bool) -> str:
+    """A link's text in session_state's counting: a 1-based layer/head number becomes 0-based."""
+    if param.counted and one_based and text.lstrip("-").isdigit():
+        return str(int(text) - 1)
+    return text
+
+
+def _to_link(param: Param, value: object) -> str:
+    if param.counted and isinstance(value, int) and not isinstance(value, bool):
+        return str(value + 1)
+    return _as_text(value)
+
+
+def _as_text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)  # true/false, as parsed
+
+
+def _read_link() -> None:
+    one_based = "v" in st.query_params  # LINK_VERSION or later; an old link has no version
+    ignored = _apply({name: st.query_params[name] for name in SHARED if name in st.query_params}, one_based)
+    if ignored:
+        st.session_state["_url_notice"] = ignored
+
+
+def _apply(params: dict[str, str], one_based: bool) -> list[str]:
+    """Parse each SHARED parameter's URL text into session_state (in SHARED's order); -> the names that do not fit.
+
+    one_based: layer/head numbers count from 1 (links with `v`, lesson files), else from 0 (old links).
+    """
     ignored = []
     for name, param in SHARED.items():
-        if name not in st.query_params:
+        if name not in params:
             continue
         try:
-            st.session_state[param.key] = param.parse(st.query_params[name])
+            st.session_state[param.key] = param.parse(_from_link(param, params[name], one_based))
             if param.key == "model_id":
                 st.session_state["sentence_task"] = get_model(st.session_state[param.key]).task
         except (ValueError, KeyError, TypeError):
             ignored.append(name)
-    if ignored:
-        st.session_state["_url_notice"] = ignored
+    return ignored
+
+
+def apply_view_state(page: str, params: dict[str, str]) -> list[str]:
+    """Open a view given as share-link parameters (a lesson stop's state) through the link's own parsers.
+
+    Call it before the widgets of this run are drawn. -> the names that do not fit: unknown, of another page,
+    or stale (a value the model or page no longer offers); those keep their current value.
+    """
+    foreign = [name for name in params
+               if name not in SHARED or (SHARED[name].pages and page not in SHARED[name].pages)]
+    # Lesson files count layers and heads from 1, as on screen and in links with `v`.
+    return foreign + _apply({name: text for name, text in params.items() if name not in foreign}, one_based=True)
+
+
+def carry_view_state() -> None:
+    """Before st.switch_page: set every shared value again in this run. A server-side page switch sends no widget
+    states, and Streamlit then drops the values of widgets not on the new page's first run (the sidebar's
+    language, presenter mode, model...); a value set in the run that switches is kept."""
+    for key in [param.key for param in SHARED.values()] + [IMAGE_FORMAT]:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def _ablated_heads(value: object) -> list[tuple[str, int, int]]:
+    """The attention page's switched-off heads, if they exist in the current model."""
+    heads = [tuple(item) for item in value]
+    if any(kind not in KINDS or not 0 <= layer < _layers() or not 0 <= head < _heads()
+           for kind, layer, head in heads):
+        raise ValueError("a head that this model does not have")
+    return heads
+
+
+def _dimensions(value: object) -> list[int]:
+    """The positional page's chosen curves, if the current d_model has them."""
+    dims = [int(d) for d in value]
+    if any(not 0 <= d < st.session_state.get("pe_d_model", 64) for d in dims):
+        raise ValueError("a dimension that this d_model does not have")
+    return dims
+
+
+# Values a page keeps while it is not shown but that are not in links: session_state key -> check(value).
+KEPT_ONLY: dict[str, Callable[[object], object]] = {
+    "stats_average": lambda value: boolean(_as_text(value)),
+    "ablate_heads": _ablated_heads,
+    "pe_dims": _dimensions,
+}
+
+
+def keep_view_state() -> None:
+    """Keep every page's values across runs that do not draw their widgets; call it before widgets are drawn.
+
+    A value present now is remembered (a non-widget key survives every run); a value Streamlit has dropped is
+    put back, if it still fits the current model (the same check as a link's), else forgotten.
+    """
+    kept = st.session_state.setdefault(KEPT, {})
+    checks = {param.key: (lambda value, parse=param.parse: parse(_as_text(value))) for param in SHARED.values()}
+    for key, check in {**checks, **KEPT_ONLY}.items():
+        if key in st.session_state:
+            kept[key] = st.session_state[key]
+        elif key in kept:
+            try:
+                st.session_state[key] = check(kept[key])
+            except (ValueError, KeyError, TypeError):
+                del kept[key]
 
 
 def show_url_notice() -> None:
@@ -217,7 +332,7 @@ def show_url_notice() -> None:
 
 
 def _current(page: str) -> dict[str, str]:
-    """The shareable values of this page (and the global ones) as URL text."""
+    """The shareable values of this page (and the global ones) as URL text; `v` when it has a layer or head."""
     values = {}
     for name, param in SHARED.items():
         if param.pages and page not in param.pages:
@@ -226,19 +341,20 @@ def _current(page: str) -> dict[str, str]:
         if value is None or value == "" or (param.key == PRESENTER and not value) or (
                 param.key == LANGUAGE and value == "en"):
             continue
-        values[name] = str(value).lower() if isinstance(value, bool) else str(value)  # true/false, as parsed
+        values[name] = _to_link(param, value)
+        if param.counted:
+            values["v"] = LINK_VERSION
     return values
 
 
 def write_to_url(page: str) -> None:
     """Mirror the current page's shareable state into the address bar (and drop other pages' values)."""
-    values = _current(page)
-    for name in list(st.query_params):
-        if name not in values:
-            del st.query_params[name]
-    for name, text in values.items():
-        if st.query_params.get(name) != text:
-            st.query_params[name] = text
+    values = {**_current(page), **st.session_state.get(URL_EXTRA, {})}
+    if st.query_params.to_dict() != values:
+        # One update, so one entry in the browser's history per view (a value set at a time made one per value,
+        # and Back stepped through half-written addresses).
+        st.query_params.from_dict(values)
+    st.session_state[WRITTEN] = values
 
 
 def share_link(page: str) -> None:

@@ -15,6 +15,7 @@ from model.sources import AnalysedInput, analyse_encoder, analyse_model, analyse
 from ui.models import (PRETRAINED_MODELS, family_label, load_local, load_pretrained, load_shipped,
                        local_model_entries, models_folder, shipped_model_info, shipped_model_names)
 from ui.text import check_sentence, escape_markdown
+from ui.vocabulary import unknown_words_notice
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 USER_MODELS = "user_models"  # session_state key: {model id: LoadedModel} trained or uploaded in this session
@@ -156,18 +157,15 @@ def current_analysis() -> tuple[str, LoadedModel, DecodeResult] | None:
     if sentence is None:
         return None
     result = analyse(model_id, sentence, loaded)
-    show_input_notices(result)
+    show_input_notices(result, loaded)
     if not result.source.ids[:-1]:
         st.warning(tr("input.no_words"))
         return None
     return model_id, loaded, result
 
 
-def show_input_notices(result: DecodeResult) -> None:
+def show_input_notices(result: DecodeResult, loaded: LoadedModel) -> None:
     source = result.source
     if source.truncated_from:
         st.warning(tr("input.truncated", tokens=source.truncated_from, limit=len(source.tokens) - 1))
-    if source.unknown:
-        unique = list(dict.fromkeys(source.unknown))
-        shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")
-        st.warning(tr("input.unknown", count=len(unique), words=shown))
+    unknown_words_notice(loaded, result)

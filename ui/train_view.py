@@ -23,7 +23,7 @@ JOB = "training_job"
 # The form's starting values; the advanced four are hidden in presenter mode, where these defaults are used.
 # The form is not restored from links: its widgets keep value= defaults because Streamlit can reset a form widget
 # to its declared default when the training fragment reruns the app, and that default must be a sensible setting.
-DEFAULTS = {"train_steps": 600, "train_layers": 2, "train_width": 128, "train_heads": 4, "train_seed": 0,
+DEFAULTS = {"train_steps": 1000, "train_layers": 2, "train_width": 128, "train_heads": 4, "train_seed": 0,
             "train_schedule": "warmup-decay", "train_lr": 3e-3, "train_warmup": 50}
 SCHEDULES, RATES = ("warmup-decay", "constant", "noam"), (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)
 ADVANCED = ("train_seed", "train_schedule", "train_lr", "train_warmup")

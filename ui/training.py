@@ -83,10 +83,9 @@ def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: 
     model.eval()
     result = greedy_decode(loaded, example, max_steps=40)
     model.train(was_training)
-    if family == "transformer":
-        maps, queries = result.attention["cross"], result.decoder_input_tokens
-    else:
-        maps, queries = result.attention["alignment"][None, None], result.output_tokens + ["<eos>"]
+    # rows: the token written at each step, for every family (the convention of every decoder chart)
+    queries = result.written_tokens
+    maps = result.attention["cross"] if family == "transformer" else result.attention["alignment"][None, None]
     return Snapshot(step, result.output_tokens, result.source.tokens, queries, maps)
 
 

@@ -63,7 +63,7 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
             customdata=_hover(query_tokens, key_tokens), colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
             hoverongaps=False, hovertemplate=f"{_pair_hover()}<br>{tr('attention.chart.masked')}<extra></extra>"))
     size = max(len(query_tokens), len(key_tokens))
-    fig.update_layout(title=title, height=height or min(700, 160 + 28 * size), margin=dict(l=10, r=10, t=50, b=10),
+    fig.update_layout(title=title, height=height or min(700, max(260, 160 + 28 * size)), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=tr("attention.chart.keys_axis"), side="bottom", **_ticks(key_tokens)),
                       yaxis=dict(title=tr("attention.chart.queries_axis"), autorange="reversed",
                                  **_ticks(query_tokens)))

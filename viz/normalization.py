@@ -130,7 +130,9 @@ def _statistic_heatmap(fig: go.Figure, values: np.ndarray, count: np.ndarray, co
                                  hovertemplate=_word("zero_variance") + "<extra></extra>"),
                       row=1, col=col)
     fig.update_xaxes(title_text=x_label, row=1, col=col)
-    fig.update_yaxes(title_text=y_label, autorange="reversed", row=1, col=col)
+    # The right map has the left one's rows: its own row labels and title would sit against the left colour bar.
+    fig.update_yaxes(title_text=y_label if col == 1 else None, showticklabels=col == 1, autorange="reversed",
+                     row=1, col=col)
 
 
 def statistics_chart(mean: np.ndarray, var: np.ndarray, count: np.ndarray, kind: str, title: str = "") -> go.Figure:
@@ -184,8 +186,9 @@ def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, titl
                                  hovertemplate=f"{token} %{{customdata}}, {feature} %{{x}}<br>{name} %{{z:.4f}}"
                                                "<extra></extra>"), row=1, col=col)
         fig.update_xaxes(title_text=feature, dtick=1 if d <= 16 else None, row=1, col=col)
-        fig.update_yaxes(title_text=_word("real_token"), autorange="reversed", tickmode="array",
-                         tickvals=rows, ticktext=labels, row=1, col=col)
+        # the right map has the same rows: labelled once, so nothing sits against the left colour bar
+        fig.update_yaxes(title_text=_word("real_token") if col == 1 else None, showticklabels=col == 1,
+                         autorange="reversed", tickmode="array", tickvals=rows, ticktext=labels, row=1, col=col)
     bound_before, bound_after = _bound(before), _bound(after)
     fig.update_layout(
         title=title, height=min(900, 140 + 22 * len(labels)), margin=dict(l=10, r=10, t=70, b=10),

@@ -38,19 +38,38 @@ def encoding_heatmap(table: np.ndarray, title: str, bound: float | None = 1.0, h
     return fig
 
 
-def dimension_curves(table: np.ndarray, dims: list[int], title: str = "") -> go.Figure:
-    """One line per chosen dimension of table (T, d_model) over position."""
+DEFAULT_DIMS = [0, 10, 21, 40]  # the curves shown first: sin and cos of four clearly different wavelengths
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")  # with colour: lines told apart in grey too
+
+
+def dimension_curves(table: np.ndarray, dims: list[int], title: str = "", fine: np.ndarray | None = None,
+                     fine_positions: np.ndarray | None = None) -> go.Figure:
+    """One line per chosen dimension over position: drawn through fine (P, d_model) sampled at fine_positions (P,)
+    between the integers when given (a smooth curve), with a dot at each integer position, the table (T, d_model).
+    """
     table = np.asarray(table, dtype=float)
-    positions = np.arange(table.shape[0])
+    if fine is None:
+        fine, fine_positions = table, np.arange(table.shape[0])
+    fine, x = np.asarray(fine, dtype=float), np.asarray(fine_positions, dtype=float)
+    at_integer = np.isclose(x, np.round(x))  # the positions a sequence actually has
     position = tr("positional.chart.position")
-    fig = go.Figure([go.Scatter(x=positions, y=table[:, d], mode="lines", name=dimension_name(d),
-                                hovertemplate=f"{dimension_name(d)}<br>{position} %{{x}}: %{{y:.4f}}<extra></extra>")
-                     for d in dims])
+    fig = go.Figure([go.Scatter(x=x, y=fine[:, d], mode="lines+markers", name=dimension_name(d),
+                                line=dict(dash=DASHES[n % len(DASHES)], width=2),
+                                marker=dict(size=np.where(at_integer, 6, 0).tolist()),
+                                hovertemplate=f"{dimension_name(d)}<br>{position} %{{x:.2f}}: %{{y:.4f}}<extra></extra>")
+                     for n, d in enumerate(dims)])
     fig.update_layout(title=title or tr("positional.chart.curves_title"), height=380, margin=MARGIN,
                       xaxis=dict(title=tr("positional.chart.position_axis")),
                       yaxis=dict(title=tr("positional.chart.curves_y"), range=[-1.1, 1.1]),
                       legend=dict(title=tr("positional.chart.dimension")))
     return fig
+
+
+def curves_table(table: np.ndarray, dims: list[int]) -> pd.DataFrame:
+    """The curves' numbers at the integer positions (the CSV of the chart; its lines are sampled between them)."""
+    frame = pd.DataFrame({dimension_name(d): np.asarray(table, dtype=float)[:, d] for d in dims})
+    frame.index.name = tr("positional.chart.position")
+    return frame
 
 
 def dials_and_counter(angles: np.ndarray, bits: np.ndarray, wavelengths: np.ndarray, position: int,

@@ -13,6 +13,7 @@ SEQUENTIAL_SAFE = "Cividis"
 DIVERGING_SAFE = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 BASE_FONT = 18
+MIN_HEIGHT = 320  # px, a projected chart's least height
 TITLE_WIDTH = 34  # display columns per title line at projection size (a Hangul syllable takes two); fits half a page
 
 
@@ -29,6 +30,41 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
         else:
             lines.append(word)
     return "<br>".join(lines)
+
+
+# display columns of a title in a column of the page before it is wrapped: a head's title ("Encoder–decoder (cross)
+# attention · layer 2 · head 4", 52) stays on one line in the attention page's wide column
+COLUMN_TITLE_WIDTH = 52
+PAGE_TITLE_WIDTH = 90  # ... in the whole width of the page
+
+
+def _subplot_titles(fig: go.Figure) -> list:
+    """The annotations make_subplots puts just above the first row of subplots."""
+    return [a for a in fig.layout.annotations if a.yref == "paper" and (a.y or 0) >= 0.98]
+
+
+def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH) -> go.Figure:
+    """fig, or, when it has subplot titles side by side, a copy with them wrapped to their share of `width` and the
+    title lifted clear of them (they sat on each other in half-page columns)."""
+    title = fig.layout.title.text
+    below = _subplot_titles(fig)
+    if not (title and len(below) >= 2):
+        return fig
+    fig = go.Figure(fig)
+    for annotation in _subplot_titles(fig):  # side by side: each gets its share of the width
+        if annotation.text and "<br>" not in annotation.text:
+            annotation.text = wrap_title(annotation.text, width // len(below) + 4)
+    _place_title(fig, title, font_size=17)
+    return fig
+
+
+def _place_title(fig: go.Figure, text: str, font_size: int) -> None:
+    """The title above the plot area (automargin with yref="paper": plotly pushes the plot area down until its lines
+    fit), anchored at its bottom and lifted clear of what sits just above the plot area: the top tick label (half
+    of it sticks out), or the subplot titles (annotations at the top of the first row) when there are any."""
+    lines = max(str(a.text).count("<br>") + 1 for a in _subplot_titles(fig)) if _subplot_titles(fig) else 0
+    lift = int(font_size * (0.6 + 1.3 * lines)) if lines else int(font_size * 1.6)
+    fig.update_layout(title=dict(text=text, automargin=True, yref="paper", y=1, yanchor="bottom", pad=dict(b=lift)))
 
 
 def _is_diverging(trace) -> bool:
@@ -51,11 +87,20 @@ def for_projection(fig: go.Figure) -> go.Figure:
             trace.textfont = dict(size=BASE_FONT + 2)  # token labels in the lines view
     if fig.layout.coloraxis.colorscale is not None:
         fig.update_layout(coloraxis_colorscale=SEQUENTIAL_SAFE)
+    # Colour-bar titles along the bar's right side: above it, the large top tick label ran into them.
+    for trace in fig.data:
+        if trace.type == "heatmap":
+            trace.update(colorbar_title_side="right")
+    for name in [key for key in fig.layout.to_plotly_json() if key.startswith("coloraxis")]:
+        if fig.layout[name].colorbar.title.text:
+            fig.layout[name].colorbar.title.side = "right"
     title = fig.layout.title.text
-    if title and "<br>" not in title:
-        wrapped = wrap_title(title)
-        # automargin with yref="paper": plotly pushes the plot area down until the title's lines fit above it.
-        fig.update_layout(title=dict(text=wrapped, automargin=True, yref="paper"))
+    if title:
+        _place_title(fig, title if "<br>" in title else wrap_title(title), BASE_FONT)
+    # Tick labels a little off their axes, so the first x label and the lowest y label do not touch in the corner.
+    fig.update_xaxes(ticklabelstandoff=4)
+    fig.update_yaxes(ticklabelstandoff=4)
     if fig.layout.height:
-        fig.update_layout(height=int(fig.layout.height * 1.25))
+        # at least MIN_HEIGHT: a one-row map (decoding step 1) had no room for its vertical axis title at this size
+        fig.update_layout(height=max(int(fig.layout.height * 1.25), MIN_HEIGHT))
     return fig

@@ -1,0 +1,216 @@
+"""Live class: N students answer the same question within a few seconds; is every answer stored, and how soon
+does the teacher's chart show them all?
+
+    python bench/class_answers.py [--students 30] [--window 5] [--poll 2]
+    python bench/class_answers.py --url http://127.0.0.1:8500 [--data DIR]   # serve.py running
+
+Every participant is a serving.streamlit_client.StreamlitClient (the protocol client of bench/load_classroom.py:
+a browser without the front end that fetches the page, opens /_stcore/stream and sends BackMsg reruns) that also
+keeps the metrics its runs draw. Without --url the script starts its own server (load_classroom.py's Server:
+`streamlit run app.py` on 127.0.0.1) with its class database in a fresh temporary folder (ATTENTION_LAB_DATA).
+With --url it targets a running server or serve.py's HAProxy (each client keeps the sticky cookie it is given,
+so students spread over the replicas, which share one SQLite file); --data names that server's data folder
+(default: $ATTENTION_LAB_DATA, else ./data beside app.py, as classroom/store.py) so the stored answers can be
+counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the server's environment).
+
+1. The teacher opens /teacher and presses "Start a class" (the form's submit button); the class code is read
+   from the "Class code" metric.
+2. N students open /?class=CODE (the join link of the QR code): the app joins them and opens stop 1 of the
+   lesson. Each finds the stop's radio question (key q_intro_1_choice) and the "Answer" submit button.
+3. Within --window seconds (uniformly random start times) every student picks an option and submits; an answer
+   counts as confirmed when the student's run finishes with the "Right"/"Your answer" message.
+4. Meanwhile the teacher's results fragment reruns every --poll seconds, as the browser's st.fragment(run_every)
+   timer makes it do; each rerun's "Answered" metric is recorded.
+
+Reported: answers stored in the database (read with sqlite3 after the run), answers confirmed on the students'
+screens, the students' answer latency, the students per replica (HAProxy's cookie), and the time from the last
+answer's confirmation to the first teacher refresh whose "Answered" shows all N (target: within 3 s).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from classroom.store import DATA_ENV, DB_NAME, data_folder  # noqa: E402
+from classroom_report import machine, percentile  # noqa: E402
+from load_classroom import Server, free_port  # noqa: E402
+from serving.haproxy import STICKY_COOKIE  # noqa: E402
+from serving.streamlit_client import StreamlitClient  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+
+QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
+CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts
+
+
+class ClassClient(StreamlitClient):
+    """A StreamlitClient that also keeps the metrics its runs drew: label -> (value, id of the fragment)."""
+
+    def __init__(self, index: int, base_url: str):
+        super().__init__(base_url)
+        self.index = index
+        self.metrics: dict[str, tuple[str, str]] = {}
+
+    def _handle(self, message: ForwardMsg, received: float) -> None:
+        if message.WhichOneof("type") == "delta" and message.delta.WhichOneof("type") == "new_element":
+            element = message.delta.new_element
+            if element.WhichOneof("type") == "metric":
+                self.metrics[element.metric.label] = (element.metric.body, message.delta.fragment_id)
+        super()._handle(message, received)
+
+    @property
+    def replica(self) -> str:
+        return self.cookies.get(STICKY_COOKIE, "")
+
+    def confirmed(self) -> bool:
+        return any(text.startswith(CONFIRMATIONS) for text in self.run_texts)
+
+
+async def run(args, base_url: str) -> dict:
+    timeout = args.interaction_timeout
+    teacher = ClassClient(-1, base_url)
+    await teacher.connect("teacher")
+    outcome = await teacher.rerun(teacher.open_page_msg("teacher"), timeout, "teacher")
+    start = teacher.button_id("Start a class")
+    if not outcome.ok or start is None:
+        raise RuntimeError(f"no 'Start a class' button on /teacher: {outcome.problems}")
+    outcome = await teacher.rerun(teacher.click_msg(start), timeout)
+    code = teacher.metrics.get("Class code", ("", ""))[0]
+    if not outcome.ok or len(code) != 6 or "Answered" not in teacher.metrics:
+        raise RuntimeError(f"no class started: {outcome.problems} {teacher.metrics}")
+    live_fragment = teacher.metrics["Answered"][1]
+
+    students = [ClassClient(i, base_url) for i in range(args.students)]
+    await asyncio.gather(*(s.connect() for s in students))
+    for student in students:  # joins happen before the answer window (not timed here)
+        outcome = await student.rerun(student.open_page_msg("", f"class={code}"), timeout)
+        if not outcome.ok or student.button_id("Answer") is None or student.find(QUESTION_KEY) is None:
+            raise RuntimeError(f"student {student.index} did not reach the question: {outcome.problems}")
+
+    rng = random.Random(args.seed)
+    confirmed: list[tuple[float, float]] = []  # (finish time, latency)
+    failures: list[str] = []
+    polls: list[tuple[float, str]] = []  # (time of the teacher refresh, its "Answered" value)
+    window_start = time.perf_counter()
+
+    async def answer(student: ClassClient) -> None:
+        await asyncio.sleep(rng.uniform(0, args.window))
+        problem = student.choose_option(QUESTION_KEY, rng.choice)
+        if problem is not None:
+            failures.append(f"student {student.index}: {problem}")
+            return
+        try:
+            outcome = await student.rerun(student.click_msg(student.button_id("Answer")), timeout)
+        except (TimeoutError, ConnectionError) as error:
+            failures.append(f"student {student.index}: {type(error).__name__}: {error}")
+            return
+        if not outcome.ok or not student.confirmed():
+            failures.append(f"student {student.index}: {outcome.problems} {student.run_texts[-3:]}")
+        else:
+            confirmed.append((time.perf_counter(), outcome.seconds))
+
+    async def teacher_timer(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await asyncio.sleep(args.poll)
+            await teacher.rerun(teacher.widget_rerun_msg(live_fragment), timeout)
+            polls.append((time.perf_counter(), teacher.metrics.get("Answered", ("?", ""))[0]))
+
+    stop = asyncio.Event()
+    timer = asyncio.create_task(teacher_timer(stop))
+    await asyncio.gather(*(answer(s) for s in students))
+    last_answer = max((t for t, _ in confirmed), default=time.perf_counter())
+
+    def seen_all() -> list[float]:
+        return [t for t, v in polls if v == str(args.students) and t >= last_answer]
+
+    deadline = time.perf_counter() + 15
+    while time.perf_counter() < deadline and not seen_all() and not timer.done():
+        await asyncio.sleep(0.1)
+    stop.set()
+    await timer  # a teacher refresh that failed raises here: the run cannot be judged
+    for client in students + [teacher]:
+        await client.close()
+    return {"code": code, "confirmed": confirmed, "failures": failures, "polls": polls,
+            "replicas": Counter(s.replica for s in students if s.replica), "teacher_replica": teacher.replica,
+            "answer_window": last_answer - window_start,
+            "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--window", type=float, default=5.0, help="students answer within this many seconds")
+    parser.add_argument("--poll", type=float, default=2.0, help="the teacher fragment's run_every, seconds")
+    parser.add_argument("--interaction-timeout", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--url", help="target this running server or proxy (e.g. serve.py's) instead of starting one")
+    parser.add_argument("--data", type=Path,
+                        help=f"with --url: the server's data folder (default ${DATA_ENV}, else ./data)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.students < 1:
+        parser.error("--students must be at least 1")
+    if args.data and not args.url:
+        parser.error("--data goes with --url (without it the script's own server uses a fresh folder)")
+    if args.url:
+        database = (args.data or data_folder()) / DB_NAME
+    else:
+        data = tempfile.mkdtemp(prefix="class_bench_")
+        os.environ[DATA_ENV] = data  # the server (a child process) inherits it
+        os.environ.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
+        database = Path(data) / DB_NAME
+    load_before = os.getloadavg()
+    server = None if args.url else Server(free_port())
+    try:
+        if server is not None:
+            server.start(timeout=120)
+        result = asyncio.run(run(args, args.url.rstrip("/") if args.url else server.url))
+    finally:
+        if server is not None:
+            server.stop()
+    if not database.exists():
+        print(f"no class database at {database} (with --url, give the server's --data folder)", file=sys.stderr)
+        return 1
+    with sqlite3.connect(database) as db:
+        stored = db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (result["code"],)).fetchone()[0]
+    latencies = [s for _, s in result["confirmed"]]
+    delay = result["chart_delay"]
+    load_after = os.getloadavg()
+    target = f"{args.url}" if args.url else "own server"
+    spread = (f"; students per replica {dict(sorted(result['replicas'].items()))}, teacher on "
+              f"{result['teacher_replica'] or '?'}") if result["replicas"] else ""
+    print(f"\n{datetime.date.today()} · {machine()} · {target}{spread} · load average before {load_before[0]:.2f}, "
+          f"after {load_after[0]:.2f}\n")
+    print("| students | answered within | stored in the DB | confirmed on screen | answer p50 / p95 / max "
+          "| teacher chart shows all after the last answer | target |")
+    print("|---|---|---|---|---|---|---|")
+    fmt = "{:.2f} s".format
+    print(f"| {args.students} | {result['answer_window']:.1f} s | {stored} | {len(latencies)} | "
+          f"{fmt(statistics.median(latencies)) if latencies else '–'} / "
+          f"{fmt(percentile(latencies, 95)) if latencies else '–'} / {fmt(max(latencies)) if latencies else '–'} | "
+          f"{fmt(delay) if delay is not None else 'never'} (poll every {args.poll:g} s) | all stored, ≤ 3 s |")
+    for failure in result["failures"][:10]:
+        print("FAILED", failure)
+    ok = stored == args.students == len(latencies) and delay is not None and delay <= 3.0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

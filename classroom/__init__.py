@@ -1,0 +1,1 @@
+"""The class, live: lesson files and the shared answer store (pure Python: never imports streamlit)."""

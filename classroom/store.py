@@ -1,0 +1,222 @@
+"""All the SQL of the live class: class sessions, the stop the class is on, revealed questions and answers.
+
+One SQLite file (WAL mode) in the data folder: $ATTENTION_LAB_DATA, default ./data beside app.py. Several server
+processes on one machine (serve.py's replicas) share it safely: every call opens its own connection, writes are
+single short transactions, and a writer waits up to `busy_seconds` for the lock. A write that still cannot get the
+lock raises StoreBusy, which the UI turns into a message: an answer is stored or refused, never lost silently.
+Replacing SQLite by a server database means reimplementing this module's class with the same methods.
+
+Security: a class is created with a random teacher token; only its sha256 is stored. Every teacher operation
+(results, reveal, move) needs the token, which stays in the teacher's session_state and never goes in a URL.
+Students are anonymous: a random id per browser session; one answer row per student and question (the first
+one counts; repeats change nothing).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_ENV = "ATTENTION_LAB_DATA"  # folder of the database file
+CLASS_HOURS_ENV = "ATTENTION_LAB_CLASS_HOURS"  # how long a class session lasts (default 4)
+KEEP_DAYS_ENV = "ATTENTION_LAB_KEEP_ANSWERS_DAYS"  # how long answers are kept (default 7)
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / "data"
+DB_NAME = "classroom.sqlite3"
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed from a projector
+CODE_LENGTH = 6
+MAX_ANSWER_CHARS = 200
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS classes (
+    code TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL,
+    lesson TEXT NOT NULL,
+    stop INTEGER NOT NULL,          -- 1-based stop the class is on
+    created REAL NOT NULL,          -- unix seconds
+    expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS revealed (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    PRIMARY KEY (code, question)
+);
+CREATE TABLE IF NOT EXISTS answers (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    student TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    correct INTEGER,                -- 1, 0, or NULL when the right answer is not known
+    created REAL NOT NULL,
+    PRIMARY KEY (code, question, student)
+);
+"""
+
+
+class StoreBusy(RuntimeError):
+    """The database stayed locked longer than the wait: the write did not happen (tell the user to retry)."""
+
+
+@dataclass(frozen=True)
+class ClassSession:
+    code: str
+    lesson: str
+    stop: int
+    expires: float
+    revealed: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Results:
+    """Answers to one question: {answer: count}, how many answered, how many were right (None if unknown)."""
+    counts: dict[str, int]
+    answered: int
+    correct: int | None
+
+
+def data_folder() -> Path:
+    return Path(os.environ.get(DATA_ENV) or DEFAULT_DATA)
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def normalise_code(text: str) -> str:
+    """What a student typed -> a code to look up ('ab c12d' -> 'ABC12D'); anything else -> ''."""
+    code = "".join(text.split()).upper()[:CODE_LENGTH + 2]
+    return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
+
+
+class ClassStore:
+    def __init__(self, path: Path | None = None, class_hours: float | None = None, keep_days: float | None = None,
+                 busy_seconds: float = 5.0):
+        self.path = Path(path) if path else data_folder() / DB_NAME
+        self.class_seconds = 3600 * (class_hours if class_hours is not None
+                                     else float(os.environ.get(CLASS_HOURS_ENV) or 4))
+        self.keep_seconds = 86400 * (keep_days if keep_days is not None
+                                     else float(os.environ.get(KEEP_DAYS_ENV) or 7))
+        self.busy_seconds = busy_seconds
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")  # persistent: readers never block the writer, across processes
+            db.executescript(SCHEMA)
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """One connection per call (sessions run in many threads and processes); commit on success."""
+        db = sqlite3.connect(self.path, timeout=self.busy_seconds, isolation_level=None)
+        try:
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across a process crash, fast
+            yield db
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                raise StoreBusy(str(error)) from error
+            raise
+        finally:
+            db.close()
+
+    # ---- teacher
+    def create_class(self, lesson: str, stop: int = 1, now: float | None = None) -> tuple[str, str]:
+        """-> (class code, teacher token). Also deletes expired classes and old answers."""
+        now = time.time() if now is None else now
+        token = secrets.token_urlsafe(24)
+        self.purge(now)
+        with self._connect() as db:
+            while True:
+                code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+                try:
+                    db.execute("INSERT INTO classes VALUES (?, ?, ?, ?, ?, ?)",
+                               (code, _hash(token), lesson, stop, now, now + self.class_seconds))
+                    return code, token
+                except sqlite3.IntegrityError:  # the code is taken: draw another
+                    continue
+
+    def _is_teacher(self, db: sqlite3.Connection, code: str, token: str, now: float) -> bool:
+        row = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+        return row is not None and hmac.compare_digest(row[0], _hash(token or ""))
+
+    def move(self, code: str, token: str, stop: int, now: float | None = None) -> bool:
+        """Move the class to `stop` (1-based); False without the right token or when the class has expired."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now):
+                return False
+            db.execute("UPDATE classes SET stop = ? WHERE code = ?", (stop, code))
+            return True
+
+    def reveal(self, code: str, token: str, question: str, now: float | None = None) -> bool:
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now):
+                return False
+            db.execute("INSERT OR IGNORE INTO revealed VALUES (?, ?)", (code, question))
+            return True
+
+    def results(self, code: str, token: str, question: str, now: float | None = None) -> Results | None:
+        """The distribution of answers to `question`; None without the right token."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now):
+                return None
+            rows = db.execute("SELECT answer, COUNT(*), SUM(correct), COUNT(correct) FROM answers "
+                              "WHERE code = ? AND question = ? GROUP BY answer ORDER BY answer",
+                              (code, question)).fetchall()
+        counts = {answer: n for answer, n, _, _ in rows}
+        known = sum(graded for *_, graded in rows)
+        correct = sum(right or 0 for _, _, right, _ in rows) if known else None
+        return Results(counts, sum(counts.values()), correct)
+
+    # ---- everyone
+    def session(self, code: str, now: float | None = None) -> ClassSession | None:
+        """The class a code names, or None when the code is unknown or the class has expired."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            row = db.execute("SELECT code, lesson, stop, expires FROM classes WHERE code = ? AND expires > ?",
+                             (code, now)).fetchone()
+            if row is None:
+                return None
+            revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?", (code,)))
+        return ClassSession(*row, revealed=revealed)
+
+    def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
+               now: float | None = None) -> bool:
+        """Store a student's answer. -> True when stored now, False when this student had answered already
+        (the first answer counts). Raises LookupError for an unknown or expired class, StoreBusy when the
+        database stayed locked."""
+        now = time.time() if now is None else now
+        answer = answer[:MAX_ANSWER_CHARS]
+        with self._connect() as db:
+            # One statement: the class check and the insert are atomic, and one lock is taken per answer.
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO answers SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS "
+                "(SELECT 1 FROM classes WHERE code = ? AND expires > ?)",
+                (code, question, student, answer, None if correct is None else int(correct), now, code, now))
+            if cursor.rowcount == 1:
+                return True
+            if db.execute("SELECT 1 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone() is None:
+                raise LookupError(code)
+            return False
+
+    def student_answer(self, code: str, student: str, question: str) -> str | None:
+        with self._connect() as db:
+            row = db.execute("SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ?",
+                             (code, question, student)).fetchone()
+        return None if row is None else row[0]
+
+    def purge(self, now: float | None = None) -> None:
+        """Delete answers older than the keep time, and classes (with their reveals) expired as long ago."""
+        now = time.time() if now is None else now
+        cutoff = now - self.keep_seconds
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
+            db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
+            db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
+            db.execute("COMMIT")

@@ -1,0 +1,45 @@
+"""Right answers computed from a model's attention (pure numpy): a lesson's question stays right when the model
+is retrained. Layer/head results are 0-based here; the UI shows them 1-based."""
+from __future__ import annotations
+
+import numpy as np
+
+from model.scaling import softmax
+
+
+def mean_row_entropy(weights: np.ndarray) -> np.ndarray:
+    """weights (L, h, T_q, T_k) -> (L, h): each head's mean entropy over its query rows, in nats."""
+    p = np.clip(weights, 1e-12, 1.0)
+    return -(p * np.log(p)).sum(-1).mean(-1)
+
+
+def sharpest_head(weights: np.ndarray) -> tuple[int, int]:
+    """(layer, head) whose rows are the most peaked (lowest mean entropy): the clearest alignment."""
+    layer, head = np.unravel_index(int(np.argmin(mean_row_entropy(weights))), weights.shape[:2])
+    return int(layer), int(head)
+
+
+def strongest_head_for(weights: np.ndarray, query: int, key: int) -> tuple[int, int]:
+    """(layer, head) that puts the most weight from query row `query` on key column `key`. weights (L, h, T_q, T_k)."""
+    layer, head = np.unravel_index(int(np.argmax(weights[:, :, query, key])), weights.shape[:2])
+    return int(layer), int(head)
+
+
+def most_attended_key(weights: np.ndarray, query: int) -> int:
+    """The key column with the largest weight in one query row. weights (T_q, T_k)."""
+    return int(np.argmax(weights[query]))
+
+
+def softmax_weight(scores: list[float], factor: float, index: int) -> float:
+    """softmax(factor · scores)[index]: e.g. the weight on the second score after scaling by 10."""
+    return float(softmax(factor * np.asarray(scores, dtype=float))[index])
+
+
+def causal_visible_keys(query_position: int) -> int:
+    """How many keys a query at 1-based position i sees under a causal mask: positions 1..i."""
+    return query_position
+
+
+def lowest_metric(metrics: dict[str, float]) -> str:
+    """The name with the lowest value (e.g. the model with the lowest long-sentence exact match)."""
+    return min(metrics, key=metrics.get)

@@ -1,0 +1,159 @@
+"""Real browsers in a live class: a student's answer is counted on the teacher's screen (a second browser
+context), the teacher moves the class and the student's page follows, a student cannot reach the controls, and
+two server processes on one database count every answer."""
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.conftest import ROOT, SCREENSHOTS, _free_port
+from tests.test_browser import no_exception, wait_idle
+
+
+def _serve(data: Path):
+    """`streamlit run app.py` with its class database in `data`; yields its URL."""
+    port = _free_port()
+    env = {**os.environ, "ATTENTION_LAB_DATA": str(data)}
+    env.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        pytest.fail("streamlit did not become healthy within 60 s")
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def class_data(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("class_data")
+
+
+@pytest.fixture(scope="module")
+def class_app_url(class_data):
+    """A server of its own, with its class database in a fresh folder."""
+    yield from _serve(class_data)
+
+
+@pytest.fixture(scope="module")
+def second_server_url(class_data, class_app_url):
+    """Another server process on the same machine sharing that database (as serve.py's replicas do)."""
+    yield from _serve(class_data)
+
+
+def _start_class(teacher: Page, url: str) -> str:
+    teacher.goto(f"{url}/teacher")
+    wait_idle(teacher)
+    teacher.get_by_role("button", name="Start a class").click()
+    wait_idle(teacher)
+    code = teacher.get_by_test_id("stMetric").filter(has_text="Class code").get_by_test_id("stMetricValue")
+    expect(code).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
+    return code.inner_text()
+
+
+def _answered(teacher: Page):
+    return teacher.get_by_test_id("stMetric").filter(has_text="Answered").get_by_test_id("stMetricValue")
+
+
+def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(browser, class_app_url):
+    teacher_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    student_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        teacher = teacher_context.new_page()
+        code = _start_class(teacher, class_app_url)
+        qr = teacher.get_by_test_id("stImage").locator("img")
+        expect(qr).to_be_visible()  # the QR code of the join address
+        expect(teacher.get_by_text(re.compile(rf"/\?class={code}"))).to_be_visible()
+        expect(_answered(teacher)).to_have_text("0")
+        teacher.screenshot(path=SCREENSHOTS / "class_teacher.png")
+
+        student = student_context.new_page()
+        student.goto(f"{class_app_url}/?class={code}")
+        wait_idle(student)
+        expect(student.get_by_text("stop 1 of")).to_be_visible()
+        expect(student.get_by_role("heading", name="Seq2seq vs Transformer")).to_have_count(0)  # predict first
+        student.get_by_test_id("stMain").get_by_text("GRU without attention (one context vector)").click()
+        student.get_by_role("button", name="Answer").click()
+        wait_idle(student)
+        expect(student.get_by_role("heading", name="Seq2seq vs Transformer")).to_be_visible()
+        expect(student.get_by_text(re.compile("^Right:"))).to_be_visible()
+        student.screenshot(path=SCREENSHOTS / "class_student_answered.png")
+
+        # The teacher's results refresh by themselves (st.fragment(run_every=2 s)): no click, no reload.
+        expect(_answered(teacher)).to_have_text("1", timeout=15000)
+        share = teacher.get_by_test_id("stMetric").filter(has_text="Share correct").get_by_test_id("stMetricValue")
+        expect(share).to_have_text("100%")
+        teacher.screenshot(path=SCREENSHOTS / "class_teacher_counted.png", full_page=True)
+
+        teacher.get_by_role("button", name="Next stop").click()
+        # The student's page polls the class every 3 s and opens stop 2 by itself.
+        expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
+        no_exception(student)
+        no_exception(teacher)
+    finally:
+        teacher_context.close()
+        student_context.close()
+
+
+def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_url):
+    teacher_context = browser.new_context()
+    student_context = browser.new_context()
+    try:
+        code = _start_class(teacher_context.new_page(), class_app_url)
+        student = student_context.new_page()
+        student.goto(f"{class_app_url}/teacher?class={code}")  # the code in the URL is no key to the controls
+        wait_idle(student)
+        expect(student.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
+        expect(student.get_by_role("button", name="Next stop")).to_have_count(0)
+        expect(student.get_by_test_id("stMetric")).to_have_count(0)
+        expect(student.get_by_text("stop 1 of")).to_be_visible()  # the link made them a student of the class
+        student.get_by_test_id("stSidebarNav").get_by_role("link", name="Teacher").click()  # in the same session
+        wait_idle(student)
+        expect(student.get_by_role("button", name="Start a class")).to_be_visible()  # only "start your own"
+        expect(student.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
+        expect(student.get_by_role("button", name="Next stop")).to_have_count(0)
+        expect(student.get_by_test_id("stMetric")).to_have_count(0)  # no class code, no results
+        no_exception(student)
+    finally:
+        teacher_context.close()
+        student_context.close()
+
+
+def test_two_server_processes_share_the_class(browser, class_app_url, second_server_url):
+    """The teacher is on one server, students on both: the teacher counts every answer."""
+    contexts = [browser.new_context() for _ in range(3)]
+    try:
+        teacher = contexts[0].new_page()
+        code = _start_class(teacher, class_app_url)
+        for context, url in zip(contexts[1:], (class_app_url, second_server_url)):
+            student = context.new_page()
+            student.goto(f"{url}/?class={code}")
+            wait_idle(student)
+            student.get_by_test_id("stMain").get_by_text("Transformer", exact=True).click()
+            student.get_by_role("button", name="Answer").click()
+            wait_idle(student)
+            expect(student.get_by_text(re.compile("^Your answer: Transformer"))).to_be_visible()
+        expect(_answered(teacher)).to_have_text("2", timeout=15000)
+        no_exception(teacher)
+    finally:
+        for context in contexts:
+            context.close()

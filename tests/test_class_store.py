@@ -1,0 +1,152 @@
+"""The live class's store (classroom/store.py): tokens, one answer per student, expiry, floods, two processes."""
+import multiprocessing
+import threading
+import time
+
+import pytest
+
+from classroom.store import ClassStore, StoreBusy, normalise_code
+
+
+@pytest.fixture()
+def store(tmp_path):
+    return ClassStore(tmp_path / "class.sqlite3")
+
+
+def test_teacher_token_guards_results_reveal_and_move(store):
+    code, token = store.create_class("intro")
+    assert normalise_code(code.lower()[:3] + " " + code[3:]) == code
+    assert store.answer(code, "student-a", "intro:3", "1", True)
+    assert store.results(code, "wrong", "intro:3") is None
+    assert store.results(code, "", "intro:3") is None
+    assert not store.move(code, "wrong", 5) and store.session(code).stop == 1
+    assert not store.reveal(code, "wrong", "intro:3") and store.session(code).revealed == frozenset()
+    assert store.move(code, token, 5) and store.session(code).stop == 5
+    assert store.reveal(code, token, "intro:3") and "intro:3" in store.session(code).revealed
+    assert store.results(code, token, "intro:3").counts == {"1": 1}
+    other_code, _ = store.create_class("intro")
+    assert store.results(other_code, token, "intro:3") is None  # one class's token opens no other class
+
+
+def test_a_student_answering_a_thousand_times_counts_once(store):
+    code, token = store.create_class("intro")
+    stored = [store.answer(code, "same-student", "q", str(i % 3), i % 3 == 0) for i in range(1000)]
+    assert stored.count(True) == 1
+    results = store.results(code, token, "q")
+    assert results.answered == 1 and results.counts == {"0": 1} and results.correct == 1
+    assert store.student_answer(code, "same-student", "q") == "0"
+
+
+def test_distribution_share_correct_and_ungraded_answers(store):
+    code, token = store.create_class("intro")
+    for student, answer, correct in (("a", "L2 H3", True), ("b", "L2 H3", True), ("c", "L1 H1", False)):
+        store.answer(code, student, "q", answer, correct)
+    results = store.results(code, token, "q")
+    assert results.counts == {"L1 H1": 1, "L2 H3": 2} and results.answered == 3 and results.correct == 2
+    store.answer(code, "a", "free", "<b>hi</b>", None)
+    assert store.results(code, token, "free").correct is None  # nothing to grade against
+    assert store.results(code, token, "free").counts == {"<b>hi</b>": 1}  # stored as text; the UI shows it as text
+
+
+def test_wrong_and_expired_codes(store):
+    assert normalise_code("") == "" and normalise_code("<script>") == "" and normalise_code("ABCDE0") == ""
+    assert store.session("ZZZZZZ") is None
+    with pytest.raises(LookupError):
+        store.answer("ZZZZZZ", "s", "q", "1", True)
+    now = time.time()
+    code, token = store.create_class("intro", now=now)
+    assert store.session(code, now=now + 3.9 * 3600) is not None
+    assert store.session(code, now=now + 4.1 * 3600) is None  # default: a class lasts 4 h
+    with pytest.raises(LookupError):
+        store.answer(code, "s", "q", "1", True, now=now + 4.1 * 3600)
+    assert not store.move(code, token, 2, now=now + 4.1 * 3600)
+
+
+def test_answers_are_deleted_after_the_keep_time(tmp_path):
+    store = ClassStore(tmp_path / "db", keep_days=7)
+    now = time.time()
+    code, token = store.create_class("intro", now=now)
+    store.answer(code, "s", "q", "1", True, now=now + 60)
+    store.purge(now=now + 6 * 86400)
+    assert store.student_answer(code, "s", "q") == "1"
+    store.purge(now=now + 8 * 86400)
+    assert store.student_answer(code, "s", "q") is None
+
+
+def _answer_many(path: str, code: str, prefix: str, count: int) -> None:
+    store = ClassStore(path)
+    for i in range(count):
+        store.answer(code, f"{prefix}-{i}", "q", prefix, True)
+
+
+@pytest.mark.slow
+def test_two_processes_write_to_one_database_and_the_teacher_sees_both(tmp_path):
+    path = tmp_path / "shared.sqlite3"
+    code, token = ClassStore(path).create_class("intro")
+    spawn = multiprocessing.get_context("spawn")  # two fresh interpreters, like two server replicas
+    workers = [spawn.Process(target=_answer_many, args=(str(path), code, name, 150)) for name in ("one", "two")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert ClassStore(path).results(code, token, "q").counts == {"one": 150, "two": 150}
+
+
+def _flood(store: ClassStore, code: str, per_second: int, seconds: float, threads: int) -> tuple[int, int, int]:
+    """`per_second` answers a second from `threads` threads, each a different student -> (sent, stored, refused)."""
+    sent, stored, refused = [0] * threads, [0] * threads, [0] * threads
+    start = time.perf_counter()
+    total = int(per_second * seconds)
+
+    def work(t: int) -> None:
+        for i in range(t, total, threads):
+            delay = start + i / per_second - time.perf_counter()  # paced: answer i is due at i / rate
+            if delay > 0:
+                time.sleep(delay)
+            sent[t] += 1
+            try:
+                stored[t] += store.answer(code, f"student-{i}", "q", str(i % 4), i % 4 == 0)
+            except StoreBusy:
+                refused[t] += 1  # the UI says "not saved, answer again": refused with a message
+
+    pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    return sum(sent), sum(stored), sum(refused)
+
+
+def test_a_burst_of_answers_from_many_threads_is_all_stored(store):
+    code, token = store.create_class("intro")
+    sent, stored, refused = _flood(store, code, per_second=100_000, seconds=0.006, threads=8)  # as fast as possible
+    assert sent == 600 and stored + refused == sent
+    assert store.results(code, token, "q").answered == stored
+
+
+@pytest.mark.slow
+def test_200_answers_a_second_for_10_seconds_are_stored_or_refused_none_lost(store):
+    code, token = store.create_class("intro")
+    sent, stored, refused = _flood(store, code, per_second=200, seconds=10, threads=16)
+    assert sent == 2000 and stored + refused == sent
+    results = store.results(code, token, "q")
+    assert results.answered == stored  # every answer the store said it kept is there
+    if refused == 0:
+        assert results.correct == 500  # every fourth answer is right
+
+
+def test_answer_chart_counts_and_colours():
+    import json
+
+    import pandas as pd
+
+    from viz.classroom import answer_chart
+
+    rows = pd.DataFrame({"answer": ["<b>x</b>", "L2 H2"], "students": [1, 3], "right": [False, True]})
+    spec = answer_chart(rows, "students", "right", "wrong").to_dict()
+    data = next(iter(spec["datasets"].values()))
+    assert {(d["answer"], d["students"], d["verdict"]) for d in data} == {("<b>x</b>", 1, "wrong"),
+                                                                        ("L2 H2", 3, "right")}
+    assert spec["encoding"]["color"]["scale"]["domain"] == ["right", "wrong"]  # no "?" entry when all are graded
+    assert json.dumps(spec)  # plain JSON: the answer text is data, never markup

@@ -1,0 +1,193 @@
+"""Lessons: the file format and its errors, computed answers, and the shipped lesson walked stop by stop."""
+import numpy as np
+import pytest
+
+from i18n import using_language
+from classroom.lessons import LessonFileError, load_lessons, parse_lesson
+from model.questions import mean_row_entropy, sharpest_head, softmax_weight, strongest_head_for
+from tests.app_links import open_from_link
+from tests.test_app_pages import assert_healthy
+from ui.lesson_bar import known_pages
+
+PAGES = known_pages()
+GOOD = """
+title = { en = "Good", ko = "좋음" }
+[[stop]]
+page = "softmax_scaling"
+state = { dk = 16 }
+text = "Look."
+"""
+
+
+def test_shipped_lesson_follows_the_concepts_in_both_languages():
+    lessons, errors = load_lessons(PAGES)
+    assert not errors
+    lesson = lessons["intro"]
+    assert 12 <= len(lesson.stops) <= 20
+    assert not [s.problem for s in lesson.stops if s.problem]
+    for stop in lesson.stops:
+        assert stop.title.keys() >= {"en", "ko"} and stop.text.keys() >= {"en", "ko"}, stop.number
+        assert "the notes" not in stop.text["en"].lower() and "<" not in stop.text["en"]  # papers cited, no HTML
+        if stop.question:
+            assert stop.question.prompt.keys() >= {"en", "ko"}
+    pages = [s.page for s in lesson.stops]
+    # the order of CONCEPTS.md: bottleneck, Bahdanau, steps, √d_k, masking, multi-head, cross, PE, LN/residual, train
+    assert pages.index("compare") < pages.index("attention") < pages.index("attention_steps") < pages.index(
+        "softmax_scaling") < pages.index("decoding") < pages.index("positional") < pages.index(
+        "normalization") < pages.index("residual") < pages.index("train")
+    assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token"}
+    assert sum(1 for s in lesson.stops if s.question and s.question.compute) >= 5
+
+
+def test_a_syntax_error_names_the_line_and_other_lessons_still_load(tmp_path):
+    (tmp_path / "good.toml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "broken.toml").write_text(GOOD + '\n[[stop]]\npage = "residual\n', encoding="utf-8")
+    lessons, errors = load_lessons(PAGES, tmp_path)
+    assert list(lessons) == ["good"]
+    assert len(errors) == 1 and errors[0].file == "broken.toml" and errors[0].line == 9
+    with pytest.raises(LessonFileError):
+        parse_lesson("empty", 'title = "no stops"', PAGES)
+
+
+def test_a_bad_stop_keeps_its_place_with_a_message_and_the_rest_works():
+    source = GOOD + """
+[[stop]]
+page = "no_such_page"
+text = "?"
+
+[[stop]]
+page = "attention"
+[stop.question]
+kind = "head"
+prompt = "Which head?"
+
+[[stop]]
+page = "attention"
+[stop.question]
+kind = "choice"
+prompt = "Pick"
+options = ["a", "b"]
+answer = 3
+"""
+    lesson = parse_lesson("mixed", source, PAGES)
+    assert [s.problem is None for s in lesson.stops] == [True, False, False, False]
+    assert "no_such_page" in lesson.stops[1].problem and lesson.stops[1].line == 8
+    assert "answer or a compute" in lesson.stops[2].problem
+    assert "1 to 2" in lesson.stops[3].problem
+
+
+def test_computed_answers_follow_the_weights():
+    weights = np.full((2, 3, 4, 5), 0.2)  # (L, h, T_q, T_k): uniform heads
+    weights[1, 2] = np.eye(4, 5)  # one head with one-hot rows: the sharpest
+    assert sharpest_head(weights) == (1, 2) and mean_row_entropy(weights)[1, 2] < 1e-6
+    weights[0, 1, 3, 4] = 0.9
+    weights[1, 2, 3, 4] = 0.0
+    assert strongest_head_for(weights, 3, 4) == (0, 1)
+    assert softmax_weight([0.3, 0.4], 10, 1) == pytest.approx(np.exp(4) / (np.exp(3) + np.exp(4)))
+    assert softmax_weight([0.3, 0.4], 1, 1) < softmax_weight([0.3, 0.4], 10, 1)
+
+
+def _answer(at, key: str, kind: str, pick: str | None) -> None:
+    """Answer the stop's question with `pick` (a canonical answer), or the first option when None."""
+    if kind == "head":
+        layer, head = (1, 1) if pick is None else (int(x[1:]) for x in pick.split())
+        at.button(key=f"{key}_L{layer - 1}_H{head - 1}").click().run()
+        return
+    if kind == "choice":
+        at.radio(key=f"{key}_choice").set_value(int(pick or 1))
+    elif kind == "number":
+        at.number_input(key=f"{key}_number").set_value(float(pick or 1))
+    else:
+        widget = at.pills(key=f"{key}_token")
+        widget.set_value(pick or widget.options[0])
+    next(b for b in at.form_submit_button if b.label in ("Answer", "답하기")).click().run()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_walk_the_shipped_lesson_stop_by_stop(language):
+    """Every stop opens its page with its state; a question hides the page until answered; Next goes on."""
+    from ui.lesson_questions import expected_answer
+
+    lesson = load_lessons(PAGES)[0]["intro"]
+    with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread
+        _walk(lesson, language, expected_answer)
+
+
+def _walk(lesson, language, expected_answer) -> None:
+    at, _ = open_from_link(None, {"lesson": "intro", "stop": "1", "lang": language})
+    for stop in lesson.stops:
+        assert_healthy(at)
+        bar = at.markdown[0].value
+        assert f"{stop.number}" in bar and str(len(lesson.stops)) in bar and stop.title[language] in bar
+        assert at.query_params["stop"] == [str(stop.number)] or at.query_params["stop"] == str(stop.number)
+        assert not at.warning, [w.value for w in at.warning]  # no stale state, no answer that cannot be computed
+        if stop.question:
+            assert not at.title  # predict first: the page (and its chart) is hidden
+            pick = expected_answer(stop).shown if language == "en" else None
+            _answer(at, f"q_intro_{stop.number}", stop.question.kind, pick)
+            assert_healthy(at)
+            if language == "en":
+                assert at.success, f"stop {stop.number}: the computed answer {pick} was not counted right"
+        assert at.title, f"stop {stop.number}: the page is not shown"
+        for name, text in stop.state.items():
+            if name == "sentence":
+                assert at.session_state["sentence"] == text
+        if stop.number < len(lesson.stops):
+            at.button(key="lesson_next").click().run()
+    at.button(key="lesson_leave").click().run()
+    assert_healthy(at)
+    assert "lesson" not in at.query_params  # left: no lesson in the address, no bar on the page
+    assert not any(f" {len(lesson.stops)}" in m.value and lesson.title[language] in m.value for m in at.markdown)
+
+
+def test_a_link_opens_the_lesson_at_stop_k_with_its_state():
+    at, _ = open_from_link(None, {"lesson": "intro", "stop": "9"})
+    assert_healthy(at)
+    assert "stop 9 of" in at.markdown[0].value
+    assert at.title[0].value == "Transformer attention"
+    assert at.session_state["attn_view"] == "All heads" and at.session_state["attn_kind"] == "encoder_self"
+    assert at.session_state["attn_layer"] == 0  # lesson files say layer = 1, as on screen
+
+
+def test_stale_state_and_unknown_lessons_give_a_message_and_the_page_works(tmp_path, monkeypatch):
+    source = GOOD.replace("dk = 16", "dk = 17, v1x = 10") + """
+[[stop]]
+page = "attention"
+state = { model = "transformer_en-fr", sentence = "i am a student" }
+[stop.question]
+kind = "head"
+prompt = "Which head links rouge with red?"
+compute = "head_linking"
+args = { target = "rouge", source = "red" }
+
+[[stop]]
+page = "atention"
+text = "A typo in the page name."
+"""
+    (tmp_path / "stale.toml").write_text(source, encoding="utf-8")
+    (tmp_path / "broken.toml").write_text("title = [", encoding="utf-8")
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path))
+    at, _ = open_from_link(None, {"lesson": "stale", "stop": "1"})
+    assert_healthy(at)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "dk" in warnings and "v1x" not in warnings and at.session_state["scaling_v1_factor"] == 10
+    assert at.title  # the page is shown with the settings that fit
+    assert "broken.toml (line 1)" in " ".join(w.value for w in at.sidebar.warning)
+    at.button(key="lesson_next").click().run()
+    assert_healthy(at)
+    assert "cannot be computed" in " ".join(w.value for w in at.warning) and at.title  # no question, page shown
+    at.button(key="lesson_next").click().run()
+    assert_healthy(at)
+    assert "unknown page 'atention'" in " ".join(w.value for w in at.warning)
+    assert "stop 3 of 3" in at.markdown[0].value and at.title  # the bar still works; the page stays as it was
+    at.button(key="lesson_previous").click().run()
+    assert "stop 2 of 3" in at.markdown[0].value
+    at.button(key="lesson_leave").click().run()
+    assert not any("stop" in m.value and " of 3" in m.value for m in at.markdown)
+    at.sidebar.selectbox(key="lesson_pick").set_value("stale")  # open it again from the sidebar
+    at.sidebar.button(key="lesson_open").click().run()
+    assert_healthy(at)
+    assert "stop 1 of 3" in at.markdown[0].value
+    at2, notices = open_from_link(None, {"lesson": "nope"})
+    assert "no lesson named" in " ".join(w.value for w in at2.warning)

@@ -1,0 +1,284 @@
+"""The lesson bar (on every page while a lesson is open), the lesson picker, and a student's side of a live class.
+
+app.py calls lesson_bar() after st.navigation and before the sidebar and the page, so a stop's view state can be
+put into session_state before any widget of this run is drawn. Session keys: LESSON_ID, LESSON_STOP (1-based),
+ANSWERS {question id: canonical answer}, CLASS_CODE and STUDENT_ID for a student in a class, TEACHER (ui/classroom)
+for the teacher's class. The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and
+?class=CODE (a link or QR code that joins the class).
+"""
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import streamlit as st
+
+from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, load_lessons, localized
+from classroom.store import StoreBusy, normalise_code
+from i18n import current_language, tr
+from ui.classroom import class_store, teacher_class
+from ui.errors import page_guard
+from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
+from ui.text import escape_markdown
+from ui.share import URL_EXTRA, apply_view_state, carry_view_state
+from ui.state import DEFAULT_MODEL
+
+PAGES = Path(__file__).resolve().parents[1] / "app_pages"
+LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
+CLASS_CODE, STUDENT_ID = "class_code", "student_id"
+PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
+CLASS_SEEN = "_class_seen"  # (stop, revealed questions) of the class when this student last followed it
+URL_READ = "_lesson_url_read"
+SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
+PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar, done next run
+FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
+
+
+def known_pages() -> set[str]:
+    return {path.stem for path in PAGES.glob("*.py")}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _load(folder: str, signature: tuple) -> tuple[dict[str, Lesson], list[LessonFileError]]:
+    return load_lessons(known_pages(), Path(folder))
+
+
+def lessons() -> tuple[dict[str, Lesson], list[LessonFileError]]:
+    """Every lesson file, read again when a file is added, changed or removed (the key is names and mtimes)."""
+    folder = lessons_folder()
+    signature = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.toml")))
+    return _load(str(folder), signature)
+
+
+def question_id(lesson_id: str, stop: Stop) -> str:
+    return f"{lesson_id}:{stop.number}"
+
+
+def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
+    """Open stop `number` of the lesson: apply its view state and ask for its page.
+
+    Runs before any widget of the run is drawn (in lesson_bar, or as a button's callback); lesson_bar then
+    switches to the stop's page.
+    """
+    number = max(1, min(number, len(lesson.stops)))
+    stop = lesson.stops[number - 1]
+    st.session_state[LESSON_ID], st.session_state[LESSON_STOP] = lesson.id, number
+    st.session_state[URL_EXTRA] = _url_extra()
+    teacher = teacher_class()
+    if move_class and teacher and teacher["lesson"] == lesson.id:
+        class_store().move(teacher["code"], teacher["token"], number)  # the teacher's Next moves the class
+    if stop.problem:
+        st.session_state[PROBLEM] = stop.problem
+        return
+    # A stop is written for a model: the default one unless it names another (a teacher who had picked the real
+    # encoder before opening the lesson still gets the translation model the stop's kinds and heads belong to).
+    bad = apply_view_state(stop.page, {"model": DEFAULT_MODEL, **stop.state})
+    st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
+    st.session_state[SWITCH_TO] = stop.page
+
+
+def _url_extra() -> dict[str, str]:
+    extra = {}
+    if st.session_state.get(LESSON_ID):
+        extra = {"lesson": st.session_state[LESSON_ID], "stop": str(st.session_state[LESSON_STOP])}
+    if st.session_state.get(CLASS_CODE):
+        extra["class"] = st.session_state[CLASS_CODE]
+    return extra
+
+
+def leave() -> None:
+    for key in (LESSON_ID, LESSON_STOP, PROBLEM, CLASS_CODE, CLASS_SEEN):
+        st.session_state.pop(key, None)
+    st.session_state[URL_EXTRA] = {}
+
+
+def _page_name(url_path: str) -> str:
+    return url_path or "home"
+
+
+def _from_url() -> None:
+    """On a session's first run: ?class=CODE joins a class, ?lesson=ID&stop=K opens a lesson at stop K."""
+    if st.session_state.get(URL_READ):
+        return
+    st.session_state[URL_READ] = True
+    if "class" in st.query_params:
+        join(st.query_params["class"])
+        return
+    lesson_id = st.query_params.get("lesson")
+    if lesson_id is None:
+        return
+    all_lessons, _ = lessons()
+    if lesson_id not in all_lessons:
+        st.session_state[PROBLEM] = tr("lessons.unknown_lesson", lesson=lesson_id)
+        return
+    stop_text = st.query_params.get("stop", "1")
+    go_to(all_lessons[lesson_id], int(stop_text) if stop_text.isdigit() else 1, move_class=False)
+
+
+def join(text: str) -> None:
+    """A student joins the class a code names (anonymously: a random id for this browser session)."""
+    code = normalise_code(text)
+    session = class_store().session(code) if code else None
+    all_lessons, _ = lessons()
+    if session is None or session.lesson not in all_lessons:
+        st.session_state["_class_notice"] = tr("lessons.bad_code")
+        return
+    st.session_state[CLASS_CODE] = code
+    st.session_state.setdefault(STUDENT_ID, secrets.token_hex(12))
+    st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
+    go_to(all_lessons[session.lesson], session.stop, move_class=False)
+
+
+def _follow_class() -> None:
+    """A student in a class: when the teacher has moved the class since we last looked, go to its stop."""
+    code = st.session_state.get(CLASS_CODE)
+    if not code:
+        return
+    session = class_store().session(code)
+    if session is None:
+        st.session_state.pop(CLASS_CODE, None)
+        st.session_state["_class_notice"] = tr("lessons.class_ended")
+        st.session_state[URL_EXTRA] = _url_extra()
+        return
+    seen = st.session_state.get(CLASS_SEEN)
+    st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
+    all_lessons, _ = lessons()
+    if (seen is None or seen[0] != session.stop) and session.lesson in all_lessons:
+        go_to(all_lessons[session.lesson], session.stop, move_class=False)
+
+
+@st.fragment(run_every=FOLLOW_SECONDS)
+def _class_poll() -> None:
+    """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed.
+    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
+    with page_guard():
+        code = st.session_state.get(CLASS_CODE)
+        session = class_store().session(code) if code else None
+        seen = st.session_state.get(CLASS_SEEN)
+        if session is None or seen is None or (session.stop, session.revealed) != seen:
+            st.rerun(scope="app")
+        st.caption(tr("lessons.in_class", code=code))
+
+
+def lesson_bar(url_path: str) -> bool:
+    """Draw the bar of the open lesson; -> False when the page must stay hidden (a question not answered yet)."""
+    current_page = _page_name(url_path)
+    _from_url()
+    pending = st.session_state.pop(PENDING, None)
+    if pending and pending[0] == "join":
+        join(pending[1])
+    elif pending and pending[1] in lessons()[0]:
+        go_to(lessons()[0][pending[1]], pending[2], move_class=False)
+    _follow_class()
+    target = st.session_state.pop(SWITCH_TO, current_page)
+    if target != current_page:
+        carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
+        st.switch_page(f"app_pages/{target}.py")
+    notice = st.session_state.pop("_class_notice", None)
+    if notice:
+        st.warning(notice)
+    all_lessons, _ = lessons()
+    lesson = all_lessons.get(st.session_state.get(LESSON_ID, ""))
+    if lesson is None:
+        if st.session_state.get(PROBLEM):
+            st.warning(st.session_state.pop(PROBLEM))
+        return True
+    number = min(max(1, st.session_state.get(LESSON_STOP, 1)), len(lesson.stops))  # the file may have shrunk
+    stop = lesson.stops[number - 1]
+    language = current_language()
+    with st.container(border=True, key="lesson_bar"):
+        head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")
+        head.markdown(tr("lessons.bar_title", lesson=localized(lesson.title, language), stop=number,
+                         stops=len(lesson.stops), title=localized(stop.title, language)))
+        # Callbacks: the stop's state is set before this run draws any widget.
+        previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="stretch",
+                        on_click=go_to, args=(lesson, number - 1))
+        following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops),
+                         type="primary", width="stretch", on_click=go_to, args=(lesson, number + 1))
+        leaving.button(tr("lessons.leave"), key="lesson_leave", width="stretch", on_click=leave)
+        if st.session_state.get(CLASS_CODE):
+            _class_poll()
+        if stop.page != current_page and not stop.problem:  # a stop with a problem may name no page at all
+            st.page_link(f"app_pages/{stop.page}.py", label=tr("lessons.back_to_stop"), icon=":material/undo:")
+        problem = st.session_state.get(PROBLEM)
+        if problem:
+            st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
+        st.markdown(localized(stop.text, language))
+        if stop.question is None or stop.problem or stop.page != current_page:
+            return True
+        return _question(lesson, stop)
+
+
+def _question(lesson: Lesson, stop: Stop) -> bool:
+    """Predict, then reveal: the page (whose chart gives the answer away) shows once the student has answered
+    or the teacher has revealed the answer to the class."""
+    qid = question_id(lesson.id, stop)
+    answers = st.session_state.setdefault(ANSWERS, {})
+    try:
+        expected: Expected | None = expected_answer(stop)
+    except QuestionError as error:
+        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
+        return True
+    teacher = teacher_class()
+    if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
+        st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
+        st.caption(tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question,
+                                                                                         expected.shown))))
+        return True
+    code = st.session_state.get(CLASS_CODE)
+    seen = st.session_state.get(CLASS_SEEN)
+    revealed = bool(code and seen and qid in seen[1])
+    if qid not in answers:
+        given = ask(stop, f"q_{lesson.id}_{stop.number}")
+        if given is not None:
+            if code and not _store_answer(code, qid, given, expected):
+                return revealed
+            answers[qid] = given
+            st.rerun()  # draw the stop again: the answer and the page, without the question's widget
+    if qid in answers or revealed:
+        show_answer(stop.question, answers.get(qid), expected)
+        return True
+    st.info(tr("lessons.answer_first"))
+    return False
+
+
+def _store_answer(code: str, qid: str, given: str, expected: Expected | None) -> bool:
+    """Send the answer to the class; -> False (with a message) when it was not stored."""
+    try:
+        class_store().answer(code, st.session_state[STUDENT_ID], qid, given,
+                             None if expected is None else expected.is_right(given))
+        return True
+    except StoreBusy:
+        st.warning(tr("lessons.busy"))
+    except LookupError:
+        st.warning(tr("lessons.class_ended"))
+    return False
+
+
+def open_lesson_button(lesson_id: str, label: str) -> None:
+    """A button (e.g. on Home) that opens a lesson at its first stop, as the sidebar's picker does."""
+    if lesson_id in lessons()[0] and st.button(label, key=f"open_lesson_{lesson_id}", icon=":material/route:",
+                                               type="tertiary"):
+        st.session_state[PENDING] = ("open", lesson_id, 1)
+        st.rerun()
+
+
+def lesson_picker() -> None:
+    """Sidebar: open a lesson, join a class; bad lesson files are listed with their line."""
+    all_lessons, errors = lessons()
+    language = current_language()
+    with st.sidebar.expander(tr("lessons.sidebar"), icon=":material/school:"):
+        if all_lessons:
+            chosen = st.selectbox(tr("lessons.pick"), list(all_lessons), key="lesson_pick",
+                                  format_func=lambda i: localized(all_lessons[i].title, language))
+            if st.button(tr("lessons.open"), key="lesson_open"):
+                st.session_state[PENDING] = ("open", chosen, 1)  # the sidebar's widgets are drawn: apply next run
+                st.rerun()
+        for error in errors:
+            st.warning(tr("lessons.bad_file", file=error.file, line=error.line or "?", reason=error.reason))
+        with st.form("join_class", border=False):
+            code = st.text_input(tr("lessons.code"), key="class_code_input", max_chars=12,
+                                 placeholder="ABC123")
+            if st.form_submit_button(tr("lessons.join")):
+                st.session_state[PENDING] = ("join", code or "")
+                st.rerun()

@@ -1,0 +1,131 @@
+"""Which words a model reads: its vocabulary grouped by part of speech, suggestions while typing, and what happens to
+a sentence with words it does not know (the translation marked unreliable, the nearest sentence it can read)."""
+from __future__ import annotations
+
+import difflib
+
+import streamlit as st
+
+from i18n import tr
+from model.checkpoint import LoadedModel
+from model.data import SPECIALS, english_parts_of_speech, make_en_fr
+from model.decode import DecodeResult
+from ui.text import escape_markdown
+
+SENTENCE = "sentence"  # the sidebar's sentence box (ui/sidebar.py)
+REAL_ENCODER = "all-MiniLM-L6-v2"  # the pretrained encoder for free English (the "real pretrained models" issue)
+
+
+def known_words(loaded: LoadedModel) -> list[str]:
+    """The source words the model has an id for (no <pad>/<bos>/<eos>/<unk>)."""
+    return [t for t in loaded.src_vocab.itos if t not in SPECIALS]
+
+
+def grouped_words(loaded: LoadedModel) -> dict[str, list[str]]:
+    """Known words by part of speech for the English->French models; one group ("symbols") for the others."""
+    words = known_words(loaded)
+    if loaded.task != "en-fr":
+        return {"symbols": sorted(words, key=lambda w: (len(w), w))}
+    known = set(words)
+    groups = {part: [w for w in members if w in known] for part, members in english_parts_of_speech().items()}
+    grouped = {w for members in groups.values() for w in members}
+    groups["other"] = sorted(known - grouped)  # a retrained or uploaded model may know more
+    return {part: members for part, members in groups.items() if members}
+
+
+def _add_word() -> None:
+    word = st.session_state.get("vocab_add")
+    if word:
+        st.session_state[SENTENCE] = f"{st.session_state.get(SENTENCE, '').rstrip()} {word}".strip()
+        st.session_state["vocab_add"] = None
+
+
+def vocabulary_help(loaded: LoadedModel) -> None:
+    """Sidebar: a word picker that filters as you type (it adds the word to the sentence) and the grouped list."""
+    words = known_words(loaded)
+    st.selectbox(tr("lecture.vocab_add"), sorted(words), index=None, key="vocab_add", on_change=_add_word,
+                 placeholder=tr("lecture.vocab_add_placeholder"), help=tr("lecture.vocab_add_help"))
+    with st.expander(tr("lecture.vocab_title", count=len(words)), icon=":material/menu_book:"):
+        query = st.text_input(tr("lecture.vocab_search"), key="vocab_search", max_chars=40).strip().lower()
+        shown = 0
+        for part, members in grouped_words(loaded).items():
+            matching = [w for w in members if query in w]
+            if matching:
+                shown += len(matching)
+                st.markdown(f"**{tr(f'lecture.parts.{part}')}** ({len(matching)})  \n"
+                            + escape_markdown(", ".join(matching)))
+        if not shown:
+            st.caption(tr("lecture.vocab_none"))
+
+
+@st.cache_data(show_spinner=False)
+def _readable_sentences() -> list[tuple[str, ...]]:
+    """Grammatical English the en-fr models read: generated sentences of the same mini-language (seed 99, not the
+    held-out test set), as token tuples."""
+    return [tuple(en) for en, _ in make_en_fr(seed=99, train_size=3000, test_size=0, long_size=0).splits["train"]]
+
+
+def nearest_readable_sentence(loaded: LoadedModel, result: DecodeResult) -> str:
+    """A sentence the model can read, close to what was typed.
+
+    For the English->French models: the generated sentence that shares the most known words with it (then the
+    closest length), so the suggestion is grammatical. Otherwise: each unknown word replaced by the most similar
+    known word (difflib's ratio).
+    """
+    tokens = result.source.tokens[:-1]  # without <eos>
+    if loaded.task == "en-fr":
+        typed = {t for t, i in zip(tokens, result.source.ids) if i != loaded.src_vocab.stoi["<unk>"]}
+        known = set(known_words(loaded))
+        candidates = [c for c in _readable_sentences() if set(c) <= known]
+        if candidates:
+            best = max(candidates, key=lambda c: (len(typed & set(c)), -abs(len(c) - len(tokens))))
+            return " ".join(best)
+    words = known_words(loaded)
+    ids = result.source.ids[:-1]
+    unk = loaded.src_vocab.stoi["<unk>"]
+    return " ".join((difflib.get_close_matches(t, words, n=1, cutoff=0.0) or [t])[0] if i == unk else t
+                    for t, i in zip(tokens, ids))
+
+
+def _use_sentence(sentence: str) -> None:
+    st.session_state[SENTENCE] = sentence
+
+
+def _use_real_encoder() -> None:
+    """Keep the sentence, read it with the pretrained encoder (the sidebar's model choice)."""
+    st.session_state["model_id"] = REAL_ENCODER
+    st.session_state["sentence_task"] = "english"  # so the sidebar keeps this sentence instead of an example
+
+
+def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "use_nearest") -> None:
+    """Unknown words: say which, offer the nearest sentence the model can read, point to the real encoder."""
+    source = result.source
+    if source.punctuation:
+        st.caption(tr("lecture.punctuation", symbols=" ".join(escape_markdown(p) for p in
+                                                             dict.fromkeys(source.punctuation))))
+    if not source.unknown:
+        return
+    unique = list(dict.fromkeys(source.unknown))
+    shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")
+    nearest = nearest_readable_sentence(loaded, result)
+    with st.container(border=True):
+        st.warning(tr("input.unknown", count=len(unique), words=shown))
+        left, right = st.columns([4, 1], vertical_alignment="center")
+        left.markdown(tr("lecture.nearest", sentence=escape_markdown(nearest)))
+        right.button(tr("lecture.use_nearest"), key=key, on_click=_use_sentence, args=(nearest,),
+                     icon=":material/edit_note:")
+        if loaded.task == "en-fr":
+            left, right = st.columns([4, 1], vertical_alignment="center")
+            left.caption(tr("lecture.real_encoder", model=REAL_ENCODER))
+            right.button(tr("lecture.use_real_encoder"), key=f"{key}_encoder", on_click=_use_real_encoder,
+                         icon=":material/psychology:")
+
+
+def show_translation(result: DecodeResult, text: str, where=None) -> None:
+    """The model's output; greyed and marked unreliable when the source had unknown words."""
+    where = where or st
+    if not result.source.unknown:
+        where.code(text, language=None)
+        return
+    where.markdown(f":gray[{escape_markdown(text)}]" if text else "")
+    where.caption(tr("lecture.unreliable", count=len(set(result.source.unknown))))
