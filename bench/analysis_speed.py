@@ -9,6 +9,10 @@
 2. Head importance of the shipped en-fr Transformer on the 300 held-out sentences: 24 single-head ablations (plus
    the baseline), the gradient estimate, and the 13-point pruning curve, timed once each.
 3. Head-pattern label counts of every shipped Transformer over the first 100 held-out sentences.
+4. all-MiniLM-L6-v2 (the real encoder): rollout + norms of its 72 heads on a 128-token text (the fixed English
+   sentences joined, cut to 126 pieces between [CLS] and [SEP]) against the page's forward pass with weights,
+   median of --repeats, interleaved; then head importance on the 24 fixed sentences (72 ablations + baseline),
+   its gradient estimate, the 13-point curve, and the encoder's label counts. `--encoder-only` runs just this part.
 """
 from __future__ import annotations
 
@@ -70,10 +74,66 @@ def long_input(loaded) -> tuple[torch.Tensor, torch.Tensor]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--encoder-only", action="store_true", help="only part 4 (all-MiniLM-L6-v2)")
     args = parser.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"load average {open('/proc/loadavg').read().split()[:3]}")
+    if not args.encoder_only:
+        translation_model(args)
+    encoder(args)
+    print(f"\nload average after: {open('/proc/loadavg').read().split()[:3]}")
+
+
+def encoder(args) -> None:
+    import dataclasses
+
+    from model.bert import load_minilm
+
+    minilm = load_minilm()
+    encoded = minilm.encode(" ".join(analysis.ENCODER_SENTENCES))
+    keep = 127  # 126 pieces + [CLS], then the final [SEP]: 128 tokens
+    encoded = dataclasses.replace(encoded, **{name: getattr(encoded, name)[:keep] + getattr(encoded, name)[-1:]
+                                              for name in ("tokens", "ids", "token_type_ids", "word_ids", "special")})
+    forward, explained = [], []
+    for _ in range(args.repeats + 1):  # the first of each is a warm-up
+        forward.append(_timed(lambda: minilm.run(encoded))[:2])
+        explained.append(_timed(lambda: analysis.encoder_explanations(minilm, encoded))[:2])
+    f, e = (statistics.median(t[0] for t in forward[1:]), statistics.median(t[0] for t in explained[1:]))
+    fc, ec = (statistics.median(t[1] for t in forward[1:]), statistics.median(t[1] for t in explained[1:]))
+    print(f"\n| all-MiniLM-L6-v2, {len(encoded.ids)}-token input, median of {args.repeats} | wall ms | CPU ms |"
+          "\n|---|---:|---:|")
+    print(f"| forward with weights (every view) | {1000 * f:.1f} | {1000 * fc:.1f} |")
+    print(f"| forward + hooks + norms (72 heads) + rollout | {1000 * e:.1f} | {1000 * ec:.1f} |")
+    print(f"| **extra for rollout + norms** | **{1000 * (e - f):.1f}** | **{1000 * (ec - fc):.1f}** |")
+
+    cfg = minilm.config
+    embed = analysis.encoder_sentence_embedder(minilm, analysis.ENCODER_SENTENCES)
+    sentences = len(analysis.ENCODER_SENTENCES)
+    ablation_s, ablation_cpu, change = _timed(lambda: analysis.embedding_importance(embed, cfg.num_layers,
+                                                                                   cfg.num_heads))
+    gradient_s, gradient_cpu, gradient = _timed(lambda: analysis.embedding_gradient_importance(
+        embed, cfg.num_layers, cfg.num_heads, sentences))
+    importance = analysis.EncoderImportance(change, gradient, sentences)
+    counts = sorted(set(range(0, 73, 6)) | {72})
+    curve_s, curve_cpu, curve = _timed(lambda: analysis.encoder_pruning_curve(minilm, importance, counts))
+    print(f"\n| head importance, all-MiniLM-L6-v2, {sentences} fixed sentences | wall s | CPU s |\n|---|---:|---:|")
+    print(f"| ablation of 72 heads + baseline (1 − cos of the sentence embedding) | {ablation_s:.2f} | "
+          f"{ablation_cpu:.2f} |")
+    print(f"| gradient estimate ({analysis.GRADIENT_PROBES} probes: 1 forward + "
+          f"{analysis.GRADIENT_PROBES} backward) | {gradient_s:.2f} | {gradient_cpu:.2f} |")
+    print(f"| pruning curve ({len(counts)} points) | {curve_s:.2f} | {curve_cpu:.2f} |")
+    order = importance.order()
+    print(f"\nleast important L{order[0][0] + 1} H{order[0][1] + 1} ({change[order[0]]:.4f}), most "
+          f"L{order[-1][0] + 1} H{order[-1][1] + 1} ({change[order[-1]]:.4f}); Spearman(gradient, ablation) "
+          f"{importance.spearman():+.2f}")
+    print("curve (mean cos to all heads on): " + ", ".join(f"k={r['k']}: {r['similarity']:.3f}" for r in curve))
+    tally = collections.Counter(analysis.encoder_head_labels(minilm).labels.ravel().tolist())
+    print("\n| model | kind | " + " | ".join(analysis.PATTERNS) + " |\n|---|---|" + "---:|" * len(analysis.PATTERNS))
+    print("| all-MiniLM-L6-v2 | encoder_self | " + " | ".join(str(tally.get(p, 0)) for p in analysis.PATTERNS) + " |")
+
+
+def translation_model(args) -> None:
     loaded = _load("transformer_en-fr")
     model = loaded.model
     src, tgt = long_input(loaded)
@@ -115,7 +175,6 @@ def main() -> None:
         for kind, s in scores.items():
             tally = collections.Counter(s.labels.ravel().tolist())
             print(f"| {name} | {kind} | " + " | ".join(str(tally.get(p, 0)) for p in analysis.PATTERNS) + " |")
-    print(f"\nload average after: {open('/proc/loadavg').read().split()[:3]}")
 
 
 if __name__ == "__main__":

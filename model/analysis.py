@@ -489,3 +489,156 @@ def embedding_importance(embed, num_layers: int, num_heads: int) -> np.ndarray:
         ablated = F.normalize(embed(mask), dim=-1)
         change[layer, head] = float((1 - (full * ablated).sum(-1)).mean())
     return change
+
+
+# ---------------------------------------------------------------- a BERT encoder (all-MiniLM-L6-v2, local BERTs)
+
+# The fixed English set an encoder's head importance and head-pattern labels are measured on: the same every time,
+# so two runs (and two servers) give the same table.
+ENCODER_SENTENCES = (
+    "The animal didn't cross the street because it was too tired.",
+    "The keys to the old cabinet in the hall are on the table.",
+    "A man is playing a guitar on the stage.",
+    "Someone is playing an instrument in front of a crowd.",
+    "The cat sat quietly on the warm windowsill.",
+    "Stock markets fell sharply after the announcement.",
+    "She forgot her umbrella, so she got wet on the way home.",
+    "The children built a sandcastle near the water.",
+    "Heavy rain caused flooding in several villages.",
+    "The doctor told him to rest for a week.",
+    "Our train was delayed by forty minutes this morning.",
+    "He reads the newspaper every day before breakfast.",
+    "The new library opens to the public next month.",
+    "A small boat drifted slowly across the lake.",
+    "The teacher explained the problem twice.",
+    "Engineers are testing a faster version of the software.",
+    "The museum was closed because of the strike.",
+    "My brother lent me his bicycle for the weekend.",
+    "The soup tastes better with a little salt.",
+    "Birds were singing in the trees outside the window.",
+    "The committee rejected the proposal without discussion.",
+    "A dog is running through the snow.",
+    "They moved to a quiet town near the coast.",
+    "The printer on the second floor is out of paper.",
+)
+
+
+def encoder_attention_modules(encoder) -> list[MultiHeadAttention]:
+    """A BertEncoder's self-attention modules, layer by layer."""
+    return [layer.self_attn for layer in encoder.layers]
+
+
+@torch.no_grad()
+def encoder_explanations(pretrained, encoded) -> dict[str, np.ndarray]:
+    """One text through a PretrainedEncoder (model.bert) -> numpy arrays for its encoder_self kind:
+
+    encoder_self (L, h, T, T) raw weights, value_norms_encoder_self (L, h, T, T), rollout_encoder_self (L, T, T).
+    The value inputs x_j are captured at each layer's attention (hooks), not re-derived from the model's layout.
+    """
+    modules = encoder_attention_modules(pretrained.encoder)
+    with capture_attention_inputs({str(l): m for l, m in enumerate(modules)}) as captured:
+        out = pretrained.run(encoded)
+    weights = out.weights  # (L, 1, h, T, T)
+    norms = stack_value_norms(modules, weights, [captured[str(l)][0] for l in range(len(modules))])
+    raw = weights[:, 0].cpu().numpy()
+    return {"encoder_self": raw, "value_norms_encoder_self": norms[:, 0],
+            "rollout_encoder_self": attention_rollout(raw)}
+
+
+def encoder_sentence_embedder(pretrained, sentences: Sequence[str]):
+    """embed(head_mask (L, h)) -> (N, d) L2-normalised mean-pooled embeddings of `sentences`, one padded batch.
+
+    The embedding is the sentence-transformers one (model.bert.mean_pooled_embedding). Gradients flow to a head
+    mask that requires them (the model's own weights do not).
+    """
+    from model.bert import mean_pooled_embedding
+
+    encoded = [pretrained.encode(s) for s in sentences]
+    length = max(len(e.ids) for e in encoded)
+    pad = pretrained.config.pad_token_id
+    ids = torch.tensor([e.ids + [pad] * (length - len(e.ids)) for e in encoded])  # (N, T)
+    types = torch.tensor([e.token_type_ids + [0] * (length - len(e.ids)) for e in encoded])
+    mask = torch.tensor([[1] * len(e.ids) + [0] * (length - len(e.ids)) for e in encoded])  # (N, T)
+
+    def embed(head_mask: torch.Tensor) -> torch.Tensor:
+        hidden = pretrained.encoder(ids, mask, types, need_weights=False, head_mask=head_mask).hidden
+        return mean_pooled_embedding(hidden, mask)
+
+    return embed
+
+
+GRADIENT_PROBES = 8  # random probes of the encoder's gradient estimate (fixed seed: the same numbers every time)
+
+
+def embedding_gradient_importance(embed, num_layers: int, num_heads: int, sentences: int,
+                                  probes: int = GRADIENT_PROBES, seed: int = 0) -> np.ndarray:
+    """The gradient estimate of embedding_importance: (L, h), ≈ mean over sentences of 1 − cos(on, off).
+
+    At ξ = 1 the first derivative of 1 − cos is zero (the embedding is at its own maximum similarity), so the
+    estimate is the second-order term: 1 − cos ≈ ½‖∂ê/∂ξ_h‖² for unit embeddings ê. The squared Jacobian norm is
+    read with random probes v_n per sentence (Hutchinson): E[(Σ_n v_n·∂ê_n/∂ξ_h)²] = Σ_n ‖∂ê_n/∂ξ_h‖². One forward
+    pass and `probes` backward passes. Gates are shared by the batch, which is why one probe per sentence is drawn.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    gates = torch.ones(num_layers, num_heads, requires_grad=True)
+    with torch.enable_grad():
+        embedded = embed(gates)  # (N, d)
+        squared = torch.zeros(num_layers, num_heads)
+        for probe in range(probes):
+            v = torch.randn(embedded.shape, generator=generator)
+            (grad,) = torch.autograd.grad((embedded * v).sum(), gates, retain_graph=probe < probes - 1)
+            squared += grad ** 2
+    return (0.5 * squared / probes / sentences).numpy()
+
+
+@dataclass
+class EncoderImportance:
+    """Head importance of a sentence encoder on a fixed set of sentences; arrays (L, h)."""
+
+    change: np.ndarray  # mean 1 − cos(embedding, embedding with that head off), by ablation
+    gradient: np.ndarray  # the gradient estimate of the same quantity
+    sentences: int
+
+    def order(self) -> list[tuple[int, int]]:
+        """(layer, head) from least to most important (ablation)."""
+        flat = np.argsort(self.change, axis=None, kind="stable")
+        return [tuple(int(i) for i in np.unravel_index(n, self.change.shape)) for n in flat]
+
+    def spearman(self) -> float:
+        return spearman(self.gradient.ravel(), self.change.ravel())
+
+
+def encoder_importance(pretrained, sentences: Sequence[str] = ENCODER_SENTENCES) -> EncoderImportance:
+    cfg = pretrained.config
+    embed = encoder_sentence_embedder(pretrained, sentences)
+    return EncoderImportance(embedding_importance(embed, cfg.num_layers, cfg.num_heads),
+                             embedding_gradient_importance(embed, cfg.num_layers, cfg.num_heads, len(sentences)),
+                             len(sentences))
+
+
+@torch.no_grad()
+def encoder_pruning_curve(pretrained, importance: EncoderImportance, counts: Sequence[int],
+                          sentences: Sequence[str] = ENCODER_SENTENCES) -> list[dict]:
+    """Switch off the k least important heads together -> [{k, similarity}], similarity the mean cos(embedding
+    with every head, embedding with k heads off) over the fixed sentences (1 = unchanged)."""
+    cfg = pretrained.config
+    embed = encoder_sentence_embedder(pretrained, sentences)
+    full = embed(torch.ones(cfg.num_layers, cfg.num_heads))
+    order = importance.order()
+    rows = []
+    for k in counts:
+        mask = torch.ones(cfg.num_layers, cfg.num_heads)
+        for layer, head in order[:k]:
+            mask[layer, head] = 0.0
+        rows.append({"k": k, "similarity": float((full * embed(mask)).sum(-1).mean())})
+    return rows
+
+
+@torch.no_grad()
+def encoder_head_labels(pretrained, sentences: Sequence[str] = ENCODER_SENTENCES) -> PatternScores:
+    """Label every head of a BERT encoder from its maps over the fixed sentences, one at a time (no padding)."""
+    maps = []
+    for sentence in sentences:
+        encoded = pretrained.encode(sentence)
+        maps.append((pretrained.run(encoded).weights[:, 0].cpu().numpy(), encoded.tokens))
+    return label_heads(maps, self_attention=True)

@@ -27,6 +27,11 @@ def model_names() -> list[str]:
 
 def analyse(model: str, text: str):
     """The AnalysedInput of `text` for the named model (the app's own path: model.sources)."""
+    return _analyse_with_model(model, text)[0]
+
+
+def _analyse_with_model(model: str, text: str):
+    """(AnalysedInput, the loaded model) of `text` for the named model."""
     from model.bert import MINILM_NAME, load_minilm
     from model.checkpoint import load_checkpoint
     from model.decode import greedy_decode
@@ -34,18 +39,38 @@ def analyse(model: str, text: str):
     from model.sources import analyse_encoder, analyse_model, analyse_toy
 
     if model == MINILM_NAME:
-        return analyse_encoder(model, text, load_minilm())
+        loaded = load_minilm()
+        return analyse_encoder(model, text, loaded), loaded
     if (CHECKPOINT_DIR / f"{model}.json").is_file():
-        return analyse_toy(model, text, greedy_decode(load_checkpoint(CHECKPOINT_DIR / model), text))
+        loaded = load_checkpoint(CHECKPOINT_DIR / model)
+        return analyse_toy(model, text, greedy_decode(loaded, text)), loaded
     entry = local_model_entry(model)
     if entry is None:
         raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(model_names())}")
-    return analyse_model(model, text, open_local_model(entry))
+    loaded = open_local_model(entry)
+    return analyse_model(model, text, loaded), loaded
+
+
+def explanation_arrays(analysed, loaded) -> dict[str, np.ndarray]:
+    """rollout_<self kind> (L, T, T) and value_norms_<kind> (L, h, T_q, T_k) for models on our own modules; {} for
+    the others (GRU seq2seq has no heads; transformers models keep their W_V/W_O to themselves)."""
+    from model import analysis
+    from model.bert import PretrainedEncoder
+    from model.data import BOS_ID
+
+    if isinstance(loaded, PretrainedEncoder):
+        arrays = analysis.encoder_explanations(loaded, loaded.encode(analysed.text))
+        return {name: arrays[name] for name in ("rollout_encoder_self", "value_norms_encoder_self")}
+    if analysed.decode is not None and "encoder_self" in analysed.maps:  # the toy Transformer
+        result = analysed.decode
+        return analysis.analysis_arrays(loaded.model, result.source.ids,
+                                        [BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0])
+    return {}
 
 
 def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
-    analysed = analyse(model, text)
+    analysed, loaded = _analyse_with_model(model, text)
     arrays = {"tokens": np.array(analysed.input_tokens, dtype=str)}
     for kind, maps in analysed.maps.items():
         arrays[kind] = np.asarray(maps.weights, dtype=np.float32)  # (layers, heads, queries, keys)
@@ -53,6 +78,8 @@ def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarr
         arrays["output_tokens"] = np.array(analysed.output_tokens, dtype=str)
         if "decoder_self" in analysed.maps:
             arrays["decoder_tokens"] = np.array(analysed.maps["decoder_self"].query_tokens, dtype=str)
+    arrays.update({name: np.asarray(value, dtype=np.float32)
+                   for name, value in explanation_arrays(analysed, loaded).items()})
     np.savez(out, **arrays)
     return arrays
 
@@ -62,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m model.inspect", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog="The .npz holds: tokens; encoder_self, decoder_self, cross (those the model has), each float32 "
                "(layers, heads, queries, keys), rows are queries and sum to 1; output_tokens and decoder_tokens "
-               "for translation models. Models folder: the ATTENTION_LAB_MODELS environment variable or "
+               "for translation models; for models on our own modules also rollout_encoder_self, "
+               "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
+               "keys). Models folder: the ATTENTION_LAB_MODELS environment variable or "
                ".streamlit/attention_lab.toml (see README).")
     parser.add_argument("model", metavar="MODEL",
                         help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, or a folder name in "

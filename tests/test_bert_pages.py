@@ -71,7 +71,7 @@ def test_all_heads_grid_is_six_layers_by_twelve_heads():
     at = _open(sentence=COREFERENCE, attn_view="All heads")
     grid = _specs(at)[0]
     assert len([t for t in grid["data"] if t["type"] == "heatmap"]) == 72
-    assert grid["layout"]["annotations"][71]["text"] == "L6 H12"
+    assert grid["layout"]["annotations"][71]["text"].startswith("L6 H12 · ")  # then the head's pattern
 
 
 def test_statistics_give_shares_on_cls_sep_and_punctuation_instead_of_eos():

@@ -26,3 +26,19 @@ def test_explain_view_toggles_raw_rollout_and_norms(page: Page, app_url):
     expect(page.get_by_text("Encoder self-attention · layer 2 · head 3").first).to_be_visible()
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "explain.png", full_page=True)
+
+
+COREFERENCE = "The+animal+didn%27t+cross+the+street+because+it+was+too+tired."
+
+
+def test_explain_view_of_the_real_encoder_shows_a_cls_sep_sink_that_moves_little(page: Page, app_url):
+    """all-MiniLM-L6-v2, layer 4 head 2: about half its weight on [CLS]/[SEP], under a tenth of its norm."""
+    page.goto(f"{app_url}/attention?model=all-MiniLM-L6-v2&sentence={COREFERENCE}&view=Explain&explain_mode=norms"
+              "&v=2&layer=4&head=2")  # v=2: 1-based layer and head
+    wait_idle(page)
+    expect(page.get_by_text("Encoder self-attention · layer 4 · head 2 · ‖α·f(x)‖").first).to_be_visible()
+    expect(page.get_by_text("share of each head's attention on [CLS]/[SEP]").first).to_be_visible()
+    survival = page.get_by_test_id("stMetric").filter(has_text="Survival (norm ÷ weight)")
+    assert float(survival.get_by_test_id("stMetricValue").inner_text()) < 0.5
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / "explain_encoder.png", full_page=True)

@@ -26,12 +26,23 @@ def test_minilm_gives_tokens_and_encoder_self_attention(tmp_path, capsys):
     out = tmp_path / "maps.npz"
     assert main(["all-MiniLM-L6-v2", COREFERENCE, "--out", str(out)]) == 0
     data = np.load(out)
-    assert sorted(data.files) == ["encoder_self", "tokens"]
+    assert sorted(data.files) == ["encoder_self", "rollout_encoder_self", "tokens", "value_norms_encoder_self"]
     tokens = list(data["tokens"])
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and "animal" in tokens
     assert data["encoder_self"].dtype == np.float32 and data["encoder_self"].shape == (6, 12, len(tokens), len(tokens))
     assert np.allclose(data["encoder_self"].sum(-1), 1, atol=1e-5)
     assert "encoder_self (6, 12" in capsys.readouterr().out
+    length = len(tokens)
+    assert data["rollout_encoder_self"].shape == (6, length, length)
+    assert np.allclose(data["rollout_encoder_self"].sum(-1), 1, atol=1e-5)
+    # rollout after layer 1 is 0.5·(mean of layer 1's heads) + 0.5·I, straight from the maps in the same file
+    assert np.allclose(data["rollout_encoder_self"][0], 0.5 * data["encoder_self"][0].mean(0) + 0.5 * np.eye(length),
+                       atol=1e-5)
+    norms = data["value_norms_encoder_self"]
+    assert norms.shape == (6, 12, length, length) and (norms >= 0).all()
+    # N = α·‖f(x_j)‖: one column factor per head and key, so N / α is the same in every row
+    ratio = norms / np.maximum(data["encoder_self"], 1e-12)
+    assert np.allclose(ratio[2, 5], ratio[2, 5][0:1], rtol=1e-3)
 
 
 def test_a_translation_model_gives_every_kind_and_its_output(tmp_path):
@@ -43,6 +54,13 @@ def test_a_translation_model_gives_every_kind_and_its_output(tmp_path):
     steps = len(data["decoder_tokens"])
     assert data["encoder_self"].shape == (2, 4, 5, 5) and data["decoder_self"].shape == (2, 4, steps, steps)
     assert data["cross"].shape == (2, 4, steps, 5) and steps == len(data["output_tokens"]) + 1
+    assert data["rollout_encoder_self"].shape == (2, 5, 5)
+    rollout = data["rollout_decoder_self"]
+    assert rollout.shape == (2, steps, steps) and np.allclose(np.triu(rollout, 1), 0)  # causal stays causal
+    for kind, shape in (("encoder_self", (2, 4, 5, 5)), ("decoder_self", (2, 4, steps, steps)),
+                        ("cross", (2, 4, steps, 5))):
+        assert data[f"value_norms_{kind}"].shape == shape
+        assert np.all((data[f"value_norms_{kind}"] > 0) == (data[kind] > 0))  # zero weight, zero contribution
 
 
 def test_an_unknown_model_is_a_clear_error(tmp_path, capsys):

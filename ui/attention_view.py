@@ -170,7 +170,9 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     if view == "Head":
         show_head(maps, layer, head)
     elif view == "All heads":
-        show_grid(maps, layer, head)
+        from ui.explain_view import grid_labels  # it imports this module
+
+        show_grid(maps, layer, head, grid_labels(model_id, loaded, result, kind))
     elif view == "Compare":
         show_compare(result, maps, layer, head)
     elif view == "Statistics":
@@ -184,7 +186,7 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     elif view == "Explain":
         from ui.explain_view import show_explain  # rollout, norms, importance, patterns (it imports this module)
 
-        show_explain(model_id, loaded, result.decode, maps, layer, head, sentence)
+        show_explain(model_id, loaded, result, maps, layer, head, sentence)
     else:
         show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head,
                      loaded.config.d_model // loaded.config.num_heads)
@@ -246,7 +248,8 @@ def _focus(layer: int, head: int) -> None:
     st.session_state["attn_view"] = "Head"
 
 
-def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
+def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
+    """labels: (L, h) short pattern names of the kind's heads (ui.explain_view.grid_labels), or None."""
     layers, heads = maps.weights.shape[:2]
     weights, queries, keys, masked = maps.weights, maps.query_tokens, maps.key_tokens, maps.masked
     tokens = max(len(queries), len(keys))
@@ -254,11 +257,14 @@ def show_grid(maps: AttentionMaps, layer: int, head: int) -> None:
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
         masked = None
     show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=kind_label(maps.kind)),
-                         selected=(layer, head), masked=masked), f"attention_{maps.kind}_all_heads", key="grid")
+                         selected=(layer, head), masked=masked, labels=labels), f"attention_{maps.kind}_all_heads",
+               key="grid")
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
     if not presenting():
         st.caption(tr("attention.grid_caption"))
+        if labels is not None:
+            st.caption(tr("explain_encoder.grid_labels"))
     for l in range(layers):
         cols = st.columns(heads)
         for h in range(heads):

@@ -14,10 +14,11 @@ from i18n import tr
 from model import analysis
 from model.data import BOS_ID
 from model.decode import DecodeResult
+from model.sources import EMBEDDING, AnalysedInput
 from ui.display import presenting, show_chart
-from ui.attention_view import kind_label
-from viz.analysis import (importance_table, layers_by_heads, pattern_grid, pruning_curve_chart,
-                          survival_bars)
+from ui.attention_view import HIDE_SPECIAL, MERGE_WORDS, AttentionMaps, kind_label
+from viz.analysis import (encoder_importance_table, importance_table, layers_by_heads, pattern_grid,
+                          pruning_curve_chart, survival_bars)
 from viz.attention import attention_heatmap, attention_table
 
 PARTS = ("maps", "importance", "patterns")
@@ -67,27 +68,64 @@ def _kind_rows(kinds, layers: int) -> list[str]:
 CELL_FORMATS = {"exact_match_drop": "{:+.1%}", "loss_rise": "{:+.4f}", "gradient": "{:.1e}"}
 
 
-def show_explain(model_id: str, loaded, result: DecodeResult, maps, layer: int, head: int, sentence: str) -> None:
-    """maps: the page's AttentionMaps of the chosen kind (ui.attention_view); layer, head: the chosen head."""
+def show_explain(model_id: str, loaded, result: AnalysedInput, maps: AttentionMaps, layer: int, head: int,
+                 sentence: str) -> None:
+    """maps: the page's AttentionMaps of the chosen kind (ui.attention_view); layer, head: the chosen head.
+
+    Three kinds of model: a toy translation model (result.decode), a BERT encoder on our own modules (EMBEDDING:
+    everything, on its raw tokens), and a transformers model (raw weights and rollout only: its W_V/W_O and
+    head gates are not ours to read)."""
+    encoder, foreign = result.can(EMBEDDING), result.decode is None and not result.can(EMBEDDING)
     st.session_state.setdefault("explain_part", PARTS[0])
     part = st.segmented_control(tr("explain.part"), PARTS, key="explain_part", required=True,
                                 format_func=lambda p: tr(f"explain.parts.{p}")) or PARTS[0]
+    if foreign:
+        st.caption(tr("explain_encoder.foreign"))
+    if encoder:
+        maps = AttentionMaps.of(result, maps.kind, raw=True)  # norms and rollout are defined on the model's tokens
+        if st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS):
+            st.caption(tr("explain_encoder.raw_tokens"))
     if part == "maps":
-        show_maps(model_id, loaded, result, maps, layer, head, sentence)
+        if foreign:
+            arrays = foreign_explanations(result)
+        elif encoder:
+            arrays = encoder_explanations(model_id, result.text, loaded)  # the text the page analysed (cleaned)
+        else:
+            arrays = explanations(model_id, sentence, loaded, result.decode)
+        show_maps(arrays, maps, layer, head, special_label=tr("explain_encoder.cls_sep" if encoder else
+                                                               "explain_encoder.bos_eos"))
+    elif foreign:
+        st.info(tr("explain_encoder.foreign_part"))
     elif part == "importance":
-        show_importance(model_id, loaded)
+        (show_encoder_importance if encoder else show_importance)(model_id, loaded)
     else:
-        show_patterns(model_id, loaded)
+        (show_encoder_patterns if encoder else show_patterns)(model_id, loaded)
 
 
-def show_maps(model_id: str, loaded, result: DecodeResult, maps, layer: int, head: int, sentence: str) -> None:
+@st.cache_data(max_entries=256, show_spinner=False)
+def encoder_explanations(model_id: str, sentence: str, _loaded) -> dict[str, np.ndarray]:
+    """Raw weights, value-weighted norms (L, h, T, T) and rollout (L, T, T) of a BERT encoder's self-attention over
+    the sentence's raw tokens; per (model id, sentence), like ui.state.analyse_encoder_input."""
+    return analysis.encoder_explanations(_loaded, _loaded.encode(sentence))
+
+
+def foreign_explanations(result: AnalysedInput) -> dict[str, np.ndarray]:
+    """A transformers model's raw weights and the rollout of its self-attention kinds (no norms: no W_V/W_O)."""
+    arrays = {kind: maps.weights for kind, maps in result.maps.items()}
+    arrays.update({f"rollout_{kind}": analysis.attention_rollout(result.maps[kind].weights)
+                   for kind in analysis.SELF_KINDS if kind in result.maps})
+    return arrays
+
+
+def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, head: int,
+              special_label: str) -> None:
     st.session_state.setdefault("explain_mode", MODES[0])
     mode = st.segmented_control(tr("explain.mode"), MODES, key="explain_mode", required=True,
                                 format_func=lambda m: tr(f"explain.modes.{m}")) or MODES[0]
-    arrays = explanations(model_id, sentence, loaded, result)
     kind, queries, keys = maps.kind, maps.query_tokens, maps.key_tokens
     weights = arrays[kind][layer, head]
     raw_title = maps.title(layer, head)
+    has_norms = f"value_norms_{kind}" in arrays
     if mode == "rollout":
         if kind == "cross":
             st.info(tr("explain.rollout_cross"))
@@ -107,9 +145,13 @@ def show_maps(model_id: str, loaded, result: DecodeResult, maps, layer: int, hea
         if not presenting():
             st.caption(tr("explain.rollout_caption"))
         return
-    if mode == "raw":
+    if mode == "raw" or not has_norms:
         show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
                    maps.name(layer, head), key="explain_raw", table=lambda: attention_table(weights, queries, keys))
+        if not has_norms:
+            if mode == "norms":
+                st.info(tr("explain_encoder.foreign_norms"))
+            return
     else:
         left, right = st.columns(2)
         norms = arrays[f"value_norms_{kind}"][layer, head]
@@ -127,7 +169,9 @@ def show_maps(model_id: str, loaded, result: DecodeResult, maps, layer: int, hea
     c[1].metric(tr("explain.norm_on_special"), f"{survival['norm_share'][layer, head]:.1%}")
     c[2].metric(tr("explain.survival"), "–" if not np.isfinite(ratio) else f"{ratio:.2f}")
     show_chart(survival_bars(survival["weight_share"], survival["norm_share"],
-                             tr("explain.survival_title", kind=kind_label(kind))),
+                             tr("explain_encoder.survival_title", kind=kind_label(kind), special=special_label),
+                             (tr("explain_encoder.weight_share", special=special_label),
+                              tr("explain_encoder.norm_share", special=special_label))),
                f"special_token_survival_{kind}", key="explain_survival")
     if not presenting():
         st.caption(tr("explain.norms_caption" if mode == "norms" else "explain.raw_caption"))
@@ -202,11 +246,12 @@ def show_patterns(model_id: str, loaded) -> None:
                   sentences=LABEL_SENTENCES))
 
 
-def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str]):
+def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str],
+                   kinds: tuple[str, ...] = analysis.ATTENTION_KINDS):
     import pandas as pd
 
     records = []
-    for n, kind in enumerate(analysis.ATTENTION_KINDS):
+    for n, kind in enumerate(kinds):
         s = scores[kind]
         for l, h in np.ndindex(s.labels.shape):
             records.append({tr("explain.chart.layer_axis"): rows[n * s.labels.shape[0] + l],
@@ -216,3 +261,95 @@ def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str]):
                                for name in ("previous", "next", "self", "sink")},
                             tr("explain.chart.entropy"): float(s.entropy[l, h])})
     return pd.DataFrame(records)
+
+
+ENCODER_CURVE_POINTS = 12  # evaluations of an encoder's "switch off the k least important heads" curve
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def encoder_head_importance(model_id: str, _loaded) -> dict:
+    """Ablation + gradient importance of a BERT encoder's heads on the fixed English sentences, and the curve; once
+    per model id on the server."""
+    importance = analysis.encoder_importance(_loaded)
+    total = importance.change.size
+    counts = sorted(set(range(0, total + 1, max(1, total // ENCODER_CURVE_POINTS))) | {total})
+    return {"importance": importance, "curve": analysis.encoder_pruning_curve(_loaded, importance, counts)}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def encoder_head_labels(model_id: str, _loaded) -> analysis.PatternScores:
+    return analysis.encoder_head_labels(_loaded)
+
+
+ENCODER_METRICS = ("change", "gradient")
+
+
+def show_encoder_importance(model_id: str, loaded) -> None:
+    with st.spinner(tr("explain_encoder.importance_wait", sentences=len(analysis.ENCODER_SENTENCES))):
+        found = encoder_head_importance(model_id, loaded)
+    importance, curve = found["importance"], found["curve"]
+    layers, heads = importance.change.shape
+    labels = {"change": tr("explain_encoder.change"), "gradient": tr("explain_encoder.gradient")}
+    c = st.columns(3)
+    c[0].metric(tr("explain_encoder.sentences"), f"{importance.sentences}")
+    c[1].metric(tr("explain_encoder.spearman"), f"{importance.spearman():+.2f}")
+    c[2].metric(tr("explain_encoder.heads_for_99"),
+                f"{max((r['k'] for r in curve if r['similarity'] >= 0.99), default=0)} / {importance.change.size}")
+    st.session_state.setdefault("explain_encoder_metric", ENCODER_METRICS[0])
+    metric = st.segmented_control(tr("explain.metric"), ENCODER_METRICS, key="explain_encoder_metric",
+                                  required=True, format_func=labels.get) or ENCODER_METRICS[0]
+    values = getattr(importance, metric)  # (L, h)
+    rows = _kind_rows(("encoder_self",), layers)
+    # Full width: 12 heads a row leave the cells' numbers unreadable in a 3/5 column.
+    show_chart(layers_by_heads(values, rows, tr("explain_encoder.importance_title", sentences=importance.sentences),
+                               labels[metric], text=np.vectorize("{:.3f}".format)(values)),
+               f"{model_id}_head_importance_{metric}", key="explain_importance")
+    show_chart(pruning_curve_chart(curve, importance.change.size, tr("explain.curve_title"), measure="similarity",
+                                   measure_label=tr("explain_encoder.similarity")),
+               f"{model_id}_head_pruning_curve", key="explain_curve")
+    order = [l * heads + h for l, h in importance.order()]
+    names = [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
+    table = encoder_importance_table(names, importance.change.ravel(), importance.gradient.ravel(), order,
+                                     labels["change"], labels["gradient"])
+    st.markdown(tr("explain_encoder.sorted_intro"))
+    st.dataframe(table, hide_index=True, width="stretch", height=280)
+    if not presenting():
+        st.download_button(tr("explain.importance_csv"), table.to_csv(index=False).encode("utf-8-sig"),
+                           file_name=f"attention-lab_{model_id}_head_importance.csv", mime="text/csv",
+                           key="csv_importance", on_click="ignore", icon=":material/download:", type="tertiary")
+        st.caption(tr("explain_encoder.importance_caption", sentences=importance.sentences,
+                      probes=analysis.GRADIENT_PROBES))
+
+
+def show_encoder_patterns(model_id: str, loaded) -> None:
+    sentences = len(analysis.ENCODER_SENTENCES)
+    with st.spinner(tr("explain.patterns_wait")):
+        scores = encoder_head_labels(model_id, loaded)
+    st.session_state.setdefault("explain_pattern", PATTERN_FILTERS[0])
+    shown = st.selectbox(tr("explain.pattern_filter"), PATTERN_FILTERS, key="explain_pattern",
+                         format_func=lambda p: tr("explain.pattern_all") if p == "all" else tr(
+                             f"explain.pattern_show.{p}"))
+    rows = _kind_rows(("encoder_self",), scores.labels.shape[0])
+    show_chart(pattern_grid(scores.labels, rows, tr("explain_encoder.patterns_title", sentences=sentences),
+                            None if shown == "all" else shown), f"{model_id}_head_patterns", key="explain_patterns",
+               table=lambda: _pattern_table({"encoder_self": scores}, rows, ("encoder_self",)))
+    if shown != "all":
+        matching = [f"{rows[r]} H{h + 1}" for r, h in np.ndindex(scores.labels.shape) if scores.labels[r, h] == shown]
+        st.markdown(tr("explain.pattern_matches", count=len(matching),
+                       heads=", ".join(matching) or tr("explain.pattern_none")))
+    t = analysis.PATTERN_THRESHOLDS
+    st.caption(tr("explain_encoder.patterns_caption", previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}",
+                  self=f"{t['self']:.0%}", sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}",
+                  sentences=sentences))
+
+
+def grid_labels(model_id: str, loaded, result: AnalysedInput, kind: str) -> np.ndarray | None:
+    """(L, h) short pattern names of one kind's heads for the "All heads" grid; None where labels need modules we
+    do not have (transformers models) or the model has no heads (GRU seq2seq)."""
+    if result.can(EMBEDDING):
+        labels = encoder_head_labels(model_id, loaded).labels
+    elif result.decode is not None and kind in analysis.ATTENTION_KINDS and "encoder_self" in result.maps:
+        labels = head_labels(model_id, loaded)[kind].labels
+    else:
+        return None
+    return np.vectorize(lambda p: tr(f"explain_encoder.short.{p}"))(labels)

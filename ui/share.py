@@ -33,6 +33,7 @@ from model.residual import ACTIVATIONS
 from ui.attention_view import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
 from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
 from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
+from ui.explain_view import ENCODER_METRICS as EXPLAIN_ENCODER_METRICS
 from ui.explain_view import METRICS as EXPLAIN_METRICS
 from ui.explain_view import MODES as EXPLAIN_MODES
 from ui.explain_view import PARTS as EXPLAIN_PARTS
@@ -184,6 +185,7 @@ SHARED: dict[str, Param] = {
     "explain": Param("explain_part", one_of(EXPLAIN_PARTS), ["attention"]),
     "explain_mode": Param("explain_mode", one_of(EXPLAIN_MODES), ["attention"]),
     "explain_metric": Param("explain_metric", one_of(EXPLAIN_METRICS), ["attention"]),
+    "encoder_metric": Param("explain_encoder_metric", one_of(EXPLAIN_ENCODER_METRICS), ["attention"]),
     "pattern": Param("explain_pattern", one_of(PATTERN_FILTERS), ["attention"]),
     "step": Param("decode_step", int_in(1, 10_000), ["decoding"]),
     "dec_layer": Param("dec_layer", int_in(0, lambda: _layers() - 1), ["decoding"], counted=True),

@@ -20,13 +20,16 @@ def head_names(layers: int, heads: int) -> list[str]:
     return [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
 
 
-def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str = "") -> go.Figure:
-    """weight_share, norm_share (L, h): per head, the share of α and of the norms N on special-token keys."""
+def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str = "",
+                  series_names: tuple[str, str] | None = None) -> go.Figure:
+    """weight_share, norm_share (L, h): per head, the share of α and of the norms N on special-token keys.
+    series_names: the two bars' legend names (default: those of <bos>/<eos>)."""
     names = head_names(*weight_share.shape)
+    weight_name, norm_name = series_names or (tr("explain.chart.weight_share"), tr("explain.chart.norm_share"))
     fig = go.Figure([
-        go.Bar(x=names, y=weight_share.ravel(), name=tr("explain.chart.weight_share"), marker_color="#1f77b4",
+        go.Bar(x=names, y=weight_share.ravel(), name=weight_name, marker_color="#1f77b4",
                hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
-        go.Bar(x=names, y=norm_share.ravel(), name=tr("explain.chart.norm_share"), marker_color="#ff7f0e",
+        go.Bar(x=names, y=norm_share.ravel(), name=norm_name, marker_color="#ff7f0e",
                hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
     ])
     fig.update_layout(title=title, barmode="group", height=320, margin=dict(l=10, r=10, t=50, b=10),
@@ -62,19 +65,35 @@ def importance_table(names: list[str], exact_match_drop: np.ndarray, loss_rise: 
     })
 
 
-def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "") -> go.Figure:
-    """rows [{k, exact_match, loss}]: exact match after switching off the k least important heads."""
+def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "", measure: str = "exact_match",
+                        measure_label: str | None = None) -> go.Figure:
+    """rows [{k, <measure>, loss?}]: quality after switching off the k least important heads. measure "exact_match"
+    (translation models, with the loss in the hover) or e.g. "similarity" (an encoder's mean cosine similarity to
+    its own embeddings with every head on); both are shares, 0..1."""
     ks = [r["k"] for r in rows]
+    label = measure_label or tr(f"explain.chart.{measure}")
+    with_loss = all("loss" in r for r in rows)
+    hover = f"k = %{{x}}<br>{label} %{{y:.1%}}" + (
+        f"<br>{tr('explain.chart.loss')} %{{customdata:.4f}}" if with_loss else "") + "<extra></extra>"
     fig = go.Figure(go.Scatter(
-        x=ks, y=[r["exact_match"] for r in rows], mode="lines+markers", name=tr("explain.chart.exact_match"),
-        customdata=[r["loss"] for r in rows],
-        hovertemplate=f"k = %{{x}}<br>{tr('explain.chart.exact_match')} %{{y:.1%}}<br>"
-                      f"{tr('explain.chart.loss')} %{{customdata:.4f}}<extra></extra>"))
+        x=ks, y=[r[measure] for r in rows], mode="lines+markers", name=label,
+        customdata=[r["loss"] for r in rows] if with_loss else None, hovertemplate=hover))
     fig.update_layout(title=title, height=360, margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=tr("explain.chart.k_axis", total=total_heads), range=[-0.5, total_heads + 0.5],
-                                 dtick=2),
-                      yaxis=dict(title=tr("explain.chart.exact_match"), tickformat=".0%", range=[0, 1.02]))
+                                 dtick=max(2, total_heads // 12)),
+                      yaxis=dict(title=label, tickformat=".0%", range=[0, 1.02]))
     return fig
+
+
+def encoder_importance_table(names: list[str], change: np.ndarray, gradient: np.ndarray, order: list[int],
+                             change_label: str, gradient_label: str) -> pd.DataFrame:
+    """An encoder's heads, least important first (order indexes names/change/gradient, all flat)."""
+    return pd.DataFrame({
+        tr("explain.chart.rank"): range(1, len(order) + 1),
+        tr("explain.chart.head"): [names[n] for n in order],
+        change_label: [float(change[n]) for n in order],
+        gradient_label: [float(gradient[n]) for n in order],
+    })
 
 
 def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: str | None = None) -> go.Figure:
@@ -87,6 +106,8 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
     for n, colour in enumerate(colours):  # one flat band of the colour scale per pattern
         scale += [[n / len(patterns), colour], [(n + 1) / len(patterns), colour]]
     names = np.vectorize(lambda p: tr(f"explain.patterns.{p}"))(labels)
+    if labels.shape[1] > 8:  # 12 heads a row (BERT): a two-word label on two lines stays inside its cell
+        names = np.vectorize(_two_lines)(names)
     columns = [f"H{h + 1}" for h in range(labels.shape[1])]
     fig = go.Figure(go.Heatmap(z=codes, x=columns, y=row_labels, text=names, texttemplate="%{text}",
                                colorscale=scale, zmin=-0.5, zmax=len(patterns) - 0.5, showscale=False,
@@ -95,3 +116,12 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
                       xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
                       yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
+
+
+def _two_lines(label: str) -> str:
+    """'special-token sink' -> 'special-token<br>sink': split at the space nearest the middle (none: unchanged)."""
+    spaces = [i for i, ch in enumerate(label) if ch == " "]
+    if not spaces:
+        return label
+    cut = min(spaces, key=lambda i: abs(i - len(label) / 2))
+    return f"{label[:cut]}<br>{label[cut + 1:]}"

@@ -81,13 +81,16 @@ def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, t
 
 
 def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", selected: tuple[int, int] | None = None,
-              masked: np.ndarray | None = None) -> go.Figure:
+              masked: np.ndarray | None = None, labels=None) -> go.Figure:
     """weights (L, h, T_q, T_k) as an L × h grid of small heatmaps (rows: layers, columns: heads).
 
-    Each small map's axes carry the tokens (labels hidden, too small to read) so its CSV export names them."""
+    Each small map's axes carry the tokens (labels hidden, too small to read) so its CSV export names them.
+    labels: (L, h) short names of each head's pattern (model.analysis.label_heads), appended to its title."""
     layers, heads = weights.shape[:2]
+    titles = [f"L{l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else "")
+              for l in range(layers) for h in range(heads)]
     fig = make_subplots(rows=layers, cols=heads, horizontal_spacing=0.02, vertical_spacing=0.04,
-                        subplot_titles=[f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)])
+                        subplot_titles=titles)
     hover = _hover(query_tokens, key_tokens)
     pair, weight = _pair_hover(), tr("attention.chart.weight")
     xs, ys = list(range(len(key_tokens))), list(range(len(query_tokens)))
@@ -110,6 +113,8 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
         suffix = "" if index == 1 else str(index)
         fig.add_shape(type="rect", xref=f"x{suffix} domain", yref=f"y{suffix} domain", x0=0, y0=0, x1=1, y1=1,
                       line=dict(color="#d62728", width=3))
+    if labels is not None and heads > 8:  # 12 thumbnails a row: the longer titles in a smaller font
+        fig.update_annotations(font_size=11)
     fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=weight)),
                       height=max(260, 170 * layers + 60), margin=dict(l=10, r=10, t=60, b=10))
     return fig
