@@ -20,7 +20,9 @@ def test_pick_minilm_type_english_see_the_grid_and_switch_a_head_off(page: Page,
     page.goto(f"{app_url}/attention")
     wait_idle(page)
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_test_id("stSelectbox").filter(has_text="Model").click()
+    model_box = sidebar.get_by_label("Model", exact=True)
+    model_box.scroll_into_view_if_needed()  # the sidebar is taller than 720 px: the box may start below its edge
+    model_box.click()
     page.get_by_role("option", name="all-MiniLM-L6-v2").click()
     wait_idle(page)
     set_sentence(page, "My grandmother baked bread because the kitchen was cold.")
