@@ -348,6 +348,7 @@ def test_browser_on_a_killed_replica_returns_to_the_same_view_and_hears_its_trai
 
     # The view is in the URL: a student on the attention page lands on the same head after a crash.
     wait_all_ready(classroom)
+    # An old, 0-based link (no v=): the app rewrites it as the same head counted from 1, before and after the crash.
     page.goto(f"{classroom.url}/attention?kind=cross&layer=1&head=3&sentence=she+is+a+student")
     wait_idle(page)
     heading = page.get_by_role("heading", name="Transformer attention")
@@ -357,7 +358,7 @@ def test_browser_on_a_killed_replica_returns_to_the_same_view_and_hears_its_trai
     wait_for_new_replica(page, victim)
     wait_idle(page)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
-    expect(page).to_have_url(re.compile(r"kind=cross&layer=1&head=3"))
+    expect(page).to_have_url(re.compile(r"kind=cross&layer=2&v=2&head=4"))
     expect(page.get_by_test_id("stSidebar").get_by_label("Sentence", exact=True)).to_have_value("she is a student")
     no_exception(page)
     page.screenshot(path=SCREENSHOT_DIR / "serve_after_failover.png")
