@@ -223,13 +223,18 @@ def show_importance(model_id: str, loaded) -> None:
         st.caption(tr("explain.importance_caption", sentences=importance.sentences))
 
 
+def _pattern_filter() -> str:
+    """The "show me the ... heads" picker of the pattern grid (toy models and encoders alike)."""
+    st.session_state.setdefault("explain_pattern", PATTERN_FILTERS[0])
+    return st.selectbox(tr("explain.pattern_filter"), PATTERN_FILTERS, key="explain_pattern",
+                        format_func=lambda p: tr("explain.pattern_all") if p == "all" else tr(
+                            f"explain.pattern_show.{p}"))
+
+
 def show_patterns(model_id: str, loaded) -> None:
     with st.spinner(tr("explain.patterns_wait")):
         scores = head_labels(model_id, loaded)
-    st.session_state.setdefault("explain_pattern", PATTERN_FILTERS[0])
-    shown = st.selectbox(tr("explain.pattern_filter"), PATTERN_FILTERS, key="explain_pattern",
-                         format_func=lambda p: tr("explain.pattern_all") if p == "all" else tr(
-                             f"explain.pattern_show.{p}"))
+    shown = _pattern_filter()
     layers = loaded.config.num_layers
     labels = np.concatenate([scores[kind].labels for kind in analysis.ATTENTION_KINDS])  # (kinds × L, h)
     rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
@@ -325,10 +330,7 @@ def show_encoder_patterns(model_id: str, loaded) -> None:
     sentences = len(analysis.ENCODER_SENTENCES)
     with st.spinner(tr("explain.patterns_wait")):
         scores = encoder_head_labels(model_id, loaded)
-    st.session_state.setdefault("explain_pattern", PATTERN_FILTERS[0])
-    shown = st.selectbox(tr("explain.pattern_filter"), PATTERN_FILTERS, key="explain_pattern",
-                         format_func=lambda p: tr("explain.pattern_all") if p == "all" else tr(
-                             f"explain.pattern_show.{p}"))
+    shown = _pattern_filter()
     rows = _kind_rows(("encoder_self",), scores.labels.shape[0])
     show_chart(pattern_grid(scores.labels, rows, tr("explain_encoder.patterns_title", sentences=sentences),
                             None if shown == "all" else shown), f"{model_id}_head_patterns", key="explain_patterns",
