@@ -44,9 +44,10 @@ with page_guard():
     lesson_picker()
     show_url_notice()
     lost_training_notice()  # on any page: the replica that ran this tab's training is gone
-    write_to_url(navigation.url_path)  # the page's kept view before it runs: one history entry per page change
     if show_page:  # False while a lesson question waits for the student's prediction
         navigation.run()
+    # After the page, once: its widgets have set their defaults by now, so the address is complete and a page
+    # change adds one history entry (a write before the page too added a half-written address on a first visit).
     write_to_url(navigation.url_path)
     with st.sidebar:
         share_link(navigation.url_path)

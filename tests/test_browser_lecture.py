@@ -21,10 +21,13 @@ def _pick(page: Page, label: str, option: str) -> None:
 
 def _press(page: Page, button: str, until: str, presses: int = 2) -> None:
     """Back or Forward until the address matches `until`. Streamlit adds a history entry of its own when a page
-    opens (its path with the query string it had), so the view a person expects can be two presses away."""
+    opens (its path with no query string), so the view a person expects can be two presses away."""
     for _ in range(presses):
         getattr(page, f"go_{button}")()
         wait_idle(page)
+        # Streamlit's own entry for a page change has no query string; the run it starts writes the view there
+        # (replaceState). Pressing again before that write lands would let it overwrite the next entry.
+        expect(page).to_have_url(re.compile(r"\?"))
         if re.search(until, page.url):
             return
 
