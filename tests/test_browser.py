@@ -1,6 +1,8 @@
 """Real-browser tests: Debian's Chromium driven by Playwright against `streamlit run app.py`."""
 import re
 
+import pytest
+
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SCREENSHOTS
@@ -139,12 +141,18 @@ def test_train_stop_and_open_new_model(page: Page, app_url):
     no_exception(page)
 
 
-def _nudge_slider(page: Page, label: str, presses: int = 3, key: str = "ArrowLeft") -> None:
-    slider = page.get_by_role("slider", name=label).first
-    slider.focus()
-    for _ in range(presses):
-        slider.press(key)
-    wait_idle(page)
+def _set_slider(page: Page, label: str, target: int) -> None:
+    """Move a slider to `target` with the keyboard, one press at a time: each press reruns the app, and a press
+    that lands during the rerun can be lost, so read the slider's value back before each press."""
+    for _ in range(64):
+        slider = page.get_by_role("slider", name=label).first
+        value = int(float(slider.input_value()))
+        if value == target:
+            return
+        slider.focus()
+        slider.press("ArrowLeft" if value > target else "ArrowRight")
+        wait_idle(page)
+    pytest.fail(f"the slider {label!r} did not reach {target}")
 
 
 def test_positional_normalization_residual_pages(page: Page, app_url):
@@ -152,15 +160,15 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
     expect(page.get_by_role("heading", name="Positional encoding")).to_be_visible()
     wait_idle(page)
     expect(page.get_by_text("PE for 64 positions × d_model = 64")).to_be_visible()
-    _nudge_slider(page, "d_model", presses=2)
+    _set_slider(page, "d_model", 60)
     expect(page.get_by_text("PE for 64 positions × d_model = 60")).to_be_visible()
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "positional.png", full_page=True)
 
     page.goto(f"{app_url}/normalization")
     wait_idle(page)
-    _nudge_slider(page, "Batch size (sentences)", presses=9)  # from 4; the slider stops at 1, extra presses are safe
-    _nudge_slider(page, "Longest sentence (tokens)", presses=10)
+    _set_slider(page, "Batch size (sentences)", 1)
+    _set_slider(page, "Longest sentence (tokens)", 1)
     expect(page.get_by_text("BatchNorm fails").first).to_be_visible()
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "normalization_batch1.png", full_page=True)
@@ -168,7 +176,8 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
     page.goto(f"{app_url}/residual")
     wait_idle(page)
     before = page.get_by_test_id("stMetricValue").first.inner_text()
-    _nudge_slider(page, "Depth (layers)", presses=10)
+    depth = int(float(page.get_by_role("slider", name="Depth (layers)").first.input_value()))
+    _set_slider(page, "Depth (layers)", depth - 10)
     expect(page.get_by_test_id("stMetricValue").first).not_to_have_text(before)
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "residual.png", full_page=True)
