@@ -4,7 +4,7 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
-from ui.display import presenting, shared_figure, show_chart
+from ui.display import folded_section, presenting, shared_figure, show_chart
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
 from viz.attention import label
@@ -55,63 +55,76 @@ show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: di
 if not presenter:
     st.caption(tr("lecture.curves_caption"))
 
-# The secondary sections are folded: the page opens on the formula, the matrix and the curves.
-with st.expander(tr("positional.dials_title"), icon=":material/speed:"):
-    st.write(tr("positional.dials_text"))
-    position = st.slider(tr("positional.position"), 0, length - 1, key="pe_position")
-    show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
-                   pe.angles[position], pe.bits[position], pe.wavelengths, position)),
-               f"positional_dials_p{position}_d{d_model}", key="pe_dials",
-               table=lambda: dials_table(pe.angles[position], pe.wavelengths))
+# The secondary sections are folded, and built only when opened: the page opens on the formula, the matrix and the
+# curves, and a class that does not open them costs the server two charts a visit instead of eight.
+dials_section, dials_open = folded_section(tr("positional.dials_title"), "pe_open_dials", ":material/speed:")
+if dials_open:
+    with dials_section:
+        st.write(tr("positional.dials_text"))
+        position = st.slider(tr("positional.position"), 0, length - 1, key="pe_position")
+        show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
+                       pe.angles[position], pe.bits[position], pe.wavelengths, position)),
+                   f"positional_dials_p{position}_d{d_model}", key="pe_dials",
+                   table=lambda: dials_table(pe.angles[position], pe.wavelengths))
+position = st.session_state["pe_position"]  # the rotation check's example position (kept while folded)
 
-similarity_section = st.expander(tr("positional.similarity_title"), icon=":material/grid_on:")
-similarity_section.write(tr("positional.similarity_text"))
-left, right = similarity_section.columns(2)
-show_chart(shared_figure(("pe_similarity", length, d_model), lambda: similarity_heatmap(pe.similarity)),
-           f"positional_similarity_T{length}_d{d_model}", key="pe_similarity",
-           where=left)
-references = sorted({0, length // 4, length // 2, length - 1})
-show_chart(shared_figure(("pe_offset", length, d_model), lambda: similarity_by_offset(pe.similarity, references)),
-           f"positional_similarity_by_offset_T{length}_d{d_model}",
-           key="pe_offset", where=right)
-if not presenter:
-    similarity_section.caption(tr("positional.similarity_caption", spread=f"{pe.diagonal_spread:.1e}",
-                                  largest=f"{pe.similarity.max():.0f}"))
+similarity_section, similarity_open = folded_section(tr("positional.similarity_title"), "pe_open_similarity",
+                                                     ":material/grid_on:")
+if similarity_open:
+    similarity_section.write(tr("positional.similarity_text"))
+    left, right = similarity_section.columns(2)
+    show_chart(shared_figure(("pe_similarity", length, d_model), lambda: similarity_heatmap(pe.similarity)),
+               f"positional_similarity_T{length}_d{d_model}", key="pe_similarity",
+               where=left)
+    references = sorted({0, length // 4, length // 2, length - 1})
+    show_chart(shared_figure(("pe_offset", length, d_model), lambda: similarity_by_offset(pe.similarity, references)),
+               f"positional_similarity_by_offset_T{length}_d{d_model}",
+               key="pe_offset", where=right)
+    if not presenter:
+        similarity_section.caption(tr("positional.similarity_caption", spread=f"{pe.diagonal_spread:.1e}",
+                                      largest=f"{pe.similarity.max():.0f}"))
 
-rotation_section = st.expander(tr("positional.rotation_title"), icon=":material/rotate_right:")
-rotation_section.write(tr("positional.rotation_text", k=k))
-error = float(pe.rotation_error.max())
-rotation_section.metric(tr("positional.rotation_metric", k=k, positions=length - k, d_model=d_model), f"{error:.1e}")
-left, right = rotation_section.columns([3, 2])
-show_chart(shared_figure(("pe_rotation", length, d_model, k, position),
-                        lambda: rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k)),
-           f"positional_rotation_check_k{k}_d{d_model}", key="pe_rotation", where=left)
-show_chart(shared_figure(("pe_rotation_matrix", length, d_model, k), lambda: rotation_matrix_heatmap(pe.rotation, k)),
-           f"positional_rotation_matrix_M{k}_d{d_model}",
-           key="pe_rotation_matrix", where=right)
+rotation_section, rotation_open = folded_section(tr("positional.rotation_title"), "pe_open_rotation",
+                                                 ":material/rotate_right:")
+if rotation_open:
+    rotation_section.write(tr("positional.rotation_text", k=k))
+    error = float(pe.rotation_error.max())
+    rotation_section.metric(tr("positional.rotation_metric", k=k, positions=length - k, d_model=d_model),
+                            f"{error:.1e}")
+    left, right = rotation_section.columns([3, 2])
+    show_chart(shared_figure(("pe_rotation", length, d_model, k, position),
+                            lambda: rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k)),
+               f"positional_rotation_check_k{k}_d{d_model}", key="pe_rotation", where=left)
+    show_chart(shared_figure(("pe_rotation_matrix", length, d_model, k),
+                             lambda: rotation_matrix_heatmap(pe.rotation, k)),
+               f"positional_rotation_matrix_M{k}_d{d_model}", key="pe_rotation_matrix", where=right)
 
-trained_section = st.expander(tr("positional.trained_title"), icon=":material/model_training:")
-model_id = selected_model_id()
-loaded = get_model(model_id)
-shown_id = escape_markdown(model_id)
-if isinstance(loaded.config, TransformerConfig):
-    summary = summarize_position_table(loaded.model.src_pos)
-    rows = min(len(summary.table), 64)
-    trained_section.write(tr("positional.trained_text", model=shown_id, kind=tr(f"positional.kind_{summary.kind}"),
-                             positions=summary.table.shape[0], d_model=summary.table.shape[1]))
-    if summary.kind == "sinusoidal":
-        trained_section.metric(tr("positional.trained_metric_sinusoidal"), f"{summary.max_diff_from_sinusoidal:.1e}")
+trained_section, trained_open = folded_section(tr("positional.trained_title"), "pe_open_trained",
+                                               ":material/model_training:")
+if trained_open:
+    model_id = selected_model_id()
+    loaded = get_model(model_id)
+    shown_id = escape_markdown(model_id)
+    if isinstance(loaded.config, TransformerConfig):
+        summary = summarize_position_table(loaded.model.src_pos)
+        rows = min(len(summary.table), 64)
+        trained_section.write(tr("positional.trained_text", model=shown_id,
+                                 kind=tr(f"positional.kind_{summary.kind}"), positions=summary.table.shape[0],
+                                 d_model=summary.table.shape[1]))
+        if summary.kind == "sinusoidal":
+            trained_section.metric(tr("positional.trained_metric_sinusoidal"),
+                                   f"{summary.max_diff_from_sinusoidal:.1e}")
+        else:
+            trained_section.metric(tr("positional.trained_metric_learned"), f"{summary.max_diff_from_sinusoidal:.2f}")
+        title = tr("positional.trained_chart", model=label(model_id), rows=rows)
+        # Model ids are unique on the server (shipped names, trained-N, uploaded-<uuid>) and a model never changes.
+        show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
+                       summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
+                   f"positional_table_{model_id}", key="pe_trained", where=trained_section)
+    elif is_encoder_only(loaded):
+        trained_section.info(tr("bert.positional", model=shown_id, positions=loaded.config.max_position_embeddings,
+                                d_model=loaded.config.hidden_size))
+    elif not is_toy(loaded):
+        trained_section.info(tr("bert.positional_other", model=shown_id))
     else:
-        trained_section.metric(tr("positional.trained_metric_learned"), f"{summary.max_diff_from_sinusoidal:.2f}")
-    title = tr("positional.trained_chart", model=label(model_id), rows=rows)
-    # Model ids are unique on the server (shipped names, trained-N, uploaded-<uuid>) and a model never changes.
-    show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
-                   summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
-               f"positional_table_{model_id}", key="pe_trained", where=trained_section)
-elif is_encoder_only(loaded):
-    trained_section.info(tr("bert.positional", model=shown_id, positions=loaded.config.max_position_embeddings,
-                            d_model=loaded.config.hidden_size))
-elif not is_toy(loaded):
-    trained_section.info(tr("bert.positional_other", model=shown_id))
-else:
-    trained_section.info(tr("positional.rnn", model=shown_id))
+        trained_section.info(tr("positional.rnn", model=shown_id))

@@ -162,6 +162,10 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
     expect(page.get_by_text("PE for 64 positions × d_model = 64")).to_be_visible()
     _set_slider(page, "d_model", 60)
     expect(page.get_by_text("PE for 64 positions × d_model = 60")).to_be_visible()
+    expect(page.get_by_test_id("stMetric")).to_have_count(0)  # the folded sections are not built yet
+    page.get_by_text("A shift by k is a rotation", exact=True).click()  # opening one builds it
+    wait_idle(page)
+    expect(page.get_by_text(re.compile(r"^Largest \|PE\(p \+ 5\)")).first).to_be_visible()
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / "positional.png", full_page=True)
 

@@ -51,7 +51,7 @@ def test_page_in_korean(page):
 
 
 def test_korean_chart_words_positional():
-    at = open_page("positional", lang="ko", pe_d_model=16)
+    at = open_page("positional", lang="ko", pe_d_model=16, pe_open_trained=True)
     matrix = specs(at)[0]
     assert matrix["layout"]["title"]["text"] == ko("positional.matrix_chart", length=64, d_model=16)
     assert matrix["layout"]["xaxis"]["title"]["text"] == ko("positional.chart.dimension_axis")
@@ -68,7 +68,8 @@ def test_korean_mask_options_and_stage_titles():
 
 
 def test_link_reproduces_the_positional_view():
-    at = open_page("positional", {"pe_d": "16", "pe_len": "32", "pe_k": "3", "pe_pos": "10"})
+    at = open_page("positional", {"pe_d": "16", "pe_len": "32", "pe_k": "3", "pe_pos": "10"},
+                   pe_open_dials=True, pe_open_rotation=True)
     assert not at.info
     assert [at.slider(key=k).value for k in ("pe_d_model", "pe_length", "pe_k", "pe_position")] == [16, 32, 3, 10]
     assert matrix_shown(at).shape == (32, 16)

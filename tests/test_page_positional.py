@@ -27,8 +27,23 @@ def matrix_shown(at: AppTest) -> np.ndarray:
     return np.asarray(trace_values(z), dtype=float)
 
 
-def test_sliders_change_the_matrix_and_the_rotation_holds():
+OPEN_SECTIONS = {"pe_open_dials": True, "pe_open_similarity": True, "pe_open_rotation": True,
+                 "pe_open_trained": True}
+
+
+def test_the_page_opens_on_two_charts_and_builds_a_section_when_it_is_opened():
     at = open_positional(model_id="transformer_en-fr")
+    assert len(at.get("plotly_chart")) == 2  # the matrix and the curves; the four folded sections are not built
+    assert [e.label for e in at.main.expander] == ["Dials and a binary counter", "Similarity between positions",
+                                              "A shift by k is a rotation", "What a trained model uses"]
+    at.session_state["pe_open_rotation"] = True  # what a click on the section's header does (on_change="rerun")
+    at.run()
+    assert len(at.get("plotly_chart")) == 4
+    assert any(m.label.startswith("Largest |PE(p + 5) − M_5·PE(p)|") for m in at.metric)
+
+
+def test_sliders_change_the_matrix_and_the_rotation_holds():
+    at = open_positional(model_id="transformer_en-fr", **OPEN_SECTIONS)
     assert at.title[0].value == "Positional encoding"
     assert "The formula" in [s.value for s in at.subheader]
     before = matrix_shown(at)
@@ -50,7 +65,7 @@ def test_sliders_change_the_matrix_and_the_rotation_holds():
 
 
 def test_trained_transformer_table_is_compared_with_the_formula():
-    at = open_positional(model_id="transformer_en-fr")
+    at = open_positional(model_id="transformer_en-fr", pe_open_trained=True)
     text = " ".join(m.value for m in at.markdown)
     assert "**sinusoidal** position table of 128 positions" in text
     difference = next(m for m in at.metric if m.label.startswith("Max |table − sinusoidal_encoding|"))
@@ -58,6 +73,6 @@ def test_trained_transformer_table_is_compared_with_the_formula():
 
 
 def test_rnn_model_has_no_position_table():
-    at = open_positional(model_id="bahdanau_en-fr")
+    at = open_positional(model_id="bahdanau_en-fr", pe_open_trained=True)
     assert any("no position table" in i.value for i in at.info)
     assert not any(m.label.startswith("Max |table") for m in at.metric)

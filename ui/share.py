@@ -304,6 +304,8 @@ KEPT_ONLY: dict[str, Callable[[object], object]] = {
     "stats_average": lambda value: boolean(_as_text(value)),
     "ablate_heads": _ablated_heads,
     "pe_dims": _dimensions,
+    # the positional page's folded sections that were open (built only while open)
+    **{f"pe_open_{section}": lambda value: bool(value) for section in ("dials", "similarity", "rotation", "trained")},
 }
 
 
