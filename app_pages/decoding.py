@@ -7,7 +7,7 @@ from model.config import TransformerConfig
 from ui.attention_view import cached_figure, show_top_tokens
 from ui.display import presenting, show_chart
 from ui.state import current_analysis
-from viz.attention import label
+from viz.attention import html_escaped
 
 st.title(tr("decoding.title"))
 st.write(tr("decoding.intro"))
@@ -31,7 +31,7 @@ if analysis is not None:
     step = st.slider(tr("decoding.step"), 1, max(steps, 2), key="decode_step", disabled=steps < 2) - 1
     st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
     st.code(" ".join(["<bos>"] + produced[:step]) + f"  →  {produced[step]}", language=None)
-    writing = label(produced[step])  # model output shown in a plotly title: escaped like every token
+    writing = html_escaped(produced[step])  # model output shown in a plotly title: escaped like every token
     left, right = st.columns(2)
     with left:
         if isinstance(loaded.config, TransformerConfig):

@@ -4,7 +4,7 @@ import streamlit as st
 from i18n import tr
 from model.normalization import NORM_KINDS, normalization_demo, pooled_cells
 from ui.display import presenting, show_chart
-from viz.normalization import (before_after_chart, cells_table, comparison_table, kind_label, statistics_chart,
+from viz.normalization import (before_after_chart, cells_table, comparison_table, norm_kind_label, statistics_chart,
                                statistics_table, tensor_grid)
 
 DEFAULTS = {"norm_batch": 4, "norm_len": 6, "norm_d": 6, "norm_seed": 0, "norm_kind": "layer"}
@@ -36,9 +36,9 @@ st.dataframe(comparison_table(demos), hide_index=True)
 if not presenter:
     st.caption(tr("normalization.table_caption"))
 
-kind = st.radio(tr("normalization.kind"), NORM_KINDS, format_func=kind_label, horizontal=True, key="norm_kind",
+kind = st.radio(tr("normalization.kind"), NORM_KINDS, format_func=norm_kind_label, horizontal=True, key="norm_kind",
                 help=tr("normalization.kind_help"))
-demo, label = demos[kind], kind_label(kind)
+demo, label = demos[kind], norm_kind_label(kind)
 f = st.columns(3)
 seq = f[0].selectbox(tr("normalization.highlight_sequence"), range(batch_size), format_func=lambda b: f"{b + 1}",
                      key="norm_seq", disabled=kind != "layer", help=tr("normalization.highlight_help"))

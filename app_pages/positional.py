@@ -7,7 +7,7 @@ from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_p
 from ui.display import folded_section, presenting, shared_figure, show_chart
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
-from viz.attention import label
+from viz.attention import html_escaped
 from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials_table, dimension_curves,
                             dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,
                             similarity_by_offset, similarity_heatmap)
@@ -116,7 +116,7 @@ if trained_open:
                                    f"{summary.max_diff_from_sinusoidal:.1e}")
         else:
             trained_section.metric(tr("positional.trained_metric_learned"), f"{summary.max_diff_from_sinusoidal:.2f}")
-        title = tr("positional.trained_chart", model=label(model_id), rows=rows)
+        title = tr("positional.trained_chart", model=html_escaped(model_id), rows=rows)
         # Model ids are unique on the server (shipped names, trained-N, uploaded-<uuid>) and a model never changes.
         show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
                        summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),

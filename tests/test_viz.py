@@ -3,7 +3,7 @@ import numpy as np
 
 from model.metrics import head_statistics
 from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, head_grid, head_statistics_table,
-                           label, probability_bars)
+                           html_escaped, probability_bars)
 
 TOKENS = ["i", "am", "a", "a", "<eos>"]
 
@@ -54,7 +54,7 @@ def test_difference_grid_lines_bars_and_table():
 
 
 def test_user_text_is_escaped_for_plotly():
-    assert label("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    assert html_escaped("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
     fig = attention_heatmap(_weights(2), ["<b>x</b>", "y"], ["a", "<br>"])
     assert "<b>" not in "".join(fig.layout.yaxis.ticktext)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -34,7 +35,7 @@ def view_label(view: str) -> str:
     return tr(f"attention.views.{_VIEW_KEYS[view]}")
 
 
-def kind_label(kind: str) -> str:
+def attention_kind_label(kind: str) -> str:
     return tr(KINDS[kind])
 
 
@@ -68,15 +69,15 @@ class AttentionMaps:
         return cls(kind, maps.weights, maps.scores, maps.query_tokens, maps.key_tokens, maps.masked)
 
     def title(self, layer: int, head: int) -> str:
-        return tr("attention.head_title", kind=kind_label(self.kind), layer=layer + 1, head=head + 1)
+        return tr("attention.head_title", kind=attention_kind_label(self.kind), layer=layer + 1, head=head + 1)
 
     def name(self, layer: int, head: int) -> str:
         """Export file name of one head's chart."""
         return f"attention_{self.kind}_L{layer + 1}_H{head + 1}"
 
-    def table(self, layer: int, head: int):
-        """The head's weights with token-labelled rows and columns, built only when the CSV is asked for."""
-        return lambda: attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
+    def weights_table(self, layer: int, head: int) -> pd.DataFrame:
+        """The head's weights (T_q, T_k) with token-labelled rows and columns (the chart's CSV)."""
+        return attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
 
 
 HIDE_SPECIAL, MERGE_WORDS = "bert_hide_special", "bert_merge_words"  # session_state keys of the encoder toggles
@@ -149,7 +150,7 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         st.session_state["attn_kind"] = kinds[0]
     c = st.columns([2, 1, 1])
     if len(kinds) > 1:
-        kind = c[0].selectbox(tr("attention.kind"), kinds, key="attn_kind", format_func=kind_label)
+        kind = c[0].selectbox(tr("attention.kind"), kinds, key="attn_kind", format_func=attention_kind_label)
     else:
         kind = kinds[0]
         c[0].markdown(tr("bert.self_only" if kind == "encoder_self" else "bert.decoder_only"))
@@ -226,13 +227,15 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
                             maps.title(layer, head), masked=maps.masked)
     if tokens > TICK_LABELS_MAX:  # a long text: label every k-th token (hover and CSV still name every one)
         heatmap = thin_tick_labels(heatmap, TICK_LABELS_MAX)
-    show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left, table=maps.table(layer, head))
+    show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
+               table=lambda: maps.weights_table(layer, head))
     if right is None:
         st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
     else:
         show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                                  tr("attention.lines_title")),
-                   maps.name(layer, head) + "_lines", key="head_lines", where=right, table=maps.table(layer, head))
+                   maps.name(layer, head) + "_lines", key="head_lines", where=right,
+                   table=lambda: maps.weights_table(layer, head))
     if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
         st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
     if maps.masked is not None:
@@ -256,7 +259,7 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
     if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
         masked = None
-    show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=kind_label(maps.kind)),
+    show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=attention_kind_label(maps.kind)),
                          selected=(layer, head), masked=masked, labels=labels), f"attention_{maps.kind}_all_heads",
                key="grid")
     if tokens > GRID_MAX_CELLS:
@@ -294,7 +297,7 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
     c = st.columns(3)
     if st.session_state.get("cmp_kind") not in result.kinds:
         st.session_state["cmp_kind"] = result.kinds[0]
-    kind_b = c[0].selectbox(tr("attention.kind_b"), result.kinds, key="cmp_kind", format_func=kind_label)
+    kind_b = c[0].selectbox(tr("attention.kind_b"), result.kinds, key="cmp_kind", format_func=attention_kind_label)
     maps_b = AttentionMaps.of(result, kind_b)
     layers_b, heads_b = maps_b.weights.shape[:2]
     st.session_state.setdefault("cmp_head", min(1, heads_b - 1))
@@ -305,10 +308,12 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
     a, b = st.columns(2)
     show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                              "A: " + maps.title(layer, head), masked=maps.masked),
-               "compare_A_" + maps.name(layer, head), key="cmp_a", where=a, table=maps.table(layer, head))
+               "compare_A_" + maps.name(layer, head), key="cmp_a", where=a,
+               table=lambda: maps.weights_table(layer, head))
     show_chart(cached_figure("heatmap", maps_b.weights[layer_b, head_b], maps_b.query_tokens, maps_b.key_tokens,
                              "B: " + maps_b.title(layer_b, head_b), masked=maps_b.masked),
-               "compare_B_" + maps_b.name(layer_b, head_b), key="cmp_b", where=b, table=maps_b.table(layer_b, head_b))
+               "compare_B_" + maps_b.name(layer_b, head_b), key="cmp_b", where=b,
+               table=lambda: maps_b.weights_table(layer_b, head_b))
     if maps_b.weights.shape[-2:] == maps.weights.shape[-2:] and maps_b.query_tokens == maps.query_tokens \
             and maps_b.key_tokens == maps.key_tokens:
         diff = maps.weights[layer, head] - maps_b.weights[layer_b, head_b]

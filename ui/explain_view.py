@@ -16,7 +16,7 @@ from model.data import BOS_ID
 from model.decode import DecodeResult
 from model.sources import EMBEDDING, AnalysedInput
 from ui.display import presenting, show_chart
-from ui.attention_view import HIDE_SPECIAL, MERGE_WORDS, AttentionMaps, kind_label
+from ui.attention_view import HIDE_SPECIAL, MERGE_WORDS, AttentionMaps, attention_kind_label
 from viz.analysis import (encoder_importance_table, importance_table, layers_by_heads, pattern_grid,
                           pruning_curve_chart, survival_bars)
 from viz.attention import attention_heatmap, attention_table
@@ -132,13 +132,13 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
             return
         left, right = st.columns(2)
         mean = arrays[kind][layer].mean(0)
-        show_chart(attention_heatmap(mean, queries, keys, tr("explain.mean_title", kind=kind_label(kind),
-                                                                  layer=layer + 1), masked=maps.masked),
+        show_chart(attention_heatmap(mean, queries, keys, tr("explain.mean_title", kind=attention_kind_label(kind),
+                                                                            layer=layer + 1), masked=maps.masked),
                    f"mean_{kind}_L{layer + 1}", key="explain_mean", where=left,
                    table=lambda: attention_table(mean, queries, keys))
         rolled = arrays[f"rollout_{kind}"][layer]
-        show_chart(attention_heatmap(rolled, queries, keys, tr("explain.rollout_title", kind=kind_label(kind),
-                                                                    layer=layer + 1), masked=maps.masked,
+        show_chart(attention_heatmap(rolled, queries, keys, tr("explain.rollout_title", kind=attention_kind_label(kind),
+                                                                              layer=layer + 1), masked=maps.masked,
                                      value_name=tr("explain.chart.rollout")),
                    f"rollout_{kind}_L{layer + 1}", key="explain_rollout", where=right,
                    table=lambda: attention_table(rolled, queries, keys))
@@ -169,7 +169,8 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
     c[1].metric(tr("explain.norm_on_special"), f"{survival['norm_share'][layer, head]:.1%}")
     c[2].metric(tr("explain.survival"), "–" if not np.isfinite(ratio) else f"{ratio:.2f}")
     show_chart(survival_bars(survival["weight_share"], survival["norm_share"],
-                             tr("explain_encoder.survival_title", kind=kind_label(kind), special=special_label),
+                             tr("explain_encoder.survival_title", kind=attention_kind_label(kind),
+                                special=special_label),
                              (tr("explain_encoder.weight_share", special=special_label),
                               tr("explain_encoder.norm_share", special=special_label))),
                f"special_token_survival_{kind}", key="explain_survival")

@@ -1,7 +1,7 @@
 """Attention charts: heatmaps (one head, a grid of heads, a difference), BertViz-style lines, bars.
 
 Convention: rows are queries (what is attending), columns are keys (what is attended to).
-Token text goes through `label()` so that nothing a user typed is interpreted by plotly's HTML subset,
+Token text goes through `html_escaped()` so that nothing a user typed is interpreted by plotly's HTML subset,
 and positions (not text) are the axis values so repeated tokens stay separate rows/columns. Words come from
 tr() (i18n/<lang>/attention.toml, table "chart"); hover templates are composed here, never .format()-ed.
 """
@@ -21,18 +21,18 @@ LINE_BANDS = 8  # width/opacity levels in the lines view
 DIVERGING = "RdBu_r"
 
 
-def label(token: str) -> str:
+def html_escaped(token: str) -> str:
     """Token text safe for plotly (which renders a small HTML subset in labels)."""
     return html.escape(token, quote=True)
 
 
 def _ticks(tokens: list[str]) -> dict:
-    return dict(tickmode="array", tickvals=list(range(len(tokens))), ticktext=[label(t) for t in tokens])
+    return dict(tickmode="array", tickvals=list(range(len(tokens))), ticktext=[html_escaped(t) for t in tokens])
 
 
 def _hover(query_tokens: list[str], key_tokens: list[str]) -> np.ndarray:
-    q = np.array([label(t) for t in query_tokens], dtype=object)[:, None]
-    k = np.array([label(t) for t in key_tokens], dtype=object)[None, :]
+    q = np.array([html_escaped(t) for t in query_tokens], dtype=object)[:, None]
+    k = np.array([html_escaped(t) for t in key_tokens], dtype=object)[None, :]
     return np.stack(np.broadcast_arrays(q, k), axis=-1)
 
 
@@ -134,7 +134,7 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
             continue
         xs, ys, texts = [], [], []
         for i, j in zip(*np.nonzero(in_band)):
-            text = f"{label(query_tokens[i])} → {label(key_tokens[j])}: {weights[i, j]:.4f}"
+            text = f"{html_escaped(query_tokens[i])} → {html_escaped(key_tokens[j])}: {weights[i, j]:.4f}"
             xs += [0, 1, None]
             ys += [i, j, None]
             texts += [text, text, None]
@@ -143,10 +143,10 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
                                  opacity=0.15 + 0.85 * middle, hoverinfo="text", text=texts, showlegend=False,
                                  name=tr("attention.chart.band", low=f"{low:.2f}", high=f"{high:.2f}")))
     fig.add_trace(go.Scatter(x=[0] * len(query_tokens), y=list(range(len(query_tokens))), mode="text",
-                             text=[label(t) for t in query_tokens], textposition="middle left", showlegend=False,
+                             text=[html_escaped(t) for t in query_tokens], textposition="middle left", showlegend=False,
                              hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[1] * len(key_tokens), y=list(range(len(key_tokens))), mode="text",
-                             text=[label(t) for t in key_tokens], textposition="middle right", showlegend=False,
+                             text=[html_escaped(t) for t in key_tokens], textposition="middle right", showlegend=False,
                              hoverinfo="skip"))
     rows = max(len(query_tokens), len(key_tokens))
     fig.update_layout(title=title, height=min(900, 120 + 26 * rows), margin=dict(l=10, r=10, t=50, b=10),
@@ -158,7 +158,7 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
 
 def probability_bars(tokens: list[str], probabilities: list[float], title: str = "") -> go.Figure:
     """Horizontal bars of candidate tokens and their probabilities (highest on top)."""
-    fig = go.Figure(go.Bar(x=probabilities, y=[label(t) for t in tokens], orientation="h",
+    fig = go.Figure(go.Bar(x=probabilities, y=[html_escaped(t) for t in tokens], orientation="h",
                            text=[f"{p:.1%}" for p in probabilities], textposition="auto",
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=title, height=120 + 30 * len(tokens), margin=dict(l=10, r=10, t=50, b=10),

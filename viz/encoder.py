@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import label
+from viz.attention import html_escaped
 
 
 def token_movement_bars(tokens: list[str], movement: np.ndarray, title: str = "", axis_title: str = "") -> go.Figure:
     """One bar per token (in text order, top to bottom): how far its final vector moved, 1 − cosine (T,)."""
     movement = np.asarray(movement, dtype=float)
-    rows = [f"{i}: {label(t)}" for i, t in enumerate(tokens)]  # positions keep repeated tokens apart
+    rows = [f"{i}: {html_escaped(t)}" for i, t in enumerate(tokens)]  # positions keep repeated tokens apart
     fig = go.Figure(go.Bar(x=movement, y=rows, orientation="h", marker_color="#d95f02",
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=title, height=min(1400, 120 + 20 * len(tokens)), margin=dict(l=10, r=10, t=50, b=10),

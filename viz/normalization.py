@@ -22,7 +22,7 @@ HIGHLIGHT = "#111111"
 COLLAPSED = "#d62728"
 
 
-def kind_label(kind: str) -> str:
+def norm_kind_label(kind: str) -> str:
     """The reader's name for a normalisation kind ("layer" -> "LayerNorm")."""
     return tr(f"normalization.kind_label.{kind}")
 
@@ -209,7 +209,7 @@ def comparison_table(demos: dict) -> pd.DataFrame:
     for kind, demo in demos.items():
         real = demo.count[demo.count >= 1]
         rows.append({
-            _column("kind"): kind_label(kind),
+            _column("kind"): norm_kind_label(kind),
             _column("statistics"): int(real.size),
             _column("min_values"): int(real.min()),
             _column("zero_variance"): int(demo.collapsed.sum()),
