@@ -6,6 +6,7 @@ from model.sources import TRANSLATION
 from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
 from ui.attention_view import attention_explorer
 from ui.display import presenting, show_chart, strongest_shade
+from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse_ablated, current_attention
 from ui.text import escape_markdown
 from ui.vocabulary import show_translation
@@ -47,4 +48,5 @@ if analysis is not None:
         elif analysed.special is not None:  # an encoder: the sharpest word-to-word head, not a [SEP] sink
             open_encoder_on_teaching_head(analysed.maps["encoder_self"].weights, analysed.special)
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).
-        attention_explorer("attention", model_id, loaded, analysed, st.session_state["sentence"], analyse_ablated)
+        attention_explorer("attention", model_id, loaded, analysed, st.session_state["sentence"], analyse_ablated,
+                           keep_view_state=keep_view_state, follow_fragment=follow_fragment)

@@ -4,10 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples, entropy, saturation_curve,
-                           softmax, softmax_jacobian)
+from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, SCALING_DKS, SCALING_V1_FACTORS,
+                           dot_product_samples, entropy, saturation_curve, scaling_scale_options, softmax,
+                           softmax_jacobian)
 from ui.display import presenting, show_chart
-from ui.share import SCALING_DKS, SCALING_V1_FACTORS, scaling_scale_options
 from viz.scaling import dot_product_histogram, jacobian_heatmap, saturation_chart, softmax_bars
 
 st.title(tr("softmax_scaling.title"))

@@ -7,6 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
+# The softmax-scaling page's choices (its widgets and its links read these):
+SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # d_k
+SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # factors for v1 = [0.3, 0.4] (NOTES_SOFTMAX_EXAMPLE)
+
+
+def scaling_scale_options(d_k: int) -> list[float]:
+    """The score scales offered: the Transformer's 1/√d_k sits among round values (d_k = 1: 1/√d_k is 1.0)."""
+    return sorted({0.01, 0.03, 0.1, round(1 / d_k ** 0.5, 3), 0.3, 1.0, 3.0, 10.0})
+
 
 def dot_product_samples(d_k: int, samples: int = 20000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(raw q·k, q·k/√d_k) for `samples` random pairs with N(0, 1) components; each (samples,)."""

@@ -1,9 +1,11 @@
 """Pieces of the Transformer attention page: which map is shown, and one function per view.
 
-VIEWS and KINDS hold stable ids (the URL and tests use them); only their display is translated.
+Its stable ids (VIEWS, KINDS, the encoder toggles' keys) live in ui/attention_ids.py; only their display is
+translated here.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,30 +20,16 @@ from model.metrics import head_entropy, head_statistics
 from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps, hide_tokens, merge_word_pieces,
                            special_token_shares)
 from ui.attention_defaults import why_this_encoder_head, why_this_head
+from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label, rescale_options
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
+from ui.explain_view import grid_labels, show_explain
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
                            head_statistics_table, probability_bars)
 from viz.encoder import thin_tick_labels
 
-VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain")  # the page's views (ids)
-_VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale", "explain")))
-# attention kind id -> the tr() key of its name
-KINDS = {"encoder_self": "attention.kinds.encoder_self", "decoder_self": "attention.kinds.decoder_self",
-         "cross": "attention.kinds.cross"}
-
-
 def view_label(view: str) -> str:
-    return tr(f"attention.views.{_VIEW_KEYS[view]}")
-
-
-def attention_kind_label(kind: str) -> str:
-    return tr(KINDS[kind])
-
-
-def rescale_options(d_k: int) -> list[float]:
-    """Multiples of the trained 1/√d_k; √d_k itself (no division at all) sits among them."""
-    return [0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, round(d_k ** 0.5, 2), 8.0, 16.0]
+    return tr(f"attention.views.{VIEW_KEYS[view]}")
 
 
 def _number(i: int) -> str:
@@ -80,7 +68,6 @@ class AttentionMaps:
         return attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
 
 
-HIDE_SPECIAL, MERGE_WORDS = "bert_hide_special", "bert_merge_words"  # session_state keys of the encoder toggles
 LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
 TICK_LABELS_MAX = 64  # above this many tokens a heatmap axis labels every k-th token only
 GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
@@ -121,16 +108,17 @@ def head_picker(maps: AttentionMaps, prefix: str, columns) -> tuple[int, int]:
 
 
 @st.fragment
-def attention_explorer(page: str, model_id: str, loaded, result: AnalysedInput, sentence: str, ablate) -> None:
+def attention_explorer(page: str, model_id: str, loaded, result: AnalysedInput, sentence: str, ablate, *,
+                       keep_view_state: Callable[[], None], follow_fragment: Callable[[str], None]) -> None:
     """The kind, layer, head and view pickers and the chosen view: a fragment.
 
     A change of one of its widgets reruns only this function, not the sidebar, the navigation or the translation
     above it. Such a rerun skips the end of app.py, so the fragment keeps the address bar and the sidebar's link
     following the view itself. app.py's page guard does not wrap a fragment rerun: the fragment has its own.
     The arguments are those of the last full run (the sidebar's model and sentence changes rerun the whole page).
+    keep_view_state, follow_fragment: ui.share's first and last steps of a fragment run, passed in by the page
+    (ui.share reads this page's ids; an import of it here would close a circle).
     """
-    from ui.share import follow_fragment, keep_view_state  # ui.share imports this module
-
     with page_guard():
         keep_view_state()  # a fragment rerun drops the widgets of the view it leaves (Compare's B picks)
         _explore(model_id, loaded, result, sentence, ablate)
@@ -171,8 +159,6 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     if view == "Head":
         show_head(maps, layer, head)
     elif view == "All heads":
-        from ui.explain_view import grid_labels  # it imports this module
-
         show_grid(maps, layer, head, grid_labels(model_id, loaded, result, kind))
     elif view == "Compare":
         show_compare(result, maps, layer, head)
@@ -185,9 +171,8 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
     elif view == "Ablation":
         show_ablation(result.decode, maps, model_id, sentence, loaded, ablate)
     elif view == "Explain":
-        from ui.explain_view import show_explain  # rollout, norms, importance, patterns (it imports this module)
-
-        show_explain(model_id, loaded, result, maps, layer, head, sentence)
+        # rollout, norms, importance, patterns: defined on the tokens the model computed (raw, not merged or hidden)
+        show_explain(model_id, loaded, result, AttentionMaps.of(result, kind, raw=True), layer, head, sentence)
     else:
         show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head,
                      loaded.config.d_model // loaded.config.num_heads)

@@ -6,6 +6,8 @@ PARTS, MODES, METRICS hold stable ids (the URL and tests use them); their displa
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import streamlit as st
 import torch
@@ -16,10 +18,13 @@ from model.data import BOS_ID
 from model.decode import DecodeResult
 from model.sources import EMBEDDING, AnalysedInput
 from ui.display import presenting, show_chart
-from ui.attention_view import HIDE_SPECIAL, MERGE_WORDS, AttentionMaps, attention_kind_label
+from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.analysis import (encoder_importance_table, importance_table, layers_by_heads, pattern_grid,
                           pruning_curve_chart, survival_bars)
 from viz.attention import attention_heatmap, attention_table
+
+if TYPE_CHECKING:  # for annotations only: ui.attention_view draws this view, so it imports this module
+    from ui.attention_view import AttentionMaps
 
 PARTS = ("maps", "importance", "patterns")
 MODES = ("raw", "rollout", "norms")
@@ -70,7 +75,8 @@ CELL_FORMATS = {"exact_match_drop": "{:+.1%}", "loss_rise": "{:+.4f}", "gradient
 
 def show_explain(model_id: str, loaded, result: AnalysedInput, maps: AttentionMaps, layer: int, head: int,
                  sentence: str) -> None:
-    """maps: the page's AttentionMaps of the chosen kind (ui.attention_view); layer, head: the chosen head.
+    """maps: the page's AttentionMaps of the chosen kind on the model's own tokens (raw: an encoder's [CLS]/[SEP]
+    not hidden, pieces not merged; norms and rollout are defined on those); layer, head: the chosen head.
 
     Three kinds of model: a toy translation model (result.decode), a BERT encoder on our own modules (EMBEDDING:
     everything, on its raw tokens), and a transformers model (raw weights and rollout only: its W_V/W_O and
@@ -81,10 +87,8 @@ def show_explain(model_id: str, loaded, result: AnalysedInput, maps: AttentionMa
                                 format_func=lambda p: tr(f"explain.parts.{p}")) or PARTS[0]
     if foreign:
         st.caption(tr("explain_encoder.foreign"))
-    if encoder:
-        maps = AttentionMaps.of(result, maps.kind, raw=True)  # norms and rollout are defined on the model's tokens
-        if st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS):
-            st.caption(tr("explain_encoder.raw_tokens"))
+    if encoder and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
+        st.caption(tr("explain_encoder.raw_tokens"))
     if part == "maps":
         if foreign:
             arrays = foreign_explanations(result)

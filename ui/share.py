@@ -30,7 +30,8 @@ from i18n import LANGUAGES, tr
 from model.attention_steps import MASKS
 from model.normalization import NORM_KINDS
 from model.residual import ACTIVATIONS
-from ui.attention_view import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
+from model.scaling import SCALING_DKS, SCALING_V1_FACTORS, scaling_scale_options
+from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
 from ui.compare_view import AVERAGE, METRICS, sentence_lengths, transformer_shape
 from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.explain_view import ENCODER_METRICS as EXPLAIN_ENCODER_METRICS
@@ -118,8 +119,6 @@ def _sentence(text: str) -> str:
 
 
 SEED = int_in(0, 10_000)
-SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the softmax-scaling page's d_k choices
-SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # ... and its factors for the page's v1 = [0.3, 0.4]
 FOUNDATIONS = {
     # positional encoding
     "pe_d": Param("pe_d_model", one_of(range(4, 257, 2), int), ["positional"]),
@@ -159,11 +158,6 @@ FOUNDATIONS = {
     "res_seed": Param("res_seed", SEED, ["residual"]),
     "ln": Param("res_ln", boolean, ["residual"]),
 }
-
-
-def scaling_scale_options(d_k: int) -> list[float]:
-    """The softmax-scaling page's scale choices: 1/√d_k sits among round values (the page and the URL share it)."""
-    return sorted({0.01, 0.03, 0.1, round(1 / d_k ** 0.5, 3), 0.3, 1.0, 3.0, 10.0})  # d_k = 1: 1/√d_k is 1.0
 
 
 # URL parameter -> Param. Order matters: the model first (layer/head checks need it), lengths before positions.
