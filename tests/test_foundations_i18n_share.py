@@ -7,26 +7,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from i18n import translate
-from tests.test_page_positional import matrix_shown
+from tests.app_links import chart_specs, chart_titles, open_page, trace_array
 from viz.presentation import BASE_FONT
-from tests.app_links import open_from_link
 
-TIMEOUT = 120
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 PAGES = ["positional", "softmax_scaling", "attention_steps"]
-
-
-def open_page(page: str, params: dict[str, str] | None = None, **state) -> AppTest:
-    """The page as a link opens it: query parameters and session state set before the first run."""
-    return open_from_link(page, params, **state)[0]
-
-
-def specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def chart_titles(at: AppTest) -> list[str]:
-    return [spec["layout"]["title"]["text"] for spec in specs(at)]
 
 
 def texts(at: AppTest) -> str:
@@ -52,7 +37,7 @@ def test_page_in_korean(page):
 
 def test_korean_chart_words_positional():
     at = open_page("positional", lang="ko", pe_d_model=16)
-    matrix = specs(at)[0]
+    matrix = chart_specs(at)[0]
     assert matrix["layout"]["title"]["text"] == ko("positional.matrix_chart", length=64, d_model=16)
     assert matrix["layout"]["xaxis"]["title"]["text"] == ko("positional.chart.dimension_axis")
     assert "위치 %{y}" in matrix["data"][0]["hovertemplate"]  # words translated, plotly's %{...} kept
@@ -71,7 +56,7 @@ def test_link_reproduces_the_positional_view():
     at = open_page("positional", {"pe_d": "16", "pe_len": "32", "pe_k": "3", "pe_pos": "10"})
     assert not at.info
     assert [at.slider(key=k).value for k in ("pe_d_model", "pe_length", "pe_k", "pe_position")] == [16, 32, 3, 10]
-    assert matrix_shown(at).shape == (32, 16)
+    assert trace_array(chart_specs(at)[0]["data"][0]["z"]).shape == (32, 16)  # the PE matrix
     assert any(t == "Position 10 as dials (continuous) and as bits (discrete)" for t in chart_titles(at))
     assert any(m.label.startswith("Largest |PE(p + 3) − M_3·PE(p)| over all 29 positions") for m in at.metric)
     at.slider(key="pe_d_model").set_value(32).run()
@@ -88,7 +73,7 @@ def test_link_reproduces_the_softmax_scaling_view():
     assert at.number_input(key="scaling_seed").value == 7
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["var(q·k), measured"]) == pytest.approx(256, rel=0.1)
-    saturated = next(s for s in specs(at) if s["layout"]["title"]["text"] == "softmax(100 · v₁)")
+    saturated = next(s for s in chart_specs(at) if s["layout"]["title"]["text"] == "softmax(100 · v₁)")
     assert saturated["data"][0]["text"] == ["0.000", "1.000"]  # the notes' v1 scaled up is one-hot
 
 
@@ -142,7 +127,7 @@ def test_garbage_link_falls_back_to_defaults_with_a_notice():
 
 
 def _fonts(at: AppTest) -> set:
-    return {spec["layout"].get("font", {}).get("size") for spec in specs(at)}
+    return {spec["layout"].get("font", {}).get("size") for spec in chart_specs(at)}
 
 
 def test_presenter_mode_hides_secondary_controls_and_enlarges_charts():
@@ -174,5 +159,5 @@ def test_presenter_mode_keeps_the_seed_and_dimensions_chosen_before():
     at.session_state["presenter"] = True
     at.run()
     at.run()
-    curves = next(s for s in specs(at) if s["layout"]["title"]["text"] == "Chosen dimensions over position")
+    curves = next(s for s in chart_specs(at) if s["layout"]["title"]["text"] == "Chosen dimensions over position")
     assert [trace["name"] for trace in curves["data"]] == ["dim 3 (cos, i=1)", "dim 4 (sin, i=2)"]

@@ -1,34 +1,17 @@
 """AppTest for the positional-encoding page, opened through app.py so that it reads the sidebar's model."""
-import json
-from pathlib import Path
-
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from viz.export import trace_values
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-TIMEOUT = 120
-
-
-def open_positional(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    at.switch_page("app_pages/positional.py").run()
-    assert not at.exception
-    return at
+from tests.app_links import chart_specs, open_page, trace_array
 
 
 def matrix_shown(at: AppTest) -> np.ndarray:
-    """The values of the PE matrix heatmap, the page's first chart (plotly sends numpy arrays base64-encoded)."""
-    z = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["z"]
-    return np.asarray(trace_values(z), dtype=float)
+    """The values of the PE matrix heatmap, the page's first chart."""
+    return trace_array(chart_specs(at)[0]["data"][0]["z"])
 
 
 def test_sliders_change_the_matrix_and_the_rotation_holds():
-    at = open_positional(model_id="transformer_en-fr")
+    at = open_page("positional", model_id="transformer_en-fr")
     assert at.title[0].value == "Positional encoding"
     assert "The formula" in [s.value for s in at.subheader]
     before = matrix_shown(at)
@@ -50,7 +33,7 @@ def test_sliders_change_the_matrix_and_the_rotation_holds():
 
 
 def test_trained_transformer_table_is_compared_with_the_formula():
-    at = open_positional(model_id="transformer_en-fr")
+    at = open_page("positional", model_id="transformer_en-fr")
     text = " ".join(m.value for m in at.markdown)
     assert "**sinusoidal** position table of 128 positions" in text
     difference = next(m for m in at.metric if m.label.startswith("Max |table − sinusoidal_encoding|"))
@@ -58,6 +41,6 @@ def test_trained_transformer_table_is_compared_with_the_formula():
 
 
 def test_rnn_model_has_no_position_table():
-    at = open_positional(model_id="bahdanau_en-fr")
+    at = open_page("positional", model_id="bahdanau_en-fr")
     assert any("no position table" in i.value for i in at.info)
     assert not any(m.label.startswith("Max |table") for m in at.metric)
