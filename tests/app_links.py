@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
 from ui.errors import GUARD_MESSAGE
@@ -78,6 +80,11 @@ def query_param(at: AppTest, name: str) -> str | None:
 def chart_specs(at: AppTest) -> list[dict]:
     """The plotly charts on the page as JSON dicts, in page order."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def chart_figures(at: AppTest) -> list[go.Figure]:
+    """The plotly charts as figures (typed arrays stay {dtype, bdata} dicts: read numbers with trace_array)."""
+    return [pio.from_json(chart.proto.spec, skip_invalid=True) for chart in at.get("plotly_chart")]
 
 
 def chart_titles(at: AppTest) -> list[str]:

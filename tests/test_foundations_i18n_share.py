@@ -11,7 +11,7 @@ from tests.app_links import chart_specs, chart_titles, open_page, trace_array
 from viz.presentation import BASE_FONT
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
-PAGES = ["positional", "softmax_scaling", "attention_steps"]
+FOUNDATION_PAGES = ["positional", "softmax_scaling", "attention_steps"]
 
 
 def texts(at: AppTest) -> str:
@@ -22,7 +22,7 @@ def ko(key: str, **values) -> str:
     return translate("ko", key, **values)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", FOUNDATION_PAGES)
 def test_page_in_korean(page):
     at = open_page(page, lang="ko")
     assert at.title[0].value == ko(f"{page}.title") and HANGUL.search(at.title[0].value)
@@ -110,7 +110,7 @@ def test_link_reproduces_the_attention_steps_view():
 def test_garbage_link_falls_back_to_defaults_with_a_notice():
     garbage = {"pe_d": "abc", "pe_len": "9999", "pe_pos": "-1", "dk": "3", "scale": "nan", "v1x": "<script>",
                "tokens": "99", "mask": "<b>x</b>", "heads": "3"}
-    for page in PAGES:
+    for page in FOUNDATION_PAGES:
         at = open_page(page, garbage)
         notice = " ".join(i.value for i in at.info)
         assert translate("en", "share.bad_link", names="")[:30] in notice
