@@ -142,22 +142,22 @@ class ClassStore:
         row = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
         return row is not None and hmac.compare_digest(row[0], _hash(token or ""))
 
-    def move(self, code: str, token: str, stop: int, now: float | None = None) -> bool:
-        """Move the class to `stop` (1-based); False without the right token or when the class has expired."""
+    def _teacher_write(self, code: str, token: str, now: float | None, sql: str, parameters: tuple) -> bool:
+        """One statement on the teacher's behalf; False without the right token or when the class has expired."""
         now = time.time() if now is None else now
         with self._connect() as db:
             if not self._is_teacher(db, code, token, now):
                 return False
-            db.execute("UPDATE classes SET stop = ? WHERE code = ?", (stop, code))
+            db.execute(sql, parameters)
             return True
 
+    def move(self, code: str, token: str, stop: int, now: float | None = None) -> bool:
+        """Move the class to `stop` (1-based); False without the right token or when the class has expired."""
+        return self._teacher_write(code, token, now, "UPDATE classes SET stop = ? WHERE code = ?", (stop, code))
+
     def reveal(self, code: str, token: str, question: str, now: float | None = None) -> bool:
-        now = time.time() if now is None else now
-        with self._connect() as db:
-            if not self._is_teacher(db, code, token, now):
-                return False
-            db.execute("INSERT OR IGNORE INTO revealed VALUES (?, ?)", (code, question))
-            return True
+        """Show `question`'s answer (and its page) to the class; False as for move()."""
+        return self._teacher_write(code, token, now, "INSERT OR IGNORE INTO revealed VALUES (?, ?)", (code, question))
 
     def results(self, code: str, token: str, question: str, now: float | None = None) -> Results | None:
         """The distribution of answers to `question`; None without the right token."""

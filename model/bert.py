@@ -34,8 +34,8 @@ MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9d
 # The longest input shown: the sentence-transformers model was trained with max_seq_length 256, and past that
 # the heatmap (256² cells per head) stops being readable anyway.
 MAX_TOKENS = 256
-BERT_MODEL_TYPES = ("bert",)
-PAIR_SEPARATOR = "[SEP]"  # typed between two sentences, it makes them a BERT sentence pair  # Hugging Face model_type values whose weights fit this encoder
+BERT_MODEL_TYPES = ("bert",)  # Hugging Face model_type values whose weights fit this encoder
+PAIR_SEPARATOR = "[SEP]"  # typed between two sentences, it makes them a BERT sentence pair
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,7 @@ from i18n import translate
 from model import analysis
 from model.bert import MINILM_NAME, load_minilm, minilm_zip_path
 from model.local_models import ENV_VAR
-from tests.app_links import open_from_link
-from tests.test_explain_view import _array
+from tests.app_links import chart_specs, chart_titles, open_from_link, trace_array
 from tests.tiny_models import build_models_folder
 
 COREFERENCE = "The animal didn't cross the street because it was too tired."
@@ -123,16 +122,12 @@ def test_encoder_pattern_labels_cover_every_head(minilm):
     assert (scores.labels == "sink").sum() >= 10  # MiniLM's middle layers sit on [CLS]/[SEP]
 
 
-def _titles(at):
-    return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
-
-
 @pytest.mark.slow
 def test_the_explain_view_of_the_encoder_shows_norms_importance_and_patterns():
     at, notice = open_from_link("attention", {"sentence": COREFERENCE, "view": "Explain", "explain_mode": "norms"},
                                 model_id=MINILM_NAME, bert_hide_special=True, attn_layer=0, attn_head=0)
     assert not notice and not at.exception
-    titles = _titles(at)
+    titles = chart_titles(at)
     assert titles[:2] == ["Encoder self-attention · layer 1 · head 1",
                           "Encoder self-attention · layer 1 · head 1 · ‖α·f(x)‖"]
     assert "[CLS]/[SEP]" in titles[2]
@@ -140,7 +135,7 @@ def test_the_explain_view_of_the_encoder_shows_norms_importance_and_patterns():
     spec = json.loads(at.get("plotly_chart")[1].proto.spec)
     assert "[CLS]" in spec["data"][0]["x"] or "[CLS]" in str(spec["layout"]["xaxis"])  # raw tokens, not hidden
     at.button_group(key="explain_mode").set_value("rollout").run()
-    assert not at.exception and _titles(at)[1] == "Encoder self-attention · rollout after layer 1"
+    assert not at.exception and chart_titles(at)[1] == "Encoder self-attention · rollout after layer 1"
     at.button_group(key="explain_part").set_value("importance").run()
     assert not at.exception
     assert [m.value for m in at.metric][0] == str(len(analysis.ENCODER_SENTENCES))
@@ -148,7 +143,7 @@ def test_the_explain_view_of_the_encoder_shows_norms_importance_and_patterns():
     assert importance["data"][0]["y"] == [f"Encoder self L{l}" for l in range(1, 7)]
     assert len(at.dataframe[0].value) == 72
     at.button_group(key="explain_part").set_value("patterns").run()
-    assert not at.exception and _titles(at)[0].endswith(f"over {len(analysis.ENCODER_SENTENCES)} fixed English "
+    assert not at.exception and chart_titles(at)[0].endswith(f"over {len(analysis.ENCODER_SENTENCES)} fixed English "
                                                         "sentences")
 
 
@@ -165,7 +160,7 @@ def test_a_transformers_model_gets_raw_weights_and_rollout_and_says_why_not_more
                            model_id="tiny-gpt2", attn_layer=0, attn_head=0)
     assert not at.exception
     assert translate("en", "explain_encoder.foreign") in [c.value for c in at.caption]
-    assert _titles(at)[1] == "Decoder masked self-attention · rollout after layer 1"
+    assert chart_titles(at)[1] == "Decoder masked self-attention · rollout after layer 1"
     at.button_group(key="explain_mode").set_value("norms").run()
     assert not at.exception and translate("en", "explain_encoder.foreign_norms") in [i.value for i in at.info]
     at.button_group(key="explain_part").set_value("importance").run()
@@ -196,10 +191,10 @@ def test_every_hostile_input_gives_norms_or_a_message_on_the_encoder():
         at, _ = open_from_link("attention", {"view": "Explain", "explain_mode": "norms"}, model_id=MINILM_NAME,
                                sentence=text)
         assert not at.exception, text
-        charts = at.get("plotly_chart")
+        charts = chart_specs(at)
         if charts:
             drawn_count += 1
-            norms = _array(json.loads(charts[1].proto.spec)["data"][0]["z"])  # (T, T) over the model's tokens
+            norms = trace_array(charts[1]["data"][0]["z"])  # (T, T) over the model's tokens
             assert norms.ndim == 2 and norms.shape[0] == norms.shape[1] and np.isfinite(norms).all(), text
             survival = at.metric[2].value
             assert survival == "–" or np.isfinite(float(survival)), (text, survival)

@@ -1,33 +1,15 @@
-"""AppTest tests for every page: it renders without exception and its main widgets change what is shown."""
+"""AppTest tests for every page: it shows its own title and what the model has, and its main widgets change what
+is shown."""
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from i18n import translate
+from tests.app_links import APP_PAGES, chart_titles, go_to, link_notices, open_page, query_param
 from tests.bad_inputs import load_bad_inputs
 from ui.errors import GUARD_MESSAGE
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-TIMEOUT = 120
 BAD_INPUTS = load_bad_inputs()
-
-
-def open_page(page: str, **state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    if page != "home":
-        at.switch_page(f"app_pages/{page}.py").run()
-    assert_healthy(at)
-    return at
-
-
-def assert_healthy(at: AppTest) -> None:
-    """No exception element, and the page guard (which turns errors into a message) did not fire."""
-    assert not at.exception
-    assert not [e.value for e in at.error if GUARD_MESSAGE in e.value]
 
 
 def test_home_lists_shipped_models_with_metrics():
@@ -89,14 +71,6 @@ def test_decoding_page_steps():
     assert not at.exception
 
 
-@pytest.mark.parametrize("model_id", ["bahdanau_en-fr", "no-attention_en-fr", "transformer_reverse"])
-def test_pages_with_other_models(model_id):
-    sentence = "1 2 3 4" if "reverse" in model_id else "i have a cat"
-    for page in ("attention", "decoding"):
-        at = open_page(page, model_id=model_id, sentence=sentence)
-        assert not at.error
-
-
 @pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_inputs_never_break_the_pages_that_read_the_sentence(text):
     for page in ("attention", "decoding", "compare"):
@@ -140,10 +114,7 @@ def test_an_unexpected_error_becomes_a_message_not_a_traceback(monkeypatch):
 
     monkeypatch.setattr(ui.state, "greedy_decode", broken)
     ui.state.analyse.clear()
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["sentence"] = "a sentence never analysed before"
-    at.run()
-    at.switch_page("app_pages/attention.py").run()
+    at = open_page("attention", healthy=False, sentence="a sentence never analysed before")
     assert not at.exception
     assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)
     assert "boom" not in " ".join(e.value for e in at.error)
@@ -151,50 +122,55 @@ def test_an_unexpected_error_becomes_a_message_not_a_traceback(monkeypatch):
 
 
 def test_a_link_reproduces_the_view():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"model": "transformer_en-fr", "sentence": "she is a student", "kind": "cross",
-                            "layer": "1", "head": "3", "view": "Head"})
-    at.run()
-    at.switch_page("app_pages/attention.py").run()
-    assert_healthy(at)
+    at = open_page("attention", {"model": "transformer_en-fr", "sentence": "she is a student", "kind": "cross",
+                                 "layer": "1", "head": "3", "view": "Head"})
     assert (at.session_state["attn_kind"], at.session_state["attn_layer"], at.session_state["attn_head"]) == \
         ("cross", 1, 3)
     assert "elle est étudiante" in [c.value for c in at.code]
     assert any("layer 2 · head 4" in json.dumps(json.loads(chart.proto.spec), ensure_ascii=False)
                for chart in at.get("plotly_chart"))
     at.selectbox(key="attn_head").select_index(0).run()
-    assert at.query_params["head"] == "1" and at.query_params["sentence"] == "she is a student"
+    assert query_param(at, "head") == "1" and query_param(at, "sentence") == "she is a student"
 
 
 def test_a_bad_link_falls_back_with_a_notice():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"model": "no-such-model", "layer": "99", "head": "x", "kind": "<script>",
-                            "step": "-3", "view": "nonsense"})
-    at.run()
-    assert_healthy(at)
-    notice = " ".join(i.value for i in at.info)
+    at = open_page("home", {"model": "no-such-model", "layer": "99", "head": "x", "kind": "<script>", "step": "-3",
+                            "view": "nonsense"})
+    notice = link_notices(at)
     assert "do not fit" in notice and all(name in notice for name in ("model", "layer", "head", "kind", "step"))
     assert at.session_state["model_id"] == "transformer_en-fr"
-    at.switch_page("app_pages/attention.py").run()
-    assert_healthy(at)
+    go_to(at, "attention")
 
 
 def test_a_link_without_model_uses_the_default_model_for_its_checks():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"layer": "1", "head": "2"})
-    at.run()
-    assert_healthy(at)
+    at = open_page("home", {"layer": "1", "head": "2"})
     assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (1, 2) and not at.info
 
 
-ALL_PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
-             "decoding", "compare", "train"]
+TITLE_KEYS = {"teacher": "class_teacher.title"}  # every other page's title is "<page>.title"
 
 
 @pytest.mark.parametrize("model_id", ["transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr",
                                       "transformer_reverse"])
-def test_every_page_renders_with_every_shipped_model(model_id):
+def test_every_page_shows_its_title_and_what_the_model_has(model_id):
+    """Each of the app's pages under each shipped model: the page's own title, no error, and on the attention and
+    decoding pages what this model has (heads, one Bahdanau alignment, or a sentence saying it has no attention)."""
     sentence = "3 1 4 15 9" if "reverse" in model_id else "the small cat eats the red apple"
-    for page in ALL_PAGES:
+    for page in APP_PAGES:
         at = open_page(page, model_id=model_id, sentence=sentence)
-        assert at.title, page
+        assert at.title[0].value == translate("en", TITLE_KEYS.get(page, f"{page}.title")), page
+        assert not at.error, (page, [e.value for e in at.error])
+        infos, titles = link_notices(at), chart_titles(at)
+        if page == "attention":
+            if model_id == "bahdanau_en-fr":
+                assert translate("en", "attention.rnn_bahdanau") in infos
+                assert titles == [translate("en", "attention.alignment_title")]
+            elif model_id == "no-attention_en-fr":
+                assert translate("en", "attention.rnn_plain") in infos and not titles
+            else:
+                assert any("layer 1 · head" in title or "layer 2 · head" in title for title in titles), titles
+        if page == "decoding":
+            if model_id == "bahdanau_en-fr":
+                assert any(title.startswith("Bahdanau alignment while writing") for title in titles), titles
+            elif model_id == "no-attention_en-fr":
+                assert translate("en", "decoding.no_attention") in infos

@@ -12,41 +12,18 @@ from streamlit.testing.v1 import AppTest
 import i18n
 import ui.display  # noqa: F401  (installs the session language provider before a test replaces it)
 from i18n import translate
+from tests.app_links import chart_specs, csv_chart_keys, open_from_link, open_page, query_param
 from ui.errors import GUARD_MESSAGE
 from viz.attention import (attention_heatmap, attention_lines, attention_table, head_grid, head_statistics_table,
                            probability_bars)
 from viz.export import figure_table
 from viz.presentation import BASE_FONT
-from tests.app_links import open_from_link
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
-def _open_with_notice(page: str, query: dict[str, str] | None = None, **state) -> tuple[AppTest, str]:
-    """The page opened from a link, with the link notice of its first run."""
-    return open_from_link(page, query, **state)
-
-
-def _open(page: str, query: dict[str, str] | None = None, **state) -> AppTest:
-    return _open_with_notice(page, query, **state)[0]
-
-
-def _param(at: AppTest, name: str) -> str | None:
-    value = at.query_params.get(name)
-    return value[-1] if isinstance(value, list) else value
-
-
-def _specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
 def _title(spec: dict) -> str:
     return spec["layout"]["title"]["text"]
-
-
-def _csv_buttons(at: AppTest) -> list[str]:
-    """Keys of the charts (and tables) that offer a CSV download."""
-    return [b.proto.id.rsplit("-", 1)[-1].removeprefix("csv_") for b in at.get("download_button")]
 
 
 # --- charts (pure functions) -------------------------------------------------------------------------------------
@@ -102,13 +79,13 @@ def test_attention_page_in_korean(monkeypatch):
     # AppTest re-serialises selectboxes through format_func outside the script thread, where the session's
     # language is unknown; pin the provider to Korean so that the second run sees the same labels as the first.
     monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
-    at = _open("attention", sentence="i am a student", lang="ko")
+    at = open_page("attention", sentence="i am a student", lang="ko")
     assert at.title[0].value == translate("ko", "attention.title") != translate("en", "attention.title")
     intro = translate("ko", "attention.intro", shade=translate("ko", "lecture.shade_dark"))
     assert intro in [m.value for m in at.markdown]
     view = at.button_group(key="attn_view")
     assert view.value == "Head" and view.options[0] == translate("ko", "attention.views.head")
-    heat = _specs(at)[0]
+    heat = chart_specs(at)[0]
     layer, head = at.session_state["attn_layer"], at.session_state["attn_head"]  # the opening view: cross-attention
     assert _title(heat) == translate("ko", "attention.head_title", kind=translate("ko", "attention.kinds.cross"),
                                      layer=layer + 1, head=head + 1)
@@ -119,30 +96,30 @@ def test_attention_page_in_korean(monkeypatch):
 
 
 def test_a_link_restores_the_compare_view_with_head_b():
-    at = _open("attention", {"sentence": "the small cat eats the red apple", "kind": "decoder_self", "layer": "1",
+    at = open_page("attention", {"sentence": "the small cat eats the red apple", "kind": "decoder_self", "layer": "1",
                              "head": "2", "view": "Compare", "cmp_kind": "decoder_self", "cmp_layer": "0",
                              "cmp_head": "3"})
     assert (at.selectbox(key="cmp_kind").value, at.selectbox(key="cmp_layer").value,
             at.selectbox(key="cmp_head").value) == ("decoder_self", 0, 3)
-    titles = [_title(s) for s in _specs(at)]
+    titles = [_title(s) for s in chart_specs(at)]
     assert titles[0] == "A: Decoder masked self-attention · layer 2 · head 3"
     assert titles[1] == "B: Decoder masked self-attention · layer 1 · head 4"
     assert titles[2] == "Difference A − B"  # same kind: a cell-by-cell difference
-    assert _param(at, "cmp_head") == "4" and _param(at, "view") == "Compare"
+    assert query_param(at, "cmp_head") == "4" and query_param(at, "view") == "Compare"
     at.selectbox(key="cmp_head").select_index(0).run()
-    assert _param(at, "cmp_head") == "1"  # links count from 1, as on screen
+    assert query_param(at, "cmp_head") == "1"  # links count from 1, as on screen
 
 
 def test_a_link_restores_the_rescale_factor():
-    at = _open("attention", {"sentence": "i am a student", "view": "Rescale", "rescale": "8.0"})
+    at = open_page("attention", {"sentence": "i am a student", "view": "Rescale", "rescale": "8.0"})
     assert at.select_slider(key="rescale_factor").value == 8.0
-    assert any("re-softmaxed at ×8" in _title(s) for s in _specs(at))
+    assert any("re-softmaxed at ×8" in _title(s) for s in chart_specs(at))
     trained, rescaled = (float(m.value) for m in at.metric[:2])
     assert rescaled < trained
 
 
 def test_garbage_link_values_fall_back_to_the_defaults():
-    at, notice = _open_with_notice("attention", {"sentence": "i am a student", "view": "nonsense", "cmp_head": "99",
+    at, notice = open_from_link("attention", {"sentence": "i am a student", "view": "nonsense", "cmp_head": "99",
                                                  "cmp_kind": "x", "rescale": "0.33", "kind": "1e9"})
     assert translate("en", "share.bad_link", names="")[:30] in notice
     assert all(name in notice for name in ("view", "cmp_head", "cmp_kind", "rescale", "kind"))
@@ -153,11 +130,11 @@ def test_garbage_link_values_fall_back_to_the_defaults():
 
 
 def test_presenter_mode_on_the_attention_page():
-    normal = _open("attention", sentence="i am a student")
-    assert "head_heatmap" in _csv_buttons(normal)
-    at = _open("attention", {"presenter": "true"}, sentence="i am a student")
+    normal = open_page("attention", sentence="i am a student")
+    assert "head_heatmap" in csv_chart_keys(normal)
+    at = open_page("attention", {"presenter": "true"}, sentence="i am a student")
     assert not at.get("download_button")
-    assert all(s["layout"]["font"]["size"] == BASE_FONT for s in _specs(at))
+    assert all(s["layout"]["font"]["size"] == BASE_FONT for s in chart_specs(at))
     for view, shown in (("Statistics", "stats_caption"), ("All heads", "grid_caption"), ("Rescale", "rescale_caption")):
         for state in (normal, at):
             state.session_state["attn_view"] = view
@@ -166,52 +143,52 @@ def test_presenter_mode_on_the_attention_page():
         first = translate("en", f"attention.{shown}")[:25]
         assert any(c.value.startswith(first) for c in normal.caption), view
         assert not any(c.value.startswith(first) for c in at.caption), view
-        assert _specs(at) or view == "Statistics"
-    assert "stats" not in _csv_buttons(at)
+        assert chart_specs(at) or view == "Statistics"
+    assert "stats" not in csv_chart_keys(at)
 
 
 # --- decoding page ------------------------------------------------------------------------------------------------
 
 def test_decoding_page_in_korean():
-    at = _open("decoding", sentence="i am a student", lang="ko")
+    at = open_page("decoding", sentence="i am a student", lang="ko")
     assert at.title[0].value == translate("ko", "decoding.title") and HANGUL.search(at.title[0].value)
     assert translate("ko", "decoding.intro") in [m.value for m in at.markdown]
     assert [b.label for b in at.button][:2] == [translate("ko", "decoding.previous"), translate("ko", "decoding.next")]
     assert at.slider(key="decode_step").label == "단계"
-    cross, self_attention, top = _specs(at)
+    cross, self_attention, top = chart_specs(at)
     assert _title(cross).startswith("“je”을(를) 쓰는 동안의 크로스 어텐션")
     assert cross["data"][0]["y"] == list(range(4)) and cross["layout"]["yaxis"]["ticktext"][0] == "헤드 1"
     assert "헤드 평균" in _title(self_attention) and _title(top) == "단계 1의 다음 토큰 상위 5개"
 
 
 def test_a_link_restores_the_decoding_step_layer_and_head():
-    at = _open("decoding", {"sentence": "i am a student", "step": "3", "dec_layer": "1", "dec_head": "2"})
+    at = open_page("decoding", {"sentence": "i am a student", "step": "3", "dec_layer": "1", "dec_head": "2"})
     assert at.slider(key="decode_step").value == 3
     assert (at.selectbox(key="dec_layer").value, at.selectbox(key="dec_head").value) == (1, 2)
     assert at.code[0].value.endswith("→  étudiant")
-    cross, self_attention, _ = _specs(at)
+    cross, self_attention, _ = chart_specs(at)
     assert "(layer 2)" in _title(cross) and cross["layout"]["yaxis"]["ticktext"] == ["head 3"]
     assert len(self_attention["data"][0]["z"]) == 3  # the causal mask has grown to three rows
     assert "mean" not in _title(self_attention)
     at.selectbox(key="dec_head").set_value("all").run()
-    assert _param(at, "dec_head") == "all" and _param(at, "step") == "3"
+    assert query_param(at, "dec_head") == "all" and query_param(at, "step") == "3"
 
 
 def test_garbage_decoding_link_falls_back():
-    at, notice = _open_with_notice("decoding", {"sentence": "i am a student", "step": "abc", "dec_layer": "7",
+    at, notice = open_from_link("decoding", {"sentence": "i am a student", "step": "abc", "dec_layer": "7",
                                                 "dec_head": "x"})
     assert all(name in notice for name in ("step", "dec_layer", "dec_head"))
     assert at.slider(key="decode_step").value == 1 and at.selectbox(key="dec_head").value == "all"
 
 
 def test_presenter_mode_on_the_decoding_page():
-    normal = _open("decoding", sentence="i am a student")
-    at = _open("decoding", {"presenter": "true"}, sentence="i am a student")
+    normal = open_page("decoding", sentence="i am a student")
+    at = open_page("decoding", {"presenter": "true"}, sentence="i am a student")
     long_caption = translate("en", "decoding.cross_caption")
     assert long_caption in [c.value for c in normal.caption] and long_caption not in [c.value for c in at.caption]
     assert translate("en", "decoding.mask_caption") in [c.value for c in at.caption]  # needed to read the chart
-    assert {"dec_cross", "dec_self", "dec_topk"} <= set(_csv_buttons(normal)) and not at.get("download_button")
-    assert [s["layout"]["font"]["size"] for s in _specs(at)] == [BASE_FONT] * 3
+    assert {"dec_cross", "dec_self", "dec_topk"} <= set(csv_chart_keys(normal)) and not at.get("download_button")
+    assert [s["layout"]["font"]["size"] for s in chart_specs(at)] == [BASE_FONT] * 3
 
 
 # --- the attention explorer is a fragment ---------------------------------------------------------------------------
@@ -236,31 +213,31 @@ def _fragment_reruns(at: AppTest):
 
 
 def test_a_head_switch_reruns_only_the_fragment_and_the_url_follows():
-    at = _open("attention", {"sentence": "she is a student", "kind": "cross"})
-    assert _param(at, "head") == "1" and "layer 1 · head 1" in _title(_specs(at)[0])
+    at = open_page("attention", {"sentence": "she is a student", "kind": "cross"})
+    assert query_param(at, "head") == "1" and "layer 1 · head 1" in _title(chart_specs(at)[0])
     with _fragment_reruns(at) as full_runs:
         at.selectbox(key="attn_head").select_index(2).run()
         assert not at.exception and not [e for e in at.error if GUARD_MESSAGE in e.value]
-        assert _title(_specs(at)[0]) == "Encoder–decoder (cross) attention · layer 1 · head 3"
-        assert _param(at, "head") == "3" and _param(at, "kind") == "cross"
-        assert _param(at, "sentence") == "she is a student"  # the rest of the address is kept
+        assert _title(chart_specs(at)[0]) == "Encoder–decoder (cross) attention · layer 1 · head 3"
+        assert query_param(at, "head") == "3" and query_param(at, "kind") == "cross"
+        assert query_param(at, "sentence") == "she is a student"  # the rest of the address is kept
         at.selectbox(key="attn_layer").select_index(1).run()
-        assert "layer 2 · head 3" in _title(_specs(at)[0]) and _param(at, "layer") == "2"
+        assert "layer 2 · head 3" in _title(chart_specs(at)[0]) and query_param(at, "layer") == "2"
         # The All-heads focus buttons set layer and head from a callback inside the fragment.
         at.session_state["attn_view"] = "All heads"
         at.run()
         at.button(key="focus_0_1").click().run()
         assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (0, 1)
         # ... and open it in the Head view
-        assert (_param(at, "layer"), _param(at, "head"), _param(at, "view")) == ("1", "2", "Head")
+        assert (query_param(at, "layer"), query_param(at, "head"), query_param(at, "view")) == ("1", "2", "Head")
         assert not full_runs  # the sidebar and the translation were not drawn again
     at.run()  # a full run afterwards shows the same head
-    assert not at.exception and _param(at, "head") == "2" and "je" not in _param(at, "sentence")
+    assert not at.exception and query_param(at, "head") == "2" and "je" not in query_param(at, "sentence")
     assert "elle est étudiante" in [c.value for c in at.code]
 
 
 def test_an_error_in_a_fragment_rerun_is_the_guard_message(monkeypatch):
-    at = _open("attention", sentence="i am a student")
+    at = open_page("attention", sentence="i am a student")
     with _fragment_reruns(at):
         def broken(*args, **kwargs):
             raise RuntimeError("boom")
@@ -270,4 +247,4 @@ def test_an_error_in_a_fragment_rerun_is_the_guard_message(monkeypatch):
         assert not at.exception
         assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)
         assert "boom" not in " ".join(e.value for e in at.error)
-        assert _param(at, "head") == "2"  # the address still follows the head
+        assert query_param(at, "head") == "2"  # the address still follows the head

@@ -1,8 +1,6 @@
 """all-MiniLM-L6-v2 on the pages: the attention page for an encoder-only model (self-attention over real subword
 tokens, toggles, 6 × 12 grid, statistics, ablation by sentence similarity, rescale, long input, Korean, links) and a
 clear message on the pages that need a decoder."""
-import json
-
 import numpy as np
 
 import pytest
@@ -12,7 +10,7 @@ from i18n import translate
 from model.bert import MINILM_NAME
 from model.sources import analyse_encoder
 from tests.bad_inputs import load_bad_inputs
-from tests.app_links import open_from_link
+from tests.app_links import APP_PAGES, chart_specs, chart_titles, open_page
 from ui.models import load_pretrained
 from viz.export import trace_values
 
@@ -23,11 +21,7 @@ PIECES = "Unbelievably, the tokenizer splits uncommon words."
 
 def _open(page="attention", query=None, **state):
     state.setdefault("model_id", MINILM_NAME)
-    return open_from_link(page, query, **state)[0]
-
-
-def _specs(at):
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return open_page(page, query, **state)
 
 
 def _ticks(spec, axis="xaxis"):
@@ -45,23 +39,23 @@ def test_attention_page_shows_encoder_self_attention_over_real_subword_tokens():
     assert "attn_kind" not in [s.key for s in at.selectbox]  # one kind only: no decoder or cross choices
     assert translate("en", "bert.self_only") in [m.value for m in at.markdown]
     assert translate("en", "attention.translation") not in [m.value for m in at.markdown]  # nothing is generated
-    keys = _ticks(_specs(at)[0])
+    keys = _ticks(chart_specs(at)[0])
     assert keys[0] == "[CLS]" and keys[-1] == "[SEP]" and any(t.startswith("##") for t in keys)
     layer, head = at.session_state["attn_layer"], at.session_state["attn_head"]  # the page's teaching head
-    assert _specs(at)[0]["layout"]["title"]["text"] == f"Encoder self-attention · layer {layer + 1} · head {head + 1}"
+    assert chart_titles(at)[0] == f"Encoder self-attention · layer {layer + 1} · head {head + 1}"
 
 
 def test_merge_and_hide_toggles_change_the_tokens_and_say_how():
     at = _open(sentence=PIECES)
-    pieces = _ticks(_specs(at)[0])
+    pieces = _ticks(chart_specs(at)[0])
     at.toggle(key="bert_merge_words").set_value(True).run()
-    words = _ticks(_specs(at)[0])
+    words = _ticks(chart_specs(at)[0])
     assert "unbelievably" in words and not any(t.startswith("##") for t in words) and len(words) < len(pieces)
     assert translate("en", "bert.view_caption_merged") in [c.value for c in at.caption]
-    rows = trace_values(_specs(at)[0]["data"][0]["z"])
+    rows = trace_values(chart_specs(at)[0]["data"][0]["z"])
     assert np.allclose(rows.sum(-1), 1, atol=1e-4)  # averaged query pieces, summed key pieces: still 1
     at.toggle(key="bert_hide_special").set_value(True).run()
-    shown = _ticks(_specs(at)[0])
+    shown = _ticks(chart_specs(at)[0])
     assert "[CLS]" not in shown and "[SEP]" not in shown and shown == words[1:-1]
     assert translate("en", "bert.view_caption_hidden") in [c.value for c in at.caption]
     assert at.query_params["hide_special"] == "true" and at.query_params["words"] == "true"  # in the link
@@ -69,7 +63,7 @@ def test_merge_and_hide_toggles_change_the_tokens_and_say_how():
 
 def test_all_heads_grid_is_six_layers_by_twelve_heads():
     at = _open(sentence=COREFERENCE, attn_view="All heads")
-    grid = _specs(at)[0]
+    grid = chart_specs(at)[0]
     assert len([t for t in grid["data"] if t["type"] == "heatmap"]) == 72
     assert grid["layout"]["annotations"][71]["text"].startswith("L6 H12 · ")  # then the head's pattern
 
@@ -103,7 +97,7 @@ def test_switching_heads_off_changes_the_sentence_similarity_and_moves_token_vec
     off = _metric(at, "bert.ablation.similarity_off", count=2)
     assert off != pytest.approx(on, abs=1e-4)
     assert _metric(at, "bert.ablation.self_similarity") < 1.0
-    movement = next(s for s in _specs(at) if s["layout"]["title"]["text"] ==
+    movement = next(s for s in chart_specs(at) if s["layout"]["title"]["text"] ==
                     translate("en", "bert.ablation.movement_title"))
     moved = trace_values(movement["data"][0]["x"])
     assert len(moved) == len(movement["data"][0]["y"]) > 10 and moved.max() > 0
@@ -119,13 +113,13 @@ def test_rescale_re_softmaxes_the_encoder_scores():
 def test_a_long_text_is_cut_to_256_tokens_with_a_notice_and_the_grid_and_heatmap_still_render():
     at = _open(sentence="the cat sat on the mat and looked at the dog " * 40)
     assert any("256" in w.value and "[SEP]" in w.value for w in at.warning)
-    heatmap = _specs(at)[0]
+    heatmap = chart_specs(at)[0]
     assert trace_values(heatmap["data"][0]["z"]).shape == (256, 256)  # every token is a row and a column ...
     assert 32 <= len(_ticks(heatmap)) <= 64 and _ticks(heatmap)[0] == "[CLS]"  # ... but only every k-th is labelled
     assert translate("en", "bert.lines_hidden", limit=40, tokens=256) in [c.value for c in at.caption]
     at.session_state["attn_view"] = "All heads"
     at.run()
-    grid = _specs(at)[0]
+    grid = chart_specs(at)[0]
     assert not at.exception and trace_values(grid["data"][0]["z"]).shape == (48, 48)  # block-averaged thumbnails
     assert translate("en", "bert.grid_pooled", tokens=256, cells=48) in [c.value for c in at.caption]
 
@@ -133,7 +127,7 @@ def test_a_long_text_is_cut_to_256_tokens_with_a_notice_and_the_grid_and_heatmap
 def test_unknown_pieces_are_shown_as_unk():
     at = _open(sentence="I love it 😀")
     assert any("[UNK]" in w.value and "😀" in w.value for w in at.warning)
-    assert "[UNK]" in _ticks(_specs(at)[0])
+    assert "[UNK]" in _ticks(chart_specs(at)[0])
 
 
 @pytest.mark.parametrize("page", ["decoding", "compare"])
@@ -149,24 +143,20 @@ def test_encoder_attention_page_in_korean(monkeypatch):
     assert translate("ko", "bert.self_only") in [m.value for m in at.markdown]
     assert at.toggle(key="bert_merge_words").label == translate("ko", "bert.merge_words")
     layer, head = at.session_state["attn_layer"], at.session_state["attn_head"]
-    assert _specs(at)[0]["layout"]["title"]["text"] == f"인코더 셀프 어텐션 · 층 {layer + 1} · 헤드 {head + 1}"
+    assert chart_titles(at)[0] == f"인코더 셀프 어텐션 · 층 {layer + 1} · 헤드 {head + 1}"
 
 
 def test_a_link_opens_the_encoder_on_a_head_with_words_merged():
     at = _open(query={"model": MINILM_NAME, "sentence": COREFERENCE, "layer": "3", "head": "10",
                       "view": "Head", "words": "true", "kind": "cross"})
     assert (at.selectbox(key="attn_layer").value, at.selectbox(key="attn_head").value) == (3, 10)
-    assert _specs(at)[0]["layout"]["title"]["text"] == "Encoder self-attention · layer 4 · head 11"
-    assert "didn" in _ticks(_specs(at)[0]) and at.toggle(key="bert_merge_words").value
-
-
-ALL_PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
-             "decoding", "compare", "train"]
+    assert chart_specs(at)[0]["layout"]["title"]["text"] == "Encoder self-attention · layer 4 · head 11"
+    assert "didn" in _ticks(chart_specs(at)[0]) and at.toggle(key="bert_merge_words").value
 
 
 @pytest.mark.slow  # over 10 s on the shared 2-core box
 def test_every_page_renders_with_the_encoder_selected():
-    for page in ALL_PAGES:
+    for page in APP_PAGES:
         at = _open(page, sentence=COREFERENCE)
         assert at.title and not at.error, page
 
@@ -191,7 +181,7 @@ def test_every_bad_input_gives_finite_maps_or_a_prompt_and_nothing_unescaped():
 def test_compare_two_encoder_heads_with_their_difference():
     at = _open(sentence=COREFERENCE, attn_view="Compare", attn_layer=0, attn_head=2, cmp_layer=5, cmp_head=0)
     assert at.selectbox(key="cmp_kind").options == [translate("en", "attention.kinds.encoder_self")]
-    specs = _specs(at)
+    specs = chart_specs(at)
     assert [s["layout"]["title"]["text"] for s in specs] == [
         "A: Encoder self-attention · layer 1 · head 3", "B: Encoder self-attention · layer 6 · head 1",
         translate("en", "attention.difference_title")]

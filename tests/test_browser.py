@@ -5,27 +5,8 @@ import pytest
 
 from playwright.sync_api import Page, expect
 
+from tests.browser_steps import no_exception, set_sentence, wait_idle
 from tests.conftest import SCREENSHOTS
-
-expect.set_options(timeout=30000)  # first renders load models; generous, not a speed assertion
-
-
-def wait_idle(page: Page) -> None:
-    """Wait until Streamlit has finished the current run."""
-    page.wait_for_timeout(300)
-    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60000)
-    page.wait_for_timeout(300)
-
-
-def no_exception(page: Page) -> None:
-    expect(page.get_by_test_id("stException")).to_have_count(0)
-
-
-def set_sentence(page: Page, text: str) -> None:
-    box = page.get_by_test_id("stSidebar").get_by_label("Sentence", exact=True)
-    box.fill(text)
-    box.press("Enter")
-    wait_idle(page)
 
 
 def test_home_shows_models(page: Page, app_url):

@@ -5,9 +5,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SCREENSHOTS
-from tests.test_browser import no_exception, set_sentence, wait_idle
-
-expect.set_options(timeout=30000)
+from tests.browser_steps import no_exception, set_sentence, wait_idle
 
 
 def _metric_value(page: Page, label: str) -> str:

@@ -7,7 +7,7 @@ from playwright.sync_api import Page, expect
 
 from i18n import translate
 from tests.conftest import SCREENSHOTS
-from tests.test_browser import no_exception, wait_idle
+from tests.browser_steps import no_exception, wait_idle
 
 
 def test_switch_to_korean_and_back(page: Page, app_url):

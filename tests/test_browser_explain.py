@@ -2,7 +2,7 @@
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SCREENSHOTS
-from tests.test_browser import no_exception, wait_idle
+from tests.browser_steps import no_exception, wait_idle
 
 SENTENCE = "i%20am%20not%20a%20student%20because%20my%20cat%20is%20big"
 

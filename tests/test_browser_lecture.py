@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SCREENSHOTS
-from tests.test_browser import no_exception, wait_idle
+from tests.browser_steps import no_exception, wait_idle
 
 
 def _sidebar_page(page: Page, title: str) -> None:

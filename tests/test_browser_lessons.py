@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SCREENSHOTS, streamlit_server
-from tests.test_browser import no_exception, wait_idle
+from tests.browser_steps import no_exception, wait_idle
 
 
 def _serve(data: Path):

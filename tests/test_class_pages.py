@@ -2,9 +2,8 @@
 import pytest
 
 from classroom.store import normalise_code
-from tests.app_links import open_from_link
+from tests.app_links import assert_healthy, open_from_link
 from tests.bad_inputs import load_bad_inputs
-from tests.test_app_pages import assert_healthy
 
 
 @pytest.fixture(autouse=True)

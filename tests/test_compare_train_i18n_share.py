@@ -4,29 +4,13 @@ import pickle
 
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 import i18n
 from i18n import translate
 from model.train import TrainConfig
-from tests.test_training_ui import _files
+from tests.app_links import chart_titles, csv_chart_keys, open_page, shipped_checkpoint_upload
 from ui.training import start_job, wait
 from viz.presentation import BASE_FONT
-from tests.app_links import open_from_link
-
-
-
-def _open(page: str, query: dict[str, str] | None = None, **state) -> AppTest:
-    """Open a page the way a link does: its URL parameters are there on the session's first run."""
-    return open_from_link(page, query, **state)[0]
-
-
-def _titles(at: AppTest) -> list[str]:
-    return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
-
-
-def _csv_keys(at: AppTest) -> list[str]:
-    return [b.proto.id.rsplit("-", 1)[-1] for b in at.get("download_button")]
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +25,12 @@ def finished_job():
 # --- seq2seq vs Transformer -------------------------------------------------------------------------------------
 
 def test_compare_page_in_korean():
-    at = _open("compare", lang="ko", sentence="i am a student")
+    at = open_page("compare", lang="ko", sentence="i am a student")
     assert at.title[0].value == translate("ko", "compare.title")
     assert any(m.value == translate("ko", "compare.intro") for m in at.markdown)
     assert translate("ko", "compare.head_average") in at.selectbox(key="cmp_model_head").options
     assert at.radio(key="cmp_metric").options == ["완전 일치율", "BLEU"]
-    titles = _titles(at)
+    titles = chart_titles(at)
     assert translate("ko", "compare.cross_title_average", layer=1) in titles
     assert translate("ko", "compare.length_chart_title", metric="완전 일치율") in titles
     length_chart = json.loads(at.get("plotly_chart")[2].proto.spec)
@@ -57,26 +41,26 @@ def test_compare_page_in_korean():
 
 
 def test_compare_link_reproduces_head_metric_and_length():
-    at = _open("compare", {"sentence": "i am a student", "compare_layer": "1", "compare_head": "2",
+    at = open_page("compare", {"sentence": "i am a student", "compare_layer": "1", "compare_head": "2",
                            "compare_metric": "bleu", "compare_len": "30"})
     assert not at.info  # nothing was wrong with the link
     assert at.selectbox(key="cmp_model_layer").value == 1 and at.selectbox(key="cmp_model_head").value == 2
     assert at.radio(key="cmp_metric").value == "bleu" and at.select_slider(key="cmp_length_slider").value == 30
-    titles = _titles(at)
+    titles = chart_titles(at)
     assert "Transformer cross-attention, layer 2, head 3" in titles
     assert "BLEU against sentence length (test + long-sentence splits)" in titles
     assert len(at.code[3].value.split()) == 30  # the growing sentence has the linked length
     # The address bar keeps reproducing the view, and the CSV buttons follow the chart keys.
     assert {k: at.query_params[k] for k in ("compare_layer", "compare_head", "compare_metric", "compare_len")} == {
         "compare_layer": "2", "compare_head": "3", "compare_metric": "bleu", "compare_len": "30"}  # 1-based
-    assert {"csv_cmp_bahdanau", "csv_cmp_transformer", "csv_cmp_length"} <= set(_csv_keys(at))
+    assert {"cmp_bahdanau", "cmp_transformer", "cmp_length"} <= set(csv_chart_keys(at))
     at.selectbox(key="cmp_model_head").set_value("average").run()
     assert at.query_params["compare_head"] == "average"
-    assert "Transformer cross-attention, layer 2, average of the heads" in _titles(at)
+    assert "Transformer cross-attention, layer 2, average of the heads" in chart_titles(at)
 
 
 def test_compare_garbage_link_falls_back_to_defaults_with_a_notice():
-    at = _open("compare", {"sentence": "i am a student", "compare_layer": "99", "compare_head": "-1",
+    at = open_page("compare", {"sentence": "i am a student", "compare_layer": "99", "compare_head": "-1",
                            "compare_metric": "<script>", "compare_len": "41"})  # 41: no held-out sentence has it
     notice = " ".join(i.value for i in at.info)
     assert notice.startswith(translate("en", "share.bad_link", names="")[:30])
@@ -84,17 +68,17 @@ def test_compare_garbage_link_falls_back_to_defaults_with_a_notice():
         assert name in notice
     assert at.selectbox(key="cmp_model_layer").value == 0 and at.selectbox(key="cmp_model_head").value == "average"
     assert at.radio(key="cmp_metric").value == "exact_match" and at.select_slider(key="cmp_length_slider").value == 20
-    assert "Transformer cross-attention, layer 1, average of the heads" in _titles(at)
+    assert "Transformer cross-attention, layer 1, average of the heads" in chart_titles(at)
 
 
 def test_compare_presenter_mode_hides_captions_and_downloads_and_enlarges_charts():
-    normal = _open("compare", sentence="i am a student")
+    normal = open_page("compare", sentence="i am a student")
     caption = translate("en", "compare.alignment_caption")
     assert any(c.value == caption for c in normal.caption)
-    at = _open("compare", {"presenter": "true"}, sentence="i am a student")
+    at = open_page("compare", {"presenter": "true"}, sentence="i am a student")
     assert not any(c.value == caption for c in at.caption)
     assert not any(c.value == translate("en", "compare.length_caption") for c in at.caption)
-    assert not _csv_keys(at)
+    assert not csv_chart_keys(at)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert len(charts) == 3 and all(c["layout"]["font"]["size"] == BASE_FONT for c in charts)
 
@@ -103,7 +87,7 @@ def test_compare_presenter_mode_hides_captions_and_downloads_and_enlarges_charts
 
 def test_train_page_in_korean_translates_the_job_messages_when_drawing(finished_job):
     assert finished_job.message.startswith("Finished after 50 steps")  # the thread wrote English (no session)
-    at = _open("train", lang="ko", training_job=finished_job)
+    at = open_page("train", lang="ko", training_job=finished_job)
     assert at.title[0].value == translate("ko", "train.title")
     assert any(m.value == translate("ko", "train.intro") for m in at.markdown)
     assert at.button[0].label == translate("ko", "train.start")
@@ -113,14 +97,14 @@ def test_train_page_in_korean_translates_the_job_messages_when_drawing(finished_
     curves = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert curves["layout"]["xaxis"]["title"]["text"] == "스텝"
     assert "학습 손실 (교차 엔트로피)" in [trace.get("name") for trace in curves["data"]]
-    assert _titles(at)[1] == translate("ko", "train.snapshot_title", step=finished_job.snapshots[-1].step,
+    assert chart_titles(at)[1] == translate("ko", "train.snapshot_title", step=finished_job.snapshots[-1].step,
                                        layer=1, head=1)
 
 
 def test_train_page_offers_curves_snapshot_and_checkpoint_downloads(finished_job):
-    at = _open("train", training_job=finished_job)
-    assert {"csv_train_curves", "csv_snapshot_heatmap", "dl_weights", "dl_json"} <= set(_csv_keys(at))
-    assert "csv_curves" not in _csv_keys(at)  # the old separate curves button is now the chart's own CSV
+    at = open_page("train", training_job=finished_job)
+    assert {"train_curves", "snapshot_heatmap", "dl_weights", "dl_json"} <= set(csv_chart_keys(at))
+    assert "curves" not in csv_chart_keys(at)  # the old separate curves button is now the chart's own CSV
 
 
 def test_train_failure_message_is_translated():
@@ -128,26 +112,26 @@ def test_train_failure_message_is_translated():
                     "1 2 3")
     wait(job)
     assert job.state == "failed" and job.message_key == "job_nonfinite_loss"
-    at = _open("train", lang="ko", training_job=job)
+    at = open_page("train", lang="ko", training_job=job)
     error = " ".join(e.value for e in at.error)
     assert "유한하지 않은 값" in error and "마지막으로 정상이던 스텝의 가중치" in error and "finite" not in error
 
 
 def test_train_link_opens_korean_presenter_view():
-    at = _open("train", {"lang": "ko", "presenter": "true"})
+    at = open_page("train", {"lang": "ko", "presenter": "true"})
     assert not at.info and at.title[0].value == translate("ko", "train.title")
     assert at.button[0].label == translate("ko", "train.start") and not at.number_input
     assert at.query_params["lang"] == "ko" and at.query_params["presenter"] == "true"
 
 
 def test_train_presenter_mode_hides_advanced_settings_downloads_and_upload(finished_job):
-    normal = _open("train")
+    normal = open_page("train")
     assert {"train_seed"} == {w.key for w in normal.number_input}
     assert "train_schedule" in {w.key for w in normal.selectbox} and normal.get("file_uploader")
-    at = _open("train", {"presenter": "true"}, training_job=finished_job, train_lr=3e-4, train_schedule="noam")
+    at = open_page("train", {"presenter": "true"}, training_job=finished_job, train_lr=3e-4, train_schedule="noam")
     assert not at.number_input and "train_schedule" not in {w.key for w in at.selectbox}
     assert "train_lr" not in {w.key for w in at.select_slider}
-    assert not at.get("file_uploader") and not _csv_keys(at)  # no upload, no checkpoint or chart downloads
+    assert not at.get("file_uploader") and not csv_chart_keys(at)  # no upload, no checkpoint or chart downloads
     assert at.selectbox(key="train_family").label == translate("en", "train.family")
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert charts and all(c["layout"]["font"]["size"] == BASE_FONT for c in charts)
@@ -167,8 +151,8 @@ def test_upload_error_in_korean_wraps_the_english_detail(monkeypatch):
     # AppTest formats the other widgets' values with their format_func in this (session-less) thread, which reads
     # English by default; make this whole test Korean so the Korean options match.
     monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
-    _, sidecar = _files()
-    at = _open("train", lang="ko")
+    _, sidecar = shipped_checkpoint_upload()
+    at = open_page("train", lang="ko")
     at.file_uploader(key="upload_files").set_value([("mine.safetensors", pickle.dumps({"w": torch.zeros(3)}),
                                                      "application/octet-stream"),
                                                     ("mine.json", sidecar, "application/json")]).run()

@@ -5,10 +5,9 @@ import json
 
 import numpy as np
 import pandas as pd
-from streamlit.testing.v1 import AppTest
 
 from i18n import translate
-from tests.app_links import open_from_link
+from tests.app_links import open_page
 from viz.attention import attention_heatmap, attention_lines, head_grid, probability_bars
 from viz.export import figure_csv, figure_table
 from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, for_projection
@@ -50,12 +49,8 @@ def _chart_config(at) -> dict:
     return json.loads(at.get("plotly_chart")[0].proto.config)
 
 
-def _open(query: dict[str, str], page: str | None = "positional") -> AppTest:
-    return open_from_link(page, query)[0]
-
-
 def test_image_export_names_the_file_and_follows_the_format_setting():
-    at = _open({})
+    at = open_page("positional")
     config = _chart_config(at)
     assert config["toImageButtonOptions"]["format"] == "png"
     assert config["toImageButtonOptions"]["filename"].startswith("attention-lab_")
@@ -67,7 +62,7 @@ def test_image_export_names_the_file_and_follows_the_format_setting():
 
 
 def test_presenter_mode_from_a_link_enlarges_charts_and_hides_downloads():
-    at = _open({"presenter": "true"})
+    at = open_page("positional", {"presenter": "true"})
     assert at.session_state["presenter"] is True
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["font"]["size"] == BASE_FONT
@@ -76,7 +71,7 @@ def test_presenter_mode_from_a_link_enlarges_charts_and_hides_downloads():
 
 
 def test_korean_link_switches_the_interface_and_is_kept_in_the_url():
-    at = _open({"lang": "ko"}, page=None)
+    at = open_page("home", {"lang": "ko"})
     assert at.sidebar.text_input[0].label == translate("ko", "sidebar.sentence")
     assert at.title[0].value == translate("ko", "home.title")
     assert at.query_params["lang"] == "ko"
@@ -86,7 +81,7 @@ def test_korean_link_switches_the_interface_and_is_kept_in_the_url():
 
 
 def test_garbage_link_values_fall_back_with_a_notice():
-    at = _open({"lang": "xx", "presenter": "maybe", "model": "../../etc/passwd", "pe_d": "7"}, page=None)
+    at = open_page("home", {"lang": "xx", "presenter": "maybe", "model": "../../etc/passwd", "pe_d": "7"})
     notice = " ".join(i.value for i in at.info)
     for name in ("lang", "presenter", "model", "pe_d"):
         assert name in notice
@@ -95,7 +90,7 @@ def test_garbage_link_values_fall_back_with_a_notice():
 
 
 def test_a_page_writes_only_its_own_parameters():
-    at = _open({"pe_d": "128", "depth": "40"})  # depth belongs to the residual page
+    at = open_page("positional", {"pe_d": "128", "depth": "40"})  # depth belongs to the residual page
     assert at.query_params.get("pe_d") == "128" and "depth" not in at.query_params
 
 

@@ -1,32 +1,12 @@
 """The attention page's Explain view (ui/explain_view.py) in AppTest, restored from links, and its charts."""
-import base64
-
 import numpy as np
-import plotly.io as pio
 import pytest
 
 import ui.display  # noqa: F401  (installs the session language provider)
-from tests.app_links import open_from_link
+from tests.app_links import chart_figures, chart_titles, open_from_link, trace_array
 from viz.analysis import pattern_grid, pruning_curve_chart
 
 SENTENCE = "i am not a student because my cat is big"
-
-
-def _figures(at):
-    """The page's plotly figures, their arrays decoded (plotly sends numpy arrays base64-encoded)."""
-    return [pio.from_json(chart.proto.spec, skip_invalid=True) for chart in at.get("plotly_chart")]
-
-
-def _array(values) -> np.ndarray:
-    """A trace's numbers: plotly sends numpy arrays base64-encoded ({dtype, bdata, shape})."""
-    if isinstance(values, dict):
-        shape = tuple(int(n) for n in str(values.get("shape", "-1")).split(","))
-        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).reshape(shape)
-    return np.asarray(values, dtype=float)
-
-
-def _titles(at) -> list[str]:
-    return [fig.layout.title.text for fig in _figures(at)]
 
 
 def _param(at, name):
@@ -38,10 +18,10 @@ def test_raw_rollout_and_norms_of_the_same_head_one_click_apart():
     at, notice = open_from_link("attention", {"sentence": SENTENCE, "view": "Explain", "kind": "encoder_self",
                                               "layer": "1", "head": "2", "explain_mode": "norms"})
     assert not notice
-    titles = _titles(at)
+    titles = chart_titles(at)
     assert titles[0] == "Encoder self-attention · layer 2 · head 3"
     assert titles[1] == "Encoder self-attention · layer 2 · head 3 · ‖α·f(x)‖"
-    raw, norms = (_array(fig.data[0].z) for fig in _figures(at)[:2])
+    raw, norms = (trace_array(fig.data[0].z) for fig in chart_figures(at)[:2])
     assert raw.shape == norms.shape == (11, 11)  # 10 words + <eos>
     assert not np.allclose(raw / raw.sum(), norms / norms.sum())  # the norms re-weight the keys
     weight_share, norm_share, survival = (m.value for m in at.metric[:3])
@@ -49,17 +29,17 @@ def test_raw_rollout_and_norms_of_the_same_head_one_click_apart():
 
     at.button_group(key="explain_mode").set_value("rollout").run()
     assert not at.exception
-    titles = _titles(at)
+    titles = chart_titles(at)
     assert titles[:2] == ["Encoder self-attention · layer 2 · mean of the heads",
                           "Encoder self-attention · rollout after layer 2"]
-    rollout = _array(_figures(at)[1].data[0].z)
+    rollout = trace_array(chart_figures(at)[1].data[0].z)
     np.testing.assert_allclose(rollout.sum(1), 1.0, atol=1e-6)  # rows of a rollout add up to 1
     assert _param(at, "explain_mode") == "rollout" and _param(at, "view") == "Explain"
 
     at.selectbox(key="attn_kind").set_value("cross").run()
     assert any("self-attention only" in i.value for i in at.info)
     at.button_group(key="explain_mode").set_value("raw").run()
-    assert _titles(at)[0] == "Encoder–decoder (cross) attention · layer 2 · head 3"
+    assert chart_titles(at)[0] == "Encoder–decoder (cross) attention · layer 2 · head 3"
     assert not at.exception
 
 
@@ -67,7 +47,7 @@ def test_pattern_filter_lists_the_matching_heads_in_korean():
     at, _ = open_from_link("attention", {"sentence": SENTENCE, "view": "Explain", "explain": "patterns",
                                          "pattern": "sink", "lang": "ko"})
     assert at.selectbox(key="explain_pattern").value == "sink"
-    labels = np.asarray(_figures(at)[0].data[0].text)
+    labels = np.asarray(chart_figures(at)[0].data[0].text)
     assert labels.shape == (6, 4)  # encoder self, decoder self, cross × 2 layers; 4 heads
     assert {"특수 토큰 싱크", "넓음"} & set(labels.ravel())
     matches = [m.value for m in at.markdown if "헤드 **" in m.value]
@@ -85,11 +65,11 @@ def test_a_bad_explain_link_falls_back_with_a_notice():
 @pytest.mark.slow
 def test_importance_table_heatmap_and_curve_for_the_shipped_transformer():
     at, _ = open_from_link("attention", {"sentence": SENTENCE, "view": "Explain", "explain": "importance"})
-    titles = _titles(at)
+    titles = chart_titles(at)
     assert titles == ["Head importance on 300 held-out sentences", "Switch off the k least important heads"]
     table = at.dataframe[0].value
     assert len(table) == 24 and list(table["rank"]) == list(range(1, 25))
-    curve = _figures(at)[1].data[0]
+    curve = chart_figures(at)[1].data[0]
     assert curve.x[0] == 0 and curve.x[-1] == 24
     assert curve.y[0] > 0.9 and curve.y[-1] < 0.1  # all heads on translates; all off does not
 
@@ -118,12 +98,12 @@ def test_every_hostile_input_gives_a_view_or_a_message_in_the_explain_view():
     for text in load_bad_inputs():
         at, _ = open_from_link("attention", {"view": "Explain", "explain_mode": "norms"}, sentence=text)
         assert not at.exception, text
-        drawn = _figures(at)
+        drawn = chart_figures(at)
         if drawn:
             explained += 1
             survival = at.metric[2].value
             assert survival == "–" or np.isfinite(float(survival)), (text, survival)
-            assert all(np.isfinite(_array(fig.data[0].z)[~np.isnan(_array(fig.data[0].z))]).all()
+            assert all(np.isfinite(trace_array(fig.data[0].z)[~np.isnan(trace_array(fig.data[0].z))]).all()
                        for fig in drawn[:2]), text
         else:
             assert at.info or at.warning, text
@@ -137,7 +117,7 @@ def test_presenter_mode_hides_the_captions_and_downloads_of_the_explain_view():
     shown, _ = open_from_link("attention", {**query, "presenter": "true"})
     assert not any("Abnar & Zuidema" in c.value for c in shown.caption)
     assert not shown.get("download_button")
-    assert _titles(shown)[1].replace("<br>", " ") == "Encoder self-attention · rollout after layer 1"  # wrapped
+    assert chart_titles(shown)[1].replace("<br>", " ") == "Encoder self-attention · rollout after layer 1"  # wrapped
 
 
 def test_importance_of_a_users_own_model_waits_for_a_click():
@@ -151,4 +131,4 @@ def test_importance_of_a_users_own_model_waits_for_a_click():
                            user_models={"my_transformer": mine}, model_id="my_transformer")
     assert at.button(key="explain_importance_run")
     assert any("300 held-out sentences" in i.value for i in at.info)
-    assert not _figures(at) and not at.dataframe
+    assert not chart_figures(at) and not at.dataframe

@@ -7,26 +7,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from i18n import translate
-from tests.test_page_positional import matrix_shown
+from tests.app_links import chart_specs, chart_titles, open_page, trace_array
 from viz.presentation import BASE_FONT
-from tests.app_links import open_from_link
 
-TIMEOUT = 120
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
-PAGES = ["positional", "softmax_scaling", "attention_steps"]
-
-
-def open_page(page: str, params: dict[str, str] | None = None, **state) -> AppTest:
-    """The page as a link opens it: query parameters and session state set before the first run."""
-    return open_from_link(page, params, **state)[0]
-
-
-def specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def chart_titles(at: AppTest) -> list[str]:
-    return [spec["layout"]["title"]["text"] for spec in specs(at)]
+FOUNDATION_PAGES = ["positional", "softmax_scaling", "attention_steps"]
 
 
 def texts(at: AppTest) -> str:
@@ -37,7 +22,7 @@ def ko(key: str, **values) -> str:
     return translate("ko", key, **values)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", FOUNDATION_PAGES)
 def test_page_in_korean(page):
     at = open_page(page, lang="ko")
     assert at.title[0].value == ko(f"{page}.title") and HANGUL.search(at.title[0].value)
@@ -52,7 +37,7 @@ def test_page_in_korean(page):
 
 def test_korean_chart_words_positional():
     at = open_page("positional", lang="ko", pe_d_model=16, pe_open_trained=True)
-    matrix = specs(at)[0]
+    matrix = chart_specs(at)[0]
     assert matrix["layout"]["title"]["text"] == ko("positional.matrix_chart", length=64, d_model=16)
     assert matrix["layout"]["xaxis"]["title"]["text"] == ko("positional.chart.dimension_axis")
     assert "위치 %{y}" in matrix["data"][0]["hovertemplate"]  # words translated, plotly's %{...} kept
@@ -72,7 +57,7 @@ def test_link_reproduces_the_positional_view():
                    pe_open_dials=True, pe_open_rotation=True)
     assert not at.info
     assert [at.slider(key=k).value for k in ("pe_d_model", "pe_length", "pe_k", "pe_position")] == [16, 32, 3, 10]
-    assert matrix_shown(at).shape == (32, 16)
+    assert trace_array(chart_specs(at)[0]["data"][0]["z"]).shape == (32, 16)  # the PE matrix
     assert any(t == "Position 10 as dials (continuous) and as bits (discrete)" for t in chart_titles(at))
     assert any(m.label.startswith("Largest |PE(p + 3) − M_3·PE(p)| over all 29 positions") for m in at.metric)
     at.slider(key="pe_d_model").set_value(32).run()
@@ -89,7 +74,7 @@ def test_link_reproduces_the_softmax_scaling_view():
     assert at.number_input(key="scaling_seed").value == 7
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["var(q·k), measured"]) == pytest.approx(256, rel=0.1)
-    saturated = next(s for s in specs(at) if s["layout"]["title"]["text"] == "softmax(100 · v₁)")
+    saturated = next(s for s in chart_specs(at) if s["layout"]["title"]["text"] == "softmax(100 · v₁)")
     assert saturated["data"][0]["text"] == ["0.000", "1.000"]  # the notes' v1 scaled up is one-hot
 
 
@@ -126,7 +111,7 @@ def test_link_reproduces_the_attention_steps_view():
 def test_garbage_link_falls_back_to_defaults_with_a_notice():
     garbage = {"pe_d": "abc", "pe_len": "9999", "pe_pos": "-1", "dk": "3", "scale": "nan", "v1x": "<script>",
                "tokens": "99", "mask": "<b>x</b>", "heads": "3"}
-    for page in PAGES:
+    for page in FOUNDATION_PAGES:
         at = open_page(page, garbage)
         notice = " ".join(i.value for i in at.info)
         assert translate("en", "share.bad_link", names="")[:30] in notice
@@ -143,7 +128,7 @@ def test_garbage_link_falls_back_to_defaults_with_a_notice():
 
 
 def _fonts(at: AppTest) -> set:
-    return {spec["layout"].get("font", {}).get("size") for spec in specs(at)}
+    return {spec["layout"].get("font", {}).get("size") for spec in chart_specs(at)}
 
 
 def test_presenter_mode_hides_secondary_controls_and_enlarges_charts():
@@ -175,5 +160,5 @@ def test_presenter_mode_keeps_the_seed_and_dimensions_chosen_before():
     at.session_state["presenter"] = True
     at.run()
     at.run()
-    curves = next(s for s in specs(at) if s["layout"]["title"]["text"] == "Chosen dimensions over position")
+    curves = next(s for s in chart_specs(at) if s["layout"]["title"]["text"] == "Chosen dimensions over position")
     assert [trace["name"] for trace in curves["data"]] == ["dim 3 (cos, i=1)", "dim 4 (sin, i=2)"]

@@ -18,13 +18,12 @@ import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
-from streamlit.testing.v1 import AppTest
 
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
 from ui.compat import data_editor_cell_parser
 from tests.bad_inputs import load_bad_inputs
-from tests.test_app_pages import APP, TIMEOUT, assert_healthy, open_page
+from tests.app_links import assert_healthy, open_page, shipped_checkpoint_upload
 from ui import train_view
 from ui.models import CHECKPOINT_DIR, shipped_model_names
 from ui.text import check_sentence, escape_markdown
@@ -110,16 +109,9 @@ def test_bad_text_is_escaped_before_markdown_sees_it():
 
 # ------------------------------------------------------------------------------------------ the upload
 
-def _valid_files() -> tuple[bytes, bytes]:
-    from model.checkpoint import checkpoint_bytes
-
-    loaded = load_checkpoint(CHECKPOINT_DIR / "transformer_reverse")
-    return checkpoint_bytes(loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab, "reverse")
-
-
 def test_bad_file_names_and_contents_give_clear_errors(monkeypatch):
     monkeypatch.setattr(st, "session_state", {})
-    weights, sidecar = _valid_files()
+    weights, sidecar = shipped_checkpoint_upload()
     for text in BAD_INPUTS:
         stem = text[:200]
         # a hostile name with valid contents loads, under a server-made id that never contains the name
@@ -141,7 +133,7 @@ NASTY = [t for t in BAD_INPUTS if re.search(r"[<>*_`{$\\\n]", t) and "\x00" not 
 
 @pytest.mark.parametrize("text", NASTY[:6], ids=range(len(NASTY[:6])))
 def test_upload_errors_with_hostile_names_are_shown_as_text(text):
-    weights, sidecar = _valid_files()
+    weights, sidecar = shipped_checkpoint_upload()
     at = open_page("train")
     stem = text[:100].replace("/", "_")
     at.file_uploader(key="upload_files").set_value([(f"{stem}.safetensors", text.encode("utf-8", "surrogatepass"),
@@ -197,11 +189,7 @@ def test_bad_cells_in_the_attention_steps_tables(monkeypatch):
     for run, start in enumerate([0] + list(range(len(BAD_INPUTS), len(CELL_TEXTS)))):
         offset[0], mask = start, ("none", "causal", "padding")[run % 3]
         stages_drawn.clear()
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        at.session_state["steps_mask"] = mask
-        at.run()
-        at.switch_page("app_pages/attention_steps.py").run()
-        assert_healthy(at)
+        at = open_page("attention_steps", steps_mask=mask)
         assert served, "the page did not draw its tables"
         if start == 0:
             assert at.warning, "invalid cells should be reported"
@@ -250,8 +238,7 @@ def test_requirements_pin_the_dependency_floor():
 
 
 def test_bad_vocabulary_searches_find_nothing_and_show_no_markup():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
+    at = open_page("home")
     for text in BAD_INPUTS:
         at.sidebar.text_input(key="vocab_search").set_value(text).run()
         assert not at.exception, repr(text)

@@ -4,15 +4,12 @@ import re
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from i18n import LANGUAGES, placeholders, strings, translate
+from tests.app_links import APP_PAGES, open_page
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
-PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
-         "decoding", "compare", "train"]
 
 
 def test_every_key_exists_in_every_language_with_the_same_placeholders():
@@ -52,18 +49,12 @@ def test_unknown_key_is_an_error_and_values_are_not_templates():
     assert "{model}" in translate("en", "sidebar.caption", model="{model}", task="t", device="CPU")
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", APP_PAGES)
 def test_language_switch_changes_the_page(page):
     """The same page in English and Korean: the Korean title is Korean, and the sidebar follows."""
     titles = {}
     for language in LANGUAGES:
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.session_state["lang"] = language
-        at.session_state["sentence"] = "i am a student"
-        at.run()
-        if page != "home":
-            at.switch_page(f"app_pages/{page}.py").run()
-        assert not at.exception
+        at = open_page(page, lang=language, sentence="i am a student")
         titles[language] = at.title[0].value
         assert at.sidebar.text_input[0].label == translate(language, "sidebar.sentence")
     assert titles["en"] != titles["ko"] and HANGUL.search(titles["ko"]), titles

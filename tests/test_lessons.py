@@ -5,8 +5,7 @@ import pytest
 from i18n import using_language
 from classroom.lessons import LessonFileError, load_lessons, parse_lesson
 from model.questions import mean_row_entropy, sharpest_head, softmax_weight, strongest_head_for
-from tests.app_links import open_from_link
-from tests.test_app_pages import assert_healthy
+from tests.app_links import assert_healthy, open_from_link
 from ui.lesson_bar import known_pages
 
 PAGES = known_pages()

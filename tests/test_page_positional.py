@@ -1,30 +1,13 @@
 """AppTest for the positional-encoding page, opened through app.py so that it reads the sidebar's model."""
-import json
-from pathlib import Path
-
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from viz.export import trace_values
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-TIMEOUT = 120
-
-
-def open_positional(**state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    at.switch_page("app_pages/positional.py").run()
-    assert not at.exception
-    return at
+from tests.app_links import chart_specs, open_page, trace_array
 
 
 def matrix_shown(at: AppTest) -> np.ndarray:
-    """The values of the PE matrix heatmap, the page's first chart (plotly sends numpy arrays base64-encoded)."""
-    z = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["z"]
-    return np.asarray(trace_values(z), dtype=float)
+    """The values of the PE matrix heatmap, the page's first chart."""
+    return trace_array(chart_specs(at)[0]["data"][0]["z"])
 
 
 OPEN_SECTIONS = {"pe_open_dials": True, "pe_open_similarity": True, "pe_open_rotation": True,
@@ -32,7 +15,7 @@ OPEN_SECTIONS = {"pe_open_dials": True, "pe_open_similarity": True, "pe_open_rot
 
 
 def test_the_page_opens_on_two_charts_and_builds_a_section_when_it_is_opened():
-    at = open_positional(model_id="transformer_en-fr")
+    at = open_page("positional", model_id="transformer_en-fr")
     assert len(at.get("plotly_chart")) == 2  # the matrix and the curves; the four folded sections are not built
     assert [e.label for e in at.main.expander] == ["Dials and a binary counter", "Similarity between positions",
                                               "A shift by k is a rotation", "What a trained model uses"]
@@ -43,7 +26,7 @@ def test_the_page_opens_on_two_charts_and_builds_a_section_when_it_is_opened():
 
 
 def test_sliders_change_the_matrix_and_the_rotation_holds():
-    at = open_positional(model_id="transformer_en-fr", **OPEN_SECTIONS)
+    at = open_page("positional", model_id="transformer_en-fr", **OPEN_SECTIONS)
     assert at.title[0].value == "Positional encoding"
     assert "The formula" in [s.value for s in at.subheader]
     before = matrix_shown(at)
@@ -65,7 +48,7 @@ def test_sliders_change_the_matrix_and_the_rotation_holds():
 
 
 def test_trained_transformer_table_is_compared_with_the_formula():
-    at = open_positional(model_id="transformer_en-fr", pe_open_trained=True)
+    at = open_page("positional", model_id="transformer_en-fr", pe_open_trained=True)
     text = " ".join(m.value for m in at.markdown)
     assert "**sinusoidal** position table of 128 positions" in text
     difference = next(m for m in at.metric if m.label.startswith("Max |table − sinusoidal_encoding|"))
@@ -73,6 +56,6 @@ def test_trained_transformer_table_is_compared_with_the_formula():
 
 
 def test_rnn_model_has_no_position_table():
-    at = open_positional(model_id="bahdanau_en-fr", pe_open_trained=True)
+    at = open_page("positional", model_id="bahdanau_en-fr", pe_open_trained=True)
     assert any("no position table" in i.value for i in at.info)
     assert not any(m.label.startswith("Max |table") for m in at.metric)

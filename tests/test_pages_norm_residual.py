@@ -1,16 +1,5 @@
 """AppTest for the normalization and residual pages: they render, and their sliders change what is shown."""
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
-PAGES = Path(__file__).resolve().parents[1] / "app_pages"
-TIMEOUT = 60
-
-
-def open_page(name: str) -> AppTest:
-    at = AppTest.from_file(str(PAGES / f"{name}.py"), default_timeout=TIMEOUT).run()
-    assert not at.exception
-    return at
+from tests.app_links import open_page
 
 
 def test_normalization_page_batch_size_one_shows_batch_norm_failing():

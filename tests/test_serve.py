@@ -301,7 +301,7 @@ def wait_for_new_replica(page, old: str, timeout: float = 30) -> float:
 def test_upload_and_download_through_the_proxy(page, classroom):
     from playwright.sync_api import expect
 
-    from tests.test_browser import no_exception, wait_idle
+    from tests.browser_steps import no_exception, wait_idle
 
     page.goto(f"{classroom.url}/train")
     wait_idle(page)
@@ -326,7 +326,7 @@ def test_browser_on_a_killed_replica_returns_to_the_same_view_and_hears_its_trai
     from playwright.sync_api import expect
 
     from i18n import translate
-    from tests.test_browser import no_exception, wait_idle
+    from tests.browser_steps import no_exception, wait_idle
 
     wait_all_ready(classroom)
     page.goto(f"{classroom.url}/train")

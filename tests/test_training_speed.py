@@ -5,7 +5,7 @@ import torch
 from model.data import make_algorithmic
 from model.train import TrainConfig, TrainingSpeed, evaluation_steps, learning_rate, measure_training_speed
 from model.transformer import Transformer
-from tests.test_app_pages import open_page
+from tests.app_links import open_page
 
 TINY = dict(task="copy", batch_size=8, num_layers=1, d_model=16, num_heads=2, d_ff=32, eval_size=8, eval_every=10)
 

@@ -5,10 +5,9 @@ import time
 import pytest
 import torch
 
-from model.checkpoint import CheckpointError, checkpoint_bytes, load_checkpoint
+from model.checkpoint import CheckpointError
 from model.train import TrainConfig
-from tests.test_app_pages import open_page
-from ui.models import CHECKPOINT_DIR
+from tests.app_links import go_to, open_page, shipped_checkpoint_upload
 from ui.training import start_job, wait
 
 
@@ -28,8 +27,7 @@ def test_train_page_trains_a_tiny_model_that_appears_in_the_model_choice():
     assert any("now in the sidebar" in s.value for s in at.success)
     at.selectbox(key="model_id").set_value(job.model_id).run()
     assert at.session_state["sentence"] == "1 2 3 4 5"  # a reverse model starts on one of its own examples
-    at.switch_page("app_pages/attention.py").run()
-    assert not at.exception and at.get("plotly_chart")
+    assert go_to(at, "attention").get("plotly_chart")
 
 
 def test_stop_keeps_what_was_learned():
@@ -42,20 +40,12 @@ def test_stop_keeps_what_was_learned():
     assert job.result.loaded.model is not None
 
 
-def _files(name="m"):
-    loaded = load_checkpoint(CHECKPOINT_DIR / "transformer_reverse")
-    weights, sidecar = checkpoint_bytes(loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab, "reverse")
-    return weights, sidecar
-
-
-
-
 def test_bad_uploads_give_clear_messages(monkeypatch):
     import streamlit as st
     from ui import train_view
 
     monkeypatch.setattr(st, "session_state", {})
-    weights, sidecar = _files()
+    weights, sidecar = shipped_checkpoint_upload()
     cases = {
         "truncated": ([("m.safetensors", weights[: len(weights) // 3]), ("m.json", sidecar)], "truncated"),
         "pickle renamed": ([("m.safetensors", pickle.dumps({"w": torch.zeros(3)})), ("m.json", sidecar)], "pickle"),
@@ -112,7 +102,7 @@ def test_non_finite_loss_stops_with_a_message_and_keeps_the_model():
 
 @pytest.mark.parametrize("case", ["truncated", "pickle renamed", "oversized", "valid"])
 def test_upload_through_the_page(case):
-    weights, sidecar = _files()
+    weights, sidecar = shipped_checkpoint_upload()
     content = {"truncated": weights[: len(weights) // 2], "pickle renamed": pickle.dumps({"w": torch.zeros(3)}),
                "oversized": b"\0" * (64 * 1024 * 1024 + 1), "valid": weights}[case]
     at = open_page("train")

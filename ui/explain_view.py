@@ -6,9 +6,11 @@ PARTS, MODES, METRICS hold stable ids (the URL and tests use them); their displa
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 import torch
 
@@ -236,30 +238,33 @@ def _pattern_filter() -> str:
                             f"explain.pattern_show.{p}"))
 
 
-def show_patterns(model_id: str, loaded) -> None:
-    with st.spinner(tr("explain.patterns_wait")):
-        scores = head_labels(model_id, loaded)
+def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: str,
+                       table: Callable[[], pd.DataFrame], caption_key: str, sentences: int) -> None:
+    """The grid of head pattern labels (rows = kind × layer, h), the picked pattern's heads named under it, and the
+    labelling thresholds in a caption: the same view for toy models and encoders."""
     shown = _pattern_filter()
-    layers = loaded.config.num_layers
-    labels = np.concatenate([scores[kind].labels for kind in analysis.ATTENTION_KINDS])  # (kinds × L, h)
-    rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
-    show_chart(pattern_grid(labels, rows, tr("explain.patterns_title", sentences=LABEL_SENTENCES),
-                            None if shown == "all" else shown), "head_patterns", key="explain_patterns",
-               table=lambda: _pattern_table(scores, rows))
+    show_chart(pattern_grid(labels, rows, title, None if shown == "all" else shown), name, key="explain_patterns",
+               table=table)
     if shown != "all":
         matching = [f"{rows[r]} H{h + 1}" for r, h in np.ndindex(labels.shape) if labels[r, h] == shown]
         st.markdown(tr("explain.pattern_matches", count=len(matching),
                        heads=", ".join(matching) or tr("explain.pattern_none")))
     t = analysis.PATTERN_THRESHOLDS
-    st.caption(tr("explain.patterns_caption", previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}",
-                  self=f"{t['self']:.0%}", sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}",
-                  sentences=LABEL_SENTENCES))
+    st.caption(tr(caption_key, previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}", self=f"{t['self']:.0%}",
+                  sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}", sentences=sentences))
+
+
+def show_patterns(model_id: str, loaded) -> None:
+    with st.spinner(tr("explain.patterns_wait")):
+        scores = head_labels(model_id, loaded)
+    labels = np.concatenate([scores[kind].labels for kind in analysis.ATTENTION_KINDS])  # (kinds × L, h)
+    rows = _kind_rows(analysis.ATTENTION_KINDS, loaded.config.num_layers)
+    _show_pattern_grid(labels, rows, tr("explain.patterns_title", sentences=LABEL_SENTENCES), "head_patterns",
+                       lambda: _pattern_table(scores, rows), "explain.patterns_caption", LABEL_SENTENCES)
 
 
 def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str],
                    kinds: tuple[str, ...] = analysis.ATTENTION_KINDS):
-    import pandas as pd
-
     records = []
     for n, kind in enumerate(kinds):
         s = scores[kind]
@@ -335,19 +340,11 @@ def show_encoder_patterns(model_id: str, loaded) -> None:
     sentences = len(analysis.ENCODER_SENTENCES)
     with st.spinner(tr("explain.patterns_wait")):
         scores = encoder_head_labels(model_id, loaded)
-    shown = _pattern_filter()
     rows = _kind_rows(("encoder_self",), scores.labels.shape[0])
-    show_chart(pattern_grid(scores.labels, rows, tr("explain_encoder.patterns_title", sentences=sentences),
-                            None if shown == "all" else shown), f"{model_id}_head_patterns", key="explain_patterns",
-               table=lambda: _pattern_table({"encoder_self": scores}, rows, ("encoder_self",)))
-    if shown != "all":
-        matching = [f"{rows[r]} H{h + 1}" for r, h in np.ndindex(scores.labels.shape) if scores.labels[r, h] == shown]
-        st.markdown(tr("explain.pattern_matches", count=len(matching),
-                       heads=", ".join(matching) or tr("explain.pattern_none")))
-    t = analysis.PATTERN_THRESHOLDS
-    st.caption(tr("explain_encoder.patterns_caption", previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}",
-                  self=f"{t['self']:.0%}", sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}",
-                  sentences=sentences))
+    _show_pattern_grid(scores.labels, rows, tr("explain_encoder.patterns_title", sentences=sentences),
+                       f"{model_id}_head_patterns",
+                       lambda: _pattern_table({"encoder_self": scores}, rows, ("encoder_self",)),
+                       "explain_encoder.patterns_caption", sentences)
 
 
 def grid_labels(model_id: str, loaded, result: AnalysedInput, kind: str) -> np.ndarray | None:
