@@ -152,6 +152,14 @@ def spec_radio(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     return where.radio(label, spec.choices(st.session_state), key=spec.key, **kwargs)
 
 
+def spec_segmented(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    """A required segmented control (one choice always on); its value, or the default in the instant a click
+    has cleared it."""
+    prepare(spec)
+    value = where.segmented_control(label, spec.choices(st.session_state), key=spec.key, required=True, **kwargs)
+    return spec.initial(st.session_state) if value is None else value
+
+
 def spec_toggle(spec: WidgetSpec, label: str, *, where=st, **kwargs) -> bool:
     prepare(spec)
     return where.toggle(label, key=spec.key, **kwargs)

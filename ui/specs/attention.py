@@ -3,7 +3,7 @@ which view, and each view's own choices. Layer and head bounds are the sidebar's
 from __future__ import annotations
 
 from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
-from ui.explain_view import ENCODER_METRICS, METRICS, MODES, PARTS, PATTERN_FILTERS
+from ui.explain_view import SPECS as EXPLAIN_SPECS
 from ui.state import get_model, selected_model_id, selected_model_shape
 from ui.widget_spec import WidgetSpec, boolean
 
@@ -36,17 +36,12 @@ COMPARE_KIND = WidgetSpec("cmp_kind", "cmp_kind", lambda state: KIND.current(sta
 COMPARE_LAYER = WidgetSpec("cmp_layer", "cmp_layer", 0, PAGE, low=0, high=_last_layer, convert=int, counted=True)
 COMPARE_HEAD = WidgetSpec("cmp_head", "cmp_head", lambda state: min(1, _last_head(state)), PAGE, low=0,
                           high=_last_head, convert=int, counted=True)
-RESCALE = WidgetSpec("rescale_factor", "rescale", 1.0, PAGE, options=_rescale_options, convert=float)
+RESCALE_FACTOR = WidgetSpec("rescale_factor", "rescale", 1.0, PAGE, options=_rescale_options, convert=float)
 HIDE_SPECIAL_SPEC = _switch(HIDE_SPECIAL, "hide_special")  # encoders: hide [CLS]/[SEP]
 MERGE_WORDS_SPEC = _switch(MERGE_WORDS, "words")  # encoders: merge subwords into words
-EXPLAIN_PART = WidgetSpec("explain_part", "explain", PARTS[0], PAGE, options=PARTS)
-EXPLAIN_MODE = WidgetSpec("explain_mode", "explain_mode", MODES[0], PAGE, options=MODES)
-EXPLAIN_METRIC = WidgetSpec("explain_metric", "explain_metric", METRICS[0], PAGE, options=METRICS)
-ENCODER_METRIC = WidgetSpec("explain_encoder_metric", "encoder_metric", ENCODER_METRICS[0], PAGE,
-                            options=ENCODER_METRICS)
-PATTERN = WidgetSpec("explain_pattern", "pattern", PATTERN_FILTERS[0], PAGE, options=PATTERN_FILTERS)
-SPECS = (KIND, LAYER, HEAD, VIEW, COMPARE_KIND, COMPARE_LAYER, COMPARE_HEAD, RESCALE, HIDE_SPECIAL_SPEC,
-         MERGE_WORDS_SPEC, EXPLAIN_PART, EXPLAIN_MODE, EXPLAIN_METRIC, ENCODER_METRIC, PATTERN)
+# the Explain view's are declared beside its widgets in ui/explain_view.py
+SPECS = (KIND, LAYER, HEAD, VIEW, COMPARE_KIND, COMPARE_LAYER, COMPARE_HEAD, RESCALE_FACTOR, HIDE_SPECIAL_SPEC,
+         MERGE_WORDS_SPEC, *EXPLAIN_SPECS)
 
 
 def _ablated_heads(value: object, state) -> list[tuple[str, int, int]]:
