@@ -4,40 +4,31 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.attention_steps import INPUT_LIMIT, MASKS, attention_stages, build_mask, multi_head_stages
+from model.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
 from ui.display import presenting, show_chart
+from ui.specs.attention_steps import D_K, D_MODEL, HEADS, MASK, MULTI_HEAD_MASK, PADDED, SEED, TOKENS
+from ui.widget_spec import knob_columns, secondary_number, spec_select, spec_select_slider, spec_slider
 from viz.matrices import matrix_figure
 
 st.title(tr("attention_steps.title"))
 st.write(tr("attention_steps.intro"))
 st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V")
 presenter = presenting()
-# Defaults through session_state, not value=/index=: a shared link (ui/share.py) may already have set them.
-for key, default in (("steps_tokens", 4), ("steps_dk", 3), ("steps_seed", 0), ("steps_mask", "none"),
-                     ("mh_heads", 2), ("mh_dmodel", 8), ("mh_mask", "none")):
-    st.session_state.setdefault(key, default)
 
 
 def mask_name(kind: str) -> str:
     return tr(f"attention_steps.mask_{kind}")
 
 
-c = st.columns(3 if presenter else 4)
-tokens = c[0].slider(tr("attention_steps.tokens"), 2, 6, key="steps_tokens")
-d_k = c[1].slider("d_k", 1, 6, key="steps_dk", help=tr("attention_steps.dk_help"))
-mask_kind = c[2].selectbox(tr("attention_steps.mask"), MASKS, key="steps_mask", format_func=mask_name,
-                           help=tr("attention_steps.mask_help"))
-if presenter:  # a secondary knob, hidden; re-assigned so the seed chosen before survives the hidden widget
-    seed = st.session_state["steps_seed"]
-    st.session_state["steps_seed"] = seed
-else:
-    seed = c[3].number_input(tr("attention_steps.seed"), 0, 10_000, key="steps_seed",
-                             help=tr("attention_steps.seed_help"))
+c = knob_columns(3)
+tokens = spec_slider(TOKENS, tr("attention_steps.tokens"), where=c[0])
+d_k = spec_slider(D_K, "d_k", where=c[1], help=tr("attention_steps.dk_help"))
+mask_kind = spec_select(MASK, tr("attention_steps.mask"), where=c[2], format_func=mask_name,
+                        help=tr("attention_steps.mask_help"))
+seed = secondary_number(SEED, tr("attention_steps.seed"), where=c[-1], help=tr("attention_steps.seed_help"))
 padded = 0
 if mask_kind == "padding":
-    st.session_state["steps_padded"] = min(st.session_state.get("steps_padded", 1), tokens - 1)
-    padded = st.slider(tr("attention_steps.padded"), 0, tokens - 1, key="steps_padded",
-                       help=tr("attention_steps.padded_help"))
+    padded = spec_slider(PADDED, tr("attention_steps.padded"), help=tr("attention_steps.padded_help"))
 
 rng = np.random.default_rng(int(seed))
 names = [f"t{i + 1}" for i in range(tokens)]
@@ -78,10 +69,10 @@ st.write(tr("attention_steps.multi_head_text"))
 st.latex(r"\mathrm{MultiHead}(Q,K,V)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O,\quad "
          r"\mathrm{head}_i=\mathrm{Attention}(QW_i^Q,\,KW_i^K,\,VW_i^V)")
 c = st.columns(3)
-heads = c[0].select_slider(tr("attention_steps.heads"), options=[1, 2, 4], key="mh_heads")
-d_model = c[1].select_slider("d_model", options=[4, 8, 16], key="mh_dmodel")
-mh_mask = c[2].selectbox(tr("attention_steps.mh_mask"), MASKS, key="mh_mask", format_func=mask_name,
-                         help=tr("attention_steps.mask_help"))
+heads = spec_select_slider(HEADS, tr("attention_steps.heads"), where=c[0])
+d_model = spec_select_slider(D_MODEL, "d_model", where=c[1])
+mh_mask = spec_select(MULTI_HEAD_MASK, tr("attention_steps.mh_mask"), where=c[2], format_func=mask_name,
+                      help=tr("attention_steps.mask_help"))
 mh = multi_head_stages(tokens, d_model, heads, mh_mask, seed=int(seed))
 for h, col in enumerate(st.columns(heads)):
     show_chart(matrix_figure(mh.head_weights[h], colorscale="Blues", zmid=None, **show,

@@ -6,7 +6,9 @@ from i18n import tr
 from model.config import TransformerConfig
 from ui.attention_view import cached_figure, show_top_tokens
 from ui.display import presenting, show_chart
+from ui.specs.decoding import ALL_HEADS, HEAD, LAYER, STEP
 from ui.state import current_analysis
+from ui.widget_spec import prepare, spec_select
 from viz.attention import html_escaped
 
 st.title(tr("decoding.title"))
@@ -14,7 +16,7 @@ st.write(tr("decoding.intro"))
 
 
 def _head_name(head: int | str) -> str:
-    return tr("decoding.all_heads") if head == "all" else f"{head + 1}"
+    return tr("decoding.all_heads") if head == ALL_HEADS else f"{head + 1}"
 
 
 analysis = current_analysis()
@@ -22,13 +24,13 @@ if analysis is not None:
     model_id, loaded, result = analysis
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
-    st.session_state["decode_step"] = min(st.session_state.get("decode_step", 1), steps)
+    st.session_state[STEP.key] = min(prepare(STEP), steps)  # a linked step, within this sentence's translation
     c = st.columns([1, 1, 6])
-    if c[0].button(tr("decoding.previous"), disabled=st.session_state["decode_step"] <= 1):
-        st.session_state["decode_step"] -= 1
-    if c[1].button(tr("decoding.next"), disabled=st.session_state["decode_step"] >= steps):
-        st.session_state["decode_step"] += 1
-    step = st.slider(tr("decoding.step"), 1, max(steps, 2), key="decode_step", disabled=steps < 2) - 1
+    if c[0].button(tr("decoding.previous"), disabled=st.session_state[STEP.key] <= STEP.low):
+        st.session_state[STEP.key] -= 1
+    if c[1].button(tr("decoding.next"), disabled=st.session_state[STEP.key] >= steps):
+        st.session_state[STEP.key] += 1
+    step = st.slider(tr("decoding.step"), STEP.low, max(steps, 2), key=STEP.key, disabled=steps < 2) - 1
     st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
     st.code(" ".join(["<bos>"] + produced[:step]) + f"  →  {produced[step]}", language=None)
     writing = html_escaped(produced[step])  # model output shown in a plotly title: escaped like every token
@@ -37,32 +39,29 @@ if analysis is not None:
         if isinstance(loaded.config, TransformerConfig):
             cfg = loaded.config
             c2 = st.columns(2)
-            layer = c2[0].selectbox(tr("decoding.layer"), range(cfg.num_layers), key="dec_layer",
-                                    format_func=lambda i: f"{i + 1}")
-            if st.session_state.get("dec_head", "all") not in ["all", *range(cfg.num_heads)]:
-                st.session_state["dec_head"] = "all"  # another model with fewer heads was chosen
-            head = c2[1].selectbox(tr("decoding.head"), ["all"] + list(range(cfg.num_heads)), key="dec_head",
-                                   format_func=_head_name)
+            layer = spec_select(LAYER, tr("decoding.layer"), where=c2[0], format_func=lambda i: f"{i + 1}")
+            # another model with fewer heads was chosen: back to every head (HEAD's default)
+            head = spec_select(HEAD, tr("decoding.head"), where=c2[1], format_func=_head_name)
             cross = result.attention["cross"][layer, :, step]  # (h, S)
-            heads = list(range(cfg.num_heads)) if head == "all" else [head]
+            heads = list(range(cfg.num_heads)) if head == ALL_HEADS else [head]
             rows = cross[heads]
             labels = [tr("decoding.head_row", head=h + 1) for h in heads]
             # cached_figure: a class steps through the same sentences, so each step's charts are built once.
             show_chart(cached_figure("heatmap", rows, labels, result.source.tokens,
                                      tr("decoding.cross_title", token=writing, layer=layer + 1),
                                      height=140 + 40 * len(labels)),
-                       f"decoding_cross_step{step + 1}_L{layer + 1}_{'all' if head == 'all' else f'H{head + 1}'}",
+                       f"decoding_cross_step{step + 1}_L{layer + 1}_{'all' if head == ALL_HEADS else f'H{head + 1}'}",
                        key="dec_cross")
             if not presenting():
                 st.caption(tr("decoding.cross_caption"))
             so_far = result.attention["decoder_self"][layer, :, : step + 1, : step + 1]  # (h, step+1, step+1)
-            self_w = so_far.mean(0) if head == "all" else so_far[head]
+            self_w = so_far.mean(0) if head == ALL_HEADS else so_far[head]
             # rows: the token each step writes; columns: the decoder's inputs (<bos> and what was written before)
             rows_written, inputs = result.written_tokens[: step + 1], result.decoder_input_tokens[: step + 1]
-            title = tr("decoding.self_title_mean" if head == "all" else "decoding.self_title", step=step + 1)
+            title = tr("decoding.self_title_mean" if head == ALL_HEADS else "decoding.self_title", step=step + 1)
             show_chart(cached_figure("heatmap", self_w, rows_written, inputs, title,
                                      masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
-                       f"decoding_self_step{step + 1}_L{layer + 1}_{'mean' if head == 'all' else f'H{head + 1}'}",
+                       f"decoding_self_step{step + 1}_L{layer + 1}_{'mean' if head == ALL_HEADS else f'H{head + 1}'}",
                        key="dec_self")
             st.caption(tr("decoding.mask_caption"))
             st.caption(tr("lecture.rows_written"))

@@ -5,8 +5,10 @@ from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
 from ui.display import folded_section, presenting, shared_figure, show_chart
+from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
+from ui.widget_spec import prepare, spec_slider
 from viz.attention import html_escaped
 from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials_table, dimension_curves,
                             dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,
@@ -22,17 +24,12 @@ def sinusoidal(length: int, d_model: int, k: int) -> SinusoidalAnalysis:
 
 
 presenter = presenting()
-# Defaults through session_state, not value=: a shared link (ui/share.py) may already have set them.
-st.session_state.setdefault("pe_d_model", 64)
-st.session_state.setdefault("pe_length", 64)
 c = st.columns(3)
-d_model = c[0].slider("d_model", 4, 256, step=2, key="pe_d_model", help=tr("positional.d_model_help"))
-length = c[1].slider(tr("positional.length"), 8, 256, key="pe_length")
-for name, top in (("pe_position", length - 1), ("pe_k", length - 1)):  # keep old choices inside the new range
-    st.session_state[name] = min(st.session_state.get(name, 5), top)
+d_model = spec_slider(D_MODEL, "d_model", where=c[0], help=tr("positional.d_model_help"))
+length = spec_slider(LENGTH, tr("positional.length"), where=c[1])
 # default lines of four clearly different wavelengths (2π, ~26, ~112 and ~2000 positions at d_model 64), sin and cos
 st.session_state["pe_dims"] = [d for d in st.session_state.get("pe_dims", DEFAULT_DIMS) if d < d_model]
-k = c[2].slider(tr("positional.offset"), 1, length - 1, key="pe_k", help=tr("positional.offset_help"))
+k = spec_slider(OFFSET, tr("positional.offset"), where=c[2], help=tr("positional.offset_help"))
 pe = sinusoidal(length, d_model, k)
 
 st.subheader(tr("positional.formula_title"))
@@ -61,12 +58,13 @@ dials_section, dials_open = folded_section(tr("positional.dials_title"), "pe_ope
 if dials_open:
     with dials_section:
         st.write(tr("positional.dials_text"))
-        position = st.slider(tr("positional.position"), 0, length - 1, key="pe_position")
+        position = spec_slider(POSITION, tr("positional.position"))
         show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
                        pe.angles[position], pe.bits[position], pe.wavelengths, position)),
                    f"positional_dials_p{position}_d{d_model}", key="pe_dials",
                    table=lambda: dials_table(pe.angles[position], pe.wavelengths))
-position = st.session_state["pe_position"]  # the rotation check's example position (kept while folded)
+else:
+    position = prepare(POSITION)  # the rotation check's example position, kept while the dials are folded
 
 similarity_section, similarity_open = folded_section(tr("positional.similarity_title"), "pe_open_similarity",
                                                      ":material/grid_on:")

@@ -4,18 +4,16 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, SCALING_DKS, SCALING_V1_FACTORS,
-                           dot_product_samples, entropy, saturation_curve, scaling_scale_options, softmax,
-                           softmax_jacobian)
+from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples, entropy, saturation_curve,
+                           softmax, softmax_jacobian, transformer_scale)
 from ui.display import presenting, show_chart
+from ui.specs.softmax_scaling import D_K, SCALE, SEED, V1_FACTOR
+from ui.widget_spec import secondary_number, spec_select_slider
 from viz.scaling import dot_product_histogram, jacobian_heatmap, saturation_chart, softmax_bars
 
 st.title(tr("softmax_scaling.title"))
 st.write(tr("softmax_scaling.intro"))
 presenter = presenting()
-# Defaults through session_state, not value=: a shared link (ui/share.py) may already have set them.
-for key, default in (("scaling_dk", 64), ("scaling_v1_factor", 10), ("scaling_seed", 0), ("scaling_scale", 1.0)):
-    st.session_state.setdefault(key, default)
 
 st.subheader(tr("softmax_scaling.dot_title"))
 st.write(tr("softmax_scaling.dot_text"))
@@ -23,7 +21,7 @@ cols = st.columns(2)
 for col, (a, b) in zip(cols, NOTES_DOT_EXAMPLES):
     col.metric(f"{a.astype(int).tolist()} · {b.astype(int).tolist()}", f"{float(a @ b):g}",
                help=tr("softmax_scaling.dot_help", d_k=len(a)))
-d_k = st.select_slider("d_k", options=SCALING_DKS, key="scaling_dk", help=tr("softmax_scaling.dk_help"))
+d_k = spec_select_slider(D_K, "d_k", help=tr("softmax_scaling.dk_help"))
 raw, scaled = dot_product_samples(d_k, seed=0)
 c = st.columns(3)
 c[0].metric(tr("softmax_scaling.var_raw"), f"{raw.var():.2f}", help=tr("softmax_scaling.theory_is", value=d_k))
@@ -36,7 +34,7 @@ st.subheader(tr("softmax_scaling.saturation_title"))
 v1 = NOTES_SOFTMAX_EXAMPLE
 st.write(tr("softmax_scaling.saturation_text", v1=", ".join(f"{x:g}" for x in v1),
             p=", ".join(f"{x:.3f}" for x in softmax(v1)), p100=", ".join(f"{x:.5f}" for x in softmax(100 * v1))))
-factor = st.select_slider(tr("softmax_scaling.factor"), options=SCALING_V1_FACTORS, key="scaling_v1_factor")
+factor = spec_select_slider(V1_FACTOR, tr("softmax_scaling.factor"))
 a, b = st.columns(2)
 for col, key, times in ((a, "v1", 1), (b, "v1_scaled", factor)):
     p = softmax(times * v1)
@@ -49,24 +47,16 @@ st.write(tr("softmax_scaling.jacobian_text"))
 
 st.subheader(tr("softmax_scaling.row_title"))
 st.write(tr("softmax_scaling.row_text"))
-if presenter:  # a secondary knob, hidden; re-assigned so the seed chosen before survives the hidden widget
-    seed = st.session_state["scaling_seed"]
-    st.session_state["scaling_seed"] = seed
-else:
-    seed = st.number_input(tr("softmax_scaling.seed"), 0, 10_000, key="scaling_seed")
+seed = secondary_number(SEED, tr("softmax_scaling.seed"))
 scores = np.random.default_rng(int(seed)).standard_normal(6) * np.sqrt(d_k)  # raw q·k of width d_k
-options, transformer_scale = scaling_scale_options(d_k), round(1 / np.sqrt(d_k), 3)
-if st.session_state["scaling_scale"] not in options:
-    # Only the 1/√d_k choice depends on d_k: a value no longer offered was the old d_k's, so follow d_k.
-    st.session_state["scaling_scale"] = transformer_scale
 
 
 def scale_name(s: float) -> str:
-    return tr("softmax_scaling.scale_dk", value=f"{s:g}") if s == transformer_scale else f"{s:g}"
+    return tr("softmax_scaling.scale_dk", value=f"{s:g}") if s == transformer_scale(d_k) else f"{s:g}"
 
 
-scale = st.select_slider(tr("softmax_scaling.scale"), options=options, key="scaling_scale", format_func=scale_name,
-                         help=tr("softmax_scaling.scale_help"))
+scale = spec_select_slider(SCALE, tr("softmax_scaling.scale"), format_func=scale_name,
+                           help=tr("softmax_scaling.scale_help"))
 p = softmax(scale * scores)
 jacobian = softmax_jacobian(p)
 labels = [f"k{j + 1}" for j in range(len(scores))]

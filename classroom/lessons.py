@@ -19,8 +19,8 @@ English):
     answer = "L2 H1"                         # a fixed answer where nothing is computed
     # choice: options = { en = [...], ko = [...] } (answer: 1-based option number); number: tolerance = 0.01
 
-`state` holds the view state as share-link parameters: the names and the text ui/share.py's SHARED puts in the
-URL (values may be TOML numbers or booleans; they are turned into the URL's text).
+`state` holds the view state as share-link parameters: the names and the text ui/share.py puts in the
+URL, one per widget spec in ui/specs/ (values may be TOML numbers or booleans; they are turned into the URL's text).
 Layer and head numbers are written as shown on screen: 1-based (layer = 1 is the first layer).
 
 A file that cannot be read (TOML syntax, no stops) becomes a LessonFileError naming the file and the line;

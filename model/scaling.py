@@ -12,9 +12,14 @@ SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # d_k
 SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # factors for v1 = [0.3, 0.4] (NOTES_SOFTMAX_EXAMPLE)
 
 
+def transformer_scale(d_k: int) -> float:
+    """The Transformer's 1/√d_k, rounded as the page offers and shows it."""
+    return round(1 / d_k ** 0.5, 3)
+
+
 def scaling_scale_options(d_k: int) -> list[float]:
     """The score scales offered: the Transformer's 1/√d_k sits among round values (d_k = 1: 1/√d_k is 1.0)."""
-    return sorted({0.01, 0.03, 0.1, round(1 / d_k ** 0.5, 3), 0.3, 1.0, 3.0, 10.0})
+    return sorted({0.01, 0.03, 0.1, transformer_scale(d_k), 0.3, 1.0, 3.0, 10.0})
 
 
 def dot_product_samples(d_k: int, samples: int = 20000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

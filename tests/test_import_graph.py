@@ -70,7 +70,7 @@ def test_the_cycle_finder_finds_a_circle_and_only_a_circle():
 
 def test_the_project_graph_is_read_from_the_real_imports():
     graph = import_graph()
-    assert "ui.attention_ids" in graph["ui.share"]  # ui.share reads the attention page's ids from there
+    assert "ui.specs" in graph["ui.share"] and "ui.attention_ids" in graph["ui.specs.attention"]
     assert "ui.explain_view" in graph["ui.attention_view"]  # it draws the Explain view
     assert "ui.attention_view" not in graph["ui.explain_view"]  # ... which names AttentionMaps for annotations only
     assert "streamlit" not in graph and "streamlit" not in graph["ui.share"]  # only the project's own modules

@@ -20,10 +20,13 @@ from model.metrics import head_entropy, head_statistics
 from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps, hide_tokens, merge_word_pieces,
                            special_token_shares)
 from ui.attention_defaults import why_this_encoder_head, why_this_head
-from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label, rescale_options
+from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from ui.explain_view import grid_labels, show_explain
+from ui.specs.attention import (COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC,
+                                RESCALE_FACTOR)
+from ui.widget_spec import prepare, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
                            head_statistics_table, probability_bars)
 from viz.encoder import thin_tick_labels
@@ -90,8 +93,8 @@ def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:
 def encoder_toggles(analysed: AnalysedInput) -> None:
     """The two toggles of an encoder's token view, and what they do, stated on screen."""
     c = st.columns(2)
-    c[0].toggle(tr("bert.hide_special"), key=HIDE_SPECIAL, help=tr("bert.hide_special_help"))
-    c[1].toggle(tr("bert.merge_words"), key=MERGE_WORDS, help=tr("bert.merge_words_help"))
+    spec_toggle(HIDE_SPECIAL_SPEC, tr("bert.hide_special"), where=c[0], help=tr("bert.hide_special_help"))
+    spec_toggle(MERGE_WORDS_SPEC, tr("bert.merge_words"), where=c[1], help=tr("bert.merge_words_help"))
     if st.session_state.get(HIDE_SPECIAL):
         st.caption(tr("bert.view_caption_hidden"))
     if st.session_state.get(MERGE_WORDS):
@@ -278,14 +281,15 @@ def pooled_maps(weights: np.ndarray, queries: list[str], keys: list[str], cells:
 
 def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: int) -> None:
     st.markdown(tr("attention.compare_intro", title=maps.title(layer, head)))
-    st.session_state.setdefault("cmp_kind", maps.kind)  # B starts on A's kind: the difference map is there at once
+    prepare(COMPARE_KIND)  # B starts on A's kind: the difference map is there at once
     c = st.columns(3)
-    if st.session_state.get("cmp_kind") not in result.kinds:
+    if st.session_state["cmp_kind"] not in result.kinds:  # a model with fewer kinds (an encoder) was chosen
         st.session_state["cmp_kind"] = result.kinds[0]
     kind_b = c[0].selectbox(tr("attention.kind_b"), result.kinds, key="cmp_kind", format_func=attention_kind_label)
     maps_b = AttentionMaps.of(result, kind_b)
     layers_b, heads_b = maps_b.weights.shape[:2]
-    st.session_state.setdefault("cmp_head", min(1, heads_b - 1))
+    prepare(COMPARE_LAYER)
+    prepare(COMPARE_HEAD)  # the head next to A's first: a different map at once
     with c[1]:
         layer_b = st.selectbox(tr("attention.layer_b"), range(layers_b), key="cmp_layer", format_func=_number)
     with c[2]:
@@ -354,11 +358,8 @@ def show_ablation(result: DecodeResult, maps: AttentionMaps, model_id: str, sent
 
 
 def show_rescale(maps: AttentionMaps, layer: int, head: int, d_k: int) -> None:
-    options = rescale_options(d_k)
-    if st.session_state.get("rescale_factor") not in options:  # e.g. a model with another d_k was chosen
-        st.session_state["rescale_factor"] = 1.0
-    factor = st.select_slider(tr("attention.rescale_label"), key="rescale_factor", options=options,
-                              format_func=lambda f: f"×{f:g}")
+    # the model's own multiples of 1/√d_k: one chosen for a model with another d_k goes back to ×1
+    factor = spec_select_slider(RESCALE_FACTOR, tr("attention.rescale_label"), format_func=lambda f: f"×{f:g}")
     allowed = None if maps.masked is None else ~maps.masked
     scores = maps.scores[layer, head]
     weights = rescale_softmax(scores, factor, allowed)

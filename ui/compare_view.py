@@ -12,6 +12,7 @@ from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import show_translation
+from ui.widget_spec import WidgetSpec, spec_radio, spec_select, spec_select_slider
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -57,6 +58,21 @@ def transformer_shape() -> tuple[int, int]:
     return config.num_layers, config.num_heads
 
 
+# The page's shareable widgets (ui/widget_spec.py; ui/specs/compare.py hands them to the link parser). Its
+# Transformer is always transformer_en-fr, not the sidebar's model, so layer and head bounds are that model's.
+PAGE = ("compare",)
+LAYER = WidgetSpec("cmp_model_layer", "compare_layer", 0, PAGE, low=0, high=lambda state: transformer_shape()[0] - 1,
+                   convert=int, counted=True)
+HEAD = WidgetSpec("cmp_model_head", "compare_head", AVERAGE, PAGE,
+                  options=lambda state: [AVERAGE, *range(transformer_shape()[1])],
+                  convert=lambda text: AVERAGE if text == AVERAGE else int(text), counted=True)
+METRIC = WidgetSpec("cmp_metric", "compare_metric", METRICS[0], PAGE, options=METRICS)
+# the growing sentence opens near 20 words, where the model without attention has clearly fallen behind
+LENGTH = WidgetSpec("cmp_length_slider", "compare_len", lambda state: min(sentence_lengths(), key=lambda n: abs(n - 20)),
+                    PAGE, options=lambda state: sentence_lengths(), convert=int)
+SPECS = (LAYER, HEAD, METRIC, LENGTH)
+
+
 def side_by_side() -> None:
     sentence, notices = check_sentence(st.session_state.get("sentence", ""))
     for notice in notices:
@@ -67,13 +83,10 @@ def side_by_side() -> None:
     show_input_notices(results["transformer"], get_model(MODELS["transformer"]))
     st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
-    layers, heads = transformer_shape()
     c = st.columns(2)
-    st.session_state.setdefault("cmp_model_layer", 0)
-    layer = c[0].selectbox(tr("compare.layer"), range(layers), key="cmp_model_layer", format_func=lambda i: str(i + 1))
-    st.session_state.setdefault("cmp_model_head", AVERAGE)
-    head = c[1].selectbox(tr("compare.head"), [AVERAGE] + list(range(heads)), key="cmp_model_head",
-                          format_func=lambda h: tr("compare.head_average") if h == AVERAGE else str(h + 1))
+    layer = spec_select(LAYER, tr("compare.layer"), where=c[0], format_func=lambda i: str(i + 1))
+    head = spec_select(HEAD, tr("compare.head"), where=c[1],
+                       format_func=lambda h: tr("compare.head_average") if h == AVERAGE else str(h + 1))
     left, right = st.columns(2)
     bahdanau = results["bahdanau"]
     queries, keys = bahdanau.output_tokens + ["<eos>"], bahdanau.source.tokens
@@ -95,9 +108,7 @@ def side_by_side() -> None:
 
 def length_chart() -> None:
     st.subheader(tr("compare.length_title"))
-    st.session_state.setdefault("cmp_metric", METRICS[0])
-    metric = st.radio(tr("compare.metric"), METRICS, horizontal=True, key="cmp_metric",
-                      format_func=lambda m: tr(f"compare.metric_{m}"))
+    metric = spec_radio(METRIC, tr("compare.metric"), horizontal=True, format_func=lambda m: tr(f"compare.metric_{m}"))
     rows = {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
     show_chart(accuracy_by_length_chart(rows, metric), f"compare_accuracy_by_length_{metric}", key="cmp_length")
     if not presenting():
@@ -123,9 +134,7 @@ def long_sentence_demo() -> None:
     st.subheader(tr("compare.growing_title"))
     examples = _long_examples()
     lengths = sentence_lengths()
-    st.session_state.setdefault("cmp_length_slider", min(lengths, key=lambda n: abs(n - 20)))
-    length = st.select_slider(tr("compare.length_slider"), options=lengths, key="cmp_length_slider",
-                              help=tr("compare.growing_help"))
+    length = spec_select_slider(LENGTH, tr("compare.length_slider"), help=tr("compare.growing_help"))
     src, tgt = examples[lengths.index(length)]
     st.markdown(f"**{tr('compare.english')}**")
     st.code(" ".join(src), language=None, wrap_lines=True)  # a 40-word sentence is shown whole

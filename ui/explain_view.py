@@ -23,6 +23,7 @@ from ui.display import presenting, show_chart
 from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.analysis import (encoder_importance_table, importance_table, layers_by_heads, pattern_grid,
                           pruning_curve_chart, survival_bars)
+from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
 from viz.attention import attention_heatmap, attention_table
 
 if TYPE_CHECKING:  # for annotations only: ui.attention_view draws this view, so it imports this module
@@ -31,7 +32,17 @@ if TYPE_CHECKING:  # for annotations only: ui.attention_view draws this view, so
 PARTS = ("maps", "importance", "patterns")
 MODES = ("raw", "rollout", "norms")
 METRICS = ("exact_match_drop", "loss_rise", "gradient")
+ENCODER_METRICS = ("change", "gradient")
 PATTERN_FILTERS = ("all",) + analysis.PATTERNS
+# The view's shareable widgets (ui/widget_spec.py; ui/specs/attention.py hands them to the link parser)
+PAGE = ("attention",)
+PART = WidgetSpec("explain_part", "explain", PARTS[0], PAGE, options=PARTS)
+MODE = WidgetSpec("explain_mode", "explain_mode", MODES[0], PAGE, options=MODES)
+METRIC = WidgetSpec("explain_metric", "explain_metric", METRICS[0], PAGE, options=METRICS)
+ENCODER_METRIC = WidgetSpec("explain_encoder_metric", "encoder_metric", ENCODER_METRICS[0], PAGE,
+                            options=ENCODER_METRICS)
+PATTERN = WidgetSpec("explain_pattern", "pattern", PATTERN_FILTERS[0], PAGE, options=PATTERN_FILTERS)
+SPECS = (PART, MODE, METRIC, ENCODER_METRIC, PATTERN)
 LABEL_SENTENCES = 100  # held-out sentences the pattern labels are read from
 CURVE_POINTS = 12  # evaluations of the "switch off the k least important heads" curve (plus k = 0)
 
@@ -84,9 +95,7 @@ def show_explain(model_id: str, loaded, result: AnalysedInput, maps: AttentionMa
     everything, on its raw tokens), and a transformers model (raw weights and rollout only: its W_V/W_O and
     head gates are not ours to read)."""
     encoder, foreign = result.can(EMBEDDING), result.decode is None and not result.can(EMBEDDING)
-    st.session_state.setdefault("explain_part", PARTS[0])
-    part = st.segmented_control(tr("explain.part"), PARTS, key="explain_part", required=True,
-                                format_func=lambda p: tr(f"explain.parts.{p}")) or PARTS[0]
+    part = spec_segmented(PART, tr("explain.part"), format_func=lambda p: tr(f"explain.parts.{p}"))
     if foreign:
         st.caption(tr("explain_encoder.foreign"))
     if encoder and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
@@ -125,9 +134,7 @@ def foreign_explanations(result: AnalysedInput) -> dict[str, np.ndarray]:
 
 def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, head: int,
               special_label: str) -> None:
-    st.session_state.setdefault("explain_mode", MODES[0])
-    mode = st.segmented_control(tr("explain.mode"), MODES, key="explain_mode", required=True,
-                                format_func=lambda m: tr(f"explain.modes.{m}")) or MODES[0]
+    mode = spec_segmented(MODE, tr("explain.mode"), format_func=lambda m: tr(f"explain.modes.{m}"))
     kind, queries, keys = maps.kind, maps.query_tokens, maps.key_tokens
     weights = arrays[kind][layer, head]
     raw_title = maps.title(layer, head)
@@ -205,9 +212,7 @@ def show_importance(model_id: str, loaded) -> None:
     c[2].metric(tr("explain.spearman_loss"), f"{importance.spearman():+.2f}")
     c[3].metric(tr("explain.spearman_exact_match"),
                 f"{analysis.spearman(importance.gradient, importance.exact_match_drop):+.2f}")
-    st.session_state.setdefault("explain_metric", METRICS[0])
-    metric = st.segmented_control(tr("explain.metric"), METRICS, key="explain_metric", required=True,
-                                  format_func=lambda m: tr(f"explain.chart.{m}")) or METRICS[0]
+    metric = spec_segmented(METRIC, tr("explain.metric"), format_func=lambda m: tr(f"explain.chart.{m}"))
     values = getattr(importance, metric).reshape(len(analysis.ATTENTION_KINDS) * layers, heads)
     rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
     left, right = st.columns([3, 2])
@@ -232,10 +237,8 @@ def show_importance(model_id: str, loaded) -> None:
 
 def _pattern_filter() -> str:
     """The "show me the ... heads" picker of the pattern grid (toy models and encoders alike)."""
-    st.session_state.setdefault("explain_pattern", PATTERN_FILTERS[0])
-    return st.selectbox(tr("explain.pattern_filter"), PATTERN_FILTERS, key="explain_pattern",
-                        format_func=lambda p: tr("explain.pattern_all") if p == "all" else tr(
-                            f"explain.pattern_show.{p}"))
+    return spec_select(PATTERN, tr("explain.pattern_filter"), format_func=lambda p: tr("explain.pattern_all")
+                       if p == "all" else tr(f"explain.pattern_show.{p}"))
 
 
 def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: str,
@@ -296,7 +299,6 @@ def encoder_head_labels(model_id: str, _loaded) -> analysis.PatternScores:
     return analysis.encoder_head_labels(_loaded)
 
 
-ENCODER_METRICS = ("change", "gradient")
 
 
 def show_encoder_importance(model_id: str, loaded) -> None:
@@ -310,9 +312,7 @@ def show_encoder_importance(model_id: str, loaded) -> None:
     c[1].metric(tr("explain_encoder.spearman"), f"{importance.spearman():+.2f}")
     c[2].metric(tr("explain_encoder.heads_for_99"),
                 f"{max((r['k'] for r in curve if r['similarity'] >= 0.99), default=0)} / {importance.change.size}")
-    st.session_state.setdefault("explain_encoder_metric", ENCODER_METRICS[0])
-    metric = st.segmented_control(tr("explain.metric"), ENCODER_METRICS, key="explain_encoder_metric",
-                                  required=True, format_func=labels.get) or ENCODER_METRICS[0]
+    metric = spec_segmented(ENCODER_METRIC, tr("explain.metric"), format_func=labels.get)
     values = getattr(importance, metric)  # (L, h)
     rows = _kind_rows(("encoder_self",), layers)
     # Full width: 12 heads a row leave the cells' numbers unreadable in a 3/5 column.

@@ -8,7 +8,7 @@ from ui.display import display_settings
 from model.checkpoint import CheckpointError
 from ui.models import device_label, local_model_entries
 from ui.state import DEFAULT_MODEL, example_sentences, get_model, is_toy, model_ids, model_label, selected_model_id
-from ui.text import escape_markdown
+from ui.text import MAX_INPUT_CHARS, escape_markdown
 from ui.vocabulary import vocabulary_help
 
 MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
@@ -59,7 +59,7 @@ def render_sidebar() -> None:
         st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key="example",
                      on_change=_use_example)
         sentence_help = "sidebar.sentence_help" if is_toy(loaded) else "sidebar.sentence_help_subwords"
-        st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=2000, help=tr(sentence_help))
+        st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=MAX_INPUT_CHARS, help=tr(sentence_help))
         if is_toy(loaded):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
             vocabulary_help(loaded)
         st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=loaded.task,

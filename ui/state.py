@@ -84,6 +84,12 @@ def selected_model_id() -> str:
     return DEFAULT_MODEL if DEFAULT_MODEL in ids else ids[0]
 
 
+def selected_model_shape() -> tuple[int, int]:
+    """(layers, heads) of the sidebar's model; (0, 0) for a model without heads (a GRU seq2seq)."""
+    config = get_model(selected_model_id()).config
+    return getattr(config, "num_layers", 0), getattr(config, "num_heads", 0)
+
+
 @st.cache_data(max_entries=512, show_spinner=False)
 def analyse(model_id: str, sentence: str, _loaded: LoadedModel) -> DecodeResult:
     """Greedy translation with every attention map; cached per (model id, sentence)."""

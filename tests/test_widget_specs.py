@@ -1,0 +1,110 @@
+"""Each shareable widget is declared once (ui/widget_spec.py, ui/specs/): the widget a page draws and the link parser
+read the same bounds, options and default, so a link to the edge of a slider opens on that edge and one past it is
+refused with the notice."""
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from i18n import translate
+from tests.app_links import open_from_link
+from ui.specs import SPECS
+from ui.specs import normalization
+from ui.specs import decoding
+from ui.widget_spec import WidgetSpec
+
+WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
+# What a page draws at the edge only with another value set (the padded count, under the padding mask)
+EDGE_EXTRA = {"attention_steps": {"mask": "padding"}}
+# Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length
+NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key}
+PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare"]
+
+
+def page_specs(page: str) -> list[WidgetSpec]:
+    """The page's widgets with bounds or options (not the sentence: any text is one)."""
+    return [spec for spec in SPECS.values() if page in spec.pages and (spec.options, spec.low) != (None, None)]
+
+
+def link_text(spec: WidgetSpec, value) -> str:
+    """As ui.share writes it: true/false, layers and heads counted from 1 (with v=2 in the link)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value + 1) if spec.counted and isinstance(value, int) else str(value)
+
+
+def bad_texts(spec: WidgetSpec, state: dict) -> list[str]:
+    """Link values the widget does not offer: words where it takes numbers or names, numbers past each end."""
+    texts = ["no-such-choice"]
+    if spec.options is None and spec.low is not None:
+        low, high = spec.bounds(state)
+        texts += [link_text(spec, low - 1), link_text(spec, high + 1)]
+        if spec.step > 1:
+            texts.append(link_text(spec, low + 1))
+    elif spec.options is not None and all(isinstance(o, (int, float)) for o in spec.choices(state)):
+        texts.append(str(max(spec.choices(state)) * 1000 + 7))
+    return texts
+
+
+def widget(at: AppTest, key: str):
+    found = [w for kind in WIDGET_TYPES for w in at.get(kind) if w.key == key]
+    assert len(found) == 1, f"{key}: {len(found)} widgets"
+    return found[0]
+
+
+def test_the_registry_holds_every_page_and_each_name_once():
+    keys = [spec.key for spec in SPECS.values()]
+    assert len(set(keys)) == len(keys)
+    assert {page for spec in SPECS.values() for page in spec.pages} == {"attention", *PAGES}
+    names = list(SPECS)
+    assert names.index("model") < names.index("layer") < names.index("cmp_head")  # the model before its heads
+    assert names.index("pe_len") < names.index("pe_pos") and names.index("batch") < names.index("norm_seq")
+
+
+@pytest.mark.parametrize("name", [name for name, spec in SPECS.items() if spec.default is not None])
+def test_every_default_is_one_the_widget_offers(name):
+    spec, state = SPECS[name], {}
+    default = spec.initial(state)
+    assert spec.allows(default, state)
+    assert spec.parse(str(default).lower() if isinstance(default, bool) else str(default), state) == default
+
+
+@pytest.mark.parametrize("name", [name for name in SPECS if name != "sentence"])  # any text is a sentence
+def test_every_spec_refuses_a_value_it_does_not_offer(name):
+    spec, state = SPECS[name], {}
+    for text in bad_texts(spec, state):
+        with pytest.raises((ValueError, KeyError, TypeError)):
+            # counted specs: the text in session_state's counting, as ui.share hands it over
+            spec.parse(str(int(text) - 1) if spec.counted and text.lstrip("-").isdigit() else text, state)
+
+
+def test_a_value_out_of_bounds_is_brought_back_inside():
+    state = {"pe_length": 16}
+    assert SPECS["pe_pos"].fitted(40, state) == 15  # a shorter length: the position moves to its end
+    assert SPECS["scale"].fitted(0.125, {"scaling_dk": 4}) == 0.5  # d_k 64's 1/√d_k follows d_k: 1/√4
+    assert SPECS["dec_head"].fitted(7, {}) == "all"  # a head the model lacks: back to every head
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page):
+    specs = [spec for spec in page_specs(page) if spec.key not in NARROWED_BY_DATA]
+    at = open_from_link(page)[0]
+    state = {key: at.session_state[key] for key in [spec.key for spec in page_specs(page)]
+             if key in at.session_state}
+    edge = {}
+    for spec in specs:  # in the specs' order: a bound that depends on a length reads the length's edge
+        state[spec.key] = spec.choices(state)[-1]
+        edge[spec.url] = link_text(spec, state[spec.key])
+    at, notice = open_from_link(page, {**edge, **EDGE_EXTRA.get(page, {}), "v": "2"})
+    assert notice == ""
+    for spec in specs:
+        drawn = widget(at, spec.key)
+        assert drawn.value == spec.choices(at.session_state)[-1], spec.key
+        if drawn.type in ("slider", "number_input"):  # its bounds are the parser's
+            assert (drawn.min, drawn.max) == spec.bounds(at.session_state), spec.key
+        elif drawn.type != "toggle":  # a select slider, selectbox or radio: one option per offered value
+            assert len(drawn.options) == len(spec.choices(at.session_state)), spec.key
+    past = {spec.url: bad_texts(spec, state)[-1] for spec in specs}
+    notice = open_from_link(page, {**past, "v": "2"})[1]
+    assert notice.startswith(translate("en", "share.bad_link", names="")[:30])
+    assert set(re.search(r"\(([^)]*)\)", notice).group(1).split(", ")) == set(past), notice

@@ -1,0 +1,23 @@
+"""Every shareable widget's spec (ui/widget_spec.py), collected from one small module per page.
+
+A link to any page is parsed on the session's first run, whichever page it opens, so every module is imported
+here, found by listing this folder: a new page adds its module and nothing else. `common` comes first (the
+model before any layer or head); within a module, specs keep their order (lengths before positions).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+
+from ui.widget_spec import State, WidgetSpec
+
+_MODULES = sorted((module.name for module in pkgutil.iter_modules(__path__)), key=lambda name: (name != "common", name))
+_LOADED = [importlib.import_module(f"{__name__}.{name}") for name in _MODULES]
+
+# link parameter name -> spec, in the order a link is read
+SPECS: dict[str, WidgetSpec] = {spec.url: spec for module in _LOADED for spec in module.SPECS}
+# Values a page keeps while it is not shown but that are not in links: session_state key -> check(value, state),
+# which returns the value if the current model or page still offers it, else raises ValueError (KeyError, TypeError).
+KEPT_ONLY: dict[str, Callable[[object, State], object]] = {
+    key: check for module in _LOADED for key, check in getattr(module, "KEPT_ONLY", {}).items()}

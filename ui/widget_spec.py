@@ -1,0 +1,165 @@
+"""One spec per shareable widget: its key, its name in links, its page, its default and its bounds or options.
+
+The widget is drawn from the spec (spec_slider, spec_select, ... below) and the link parser (ui/share.py) reads
+the same spec, so a bound or a default is written once. Bounds, options and defaults may be functions of the
+session's state (a position slider ends at the chosen length; a layer picker at the chosen model's depth): they
+get session_state (or any mapping) and are read when needed.
+
+The widgets take their value from session_state, never from value=/index= (Streamlit warns when a widget has
+both, and a link may have set the value before the widget is drawn): prepare() puts the default there on the
+first run and brings a value that no longer fits (a shorter length, another model) back inside the bounds.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from ui.display import presenting
+
+State = Mapping[str, Any]
+Bound = int | Callable[[State], int]
+
+
+def _read(value, state: State):
+    return value(state) if callable(value) else value
+
+
+def boolean(text: str) -> bool:
+    """Link text of a switch: true/false (True/False from Python's str() too)."""
+    if text not in ("true", "false", "True", "False"):
+        raise ValueError(f"{text!r} is not true or false")
+    return text.lower() == "true"
+
+
+@dataclass(frozen=True)
+class WidgetSpec:
+    key: str  # session_state key, which is also the widget's key
+    url: str  # the parameter's name in links and lesson files
+    default: Any  # the value on a first visit; or a function of the state
+    pages: tuple[str, ...] = ()  # url paths of the pages it belongs to; empty: every page
+    low: Bound | None = None  # an integer between low and high (inclusive), every `step`-th ...
+    high: Bound | None = None
+    step: int = 1
+    options: Collection | Callable[[State], Collection] | None = None  # ... or one of these
+    convert: Callable[[str], Any] = str  # link text -> value; raises ValueError (KeyError, TypeError) if none
+    counted: bool = False  # a layer or head number: 1-based in links (0-based in session_state)
+    refit: Any = None  # the value taken when the current one is no longer offered (None: the default)
+
+    def bounds(self, state: State) -> tuple[int, int]:
+        return _read(self.low, state), _read(self.high, state)
+
+    def choices(self, state: State) -> list:
+        """What the widget offers now: its options, or every step of its range."""
+        if self.options is not None:
+            return list(_read(self.options, state))
+        low, high = self.bounds(state)
+        return list(range(low, high + 1, self.step))
+
+    def allows(self, value, state: State) -> bool:
+        if self.options is not None:
+            return value in _read(self.options, state)
+        if self.low is None:  # free text (the sentence, a training id): convert checks it
+            return True
+        low, high = self.bounds(state)
+        return isinstance(value, int) and low <= value <= high and (value - low) % self.step == 0
+
+    def parse(self, text: str, state: State):
+        """Link text -> a value this widget offers now; ValueError when it does not fit."""
+        value = self.convert(text)
+        if not self.allows(value, state):
+            raise ValueError(f"{self.url}={text!r} is not offered")
+        return value
+
+    def initial(self, state: State):
+        return _read(self.default, state)
+
+    def current(self, state: State):
+        """The value in the state, or the default before the widget was first drawn."""
+        return state[self.key] if self.key in state else self.initial(state)
+
+    def fitted(self, value, state: State):
+        """The offered value nearest to `value`: a number is clamped into the range, an option no longer offered
+        becomes `refit` (or the default)."""
+        if self.allows(value, state):
+            return value
+        if self.options is None and isinstance(value, int):
+            low, high = self.bounds(state)
+            return min(max(value, low), high)
+        return _read(self.default if self.refit is None else self.refit, state)
+
+
+SEED_MAX = 10_000  # the pages' random seeds: 0..SEED_MAX
+
+
+def seed_spec(key: str, url: str, pages: tuple[str, ...]) -> WidgetSpec:
+    """A page's random seed, drawn with secondary_number (presenter mode hides it)."""
+    return WidgetSpec(key, url, 0, pages, low=0, high=SEED_MAX, convert=int)
+
+
+def prepare(spec: WidgetSpec):
+    """Before the widget is drawn: its value in session_state, inside its bounds; -> that value.
+
+    A page that hides the widget (presenter mode) reads this instead of drawing it; ui.share.keep_view_state puts
+    back the value Streamlit drops at the end of a run that does not draw the widget."""
+    state = st.session_state
+    value = spec.fitted(spec.current(state), state)
+    if state.get(spec.key, object()) != value:
+        state[spec.key] = value
+    return value
+
+
+def spec_slider(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    prepare(spec)
+    low, high = spec.bounds(st.session_state)
+    return where.slider(label, low, high, step=spec.step, key=spec.key, **kwargs)
+
+
+def spec_number(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    prepare(spec)
+    low, high = spec.bounds(st.session_state)
+    return where.number_input(label, low, high, step=spec.step, key=spec.key, **kwargs)
+
+
+def knob_columns(shown: int) -> list:
+    """A row of columns for `shown` knobs and, last, one for the secondary knob (secondary_number), which presenter
+    mode hides."""
+    return st.columns(shown if presenting() else shown + 1)
+
+
+def secondary_number(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    """A secondary knob (a page's random seed): hidden in presenter mode, where the value chosen before stays
+    (prepare reads it; ui.share.keep_view_state keeps it while the widget is not drawn)."""
+    if presenting():
+        return prepare(spec)
+    return spec_number(spec, label, where=where, **kwargs)
+
+
+def spec_select(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    prepare(spec)
+    return where.selectbox(label, spec.choices(st.session_state), key=spec.key, **kwargs)
+
+
+def spec_select_slider(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    prepare(spec)
+    return where.select_slider(label, options=spec.choices(st.session_state), key=spec.key, **kwargs)
+
+
+def spec_radio(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    prepare(spec)
+    return where.radio(label, spec.choices(st.session_state), key=spec.key, **kwargs)
+
+
+def spec_segmented(spec: WidgetSpec, label: str, *, where=st, **kwargs):
+    """A required segmented control (one choice always on); its value, or the default in the instant a click
+    has cleared it."""
+    prepare(spec)
+    value = where.segmented_control(label, spec.choices(st.session_state), key=spec.key, required=True, **kwargs)
+    return spec.initial(st.session_state) if value is None else value
+
+
+def spec_toggle(spec: WidgetSpec, label: str, *, where=st, **kwargs) -> bool:
+    prepare(spec)
+    return where.toggle(label, key=spec.key, **kwargs)
