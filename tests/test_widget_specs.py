@@ -16,6 +16,7 @@ from ui.widget_spec import WidgetSpec
 WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
 # What a page draws at the edge only with another value set (the padded count, under the padding mask)
 EDGE_EXTRA = {"attention_steps": {"mask": "padding"}}
+OPEN_SECTIONS = {"positional": {"pe_open_dials": True}}  # the position slider is in a folded section
 # Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length
 NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key}
 PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare"]
@@ -88,14 +89,14 @@ def test_a_value_out_of_bounds_is_brought_back_inside():
 @pytest.mark.parametrize("page", PAGES)
 def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page):
     specs = [spec for spec in page_specs(page) if spec.key not in NARROWED_BY_DATA]
-    at = open_from_link(page)[0]
+    at = open_from_link(page, **OPEN_SECTIONS.get(page, {}))[0]
     state = {key: at.session_state[key] for key in [spec.key for spec in page_specs(page)]
              if key in at.session_state}
     edge = {}
     for spec in specs:  # in the specs' order: a bound that depends on a length reads the length's edge
         state[spec.key] = spec.choices(state)[-1]
         edge[spec.url] = link_text(spec, state[spec.key])
-    at, notice = open_from_link(page, {**edge, **EDGE_EXTRA.get(page, {}), "v": "2"})
+    at, notice = open_from_link(page, {**edge, **EDGE_EXTRA.get(page, {}), "v": "2"}, **OPEN_SECTIONS.get(page, {}))
     assert notice == ""
     for spec in specs:
         drawn = widget(at, spec.key)
