@@ -7,6 +7,7 @@ from i18n import tr
 from ui.display import presenting
 from ui.errors import page_guard
 from ui.lesson_bar import lesson_bar, lesson_picker
+from ui.page_menu import page_menu, page_menu_place
 from ui.share import restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
 from ui.train_view import lost_training_notice
@@ -38,7 +39,9 @@ with page_guard():
         tr("lessons.nav_group"): [st.Page("app_pages/teacher.py", title=tr("lessons.nav_teacher"),
                                           icon=":material/co_present:")],
     }
-    navigation = st.navigation(pages)
+    # Hidden: ui/page_menu draws the same list with links that carry each page's view (one history entry a page).
+    navigation = st.navigation(pages, position="hidden")
+    menu = page_menu_place()
     show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
     render_sidebar()
     lesson_picker()
@@ -49,5 +52,6 @@ with page_guard():
     # After the page, once: its widgets have set their defaults by now, so the address is complete and a page
     # change adds one history entry (a write before the page too added a half-written address on a first visit).
     write_to_url(navigation.url_path)
+    page_menu(menu, pages, navigation.url_path)
     with st.sidebar:
         share_link(navigation.url_path)

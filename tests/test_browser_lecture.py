@@ -9,7 +9,7 @@ from tests.browser_steps import no_exception, wait_idle
 
 
 def _sidebar_page(page: Page, title: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+    page.locator(".st-key-page_menu").get_by_text(title, exact=True).click()
     wait_idle(page)
 
 
@@ -53,6 +53,24 @@ def test_a_page_keeps_its_view_and_back_returns_to_it(page: Page, app_url):
     expect(page.get_by_role("heading", name="Positional encoding").first).to_be_visible()
     _sidebar_page(page, "Transformer attention")  # away and back through the sidebar: the same head
     expect(head_3).to_be_visible()
+    no_exception(page)
+
+
+def test_a_page_link_carries_its_view_so_back_takes_one_press(page: Page, app_url):
+    page.goto(f"{app_url}/attention?sentence=i+am+a+student&kind=encoder_self&layer=1&head=1&v=2")
+    wait_idle(page)
+    _pick(page, "Head", "3")
+    _sidebar_page(page, "Positional encoding")
+    menu_link = page.locator(".st-key-page_menu").get_by_role("link", name="Transformer attention")
+    expect(menu_link).to_have_attribute("href", re.compile(r"attention\?.*head=3"))  # the menu keeps the view
+    _sidebar_page(page, "Transformer attention")
+    expect(page).to_have_url(re.compile(r"/attention\?.*head=3"))
+    _sidebar_page(page, "Positional encoding")  # a second visit: the link has the page's whole address
+    expect(page).to_have_url(re.compile(r"/positional\?.*pe_d=64"))
+    page.go_back()  # one press: no half-written or bare address in between
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"/attention\?.*head=3"))
+    expect(page.get_by_text("Encoder self-attention · layer 1 · head 3").first).to_be_visible()
     no_exception(page)
 
 

@@ -103,7 +103,7 @@ def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_u
         expect(student.get_by_role("button", name="Next stop")).to_have_count(0)
         expect(student.get_by_test_id("stMetric")).to_have_count(0)
         expect(student.get_by_text("stop 1 of")).to_be_visible()  # the link made them a student of the class
-        student.get_by_test_id("stSidebarNav").get_by_role("link", name="Teacher").click()  # in the same session
+        student.locator(".st-key-page_menu").get_by_role("link", name="Teacher").click()  # in the same session
         wait_idle(student)
         expect(student.get_by_role("button", name="Start a class")).to_be_visible()  # only "start your own"
         expect(student.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)

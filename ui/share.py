@@ -160,9 +160,14 @@ def _current(page: str) -> dict[str, str]:
     return values
 
 
+def view_query(page: str) -> dict[str, str]:
+    """The query string write_to_url writes for `page` with the values kept now (ui/page_menu's links carry it)."""
+    return {**_current(page), **st.session_state.get(URL_EXTRA, {})}
+
+
 def write_to_url(page: str) -> None:
     """Mirror the current page's shareable state into the address bar (and drop other pages' values)."""
-    values = {**_current(page), **st.session_state.get(URL_EXTRA, {})}
+    values = view_query(page)
     if st.query_params.to_dict() != values:
         # One update, so one entry in the browser's history per view (a value set at a time made one per value,
         # and Back stepped through half-written addresses).
