@@ -60,6 +60,11 @@ def test_a_page_link_carries_its_view_so_back_takes_one_press(page: Page, app_ur
     page.goto(f"{app_url}/attention?sentence=i+am+a+student&kind=encoder_self&layer=1&head=1&v=2")
     wait_idle(page)
     _pick(page, "Head", "3")
+    _sidebar_page(page, "Positional encoding")  # a first visit: the link has the page's defaults
+    expect(page).to_have_url(re.compile(r"/positional\?.*pe_d=64"))
+    page.go_back()
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"/attention\?.*head=3"))
     _sidebar_page(page, "Positional encoding")
     menu_link = page.locator(".st-key-page_menu").get_by_role("link", name="Transformer attention")
     expect(menu_link).to_have_attribute("href", re.compile(r"attention\?.*head=3"))  # the menu keeps the view

@@ -30,5 +30,5 @@ def page_menu(place, pages: dict[str, list], current: str) -> None:
             st.caption(section)
             for page in section_pages:
                 # The page being shown gets no query string of its own: its widgets may change in this run.
-                query = None if page.url_path == current else view_query(page.url_path) or None
+                query = None if page.url_path == current else view_query(page.url_path, link=True) or None
                 st.page_link(page, query_params=query)

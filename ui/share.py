@@ -144,13 +144,19 @@ def show_url_notice() -> None:
         st.info(tr("share.bad_link", names=", ".join(ignored)))
 
 
-def _current(page: str) -> dict[str, str]:
-    """The shareable values of this page (and the global ones) as URL text; `v` when it has a layer or head."""
+def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:
+    """The shareable values of this page (and the global ones) as URL text; `v` when it has a layer or head.
+
+    first_visit_defaults: a value the page has not set yet (never visited) is its spec's default, as the page will
+    set it when it opens.
+    """
     values = {}
     for name, spec in SPECS.items():
         if spec.pages and page not in spec.pages:
             continue
         value = st.session_state.get(spec.key)
+        if value is None and first_visit_defaults and spec.pages:
+            value = spec.fitted(spec.current(st.session_state), st.session_state)
         if value is None or value == "" or (spec.key == PRESENTER and not value) or (
                 spec.key == LANGUAGE and value == "en"):
             continue
@@ -160,9 +166,19 @@ def _current(page: str) -> dict[str, str]:
     return values
 
 
-def view_query(page: str) -> dict[str, str]:
-    """The query string write_to_url writes for `page` with the values kept now (ui/page_menu's links carry it)."""
-    return {**_current(page), **st.session_state.get(URL_EXTRA, {})}
+# Pages whose first view is chosen from the data when they open (the attention page's sharpest head): a link to a
+# first visit cannot name it in advance, and naming the spec's default would override that choice.
+FIRST_VIEW_FROM_DATA = {"attention"}
+
+
+def view_query(page: str, link: bool = False) -> dict[str, str]:
+    """The query string write_to_url writes for `page` with the values kept now.
+
+    link: for ui/page_menu's links from another page; a page never visited gets its defaults, so the address the
+    link opens is the one the page writes (one history entry per page change).
+    """
+    defaults = link and page not in FIRST_VIEW_FROM_DATA
+    return {**_current(page, first_visit_defaults=defaults), **st.session_state.get(URL_EXTRA, {})}
 
 
 def write_to_url(page: str) -> None:
