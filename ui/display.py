@@ -111,14 +111,16 @@ def _file_stem(name: str) -> str:
 
 
 def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
-               table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None) -> None:
+               table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
+               on_select: Callable[[], None] | None = None) -> None:
     """Draw a plotly figure the same way everywhere.
 
     name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
     where: a column or container (default: the page). table: the numbers offered as CSV when the figure's own
     (viz.export.figure_table) are not the right ones. The camera button saves PNG or SVG (sidebar setting); a CSV
     button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
-    scales, and hides the download button.
+    scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
+    then in st.session_state[key]).
     """
     where = where or st
     key = key or name
@@ -129,7 +131,10 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}
-    where.plotly_chart(shown, key=key, config=config)
+    if on_select is None:
+        where.plotly_chart(shown, key=key, config=config)
+    else:
+        where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
     if presenter:
         return
 
