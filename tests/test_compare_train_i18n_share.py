@@ -22,7 +22,9 @@ def _open(page: str, query: dict[str, str] | None = None, **state) -> AppTest:
 
 
 def _titles(at: AppTest) -> list[str]:
-    return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    """Chart titles as read (a long title is wrapped with <br> to fit its column)."""
+    return [json.loads(chart.proto.spec)["layout"]["title"]["text"].replace("<br>", " ")
+            for chart in at.get("plotly_chart")]
 
 
 def _csv_keys(at: AppTest) -> list[str]:

@@ -122,11 +122,12 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
     then in st.session_state[key]).
     """
+    in_column = where is not None
     where = where or st
     key = key or name
     presenter = presenting()
-    # In a column (half the page) a long title is wrapped: plotly would cut it off at the chart's edge.
-    shown = for_projection(fig) if presenter else fit_title(fig, COLUMN_TITLE_WIDTH if where is not None else
+    # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
+    shown = for_projection(fig) if presenter else fit_title(fig, COLUMN_TITLE_WIDTH if in_column else
                                                                PAGE_TITLE_WIDTH)
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
