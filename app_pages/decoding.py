@@ -5,12 +5,13 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from ui.attention_view import cached_figure, show_top_tokens
-from ui.display import presenting, show_chart
+from ui.display import explanation, presenting, show_chart
 from ui.state import current_analysis
 from viz.attention import label
 
 st.title(tr("decoding.title"))
-st.write(tr("decoding.intro"))
+with explanation():  # presenter mode: folded, the maps above the fold at 1280×720
+    st.write(tr("decoding.intro"))
 
 
 def _head_name(head: int | str) -> str:
@@ -23,13 +24,15 @@ if analysis is not None:
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
     st.session_state["decode_step"] = min(st.session_state.get("decode_step", 1), steps)
-    c = st.columns([1, 1, 6])
+    # Previous and Next beside the step slider: one row, so the maps start above the fold when projected
+    c = st.columns([1, 1, 6], vertical_alignment="bottom")
     if c[0].button(tr("decoding.previous"), disabled=st.session_state["decode_step"] <= 1):
         st.session_state["decode_step"] -= 1
     if c[1].button(tr("decoding.next"), disabled=st.session_state["decode_step"] >= steps):
         st.session_state["decode_step"] += 1
-    step = st.slider(tr("decoding.step"), 1, max(steps, 2), key="decode_step", disabled=steps < 2) - 1
-    st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
+    step = c[2].slider(tr("decoding.step"), 1, max(steps, 2), key="decode_step", disabled=steps < 2) - 1
+    if not presenting():  # projected, the slider shows the step
+        st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
     st.code(" ".join(["<bos>"] + produced[:step]) + f"  →  {produced[step]}", language=None)
     writing = label(produced[step])  # model output shown in a plotly title: escaped like every token
     left, right = st.columns(2)

@@ -94,3 +94,22 @@ def test_no_chart_title_is_clipped_or_overlapped_on_any_page(page: Page, app_url
             page.screenshot(path=f"/tmp/clipped_{path or 'home'}_{width}.png", full_page=True)
     assert not problems, problems
     no_exception(page)
+
+
+# --- presenter mode at a projector's 1280 × 720: the main chart starts on the first screen ----------------------
+
+@pytest.mark.parametrize("path", ["compare?sentence=i+am+a+student", "decoding?sentence=i+am+a+student",
+                                  "positional", "attention?sentence=i+am+a+student"])
+def test_presenter_mode_shows_the_main_chart_on_the_first_screen(page: Page, app_url, path):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{app_url}/{path}{'&' if '?' in path else '?'}presenter=true")
+    chart = page.locator(".js-plotly-plot").first
+    expect(chart).to_be_visible()
+    wait_idle(page)
+    box = chart.bounding_box()
+    visible = min(box["y"] + box["height"], 720) - max(box["y"], 0)
+    page.screenshot(path=f"/tmp/presenter_{path.split('?')[0]}_1280x720.png")
+    # its title and a good part of the map on the projected screen: 200 px, or all of a smaller chart
+    assert 0 < box["y"] and visible >= min(200, box["height"]), (path, box)
+    expect(page.get_by_text("How to read these maps")).to_be_visible()  # the explanation is one click away
+    no_exception(page)

@@ -46,6 +46,12 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
+def explanation():
+    """Where a page's opening explanation goes: the page itself, or, in presenter mode, a folded "How to read these
+    maps" section, so that the main chart starts above the fold of a 1280×720 projector (the teacher explains)."""
+    return st.expander(tr("lecture.how_to_read")) if presenting() else st.container()
+
+
 def strongest_shade() -> str:
     """How the largest weight looks in the colour scale in use, for explanations: dark in Blues (the default),
     bright yellow in Cividis (presenter mode, viz/presentation.py)."""
