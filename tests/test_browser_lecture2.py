@@ -113,3 +113,27 @@ def test_presenter_mode_shows_the_main_chart_on_the_first_screen(page: Page, app
     assert 0 < box["y"] and visible >= min(200, box["height"]), (path, box)
     expect(page.get_by_text("How to read these maps")).to_be_visible()  # the explanation is one click away
     no_exception(page)
+
+
+# --- suggestions for a word the model does not know -----------------------------------------------------------
+
+def test_typing_an_unknown_word_offers_known_words_and_a_click_puts_one_in(page: Page, app_url):
+    page.goto(f"{app_url}/attention?sentence=i+am+a+student")
+    wait_idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    box = sidebar.get_by_label("Sentence", exact=True)
+    box.fill("I am a Stud")  # half a word, as a teacher types it
+    box.press("Enter")
+    wait_idle(page)
+    offer = sidebar.get_by_text("The model does not know stud. Words it knows:")
+    offer.scroll_into_view_if_needed()
+    expect(offer).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Unreliable:"))).to_be_visible()  # the translation read <unk>
+    page.screenshot(path=SCREENSHOTS / "suggestions.png")
+    sidebar.get_by_role("button", name="student", exact=True).click()
+    wait_idle(page)
+    expect(box).to_have_value("I am a student")  # the word replaced, the rest as typed
+    expect(sidebar.get_by_text(re.compile("does not know"))).to_have_count(0)
+    expect(page.get_by_text(re.compile(r"^Unreliable:"))).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"sentence=I(\+|%20)am(\+|%20)a(\+|%20)student"))
+    no_exception(page)
