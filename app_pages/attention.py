@@ -5,7 +5,7 @@ from i18n import tr
 from model.sources import TRANSLATION
 from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
 from ui.attention_view import attention_explorer
-from ui.display import presenting, show_chart, strongest_shade
+from ui.display import explanation, presenting, show_chart, strongest_shade
 from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse_ablated, current_attention
 from ui.text import escape_markdown
@@ -13,10 +13,7 @@ from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 
 st.title(tr("attention.title"))
-if presenting():  # the chart above the fold at 1280×720: the explanation is one click away
-    with st.expander(tr("lecture.how_to_read")):
-        st.write(tr("attention.intro", shade=strongest_shade()))
-else:
+with explanation():  # presenter mode: folded, the chart above the fold at 1280×720
     st.write(tr("attention.intro", shade=strongest_shade()))
 
 analysis = current_attention()  # model.sources: the maps of whatever model is chosen

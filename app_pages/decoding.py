@@ -5,14 +5,15 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from ui.attention_view import cached_figure, show_top_tokens
-from ui.display import presenting, show_chart
+from ui.display import explanation, presenting, show_chart
 from ui.specs.decoding import ALL_HEADS, HEAD, LAYER, STEP
 from ui.state import current_analysis
 from ui.widget_spec import prepare, spec_select
 from viz.attention import html_escaped
 
 st.title(tr("decoding.title"))
-st.write(tr("decoding.intro"))
+with explanation():  # presenter mode: folded, the maps above the fold at 1280×720
+    st.write(tr("decoding.intro"))
 
 
 def _head_name(head: int | str) -> str:
@@ -25,13 +26,15 @@ if analysis is not None:
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
     st.session_state[STEP.key] = min(prepare(STEP), steps)  # a linked step, within this sentence's translation
-    c = st.columns([1, 1, 6])
+    # Previous and Next beside the step slider: one row, so the maps start above the fold when projected
+    c = st.columns([1, 1, 6], vertical_alignment="bottom")
     if c[0].button(tr("decoding.previous"), disabled=st.session_state[STEP.key] <= STEP.low):
         st.session_state[STEP.key] -= 1
     if c[1].button(tr("decoding.next"), disabled=st.session_state[STEP.key] >= steps):
         st.session_state[STEP.key] += 1
-    step = st.slider(tr("decoding.step"), STEP.low, max(steps, 2), key=STEP.key, disabled=steps < 2) - 1
-    st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
+    step = c[2].slider(tr("decoding.step"), STEP.low, max(steps, 2), key=STEP.key, disabled=steps < 2) - 1
+    if not presenting():  # projected, the slider shows the step
+        st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
     st.code(" ".join(["<bos>"] + produced[:step]) + f"  →  {produced[step]}", language=None)
     writing = html_escaped(produced[step])  # model output shown in a plotly title: escaped like every token
     left, right = st.columns(2)

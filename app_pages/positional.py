@@ -4,7 +4,7 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
-from ui.display import folded_section, presenting, shared_figure, show_chart
+from ui.display import explanation, folded_section, presenting, shared_figure, show_chart
 from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
@@ -15,7 +15,8 @@ from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials
                             similarity_by_offset, similarity_heatmap)
 
 st.title(tr("positional.title"))
-st.write(tr("positional.intro"))
+introduction = explanation()  # presenter mode: the introduction and the formula folded, the matrix above the fold
+introduction.write(tr("positional.intro"))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -32,10 +33,11 @@ st.session_state["pe_dims"] = [d for d in st.session_state.get("pe_dims", DEFAUL
 k = spec_slider(OFFSET, tr("positional.offset"), where=c[2], help=tr("positional.offset_help"))
 pe = sinusoidal(length, d_model, k)
 
-st.subheader(tr("positional.formula_title"))
-st.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
-         r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
-st.write(tr("positional.formula_text"))
+formula = introduction if presenter else st.container()
+formula.subheader(tr("positional.formula_title"))
+formula.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
+              r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
+formula.write(tr("positional.formula_text"))
 st.subheader(tr("positional.matrix_title"))
 # shared_figure: the page's figures depend only on its sliders, and a class mostly looks at the same settings.
 show_chart(shared_figure(("pe_matrix", length, d_model), lambda: encoding_heatmap(

@@ -88,7 +88,8 @@ def chart_figures(at: AppTest) -> list[go.Figure]:
 
 
 def chart_titles(at: AppTest) -> list[str]:
-    return [spec["layout"]["title"]["text"] for spec in chart_specs(at)]
+    """Chart titles as read: a title wider than its column is wrapped with <br> (viz.presentation), read as a space."""
+    return [spec["layout"]["title"]["text"].replace("<br>", " ") for spec in chart_specs(at)]
 
 
 def trace_array(values) -> np.ndarray:

@@ -27,8 +27,8 @@ from ui.explain_view import grid_labels, show_explain
 from ui.specs.attention import (COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC,
                                 RESCALE_FACTOR)
 from ui.widget_spec import prepare, spec_select_slider, spec_toggle
-from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, head_grid,
-                           head_statistics_table, probability_bars)
+from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
+                           head_grid, head_statistics_table, probability_bars)
 from viz.encoder import thin_tick_labels
 
 def view_label(view: str) -> str:
@@ -73,6 +73,7 @@ class AttentionMaps:
 
 LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
 TICK_LABELS_MAX = 64  # above this many tokens a heatmap axis labels every k-th token only
+GRID_KEY = "grid"  # the all-heads chart's key: its selection (a clicked thumbnail) is st.session_state[GRID_KEY]
 GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
 
 
@@ -231,12 +232,17 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
 
 
 def _focus(layer: int, head: int) -> None:
-    """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn).
-
-    Buttons, not a click on the thumbnail: Streamlit's plotly selection (on_select) reports clicks on points of
-    scatter-like traces and on hierarchy charts, not on heatmap cells (checked with streamlit 1.67 in Chromium)."""
+    """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn)."""
     st.session_state["attn_layer"], st.session_state["attn_head"] = layer, head
     st.session_state["attn_view"] = "Head"
+
+
+def _focus_clicked_thumbnail() -> None:
+    """A click on a thumbnail (the grid's invisible scatter points, viz.attention.head_grid) opens that head."""
+    points = st.session_state[GRID_KEY].selection.points
+    heads = [head for head in map(grid_head, points) if head is not None]
+    if heads:
+        _focus(*heads[0])
 
 
 def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
@@ -249,7 +255,7 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
         masked = None
     show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=attention_kind_label(maps.kind)),
                          selected=(layer, head), masked=masked, labels=labels), f"attention_{maps.kind}_all_heads",
-               key="grid")
+               key=GRID_KEY, on_select=_focus_clicked_thumbnail)
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
     if not presenting():

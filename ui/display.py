@@ -46,6 +46,12 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
+def explanation():
+    """Where a page's opening explanation goes: the page itself, or, in presenter mode, a folded "How to read these
+    maps" section, so that the main chart starts above the fold of a 1280×720 projector (the teacher explains)."""
+    return st.expander(tr("lecture.how_to_read")) if presenting() else st.container()
+
+
 def strongest_shade() -> str:
     """How the largest weight looks in the colour scale in use, for explanations: dark in Blues (the default),
     bright yellow in Cividis (presenter mode, viz/presentation.py)."""
@@ -111,25 +117,31 @@ def _file_stem(name: str) -> str:
 
 
 def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
-               table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None) -> None:
+               table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
+               on_select: Callable[[], None] | None = None) -> None:
     """Draw a plotly figure the same way everywhere.
 
     name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
     where: a column or container (default: the page). table: the numbers offered as CSV when the figure's own
     (viz.export.figure_table) are not the right ones. The camera button saves PNG or SVG (sidebar setting); a CSV
     button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
-    scales, and hides the download button.
+    scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
+    then in st.session_state[key]).
     """
+    in_column = where is not None
     where = where or st
     key = key or name
     presenter = presenting()
-    # In a column (half the page) a long title is wrapped: plotly would cut it off at the chart's edge.
-    shown = for_projection(fig) if presenter else fit_title(fig, COLUMN_TITLE_WIDTH if where is not None else
+    # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
+    shown = for_projection(fig) if presenter else fit_title(fig, COLUMN_TITLE_WIDTH if in_column else
                                                                PAGE_TITLE_WIDTH)
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}
-    where.plotly_chart(shown, key=key, config=config)
+    if on_select is None:
+        where.plotly_chart(shown, key=key, config=config)
+    else:
+        where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
     if presenter:
         return
 

@@ -3,12 +3,13 @@ a sentence with words it does not know (the translation marked unreliable, the n
 from __future__ import annotations
 
 import difflib
+import re
 
 import streamlit as st
 
 from i18n import tr
 from model.checkpoint import LoadedModel
-from model.data import SPECIALS, english_parts_of_speech, make_en_fr
+from model.data import SPECIALS, english_parts_of_speech, is_punctuation, make_en_fr, tokenize
 from model.decode import DecodeResult
 from ui.text import escape_markdown
 
@@ -40,8 +41,62 @@ def _add_word() -> None:
         st.session_state["vocab_add"] = None
 
 
+SUGGESTIONS = 5  # known words offered for an unknown one
+_WORD = re.compile(r"[^\W_]+'?")  # a word as model.data.tokenize reads it (before lower-casing)
+
+
+def completions(typed: str, words: list[str], count: int = SUGGESTIONS) -> list[str]:
+    """Known words for a typed one: those that begin with it (shortest first: "stud" -> "student"), then the most
+    similar spellings (difflib: "studnet" -> "student")."""
+    starting = sorted((w for w in words if w.startswith(typed) and w != typed), key=lambda w: (len(w), w))
+    similar = difflib.get_close_matches(typed, words, n=count, cutoff=0.6)
+    return [w for w in dict.fromkeys(starting + similar) if w != typed][:count]
+
+
+def last_unknown_word(sentence: str, loaded: LoadedModel) -> str | None:
+    """The last word of the sentence the model has no id for (the one most likely being typed); punctuation is not
+    a word (model.decode leaves it out)."""
+    unknown = [t for t in tokenize(sentence) if t not in loaded.src_vocab.stoi and not is_punctuation(t)]
+    return unknown[-1] if unknown else None
+
+
+def replace_last(sentence: str, word: str, replacement: str) -> str:
+    """The sentence with the last occurrence of `word` (as tokenize reads it, any case) replaced, the rest as typed."""
+    spans = [m.span() for m in _WORD.finditer(sentence) if m.group().lower() == word]
+    if not spans:
+        return sentence
+    start, end = spans[-1]
+    return sentence[:start] + replacement + sentence[end:]
+
+
+def _use_suggestion(word: str, suggestion: str) -> None:
+    st.session_state[SENTENCE] = replace_last(st.session_state.get(SENTENCE, ""), word, suggestion)
+
+
+def word_suggestions(loaded: LoadedModel) -> None:
+    """Under the sentence box: when its last unknown word has known words like it, one button each; a click puts the
+    word in the sentence. Updated each time the sentence is submitted (Enter), since Streamlit's text box reports
+    whole entries, not key presses."""
+    word = last_unknown_word(st.session_state.get(SENTENCE, ""), loaded)
+    if word is None:
+        return
+    suggestions = completions(word, known_words(loaded))
+    if not suggestions:
+        st.caption(tr("suggestions.none", word=escape_markdown(word)))
+        return
+    st.caption(tr("suggestions.unknown_word", word=escape_markdown(word)))
+    with st.container(horizontal=True, gap="small"):
+        for number, suggestion in enumerate(suggestions):
+            # st.button labels are markdown: the suggestion is a known vocabulary word, escaped all the same
+            st.button(escape_markdown(suggestion), key=f"suggestion_{number}", on_click=_use_suggestion,
+                      args=(word, suggestion), help=tr("suggestions.replace_help", word=escape_markdown(word),
+                                                          suggestion=escape_markdown(suggestion)))
+
+
 def vocabulary_help(loaded: LoadedModel) -> None:
-    """Sidebar: a word picker that filters as you type (it adds the word to the sentence) and the grouped list."""
+    """Sidebar: suggestions for an unknown word typed, a word picker that filters as you type (it adds the word to
+    the sentence) and the grouped list."""
+    word_suggestions(loaded)
     words = known_words(loaded)
     st.selectbox(tr("lecture.vocab_add"), sorted(words), index=None, key="vocab_add", on_change=_add_word,
                  placeholder=tr("lecture.vocab_add_placeholder"), help=tr("lecture.vocab_add_help"))

@@ -104,9 +104,12 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
                 name=f"L{l + 1} H{h + 1}",
                 hovertemplate=f"{tr('attention.chart.layer_head', layer=l + 1, head=h + 1)}<br>{pair}"
                               f"<br>{weight} %{{z:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
-            fig.update_xaxes(showticklabels=False, row=l + 1, col=h + 1, **_ticks(key_tokens))
-            fig.update_yaxes(showticklabels=False, autorange="reversed", row=l + 1, col=h + 1,
+            # fixed ranges: the click targets' markers (below) would otherwise pad the axes past the cells
+            fig.update_xaxes(showticklabels=False, range=[-0.5, len(key_tokens) - 0.5], row=l + 1, col=h + 1,
+                             **_ticks(key_tokens))
+            fig.update_yaxes(showticklabels=False, range=[len(query_tokens) - 0.5, -0.5], row=l + 1, col=h + 1,
                              **_ticks(query_tokens))
+    _add_click_targets(fig, weights, query_tokens, key_tokens)
     if selected is not None:
         l, h = selected
         index = l * heads + h + 1
@@ -118,6 +121,62 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=weight)),
                       height=max(260, 170 * layers + 60), margin=dict(l=10, r=10, t=60, b=10))
     return fig
+
+
+CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter traces: controls, not data
+CLICK_TARGETS_MAX = 5000  # invisible markers in the whole grid (each is an SVG element in the browser)
+
+
+def _blocks(length: int, count: int) -> list[np.ndarray]:
+    return np.array_split(np.arange(length), min(count, length))
+
+
+def _block_name(tokens: list[str], block: np.ndarray) -> str:
+    first, last = html_escaped(tokens[block[0]]), html_escaped(tokens[block[-1]])
+    return first if len(block) == 1 else f"{first}…{last}"
+
+
+def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_tokens) -> None:
+    """An invisible scatter trace over each thumbnail, so that a click on it selects one of its points.
+
+    Streamlit's plotly selection (st.plotly_chart on_select) reports points of scatter traces, never heatmap cells
+    (streamlit issue #8760, plotly.js has no click data for heatmaps). Each point carries its head as
+    customdata[3:5] (layer, head, 0-based). One marker per cell while the whole grid stays under CLICK_TARGETS_MAX
+    markers; a bigger grid gets one marker per block of cells, its hover naming the block ("first…last") and its
+    mean weight. The markers win plotly's hover over the heatmap (a point under the cursor is nearer than a cell),
+    so they carry the same "query … → key …" hover.
+    """
+    layers, heads, rows, cols = weights.shape
+    side = max(2, int((CLICK_TARGETS_MAX / (layers * heads)) ** 0.5))  # markers a side per thumbnail
+    row_blocks, col_blocks = _blocks(rows, side), _blocks(cols, side)
+    ys = np.array([block.mean() for block in row_blocks])
+    xs = np.array([block.mean() for block in col_blocks])
+    grid_y, grid_x = (a.ravel() for a in np.meshgrid(ys, xs, indexing="ij"))
+    names = [(_block_name(query_tokens, r), _block_name(key_tokens, c)) for r in row_blocks for c in col_blocks]
+    # thumbnail height in px (figure height less margins, split among the rows) / blocks: the marker's size
+    height = fig.layout.height or max(260, 170 * layers + 60)
+    size = max(6, int((height - 70) / layers * 0.9 / len(row_blocks)))
+    pair, weight = _pair_hover(), tr("attention.chart.weight")
+    for l in range(layers):
+        for h in range(heads):
+            z = np.nan_to_num(np.asarray(weights[l, h], dtype=float))
+            means = [float(z[np.ix_(r, c)].mean()) for r in row_blocks for c in col_blocks]
+            data = np.array([[q, k, m, l, h] for (q, k), m in zip(names, means)], dtype=object)
+            fig.add_trace(go.Scatter(
+                x=grid_x, y=grid_y, mode="markers", customdata=data, meta=CLICK_TARGETS, showlegend=False,
+                marker=dict(symbol="square", size=size, color="rgba(0,0,0,0)"),
+                selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+                name=f"L{l + 1} H{h + 1}",
+                hovertemplate=f"{tr('attention.chart.layer_head', layer=l + 1, head=h + 1)}<br>{pair}"
+                              f"<br>{weight} %{{customdata[2]:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
+
+
+def grid_head(point: dict) -> tuple[int, int] | None:
+    """(layer, head), 0-based, of a point Streamlit reports selected in head_grid's figure; None for anything else."""
+    data = point.get("customdata")
+    if not isinstance(data, (list, tuple)) or len(data) != 5:
+        return None
+    return int(data[3]), int(data[4])
 
 
 def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",

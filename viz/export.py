@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.attention import csv_safe
+from viz.attention import CLICK_TARGETS, csv_safe
 
 
 def trace_values(data) -> np.ndarray | list:
@@ -58,7 +58,8 @@ def _positioned(labels: list[str]) -> list[str]:
 def figure_table(fig: go.Figure) -> pd.DataFrame:
     """The numbers behind a figure: a labelled matrix for one heatmap, else a long (series, x, y[, z]) table."""
     heatmaps = [t for t in fig.data if _is_data_heatmap(t)]
-    others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"]
+    others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"
+              and t.meta != CLICK_TARGETS]  # the grid's click targets are controls, not numbers
     if len(heatmaps) == 1 and not others:
         trace = heatmaps[0]
         z = np.asarray(trace_values(trace.z), dtype=float)

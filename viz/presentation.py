@@ -43,18 +43,33 @@ def _subplot_titles(fig: go.Figure) -> list:
     return [a for a in fig.layout.annotations if a.yref == "paper" and (a.y or 0) >= 0.98]
 
 
+def balanced_wrap(title: str, width: int) -> str:
+    """wrap_title with lines of about equal length (not one full line and a last word): as few lines as `width`
+    allows."""
+    if "<br>" in title or _width(title) <= width:
+        return title
+    lines = -(-_width(title) // width)
+    for share in range(-(-_width(title) // lines), width + 1):  # the narrowest that still gives that many lines
+        wrapped = wrap_title(title, share)
+        if wrapped.count("<br>") + 1 <= lines:
+            return wrapped
+    return wrap_title(title, width)
+
+
 def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH) -> go.Figure:
-    """fig, or, when it has subplot titles side by side, a copy with them wrapped to their share of `width` and the
-    title lifted clear of them (they sat on each other in half-page columns)."""
+    """fig, or a copy with its title wrapped to `width` display columns (plotly clips a title wider than its chart)
+    and, when it has subplot titles side by side, those wrapped to their share of `width` and the title lifted clear
+    of them (they sat on each other in half-page columns)."""
     title = fig.layout.title.text
     below = _subplot_titles(fig)
-    if not (title and len(below) >= 2):
+    wrapped = balanced_wrap(title, width) if title else title
+    if not title or (len(below) < 2 and wrapped == title):
         return fig
     fig = go.Figure(fig)
-    for annotation in _subplot_titles(fig):  # side by side: each gets its share of the width
+    for annotation in _subplot_titles(fig) if len(below) >= 2 else ():  # side by side: each its share of the width
         if annotation.text and "<br>" not in annotation.text:
             annotation.text = wrap_title(annotation.text, width // len(below) + 4)
-    _place_title(fig, title, font_size=17)
+    _place_title(fig, wrapped, font_size=17)
     return fig
 
 
