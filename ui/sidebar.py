@@ -58,7 +58,8 @@ def render_sidebar() -> None:
         # A placeholder rather than a translated "" option: the options stay the same in every language.
         st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key="example",
                      on_change=_use_example)
-        st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=MAX_INPUT_CHARS, help=tr("sidebar.sentence_help"))
+        st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=MAX_INPUT_CHARS,
+                      help=tr("sidebar.sentence_help"))
         if is_toy(loaded):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
             vocabulary_help(loaded)
         st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=loaded.task,
