@@ -68,8 +68,9 @@ HEAD = WidgetSpec("cmp_model_head", "compare_head", AVERAGE, PAGE,
                   convert=lambda text: AVERAGE if text == AVERAGE else int(text), counted=True)
 METRIC = WidgetSpec("cmp_metric", "compare_metric", METRICS[0], PAGE, options=METRICS)
 # the growing sentence opens near 20 words, where the model without attention has clearly fallen behind
-LENGTH = WidgetSpec("cmp_length_slider", "compare_len", lambda state: min(sentence_lengths(), key=lambda n: abs(n - 20)),
-                    PAGE, options=lambda state: sentence_lengths(), convert=int)
+LENGTH = WidgetSpec("cmp_length_slider", "compare_len",
+                    lambda state: min(sentence_lengths(), key=lambda n: abs(n - 20)), PAGE,
+                    options=lambda state: sentence_lengths(), convert=int)
 SPECS = (LAYER, HEAD, METRIC, LENGTH)
 
 

@@ -118,9 +118,11 @@ def spec_slider(spec: WidgetSpec, label: str, *, where=st, **kwargs):
 
 
 def spec_number(spec: WidgetSpec, label: str, *, where=st, **kwargs):
-    prepare(spec)
     low, high = spec.bounds(st.session_state)
-    return where.number_input(label, low, high, step=spec.step, key=spec.key, **kwargs)
+    if low is None or high is None:  # a typed number is always bounded (tests/test_hostile_inputs.py)
+        raise ValueError(f"{spec.key}: a number input needs both bounds")
+    prepare(spec)
+    return where.number_input(label, min_value=low, max_value=high, step=spec.step, key=spec.key, **kwargs)
 
 
 def knob_columns(shown: int) -> list:
