@@ -9,7 +9,8 @@ import contextlib
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Callable
 
 import torch
@@ -17,7 +18,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from model.checkpoint import LoadedModel, build_model, save_checkpoint
-from model.config import Seq2SeqConfig, TransformerConfig
+from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict
 from model.data import BOS_ID, EOS_ID, PAD_ID, Dataset, make_dataset
 from model.decode import greedy_decode_batch
 from model.device import pick_device
@@ -26,9 +27,39 @@ from model.metrics import corpus_bleu, exact_match
 FAMILIES = ("transformer", "bahdanau", "no-attention")
 
 
+# The architecture a training run builds unless told otherwise: TransformerConfig's defaults (model/config.py: 2+2
+# layers, d_model 128, 4 heads, sinusoidal positions, post-norm), with two training choices on top: dropout 0 (the
+# generated tasks do not overfit at these sizes, and 0 learns fastest: bench/README.md) and d_ff 256.
+RECIPE_OVERRIDES = {"dropout": 0.0}
+TRANSFORMER_OVERRIDES = {**RECIPE_OVERRIDES, "d_ff": 256}
+
+
+def default_model(family: str = "transformer") -> TransformerConfig | Seq2SeqConfig:
+    """The model configuration of a family as training builds it by default (vocabulary sizes still 0)."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown model {family!r}; choose one of {', '.join(FAMILIES)}")
+    if family == "transformer":
+        return TransformerConfig(**TRANSFORMER_OVERRIDES)
+    return Seq2SeqConfig(attention=family == "bahdanau", **RECIPE_OVERRIDES)
+
+
+def family_of(model: TransformerConfig | Seq2SeqConfig) -> str:
+    """"transformer", "bahdanau" or "no-attention" (the names of FAMILIES) for a model configuration."""
+    if isinstance(model, TransformerConfig):
+        return "transformer"
+    return "bahdanau" if model.attention else "no-attention"
+
+
+# Fields of the model configurations that a training run sets from its data, never from a flag.
+DATA_FIELDS = ("src_vocab_size", "tgt_vocab_size", "pad_id")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
-    model: str = "transformer"
+    """One training run: what to train (model, a TransformerConfig or Seq2SeqConfig whose vocabulary sizes the
+    data fills in), on which task, and the optimisation recipe."""
+
+    model: TransformerConfig | Seq2SeqConfig = field(default_factory=default_model)
     task: str = "en-fr"
     steps: int = 800
     batch_size: int = 64
@@ -45,18 +76,39 @@ class TrainConfig:
     eval_size: int = 300
     train_size: int = 40000
     long_train_size: int = 0  # en-fr only: extra 3-5-clause training sentences (model/data.py::make_en_fr)
-    # Transformer
-    num_layers: int = 2
-    d_model: int = 128
-    num_heads: int = 4
-    d_ff: int = 256
-    dropout: float = 0.0  # the generated tasks do not overfit at these sizes; 0 learns fastest (bench/README.md)
-    positional: str = "sinusoidal"
-    norm_first: bool = False
-    tie_embeddings: bool = False
-    # seq2seq
-    embed_dim: int = 64
-    hidden_size: int = 128
+
+    @property
+    def family(self) -> str:
+        return family_of(self.model)
+
+    @classmethod
+    def from_flat(cls, model: str = "transformer", **fields_: object) -> "TrainConfig":
+        """A TrainConfig from one flat set of fields, as the command line and checkpoints saved before the model
+        configuration was nested have them: model is the family name; architecture fields (d_model, num_heads,
+        embed_dim, dropout, ...) go into the model configuration, on top of default_model(family). Fields of the
+        other family (an old flat config lists both) are ignored."""
+        architecture = default_model(model)
+        own = {f.name for f in dataclass_fields(architecture)} - set(DATA_FIELDS)
+        other = {f.name for config in (TransformerConfig, Seq2SeqConfig) for f in dataclass_fields(config)}
+        training = {f.name for f in dataclass_fields(cls)} - {"model"}
+        unknown = set(fields_) - own - other - training
+        if unknown:
+            raise TypeError(f"unknown training fields: {', '.join(sorted(unknown))}")
+        return cls(model=replace(architecture, **{k: v for k, v in fields_.items() if k in own}),
+                   **{k: v for k, v in fields_.items() if k in training})
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the training fields and model: the model configuration's to_dict() (with its family)."""
+        return {**{f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name != "model"},
+                "model": self.model.to_dict()}
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> "TrainConfig":
+        """Rebuild a TrainConfig from to_dict(), or from an older checkpoint's flat train_config."""
+        saved = dict(saved)
+        if isinstance(saved.get("model"), dict):
+            return cls(model=config_from_dict(saved.pop("model")), **saved)
+        return cls.from_flat(**saved)
 
 
 @dataclass
@@ -82,10 +134,6 @@ class TrainResult:
     reason: str = "finished"
 
 
-class NonFiniteLoss(RuntimeError):
-    pass
-
-
 def make_training_data(cfg: TrainConfig) -> Dataset:
     """The dataset a TrainConfig trains on (the same one evaluation and the saved checkpoint use)."""
     sizes = {"train_size": cfg.train_size}
@@ -97,15 +145,11 @@ def make_training_data(cfg: TrainConfig) -> Dataset:
 
 
 def model_config(cfg: TrainConfig, data: Dataset) -> TransformerConfig | Seq2SeqConfig:
-    if cfg.model not in FAMILIES:
-        raise ValueError(f"unknown model {cfg.model!r}; choose one of {', '.join(FAMILIES)}")
-    src_v, tgt_v = len(data.src_vocab), len(data.tgt_vocab)
-    if cfg.model == "transformer":
-        return TransformerConfig(src_v, tgt_v, cfg.num_layers, cfg.d_model, cfg.num_heads, cfg.d_ff, cfg.dropout,
-                                 positional=cfg.positional, norm_first=cfg.norm_first,
-                                 tie_embeddings=cfg.tie_embeddings and src_v == tgt_v)
-    return Seq2SeqConfig(src_v, tgt_v, cfg.embed_dim, cfg.hidden_size, attention=cfg.model == "bahdanau",
-                         dropout=cfg.dropout)
+    """cfg.model with the data's vocabulary sizes (tied embeddings only where source and target share one)."""
+    sizes = {"src_vocab_size": len(data.src_vocab), "tgt_vocab_size": len(data.tgt_vocab)}
+    if isinstance(cfg.model, TransformerConfig):
+        sizes["tie_embeddings"] = cfg.model.tie_embeddings and sizes["src_vocab_size"] == sizes["tgt_vocab_size"]
+    return replace(cfg.model, **sizes)
 
 
 def noam_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
@@ -233,9 +277,9 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
     history: list[dict] = []
     stopped, reason, start, tokens_seen, eval_seconds = "finished", "finished", time.perf_counter(), 0, 0.0
-    bar = tqdm(total=cfg.steps, desc=f"{cfg.model} {cfg.task}", disable=not progress)
+    bar = tqdm(total=cfg.steps, desc=f"{cfg.family} {cfg.task}", disable=not progress)
     for step in range(1, cfg.steps + 1):
-        lr = learning_rate(cfg, step, getattr(mcfg, "d_model", cfg.hidden_size))
+        lr = learning_rate(cfg, step, getattr(mcfg, "d_model", getattr(mcfg, "hidden_size", 0)))
         for group in optimizer.param_groups:
             group["lr"] = lr
         src, tgt_in, tgt_out = pad_batch(next(batches), data, device)
@@ -279,7 +323,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     bar.close()
     model.eval()
     loaded = LoadedModel(model, mcfg, data.src_vocab, data.tgt_vocab, cfg.task,
-                         meta={"train_config": asdict(cfg), "steps_done": len(history)})
+                         meta={"train_config": cfg.to_dict(), "steps_done": len(history)})
     return TrainResult(loaded, history, stopped, time.perf_counter() - start, reason)
 
 
@@ -323,7 +367,7 @@ def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Datase
         last[0] = now
 
     warmup = 2
-    probe = TrainConfig(**{**asdict(cfg), "steps": probe_steps + warmup, "eval_every": 0})
+    probe = replace(cfg, steps=probe_steps + warmup, eval_every=0)
     result = train(probe, data=data, on_step=time_step)
     timed = step_times[warmup:] or step_times  # (a probe stopped early by a non-finite loss still gives a time)
     step_s = sum(timed) / len(timed)  # the mean, as a run's total is a sum (not the median)
@@ -339,20 +383,36 @@ def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:
     return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
+def command_line_fields() -> dict:
+    """Every flag of `python -m model.train` with its default: --model FAMILY, the training fields, and the
+    architecture fields of both families (as flat as the commands recorded in checkpoints)."""
+    training = TrainConfig().to_dict()
+    training["model"] = "transformer"
+    architecture = {**asdict(default_model("bahdanau")), **asdict(default_model("transformer"))}
+    for name in (*DATA_FIELDS, "attention", "max_len"):
+        architecture.pop(name)
+    return {**training, **architecture}
+
+
+def parse_command(argv: list[str]) -> tuple[TrainConfig, str | None]:
+    """`python -m model.train` arguments -> (the TrainConfig they stand for, --out or None)."""
     parser = argparse.ArgumentParser(description="Train an Attention Lab model on a generated task.")
-    defaults = TrainConfig()
-    for name, value in asdict(defaults).items():
+    for name, value in command_line_fields().items():
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
         else:
-            parser.add_argument(flag, type=type(value), default=value)
+            parser.add_argument(flag, type=type(value), default=None)
     parser.add_argument("--out", help="checkpoint path stem, e.g. assets/checkpoints/transformer_en-fr")
-    argv = sys.argv[1:] if argv is None else argv
     args = vars(parser.parse_args(argv))
     out = args.pop("out")
-    cfg = TrainConfig(**{k: v for k, v in args.items()})
+    # Only the flags given: the rest keep default_model(family)'s values (a seq2seq family has no d_ff, ...).
+    return TrainConfig.from_flat(**{k: v for k, v in args.items() if v is not None}), out
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    cfg, out = parse_command(argv)
     result = train(cfg, progress=True)
     print(result.stopped, f"({result.seconds:.1f} s)")
     if result.stopped.startswith("training stopped"):
