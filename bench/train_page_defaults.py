@@ -46,11 +46,11 @@ def main() -> None:
         rows.append((job.steps_done, estimate, wall, job.elapsed_s, last["val_exact_match"], speed,
                      f"{load_before:.2f}-{os.getloadavg()[0]:.2f}"))
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.machine()}, 1 torch thread (as on the page)")
-    print("| model | task | steps | estimate s (probe: step ms, eval s, data s) | wall s (data, training, "
+    print("| model | task | steps | estimate s (step ms = probe's × length factor, eval s, data s) | wall s (data, training, "
           "evaluation) | training s | estimate / actual | validation exact match | load average |")
     print("|---|---|---|---|---|---|---|---|---|")
     for steps, estimate, wall, trained, em, speed, load in rows:
-        print(f"| {args.model} | {args.task} | {steps} | {estimate:.1f} ({1000 * speed.step_s:.0f} ms, "
+        print(f"| {args.model} | {args.task} | {steps} | {estimate:.1f} ({1000 * speed.run_step_s:.0f} ms = {1000 * speed.step_s:.0f} × {speed.length_factor:.2f}, "
               f"{speed.eval_s:.1f} s, {speed.data_s:.1f} s) | {wall:.1f} | {trained:.1f} | {estimate / wall:.2f} | "
               f"{em:.3f} | {load} |")
 

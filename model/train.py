@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import random
 import sys
 import time
@@ -235,9 +236,12 @@ def evaluate(model, data: Dataset, split: str = "test", limit: int | None = None
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 25), (26, 30), (31, 40), (41, 60))
 
 
-def accuracy_by_length(model, data: Dataset, splits=("test", "long_test")) -> list[dict]:
-    """Exact match and BLEU per source-length bucket (words), over the given splits together."""
-    pairs = [pair for split in splits for pair in data.splits[split]]
+HELD_OUT_SPLITS = ("test", "long_test", "longest_test")  # longest_test: en-fr only (model/data.py::make_en_fr)
+
+
+def accuracy_by_length(model, data: Dataset, splits=HELD_OUT_SPLITS) -> list[dict]:
+    """Exact match and BLEU per source-length bucket (words), over the given splits (those the data has) together."""
+    pairs = [pair for split in splits for pair in data.splits.get(split, [])]
     hyps, _, _ = translate_pairs(model, data, pairs)
     rows = []
     for low, high in LENGTH_BUCKETS:
@@ -332,13 +336,21 @@ class TrainingSpeed:
     """Seconds this machine took, measured by measure_training_speed(), for one configuration's parts."""
 
     data_s: float  # building the generated dataset once
-    step_s: float  # one training step (forward, backward, clip, Adam), mean of the timed steps
+    step_s: float  # one training step (forward, backward, clip, Adam), mean of the timed probe steps
     eval_s: float  # one validation pass over eval_size sentences (greedy decoding + teacher-forced accuracy)
+    # The run's mean padded batch length over the probe's: a step's work grows with the length of its batch, and the
+    # probe's few batches (the run's first, same seed) are a sample, e.g. 19 tokens against the run's 26 on en-fr.
+    length_factor: float = 1.0
+
+    @property
+    def run_step_s(self) -> float:
+        """The expected mean step of the whole run: the probe's, scaled to the run's mean batch length."""
+        return self.step_s * self.length_factor
 
     def estimate_seconds(self, cfg: TrainConfig) -> float:
         """Wall seconds for a whole run of cfg: data + steps × step + evaluations × evaluation (as train() runs)."""
         evaluations = len(evaluation_steps(cfg))
-        return self.data_s + cfg.steps * self.step_s + evaluations * self.eval_s
+        return self.data_s + cfg.steps * self.run_step_s + evaluations * self.eval_s
 
 
 def evaluation_steps(cfg: TrainConfig) -> list[int]:
@@ -348,13 +360,21 @@ def evaluation_steps(cfg: TrainConfig) -> list[int]:
     return [step for step in range(1, cfg.steps + 1) if step % cfg.eval_every == 0 or step == cfg.steps]
 
 
+def padded_batch_lengths(cfg: TrainConfig, data: Dataset, steps: int) -> list[int]:
+    """Padded source + target length (with <eos>/<bos>) of each of the first `steps` batches train(cfg) draws."""
+    batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
+    return [max(len(src) for src, _ in batch) + max(len(tgt) for _, tgt in batch) + 2
+            for batch in itertools.islice(batches, steps)]
+
+
 def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Dataset | None = None,
                            clock: Callable[[], float] = time.perf_counter) -> TrainingSpeed:
     """Time cfg's real work on this machine, in this thread's torch settings: build its data, train probe_steps
     steps (the first two are warm-up, not counted) and evaluate once on eval_size sentences of the untrained model
     (which decodes to the length limit, as long as a trained model's longest sentence plus a few steps).
-    A few seconds for the page's default configuration; callers cache the result per process. clock: wall time
-    (tests pass a simulated one)."""
+    The probe trains on the run's own first batches; length_factor scales its mean step to the run's mean batch
+    length (padded_batch_lengths). A few seconds for the page's default configuration; callers cache the result
+    per process. clock: wall time (tests pass a simulated one)."""
     start = clock()
     data = data or make_training_data(cfg)
     data_s = clock() - start
@@ -371,14 +391,17 @@ def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Datase
     result = train(probe, data=data, on_step=time_step)
     timed = step_times[warmup:] or step_times  # (a probe stopped early by a non-finite loss still gives a time)
     step_s = sum(timed) / len(timed)  # the mean, as a run's total is a sum (not the median)
+    lengths = padded_batch_lengths(cfg, data, max(cfg.steps, len(step_times)))
+    timed_lengths = lengths[warmup:len(step_times)] if len(step_times) > warmup else lengths[:len(step_times)]
+    length_factor = (sum(lengths[:cfg.steps]) / cfg.steps) / (sum(timed_lengths) / len(timed_lengths))
     start = clock()
     evaluate(result.loaded.model, data, "test", limit=cfg.eval_size)
     eval_s = clock() - start
-    return TrainingSpeed(data_s, step_s, eval_s)
+    return TrainingSpeed(data_s, step_s, eval_s, length_factor)
 
 
 def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:
-    metrics = {split: evaluate(loaded.model, data, split) for split in ("test", "long_test")}
+    metrics = {split: evaluate(loaded.model, data, split) for split in HELD_OUT_SPLITS if data.splits.get(split)}
     metrics["by_length"] = accuracy_by_length(loaded.model, data)
     return metrics
 

@@ -116,7 +116,7 @@ def time_estimate(config: TrainConfig) -> None:
     layers, width, _ = form_shape(config)
     st.caption(tr("train_estimate.estimate", duration=format_duration(speed.estimate_seconds(config)),
                   steps=config.steps, layers=layers, width=width,
-                  step_ms=f"{1000 * speed.step_s:.0f}", evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
+                  step_ms=f"{1000 * speed.run_step_s:.0f}", evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
 
 
 def launch(config: TrainConfig) -> None:
