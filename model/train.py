@@ -77,6 +77,7 @@ class TrainConfig:
     eval_size: int = 300
     train_size: int = 40000
     long_train_size: int = 0  # en-fr only: extra 3-5-clause training sentences (model/data.py::make_en_fr)
+    batching: str = "by-length"  # or "mixed": see training_batches
 
     @property
     def family(self) -> str:
@@ -202,6 +203,26 @@ def length_bucketed_batches(pairs, batch_size: int, rng: random.Random):
             yield [pairs[i] for i in batch]
 
 
+def mixed_batches(pairs, batch_size: int, rng: random.Random):
+    """Endless batches drawn at random: each mixes short and long pairs (more padding than length_bucketed_batches;
+    every step sees the whole range of lengths)."""
+    while True:
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        for start in range(0, len(order) - batch_size + 1, batch_size):
+            yield [pairs[i] for i in order[start:start + batch_size]]
+
+
+BATCHING = {"by-length": length_bucketed_batches, "mixed": mixed_batches}
+
+
+def training_batches(cfg: TrainConfig, data: Dataset):
+    """The endless stream of batches (lists of pairs) train(cfg) draws from, the same for the same cfg.seed."""
+    if cfg.batching not in BATCHING:
+        raise ValueError(f"unknown batching {cfg.batching!r}; choose {' or '.join(BATCHING)}")
+    return BATCHING[cfg.batching](data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
+
+
 @torch.no_grad()
 def translate_pairs(model, data: Dataset, pairs, batch_size: int = 128) -> tuple[list[list[str]], int, int]:
     """Greedy translations of pairs (in their order), plus teacher-forced (correct, total) target tokens."""
@@ -278,7 +299,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
         on_model(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), eps=1e-9)
     autocast = mixed_precision(device)
-    batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
+    batches = training_batches(cfg, data)
     history: list[dict] = []
     stopped, reason, start, tokens_seen, eval_seconds = "finished", "finished", time.perf_counter(), 0, 0.0
     bar = tqdm(total=cfg.steps, desc=f"{cfg.family} {cfg.task}", disable=not progress)
@@ -362,7 +383,7 @@ def evaluation_steps(cfg: TrainConfig) -> list[int]:
 
 def padded_batch_lengths(cfg: TrainConfig, data: Dataset, steps: int) -> list[int]:
     """Padded source + target length (with <eos>/<bos>) of each of the first `steps` batches train(cfg) draws."""
-    batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
+    batches = training_batches(cfg, data)
     return [max(len(src) for src, _ in batch) + max(len(tgt) for _, tgt in batch) + 2
             for batch in itertools.islice(batches, steps)]
 
