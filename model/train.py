@@ -209,7 +209,7 @@ def mixed_batches(pairs, batch_size: int, rng: random.Random):
     while True:
         order = list(range(len(pairs)))
         rng.shuffle(order)
-        for start in range(0, len(order) - batch_size + 1, batch_size):
+        for start in range(0, len(order), batch_size):  # the last batch of a pass may be smaller
             yield [pairs[i] for i in order[start:start + batch_size]]
 
 
