@@ -110,7 +110,7 @@ class TrainConfig:
         saved = dict(saved)
         if isinstance(saved.get("model"), dict):
             return cls(model=config_from_dict(saved.pop("model")), **saved)
-        return cls.from_flat(**saved)
+        return cls.from_flat(**{"batching": "by-length", **saved})  # flat configs are older than mixed batching
 
 
 @dataclass

@@ -29,6 +29,7 @@ def test_shipped_checkpoints_flat_configs_load_and_match_their_commands():
         loaded = TrainConfig.from_dict(saved)
         assert loaded.family == family and isinstance(loaded.model, config_class)
         assert loaded.model.dropout == saved["dropout"] == 0.1 and loaded.steps == saved["steps"]
+        assert loaded.batching == "by-length" and getattr(loaded.model, "norm_first", False) is False  # as trained
         from_command, out = parse_command(meta["command"].removeprefix("python -m model.train ").split())
         assert out == f"assets/checkpoints/{name}"
         assert (from_command.family, from_command.steps, from_command.lr, from_command.model.dropout) == \
