@@ -17,14 +17,13 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import asdict, fields
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model.device import pick_device  # noqa: E402
-from model.train import TrainConfig, train  # noqa: E402
+from model.train import TrainConfig, command_line_fields, train  # noqa: E402
 
 
 def main() -> None:
@@ -32,8 +31,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--target", type=float, default=0.95)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    defaults = TrainConfig(eval_every=50)
-    for name, value in asdict(defaults).items():
+    defaults = {**command_line_fields(), "eval_every": 50}  # python -m model.train's flags
+    for name, value in defaults.items():
         if name == "seed":
             continue
         flag = "--" + name.replace("_", "-")
@@ -47,7 +46,7 @@ def main() -> None:
         torch.set_num_threads(threads)
     rows = []
     for seed in seeds:
-        cfg = TrainConfig(**{**args, "seed": seed})
+        cfg = TrainConfig.from_flat(**{**args, "seed": seed})
         reached: dict = {}
 
         def on_step(info, seed=seed, reached=reached):
@@ -64,10 +63,10 @@ def main() -> None:
         rows.append({"seed": seed, "step": reached.get("step"), "seconds": reached.get("seconds"),
                      "em": reached.get("em", last_eval.get("val_exact_match", float("nan"))),
                      "trained_s": result.history[-1]["elapsed_s"] if result.history else 0.0})
-    changed = {f.name: args[f.name] for f in fields(TrainConfig) if f.name in args and args[f.name] != getattr(defaults, f.name)}
+    changed = {name: value for name, value in args.items() if value != defaults[name]}
     print(f"\n# {time.strftime('%Y-%m-%d %H:%M')} {platform.machine()}, device {pick_device(args['device'])}, "
           f"{torch.get_num_threads()} threads, torch {torch.__version__}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"# recipe: TrainConfig defaults{', ' + str(changed) if changed else ''}; target {target:.0%} within {args['steps']} steps")
+    print(f"# recipe: python -m model.train's defaults{', ' + str(changed) if changed else ''}; target {target:.0%} within {args['steps']} steps")
     print("| seed | reached at step | training seconds | exact match |\n|---|---|---|---|")
     for row in rows:
         if row["step"]:

@@ -111,6 +111,14 @@ def save_checkpoint(path_stem: str | Path, model, config, src_vocab, tgt_vocab, 
     return stem
 
 
+def write_metrics(path_stem: str | Path, metrics: dict) -> None:
+    """Replace the metrics in PATH.json (atomically), leaving the weights, config, vocabularies and meta as saved."""
+    json_path = Path(path_stem).with_suffix(".json")
+    sidecar = json.loads(json_path.read_text(encoding="utf-8"))
+    sidecar["metrics"] = metrics
+    _atomic_write(json_path, json.dumps(sidecar, ensure_ascii=False, indent=1).encode("utf-8"))
+
+
 def load_checkpoint_bytes(weights: bytes, sidecar: bytes, name: str = "checkpoint",
                           device: str | torch.device = "cpu") -> LoadedModel:
     """Validate and load from bytes (used for uploads); raises CheckpointError with a clear message."""

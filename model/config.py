@@ -6,8 +6,9 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class TransformerConfig:
-    src_vocab_size: int
-    tgt_vocab_size: int
+    # 0: not known yet (a TrainConfig's model; training fills both from its data's vocabularies)
+    src_vocab_size: int = 0
+    tgt_vocab_size: int = 0
     num_layers: int = 2
     d_model: int = 128
     num_heads: int = 4
@@ -31,8 +32,8 @@ class TransformerConfig:
 
 @dataclass(frozen=True)
 class Seq2SeqConfig:
-    src_vocab_size: int
-    tgt_vocab_size: int
+    src_vocab_size: int = 0  # 0: not known yet, as in TransformerConfig
+    tgt_vocab_size: int = 0
     embed_dim: int = 64
     hidden_size: int = 128
     attention: bool = True  # False: a single fixed context vector (the bottleneck)

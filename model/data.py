@@ -317,9 +317,16 @@ def _en_fr_pairs(rng: random.Random, count: int, clause_weights=(0.55, 0.3, 0.15
     return pairs
 
 
+LONGEST_WORDS = (41, 60)  # source words of the longest_test split (the last bucket of accuracy by length)
+
+
 def make_en_fr(seed: int = 0, train_size: int = 40000, test_size: int = 1000, long_size: int = 500,
-               long_min_tokens: int = 20, long_train_size: int = 0) -> Dataset:
+               long_min_tokens: int = 20, long_train_size: int = 0, longest_size: int = 100) -> Dataset:
     """Deterministic by seed. test shares no source sentence with train; long_test has >= long_min_tokens words.
+
+    longest_test: longest_size held-out sentences of 41-60 words (4-5 clauses; long_test has only ~1% of them),
+    drawn from a random stream of their own, so every other split is the same as without them, and the same
+    sentences whatever long_train_size is; none is a training or another test sentence.
 
     long_train_size adds that many 3-5-clause training pairs (about 16-60 words; the default mix has 1-3 clauses
     and only ~0.5% of its sentences over 30 words, so a model trained on it alone has never seen positions past
@@ -346,10 +353,19 @@ def make_en_fr(seed: int = 0, train_size: int = 40000, test_size: int = 1000, lo
         if " ".join(en) not in seen:  # never a test sentence (repeats among training pairs are harmless)
             train.append((en, fr))
             long_train_size -= 1
-    src_tokens = {t for en, _ in train + test + long_test for t in en} | set(english_lexicon())
-    tgt_tokens = {t for _, fr in train + test + long_test for t in fr}
+    longest_rng = random.Random(f"en-fr longest_test {seed}")
+    seen |= {" ".join(en) for en, _ in train}
+    longest_test: list = []
+    while len(longest_test) < longest_size:
+        en, fr = _sentence(longest_rng, longest_rng.choice((4, 5)))
+        if LONGEST_WORDS[0] <= len(en) <= LONGEST_WORDS[1] and " ".join(en) not in seen:
+            seen.add(" ".join(en))
+            longest_test.append((en, fr))
+    held_out = test + long_test + longest_test
+    src_tokens = {t for en, _ in train + held_out for t in en} | set(english_lexicon())
+    tgt_tokens = {t for _, fr in train + held_out for t in fr}
     return Dataset("en-fr", Vocabulary(src_tokens), Vocabulary(tgt_tokens),
-                   {"train": train, "test": test, "long_test": long_test})
+                   {"train": train, "test": test, "long_test": long_test, "longest_test": longest_test})
 
 
 def english_lexicon() -> list[str]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Callable
 
 import torch
@@ -17,7 +19,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from model.checkpoint import LoadedModel, build_model, save_checkpoint
-from model.config import Seq2SeqConfig, TransformerConfig
+from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict
 from model.data import BOS_ID, EOS_ID, PAD_ID, Dataset, make_dataset
 from model.decode import greedy_decode_batch
 from model.device import pick_device
@@ -26,9 +28,39 @@ from model.metrics import corpus_bleu, exact_match
 FAMILIES = ("transformer", "bahdanau", "no-attention")
 
 
+# The architecture a training run builds unless told otherwise: TransformerConfig's defaults (model/config.py: 2+2
+# layers, d_model 128, 4 heads, sinusoidal positions, post-norm), with two training choices on top: dropout 0 (the
+# generated tasks do not overfit at these sizes, and 0 learns fastest: bench/README.md) and d_ff 256.
+RECIPE_OVERRIDES = {"dropout": 0.0}
+TRANSFORMER_OVERRIDES = {**RECIPE_OVERRIDES, "d_ff": 256}
+
+
+def default_model(family: str = "transformer") -> TransformerConfig | Seq2SeqConfig:
+    """The model configuration of a family as training builds it by default (vocabulary sizes still 0)."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown model {family!r}; choose one of {', '.join(FAMILIES)}")
+    if family == "transformer":
+        return TransformerConfig(**TRANSFORMER_OVERRIDES)
+    return Seq2SeqConfig(attention=family == "bahdanau", **RECIPE_OVERRIDES)
+
+
+def family_of(model: TransformerConfig | Seq2SeqConfig) -> str:
+    """"transformer", "bahdanau" or "no-attention" (the names of FAMILIES) for a model configuration."""
+    if isinstance(model, TransformerConfig):
+        return "transformer"
+    return "bahdanau" if model.attention else "no-attention"
+
+
+# Fields of the model configurations that a training run sets from its data, never from a flag.
+DATA_FIELDS = ("src_vocab_size", "tgt_vocab_size", "pad_id")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
-    model: str = "transformer"
+    """One training run: what to train (model, a TransformerConfig or Seq2SeqConfig whose vocabulary sizes the
+    data fills in), on which task, and the optimisation recipe."""
+
+    model: TransformerConfig | Seq2SeqConfig = field(default_factory=default_model)
     task: str = "en-fr"
     steps: int = 800
     batch_size: int = 64
@@ -45,18 +77,40 @@ class TrainConfig:
     eval_size: int = 300
     train_size: int = 40000
     long_train_size: int = 0  # en-fr only: extra 3-5-clause training sentences (model/data.py::make_en_fr)
-    # Transformer
-    num_layers: int = 2
-    d_model: int = 128
-    num_heads: int = 4
-    d_ff: int = 256
-    dropout: float = 0.0  # the generated tasks do not overfit at these sizes; 0 learns fastest (bench/README.md)
-    positional: str = "sinusoidal"
-    norm_first: bool = False
-    tie_embeddings: bool = False
-    # seq2seq
-    embed_dim: int = 64
-    hidden_size: int = 128
+    batching: str = "by-length"  # or "mixed": see training_batches
+
+    @property
+    def family(self) -> str:
+        return family_of(self.model)
+
+    @classmethod
+    def from_flat(cls, model: str = "transformer", **fields_: object) -> "TrainConfig":
+        """A TrainConfig from one flat set of fields, as the command line and checkpoints saved before the model
+        configuration was nested have them: model is the family name; architecture fields (d_model, num_heads,
+        embed_dim, dropout, ...) go into the model configuration, on top of default_model(family). Fields of the
+        other family (an old flat config lists both) are ignored."""
+        architecture = default_model(model)
+        own = {f.name for f in dataclass_fields(architecture)} - set(DATA_FIELDS)
+        other = {f.name for config in (TransformerConfig, Seq2SeqConfig) for f in dataclass_fields(config)}
+        training = {f.name for f in dataclass_fields(cls)} - {"model"}
+        unknown = set(fields_) - own - other - training
+        if unknown:
+            raise TypeError(f"unknown training fields: {', '.join(sorted(unknown))}")
+        return cls(model=replace(architecture, **{k: v for k, v in fields_.items() if k in own}),
+                   **{k: v for k, v in fields_.items() if k in training})
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the training fields and model: the model configuration's to_dict() (with its family)."""
+        return {**{f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name != "model"},
+                "model": self.model.to_dict()}
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> "TrainConfig":
+        """Rebuild a TrainConfig from to_dict(), or from an older checkpoint's flat train_config."""
+        saved = dict(saved)
+        if isinstance(saved.get("model"), dict):
+            return cls(model=config_from_dict(saved.pop("model")), **saved)
+        return cls.from_flat(**{"batching": "by-length", **saved})  # flat configs are older than mixed batching
 
 
 @dataclass
@@ -82,10 +136,6 @@ class TrainResult:
     reason: str = "finished"
 
 
-class NonFiniteLoss(RuntimeError):
-    pass
-
-
 def make_training_data(cfg: TrainConfig) -> Dataset:
     """The dataset a TrainConfig trains on (the same one evaluation and the saved checkpoint use)."""
     sizes = {"train_size": cfg.train_size}
@@ -97,15 +147,11 @@ def make_training_data(cfg: TrainConfig) -> Dataset:
 
 
 def model_config(cfg: TrainConfig, data: Dataset) -> TransformerConfig | Seq2SeqConfig:
-    if cfg.model not in FAMILIES:
-        raise ValueError(f"unknown model {cfg.model!r}; choose one of {', '.join(FAMILIES)}")
-    src_v, tgt_v = len(data.src_vocab), len(data.tgt_vocab)
-    if cfg.model == "transformer":
-        return TransformerConfig(src_v, tgt_v, cfg.num_layers, cfg.d_model, cfg.num_heads, cfg.d_ff, cfg.dropout,
-                                 positional=cfg.positional, norm_first=cfg.norm_first,
-                                 tie_embeddings=cfg.tie_embeddings and src_v == tgt_v)
-    return Seq2SeqConfig(src_v, tgt_v, cfg.embed_dim, cfg.hidden_size, attention=cfg.model == "bahdanau",
-                         dropout=cfg.dropout)
+    """cfg.model with the data's vocabulary sizes (tied embeddings only where source and target share one)."""
+    sizes = {"src_vocab_size": len(data.src_vocab), "tgt_vocab_size": len(data.tgt_vocab)}
+    if isinstance(cfg.model, TransformerConfig):
+        sizes["tie_embeddings"] = cfg.model.tie_embeddings and sizes["src_vocab_size"] == sizes["tgt_vocab_size"]
+    return replace(cfg.model, **sizes)
 
 
 def noam_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
@@ -157,6 +203,26 @@ def length_bucketed_batches(pairs, batch_size: int, rng: random.Random):
             yield [pairs[i] for i in batch]
 
 
+def mixed_batches(pairs, batch_size: int, rng: random.Random):
+    """Endless batches drawn at random: each mixes short and long pairs (more padding than length_bucketed_batches;
+    every step sees the whole range of lengths)."""
+    while True:
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        for start in range(0, len(order), batch_size):  # the last batch of a pass may be smaller
+            yield [pairs[i] for i in order[start:start + batch_size]]
+
+
+BATCHING = {"by-length": length_bucketed_batches, "mixed": mixed_batches}
+
+
+def training_batches(cfg: TrainConfig, data: Dataset):
+    """The endless stream of batches (lists of pairs) train(cfg) draws from, the same for the same cfg.seed."""
+    if cfg.batching not in BATCHING:
+        raise ValueError(f"unknown batching {cfg.batching!r}; choose {' or '.join(BATCHING)}")
+    return BATCHING[cfg.batching](data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
+
+
 @torch.no_grad()
 def translate_pairs(model, data: Dataset, pairs, batch_size: int = 128) -> tuple[list[list[str]], int, int]:
     """Greedy translations of pairs (in their order), plus teacher-forced (correct, total) target tokens."""
@@ -191,9 +257,12 @@ def evaluate(model, data: Dataset, split: str = "test", limit: int | None = None
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 25), (26, 30), (31, 40), (41, 60))
 
 
-def accuracy_by_length(model, data: Dataset, splits=("test", "long_test")) -> list[dict]:
-    """Exact match and BLEU per source-length bucket (words), over the given splits together."""
-    pairs = [pair for split in splits for pair in data.splits[split]]
+HELD_OUT_SPLITS = ("test", "long_test", "longest_test")  # longest_test: en-fr only (model/data.py::make_en_fr)
+
+
+def accuracy_by_length(model, data: Dataset, splits=HELD_OUT_SPLITS) -> list[dict]:
+    """Exact match and BLEU per source-length bucket (words), over the given splits (those the data has) together."""
+    pairs = [pair for split in splits for pair in data.splits.get(split, [])]
     hyps, _, _ = translate_pairs(model, data, pairs)
     rows = []
     for low, high in LENGTH_BUCKETS:
@@ -230,12 +299,12 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
         on_model(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), eps=1e-9)
     autocast = mixed_precision(device)
-    batches = length_bucketed_batches(data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
+    batches = training_batches(cfg, data)
     history: list[dict] = []
     stopped, reason, start, tokens_seen, eval_seconds = "finished", "finished", time.perf_counter(), 0, 0.0
-    bar = tqdm(total=cfg.steps, desc=f"{cfg.model} {cfg.task}", disable=not progress)
+    bar = tqdm(total=cfg.steps, desc=f"{cfg.family} {cfg.task}", disable=not progress)
     for step in range(1, cfg.steps + 1):
-        lr = learning_rate(cfg, step, getattr(mcfg, "d_model", cfg.hidden_size))
+        lr = learning_rate(cfg, step, getattr(mcfg, "d_model", getattr(mcfg, "hidden_size", 0)))
         for group in optimizer.param_groups:
             group["lr"] = lr
         src, tgt_in, tgt_out = pad_batch(next(batches), data, device)
@@ -279,7 +348,7 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     bar.close()
     model.eval()
     loaded = LoadedModel(model, mcfg, data.src_vocab, data.tgt_vocab, cfg.task,
-                         meta={"train_config": asdict(cfg), "steps_done": len(history)})
+                         meta={"train_config": cfg.to_dict(), "steps_done": len(history)})
     return TrainResult(loaded, history, stopped, time.perf_counter() - start, reason)
 
 
@@ -288,13 +357,21 @@ class TrainingSpeed:
     """Seconds this machine took, measured by measure_training_speed(), for one configuration's parts."""
 
     data_s: float  # building the generated dataset once
-    step_s: float  # one training step (forward, backward, clip, Adam), mean of the timed steps
+    step_s: float  # one training step (forward, backward, clip, Adam), mean of the timed probe steps
     eval_s: float  # one validation pass over eval_size sentences (greedy decoding + teacher-forced accuracy)
+    # The run's mean padded batch length over the probe's: a step's work grows with the length of its batch, and the
+    # probe's few batches (the run's first, same seed) are a sample, e.g. 19 tokens against the run's 26 on en-fr.
+    length_factor: float = 1.0
+
+    @property
+    def run_step_s(self) -> float:
+        """The expected mean step of the whole run: the probe's, scaled to the run's mean batch length."""
+        return self.step_s * self.length_factor
 
     def estimate_seconds(self, cfg: TrainConfig) -> float:
         """Wall seconds for a whole run of cfg: data + steps × step + evaluations × evaluation (as train() runs)."""
         evaluations = len(evaluation_steps(cfg))
-        return self.data_s + cfg.steps * self.step_s + evaluations * self.eval_s
+        return self.data_s + cfg.steps * self.run_step_s + evaluations * self.eval_s
 
 
 def evaluation_steps(cfg: TrainConfig) -> list[int]:
@@ -304,13 +381,21 @@ def evaluation_steps(cfg: TrainConfig) -> list[int]:
     return [step for step in range(1, cfg.steps + 1) if step % cfg.eval_every == 0 or step == cfg.steps]
 
 
+def padded_batch_lengths(cfg: TrainConfig, data: Dataset, steps: int) -> list[int]:
+    """Padded source + target length (with <eos>/<bos>) of each of the first `steps` batches train(cfg) draws."""
+    batches = training_batches(cfg, data)
+    return [max(len(src) for src, _ in batch) + max(len(tgt) for _, tgt in batch) + 2
+            for batch in itertools.islice(batches, steps)]
+
+
 def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Dataset | None = None,
                            clock: Callable[[], float] = time.perf_counter) -> TrainingSpeed:
     """Time cfg's real work on this machine, in this thread's torch settings: build its data, train probe_steps
     steps (the first two are warm-up, not counted) and evaluate once on eval_size sentences of the untrained model
     (which decodes to the length limit, as long as a trained model's longest sentence plus a few steps).
-    A few seconds for the page's default configuration; callers cache the result per process. clock: wall time
-    (tests pass a simulated one)."""
+    The probe trains on the run's own first batches; length_factor scales its mean step to the run's mean batch
+    length (padded_batch_lengths). A few seconds for the page's default configuration; callers cache the result
+    per process. clock: wall time (tests pass a simulated one)."""
     start = clock()
     data = data or make_training_data(cfg)
     data_s = clock() - start
@@ -323,36 +408,55 @@ def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Datase
         last[0] = now
 
     warmup = 2
-    probe = TrainConfig(**{**asdict(cfg), "steps": probe_steps + warmup, "eval_every": 0})
+    probe = replace(cfg, steps=probe_steps + warmup, eval_every=0)
     result = train(probe, data=data, on_step=time_step)
     timed = step_times[warmup:] or step_times  # (a probe stopped early by a non-finite loss still gives a time)
     step_s = sum(timed) / len(timed)  # the mean, as a run's total is a sum (not the median)
+    lengths = padded_batch_lengths(cfg, data, max(cfg.steps, len(step_times)))
+    timed_lengths = lengths[warmup:len(step_times)] if len(step_times) > warmup else lengths[:len(step_times)]
+    length_factor = (sum(lengths[:cfg.steps]) / cfg.steps) / (sum(timed_lengths) / len(timed_lengths))
     start = clock()
     evaluate(result.loaded.model, data, "test", limit=cfg.eval_size)
     eval_s = clock() - start
-    return TrainingSpeed(data_s, step_s, eval_s)
+    return TrainingSpeed(data_s, step_s, eval_s, length_factor)
 
 
 def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:
-    metrics = {split: evaluate(loaded.model, data, split) for split in ("test", "long_test")}
+    metrics = {split: evaluate(loaded.model, data, split) for split in HELD_OUT_SPLITS if data.splits.get(split)}
     metrics["by_length"] = accuracy_by_length(loaded.model, data)
     return metrics
 
 
-def main(argv: list[str] | None = None) -> None:
+def command_line_fields() -> dict:
+    """Every flag of `python -m model.train` with its default: --model FAMILY, the training fields, and the
+    architecture fields of both families (as flat as the commands recorded in checkpoints)."""
+    training = TrainConfig().to_dict()
+    training["model"] = "transformer"
+    architecture = {**asdict(default_model("bahdanau")), **asdict(default_model("transformer"))}
+    for name in (*DATA_FIELDS, "attention", "max_len"):
+        architecture.pop(name)
+    return {**training, **architecture}
+
+
+def parse_command(argv: list[str]) -> tuple[TrainConfig, str | None]:
+    """`python -m model.train` arguments -> (the TrainConfig they stand for, --out or None)."""
     parser = argparse.ArgumentParser(description="Train an Attention Lab model on a generated task.")
-    defaults = TrainConfig()
-    for name, value in asdict(defaults).items():
+    for name, value in command_line_fields().items():
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
         else:
-            parser.add_argument(flag, type=type(value), default=value)
+            parser.add_argument(flag, type=type(value), default=None)
     parser.add_argument("--out", help="checkpoint path stem, e.g. assets/checkpoints/transformer_en-fr")
-    argv = sys.argv[1:] if argv is None else argv
     args = vars(parser.parse_args(argv))
     out = args.pop("out")
-    cfg = TrainConfig(**{k: v for k, v in args.items()})
+    # Only the flags given: the rest keep default_model(family)'s values (a seq2seq family has no d_ff, ...).
+    return TrainConfig.from_flat(**{k: v for k, v in args.items() if v is not None}), out
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    cfg, out = parse_command(argv)
     result = train(cfg, progress=True)
     print(result.stopped, f"({result.seconds:.1f} s)")
     if result.stopped.startswith("training stopped"):

@@ -67,13 +67,26 @@ class SublayerConnection(nn.Module):
         return self.norm(x + self.dropout(out)), extra
 
 
-class EncoderLayer(nn.Module):
-    def __init__(self, cfg: TransformerConfig):
+class TransformerLayer(nn.Module):
+    """What encoder and decoder layers share: named attention sublayers, the feed-forward sublayer, and a residual
+    connection (SublayerConnection) per sublayer, registered in this order (the order initialisation draws in)."""
+
+    def __init__(self, cfg: TransformerConfig, attentions: tuple[str, ...], residuals: tuple[str, ...]):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
+        for name in attentions:
+            setattr(self, name, MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout))
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.sub_attn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.sub_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        for name in residuals:
+            setattr(self, name, SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first))
+
+    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The last sublayer of every layer: (B, N, d_model) -> (B, N, d_model)."""
+        return self.sub_ffn(x, lambda h: (self.ffn(h), None))[0]
+
+
+class EncoderLayer(TransformerLayer):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__(cfg, ("self_attn",), ("sub_attn", "sub_ffn"))
 
     def forward(self, x, mask, need_weights: bool, head_mask=None):
         def attend(h):
@@ -81,19 +94,12 @@ class EncoderLayer(nn.Module):
             return r.output, r
 
         x, attn = self.sub_attn(x, attend)
-        x, _ = self.sub_ffn(x, lambda h: (self.ffn(h), None))
-        return x, attn
+        return self.feed_forward(x), attn
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(TransformerLayer):
     def __init__(self, cfg: TransformerConfig):
-        super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.sub_self = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.sub_cross = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.sub_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        super().__init__(cfg, ("self_attn", "cross_attn"), ("sub_self", "sub_cross", "sub_ffn"))
 
     def forward(self, y, memory, self_mask, memory_mask, need_weights: bool, self_head_mask=None, cross_head_mask=None):
         def attend_self(h):
@@ -107,8 +113,7 @@ class DecoderLayer(nn.Module):
 
         y, self_attn = self.sub_self(y, attend_self)
         y, cross_attn = self.sub_cross(y, attend_memory)
-        y, _ = self.sub_ffn(y, lambda h: (self.ffn(h), None))
-        return y, self_attn, cross_attn
+        return self.feed_forward(y), self_attn, cross_attn
 
 
 class Transformer(nn.Module):

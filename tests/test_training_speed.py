@@ -27,13 +27,13 @@ def test_the_probe_measures_the_step_it_times(tiny_copy, monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Transformer, "forward", timed_forward)
-    speed = measure_training_speed(TrainConfig(**TINY), probe_steps=4, data=tiny_copy, clock=lambda: now[0])
+    speed = measure_training_speed(TrainConfig.from_flat(**TINY), probe_steps=4, data=tiny_copy, clock=lambda: now[0])
     assert speed.step_s == pytest.approx(0.04)
     assert speed.data_s == 0.0  # data was given: nothing built
     assert speed.eval_s >= 0.04  # evaluation runs the model too (teacher-forced pass; greedy decoding steps)
     # and on the real clock the probe returns positive, finite times
     monkeypatch.setattr(Transformer, "forward", original)
-    real = measure_training_speed(TrainConfig(**TINY), probe_steps=2, data=tiny_copy)
+    real = measure_training_speed(TrainConfig.from_flat(**TINY), probe_steps=2, data=tiny_copy)
     assert 0 < real.step_s < 60 and 0 < real.eval_s < 60
 
 
@@ -62,7 +62,7 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
         text = " ".join(c.value for c in at.caption)
         # the page's defaults: 1000 steps, evaluation every 166 steps and at the end -> 1 + 1000 × 0.25 + 7 × 2 = 265 s
         assert "4 min 25 s" in text and "250 ms" in text, text
-        assert len(probed) == 1 and probed[0].model == "transformer" and probed[0].d_model == 128
+        assert len(probed) == 1 and probed[0].family == "transformer" and probed[0].model.d_model == 128
         at.run()
         assert len(probed) == 1  # measured once per process, not on every rerun
     finally:

@@ -78,10 +78,13 @@ def form_config(family: str, task: str, steps: int, layers: int, d_model: int, h
 
     Pre-norm (norm_first) with lr 3e-3 and 50 warm-up steps: on en-fr it learns about twice as fast in the first
     few hundred steps as the paper's post-norm at 2e-3 (bench/README.md, time to accuracy)."""
-    return TrainConfig(model=family, task=task, steps=steps, num_layers=layers, d_model=d_model, num_heads=heads,
-                       norm_first=True, d_ff=2 * d_model, hidden_size=d_model, embed_dim=min(64, d_model), seed=seed,
-                       schedule=schedule, lr=lr, warmup=max(warmup, 1), eval_every=max(50, steps // 6),
-                       eval_size=150, device="auto")
+    if family == "transformer":
+        shape = {"num_layers": layers, "d_model": d_model, "num_heads": heads, "norm_first": True, "d_ff": 2 * d_model}
+    else:
+        shape = {"hidden_size": d_model, "embed_dim": min(64, d_model)}
+    return TrainConfig.from_flat(family, task=task, steps=steps, seed=seed, schedule=schedule, lr=lr,
+                                 warmup=max(warmup, 1), eval_every=max(50, steps // 6), eval_size=150, device="auto",
+                                 **shape)
 
 
 @st.cache_resource(ttl=1800, show_spinner=False, max_entries=32)
@@ -89,6 +92,14 @@ def measured_speed(family: str, task: str, layers: int, d_model: int, heads: int
     """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
     half hour, shared by every session: the estimate is this server's, under its current load."""
     return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
+
+
+def form_shape(config: TrainConfig) -> tuple[int, int, int]:
+    """(layers, width, heads) of a form_config(): a seq2seq model has one layer, width hidden_size and no heads."""
+    model = config.model
+    if config.family == "transformer":
+        return model.num_layers, model.d_model, model.num_heads
+    return DEFAULTS["train_layers"], model.hidden_size, DEFAULTS["train_heads"]
 
 
 def format_duration(seconds: float) -> str:
@@ -101,10 +112,11 @@ def format_duration(seconds: float) -> str:
 def time_estimate(config: TrainConfig) -> None:
     """Before Start: how long these settings will take here, from the measured speed (never a fixed number)."""
     with st.spinner(tr("train_estimate.measuring")):
-        speed = measured_speed(config.model, config.task, config.num_layers, config.d_model, config.num_heads)
+        speed = measured_speed(config.family, config.task, *form_shape(config))
+    layers, width, _ = form_shape(config)
     st.caption(tr("train_estimate.estimate", duration=format_duration(speed.estimate_seconds(config)),
-                  steps=config.steps, layers=config.num_layers, width=config.d_model,
-                  step_ms=f"{1000 * speed.step_s:.0f}", evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
+                  steps=config.steps, layers=layers, width=width,
+                  step_ms=f"{1000 * speed.run_step_s:.0f}", evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
 
 
 def launch(config: TrainConfig) -> None:
@@ -163,7 +175,7 @@ def live_status() -> None:
         st.button(tr("train.stop"), on_click=job.stop_requested.set, key="train_stop", type="secondary")
     history = list(job.history)  # the thread appends while we draw: one copy for the chart and its CSV
     task = tr(f"train.task_{_identifier(cfg.task)}")
-    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.model), task=task)),
+    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.family), task=task)),
                f"training_curves_{job.model_id}", key="train_curves", table=lambda: history_frame(history))
     if job.active:
         return
@@ -179,7 +191,7 @@ def live_status() -> None:
 def snapshot_viewer() -> None:
     job: TrainingJob | None = st.session_state.get(JOB)
     if job is None or not job.snapshots:
-        if job is not None and job.config.model == "no-attention":
+        if job is not None and job.config.family == "no-attention":
             st.info(tr("train.no_snapshots"))
         return
     st.subheader(tr("train.snapshots_title"))

@@ -97,7 +97,7 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
     the thread ends and the model is freed with the session instead of running on for nobody.
     """
     # The number is unique in this server process, so cached analyses keyed by model id never mix two users' models.
-    job = TrainingJob(config, example, model_id=f"my-{config.model}_{config.task}-{next(_job_numbers)}")
+    job = TrainingJob(config, example, model_id=f"my-{config.family}_{config.task}-{next(_job_numbers)}")
     every = max(1, config.steps // SNAPSHOTS)
 
     def on_step(info: StepInfo) -> bool:
@@ -108,7 +108,7 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
         job.history.append(record)
         job.tokens_per_s, job.elapsed_s = info.tokens_per_s, info.elapsed_s
         if info.step % every == 0 or info.step == info.total_steps:
-            snap = _snapshot(model_ref[0], dataset, config.task, example, info.step, config.model)
+            snap = _snapshot(model_ref[0], dataset, config.task, example, info.step, config.family)
             if snap is not None:
                 job.snapshots.append(snap)
         if info.step % SESSION_CHECK_EVERY == 0 and not session_alive():
