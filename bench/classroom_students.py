@@ -22,11 +22,13 @@ import random
 import time
 from dataclasses import dataclass
 
+from i18n import translate
 from serving.streamlit_client import StreamlitClient
 
 SENTENCES = ["i am a student", "the small cat eats the red apple", "she is a student", "we like the big green trees"]
 FIRST_PAGE = "attention"
 DEFAULT_MODEL = "transformer_en-fr"
+NEXT_STEP = translate("en", "decoding.next")  # the decoding page's Next button, as a student reads it
 STICKY_COOKIE = "attention_lab_replica"  # HAProxy's cookie (deploy/haproxy.cfg.template): the replica's name
 
 
@@ -108,9 +110,18 @@ class Student:
                     fragment = client.fragment_id(key)
             elif kind == "model":
                 error = client.choose_option("model_id", self.model)
+            elif kind in ("step", "step_full"):  # the decoding page's Next (step_full: as a full rerun, to compare)
+                button = client.button_id(NEXT_STEP)
+                if button is None:
+                    error = f"no {NEXT_STEP!r} button drawn"
+                else:
+                    fragment = "" if kind == "step_full" or getattr(self.args, "full_reruns", False) \
+                        else client.fragment_of.get(button, "")
+                    payload = client.click_msg(button, fragment)
             else:
                 raise ValueError(kind)
-            payload = client.widget_rerun_msg(fragment)
+            if payload is None and error is None:
+                payload = client.widget_rerun_msg(fragment)
         started = time.perf_counter() - self.t0
         replica = self.replica
         if error is not None:

@@ -252,9 +252,11 @@ def main() -> int:
             if time.time() > deadline or server.poll() is not None:
                 raise RuntimeError("the profiled server did not start")
             time.sleep(0.2)
-        plan = [("student 1 (cold server)", ["load"] + ["head"] * args.repeat + ["layer", "page:decoding",
+        # On the decoding page, Next as the browser sends it (a fragment rerun) and the same click as a full rerun.
+        steps = ["step", "step_full"] * max(args.repeat // 2, 1)
+        plan = [("student 1 (cold server)", ["load"] + ["head"] * args.repeat + ["layer", "page:decoding", *steps,
                                                                                "page:positional"]),
-                ("student 2 (warm server)", ["load", "head", "page:decoding", "page:positional"])]
+                ("student 2 (warm server)", ["load", "head", "page:decoding", *steps, "page:positional"])]
         process_seconds = drive(port, plan, marks, server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
