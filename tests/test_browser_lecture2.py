@@ -18,6 +18,14 @@ def test_a_click_on_a_grid_thumbnail_opens_that_head(page: Page, app_url):
     page.goto(f"{app_url}/attention?sentence=i+am+a+student&kind=cross&view=All+heads")
     wait_idle(page)
     expect(page.get_by_role("radio", name="All heads", exact=True)).to_be_checked()
+    expect(_thumbnail(page, 7)).to_be_attached()  # all 8 thumbnails drawn
+    # no thumbnail's title sits on the thumbnail above it (the subplot titles of row 2 covered row 1's bottom)
+    assert not page.evaluate("""() => {
+      const plot = document.querySelector('.js-plotly-plot'), box = el => el.getBoundingClientRect();
+      const cells = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(box);
+      return [...plot.querySelectorAll('.annotation-text-g')].map(box).filter(t => cells.some(c =>
+        Math.min(t.right, c.right) - Math.max(t.left, c.left) > 1 && Math.min(t.bottom, c.bottom) - Math.max(t.top, c.top) > 1))
+        .length; }""")
     thumbnail = _thumbnail(page, 6)  # the toy model's grid is 2 layers × 4 heads: the 7th is layer 2, head 3
     thumbnail.hover()  # the hover still names the tokens (the click targets carry the heatmap's hover)
     expect(page.locator(".hovertext").first).to_contain_text(re.compile(r"layer 2\W*head 3.*query .+ → key .+"))
