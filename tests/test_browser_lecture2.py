@@ -145,3 +145,16 @@ def test_typing_an_unknown_word_offers_known_words_and_a_click_puts_one_in(page:
     expect(page.get_by_text(re.compile(r"^Unreliable:"))).to_have_count(0)
     expect(page).to_have_url(re.compile(r"sentence=I(\+|%20)am(\+|%20)a(\+|%20)student"))
     no_exception(page)
+
+
+def test_a_click_on_a_thumbnail_of_the_real_encoders_6x12_grid_opens_that_head(page: Page, app_url):
+    """72 thumbnails: the click targets are blocks of cells there (viz.attention.CLICK_TARGETS_MAX)."""
+    page.goto(f"{app_url}/attention?model=all-MiniLM-L6-v2&sentence=My+grandmother+baked+bread+because+the+kitchen"
+              "+was+cold.&kind=encoder_self&view=All+heads")
+    wait_idle(page)
+    expect(page.locator(".js-plotly-plot").first.locator(".heatmaplayer .hm")).to_have_count(72)
+    _thumbnail(page, 12 + 4).click()  # row 2, the 5th: layer 2, head 5
+    wait_idle(page)
+    expect(page.get_by_role("radio", name="Head", exact=True)).to_be_checked()
+    expect(page.get_by_text("Encoder self-attention · layer 2 · head 5").first).to_be_visible()
+    no_exception(page)
