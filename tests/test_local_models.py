@@ -131,7 +131,8 @@ def test_the_attention_page_opens_a_gpt2_with_ablation_and_rescale_hidden(config
     assert spec["layout"]["title"]["text"] == "Decoder masked self-attention · layer 1 · head 1"
     at.session_state["attn_view"] = "All heads"
     at.run()
-    assert not at.exception and len(json.loads(at.get("plotly_chart")[0].proto.spec)["data"]) == 4
+    grid = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert not at.exception and len([trace for trace in grid if trace["type"] == "heatmap"]) == 4  # 2 layers × 2 heads
 
 
 def test_the_attention_page_shows_a_bart_translation_and_its_cross_attention(configured):
