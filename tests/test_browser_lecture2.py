@@ -24,7 +24,8 @@ def test_a_click_on_a_grid_thumbnail_opens_that_head(page: Page, app_url):
       const plot = document.querySelector('.js-plotly-plot'), box = el => el.getBoundingClientRect();
       const cells = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(box);
       return [...plot.querySelectorAll('.annotation-text-g')].map(box).filter(t => cells.some(c =>
-        Math.min(t.right, c.right) - Math.max(t.left, c.left) > 1 && Math.min(t.bottom, c.bottom) - Math.max(t.top, c.top) > 1))
+        Math.min(t.right, c.right) - Math.max(t.left, c.left) > 1
+        && Math.min(t.bottom, c.bottom) - Math.max(t.top, c.top) > 1))
         .length; }""")
     thumbnail = _thumbnail(page, 6)  # the toy model's grid is 2 layers × 4 heads: the 7th is layer 2, head 3
     thumbnail.hover()  # the hover still names the tokens (the click targets carry the heatmap's hover)
