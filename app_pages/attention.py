@@ -22,7 +22,9 @@ if analysis is not None:
     result = analysed.decode  # our own translation models' greedy decode (None for encoders and foreign models)
     if analysed.can(TRANSLATION):
         translation = " ".join(analysed.output_tokens) or tr("attention.empty")
-        if presenting() and result is not None and not result.source.unknown:  # one line: the chart above the fold
+        # One line of text, not a code block: the chart sits higher, and a shared link's first view loads no code
+        # highlighter (1.5 MB of JavaScript; bench/README.md, "A shared link's view").
+        if result is not None and not result.source.unknown:
             st.markdown(f"{tr('attention.translation')} **{escape_markdown(translation)}**")
         else:
             st.markdown(tr("attention.translation"))

@@ -1,12 +1,15 @@
 """How long a student waits for a shared link's view, in a real browser, on a warm server.
 
-    python bench/shared_link.py [--repeats 5]
+    python bench/shared_link.py [--repeats 5] [--baseline DIR]
 
 Starts `streamlit run app.py` (127.0.0.1, a free port), warms it (one browser opens the link once: models loaded,
 figures cached), then opens the link REPEATS times, each in a fresh Chromium context (a new student: new session,
 empty browser cache), and times from navigation start to the linked view drawn: the heatmap whose title names the
 linked head, and Streamlit idle. For comparison, the same page without a link (its default view) is timed the same
 way in the same run. Prints a table; the issue's target is ≤ 3 s for the link.
+
+--baseline DIR: a second server runs the app in DIR (e.g. `git archive <commit> | tar -x -C DIR`), and its link is
+timed in the same rounds, alternating, so a change is read as a ratio on a machine whose load others change.
 """
 from __future__ import annotations
 
@@ -29,13 +32,13 @@ LINK_TITLE = "Encoder–decoder (cross) attention · layer 2 · head 4"
 PLAIN = "/attention"
 
 
-def _server() -> tuple[subprocess.Popen, str]:
+def _server(folder: Path = ROOT) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                                 "--server.port", str(port), "--server.address", "127.0.0.1",
-                                "--browser.gatherUsageStats", "false"], cwd=ROOT,
+                                "--browser.gatherUsageStats", "false"], cwd=folder,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
@@ -67,8 +70,11 @@ def _time_view(browser, url: str, title: str | None) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, help="folder of an earlier version of the app, timed alongside")
     args = parser.parse_args()
-    process, base = _server()
+    servers = [_server()] + ([_server(args.baseline)] if args.baseline else [])
+    base = servers[0][1]
+    start_load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"] * 3
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
@@ -76,21 +82,31 @@ def main() -> None:
                 args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
             warm_up = _time_view(browser, base + LINK, LINK_TITLE)
             _time_view(browser, base + PLAIN, None)
-            link, plain = [], []
-            for _ in range(args.repeats):  # alternated, so load changes hit both alike
+            if args.baseline:
+                _time_view(browser, servers[1][1] + LINK, LINK_TITLE)
+            link, plain, baseline = [], [], []
+            for _ in range(args.repeats):  # alternated, so load changes hit all alike
                 link.append(_time_view(browser, base + LINK, LINK_TITLE))
                 plain.append(_time_view(browser, base + PLAIN, None))
+                if args.baseline:
+                    baseline.append(_time_view(browser, servers[1][1] + LINK, LINK_TITLE))
             browser.close()
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        for process, _ in servers:
+            process.terminate()
+            process.wait(timeout=20)
     load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"] * 3
-    print(f"server warm-up (first link after start): {warm_up:.2f} s; load average {' '.join(load)}")
-    print("| view | runs | median | max | median / default view |")
-    print("|---|---|---|---|---|")
-    for name, times in (("shared link (layer 2 · head 4, cross)", link), ("/attention, default view", plain)):
+    print(f"server warm-up (first link after start): {warm_up:.2f} s; load average {' '.join(start_load)} at the "
+          f"start, {' '.join(load)} at the end")
+    print("| view | runs | median | max | median / default view | median / baseline link |")
+    print("|---|---|---|---|---|---|")
+    rows = [("shared link (layer 2 · head 4, cross)", link), ("/attention, default view", plain)]
+    if baseline:
+        rows.append((f"shared link, baseline ({args.baseline})", baseline))
+    for name, times in rows:
+        versus = f"{statistics.median(times) / statistics.median(baseline):.2f}" if baseline else "–"
         print(f"| {name} | {len(times)} | {statistics.median(times):.2f} s | {max(times):.2f} s | "
-              f"{statistics.median(times) / statistics.median(plain):.2f} |")
+              f"{statistics.median(times) / statistics.median(plain):.2f} | {versus} |")
 
 
 if __name__ == "__main__":

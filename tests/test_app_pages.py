@@ -23,7 +23,7 @@ def test_home_lists_shipped_models_with_metrics():
 
 def test_attention_page_head_choice_changes_the_chart():
     at = open_page("attention", sentence="i am a student")
-    assert "je suis étudiant" in [c.value for c in at.code]
+    assert any(m.value.endswith(" **je suis étudiant**") for m in at.markdown)  # one line, no code block
     # The head heatmap offers its token-labelled weights as CSV (show_chart's button, key csv_<chart key>).
     assert any(b.proto.id.endswith("-csv_head_heatmap") for b in at.get("download_button"))
     first = at.get("plotly_chart")[0].proto.spec
@@ -126,7 +126,7 @@ def test_a_link_reproduces_the_view():
                                  "layer": "1", "head": "3", "view": "Head"})
     assert (at.session_state["attn_kind"], at.session_state["attn_layer"], at.session_state["attn_head"]) == \
         ("cross", 1, 3)
-    assert "elle est étudiante" in [c.value for c in at.code]
+    assert any(m.value.endswith(" **elle est étudiante**") for m in at.markdown)
     assert any("layer 2 · head 4" in json.dumps(json.loads(chart.proto.spec), ensure_ascii=False)
                for chart in at.get("plotly_chart"))
     at.selectbox(key="attn_head").select_index(0).run()

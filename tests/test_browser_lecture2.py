@@ -18,6 +18,15 @@ def test_a_click_on_a_grid_thumbnail_opens_that_head(page: Page, app_url):
     page.goto(f"{app_url}/attention?sentence=i+am+a+student&kind=cross&view=All+heads")
     wait_idle(page)
     expect(page.get_by_role("radio", name="All heads", exact=True)).to_be_checked()
+    expect(_thumbnail(page, 7)).to_be_attached()  # all 8 thumbnails drawn
+    # no thumbnail's title sits on the thumbnail above it (the subplot titles of row 2 covered row 1's bottom)
+    assert not page.evaluate("""() => {
+      const plot = document.querySelector('.js-plotly-plot'), box = el => el.getBoundingClientRect();
+      const cells = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(box);
+      return [...plot.querySelectorAll('.annotation-text-g')].map(box).filter(t => cells.some(c =>
+        Math.min(t.right, c.right) - Math.max(t.left, c.left) > 1
+        && Math.min(t.bottom, c.bottom) - Math.max(t.top, c.top) > 1))
+        .length; }""")
     thumbnail = _thumbnail(page, 6)  # the toy model's grid is 2 layers × 4 heads: the 7th is layer 2, head 3
     thumbnail.hover()  # the hover still names the tokens (the click targets carry the heatmap's hover)
     expect(page.locator(".hovertext").first).to_contain_text(re.compile(r"layer 2\W*head 3.*query .+ → key .+"))
@@ -136,4 +145,17 @@ def test_typing_an_unknown_word_offers_known_words_and_a_click_puts_one_in(page:
     expect(sidebar.get_by_text(re.compile("does not know"))).to_have_count(0)
     expect(page.get_by_text(re.compile(r"^Unreliable:"))).to_have_count(0)
     expect(page).to_have_url(re.compile(r"sentence=I(\+|%20)am(\+|%20)a(\+|%20)student"))
+    no_exception(page)
+
+
+def test_a_click_on_a_thumbnail_of_the_real_encoders_6x12_grid_opens_that_head(page: Page, app_url):
+    """72 thumbnails: the click targets are blocks of cells there (viz.attention.CLICK_TARGETS_MAX)."""
+    page.goto(f"{app_url}/attention?model=all-MiniLM-L6-v2&sentence=My+grandmother+baked+bread+because+the+kitchen"
+              "+was+cold.&kind=encoder_self&view=All+heads")
+    wait_idle(page)
+    expect(page.locator(".js-plotly-plot").first.locator(".heatmaplayer .hm")).to_have_count(72)
+    _thumbnail(page, 12 + 4).click()  # row 2, the 5th: layer 2, head 5
+    wait_idle(page)
+    expect(page.get_by_role("radio", name="Head", exact=True)).to_be_checked()
+    expect(page.get_by_text("Encoder self-attention · layer 2 · head 5").first).to_be_visible()
     no_exception(page)

@@ -89,7 +89,10 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     layers, heads = weights.shape[:2]
     titles = [f"L{l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else "")
               for l in range(layers) for h in range(heads)]
-    fig = make_subplots(rows=layers, cols=heads, horizontal_spacing=0.02, vertical_spacing=0.04,
+    height = max(260, 170 * layers + 60)
+    # room between rows for a row's subplot titles (about 30 px), which sat on the thumbnails above them
+    fig = make_subplots(rows=layers, cols=heads, horizontal_spacing=0.02,
+                        vertical_spacing=min(0.3, max(0.04, 30 / (height - 70))),
                         subplot_titles=titles)
     hover = _hover(query_tokens, key_tokens)
     pair, weight = _pair_hover(), tr("attention.chart.weight")
@@ -119,7 +122,7 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     if labels is not None and heads > 8:  # 12 thumbnails a row: the longer titles in a smaller font
         fig.update_annotations(font_size=11)
     fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=weight)),
-                      height=max(260, 170 * layers + 60), margin=dict(l=10, r=10, t=60, b=10))
+                      height=height, margin=dict(l=10, r=10, t=60, b=10))
     return fig
 
 
