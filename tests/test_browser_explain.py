@@ -1,4 +1,6 @@
 """The Explain view in a real browser: raw weights, rollout and norms of the same head, one click apart."""
+import re
+
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SCREENSHOTS
@@ -37,7 +39,9 @@ def test_explain_view_of_the_real_encoder_shows_a_cls_sep_sink_that_moves_little
               "&v=2&layer=4&head=2")  # v=2: 1-based layer and head
     wait_idle(page)
     expect(page.get_by_text("Encoder self-attention · layer 4 · head 2 · ‖α·f(x)‖").first).to_be_visible()
-    expect(page.get_by_text("share of each head's attention on [CLS]/[SEP]").first).to_be_visible()
+    # the survival chart; its title may be wrapped onto two lines (separate text lines in the SVG)
+    expect(page.locator(".gtitle").filter(has_text=re.compile(r"attention\s*on\s*\[CLS\]/\[SEP\],\s*as\s*weight"))
+           .first).to_be_visible()
     survival = page.get_by_test_id("stMetric").filter(has_text="Survival (norm ÷ weight)")
     assert float(survival.get_by_test_id("stMetricValue").inner_text()) < 0.5
     no_exception(page)
