@@ -40,12 +40,14 @@ PAIR_SEPARATOR = "[SEP]"  # typed between two sentences, it makes them a BERT se
 
 @dataclass(frozen=True)
 class BertConfig:
+    # The shape comes from the model's own config.json (from_hf), never from defaults here: one place per fact.
     vocab_size: int
-    hidden_size: int = 384
-    num_layers: int = 6
-    num_heads: int = 12
-    intermediate_size: int = 1536
-    max_position_embeddings: int = 512
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    intermediate_size: int
+    max_position_embeddings: int
+    # Optional in a Hugging Face config.json; these are transformers' BertConfig defaults.
     type_vocab_size: int = 2
     layer_norm_eps: float = 1e-12
     pad_token_id: int = 0
@@ -68,9 +70,9 @@ class BertConfig:
                        num_layers=int(hf["num_hidden_layers"]), num_heads=int(hf["num_attention_heads"]),
                        intermediate_size=int(hf["intermediate_size"]),
                        max_position_embeddings=int(hf["max_position_embeddings"]),
-                       type_vocab_size=int(hf.get("type_vocab_size", 2)),
-                       layer_norm_eps=float(hf.get("layer_norm_eps", 1e-12)),
-                       pad_token_id=int(hf.get("pad_token_id") or 0))
+                       type_vocab_size=int(hf.get("type_vocab_size", cls.type_vocab_size)),
+                       layer_norm_eps=float(hf.get("layer_norm_eps", cls.layer_norm_eps)),
+                       pad_token_id=int(hf.get("pad_token_id") or cls.pad_token_id))
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"config.json lacks or garbles a BERT field ({error})") from None
 
