@@ -162,6 +162,9 @@ class TransformersModel:
     task: str = "english"
     family: str = "transformers"
     special_ids: frozenset = field(default_factory=frozenset)
+    # kind -> (layers, heads), from config.json (model.sources.attention_layout): an encoder-decoder's two stacks
+    # may differ in depth and width
+    attention_layout: dict = field(default_factory=dict)
 
     def analyse(self, text: str):
         """AnalysedInput of `text`: encoder_self / decoder_self (causal) / cross, as the architecture has them."""
@@ -229,8 +232,17 @@ def _open_with_transformers(entry: LocalModelEntry) -> TransformersModel:
     is_decoder_only = not config.is_encoder_decoder and entry.model_type in ("gpt2", "gpt_neo", "opt")
     special = frozenset(i for i in (config.pad_token_id, config.bos_token_id, config.eos_token_id,
                                     getattr(config, "decoder_start_token_id", None)) if i is not None)
+    if config.is_encoder_decoder:  # BART/Marian/T5 name each stack's depth and width; else both are the model's
+        encoder = (getattr(text_config, "encoder_layers", None) or getattr(text_config, "num_layers", None) or layers,
+                   getattr(text_config, "encoder_attention_heads", None) or heads)
+        decoder = (getattr(text_config, "decoder_layers", None) or encoder[0],
+                   getattr(text_config, "decoder_attention_heads", None) or encoder[1])
+        layout = {"encoder_self": encoder, "decoder_self": decoder, "cross": decoder}
+    else:
+        layout = {"decoder_self" if is_decoder_only else "encoder_self": (layers, heads)}
     return TransformersModel(entry.name, model, tokenizer, ForeignConfig(layers, heads, hidden), entry.model_type,
-                             bool(config.is_encoder_decoder), is_decoder_only, special_ids=special)
+                             bool(config.is_encoder_decoder), is_decoder_only, special_ids=special,
+                             attention_layout=layout)
 
 
 def open_local_model(entry: LocalModelEntry) -> PretrainedEncoder | TransformersModel:

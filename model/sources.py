@@ -77,6 +77,24 @@ class AnalysedInput:
         return capability in self.capabilities
 
 
+def attention_layout(model) -> dict[str, tuple[int, int]]:
+    """kind -> (layers, heads) of a loaded model's attention, known without analysing an input.
+
+    Links and the attention page's pickers ask it before (or without) an analysis; every AnalysedInput of the
+    model has exactly these kinds, each with maps (layers, heads, T_q, T_k) (tests/test_sources.py checks it).
+    A GRU seq2seq has no heads: {} (its additive alignment is shown as such).
+    """
+    if isinstance(model, PretrainedEncoder):
+        return {"encoder_self": (model.config.num_layers, model.config.num_heads)}
+    layout = getattr(model, "attention_layout", None)  # a transformers model from the models folder
+    if layout is not None:
+        return dict(layout)
+    config = model.config  # our own translation models (model.checkpoint.LoadedModel)
+    if not getattr(config, "num_heads", 0):
+        return {}
+    return {kind: (config.num_layers, config.num_heads) for kind in KIND_NAMES}
+
+
 def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput:
     """A shipped or trained toy model's greedy decode as an AnalysedInput (the Transformer has all three kinds)."""
     # Decoder rows are named by the token written at that step (as on the Decoding page); the decoder's own keys are

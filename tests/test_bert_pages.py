@@ -10,7 +10,7 @@ from i18n import translate
 from model.bert import MINILM_NAME
 from model.sources import analyse_encoder
 from tests.bad_inputs import load_bad_inputs
-from tests.app_links import APP_PAGES, chart_specs, chart_titles, open_page
+from tests.app_links import APP_PAGES, chart_specs, chart_titles, link_notices, open_page
 from ui.models import load_pretrained
 from viz.export import trace_values
 
@@ -152,6 +152,14 @@ def test_a_link_opens_the_encoder_on_a_head_with_words_merged():
     assert (at.selectbox(key="attn_layer").value, at.selectbox(key="attn_head").value) == (3, 10)
     assert chart_specs(at)[0]["layout"]["title"]["text"] == "Encoder self-attention · layer 4 · head 11"
     assert "didn" in _ticks(chart_specs(at)[0]) and at.toggle(key="bert_merge_words").value
+    assert "kind" in link_notices(at)  # an encoder has no cross-attention: the link's kind is refused, and said
+
+
+def test_a_link_past_the_encoder_last_head_is_refused_with_a_notice():
+    at = _open(query={"model": MINILM_NAME, "sentence": COREFERENCE, "layer": "6", "head": "13", "v": "2"})
+    assert "(head)" in link_notices(at)  # 6 layers of 12 heads, counted from 1: layer 6 is there, head 13 is not
+    assert at.selectbox(key="attn_layer").value == 5
+    assert at.selectbox(key="attn_head").options == [str(h) for h in range(1, 13)]
 
 
 @pytest.mark.slow  # over 10 s on the shared 2-core box

@@ -10,7 +10,7 @@ import pytest
 
 from i18n import translate
 from model.local_models import ENV_VAR, list_local_models, open_local_model
-from model.sources import ABLATION, TRANSLATION, analyse_model
+from model.sources import ABLATION, TRANSLATION, analyse_model, attention_layout
 from tests.app_links import go_to, open_from_link
 from tests.tiny_models import build_models_folder
 
@@ -115,9 +115,29 @@ def test_bart_generates_and_gives_cross_attention_per_generated_token(models_fol
     source = analysed.maps["encoder_self"].key_tokens
     cross = analysed.maps["cross"]
     assert source[0] == "<s>" and source[-1] == "</s>" and len(analysed.output_tokens) >= 3
-    assert cross.weights.shape == (2, 2, len(cross.query_tokens), len(source)) and cross.key_tokens == source
+    assert cross.weights.shape == (1, 4, len(cross.query_tokens), len(source)) and cross.key_tokens == source
     assert len(cross.query_tokens) >= len(analysed.output_tokens)  # one row per step that wrote a token
     assert np.allclose(cross.weights.sum(-1), 1, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-bart"])
+def test_the_layout_known_before_analysis_is_the_analysis_own(models_folder, name):
+    """Links and pickers offer the kinds, layers and heads of attention_layout(); an analysis must have exactly them."""
+    model = open_local_model(_entry(models_folder, name))
+    analysed = analyse_model(name, SENTENCE, model)
+    assert attention_layout(model) == {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
+
+
+def test_the_pickers_follow_the_chosen_kind_when_the_stacks_differ(configured):
+    at = open_from_link("attention", model_id="tiny-bart", sentence=SENTENCE, attn_kind="encoder_self")[0]
+    assert at.selectbox(key="attn_layer").options == ["1", "2"] and at.selectbox(key="attn_head").options == ["1", "2"]
+    at.selectbox(key="attn_head").set_value(1).run()
+    at.selectbox(key="attn_kind").set_value("cross").run()  # a 1-layer, 4-head decoder
+    assert not at.exception
+    assert at.selectbox(key="attn_layer").options == ["1"]
+    assert at.selectbox(key="attn_head").options == ["1", "2", "3", "4"] and at.selectbox(key="attn_head").value == 1
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    assert title == translate("en", "attention.head_title", layer=1, head=2, kind=translate("en", "attention.kinds.cross"))
 
 
 def test_the_attention_page_opens_a_gpt2_with_ablation_and_rescale_hidden(configured):

@@ -54,8 +54,9 @@ def build_models_folder(root: Path) -> Path:
 
     tokenizer, vocab = _word_tokenizer(["<s>", "<pad>", "</s>", "<unk>"], ("<s>", "</s>"))
     bart = BartForConditionalGeneration(BartConfig(
-        vocab_size=vocab, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        # the decoder differs from the encoder (1 layer of 4 heads against 2 of 2): pickers follow the chosen kind
+        vocab_size=vocab, d_model=16, encoder_layers=2, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
         bos_token_id=0, pad_token_id=1, eos_token_id=2, decoder_start_token_id=2, forced_eos_token_id=None))
     bart.generation_config.min_new_tokens = 4  # random weights would often end at once; teach with a few steps
     bart.save_pretrained(root / "tiny-bart")

@@ -20,13 +20,14 @@ from model.metrics import head_entropy, head_statistics
 from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps, hide_tokens, merge_word_pieces,
                            special_token_shares)
 from ui.attention_defaults import why_this_encoder_head, why_this_head
-from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
+from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from ui.explain_view import grid_labels, show_explain
-from ui.specs.attention import (COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC,
-                                RESCALE_FACTOR)
-from ui.widget_spec import prepare, spec_select_slider, spec_toggle
+from ui.specs.attention import (COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC, KIND, LAYER,
+                                MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
+from ui.state import selected_attention_layout
+from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
 from viz.encoder import thin_tick_labels
@@ -102,12 +103,11 @@ def encoder_toggles(analysed: AnalysedInput) -> None:
         st.caption(tr("bert.view_caption_merged"))
 
 
-def head_picker(maps: AttentionMaps, prefix: str, columns) -> tuple[int, int]:
-    layers, heads = maps.weights.shape[:2]
-    with columns[0]:
-        layer = st.selectbox(tr("attention.layer"), range(layers), key=f"{prefix}_layer", format_func=_number)
-    with columns[1]:
-        head = st.selectbox(tr("attention.head"), range(heads), key=f"{prefix}_head", format_func=_number)
+def head_picker(layer_spec: WidgetSpec, head_spec: WidgetSpec, labels: tuple[str, str], columns
+                ) -> tuple[int, int]:
+    """Layer and head pickers, offering what the specs offer: the chosen kind's layers and heads of this model."""
+    layer = spec_select(layer_spec, tr(labels[0]), where=columns[0], format_func=_number)
+    head = spec_select(head_spec, tr(labels[1]), where=columns[1], format_func=_number)
     return layer, head
 
 
@@ -137,29 +137,22 @@ def available_views(result: AnalysedInput) -> list[str]:
 
 
 def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate) -> None:
-    kinds = result.kinds
-    if st.session_state.get("attn_kind") not in kinds:  # e.g. a link to cross-attention, opened on an encoder
-        st.session_state["attn_kind"] = kinds[0]
     c = st.columns([2, 1, 1])
-    if len(kinds) > 1:
-        kind = c[0].selectbox(tr("attention.kind"), kinds, key="attn_kind", format_func=attention_kind_label)
-    else:
-        kind = kinds[0]
+    if len(KIND.choices(st.session_state)) > 1:
+        kind = spec_select(KIND, tr("attention.kind"), where=c[0], format_func=attention_kind_label)
+    else:  # one kind: said, not offered
+        kind = prepare(KIND)
         c[0].markdown(tr("bert.self_only" if kind == "encoder_self" else "bert.decoder_only"))
     if result.special is not None:
         encoder_toggles(result)
     maps = AttentionMaps.of(result, kind)
-    layer, head = head_picker(maps, "attn", c[1:])
+    layer, head = head_picker(LAYER, HEAD, ("attention.layer", "attention.head"), c[1:])
     if not result.can(ABLATION):
         st.caption(tr("bert.views_hidden"))
     if not presenting():  # projected: the line goes under the chart, so the chart starts above the fold
         _why_this_head(result, kind, maps, layer, head)
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
-    views = available_views(result)
-    if st.session_state.get("attn_view") not in views:
-        st.session_state["attn_view"] = VIEWS[0]
-    view = st.segmented_control(tr("attention.view"), views, key="attn_view", format_func=view_label,
-                                required=True) or VIEWS[0]
+    view = spec_segmented(VIEW, tr("attention.view"), offered=available_views(result), format_func=view_label)
     if view == "Head":
         show_head(maps, layer, head)
     elif view == "All heads":
@@ -287,19 +280,11 @@ def pooled_maps(weights: np.ndarray, queries: list[str], keys: list[str], cells:
 
 def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: int) -> None:
     st.markdown(tr("attention.compare_intro", title=maps.title(layer, head)))
-    prepare(COMPARE_KIND)  # B starts on A's kind: the difference map is there at once
     c = st.columns(3)
-    if st.session_state["cmp_kind"] not in result.kinds:  # a model with fewer kinds (an encoder) was chosen
-        st.session_state["cmp_kind"] = result.kinds[0]
-    kind_b = c[0].selectbox(tr("attention.kind_b"), result.kinds, key="cmp_kind", format_func=attention_kind_label)
+    # B starts on A's kind (the difference map is there at once) and on the head next to A's first
+    kind_b = spec_select(COMPARE_KIND, tr("attention.kind_b"), where=c[0], format_func=attention_kind_label)
     maps_b = AttentionMaps.of(result, kind_b)
-    layers_b, heads_b = maps_b.weights.shape[:2]
-    prepare(COMPARE_LAYER)
-    prepare(COMPARE_HEAD)  # the head next to A's first: a different map at once
-    with c[1]:
-        layer_b = st.selectbox(tr("attention.layer_b"), range(layers_b), key="cmp_layer", format_func=_number)
-    with c[2]:
-        head_b = st.selectbox(tr("attention.head_b"), range(heads_b), key="cmp_head", format_func=_number)
+    layer_b, head_b = head_picker(COMPARE_LAYER, COMPARE_HEAD, ("attention.layer_b", "attention.head_b"), c[1:])
     a, b = st.columns(2)
     show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                              "A: " + maps.title(layer, head), masked=maps.masked),
@@ -348,8 +333,8 @@ def _tokens(tokens: list[str]) -> str:
 
 
 def show_ablation(result: DecodeResult, maps: AttentionMaps, model_id: str, sentence: str, loaded, ablate) -> None:
-    layers, heads = maps.weights.shape[:2]
-    options = [(kind, l, h) for kind in KINDS for l in range(layers) for h in range(heads)]
+    options = [(kind, l, h) for kind, (layers, heads) in selected_attention_layout().items()
+               for l in range(layers) for h in range(heads)]
     off = st.multiselect(tr("attention.ablation_label"), options, key="ablate_heads", format_func=_ablation_option,
                          help=None if presenting() else tr("attention.ablation_help"))
     original, ablated = result, ablate(model_id, sentence, tuple(sorted(off)), loaded) if off else result

@@ -11,7 +11,7 @@ from model.checkpoint import LoadedModel
 from model.decode import DecodeResult, greedy_decode
 from model.transformer import HeadMasks
 from model.bert import PretrainedEncoder
-from model.sources import AnalysedInput, analyse_encoder, analyse_model, analyse_toy
+from model.sources import AnalysedInput, analyse_encoder, analyse_model, analyse_toy, attention_layout
 from ui.models import (PRETRAINED_MODELS, family_label, load_local, load_pretrained, load_shipped,
                        local_model_entries, models_folder, shipped_model_info, shipped_model_names)
 from ui.text import check_sentence, escape_markdown
@@ -84,10 +84,10 @@ def selected_model_id() -> str:
     return DEFAULT_MODEL if DEFAULT_MODEL in ids else ids[0]
 
 
-def selected_model_shape() -> tuple[int, int]:
-    """(layers, heads) of the sidebar's model; (0, 0) for a model without heads (a GRU seq2seq)."""
-    config = get_model(selected_model_id()).config
-    return getattr(config, "num_layers", 0), getattr(config, "num_heads", 0)
+def selected_attention_layout() -> dict[str, tuple[int, int]]:
+    """kind -> (layers, heads) of the sidebar's model's attention ({} for a GRU seq2seq): what the attention page's
+    kind, layer and head pickers offer, and what links to them may ask for."""
+    return attention_layout(get_model(selected_model_id()))
 
 
 @st.cache_data(max_entries=512, show_spinner=False)

@@ -99,13 +99,18 @@ def seed_spec(key: str, url: str, pages: tuple[str, ...]) -> WidgetSpec:
     return WidgetSpec(key, url, 0, pages, low=0, high=SEED_MAX, convert=int)
 
 
-def prepare(spec: WidgetSpec):
+def prepare(spec: WidgetSpec, offered: list | None = None):
     """Before the widget is drawn: its value in session_state, inside its bounds; -> that value.
 
+    offered: the part of the spec's choices that this input allows (the attention views a model's analysis can
+    show); a value outside it becomes the spec's default, or the first offered.
     A page that hides the widget (presenter mode) reads this instead of drawing it; ui.share.keep_view_state puts
     back the value Streamlit drops at the end of a run that does not draw the widget."""
     state = st.session_state
     value = spec.fitted(spec.current(state), state)
+    if offered is not None and value not in offered:
+        default = spec.initial(state)
+        value = default if default in offered else offered[0]
     if state.get(spec.key, object()) != value:
         state[spec.key] = value
     return value
@@ -144,6 +149,12 @@ def spec_select(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     return where.selectbox(label, spec.choices(st.session_state), key=spec.key, **kwargs)
 
 
+def _narrowed(spec: WidgetSpec, offered: list | None) -> list:
+    """The spec's choices, kept to those offered (in the spec's order)."""
+    choices = spec.choices(st.session_state)
+    return choices if offered is None else [choice for choice in choices if choice in offered]
+
+
 def spec_select_slider(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     prepare(spec)
     return where.select_slider(label, options=spec.choices(st.session_state), key=spec.key, **kwargs)
@@ -154,12 +165,13 @@ def spec_radio(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     return where.radio(label, spec.choices(st.session_state), key=spec.key, **kwargs)
 
 
-def spec_segmented(spec: WidgetSpec, label: str, *, where=st, **kwargs):
-    """A required segmented control (one choice always on); its value, or the default in the instant a click
-    has cleared it."""
-    prepare(spec)
-    value = where.segmented_control(label, spec.choices(st.session_state), key=spec.key, required=True, **kwargs)
-    return spec.initial(st.session_state) if value is None else value
+def spec_segmented(spec: WidgetSpec, label: str, *, where=st, offered: list | None = None, **kwargs):
+    """A required segmented control (one choice always on); its value, or the one prepared in the instant a click
+    has cleared it. offered: as in prepare()."""
+    prepared = prepare(spec, offered)
+    choices = _narrowed(spec, offered)
+    value = where.segmented_control(label, choices, key=spec.key, required=True, **kwargs)
+    return prepared if value is None else value
 
 
 def spec_toggle(spec: WidgetSpec, label: str, *, where=st, **kwargs) -> bool:

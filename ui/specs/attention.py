@@ -4,18 +4,29 @@ from __future__ import annotations
 
 from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
 from ui.explain_view import SPECS as EXPLAIN_SPECS
-from ui.state import get_model, selected_model_id, selected_model_shape
+from ui.state import get_model, selected_attention_layout, selected_model_id
 from ui.widget_spec import WidgetSpec, boolean
 
 PAGE = ("attention",)
 
 
-def _last_layer(state) -> int:
-    return selected_model_shape()[0] - 1
+def _kinds(state) -> list[str]:
+    """The kinds the sidebar's model has (an encoder: its self-attention only)."""
+    return list(selected_attention_layout())
 
 
-def _last_head(state) -> int:
-    return selected_model_shape()[1] - 1
+def _first_kind(state) -> str:
+    return next(iter(selected_attention_layout()), next(iter(KINDS)))
+
+
+def _last_of(kind_spec: "WidgetSpec", axis: int):
+    """The last layer (axis 0) or head (axis 1) of the kind `kind_spec` has chosen: an encoder-decoder's stacks may
+    differ."""
+    def last(state) -> int:
+        layout = selected_attention_layout()
+        kind = kind_spec.fitted(kind_spec.current(state), state)
+        return layout.get(kind, (1, 1))[axis] - 1
+    return last
 
 
 def _rescale_options(state) -> list[float]:
@@ -27,15 +38,18 @@ def _switch(key: str, url: str) -> WidgetSpec:
     return WidgetSpec(key, url, False, PAGE, options=(False, True), convert=boolean)
 
 
-KIND = WidgetSpec("attn_kind", "kind", next(iter(KINDS)), PAGE, options=KINDS)
-LAYER = WidgetSpec("attn_layer", "layer", 0, PAGE, low=0, high=_last_layer, convert=int, counted=True)
-HEAD = WidgetSpec("attn_head", "head", 0, PAGE, low=0, high=_last_head, convert=int, counted=True)
+KIND = WidgetSpec("attn_kind", "kind", _first_kind, PAGE, options=_kinds)
+LAYER = WidgetSpec("attn_layer", "layer", 0, PAGE, low=0, high=_last_of(KIND, 0), convert=int, counted=True)
+HEAD = WidgetSpec("attn_head", "head", 0, PAGE, low=0, high=_last_of(KIND, 1), convert=int, counted=True)
+# the views a model cannot show (Ablation, Rescale: capabilities of its analysis) are left out where it is drawn
 VIEW = WidgetSpec("attn_view", "view", VIEWS[0], PAGE, options=VIEWS)
 # the Compare view's B: it starts on A's kind (the difference map is there at once) and on A's layer, head 2
-COMPARE_KIND = WidgetSpec("cmp_kind", "cmp_kind", lambda state: KIND.current(state), PAGE, options=KINDS)
-COMPARE_LAYER = WidgetSpec("cmp_layer", "cmp_layer", 0, PAGE, low=0, high=_last_layer, convert=int, counted=True)
-COMPARE_HEAD = WidgetSpec("cmp_head", "cmp_head", lambda state: min(1, _last_head(state)), PAGE, low=0,
-                          high=_last_head, convert=int, counted=True)
+COMPARE_KIND = WidgetSpec("cmp_kind", "cmp_kind", lambda state: KIND.fitted(KIND.current(state), state), PAGE,
+                          options=_kinds)
+COMPARE_LAYER = WidgetSpec("cmp_layer", "cmp_layer", 0, PAGE, low=0, high=_last_of(COMPARE_KIND, 0), convert=int,
+                           counted=True)
+COMPARE_HEAD = WidgetSpec("cmp_head", "cmp_head", lambda state: min(1, _last_of(COMPARE_KIND, 1)(state)), PAGE,
+                          low=0, high=_last_of(COMPARE_KIND, 1), convert=int, counted=True)
 RESCALE_FACTOR = WidgetSpec("rescale_factor", "rescale", 1.0, PAGE, options=_rescale_options, convert=float)
 HIDE_SPECIAL_SPEC = _switch(HIDE_SPECIAL, "hide_special")  # encoders: hide [CLS]/[SEP]
 MERGE_WORDS_SPEC = _switch(MERGE_WORDS, "words")  # encoders: merge subwords into words
@@ -47,8 +61,9 @@ SPECS = (KIND, LAYER, HEAD, VIEW, COMPARE_KIND, COMPARE_LAYER, COMPARE_HEAD, RES
 def _ablated_heads(value: object, state) -> list[tuple[str, int, int]]:
     """The Ablation view's switched-off heads, if they exist in the current model."""
     heads = [tuple(item) for item in value]
-    layers, per_layer = selected_model_shape()
-    if any(kind not in KINDS or not 0 <= layer < layers or not 0 <= head < per_layer for kind, layer, head in heads):
+    layout = selected_attention_layout()
+    if any(kind not in layout or not 0 <= layer < layout[kind][0] or not 0 <= head < layout[kind][1]
+           for kind, layer, head in heads):
         raise ValueError("a head that this model does not have")
     return heads
 

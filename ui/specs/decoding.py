@@ -1,7 +1,7 @@
 """Specs of the decoding page (app_pages/decoding.py): the step and which cross-attention heads are shown."""
 from __future__ import annotations
 
-from ui.state import selected_model_shape
+from ui.state import selected_attention_layout
 from ui.widget_spec import WidgetSpec
 
 PAGE = ("decoding",)
@@ -9,9 +9,16 @@ ALL_HEADS = "all"  # the head choice that shows every head's row (and the mean o
 # A link is read before the sentence is translated, so it only knows that a step counts from 1; the page keeps the
 # step within the translation's length.
 STEP = WidgetSpec("decode_step", "step", 1, PAGE, low=1, high=10_000, convert=int)
-LAYER = WidgetSpec("dec_layer", "dec_layer", 0, PAGE, low=0, high=lambda state: selected_model_shape()[0] - 1,
+
+
+def _cross_shape() -> tuple[int, int]:
+    """(layers, heads) of the sidebar's model's cross-attention, the decoding page's maps; (0, 0) for a GRU."""
+    return selected_attention_layout().get("cross", (0, 0))
+
+
+LAYER = WidgetSpec("dec_layer", "dec_layer", 0, PAGE, low=0, high=lambda state: _cross_shape()[0] - 1,
                    convert=int, counted=True)
 HEAD = WidgetSpec("dec_head", "dec_head", ALL_HEADS, PAGE,
-                  options=lambda state: [ALL_HEADS, *range(selected_model_shape()[1])],
+                  options=lambda state: [ALL_HEADS, *range(_cross_shape()[1])],
                   convert=lambda text: ALL_HEADS if text == ALL_HEADS else int(text), counted=True)
 SPECS = (STEP, LAYER, HEAD)
