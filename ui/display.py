@@ -14,21 +14,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import i18n
-from i18n import LANGUAGES, tr
+from i18n import tr
 from ui.compat import figure_from_own_dict, in_script_run
 from viz.export import figure_csv
 from viz.presentation import COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, fit_title, for_projection
 
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
 IMAGE_FORMATS = ("png", "svg")
-_PRESENTER_CSS = """<style>
-.stApp, .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea { font-size: 1.25rem !important; }
-.stApp h1 { font-size: 3rem !important; }
-.stApp h2, .stApp h3 { font-size: 2.1rem !important; }
-.stApp code { font-size: 1.35rem !important; }
-.stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
-.stApp [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
-</style>"""
 
 
 def _session_language() -> str:
@@ -56,39 +48,6 @@ def strongest_shade() -> str:
     """How the largest weight looks in the colour scale in use, for explanations: dark in Blues (the default),
     bright yellow in Cividis (presenter mode, viz/presentation.py)."""
     return tr("lecture.shade_bright" if presenting() else "lecture.shade_dark")
-
-
-FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
-
-
-def _redraw_option_labels() -> None:
-    """After a language switch, set every option widget's value again (to the same value).
-
-    A selectbox or multiselect keeps, in the browser, the label it showed for its value; Streamlit sends a new
-    label only when the value is set through session_state. Option values here are strings or lists (ids such as
-    'cross' or 'Head'); numeric widgets have no translated labels, and free text is no label at all.
-    """
-    for key, value in list(st.session_state.items()):
-        if key == LANGUAGE or key in FREE_TEXT_KEYS or str(key).startswith("_"):
-            continue
-        # Lists of plain values only: an upload's list of files cannot be set (Streamlit refuses when drawing it).
-        if isinstance(value, str) or (isinstance(value, list) and value and all(
-                isinstance(item, (str, int, float, tuple)) for item in value)):
-            st.session_state[key] = value
-
-
-def display_settings() -> None:
-    """Sidebar controls for language, presenter mode and the chart image format (all kept in the URL)."""
-    st.session_state.setdefault(LANGUAGE, i18n.DEFAULT_LANGUAGE)
-    st.session_state.setdefault(IMAGE_FORMAT, IMAGE_FORMATS[0])
-    st.segmented_control(tr("display.language"), list(LANGUAGES), key=LANGUAGE, format_func=LANGUAGES.get,
-                         selection_mode="single", required=True, on_change=_redraw_option_labels)
-    st.toggle(tr("display.presenter"), key=PRESENTER, help=tr("display.presenter_help"))
-    if not presenting():
-        st.segmented_control(tr("display.image_format"), IMAGE_FORMATS, key=IMAGE_FORMAT, required=True,
-                             format_func=str.upper, help=tr("display.image_format_help"))
-    if presenting():
-        st.html(_PRESENTER_CSS)  # static CSS only; no user text
 
 
 @st.cache_resource(max_entries=1024, show_spinner=False)

@@ -3,15 +3,58 @@ from __future__ import annotations
 
 import streamlit as st
 
-from i18n import tr
-from ui.display import display_settings
+from i18n import LANGUAGES, tr
 from model.checkpoint import CheckpointError
+from ui.display import IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
 from ui.models import device_label, local_model_entries
-from ui.state import DEFAULT_MODEL, example_sentences, get_model, is_toy, model_ids, model_label, selected_model_id
+from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC
+from ui.state import DEFAULT_MODEL, example_sentences, get_model, is_toy, model_label, selected_model_id
 from ui.text import MAX_INPUT_CHARS, escape_markdown
 from ui.vocabulary import vocabulary_help
+from ui.widget_spec import spec_segmented, spec_select, spec_toggle
 
 MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
+
+# Presenter mode: larger text for the back of the room (static CSS only; no user text)
+_PRESENTER_CSS = """<style>
+.stApp, .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea { font-size: 1.25rem !important; }
+.stApp h1 { font-size: 3rem !important; }
+.stApp h2, .stApp h3 { font-size: 2.1rem !important; }
+.stApp code { font-size: 1.35rem !important; }
+.stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
+.stApp [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
+</style>"""
+FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
+
+
+def _redraw_option_labels() -> None:
+    """After a language switch, set every option widget's value again (to the same value).
+
+    A selectbox or multiselect keeps, in the browser, the label it showed for its value; Streamlit sends a new
+    label only when the value is set through session_state. Option values here are strings or lists (ids such as
+    'cross' or 'Head'); numeric widgets have no translated labels, and free text is no label at all.
+    """
+    for key, value in list(st.session_state.items()):
+        if key == LANGUAGE or key in FREE_TEXT_KEYS or str(key).startswith("_"):
+            continue
+        # Lists of plain values only: an upload's list of files cannot be set (Streamlit refuses when drawing it).
+        if isinstance(value, str) or (isinstance(value, list) and value and all(
+                isinstance(item, (str, int, float, tuple)) for item in value)):
+            st.session_state[key] = value
+
+
+def display_settings() -> None:
+    """Sidebar controls for language and presenter mode (both in links, drawn from their specs) and the chart image
+    format (this user's preference, kept across pages but not in links)."""
+    st.session_state.setdefault(IMAGE_FORMAT, IMAGE_FORMATS[0])
+    spec_segmented(LANGUAGE_SPEC, tr("display.language"), format_func=LANGUAGES.get, selection_mode="single",
+                   on_change=_redraw_option_labels)
+    spec_toggle(PRESENTER_SPEC, tr("display.presenter"), help=tr("display.presenter_help"))
+    if not presenting():
+        st.segmented_control(tr("display.image_format"), IMAGE_FORMATS, key=IMAGE_FORMAT, required=True,
+                             format_func=str.upper, help=tr("display.image_format_help"))
+    if presenting():
+        st.html(_PRESENTER_CSS)  # static CSS only; no user text
 
 
 def _use_example() -> None:
@@ -31,7 +74,6 @@ def _model_changed() -> None:
 
 
 def render_sidebar() -> None:
-    ids = model_ids()
     chosen = selected_model_id()
     try:
         get_model(chosen)
@@ -43,7 +85,7 @@ def render_sidebar() -> None:
         display_settings()
         st.divider()
         # No format_func: the id is the label (AppTest and URLs see the same value); the family is captioned below.
-        st.selectbox(tr("sidebar.model"), ids, key="model_id", on_change=_model_changed)
+        spec_select(MODEL, tr("sidebar.model"), on_change=_model_changed)
         if MODEL_ERROR in st.session_state:
             st.error(tr("bert.open_failed", error=escape_markdown(st.session_state.pop(MODEL_ERROR))))
         unusable = [entry for entry in local_model_entries() if not entry.usable]
