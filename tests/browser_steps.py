@@ -2,6 +2,8 @@
 type a sentence into the sidebar (Playwright against a real `streamlit run app.py`)."""
 from playwright.sync_api import Page, expect
 
+from tests.conftest import SCREENSHOTS
+
 expect.set_options(timeout=30000)  # first renders load models; generous, not a speed assertion
 
 
@@ -21,3 +23,16 @@ def set_sentence(page: Page, text: str) -> None:
     box.fill(text)
     box.press("Enter")
     wait_idle(page)
+
+
+def open_url(page: Page, url: str, heading: str) -> None:
+    """Go to a page of the app; wait until its title is shown and its run has finished."""
+    page.goto(url)
+    expect(page.get_by_role("heading", name=heading)).to_be_visible()
+    wait_idle(page)
+
+
+def checked_screenshot(page: Page, name: str) -> None:
+    """No traceback on the page, and a full-page screenshot kept in tests/screenshots/ for people to look at."""
+    no_exception(page)
+    page.screenshot(path=SCREENSHOTS / name, full_page=True)

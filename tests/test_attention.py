@@ -21,6 +21,12 @@ def _copy_into_torch(ours: MultiHeadAttention) -> nn.MultiheadAttention:
     return ref.eval()
 
 
+
+def _assert_same(got, ref_out, ref_weights):
+    """Our attention's output and per-head weights equal torch.nn.MultiheadAttention's."""
+    torch.testing.assert_close(got.output, ref_out, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got.weights, ref_weights, atol=1e-5, rtol=1e-5)
+
 def test_matches_torch_multihead_attention_with_masks():
     torch.manual_seed(0)
     ours = MultiHeadAttention(32, 4).eval()
@@ -30,8 +36,7 @@ def test_matches_torch_multihead_attention_with_masks():
     key_pad = torch.arange(7)[None, :] >= lengths[:, None]  # torch: True = ignore
     ref_out, ref_w = ref(q, kv, kv, key_padding_mask=key_pad, average_attn_weights=False)
     got = ours(q, kv, kv, mask=(~key_pad)[:, None, None, :])
-    torch.testing.assert_close(got.output, ref_out, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(got.weights, ref_w, atol=1e-5, rtol=1e-5)
+    _assert_same(got, ref_out, ref_w)
 
 
 def test_matches_torch_with_causal_mask():
@@ -41,8 +46,7 @@ def test_matches_torch_with_causal_mask():
     x = torch.randn(2, 6, 24)
     ref_out, ref_w = ref(x, x, x, attn_mask=~causal_mask(6), average_attn_weights=False)
     got = ours(x, x, x, mask=causal_mask(6))
-    torch.testing.assert_close(got.output, ref_out, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(got.weights, ref_w, atol=1e-5, rtol=1e-5)
+    _assert_same(got, ref_out, ref_w)
     assert torch.all(got.weights.triu(1) == 0)
 
 
@@ -197,8 +201,7 @@ def test_every_layer_matches_torch_multihead_attention(norm_first):
         ref_out, ref_weights = ref(query, key, value, attn_mask=blocked, average_attn_weights=False)
         got = mha(query, key, value, mask, need_weights=True)
         fast = mha(query, key, value, mask, need_weights=False)
-        torch.testing.assert_close(got.output, ref_out, atol=1e-5, rtol=1e-5)
-        torch.testing.assert_close(got.weights, ref_weights, atol=1e-5, rtol=1e-5)
+        _assert_same(got, ref_out, ref_weights)
         torch.testing.assert_close(fast.output, ref_out, atol=1e-5, rtol=1e-5)
 
 

@@ -5,22 +5,18 @@ import pytest
 
 from playwright.sync_api import Page, expect
 
-from tests.browser_steps import no_exception, set_sentence, wait_idle
+from tests.browser_steps import checked_screenshot, no_exception, open_url, set_sentence, wait_idle
 from tests.conftest import SCREENSHOTS
 
 
 def test_home_shows_models(page: Page, app_url):
-    page.goto(app_url)
-    expect(page.get_by_role("heading", name="Attention Lab")).to_be_visible()
+    open_url(page, app_url, "Attention Lab")
     expect(page.get_by_test_id("stDataFrame")).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "home.png", full_page=True)
+    checked_screenshot(page, "home.png")
 
 
 def test_attention_page_pick_head_and_grid(page: Page, app_url):
-    page.goto(f"{app_url}/attention")
-    expect(page.get_by_role("heading", name="Transformer attention")).to_be_visible()
-    wait_idle(page)
+    open_url(page, f"{app_url}/attention", "Transformer attention")
     expect(page.get_by_text("je suis étudiant").first).to_be_visible()
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     page.get_by_role("radio", name="All heads", exact=True).click()
@@ -30,8 +26,7 @@ def test_attention_page_pick_head_and_grid(page: Page, app_url):
     page.get_by_role("radio", name="Head", exact=True).click()
     wait_idle(page)
     expect(page.get_by_text("layer 2 · head 3").first).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "attention.png", full_page=True)
+    checked_screenshot(page, "attention.png")
 
 
 def test_hostile_input_is_shown_as_text(page: Page, app_url):
@@ -57,8 +52,7 @@ def test_decoding_steps(page: Page, app_url):
     wait_idle(page)
     expect(page.get_by_text("Step 2 of 4")).to_be_visible()
     expect(page.get_by_text(re.compile(r"→\s+suis"))).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "decoding.png", full_page=True)
+    checked_screenshot(page, "decoding.png")
 
 
 def test_decoding_in_korean_from_a_link(page: Page, app_url):
@@ -74,8 +68,7 @@ def test_decoding_in_korean_from_a_link(page: Page, app_url):
 
 
 def test_foundation_pages_respond(page: Page, app_url):
-    page.goto(f"{app_url}/softmax_scaling")
-    expect(page.get_by_role("heading", name="Softmax scaling: why divide by √d_k")).to_be_visible()
+    open_url(page, f"{app_url}/softmax_scaling", "Softmax scaling: why divide by √d_k")
     expect(page.get_by_test_id("stMetricValue").nth(1)).to_have_text("20")  # [2,2,2,2,2]·[2,2,2,2,2]
     page.screenshot(path=SCREENSHOTS / "softmax_scaling.png", full_page=True)
     page.goto(f"{app_url}/attention_steps")
@@ -84,23 +77,17 @@ def test_foundation_pages_respond(page: Page, app_url):
     page.get_by_role("option", name="causal").click()
     wait_idle(page)
     expect(page.get_by_text("3 · mask (causal)")).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "attention_steps.png", full_page=True)
+    checked_screenshot(page, "attention_steps.png")
 
 
 def test_compare_page(page: Page, app_url):
-    page.goto(f"{app_url}/compare")
-    expect(page.get_by_role("heading", name="Seq2seq vs Transformer")).to_be_visible()
-    wait_idle(page)
+    open_url(page, f"{app_url}/compare", "Seq2seq vs Transformer")
     expect(page.get_by_text("accuracy against sentence length", exact=False).first).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "compare.png", full_page=True)
+    checked_screenshot(page, "compare.png")
 
 
 def test_train_stop_and_open_new_model(page: Page, app_url):
-    page.goto(f"{app_url}/train")
-    expect(page.get_by_role("heading", name="Train your own model")).to_be_visible()
-    wait_idle(page)
+    open_url(page, f"{app_url}/train", "Train your own model")
     page.get_by_role("button", name="Start training").click()
     progress = page.get_by_text(re.compile(r"step \d+ / 1000"))
     expect(progress).to_be_visible()
@@ -137,9 +124,7 @@ def _set_slider(page: Page, label: str, target: int) -> None:
 
 
 def test_positional_normalization_residual_pages(page: Page, app_url):
-    page.goto(f"{app_url}/positional")
-    expect(page.get_by_role("heading", name="Positional encoding")).to_be_visible()
-    wait_idle(page)
+    open_url(page, f"{app_url}/positional", "Positional encoding")
     expect(page.get_by_text("PE for 64 positions × d_model = 64")).to_be_visible()
     _set_slider(page, "d_model", 60)
     expect(page.get_by_text("PE for 64 positions × d_model = 60")).to_be_visible()
@@ -147,16 +132,14 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
     page.get_by_text("A shift by k is a rotation", exact=True).click()  # opening one builds it
     wait_idle(page)
     expect(page.get_by_text(re.compile(r"^Largest \|PE\(p \+ 5\)")).first).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "positional.png", full_page=True)
+    checked_screenshot(page, "positional.png")
 
     page.goto(f"{app_url}/normalization")
     wait_idle(page)
     _set_slider(page, "Batch size (sentences)", 1)
     _set_slider(page, "Longest sentence (tokens)", 1)
     expect(page.get_by_text("BatchNorm fails").first).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "normalization_batch1.png", full_page=True)
+    checked_screenshot(page, "normalization_batch1.png")
 
     page.goto(f"{app_url}/residual")
     wait_idle(page)
@@ -164,20 +147,16 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
     depth = int(float(page.get_by_role("slider", name="Depth (layers)").first.input_value()))
     _set_slider(page, "Depth (layers)", depth - 10)
     expect(page.get_by_test_id("stMetricValue").first).not_to_have_text(before)
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "residual.png", full_page=True)
+    checked_screenshot(page, "residual.png")
 
 
 def test_foundation_link_in_korean(page: Page, app_url):
-    page.goto(f"{app_url}/positional?lang=ko&pe_d=16&pe_len=32&pe_pos=10")
-    expect(page.get_by_role("heading", name="위치 인코딩 (positional encoding)")).to_be_visible()
-    wait_idle(page)
+    open_url(page, f"{app_url}/positional?lang=ko&pe_d=16&pe_len=32&pe_pos=10", "위치 인코딩 (positional encoding)")
     expect(page.get_by_text("위치 32개 × d_model = 16의 PE")).to_be_visible()
     page.goto(f"{app_url}/attention_steps?lang=ko&mask=causal&tokens=5")
     wait_idle(page)
     expect(page.get_by_text("3 · 마스크 (인과)")).to_be_visible()
-    no_exception(page)
-    page.screenshot(path=SCREENSHOTS / "attention_steps_ko.png", full_page=True)
+    checked_screenshot(page, "attention_steps_ko.png")
 
 
 def test_every_request_stays_on_the_app_origin(page: Page, app_url):

@@ -43,12 +43,17 @@ def shipped(request):
     return name, load_shipped.__wrapped__(name)  # the loader the server caches with st.cache_resource
 
 
+def _assert_frozen(loaded):
+    """A shared model as sessions must find it: in eval mode, with no parameter that would take a gradient."""
+    assert not loaded.model.training
+    assert not any(p.requires_grad for p in loaded.model.parameters())
+
+
 def test_loader_returns_the_checkpoint_frozen_and_in_eval_mode(shipped):
     name, loaded = shipped
     assert state_dict_sha256(loaded.model.state_dict()) == \
         state_dict_sha256(load_checkpoint(CHECKPOINT_DIR / name).model.state_dict())
-    assert not loaded.model.training
-    assert not any(p.requires_grad for p in loaded.model.parameters())
+    _assert_frozen(loaded)
 
 
 def test_analyses_leave_the_shared_model_unchanged(shipped):
@@ -57,8 +62,7 @@ def test_analyses_leave_the_shared_model_unchanged(shipped):
     outputs = _run_analyses(name, loaded)
     assert outputs and all(isinstance(tokens, list) for tokens in outputs)
     assert state_dict_sha256(loaded.model.state_dict()) == before
-    assert not loaded.model.training
-    assert not any(p.requires_grad for p in loaded.model.parameters())
+    _assert_frozen(loaded)
 
 
 def test_concurrent_sessions_get_the_same_answers_and_leave_the_model_unchanged(shipped):
