@@ -8,10 +8,10 @@ import pandas as pd
 
 from i18n import translate
 from tests.app_links import open_page
+from ui.display import copy_of_own_figure
 from viz.attention import attention_heatmap, attention_lines, head_grid, probability_bars
 from viz.export import figure_csv, figure_table
-from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, for_projection
-
+from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, fit_title, for_projection
 
 
 def test_heatmap_csv_is_the_token_labelled_matrix_and_formula_safe():
@@ -43,6 +43,20 @@ def test_projection_style_is_larger_and_colour_blind_safe_and_leaves_the_origina
     assert shown.data[0].colorscale[0][1].lower() == "#00224e"  # Cividis starts dark blue
     assert fig.layout.font.size is None  # a cached figure is never changed
     assert SEQUENTIAL_SAFE == "Cividis"
+
+
+def test_the_unvalidated_copy_shows_exactly_what_the_validated_copy_shows():
+    """show_chart wraps a title on a copy made through ui.compat (no second validation, ~10x cheaper); the figure
+    drawn must not change."""
+    long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads"
+    figures = [attention_heatmap(np.random.default_rng(1).random((4, 5)), list("abcd"), list("vwxyz"), long_title),
+               head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("abc"), title=long_title)]
+    for fig in figures:
+        before = json.loads(fig.to_json())
+        cheap, validated = fit_title(fig, 20, copy=copy_of_own_figure), fit_title(fig, 20)
+        assert cheap is not fig and json.loads(cheap.to_json()) == json.loads(validated.to_json())
+        assert "<br>" in cheap.layout.title.text  # wrapped: a copy was made and changed
+        assert json.loads(fig.to_json()) == before  # the figure given is never changed
 
 
 def _chart_config(at) -> dict:

@@ -71,6 +71,11 @@ def shared_figure(key: tuple[Hashable, ...], build: Callable[[], go.Figure]) -> 
     return figure_from_own_dict(pickle.loads(_figure_blob(key, i18n.current_language(), build)))
 
 
+def copy_of_own_figure(fig: go.Figure) -> go.Figure:
+    """A copy of a figure plotly built and validated (every figure the pages show), without validating it again."""
+    return figure_from_own_dict(fig.to_dict())
+
+
 def _file_stem(name: str) -> str:
     return "attention-lab_" + (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "chart")
 
@@ -92,8 +97,8 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     key = key or name
     presenter = presenting()
     # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
-    shown = for_projection(fig) if presenter else fit_title(fig, COLUMN_TITLE_WIDTH if in_column else
-                                                               PAGE_TITLE_WIDTH)
+    shown = (for_projection(fig) if presenter else
+             fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure))
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from collections.abc import Callable
+
 import plotly.graph_objects as go
 
 SEQUENTIAL_SAFE = "Cividis"
@@ -56,16 +58,23 @@ def balanced_wrap(title: str, width: int) -> str:
     return wrap_title(title, width)
 
 
-def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH) -> go.Figure:
+# Copies a figure for fit_title, which never changes the figure it is given. go.Figure(fig) validates every property
+# again (about 10 ms for an attention heatmap); a caller that knows its figure came from plotly already validated
+# may pass a cheaper copy (ui/display.py passes ui/compat.py's). Only a title changes on that copy, so skipping
+# validation changes nothing drawn (tests/test_display_share.py compares the two).
+FigureCopy = Callable[[go.Figure], go.Figure]
+
+
+def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH, copy: FigureCopy = go.Figure) -> go.Figure:
     """fig, or a copy with its title wrapped to `width` display columns (plotly clips a title wider than its chart)
     and, when it has subplot titles side by side, those wrapped to their share of `width` and the title lifted clear
-    of them (they sat on each other in half-page columns)."""
+    of them (they sat on each other in half-page columns). copy: how to copy fig (see FigureCopy)."""
     title = fig.layout.title.text
     below = _subplot_titles(fig)
     wrapped = balanced_wrap(title, width) if title else title
     if not title or (len(below) < 2 and wrapped == title):
         return fig
-    fig = go.Figure(fig)
+    fig = copy(fig)
     for annotation in _subplot_titles(fig) if len(below) >= 2 else ():  # side by side: each its share of the width
         if annotation.text and "<br>" not in annotation.text:
             annotation.text = wrap_title(annotation.text, width // len(below) + 4)
@@ -87,7 +96,10 @@ def _is_diverging(trace) -> bool:
 
 
 def for_projection(fig: go.Figure) -> go.Figure:
-    """A copy of fig with larger fonts, taller rows and colour-blind-safe, high-contrast colour scales."""
+    """A copy of fig with larger fonts, taller rows and colour-blind-safe, high-contrast colour scales.
+
+    A validated copy (go.Figure): the named colour scales set below are expanded by plotly's validators, as in
+    every other figure (one teacher's screen: its cost does not matter)."""
     fig = go.Figure(fig)
     fig.update_layout(font=dict(size=BASE_FONT), title_font=dict(size=BASE_FONT + 4), colorway=OKABE_ITO,
                       hoverlabel=dict(font_size=BASE_FONT))
