@@ -19,11 +19,11 @@ from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
 from ui.errors import page_guard
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
+from ui.page_menu import PAGE_NAMES
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, carry_view_state
 from ui.state import DEFAULT_MODEL
 
-PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
 CLASS_CODE, STUDENT_ID = "class_code", "student_id"
 PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
@@ -35,7 +35,8 @@ FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class 
 
 
 def known_pages() -> set[str]:
-    return {path.stem for path in PAGES.glob("*.py")}
+    """The pages a lesson stop may name: the app's pages (ui/page_menu.PAGE_SECTIONS, what st.navigation serves)."""
+    return set(PAGE_NAMES)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
