@@ -3,13 +3,13 @@ import streamlit as st
 
 from i18n import tr
 from model.normalization import NORM_KINDS, normalization_demo, pooled_cells
-from ui.display import presenting, show_chart
+from ui.display import page_title, presenting, show_chart
 from ui.specs.normalization import BATCH, FEATURE, FEATURES, KIND, LENGTH, POSITION, SEED, SEQUENCE
 from ui.widget_spec import knob_columns, prepare, secondary_number, spec_radio, spec_select, spec_slider
 from viz.normalization import (before_after_chart, cells_table, comparison_table, norm_kind_label, statistics_chart,
                                statistics_table, tensor_grid)
 
-st.title(tr("normalization.title"))
+page_title(tr("normalization.title"))
 st.markdown(tr("normalization.intro"))
 st.markdown(tr("normalization.try_this"))
 
