@@ -49,3 +49,17 @@ def test_the_projected_all_heads_grid_has_its_title_on_one_line():
                                      "sentence": "the small cat eats the red apple", "kind": "encoder_self"})
     grid_title = chart_specs(at)[0]["layout"]["title"]["text"]
     assert "모든 층" in grid_title and "<br>" not in grid_title, grid_title
+
+
+def test_a_projected_class_question_keeps_the_answer_in_the_teachers_tooltip(tmp_path, monkeypatch):
+    """The teacher projects a question stop of a live class: the class reads the prompt; the model's answer is in
+    the prompt's tooltip for the teacher, not on the projected screen (and the page's chart starts a line higher)."""
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_TEACHER_PASSWORD", raising=False)
+    teacher = open_page("teacher", {"presenter": "true"})
+    next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
+    teacher.button(key="class_open_stop").click().run()  # stop 1 asks which model translates long sentences worst
+    prompt = next(m for m in teacher.markdown if "20 words or more" in m.value)
+    assert "GRU without attention" in prompt.help and prompt.help.startswith("The model's answer:")
+    assert not [c.value for c in teacher.caption if "The model's answer" in c.value]
+    assert not teacher.title and chart_specs(teacher)  # the page is shown under the bar, without its title

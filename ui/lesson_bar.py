@@ -233,9 +233,13 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
         return True
     teacher = teacher_class()
     if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
-        st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-        st.caption(tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question,
-                                                                                         expected.shown))))
+        prompt = f"**{localized(stop.question.prompt, current_language())}**"
+        right = tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+        if presenting():  # projected: the answer only in the prompt's tooltip (for the teacher), one line less
+            st.markdown(prompt, help=right)
+        else:
+            st.markdown(prompt)
+            st.caption(right)
         return True
     code = st.session_state.get(CLASS_CODE)
     seen = st.session_state.get(CLASS_SEEN)
