@@ -100,7 +100,9 @@ def for_projection(fig: go.Figure, title_width: int = TITLE_WIDTH) -> go.Figure:
                       hoverlabel=dict(font_size=BASE_FONT))
     fig.update_xaxes(tickfont=dict(size=BASE_FONT), title_font=dict(size=BASE_FONT))
     fig.update_yaxes(tickfont=dict(size=BASE_FONT), title_font=dict(size=BASE_FONT))
-    fig.update_annotations(font_size=BASE_FONT)  # subplot titles
+    # Subplot titles (make_subplots draws them at 16 px), except those the chart made smaller for their room (the real
+    # encoder's 12 thumbnails a row, at 11 px: at 18 px their titles ran into each other).
+    fig.update_annotations(font_size=BASE_FONT, selector=lambda annotation: (annotation.font.size or 16) >= 16)
     for trace in fig.data:
         if trace.type == "heatmap" and trace.showscale is not False:
             trace.colorscale = DIVERGING_SAFE if _is_diverging(trace) else SEQUENTIAL_SAFE
