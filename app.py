@@ -3,11 +3,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from i18n import tr
 from ui.display import presenting
 from ui.errors import page_guard
 from ui.lesson_bar import lesson_bar, lesson_picker
-from ui.page_menu import page_menu, page_menu_place
+from ui.page_menu import navigation_pages, page_menu, page_menu_place
 from ui.share import restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
 from ui.train_view import lost_training_notice
@@ -20,25 +19,7 @@ with page_guard():
     restore_from_url()  # first: the link may choose the language the page titles are drawn in
     if presenting():  # the projected page gets the whole width; the sidebar stays one click away
         st.set_page_config(initial_sidebar_state="collapsed")
-    pages = {
-        tr("nav.start"): [st.Page("app_pages/home.py", title=tr("nav.home"), icon=":material/home:", default=True)],
-        tr("nav.foundations"): [
-            st.Page("app_pages/positional.py", title=tr("nav.positional"), icon=":material/timeline:"),
-            st.Page("app_pages/softmax_scaling.py", title=tr("nav.softmax_scaling"), icon=":material/functions:"),
-            st.Page("app_pages/attention_steps.py", title=tr("nav.attention_steps"), icon=":material/calculate:"),
-            st.Page("app_pages/normalization.py", title=tr("nav.normalization"), icon=":material/equalizer:"),
-            st.Page("app_pages/residual.py", title=tr("nav.residual"), icon=":material/alt_route:"),
-        ],
-        tr("nav.attention_group"): [
-            st.Page("app_pages/attention.py", title=tr("nav.attention"), icon=":material/grid_on:"),
-            st.Page("app_pages/decoding.py", title=tr("nav.decoding"), icon=":material/skip_next:"),
-        ],
-        tr("nav.models"): [st.Page("app_pages/compare.py", title=tr("nav.compare"), icon=":material/compare:")],
-        tr("nav.train_group"): [st.Page("app_pages/train.py", title=tr("nav.train"),
-                                        icon=":material/model_training:")],
-        tr("lessons.nav_group"): [st.Page("app_pages/teacher.py", title=tr("lessons.nav_teacher"),
-                                          icon=":material/co_present:")],
-    }
+    pages = navigation_pages()  # ui/page_menu.PAGE_SECTIONS: the app's one list of pages
     # Hidden: ui/page_menu draws the same list with links that carry each page's view (one history entry a page).
     navigation = st.navigation(pages, position="hidden")
     menu = page_menu_place()

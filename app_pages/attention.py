@@ -5,14 +5,14 @@ from i18n import tr
 from model.sources import TRANSLATION
 from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
 from ui.attention_view import attention_explorer
-from ui.display import explanation, presenting, show_chart, strongest_shade
+from ui.display import explanation, page_title, show_chart, strongest_shade
 from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse_ablated, current_attention
 from ui.text import escape_markdown
 from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 
-st.title(tr("attention.title"))
+page_title(tr("attention.title"))
 with explanation():  # presenter mode: folded, the chart above the fold at 1280×720
     st.write(tr("attention.intro", shade=strongest_shade()))
 

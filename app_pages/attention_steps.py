@@ -5,13 +5,14 @@ import streamlit as st
 
 from i18n import tr
 from model.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
-from ui.display import presenting, show_chart
+from ui.display import explanation, page_title, presenting, show_chart
 from ui.specs.attention_steps import D_K, D_MODEL, HEADS, MASK, MULTI_HEAD_MASK, PADDED, SEED, TOKENS
 from ui.widget_spec import knob_columns, secondary_number, spec_select, spec_select_slider, spec_slider
 from viz.matrices import matrix_figure
 
-st.title(tr("attention_steps.title"))
-st.write(tr("attention_steps.intro"))
+page_title(tr("attention_steps.title"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the formula and Q, K, V higher
+    st.write(tr("attention_steps.intro"))
 st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V")
 presenter = presenting()
 

@@ -3,11 +3,11 @@ import streamlit as st
 
 from i18n import tr
 from ui.compare_view import length_chart, long_sentence_demo, side_by_side
-from ui.display import explanation
+from ui.display import explanation, page_title
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
 
-st.title(tr("compare.title"))
+page_title(tr("compare.title"))
 with explanation():  # presenter mode: folded, the maps above the fold at 1280×720
     st.write(tr("compare.intro"))
 

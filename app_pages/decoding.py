@@ -3,11 +3,11 @@ import streamlit as st
 
 from i18n import tr
 from ui.decoding_view import decoding_explorer
-from ui.display import explanation
+from ui.display import explanation, page_title
 from ui.share import follow_fragment, keep_view_state
 from ui.state import current_analysis
 
-st.title(tr("decoding.title"))
+page_title(tr("decoding.title"))
 with explanation():  # presenter mode: folded, the maps above the fold at 1280×720
     st.write(tr("decoding.intro"))
 

@@ -4,11 +4,12 @@ import streamlit as st
 
 from i18n import tr
 from model.checkpoint import CheckpointError
+from ui.display import page_title
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
 from ui.lesson_bar import open_lesson_button
 from ui.state import example_sentences
 
-st.title(tr("home.title"))
+page_title(tr("home.title"))
 st.write(tr("home.intro"))
 st.caption(tr("home.device", device=device_label()))
 

@@ -3,15 +3,16 @@ import streamlit as st
 
 from i18n import tr
 from model.normalization import NORM_KINDS, normalization_demo, pooled_cells
-from ui.display import presenting, show_chart
+from ui.display import explanation, page_title, presenting, show_chart
 from ui.specs.normalization import BATCH, FEATURE, FEATURES, KIND, LENGTH, POSITION, SEED, SEQUENCE
 from ui.widget_spec import knob_columns, prepare, secondary_number, spec_radio, spec_select, spec_slider
 from viz.normalization import (before_after_chart, cells_table, comparison_table, norm_kind_label, statistics_chart,
                                statistics_table, tensor_grid)
 
-st.title(tr("normalization.title"))
-st.markdown(tr("normalization.intro"))
-st.markdown(tr("normalization.try_this"))
+page_title(tr("normalization.title"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the tensors higher at 1280×720
+    st.markdown(tr("normalization.intro"))
+    st.markdown(tr("normalization.try_this"))
 
 c = knob_columns(3)
 batch_size = spec_slider(BATCH, tr("normalization.batch"), where=c[0])

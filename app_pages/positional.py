@@ -4,7 +4,7 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
-from ui.display import explanation, folded_section, presenting, shared_figure, show_chart
+from ui.display import explanation, folded_section, page_title, presenting, shared_figure, show_chart
 from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
@@ -14,7 +14,7 @@ from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials
                             dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,
                             similarity_by_offset, similarity_heatmap)
 
-st.title(tr("positional.title"))
+page_title(tr("positional.title"))
 introduction = explanation()  # presenter mode: the introduction and the formula folded, the matrix above the fold
 introduction.write(tr("positional.intro"))
 

@@ -3,14 +3,15 @@ import streamlit as st
 
 from i18n import tr
 from model.residual import gradient_profile
-from ui.display import presenting, show_chart
+from ui.display import explanation, page_title, presenting, show_chart
 from ui.specs.residual import ACTIVATION, DEPTH, LAYER_NORM, SEED
 from ui.widget_spec import knob_columns, secondary_number, spec_radio, spec_slider, spec_toggle
 from viz.residual import gradient_norm_chart, gradient_table, wiring_label
 
-st.title(tr("residual.title"))
-st.write(tr("residual.intro"))
-st.markdown(tr("residual.try_this"))
+page_title(tr("residual.title"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the chart above the fold at 1280×720
+    st.write(tr("residual.intro"))
+    st.markdown(tr("residual.try_this"))
 
 c = knob_columns(2)
 depth = spec_slider(DEPTH, tr("residual.depth"), where=c[0])

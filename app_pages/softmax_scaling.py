@@ -6,13 +6,14 @@ import streamlit as st
 from i18n import tr
 from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples, entropy, saturation_curve,
                            softmax, softmax_jacobian, transformer_scale)
-from ui.display import presenting, show_chart
+from ui.display import explanation, page_title, presenting, show_chart
 from ui.specs.softmax_scaling import D_K, SCALE, SEED, V1_FACTOR
 from ui.widget_spec import secondary_number, spec_select_slider
 from viz.scaling import dot_product_histogram, jacobian_heatmap, saturation_chart, softmax_bars
 
-st.title(tr("softmax_scaling.title"))
-st.write(tr("softmax_scaling.intro"))
+page_title(tr("softmax_scaling.title"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the first section higher
+    st.write(tr("softmax_scaling.intro"))
 presenter = presenting()
 
 st.subheader(tr("softmax_scaling.dot_title"))

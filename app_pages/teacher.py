@@ -3,7 +3,8 @@ import streamlit as st
 
 from i18n import tr
 from ui.class_teacher import teacher_page
+from ui.display import page_title
 
-st.title(tr("class_teacher.title"))
+page_title(tr("class_teacher.title"))
 st.write(tr("class_teacher.intro"))
 teacher_page()

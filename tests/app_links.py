@@ -6,7 +6,6 @@ page always runs under app.py's sidebar and URL handling, with one timeout, and 
 page-guard message on its first run.
 """
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
 from ui.errors import GUARD_MESSAGE
+from ui.page_menu import PAGE_NAMES
 from viz.export import trace_values
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,12 +22,7 @@ APP = str(ROOT / "app.py")
 TIMEOUT = 120  # seconds for one run: a cold model load on the shared 2-core box
 
 
-def _declared_pages() -> list[str]:
-    """The pages app.py hands st.navigation, in menu order ('home' first): the one page list of the tests."""
-    return re.findall(r'st\.Page\("app_pages/(\w+)\.py"', Path(APP).read_text(encoding="utf-8"))
-
-
-APP_PAGES = _declared_pages()
+APP_PAGES = list(PAGE_NAMES)  # the pages app.py hands st.navigation (ui/page_menu), in menu order, 'home' first
 
 
 def assert_healthy(at: AppTest) -> None:

@@ -17,7 +17,8 @@ import i18n
 from i18n import tr
 from ui.compat import figure_from_own_dict, in_script_run
 from viz.export import figure_csv
-from viz.presentation import COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, fit_title, for_projection
+from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, fit_title,
+                               for_projection)
 
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
 IMAGE_FORMATS = ("png", "svg")
@@ -38,10 +39,21 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
-def explanation():
-    """Where a page's opening explanation goes: the page itself, or, in presenter mode, a folded "How to read these
-    maps" section, so that the main chart starts above the fold of a 1280×720 projector (the teacher explains)."""
-    return st.expander(tr("lecture.how_to_read")) if presenting() else st.container()
+TITLED_BY_LESSON = "_titled_by_lesson"  # set by ui/lesson_bar on every run: its bar names the view shown
+
+
+def page_title(title: str) -> None:
+    """The page's title, left out in presenter mode under a lesson stop's bar, which names the view (its stop title):
+    at 1280×720 the bar and a repeated title pushed the page's main chart below the fold."""
+    if not (presenting() and st.session_state.get(TITLED_BY_LESSON)):
+        st.title(title)
+
+
+def explanation(title: str | None = None):
+    """Where a page's opening explanation goes: the page itself, or, in presenter mode, a folded section ("How to
+    read these maps" unless `title` says otherwise), so that the main chart starts above the fold of a 1280×720
+    projector (the teacher explains)."""
+    return st.expander(title or tr("lecture.how_to_read")) if presenting() else st.container()
 
 
 def strongest_shade() -> str:
@@ -97,8 +109,10 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     key = key or name
     presenter = presenting()
     # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
-    shown = (for_projection(fig) if presenter else
-             fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure))
+    if presenter:
+        shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
+    else:
+        shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}

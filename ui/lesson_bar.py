@@ -17,13 +17,14 @@ from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, loa
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
+from ui.display import TITLED_BY_LESSON, presenting
 from ui.errors import page_guard
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
+from ui.page_menu import PAGE_NAMES
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, carry_view_state
 from ui.state import DEFAULT_MODEL
 
-PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
 CLASS_CODE, STUDENT_ID = "class_code", "student_id"
 PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
@@ -35,7 +36,8 @@ FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class 
 
 
 def known_pages() -> set[str]:
-    return {path.stem for path in PAGES.glob("*.py")}
+    """The pages a lesson stop may name: the app's pages (ui/page_menu.PAGE_SECTIONS, what st.navigation serves)."""
+    return set(PAGE_NAMES)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -179,6 +181,7 @@ def lesson_bar(url_path: str) -> bool:
         st.warning(notice)
     all_lessons, _ = lessons()
     lesson = all_lessons.get(st.session_state.get(LESSON_ID, ""))
+    st.session_state[TITLED_BY_LESSON] = False
     if lesson is None:
         if st.session_state.get(PROBLEM):
             st.warning(st.session_state.pop(PROBLEM))
@@ -186,10 +189,19 @@ def lesson_bar(url_path: str) -> bool:
     number = min(max(1, st.session_state.get(LESSON_STOP, 1)), len(lesson.stops))  # the file may have shrunk
     stop = lesson.stops[number - 1]
     language = current_language()
+    # Projected at 1280×720, the bar is one line (the stop's title and the buttons) and the stop's text, and it
+    # names the view, so the page leaves out its own title (ui/display.page_title): the main chart starts above
+    # the fold. The lesson's name stays in the sidebar's lesson picker.
+    presenter = presenting()
+    st.session_state[TITLED_BY_LESSON] = presenter and stop.page == current_page and not stop.problem
     with st.container(border=True, key="lesson_bar"):
         head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")
-        head.markdown(tr("lessons.bar_title", lesson=localized(lesson.title, language), stop=number,
-                         stops=len(lesson.stops), title=localized(stop.title, language)))
+        if presenter:
+            head.markdown(tr("projected_lesson.bar_title", stop=number, stops=len(lesson.stops),
+                             title=localized(stop.title, language)))
+        else:
+            head.markdown(tr("lessons.bar_title", lesson=localized(lesson.title, language), stop=number,
+                             stops=len(lesson.stops), title=localized(stop.title, language)))
         # Callbacks: the stop's state is set before this run draws any widget.
         previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="stretch",
                         on_click=go_to, args=(lesson, number - 1))
@@ -221,9 +233,13 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
         return True
     teacher = teacher_class()
     if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
-        st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-        st.caption(tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question,
-                                                                                         expected.shown))))
+        prompt = f"**{localized(stop.question.prompt, current_language())}**"
+        right = tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+        if presenting():  # projected: the answer only in the prompt's tooltip (for the teacher), one line less
+            st.markdown(prompt, help=right)
+        else:
+            st.markdown(prompt)
+            st.caption(right)
         return True
     code = st.session_state.get(CLASS_CODE)
     seen = st.session_state.get(CLASS_SEEN)

@@ -16,7 +16,17 @@ DIVERGING_SAFE = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 BASE_FONT = 18
 MIN_HEIGHT = 320  # px, a projected chart's least height
-TITLE_WIDTH = 34  # display columns per title line at projection size (a Hangul syllable takes two); fits half a page
+TITLE_FONT, PROJECTED_TITLE_FONT = 17, BASE_FONT + 4  # px, a chart title on a screen (fit_title) and projected
+
+# Display columns of a title line (a Hangul syllable takes two) before it is wrapped: in a column of the page (a head's
+# title, "Encoder–decoder (cross) attention · layer 2 · head 4", 52, stays on one line in the attention page's wide
+# column), and in the whole width of the page.
+COLUMN_TITLE_WIDTH = 52
+PAGE_TITLE_WIDTH = 90
+# The same widths at projection size: the larger font fits fewer columns. (All titles were wrapped to a column's
+# width before, so the attention page's full-width grid had its title wrapped at half its width.)
+TITLE_WIDTH = COLUMN_TITLE_WIDTH * TITLE_FONT // PROJECTED_TITLE_FONT  # 40
+PROJECTED_PAGE_TITLE_WIDTH = PAGE_TITLE_WIDTH * TITLE_FONT // PROJECTED_TITLE_FONT  # 69
 
 
 def _width(text: str) -> int:
@@ -34,10 +44,6 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
     return "<br>".join(lines)
 
 
-# display columns of a title in a column of the page before it is wrapped: a head's title ("Encoder–decoder (cross)
-# attention · layer 2 · head 4", 52) stays on one line in the attention page's wide column
-COLUMN_TITLE_WIDTH = 52
-PAGE_TITLE_WIDTH = 90  # ... in the whole width of the page
 
 
 def _subplot_titles(fig: go.Figure) -> list:
@@ -78,7 +84,7 @@ def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH, copy: FigureCopy 
     for annotation in _subplot_titles(fig) if len(below) >= 2 else ():  # side by side: each its share of the width
         if annotation.text and "<br>" not in annotation.text:
             annotation.text = wrap_title(annotation.text, width // len(below) + 4)
-    _place_title(fig, wrapped, font_size=17)
+    _place_title(fig, wrapped, font_size=TITLE_FONT)
     return fig
 
 
@@ -95,17 +101,20 @@ def _is_diverging(trace) -> bool:
     return getattr(trace, "zmid", None) is not None
 
 
-def for_projection(fig: go.Figure) -> go.Figure:
-    """A copy of fig with larger fonts, taller rows and colour-blind-safe, high-contrast colour scales.
+def for_projection(fig: go.Figure, title_width: int = TITLE_WIDTH) -> go.Figure:
+    """A copy of fig with larger fonts, taller rows and colour-blind-safe, high-contrast colour scales; its title
+    wrapped to `title_width` display columns (TITLE_WIDTH in a column, PROJECTED_PAGE_TITLE_WIDTH across the page).
 
     A validated copy (go.Figure): the named colour scales set below are expanded by plotly's validators, as in
     every other figure (one teacher's screen: its cost does not matter)."""
     fig = go.Figure(fig)
-    fig.update_layout(font=dict(size=BASE_FONT), title_font=dict(size=BASE_FONT + 4), colorway=OKABE_ITO,
+    fig.update_layout(font=dict(size=BASE_FONT), title_font=dict(size=PROJECTED_TITLE_FONT), colorway=OKABE_ITO,
                       hoverlabel=dict(font_size=BASE_FONT))
     fig.update_xaxes(tickfont=dict(size=BASE_FONT), title_font=dict(size=BASE_FONT))
     fig.update_yaxes(tickfont=dict(size=BASE_FONT), title_font=dict(size=BASE_FONT))
-    fig.update_annotations(font_size=BASE_FONT)  # subplot titles
+    # Subplot titles (make_subplots draws them at 16 px), except those the chart made smaller for their room (the real
+    # encoder's 12 thumbnails a row, at 11 px: at 18 px their titles ran into each other).
+    fig.update_annotations(font_size=BASE_FONT, selector=lambda annotation: (annotation.font.size or 16) >= 16)
     for trace in fig.data:
         if trace.type == "heatmap" and trace.showscale is not False:
             trace.colorscale = DIVERGING_SAFE if _is_diverging(trace) else SEQUENTIAL_SAFE
@@ -123,7 +132,7 @@ def for_projection(fig: go.Figure) -> go.Figure:
             fig.layout[name].colorbar.title.side = "right"
     title = fig.layout.title.text
     if title:
-        _place_title(fig, title if "<br>" in title else wrap_title(title), BASE_FONT)
+        _place_title(fig, balanced_wrap(title, title_width), BASE_FONT)  # a title with <br> is kept as it is
     # Tick labels a little off their axes, so the first x label and the lowest y label do not touch in the corner.
     fig.update_xaxes(ticklabelstandoff=4)
     fig.update_yaxes(ticklabelstandoff=4)

@@ -1,0 +1,41 @@
+"""A lesson projected at 1280×720 in presenter mode (Chromium): the stop's title and text are on the first screen,
+below Streamlit's header strip, and the page's main chart starts above the fold under them."""
+import pytest
+from playwright.sync_api import Page, expect
+
+from classroom.lessons import load_lessons
+from tests.browser_steps import no_exception, wait_idle
+from tests.conftest import SCREENSHOTS
+from ui.lesson_bar import known_pages
+
+FOLD = 720
+SEEN = 150  # px of the main chart on the first screen at least: its title and its first row of maps
+BOXES = """() => { const box = sel => { const el = document.querySelector(sel);
+  return el ? el.getBoundingClientRect().toJSON() : null; };
+  return {header: box('header[data-testid="stHeader"]'), bar: box('.st-key-lesson_bar'),
+          chart: box('.js-plotly-plot'), title: box('.js-plotly-plot .gtitle')}; }"""
+
+
+@pytest.mark.parametrize("stop_number, language", [(9, "ko"), (12, "en")])  # the attention page, the decoding page
+def test_a_projected_stop_shows_its_text_and_the_main_chart_above_the_fold(page: Page, app_url, stop_number,
+                                                                           language):
+    stop = load_lessons(known_pages())[0]["intro"].stops[stop_number - 1]
+    page.set_viewport_size({"width": 1280, "height": FOLD})
+    page.goto(f"{app_url}/?lesson=intro&stop={stop_number}&lang={language}&presenter=true")
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    wait_idle(page)
+    page.screenshot(path=SCREENSHOTS / f"projected_stop_{stop_number}_{language}.png")
+    bar = page.locator(".st-key-lesson_bar")
+    first_words = stop.text[language].strip().split("**")[0].strip()  # the text up to its first bold part
+    text = bar.get_by_text(first_words)
+    expect(text).to_be_visible()
+    expect(bar.get_by_text(stop.title[language], exact=True)).to_be_visible()
+    text_box = text.bounding_box()
+    assert text_box["y"] + text_box["height"] <= FOLD
+    assert float(text.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")) >= 20  # presenter size
+    boxes = page.evaluate(BOXES)
+    assert boxes["bar"]["top"] >= boxes["header"]["bottom"], boxes  # its top border is not under the header strip
+    assert boxes["bar"]["bottom"] <= boxes["chart"]["top"] <= FOLD - SEEN, boxes
+    if stop.page == "attention":  # the all-heads grid is as wide as the page: its title is one line, not wrapped
+        assert boxes["title"]["height"] < 40, boxes  # 22 px text: one line is 29 px high, two were 58
+    no_exception(page)

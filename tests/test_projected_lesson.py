@@ -1,0 +1,78 @@
+"""A lesson projected in presenter mode: the bar names the view once (no repeated page title), and chart titles
+wrap to the width the chart gets (a full-width chart is not wrapped at a column's width)."""
+import numpy as np
+
+from classroom.lessons import load_lessons
+from i18n import translate, using_language
+from tests.app_links import chart_specs, open_page
+from ui.lesson_bar import known_pages
+from viz.attention import head_grid
+from viz.presentation import BASE_FONT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width, for_projection
+
+
+def test_a_projected_stop_shows_its_title_and_text_and_not_the_page_title_again():
+    lesson = load_lessons(known_pages())[0]["intro"]
+    stop = lesson.stops[8]
+    assert stop.page == "attention"
+    for language in ("en", "ko"):
+        at = open_page(None, {"lesson": "intro", "stop": "9", "presenter": "true", "lang": language})
+        bar = at.markdown[0].value
+        assert bar == translate(language, "projected_lesson.bar_title", stop=9, stops=len(lesson.stops),
+                                title=stop.title[language])
+        assert any(m.value.strip() == stop.text[language].strip() for m in at.markdown)  # the stop's whole text
+        assert not at.title  # the bar names the view: no "Transformer attention" heading above the chart
+        assert chart_specs(at), "the attention page is drawn under the bar"
+    at = open_page(None, {"lesson": "intro", "stop": "9"})  # not projected: the page keeps its title
+    assert at.title[0].value == "Transformer attention" and "Attention, from seq2seq" in at.markdown[0].value
+
+
+def test_a_projected_page_away_from_its_stop_keeps_its_title():
+    """The bar names the stop's page only: on another page (the teacher looked elsewhere) that page's title shows."""
+    at = open_page(None, {"lesson": "intro", "stop": "9", "presenter": "true"})
+    at.switch_page("app_pages/positional.py").run()
+    assert at.title[0].value == "Positional encoding"
+
+
+def test_projected_titles_wrap_at_the_width_of_the_page_or_of_a_column():
+    title = "인코더 셀프 어텐션: 모든 층(행) × 헤드(열), 학습된 모델"  # 50 display columns
+    assert TITLE_WIDTH < _width(title) <= PROJECTED_PAGE_TITLE_WIDTH
+    grid = head_grid(np.random.default_rng(0).random((2, 4, 3, 3)), list("abc"), list("xyz"), title=title)
+    assert for_projection(grid, PROJECTED_PAGE_TITLE_WIDTH).layout.title.text == title  # across the page: one line
+    in_column = for_projection(grid, TITLE_WIDTH).layout.title.text
+    assert in_column.replace("<br>", " ") == title and in_column.count("<br>") == 1
+    assert max(_width(line) for line in in_column.split("<br>")) <= TITLE_WIDTH
+
+
+def test_the_projected_all_heads_grid_has_its_title_on_one_line():
+    with using_language("ko"):
+        at = open_page("attention", {"presenter": "true", "lang": "ko", "view": "All heads",
+                                     "sentence": "the small cat eats the red apple", "kind": "encoder_self"})
+    grid_title = chart_specs(at)[0]["layout"]["title"]["text"]
+    assert "모든 층" in grid_title and "<br>" not in grid_title, grid_title
+
+
+def test_a_projected_class_question_keeps_the_answer_in_the_teachers_tooltip(tmp_path, monkeypatch):
+    """The teacher projects a question stop of a live class: the class reads the prompt; the model's answer is in
+    the prompt's tooltip for the teacher, not on the projected screen (and the page's chart starts a line higher)."""
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_TEACHER_PASSWORD", raising=False)
+    teacher = open_page("teacher", {"presenter": "true"})
+    next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
+    teacher.button(key="class_open_stop").click().run()  # stop 1 asks which model translates long sentences worst
+    prompt = next(m for m in teacher.markdown if "20 words or more" in m.value)
+    assert "GRU without attention" in prompt.help and prompt.help.startswith("The model's answer:")
+    assert not [c.value for c in teacher.caption if "The model's answer" in c.value]
+    assert not teacher.title and chart_specs(teacher)  # the page is shown under the bar, without its title
+
+
+def test_projected_thumbnail_titles_grow_only_where_there_is_room():
+    """The toy model's 2 × 4 grid gets projection-size thumbnail titles; the real encoder's 12 a row keep the small
+    size the grid chose (at projection size "L1 H10 · block" ran into its neighbours)."""
+    def sizes(layers, heads, labels=None):
+        grid = head_grid(np.random.default_rng(0).random((layers, heads, 3, 3)), list("abc"), list("xyz"), title="t",
+                         labels=labels)
+        projected = for_projection(grid, PROJECTED_PAGE_TITLE_WIDTH)
+        return {annotation.font.size for annotation in projected.layout.annotations}
+
+    assert sizes(2, 4) == {BASE_FONT}
+    assert sizes(6, 12, np.full((6, 12), "block", dtype=object)) == {11}
