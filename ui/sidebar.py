@@ -15,14 +15,17 @@ from ui.widget_spec import spec_segmented, spec_select, spec_toggle
 
 MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
 
-# Presenter mode: larger text for the back of the room (static CSS only; no user text)
+# Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
+# Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
+# (ui/lesson_bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
 _PRESENTER_CSS = """<style>
 .stApp, .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea { font-size: 1.25rem !important; }
 .stApp h1 { font-size: 3rem !important; }
 .stApp h2, .stApp h3 { font-size: 2.1rem !important; }
 .stApp code { font-size: 1.35rem !important; }
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
-.stApp [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
+.stApp [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
+.stApp .st-key-lesson_bar { padding-top: 0.5rem !important; padding-bottom: 0.5rem !important; }
 </style>"""
 FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
