@@ -22,6 +22,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model.attention import causal_mask  # noqa: E402
 from model.config import TransformerConfig  # noqa: E402
+from model.dropout import Dropout  # noqa: E402
 from model.positional import sinusoidal_encoding  # noqa: E402
 from model.transformer import Transformer  # noqa: E402
 
@@ -36,7 +37,10 @@ class TorchReference(nn.Module):
         self.core = nn.Transformer(cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.num_layers, cfg.d_ff, cfg.dropout,
                                    batch_first=True, norm_first=cfg.norm_first)
         self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
-        self.embed_dropout = nn.Dropout(cfg.dropout)  # the paper's dropout on embeddings + positions (§5.4), as ours
+        # The paper's dropout on embeddings + positions (§5.4) with the module ours uses there (model/dropout.py), so
+        # the wrapper around both cores is the same and the ratio compares the cores (torch.nn.Transformer's own
+        # dropouts stay torch's).
+        self.embed_dropout = Dropout(cfg.dropout)
 
     def forward(self, src, tgt):
         scale = math.sqrt(self.cfg.d_model)

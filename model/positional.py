@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from model.dropout import Dropout
+
 
 def sinusoidal_encoding(length: int, d_model: int) -> torch.Tensor:
     """(length, d_model): PE(pos, 2i) = sin(pos/10000^(2i/d_model)), PE(pos, 2i+1) = cos(same)."""
@@ -32,7 +34,7 @@ class PositionalEncoding(nn.Module):
             self.register_buffer("table", sinusoidal_encoding(max_len, d_model), persistent=False)
         else:
             self.table = nn.Parameter(torch.randn(max_len, d_model) * (1.0 / math.sqrt(d_model)))
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)  # model/dropout.py: nn.Dropout with a cheaper CPU mask
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.dropout(x + self.table[: x.size(1)])

@@ -374,6 +374,15 @@ class TrainingSpeed:
         return self.data_s + cfg.steps * self.run_step_s + evaluations * self.eval_s
 
 
+class SpeedProbeError(RuntimeError):
+    """measure_training_speed() timed no training step: the probe's training stopped at its first step (reason:
+    "nonfinite_loss" or "nonfinite_gradient", as TrainResult.reason), so there is no speed to estimate from."""
+
+    def __init__(self, reason: str, step: int, stopped: str):
+        super().__init__(f"the speed probe timed no training step: {stopped}")
+        self.reason, self.step = reason, step
+
+
 def evaluation_steps(cfg: TrainConfig) -> list[int]:
     """The steps at which train() evaluates (every eval_every steps, and the last step)."""
     if not cfg.eval_every:
@@ -395,7 +404,8 @@ def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Datase
     (which decodes to the length limit, as long as a trained model's longest sentence plus a few steps).
     The probe trains on the run's own first batches; length_factor scales its mean step to the run's mean batch
     length (padded_batch_lengths). A few seconds for the page's default configuration; callers cache the result
-    per process. clock: wall time (tests pass a simulated one)."""
+    per process. clock: wall time (tests pass a simulated one). Raises SpeedProbeError when the probe's training
+    stops at its first step (a non-finite loss or gradient), before any step could be timed."""
     start = clock()
     data = data or make_training_data(cfg)
     data_s = clock() - start
@@ -410,6 +420,8 @@ def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Datase
     warmup = 2
     probe = replace(cfg, steps=probe_steps + warmup, eval_every=0)
     result = train(probe, data=data, on_step=time_step)
+    if not step_times:  # stopped at step 1 (on_step runs after a finished step): nothing was timed
+        raise SpeedProbeError(result.reason, len(result.history) + 1, result.stopped)
     timed = step_times[warmup:] or step_times  # (a probe stopped early by a non-finite loss still gives a time)
     step_s = sum(timed) / len(timed)  # the mean, as a run's total is a sum (not the median)
     lengths = padded_batch_lengths(cfg, data, max(cfg.steps, len(step_times)))

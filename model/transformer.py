@@ -12,6 +12,7 @@ from torch import nn
 
 from model.attention import MultiHeadAttention, causal_mask, key_padding_from_tokens
 from model.config import TransformerConfig
+from model.dropout import Dropout, dropout_add
 from model.positional import PositionalEncoding
 
 
@@ -41,9 +42,9 @@ def _row(mask: torch.Tensor | None, layer: int) -> torch.Tensor | None:
 
 
 def dropout_or_identity(p: float) -> nn.Module:
-    """nn.Dropout(p), or nn.Identity at p = 0 (no call into the dropout kernel for nothing; no parameters either
-    way, so state dicts are the same)."""
-    return nn.Dropout(p) if p > 0 else nn.Identity()
+    """Dropout(p) (model/dropout.py: nn.Dropout with a cheaper CPU mask), or nn.Identity at p = 0 (no call into the
+    dropout kernel for nothing; no parameters either way, so state dicts are the same)."""
+    return Dropout(p) if p > 0 else nn.Identity()
 
 
 class FeedForward(nn.Sequential):
@@ -53,18 +54,21 @@ class FeedForward(nn.Sequential):
 
 
 class SublayerConnection(nn.Module):
-    """x + Dropout(f(x)) then LayerNorm (post-norm, the paper), or x + Dropout(f(LayerNorm(x))) (pre-norm)."""
+    """x + Dropout(f(x)) then LayerNorm (post-norm, the paper), or x + Dropout(f(LayerNorm(x))) (pre-norm).
+
+    The dropout and the residual add are one kernel (model/dropout.py::dropout_add); at p = 0 or in eval mode it is
+    the plain sum x + f(x)."""
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool):
         super().__init__()
-        self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), dropout_or_identity(dropout), norm_first
+        self.norm, self.dropout_p, self.norm_first = nn.LayerNorm(d_model), dropout, norm_first
 
     def forward(self, x: torch.Tensor, sublayer) -> tuple[torch.Tensor, object]:
         if self.norm_first:
             out, extra = sublayer(self.norm(x))
-            return x + self.dropout(out), extra
+            return dropout_add(x, out, self.dropout_p, self.training), extra
         out, extra = sublayer(x)
-        return self.norm(x + self.dropout(out)), extra
+        return self.norm(dropout_add(x, out, self.dropout_p, self.training)), extra
 
 
 class TransformerLayer(nn.Module):

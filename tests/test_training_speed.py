@@ -1,10 +1,14 @@
 """The train page's time estimate comes from a speed measured on this machine, and the schedule has its shape."""
+from dataclasses import replace
+
 import pytest
 import torch
 
 from model.data import make_algorithmic
-from model.train import TrainConfig, TrainingSpeed, evaluation_steps, learning_rate, measure_training_speed
+from model.train import (SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps, learning_rate,
+                         measure_training_speed)
 from model.transformer import Transformer
+from ui.training import probe_speed
 from tests.app_links import open_page
 
 TINY = dict(task="copy", batch_size=8, num_layers=1, d_model=16, num_heads=2, d_ff=32, eval_size=8, eval_every=10)
@@ -37,6 +41,35 @@ def test_the_probe_measures_the_step_it_times(tiny_copy, monkeypatch):
     assert 0 < real.step_s < 60 and 0 < real.eval_s < 60
 
 
+def _nan_from_call(monkeypatch, first_bad_call: int) -> None:
+    """Make the Transformer's forward pass return NaN logits from its first_bad_call-th call on."""
+    original, calls = Transformer.forward, [0]
+
+    def forward(self, *args, **kwargs):
+        calls[0] += 1
+        logits, attention = original(self, *args, **kwargs)
+        return (logits * float("nan") if calls[0] >= first_bad_call else logits), attention
+
+    monkeypatch.setattr(Transformer, "forward", forward)
+
+
+def test_a_probe_whose_first_step_has_a_non_finite_loss_says_so_instead_of_dividing_by_zero(tiny_copy, monkeypatch):
+    _nan_from_call(monkeypatch, 1)
+    config = TrainConfig.from_flat(**TINY)
+    with pytest.raises(SpeedProbeError) as raised:
+        measure_training_speed(config, probe_steps=4, data=tiny_copy)
+    assert (raised.value.reason, raised.value.step) == ("nonfinite_loss", 1)
+    assert "step 1" in str(raised.value) and "non-finite" in str(raised.value)
+    with pytest.raises(SpeedProbeError):  # the page's probe runs in a thread: the error reaches its caller
+        probe_speed(replace(config, train_size=64))
+
+
+def test_a_probe_stopped_later_by_a_non_finite_loss_still_reports_the_steps_it_timed(tiny_copy, monkeypatch):
+    _nan_from_call(monkeypatch, 4)  # steps 1-3 train, step 4's loss is NaN
+    speed = measure_training_speed(TrainConfig.from_flat(**TINY), probe_steps=4, data=tiny_copy)
+    assert 0 < speed.step_s < 60 and 0 < speed.length_factor < 10
+
+
 def test_the_estimate_scales_with_steps_and_evaluations():
     speed = TrainingSpeed(data_s=2.0, step_s=0.1, eval_s=1.5)
     cfg = TrainConfig(steps=600, eval_every=100)
@@ -65,6 +98,27 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
         assert len(probed) == 1 and probed[0].family == "transformer" and probed[0].model.d_model == 128
         at.run()
         assert len(probed) == 1  # measured once per process, not on every rerun
+    finally:
+        train_view.measured_speed.clear()
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_page_says_why_there_is_no_estimate_when_the_probe_timed_no_step(monkeypatch, language):
+    import ui.train_view as train_view
+    from i18n import translate
+
+    def failing_probe(config):
+        raise SpeedProbeError("nonfinite_loss", 1, "training stopped at step 1: the loss became nan (non-finite)")
+
+    monkeypatch.setattr(train_view, "probe_speed", failing_probe)
+    train_view.measured_speed.clear()
+    try:
+        at = open_page("train", {"lang": language})  # open_page also asserts no exception reached the page
+        warnings = " ".join(w.value for w in at.warning)
+        assert translate(language, "train.job_nonfinite_loss", step=1) in warnings, warnings
+        assert translate(language, "training_probe.no_estimate", why="").split(".")[0] in warnings
+        assert not any("ms" in c.value for c in at.caption)  # no made-up estimate beside it
+        assert translate(language, "train.start") in [b.label for b in at.button]  # the form is still there
     finally:
         train_view.measured_speed.clear()
 

@@ -8,7 +8,7 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
-from model.train import FAMILIES, TrainConfig, TrainingSpeed, evaluation_steps
+from model.train import FAMILIES, SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps
 from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
 from ui.models import family_label
@@ -88,10 +88,15 @@ def form_config(family: str, task: str, steps: int, layers: int, d_model: int, h
 
 
 @st.cache_resource(ttl=1800, show_spinner=False, max_entries=32)
-def measured_speed(family: str, task: str, layers: int, d_model: int, heads: int) -> TrainingSpeed:
+def measured_speed(family: str, task: str, layers: int, d_model: int,
+                   heads: int) -> TrainingSpeed | SpeedProbeError:
     """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
-    half hour, shared by every session: the estimate is this server's, under its current load."""
-    return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
+    half hour, shared by every session: the estimate is this server's, under its current load. A probe that could
+    time no step returns its SpeedProbeError, cached like a speed (so a rerun does not probe again)."""
+    try:
+        return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
+    except SpeedProbeError as error:
+        return error
 
 
 def form_shape(config: TrainConfig) -> tuple[int, int, int]:
@@ -113,6 +118,9 @@ def time_estimate(config: TrainConfig) -> None:
     """Before Start: how long these settings will take here, from the measured speed (never a fixed number)."""
     with st.spinner(tr("train_estimate.measuring")):
         speed = measured_speed(config.family, config.task, *form_shape(config))
+    if isinstance(speed, SpeedProbeError):
+        st.warning(tr("training_probe.no_estimate", why=tr(f"train.job_{speed.reason}", step=speed.step)))
+        return
     layers, width, _ = form_shape(config)
     st.caption(tr("train_estimate.estimate", duration=format_duration(speed.estimate_seconds(config)),
                   steps=config.steps, layers=layers, width=width,

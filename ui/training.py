@@ -151,18 +151,24 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
 
 
 def probe_speed(config: TrainConfig) -> TrainingSpeed:
-    """Measure config's data, step and evaluation seconds as a job runs them: in its own thread, one torch thread."""
+    """Measure config's data, step and evaluation seconds as a job runs them: in its own thread, one torch thread.
+    An error in the probe (SpeedProbeError: no step could be timed) is raised here, in the caller's thread."""
     measured: list = []
 
     def run() -> None:
         torch.set_num_threads(1)  # as run() above
-        measured.append(measure_training_speed(config))
+        try:
+            measured.append(measure_training_speed(config))
+        except Exception as error:  # a thread's exception would only reach stderr: hand it to the caller
+            measured.append(error)
 
     thread = threading.Thread(target=run, name="training-speed-probe", daemon=True)
     thread.start()
     thread.join()
     if not measured:
         raise RuntimeError("the training speed probe failed")
+    if isinstance(measured[0], Exception):
+        raise measured[0]
     return measured[0]
 
 
