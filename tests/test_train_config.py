@@ -49,3 +49,22 @@ def test_a_run_saves_its_nested_config_and_it_rebuilds_the_same():
     gru = TrainConfig.from_flat("no-attention", hidden_size=32, d_model=999)  # d_model: the other family's, ignored
     assert TrainConfig.from_dict(json.loads(json.dumps(gru.to_dict()))) == gru
     assert gru.model == Seq2SeqConfig(hidden_size=32, attention=False, dropout=0.0)
+
+
+def test_mixed_batches_of_any_size_draw_the_same_sentences_in_the_same_order():
+    """bench/README.md compares recipes at the same training tokens (400 steps of 64 against 3200 of 8): with mixed
+    batching a smaller batch size cuts the same shuffled order finer, so those runs train on the very same
+    sentences; by-length batching does not have this property (its buckets depend on the batch size)."""
+    import itertools
+
+    from model.train import training_batches
+
+    data = make_algorithmic("copy", seed=0, train_size=200, test_size=8, long_size=4, max_len=6)
+
+    def first_sentences(batch_size: int, count: int, batching: str) -> list:
+        cfg = TrainConfig.from_flat(task="copy", batch_size=batch_size, batching=batching, seed=3)
+        batches = training_batches(cfg, data)
+        return [pair for batch in itertools.islice(batches, count // batch_size) for pair in batch]
+
+    assert first_sentences(64, 128, "mixed") == first_sentences(8, 128, "mixed")
+    assert first_sentences(64, 128, "by-length") != first_sentences(8, 128, "by-length")
