@@ -2,7 +2,6 @@
 from dataclasses import replace
 
 import pytest
-import torch
 
 from model.data import make_algorithmic
 from model.train import (SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps, learning_rate,
