@@ -1,6 +1,9 @@
 """Training throughput: our Transformer vs torch.nn.Transformer with the same configuration, interleaved.
 
-    python bench/train_speed.py [--rounds 5] [--steps 10]
+    python bench/train_speed.py [--rounds 5] [--steps 10] [--device auto|cpu|cuda]
+
+On a CUDA GPU (--device auto picks it when present) both models train under the same bf16 autocast that
+model/train.py uses (model.train.mixed_precision), and the clock waits for the GPU before each reading.
 
 Both models get the same embeddings × √d_model + sinusoidal PE (+ dropout) + output projection around the core,
 the same random batch (batch 128, length 16), Adam, forward + backward + step. Prints a table and the ratio.
@@ -23,7 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model.attention import causal_mask  # noqa: E402
 from model.config import TransformerConfig  # noqa: E402
 from model.dropout import Dropout  # noqa: E402
+from model.device import pick_device  # noqa: E402
 from model.positional import sinusoidal_encoding  # noqa: E402
+from model.train import mixed_precision  # noqa: E402
 from model.transformer import Transformer  # noqa: E402
 
 
@@ -57,13 +62,18 @@ def time_steps(model, src, tgt, steps: int, clock=time.perf_counter) -> float:
     one torch thread all the work runs in this thread, so other users' load on a shared machine counts less)."""
     opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
     loss_fn = nn.CrossEntropyLoss(ignore_index=0)
+    device = src.device
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)  # a GPU runs ahead of Python
+    sync()
     start = clock()
     for _ in range(steps):
-        logits, _ = model(src, tgt[:, :-1])
-        loss = loss_fn(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
+        with mixed_precision(device):  # bf16 on a CUDA GPU that supports it, as training does; nothing on a CPU
+            logits, _ = model(src, tgt[:, :-1])
+        loss = loss_fn(logits.float().reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
+    sync()
     return clock() - start
 
 
@@ -77,17 +87,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time by this thread's CPU seconds (needs --threads 1) instead of wall seconds")
+    parser.add_argument("--device", default="auto", help="auto (a CUDA GPU when present), cpu or cuda")
     args = parser.parse_args()
-    if args.cpu_time and args.threads != 1:
-        parser.error("--cpu-time measures one thread: add --threads 1")
+    device = pick_device(args.device)
+    if args.cpu_time and (args.threads != 1 or device.type != "cpu"):
+        parser.error("--cpu-time measures one CPU thread: add --threads 1 (and run on the CPU)")
     clock = time.thread_time if args.cpu_time else time.perf_counter
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     cfg = TransformerConfig(200, 200, num_layers=2, d_model=128, num_heads=4, d_ff=512, dropout=args.dropout)
-    models = {"ours": Transformer(cfg).train(), "torch.nn.Transformer": TorchReference(cfg).train()}
-    src = torch.randint(4, 200, (args.batch, args.length))
-    tgt = torch.randint(4, 200, (args.batch, args.length + 1))
+    models = {"ours": Transformer(cfg).to(device).train(),
+              "torch.nn.Transformer": TorchReference(cfg).to(device).train()}
+    src = torch.randint(4, 200, (args.batch, args.length), device=device)
+    tgt = torch.randint(4, 200, (args.batch, args.length + 1), device=device)
     tokens = args.batch * (2 * args.length) * args.steps
     for model in models.values():
         time_steps(model, src, tgt, 2)  # warm-up
@@ -98,7 +111,9 @@ def main() -> None:
         for name in order:  # so the machine's drift and other users' load hit both alike
             rates[name].append(tokens / time_steps(models[name], src, tgt, args.steps, clock))
     round_ratios = [a / b for a, b in zip(rates["ours"], rates["torch.nn.Transformer"])]
-    print(f"# {time.strftime('%Y-%m-%d')} {platform.machine()} {torch.get_num_threads()} threads, torch {torch.__version__}")
+    where = torch.cuda.get_device_name(device) + (", bf16 autocast" if torch.cuda.is_bf16_supported() else "") \
+        if device.type == "cuda" else f"{platform.machine()} {torch.get_num_threads()} threads"
+    print(f"# {time.strftime('%Y-%m-%d')} {where}, torch {torch.__version__}")
     print(f"# d_model {cfg.d_model}, heads {cfg.num_heads}, layers {cfg.num_layers}+{cfg.num_layers}, "
           f"d_ff {cfg.d_ff}, dropout {cfg.dropout}, batch {args.batch}, length {args.length}")
     print(f"# clock: {'thread CPU time' if args.cpu_time else 'wall time'}, {args.rounds} rounds of {args.steps} steps")

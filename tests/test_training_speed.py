@@ -136,3 +136,19 @@ def test_schedules_warm_up_peak_and_end_near_zero(schedule):
     if schedule == "warmup-hold-decay":  # holds the peak until the last decay_fraction (40%) of the steps
         assert rates[239] == pytest.approx(3e-3) and rates[300] < 3e-3
         assert rates[300] == pytest.approx(3e-3 * (401 - 301) / 160)
+
+
+def test_mixed_precision_is_bf16_autocast_on_a_cuda_gpu_and_nothing_on_the_cpu(monkeypatch):
+    """The GPU path (no GPU here): training and bench/train_speed.py run the forward pass under this context."""
+    import contextlib
+
+    import torch
+
+    from model.train import mixed_precision
+
+    assert isinstance(mixed_precision(torch.device("cpu")), contextlib.nullcontext)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
+    context = mixed_precision(torch.device("cuda"))
+    assert isinstance(context, torch.autocast) and context.device == "cuda" and context.fast_dtype == torch.bfloat16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: False)  # e.g. a V100: float32
+    assert isinstance(mixed_precision(torch.device("cuda")), contextlib.nullcontext)
