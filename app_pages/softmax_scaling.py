@@ -58,9 +58,9 @@ with sections["saturation"]:
 
 with sections["row"]:
     st.subheader(tr("softmax_scaling.row_title"))
-    with explanation(tr("page_sections.about_section")):  # presenter mode: folded, the row's charts higher
+    with explanation(tr("page_sections.about_section")):  # folded when projected: the row's charts higher
         st.write(tr("softmax_scaling.row_text"))
-    seed = secondary_number(SEED, tr("softmax_scaling.seed"))
+        seed = secondary_number(SEED, tr("softmax_scaling.seed"))
     scores = np.random.default_rng(int(seed)).standard_normal(6) * np.sqrt(d_k)  # raw q·k of width d_k
     # the scale beside what it does, in one row: at 1280×720 the charts start a row higher
     c = st.columns([3, 1, 1, 1])

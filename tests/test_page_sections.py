@@ -67,6 +67,7 @@ def test_a_stop_opens_on_its_section_and_previous_next_and_leave_move_it(languag
     at.button(key="lesson_leave").click().run()
     assert_healthy(at)
     assert _subheaders(at) == [dot, saturation, row]  # no lesson: the page in its own order
+    assert at.title[0].value == translate(language, "softmax_scaling.title")
 
 
 def test_a_stop_on_a_folded_section_opens_it_first():
@@ -77,8 +78,11 @@ def test_a_stop_on_a_folded_section_opens_it_first():
                                     translate("en", "positional.matrix_chart", length=64, d_model=128)]
 
 
-def test_a_compare_stop_opens_on_accuracy_by_length():
-    at = open_page(None, {"lesson": "intro", "stop": "1", "presenter": "true"}, lesson_answers={"intro:1": "3"})
+def test_a_compare_stop_opens_on_accuracy_by_length_projected_or_not():
+    """Not projected either, the bar names the view and the page's introduction folds: the chart the stop is about
+    starts on a 1280×720 screen under the bar (tests/test_browser_page_sections.py measures it projected)."""
+    at = open_page(None, {"lesson": "intro", "stop": "1"}, lesson_answers={"intro:1": "3"})
+    assert not at.title and [e.label for e in at.expander][:1] == ["How to read these maps"]
     assert _subheaders(at)[0] == "Accuracy against sentence length"
     assert chart_titles(at)[0] == translate("en", "compare.length_chart_title", metric="exact match")
     assert "The sidebar's sentence through the three models" in _subheaders(at)  # still on the page, below

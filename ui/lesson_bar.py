@@ -17,11 +17,11 @@ from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, loa
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
-from ui.display import TITLED_BY_LESSON, presenting
+from ui.display import STOP_SECTION, TITLED_BY_LESSON, presenting
 from ui.errors import page_guard
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
 from ui.page_menu import PAGE_NAMES
-from ui.page_sections import STOP_SECTION, open_stop_section, section_names
+from ui.page_sections import open_stop_section, section_names
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, carry_view_state
 from ui.state import DEFAULT_MODEL
@@ -198,7 +198,8 @@ def lesson_bar(url_path: str) -> bool:
     # the fold. The lesson's name stays in the sidebar's lesson picker.
     presenter = presenting()
     on_its_page = stop.page == current_page and not stop.problem
-    st.session_state[TITLED_BY_LESSON] = presenter and on_its_page
+    # a stop about one section of its page names that view too (ui/page_sections), projected or not
+    st.session_state[TITLED_BY_LESSON] = on_its_page and (presenter or stop.section is not None)
     st.session_state[STOP_SECTION] = stop.section if on_its_page else None  # shown first (ui/page_sections)
     with st.container(border=True, key="lesson_bar"):
         head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")

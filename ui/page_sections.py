@@ -6,14 +6,14 @@ page_sections() gives it. The containers are made in the order they are shown, t
 the others in page order after it, so a stop about the third section opens on that section (projected at
 1280×720, its chart starts above the fold) and the rest of the page is still there below it. The page's code keeps
 its own order: a section may use a value a section shown after it has set (the d_k slider of section 1).
+While a stop shows a section first, the page's explanations fold (ui/display.explanation), as in presenter mode.
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from ui.display import STOP_SECTION  # the section the open lesson stop is about (set by ui/lesson_bar)
 from ui.specs import SECTIONS
-
-STOP_SECTION = "_lesson_stop_section"  # set by ui/lesson_bar on every run: the section the open stop is about
 
 
 def section_names(page: str) -> tuple[str, ...]:
