@@ -4,7 +4,8 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
-from ui.display import explanation, folded_section, page_title, presenting, shared_figure, show_chart
+from ui.display import (explanation, explanations_folded, folded_section, page_title, presenting, shared_figure,
+                        show_chart)
 from ui.page_sections import page_sections
 from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
@@ -63,15 +64,16 @@ with sections["curves"]:
 with sections["dials"]:
     dials_section, dials_open = folded_section(tr("positional.dials_title"), "pe_open_dials", ":material/speed:")
 if dials_open:
+    dials_first = explanations_folded()  # projected or a lesson stop's: the dials, then their explanation
     with dials_section:
-        if not presenter:
+        if not dials_first:
             st.write(tr("positional.dials_text"))
         position = spec_slider(POSITION, tr("positional.position"))
         show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
                        pe.angles[position], pe.bits[position], pe.wavelengths, position)),
                    f"positional_dials_p{position}_d{d_model}", key="pe_dials",
                    table=lambda: dials_table(pe.angles[position], pe.wavelengths))
-        if presenter:  # projected: the dials first, their explanation under them (an expander cannot hold another)
+        if dials_first:  # under the dials (an expander cannot hold the folded one explanation() would make)
             st.write(tr("positional.dials_text"))
 else:
     position = prepare(POSITION)  # the rotation check's example position, kept while the dials are folded

@@ -58,8 +58,13 @@ def explanation(title: str | None = None):
     read these maps" unless `title` says otherwise), so that the main chart starts above the fold of a 1280×720
     projector (the teacher explains). Folded too while a lesson stop shows a section of the page first
     (ui/page_sections.py): the stop's text explains, and the section's chart starts above the fold."""
-    folded = presenting() or bool(st.session_state.get(STOP_SECTION))
-    return st.expander(title or tr("lecture.how_to_read")) if folded else st.container()
+    return st.expander(title or tr("lecture.how_to_read")) if explanations_folded() else st.container()
+
+
+def explanations_folded() -> bool:
+    """Whether explanations give way to the charts (explanation() folds them): projected, or under a lesson stop
+    that shows a section of the page first."""
+    return presenting() or bool(st.session_state.get(STOP_SECTION))
 
 
 def strongest_shade() -> str:
