@@ -11,8 +11,9 @@ English):
     title = { en = "...", ko = "..." }
     text = { en = "Markdown, no HTML", ko = "..." }
     state = { model = "transformer_en-fr", sentence = "the red cat", kind = "cross", layer = 2, head = 1 }
-    section = "row"                          # optional: the part of the page the stop is about (its section ids
-                                             # are declared in ui/specs/<page>.py); shown first when the stop opens
+    section = "..."                          # optional: the part of the page the stop is about, shown first when
+                                             # the stop opens; a page's ids are SECTIONS in ui/specs/<page>.py
+                                             # (softmax_scaling: dot_products, saturation, row); none: the top
 
     [stop.question]                          # optional, one per stop
     kind = "head"                            # choice | head | number | token

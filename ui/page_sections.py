@@ -11,6 +11,7 @@ While a stop shows a section first, the page's explanations fold (ui/display.exp
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui.display import STOP_SECTION  # the section the open lesson stop is about (set by ui/lesson_bar)
 from ui.specs import SECTIONS
@@ -29,7 +30,7 @@ def open_stop_section(page: str, name: str | None) -> None:
             st.session_state[section.folded_key] = True
 
 
-def page_sections(page: str) -> dict:
+def page_sections(page: str) -> dict[str, DeltaGenerator]:
     """{section id: container}, one per declared section of `page`; write a section's content `with sections[id]:`.
 
     The containers' keys give each a CSS class (st-key-section_<id>), which the browser tests find it by.
