@@ -4,7 +4,9 @@ import streamlit as st
 from i18n import tr
 from model.config import TransformerConfig
 from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
-from ui.display import explanation, folded_section, page_title, presenting, shared_figure, show_chart
+from ui.display import (explanation, explanations_folded, folded_section, page_title, presenting, shared_figure,
+                        show_chart)
+from ui.page_sections import page_sections
 from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
 from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
 from ui.text import escape_markdown
@@ -33,43 +35,52 @@ st.session_state["pe_dims"] = [d for d in st.session_state.get("pe_dims", DEFAUL
 k = spec_slider(OFFSET, tr("positional.offset"), where=c[2], help=tr("positional.offset_help"))
 pe = sinusoidal(length, d_model, k)
 
-formula = introduction if presenter else st.container()
+sections = page_sections("positional")  # a lesson stop's section first (ui/page_sections.py)
+formula = introduction if presenter else sections["matrix"]
 formula.subheader(tr("positional.formula_title"))
 formula.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
               r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
 formula.write(tr("positional.formula_text"))
-st.subheader(tr("positional.matrix_title"))
-# shared_figure: the page's figures depend only on its sliders, and a class mostly looks at the same settings.
-show_chart(shared_figure(("pe_matrix", length, d_model), lambda: encoding_heatmap(
-               pe.table, tr("positional.matrix_chart", length=length, d_model=d_model))),
-           f"positional_encoding_T{length}_d{d_model}", key="pe_matrix")
-st.subheader(tr("positional.curves_title"))
-if presenter:  # a secondary knob: the curves keep the dimensions chosen before
-    dims = st.session_state["pe_dims"]
-else:
-    dims = st.multiselect(tr("positional.dims"), range(d_model), key="pe_dims", format_func=dimension_name)
-show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(
-               pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions)),
-           f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims))
-if not presenter:
-    st.caption(tr("lecture.curves_caption"))
+with sections["matrix"]:
+    st.subheader(tr("positional.matrix_title"))
+    # shared_figure: the page's figures depend only on its sliders, and a class mostly looks at the same settings.
+    show_chart(shared_figure(("pe_matrix", length, d_model), lambda: encoding_heatmap(
+                   pe.table, tr("positional.matrix_chart", length=length, d_model=d_model))),
+               f"positional_encoding_T{length}_d{d_model}", key="pe_matrix")
+with sections["curves"]:
+    st.subheader(tr("positional.curves_title"))
+    if presenter:  # a secondary knob: the curves keep the dimensions chosen before
+        dims = st.session_state["pe_dims"]
+    else:
+        dims = st.multiselect(tr("positional.dims"), range(d_model), key="pe_dims", format_func=dimension_name)
+    show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(
+                   pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions)),
+               f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims))
+    if not presenter:
+        st.caption(tr("lecture.curves_caption"))
 
 # The secondary sections are folded, and built only when opened: the page opens on the formula, the matrix and the
 # curves, and a class that does not open them costs the server two charts a visit instead of eight.
-dials_section, dials_open = folded_section(tr("positional.dials_title"), "pe_open_dials", ":material/speed:")
+with sections["dials"]:
+    dials_section, dials_open = folded_section(tr("positional.dials_title"), "pe_open_dials", ":material/speed:")
 if dials_open:
+    dials_first = explanations_folded()  # projected or a lesson stop's: the dials, then their explanation
     with dials_section:
-        st.write(tr("positional.dials_text"))
+        if not dials_first:
+            st.write(tr("positional.dials_text"))
         position = spec_slider(POSITION, tr("positional.position"))
         show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
                        pe.angles[position], pe.bits[position], pe.wavelengths, position)),
                    f"positional_dials_p{position}_d{d_model}", key="pe_dials",
                    table=lambda: dials_table(pe.angles[position], pe.wavelengths))
+        if dials_first:  # under the dials (an expander cannot hold the folded one explanation() would make)
+            st.write(tr("positional.dials_text"))
 else:
     position = prepare(POSITION)  # the rotation check's example position, kept while the dials are folded
 
-similarity_section, similarity_open = folded_section(tr("positional.similarity_title"), "pe_open_similarity",
-                                                     ":material/grid_on:")
+with sections["similarity"]:
+    similarity_section, similarity_open = folded_section(tr("positional.similarity_title"), "pe_open_similarity",
+                                                         ":material/grid_on:")
 if similarity_open:
     similarity_section.write(tr("positional.similarity_text"))
     left, right = similarity_section.columns(2)
@@ -84,8 +95,9 @@ if similarity_open:
         similarity_section.caption(tr("positional.similarity_caption", spread=f"{pe.diagonal_spread:.1e}",
                                       largest=f"{pe.similarity.max():.0f}"))
 
-rotation_section, rotation_open = folded_section(tr("positional.rotation_title"), "pe_open_rotation",
-                                                 ":material/rotate_right:")
+with sections["rotation"]:
+    rotation_section, rotation_open = folded_section(tr("positional.rotation_title"), "pe_open_rotation",
+                                                     ":material/rotate_right:")
 if rotation_open:
     rotation_section.write(tr("positional.rotation_text", k=k))
     error = float(pe.rotation_error.max())
@@ -99,8 +111,9 @@ if rotation_open:
                              lambda: rotation_matrix_heatmap(pe.rotation, k)),
                f"positional_rotation_matrix_M{k}_d{d_model}", key="pe_rotation_matrix", where=right)
 
-trained_section, trained_open = folded_section(tr("positional.trained_title"), "pe_open_trained",
-                                               ":material/model_training:")
+with sections["trained"]:
+    trained_section, trained_open = folded_section(tr("positional.trained_title"), "pe_open_trained",
+                                                   ":material/model_training:")
 if trained_open:
     model_id = selected_model_id()
     loaded = get_model(model_id)

@@ -11,6 +11,9 @@ English):
     title = { en = "...", ko = "..." }
     text = { en = "Markdown, no HTML", ko = "..." }
     state = { model = "transformer_en-fr", sentence = "the red cat", kind = "cross", layer = 2, head = 1 }
+    section = "..."                          # optional: the part of the page the stop is about, shown first when
+                                             # the stop opens; a page's ids are SECTIONS in ui/specs/<page>.py
+                                             # (softmax_scaling: dot_products, saturation, row); none: the top
 
     [stop.question]                          # optional, one per stop
     kind = "head"                            # choice | head | number | token
@@ -24,7 +27,7 @@ URL, one per widget spec in ui/specs/ (values may be TOML numbers or booleans; t
 Layer and head numbers are written as shown on screen: 1-based (layer = 1 is the first layer).
 
 A file that cannot be read (TOML syntax, no stops) becomes a LessonFileError naming the file and the line;
-a stop with a problem (unknown page, a question that does not fit) keeps its place and carries the problem,
+a stop with a problem (unknown page or section, a question that does not fit) keeps its place and carries the problem,
 so the lesson bar shows it at that stop and the rest of the lesson works.
 """
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +82,7 @@ class Stop:
     state: dict[str, str]  # share-link parameter -> URL text
     question: Question | None = None
     problem: str | None = None  # why this stop cannot be shown as written (shown at the stop)
+    section: str | None = None  # the section of its page it is about (shown first), or the whole page
 
 
 @dataclass(frozen=True)
@@ -150,8 +155,22 @@ def _stop_lines(source: str) -> list[int]:
     return [i + 1 for i, line in enumerate(source.splitlines()) if _STOP_HEADER.match(line)]
 
 
-def parse_lesson(lesson_id: str, source: str, known_pages: set[str]) -> Lesson:
-    """Read one lesson's TOML text. Raises LessonFileError for a file that cannot be used at all."""
+def _section(raw: object, page: str, sections: Collection[str]) -> str | None:
+    """A stop's `section`: one of its page's section ids, or None (the whole page)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ValueError("section must be the text id of one of the page's sections")
+    if raw not in sections:
+        named = f"sections: {', '.join(sections)}" if sections else "it has no sections"
+        raise ValueError(f"unknown section {raw!r} of page {page!r} ({named})")
+    return raw
+
+
+def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collection[str]]) -> Lesson:
+    """Read one lesson's TOML text. Raises LessonFileError for a file that cannot be used at all.
+
+    known_pages: {page: its section ids, in page order} (ui/lesson_bar.known_pages)."""
     file = f"{lesson_id}.toml"
     try:
         data = tomllib.loads(source)
@@ -171,13 +190,14 @@ def parse_lesson(lesson_id: str, source: str, known_pages: set[str]) -> Lesson:
     stops = []
     for index, raw in enumerate(raw_stops):
         line = lines[index] if index < len(lines) else None
-        page, problem, question = str(raw.get("page", "")), None, None
+        page, problem, question, section = str(raw.get("page", "")), None, None, None
         stop_title, text, state = {"en": page}, {"en": ""}, {}
         try:
             stop_title = _text(raw.get("title", page), "title")
             text = _text(raw.get("text", ""), "text")
             if page not in known_pages:
                 raise ValueError(f"unknown page {page!r} (pages: {', '.join(sorted(known_pages))})")
+            section = _section(raw.get("section"), page, known_pages[page])
             raw_state = raw.get("state", {})
             if not isinstance(raw_state, dict):
                 raise ValueError("state must be a table of share-link parameters")
@@ -186,7 +206,7 @@ def parse_lesson(lesson_id: str, source: str, known_pages: set[str]) -> Lesson:
                 question = _question(raw["question"])
         except ValueError as error:
             problem = str(error)
-        stops.append(Stop(index + 1, line, page, stop_title, text, state, question, problem))
+        stops.append(Stop(index + 1, line, page, stop_title, text, state, question, problem, section))
     return Lesson(lesson_id, title, stops)
 
 
@@ -194,7 +214,7 @@ def lessons_folder() -> Path:
     return Path(os.environ.get(LESSONS_ENV) or LESSONS)
 
 
-def load_lessons(known_pages: set[str], folder: Path | None = None) -> tuple[dict[str, Lesson], list[LessonFileError]]:
+def load_lessons(known_pages: Mapping[str, Collection[str]], folder: Path | None = None) -> tuple[dict[str, Lesson], list[LessonFileError]]:
     """Every lesson file in the folder -> ({lesson id: Lesson}, errors of the files that could not be read)."""
     folder = folder or lessons_folder()
     lessons, errors = {}, []

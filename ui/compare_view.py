@@ -12,7 +12,7 @@ from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import show_translation
-from ui.widget_spec import WidgetSpec, spec_radio, spec_select, spec_select_slider
+from ui.widget_spec import PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -72,6 +72,8 @@ LENGTH = WidgetSpec("cmp_length_slider", "compare_len",
                     lambda state: min(sentence_lengths(), key=lambda n: abs(n - 20)), PAGE,
                     options=lambda state: sentence_lengths(), convert=int)
 SPECS = (LAYER, HEAD, METRIC, LENGTH)
+# the three models on the sidebar's sentence, accuracy against sentence length, a growing held-out sentence
+SECTIONS = (PageSection("side_by_side"), PageSection("length"), PageSection("growing"))
 
 
 def side_by_side() -> None:

@@ -43,17 +43,28 @@ TITLED_BY_LESSON = "_titled_by_lesson"  # set by ui/lesson_bar on every run: its
 
 
 def page_title(title: str) -> None:
-    """The page's title, left out in presenter mode under a lesson stop's bar, which names the view (its stop title):
-    at 1280×720 the bar and a repeated title pushed the page's main chart below the fold."""
-    if not (presenting() and st.session_state.get(TITLED_BY_LESSON)):
+    """The page's title, left out under a lesson stop's bar, which names the view (its stop title), in presenter mode
+    and wherever the stop shows a section of the page first (ui/lesson_bar decides): at 1280×720 the bar and a
+    repeated title pushed the chart the stop is about below the fold."""
+    if not st.session_state.get(TITLED_BY_LESSON):
         st.title(title)
+
+
+STOP_SECTION = "_lesson_stop_section"  # set by ui/lesson_bar on every run: the section the open stop shows first
 
 
 def explanation(title: str | None = None):
     """Where a page's opening explanation goes: the page itself, or, in presenter mode, a folded section ("How to
     read these maps" unless `title` says otherwise), so that the main chart starts above the fold of a 1280×720
-    projector (the teacher explains)."""
-    return st.expander(title or tr("lecture.how_to_read")) if presenting() else st.container()
+    projector (the teacher explains). Folded too while a lesson stop shows a section of the page first
+    (ui/page_sections.py): the stop's text explains, and the section's chart starts above the fold."""
+    return st.expander(title or tr("lecture.how_to_read")) if explanations_folded() else st.container()
+
+
+def explanations_folded() -> bool:
+    """Whether explanations give way to the charts (explanation() folds them): projected, or under a lesson stop
+    that shows a section of the page first."""
+    return presenting() or bool(st.session_state.get(STOP_SECTION))
 
 
 def strongest_shade() -> str:

@@ -17,10 +17,11 @@ from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, loa
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
 from ui.classroom import class_store, teacher_class
-from ui.display import TITLED_BY_LESSON, presenting
+from ui.display import STOP_SECTION, TITLED_BY_LESSON, presenting
 from ui.errors import page_guard
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
 from ui.page_menu import PAGE_NAMES
+from ui.page_sections import open_stop_section, section_names
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, carry_view_state
 from ui.state import DEFAULT_MODEL
@@ -35,9 +36,10 @@ PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): aske
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
 
 
-def known_pages() -> set[str]:
-    """The pages a lesson stop may name: the app's pages (ui/page_menu.PAGE_SECTIONS, what st.navigation serves)."""
-    return set(PAGE_NAMES)
+def known_pages() -> dict[str, tuple[str, ...]]:
+    """The pages a lesson stop may name, the app's pages (ui/page_menu.PAGE_SECTIONS, what st.navigation serves),
+    each with the sections a stop may name (ui/specs/<page>.py)."""
+    return {page: section_names(page) for page in PAGE_NAMES}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -75,6 +77,7 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
     # A stop is written for a model: the default one unless it names another (a teacher who had picked the real
     # encoder before opening the lesson still gets the translation model the stop's kinds and heads belong to).
     bad = apply_view_state(stop.page, {"model": DEFAULT_MODEL, **stop.state})
+    open_stop_section(stop.page, stop.section)
     st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
     st.session_state[SWITCH_TO] = stop.page
 
@@ -182,6 +185,7 @@ def lesson_bar(url_path: str) -> bool:
     all_lessons, _ = lessons()
     lesson = all_lessons.get(st.session_state.get(LESSON_ID, ""))
     st.session_state[TITLED_BY_LESSON] = False
+    st.session_state[STOP_SECTION] = None
     if lesson is None:
         if st.session_state.get(PROBLEM):
             st.warning(st.session_state.pop(PROBLEM))
@@ -193,7 +197,10 @@ def lesson_bar(url_path: str) -> bool:
     # names the view, so the page leaves out its own title (ui/display.page_title): the main chart starts above
     # the fold. The lesson's name stays in the sidebar's lesson picker.
     presenter = presenting()
-    st.session_state[TITLED_BY_LESSON] = presenter and stop.page == current_page and not stop.problem
+    on_its_page = stop.page == current_page and not stop.problem
+    # a stop about one section of its page names that view too (ui/page_sections), projected or not
+    st.session_state[TITLED_BY_LESSON] = on_its_page and (presenter or stop.section is not None)
+    st.session_state[STOP_SECTION] = stop.section if on_its_page else None  # shown first (ui/page_sections)
     with st.container(border=True, key="lesson_bar"):
         head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")
         if presenter:

@@ -91,6 +91,14 @@ class WidgetSpec:
         return _read(self.default if self.refit is None else self.refit, state)
 
 
+@dataclass(frozen=True)
+class PageSection:
+    """A part of a page (its subheader and what follows) that a lesson stop may name: `section = "row"` shows that
+    part first when the stop opens (ui/page_sections.py). Declared in ui/specs/<page>.py as SECTIONS, in page order."""
+    name: str  # the id lesson files use; also the container's key: CSS class st-key-section_<name>
+    folded_key: str | None = None  # a folded section's expander key (ui/display.folded_section): the stop opens it
+
+
 SEED_MAX = 10_000  # the pages' random seeds: 0..SEED_MAX
 
 

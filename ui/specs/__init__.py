@@ -1,7 +1,8 @@
 """Every shareable widget's spec (ui/widget_spec.py), collected from one small module per page.
 
 A link to any page is parsed on the session's first run, whichever page it opens, so every module is imported
-here, found by listing this folder: a new page adds its module and nothing else. `common` comes first (the
+here, found by listing this folder: a new page adds its module and nothing else. A module may also declare its
+page's SECTIONS (PageSection, in page order), the parts a lesson stop may name. `common` comes first (the
 model before any layer or head); within a module, specs keep their order (lengths before positions).
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 
-from ui.widget_spec import State, WidgetSpec
+from ui.widget_spec import PageSection, State, WidgetSpec
 
 _MODULES = sorted((module.name for module in pkgutil.iter_modules(__path__)), key=lambda name: (name != "common", name))
 _LOADED = [importlib.import_module(f"{__name__}.{name}") for name in _MODULES]
@@ -21,3 +22,6 @@ SPECS: dict[str, WidgetSpec] = {spec.url: spec for module in _LOADED for spec in
 # which returns the value if the current model or page still offers it, else raises ValueError (KeyError, TypeError).
 KEPT_ONLY: dict[str, Callable[[object, State], object]] = {
     key: check for module in _LOADED for key, check in getattr(module, "KEPT_ONLY", {}).items()}
+# page -> its sections in page order (a page without SECTIONS has none: a lesson stop shows it from the top)
+SECTIONS: dict[str, tuple[PageSection, ...]] = {
+    module.PAGE[0]: tuple(module.SECTIONS) for module in _LOADED if hasattr(module, "SECTIONS")}

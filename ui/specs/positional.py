@@ -2,7 +2,7 @@
 position: their bounds depend on it."""
 from __future__ import annotations
 
-from ui.widget_spec import WidgetSpec
+from ui.widget_spec import PageSection, WidgetSpec
 
 PAGE = ("positional",)
 D_MODEL = WidgetSpec("pe_d_model", "pe_d", 64, PAGE, low=4, high=256, step=2, convert=int)  # sin/cos pairs
@@ -21,6 +21,7 @@ def _dimensions(value: object, state) -> list[int]:
     return dims
 
 
-SECTIONS = ("dials", "similarity", "rotation", "trained")  # the page's folded sections, built only while open
-KEPT_ONLY = {"pe_dims": _dimensions,
-             **{f"pe_open_{section}": lambda value, state: bool(value) for section in SECTIONS}}
+FOLDED = ("dials", "similarity", "rotation", "trained")  # the page's folded sections, built only while open
+SECTIONS = (PageSection("matrix"), PageSection("curves"),
+            *(PageSection(name, folded_key=f"pe_open_{name}") for name in FOLDED))
+KEPT_ONLY = {"pe_dims": _dimensions, **{f"pe_open_{name}": lambda value, state: bool(value) for name in FOLDED}}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from model.scaling import SCALING_DKS, SCALING_V1_FACTORS, scaling_scale_options, transformer_scale
-from ui.widget_spec import WidgetSpec, seed_spec
+from ui.widget_spec import PageSection, WidgetSpec, seed_spec
 
 PAGE = ("softmax_scaling",)
 D_K = WidgetSpec("scaling_dk", "dk", 64, PAGE, options=SCALING_DKS, convert=int)
@@ -12,3 +12,5 @@ SCALE = WidgetSpec("scaling_scale", "scale", 1.0, PAGE, options=lambda state: sc
                    convert=float, refit=lambda state: transformer_scale(D_K.current(state)))
 SEED = seed_spec("scaling_seed", "scores_seed", PAGE)
 SPECS = (D_K, V1_FACTOR, SCALE, SEED)
+# 1 · dot products grow with d_k, 2 · softmax of v₁ scaled up saturates, 3 · one row of scores at a chosen scale
+SECTIONS = (PageSection("dot_products"), PageSection("saturation"), PageSection("row"))
