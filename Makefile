@@ -1,0 +1,33 @@
+# Attention Lab's two commands (README): `make run` opens the lab, `make test` passes every test.
+# Both make the clone's own .venv from the hashed lock first, and reuse it while requirements.lock is unchanged.
+.PHONY: run test fast serve lint venv system-packages
+
+PYTHON ?= python3
+PORT ?= 8501
+VENV_PYTHON := .venv/bin/python
+
+venv:
+	@PYTHON=$(PYTHON) scripts/venv.sh
+
+system-packages:
+	@scripts/system_packages.sh
+
+## The lab on the shipped models, offline, at http://localhost:$(PORT)
+run: venv
+	@echo "Attention Lab: http://localhost:$(PORT)  (Ctrl+C stops it)"
+	@$(VENV_PYTHON) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+## Every test, browser tests included, with the venv's Python (CI runs this: .ci/run)
+test: venv system-packages lint
+	$(VENV_PYTHON) -m pytest -q $(PYTEST_ARGS)
+
+## The fast local loop (no browser, nothing slow)
+fast: venv
+	$(VENV_PYTHON) -m pytest -q -m "not browser and not slow" $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV_PYTHON) -m ruff check .
+
+## A class: several replicas behind HAProxy (python serve.py --help)
+serve: venv system-packages
+	$(VENV_PYTHON) serve.py $(SERVE_ARGS)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# What the test suite needs from the system, not from PyPI: Debian's Chromium (the browser tests drive it through
+# Playwright, which never downloads a browser), HAProxy (serve.py's load balancer) and fonts (Korean and emoji in
+# screenshots). As root, missing ones are installed with apt-get; otherwise this says the exact line to run and stops.
+set -euo pipefail
+
+PACKAGES="chromium fonts-noto-color-emoji fonts-nanum haproxy"
+missing=()
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+fonts=$(fc-list 2>/dev/null || true)
+grep -qi nanum <<<"$fonts" || missing+=(fonts-nanum)
+grep -qi "noto color emoji" <<<"$fonts" || missing+=(fonts-noto-color-emoji)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "Installing from Debian's packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends $PACKAGES >/dev/null
+  exit 0
+fi
+echo "The tests need these system packages, missing here: ${missing[*]}" >&2
+echo "Install them (as root), then run make test again:" >&2
+echo "  sudo apt-get install -y --no-install-recommends $PACKAGES" >&2
+exit 1
