@@ -108,8 +108,8 @@ class Server:
         self._reader.start()
         while time.perf_counter() - start < timeout:
             if self.process.poll() is not None:
-                raise RuntimeError("streamlit exited with code %s:\n%s" % (self.process.returncode,
-                                                                            "".join(self.lines[-30:])))
+                raise RuntimeError(f"streamlit exited with code {self.process.returncode}:\n"
+                                   + "".join(self.lines[-30:]))
             if http_get(f"{self.url}/_stcore/health", timeout=1.0)[0] == 200:
                 return time.perf_counter() - start
             time.sleep(0.1)

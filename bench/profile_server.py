@@ -146,7 +146,7 @@ def bucket_of(filename: str) -> str:
 
 def summarise(stats: pstats.Stats, top: int, title: str, total_cpu: float | None = None) -> dict:
     by_bucket: dict[str, float] = defaultdict(float)
-    for (filename, line, function), (cc, nc, tt, ct, callers) in stats.stats.items():
+    for (filename, _, _), (_, _, tt, _, _) in stats.stats.items():
         by_bucket[bucket_of(filename)] += tt
     total = sum(by_bucket.values())
     print(f"\n### {title}: profiled self time {total * 1000:,.0f} ms"
@@ -159,7 +159,7 @@ def summarise(stats: pstats.Stats, top: int, title: str, total_cpu: float | None
     keys = {}
     for label, file_part, function_part in KEY_FUNCTIONS:
         best = (0.0, 0)
-        for (filename, line, function), (cc, nc, tt, ct, callers) in stats.stats.items():
+        for (filename, _, function), (_, nc, _, ct, _) in stats.stats.items():
             if file_part in filename and function_part in function:
                 # the outermost matching entry: cumulative times of recursive/nested matches are not summed
                 if ct > best[0]:

@@ -57,7 +57,7 @@ class BertConfig:
         return self.hidden_size
 
     @classmethod
-    def from_hf(cls, hf: dict) -> "BertConfig":
+    def from_hf(cls, hf: dict) -> BertConfig:
         """From a Hugging Face config.json dict; ValueError when it is not a BERT encoder this class can run."""
         if hf.get("model_type") not in BERT_MODEL_TYPES:
             raise ValueError(f"model_type {hf.get('model_type')!r} is not a BERT encoder")

@@ -21,7 +21,7 @@ class TransformerConfig:
     pad_id: int = 0
 
     @classmethod
-    def paper_base(cls, src_vocab_size: int, tgt_vocab_size: int) -> "TransformerConfig":
+    def paper_base(cls, src_vocab_size: int, tgt_vocab_size: int) -> TransformerConfig:
         """Vaswani et al. 2017 base model: N=6, d_model=512, d_ff=2048, h=8, dropout 0.1."""
         return cls(src_vocab_size, tgt_vocab_size, num_layers=6, d_model=512, num_heads=8, d_ff=2048,
                    dropout=0.1, max_len=512, tie_embeddings=True)

@@ -45,7 +45,7 @@ class Vocabulary:
         return list(self.itos)
 
     @classmethod
-    def from_list(cls, itos: list[str]) -> "Vocabulary":
+    def from_list(cls, itos: list[str]) -> Vocabulary:
         if list(itos[:4]) != list(SPECIALS):
             raise ValueError("vocabulary must start with <pad> <bos> <eos> <unk>")
         vocab = cls([])

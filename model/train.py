@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from dataclasses import fields as dataclass_fields
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -84,7 +84,7 @@ class TrainConfig:
         return family_of(self.model)
 
     @classmethod
-    def from_flat(cls, model: str = "transformer", **fields_: object) -> "TrainConfig":
+    def from_flat(cls, model: str = "transformer", **fields_: object) -> TrainConfig:
         """A TrainConfig from one flat set of fields, as the command line and checkpoints saved before the model
         configuration was nested have them: model is the family name; architecture fields (d_model, num_heads,
         embed_dim, dropout, ...) go into the model configuration, on top of default_model(family). Fields of the
@@ -105,7 +105,7 @@ class TrainConfig:
                 "model": self.model.to_dict()}
 
     @classmethod
-    def from_dict(cls, saved: dict) -> "TrainConfig":
+    def from_dict(cls, saved: dict) -> TrainConfig:
         """Rebuild a TrainConfig from to_dict(), or from an older checkpoint's flat train_config."""
         saved = dict(saved)
         if isinstance(saved.get("model"), dict):

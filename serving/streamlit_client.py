@@ -392,7 +392,7 @@ class StreamlitClient:
             try:
                 event, received, status, errors = await asyncio.wait_for(
                     self.events.get(), max(0.0, deadline - time.perf_counter()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise TimeoutError(f"no script_finished within {timeout:.0f} s") from None
             if event == "closed":
                 raise ConnectionError(errors[0])

@@ -193,7 +193,7 @@ def test_every_layer_matches_torch_multihead_attention(norm_first):
     for hook in hooks:
         hook.remove()
     assert len(seen) == 2 + 2 * 2
-    for mha, args, kwargs in seen:
+    for mha, args, _ in seen:
         query, key, value, mask = args[:4]
         ref = _copy_into_torch(mha)
         full = mask.expand(query.size(0), 1, query.size(1), key.size(1))[:, 0]  # (B, T_q, T_k), True = may attend

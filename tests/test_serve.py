@@ -106,11 +106,12 @@ def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tm
 
 
 def test_without_haproxy_serve_says_what_to_install(tmp_path):
-    bin_dir = tmp_path / "bin"  # a PATH with python and no haproxy
-    bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
-    done = subprocess.run([str(bin_dir / "python"), "serve.py", "--replicas", "1", "--run-dir", str(tmp_path / "run")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": str(bin_dir)})
+    # This very interpreter (a venv's python run through a symlink elsewhere would lose the venv's packages), with a
+    # PATH that holds nothing, so no haproxy.
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    done = subprocess.run([sys.executable, "serve.py", "--replicas", "1", "--run-dir", str(tmp_path / "run")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": str(empty_bin)})
     assert done.returncode == 2
     assert "apt-get install haproxy" in done.stderr and "streamlit run app.py" in done.stderr
     assert not (tmp_path / "run").exists()  # nothing was started or written

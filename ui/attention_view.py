@@ -52,7 +52,7 @@ class AttentionMaps:
     masked: np.ndarray | None  # (T_q, T_k) True where the causal mask hides the key
 
     @classmethod
-    def of(cls, analysed: AnalysedInput, kind: str, raw: bool = False) -> "AttentionMaps":
+    def of(cls, analysed: AnalysedInput, kind: str, raw: bool = False) -> AttentionMaps:
         """The kind's maps from model.sources, as the encoder toggles (hide [CLS]/[SEP], merge subwords) show
         them; raw=True: every token, as the model computed them (what rescaling re-softmaxes)."""
         maps = analysed.maps[kind]
@@ -179,7 +179,7 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         _why_this_head(result, kind, maps, layer, head)
 
 
-def _why_this_head(result: AnalysedInput, kind: str, maps: "AttentionMaps", layer: int, head: int) -> None:
+def _why_this_head(result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int, head: int) -> None:
     """The one line saying why the page opened on this head (ui/attention_defaults.py), while it is shown."""
     if result.special is not None:
         why_this_encoder_head(result.maps[kind].weights, result.special, layer, head)

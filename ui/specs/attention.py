@@ -19,7 +19,7 @@ def _first_kind(state) -> str:
     return next(iter(selected_attention_layout()), next(iter(KINDS)))
 
 
-def _last_of(kind_spec: "WidgetSpec", axis: int):
+def _last_of(kind_spec: WidgetSpec, axis: int):
     """The last layer (axis 0) or head (axis 1) of the kind `kind_spec` has chosen: an encoder-decoder's stacks may
     differ."""
     def last(state) -> int:
