@@ -29,6 +29,8 @@ fi
 echo "Making $VENV from requirements.lock (hashes checked; a few minutes the first time)..."
 rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements.lock
+# (Warnings about pip's configured local indexes that lack a package are this machine's pip config, not errors.)
+"$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements.lock \
+  2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
 echo "$want" > "$STAMP"
 echo "$VENV is ready ($("$VENV/bin/python" --version), $(grep -c '^[a-z]' requirements.lock) locked packages)."
