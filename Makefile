@@ -15,7 +15,7 @@ system-packages:
 ## The lab on the shipped models, offline, at http://localhost:$(PORT)
 run: venv
 	@echo "Attention Lab: http://localhost:$(PORT)  (Ctrl+C stops it)"
-	@$(VENV_PYTHON) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	@$(VENV_PYTHON) -m streamlit run asgi.py --server.port $(PORT) --browser.gatherUsageStats false
 
 ## Every test, browser tests included, with the venv's Python (CI runs this: .ci/run)
 test: venv system-packages lint

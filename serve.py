@@ -1,4 +1,4 @@
-"""Classroom launcher: N `streamlit run app.py` replicas behind HAProxy, each warmed before it takes students.
+"""Classroom launcher: N `streamlit run asgi.py` replicas (app.py with the seat cookie) behind HAProxy, each warmed before it takes students.
 
     python serve.py [--replicas N] [--port 8500] [--host 0.0.0.0]
 
@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from classroom.teacher_password import announce_teacher_password
 from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
                              replica_name, set_replica_state)
 from serving.warmup import wait_healthy, warm_replica
@@ -104,7 +105,7 @@ class Launcher:
     # ---- processes
     def start_replica(self, replica: Replica) -> None:
         log = open(self.run_dir / f"{replica.name}.log", "ab")
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        command = [sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                    "--server.address", "127.0.0.1", "--server.port", str(replica.port),
                    "--browser.gatherUsageStats", "false"]
         replica.process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
@@ -153,6 +154,7 @@ class Launcher:
             if not self.announced_ready and all(r.state == "ready" for r in self.replicas):
                 self.announced_ready = True
                 say(f"ready: {self.public_url()} ({len(self.replicas)} replicas warm)")
+                announce_teacher_password(sys.stdout)
 
     def public_url(self) -> str:
         host = socket.gethostname() if self.host in ("0.0.0.0", "::") else self.host

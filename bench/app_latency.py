@@ -56,7 +56,7 @@ def cold_start(path: str = "attention", ready: str = ".js-plotly-plot .heatmapla
                                            "--disable-background-networking"])
         page = browser.new_page()
         start = time.perf_counter()
-        server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                                    "--server.port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         try:

@@ -98,7 +98,7 @@ class Server:
         self._reader: threading.Thread | None = None
 
     def start(self, timeout: float) -> float:
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        command = [sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                    "--server.address", HOST, "--server.port", str(self.port), "--browser.gatherUsageStats", "false",
                    "--logger.level", "info", "--logger.messageFormat", LOG_FORMAT]
         start = time.perf_counter()

@@ -6,10 +6,15 @@ single short transactions, and a writer waits up to `busy_seconds` for the lock.
 lock raises StoreBusy, which the UI turns into a message: an answer is stored or refused, never lost silently.
 Replacing SQLite by a server database means reimplementing this module's class with the same methods.
 
-Security: a class is created with a random teacher token; only its sha256 is stored. Every teacher operation
-(results, reveal, move) needs the token, which stays in the teacher's session_state and never goes in a URL.
-Students are anonymous: a random id per browser session; one answer row per student and question (the first
-one counts; repeats change nothing).
+Security: a class is created with a random teacher token; only its sha256 is stored (table teacher_keys, one row
+per device the teacher holds the class on). Every teacher operation (results, reveal, move) needs a token, which
+stays in that device's session_state and never goes in a URL. The teacher takes the class back after a reload or a
+replica's death by her browser's seat (the HttpOnly cookie serving/seat.py sets; only its sha256 is stored), or from
+another device with the teacher password (ui/class_teacher.py checks it; take_back() then issues a new token).
+Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
+per student and question (the first one counts; repeats change nothing). An answer given after the question was
+revealed is stored as late and never counted, right or not. Wrong class codes and passwords are recorded per client
+address and session (table attempts), so every replica refuses a guesser after a few tries.
 """
 from __future__ import annotations
 
@@ -40,8 +45,23 @@ CREATE TABLE IF NOT EXISTS classes (
     lesson TEXT NOT NULL,
     stop INTEGER NOT NULL,          -- 1-based stop the class is on
     created REAL NOT NULL,          -- unix seconds
-    expires REAL NOT NULL
+    expires REAL NOT NULL,
+    teacher_seat TEXT,              -- sha256 of the seat cookie of the browser that started it (NULL: none)
+    lesson_source TEXT,             -- the lesson file's text when the class started (used while the file is broken)
+    uploads INTEGER NOT NULL DEFAULT 1  -- 0: the teacher turned model uploads off for her students
 );
+CREATE TABLE IF NOT EXISTS teacher_keys (
+    code TEXT NOT NULL,
+    token_sha256 TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (code, token_sha256)
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    kind TEXT NOT NULL,             -- 'code' or 'password'
+    client TEXT NOT NULL,           -- 'ip:...' or 'session:...'
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_by_client ON attempts (kind, client, at);
 CREATE TABLE IF NOT EXISTS revealed (
     code TEXT NOT NULL,
     question TEXT NOT NULL,
@@ -54,9 +74,14 @@ CREATE TABLE IF NOT EXISTS answers (
     answer TEXT NOT NULL,
     correct INTEGER,                -- 1, 0, or NULL when the right answer is not known
     created REAL NOT NULL,
+    late INTEGER NOT NULL DEFAULT 0, -- 1: given after the question was revealed (never counted)
     PRIMARY KEY (code, question, student)
 );
 """
+# Columns added after the first release: a database made before them gains them on open (ALTER TABLE ADD COLUMN).
+ADDED_COLUMNS = {"classes": {"teacher_seat": "TEXT", "lesson_source": "TEXT",
+                             "uploads": "INTEGER NOT NULL DEFAULT 1"},
+                 "answers": {"late": "INTEGER NOT NULL DEFAULT 0"}}
 
 
 class StoreBusy(RuntimeError):
@@ -70,14 +95,18 @@ class ClassSession:
     stop: int
     expires: float
     revealed: frozenset[str]
+    lesson_source: str | None = None
+    uploads: bool = True
 
 
 @dataclass(frozen=True)
 class Results:
-    """Answers to one question: {answer: count}, how many answered, how many were right (None if unknown)."""
+    """Answers to one question given before its reveal: {answer: count}, how many students answered, how many were
+    right (None if unknown); `late`: how many answered after the reveal (not in the counts, never right)."""
     counts: dict[str, int]
     answered: int
     correct: int | None
+    late: int = 0
 
 
 def data_folder() -> Path:
@@ -107,6 +136,11 @@ class ClassStore:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")  # persistent: readers never block the writer, across processes
             db.executescript(SCHEMA)
+            for table, columns in ADDED_COLUMNS.items():
+                have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                for name, kind in columns.items():
+                    if name not in have:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -123,24 +157,75 @@ class ClassStore:
             db.close()
 
     # ---- teacher
-    def create_class(self, lesson: str, stop: int = 1, now: float | None = None) -> tuple[str, str]:
-        """-> (class code, teacher token). Also deletes expired classes and old answers."""
+    def create_class(self, lesson: str, stop: int = 1, now: float | None = None, teacher_seat: str | None = None,
+                     lesson_source: str | None = None) -> tuple[str, str]:
+        """-> (class code, teacher token). `teacher_seat`: the starting browser's seat cookie (it takes the class back
+        after a reload); `lesson_source`: the lesson file's text now. Also deletes expired classes and old answers."""
         now = time.time() if now is None else now
         token = secrets.token_urlsafe(24)
         self.purge(now)
         with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
             while True:
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
                 try:
-                    db.execute("INSERT INTO classes VALUES (?, ?, ?, ?, ?, ?)",
-                               (code, _hash(token), lesson, stop, now, now + self.class_seconds))
-                    return code, token
+                    db.execute("INSERT INTO classes (code, token_sha256, lesson, stop, created, expires, teacher_seat, "
+                               "lesson_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                               (code, _hash(token), lesson, stop, now, now + self.class_seconds,
+                                _hash(teacher_seat) if teacher_seat else None, lesson_source))
+                    break
                 except sqlite3.IntegrityError:  # the code is taken: draw another
                     continue
+            db.execute("INSERT INTO teacher_keys VALUES (?, ?, ?)", (code, _hash(token), now))
+            db.execute("COMMIT")
+        return code, token
+
+    def class_of_seat(self, seat: str, now: float | None = None) -> str | None:
+        """The newest live class that the browser with this seat cookie started, or None."""
+        now = time.time() if now is None else now
+        if not seat:
+            return None
+        with self._connect() as db:
+            row = db.execute("SELECT code FROM classes WHERE teacher_seat = ? AND expires > ? ORDER BY created DESC "
+                             "LIMIT 1", (_hash(seat), now)).fetchone()
+        return None if row is None else row[0]
+
+    def take_back(self, code: str, now: float | None = None, seat: str | None = None) -> str | None:
+        """A new teacher token for a live class (another device, or the same browser after a reload): the caller has
+        proved the teacher (her seat, via class_of_seat, or the teacher password). -> the token, None when the class
+        is unknown or expired. Tokens already given keep working (the projector and her phone hold one each);
+        `seat` makes this browser the one that takes the class back by itself next time."""
+        now = time.time() if now is None else now
+        token = secrets.token_urlsafe(24)
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            if db.execute("SELECT 1 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone() is None:
+                db.execute("ROLLBACK")
+                return None
+            db.execute("INSERT INTO teacher_keys VALUES (?, ?, ?)", (code, _hash(token), now))
+            if seat:
+                db.execute("UPDATE classes SET teacher_seat = ? WHERE code = ?", (_hash(seat), code))
+            db.execute("COMMIT")
+        return token
 
     def _is_teacher(self, db: sqlite3.Connection, code: str, token: str, now: float) -> bool:
-        row = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
-        return row is not None and hmac.compare_digest(row[0], _hash(token or ""))
+        first = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+        if first is None:
+            return False
+        hashed = _hash(token or "")
+        keys = [first[0], *(row[0] for row in db.execute("SELECT token_sha256 FROM teacher_keys WHERE code = ?",
+                                                         (code,)))]
+        return any(hmac.compare_digest(key, hashed) for key in keys)
+
+    def end_class(self, code: str, token: str, now: float | None = None) -> bool:
+        """End the class now (it expires: students are told, nobody can answer); False as for move()."""
+        now = time.time() if now is None else now
+        return self._teacher_write(code, token, now, "UPDATE classes SET expires = ? WHERE code = ?", (now, code))
+
+    def set_uploads(self, code: str, token: str, allowed: bool, now: float | None = None) -> bool:
+        """The teacher allows or forbids model uploads for the students of her class; False as for move()."""
+        return self._teacher_write(code, token, now, "UPDATE classes SET uploads = ? WHERE code = ?",
+                                   (int(allowed), code))
 
     def _teacher_write(self, code: str, token: str, now: float | None, sql: str, parameters: tuple) -> bool:
         """One statement on the teacher's behalf; False without the right token or when the class has expired."""
@@ -166,38 +251,43 @@ class ClassStore:
             if not self._is_teacher(db, code, token, now):
                 return None
             rows = db.execute("SELECT answer, COUNT(*), SUM(correct), COUNT(correct) FROM answers "
-                              "WHERE code = ? AND question = ? GROUP BY answer ORDER BY answer",
+                              "WHERE code = ? AND question = ? AND late = 0 GROUP BY answer ORDER BY answer",
                               (code, question)).fetchall()
+            late = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND question = ? AND late = 1",
+                              (code, question)).fetchone()[0]
         counts = {answer: n for answer, n, _, _ in rows}
         known = sum(graded for *_, graded in rows)
         correct = sum(right or 0 for _, _, right, _ in rows) if known else None
-        return Results(counts, sum(counts.values()), correct)
+        return Results(counts, sum(counts.values()), correct, late)
 
     # ---- everyone
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
         """The class a code names, or None when the code is unknown or the class has expired."""
         now = time.time() if now is None else now
         with self._connect() as db:
-            row = db.execute("SELECT code, lesson, stop, expires FROM classes WHERE code = ? AND expires > ?",
-                             (code, now)).fetchone()
+            row = db.execute("SELECT code, lesson, stop, expires, lesson_source, uploads FROM classes "
+                             "WHERE code = ? AND expires > ?", (code, now)).fetchone()
             if row is None:
                 return None
             revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?", (code,)))
-        return ClassSession(*row, revealed=revealed)
+        code, lesson, stop, expires, source, uploads = row
+        return ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads))
 
     def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
                now: float | None = None) -> bool:
         """Store a student's answer. -> True when stored now, False when this student had answered already
-        (the first answer counts). Raises LookupError for an unknown or expired class, StoreBusy when the
-        database stayed locked."""
+        (the first answer counts). An answer to a question already revealed is stored as late (never counted).
+        Raises LookupError for an unknown or expired class, StoreBusy when the database stayed locked."""
         now = time.time() if now is None else now
         answer = answer[:MAX_ANSWER_CHARS]
         with self._connect() as db:
-            # One statement: the class check and the insert are atomic, and one lock is taken per answer.
+            # One statement: the class check, the reveal check and the insert are atomic, one lock per answer.
             cursor = db.execute(
-                "INSERT OR IGNORE INTO answers SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS "
-                "(SELECT 1 FROM classes WHERE code = ? AND expires > ?)",
-                (code, question, student, answer, None if correct is None else int(correct), now, code, now))
+                "INSERT OR IGNORE INTO answers (code, question, student, answer, correct, created, late) "
+                "SELECT ?, ?, ?, ?, ?, ?, EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) "
+                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?)",
+                (code, question, student, answer, None if correct is None else int(correct), now, code, question,
+                 code, now))
             if cursor.rowcount == 1:
                 return True
             if db.execute("SELECT 1 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone() is None:
@@ -205,10 +295,26 @@ class ClassStore:
             return False
 
     def student_answer(self, code: str, student: str, question: str) -> str | None:
+        """The answer this student gave (a new session after a reload or a replica's death finds it here)."""
         with self._connect() as db:
             row = db.execute("SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ?",
                              (code, question, student)).fetchone()
         return None if row is None else row[0]
+
+    # ---- guessing
+    def record_failure(self, kind: str, clients: tuple[str, ...], now: float | None = None) -> None:
+        """A wrong class code or password, counted against each of `clients` (its address and its session)."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            db.executemany("INSERT INTO attempts VALUES (?, ?, ?)", [(kind, client, now) for client in clients])
+
+    def failures(self, kind: str, client: str, window_seconds: float, now: float | None = None) -> tuple[int, float]:
+        """-> (wrong tries by `client` in the last window, seconds until the oldest of them leaves the window)."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            count, oldest = db.execute("SELECT COUNT(*), MIN(at) FROM attempts WHERE kind = ? AND client = ? AND at > ?",
+                                       (kind, client, now - window_seconds)).fetchone()
+        return count, (0.0 if oldest is None else oldest + window_seconds - now)
 
     def purge(self, now: float | None = None) -> None:
         """Delete answers older than the keep time, and classes (with their reveals) expired as long ago."""
@@ -218,5 +324,7 @@ class ClassStore:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
             db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
+            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (now,))
+            db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
             db.execute("COMMIT")

@@ -21,7 +21,7 @@ HEALTH_PATH = "/_stcore/health"  # Streamlit's own health endpoint; Kubernetes p
 COOKIE_SECRET_ENV = "STREAMLIT_SERVER_COOKIE_SECRET"
 INSTALL_HINT = ("serve.py needs HAProxy as the load balancer in front of the Streamlit replicas, and `haproxy` is not "
                 "on PATH.\nInstall Debian's package:  sudo apt-get install haproxy\n(on other systems: your package "
-                "manager's haproxy, 2.4 or newer). One teacher without it: `streamlit run app.py`.")
+                "manager's haproxy, 2.4 or newer). One teacher without it: `make run` (streamlit run asgi.py).")
 
 
 def replica_name(index: int) -> str:

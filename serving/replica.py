@@ -1,4 +1,4 @@
-"""One replica for a container platform: `streamlit run app.py`, warmed, with a readiness endpoint gated on it.
+"""One replica for a container platform: `streamlit run asgi.py` (app.py with the seat cookie), warmed, with a readiness endpoint gated on it.
 
     python -m serving.replica [--port 8501] [--ready-port 8502]
 
@@ -52,7 +52,7 @@ def main() -> int:
     parser.add_argument("--ready-port", type=int, default=8502, help="the readiness endpoint's port")
     parser.add_argument("--address", default="0.0.0.0", help="Streamlit's address")
     args = parser.parse_args()
-    streamlit = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    streamlit = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                                   "--server.address", args.address, "--server.port", str(args.port),
                                   "--browser.gatherUsageStats", "false"], cwd=ROOT)
     url = f"http://127.0.0.1:{args.port}"
@@ -60,7 +60,10 @@ def main() -> int:
     server = ThreadingHTTPServer(("0.0.0.0", args.ready_port), readiness_handler(url, warm))
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
+    stopped = threading.Event()
+
     def stop(signum, frame):
+        stopped.set()
         streamlit.terminate()
 
     signal.signal(signal.SIGTERM, stop)
@@ -70,7 +73,10 @@ def main() -> int:
             timings = warm_replica(url)
             warm.set()
             print("replica warm: " + ", ".join(f"{page} {seconds:.1f} s" for page, seconds in timings), flush=True)
-        return streamlit.wait()
+        code = streamlit.wait()
+        # uvicorn (st.App's server) shuts down gracefully on SIGTERM and then re-raises it, so its status is -15:
+        # a stop we asked for is a clean exit (the container platform reads non-zero as a crash).
+        return 0 if stopped.is_set() and code == -signal.SIGTERM else code
     except Exception as error:  # a failed warm-up: exit, so the kubelet restarts the container
         print(f"serving.replica: warm-up failed: {error}", file=sys.stderr, flush=True)
         streamlit.terminate()

@@ -1,4 +1,4 @@
-"""Shared fixtures: a real `streamlit run app.py` server for the browser tests."""
+"""Shared fixtures: a real `streamlit run asgi.py` server for the browser tests."""
 import contextlib
 import os
 import shutil
@@ -33,10 +33,12 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(folder: Path = ROOT, env: dict[str, str] | None = None):
-    """`streamlit run app.py` in `folder` on a free loopback port; yields its URL once /_stcore/health answers."""
+    """`streamlit run asgi.py` (the app with its seat cookie, as `make run` serves it) in `folder`, or `app.py` in a
+    folder without one (a toy app), on a free loopback port; yields its URL once /_stcore/health answers."""
     port = _free_port()
+    script = "asgi.py" if (folder / "asgi.py").exists() else "app.py"
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
         cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

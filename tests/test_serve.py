@@ -113,7 +113,7 @@ def test_without_haproxy_serve_says_what_to_install(tmp_path):
     done = subprocess.run([sys.executable, "serve.py", "--replicas", "1", "--run-dir", str(tmp_path / "run")],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": str(empty_bin)})
     assert done.returncode == 2
-    assert "apt-get install haproxy" in done.stderr and "streamlit run app.py" in done.stderr
+    assert "apt-get install haproxy" in done.stderr and "make run" in done.stderr
     assert not (tmp_path / "run").exists()  # nothing was started or written
 
 

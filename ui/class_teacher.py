@@ -1,12 +1,14 @@
 """The teacher's page of a live class: start it (code and QR code), watch the answers arrive, reveal, move on.
 
-Every control needs the teacher token that create_class returned; it lives only in this session's state
-(ui/classroom.TEACHER), so a student who opens this page, with or without the class code in the URL, sees only
-"start a class". An operator can require a password to start classes: $ATTENTION_LAB_TEACHER_PASSWORD.
+Every control needs a teacher token (classroom/store.py); it lives only in this session's state (ui/classroom.TEACHER),
+so a student who opens this page, with or without the class code in the URL, gets no control. Starting a class and
+taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
+one the server generated and printed at start); the browser that started a class takes it back by itself after a
+reload (ui/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
+colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself.
 """
 from __future__ import annotations
 
-import hmac
 import io
 import os
 
@@ -14,16 +16,17 @@ import pandas as pd
 import segno
 import streamlit as st
 
-from classroom.lessons import Lesson, localized
+from classroom.lessons import Lesson, lessons_folder, localized
+from classroom.store import normalise_code
+from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from i18n import current_language, tr
-from ui.classroom import TEACHER, class_store, teacher_class
+from ui.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
 from ui.errors import page_guard
-from ui.lesson_bar import PENDING, lessons, question_id
+from ui.lesson_bar import CLASS_CODE, PENDING, known_pages, lessons, question_id
 from ui.lesson_questions import QuestionError, answer_label, expected_answer
 from ui.text import escape_markdown
 from viz.classroom import answer_chart
 
-PASSWORD_ENV = "ATTENTION_LAB_TEACHER_PASSWORD"
 RESULTS_SECONDS = 2  # the answer chart refreshes this often
 
 
@@ -47,24 +50,63 @@ def qr_png(text: str) -> bytes:
 
 def teacher_page() -> None:
     teacher = teacher_class()
-    all_lessons, _ = lessons()
+    all_lessons, errors = lessons()
     session = class_store().session(teacher["code"]) if teacher else None
-    if teacher and (session is None or session.lesson not in all_lessons):
+    lesson, from_copy = class_lesson(session, all_lessons, known_pages()) if session else (None, False)
+    if teacher and lesson is None:
         st.warning(tr("class_teacher.expired", code=teacher["code"]))
         st.session_state.pop(TEACHER, None)
         teacher = None
     if teacher is None:
-        _start(all_lessons)
+        if st.session_state.get(CLASS_CODE):  # a student of a class: no start form, no answers of any class here
+            st.info(tr("class_teacher.student_here", code=st.session_state[CLASS_CODE]))
+            return
+        start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
+        with start:
+            _start(all_lessons)
+        with take_back:
+            _take_back()
         return
+    if from_copy:  # the lesson file does not read now: the class goes on with the copy taken at its start
+        reasons = "; ".join(f"{e.file}, line {e.line or '?'}: {e.reason}" for e in errors
+                            if e.file.startswith(f"{lesson.id}."))
+        st.warning(tr("class_teacher.lesson_copy", lesson=escape_markdown(lesson.id),
+                      reason=escape_markdown(reasons or "?")))
     # Results first (what the teacher projects), the code and QR code beside them.
     results, joining = st.columns([3, 1])
     with joining:
         _header(teacher["code"])
+        st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
+                  help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     with results:
-        _live(teacher["code"], teacher["token"], all_lessons[teacher["lesson"]])
-    if st.button(tr("class_teacher.end"), key="class_end"):
+        _live(teacher["code"], teacher["token"], lesson)
+    if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
+        class_store().end_class(teacher["code"], teacher["token"])
         st.session_state.pop(TEACHER, None)
         st.rerun()
+
+
+def _set_uploads(teacher: dict) -> None:
+    class_store().set_uploads(teacher["code"], teacher["token"], bool(st.session_state["class_uploads"]))
+
+
+def _password_ok(password: str) -> bool:
+    """The teacher password, with the guessing limit: past it the password is not even compared."""
+    wait = guess_wait("password")
+    if wait:
+        st.warning(tr("class_teacher.too_many_tries", seconds=wait))
+        return False
+    if not is_teacher_password(password):
+        wrong_guess("password")
+        st.warning(tr("class_teacher.wrong_password"))
+        return False
+    return True
+
+
+def _password_field(key: str) -> str:
+    where = PASSWORD_ENV if os.environ.get(PASSWORD_ENV) else str(password_file())
+    return st.text_input(tr("class_teacher.password"), type="password", key=key,
+                         help=tr("class_teacher.password_help", where=where), max_chars=200)
 
 
 def _start(all_lessons: dict[str, Lesson]) -> None:
@@ -75,15 +117,35 @@ def _start(all_lessons: dict[str, Lesson]) -> None:
     with st.form("class_start"):
         lesson_id = st.selectbox(tr("class_teacher.lesson"), list(all_lessons),
                                  format_func=lambda i: localized(all_lessons[i].title, language))
-        required = os.environ.get(PASSWORD_ENV)
-        password = st.text_input(tr("class_teacher.password"), type="password") if required else ""
+        password = _password_field("class_start_password")
         if not st.form_submit_button(tr("class_teacher.start"), type="primary"):
             return
-    if required and not hmac.compare_digest(password.encode(), required.encode()):
-        st.warning(tr("class_teacher.wrong_password"))
+    if not _password_ok(password):
         return
-    code, token = class_store().create_class(lesson_id)
+    source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
+    code, token = class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source)
     st.session_state[TEACHER] = {"code": code, "token": token, "lesson": lesson_id}
+    st.rerun()
+
+
+def _take_back() -> None:
+    """Another device (or this one after its browser forgot the class): the class code and the teacher password."""
+    st.caption(tr("class_teacher.take_back_help"))
+    with st.form("class_take_back"):
+        typed = st.text_input(tr("class_teacher.code"), max_chars=12, placeholder="ABC123", key="class_take_back_code")
+        password = _password_field("class_take_back_password")
+        if not st.form_submit_button(tr("class_teacher.take_back"), type="primary"):
+            return
+    if not _password_ok(password):
+        return
+    code = normalise_code(typed)
+    store = class_store()
+    session = store.session(code) if code else None
+    token = store.take_back(code, seat=browser_seat()) if session else None
+    if token is None:
+        st.warning(tr("class_teacher.no_such_class"))
+        return
+    st.session_state[TEACHER] = {"code": code, "token": token, "lesson": session.lesson}
     st.rerun()
 
 
@@ -125,7 +187,7 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         st.rerun(scope="app")
     if stop.question is None:
         st.info(tr("class_teacher.no_question"))
-        _earlier(store, code, token, lesson, number)
+        _earlier(store, code, token, lesson, number, session.revealed)
         return
     qid = question_id(lesson.id, stop)
     st.markdown(f"**{localized(stop.question.prompt, language)}**")
@@ -137,32 +199,42 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
     except QuestionError as error:
         expected = None
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
-    columns = st.columns(2)
-    columns[0].metric(tr("class_teacher.answered"), results.answered)
-    share = f"{results.correct / results.answered:.0%}" if results.answered and results.correct is not None else "–"
-    columns[1].metric(tr("class_teacher.correct"), share)
     revealed = qid in session.revealed
-    if expected is not None:
-        st.caption(tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question,
-                                                                                         expected.shown))))
+    columns = st.columns(3 if results.late else 2)
+    columns[0].metric(tr("class_teacher.answered"), results.answered)
+    # Before the reveal the share right would give the answer away on the projector (0% after one answer...).
+    share = (f"{results.correct / results.answered:.0%}" if revealed and results.answered
+             and results.correct is not None else "–")
+    columns[1].metric(tr("class_teacher.correct"), share, help=None if revealed else tr("class_teacher.after_reveal"))
+    if results.late:
+        columns[2].metric(tr("class_teacher.late"), results.late, help=tr("class_teacher.late_help"))
+    right_answer = None if expected is None else tr(
+        "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+    if right_answer and revealed:
+        st.caption(right_answer)
+    elif right_answer:
+        with st.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
+            st.caption(tr("class_teacher.peek_help"))
+            st.markdown(right_answer)
     rows = pd.DataFrame({
         "answer": [answer_label(stop.question, a) for a in results.counts],
         "students": list(results.counts.values()),
-        "right": [None if expected is None else expected.is_right(a) for a in results.counts]})
+        "right": [None if expected is None or not revealed else expected.is_right(a) for a in results.counts]})
     if results.answered:
         st.altair_chart(answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
                                      tr("class_teacher.chart_wrong")), key="class_answers")
     else:
         st.caption(tr("class_teacher.waiting"))
-    _earlier(store, code, token, lesson, number)
+    _earlier(store, code, token, lesson, number, session.revealed)
     if revealed:
         st.success(tr("class_teacher.revealed"))
     else:
         st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
 
 
-def _earlier(store, code: str, token: str, lesson: Lesson, number: int) -> None:
-    """Every question of the stops before this one: how many answered, the share right, the most common answer."""
+def _earlier(store, code: str, token: str, lesson: Lesson, number: int, revealed: frozenset[str]) -> None:
+    """Every question of the stops before this one: how many answered, the share right (once revealed), the most
+    common answer."""
     rows = []
     language = current_language()
     for stop in lesson.stops[: number - 1]:
@@ -176,7 +248,7 @@ def _earlier(store, code: str, token: str, lesson: Lesson, number: int) -> None:
                      tr("class_teacher.table_question"): localized(stop.question.prompt, language),
                      tr("class_teacher.answered"): results.answered,
                      tr("class_teacher.correct"): None if results.correct is None
-                     else f"{results.correct / results.answered:.0%}",
+                     or question_id(lesson.id, stop) not in revealed else f"{results.correct / results.answered:.0%}",
                      tr("class_teacher.table_top"): answer_label(stop.question, top)})
     if rows:
         with st.expander(tr("class_teacher.earlier", count=len(rows))):

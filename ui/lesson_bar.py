@@ -2,12 +2,14 @@
 
 app.py calls lesson_bar() after st.navigation and before the sidebar and the page, so a stop's view state can be
 put into session_state before any widget of this run is drawn. Session keys: LESSON_ID, LESSON_STOP (1-based),
-ANSWERS {question id: canonical answer}, CLASS_CODE and STUDENT_ID for a student in a class, TEACHER (ui/classroom)
-for the teacher's class. The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and
+ANSWERS {question id: canonical answer}, CLASS_CODE and STUDENT_ID for a student in a class (the id is derived from
+the browser's seat cookie, so a reload or a replica's death keeps the student and their answers), TEACHER
+(ui/classroom) for the teacher's class. The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and
 ?class=CODE (a link or QR code that joins the class).
 """
 from __future__ import annotations
 
+import hashlib
 import secrets
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import streamlit as st
 from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, load_lessons, localized
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
-from ui.classroom import class_store, teacher_class
+from ui.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
 from ui.display import STOP_SECTION, TITLED_BY_LESSON, presenting
 from ui.errors import page_guard
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
@@ -120,18 +122,52 @@ def _from_url() -> None:
     go_to(all_lessons[lesson_id], int(stop_text) if stop_text.isdigit() else 1, move_class=False)
 
 
+def student_id() -> str:
+    """Anonymous and stable: a hash of the browser's seat cookie (the same after a reload, in a new tab, on another
+    replica), or a random id for this session where there is no seat. The seat itself is never stored."""
+    seat = browser_seat()
+    if seat:
+        return hashlib.sha256(f"student:{seat}".encode()).hexdigest()[:24]
+    return st.session_state.get(STUDENT_ID) or secrets.token_hex(12)
+
+
 def join(text: str) -> None:
-    """A student joins the class a code names (anonymously: a random id for this browser session)."""
+    """A student joins the class a code names. A well-formed code that names no class counts as a guess
+    (ui/classroom.guess_wait); past the limit the code is not even looked up."""
+    wait = guess_wait("code")
+    if wait:
+        st.session_state["_class_notice"] = tr("lessons.too_many_codes", seconds=wait)
+        return
     code = normalise_code(text)
     session = class_store().session(code) if code else None
-    all_lessons, _ = lessons()
-    if session is None or session.lesson not in all_lessons:
+    if session is None and code:
+        wrong_guess("code")
+    lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
+    if lesson is None:
         st.session_state["_class_notice"] = tr("lessons.bad_code")
         return
     st.session_state[CLASS_CODE] = code
-    st.session_state.setdefault(STUDENT_ID, secrets.token_hex(12))
+    st.session_state[STUDENT_ID] = student_id()
     st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
-    go_to(all_lessons[session.lesson], session.stop, move_class=False)
+    go_to(lesson, session.stop, move_class=False)
+
+
+def _class_code() -> str | None:
+    """The class this session is in, as a student or as its teacher."""
+    teacher = teacher_class()
+    return st.session_state.get(CLASS_CODE) or (teacher["code"] if teacher else None)
+
+
+def open_lesson(all_lessons: dict[str, Lesson], lesson_id: str) -> Lesson | None:
+    """The lesson `lesson_id`: from its file, or, in a class whose lesson file does not read now, the copy the class
+    started with (a typo saved during class never stops the class)."""
+    if lesson_id in all_lessons or not lesson_id:
+        return all_lessons.get(lesson_id)
+    code = _class_code()
+    session = class_store().session(code) if code else None
+    if session is None or session.lesson != lesson_id:
+        return None
+    return class_lesson(session, all_lessons, known_pages())[0]
 
 
 def _follow_class() -> None:
@@ -147,9 +183,9 @@ def _follow_class() -> None:
         return
     seen = st.session_state.get(CLASS_SEEN)
     st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
-    all_lessons, _ = lessons()
-    if (seen is None or seen[0] != session.stop) and session.lesson in all_lessons:
-        go_to(all_lessons[session.lesson], session.stop, move_class=False)
+    lesson = class_lesson(session, lessons()[0], known_pages())[0]
+    if (seen is None or seen[0] != session.stop) and lesson is not None:
+        go_to(lesson, session.stop, move_class=False)
 
 
 @st.fragment(run_every=FOLLOW_SECONDS)
@@ -172,8 +208,8 @@ def lesson_bar(url_path: str) -> bool:
     pending = st.session_state.pop(PENDING, None)
     if pending and pending[0] == "join":
         join(pending[1])
-    elif pending and pending[1] in lessons()[0]:
-        go_to(lessons()[0][pending[1]], pending[2], move_class=False)
+    elif pending and (opened := open_lesson(lessons()[0], pending[1])) is not None:
+        go_to(opened, pending[2], move_class=False)
     _follow_class()
     target = st.session_state.pop(SWITCH_TO, current_page)
     if target != current_page:
@@ -182,8 +218,7 @@ def lesson_bar(url_path: str) -> bool:
     notice = st.session_state.pop("_class_notice", None)
     if notice:
         st.warning(notice)
-    all_lessons, _ = lessons()
-    lesson = all_lessons.get(st.session_state.get(LESSON_ID, ""))
+    lesson = open_lesson(lessons()[0], st.session_state.get(LESSON_ID, ""))
     st.session_state[TITLED_BY_LESSON] = False
     st.session_state[STOP_SECTION] = None
     if lesson is None:
@@ -240,18 +275,15 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
         return True
     teacher = teacher_class()
     if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
-        prompt = f"**{localized(stop.question.prompt, current_language())}**"
-        right = tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
-        if presenting():  # projected: the answer only in the prompt's tooltip (for the teacher), one line less
-            st.markdown(prompt, help=right)
-        else:
-            st.markdown(prompt)
-            st.caption(right)
-        return True
+        return _teachers_question(teacher, stop, qid, expected)
     code = st.session_state.get(CLASS_CODE)
     seen = st.session_state.get(CLASS_SEEN)
     revealed = bool(code and seen and qid in seen[1])
-    if qid not in answers:
+    if code and qid not in answers:  # answered before a reload or on a replica that died: the store remembers
+        earlier = class_store().student_answer(code, st.session_state[STUDENT_ID], qid)
+        if earlier is not None:
+            answers[qid] = earlier
+    if qid not in answers and not revealed:  # after the reveal the question is no longer asked (it would not count)
         given = ask(stop, f"q_{lesson.id}_{stop.number}")
         if given is not None:
             if code and not _store_answer(code, qid, given, expected):
@@ -262,6 +294,26 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
         show_answer(stop.question, answers.get(qid), expected)
         return True
     st.info(tr("lessons.answer_first"))
+    return False
+
+
+def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) -> bool:
+    """The class's question on the teacher's (projected) screen: the prompt; until she reveals it, neither the answer
+    nor the page that gives it away, only her Reveal button and a deliberate peek (a popover she opens herself)."""
+    store = class_store()
+    session = store.session(teacher["code"])
+    st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
+    right = tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+    if session is None or qid in session.revealed:
+        st.caption(right)
+        return True
+    reveal, peek = st.columns([1, 1], vertical_alignment="center")
+    reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",
+                  on_click=store.reveal, args=(teacher["code"], teacher["token"], qid))
+    with peek.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
+        st.caption(tr("class_teacher.peek_help"))
+        st.markdown(right)
+    st.info(tr("class_teacher.hidden_until_reveal"))
     return False
 
 

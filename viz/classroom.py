@@ -1,10 +1,12 @@
-"""The teacher's answer chart: how many students gave each answer, right answers coloured (pure altair)."""
+"""The teacher's answer chart: how many students gave each answer; after the reveal, right answers coloured (pure
+altair)."""
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 
 OKABE_ITO_GREEN, OKABE_ITO_ORANGE, GREY = "#009E73", "#E69F00", "#999999"
+NEUTRAL = "#0072B2"  # Okabe-Ito blue: the bars before the reveal, neither right's green nor wrong's orange
 
 
 def answer_chart(rows: pd.DataFrame, count_title: str, right: str, wrong: str) -> alt.Chart:
@@ -14,9 +16,13 @@ def answer_chart(rows: pd.DataFrame, count_title: str, right: str, wrong: str) -
     data = data.drop(columns="right")  # None in a bool column: keep the chart's data to text and numbers
     colours = {right: OKABE_ITO_GREEN, wrong: OKABE_ITO_ORANGE, "?": GREY}
     shown = [v for v in colours if v in set(data["verdict"])]  # no legend entry for a verdict nobody got
+    encoding = {
+        "y": alt.Y("answer:N", title=None, sort="-x", axis=alt.Axis(labelLimit=320, labelFontSize=14)),
+        "x": alt.X("students:Q", title=count_title, axis=alt.Axis(tickMinStep=1)),
+        "tooltip": ["answer:N", "students:Q"]}
+    if shown == ["?"]:  # nothing graded (before the reveal): one neutral colour, no legend that could hint
+        return alt.Chart(data.drop(columns="verdict")).mark_bar(color=NEUTRAL).encode(**encoding).properties(
+            height=alt.Step(36))
     return alt.Chart(data).mark_bar().encode(
-        y=alt.Y("answer:N", title=None, sort="-x", axis=alt.Axis(labelLimit=320, labelFontSize=14)),
-        x=alt.X("students:Q", title=count_title, axis=alt.Axis(tickMinStep=1)),
         color=alt.Color("verdict:N", title=None, scale=alt.Scale(domain=shown, range=[colours[v] for v in shown])),
-        tooltip=["answer:N", "students:Q"],
-    ).properties(height=alt.Step(36))
+        **encoding).properties(height=alt.Step(36))

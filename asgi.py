@@ -1,0 +1,23 @@
+"""The server: Streamlit's own ASGI app for app.py, with the seat cookie in front (serving/seat.py).
+
+`streamlit run asgi.py` (what `make run`, serve.py and the tests run) serves exactly app.py, plus one HttpOnly cookie
+per browser so a live class knows a student and its teacher again after a reload or a replica's death. Plain
+`streamlit run app.py` still works; without the cookie a reload makes a student new and the teacher takes her class
+back with the teacher password. At start it prints where the teacher password is (classroom/teacher_password.py).
+"""
+import contextlib
+
+import streamlit as st
+from starlette.middleware import Middleware
+
+from classroom.teacher_password import announce_teacher_password
+from serving.seat import SeatCookieMiddleware
+
+
+@contextlib.asynccontextmanager
+async def _announce(_app):
+    announce_teacher_password()
+    yield
+
+
+app = st.App("app.py", middleware=[Middleware(SeatCookieMiddleware)], lifespan=_announce)
