@@ -1,6 +1,7 @@
 """Real browsers in a live class: a student's answer is counted on the teacher's screen (a second browser
 context), the teacher moves the class and the student's page follows, a student cannot reach the controls, and
-two server processes on one database count every answer."""
+two server processes on one database count every answer. The teacher reloads and has her class back; a student
+reloads five times and is counted once; the projected Teacher page shows no answer before Reveal."""
 import os
 import re
 from pathlib import Path
@@ -37,9 +38,15 @@ def second_server_url(class_data, class_app_url):
     yield from _serve(class_data)
 
 
-def _start_class(teacher: Page, url: str) -> str:
-    teacher.goto(f"{url}/teacher")
+def _password(data: Path) -> str:
+    """The teacher password the server generated at start (asgi.py printed it; the data folder keeps it)."""
+    return (data / "teacher-password").read_text().strip()
+
+
+def _start_class(teacher: Page, url: str, data: Path, query: str = "") -> str:
+    teacher.goto(f"{url}/teacher{query}")
     wait_idle(teacher)
+    teacher.get_by_label("Teacher password", exact=True).first.fill(_password(data))
     teacher.get_by_role("button", name="Start a class").click()
     wait_idle(teacher)
     code = teacher.get_by_test_id("stMetric").filter(has_text="Class code").get_by_test_id("stMetricValue")
@@ -51,12 +58,12 @@ def _answered(teacher: Page):
     return teacher.get_by_test_id("stMetric").filter(has_text="Answered").get_by_test_id("stMetricValue")
 
 
-def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(browser, class_app_url):
+def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(browser, class_app_url, class_data):
     teacher_context = browser.new_context(viewport={"width": 1280, "height": 720})
     student_context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:
         teacher = teacher_context.new_page()
-        code = _start_class(teacher, class_app_url)
+        code = _start_class(teacher, class_app_url, class_data)
         qr = teacher.get_by_test_id("stImage").locator("img")
         expect(qr).to_be_visible()  # the QR code of the join address
         expect(teacher.get_by_text(re.compile(rf"/\?class={code}"))).to_be_visible()
@@ -79,6 +86,8 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         # The teacher's results refresh by themselves (st.fragment(run_every=2 s)): no click, no reload.
         expect(_answered(teacher)).to_have_text("1", timeout=15000)
         share = teacher.get_by_test_id("stMetric").filter(has_text="Share correct").get_by_test_id("stMetricValue")
+        expect(share).to_have_text("–")  # before the reveal the share would give the answer away
+        teacher.get_by_role("button", name="Reveal the answer to everyone").click()
         expect(share).to_have_text("100%")
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_counted.png", full_page=True)
 
@@ -92,11 +101,11 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         student_context.close()
 
 
-def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_url):
+def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_url, class_data):
     teacher_context = browser.new_context()
     student_context = browser.new_context()
     try:
-        code = _start_class(teacher_context.new_page(), class_app_url)
+        code = _start_class(teacher_context.new_page(), class_app_url, class_data)
         student = student_context.new_page()
         student.goto(f"{class_app_url}/teacher?class={code}")  # the code in the URL is no key to the controls
         wait_idle(student)
@@ -106,7 +115,8 @@ def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_u
         expect(student.get_by_text("stop 1 of")).to_be_visible()  # the link made them a student of the class
         student.locator(".st-key-page_menu").get_by_role("link", name="Teacher").click()  # in the same session
         wait_idle(student)
-        expect(student.get_by_role("button", name="Start a class")).to_be_visible()  # only "start your own"
+        expect(student.get_by_text(f"This browser is a student in class {code}")).to_be_visible()
+        expect(student.get_by_role("button", name="Start a class")).to_have_count(0)  # no class of her own either
         expect(student.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
         expect(student.get_by_role("button", name="Next stop")).to_have_count(0)
         expect(student.get_by_test_id("stMetric")).to_have_count(0)  # no class code, no results
@@ -116,12 +126,12 @@ def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_u
         student_context.close()
 
 
-def test_two_server_processes_share_the_class(browser, class_app_url, second_server_url):
+def test_two_server_processes_share_the_class(browser, class_app_url, second_server_url, class_data):
     """The teacher is on one server, students on both: the teacher counts every answer."""
     contexts = [browser.new_context() for _ in range(3)]
     try:
         teacher = contexts[0].new_page()
-        code = _start_class(teacher, class_app_url)
+        code = _start_class(teacher, class_app_url, class_data)
         for context, url in zip(contexts[1:], (class_app_url, second_server_url)):
             student = context.new_page()
             student.goto(f"{url}/?class={code}")
@@ -131,6 +141,84 @@ def test_two_server_processes_share_the_class(browser, class_app_url, second_ser
             wait_idle(student)
             expect(student.get_by_text(re.compile("^Your answer: Transformer"))).to_be_visible()
         expect(_answered(teacher)).to_have_text("2", timeout=15000)
+        no_exception(teacher)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_reloads_keep_the_teacher_in_control_and_count_a_student_once(browser, class_app_url, class_data):
+    """The teacher reloads her page: her browser (its seat cookie) takes the class back by itself, and her next move
+    reaches the student. The student reloads five times (and opens the join link again): one student, one answer,
+    and their answer is shown again instead of the question."""
+    teacher_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    student_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        teacher = teacher_context.new_page()
+        code = _start_class(teacher, class_app_url, class_data)
+        student = student_context.new_page()
+        student.goto(f"{class_app_url}/?class={code}")
+        wait_idle(student)
+        student.get_by_test_id("stMain").get_by_text("GRU without attention (one context vector)").click()
+        student.get_by_role("button", name="Answer").click()
+        wait_idle(student)
+        expect(_answered(teacher)).to_have_text("1", timeout=15000)
+        for reload in range(5):
+            if reload == 4:
+                student.goto(f"{class_app_url}/?class={code}")  # the QR code scanned again
+            else:
+                student.reload()
+            wait_idle(student)
+            expect(student.get_by_text("stop 1 of")).to_be_visible()
+            expect(student.get_by_text(re.compile("^Right:"))).to_be_visible()  # their answer, not the question
+            expect(student.get_by_role("button", name="Answer")).to_have_count(0)
+        teacher.reload()
+        wait_idle(teacher)
+        expect(teacher.get_by_test_id("stMetric").filter(has_text="Class code")
+               .get_by_test_id("stMetricValue")).to_have_text(code)  # back in control, no password typed
+        expect(_answered(teacher)).to_have_text("1")  # five reloads, one student
+        teacher.screenshot(path=SCREENSHOTS / "class_teacher_after_reload.png")
+        teacher.get_by_role("button", name="Next stop").click()
+        expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
+        no_exception(student)
+        no_exception(teacher)
+    finally:
+        teacher_context.close()
+        student_context.close()
+
+
+def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class_app_url, class_data):
+    """Presenter mode at 1280x720, two answers in: the counts in one neutral colour, no share right, no model's
+    answer on screen; the answer appears only in the teacher's peek (opened on purpose) and after Reveal."""
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 720}) for _ in range(3)]
+    try:
+        teacher = contexts[0].new_page()
+        code = _start_class(teacher, class_app_url, class_data, "?presenter=1")
+        for context, option in zip(contexts[1:], ("Transformer", "GRU without attention (one context vector)")):
+            student = context.new_page()
+            student.goto(f"{class_app_url}/?class={code}")
+            wait_idle(student)
+            student.get_by_test_id("stMain").get_by_text(option, exact=True).click()
+            student.get_by_role("button", name="Answer").click()
+            wait_idle(student)
+        expect(_answered(teacher)).to_have_text("2", timeout=15000)
+        wait_idle(teacher)
+        main = teacher.get_by_test_id("stMain")
+        expect(main.get_by_text("The model's answer")).to_have_count(0)
+        expect(main.get_by_text(re.compile(r"^(right|wrong)$"))).to_have_count(0)  # no legend of verdicts
+        share = teacher.get_by_test_id("stMetric").filter(has_text="Share correct").get_by_test_id("stMetricValue")
+        expect(share).to_have_text("–")
+        teacher.screenshot(path=SCREENSHOTS / "class_teacher_projected_before_reveal.png")
+        teacher.get_by_role("button", name="Peek at the answer").click()
+        expect(teacher.get_by_text("The model's answer: GRU without attention")).to_be_visible()
+        teacher.keyboard.press("Escape")
+        teacher.get_by_role("button", name="Reveal the answer to everyone").click()
+        expect(share).to_have_text("50%", timeout=15000)
+        expect(teacher.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
+        expect(main.get_by_text("The model's answer: GRU without attention")).to_be_visible()
+        expect(main.get_by_text("right", exact=True)).to_be_visible()  # now the bars say which is right
+        wait_idle(teacher)
+        teacher.screenshot(path=SCREENSHOTS / "class_teacher_projected_revealed.png")
         no_exception(teacher)
     finally:
         for context in contexts:

@@ -76,10 +76,10 @@ def teacher_page() -> None:
     results, joining = st.columns([3, 1])
     with joining:
         _header(teacher["code"])
-        st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
-                  help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     with results:
         _live(teacher["code"], teacher["token"], lesson)
+    st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
+              help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
         class_store().end_class(teacher["code"], teacher["token"])
         st.session_state.pop(TEACHER, None)
