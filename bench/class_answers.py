@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from classroom.store import DATA_ENV, DB_NAME, data_folder  # noqa: E402
+from classroom.teacher_password import teacher_password  # noqa: E402
 from classroom_report import machine, percentile  # noqa: E402
 from load_classroom import Server, free_port  # noqa: E402
 from serving.haproxy import STICKY_COOKIE  # noqa: E402
@@ -87,6 +88,9 @@ async def run(args, base_url: str) -> dict:
     start = teacher.button_id("Start a class")
     if not outcome.ok or start is None:
         raise RuntimeError(f"no 'Start a class' button on /teacher: {outcome.problems}")
+    problem = teacher.set_text("class_start_password", args.password)
+    if problem:
+        raise RuntimeError(problem)
     outcome = await teacher.rerun(teacher.click_msg(start), timeout)
     code = teacher.metrics.get("Class code", ("", ""))[0]
     if not outcome.ok or len(code) != 6 or "Answered" not in teacher.metrics:
@@ -171,11 +175,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--data goes with --url (without it the script's own server uses a fresh folder)")
     if args.url:
         database = (args.data or data_folder()) / DB_NAME
+        os.environ[DATA_ENV] = str(database.parent)  # teacher_password() reads the server's password file there
     else:
         data = tempfile.mkdtemp(prefix="class_bench_")
         os.environ[DATA_ENV] = data  # the server (a child process) inherits it
         os.environ.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
         database = Path(data) / DB_NAME
+    args.password = teacher_password()  # the operator's, or the one the server generates (the same file)
     load_before = os.getloadavg()
     server = None if args.url else Server(free_port())
     try:

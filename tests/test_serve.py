@@ -163,9 +163,13 @@ class Classroom:
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.lines: list[str] = []
+        self.data = run_dir / "data"  # the class database and teacher password of this serve.py alone
+        environment = {**os.environ, "ATTENTION_LAB_DATA": str(self.data)}
+        environment.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
         self.process = subprocess.Popen(
             [sys.executable, "serve.py", "--replicas", "2", "--port", str(self.port), "--host", "127.0.0.1",
-             "--run-dir", str(run_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             "--run-dir", str(run_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=environment)
         threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True).start()
 
     def wait_for(self, pattern: str, timeout: float, after: int = 0) -> str:
@@ -387,3 +391,128 @@ def test_sigterm_stops_every_process_serve_started(classroom):
     assert _process_groups_alive(groups) == []
     assert not (classroom.run_dir / "serve.json").exists()
     assert "stopped: every replica and HAProxy" in "".join(classroom.lines)
+
+
+def start_class(classroom: Classroom) -> tuple[str, str]:
+    """A class in serve.py's database, as the Teacher page starts one (the lesson's text kept with it)."""
+    from classroom.store import DB_NAME, ClassStore
+
+    return ClassStore(classroom.data / DB_NAME).create_class(
+        "intro", lesson_source=(ROOT / "lessons" / "intro.toml").read_text(encoding="utf-8"))
+
+
+async def join(client: StreamlitClient, path: str, query: str) -> None:
+    """Open the join link (or a student's address after it): the app switches to the stop's page by itself."""
+    await client.connect(path)
+    outcome = await client.rerun(client.open_page_msg(path, query), 120)
+    assert outcome.ok, outcome.problems
+
+
+@pytest.mark.slow
+def test_a_replica_killed_mid_burst_counts_every_student_once(classroom):
+    """24 students on both replicas answer within 3 s; the replica holding most of them is killed 1.5 s in. Its
+    students reconnect with their cookies (as Streamlit's front end does) and open their address again: whoever
+    was counted sees their answer, whoever was not is asked and answers. Exactly one answer per student."""
+    import random
+
+    from classroom.store import DB_NAME, ClassStore
+
+    wait_all_ready(classroom)
+    code, token = start_class(classroom)
+    rng = random.Random(0)
+
+    async def answer(client: StreamlitClient) -> None:
+        assert client.choose_option("q_intro_1_choice", rng.choice) is None
+        outcome = await client.rerun(client.click_msg(client.button_id("Answer")), 60)
+        assert outcome.ok, outcome.problems
+
+    async def scenario():
+        clients = [student(classroom.url) for _ in range(24)]
+        for client in clients:
+            await join(client, "", f"class={code}")
+            assert client.find("q_intro_1_choice") is not None, client.run_texts[-5:]
+        on = [c.cookies[STICKY_COOKIE] for c in clients]
+        victim = max(set(on), key=on.count)
+        pid = classroom.state()["replicas"][victim]["pid"]
+
+        async def late_answer(client):
+            await asyncio.sleep(rng.uniform(0, 3))
+            try:
+                await answer(client)
+            except (AssertionError, TimeoutError, ConnectionError, OSError):
+                pass  # in flight on the replica that died: the reconnect below settles it
+
+        async def kill():
+            await asyncio.sleep(1.5)
+            os.kill(pid, signal.SIGKILL)
+
+        await asyncio.gather(kill(), *(late_answer(c) for c in clients))
+        reconnected = 0
+        for index, client in enumerate(clients):
+            if client.cookies[STICKY_COOKIE] != victim:
+                continue
+            deadline = time.monotonic() + 10
+            while not client.closed and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            again = student(classroom.url, client.cookies)  # the same seat cookie: the same student
+            await join(again, client.page_path, client.query_string)
+            reconnected += 1
+            if again.find("q_intro_1_choice") is not None:  # not counted before the crash: asked, answers now
+                await answer(again)
+            assert any(t.startswith(("Right", "Your answer")) for t in again.run_texts), again.run_texts[-5:]
+            clients[index] = again
+        for client in clients:
+            if client.find("q_intro_1_choice") is not None:  # an answer lost on the live replica would show here
+                await answer(client)
+            await client.close()
+        return victim, reconnected
+
+    victim, reconnected = run_in_own_loop(scenario())
+    assert reconnected >= 12  # the victim held at least half of them
+    results = ClassStore(classroom.data / DB_NAME).results(code, token, "intro:1")
+    assert results.answered == 24 and sum(results.counts.values()) == 24, results
+    wait_all_ready(classroom)  # the killed replica is back and warm for the next test
+
+
+@pytest.mark.slow
+def test_the_teacher_keeps_her_class_when_her_replica_dies(browser, classroom):
+    """Chromium: the teacher's replica is killed. Her page reconnects to the other replica, her browser takes the
+    class back by itself (no password typed), and her Next still moves the student."""
+    from playwright.sync_api import expect
+
+    from tests.browser_steps import no_exception, wait_idle
+
+    wait_all_ready(classroom)
+    password = (classroom.data / "teacher-password").read_text().strip()
+    teacher_context, student_context = browser.new_context(), browser.new_context()
+    try:
+        teacher = teacher_context.new_page()
+        teacher.goto(f"{classroom.url}/teacher")
+        wait_idle(teacher)
+        teacher.get_by_label("Teacher password", exact=True).first.fill(password)
+        teacher.get_by_role("button", name="Start a class").click()
+        code_value = teacher.get_by_test_id("stMetric").filter(has_text="Class code").get_by_test_id("stMetricValue")
+        expect(code_value).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
+        code = code_value.inner_text()
+        student_page = student_context.new_page()
+        student_page.goto(f"{classroom.url}/?class={code}")
+        wait_idle(student_page)
+        expect(student_page.get_by_text("stop 1 of")).to_be_visible()
+        victim = replica_of(teacher)
+        os.kill(classroom.state()["replicas"][victim]["pid"], signal.SIGKILL)
+        wait_for_new_replica(teacher, victim)
+        expect(code_value).to_have_text(code, timeout=30000)  # her class, on the other replica
+        wait_idle(teacher)
+        teacher.get_by_role("button", name="Next stop").click()
+        expect(teacher.get_by_text("The class is at stop 2 of")).to_be_visible(timeout=30000)
+        try:
+            expect(student_page.get_by_text("stop 2 of")).to_be_visible(timeout=30000)
+        finally:
+            teacher.screenshot(path=ROOT / "tests" / "screenshots" / "serve_teacher_after_failover.png")
+            student_page.screenshot(path=ROOT / "tests" / "screenshots" / "serve_student_after_failover.png")
+        no_exception(teacher)
+        no_exception(student_page)
+    finally:
+        teacher_context.close()
+        student_context.close()
+    wait_all_ready(classroom)
