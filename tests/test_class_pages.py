@@ -194,7 +194,9 @@ def test_guessing_codes_and_passwords_is_limited():
         next(b for b in student.sidebar.form_submit_button if b.label == "Join the class").click().run()
         assert_healthy(student)
     warnings = " ".join(w.value for w in student.warning)
-    assert "Too many wrong class codes" in warnings and "stop 1 of" not in student.markdown[0].value
+    assert "Too many wrong class codes" in warnings
+    assert not any("stop 1 of" in m.value for m in student.markdown)  # not joined, though the code is real
+    assert not student.title and not chart_specs(student)  # refused before the page ran: a guess costs little
     guesser, _ = open_from_link("teacher")
     for guess in ("a", "b", "c", "d", "e", teacher_password()):
         guesser.text_input(key="class_take_back_code").input(code)

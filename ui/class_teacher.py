@@ -122,7 +122,10 @@ def _start(all_lessons: dict[str, Lesson]) -> None:
             return
     if not _password_ok(password):
         return
-    source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
+    try:  # the copy the class runs on while its file does not read (ui/classroom.class_lesson)
+        source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        source = None
     code, token = class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source)
     st.session_state[TEACHER] = {"code": code, "token": token, "lesson": lesson_id}
     st.rerun()

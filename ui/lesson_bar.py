@@ -34,6 +34,7 @@ PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
 CLASS_SEEN = "_class_seen"  # (stop, revealed questions) of the class when this student last followed it
 URL_READ = "_lesson_url_read"
 SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
+GUESS_LIMITED = "_class_guess_limited"  # this run refused a class code for too many wrong ones
 PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar, done next run
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
 
@@ -137,6 +138,7 @@ def join(text: str) -> None:
     wait = guess_wait("code")
     if wait:
         st.session_state["_class_notice"] = tr("lessons.too_many_codes", seconds=wait)
+        st.session_state[GUESS_LIMITED] = True  # lesson_bar draws the notice and nothing else: a cheap refusal
         return
     code = normalise_code(text)
     session = class_store().session(code) if code else None
@@ -218,6 +220,8 @@ def lesson_bar(url_path: str) -> bool:
     notice = st.session_state.pop("_class_notice", None)
     if notice:
         st.warning(notice)
+    if st.session_state.pop(GUESS_LIMITED, False):
+        st.stop()  # a guesser past the limit gets this line and no page run
     lesson = open_lesson(lessons()[0], st.session_state.get(LESSON_ID, ""))
     st.session_state[TITLED_BY_LESSON] = False
     st.session_state[STOP_SECTION] = None
