@@ -197,6 +197,9 @@ def check_weights_header(weights: bytes, config: TransformerConfig | Seq2SeqConf
                               "it may be truncated or a pickle file") from None
     expected, aliases = state_shapes(config), tied_aliases(config)
     for key, info in header.items():
+        if key in aliases:  # a tied config holds the embedding once; a second copy would be silently dropped
+            raise CheckpointError(f"{name}.safetensors: {key!r} is tied to src_embed.weight in this config and "
+                                  "must not be stored (unexpected key)")
         if key not in expected:
             raise CheckpointError(f"{name}.safetensors: {key!r} is not a weight of this {config.to_dict()['family']} "
                                   "config (unexpected key)")

@@ -61,7 +61,7 @@ def config_from_dict(saved: dict) -> TransformerConfig | Seq2SeqConfig:
 # Bounds on what a checkpoint's config may ask for (an upload's config is a stranger's JSON). The shipped and
 # trainable models are far inside them: 2 layers, width 32-256, vocabularies of a few hundred, 128 positions.
 MAX_LAYERS = 12  # also bounds the number of modules built, which costs time even when each one is tiny
-MAX_WIDTH = 8192  # d_model, d_ff, embed_dim, hidden_size
+MAX_WIDTH = 65536  # d_model, d_ff, embed_dim, hidden_size: their products are bounded by the parameter count
 MAX_VOCAB_SIZE = 100_000
 MAX_POSITIONS = 2048  # max_len: the sinusoidal table is max_len × d_model floats even though it is no parameter
 POSITIONAL_KINDS = ("sinusoidal", "learned")
