@@ -139,9 +139,9 @@ def _read_sidecar_json(sidecar: bytes, name: str) -> dict:
 
 def _checked_config(meta: dict, name: str) -> tuple[TransformerConfig | Seq2SeqConfig, Vocabulary, Vocabulary]:
     """The sidecar's config and vocabularies, every field bounded and the model's size counted, nothing built."""
+    if not isinstance(meta.get("config"), dict):
+        raise CheckpointError(f"{name}.json: bad config or vocabulary (config is missing or not an object)")
     try:
-        if not isinstance(meta.get("config"), dict):
-            raise ValueError("config is missing or not an object")
         config = config_from_dict(meta["config"])
         check_config(config)
         vocabularies = []
@@ -280,7 +280,8 @@ def count_parameters(path_stem: str | Path) -> int:
     path = Path(path_stem).with_suffix(".safetensors")
     try:
         with safe_open(str(path), framework="pt") as handle:
-            return sum(math.prod(handle.get_slice(key).get_shape()) for key in handle.keys())
+            # safe_open is no mapping: it has keys() but cannot be iterated
+            return sum(math.prod(handle.get_slice(key).get_shape()) for key in handle.keys())  # noqa: SIM118
     except (OSError, SafetensorError) as error:
         raise CheckpointError(f"{path}: cannot read ({error})") from None
 

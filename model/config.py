@@ -21,7 +21,7 @@ class TransformerConfig:
     pad_id: int = 0
 
     @classmethod
-    def paper_base(cls, src_vocab_size: int, tgt_vocab_size: int) -> "TransformerConfig":
+    def paper_base(cls, src_vocab_size: int, tgt_vocab_size: int) -> TransformerConfig:
         """Vaswani et al. 2017 base model: N=6, d_model=512, d_ff=2048, h=8, dropout 0.1."""
         return cls(src_vocab_size, tgt_vocab_size, num_layers=6, d_model=512, num_heads=8, d_ff=2048,
                    dropout=0.1, max_len=512, tie_embeddings=True)
@@ -89,7 +89,8 @@ def check_config(config: TransformerConfig | Seq2SeqConfig) -> None:
             raise ValueError(f"{name} must be a whole number from 1 to {limit}, not {str(value)[:40]}")
     for name in flags:
         if not isinstance(getattr(config, name), bool):
-            raise ValueError(f"{name} must be true or false, not {str(getattr(config, name))[:40]}")
+            # ValueError, as for every other field: callers catch one kind for "this config is not usable"
+            raise ValueError(f"{name} must be true or false, not {str(getattr(config, name))[:40]}")  # noqa: TRY004
     dropout = config.dropout
     if type(dropout) not in (int, float) or not 0 <= dropout < 1:  # NaN fails 0 <= NaN; bool is neither type
         raise ValueError(f"dropout must be a number from 0 to below 1, not {str(dropout)[:40]}")

@@ -10,7 +10,10 @@ Every subfolder holding config.json and *.safetensors weights (never a pickle) a
 BERT configs run in our own encoder (model/bert.py: every feature); other architectures run through `transformers`
 (imported only when such a model is opened) with eager attention and output_attentions=True. An entry that cannot
 be used keeps a one-line reason; an optional `sha256` file (sha256sum format) pins the weights, and a mismatch is
-refused. Nothing outside the folder is read: entries whose real path leaves it (symlinks) are refused.
+refused. Nothing outside the folder is read: entries whose real path leaves it (symlinks) are refused, and so is a
+model.safetensors.index.json that names a file outside the model's folder or anything but a .safetensors file.
+Before anything is built, the listing checks config.json's shape fields and estimated size (model/hf_config.py)
+against MAX_LOCAL_PARAMETERS and the safetensors headers, and parses tokenizer.json.
 """
 from __future__ import annotations
 

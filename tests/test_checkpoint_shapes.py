@@ -6,7 +6,13 @@ import pytest
 
 from model.checkpoint import build_model
 from model.checkpoint_shapes import parameter_count, state_shapes
-from model.config import MAX_LAYERS, MAX_POSITIONS, Seq2SeqConfig, TransformerConfig, check_config
+from model.config import (
+    MAX_LAYERS,
+    MAX_POSITIONS,
+    Seq2SeqConfig,
+    TransformerConfig,
+    check_config,
+)
 
 SMALL_CONFIGS = [
     TransformerConfig(11, 13, num_layers=2, d_model=16, num_heads=4, d_ff=24),

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
-import torch
 
 from model import checkpoint
 from model.checkpoint import CheckpointError, load_checkpoint_bytes
@@ -99,7 +98,7 @@ def test_a_config_asking_for_a_huge_model_is_refused_before_anything_is_built(sh
 def test_weights_that_do_not_fit_are_refused_from_the_header_naming_the_first_bad_key(shipped, monkeypatch):
     weights, meta = shipped
     header, data = split(weights)
-    first = sorted(k for k in header if k != "__metadata__")[0]
+    first = min(k for k in header if k != "__metadata__")
     tensors_read = []
     monkeypatch.setattr(checkpoint, "load_safetensors_bytes", lambda data: tensors_read.append(1))
     renamed = {("renamed." + k if k == first else k): v for k, v in header.items()}
@@ -172,7 +171,7 @@ def test_a_missing_file_is_named_on_the_page():
 # ----------------------------------------------------------------------------------- the operator's switch
 
 def test_the_operator_turns_uploads_off_by_environment_or_settings_file(monkeypatch, tmp_path):
-    import model.local_models as local_models
+    from model import local_models
     from ui.upload_policy import ENV_VAR, uploads_allowed
 
     settings = tmp_path / "attention_lab.toml"

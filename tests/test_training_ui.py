@@ -53,7 +53,7 @@ def test_bad_uploads_give_clear_messages(monkeypatch):
         "one file only": ([("m.safetensors", weights)], "only m.safetensors arrived: the config file"),
         "bad json": ([("m.safetensors", weights), ("m.json", b"{oops")], "JSON"),
     }
-    for name, (files, expected) in cases.items():
+    for files, expected in cases.values():
         with pytest.raises(CheckpointError, match=expected):
             train_view.load_upload(files)
     model_id = train_view.load_upload([("m.safetensors", weights), ("m.json", sidecar)])
