@@ -19,12 +19,18 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save as save_safetensors_bytes
 
-from model.attention import fuse_qkv_state_dict
-from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict
-from model.data import Vocabulary
+from model.attention import OLD_PROJECTION_NAMES, fuse_qkv_state_dict
+from model.checkpoint_shapes import parameter_count, state_shapes, tied_aliases
+from model.config import Seq2SeqConfig, TransformerConfig, check_config, config_from_dict
+from model.data import TASKS, Vocabulary
+from model.safetensors_header import HeaderError, TensorInfo, header_of_bytes
 
 FORMAT_VERSION = 1
 MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
+# The largest model an upload may ask for: 200 MB of float32 weights, a few times the 64 MiB file limit (a config
+# can ask for more parameters than its file holds only by failing the header check, which comes next). The
+# trainable models have at most ~2 M parameters; a student's upload above this is refused before anything is built.
+MAX_UPLOAD_PARAMETERS = 50_000_000
 
 
 class CheckpointError(ValueError):
@@ -119,30 +125,117 @@ def write_metrics(path_stem: str | Path, metrics: dict) -> None:
     _atomic_write(json_path, json.dumps(sidecar, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
+def _read_sidecar_json(sidecar: bytes, name: str) -> dict:
+    try:
+        meta = json.loads(sidecar.decode("utf-8"))
+    # ValueError: also a number of over 4300 digits; RecursionError: arrays nested thousands deep
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise CheckpointError(f"{name}.json: not valid JSON ({str(error)[:120]})") from None
+    if not isinstance(meta, dict) or type(meta.get("format_version")) is not int \
+            or meta["format_version"] != FORMAT_VERSION:
+        raise CheckpointError(f"{name}.json: not an Attention Lab checkpoint (format_version missing or unknown)")
+    return meta
+
+
+def _checked_config(meta: dict, name: str) -> tuple[TransformerConfig | Seq2SeqConfig, Vocabulary, Vocabulary]:
+    """The sidecar's config and vocabularies, every field bounded and the model's size counted, nothing built."""
+    if not isinstance(meta.get("config"), dict):
+        raise CheckpointError(f"{name}.json: bad config or vocabulary (config is missing or not an object)")
+    try:
+        config = config_from_dict(meta["config"])
+        check_config(config)
+        vocabularies = []
+        for side in ("src", "tgt"):
+            tokens = meta.get(f"{side}_vocab")
+            if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
+                raise ValueError(f"{side}_vocab must be a list of tokens")
+            if len(tokens) != getattr(config, f"{side}_vocab_size"):
+                raise ValueError(f"{side}_vocab has {len(tokens)} tokens but the config says "
+                                 f"{side}_vocab_size {getattr(config, f'{side}_vocab_size')}")
+            vocabularies.append(Vocabulary.from_list(tokens))
+        # pages look the task up (example sentences, datasets) and read metrics and meta as tables
+        if meta.get("task") not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}")
+        if not all(isinstance(meta.get(part, {}), dict) for part in ("metrics", "meta")) \
+                or not isinstance(meta.get("meta", {}).get("train_config", {}), dict):
+            raise ValueError("metrics and meta must be objects")
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(f"{name}.json: bad config or vocabulary ({error})") from None
+    count = parameter_count(config)
+    if count > MAX_UPLOAD_PARAMETERS:
+        raise CheckpointError(f"{name}.json: the config asks for a model of {count:,} parameters, over the "
+                              f"{MAX_UPLOAD_PARAMETERS:,} this server loads")
+    return config, *vocabularies
+
+
+def _legacy_fused(header: dict[str, TensorInfo]) -> dict[str, TensorInfo]:
+    """The header as fuse_qkv_state_dict will make it: separate w_q/w_k/w_v entries of one dtype and width become
+    one w_qkv entry whose rows are theirs stacked (checkpoints saved before the fusion)."""
+    fused = dict(header)
+    for key in header:
+        for part in ("weight", "bias"):
+            if not key.endswith(f"w_q.{part}"):
+                continue
+            stem = key[: -len(f"w_q.{part}")]
+            names = [f"{stem}{old}.{part}" for old in OLD_PROJECTION_NAMES]
+            infos = [header.get(n) for n in names]
+            if all(infos) and len({(i.dtype, i.shape[1:]) for i in infos}) == 1 and infos[0].shape:
+                for n in names:
+                    del fused[n]
+                fused[f"{stem}w_qkv.{part}"] = TensorInfo(infos[0].dtype, (sum(i.shape[0] for i in infos),
+                                                                           *infos[0].shape[1:]))
+    return fused
+
+
+def check_weights_header(weights: bytes, config: TransformerConfig | Seq2SeqConfig, name: str) -> None:
+    """CheckpointError naming the first tensor whose name, dtype or shape does not fit the config, from the
+    safetensors header alone: nothing is allocated for a file that would not load."""
+    try:
+        header = _legacy_fused(header_of_bytes(weights))
+    except HeaderError as error:
+        raise CheckpointError(f"{name}.safetensors: not a readable safetensors file ({error}); "
+                              "it may be truncated or a pickle file") from None
+    expected, aliases = state_shapes(config), tied_aliases(config)
+    for key, info in header.items():
+        if key in aliases:  # a tied config holds the embedding once; a second copy would be silently dropped
+            raise CheckpointError(f"{name}.safetensors: {key!r} is tied to src_embed.weight in this config and "
+                                  "must not be stored (unexpected key)")
+        if key not in expected:
+            raise CheckpointError(f"{name}.safetensors: {key!r} is not a weight of this {config.to_dict()['family']} "
+                                  "config (unexpected key)")
+        if info.dtype != "F32":
+            raise CheckpointError(f"{name}.safetensors: {key!r} is {info.dtype}; checkpoints hold F32 weights")
+        if info.shape != expected[key]:
+            raise CheckpointError(f"{name}.safetensors: {key!r} has shape {list(info.shape)}, the config needs "
+                                  f"{list(expected[key])}")
+    missing = [key for key in expected if key not in header and key not in aliases]
+    if missing:
+        raise CheckpointError(f"{name}.safetensors: {missing[0]!r} is missing ({len(missing)} weight(s) the config "
+                              "needs are not in the file)")
+
+
 def load_checkpoint_bytes(weights: bytes, sidecar: bytes, name: str = "checkpoint",
                           device: str | torch.device = "cpu") -> LoadedModel:
-    """Validate and load from bytes (used for uploads); raises CheckpointError with a clear message."""
+    """Validate and load from bytes (used for uploads); raises CheckpointError with a clear message.
+
+    Everything an upload could make expensive is checked first, from the JSON and the safetensors header: the
+    config's fields and parameter count, then every tensor's name, dtype and shape. Only then are tensors read
+    (at most the file's size) and a model built (at most MAX_UPLOAD_PARAMETERS)."""
     if len(weights) > MAX_CHECKPOINT_BYTES:
         raise CheckpointError(f"{name}: weights file is {len(weights) / 2**20:.1f} MiB, over the "
                               f"{MAX_CHECKPOINT_BYTES // 2**20} MiB limit")
-    try:
-        meta = json.loads(sidecar.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"{name}.json: not valid JSON ({error})") from None
-    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{name}.json: not an Attention Lab checkpoint (format_version missing or unknown)")
-    try:
-        config = config_from_dict(meta["config"])
-        src_vocab, tgt_vocab = Vocabulary.from_list(meta["src_vocab"]), Vocabulary.from_list(meta["tgt_vocab"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"{name}.json: bad config or vocabulary ({error})") from None
+    meta = _read_sidecar_json(sidecar, name)
+    config, src_vocab, tgt_vocab = _checked_config(meta, name)
     if len(weights) == 0:
         raise CheckpointError(f"{name}.safetensors: the file is empty")
+    check_weights_header(weights, config, name)
     try:
         tensors = load_safetensors_bytes(weights)
     except (SafetensorError, ValueError, RuntimeError, OSError) as error:
         raise CheckpointError(f"{name}.safetensors: not a readable safetensors file ({error}); "
                               "it may be truncated or a pickle file") from None
+    if not all(torch.isfinite(tensor).all() for tensor in tensors.values()):
+        raise CheckpointError(f"{name}.safetensors: weights contain NaN or infinity")
     model = build_model(config)
     tensors = fuse_qkv_state_dict(tensors)  # checkpoints saved before W_q, W_k, W_v were fused
     state = model.state_dict()
@@ -153,11 +246,8 @@ def load_checkpoint_bytes(weights: bytes, sidecar: bytes, name: str = "checkpoin
         raise CheckpointError(f"{name}.safetensors: weights do not fit the {meta['config'].get('family')} config "
                               f"(missing {missing[:3]}, unexpected {unexpected[:3]}, wrong shape {mismatched[:3]})")
     model.load_state_dict(tensors, strict=False)
-    for tensor in tensors.values():
-        if not torch.isfinite(tensor).all():
-            raise CheckpointError(f"{name}.safetensors: weights contain NaN or infinity")
     model.to(device).eval()
-    return LoadedModel(model, config, src_vocab, tgt_vocab, meta.get("task", "?"), meta.get("metrics", {}),
+    return LoadedModel(model, config, src_vocab, tgt_vocab, meta["task"], meta.get("metrics", {}),
                        meta.get("meta", {}))
 
 
@@ -190,7 +280,8 @@ def count_parameters(path_stem: str | Path) -> int:
     path = Path(path_stem).with_suffix(".safetensors")
     try:
         with safe_open(str(path), framework="pt") as handle:
-            return sum(math.prod(handle.get_slice(key).get_shape()) for key in handle.keys())
+            # safe_open is no mapping: it has keys() but cannot be iterated
+            return sum(math.prod(handle.get_slice(key).get_shape()) for key in handle.keys())  # noqa: SIM118
     except (OSError, SafetensorError) as error:
         raise CheckpointError(f"{path}: cannot read ({error})") from None
 

@@ -56,3 +56,50 @@ def config_from_dict(saved: dict) -> TransformerConfig | Seq2SeqConfig:
         return classes[family](**saved)
     except TypeError as error:
         raise ValueError(f"config does not fit {family}: {error}") from error
+
+
+# Bounds on what a checkpoint's config may ask for (an upload's config is a stranger's JSON). The shipped and
+# trainable models are far inside them: 2 layers, width 32-256, vocabularies of a few hundred, 128 positions.
+MAX_LAYERS = 12  # also bounds the number of modules built, which costs time even when each one is tiny
+MAX_WIDTH = 65536  # d_model, d_ff, embed_dim, hidden_size: their products are bounded by the parameter count
+MAX_VOCAB_SIZE = 100_000
+MAX_POSITIONS = 2048  # max_len: the sinusoidal table is max_len × d_model floats even though it is no parameter
+POSITIONAL_KINDS = ("sinusoidal", "learned")
+
+
+def _whole(value) -> bool:
+    return type(value) is int  # a JSON true is an int to Python, never a size
+
+
+def check_config(config: TransformerConfig | Seq2SeqConfig) -> None:
+    """ValueError naming the first field of a saved config that is not a sensible value of its kind and size.
+
+    config_from_dict takes JSON's values as they come (dataclasses do not check types); a checkpoint's config
+    passes here before anything is built from it."""
+    sizes = {"src_vocab_size": MAX_VOCAB_SIZE, "tgt_vocab_size": MAX_VOCAB_SIZE, "max_len": MAX_POSITIONS}
+    if isinstance(config, TransformerConfig):
+        sizes |= {"num_layers": MAX_LAYERS, "d_model": MAX_WIDTH, "num_heads": MAX_WIDTH, "d_ff": MAX_WIDTH}
+        flags = ("norm_first", "tie_embeddings")
+    else:
+        sizes |= {"embed_dim": MAX_WIDTH, "hidden_size": MAX_WIDTH}
+        flags = ("attention",)
+    for name, limit in sizes.items():
+        value = getattr(config, name)
+        if not _whole(value) or not 1 <= value <= limit:
+            raise ValueError(f"{name} must be a whole number from 1 to {limit}, not {str(value)[:40]}")
+    for name in flags:
+        if not isinstance(getattr(config, name), bool):
+            # ValueError, as for every other field: callers catch one kind for "this config is not usable"
+            raise ValueError(f"{name} must be true or false, not {str(getattr(config, name))[:40]}")  # noqa: TRY004
+    dropout = config.dropout
+    if type(dropout) not in (int, float) or not 0 <= dropout < 1:  # NaN fails 0 <= NaN; bool is neither type
+        raise ValueError(f"dropout must be a number from 0 to below 1, not {str(dropout)[:40]}")
+    if not _whole(config.pad_id) or not 0 <= config.pad_id < min(config.src_vocab_size, config.tgt_vocab_size):
+        raise ValueError(f"pad_id must be a token id of both vocabularies, not {str(config.pad_id)[:40]}")
+    if isinstance(config, TransformerConfig):
+        if config.d_model % config.num_heads:
+            raise ValueError(f"num_heads ({config.num_heads}) must divide d_model ({config.d_model})")
+        if config.positional not in POSITIONAL_KINDS:
+            raise ValueError(f"positional must be one of {', '.join(POSITIONAL_KINDS)}, not {str(config.positional)[:40]!r}")
+        if config.tie_embeddings and config.src_vocab_size != config.tgt_vocab_size:
+            raise ValueError("tie_embeddings needs one shared vocabulary (src_vocab_size == tgt_vocab_size)")

@@ -10,10 +10,14 @@ Every subfolder holding config.json and *.safetensors weights (never a pickle) a
 BERT configs run in our own encoder (model/bert.py: every feature); other architectures run through `transformers`
 (imported only when such a model is opened) with eager attention and output_attentions=True. An entry that cannot
 be used keeps a one-line reason; an optional `sha256` file (sha256sum format) pins the weights, and a mismatch is
-refused. Nothing outside the folder is read: entries whose real path leaves it (symlinks) are refused.
+refused. Nothing outside the folder is read: entries whose real path leaves it (symlinks) are refused, and so is a
+model.safetensors.index.json that names a file outside the model's folder or anything but a .safetensors file.
+Before anything is built, the listing checks config.json's shape fields and estimated size (model/hf_config.py)
+against MAX_LOCAL_PARAMETERS and the safetensors headers, and parses tokenizer.json.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -25,6 +29,8 @@ import numpy as np
 
 from model.bert import BERT_MODEL_TYPES, MAX_TOKENS, PretrainedEncoder, load_bert_folder
 from model.checkpoint import CheckpointError
+from model.hf_config import estimate_parameters
+from model.safetensors_header import HeaderError, header_of_file
 
 ENV_VAR = "ATTENTION_LAB_MODELS"
 CONFIG_FILE = Path(__file__).resolve().parents[1] / ".streamlit" / "attention_lab.toml"
@@ -32,6 +38,13 @@ CONFIG_FILE = Path(__file__).resolve().parents[1] / ".streamlit" / "attention_la
 TRANSFORMERS_TYPES = frozenset({"gpt2", "gpt_neo", "opt", "distilbert", "roberta", "xlm-roberta", "electra",
                                 "albert", "bart", "mbart", "marian", "t5", "pegasus"})
 MAX_NEW_TOKENS = 64  # greedy generation of encoder-decoder models stops here at the latest
+# The largest model listed: 6 GB of float32 weights, what one replica of the classroom server can hold next to the
+# shipped models. Counted from config.json and from the safetensors headers before transformers builds anything.
+MAX_LOCAL_PARAMETERS = 1_500_000_000
+SINGLE_FILE, INDEX_FILE = "model.safetensors", "model.safetensors.index.json"
+MAX_CONFIG_BYTES = 2**20  # a config.json is a few kB
+MAX_INDEX_BYTES = 16 * 2**20  # an index names each tensor once: ~100 bytes each
+MAX_TOKENIZER_BYTES = 100 * 2**20  # the largest common tokenizer.json files are ~20 MB
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,80 @@ def models_folder() -> Path | None:
     return folder if folder.is_absolute() else CONFIG_FILE.parents[1] / folder
 
 
+def _weight_files(path: Path) -> list[Path]:
+    """The safetensors files transformers (or our encoder) will read: model.safetensors, else every file that
+    model.safetensors.index.json names. ValueError when the index names anything but a .safetensors file inside
+    this model's folder (symlinks resolved): transformers would open a pickle, or a file elsewhere, it names."""
+    folder, index = path.resolve(), path / INDEX_FILE
+    files = []
+    if index.is_file():
+        if index.stat().st_size > MAX_INDEX_BYTES:
+            raise ValueError(f"{INDEX_FILE} is over {MAX_INDEX_BYTES // 2**20} MiB: not read")
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError, KeyError, TypeError) as error:
+            raise ValueError(f"{INDEX_FILE} is not an index of weights ({str(error)[:80]})") from None
+        if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+            raise ValueError(f"{INDEX_FILE}: weight_map is not a table of file names")
+        for target in sorted(set(weight_map.values())):
+            try:
+                resolved = (path / target).resolve()
+            except (ValueError, OSError):  # a NUL byte, a name too long, a loop of links
+                raise ValueError(f"{INDEX_FILE} names {target[:80]!r}, which is not a usable file name") from None
+            if not resolved.is_relative_to(folder):
+                raise ValueError(f"{INDEX_FILE} names {target[:80]!r}, outside the model's folder: not read")
+            if resolved.suffix != ".safetensors":
+                raise ValueError(f"{INDEX_FILE} names {target[:80]!r}, which is not a .safetensors file: never loaded")
+            if not resolved.is_file():
+                raise ValueError(f"{INDEX_FILE} names {target[:80]!r}, which is not in the folder")
+            files.append(resolved)
+    if (path / SINGLE_FILE).is_file():  # transformers reads it first when both are there
+        return [path / SINGLE_FILE]
+    if not files:
+        raise ValueError(f"no {SINGLE_FILE} (nor {INDEX_FILE}): the weights transformers loads are missing")
+    return files
+
+
+@functools.lru_cache(maxsize=256)
+def _tokenizer_problem(path: str, modified_ns: int, size: int) -> str | None:
+    """Why tokenizer.json cannot be used, or None; remembered per file version (a large one takes ~1 s to parse)."""
+    if size > MAX_TOKENIZER_BYTES:
+        return f"tokenizer.json is over {MAX_TOKENIZER_BYTES // 2**20} MiB: not read"
+    from tokenizers import Tokenizer
+
+    try:
+        Tokenizer.from_file(path)
+    except Exception as error:  # noqa: BLE001 -- the tokenizers library raises a bare Exception for a bad file
+        return f"tokenizer.json is not a tokenizer the tokenizers library reads ({str(error)[:100]})"
+    return None
+
+
+def _size_problem(config: dict, weight_files: list[Path]) -> str | None:
+    """Why the model is too big, or its config.json out of bounds or at odds with its weights; None when fine.
+
+    Checked from config.json and the safetensors headers only: transformers builds every module the config names
+    before it reads a weight, so a config that names a billion layers must be refused here."""
+    try:
+        estimate = estimate_parameters(config)
+    except ValueError as error:
+        return str(error)
+    if estimate > MAX_LOCAL_PARAMETERS:
+        return (f"config.json describes about {estimate:,} parameters, over the {MAX_LOCAL_PARAMETERS:,} this "
+                "server loads")
+    stored = 0
+    for file in weight_files:
+        try:
+            stored += sum(info.numel for info in header_of_file(file).values())
+        except (HeaderError, OSError) as error:
+            return f"{file.name} is not readable safetensors ({error}); truncated or damaged"
+    if stored > MAX_LOCAL_PARAMETERS:
+        return f"the weights hold {stored:,} parameters, over the {MAX_LOCAL_PARAMETERS:,} this server loads"
+    if estimate > 2 * stored:  # the rest would be built with random weights: a config edited after saving
+        return (f"config.json describes about {estimate:,} parameters but the weights hold only {stored:,}: "
+                "they do not belong together")
+    return None
+
+
 def _examine(path: Path, root: Path) -> LocalModelEntry:
     name = path.name
     if not path.resolve().is_relative_to(root):
@@ -73,31 +160,38 @@ def _examine(path: Path, root: Path) -> LocalModelEntry:
         return LocalModelEntry(name, path, None, f"{', '.join(sorted(escaping))} link(s) outside the models "
                                                  "folder: not read")
     try:
+        if (path / "config.json").stat().st_size > MAX_CONFIG_BYTES:
+            return LocalModelEntry(name, path, None, f"config.json is over {MAX_CONFIG_BYTES // 2**20} MiB: not read")
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         model_type = str(config["model_type"])
     except FileNotFoundError:
         return LocalModelEntry(name, path, None, "no config.json")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
-        return LocalModelEntry(name, path, None, f"config.json is not a Hugging Face config ({error})")
-    weights = sorted(path.glob("*.safetensors"))
-    if not weights:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, KeyError, TypeError) as error:
+        return LocalModelEntry(name, path, None, f"config.json is not a Hugging Face config ({str(error)[:100]})")
+    if not list(path.glob("*.safetensors")) and not (path / INDEX_FILE).is_file():
         pickles = [p.name for p in path.iterdir() if p.suffix in (".bin", ".pt", ".pth", ".ckpt", ".pkl")]
         why = f"only pickle weights ({', '.join(pickles)}): never loaded, convert them to safetensors" if pickles \
             else "no *.safetensors weights"
         return LocalModelEntry(name, path, model_type, why)
-    from safetensors import SafetensorError, safe_open
-
-    for file in weights:
-        try:
-            with safe_open(str(file), framework="pt") as handle:
-                handle.keys()
-        except (SafetensorError, OSError, ValueError) as error:
-            return LocalModelEntry(name, path, model_type, f"{file.name} is not readable safetensors ({error}); "
-                                                           "truncated or damaged")
-    if not (path / "tokenizer.json").is_file():
-        return LocalModelEntry(name, path, model_type, "no tokenizer.json (a fast tokenizer file is needed)")
     if model_type not in BERT_MODEL_TYPES and model_type not in TRANSFORMERS_TYPES:
-        return LocalModelEntry(name, path, model_type, f"architecture {model_type!r} is not supported")
+        return LocalModelEntry(name, path, model_type, f"architecture {model_type[:40]!r} is not supported")
+    try:
+        weight_files = _weight_files(path)
+    except (ValueError, OSError) as error:
+        return LocalModelEntry(name, path, model_type, str(error))
+    if model_type in BERT_MODEL_TYPES and weight_files != [path / SINGLE_FILE]:
+        return LocalModelEntry(name, path, model_type, f"a BERT model needs one {SINGLE_FILE} (sharded weights "
+                                                       "are not read by our encoder)")
+    problem = _size_problem(config, weight_files)
+    if problem:
+        return LocalModelEntry(name, path, model_type, problem)
+    tokenizer = path / "tokenizer.json"
+    if not tokenizer.is_file():
+        return LocalModelEntry(name, path, model_type, "no tokenizer.json (a fast tokenizer file is needed)")
+    stat = tokenizer.stat()
+    problem = _tokenizer_problem(str(tokenizer), stat.st_mtime_ns, stat.st_size)
+    if problem:
+        return LocalModelEntry(name, path, model_type, problem)
     return LocalModelEntry(name, path, model_type)
 
 
@@ -249,6 +343,10 @@ def open_local_model(entry: LocalModelEntry) -> PretrainedEncoder | Transformers
     """Load an entry: BERT into our encoder, anything else through transformers; CheckpointError with the reason."""
     if not entry.usable:
         raise CheckpointError(f"{entry.name}: {entry.reason}")
+    # The listing is re-read once a minute (ui/models.py): examine the files again as they are now.
+    current = _examine(entry.path, entry.path.parent.resolve())
+    if not current.usable:
+        raise CheckpointError(f"{entry.name}: {current.reason}")
     check_pinned_sha256(entry.path)
     if entry.runs_in_our_encoder:
         return load_bert_folder(entry.path, entry.name)

@@ -50,7 +50,7 @@ def test_bad_uploads_give_clear_messages(monkeypatch):
         "truncated": ([("m.safetensors", weights[: len(weights) // 3]), ("m.json", sidecar)], "truncated"),
         "pickle renamed": ([("m.safetensors", pickle.dumps({"w": torch.zeros(3)})), ("m.json", sidecar)], "pickle"),
         "oversized": ([("m.safetensors", b"\0" * (64 * 1024 * 1024 + 1)), ("m.json", sidecar)], "limit"),
-        "one file only": ([("m.safetensors", weights)], "exactly two files"),
+        "one file only": ([("m.safetensors", weights)], "only m.safetensors arrived: the config file"),
         "bad json": ([("m.safetensors", weights), ("m.json", b"{oops")], "JSON"),
     }
     for files, expected in cases.values():

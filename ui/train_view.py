@@ -16,6 +16,7 @@ from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
+from ui.upload_policy import uploads_allowed
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
 
@@ -240,18 +241,42 @@ def download_buttons() -> None:
                          mime="application/json", key="dl_json")
 
 
-def load_upload(files: list[tuple[str, bytes]]) -> str:
-    """Validate uploaded (name, bytes) files and add the model to the session; returns its id or raises."""
-    weights = [data for name, data in files if name.endswith(".safetensors")]
-    sidecars = [data for name, data in files if name.endswith(".json")]
-    if len(weights) != 1 or len(sidecars) != 1:
+def upload_limit_mib() -> int:
+    """The largest file an upload takes, in MiB: Streamlit's server.maxUploadSize (the browser refuses a larger
+    file before sending it) or the checkpoint limit, whichever is smaller."""
+    return min(int(st.get_option("server.maxUploadSize")), MAX_CHECKPOINT_BYTES // 2**20)
+
+
+def _checked_pair(files: list[tuple[str, bytes]]) -> tuple[tuple[str, bytes], tuple[str, bytes]]:
+    """The one weights file and the one config file, or a CheckpointError saying which file is missing, extra or
+    too big. A file over maxUploadSize never reaches the server (the browser refuses it), so a missing file says
+    that it may have been too big."""
+    limit = upload_limit_mib()
+    for name, _ in files:
+        if not name.endswith((".safetensors", ".json")):
+            raise CheckpointError(tr("train.upload_other_file", name=name))
+    weights = [(name, data) for name, data in files if name.endswith(".safetensors")]
+    sidecars = [(name, data) for name, data in files if name.endswith(".json")]
+    if not weights and not sidecars:
+        raise CheckpointError(tr("train.upload_nothing", limit=limit))
+    if len(weights) > 1 or len(sidecars) > 1:
         raise CheckpointError(tr("train.upload_two_files"))
+    if not weights or not sidecars:
+        missing = "upload_missing_weights" if not weights else "upload_missing_config"
+        raise CheckpointError(tr(f"train.{missing}", present=(weights or sidecars)[0][0], limit=limit))
     for name, data in files:
         if len(data) > MAX_CHECKPOINT_BYTES:
             raise CheckpointError(tr("train.upload_too_large", name=name, size=f"{len(data) / 2**20:.1f}",
                                      limit=MAX_CHECKPOINT_BYTES // 2**20))
-    stem = next(name for name, _ in files if name.endswith(".safetensors")).removesuffix(".safetensors")
-    loaded = load_checkpoint_bytes(weights[0], sidecars[0], name=stem)
+    return weights[0], sidecars[0]
+
+
+def load_upload(files: list[tuple[str, bytes]]) -> str:
+    """Validate uploaded (name, bytes) files and add the model to the session; returns its id or raises."""
+    if not uploads_allowed():  # the uploader is hidden then; this also refuses a request that skips the page
+        raise CheckpointError(tr("train.uploads_off"))
+    (weights_name, weights), (_, sidecar) = _checked_pair(files)
+    loaded = load_checkpoint_bytes(weights, sidecar, name=weights_name.removesuffix(".safetensors"))
     loaded.model.requires_grad_(False)
     user_models = st.session_state.setdefault(USER_MODELS, {})
     # Unique across the server: cached analyses are keyed by model id and shared by all sessions.
@@ -278,8 +303,11 @@ def upload_form() -> None:
     if presenting():
         return
     st.subheader(tr("train.upload_title"))
+    if not uploads_allowed():
+        st.info(tr("train.uploads_off"), icon=":material/block:")
+        return
     files = st.file_uploader(tr("train.upload_files"), type=["safetensors", "json"], accept_multiple_files=True,
-                             key="upload_files", help=tr("train.upload_help", limit=MAX_CHECKPOINT_BYTES // 2**20))
+                             key="upload_files", help=tr("train.upload_help", limit=upload_limit_mib()))
     if files:
         st.button(tr("train.upload_load"), key="upload_load", on_click=_load_clicked)
     kind, message = st.session_state.pop("upload_message", (None, None))

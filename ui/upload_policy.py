@@ -1,0 +1,43 @@
+"""Whether this server takes checkpoint uploads on the train page: the one place that decides.
+
+The operator turns them off with the environment variable ATTENTION_LAB_UPLOADS=off, or in
+.streamlit/attention_lab.toml (the file that names the models folder, model/local_models.py):
+
+    [uploads]
+    enabled = false
+
+The environment wins over the file, as it does for the models folder. Anything that should also switch uploads
+off (a class setting, say) belongs in uploads_allowed(), so the page keeps asking one function.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+
+from model import local_models
+
+ENV_VAR = "ATTENTION_LAB_UPLOADS"
+ON_WORDS = frozenset({"on", "1", "true", "yes", "enabled"})
+
+
+def _configured_in_file() -> bool | None:
+    """[uploads] enabled from the settings file; None when the file does not say."""
+    try:
+        text = local_models.CONFIG_FILE.read_text(encoding="utf-8")
+        enabled = tomllib.loads(text).get("uploads", {}).get("enabled")
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):  # AttributeError: [uploads] is not a table
+        return None
+    if enabled is None or isinstance(enabled, bool):
+        return enabled
+    return False  # enabled = "no" or 0: the operator meant to say something, and only true opens uploads
+
+
+def uploads_allowed() -> bool:
+    """True unless the operator turned uploads off (environment, then settings file). Read at each call, so a
+    setting changed in the file takes effect at the next page run."""
+    configured = os.environ.get(ENV_VAR, "").strip().lower()
+    if configured:
+        # Any value but an "on" word is off: an operator who set the variable meant to control uploads, and a
+        # typo ("of") must not leave them open.
+        return configured in ON_WORDS
+    return _configured_in_file() is not False
