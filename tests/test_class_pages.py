@@ -259,3 +259,19 @@ def test_the_teachers_lesson_bar_moves_the_class():
     student.run()
     assert_healthy(student)
     assert "stop 2 of" in student.markdown[0].value  # the class followed the teacher's Next
+
+
+def test_the_teacher_turns_uploads_off_for_her_students():
+    teacher, _ = open_from_link("teacher")
+    code = _start_class(teacher)
+    student, _ = open_from_link(None, {"class": code})
+    go_to(student, "train")
+    assert any(u for u in student.get("file_uploader"))  # on by default
+    teacher.toggle(key="class_uploads").set_value(False).run()
+    assert_healthy(teacher)
+    student.run()
+    assert_healthy(student)
+    assert not student.get("file_uploader")
+    assert any("Your teacher turned uploads off" in i.value for i in student.info)
+    outsider, _ = open_from_link("train")  # not in the class: the operator's setting alone
+    assert outsider.get("file_uploader")

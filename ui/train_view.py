@@ -16,7 +16,7 @@ from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
-from ui.upload_policy import uploads_allowed
+from ui.upload_policy import uploads_refusal
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
 
@@ -273,8 +273,9 @@ def _checked_pair(files: list[tuple[str, bytes]]) -> tuple[tuple[str, bytes], tu
 
 def load_upload(files: list[tuple[str, bytes]]) -> str:
     """Validate uploaded (name, bytes) files and add the model to the session; returns its id or raises."""
-    if not uploads_allowed():  # the uploader is hidden then; this also refuses a request that skips the page
-        raise CheckpointError(tr("train.uploads_off"))
+    refusal = uploads_refusal()  # the uploader is hidden then; this also refuses a request that skips the page
+    if refusal:
+        raise CheckpointError(tr(refusal))
     (weights_name, weights), (_, sidecar) = _checked_pair(files)
     loaded = load_checkpoint_bytes(weights, sidecar, name=weights_name.removesuffix(".safetensors"))
     loaded.model.requires_grad_(False)
@@ -303,8 +304,9 @@ def upload_form() -> None:
     if presenting():
         return
     st.subheader(tr("train.upload_title"))
-    if not uploads_allowed():
-        st.info(tr("train.uploads_off"), icon=":material/block:")
+    refusal = uploads_refusal()
+    if refusal:
+        st.info(tr(refusal), icon=":material/block:")
         return
     files = st.file_uploader(tr("train.upload_files"), type=["safetensors", "json"], accept_multiple_files=True,
                              key="upload_files", help=tr("train.upload_help", limit=upload_limit_mib()))
