@@ -226,3 +226,52 @@ def test_a_bad_lesson_file_leaves_every_page_working_and_is_listed(tmp_path, mon
     at2, _ = open_from_link("residual", {"lesson": "texts"})
     assert_healthy(at2)
     assert at2.title and "texts" in " ".join(w.value for w in at2.warning)
+
+
+# ------------------------------------------------------------------------------ links and questions that cannot be asked
+
+def test_a_stop_number_that_is_not_ascii_digits_or_out_of_range_opens_stop_1_with_a_notice():
+    for stop in ("²", "٣", "1" * 5000, "0", "99", "-1", " 2"):
+        at, notices = open_from_link(None, {"lesson": "intro", "stop": stop})
+        assert_healthy(at)
+        assert "stop 1 of" in at.markdown[0].value, stop
+        assert "stop" in notices, (stop, notices)
+    at, notices = open_from_link(None, {"lesson": "intro", "stop": "2"})
+    assert "stop 2 of" in at.markdown[0].value and "stop" not in notices
+
+
+def test_questions_that_cannot_be_asked_say_so_at_the_stop_and_show_the_page(tmp_path, monkeypatch):
+    (tmp_path / "unaskable.toml").write_text(GOOD + """
+[[stop]]
+page = "attention"
+state = { model = "no_such_model", sentence = "the red cat" }
+[stop.question]
+kind = "head"
+prompt = "Which head?"
+answer = "L1 H1"
+
+[[stop]]
+page = "attention"
+state = { model = "transformer_en-fr", sentence = "the red cat" }
+[stop.question]
+kind = "head"
+prompt = "Which head?"
+answer = "L9 H9"
+
+[[stop]]
+page = "attention"
+state = { model = "transformer_en-fr" }
+[stop.question]
+kind = "token"
+prompt = "Which word?"
+answer = "cat"
+""", encoding="utf-8")
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path))
+    at, _ = open_from_link(None, {"lesson": "unaskable", "stop": "2"})
+    for expected in ("no_such_model", "L9 H9", "no sentence"):
+        assert_healthy(at)
+        warnings = " ".join(w.value for w in at.warning)
+        assert "cannot be computed" in warnings and expected in warnings.replace("\\", ""), warnings
+        assert at.title, f"{expected}: the page is not shown"
+        if expected != "no sentence":
+            at.button(key="lesson_next").click().run()
