@@ -29,7 +29,6 @@ from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.specs import KEPT_ONLY, SPECS
 from ui.specs.common import TRAINING_IN_URL  # noqa: F401 (ui.train_view reads it here, with the other URL names)
 from ui.state import get_model
-from ui.text import escape_markdown
 from ui.widget_spec import WidgetSpec
 
 RESTORED = "_url_restored"
@@ -148,7 +147,7 @@ def keep_view_state() -> None:
 def show_url_notice() -> None:
     ignored = st.session_state.pop(URL_NOTICE, None)
     if ignored:
-        st.info(tr("share.bad_link", names=escape_markdown(", ".join(ignored))))
+        st.info(tr("share.bad_link", names=", ".join(ignored)))  # our own parameter names, never the link's text
 
 
 def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:
