@@ -105,6 +105,8 @@ def localized(text: Text | str | None, language: str) -> str:
     return text.get(language) or text.get("en") or next(iter(text.values()), "")
 
 
+# A field that does not fit raises ValueError (TypeError included, hence the noqa: TRY004): _stop keeps it as the
+# stop's problem, parse_lesson turns one in the file's head into a LessonFileError.
 def _text(value: object, what: str) -> Text:
     if isinstance(value, str):
         return {"en": value}
@@ -150,12 +152,12 @@ def _whole(value: object, what: str, low: int = 1) -> int:
 def _args(compute: str, raw: object) -> dict:
     """A computed question's args, checked against what its compute reads (ui/lesson_questions._compute)."""
     if not isinstance(raw, dict):
-        raise ValueError("args must be a table")
+        raise ValueError("args must be a table")  # noqa: TRY004
     args = dict(raw)
     if compute in ("head_linking", "alignment_source_token"):
         for name in ("target", "source") if compute == "head_linking" else ("target",):
             if not isinstance(args.get(name), str):
-                raise ValueError(f"{compute} needs args.{name}: a token's text")
+                raise ValueError(f"{compute} needs args.{name}: a token's text")  # noqa: TRY004
     elif compute == "softmax_weight":
         scores = args.get("scores")
         if not isinstance(scores, list) or not scores:
@@ -198,7 +200,7 @@ def _fixed_answer(kind: str, answer: object, option_count: int) -> object:
 
 def _question(raw: object) -> Question:
     if not isinstance(raw, dict):
-        raise ValueError("question must be a table")
+        raise ValueError("question must be a table")  # noqa: TRY004
     kind = raw.get("kind")
     if not isinstance(kind, str) or kind not in QUESTION_KINDS:
         raise ValueError(f"question kind {kind!r} is not one of {', '.join(QUESTION_KINDS)}")
@@ -246,7 +248,7 @@ def _section(raw: object, page: str, sections: Collection[str]) -> str | None:
     if raw is None:
         return None
     if not isinstance(raw, str):
-        raise ValueError("section must be the text id of one of the page's sections")
+        raise ValueError("section must be the text id of one of the page's sections")  # noqa: TRY004
     if raw not in sections:
         named = f"sections: {', '.join(sections)}" if sections else "it has no sections"
         raise ValueError(f"unknown section {raw!r} of page {page!r} ({named})")
@@ -263,13 +265,13 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
         stop_title = _text(raw.get("title", page_name or f"{number}"), "title")
         text = _text(raw.get("text", ""), "text")
         if not isinstance(page, str):
-            raise ValueError("page must be the text name of one of the app's pages")
+            raise ValueError("page must be the text name of one of the app's pages")  # noqa: TRY004
         if page not in known_pages:
             raise ValueError(f"unknown page {page!r} (pages: {', '.join(sorted(known_pages))})")
         section = _section(raw.get("section"), page, known_pages[page])
         raw_state = raw.get("state", {})
         if not isinstance(raw_state, dict):
-            raise ValueError("state must be a table of share-link parameters")
+            raise ValueError("state must be a table of share-link parameters")  # noqa: TRY004
         state = {name: _url_text(value) for name, value in raw_state.items()}
         if "question" in raw:
             question = _question(raw["question"])

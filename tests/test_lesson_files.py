@@ -5,12 +5,19 @@ import math
 import re
 import tempfile
 import tomllib
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from classroom.lessons import QUESTION_KINDS, Lesson, LessonFileError, load_lessons, parse_lesson
+from classroom.lessons import (
+    QUESTION_KINDS,
+    Lesson,
+    LessonFileError,
+    load_lessons,
+    parse_lesson,
+)
 from tests.app_links import assert_healthy, open_from_link
 from ui.lesson_bar import known_pages
 
@@ -91,7 +98,7 @@ SCALARS = st.one_of(
                      "head_linking", "causal_visible_keys", "lowest_long_sentence_model", "L2 H1", "L0 H0", "en",
                      "saturation", "", "<img src=x>", "[x](http://evil)"]),
     st.integers(), st.integers(min_value=10 ** 300, max_value=10 ** 400), st.floats(), st.booleans(),
-    st.sampled_from([date(1979, 5, 27), datetime(1979, 5, 27, 7, 32, tzinfo=timezone.utc)]))
+    st.sampled_from([date(1979, 5, 27), datetime(1979, 5, 27, 7, 32, tzinfo=UTC)]))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.one_of(KEYS, st.text(max_size=4)), inner, max_size=5)),
     max_leaves=20)
@@ -228,7 +235,7 @@ def test_a_bad_lesson_file_leaves_every_page_working_and_is_listed(tmp_path, mon
     assert at2.title and "texts" in " ".join(w.value for w in at2.warning)
 
 
-# ------------------------------------------------------------------------------ links and questions that cannot be asked
+# ------------------------------------------------------------------- links and questions that cannot be asked
 
 def test_a_stop_number_that_is_not_ascii_digits_or_out_of_range_opens_stop_1_with_a_notice():
     for stop in ("²", "٣", "1" * 5000, "0", "99", "-1", " 2"):
