@@ -102,7 +102,10 @@ SCALARS = st.one_of(
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.one_of(KEYS, st.text(max_size=4)), inner, max_size=5)),
     max_leaves=20)
-DOCUMENTS = st.dictionaries(st.one_of(KEYS, st.text(max_size=4)), VALUES, max_size=5)
+TABLES = st.dictionaries(st.one_of(KEYS, st.text(max_size=4)), VALUES, max_size=6)
+# any document, and documents with a title and stops of any shape (which reach the parser's stops)
+DOCUMENTS = st.one_of(TABLES, st.fixed_dictionaries(
+    {"title": st.one_of(st.text(max_size=8), VALUES), "stop": st.lists(st.one_of(TABLES, VALUES), max_size=4)}))
 
 
 def _paths(value, path=()):
