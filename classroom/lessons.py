@@ -26,12 +26,16 @@ English):
 URL, one per widget spec in ui/specs/ (values may be TOML numbers or booleans; they are turned into the URL's text).
 Layer and head numbers are written as shown on screen: 1-based (layer = 1 is the first layer).
 
-A file that cannot be read (TOML syntax, no stops) becomes a LessonFileError naming the file and the line;
+Every field's type is checked (texts, numbers finite, a fixed answer of its kind's shape: choice an option number,
+head "L2 H1", number a number, token a text; a compute only for the kind COMPUTED names, with the args it reads).
+A file that cannot be read (TOML syntax, no stops, stops that are not tables, a title that is not a text) becomes a
+LessonFileError naming the file and the line;
 a stop with a problem (unknown page or section, a question that does not fit) keeps its place and carries the problem,
 so the lesson bar shows it at that stop and the rest of the lesson works.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -43,8 +47,9 @@ LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default: lessons/ beside app.py)
 QUESTION_KINDS = ("choice", "head", "number", "token")
 # compute names a question may use; ui/lesson_questions.py maps each to a function of model/questions.py
-COMPUTED = ("sharpest_cross_head", "head_linking", "alignment_source_token", "softmax_weight",
-            "lowest_long_sentence_model", "causal_visible_keys")
+COMPUTED = {"sharpest_cross_head": "head", "head_linking": "head", "alignment_source_token": "token",
+            "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number"}
+# (each with the question kind its answer is)
 _STOP_HEADER = re.compile(r"^\s*\[\[\s*stop\s*\]\]")
 _TOML_LINE = re.compile(r"line (\d+)")
 
@@ -100,6 +105,8 @@ def localized(text: Text | str | None, language: str) -> str:
     return text.get(language) or text.get("en") or next(iter(text.values()), "")
 
 
+# A field that does not fit raises ValueError (TypeError included, hence the noqa: TRY004): _stop keeps it as the
+# stop's problem, parse_lesson turns one in the file's head into a LessonFileError.
 def _text(value: object, what: str) -> Text:
     if isinstance(value, str):
         return {"en": value}
@@ -108,25 +115,102 @@ def _text(value: object, what: str) -> Text:
     raise ValueError(f"{what} must be a text or a table of texts by language")
 
 
+def _finite(value: object, what: str) -> float:
+    """A TOML number (not true/false) that is finite as a float."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            if math.isfinite(value):
+                return float(value)
+        except OverflowError:  # an integer too large for a float
+            pass
+    raise ValueError(f"{what} must be a finite number")
+
+
 def _url_text(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, (int, float, str)):
+    if isinstance(value, (int, float)):
+        _finite(value, "a state number")
         return str(value)
+    if isinstance(value, str):
+        return value
     raise ValueError(f"state values must be texts, numbers or true/false, not {type(value).__name__}")
+
+
+def _texts(value: object, what: str) -> list[str]:
+    if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
+        return list(value)
+    raise ValueError(f"{what} must be a list of texts")
+
+
+def _whole(value: object, what: str, low: int = 1) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= low:
+        return value
+    raise ValueError(f"{what} must be a whole number >= {low}")
+
+
+def _args(compute: str, raw: object) -> dict:
+    """A computed question's args, checked against what its compute reads (ui/lesson_questions._compute)."""
+    if not isinstance(raw, dict):
+        raise ValueError("args must be a table")  # noqa: TRY004
+    args = dict(raw)
+    if compute in ("head_linking", "alignment_source_token"):
+        for name in ("target", "source") if compute == "head_linking" else ("target",):
+            if not isinstance(args.get(name), str):
+                raise ValueError(f"{compute} needs args.{name}: a token's text")  # noqa: TRY004
+    elif compute == "softmax_weight":
+        scores = args.get("scores")
+        if not isinstance(scores, list) or not scores:
+            raise ValueError("softmax_weight needs args.scores: a list of numbers")
+        args["scores"] = [_finite(x, "each of args.scores") for x in scores]
+        index = _whole(args.get("index"), "args.index (1-based)")
+        if index > len(scores):
+            raise ValueError(f"args.index must be from 1 to {len(scores)}")
+        if "factor" in args:
+            args["factor"] = _finite(args["factor"], "args.factor")
+        if "factor_param" in args and not isinstance(args["factor_param"], str):
+            raise ValueError("args.factor_param must be the name of a state value")
+    elif compute == "lowest_long_sentence_model":
+        args["models"] = _texts(args.get("models"), "args.models")
+    elif compute == "causal_visible_keys":
+        _whole(args.get("query"), "args.query (1-based)")
+    return args
+
+
+_HEAD = re.compile(r"L[1-9]\d* H[1-9]\d*")
+
+
+def _fixed_answer(kind: str, answer: object, option_count: int) -> object:
+    """A question's fixed answer, of the shape its kind needs."""
+    if kind == "choice":
+        if isinstance(answer, int) and not isinstance(answer, bool) and 1 <= answer <= option_count:
+            return answer
+        raise ValueError(f"a choice answer is an option number from 1 to {option_count}")
+    if kind == "number":
+        _finite(answer, "a number question's answer")
+        return answer
+    if kind == "head":
+        if isinstance(answer, str) and _HEAD.fullmatch(answer):
+            return answer
+        raise ValueError('a head answer is written as on screen, e.g. "L2 H1"')
+    if isinstance(answer, str) and answer:
+        return answer
+    raise ValueError("a token answer is the token's text")
 
 
 def _question(raw: object) -> Question:
     if not isinstance(raw, dict):
-        raise ValueError("question must be a table")
+        raise ValueError("question must be a table")  # noqa: TRY004
     kind = raw.get("kind")
-    if kind not in QUESTION_KINDS:
+    if not isinstance(kind, str) or kind not in QUESTION_KINDS:
         raise ValueError(f"question kind {kind!r} is not one of {', '.join(QUESTION_KINDS)}")
     compute, answer = raw.get("compute"), raw.get("answer")
     if compute is None and answer is None:
         raise ValueError("question needs an answer or a compute")
-    if compute is not None and compute not in COMPUTED:
+    if compute is not None and (not isinstance(compute, str) or compute not in COMPUTED):
         raise ValueError(f"compute {compute!r} is not one of {', '.join(COMPUTED)}")
+    if compute is not None and COMPUTED[compute] != kind:
+        raise ValueError(f"compute {compute!r} answers a {COMPUTED[compute]} question, not a {kind} question")
     options: dict[str, list[str]] = {}
     if kind == "choice":
         raw_options = raw.get("options")
@@ -139,20 +223,24 @@ def _question(raw: object) -> Question:
         if len({len(o) for o in raw_options.values()}) != 1:
             raise ValueError("every language needs the same number of options")
         options = dict(raw_options)
-        count = len(next(iter(options.values())))
-        if answer is not None and not (isinstance(answer, int) and 1 <= answer <= count):
-            raise ValueError(f"a choice answer is an option number from 1 to {count}")
+    count = len(next(iter(options.values()))) if options else 0
+    if answer is not None:
+        answer = _fixed_answer(kind, answer, count)
     tolerance = raw.get("tolerance", 0.0)
-    if not isinstance(tolerance, (int, float)) or tolerance < 0:
+    if _finite(tolerance, "tolerance") < 0:
         raise ValueError("tolerance must be a number >= 0")
-    args = raw.get("args", {})
-    if not isinstance(args, dict):
-        raise ValueError("args must be a table")
-    return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, dict(args), float(tolerance))
+    args = _args(compute, raw.get("args", {})) if compute else {}
+    return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance))
 
 
 def _stop_lines(source: str) -> list[int]:
     return [i + 1 for i, line in enumerate(source.splitlines()) if _STOP_HEADER.match(line)]
+
+
+def _key_line(source: str, key: str) -> int | None:
+    """The line where a top-level key is given (`key = ...`, `[key]`, `[[key]]`), if it is written plainly."""
+    pattern = re.compile(rf"^\s*(\[\[?\s*)?[\"']?{re.escape(key)}[\"']?\s*(=|\]|\.)")
+    return next((i + 1 for i, line in enumerate(source.splitlines()) if pattern.match(line)), None)
 
 
 def _section(raw: object, page: str, sections: Collection[str]) -> str | None:
@@ -160,11 +248,36 @@ def _section(raw: object, page: str, sections: Collection[str]) -> str | None:
     if raw is None:
         return None
     if not isinstance(raw, str):
-        raise ValueError("section must be the text id of one of the page's sections")
+        raise ValueError("section must be the text id of one of the page's sections")  # noqa: TRY004
     if raw not in sections:
         named = f"sections: {', '.join(sections)}" if sections else "it has no sections"
         raise ValueError(f"unknown section {raw!r} of page {page!r} ({named})")
     return raw
+
+
+def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Collection[str]]) -> Stop:
+    """One [[stop]] table; a problem in it is kept at the stop (the rest of the lesson works)."""
+    page = raw.get("page", "")
+    page_name = page if isinstance(page, str) else ""
+    problem, question, section = None, None, None
+    stop_title, text, state = {"en": page_name or f"{number}"}, {"en": ""}, {}
+    try:
+        stop_title = _text(raw.get("title", page_name or f"{number}"), "title")
+        text = _text(raw.get("text", ""), "text")
+        if not isinstance(page, str):
+            raise ValueError("page must be the text name of one of the app's pages")  # noqa: TRY004
+        if page not in known_pages:
+            raise ValueError(f"unknown page {page!r} (pages: {', '.join(sorted(known_pages))})")
+        section = _section(raw.get("section"), page, known_pages[page])
+        raw_state = raw.get("state", {})
+        if not isinstance(raw_state, dict):
+            raise ValueError("state must be a table of share-link parameters")  # noqa: TRY004
+        state = {name: _url_text(value) for name, value in raw_state.items()}
+        if "question" in raw:
+            question = _question(raw["question"])
+    except ValueError as error:
+        problem, question, section = str(error), None, None
+    return Stop(number, line, page_name, stop_title, text, state, question, problem, section)
 
 
 def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collection[str]]) -> Lesson:
@@ -179,35 +292,22 @@ def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collecti
         line = int(match.group(1)) if match else (
             max(1, len(source.rstrip().splitlines())) if "end of document" in str(error) else None)
         raise LessonFileError(file, line, str(error)) from None
+    except (ValueError, RecursionError) as error:  # TOML that Python cannot hold: a 5000-digit integer, deep nesting
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise LessonFileError(file, None, reason) from None
     try:
         title = _text(data.get("title"), "title")
     except ValueError as error:
-        raise LessonFileError(file, None, str(error)) from None
+        raise LessonFileError(file, _key_line(source, "title"), str(error)) from None
     raw_stops = data.get("stop")
     if not isinstance(raw_stops, list) or not raw_stops:
-        raise LessonFileError(file, None, "a lesson needs at least one [[stop]]")
+        raise LessonFileError(file, _key_line(source, "stop"), "a lesson needs at least one [[stop]]")
+    if not all(isinstance(raw, dict) for raw in raw_stops):
+        raise LessonFileError(file, _key_line(source, "stop"),
+                              "each stop must be a table: write [[stop]] and its fields below it, not a list of texts")
     lines = _stop_lines(source)
-    stops = []
-    for index, raw in enumerate(raw_stops):
-        line = lines[index] if index < len(lines) else None
-        page, problem, question, section = str(raw.get("page", "")), None, None, None
-        stop_title, text, state = {"en": page}, {"en": ""}, {}
-        try:
-            stop_title = _text(raw.get("title", page), "title")
-            text = _text(raw.get("text", ""), "text")
-            if page not in known_pages:
-                raise ValueError(f"unknown page {page!r} (pages: {', '.join(sorted(known_pages))})")
-            section = _section(raw.get("section"), page, known_pages[page])
-            raw_state = raw.get("state", {})
-            if not isinstance(raw_state, dict):
-                raise ValueError("state must be a table of share-link parameters")
-            state = {name: _url_text(value) for name, value in raw_state.items()}
-            if "question" in raw:
-                question = _question(raw["question"])
-        except ValueError as error:
-            problem = str(error)
-        stops.append(Stop(index + 1, line, page, stop_title, text, state, question, problem, section))
-    return Lesson(lesson_id, title, stops)
+    return Lesson(lesson_id, title, [_stop(index + 1, lines[index] if index < len(lines) else None, raw, known_pages)
+                                     for index, raw in enumerate(raw_stops)])
 
 
 def lessons_folder() -> Path:
@@ -221,7 +321,10 @@ def load_lessons(known_pages: Mapping[str, Collection[str]], folder: Path | None
     for path in sorted(folder.glob("*.toml")):
         try:
             lessons[path.stem] = parse_lesson(path.stem, path.read_text(encoding="utf-8"), known_pages)
-        except (LessonFileError, UnicodeDecodeError) as error:
-            errors.append(error if isinstance(error, LessonFileError)
-                          else LessonFileError(path.name, None, "not UTF-8 text"))
+        except LessonFileError as error:
+            errors.append(error)
+        except UnicodeDecodeError:
+            errors.append(LessonFileError(path.name, None, "not UTF-8 text"))
+        except OSError as error:  # a folder named *.toml, a file removed or unreadable
+            errors.append(LessonFileError(path.name, None, f"cannot be read ({error.strerror or error})"))
     return lessons, errors

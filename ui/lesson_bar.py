@@ -10,6 +10,7 @@ the browser's seat cookie, so a reload or a replica's death keeps the student an
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expe
 from ui.page_menu import PAGE_NAMES
 from ui.page_sections import open_stop_section, section_names
 from ui.text import escape_markdown
-from ui.share import URL_EXTRA, apply_view_state, carry_view_state
+from ui.share import URL_EXTRA, apply_view_state, carry_view_state, report_unfit_link_value
 from ui.state import DEFAULT_MODEL
 
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
@@ -53,8 +54,14 @@ def _load(folder: str, signature: tuple) -> tuple[dict[str, Lesson], list[Lesson
 def lessons() -> tuple[dict[str, Lesson], list[LessonFileError]]:
     """Every lesson file, read again when a file is added, changed or removed (the key is names and mtimes)."""
     folder = lessons_folder()
-    signature = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.toml")))
-    return _load(str(folder), signature)
+    return _load(str(folder), tuple((p.name, _modified(p)) for p in sorted(folder.glob("*.toml"))))
+
+
+def _modified(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:  # removed since the folder was listed (load_lessons then lists what it finds)
+        return None
 
 
 def question_id(lesson_id: str, stop: Stop) -> str:
@@ -117,10 +124,17 @@ def _from_url() -> None:
         return
     all_lessons, _ = lessons()
     if lesson_id not in all_lessons:
-        st.session_state[PROBLEM] = tr("lessons.unknown_lesson", lesson=lesson_id)
+        shown = lesson_id if len(lesson_id) <= 80 else lesson_id[:80] + "…"
+        st.session_state[PROBLEM] = tr("lessons.unknown_lesson", lesson=escape_markdown(shown))
         return
+    lesson = all_lessons[lesson_id]
     stop_text = st.query_params.get("stop", "1")
-    go_to(all_lessons[lesson_id], int(stop_text) if stop_text.isdigit() else 1, move_class=False)
+    # ASCII digits only ('²'.isdigit() is true) and a stop of this lesson; anything else opens the first stop
+    number = int(stop_text) if re.fullmatch(r"[0-9]{1,4}", stop_text) else 0
+    if not 1 <= number <= len(lesson.stops):
+        report_unfit_link_value("stop")
+        number = 1
+    go_to(lesson, number, move_class=False)
 
 
 def student_id() -> str:
@@ -354,7 +368,8 @@ def lesson_picker() -> None:
                 st.session_state[PENDING] = ("open", chosen, 1)  # the sidebar's widgets are drawn: apply next run
                 st.rerun()
         for error in errors:
-            st.warning(tr("lessons.bad_file", file=error.file, line=error.line or "?", reason=error.reason))
+            st.warning(tr("lessons.bad_file", file=escape_markdown(error.file), line=error.line or "?",
+                          reason=escape_markdown(error.reason)))
         with st.form("join_class", border=False):
             code = st.text_input(tr("lessons.code"), key="class_code_input", max_chars=12,
                                  placeholder="ABC123")

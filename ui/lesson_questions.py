@@ -128,7 +128,15 @@ def expected_answer(stop: Stop) -> Expected:
                             tolerance=question.tolerance)
         except (TypeError, ValueError) as error:
             raise QuestionError(tr("lessons.bad_fixed_answer")) from error
-    return Expected(str(question.answer), frozenset({str(question.answer)}))
+    answer = str(question.answer)
+    # A fixed answer the widget cannot offer would hide the page for good: say so at the stop instead.
+    if question.kind == "head":
+        layers, heads = _shape(stop)
+        if answer not in {head_name(layer, head) for layer in range(layers) for head in range(heads)}:
+            raise QuestionError(tr("lessons.no_such_head", answer=answer, layers=layers, heads=heads))
+    elif question.kind == "token":
+        _index(_decoded(stop)[1].source.tokens, answer)
+    return Expected(answer, frozenset({answer}))
 
 
 def answer_label(question: Question, answer: str) -> str:
@@ -141,7 +149,12 @@ def answer_label(question: Question, answer: str) -> str:
 
 
 def _shape(stop: Stop) -> tuple[int, int]:
-    loaded = get_model(stop.state.get("model", DEFAULT_MODEL))
+    """(layers, heads) of the stop's model, which a head question's grid offers."""
+    model_id = stop.state.get("model", DEFAULT_MODEL)
+    try:
+        loaded = get_model(model_id)
+    except (CheckpointError, KeyError) as error:
+        raise QuestionError(tr("lessons.no_model", model=model_id)) from error
     return getattr(loaded.config, "num_layers", 1), getattr(loaded.config, "num_heads", 1)
 
 

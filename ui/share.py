@@ -37,6 +37,7 @@ WRITTEN = "_url_written"  # the query string write_to_url left in the address ba
 LINK_VERSION = "2"  # the `v` of links whose layer/head numbers count from 1 (no `v`: an old, 0-based link)
 LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
 URL_EXTRA = "_url_extra"  # {name: text} other parts keep in the address (the open lesson and stop)
+URL_NOTICE = "_url_notice"  # the link's names whose values did not fit, said once by show_url_notice
 
 
 def restore_from_url() -> None:
@@ -77,7 +78,12 @@ def _read_link() -> None:
     one_based = "v" in st.query_params  # LINK_VERSION or later; an old link has no version
     ignored = _apply({name: st.query_params[name] for name in SPECS if name in st.query_params}, one_based)
     if ignored:
-        st.session_state["_url_notice"] = ignored
+        st.session_state[URL_NOTICE] = ignored
+
+
+def report_unfit_link_value(name: str) -> None:
+    """A link value read outside the specs (the lesson's stop) that does not fit: named in the link's notice."""
+    st.session_state.setdefault(URL_NOTICE, []).append(name)
 
 
 def _apply(params: dict[str, str], one_based: bool) -> list[str]:
@@ -139,9 +145,9 @@ def keep_view_state() -> None:
 
 
 def show_url_notice() -> None:
-    ignored = st.session_state.pop("_url_notice", None)
+    ignored = st.session_state.pop(URL_NOTICE, None)
     if ignored:
-        st.info(tr("share.bad_link", names=", ".join(ignored)))
+        st.info(tr("share.bad_link", names=", ".join(ignored)))  # our own parameter names, never the link's text
 
 
 def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:

@@ -7,12 +7,20 @@ from i18n import tr
 
 MAX_INPUT_CHARS = 2000
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&\"'])")
+# Streamlit's markdown looks for links (http://..., www...., a@b.c) and shortcodes (:smile:, :material/home:) in the
+# text once its backslash escapes are read, so a backslash does not stop them. An invisible mark that is printable
+# and no word character (COMBINING GRAPHEME JOINER) after every ':' and '@', and between "www" and its '.', does.
+_INVISIBLE_BREAK = "\u034f"
+_WWW_DOT = re.compile(r"(?i)(?<=www)(?=\\\.)")
 
 
 def escape_markdown(text: str) -> str:
-    """Backslash-escape every character Streamlit's markdown could interpret; drop control characters."""
+    """Backslash-escape every character Streamlit's markdown could interpret; drop control characters; break the
+    text that Streamlit would turn into a link, an emoji or an icon (:smile:, http://, www., a@b.c)."""
     text = "".join(ch if ch.isprintable() else " " for ch in text)
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    text = text.replace(":", ":" + _INVISIBLE_BREAK).replace("@", "@" + _INVISIBLE_BREAK)
+    return _WWW_DOT.sub(_INVISIBLE_BREAK, text)
 
 
 def check_sentence(text: str | None) -> tuple[str | None, list[str]]:

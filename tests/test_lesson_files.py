@@ -1,0 +1,287 @@
+"""Lesson files of any shape: whatever parses as TOML but is not a lesson is listed as a problem with its file and
+line, never an exception; the other lessons and every page keep working (classroom/lessons.py, ui/lesson_bar.py)."""
+import json
+import math
+import re
+import tempfile
+import tomllib
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from classroom.lessons import (
+    QUESTION_KINDS,
+    Lesson,
+    LessonFileError,
+    load_lessons,
+    parse_lesson,
+)
+from tests.app_links import assert_healthy, open_from_link
+from ui.lesson_bar import known_pages
+
+PAGES = known_pages()
+GOOD = """title = { en = "Good", ko = "좋음" }
+
+[[stop]]
+page = "softmax_scaling"
+state = { dk = 16 }
+text = "Look."
+"""
+# A lesson that uses every field, as a value: the near-valid documents below change one field of it.
+VALID = {
+    "title": {"en": "Every field", "ko": "모든 칸"},
+    "stop": [
+        {"page": "softmax_scaling", "title": "Scaling", "text": {"en": "Look.", "ko": "보세요."},
+         "state": {"dk": 64, "v1x": 10, "scale": 1.0}, "section": "saturation",
+         "question": {"kind": "number", "prompt": {"en": "Weight?", "ko": "가중치?"}, "compute": "softmax_weight",
+                      "args": {"scores": [0.3, 0.4], "index": 2, "factor_param": "v1x"}, "tolerance": 0.01}},
+        {"page": "compare", "title": "Choice", "state": {"sentence": "i am a student", "compare_len": 24},
+         "question": {"kind": "choice", "prompt": "Which?", "options": {"en": ["a", "b"], "ko": ["가", "나"]},
+                      "answer": 2}},
+        {"page": "attention", "state": {"model": "transformer_en-fr", "sentence": "the red cat", "layer": 1},
+         "question": {"kind": "head", "prompt": "Which head?", "answer": "L1 H2"}},
+        {"page": "attention", "state": {"model": "bahdanau_en-fr", "sentence": "i am a student"},
+         "question": {"kind": "token", "prompt": "Which word?", "compute": "alignment_source_token",
+                      "args": {"target": "étudiant"}}},
+        {"page": "residual", "state": {"depth": 32, "act": "tanh", "ln": False}},
+    ],
+}
+
+
+# ------------------------------------------------------------------------------ a small TOML writer (no tomli_w)
+
+def toml_string(text: str) -> str:
+    # JSON's escapes are TOML's, but for DEL, which TOML does not allow bare in a basic string
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, str):
+        return toml_string(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return "{" + ", ".join(f"{toml_string(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+
+
+def toml_document(data: dict, stop_headers: bool) -> str:
+    """Top-level keys as `key = value`; with stop_headers, a `stop` array of tables as [[stop]] blocks."""
+    lines = []
+    stops = data.get("stop")
+    as_headers = stop_headers and isinstance(stops, list) and stops and all(isinstance(s, dict) for s in stops)
+    for key, value in data.items():
+        if not (as_headers and key == "stop"):
+            lines.append(f"{toml_string(key)} = {toml_value(value)}")
+    if as_headers:
+        for stop in stops:
+            lines += ["", "[[stop]]"] + [f"{toml_string(k)} = {toml_value(v)}" for k, v in stop.items()]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------ documents of random shapes
+
+KEYS = st.sampled_from(["title", "stop", "page", "text", "state", "question", "kind", "prompt", "compute", "answer",
+                        "options", "tolerance", "args", "section", "en", "ko", "model", "sentence", "layer",
+                        "scores", "index", "factor", "factor_param", "models", "query", "target", "source"])
+SCALARS = st.one_of(
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
+    st.sampled_from(["attention", "softmax_scaling", "choice", "head", "number", "token", "softmax_weight",
+                     "head_linking", "causal_visible_keys", "lowest_long_sentence_model", "L2 H1", "L0 H0", "en",
+                     "saturation", "", "<img src=x>", "[x](http://evil)"]),
+    st.integers(), st.integers(min_value=10 ** 300, max_value=10 ** 400), st.floats(), st.booleans(),
+    st.sampled_from([date(1979, 5, 27), datetime(1979, 5, 27, 7, 32, tzinfo=UTC)]))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.one_of(KEYS, st.text(max_size=4)), inner, max_size=5)),
+    max_leaves=20)
+TABLES = st.dictionaries(st.one_of(KEYS, st.text(max_size=4)), VALUES, max_size=6)
+# any document, and documents with a title and stops of any shape (which reach the parser's stops)
+DOCUMENTS = st.one_of(TABLES, st.fixed_dictionaries(
+    {"title": st.one_of(st.text(max_size=8), VALUES), "stop": st.lists(st.one_of(TABLES, VALUES), max_size=4)}))
+
+
+def _paths(value, path=()):
+    """Every place in a nested value: (path of keys and indexes)."""
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, path + (index,))
+
+
+VALID_PATHS = [p for p in _paths(VALID) if p]
+
+
+@st.composite
+def near_valid(draw):
+    """VALID with one field replaced by a value of a random shape (or dropped)."""
+    data = json.loads(json.dumps(VALID))
+    path = draw(st.sampled_from(VALID_PATHS))
+    parent = data
+    for step in path[:-1]:
+        parent = parent[step]
+    if draw(st.booleans()) and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = draw(VALUES)
+    return data
+
+
+def assert_usable(lesson: Lesson) -> None:
+    """What the lesson bar and the questions rely on, for every stop that carries no problem."""
+    assert isinstance(lesson.title, dict) and all(isinstance(t, str) for t in lesson.title.values())
+    assert lesson.stops
+    for stop in lesson.stops:
+        assert isinstance(stop.title, dict) and all(isinstance(t, str) for t in stop.title.values())
+        assert isinstance(stop.text, dict) and all(isinstance(t, str) for t in stop.text.values())
+        if stop.problem:
+            assert isinstance(stop.problem, str)
+            continue
+        assert stop.page in PAGES and (stop.section is None or stop.section in PAGES[stop.page])
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in stop.state.items())
+        question = stop.question
+        if question is None:
+            continue
+        assert question.kind in QUESTION_KINDS and all(isinstance(t, str) for t in question.prompt.values())
+        assert math.isfinite(question.tolerance) and question.tolerance >= 0
+        if question.kind == "choice":
+            counts = {len(o) for o in question.options.values()}
+            assert len(counts) == 1 and counts.pop() >= 2
+            assert all(isinstance(x, str) for o in question.options.values() for x in o)
+        if question.compute is None:
+            answer = question.answer
+            assert not isinstance(answer, bool)
+            if question.kind == "choice":
+                assert isinstance(answer, int) and 1 <= answer <= len(next(iter(question.options.values())))
+            elif question.kind == "number":
+                assert isinstance(answer, (int, float)) and math.isfinite(answer)
+            elif question.kind == "head":
+                assert isinstance(answer, str) and re.fullmatch(r"L[1-9]\d* H[1-9]\d*", answer)
+            else:
+                assert isinstance(answer, str)
+
+
+def check_file(source: str) -> None:
+    """load_lessons on a folder holding this file: a usable lesson or a LessonFileError, never an exception."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "lesson.toml").write_text(source, encoding="utf-8")
+        lessons, errors = load_lessons(PAGES, Path(folder))
+    assert len(lessons) + len(errors) == 1
+    for lesson in lessons.values():
+        assert_usable(lesson)
+    for error in errors:
+        assert isinstance(error, LessonFileError) and error.file == "lesson.toml" and error.reason
+        assert error.line is None or 1 <= error.line <= max(1, len(source.splitlines()))
+
+
+def test_the_valid_lesson_is_valid():
+    for headers in (True, False):
+        lesson = parse_lesson("valid", toml_document(VALID, headers), PAGES)
+        assert [s.problem for s in lesson.stops] == [None] * len(VALID["stop"])
+        assert_usable(lesson)
+
+
+def test_a_list_of_texts_where_stops_belong_is_a_file_problem_with_its_line(tmp_path):
+    (tmp_path / "good.toml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "texts.toml").write_text('title = "Texts"\n\nstop = ["attention", "decoding"]\n', encoding="utf-8")
+    lessons, errors = load_lessons(PAGES, tmp_path)
+    assert list(lessons) == ["good"]
+    assert [(e.file, e.line) for e in errors] == [("texts.toml", 3)] and "[[stop]]" in errors[0].reason
+
+
+def test_toml_that_python_cannot_hold_is_a_file_problem(tmp_path):
+    (tmp_path / "digits.toml").write_text(GOOD + "tolerance = " + "1" * 5000 + "\n", encoding="utf-8")
+    (tmp_path / "deep.toml").write_text(GOOD + "deep = " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    (tmp_path / "folder.toml").mkdir()
+    lessons, errors = load_lessons(PAGES, tmp_path)
+    assert not lessons and sorted(e.file for e in errors) == ["deep.toml", "digits.toml", "folder.toml"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DOCUMENTS, st.booleans())
+def test_toml_of_any_shape_gives_a_lesson_or_a_file_problem(data, stop_headers):
+    source = toml_document(data, stop_headers)
+    tomllib.loads(source)  # the writer writes TOML
+    check_file(source)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(near_valid(), st.booleans())
+def test_a_lesson_with_one_field_of_the_wrong_shape_gives_a_lesson_or_a_file_problem(data, stop_headers):
+    source = toml_document(data, stop_headers)
+    tomllib.loads(source)
+    check_file(source)
+
+
+def test_a_bad_lesson_file_leaves_every_page_working_and_is_listed(tmp_path, monkeypatch):
+    (tmp_path / "good.toml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "texts.toml").write_text('title = "Texts"\nstop = ["attention", "decoding"]\n', encoding="utf-8")
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path))
+    at, _ = open_from_link("softmax_scaling", {"lesson": "good"})
+    assert_healthy(at)
+    assert at.title or at.markdown  # the page is drawn
+    assert "stop 1 of 1" in at.markdown[0].value
+    problems = " ".join(w.value for w in at.sidebar.warning)
+    assert "texts" in problems and "(line 2)" in problems, problems
+    at2, _ = open_from_link("residual", {"lesson": "texts"})
+    assert_healthy(at2)
+    assert at2.title and "texts" in " ".join(w.value for w in at2.warning)
+
+
+# ------------------------------------------------------------------- links and questions that cannot be asked
+
+def test_a_stop_number_that_is_not_ascii_digits_or_out_of_range_opens_stop_1_with_a_notice():
+    for stop in ("²", "٣", "1" * 5000, "0", "99", "-1", " 2"):
+        at, notices = open_from_link(None, {"lesson": "intro", "stop": stop})
+        assert_healthy(at)
+        assert "stop 1 of" in at.markdown[0].value, stop
+        assert "stop" in notices, (stop, notices)
+    at, notices = open_from_link(None, {"lesson": "intro", "stop": "2"})
+    assert "stop 2 of" in at.markdown[0].value and "stop" not in notices
+
+
+def test_questions_that_cannot_be_asked_say_so_at_the_stop_and_show_the_page(tmp_path, monkeypatch):
+    (tmp_path / "unaskable.toml").write_text(GOOD + """
+[[stop]]
+page = "attention"
+state = { model = "no_such_model", sentence = "the red cat" }
+[stop.question]
+kind = "head"
+prompt = "Which head?"
+answer = "L1 H1"
+
+[[stop]]
+page = "attention"
+state = { model = "transformer_en-fr", sentence = "the red cat" }
+[stop.question]
+kind = "head"
+prompt = "Which head?"
+answer = "L9 H9"
+
+[[stop]]
+page = "attention"
+state = { model = "transformer_en-fr" }
+[stop.question]
+kind = "token"
+prompt = "Which word?"
+answer = "cat"
+""", encoding="utf-8")
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path))
+    at, _ = open_from_link(None, {"lesson": "unaskable", "stop": "2"})
+    for expected in ("no_such_model", "L9 H9", "no sentence"):
+        assert_healthy(at)
+        warnings = " ".join(w.value for w in at.warning)
+        assert "cannot be computed" in warnings and expected in warnings.replace("\\", ""), warnings
+        assert at.title, f"{expected}: the page is not shown"
+        if expected != "no sentence":
+            at.button(key="lesson_next").click().run()
