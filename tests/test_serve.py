@@ -56,6 +56,9 @@ def haproxy_setting(config: str, name: str) -> str:
 def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     need_haproxy()
     config = render_config("127.0.0.1:18080", [18081, 18082], tmp_path / "haproxy.sock")
+    # The replicas count wrong class codes per client address: HAProxy replaces X-Forwarded-For with the real one,
+    # so a client cannot pose as another address (ui/classroom.client_address reads the last entry).
+    assert "http-request set-header X-Forwarded-For %[src]" in config
     path = tmp_path / "haproxy.cfg"
     path.write_text(config)
     valid, said = check_config(path)
@@ -381,18 +384,6 @@ def _process_groups_alive(groups: set[int]) -> list[str]:
     return alive
 
 
-@pytest.mark.slow
-def test_sigterm_stops_every_process_serve_started(classroom):
-    state = classroom.state()
-    groups = {r["pid"] for r in state["replicas"].values()} | {state["haproxy_pid"]}  # each its own group
-    assert _process_groups_alive(groups)
-    classroom.process.send_signal(signal.SIGTERM)
-    assert classroom.process.wait(timeout=60) == 0
-    assert _process_groups_alive(groups) == []
-    assert not (classroom.run_dir / "serve.json").exists()
-    assert "stopped: every replica and HAProxy" in "".join(classroom.lines)
-
-
 def start_class(classroom: Classroom) -> tuple[str, str]:
     """A class in serve.py's database, as the Teacher page starts one (the lesson's text kept with it)."""
     from classroom.store import DB_NAME, ClassStore
@@ -516,3 +507,15 @@ def test_the_teacher_keeps_her_class_when_her_replica_dies(browser, classroom):
         teacher_context.close()
         student_context.close()
     wait_all_ready(classroom)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_every_process_serve_started(classroom):
+    state = classroom.state()
+    groups = {r["pid"] for r in state["replicas"].values()} | {state["haproxy_pid"]}  # each its own group
+    assert _process_groups_alive(groups)
+    classroom.process.send_signal(signal.SIGTERM)
+    assert classroom.process.wait(timeout=60) == 0
+    assert _process_groups_alive(groups) == []
+    assert not (classroom.run_dir / "serve.json").exists()
+    assert "stopped: every replica and HAProxy" in "".join(classroom.lines)

@@ -54,3 +54,14 @@ def test_venv_is_made_once_and_remade_when_the_lock_changes(tmp_path):
     assert "Making .venv" in make_venv()
     stamp.write_text("interrupted\n")  # an install that never finished is redone
     assert "Making .venv" in make_venv()
+
+
+def test_every_test_the_security_section_names_exists():
+    """The README's security section links each promise to a test: each named file and test function exists."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Security: who may do what"):]
+    named = re.findall(r"`(test_\w+\.py)(?:::(test_\w+))?`", section)
+    assert len(named) >= 15
+    for file, function in named:
+        source = (ROOT / "tests" / file).read_text()
+        assert not function or re.search(rf"^def {function}\(", source, re.M), f"{file}::{function}"
