@@ -4,7 +4,7 @@ import numpy as np
 
 from classroom.lessons import load_lessons
 from i18n import translate, using_language
-from tests.app_links import chart_specs, open_page
+from tests.app_links import chart_specs, go_to, open_page
 from ui.lesson_bar import known_pages
 from viz.attention import head_grid
 from viz.presentation import BASE_FONT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width, for_projection
@@ -51,18 +51,23 @@ def test_the_projected_all_heads_grid_has_its_title_on_one_line():
     assert "모든 층" in grid_title and "<br>" not in grid_title, grid_title
 
 
-def test_a_projected_class_question_keeps_the_answer_in_the_teachers_tooltip(tmp_path, monkeypatch):
-    """The teacher projects a question stop of a live class: the class reads the prompt; the model's answer is in
-    the prompt's tooltip for the teacher, not on the projected screen (and the page's chart starts a line higher)."""
+def test_a_projected_class_question_shows_no_answer_until_the_teacher_reveals_it(tmp_path, monkeypatch):
+    """The teacher projects a question stop of a live class: the class reads the prompt; the model's answer is only in
+    the teacher's peek popover, and the page (whose chart answers the question) waits for her Reveal button."""
     monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
-    monkeypatch.delenv("ATTENTION_LAB_TEACHER_PASSWORD", raising=False)
+    monkeypatch.setenv("ATTENTION_LAB_TEACHER_PASSWORD", "s3cret")
     teacher = open_page("teacher", {"presenter": "true"})
+    teacher.text_input(key="class_start_password").input("s3cret")
     next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
     teacher.button(key="class_open_stop").click().run()  # stop 1 asks which model translates long sentences worst
-    prompt = next(m for m in teacher.markdown if "20 words or more" in m.value)
-    assert "GRU without attention" in prompt.help and prompt.help.startswith("The model's answer:")
-    assert not [c.value for c in teacher.caption if "The model's answer" in c.value]
-    assert not teacher.title and chart_specs(teacher)  # the page is shown under the bar, without its title
+    assert any("20 words or more" in m.value for m in teacher.markdown)
+    assert not [c.value for c in teacher.caption if "The model's answer" in c.value] and not chart_specs(teacher)
+    peek = [n for p in teacher.get("popover") for n in p.children.values()]
+    assert any("GRU without attention" in str(getattr(n, "value", "")) for n in peek)
+    teacher.button(key="stop_reveal").click().run()
+    go_to(teacher, "compare")  # AppTest runs the page it opened again; the browser stays on the stop's page
+    assert not teacher.title and chart_specs(teacher)  # revealed: the page is shown under the bar, without its title
+    assert any("The model's answer: GRU without attention" in c.value for c in teacher.caption)
 
 
 def test_projected_thumbnail_titles_grow_only_where_there_is_room():
