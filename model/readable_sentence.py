@@ -112,21 +112,28 @@ def _plural(word: str) -> bool:
     return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
-def _closest(word: str, candidates: Sequence[str], vectors: WordVectors | None) -> str:
-    """The candidate closest in meaning (cosine of the encoder's vectors), else in spelling."""
+def _closest(word: str, candidates: Sequence[str], vectors: WordVectors | None,
+             typed: dict[str, np.ndarray] | None = None) -> str:
+    """The candidate closest in meaning (cosine of the encoder's vectors; `typed`: the typed words' vectors, made
+    in one batch), else in spelling."""
     if vectors is None:
         return max(candidates, key=lambda c: (difflib.SequenceMatcher(None, word, c).ratio(), -len(c)))
-    scores = vectors(list(candidates)) @ vectors([word])[0]
+    vector = typed[word] if typed and word in typed else vectors([word])[0]
+    scores = vectors(list(candidates)) @ vector
     return candidates[int(np.argmax(scores))]
 
 
-def readable_sentence(text: str, known: set[str], vectors: WordVectors | None = None) -> ReadableSentence:
+def readable_sentence(text: str, known: set[str], vectors: WordVectors | None = None,
+                      max_words: int | None = None) -> ReadableSentence:
     """The typed sentence made readable: known words kept in order, unknown ones replaced (see the module's doc).
 
-    `known`: the model's source words; `vectors`: word_vectors of a sentence encoder, or None to compare spelling.
+    `known`: the model's source words; `vectors`: word_vectors of a sentence encoder, or None to compare spelling;
+    `max_words`: the words read (the model's limit: a longer text is cut there, as the model cuts it).
     """
     parts = {word: part for part, words in english_parts_of_speech().items() for word in words}
-    words = _split(text)
+    words = _split(text)[:max_words]
+    unknown = list(dict.fromkeys(w for w, _ in words if w not in known))
+    typed = dict(zip(unknown, vectors(unknown))) if vectors is not None and unknown else None
     out: list[str] = []
     out_parts: list[str] = []  # the part of speech of each word of out
     replacements: list[Replacement] = []
@@ -189,31 +196,32 @@ def readable_sentence(text: str, known: set[str], vectors: WordVectors | None = 
             after_be_a = previous == "a" and len(out) > 1 and out[-2] in _BE  # "i am a wizard": a profession
             lemmas = [p[0] for p in PROFESSIONS] if after_be_a else _SINGULAR_NOUNS
             # closest in either number ("banana" is nearest "apples"), then in the number typed
-            lemma = _closest(word, lemmas + [_PLURAL_NOUNS[_SINGULAR_NOUNS.index(w)] for w in lemmas], vectors)
+            plurals = [_PLURAL_NOUNS[_SINGULAR_NOUNS.index(w)] for w in lemmas]
+            lemma = _closest(word, lemmas + plurals, vectors, typed)
             lemma = _SINGULAR_NOUNS[_PLURAL_NOUNS.index(lemma)] if lemma in _PLURAL_NOUNS else lemma
             name = capital and previous_part not in ("determiners", "adjectives") and (
                 vectors is None or lemma in _PEOPLE)  # "Maria", "John"; by meaning, "Paris" is a city
             if name:
-                lemma = _closest(word, list(_PERSONS), vectors) if vectors is not None else "man"
+                lemma = _closest(word, list(_PERSONS), vectors, typed) if vectors is not None else "man"
             plural = _plural(word) and not name
             noun = _PLURAL_NOUNS[_SINGULAR_NOUNS.index(lemma)] if plural else lemma
             has_determiner = previous_part in ("determiners", "adjectives") and previous not in _BE
             chosen = (noun,) if has_determiner else ("the", noun)
         elif part == "verbs":
             base = previous in ("do", "does", "not", "to") or not subject_is_third_person()
-            chosen = (_closest(word, _BASE_VERBS if base else _THIRD_VERBS, vectors),)
+            chosen = (_closest(word, _BASE_VERBS if base else _THIRD_VERBS, vectors, typed),)
         elif part == "adjectives":
             chosen = (_closest(word, _PREDICATIVE if previous in _BE or previous == "not" else _ATTRIBUTIVE,
-                               vectors),)
+                               vectors, typed),)
         elif part == "determiners":
             plural_follows = following is not None and (_plural(following) or following in _PLURAL_NOUNS)
             chosen = ("a",) if word in ("one", "an") else ("some",) if plural_follows or word.isdigit() else (
-                _closest(word, ["the", "a", "my", "your", "this", "these", "some"], vectors),)
+                _closest(word, ["the", "a", "my", "your", "this", "these", "some"], vectors, typed),)
         elif part == "pronouns":  # "it": he or she, so that "is" still agrees
-            chosen = (_closest(word, ["he", "she"], vectors),)
+            chosen = (_closest(word, ["he", "she"], vectors, typed),)
         else:  # linking words
             chosen = (_closest(word, ["in", "on", "with", "under", "behind", "near", "and", "but", "because", "so"],
-                               vectors),)
+                               vectors, typed),)
         for known_word in chosen:
             put(known_word, parts.get(known_word, part))
         replacements.append(Replacement(word, chosen, part))

@@ -96,3 +96,9 @@ def test_the_page_suggests_the_typed_sentence_in_known_words_and_names_the_repla
     assert at.button(key="use_nearest_encoder").label == "Read it with all-MiniLM-L6-v2"
     at.button(key="use_nearest").click().run()
     assert at.session_state["sentence"] == "the small cat eats the red apple" and not at.warning
+
+
+def test_a_text_longer_than_the_model_reads_is_cut_where_the_model_cuts_it(en_fr):
+    long_text = " ".join(f"zzword{i}" for i in range(500))  # 2,000 characters of unknown words: the input's limit
+    readable = readable_sentence(long_text, _known(en_fr), max_words=en_fr.config.max_len - 1)
+    assert len(readable.replacements) == en_fr.config.max_len - 1

@@ -142,7 +142,7 @@ def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSente
         typed = st.session_state.get(SENTENCE, "")  # as typed: a capital marks a name ("Maria")
         words = [t for t in tokenize(typed) if not is_punctuation(t)]
         text = typed if words[:len(tokens)] == tokens else " ".join(tokens)
-        return readable_sentence(text, set(known), _vectors_by_meaning())
+        return readable_sentence(text, set(known), _vectors_by_meaning(), max_words=loaded.config.max_len - 1)
     unk = loaded.src_vocab.stoi["<unk>"]
     chosen = [(difflib.get_close_matches(t, known, n=1, cutoff=0.0) or [t])[0] if i == unk else t
               for t, i in zip(tokens, ids)]
