@@ -9,9 +9,8 @@ import numpy as np
 import streamlit as st
 
 from i18n import tr
-from model.checkpoint import LoadedModel
 from model.bert import MINILM_NAME
-from model.checkpoint import CheckpointError
+from model.checkpoint import CheckpointError, LoadedModel
 from model.data import SPECIALS, english_parts_of_speech, is_punctuation, tokenize
 from model.decode import DecodeResult
 from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
