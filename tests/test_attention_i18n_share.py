@@ -118,6 +118,24 @@ def test_a_link_restores_the_rescale_factor():
     assert rescaled < trained
 
 
+def test_a_link_reproduces_the_heads_switched_off_in_the_ablation_view():
+    at = open_page("attention", {"sentence": "the small cat eats the red apple", "view": "Ablation"})
+    before = [m.value for m in at.metric][:2]
+    off = [("cross", 0, 0), ("cross", 0, 1), ("cross", 1, 0), ("cross", 1, 1), ("cross", 1, 2), ("cross", 1, 3)]
+    at.multiselect(key="ablate_heads").set_value(off).run()
+    after = [m.value for m in at.metric][:2]
+    assert after != before
+    assert query_param(at, "heads_off") == "cross.1.1,cross.1.2,cross.2.1,cross.2.2,cross.2.3,cross.2.4"  # from 1
+    shared = {name: query_param(at, name) for name in ("sentence", "view", "heads_off", "v")}
+    again, notice = open_from_link("attention", shared)
+    assert not notice and again.multiselect(key="ablate_heads").value == off
+    assert [m.value for m in again.metric][:2] == after  # the same switched-off translation
+    for bad in ("cross.9.1", "cross.1", "nonsense.1.1", "cross.1.1,cross.1.1", "cross.0.1", "cross.１.1"):
+        at, notice = open_from_link("attention", {"sentence": "i am a student", "view": "Ablation",
+                                                  "heads_off": bad, "v": "2"})
+        assert "heads_off" in notice and at.multiselect(key="ablate_heads").value == [], bad
+
+
 def test_garbage_link_values_fall_back_to_the_defaults():
     at, notice = open_from_link("attention", {"sentence": "i am a student", "view": "nonsense", "cmp_head": "99",
                                                  "cmp_kind": "x", "rescale": "0.33", "kind": "1e9"})

@@ -82,6 +82,9 @@ def test_teacher_sees_a_student_answer_reveals_and_moves_the_class():
 
     teacher.button(key="class_next").click().run()
     assert "stop 2 of" in teacher.subheader[0].value
+    # no tooltip on Previous/Next (it covered the stop's title after each click); the explanation is a caption
+    assert not teacher.button(key="class_next").help and not teacher.button(key="class_previous").help
+    assert "Previous and Next move every student in the class to that stop." in [c.value for c in teacher.caption]
     earlier = teacher.dataframe[0].value  # stop 1's question stays readable after moving on
     assert earlier.iloc[0].tolist() == [1, "Which model will translate sentences of 20 words or more worst?", 1,
                                         "0%", "Transformer"]

@@ -111,7 +111,7 @@ def test_a_page_writes_only_its_own_parameters():
 def test_long_titles_wrap_at_spaces_when_projected():
     from viz.presentation import wrap_title
 
-    korean = "트랜스포머 교차 어텐션(cross-attention), 1층, 헤드 평균 — 아주 긴 제목이라서 잘리지 않아야 합니다"
+    korean = "트랜스포머 크로스 어텐션(cross-attention), 1층, 헤드 평균 — 아주 긴 제목이라서 잘리지 않아야 합니다"
     lines = wrap_title(korean).split("<br>")
     assert len(lines) > 1 and " ".join(lines) == korean  # nothing lost, broken only at spaces
     assert wrap_title("short title") == "short title"

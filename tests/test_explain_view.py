@@ -132,3 +132,14 @@ def test_importance_of_a_users_own_model_waits_for_a_click():
     assert at.button(key="explain_importance_run")
     assert any("300 held-out sentences" in i.value for i in at.info)
     assert not chart_figures(at) and not at.dataframe
+
+
+def test_the_norms_caption_names_the_special_tokens_of_the_model_on_screen():
+    """all-MiniLM-L6-v2's keys have [CLS]/[SEP], not <eos>/<bos> (issue 22: the caption named the toy's tokens)."""
+    at, _ = open_from_link("attention", {"sentence": "the cat sat on the mat", "view": "Explain",
+                                         "explain_mode": "norms"}, model_id="all-MiniLM-L6-v2")
+    caption = next(c.value for c in at.caption if "Kobayashi" in c.value)
+    assert "[CLS]/[SEP]" in caption and "<eos>" not in caption and "<bos>" not in caption
+    at, _ = open_from_link("attention", {"sentence": SENTENCE, "view": "Explain", "kind": "encoder_self",
+                                         "explain_mode": "norms"})
+    assert "attention to <eos> is mostly" in next(c.value for c in at.caption if "Kobayashi" in c.value)

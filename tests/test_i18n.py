@@ -58,3 +58,52 @@ def test_language_switch_changes_the_page(page):
         titles[language] = at.title[0].value
         assert at.sidebar.text_input[0].label == translate(language, "sidebar.sentence")
     assert titles["en"] != titles["ko"] and HANGUL.search(titles["ko"]), titles
+
+
+def _glossary() -> list[tuple[str, str, list[str]]]:
+    """i18n/ko/GLOSSARY.md's table: (English, the Korean rendering, the renderings not to use as regexes)."""
+    rows = []
+    for line in (ROOT / "i18n" / "ko" / "GLOSSARY.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
+        if line.startswith("|") and len(cells) == 4 and cells[0] not in ("English", "---|---|---|---"):
+            rows.append((cells[0], cells[1], re.findall(r"`([^`]+)`", cells[2])))
+    return rows
+
+
+def _korean_lesson_texts(node, inside_ko: bool = False):
+    """Every string under a `ko` key of a parsed lesson file."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _korean_lesson_texts(value, inside_ko or key == "ko")
+    elif isinstance(node, list):
+        for value in node:
+            yield from _korean_lesson_texts(value, inside_ko)
+    elif isinstance(node, str) and inside_ko:
+        yield node
+
+
+def _korean_texts() -> dict[str, str]:
+    """where -> Korean text: every key of i18n/ko/*.toml and the Korean of lessons/*.toml."""
+    import tomllib
+
+    texts = {f"i18n {key}": text for key, text in strings("ko").items()}
+    for path in sorted((ROOT / "lessons").glob("*.toml")):
+        lesson = tomllib.loads(path.read_text(encoding="utf-8"))
+        texts.update({f"{path.name} #{n}": text for n, text in enumerate(_korean_lesson_texts(lesson))})
+    return texts
+
+
+def test_each_glossary_term_has_one_korean_rendering_everywhere():
+    """i18n/ko/GLOSSARY.md: no Korean text uses a rendering of a term other than the glossary's (지도 for an
+    attention map, 교차 for cross-attention...), and each rendering of the glossary is used."""
+    glossary, texts = _glossary(), _korean_texts()
+    assert len(glossary) >= 15 and all(not_to_use for _, _, not_to_use in glossary)
+    assert any(where.startswith("intro.toml") for where in texts)  # the lessons' Korean is read too
+    everything = "\n".join(texts.values())
+    for english, korean, not_to_use in glossary:
+        for rendering in korean.split(" / "):
+            assert rendering in everything, f"{english}: {rendering} is used nowhere"
+        for pattern in not_to_use:
+            found = [f"{where}: …{text[max(m.start() - 20, 0):m.end() + 20]}…" for where, text in texts.items()
+                     for m in [re.search(pattern, text)] if m]
+            assert not found, f"{english} is {korean}, not /{pattern}/: {found}"

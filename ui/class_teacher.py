@@ -180,14 +180,15 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
     st.subheader(tr("class_teacher.stop", stop=number, stops=len(lesson.stops), title=localized(stop.title, language)))
     back, forward, here = st.columns(3)
     # Callbacks: the store changes before this fragment (or the page) draws again.
+    # No tooltip: after a click the pointer stays on the button and a tooltip covered the stop's title above
     back.button(tr("class_teacher.previous"), key="class_previous", disabled=number == 1, width="stretch",
-                on_click=store.move, args=(code, token, number - 1), help=tr("class_teacher.move_help"))
+                on_click=store.move, args=(code, token, number - 1))
     forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
-                   type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1),
-                   help=tr("class_teacher.move_help"))
+                   type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1))
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
         st.session_state[PENDING] = ("open", lesson.id, number)
         st.rerun(scope="app")
+    st.caption(tr("class_teacher.move_help"))
     if stop.question is None:
         st.info(tr("class_teacher.no_question"))
         _earlier(store, code, token, lesson, number, session.revealed)

@@ -175,6 +175,9 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
                                      masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm")),
                    f"value_norms_{kind}_L{layer + 1}_H{head + 1}", key="explain_norms", where=right,
                    table=lambda: attention_table(norms, queries, keys))
+    # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the
+    # captions name what is on the chart's axis
+    special_label = "/".join(dict.fromkeys(t for t in keys if t in analysis.SPECIAL_TOKENS)) or special_label
     survival = analysis.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys)
     ratio = survival["survival"][layer, head]
     c = st.columns(3)
@@ -188,7 +191,8 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
                               tr("explain_encoder.norm_share", special=special_label))),
                f"special_token_survival_{kind}", key="explain_survival")
     if not presenting():
-        st.caption(tr("explain.norms_caption" if mode == "norms" else "explain.raw_caption"))
+        st.caption(tr("explain.norms_caption", special=special_label) if mode == "norms" else
+                   tr("explain.raw_caption"))
 
 
 def show_importance(model_id: str, loaded) -> None:

@@ -67,7 +67,11 @@ def _from_link(spec: WidgetSpec, text: str, one_based: bool) -> str:
 def _to_link(spec: WidgetSpec, value: object) -> str:
     if spec.counted and isinstance(value, int) and not isinstance(value, bool):
         return str(value + 1)
-    return _as_text(value)
+    return _spec_text(spec, value)
+
+
+def _spec_text(spec: WidgetSpec, value: object) -> str:
+    return spec.text(value) if spec.text is not None else _as_text(value)
 
 
 def _as_text(value: object) -> str:
@@ -132,7 +136,7 @@ def keep_view_state() -> None:
     put back, if it still fits the current model (the same check as a link's), else forgotten.
     """
     kept = st.session_state.setdefault(KEPT, {})
-    checks = {spec.key: (lambda value, state, parse=spec.parse: parse(_as_text(value), state))
+    checks = {spec.key: (lambda value, state, spec=spec: spec.parse(_spec_text(spec, value), state))
               for spec in SPECS.values()}
     for key, check in {**checks, **KEPT_ONLY}.items():
         if key in st.session_state:
@@ -163,7 +167,7 @@ def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:
         value = st.session_state.get(spec.key)
         if value is None and first_visit_defaults and spec.pages:
             value = spec.fitted(spec.current(st.session_state), st.session_state)
-        if value is None or value == "" or (spec.key == PRESENTER and not value) or (
+        if value is None or value == "" or value == [] or (spec.key == PRESENTER and not value) or (
                 spec.key == LANGUAGE and value == "en"):
             continue
         values[name] = _to_link(spec, value)

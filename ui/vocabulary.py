@@ -5,16 +5,20 @@ from __future__ import annotations
 import difflib
 import re
 
+import numpy as np
 import streamlit as st
 
 from i18n import tr
-from model.checkpoint import LoadedModel
-from model.data import SPECIALS, english_parts_of_speech, is_punctuation, make_en_fr, tokenize
+from model.bert import MINILM_NAME
+from model.checkpoint import CheckpointError, LoadedModel
+from model.data import SPECIALS, english_parts_of_speech, is_punctuation, tokenize
 from model.decode import DecodeResult
+from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
+from ui.models import load_pretrained
 from ui.text import escape_markdown
 
 SENTENCE = "sentence"  # the sidebar's sentence box (ui/sidebar.py)
-REAL_ENCODER = "all-MiniLM-L6-v2"  # the pretrained encoder for free English (the "real pretrained models" issue)
+REAL_ENCODER = MINILM_NAME  # the pretrained encoder for free English (the "real pretrained models" issue)
 
 
 def known_words(loaded: LoadedModel) -> list[str]:
@@ -113,33 +117,36 @@ def vocabulary_help(loaded: LoadedModel) -> None:
             st.caption(tr("lecture.vocab_none"))
 
 
-@st.cache_data(show_spinner=False)
-def _readable_sentences() -> list[tuple[str, ...]]:
-    """Grammatical English the en-fr models read: generated sentences of the same mini-language (seed 99, not the
-    held-out test set), as token tuples."""
-    return [tuple(en) for en, _ in make_en_fr(seed=99, train_size=3000, test_size=0, long_size=0).splits["train"]]
+@st.cache_data(show_spinner=False, max_entries=4096)
+def _word_vectors(words: tuple[str, ...]) -> np.ndarray:
+    """all-MiniLM-L6-v2's vectors of single words (the lexicon's groups and each unknown word, cached)."""
+    return word_vectors(load_pretrained(REAL_ENCODER), words)
 
 
-def nearest_readable_sentence(loaded: LoadedModel, result: DecodeResult) -> str:
-    """A sentence the model can read, close to what was typed.
+def _vectors_by_meaning():
+    """The word-vector function for model.readable_sentence, or None (compare spelling) if the encoder is missing."""
+    try:
+        load_pretrained(REAL_ENCODER)
+    except CheckpointError:
+        return None
+    return lambda words: _word_vectors(tuple(words))
 
-    For the English->French models: the generated sentence that shares the most known words with it (then the
-    closest length), so the suggestion is grammatical. Otherwise: each unknown word replaced by the most similar
-    known word (difflib's ratio).
-    """
-    tokens = result.source.tokens[:-1]  # without <eos>
+
+def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSentence:
+    """The typed sentence the model can read: for the English->French models each unknown word becomes the closest
+    known word of its part of speech (model.readable_sentence); otherwise the most similar known symbol."""
+    tokens, ids = result.source.tokens[:-1], result.source.ids[:-1]  # without <eos>
+    known = known_words(loaded)
     if loaded.task == "en-fr":
-        typed = {t for t, i in zip(tokens, result.source.ids) if i != loaded.src_vocab.stoi["<unk>"]}
-        known = set(known_words(loaded))
-        candidates = [c for c in _readable_sentences() if set(c) <= known]
-        if candidates:
-            best = max(candidates, key=lambda c: (len(typed & set(c)), -abs(len(c) - len(tokens))))
-            return " ".join(best)
-    words = known_words(loaded)
-    ids = result.source.ids[:-1]
+        typed = st.session_state.get(SENTENCE, "")  # as typed: a capital marks a name ("Maria")
+        words = [t for t in tokenize(typed) if not is_punctuation(t)]
+        text = typed if words[:len(tokens)] == tokens else " ".join(tokens)
+        return readable_sentence(text, set(known), _vectors_by_meaning(), max_words=loaded.config.max_len - 1)
     unk = loaded.src_vocab.stoi["<unk>"]
-    return " ".join((difflib.get_close_matches(t, words, n=1, cutoff=0.0) or [t])[0] if i == unk else t
-                    for t, i in zip(tokens, ids))
+    chosen = [(difflib.get_close_matches(t, known, n=1, cutoff=0.0) or [t])[0] if i == unk else t
+              for t, i in zip(tokens, ids)]
+    return ReadableSentence(tuple(chosen), tuple(Replacement(t, (c,), "symbols")
+                                                 for t, c, i in zip(tokens, chosen, ids) if i == unk))
 
 
 def _use_sentence(sentence: str) -> None:
@@ -162,18 +169,23 @@ def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "
         return
     unique = list(dict.fromkeys(source.unknown))
     shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")
-    nearest = nearest_readable_sentence(loaded, result)
+    readable = readable_version(loaded, result)
+    nearest = readable.text
     with st.container(border=True):
         st.warning(tr("input.unknown", count=len(unique), words=shown))
         left, right = st.columns([4, 1], vertical_alignment="center")
         left.markdown(tr("lecture.nearest", sentence=escape_markdown(nearest)))
+        if readable.replacements:
+            left.caption(tr("lecture.replaced", words=", ".join(
+                f"{escape_markdown(r.typed)} → {escape_markdown(' '.join(r.known)) or tr('lecture.left_out')}"
+                for r in readable.replacements[:12])))
         right.button(tr("lecture.use_nearest"), key=key, on_click=_use_sentence, args=(nearest,),
                      icon=":material/edit_note:")
         if loaded.task == "en-fr":
-            left, right = st.columns([4, 1], vertical_alignment="center")
-            left.caption(tr("lecture.real_encoder", model=REAL_ENCODER))
-            right.button(tr("lecture.use_real_encoder"), key=f"{key}_encoder", on_click=_use_real_encoder,
-                         icon=":material/psychology:")
+            # the button under its caption, as wide as its label (a narrow column cut it: "Read it with th…")
+            st.caption(tr("lecture.real_encoder", model=REAL_ENCODER))
+            st.button(tr("lecture.use_real_encoder", model=REAL_ENCODER), key=f"{key}_encoder",
+                      on_click=_use_real_encoder, icon=":material/psychology:")
 
 
 def show_translation(result: DecodeResult, text: str, where=None) -> None:

@@ -47,6 +47,7 @@ class WidgetSpec:
     convert: Callable[[str], Any] = str  # link text -> value; raises ValueError (KeyError, TypeError) if none
     counted: bool = False  # a layer or head number: 1-based in links (0-based in session_state)
     refit: Any = None  # the value taken when the current one is no longer offered (None: the default)
+    text: Callable[[Any], str] | None = None  # value -> link text where str() is not it (a list of heads)
 
     def bounds(self, state: State) -> tuple[int, int]:
         return _read(self.low, state), _read(self.high, state)

@@ -59,14 +59,41 @@ SPECS = (KIND, LAYER, HEAD, VIEW, COMPARE_KIND, COMPARE_LAYER, COMPARE_HEAD, RES
          MERGE_WORDS_SPEC, *EXPLAIN_SPECS)
 
 
-def _ablated_heads(value: object, state) -> list[tuple[str, int, int]]:
-    """The Ablation view's switched-off heads, if they exist in the current model."""
-    heads = [tuple(item) for item in value]
-    layout = selected_attention_layout()
-    if any(kind not in layout or not 0 <= layer < layout[kind][0] or not 0 <= head < layout[kind][1]
-           for kind, layer, head in heads):
-        raise ValueError("a head that this model does not have")
+def _heads_from_text(text: str) -> list[tuple[str, int, int]]:
+    """Link text -> switched-off heads: "cross.2.3,encoder_self.1.1" (layer and head from 1, as on screen)."""
+    heads = []
+    for item in filter(None, text.split(",")):
+        kind, layer, head = item.split(".")  # ValueError unless three parts
+        if not (layer.isascii() and layer.isdigit() and head.isascii() and head.isdigit()):
+            raise ValueError(f"{item!r} is not kind.layer.head")
+        heads.append((kind, int(layer) - 1, int(head) - 1))
     return heads
 
 
-KEPT_ONLY = {"stats_average": lambda value, state: boolean(str(value)), "ablate_heads": _ablated_heads}
+def _heads_text(heads) -> str:
+    return ",".join(f"{kind}.{layer + 1}.{head + 1}" for kind, layer, head in heads)
+
+
+class _HeadLists:
+    """The options of the switched-off heads: any list of distinct heads the current model has (`in` checks)."""
+
+    def __init__(self, layout: dict[str, tuple[int, int]]):
+        self.layout = layout
+
+    def __contains__(self, value: object) -> bool:
+        heads = [tuple(item) for item in value] if isinstance(value, list | tuple) else None
+        return heads is not None and len(set(heads)) == len(heads) and all(
+            len(h) == 3 and h[0] in self.layout and isinstance(h[1], int) and isinstance(h[2], int)
+            and 0 <= h[1] < self.layout[h[0]][0] and 0 <= h[2] < self.layout[h[0]][1] for h in heads)
+
+    def __iter__(self):
+        return iter(())  # not a list of choices: the Ablation view's multiselect lists the heads
+
+
+# The Ablation view's switched-off heads (the translation models' and the encoder's: the same key)
+ABLATED_HEADS = WidgetSpec("ablate_heads", "heads_off", lambda state: [], PAGE,
+                           options=lambda state: _HeadLists(selected_attention_layout()),
+                           convert=_heads_from_text, text=_heads_text)
+SPECS = (*SPECS, ABLATED_HEADS)
+
+KEPT_ONLY = {"stats_average": lambda value, state: boolean(str(value))}
