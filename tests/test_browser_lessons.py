@@ -4,6 +4,7 @@ two server processes on one database count every answer. The teacher reloads and
 reloads five times and is counted once; the projected Teacher page shows no answer before Reveal."""
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,12 @@ from tests.browser_steps import no_exception, wait_idle
 
 
 def _serve(data: Path):
-    """`streamlit run app.py` with its class database in `data`; yields its URL."""
-    env = {**os.environ, "ATTENTION_LAB_DATA": str(data)}
+    """`streamlit run asgi.py` with its class database in `data` and its lessons in `data/lessons` (a copy of the
+    shipped ones, so a test can break a file during class); yields its URL."""
+    lessons = data / "lessons"
+    if not lessons.exists():
+        shutil.copytree(Path(__file__).resolve().parents[1] / "lessons", lessons)
+    env = {**os.environ, "ATTENTION_LAB_DATA": str(data), "ATTENTION_LAB_LESSONS": str(lessons)}
     env.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
     with streamlit_server(env=env) as url:
         yield url
@@ -223,3 +228,35 @@ def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_typo_saved_in_the_lesson_file_during_class_does_not_stop_it(browser, class_app_url, class_data):
+    """The teacher saves a broken lesson file mid-class: her page says which line is wrong and keeps every control
+    (the class runs on the copy taken at its start); her Next still moves the student; the fixed file is taken up."""
+    lesson_file = class_data / "lessons" / "intro.toml"
+    source = lesson_file.read_text(encoding="utf-8")
+    teacher_context, student_context = browser.new_context(), browser.new_context()
+    try:
+        teacher = teacher_context.new_page()
+        code = _start_class(teacher, class_app_url, class_data)
+        student = student_context.new_page()
+        student.goto(f"{class_app_url}/?class={code}")
+        wait_idle(student)
+        lesson_file.write_text(source.replace("[[stop]]", "[[stop]\n", 1), encoding="utf-8")
+        teacher.reload()
+        wait_idle(teacher)
+        expect(teacher.get_by_text(re.compile("does not read now"))).to_be_visible()
+        teacher.screenshot(path=SCREENSHOTS / "class_teacher_broken_lesson_file.png")
+        teacher.get_by_role("button", name="Next stop").click()
+        expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
+        no_exception(student)
+        lesson_file.write_text(source, encoding="utf-8")
+        teacher.reload()
+        wait_idle(teacher)
+        expect(teacher.get_by_text(re.compile("does not read now"))).to_have_count(0)
+        expect(teacher.get_by_text("The class is at stop 2 of")).to_be_visible()
+        no_exception(teacher)
+    finally:
+        lesson_file.write_text(source, encoding="utf-8")
+        teacher_context.close()
+        student_context.close()

@@ -68,9 +68,9 @@ def teacher_page() -> None:
             _take_back()
         return
     if from_copy:  # the lesson file does not read now: the class goes on with the copy taken at its start
-        reasons = "; ".join(f"{e.file}, line {e.line or '?'}: {e.reason}" for e in errors
-                            if e.file.startswith(f"{lesson.id}."))
-        st.warning(tr("class_teacher.lesson_copy", lesson=escape_markdown(lesson.id),
+        reasons = "; ".join(tr("class_teacher.lesson_copy_line", line=e.line or "?", reason=e.reason) for e in errors
+                            if e.file == f"{lesson.id}.toml")
+        st.warning(tr("class_teacher.lesson_copy", lesson=escape_markdown(f"{lesson.id}.toml"),
                       reason=escape_markdown(reasons or "?")))
     # Results first (what the teacher projects), the code and QR code beside them.
     results, joining = st.columns([3, 1])
