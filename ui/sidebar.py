@@ -15,6 +15,13 @@ from ui.widget_spec import spec_segmented, spec_select, spec_toggle
 
 MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
 
+# Presenter mode's text colours, each at 7:1 (WCAG AAA) or more on the backgrounds it is drawn on (white, the
+# sidebar's grey, a selected segment's and an alert's tint; tests/test_accessibility.py, and axe's
+# color-contrast-enhanced rule in tests/test_browser_accessibility.py). Outside presenter mode the theme
+# (.streamlit/config.toml) keeps every text at 4.5:1 (AA): its captions (the text colour faded) are 4.9:1, too faint
+# for the back of a room; here they are as dark as #333, and the selected segment and an alert's text darker than
+# the theme's tint of them.
+PRESENTER_COLOURS = {"text": "#111111", "faded": "#333333", "selected": "#7a1020"}
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
 # (ui/lesson_bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
@@ -26,7 +33,11 @@ _PRESENTER_CSS = """<style>
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
 .stApp [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 .stApp .st-key-lesson_bar { padding-top: 0.5rem !important; padding-bottom: 0.5rem !important; }
-</style>"""
+[data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"], [data-testid="stTooltipHoverTarget"] {
+  color: %(faded)s !important; opacity: 1 !important; }
+[data-selected="true"] [data-testid="stMarkdownContainer"] p { color: %(selected)s !important; }
+[data-testid="stAlertContainer"] [data-testid="stMarkdownContainer"] * { color: %(text)s !important; }
+</style>""" % PRESENTER_COLOURS
 FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
 
