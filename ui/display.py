@@ -5,6 +5,7 @@ to presenter mode changes nothing for anyone else.
 """
 from __future__ import annotations
 
+import json
 import pickle
 import re
 from collections.abc import Callable, Hashable
@@ -32,6 +33,19 @@ def _session_language() -> str:
 
 
 i18n.set_language_provider(_session_language)
+
+
+def document_language() -> None:
+    """Set the page's <html lang> to the interface language, so that a screen reader reads Korean as Korean.
+
+    Streamlit serves its page as lang="en" and offers no setting for it: a script (st.html runs it in the page
+    itself, not in an iframe) sets it on every run; it runs again when the language, hence its text, changes. Only a
+    language code of i18n.LANGUAGES goes into the script, never user text.
+    """
+    language = i18n.current_language()
+    code = language if language in i18n.LANGUAGES else i18n.DEFAULT_LANGUAGE
+    st.html(f"<script>document.documentElement.lang = {json.dumps(code)};</script>", width="content",
+            unsafe_allow_javascript=True)
 
 
 def presenting() -> bool:
