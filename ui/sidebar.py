@@ -22,6 +22,13 @@ MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could n
 # for the back of a room; here they are as dark as #333, and the selected segment and an alert's text darker than
 # the theme's tint of them.
 PRESENTER_COLOURS = {"text": "#111111", "faded": "#333333", "selected": "#7a1020"}
+# Every mode: Streamlit draws a disabled widget's label at 40 % of the text colour (2.6:1). WCAG exempts inactive
+# controls, but axe cannot tell (the label is not a form control) and a student still reads what the control is:
+# greyer than a live label, at 5.3:1 on white.
+DISABLED_LABEL = "#6b6b6b"
+_APP_CSS = f"""<style>
+.stApp [data-testid="stWidgetLabel"][disabled] {{ color: {DISABLED_LABEL} !important; }}
+</style>"""
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
 # (ui/lesson_bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
@@ -33,7 +40,8 @@ _PRESENTER_CSS = """<style>
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
 .stApp [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 .stApp .st-key-lesson_bar { padding-top: 0.5rem !important; padding-bottom: 0.5rem !important; }
-[data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"], [data-testid="stTooltipHoverTarget"] {
+[data-testid="stCaptionContainer"], .stApp [data-testid="stWidgetLabel"], .stApp [data-testid="stWidgetLabel"][disabled],
+[data-testid="stTooltipHoverTarget"] {
   color: %(faded)s !important; opacity: 1 !important; }
 [data-selected="true"] [data-testid="stMarkdownContainer"] p { color: %(selected)s !important; }
 [data-testid="stAlertContainer"] [data-testid="stMarkdownContainer"] * { color: %(text)s !important; }
@@ -67,6 +75,7 @@ def display_settings() -> None:
     if not presenting():
         st.segmented_control(tr("display.image_format"), IMAGE_FORMATS, key=IMAGE_FORMAT, required=True,
                              format_func=str.upper, help=tr("display.image_format_help"))
+    st.html(_APP_CSS)  # static CSS only
     if presenting():
         st.html(_PRESENTER_CSS)  # static CSS only; no user text
 
