@@ -17,7 +17,9 @@ import streamlit as st
 import i18n
 from i18n import tr
 from ui.compat import figure_from_own_dict, in_script_run
+from ui.text import escape_markdown
 from viz.export import figure_csv
+from viz.summary import figure_summary
 from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, fit_title,
                                for_projection)
 
@@ -127,7 +129,8 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     (viz.export.figure_table) are not the right ones. The camera button saves PNG or SVG (sidebar setting); a CSV
     button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
     scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
-    then in st.session_state[key]).
+    then in st.session_state[key]). Under the chart, in every mode, the chart in words (viz/summary.py: computed
+    from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart.
     """
     in_column = where is not None
     where = where or st
@@ -145,6 +148,9 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         where.plotly_chart(shown, key=key, config=config)
     else:
         where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
+    summary = figure_summary(fig)
+    if summary:  # token text is user text: escaped, never markdown
+        where.caption(escape_markdown(summary))
     if presenter:
         return
 
