@@ -32,7 +32,9 @@ def _views(with_stops: bool) -> list[str]:
 def _open(page: Page, url: str) -> None:
     page.goto(url)
     # the sidebar's last caption: the page's script has drawn the sidebar (wait_idle then waits out the run)
-    page.get_by_test_id("stSidebar").get_by_test_id("stCaptionContainer").last.wait_for(timeout=90000)
+    # (attached, not visible: presenter mode folds the sidebar away)
+    page.get_by_test_id("stSidebar").get_by_test_id("stCaptionContainer").last.wait_for(state="attached",
+                                                                                          timeout=90000)
     wait_idle(page)
 
 
