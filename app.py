@@ -36,4 +36,5 @@ with page_guard():
     page_menu(menu, pages, navigation.url_path)
     with st.sidebar:
         share_link(navigation.url_path)
-        document_language()  # <html lang>: after every other element, so its own element moves none of theirs
+        with st.container(key="page_language"):  # <html lang>; last, so its element moves no other
+            document_language()

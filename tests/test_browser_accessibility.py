@@ -3,52 +3,53 @@ page in English and in Korean, normal and projected (presenter mode, where text 
 contrast), and on every stop of every shipped lesson in English (normal) and in Korean (projected); the page's
 <html lang> is the interface language on each.
 
-Why every stop in one language per mode: a view is a page load and a Streamlit run (about 3.5 s on CI's 2 cores);
-all four combinations of the 17 stops would add 2 minutes to the 4 this test takes. A stop draws its page's widgets,
-which the page views already check in both languages and modes."""
+Why every stop in one language per mode: a view costs about 3 s on CI's 2 cores (a Streamlit run and axe); all four
+combinations of the 17 stops would add 2 minutes to the 4 this file takes. A stop draws its page's widgets, which
+the page views check in both languages and modes. The stops are walked with the bar's Next button, as a class does.
+"""
+import re
+
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from classroom.lessons import load_lessons
 from tests.browser_steps import axe_violations, wait_idle
 from ui.lesson_bar import known_pages
 from ui.page_menu import PAGE_NAMES
 
-
 STOPS_IN = {("en", False), ("ko", True)}  # (language, presenter) where every lesson stop is checked too
+PAGES = ["/" if name == "home" else f"/{name}" for name in PAGE_NAMES]
 
 
-def _views(with_stops: bool) -> list[str]:
-    """Every page, then every stop of every shipped lesson (a stop opens by its link, on its own page)."""
-    pages = ["/" if name == "home" else f"/{name}" for name in PAGE_NAMES]
-    if not with_stops:
-        return pages
-    lessons = load_lessons(known_pages())[0]
-    stops = [f"/?lesson={lesson_id}&stop={stop.number}" for lesson_id, lesson in sorted(lessons.items())
-             for stop in lesson.stops]
-    return pages + stops
-
-
-def _open(page: Page, url: str) -> None:
-    page.goto(url)
-    # the sidebar's last caption: the page's script has drawn the sidebar (wait_idle then waits out the run)
-    # (attached, not visible: presenter mode folds the sidebar away)
-    page.get_by_test_id("stSidebar").get_by_test_id("stCaptionContainer").last.wait_for(state="attached",
-                                                                                          timeout=90000)
+def _finished(page: Page, language: str) -> None:
+    """The run has drawn everything: app.py's last element (the <html lang> script) has set the language."""
+    page.locator(".st-key-page_language").wait_for(state="attached", timeout=90000)
+    expect(page.locator("html")).to_have_attribute("lang", language)
     wait_idle(page)
+
+
+def _check(page: Page, found: dict, view: str, presenter: bool) -> None:
+    violations = axe_violations(page, enhanced_contrast=presenter)
+    if violations:
+        found[view] = violations
 
 
 @pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_every_page_and_lesson_stop_has_no_wcag_aa_violation(page: Page, app_url, language, presenter):
     found = {}
-    for view in _views((language, presenter) in STOPS_IN):
-        url = f"{app_url}{view}{'&' if '?' in view else '?'}lang={language}&presenter={str(presenter).lower()}"
-        _open(page, url)
-        lang = page.evaluate("() => document.documentElement.lang")
-        violations = axe_violations(page, enhanced_contrast=presenter)
-        if lang != language:
-            violations.append(f"<html lang={lang!r}>, not {language!r}")
-        if violations:
-            found[view] = violations
+    settings = f"lang={language}&presenter={str(presenter).lower()}"
+    for view in PAGES:
+        page.goto(f"{app_url}{view}?{settings}")
+        _finished(page, language)
+        _check(page, found, view, presenter)
+    if (language, presenter) in STOPS_IN:
+        for lesson_id, lesson in sorted(load_lessons(known_pages())[0].items()):
+            page.goto(f"{app_url}/?lesson={lesson_id}&stop=1&{settings}")
+            for stop in lesson.stops:
+                if stop.number > 1:
+                    page.locator(".st-key-lesson_next button").click()
+                expect(page).to_have_url(re.compile(rf"[?&]stop={stop.number}(&|$)"))
+                _finished(page, language)
+                _check(page, found, f"{lesson_id} stop {stop.number}", presenter)
     assert not found, "\n".join(f"{view}: {line}" for view, lines in found.items() for line in lines)

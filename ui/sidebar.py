@@ -26,8 +26,12 @@ PRESENTER_COLOURS = {"text": "#111111", "faded": "#333333", "selected": "#7a1020
 # controls, but axe cannot tell (the label is not a form control) and a student still reads what the control is:
 # greyer than a live label, at 5.3:1 on white.
 DISABLED_LABEL = "#6b6b6b"
+# The keyboard's focus is always visible (WCAG 2.4.7): a ring of the theme's primary colour (7.8:1 on white) round
+# whatever Tab reached; Streamlit's own mark is faint on some widgets (a radio's, a tertiary button's).
+FOCUS_RING = "#a11a2b"
 _APP_CSS = f"""<style>
 .stApp [data-testid="stWidgetLabel"][disabled] {{ color: {DISABLED_LABEL} !important; }}
+.stApp :focus-visible {{ outline: 3px solid {FOCUS_RING} !important; outline-offset: 2px !important; }}
 </style>"""
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
