@@ -44,12 +44,12 @@ _PRESENTER_CSS = """<style>
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
 .stApp [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 .stApp .st-key-lesson_bar { padding-top: 0.5rem !important; padding-bottom: 0.5rem !important; }
-[data-testid="stCaptionContainer"], .stApp [data-testid="stWidgetLabel"], .stApp [data-testid="stWidgetLabel"][disabled],
-[data-testid="stTooltipHoverTarget"] {
-  color: %(faded)s !important; opacity: 1 !important; }
-[data-selected="true"] [data-testid="stMarkdownContainer"] p { color: %(selected)s !important; }
-[data-testid="stAlertContainer"] [data-testid="stMarkdownContainer"] * { color: %(text)s !important; }
-</style>""" % PRESENTER_COLOURS
+""" + f"""[data-testid="stCaptionContainer"], .stApp [data-testid="stWidgetLabel"],
+.stApp [data-testid="stWidgetLabel"][disabled], [data-testid="stTooltipHoverTarget"] {{
+  color: {PRESENTER_COLOURS["faded"]} !important; opacity: 1 !important; }}
+[data-selected="true"] [data-testid="stMarkdownContainer"] p {{ color: {PRESENTER_COLOURS["selected"]} !important; }}
+[data-testid="stAlertContainer"] [data-testid="stMarkdownContainer"] * {{ color: {PRESENTER_COLOURS["text"]} !important; }}
+</style>"""
 FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
 
