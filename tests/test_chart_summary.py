@@ -61,10 +61,11 @@ def test_the_attention_page_shows_each_charts_words_under_it():
     at = open_page("attention")
     captions = [c.value for c in at.caption]
     figures = chart_figures(at)
-    assert figures
-    for fig in figures:  # the figure as sent to the browser: its words are under it, with its own numbers
-        assert escape_markdown(figure_summary(fig)) in captions
-    heatmap = next(f for f in figures if len([t for t in f.data if t.type == "heatmap"]) == 1)
+    heatmap, lines = figures  # the Head view: the head's map, and the same weights as lines
+    assert escape_markdown(figure_summary(heatmap)) in captions  # as sent to the browser, with its own numbers
+    # the lines are drawing aids: their words are the map's (the same weights), under the lines' own title
+    lines_title = lines.layout.title.text
+    assert escape_markdown(figure_summary(heatmap, lines_title)) in captions
     drawn = trace_array(heatmap.data[0].z)
     mean = np.nanmax(drawn, axis=1).mean()
     shown = [re.sub(r"\\(.)", r"\1", c) for c in captions]  # as read on screen, markdown escapes undone

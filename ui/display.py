@@ -121,7 +121,7 @@ def _file_stem(name: str) -> str:
 
 def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
                table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
-               on_select: Callable[[], None] | None = None) -> None:
+               on_select: Callable[[], None] | None = None, summary: str | None = None) -> None:
     """Draw a plotly figure the same way everywhere.
 
     name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
@@ -130,7 +130,8 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
     scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
     then in st.session_state[key]). Under the chart, in every mode, the chart in words (viz/summary.py: computed
-    from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart.
+    from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
+    replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
     """
     in_column = where is not None
     where = where or st
@@ -148,7 +149,7 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         where.plotly_chart(shown, key=key, config=config)
     else:
         where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
-    summary = figure_summary(fig)
+    summary = figure_summary(fig) if summary is None else summary
     if summary:  # token text is user text: escaped, never markdown
         where.caption(escape_markdown(summary))
     if presenter:

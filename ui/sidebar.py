@@ -29,9 +29,14 @@ DISABLED_LABEL = "#6b6b6b"
 # The keyboard's focus is always visible (WCAG 2.4.7): a ring of the theme's primary colour (7.8:1 on white) round
 # whatever Tab reached; Streamlit's own mark is faint on some widgets (a radio's, a tertiary button's).
 FOCUS_RING = "#a11a2b"
+# Chart text (ticks, axis titles, colour bars, legends, token labels): Streamlit's plotly theme draws all text a
+# figure leaves uncoloured #808495 on white, 3.8:1 (axe does not read SVG text). Only that grey is replaced: text
+# a chart colours itself (numbers inside cells) keeps its colour. 7:1, so projected charts reach AAA too.
+THEME_CHART_GREY, CHART_TEXT = "rgb(128, 132, 149)", "#595959"
 _APP_CSS = f"""<style>
 .stApp [data-testid="stWidgetLabel"][disabled] {{ color: {DISABLED_LABEL} !important; }}
 .stApp :focus-visible {{ outline: 3px solid {FOCUS_RING} !important; outline-offset: 2px !important; }}
+.stApp .js-plotly-plot text[style*="fill: {THEME_CHART_GREY}"] {{ fill: {CHART_TEXT} !important; }}
 </style>"""
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar

@@ -69,7 +69,7 @@ def _maps(traces: list) -> str:
         z = np.asarray(trace_values(trace.z), dtype=float)
         rows, best = row_maxima(z)
         if rows.size:
-            means.append((float(z[rows, best].mean()), plain(trace.name) or str(number_ + 1)))
+            means.append((float(z[rows, best].mean()), plain(trace.name) or f"#{number_ + 1}"))
     if not means:
         return ""
     high, low = max(means), min(means)
@@ -102,7 +102,8 @@ def _line(trace) -> str:
         return ""
     (first_x, first), (last_x, last) = points[0], points[-1]
     high_x, high = max(points, key=lambda point: point[1])
-    show = lambda x: plain(x) if isinstance(x, str) else number(float(x))  # noqa: E731
+    def show(x) -> str:  # an x value: a label, a whole number (a position, a step) or a measure
+        return plain(x) if isinstance(x, str) else str(int(x)) if float(x).is_integer() else number(float(x))
     return _named(trace, tr("display.summary.line", first=number(first), first_x=show(first_x), last=number(last),
                             last_x=show(last_x), high=number(high), high_x=show(high_x)))
 
@@ -113,8 +114,8 @@ def _histogram(trace) -> str:
                             spread=number(float(values.std()))))
 
 
-def figure_summary(fig: go.Figure) -> str:
-    """The figure in words: its title, then what its traces show (see the module's docstring)."""
+def figure_summary(fig: go.Figure, title: str | None = None) -> str:
+    """The figure in words: its title (or `title`), then what its traces show (see the module's docstring)."""
     heatmaps = [t for t in fig.data if is_data_heatmap(t)]
     others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"
               and t.meta != CLICK_TARGETS and t.visible not in (False, "legendonly")]
@@ -128,6 +129,7 @@ def figure_summary(fig: go.Figure) -> str:
     parts += [described[t.type](t) for t in series[:MAX_ROWS]]
     if len(series) > MAX_ROWS:
         parts.append(tr("display.summary.more_series", count=len(series) - MAX_ROWS))
-    title = plain(fig.layout.title.text) if fig.layout.title is not None else ""
+    if title is None:
+        title = plain(fig.layout.title.text) if fig.layout.title is not None else ""
     body = " ".join(part for part in parts if part)
     return f"{title}: {body}" if title and body else title or body
