@@ -24,6 +24,7 @@ from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PA
                                for_projection)
 
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
+CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (CSS class st-key-chart_words_<key>)
 IMAGE_FORMATS = ("png", "svg")
 
 
@@ -151,7 +152,9 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
     summary = figure_summary(fig) if summary is None else summary
     if summary:  # token text is user text: escaped, never markdown
-        where.caption(escape_markdown(summary))
+        # Projected, the words are for screen readers only (ui/sidebar.py hides CHART_WORDS containers from the eye):
+        # the room reads the chart, and the projected page keeps its text to the stop's.
+        where.container(key=f"{CHART_WORDS}{key}").caption(escape_markdown(summary))
     if presenter:
         return
 

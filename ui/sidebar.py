@@ -5,7 +5,7 @@ import streamlit as st
 
 from i18n import LANGUAGES, tr
 from model.checkpoint import CheckpointError
-from ui.display import IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
+from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
 from ui.models import device_label, local_model_entries
 from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC
 from ui.state import DEFAULT_MODEL, example_sentences, get_model, is_toy, model_label, selected_model_id
@@ -54,6 +54,8 @@ _PRESENTER_CSS = """<style>
   color: {PRESENTER_COLOURS["faded"]} !important; opacity: 1 !important; }}
 [data-selected="true"] [data-testid="stMarkdownContainer"] p {{ color: {PRESENTER_COLOURS["selected"]} !important; }}
 [data-testid="stAlertContainer"] [data-testid="stMarkdownContainer"] * {{ color: {PRESENTER_COLOURS["text"]} !important; }}
+[class*="st-key-{CHART_WORDS}"] {{ position: absolute !important; width: 1px !important; height: 1px !important;
+  overflow: hidden !important; clip-path: inset(50%) !important; white-space: nowrap !important; }}
 </style>"""
 FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
