@@ -65,11 +65,11 @@ def _heatmap(fig: go.Figure, trace) -> str:
 def _maps(traces: list) -> str:
     """A grid of maps (e.g. every head): the sharpest and the broadest by the mean of their row maxima."""
     means = []
-    for number_, trace in enumerate(traces):
+    for index, trace in enumerate(traces):
         z = np.asarray(trace_values(trace.z), dtype=float)
         rows, best = row_maxima(z)
         if rows.size:
-            means.append((float(z[rows, best].mean()), plain(trace.name) or f"#{number_ + 1}"))
+            means.append((float(z[rows, best].mean()), plain(trace.name) or f"#{index + 1}"))
     if not means:
         return ""
     high, low = max(means), min(means)
