@@ -30,7 +30,7 @@ DISABLED_LABEL = "#6b6b6b"
 # whatever Tab reached; Streamlit's own mark is faint on some widgets (a radio's, a tertiary button's).
 FOCUS_RING = "#a11a2b"
 # Chart text (ticks, axis titles, colour bars, legends, token labels): Streamlit's plotly theme draws all text a
-# figure leaves uncoloured #808495 on white, 3.8:1 (axe does not read SVG text). Only that grey is replaced: text
+# figure leaves uncoloured #808495 on white, 3.7:1 (axe does not read SVG text). Only that grey is replaced: text
 # a chart colours itself (numbers inside cells) keeps its colour. 7:1, so projected charts reach AAA too.
 THEME_CHART_GREY, CHART_TEXT = "rgb(128, 132, 149)", "#595959"
 _APP_CSS = f"""<style>
