@@ -3,7 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.display import presenting
+from ui.display import document_language, presenting
 from ui.errors import page_guard
 from ui.lesson_bar import lesson_bar, lesson_picker
 from ui.page_menu import navigation_pages, page_menu, page_menu_place
@@ -36,3 +36,5 @@ with page_guard():
     page_menu(menu, pages, navigation.url_path)
     with st.sidebar:
         share_link(navigation.url_path)
+        with st.container(key="page_language"):  # <html lang>; last, so its element moves no other
+            document_language()

@@ -36,3 +36,23 @@ def checked_screenshot(page: Page, name: str) -> None:
     """No traceback on the page, and a full-page screenshot kept in tests/screenshots/ for people to look at."""
     no_exception(page)
     page.screenshot(path=SCREENSHOTS / name, full_page=True)
+
+
+# WCAG 2.0 and 2.1, levels A and AA: the rules axe-core tags so (README, Accessibility).
+WCAG_AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+_AXE_RUN = """([tags, enhanced]) => axe.run(document, {runOnly: {type: "tag", values: tags},
+  rules: enhanced ? {"color-contrast-enhanced": {enabled: true}} : {}, resultTypes: ["violations"]})"""
+
+
+def axe_violations(page: Page, enhanced_contrast: bool = False) -> list[str]:
+    """axe-core's WCAG 2.1 A/AA violations on the page as shown now, one line each (rule, count, first element and
+    why). enhanced_contrast: also the AAA contrast rule (7:1; presenter mode). axe.min.js is the copy pinned in the
+    lock (the axe-playwright-python wheel), put into the page here: nothing is fetched."""
+    from axe_playwright_python.base import AXE_SCRIPT
+
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE_SCRIPT)
+    results = page.evaluate(_AXE_RUN, [WCAG_AA_TAGS, enhanced_contrast])
+    return [f"{v['id']} ×{len(v['nodes'])}: {v['nodes'][0]['target']} "
+            f"{(v['nodes'][0].get('any') or v['nodes'][0].get('all') or [{'message': v['help']}])[0]['message']}"
+            for v in results["violations"]]

@@ -148,5 +148,8 @@ def test_answer_chart_counts_and_colours():
     data = next(iter(spec["datasets"].values()))
     assert {(d["answer"], d["students"], d["verdict"]) for d in data} == {("<b>x</b>", 1, "wrong"),
                                                                         ("L2 H2", 3, "right")}
-    assert spec["encoding"]["color"]["scale"]["domain"] == ["right", "wrong"]  # no "?" entry when all are graded
+    bars, marks = spec["layer"]
+    assert bars["encoding"]["color"]["scale"]["domain"] == ["right", "wrong"]  # no "?" entry when all are graded
+    assert marks["encoding"]["text"]["field"] == "mark"  # right and wrong said beside each bar, not by colour alone
+    assert {(d["answer"], d["mark"]) for d in data} == {("<b>x</b>", "✗ wrong"), ("L2 H2", "✓ right")}
     assert json.dumps(spec)  # plain JSON: the answer text is data, never markup

@@ -31,6 +31,7 @@ from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spe
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
 from viz.encoder import thin_tick_labels
+from viz.summary import figure_summary
 
 def view_label(view: str) -> str:
     return tr(f"attention.views.{VIEW_KEYS[view]}")
@@ -217,7 +218,8 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
         show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                                  tr("attention.lines_title")),
                    maps.name(layer, head) + "_lines", key="head_lines", where=right,
-                   table=lambda: maps.weights_table(layer, head))
+                   table=lambda: maps.weights_table(layer, head),
+                   summary=figure_summary(heatmap, tr("attention.lines_title")))  # its lines are the same weights
     if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
         st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
     if maps.masked is not None:

@@ -5,6 +5,7 @@ to presenter mode changes nothing for anyone else.
 """
 from __future__ import annotations
 
+import json
 import pickle
 import re
 from collections.abc import Callable, Hashable
@@ -16,11 +17,14 @@ import streamlit as st
 import i18n
 from i18n import tr
 from ui.compat import figure_from_own_dict, in_script_run
+from ui.text import escape_markdown
 from viz.export import figure_csv
+from viz.summary import figure_summary
 from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, fit_title,
                                for_projection)
 
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
+CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (CSS class st-key-chart_words_<key>)
 IMAGE_FORMATS = ("png", "svg")
 
 
@@ -32,6 +36,19 @@ def _session_language() -> str:
 
 
 i18n.set_language_provider(_session_language)
+
+
+def document_language() -> None:
+    """Set the page's <html lang> to the interface language, so that a screen reader reads Korean as Korean.
+
+    Streamlit serves its page as lang="en" and offers no setting for it: a script (st.html runs it in the page
+    itself, not in an iframe) sets it on every run; it runs again when the language, hence its text, changes. Only a
+    language code of i18n.LANGUAGES goes into the script, never user text.
+    """
+    language = i18n.current_language()
+    code = language if language in i18n.LANGUAGES else i18n.DEFAULT_LANGUAGE
+    st.html(f"<script>document.documentElement.lang = {json.dumps(code)};</script>", width="content",
+            unsafe_allow_javascript=True)
 
 
 def presenting() -> bool:
@@ -105,7 +122,7 @@ def _file_stem(name: str) -> str:
 
 def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
                table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
-               on_select: Callable[[], None] | None = None) -> None:
+               on_select: Callable[[], None] | None = None, summary: str | None = None) -> None:
     """Draw a plotly figure the same way everywhere.
 
     name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
@@ -113,7 +130,9 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     (viz.export.figure_table) are not the right ones. The camera button saves PNG or SVG (sidebar setting); a CSV
     button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
     scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
-    then in st.session_state[key]).
+    then in st.session_state[key]). Under the chart, in every mode, the chart in words (viz/summary.py: computed
+    from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
+    replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
     """
     in_column = where is not None
     where = where or st
@@ -131,6 +150,11 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         where.plotly_chart(shown, key=key, config=config)
     else:
         where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
+    summary = figure_summary(fig) if summary is None else summary
+    if summary:  # token text is user text: escaped, never markdown
+        # Projected, the words are for screen readers only (ui/sidebar.py hides CHART_WORDS containers from the eye):
+        # the room reads the chart, and the projected page keeps its text to the stop's.
+        where.container(key=f"{CHART_WORDS}{key}").caption(escape_markdown(summary))
     if presenter:
         return
 

@@ -207,10 +207,11 @@ def show_answer(question: Question, given: str | None, expected: Expected | None
         label = escape_markdown(answer_label(question, given))
         if expected is None:
             st.info(tr("lessons.your_answer", answer=label))
-        elif expected.is_right(given):
-            st.success(tr("lessons.right", answer=label))
+        elif expected.is_right(given):  # the words say right or not; the ✓/✗ icon too, not the colour alone
+            st.success(tr("lessons.right", answer=label), icon=":material/check:")
         else:
             st.warning(tr("lessons.wrong", answer=label, right=escape_markdown(answer_label(question,
-                                                                                             expected.shown))))
+                                                                                             expected.shown))),
+                       icon=":material/close:")
     elif expected is not None:
         st.info(tr("lessons.revealed", right=escape_markdown(answer_label(question, expected.shown))))

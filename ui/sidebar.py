@@ -5,7 +5,7 @@ import streamlit as st
 
 from i18n import LANGUAGES, tr
 from model.checkpoint import CheckpointError
-from ui.display import IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
+from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
 from ui.models import device_label, local_model_entries
 from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC
 from ui.state import DEFAULT_MODEL, example_sentences, get_model, is_toy, model_label, selected_model_id
@@ -15,6 +15,29 @@ from ui.widget_spec import spec_segmented, spec_select, spec_toggle
 
 MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
 
+# Presenter mode's text colours, each at 7:1 (WCAG AAA) or more on the backgrounds it is drawn on (white, the
+# sidebar's grey, a selected segment's and an alert's tint; tests/test_accessibility.py, and axe's
+# color-contrast-enhanced rule in tests/test_browser_accessibility.py). Outside presenter mode the theme
+# (.streamlit/config.toml) keeps every text at 4.5:1 (AA): its captions (the text colour faded) are 4.9:1, too faint
+# for the back of a room; here they are as dark as #333, and the selected segment and an alert's text darker than
+# the theme's tint of them.
+PRESENTER_COLOURS = {"text": "#111111", "faded": "#333333", "selected": "#7a1020"}
+# Every mode: Streamlit draws a disabled widget's label at 40 % of the text colour (2.6:1). WCAG exempts inactive
+# controls, but axe cannot tell (the label is not a form control) and a student still reads what the control is:
+# greyer than a live label, at 5.3:1 on white.
+DISABLED_LABEL = "#6b6b6b"
+# The keyboard's focus is always visible (WCAG 2.4.7): a ring of the theme's primary colour (7.8:1 on white) round
+# whatever Tab reached; Streamlit's own mark is faint on some widgets (a radio's, a tertiary button's).
+FOCUS_RING = "#a11a2b"
+# Chart text (ticks, axis titles, colour bars, legends, token labels): Streamlit's plotly theme draws all text a
+# figure leaves uncoloured #808495 on white, 3.7:1 (axe does not read SVG text). Only that grey is replaced: text
+# a chart colours itself (numbers inside cells) keeps its colour. 7:1, so projected charts reach AAA too.
+THEME_CHART_GREY, CHART_TEXT = "rgb(128, 132, 149)", "#595959"
+_APP_CSS = f"""<style>
+.stApp [data-testid="stWidgetLabel"][disabled] {{ color: {DISABLED_LABEL} !important; }}
+.stApp :focus-visible {{ outline: 3px solid {FOCUS_RING} !important; outline-offset: 2px !important; }}
+.stApp .js-plotly-plot text[style*="fill: {THEME_CHART_GREY}"] {{ fill: {CHART_TEXT} !important; }}
+</style>"""
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
 # (ui/lesson_bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
@@ -26,6 +49,13 @@ _PRESENTER_CSS = """<style>
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
 .stApp [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 .stApp .st-key-lesson_bar { padding-top: 0.5rem !important; padding-bottom: 0.5rem !important; }
+""" + f"""[data-testid="stCaptionContainer"], .stApp [data-testid="stWidgetLabel"],
+.stApp [data-testid="stWidgetLabel"][disabled], [data-testid="stTooltipHoverTarget"] {{
+  color: {PRESENTER_COLOURS["faded"]} !important; opacity: 1 !important; }}
+[data-selected="true"] [data-testid="stMarkdownContainer"] p {{ color: {PRESENTER_COLOURS["selected"]} !important; }}
+[data-testid="stAlertContainer"] [data-testid="stMarkdownContainer"] * {{ color: {PRESENTER_COLOURS["text"]} !important; }}
+[class*="st-key-{CHART_WORDS}"] {{ position: absolute !important; width: 1px !important; height: 1px !important;
+  overflow: hidden !important; clip-path: inset(50%) !important; white-space: nowrap !important; }}
 </style>"""
 FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
@@ -56,6 +86,7 @@ def display_settings() -> None:
     if not presenting():
         st.segmented_control(tr("display.image_format"), IMAGE_FORMATS, key=IMAGE_FORMAT, required=True,
                              format_func=str.upper, help=tr("display.image_format_help"))
+    st.html(_APP_CSS)  # static CSS only
     if presenting():
         st.html(_PRESENTER_CSS)  # static CSS only; no user text
 

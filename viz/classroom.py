@@ -1,5 +1,5 @@
-"""The teacher's answer chart: how many students gave each answer; after the reveal, right answers coloured (pure
-altair)."""
+"""The teacher's answer chart: how many students gave each answer; after the reveal, right answers coloured and
+marked ✓ (wrong ones ✗) beside each bar (pure altair)."""
 from __future__ import annotations
 
 import altair as alt
@@ -23,6 +23,10 @@ def answer_chart(rows: pd.DataFrame, count_title: str, right: str, wrong: str) -
     if shown == ["?"]:  # nothing graded (before the reveal): one neutral colour, no legend that could hint
         return alt.Chart(data.drop(columns="verdict")).mark_bar(color=NEUTRAL).encode(**encoding).properties(
             height=alt.Step(36))
-    return alt.Chart(data).mark_bar().encode(
+    # After the reveal each bar also says ✓ right / ✗ wrong beside it: never told by colour alone (WCAG 1.4.1).
+    marks = {right: f"✓ {right}", wrong: f"✗ {wrong}", "?": ""}
+    bars = alt.Chart(data.assign(mark=[marks[v] for v in data["verdict"]])).mark_bar().encode(
         color=alt.Color("verdict:N", title=None, scale=alt.Scale(domain=shown, range=[colours[v] for v in shown])),
         **encoding).properties(height=alt.Step(36))
+    return bars + bars.mark_text(align="left", dx=6, fontSize=14, color="#111111").encode(
+        text="mark:N", color=alt.value("#111111"))

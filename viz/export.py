@@ -32,7 +32,7 @@ def trace_values(data) -> np.ndarray | list:
     return data
 
 
-def _axis_labels(fig: go.Figure, trace, axis: str, positions) -> list[str]:
+def axis_labels(fig: go.Figure, trace, axis: str, positions) -> list[str]:
     """The text the reader sees for each value: the axis' ticktext where positions stand for tokens."""
     positions = list(trace_values(positions)) if positions is not None else []
     name = (getattr(trace, f"{axis}axis", None) or axis).replace(axis, f"{axis}axis", 1)
@@ -43,7 +43,7 @@ def _axis_labels(fig: go.Figure, trace, axis: str, positions) -> list[str]:
     return [html.unescape(str(ticks.get(v, v))) for v in positions]
 
 
-def _is_data_heatmap(trace) -> bool:
+def is_data_heatmap(trace) -> bool:
     # Mask overlays (grey cells) are heatmaps without a scale; they carry no numbers of their own.
     return trace.type == "heatmap" and not (trace.showscale is False and trace.coloraxis is None)
 
@@ -57,7 +57,7 @@ def _positioned(labels: list[str]) -> list[str]:
 
 def figure_table(fig: go.Figure) -> pd.DataFrame:
     """The numbers behind a figure: a labelled matrix for one heatmap, else a long (series, x, y[, z]) table."""
-    heatmaps = [t for t in fig.data if _is_data_heatmap(t)]
+    heatmaps = [t for t in fig.data if is_data_heatmap(t)]
     others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"
               and t.meta != CLICK_TARGETS]  # the grid's click targets are controls, not numbers
     if len(heatmaps) == 1 and not others:
@@ -65,15 +65,15 @@ def figure_table(fig: go.Figure) -> pd.DataFrame:
         z = np.asarray(trace_values(trace.z), dtype=float)
         rows = trace.y if trace.y is not None else range(z.shape[0])
         cols = trace.x if trace.x is not None else range(z.shape[1])
-        return pd.DataFrame(z, index=_positioned(_axis_labels(fig, trace, "y", rows)),
-                            columns=_positioned(_axis_labels(fig, trace, "x", cols))).rename_axis("row \\ column")
+        return pd.DataFrame(z, index=_positioned(axis_labels(fig, trace, "y", rows)),
+                            columns=_positioned(axis_labels(fig, trace, "x", cols))).rename_axis("row \\ column")
     records = []
     for number, trace in enumerate(heatmaps + others):
         series = csv_safe(html.unescape(trace.name or f"{trace.type} {number + 1}"))
         if trace.type == "heatmap":
             z = np.asarray(trace_values(trace.z), dtype=float)
-            ys = _axis_labels(fig, trace, "y", trace.y if trace.y is not None else range(z.shape[0]))
-            xs = _axis_labels(fig, trace, "x", trace.x if trace.x is not None else range(z.shape[1]))
+            ys = axis_labels(fig, trace, "y", trace.y if trace.y is not None else range(z.shape[0]))
+            xs = axis_labels(fig, trace, "x", trace.x if trace.x is not None else range(z.shape[1]))
             records += [{"series": series, "x": csv_safe(xs[j]), "y": csv_safe(ys[i]), "z": z[i, j]}
                         for i in range(z.shape[0]) for j in range(z.shape[1])]
             continue

@@ -1,0 +1,135 @@
+"""A chart in words (WCAG 1.1.1, a text alternative): a few sentences a screen reader reads, and that a student who
+cannot tell the colours apart can use, computed from the very arrays the figure draws (its traces), so the words
+never disagree with the picture.
+
+One heatmap: each row's largest column and the mean of the row maxima (how sharply the rows attend); a grid of
+heatmaps: the sharpest and the broadest map by that mean; bars: every bar's value (the largest first when there are
+many); lines: where each series starts, ends and peaks; a histogram: how many values, their mean and spread.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+
+from i18n import tr
+from viz.attention import CLICK_TARGETS
+from viz.export import axis_labels, is_data_heatmap, trace_values
+
+MAX_ROWS = 8  # rows of a heatmap, bars, series named one by one; the rest are counted
+_TAG = re.compile(r"<[^>]+>")
+
+
+def plain(text: object) -> str:
+    """Plotly's label text (a small HTML subset, escaped tokens) as the words it shows."""
+    return " ".join(html.unescape(_TAG.sub(" ", str(text or ""))).split())
+
+
+def number(value: float) -> str:
+    return f"{value:.2f}" if 0.01 <= abs(value) < 1000 else f"{value:.3g}"
+
+
+def _more(shown: list[str], total: int) -> str:
+    text = "; ".join(shown)
+    return text + (" " + tr("display.summary.more", count=total - len(shown)) if total > len(shown) else "")
+
+
+def _axis_title(fig: go.Figure, trace, axis: str) -> str:
+    name = (getattr(trace, f"{axis}axis", None) or axis).replace(axis, f"{axis}axis", 1)
+    layout_axis = fig.layout[name] if name in fig.layout else None
+    return plain(layout_axis.title.text) if layout_axis is not None and layout_axis.title is not None else ""
+
+
+def row_maxima(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """z (rows, columns), NaN where masked -> (the rows that have a value, each one's largest column index)."""
+    rows = np.flatnonzero(~np.all(np.isnan(z), axis=1))
+    return rows, np.nanargmax(z[rows], axis=1)
+
+
+def _heatmap(fig: go.Figure, trace) -> str:
+    z = np.asarray(trace_values(trace.z), dtype=float)
+    row_names = axis_labels(fig, trace, "y", trace.y if trace.y is not None else range(z.shape[0]))
+    column_names = axis_labels(fig, trace, "x", trace.x if trace.x is not None else range(z.shape[1]))
+    rows, best = row_maxima(z)
+    if rows.size == 0:
+        return ""
+    maxima = z[rows, best]
+    pairs = [f"{row_names[r]} → {column_names[c]} {number(z[r, c])}" for r, c in zip(rows[:MAX_ROWS], best)]
+    return tr("display.summary.heatmap", rows=z.shape[0], row_title=_axis_title(fig, trace, "y") or "—",
+              columns=z.shape[1], column_title=_axis_title(fig, trace, "x") or "—", pairs=_more(pairs, rows.size),
+              mean=number(float(maxima.mean())), low=number(float(np.nanmin(z))), high=number(float(np.nanmax(z))))
+
+
+def _maps(traces: list) -> str:
+    """A grid of maps (e.g. every head): the sharpest and the broadest by the mean of their row maxima."""
+    means = []
+    for index, trace in enumerate(traces):
+        z = np.asarray(trace_values(trace.z), dtype=float)
+        rows, best = row_maxima(z)
+        if rows.size:
+            means.append((float(z[rows, best].mean()), plain(trace.name) or f"#{index + 1}"))
+    if not means:
+        return ""
+    high, low = max(means), min(means)
+    return tr("display.summary.maps", count=len(traces), high=number(high[0]), highest=high[1], low=number(low[0]),
+              lowest=low[1])
+
+
+def _named(trace, text: str) -> str:
+    """A series' words, after its name where it has one (the legend's entry)."""
+    name = plain(trace.name)
+    return f"{name}: {text}" if name else text
+
+
+def _bars(trace) -> str:
+    horizontal = trace.orientation == "h"
+    labels = trace_values(trace.y if horizontal else trace.x)
+    values = trace_values(trace.x if horizontal else trace.y)
+    pairs = [(float(v), plain(k)) for k, v in zip(labels, values) if v is not None and not np.isnan(float(v))]
+    if len(pairs) > MAX_ROWS:  # many bars: the largest first
+        pairs = sorted(pairs, key=lambda pair: -pair[0])
+    shown = [f"{label} {number(value)}" for value, label in pairs[:MAX_ROWS]]
+    return _named(trace, tr("display.summary.bars", values=_more(shown, len(pairs))))
+
+
+def _line(trace) -> str:
+    points = [(x, float(y)) for x, y in zip(trace_values(trace.x) if trace.x is not None else
+                                            range(len(trace_values(trace.y))), trace_values(trace.y))
+              if y is not None and x is not None and not np.isnan(float(y))]
+    if not points:
+        return ""
+    (first_x, first), (last_x, last) = points[0], points[-1]
+    high_x, high = max(points, key=lambda point: point[1])
+    def show(x) -> str:  # an x value: a label, a whole number (a position, a step) or a measure
+        return plain(x) if isinstance(x, str) else str(int(x)) if float(x).is_integer() else number(float(x))
+    return _named(trace, tr("display.summary.line", first=number(first), first_x=show(first_x), last=number(last),
+                            last_x=show(last_x), high=number(high), high_x=show(high_x)))
+
+
+def _histogram(trace) -> str:
+    values = np.asarray(trace_values(trace.x if trace.x is not None else trace.y), dtype=float)
+    return _named(trace, tr("display.summary.histogram", count=values.size, mean=number(float(values.mean())),
+                            spread=number(float(values.std()))))
+
+
+def figure_summary(fig: go.Figure, title: str | None = None) -> str:
+    """The figure in words: its title (or `title`), then what its traces show (see the module's docstring)."""
+    heatmaps = [t for t in fig.data if is_data_heatmap(t)]
+    others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"
+              and t.meta != CLICK_TARGETS and t.visible not in (False, "legendonly")]
+    parts = []
+    if len(heatmaps) == 1:
+        parts.append(_heatmap(fig, heatmaps[0]))
+    elif heatmaps:
+        parts.append(_maps(heatmaps))
+    described = {"bar": _bars, "scatter": _line, "histogram": _histogram}
+    series = [t for t in others if t.type in described]
+    parts += [described[t.type](t) for t in series[:MAX_ROWS]]
+    if len(series) > MAX_ROWS:
+        parts.append(tr("display.summary.more_series", count=len(series) - MAX_ROWS))
+    if title is None:
+        title = plain(fig.layout.title.text) if fig.layout.title is not None else ""
+    body = " ".join(part for part in parts if part)
+    return f"{title}: {body}" if title and body else title or body
