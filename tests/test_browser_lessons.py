@@ -221,7 +221,7 @@ def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class
         expect(share).to_have_text("50%", timeout=15000)
         expect(teacher.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
         expect(main.get_by_text("The model's answer: GRU without attention")).to_be_visible()
-        expect(main.get_by_text("right", exact=True)).to_be_visible()  # now the bars say which is right
+        expect(main.get_by_text("✓ right", exact=True)).to_be_visible()  # now the bars say which is right
         wait_idle(teacher)
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_projected_revealed.png")
         no_exception(teacher)

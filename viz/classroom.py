@@ -26,7 +26,9 @@ def answer_chart(rows: pd.DataFrame, count_title: str, right: str, wrong: str) -
     # After the reveal each bar also says ✓ right / ✗ wrong beside it: never told by colour alone (WCAG 1.4.1).
     marks = {right: f"✓ {right}", wrong: f"✗ {wrong}", "?": ""}
     bars = alt.Chart(data.assign(mark=[marks[v] for v in data["verdict"]])).mark_bar().encode(
-        color=alt.Color("verdict:N", title=None, scale=alt.Scale(domain=shown, range=[colours[v] for v in shown])),
+        # No colour legend: the words beside the bars say it, and a legend at the right ran into them.
+        color=alt.Color("verdict:N", title=None, legend=None,
+                        scale=alt.Scale(domain=shown, range=[colours[v] for v in shown])),
         **encoding).properties(height=alt.Step(36))
     return bars + bars.mark_text(align="left", dx=6, fontSize=14, color="#111111").encode(
         text="mark:N", color=alt.value("#111111"))
