@@ -29,7 +29,7 @@ from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.specs import KEPT_ONLY, SPECS
 from ui.specs.common import TRAINING_IN_URL  # noqa: F401 (ui.train_view reads it here, with the other URL names)
 from ui.state import get_model
-from ui.widget_spec import WidgetSpec
+from ui.widget_spec import APPLIED, WidgetSpec
 
 RESTORED = "_url_restored"
 KEPT = "_kept_view_state"  # {session_state key: value}: the specs' values, kept while their widgets are not drawn
@@ -38,6 +38,7 @@ LINK_VERSION = "2"  # the `v` of links whose layer/head numbers count from 1 (no
 LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
 URL_EXTRA = "_url_extra"  # {name: text} other parts keep in the address (the open lesson and stop)
 URL_NOTICE = "_url_notice"  # the link's names whose values did not fit, said once by show_url_notice
+LINK_RUN = "_url_link_run"  # this full run opened the address as a link: the session's first run, Back or Forward
 
 
 def restore_from_url() -> None:
@@ -47,14 +48,23 @@ def restore_from_url() -> None:
     and puts back the view of the page being opened (keep_view_state).
     """
     st.session_state.pop(LINK_DRAWN_BY, None)
+    st.session_state[LINK_RUN] = False
     if not st.session_state.get(RESTORED):
         st.session_state[RESTORED] = True
+        st.session_state[LINK_RUN] = True
         _read_link()
     elif WRITTEN in st.session_state and st.query_params.to_dict() not in (st.session_state[WRITTEN], {}):
         # The address is not the one this app wrote: the browser's Back or Forward button (each view the app
-        # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view.
+        # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view
+        # (and ui/lesson_bar its lesson stop, reading opened_link()).
+        st.session_state[LINK_RUN] = True
         _read_link()
     keep_view_state()
+
+
+def opened_link() -> bool:
+    """True in a full run that opened the address as a link (the session's first run, Back, Forward)."""
+    return bool(st.session_state.get(LINK_RUN))
 
 
 def _from_link(spec: WidgetSpec, text: str, one_based: bool) -> str:
@@ -97,6 +107,7 @@ def _apply(params: dict[str, str], one_based: bool) -> list[str]:
             continue
         try:
             st.session_state[spec.key] = spec.parse(_from_link(spec, params[name], one_based), st.session_state)
+            st.session_state.setdefault(APPLIED, set()).add(spec.key)  # shown by the run that draws it (prepare)
             if spec.key == "model_id":
                 st.session_state["sentence_task"] = get_model(st.session_state[spec.key]).task
         except (ValueError, KeyError, TypeError):
