@@ -29,7 +29,7 @@ from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.specs import KEPT_ONLY, SPECS
 from ui.specs.common import TRAINING_IN_URL  # noqa: F401 (ui.train_view reads it here, with the other URL names)
 from ui.state import get_model
-from ui.widget_spec import APPLIED, WidgetSpec
+from ui.widget_spec import WidgetSpec
 
 RESTORED = "_url_restored"
 KEPT = "_kept_view_state"  # {session_state key: value}: the specs' values, kept while their widgets are not drawn
@@ -107,7 +107,6 @@ def _apply(params: dict[str, str], one_based: bool) -> list[str]:
             continue
         try:
             st.session_state[spec.key] = spec.parse(_from_link(spec, params[name], one_based), st.session_state)
-            st.session_state.setdefault(APPLIED, set()).add(spec.key)  # shown by the run that draws it (prepare)
             if spec.key == "model_id":
                 st.session_state["sentence_task"] = get_model(st.session_state[spec.key]).task
         except (ValueError, KeyError, TypeError):

@@ -20,12 +20,6 @@ import streamlit as st
 from ui.display import presenting
 
 State = Mapping[str, Any]
-# session_state keys whose value a link, a lesson stop or Back/Forward set (ui/share.apply_view_state) and that no
-# widget has been drawn with since. Streamlit tells the browser a widget's value only in a run that sets it; a value
-# set in a run that does not draw the widget (a Next whose stop hides the page behind a question, another page) would
-# otherwise reach an already-known widget as its default ("Encoder self-attention", no View chosen) while the chart
-# follows the value. prepare() sets such a value again in the run that draws it, so the browser adopts it.
-APPLIED = "_view_applied"
 Bound = int | Callable[[State], int]
 
 
@@ -125,11 +119,12 @@ def prepare(spec: WidgetSpec, offered: list | None = None):
     if offered is not None and value not in offered:
         default = spec.initial(state)
         value = default if default in offered else offered[0]
-    applied = state.get(APPLIED)
-    if state.get(spec.key, object()) != value or (applied is not None and spec.key in applied):
-        state[spec.key] = value  # set in this run: the browser shows it (see APPLIED)
-        if applied is not None:
-            applied.discard(spec.key)
+    # Set in every run that prepares it, even when unchanged: Streamlit tells the browser a widget's value only in a
+    # run that sets it. A value set in a run that does not draw the widget (a lesson's Next whose stop hides the page
+    # behind its question, a link, Back, another page, a view of the page not shown) would otherwise reach a widget
+    # the session has drawn before as the widget's default ("Encoder self-attention", no View chosen) while the
+    # charts follow the value (tests/app_links.BrowserPickers models the browser).
+    state[spec.key] = value
     return value
 
 
