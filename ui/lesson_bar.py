@@ -22,6 +22,7 @@ from i18n import current_language, tr
 from ui.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
 from ui.display import STOP_SECTION, TITLED_BY_LESSON, presenting
 from ui.errors import page_guard
+from ui.lesson_claims import show_claims
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
 from ui.page_menu import PAGE_NAMES
 from ui.page_sections import open_stop_section, section_names
@@ -305,9 +306,10 @@ def lesson_bar(url_path: str) -> bool:
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
         st.markdown(localized(stop.text, language))
-        if stop.question is None or stop.problem or stop.page != current_page:
-            return True
-        return _question(lesson, stop)
+        shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
+        if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
+            show_claims(stop)
+        return shown
 
 
 def _question(lesson: Lesson, stop: Stop) -> bool:
