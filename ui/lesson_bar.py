@@ -27,7 +27,8 @@ from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expe
 from ui.page_menu import PAGE_NAMES
 from ui.page_sections import open_stop_section, section_names
 from ui.text import escape_markdown
-from ui.share import URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value
+from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
+                      view_query)
 from ui.state import DEFAULT_MODEL
 
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
@@ -115,10 +116,11 @@ def _page_name(url_path: str) -> str:
 def _from_url() -> None:
     """On a session's first run: ?class=CODE joins a class, ?lesson=ID&stop=K opens a lesson at stop K.
     On Back or Forward (ui/share.opened_link): the address's stop, bar and view together (_history)."""
-    if not opened_link():
+    link = opened_link()
+    if link is None:
         return
     if st.session_state.get(URL_READ):
-        _history()
+        _history(link)
         return
     st.session_state[URL_READ] = True
     if "class" in st.query_params:
@@ -145,11 +147,11 @@ def _stop_number(text: str | None) -> int:
     return int(text) if text is not None and re.fullmatch(r"[0-9]{1,4}", text) else 0
 
 
-def _history() -> None:
+def _history(link: dict[str, str]) -> None:
     """Back or Forward (or an address edited by hand) inside the app: the stop the address names opens, its bar and
     its view together, as Next does; an address without a lesson leaves the open one. The address of the open stop
     itself (a menu link to another page carries it) changes nothing: its own view stands."""
-    lesson_id, number = st.query_params.get("lesson"), _stop_number(st.query_params.get("stop"))
+    lesson_id, number = link.get("lesson"), _stop_number(link.get("stop"))
     if lesson_id == st.session_state.get(LESSON_ID) and number == st.session_state.get(LESSON_STOP):
         return
     code = st.session_state.get(CLASS_CODE)
@@ -260,7 +262,9 @@ def lesson_bar(url_path: str) -> bool:
     target = st.session_state.pop(SWITCH_TO, current_page)
     if target != current_page:
         carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
-        st.switch_page(f"app_pages/{target}.py")
+        # with the stop's address: a switch without it leaves the browser's history an entry with no stop, where
+        # Back would show one stop's bar over another stop's view
+        st.switch_page(f"app_pages/{target}.py", query_params=view_query(target, link=True))
     notice = st.session_state.pop("_class_notice", None)
     if notice:
         st.warning(notice)
