@@ -33,3 +33,16 @@ def test_the_shipped_models_diagonal_cross_heads_are_labelled_alignment():
     assert labelled == by_eye_diagonal, cross.labels
     assert "block" not in cross.labels[1]
     assert (cross.monotone[1] >= 0.95).all() and (cross.peak[1] >= 0.95).all()
+
+
+@pytest.mark.slow
+def test_stop_10s_thumbnails_call_the_layer_2_cross_heads_an_alignment():
+    from tests.app_links import assert_healthy, chart_specs, open_from_link
+    from tests.test_lessons import _answer
+
+    at, _ = open_from_link(None, {"lesson": "intro", "stop": "10"})
+    _answer(at, "q_intro_10", "head", "L2 H2")
+    assert_healthy(at)
+    texts = " ".join(a.get("text", "") for spec in chart_specs(at) for a in spec["layout"].get("annotations", []))
+    assert all(f"L2 H{h} · align" in texts for h in range(1, 5)), texts
+    assert "L2 H1 · block" not in texts
