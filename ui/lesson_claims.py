@@ -10,6 +10,7 @@ from classroom.lessons import Claim, Stop, localized
 from i18n import current_language, tr
 from model import claims as measures
 from model.normalization import normalization_demo
+from ui.display import presenting
 from ui.lesson_questions import QuestionError, stop_decoded
 from ui.models import shipped_model_info
 from ui.specs import SPECS
@@ -91,7 +92,12 @@ def claim_line(measured: Measured, language: str) -> str:
 def show_claims(stop: Stop) -> None:
     """Under the stop's text, once its page is shown: each claim with the figure measured now."""
     language = current_language()
-    lines = [claim_line(measured, language) for measured in check(stop)]
-    if lines:
-        with st.container(key="lesson_claims"):
-            st.markdown("  \n".join(lines))
+    checked = check(stop)
+    if not checked:
+        return
+    failing = sum(not measured.holds for measured in checked)
+    title = (tr("lessons.claims_fail", failing=failing, claims=len(checked)) if failing
+             else tr("lessons.claims_hold", claims=len(checked)))
+    # one line while projected (the chart stays above the fold); open to read, and open wherever one fails
+    with st.expander(title, expanded=bool(failing) or not presenting(), key="lesson_claims"):
+        st.markdown("  \n".join(claim_line(measured, language) for measured in checked))
