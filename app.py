@@ -7,7 +7,7 @@ from ui.display import document_language, presenting
 from ui.errors import page_guard
 from ui.lesson_bar import lesson_bar, lesson_picker
 from ui.page_menu import navigation_pages, page_menu, page_menu_place
-from ui.share import restore_from_url, share_link, show_url_notice, write_to_url
+from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
 from ui.train_view import lost_training_notice
 
@@ -22,6 +22,7 @@ with page_guard():
     pages = navigation_pages()  # ui/page_menu.PAGE_SECTIONS: the app's one list of pages
     # Hidden: ui/page_menu draws the same list with links that carry each page's view (one history entry a page).
     navigation = st.navigation(pages, position="hidden")
+    follow_page_change(navigation.url_path)  # Back/Forward to another page: that page's address, not the last one
     menu = page_menu_place()
     show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
     render_sidebar()

@@ -22,6 +22,17 @@ English):
     answer = "L2 H1"                         # a fixed answer where nothing is computed
     # choice: options = { en = [...], ko = [...] } (answer: 1-based option number); number: tolerance = 0.01
 
+    [[stop.claim]]                           # optional, any number: a fact the text states, measured live
+    measure = "position_share"               # one of CLAIMS (model/claims.py computes it)
+    args = { kind = "encoder_self", layer = 1, head = "max", offset = -1 }
+    at_most = 0.5                            # the bound the figure must keep: at_least and/or at_most
+    format = "number"                        # how the figure is written: number (0.62) | percent (62%) | count (6)
+    text = { en = "the layer-1 head that looks most at the previous word puts {value} on it", ko = "..." }
+
+A claim is shown under the stop's text with its figure, ✓ when it holds on the model the stop shows, ✗ when not
+(ui/lesson_claims.py); tests/test_lesson_claims.py checks every claim of every shipped lesson. Layer and head
+numbers in args are 1-based, as on screen; a head may be "max" or "min" (over the layer's heads).
+
 `state` holds the view state as share-link parameters: the names and the text ui/share.py puts in the
 URL, one per widget spec in ui/specs/ (values may be TOML numbers or booleans; they are turned into the URL's text).
 Layer and head numbers are written as shown on screen: 1-based (layer = 1 is the first layer).
@@ -50,6 +61,11 @@ QUESTION_KINDS = ("choice", "head", "number", "token")
 COMPUTED = {"sharpest_cross_head": "head", "head_linking": "head", "alignment_source_token": "token",
             "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number"}
 # (each with the question kind its answer is)
+# measures a claim may use -> the args it reads (model/claims.py; the stop's state gives the model and sentence)
+CLAIMS = {"position_share": ("kind", "layer", "head", "offset"), "row_peak": ("kind", "layer", "head"),
+          "linking_weight": ("layer", "head", "target", "source"), "exact_match_at_length": ("model", "words"),
+          "zeroed_fraction": (), "pooled_count": ()}
+CLAIM_FORMATS = ("number", "percent", "count")
 _STOP_HEADER = re.compile(r"^\s*\[\[\s*stop\s*\]\]")
 _TOML_LINE = re.compile(r"line (\d+)")
 
@@ -78,6 +94,16 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Claim:
+    measure: str
+    text: Text  # each language's text holds {value}, the measured figure
+    args: dict = field(default_factory=dict)  # layer/head 0-based here (1-based in the file), "max"/"min" heads
+    at_least: float | None = None
+    at_most: float | None = None
+    format: str = "number"
+
+
+@dataclass(frozen=True)
 class Stop:
     number: int  # 1-based
     line: int | None  # line of its [[stop]] header in the file
@@ -88,6 +114,7 @@ class Stop:
     question: Question | None = None
     problem: str | None = None  # why this stop cannot be shown as written (shown at the stop)
     section: str | None = None  # the section of its page it is about (shown first), or the whole page
+    claims: tuple[Claim, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,6 +185,8 @@ def _args(compute: str, raw: object) -> dict:
         for name in ("target", "source") if compute == "head_linking" else ("target",):
             if not isinstance(args.get(name), str):
                 raise ValueError(f"{compute} needs args.{name}: a token's text")  # noqa: TRY004
+        if not isinstance(args.get("least", False), bool):
+            raise ValueError("args.least must be true or false (the head with the least weight)")
     elif compute == "softmax_weight":
         scores = args.get("scores")
         if not isinstance(scores, list) or not scores:
@@ -233,6 +262,47 @@ def _question(raw: object) -> Question:
     return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance))
 
 
+def _claim_args(measure: str, raw: object) -> dict:
+    if not isinstance(raw, dict):
+        raise ValueError("claim args must be a table")  # noqa: TRY004
+    missing = [name for name in CLAIMS[measure] if name not in raw]
+    if missing:
+        raise ValueError(f"claim {measure!r} needs args.{', args.'.join(missing)}")
+    args = dict(raw)
+    if "layer" in args:
+        args["layer"] = _whole(args["layer"], "claim args.layer (1-based)") - 1
+    if "head" in args:
+        head = args["head"]
+        args["head"] = head if head in ("max", "min") else _whole(head, 'claim args.head (1-based, or "max"/"min")') - 1
+    if "offset" in args and args["offset"] not in (-1, 0, 1):
+        raise ValueError("claim args.offset must be -1 (previous), 0 (same) or 1 (next)")
+    if "words" in args:
+        _whole(args["words"], "claim args.words")
+    for name in ("kind", "target", "source", "model", "norm"):
+        if name in args and not isinstance(args[name], str):
+            raise ValueError(f"claim args.{name} must be a text")
+    return args
+
+
+def _claim(raw: object) -> Claim:
+    if not isinstance(raw, dict):
+        raise ValueError("each claim must be a table ([[stop.claim]])")  # noqa: TRY004
+    measure = raw.get("measure")
+    if not isinstance(measure, str) or measure not in CLAIMS:
+        raise ValueError(f"claim measure {measure!r} is not one of {', '.join(CLAIMS)}")
+    text = _text(raw.get("text"), "claim text")
+    if not all("{value}" in t for t in text.values()):
+        raise ValueError("a claim's text must show its figure: write {value} in every language")
+    bounds = {name: _finite(raw[name], f"claim {name}") for name in ("at_least", "at_most") if name in raw}
+    if not bounds:
+        raise ValueError("a claim needs a bound: at_least, at_most or both")
+    form = raw.get("format", "number")
+    if form not in CLAIM_FORMATS:
+        raise ValueError(f"claim format must be one of {', '.join(CLAIM_FORMATS)}")
+    return Claim(measure, text, _claim_args(measure, raw.get("args", {})), bounds.get("at_least"),
+                 bounds.get("at_most"), form)
+
+
 def _stop_lines(source: str) -> list[int]:
     return [i + 1 for i, line in enumerate(source.splitlines()) if _STOP_HEADER.match(line)]
 
@@ -259,7 +329,7 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
     """One [[stop]] table; a problem in it is kept at the stop (the rest of the lesson works)."""
     page = raw.get("page", "")
     page_name = page if isinstance(page, str) else ""
-    problem, question, section = None, None, None
+    problem, question, section, claims = None, None, None, ()
     stop_title, text, state = {"en": page_name or f"{number}"}, {"en": ""}, {}
     try:
         stop_title = _text(raw.get("title", page_name or f"{number}"), "title")
@@ -275,9 +345,13 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
         state = {name: _url_text(value) for name, value in raw_state.items()}
         if "question" in raw:
             question = _question(raw["question"])
+        raw_claims = raw.get("claim", [])
+        if not isinstance(raw_claims, list):
+            raise ValueError("claims are written [[stop.claim]], one table each")  # noqa: TRY004
+        claims = tuple(_claim(item) for item in raw_claims)
     except ValueError as error:
-        problem, question, section = str(error), None, None
-    return Stop(number, line, page_name, stop_title, text, state, question, problem, section)
+        problem, question, section, claims = str(error), None, None, ()
+    return Stop(number, line, page_name, stop_title, text, state, question, problem, section, claims)
 
 
 def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collection[str]]) -> Lesson:

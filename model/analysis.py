@@ -194,13 +194,17 @@ def special_token_survival(weights: np.ndarray, norms: np.ndarray, key_tokens: S
 
 # ---------------------------------------------------------------- head-pattern labels
 
-PATTERNS = ("previous", "next", "self", "sink", "broad", "block")
+PATTERNS = ("previous", "next", "self", "sink", "alignment", "broad", "block")
 # A head gets the first positional label whose share reaches its threshold (largest share first when several
-# do); otherwise "broad" when its rows' normalised entropy reaches the broad threshold; otherwise "block"
+# do); otherwise, for cross-attention, "alignment" (monotone) when the key each row weighs most moves forward with
+# the row (the correlation of the row's position with its top key's position reaches `alignment`) and the rows put
+# on average at least `alignment_peak` on that key: Bahdanau et al. 2015's Fig. 3 diagonal, read off a Transformer;
+# otherwise "broad" when its rows' normalised entropy reaches the broad threshold; otherwise "block"
 # (block/heterogeneous). Shares are the mean over query rows (and sentences) of the weight on that key:
 # previous j = i−1, next j = i+1, self j = i, sink = any special-token key. Previous/next/self only for
 # self-attention (query and key positions are the same sentence). Normalised entropy = entropy / ln(visible keys).
-PATTERN_THRESHOLDS = {"previous": 0.5, "next": 0.5, "self": 0.5, "sink": 0.5, "broad": 0.75}
+PATTERN_THRESHOLDS = {"previous": 0.5, "next": 0.5, "self": 0.5, "sink": 0.5, "alignment": 0.9,
+                      "alignment_peak": 0.9, "broad": 0.75}
 
 
 @dataclass
@@ -213,6 +217,23 @@ class PatternScores:
     sink: np.ndarray
     entropy: np.ndarray  # normalised, 0 (one key) .. 1 (uniform over the visible keys)
     labels: np.ndarray = field(default=None)  # (L, h) of PATTERNS ids
+    monotone: np.ndarray = field(default=None)  # cross-attention: correlation of row position and top key position
+    peak: np.ndarray = field(default=None)  # mean over rows of the largest weight
+
+
+def monotone_alignment(weights: np.ndarray) -> np.ndarray:
+    """weights (..., T_q, T_k) -> (...): the correlation of each query row's position with the position of the key
+    it weighs most (1: the top key moves forward with every row, a diagonal alignment; NaN under 3 rows or a
+    constant top key)."""
+    t_q = weights.shape[-2]
+    if t_q < 3:
+        return np.full(weights.shape[:-2], np.nan)
+    top = weights.argmax(-1).astype(np.float64)  # (..., T_q)
+    rows = np.arange(t_q, dtype=np.float64)
+    top_c, rows_c = top - top.mean(-1, keepdims=True), rows - rows.mean()
+    spread = np.sqrt((top_c ** 2).sum(-1) * (rows_c ** 2).sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(spread > 0, (top_c * rows_c).sum(-1) / spread, np.nan)
 
 
 def _pattern_shares(weights: np.ndarray, key_tokens: Sequence[str], self_attention: bool) -> dict[str, np.ndarray]:
@@ -234,6 +255,8 @@ def _pattern_shares(weights: np.ndarray, key_tokens: Sequence[str], self_attenti
         shares["self"] = (weights * (i == j)).sum(-1).mean(-1)
     else:
         shares["previous"] = shares["next"] = shares["self"] = nan
+    shares["monotone"] = nan if self_attention else monotone_alignment(weights)
+    shares["peak"] = weights.max(-1).mean(-1)
     special = np.array([t in SPECIAL_TOKENS for t in key_tokens])
     shares["sink"] = weights[..., special].sum(-1).mean(-1)
     p = np.clip(weights, 1e-12, 1.0)
@@ -260,12 +283,15 @@ def label_heads(maps: Sequence[tuple[np.ndarray, Sequence[str]]], self_attention
                    if np.isfinite(share) and share >= thresholds[name]}
         if reached:
             labels[index] = max(reached, key=reached.get)
+        elif (np.isfinite(mean["monotone"][index]) and mean["monotone"][index] >= thresholds["alignment"]
+              and mean["peak"][index] >= thresholds["alignment_peak"]):
+            labels[index] = "alignment"
         elif np.isfinite(mean["entropy"][index]) and mean["entropy"][index] >= thresholds["broad"]:
             labels[index] = "broad"
         else:
             labels[index] = "block"
     return PatternScores(mean["previous"], mean["next"], mean["self"], mean["sink"], mean["entropy"],
-                         labels.astype(str))
+                         labels.astype(str), mean["monotone"], mean["peak"])
 
 
 @torch.no_grad()

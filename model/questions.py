@@ -35,9 +35,12 @@ def softmax_weight(scores: list[float], factor: float, index: int) -> float:
     return float(softmax(factor * np.asarray(scores, dtype=float))[index])
 
 
-def causal_visible_keys(query_position: int) -> int:
-    """How many keys a query at 1-based position i sees under a causal mask: positions 1..i."""
-    return query_position
+def causal_visible_keys(allowed: np.ndarray, query_position: int) -> int:
+    """How many keys the query at 1-based position i may attend to under the mask drawn: allowed (T_q, T_k) boolean,
+    True where the query may attend (model/attention_steps.build_mask)."""
+    if not 1 <= query_position <= allowed.shape[0]:
+        raise ValueError(f"query {query_position} is not one of the {allowed.shape[0]} queries")
+    return int(np.count_nonzero(allowed[query_position - 1]))
 
 
 def lowest_metric(metrics: dict[str, float]) -> str:

@@ -104,3 +104,58 @@ def shipped_checkpoint_upload() -> tuple[bytes, bytes]:
 
     loaded = load_checkpoint(CHECKPOINT_DIR / "transformer_reverse")
     return checkpoint_bytes(loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab, "reverse")
+
+
+class BrowserPickers:
+    """What a browser shows in each keyed picker after a run, modelled on Streamlit's frontend: a widget takes the
+    value the server sends only when the run marks it `set_value`; otherwise a widget still on screen keeps what it
+    showed, and one mounted in this run shows its element default. AppTest reads the server's value, so a picker
+    whose browser shows another value (Next to a stop whose page was hidden behind a question) is caught only here.
+
+    shown(at) after each run -> {widget key: (shown, server's)}, both as the labels or numbers the widget holds."""
+
+    def __init__(self):
+        self._shown: dict[str, object] = {}  # element id -> what the browser shows
+
+    @staticmethod
+    def _read(widget) -> tuple[object, object, object]:
+        """(the proto's value when set_value, its default, the server's value), as comparable labels/numbers."""
+        proto, kind = widget.proto, type(widget).__name__
+        if kind == "Selectbox" or kind == "Radio":
+            options = list(proto.options)
+            default = options[proto.default] if proto.HasField("default") and options else None
+            server = None if widget.value is None else widget.format_func(widget.value)
+            return proto.raw_value, default, server
+        if kind == "ButtonGroup":
+            options = [o.content for o in proto.options]
+            value = widget.value
+            server = [] if value is None else [widget.format_func(v) for v in (value if isinstance(value, list)
+                                                                               else [value])]
+            return list(proto.raw_values), [options[i] for i in proto.default], server
+        if kind in ("Slider", "SelectSlider"):
+            options = list(proto.options)
+            labels = (lambda xs: [options[int(x)] for x in xs]) if options else (lambda xs: [float(x) for x in xs])
+            value = widget.value
+            values = list(value) if isinstance(value, (list, tuple)) else [value]
+            server = [widget.format_func(v) for v in values] if options else [float(v) for v in values]
+            sent = list(proto.raw_value) if options and proto.raw_value else labels(proto.value)  # labels, or indices
+            return sent, labels(proto.default), server
+        if kind == "NumberInput":
+            return (proto.value if proto.HasField("value") else None,
+                    proto.default if proto.HasField("default") else None, widget.value)
+        return proto.value, proto.default, widget.value  # Checkbox, Toggle
+
+    def shown(self, at: AppTest) -> dict[str, tuple[object, object]]:
+        kinds = ("selectbox", "radio", "button_group", "slider", "select_slider", "number_input", "toggle", "checkbox")
+        now, result = {}, {}
+        for kind in kinds:
+            for widget in at.get(kind):
+                if not widget.key:
+                    continue
+                sent, default, server = self._read(widget)
+                element = widget.proto.id
+                shown = sent if widget.proto.set_value else self._shown.get(element, default)
+                now[element] = shown
+                result[widget.key] = (shown, server)
+        self._shown = now
+        return result

@@ -259,6 +259,8 @@ def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: st
     t = analysis.PATTERN_THRESHOLDS
     st.caption(tr(caption_key, previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}", self=f"{t['self']:.0%}",
                   sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}", sentences=sentences))
+    if caption_key == "explain.patterns_caption":  # a model with cross-attention
+        st.caption(tr("explain.patterns_alignment", alignment=f"{t['alignment']:.2f}", peak=f"{t['alignment_peak']:.0%}"))
 
 
 def show_patterns(model_id: str, loaded) -> None:

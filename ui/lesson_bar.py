@@ -22,11 +22,13 @@ from i18n import current_language, tr
 from ui.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
 from ui.display import STOP_SECTION, TITLED_BY_LESSON, presenting
 from ui.errors import page_guard
+from ui.lesson_claims import show_claims
 from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
 from ui.page_menu import PAGE_NAMES
 from ui.page_sections import open_stop_section, section_names
 from ui.text import escape_markdown
-from ui.share import URL_EXTRA, apply_view_state, carry_view_state, report_unfit_link_value
+from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
+                      view_query)
 from ui.state import DEFAULT_MODEL
 
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
@@ -112,8 +114,13 @@ def _page_name(url_path: str) -> str:
 
 
 def _from_url() -> None:
-    """On a session's first run: ?class=CODE joins a class, ?lesson=ID&stop=K opens a lesson at stop K."""
+    """On a session's first run: ?class=CODE joins a class, ?lesson=ID&stop=K opens a lesson at stop K.
+    On Back or Forward (ui/share.opened_link): the address's stop, bar and view together (_history)."""
+    link = opened_link()
+    if link is None:
+        return
     if st.session_state.get(URL_READ):
+        _history(link)
         return
     st.session_state[URL_READ] = True
     if "class" in st.query_params:
@@ -128,13 +135,38 @@ def _from_url() -> None:
         st.session_state[PROBLEM] = tr("lessons.unknown_lesson", lesson=escape_markdown(shown))
         return
     lesson = all_lessons[lesson_id]
-    stop_text = st.query_params.get("stop", "1")
-    # ASCII digits only ('²'.isdigit() is true) and a stop of this lesson; anything else opens the first stop
-    number = int(stop_text) if re.fullmatch(r"[0-9]{1,4}", stop_text) else 0
+    number = _stop_number(st.query_params.get("stop", "1"))  # a stop of this lesson; anything else: the first
     if not 1 <= number <= len(lesson.stops):
         report_unfit_link_value("stop")
         number = 1
     go_to(lesson, number, move_class=False)
+
+
+def _stop_number(text: str | None) -> int:
+    """A link's ?stop= (ASCII digits only: '²'.isdigit() is true), or 0."""
+    return int(text) if text is not None and re.fullmatch(r"[0-9]{1,4}", text) else 0
+
+
+def _history(link: dict[str, str]) -> None:
+    """Back or Forward (or an address edited by hand) inside the app: the stop the address names opens, its bar and
+    its view together, as Next does; an address without a lesson leaves the open one. The address of the open stop
+    itself (a menu link to another page carries it) changes nothing: its own view stands."""
+    lesson_id, number = link.get("lesson"), _stop_number(link.get("stop"))
+    if lesson_id == st.session_state.get(LESSON_ID) and number == st.session_state.get(LESSON_STOP):
+        return
+    code = st.session_state.get(CLASS_CODE)
+    if code:  # a student follows the class: Back cannot leave the class's stop, it shows it again
+        session = class_store().session(code)
+        lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
+        if lesson is not None:
+            go_to(lesson, session.stop, move_class=False)
+        return
+    lesson = open_lesson(lessons()[0], lesson_id) if lesson_id else None
+    if lesson is None or not 1 <= number <= len(lesson.stops):
+        if st.session_state.get(LESSON_ID):
+            leave()
+        return
+    go_to(lesson, number)  # the teacher's Back moves her class, as her Previous does
 
 
 def student_id() -> str:
@@ -230,7 +262,9 @@ def lesson_bar(url_path: str) -> bool:
     target = st.session_state.pop(SWITCH_TO, current_page)
     if target != current_page:
         carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
-        st.switch_page(f"app_pages/{target}.py")
+        # with the stop's address: a switch without it leaves the browser's history an entry with no stop, where
+        # Back would show one stop's bar over another stop's view
+        st.switch_page(f"app_pages/{target}.py", query_params=view_query(target, link=True))
     notice = st.session_state.pop("_class_notice", None)
     if notice:
         st.warning(notice)
@@ -276,9 +310,10 @@ def lesson_bar(url_path: str) -> bool:
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
         st.markdown(localized(stop.text, language))
-        if stop.question is None or stop.problem or stop.page != current_page:
-            return True
-        return _question(lesson, stop)
+        shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
+        if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
+            show_claims(stop)
+        return shown
 
 
 def _question(lesson: Lesson, stop: Stop) -> bool:

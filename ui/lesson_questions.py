@@ -11,6 +11,7 @@ import streamlit as st
 from classroom.lessons import Question, Stop, localized
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
+from model.attention_steps import build_mask
 from model.config import TransformerConfig
 from model.questions import (causal_visible_keys, lowest_metric, mean_row_entropy, most_attended_key, softmax_weight)
 from ui.models import shipped_model_info
@@ -43,7 +44,8 @@ def head_name(layer: int, head: int) -> str:
     return f"L{layer + 1} H{head + 1}"
 
 
-def _decoded(stop: Stop):
+def stop_decoded(stop: Stop):
+    """(the loaded model, its analysis of the stop's sentence): what a question or a claim of the stop reads."""
     model_id = stop.state.get("model", DEFAULT_MODEL)
     sentence = stop.state.get("sentence")
     if not sentence:
@@ -56,7 +58,7 @@ def _decoded(stop: Stop):
 
 
 def _cross(stop: Stop):
-    loaded, result = _decoded(stop)
+    loaded, result = stop_decoded(stop)
     if not isinstance(loaded.config, TransformerConfig):
         raise QuestionError(tr("lessons.needs_transformer"))
     return result, result.attention["cross"]  # (L, h, T_q, T_k)
@@ -87,9 +89,9 @@ def _compute(stop: Stop, question: Question) -> Expected:
         result, cross = _cross(stop)
         query = _index(result.output_tokens, str(args.get("target")))  # the cross row that writes the target
         key = _index(result.source.tokens, str(args.get("source")))
-        return _heads_near_best(cross[:, :, query, key], False, question.tolerance)
+        return _heads_near_best(cross[:, :, query, key], bool(args.get("least")), question.tolerance)
     if name == "alignment_source_token":
-        _, result = _decoded(stop)
+        _, result = stop_decoded(stop)
         if "alignment" not in result.attention:
             raise QuestionError(tr("lessons.needs_alignment"))
         query = _index(result.output_tokens, str(args.get("target")))
@@ -106,7 +108,8 @@ def _compute(stop: Stop, question: Question) -> Expected:
         number = str(models.index(lowest_metric(metrics)) + 1)
         return Expected(number, frozenset({number}))
     if name == "causal_visible_keys":
-        value = causal_visible_keys(int(args["query"]))
+        tokens = int(stop.state.get("tokens", 4))  # the mask the attention_steps page draws for the stop
+        value = causal_visible_keys(build_mask(stop.state.get("mask", "causal"), tokens, tokens), int(args["query"]))
         return Expected(str(value), number=float(value), tolerance=question.tolerance)
     raise QuestionError(name)
 
@@ -135,7 +138,7 @@ def expected_answer(stop: Stop) -> Expected:
         if answer not in {head_name(layer, head) for layer in range(layers) for head in range(heads)}:
             raise QuestionError(tr("lessons.no_such_head", answer=answer, layers=layers, heads=heads))
     elif question.kind == "token":
-        _index(_decoded(stop)[1].source.tokens, answer)
+        _index(stop_decoded(stop)[1].source.tokens, answer)
     return Expected(answer, frozenset({answer}))
 
 
@@ -196,7 +199,7 @@ def ask(stop: Stop, key: str) -> str | None:
 
 def _source_tokens(stop: Stop) -> list[str]:
     try:
-        return _decoded(stop)[1].source.tokens
+        return stop_decoded(stop)[1].source.tokens
     except QuestionError:
         return []
 

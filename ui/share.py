@@ -38,6 +38,9 @@ LINK_VERSION = "2"  # the `v` of links whose layer/head numbers count from 1 (no
 LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
 URL_EXTRA = "_url_extra"  # {name: text} other parts keep in the address (the open lesson and stop)
 URL_NOTICE = "_url_notice"  # the link's names whose values did not fit, said once by show_url_notice
+LINK_RUN = "_url_link_run"  # the query string this full run opened as a link (first run, Back, Forward), else None
+WRITTEN_PAGE = "_url_written_page"  # the page whose address write_to_url wrote last
+WRITTEN_BY_PAGE = "_url_written_by_page"  # {page: the query string write_to_url last wrote on it}
 
 
 def restore_from_url() -> None:
@@ -47,14 +50,33 @@ def restore_from_url() -> None:
     and puts back the view of the page being opened (keep_view_state).
     """
     st.session_state.pop(LINK_DRAWN_BY, None)
+    st.session_state[LINK_RUN] = None
     if not st.session_state.get(RESTORED):
         st.session_state[RESTORED] = True
-        _read_link()
+        _read_link(st.query_params.to_dict())
     elif WRITTEN in st.session_state and st.query_params.to_dict() not in (st.session_state[WRITTEN], {}):
         # The address is not the one this app wrote: the browser's Back or Forward button (each view the app
-        # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view.
-        _read_link()
+        # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view
+        # (and ui/lesson_bar its lesson stop, reading opened_link()).
+        _read_link(st.query_params.to_dict())
     keep_view_state()
+
+
+def follow_page_change(page: str) -> None:
+    """After st.navigation, before any widget: Back or Forward to an entry of another page reaches the server with
+    the query string of the page left (Streamlit's frontend asks for the entry's page, not its address), which
+    would open that page under the stop and view of the page left. Such a run opens the address this session last
+    wrote on that page: its view, and its lesson stop (opened_link)."""
+    written = st.session_state.get(WRITTEN_BY_PAGE, {})
+    if (st.session_state.get(LINK_RUN) is None and st.session_state.get(WRITTEN_PAGE) not in (None, page)
+            and st.query_params.to_dict() == st.session_state.get(WRITTEN) and page in written):
+        _read_link(written[page])
+        keep_view_state()
+
+
+def opened_link() -> dict[str, str] | None:
+    """The query string a full run opened as a link (the session's first run, Back, Forward), else None."""
+    return st.session_state.get(LINK_RUN)
 
 
 def _from_link(spec: WidgetSpec, text: str, one_based: bool) -> str:
@@ -78,9 +100,10 @@ def _as_text(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)  # true/false, as parsed
 
 
-def _read_link() -> None:
-    one_based = "v" in st.query_params  # LINK_VERSION or later; an old link has no version
-    ignored = _apply({name: st.query_params[name] for name in SPECS if name in st.query_params}, one_based)
+def _read_link(query: dict[str, str]) -> None:
+    st.session_state[LINK_RUN] = query
+    one_based = "v" in query  # LINK_VERSION or later; an old link has no version
+    ignored = _apply({name: query[name] for name in SPECS if name in query}, one_based)
     if ignored:
         st.session_state[URL_NOTICE] = ignored
 
@@ -199,6 +222,8 @@ def write_to_url(page: str) -> None:
         # and Back stepped through half-written addresses).
         st.query_params.from_dict(values)
     st.session_state[WRITTEN] = values
+    st.session_state[WRITTEN_PAGE] = page
+    st.session_state.setdefault(WRITTEN_BY_PAGE, {})[page] = values
 
 
 def share_link(page: str) -> None:

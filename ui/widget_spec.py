@@ -120,8 +120,12 @@ def prepare(spec: WidgetSpec, offered: list | None = None):
     if offered is not None and value not in offered:
         default = spec.initial(state)
         value = default if default in offered else offered[0]
-    if state.get(spec.key, object()) != value:
-        state[spec.key] = value
+    # Set in every run that prepares it, even when unchanged: Streamlit tells the browser a widget's value only in a
+    # run that sets it. A value set in a run that does not draw the widget (a lesson's Next whose stop hides the page
+    # behind its question, a link, Back, another page, a view of the page not shown) would otherwise reach a widget
+    # the session has drawn before as the widget's default ("Encoder self-attention", no View chosen) while the
+    # charts follow the value (tests/app_links.BrowserPickers models the browser).
+    state[spec.key] = value
     return value
 
 

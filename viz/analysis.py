@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from i18n import tr
 
 PATTERN_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "sink": "#d62728",
-                   "broad": "#bcbd22", "block": "#9467bd"}
+                   "alignment": "#ff7f0e", "broad": "#bcbd22", "block": "#9467bd"}
 DIMMED = "#e5e5e5"
 
 

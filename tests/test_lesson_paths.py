@@ -1,0 +1,92 @@
+"""Every stop of the shipped lesson shows what it declares, whatever the path to it: by link, by Next from the stop
+before, by Previous from the stop after, and as a student the teacher moves; in English and Korean. Every view
+picker holds the stop's state in the browser too (tests/app_links.BrowserPickers: a value the server holds but did
+not send is shown as the widget's default), and the attention chart's title names the stop's kind, layer and head."""
+import pytest
+
+from classroom.lessons import load_lessons
+from classroom.store import ClassStore
+from i18n import tr, using_language
+from tests.app_links import BrowserPickers, assert_healthy, chart_titles, open_from_link
+from tests.test_lessons import _answer
+from ui.attention_ids import attention_kind_label
+from ui.lesson_bar import known_pages
+from ui.share import _from_link
+from ui.specs import SPECS
+
+LESSON = load_lessons(known_pages())[0]["intro"]
+VIEW_KEYS = {spec.key for spec in SPECS.values()}
+
+
+def _expected_title(stop, language: str) -> str | None:
+    """The attention chart's title the stop's state names (None: not an attention stop with a kind)."""
+    state = stop.state
+    if stop.page != "attention" or "kind" not in state:
+        return None
+    with using_language(language):
+        kind = attention_kind_label(state["kind"])
+        if state.get("view") == "Head":
+            return tr("attention.head_title", kind=kind, layer=int(state["layer"]), head=int(state["head"]))
+        return tr("attention.grid_title", kind=kind)
+
+
+def _open_page(at, stop) -> None:
+    """Answer the stop's question (the first option: any answer shows the page)."""
+    answers = at.session_state["lesson_answers"] if "lesson_answers" in at.session_state else {}
+    if stop.question and f"intro:{stop.number}" not in answers:
+        _answer(at, f"q_intro_{stop.number}", stop.question.kind, None)
+        assert_healthy(at)
+
+
+def _check(at, pickers: BrowserPickers, stop, language: str, path: str) -> None:
+    assert_healthy(at)
+    where = f"{path}, stop {stop.number} ({language})"
+    assert f"{stop.number}" in at.markdown[0].value and stop.title[language] in at.markdown[0].value, where
+    shown = pickers.shown(at)
+    wrong = {key: pair for key, pair in shown.items() if key in VIEW_KEYS and pair[0] != pair[1]}
+    assert not wrong, f"{where}: the browser shows (shown, held): {wrong}"
+    for name, text in stop.state.items():
+        spec = SPECS[name]
+        expected = spec.convert(_from_link(spec, text, one_based=True))  # lesson files count from 1
+        assert at.session_state[spec.key] == expected, f"{where}: {name}"
+    title = _expected_title(stop, language)
+    if title is not None:
+        assert title in chart_titles(at), f"{where}: {chart_titles(at)}"
+
+
+def _arrive(at, pickers, stop, language, path):
+    pickers.shown(at)  # the run that arrives (its page may wait for the answer)
+    _open_page(at, stop)
+    _check(at, pickers, stop, language, path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["en", "ko"])
+@pytest.mark.parametrize("path", ["link", "next", "previous", "teacher"])
+def test_every_stop_shows_its_declared_view_by_every_path(path, language, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    stops = LESSON.stops
+    with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread
+        if path == "link":
+            for stop in stops:
+                at, _ = open_from_link(None, {"lesson": "intro", "stop": str(stop.number), "lang": language})
+                _arrive(at, BrowserPickers(), stop, language, path)
+            return
+        pickers = BrowserPickers()
+        if path == "teacher":
+            from ui.classroom import DB_NAME, data_folder
+            store = ClassStore(data_folder() / DB_NAME)
+            code, token = store.create_class("intro")
+            at, _ = open_from_link(None, {"class": code, "lang": language})
+            order = stops
+        else:
+            order = stops if path == "next" else stops[::-1]
+            at, _ = open_from_link(None, {"lesson": "intro", "stop": str(order[0].number), "lang": language})
+        _arrive(at, pickers, order[0], language, path)
+        for stop in order[1:]:
+            if path == "teacher":
+                store.move(code, token, stop.number)
+                at.run()
+            else:
+                at.button(key="lesson_next" if path == "next" else "lesson_previous").click().run()
+            _arrive(at, pickers, stop, language, path)
