@@ -76,7 +76,7 @@ def test_foundation_pages_respond(page: Page, app_url):
     page.get_by_label("Mask", exact=True).click()
     page.get_by_role("option", name="causal").click()
     wait_idle(page)
-    expect(page.get_by_text("3 · mask (causal)")).to_be_visible()
+    expect(page.get_by_text("3 · mask (causal)", exact=True)).to_be_visible()  # the title (not its summary)
     checked_screenshot(page, "attention_steps.png")
 
 
@@ -125,9 +125,9 @@ def _set_slider(page: Page, label: str, target: int) -> None:
 
 def test_positional_normalization_residual_pages(page: Page, app_url):
     open_url(page, f"{app_url}/positional", "Positional encoding")
-    expect(page.get_by_text("PE for 64 positions × d_model = 64")).to_be_visible()
+    expect(page.get_by_text("PE for 64 positions × d_model = 64", exact=True)).to_be_visible()  # the chart title
     _set_slider(page, "d_model", 60)
-    expect(page.get_by_text("PE for 64 positions × d_model = 60")).to_be_visible()
+    expect(page.get_by_text("PE for 64 positions × d_model = 60", exact=True)).to_be_visible()
     expect(page.get_by_test_id("stMetric")).to_have_count(0)  # the folded sections are not built yet
     page.get_by_text("A shift by k is a rotation", exact=True).click()  # opening one builds it
     wait_idle(page)

@@ -31,7 +31,7 @@ def class_store() -> ClassStore:
 
 
 def browser_seat() -> str | None:
-    """This browser's seat cookie (serving/seat.py; asgi.py sets it), or None (plain `streamlit run app.py`, AppTest)."""
+    """This browser's seat cookie (serving/seat.py, set by asgi.py), or None (plain `streamlit run app.py`, AppTest)."""
     try:
         return valid_seat(st.context.cookies.get(SEAT_COOKIE))
     except Exception:  # no client context (a script run outside a browser session): no seat
