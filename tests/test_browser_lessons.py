@@ -59,6 +59,13 @@ def _start_class(teacher: Page, url: str, data: Path, query: str = "") -> str:
     return code.inner_text()
 
 
+def _next_stop_moves(teacher: Page, student: Page) -> None:
+    """The teacher's Next stop: the student's page, which polls the class every 3 s, opens stop 2 by itself."""
+    teacher.get_by_role("button", name="Next stop").click()
+    expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
+    no_exception(student)
+
+
 def _answered(teacher: Page):
     return teacher.get_by_test_id("stMetric").filter(has_text="Answered").get_by_test_id("stMetricValue")
 
@@ -96,10 +103,7 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         expect(share).to_have_text("100%")
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_counted.png", full_page=True)
 
-        teacher.get_by_role("button", name="Next stop").click()
-        # The student's page polls the class every 3 s and opens stop 2 by itself.
-        expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
-        no_exception(student)
+        _next_stop_moves(teacher, student)
         no_exception(teacher)
     finally:
         teacher_context.close()
@@ -183,9 +187,7 @@ def test_reloads_keep_the_teacher_in_control_and_count_a_student_once(browser, c
                .get_by_test_id("stMetricValue")).to_have_text(code)  # back in control, no password typed
         expect(_answered(teacher)).to_have_text("1")  # five reloads, one student
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_after_reload.png")
-        teacher.get_by_role("button", name="Next stop").click()
-        expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
-        no_exception(student)
+        _next_stop_moves(teacher, student)
         no_exception(teacher)
     finally:
         teacher_context.close()
@@ -247,9 +249,7 @@ def test_a_typo_saved_in_the_lesson_file_during_class_does_not_stop_it(browser, 
         wait_idle(teacher)
         expect(teacher.get_by_text(re.compile("does not read now"))).to_be_visible()
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_broken_lesson_file.png")
-        teacher.get_by_role("button", name="Next stop").click()
-        expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
-        no_exception(student)
+        _next_stop_moves(teacher, student)
         lesson_file.write_text(source, encoding="utf-8")
         teacher.reload()
         wait_idle(teacher)
