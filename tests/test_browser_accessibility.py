@@ -26,6 +26,9 @@ def _finished(page: Page, language: str) -> None:
     page.locator(".st-key-page_language").wait_for(state="attached", timeout=90000)
     expect(page.locator("html")).to_have_attribute("lang", language)
     wait_idle(page)
+    # Elements of the previous run are drawn faded (data-stale) until the new run replaces them: a slow stop (the
+    # real encoder's) can still show some after the status widget is gone, and axe would read their faded text.
+    expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=90000)
 
 
 def _check(page: Page, found: dict, view: str, presenter: bool) -> None:
