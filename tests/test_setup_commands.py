@@ -1,5 +1,6 @@
 """The README's two commands (`make run`, `make test`): the clone's own .venv from the hashed lock, reused while the
 lock is unchanged, and CI running exactly the test command."""
+import hashlib
 import os
 import re
 import shutil
@@ -22,7 +23,9 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
     assert [line for line in ci.splitlines() if line.startswith("make ")] == ["make test"]
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^run: venv\n", makefile, re.M) and re.search(r"^test: venv system-packages", makefile, re.M)
-    assert "--require-hashes -r requirements.lock" in (ROOT / "scripts" / "venv.sh").read_text()
+    venv_script = (ROOT / "scripts" / "venv.sh").read_text()
+    assert "--require-hashes -r requirements.lock" in venv_script
+    assert "--no-deps --require-hashes -r requirements-nodeps.lock" in venv_script
 
 
 @pytest.mark.slow
@@ -33,6 +36,7 @@ def test_venv_is_made_once_and_remade_when_the_lock_changes(tmp_path):
     shutil.copy(ROOT / "scripts" / "venv.sh", tmp_path / "scripts" / "venv.sh")
     lock = tmp_path / "requirements.lock"
     lock.write_text("# nothing pinned\n")
+    (tmp_path / "requirements-nodeps.lock").write_text("# nothing pinned without its dependencies\n")
     env = {**os.environ, "PYTHON": sys.executable}
 
     def make_venv() -> str:
@@ -44,8 +48,8 @@ def test_venv_is_made_once_and_remade_when_the_lock_changes(tmp_path):
     assert "Making .venv" in make_venv()
     python = tmp_path / ".venv" / "bin" / "python"
     stamp = tmp_path / ".venv" / "requirements.lock.sha256"
-    assert python.exists() and stamp.read_text().strip() == subprocess.run(
-        ["sha256sum", str(lock)], capture_output=True, text=True).stdout.split()[0]
+    both_locks = lock.read_bytes() + (tmp_path / "requirements-nodeps.lock").read_bytes()
+    assert python.exists() and stamp.read_text().strip() == hashlib.sha256(both_locks).hexdigest()
     assert "include-system-site-packages = false" in (tmp_path / ".venv" / "pyvenv.cfg").read_text()
     made = python.lstat().st_mtime_ns
     assert make_venv() == ""  # nothing said, nothing installed
