@@ -159,8 +159,13 @@ class GroupedQueryAttention(nn.Module):
             causal = mask is None and length > 1
             if causal and past is not None:
                 mask, causal = causal_mask_after(k.size(2) - length, length, x.device), False
+            visible = None if mask is None else mask.any(dim=-1, keepdim=True)  # rows with a key to attend to
+            if visible is not None:
+                mask = mask | ~visible  # a fully masked row would be NaN; it is zeroed below, as masked_softmax does
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
                                                    enable_gqa=True)
+            if visible is not None:
+                heads = heads.masked_fill(~visible, 0.0)
             weights = scores = None
         if head_mask is not None:
             heads = heads * head_mask.to(heads.dtype).view(1, -1, 1, 1)
@@ -231,11 +236,14 @@ class LlamaModel(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, cache: KVCache | None = None, need_weights: bool = True,
                 head_mask: torch.Tensor | None = None, key_mask: torch.Tensor | None = None,
-                scale: float | None = None, last_logits_only: bool = False) -> LlamaOutput:
+                scale: float | None = None, last_logits_only: bool = False,
+                attention_mask: torch.Tensor | None = None) -> LlamaOutput:
         """input_ids (B, T_q): the new tokens, at positions cache.length … cache.length + T_q − 1.
 
         head_mask (L, h) of 0/1 multiplies each head's output before W_o; key_mask (B, T_k) boolean, False for keys
-        no query may attend to (e.g. the first token, to switch an attention sink off), on top of the causal mask.
+        no query may attend to (e.g. the first token, to switch an attention sink off), on top of the causal mask;
+        attention_mask (T_q, T_k) or (B, 1, T_q, T_k) boolean, True where a query may attend (e.g. a sliding window),
+        also on top of the causal mask.
         last_logits_only computes the (V × d) output product for the last position only (generation).
         """
         past = cache.length if cache is not None else 0
@@ -243,8 +251,12 @@ class LlamaModel(nn.Module):
         cos, sin = rotary_cos_sin(torch.arange(past, past + length, device=input_ids.device), self.cfg.head_dim,
                                   self.cfg.rope_theta)  # (T_q, d_k) each
         mask = None
-        if key_mask is not None:
-            mask = causal_mask_after(past, length, input_ids.device)[None, None] & key_mask[:, None, None, :]
+        if key_mask is not None or attention_mask is not None:
+            mask = causal_mask_after(past, length, input_ids.device)[None, None]  # (1, 1, T_q, T_k)
+            if key_mask is not None:
+                mask = mask & key_mask[:, None, None, :]
+            if attention_mask is not None:
+                mask = mask & attention_mask
         x = self.embed(input_ids)  # (B, T_q, d)
         weights, scores, keys, values = [], [], [], []
         for i, layer in enumerate(self.layers):
@@ -448,3 +460,23 @@ def generate(model: LlamaModel, prompt_ids: list[int], max_new_tokens: int, *, u
         if token in stop_ids:
             break
     return Generation(list(prompt_ids), steps)
+
+
+# --- value-weighted norms ---------------------------------------------------------------------------------------------
+
+@torch.no_grad()
+def value_weighted_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:
+    """N^h[i, j] = α^h_ij · ‖f_h(x_j)‖₂ with f_h(x_j) = v_j^{h // group} W_O^h (Kobayashi et al. 2020, eq. 6-8).
+
+    The values v_j are the cache's own (no bias in Llama), so no second pass is needed. out must hold weights;
+    returns (L, B, h, T_q, T_k): how far each key's value actually moves each query's output.
+    """
+    if out.weights is None:
+        raise ValueError("value-weighted norms need the attention weights (need_weights=True)")
+    cfg, norms = model.cfg, []
+    for layer, values in zip(model.layers, out.cache.values):
+        w_o, _ = layer.self_attn.projection("o")  # (d, h·d_k)
+        w_o_heads = w_o.view(cfg.hidden_size, cfg.num_heads, cfg.head_dim).permute(1, 2, 0)  # (h, d_k, d)
+        per_head = values.repeat_interleave(cfg.group_size, dim=1)  # (B, h, T_k, d_k)
+        norms.append(torch.matmul(per_head, w_o_heads[None]).norm(dim=-1))  # (B, h, T_k)
+    return out.weights * torch.stack(norms).unsqueeze(-2)  # (L, B, h, 1, T_k) broadcast over queries

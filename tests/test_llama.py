@@ -152,6 +152,9 @@ def test_key_mask_switches_the_first_token_off_for_every_query(smollm):
     torch.testing.assert_close(out.weights[..., 1:, :].sum(-1), torch.ones(30, 1, 9, len(ids) - 1))
     assert float(out.weights[..., 0, :].abs().max()) == 0.0  # the first query sees nothing: a zero row, no NaN
     assert torch.isfinite(out.logits).all()
+    with torch.no_grad():  # the fused fast path masks the same way
+        fast = smollm.model(torch.tensor([ids]), key_mask=key_mask, need_weights=False)
+    torch.testing.assert_close(fast.logits, out.logits, **TOLERANCE)
 
 
 def test_sampling_is_seeded_and_top_k_one_is_greedy(smollm):
