@@ -27,6 +27,9 @@ from torch import nn
 from model.attention import AttentionResult, scaled_dot_product_attention
 
 FLOAT_BYTES = 4  # the cache is float32, as the dequantized weights
+# The longest text analysed with every map: 30·9 maps of 512² float32 weights and as many scores are 0.57 GB,
+# and past that a heatmap has more rows than a screen has pixels.
+MAX_TOKENS = 512
 
 
 @dataclass(frozen=True)
