@@ -434,33 +434,49 @@ def choose_next(logits: torch.Tensor, temperature: float = 0.0, top_k: int | Non
 
 
 @torch.no_grad()
+def generation_step(model: LlamaModel, ids: list[int], cache: KVCache | None = None, *, use_cache: bool = True,
+                    temperature: float = 0.0, top_k: int | None = None, seed: int = 0,
+                    need_weights: bool = False) -> tuple[GenerationStep, KVCache | None]:
+    """Choose the token after `ids`; returns the step and the cache to pass with ids + [token] next time.
+
+    With use_cache, `cache` must hold ids[:-1] (or be None: the first step runs the whole prompt); the step runs only
+    the tokens the cache lacks. Without it the step runs all of ids. A sampled token's draw is seeded by
+    (seed, position), so replaying a step (Back, then Next, in the app) draws the same token.
+    """
+    if not ids:
+        raise ValueError("generation needs at least one prompt token")
+    start = time.perf_counter()
+    if use_cache:
+        new = ids[cache.length:] if cache is not None else ids
+        out = model(torch.tensor([new]), cache=cache, need_weights=need_weights, last_logits_only=True)
+    else:
+        out = model(torch.tensor([ids]), need_weights=need_weights, last_logits_only=True)
+    seconds = time.perf_counter() - start
+    logits = out.logits[0, -1]  # (V,)
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + len(ids))
+    token = choose_next(logits, temperature, top_k, generator)
+    top_ids, top_probs = top_next_tokens(logits)
+    attention = out.weights[:, 0, :, -1] if need_weights else None  # (L, h, T_k): the last query's rows
+    step = GenerationStep(token, top_ids, top_probs, out.computed_positions, out.reused_positions, seconds, attention)
+    return step, out.cache if use_cache else None
+
+
+@torch.no_grad()
 def generate(model: LlamaModel, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
              temperature: float = 0.0, top_k: int | None = None, seed: int = 0, stop_ids: tuple[int, ...] = (),
              need_weights: bool = False) -> Generation:
-    """Generate up to max_new_tokens after the prompt, one step at a time, with or without the KV cache.
+    """Generate up to max_new_tokens after the prompt, one generation_step at a time, with or without the KV cache.
 
     With the cache a step runs the new token only (T_q = 1) against the cached keys and values; without it, every
     step runs the whole text again. Both choose the same tokens (the cache changes the work, not the result).
     """
-    generator = torch.Generator().manual_seed(seed)
     ids, steps, cache = list(prompt_ids), [], None
     for _ in range(max_new_tokens):
-        start = time.perf_counter()
-        if use_cache:
-            new = ids if cache is None else ids[-1:]
-            out = model(torch.tensor([new]), cache=cache, need_weights=need_weights, last_logits_only=True)
-            cache = out.cache
-        else:
-            out = model(torch.tensor([ids]), need_weights=need_weights, last_logits_only=True)
-        seconds = time.perf_counter() - start
-        logits = out.logits[0, -1]  # (V,)
-        token = choose_next(logits, temperature, top_k, generator)
-        top_ids, top_probs = top_next_tokens(logits)
-        attention = out.weights[:, 0, :, -1] if need_weights else None  # (L, h, T_k)
-        steps.append(GenerationStep(token, top_ids, top_probs, out.computed_positions, out.reused_positions,
-                                    seconds, attention))
-        ids.append(token)
-        if token in stop_ids:
+        step, cache = generation_step(model, ids, cache, use_cache=use_cache, temperature=temperature, top_k=top_k,
+                                      seed=seed, need_weights=need_weights)
+        steps.append(step)
+        ids.append(step.token_id)
+        if step.token_id in stop_ids:
             break
     return Generation(list(prompt_ids), steps)
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from model.gguf_weights import SMOLLM2_FILE, smollm2_path
-from model.llama import (KVCache, apply_rotary, choose_next, generate, load_smollm2, rotary_cos_sin,
+from model.llama import (KVCache, apply_rotary, choose_next, generate, generation_step, load_smollm2, rotary_cos_sin,
                          top_next_tokens)
 
 TEXT = "The animal didn't cross the street because it was too tired. 안녕하세요 🙂"
@@ -186,3 +186,20 @@ def test_chat_template_matches_transformers(smollm):
 def test_loaded_once_per_process(smollm):
     assert load_smollm2() is smollm
     assert not any(p.requires_grad for p in smollm.model.parameters()) and not smollm.model.training
+
+
+def test_steps_replay_the_same_sampled_token_and_stop_at_the_stop_token(smollm):
+    prompt = smollm.encode("My favourite colour is")
+    whole = generate(smollm.model, prompt, 3, temperature=1.3, top_k=20, seed=11)
+    # Step by step, as the app's Next does, with a cache kept between steps: the same draws.
+    ids, cache = list(prompt), None
+    for expected in whole.steps:
+        step, cache = generation_step(smollm.model, ids, cache, temperature=1.3, top_k=20, seed=11)
+        assert step.token_id == expected.token_id and cache.length == len(ids)
+        ids.append(step.token_id)
+    # Back one step and Next again: the same token is drawn.
+    again, _ = generation_step(smollm.model, ids[:-1], None, temperature=1.3, top_k=20, seed=11)
+    assert again.token_id == ids[-1]
+    stopped = generate(smollm.model, prompt, 5, stop_ids=(whole.steps[0].token_id,), temperature=1.3, top_k=20,
+                       seed=11)
+    assert stopped.new_ids == whole.new_ids[:1]
