@@ -253,8 +253,8 @@ class LlamaModel(nn.Module):
         length = input_ids.size(1)
         cos, sin = rotary_cos_sin(torch.arange(past, past + length, device=input_ids.device), self.cfg.head_dim,
                                   self.cfg.rope_theta)  # (T_q, d_k) each
-        mask = None
-        if key_mask is not None or attention_mask is not None:
+        mask = None  # built once here for every layer (a layer builds it only when called on its own)
+        if need_weights or key_mask is not None or attention_mask is not None:
             mask = causal_mask_after(past, length, input_ids.device)[None, None]  # (1, 1, T_q, T_k)
             if key_mask is not None:
                 mask = mask & key_mask[:, None, None, :]
