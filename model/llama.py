@@ -230,10 +230,12 @@ class LlamaOutput:
 class LlamaModel(nn.Module):
     """Token embedding, L pre-norm blocks, a final RMSNorm, and logits through the tied embedding matrix."""
 
-    def __init__(self, cfg: LlamaConfig):
+    def __init__(self, cfg: LlamaConfig, embedding: torch.Tensor | None = None):
+        """embedding (V, d): the token embedding to use as it is (no random init), e.g. a loaded model's."""
         super().__init__()
         self.cfg = cfg
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.embed = (nn.Embedding(cfg.vocab_size, cfg.hidden_size) if embedding is None
+                      else nn.Embedding.from_pretrained(embedding, freeze=False))
         self.layers = nn.ModuleList(LlamaBlock(cfg) for _ in range(cfg.num_layers))
         self.final_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
@@ -304,7 +306,11 @@ def load_llama_weights(cfg: LlamaConfig, tensors: dict[str, torch.Tensor], name:
         state = gguf_to_state_dict(cfg, tensors)
     except KeyError as error:
         raise CheckpointError(f"{name}: tensor {error} is missing") from None
-    model = LlamaModel(cfg)
+    # Shapes only, on the meta device: nn.Linear's random init of 135 M weights (1.5 s) is skipped, since every
+    # tensor is then replaced by the file's (assign=True). The embedding is given, not built: nn.Embedding's
+    # normal_() on the meta device would import torch._dynamo (3 s).
+    with torch.device("meta"):
+        model = LlamaModel(cfg, embedding=state["embed.weight"])
     try:
         model.load_state_dict(state, strict=True, assign=True)  # the dequantized tensors themselves: no copy
     except RuntimeError as error:

@@ -203,3 +203,32 @@ def test_steps_replay_the_same_sampled_token_and_stop_at_the_stop_token(smollm):
     stopped = generate(smollm.model, prompt, 5, stop_ids=(whole.steps[0].token_id,), temperature=1.3, top_k=20,
                        seed=11)
     assert stopped.new_ids == whole.new_ids[:1]
+
+
+def test_loading_names_every_misfit_and_builds_from_the_tensors_themselves():
+    from model.checkpoint import CheckpointError
+    from model.llama import LlamaConfig, load_llama_weights
+
+    cfg = LlamaConfig(vocab_size=50, hidden_size=16, num_layers=2, num_heads=4, num_kv_heads=2,
+                      intermediate_size=24, rope_theta=10000.0, rms_norm_eps=1e-5, max_position_embeddings=64)
+    shapes = {"token_embd.weight": (50, 16), "output_norm.weight": (16,)}
+    for i in range(2):
+        shapes.update({f"blk.{i}.attn_norm.weight": (16,), f"blk.{i}.ffn_norm.weight": (16,),
+                       f"blk.{i}.attn_q.weight": (16, 16), f"blk.{i}.attn_k.weight": (8, 16),
+                       f"blk.{i}.attn_v.weight": (8, 16), f"blk.{i}.attn_output.weight": (16, 16),
+                       f"blk.{i}.ffn_gate.weight": (24, 16), f"blk.{i}.ffn_up.weight": (24, 16),
+                       f"blk.{i}.ffn_down.weight": (16, 24)})
+    tensors = {name: torch.randn(shape) for name, shape in shapes.items()}
+    model = load_llama_weights(cfg, tensors, "tiny")
+    # The parameters share the given tensors' memory: no copy, no random init left over.
+    assert model.embed.weight.data_ptr() == tensors["token_embd.weight"].data_ptr()
+    assert model.layers[1].ffn_down.weight.data_ptr() == tensors["blk.1.ffn_down.weight"].data_ptr()
+    assert all(p.device.type == "cpu" for p in model.parameters())
+    out = model(torch.tensor([[1, 2, 3]]))
+    assert out.weights.shape == (2, 1, 4, 3, 3) and out.cache.keys[0].shape == (1, 2, 3, 4)
+    with pytest.raises(CheckpointError, match="blk.1.ffn_up.weight"):
+        load_llama_weights(cfg, {k: v for k, v in tensors.items() if k != "blk.1.ffn_up.weight"}, "tiny")
+    with pytest.raises(CheckpointError, match="size mismatch"):
+        load_llama_weights(cfg, {**tensors, "blk.0.ffn_gate.weight": torch.randn(23, 16)}, "tiny")
+    with pytest.raises(CheckpointError, match="output.weight"):
+        load_llama_weights(cfg, {**tensors, "output.weight": torch.randn(50, 16)}, "tiny")
