@@ -50,6 +50,7 @@ DB_NAME = "classroom.sqlite3"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed from a projector
 CODE_LENGTH = 6
 MAX_ANSWER_CHARS = 200
+POOL_ENV = "ATTENTION_LAB_DATABASE_POOL"  # PostgreSQL connections per process (default 8)
 POSTGRES_CONNECTIONS = 8  # per process: more script threads than this wait for one (a burst queues, never piles up)
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -252,7 +253,8 @@ class ClassStore:
                                      else float(os.environ.get(KEEP_DAYS_ENV) or 7))
         self.busy_seconds = busy_seconds
         if self.postgres:
-            self._pool = _PostgresPool(location, POSTGRES_CONNECTIONS, busy_seconds)
+            size = int(os.environ.get(POOL_ENV) or POSTGRES_CONNECTIONS)
+            self._pool = _PostgresPool(location, size, busy_seconds)
             self._create_postgres_tables()
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

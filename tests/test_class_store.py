@@ -270,3 +270,23 @@ def test_an_unreachable_postgresql_refuses_with_store_busy(monkeypatch, tmp_path
     """No server behind the DSN: the answer is refused with a message (StoreBusy), never lost silently."""
     with pytest.raises(StoreBusy):
         ClassStore(f"postgresql://nobody@/nothing?host={tmp_path}", busy_seconds=1)
+
+
+def test_a_burst_from_many_threads_uses_at_most_the_pool_of_connections(postgres_dsn, monkeypatch):
+    """PostgreSQL: 8 threads answering at once share ATTENTION_LAB_DATABASE_POOL connections (a server's
+    max_connections is shared by every replica), and every answer is still stored."""
+    import psycopg
+
+    from tests.postgres_server import fresh_database
+
+    monkeypatch.setenv("ATTENTION_LAB_DATABASE_POOL", "2")
+    with fresh_database(postgres_dsn) as dsn:
+        store = ClassStore(dsn)
+        code, token = store.create_class("intro")
+        sent, stored, refused = _flood(store, code, per_second=100_000, seconds=0.003, threads=8)
+        assert (sent, stored, refused) == (300, 300, 0)
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            opened = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                   "AND pid <> pg_backend_pid()").fetchone()[0]
+        assert opened == 2  # the pool keeps its two open for the next calls; no thread opened a third
+        store.close()

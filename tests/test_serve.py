@@ -96,6 +96,8 @@ def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tm
     secret = env[COOKIE_SECRET_ENV]["valueFrom"]["secretKeyRef"]
     readme = (DEPLOY / "README.md").read_text()
     assert f"kubectl create secret generic {secret['name']} --from-literal={secret['key']}=" in readme
+    database = env["ATTENTION_LAB_DATABASE_URL"]["valueFrom"]["secretKeyRef"]  # the class store every pod shares
+    assert f"kubectl create secret generic {database['name']} --from-literal={database['key']}=" in readme
     assert "cookieSecret" not in (ROOT / ".streamlit" / "config.toml").read_text()  # never written in the repo
     # The Service and Ingress reach the pods' Streamlit port.
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
