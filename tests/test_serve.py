@@ -55,7 +55,7 @@ def haproxy_setting(config: str, name: str) -> str:
 
 def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     need_haproxy()
-    config = render_config("127.0.0.1:18080", [18081, 18082], tmp_path / "haproxy.sock")
+    config = render_config("127.0.0.1:18080", [18081, 18082], tmp_path / "haproxy.sock", [18091, 18092])
     # The replicas count wrong class codes per client address: HAProxy replaces X-Forwarded-For with the real one,
     # so a client cannot pose as another address (ui/classroom.client_address reads the last entry).
     assert "http-request set-header X-Forwarded-For %[src]" in config
@@ -67,14 +67,15 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     assert haproxy_setting(config, "option httpchk") == f"GET {HEALTH_PATH}"
     assert haproxy_setting(config, "option").startswith("redispatch") or "option redispatch" in config
     assert haproxy_setting(config, "timeout tunnel") == "2h"  # the websocket outlives a lesson
-    servers = re.findall(r"^\s*server (r\d) 127\.0\.0\.1:(\d+) cookie (r\d) disabled$", config, re.M)
-    assert servers == [("r1", "18081", "r1"), ("r2", "18082", "r2")]  # each in maintenance until warm
+    servers = re.findall(r"^\s*server (r\d) 127\.0\.0\.1:(\d+) cookie (r\d) port (\d+) disabled$", config, re.M)
+    # each in maintenance until warm, checked on its liveness port (not behind its script runs)
+    assert servers == [("r1", "18081", "r1", "18091"), ("r2", "18082", "r2", "18092")]
     path.write_text(config.replace("balance leastconn", "balance no-such-algorithm"))
     assert not check_config(path)[0]  # the check really checks
 
 
 def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tmp_path):
-    config = render_config("127.0.0.1:18080", [18081], tmp_path / "haproxy.sock")
+    config = render_config("127.0.0.1:18080", [18081], tmp_path / "haproxy.sock", [18091])
     deployment = yaml.safe_load((KUBERNETES / "deployment.yaml").read_text())
     ingress = yaml.safe_load((KUBERNETES / "ingress.yaml").read_text())
     service = yaml.safe_load((KUBERNETES / "service.yaml").read_text())
