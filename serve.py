@@ -99,7 +99,8 @@ class Launcher:
             state = {"url": f"http://{'127.0.0.1' if self.host in ('0.0.0.0', '::') else self.host}:{self.port}",
                      "serve_pid": os.getpid(), "haproxy_pid": self.haproxy.pid if self.haproxy else None,
                      "config": str(self.config_path),
-                     "replicas": {r.name: {"port": r.port, "pid": r.process.pid if r.process else None,
+                     "replicas": {r.name: {"port": r.port, "liveness_port": r.liveness_port,
+                                           "pid": r.process.pid if r.process else None,
                                            "state": r.state, "restarts": r.restarts} for r in self.replicas}}
             temporary = self.state_path.with_suffix(".tmp")
             temporary.write_text(json.dumps(state, indent=1))

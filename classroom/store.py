@@ -450,6 +450,11 @@ class ClassStore:
                              (code, question, student)).fetchone()
         return None if row is None else row[0]
 
+    def stored_answers(self, code: str) -> int:
+        """How many answer rows a class has, late ones included (for the operator's benches: a count, no answers)."""
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()[0]
+
     # ---- guessing
     def record_failure(self, kind: str, clients: tuple[str, ...], now: float | None = None) -> None:
         """A wrong class code or password, counted against each of `clients` (its address and its session)."""

@@ -42,6 +42,7 @@ def test_a_student_answering_a_thousand_times_counts_once(store):
     results = store.results(code, token, "q")
     assert results.answered == 1 and results.counts == {"0": 1} and results.correct == 1
     assert store.student_answer(code, "same-student", "q") == "0"
+    assert store.stored_answers(code) == 1
 
 
 def test_distribution_share_correct_and_ungraded_answers(store):

@@ -86,6 +86,10 @@ def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tm
     assert probe["path"] == HEALTH_PATH == haproxy_setting(config, "option httpchk").split()[1]
     assert ports[probe["port"]] == int(container["command"][container["command"].index("--ready-port") + 1])
     assert container["command"][:3] == ["python", "-m", "serving.replica"]
+    # The livenessProbe asks whether the event loop turns (serving/liveness.py), not Streamlit's health, which waits
+    # behind a burst of script runs: a busy pod is never restarted mid-class for being busy.
+    assert container["livenessProbe"]["httpGet"] == {"path": "/alive", "port": "ready"}
+    assert "--liveness-port" in container["command"]
     # Affinity: a cookie, with the same name as HAProxy's, and websocket-long timeouts.
     notes = ingress["metadata"]["annotations"]
     assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
@@ -129,12 +133,13 @@ def test_kubernetes_replica_is_ready_only_after_its_warm_up():
     from serving.streamlit_client import http_get
 
     ports = []
-    for _ in range(2):
+    for _ in range(3):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             ports.append(s.getsockname()[1])
     process = subprocess.Popen([sys.executable, "-m", "serving.replica", "--port", str(ports[0]), "--ready-port",
-                                str(ports[1]), "--address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.PIPE,
+                                str(ports[1]), "--liveness-port", str(ports[2]), "--address", "127.0.0.1"], cwd=ROOT,
+                               stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         statuses = []
@@ -149,7 +154,8 @@ def test_kubernetes_replica_is_ready_only_after_its_warm_up():
         assert statuses and statuses[0] == 503 and statuses[-1] == 200, statuses
         # Streamlit itself was healthy well before the probe said ready: the warm-up is what it waited for.
         assert http_get(f"http://127.0.0.1:{ports[0]}{HEALTH_PATH}")[0] == 200
-        assert http_get(f"http://127.0.0.1:{ports[1]}/anything-else")[0] == 404  # only the probe path
+        assert http_get(f"http://127.0.0.1:{ports[1]}/alive")[0] == 200  # the livenessProbe: the event loop turns
+        assert http_get(f"http://127.0.0.1:{ports[1]}/anything-else")[0] == 404  # only the probes' paths
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=60)[0]
