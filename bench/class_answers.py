@@ -21,6 +21,8 @@ counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the
    counts as confirmed when the student's run finishes with the "Right"/"Your answer" message.
 4. Meanwhile the teacher's results fragment reruns every --poll seconds, as the browser's st.fragment(run_every)
    timer makes it do; each rerun's "Answered" metric is recorded.
+5. With --late-joiners K, K more students open the join link at random times within the window (a burst must not
+   starve joins): the time from their first request to the question on their screen is reported.
 
 Reported: answers stored in the database (counted through classroom/store.py after the run: the SQLite file, or
 the PostgreSQL database of $ATTENTION_LAB_DATABASE_URL), answers confirmed on the students' screens, the students'
@@ -193,6 +195,23 @@ async def run(args, base_url: str) -> dict:
         else:
             confirmed.append((time.perf_counter(), outcome.seconds))
 
+    joins: list[float] = []
+    late = [ClassClient(args.students + i, base_url) for i in range(args.late_joiners)]
+
+    async def join_late(student: ClassClient) -> None:
+        await asyncio.sleep(rng.uniform(0, args.window))
+        start = time.perf_counter()
+        try:
+            await student.connect()
+            outcome = await student.rerun(student.open_page_msg("", f"class={code}"), timeout)
+        except (TimeoutError, ConnectionError) as error:
+            failures.append(f"late joiner {student.index}: {type(error).__name__}: {error}")
+            return
+        if not outcome.ok or student.find(QUESTION_KEY) is None:
+            failures.append(f"late joiner {student.index}: no question: {outcome.problems}")
+        else:
+            joins.append(time.perf_counter() - start)
+
     async def teacher_timer(stop: asyncio.Event) -> None:
         while not stop.is_set():
             await asyncio.sleep(args.poll)
@@ -201,7 +220,7 @@ async def run(args, base_url: str) -> dict:
 
     stop = asyncio.Event()
     timer = asyncio.create_task(teacher_timer(stop))
-    await asyncio.gather(*(answer(s) for s in students))
+    await asyncio.gather(*(answer(s) for s in students), *(join_late(s) for s in late))
     last_answer = max((t for t, _ in confirmed), default=time.perf_counter())
 
     def seen_all() -> list[float]:
@@ -213,9 +232,9 @@ async def run(args, base_url: str) -> dict:
     stop.set()
     await timer  # a teacher refresh that failed raises here: the run cannot be judged
     watched = args.watch.finish()
-    for client in students + [teacher]:
+    for client in students + late + [teacher]:
         await client.close()
-    return {"code": code, "confirmed": confirmed, "failures": failures, "polls": polls,
+    return {"code": code, "confirmed": confirmed, "failures": failures, "polls": polls, "joins": joins,
             "replicas": Counter(s.replica for s in students if s.replica), "teacher_replica": teacher.replica,
             "answer_window": last_answer - window_start,
             "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None, **watched}
@@ -226,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--window", type=float, default=5.0, help="students answer within this many seconds")
     parser.add_argument("--poll", type=float, default=2.0, help="the teacher fragment's run_every, seconds")
+    parser.add_argument("--late-joiners", type=int, default=0,
+                        help="this many more students join the class during the answer window")
     parser.add_argument("--interaction-timeout", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--url", help="target this running server or proxy (e.g. serve.py's) instead of starting one")
@@ -308,6 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nFrom the window's start to the end: server CPU "
           f"{'–' if server_cpu is None else f'{server_cpu:.1f} s'}, this bench client's CPU "
           f"{result['client_cpu']:.1f} s (the same {os.cpu_count()} cores)")
+    if args.late_joiners:
+        joins = result["joins"]
+        print(f"Joining during the burst: {len(joins)} of {args.late_joiners} reached the question; "
+              f"p50 {fmt(statistics.median(joins)) if joins else '–'}, max {fmt(max(joins)) if joins else '–'}")
     print("\n| health endpoint (probed every 0.5 s) | probes | p50 | max | answered within 5 s |")
     print("|---|---|---|---|---|")
     for name, times in result["health"].items():
@@ -317,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nHAProxy's replicas not UP (samples every 0.5 s): {result['not_up'] or 'none'}")
     for failure in result["failures"][:10]:
         print("FAILED", failure)
-    ok = stored == args.students == len(latencies) and delay is not None and delay <= 3.0
+    ok = (stored == args.students == len(latencies) and delay is not None and delay <= 3.0
+          and len(result["joins"]) == args.late_joiners)
     return 0 if ok else 1
 
 

@@ -188,7 +188,9 @@ class Database:
 class _PostgresPool:
     """Open connections to one PostgreSQL database, shared by a process's script threads: at most `size` in use at
     once; a call past them waits up to `wait` seconds, then StoreBusy. Connections are in autocommit mode, so a
-    statement outside BEGIN ... COMMIT is its own transaction, as with SQLite's isolation_level=None."""
+    statement outside BEGIN ... COMMIT is its own transaction, as with SQLite's isolation_level=None. A connection the
+    server dropped (a restart, a failover) fails the one call that finds it (StoreBusy: "answer again") and is
+    replaced on the next."""
 
     def __init__(self, dsn: str, size: int, wait: float):
         self.dsn, self.wait = dsn, wait
