@@ -64,12 +64,15 @@ class Liveness:
                 lag = liveness.lag()
                 alive = lag < liveness.stale_seconds
                 body = (f"ok (event loop lag {lag:.1f} s)" if alive else f"event loop stalled for {lag:.0f} s").encode()
-                self.send_response(200 if alive else 503)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-cache")
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(200 if alive else 503)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.send_header("Cache-Control", "no-cache")
+                    self.end_headers()
+                    self.wfile.write(body)
+                except ConnectionError:  # HAProxy may close a check with a reset once it has read the status line
+                    pass
 
             def log_message(self, format: str, *args) -> None:  # a check every 2 s: no log line each
                 pass
