@@ -5,7 +5,7 @@ from i18n import tr
 from model.sources import TRANSLATION
 from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
 from ui.attention_view import attention_explorer
-from ui.display import explanation, page_title, show_chart, strongest_shade
+from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
 from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse_ablated, current_attention
 from ui.text import escape_markdown
@@ -34,11 +34,14 @@ if analysis is not None:
                 st.code(translation, language=None)
     if not analysed.maps:  # a GRU seq2seq: one additive alignment, or no attention at all
         if "alignment" in result.attention:
-            st.info(tr("attention.rnn_bahdanau"))
+            chart, aside = chart_first()  # a projected stop: the alignment first, the note under it
+            aside.info(tr("attention.rnn_bahdanau"))
             rows, columns = result.output_tokens + ["<eos>"], result.source.tokens
             alignment = result.attention["alignment"]
-            show_chart(attention_heatmap(alignment, rows, columns, tr("attention.alignment_title")),
-                       "bahdanau_alignment", key="alignment", table=lambda: attention_table(alignment, rows, columns))
+            with chart:
+                show_chart(attention_heatmap(alignment, rows, columns, tr("attention.alignment_title")),
+                           "bahdanau_alignment", key="alignment",
+                           table=lambda: attention_table(alignment, rows, columns))
         else:
             st.info(tr("attention.rnn_plain"))
     else:

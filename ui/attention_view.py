@@ -21,7 +21,7 @@ from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps
                            special_token_shares)
 from ui.attention_defaults import why_this_encoder_head, why_this_head
 from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
-from ui.display import presenting, shared_figure, show_chart
+from ui.display import chart_first, presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from ui.explain_view import grid_labels, show_explain
 from ui.specs.attention import (COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC, KIND, LAYER,
@@ -30,7 +30,7 @@ from ui.state import selected_attention_layout
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
-from viz.encoder import thin_tick_labels
+from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
 from viz.summary import figure_summary
 
 def view_label(view: str) -> str:
@@ -74,7 +74,6 @@ class AttentionMaps:
 
 
 LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
-TICK_LABELS_MAX = 64  # above this many tokens a heatmap axis labels every k-th token only
 GRID_KEY = "grid"  # the all-heads chart's key: its selection (a clicked thumbnail) is st.session_state[GRID_KEY]
 GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
 
@@ -138,6 +137,15 @@ def available_views(result: AnalysedInput) -> list[str]:
 
 
 def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate) -> None:
+    chart, controls = chart_first()  # a projected stop: the view first, its pickers under it
+    with controls:
+        kind, maps, layer, head, view = _pickers(result)
+    with chart:
+        _show_view(model_id, loaded, result, sentence, ablate, kind, maps, layer, head, view)
+
+
+def _pickers(result: AnalysedInput):
+    """The kind, layer, head and view pickers -> (kind, maps, layer, head, view)."""
     c = st.columns([2, 1, 1])
     if len(KIND.choices(st.session_state)) > 1:
         kind = spec_select(KIND, tr("attention.kind"), where=c[0], format_func=attention_kind_label)
@@ -154,6 +162,11 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         _why_this_head(result, kind, maps, layer, head)
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
     view = spec_segmented(VIEW, tr("attention.view"), offered=available_views(result), format_func=view_label)
+    return kind, maps, layer, head, view
+
+
+def _show_view(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate, kind, maps, layer, head,
+               view) -> None:
     if view == "Head":
         show_head(maps, layer, head)
     elif view == "All heads":
@@ -208,8 +221,10 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
     heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                             maps.title(layer, head), masked=maps.masked)
-    if tokens > TICK_LABELS_MAX:  # a long text: label every k-th token (hover and CSV still name every one)
-        heatmap = thin_tick_labels(heatmap, TICK_LABELS_MAX)
+    # A long text: every k-th token labelled, none overlapping (hover and CSV still name every one). The map has
+    # 3/5 of the page's 1100 px beside the lines view, all of it without; projected, labels are larger.
+    heatmap = thin_tick_labels(heatmap, 660 if right is not None else 1100,
+                               PROJECTED_LABEL_ROOM if presenting() else LABEL_ROOM)
     show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
                table=lambda: maps.weights_table(layer, head))
     if right is None:

@@ -309,8 +309,15 @@ def lesson_bar(url_path: str) -> bool:
         problem = st.session_state.get(PROBLEM)
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
-        st.markdown(localized(stop.text, language))
+        text = st.container()  # the stop's text, drawn once the question's state is known
         shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
+        if presenter and shown and stop.question is not None and on_its_page:
+            # Projected, once answered: the text folds (it was read before the prediction), so the chart that
+            # gives the answer starts on the first screen (tests/test_browser_projected_stops.py).
+            text.expander(tr("projected_lesson.stop_text"), icon=":material/notes:").markdown(
+                localized(stop.text, language))
+        else:
+            text.markdown(localized(stop.text, language))
         if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
             show_claims(stop)
         return shown
