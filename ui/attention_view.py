@@ -263,9 +263,16 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
     if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
         masked = None
-    show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=attention_kind_label(maps.kind)),
-                         selected=(layer, head), masked=masked, labels=labels), f"attention_{maps.kind}_all_heads",
-               key=GRID_KEY, on_select=_focus_clicked_thumbnail)
+    # Built once per content for every session (a class opens the same grid; the real encoder's 72 subplots took
+    # about 1 s to build on every run): the key is the data itself, as cached_figure's.
+    weights = np.ascontiguousarray(weights, dtype=float)
+    title = tr("attention.grid_title", kind=attention_kind_label(maps.kind))
+    key = ("attention", "grid", weights.shape, weights.tobytes(), tuple(queries), tuple(keys), title, (layer, head),
+           None if masked is None else np.asarray(masked).tobytes(),
+           None if labels is None else tuple(map(tuple, np.asarray(labels, dtype=object).tolist())))
+    grid = shared_figure(key, lambda: head_grid(weights, list(queries), list(keys), title, selected=(layer, head),
+                                                masked=masked, labels=labels))
+    show_chart(grid, f"attention_{maps.kind}_all_heads", key=GRID_KEY, on_select=_focus_clicked_thumbnail)
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
     if not presenting():
