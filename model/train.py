@@ -84,11 +84,11 @@ class TrainConfig:
         return family_of(self.model)
 
     @classmethod
-    def from_flat(cls, model: str = "transformer", **fields_: object) -> TrainConfig:
-        """A TrainConfig from one flat set of fields, as the command line and checkpoints saved before the model
-        configuration was nested have them: model is the family name; architecture fields (d_model, num_heads,
-        embed_dim, dropout, ...) go into the model configuration, on top of default_model(family). Fields of the
-        other family (an old flat config lists both) are ignored."""
+    def for_model(cls, model: str = "transformer", **fields_: object) -> TrainConfig:
+        """A TrainConfig from a family name and one flat set of fields, as the command line and the train page give
+        them: architecture fields (d_model, num_heads, embed_dim, dropout, ...) go into the model configuration, on
+        top of default_model(model); the rest are training fields. Fields of the other family are ignored, so one
+        set of flags (the command line lists both families') serves every family; TypeError names a field of none."""
         architecture = default_model(model)
         own = {f.name for f in dataclass_fields(architecture)} - set(DATA_FIELDS)
         other = {f.name for config in (TransformerConfig, Seq2SeqConfig) for f in dataclass_fields(config)}
@@ -106,11 +106,9 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, saved: dict) -> TrainConfig:
-        """Rebuild a TrainConfig from to_dict(), or from an older checkpoint's flat train_config."""
+        """Rebuild a TrainConfig from to_dict()."""
         saved = dict(saved)
-        if isinstance(saved.get("model"), dict):
-            return cls(model=config_from_dict(saved.pop("model")), **saved)
-        return cls.from_flat(**{"batching": "by-length", **saved})  # flat configs are older than mixed batching
+        return cls(model=config_from_dict(saved.pop("model")), **saved)
 
 
 @dataclass
@@ -463,7 +461,7 @@ def parse_command(argv: list[str]) -> tuple[TrainConfig, str | None]:
     args = vars(parser.parse_args(argv))
     out = args.pop("out")
     # Only the flags given: the rest keep default_model(family)'s values (a seq2seq family has no d_ff, ...).
-    return TrainConfig.from_flat(**{k: v for k, v in args.items() if v is not None}), out
+    return TrainConfig.for_model(**{k: v for k, v in args.items() if v is not None}), out
 
 
 def main(argv: list[str] | None = None) -> None:
