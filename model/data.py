@@ -11,6 +11,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
+import torch
+
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
 SPECIALS = (PAD, BOS, EOS, UNK)
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
@@ -434,3 +436,18 @@ def make_dataset(task: str, seed: int = 0, **sizes) -> Dataset:
     if task in ("copy", "reverse", "sort"):
         return make_algorithmic(task, seed, **sizes)
     raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
+
+
+def pad_batch(pairs, data: Dataset, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """-> src (B, S) ending in <eos>, decoder input (B, T) starting with <bos>, target (B, T) ending in <eos>."""
+    encoded = [data.encode_pair(s, t) for s, t in pairs]
+    src_len = max(len(s) for s, _ in encoded) + 1
+    tgt_len = max(len(t) for _, t in encoded) + 1
+    src = torch.full((len(pairs), src_len), PAD_ID, dtype=torch.long)
+    tgt_in = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
+    tgt_out = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
+    for row, (s, t) in enumerate(encoded):
+        src[row, : len(s) + 1] = torch.tensor(s + [EOS_ID])
+        tgt_in[row, : len(t) + 1] = torch.tensor([BOS_ID] + t)
+        tgt_out[row, : len(t) + 1] = torch.tensor(t + [EOS_ID])
+    return src.to(device), tgt_in.to(device), tgt_out.to(device)

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from model.checkpoint import LoadedModel, build_model, save_checkpoint
 from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict
-from model.data import BOS_ID, EOS_ID, PAD_ID, Dataset, make_dataset
+from model.data import PAD_ID, Dataset, make_dataset, pad_batch
 from model.decode import greedy_decode_batch
 from model.device import pick_device
 from model.metrics import corpus_bleu, exact_match
@@ -169,21 +169,6 @@ def learning_rate(cfg: TrainConfig, step: int, d_model: int) -> float:
     if cfg.schedule == "constant":
         return cfg.lr
     raise ValueError(f"unknown schedule {cfg.schedule!r}; choose constant, noam, warmup-decay or warmup-hold-decay")
-
-
-def pad_batch(pairs, data: Dataset, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """-> src (B, S) ending in <eos>, decoder input (B, T) starting with <bos>, target (B, T) ending in <eos>."""
-    encoded = [data.encode_pair(s, t) for s, t in pairs]
-    src_len = max(len(s) for s, _ in encoded) + 1
-    tgt_len = max(len(t) for _, t in encoded) + 1
-    src = torch.full((len(pairs), src_len), PAD_ID, dtype=torch.long)
-    tgt_in = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
-    tgt_out = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
-    for row, (s, t) in enumerate(encoded):
-        src[row, : len(s) + 1] = torch.tensor(s + [EOS_ID])
-        tgt_in[row, : len(t) + 1] = torch.tensor([BOS_ID] + t)
-        tgt_out[row, : len(t) + 1] = torch.tensor(t + [EOS_ID])
-    return src.to(device), tgt_in.to(device), tgt_out.to(device)
 
 
 def length_bucketed_batches(pairs, batch_size: int, rng: random.Random):
