@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples, entropy, saturation_curve,
+from model.foundations.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples, entropy, saturation_curve,
                            softmax, softmax_jacobian, transformer_scale)
 from ui.display import explanation, page_title, presenting, show_chart
 from ui.page_sections import page_sections

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from model.scaling import softmax
+from model.foundations.scaling import softmax
 
 
 def mean_row_entropy(weights: np.ndarray) -> np.ndarray:
@@ -37,7 +37,7 @@ def softmax_weight(scores: list[float], factor: float, index: int) -> float:
 
 def causal_visible_keys(allowed: np.ndarray, query_position: int) -> int:
     """How many keys the query at 1-based position i may attend to under the mask drawn: allowed (T_q, T_k) boolean,
-    True where the query may attend (model/attention_steps.build_mask)."""
+    True where the query may attend (model/foundations/attention_steps.build_mask)."""
     if not 1 <= query_position <= allowed.shape[0]:
         raise ValueError(f"query {query_position} is not one of the {allowed.shape[0]} queries")
     return int(np.count_nonzero(allowed[query_position - 1]))

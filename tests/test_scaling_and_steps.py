@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from model.attention_steps import attention_stages, build_mask, multi_head_stages
-from model.scaling import (NOTES_DOT_EXAMPLES, dot_product_samples, entropy, saturation_curve, softmax,
+from model.foundations.attention_steps import attention_stages, build_mask, multi_head_stages
+from model.foundations.scaling import (NOTES_DOT_EXAMPLES, dot_product_samples, entropy, saturation_curve, softmax,
                            softmax_jacobian)
 
 

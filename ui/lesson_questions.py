@@ -11,7 +11,7 @@ import streamlit as st
 from classroom.lessons import Question, Stop, localized
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
-from model.attention_steps import build_mask
+from model.foundations.attention_steps import build_mask
 from model.config import TransformerConfig
 from model.questions import (causal_visible_keys, lowest_metric, mean_row_entropy, most_attended_key, softmax_weight)
 from ui.models import shipped_model_info
