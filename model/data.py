@@ -400,8 +400,10 @@ def english_parts_of_speech() -> dict[str, list[str]]:
 
 
 def is_punctuation(token: str) -> bool:
-    """A token with no letter or digit ("," "!" "…"): the generated languages have none, so it carries no word."""
-    return not any(ch.isalnum() for ch in token)
+    """A token with no letter or digit ("," "!" "…", and a WordPiece "##." alike): it carries no word. The generated
+    languages have none; a BERT tokenizer's [CLS]/[SEP] are words by this test (the encoder marks them special)."""
+    token = token.removeprefix("##")
+    return bool(token) and not any(ch.isalnum() for ch in token)
 
 
 ALGO_SYMBOLS = [str(i) for i in range(20)]

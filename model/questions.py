@@ -7,18 +7,6 @@ import numpy as np
 from model.foundations.scaling import softmax
 
 
-def mean_row_entropy(weights: np.ndarray) -> np.ndarray:
-    """weights (L, h, T_q, T_k) -> (L, h): each head's mean entropy over its query rows, in nats."""
-    p = np.clip(weights, 1e-12, 1.0)
-    return -(p * np.log(p)).sum(-1).mean(-1)
-
-
-def sharpest_head(weights: np.ndarray) -> tuple[int, int]:
-    """(layer, head) whose rows are the most peaked (lowest mean entropy): the clearest alignment."""
-    layer, head = np.unravel_index(int(np.argmin(mean_row_entropy(weights))), weights.shape[:2])
-    return int(layer), int(head)
-
-
 def strongest_head_for(weights: np.ndarray, query: int, key: int) -> tuple[int, int]:
     """(layer, head) that puts the most weight from query row `query` on key column `key`. weights (L, h, T_q, T_k)."""
     layer, head = np.unravel_index(int(np.argmax(weights[:, :, query, key])), weights.shape[:2])

@@ -15,6 +15,7 @@ import torch
 from model.data import BOS_ID, EOS_ID
 from model.explain.fixed_sets import ENCODER_SENTENCES
 from model.explain.kinds import ATTENTION_KINDS, SELF_KINDS, SPECIAL_TOKENS
+from model.metrics import entropy
 
 
 PATTERNS = ("previous", "next", "self", "sink", "alignment", "broad", "block")
@@ -82,10 +83,8 @@ def _pattern_shares(weights: np.ndarray, key_tokens: Sequence[str], self_attenti
     shares["peak"] = weights.max(-1).mean(-1)
     special = np.array([t in SPECIAL_TOKENS for t in key_tokens])
     shares["sink"] = weights[..., special].sum(-1).mean(-1)
-    p = np.clip(weights, 1e-12, 1.0)
-    entropy = -(weights * np.log(p)).sum(-1)  # (L, h, T_q)
     rows = visible > 1  # a row with one visible key has no choice to measure
-    normalised = np.where(rows, entropy / np.log(np.maximum(visible, 2)), np.nan)
+    normalised = np.where(rows, entropy(weights) / np.log(np.maximum(visible, 2)), np.nan)  # (L, h, T_q)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         shares["entropy"] = np.nanmean(normalised, -1) if rows.any() else nan

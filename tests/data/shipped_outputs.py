@@ -24,7 +24,8 @@ RECORDED = Path(__file__).with_name("shipped_outputs.npz")
 PAIRS = {
     "transformer_en-fr": [("i am a student", "je suis étudiant"),
                           ("the black cat eats the fish because she is hungry", "le chat noir mange le poisson"),
-                          ("we like the small garden near the river", "nous aimons le petit jardin près de la rivière")],
+                          ("we like the small garden near the river",
+                           "nous aimons le petit jardin près de la rivière")],
     "bahdanau_en-fr": None,  # the same pairs as transformer_en-fr
     "no-attention_en-fr": None,
     "transformer_reverse": [("3 1 4 15 9", "9 15 4 1 3"), ("0 19 7", "7 19 0")],
