@@ -7,7 +7,8 @@ import torch
 from model.checkpoint import CheckpointError, load_checkpoint, load_checkpoint_bytes, save_checkpoint
 from model.data import make_algorithmic
 from model.decode import greedy_decode
-from model.train import TrainConfig, evaluate, noam_rate, train
+from model.evaluation import evaluate
+from model.train import TrainConfig, noam_rate, train
 
 TINY = {"steps": 1, "batch_size": 8, "eval_every": 0, "num_layers": 1, "d_model": 16, "num_heads": 2, "d_ff": 32,
         "embed_dim": 8, "hidden_size": 16, "dropout": 0.0}

@@ -1,8 +1,9 @@
-"""The train page's estimate scales the probe's steps to the run's own batches (model/train.py::TrainingSpeed)."""
+"""The train page's estimate scales the probe's steps to the run's own batches (model/training_speed.py::TrainingSpeed)."""
 import pytest
 
 from model.data import make_algorithmic
-from model.train import TrainConfig, measure_training_speed, train
+from model.train import TrainConfig, train
+from model.training_speed import measure_training_speed
 from model.transformer import Transformer
 
 

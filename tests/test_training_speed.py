@@ -4,8 +4,8 @@ from dataclasses import replace
 import pytest
 
 from model.data import make_algorithmic
-from model.train import (SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps, learning_rate,
-                         measure_training_speed)
+from model.train import TrainConfig, learning_rate
+from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps, measure_training_speed
 from model.transformer import Transformer
 from ui.training import probe_speed
 from tests.app_links import open_page

@@ -8,7 +8,8 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
-from model.train import FAMILIES, SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps
+from model.train import FAMILIES, TrainConfig
+from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
 from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
 from ui.models import family_label
