@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -171,8 +172,6 @@ def rescale_softmax(scores, factor: float, mask=None):
     factor 1 gives the trained weights; factor √d_k undoes the 1/√d_k scaling; → 0 flattens to uniform.
     mask: True where the key may be attended to (broadcastable), as in masked_softmax.
     """
-    import numpy as np
-
     tensor = torch.as_tensor(np.asarray(scores, dtype=np.float64)) * factor
     mask_t = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
     return masked_softmax(tensor, mask_t).numpy()

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from model.checkpoint_shapes import parameter_count, state_shapes, tied_aliases
 from model.config import Seq2SeqConfig, TransformerConfig, check_config, config_from_dict
 from model.data import TASKS, Vocabulary
 from model.safetensors_header import HeaderError, header_of_bytes
+from model.seq2seq import Seq2Seq
+from model.transformer import Transformer
 
 FORMAT_VERSION = 1
 MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
@@ -54,8 +57,6 @@ class LoadedModel:
 
 
 def build_model(config: TransformerConfig | Seq2SeqConfig) -> torch.nn.Module:
-    from model.seq2seq import Seq2Seq
-    from model.transformer import Transformer
     return Transformer(config) if isinstance(config, TransformerConfig) else Seq2Seq(config)
 
 
@@ -75,8 +76,6 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 def remove_stale_temp_files(folder: str | Path, older_than_s: float = 3600.0) -> list[Path]:
     """Delete temporary files left by a save that was killed (".NAME.*.tmp"); returns what was removed."""
-    import time
-
     removed = []
     for path in Path(folder).glob(".*.tmp"):
         try:
