@@ -81,6 +81,14 @@ class SublayerConnection(nn.Module):
         return self.add(x, sublayer(self.inputs(x)))
 
 
+def attention_sublayer(cfg: TransformerConfig) -> MultiHeadAttention:
+    return MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
+
+
+def residual(cfg: TransformerConfig) -> SublayerConnection:
+    return SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+
+
 class EncoderLayer(nn.Module):
     """Self-attention, then the position-wise feed-forward network, each inside a residual connection (§3.1).
 
@@ -89,10 +97,9 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
+        self.self_attn = attention_sublayer(cfg)
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.sub_attn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.sub_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sub_attn, self.sub_ffn = residual(cfg), residual(cfg)
 
     def forward(self, x, mask, need_weights: bool, head_mask=None):
         """x (B, S, d_model) -> (B, S, d_model) and the self-attention's AttentionResult (weights (B, h, S, S))."""
@@ -108,12 +115,9 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
+        self.self_attn, self.cross_attn = attention_sublayer(cfg), attention_sublayer(cfg)
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.sub_self = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.sub_cross = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.sub_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sub_self, self.sub_cross, self.sub_ffn = residual(cfg), residual(cfg), residual(cfg)
 
     def forward(self, y, memory, self_mask, memory_mask, need_weights: bool, self_head_mask=None, cross_head_mask=None):
         """y (B, T, d_model), memory (B, S, d_model) -> (B, T, d_model), the self- and cross-attention results

@@ -67,11 +67,17 @@ def show_curves(pe: SinusoidalAnalysis, length: int, d_model: int, presenter: bo
 # The secondary sections are folded, and built only when opened: the page opens on the formula, the matrix and the
 # curves, and a class that does not open them costs the server two charts a visit instead of eight.
 
+def _opened(section: DeltaGenerator, title_key: str, state_key: str, icon: str) -> DeltaGenerator | None:
+    """The folded section drawn in `section`: its container when the user has opened it, else None."""
+    with section:
+        container, is_open = folded_section(tr(title_key), state_key, icon)
+    return container if is_open else None
+
+
 def show_dials(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_model: int) -> int:
     """The dials section (folded); returns the example position, which the rotation check shows too."""
-    with section:
-        dials_section, dials_open = folded_section(tr("positional.dials_title"), "pe_open_dials", ":material/speed:")
-    if not dials_open:
+    dials_section = _opened(section, "positional.dials_title", "pe_open_dials", ":material/speed:")
+    if dials_section is None:
         return prepare(POSITION)  # the rotation check's example position, kept while the dials are folded
     dials_first = explanations_folded()  # projected or a lesson stop's: the dials, then their explanation
     with dials_section:
@@ -89,10 +95,8 @@ def show_dials(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_m
 
 def show_similarity(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_model: int,
                     presenter: bool) -> None:
-    with section:
-        similarity_section, similarity_open = folded_section(tr("positional.similarity_title"), "pe_open_similarity",
-                                                             ":material/grid_on:")
-    if not similarity_open:
+    similarity_section = _opened(section, "positional.similarity_title", "pe_open_similarity", ":material/grid_on:")
+    if similarity_section is None:
         return
     similarity_section.write(tr("positional.similarity_text"))
     left, right = similarity_section.columns(2)
@@ -110,10 +114,8 @@ def show_similarity(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int
 
 def show_rotation(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_model: int, k: int,
                   position: int) -> None:
-    with section:
-        rotation_section, rotation_open = folded_section(tr("positional.rotation_title"), "pe_open_rotation",
-                                                         ":material/rotate_right:")
-    if not rotation_open:
+    rotation_section = _opened(section, "positional.rotation_title", "pe_open_rotation", ":material/rotate_right:")
+    if rotation_section is None:
         return
     rotation_section.write(tr("positional.rotation_text", k=k))
     error = float(pe.rotation_error.max())
@@ -130,10 +132,8 @@ def show_rotation(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, 
 
 def show_trained_table(section: DeltaGenerator) -> None:
     """The selected model's own position table, against the sinusoidal formula (folded)."""
-    with section:
-        trained_section, trained_open = folded_section(tr("positional.trained_title"), "pe_open_trained",
-                                                       ":material/model_training:")
-    if not trained_open:
+    trained_section = _opened(section, "positional.trained_title", "pe_open_trained", ":material/model_training:")
+    if trained_section is None:
         return
     model_id = selected_model_id()
     loaded = get_model(model_id)
