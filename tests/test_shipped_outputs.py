@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 from safetensors import safe_open
+from safetensors.torch import load, save
 
+from model.checkpoint import CheckpointError, load_checkpoint_bytes
 from tests.data.shipped_outputs import CHECKPOINTS, PAIRS, RECORDED, outputs
 
 
@@ -37,3 +39,14 @@ def test_shipped_files_are_in_todays_layout(name):
         assert "encoder_layers.0.self_attn.w_qkv.weight" in keys
     train_config = json.loads((CHECKPOINTS / f"{name}.json").read_text(encoding="utf-8"))["meta"]["train_config"]
     assert isinstance(train_config["model"], dict)  # nested, as TrainConfig.to_dict() writes it
+
+
+def test_a_file_in_the_old_layout_is_refused_by_name():
+    """Nothing converts w_q/w_k/w_v any more: such a file is refused, and the message names the tensor."""
+    stem = CHECKPOINTS / "transformer_reverse"
+    tensors = load(stem.with_suffix(".safetensors").read_bytes())
+    fused = tensors.pop("encoder_layers.0.self_attn.w_qkv.weight")
+    for name, rows in zip(("w_q", "w_k", "w_v"), fused.chunk(3)):
+        tensors[f"encoder_layers.0.self_attn.{name}.weight"] = rows.clone()
+    with pytest.raises(CheckpointError, match=r"'encoder_layers\.0\.self_attn\.w_[qkv]\.weight' is not a weight"):
+        load_checkpoint_bytes(save(tensors), stem.with_suffix(".json").read_bytes(), name="old")
