@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
-from ui.display import explanation, page_title, presenting, projected_stop, show_chart, chart_first
+from model.foundations.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
+from ui.display import chart_first, explanation, page_title, presenting, projected_stop, show_chart
 from ui.page_sections import page_sections
 from ui.specs.attention_steps import D_K, D_MODEL, HEADS, MASK, MULTI_HEAD_MASK, PADDED, SEED, TOKENS
 from ui.widget_spec import knob_columns, secondary_number, spec_select, spec_select_slider, spec_slider

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from model.normalization import NORM_KINDS, normalization_demo, pooled_cells
+from model.foundations.normalization import NORM_KINDS, normalization_demo, pooled_cells
 from ui.display import chart_first, explanation, page_title, presenting, show_chart
 from ui.specs.normalization import BATCH, FEATURE, FEATURES, KIND, LENGTH, POSITION, SEED, SEQUENCE
 from ui.widget_spec import knob_columns, prepare, secondary_number, spec_radio, spec_select, spec_slider

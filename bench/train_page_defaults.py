@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
-from model.train import TrainingSpeed, measure_training_speed  # noqa: E402
+from model.training_speed import TrainingSpeed, measure_training_speed  # noqa: E402
 from ui.train_view import DEFAULTS, form_config  # noqa: E402
 from ui.training import probe_speed, start_job, wait  # noqa: E402
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from model.normalization import NormalizationDemo
+from model.foundations.normalization import NormalizationDemo
 
 HeadChoice = int | str  # a 0-based head, or "max" / "min" over the layer's heads
 

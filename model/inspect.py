@@ -54,16 +54,16 @@ def _analyse_with_model(model: str, text: str):
 def explanation_arrays(analysed, loaded) -> dict[str, np.ndarray]:
     """rollout_<self kind> (L, T, T) and value_norms_<kind> (L, h, T_q, T_k) for models on our own modules; {} for
     the others (GRU seq2seq has no heads; transformers models keep their W_V/W_O to themselves)."""
-    from model import analysis
+    from model.explain import explanations
     from model.bert import PretrainedEncoder
     from model.data import BOS_ID
 
     if isinstance(loaded, PretrainedEncoder):
-        arrays = analysis.encoder_explanations(loaded, loaded.encode(analysed.text))
+        arrays = explanations.encoder_explanations(loaded, loaded.encode(analysed.text))
         return {name: arrays[name] for name in ("rollout_encoder_self", "value_norms_encoder_self")}
     if analysed.decode is not None and "encoder_self" in analysed.maps:  # the toy Transformer
         result = analysed.decode
-        return analysis.analysis_arrays(loaded.model, result.source.ids,
+        return explanations.analysis_arrays(loaded.model, result.source.ids,
                                         [BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0])
     return {}
 

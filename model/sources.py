@@ -16,14 +16,13 @@ Queries are rows (what is attending), keys are columns (what is attended to). Ki
 """
 from __future__ import annotations
 
-import string
-import unicodedata
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
 from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
+from model.data import is_punctuation
 from model.decode import DecodeResult
 
 KIND_NAMES = ("encoder_self", "decoder_self", "cross")
@@ -81,7 +80,8 @@ def attention_layout(model) -> dict[str, tuple[int, int]]:
     """kind -> (layers, heads) of a loaded model's attention, known without analysing an input.
 
     Links and the attention page's pickers ask it before (or without) an analysis; every AnalysedInput of the
-    model has exactly these kinds, each with maps (layers, heads, T_q, T_k) (tests/test_sources.py checks it).
+    model has exactly these kinds, each with maps (layers, heads, T_q, T_k) (tests/test_sources.py checks it, for
+    every shipped model and the BERT encoder).
     A GRU seq2seq has no heads: {} (its additive alignment is shown as such).
     """
     if isinstance(model, PretrainedEncoder):
@@ -143,13 +143,6 @@ def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
 
 
 # --- views of an encoder's maps: hide special tokens, merge word pieces ---------------------------------------
-
-def is_punctuation(token: str) -> bool:
-    """'.', ',', "'", '…' and the like; not [CLS]/[SEP] and not ##pieces of words."""
-    token = token.removeprefix("##")
-    return bool(token) and not token.startswith("[") and all(
-        ch in string.punctuation or unicodedata.category(ch).startswith("P") for ch in token)
-
 
 def hide_tokens(maps: KindMaps, keep: list[bool]) -> KindMaps:
     """Drop the rows and columns of tokens with keep False (rows then sum to less than 1: the share that went to

@@ -173,17 +173,17 @@ def test_bad_cells_in_the_attention_steps_tables(monkeypatch):
         served.append(1)
         return pd.DataFrame(flat.reshape(frame.shape), index=frame.index, columns=frame.columns)
 
-    import model.attention_steps
+    import model.foundations.attention_steps
 
     stages_drawn = []
-    real_stages = model.attention_steps.attention_stages
+    real_stages = model.foundations.attention_steps.attention_stages
 
     def recorded_stages(*args, **kwargs):  # the page imports it at each run: it gets this one
         stages_drawn.append(real_stages(*args, **kwargs))
         return stages_drawn[-1]
 
     monkeypatch.setattr(DeltaGenerator, "data_editor", hostile_editor)
-    monkeypatch.setattr(model.attention_steps, "attention_stages", recorded_stages)
+    monkeypatch.setattr(model.foundations.attention_steps, "attention_stages", recorded_stages)
     offset = [0]
     # one run per special number (and one with the text garbage first), masks in turn
     for run, start in enumerate([0] + list(range(len(BAD_INPUTS), len(CELL_TEXTS)))):
@@ -204,7 +204,7 @@ def test_bad_cells_in_the_attention_steps_tables(monkeypatch):
 
 
 def test_attention_stages_stay_finite_for_any_number_typed():
-    from model.attention_steps import INPUT_LIMIT, attention_stages, build_mask
+    from model.foundations.attention_steps import INPUT_LIMIT, attention_stages, build_mask
 
     for value in (1e308, -1e308, 1e200, 1e-320, INPUT_LIMIT * 10, np.inf, -np.inf, np.nan):
         for mask in ("none", "causal", "padding"):

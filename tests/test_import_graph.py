@@ -86,6 +86,6 @@ def test_ui_and_its_streamlit_free_ids_import_in_a_fresh_interpreter():
     result = subprocess.run([sys.executable, "-c", code, *ui_modules], cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-2000:]
-    ids = subprocess.run([sys.executable, "-c", "import sys, ui.attention_ids, model.scaling; "
+    ids = subprocess.run([sys.executable, "-c", "import sys, ui.attention_ids, model.foundations.scaling; "
                           "print('streamlit' in sys.modules)"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert ids.stdout.strip() == "False", ids.stderr[-2000:]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from classroom.lessons import load_lessons, parse_lesson
-from model.attention_steps import build_mask
+from model.foundations.attention_steps import build_mask
 from model.questions import causal_visible_keys
 from tests.app_links import assert_healthy, open_from_link
 from ui.lesson_bar import known_pages

@@ -1,5 +1,5 @@
 """The attention page's "Explain" view: raw weights, rollout and value-weighted norms of the same head or layer,
-head importance (ablation and gradient) and head-pattern labels. Computations in model/analysis.py, charts in
+head importance (ablation and gradient) and head-pattern labels. Computations in model/explain/, charts in
 viz/analysis.py; this module only caches, picks and draws.
 
 PARTS, MODES, METRICS hold stable ids (the URL and tests use them); their display is translated.
@@ -15,7 +15,10 @@ import streamlit as st
 import torch
 
 from i18n import tr
-from model import analysis
+from model.explain import fixed_sets, patterns, rollout, value_norms
+from model.explain import explanations as text_explanations
+from model.explain import importance as head_importance_measures
+from model.explain.kinds import ATTENTION_KINDS, SELF_KINDS, SPECIAL_TOKENS
 from model.data import BOS_ID
 from model.decode import DecodeResult
 from model.sources import EMBEDDING, AnalysedInput
@@ -33,7 +36,7 @@ PARTS = ("maps", "importance", "patterns")
 MODES = ("raw", "rollout", "norms")
 METRICS = ("exact_match_drop", "loss_rise", "gradient")
 ENCODER_METRICS = ("change", "gradient")
-PATTERN_FILTERS = ("all",) + analysis.PATTERNS
+PATTERN_FILTERS = ("all",) + patterns.PATTERNS
 # The view's shareable widgets (ui/widget_spec.py; ui/specs/attention.py hands them to the link parser)
 PAGE = ("attention",)
 PART = WidgetSpec("explain_part", "explain", PARTS[0], PAGE, options=PARTS)
@@ -55,7 +58,7 @@ def explanations(model_id: str, sentence: str, _loaded, _result: DecodeResult) -
     device = next(loaded.model.parameters()).device
     src = torch.tensor([_result.source.ids], device=device)
     tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(_result.output_tokens)[0]], device=device)
-    arrays = analysis.transformer_explanations(loaded.model, src, tgt_in)
+    arrays = text_explanations.transformer_explanations(loaded.model, src, tgt_in)
     return {name: value[:, 0] for name, value in arrays.items()}
 
 
@@ -64,17 +67,18 @@ def head_importance(model_id: str, _loaded) -> dict:
     """Ablation + gradient importance on the 300 held-out sentences, and the pruning curve; once per model id on
     the server (shipped models: once per server)."""
     model = _loaded.model
-    evaluation = analysis.evaluation_set(_loaded, analysis.held_out_pairs(_loaded))
-    importance = analysis.head_importance(model, evaluation)
+    evaluation = head_importance_measures.evaluation_set(_loaded, fixed_sets.held_out_pairs(_loaded))
+    importance = head_importance_measures.head_importance(model, evaluation)
     total = len(importance.heads)
     counts = sorted(set(range(0, total + 1, max(1, total // CURVE_POINTS))) | {total})
-    return {"importance": importance, "curve": analysis.pruning_curve(model, evaluation, importance, counts)}
+    curve = head_importance_measures.pruning_curve(model, evaluation, importance, counts)
+    return {"importance": importance, "curve": curve}
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def head_labels(model_id: str, _loaded) -> dict[str, analysis.PatternScores]:
-    sentences = analysis.labelling_sentences(_loaded, analysis.held_out_pairs(_loaded, LABEL_SENTENCES))
-    return analysis.transformer_head_labels(_loaded.model, sentences)
+def head_labels(model_id: str, _loaded) -> dict[str, patterns.PatternScores]:
+    sentences = patterns.labelling_sentences(_loaded, fixed_sets.held_out_pairs(_loaded, LABEL_SENTENCES))
+    return patterns.transformer_head_labels(_loaded.model, sentences)
 
 
 def _kind_rows(kinds, layers: int) -> list[str]:
@@ -121,14 +125,14 @@ def show_explain(model_id: str, loaded, result: AnalysedInput, maps: AttentionMa
 def encoder_explanations(model_id: str, sentence: str, _loaded) -> dict[str, np.ndarray]:
     """Raw weights, value-weighted norms (L, h, T, T) and rollout (L, T, T) of a BERT encoder's self-attention over
     the sentence's raw tokens; per (model id, sentence), like ui.state.analyse_encoder_input."""
-    return analysis.encoder_explanations(_loaded, _loaded.encode(sentence))
+    return text_explanations.encoder_explanations(_loaded, _loaded.encode(sentence))
 
 
 def foreign_explanations(result: AnalysedInput) -> dict[str, np.ndarray]:
     """A transformers model's raw weights and the rollout of its self-attention kinds (no norms: no W_V/W_O)."""
     arrays = {kind: maps.weights for kind, maps in result.maps.items()}
-    arrays.update({f"rollout_{kind}": analysis.attention_rollout(result.maps[kind].weights)
-                   for kind in analysis.SELF_KINDS if kind in result.maps})
+    arrays.update({f"rollout_{kind}": rollout.attention_rollout(result.maps[kind].weights)
+                   for kind in SELF_KINDS if kind in result.maps})
     return arrays
 
 
@@ -177,8 +181,8 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
                    table=lambda: attention_table(norms, queries, keys))
     # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the
     # captions name what is on the chart's axis
-    special_label = "/".join(dict.fromkeys(t for t in keys if t in analysis.SPECIAL_TOKENS)) or special_label
-    survival = analysis.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys)
+    special_label = "/".join(dict.fromkeys(t for t in keys if t in SPECIAL_TOKENS)) or special_label
+    survival = value_norms.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys)
     ratio = survival["survival"][layer, head]
     c = st.columns(3)
     c[0].metric(tr("explain.weight_on_special"), f"{survival['weight_share'][layer, head]:.1%}")
@@ -215,10 +219,10 @@ def show_importance(model_id: str, loaded) -> None:
     c[1].metric(tr("explain.baseline_loss"), f"{importance.baseline['loss']:.4f}")
     c[2].metric(tr("explain.spearman_loss"), f"{importance.spearman():+.2f}")
     c[3].metric(tr("explain.spearman_exact_match"),
-                f"{analysis.spearman(importance.gradient, importance.exact_match_drop):+.2f}")
+                f"{head_importance_measures.spearman(importance.gradient, importance.exact_match_drop):+.2f}")
     metric = spec_segmented(METRIC, tr("explain.metric"), format_func=lambda m: tr(f"explain.chart.{m}"))
-    values = getattr(importance, metric).reshape(len(analysis.ATTENTION_KINDS) * layers, heads)
-    rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
+    values = getattr(importance, metric).reshape(len(ATTENTION_KINDS) * layers, heads)
+    rows = _kind_rows(ATTENTION_KINDS, layers)
     left, right = st.columns([3, 2])
     cells = np.vectorize(CELL_FORMATS[metric].format)(values)
     show_chart(layers_by_heads(values, rows, tr("explain.importance_title", sentences=importance.sentences),
@@ -256,7 +260,7 @@ def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: st
         matching = [f"{rows[r]} H{h + 1}" for r, h in np.ndindex(labels.shape) if labels[r, h] == shown]
         st.markdown(tr("explain.pattern_matches", count=len(matching),
                        heads=", ".join(matching) or tr("explain.pattern_none")))
-    t = analysis.PATTERN_THRESHOLDS
+    t = patterns.PATTERN_THRESHOLDS
     st.caption(tr(caption_key, previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}", self=f"{t['self']:.0%}",
                   sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}", sentences=sentences))
     if caption_key == "explain.patterns_caption":  # a model with cross-attention
@@ -266,14 +270,14 @@ def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: st
 def show_patterns(model_id: str, loaded) -> None:
     with st.spinner(tr("explain.patterns_wait")):
         scores = head_labels(model_id, loaded)
-    labels = np.concatenate([scores[kind].labels for kind in analysis.ATTENTION_KINDS])  # (kinds × L, h)
-    rows = _kind_rows(analysis.ATTENTION_KINDS, loaded.config.num_layers)
+    labels = np.concatenate([scores[kind].labels for kind in ATTENTION_KINDS])  # (kinds × L, h)
+    rows = _kind_rows(ATTENTION_KINDS, loaded.config.num_layers)
     _show_pattern_grid(labels, rows, tr("explain.patterns_title", sentences=LABEL_SENTENCES), "head_patterns",
                        lambda: _pattern_table(scores, rows), "explain.patterns_caption", LABEL_SENTENCES)
 
 
-def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str],
-                   kinds: tuple[str, ...] = analysis.ATTENTION_KINDS):
+def _pattern_table(scores: dict[str, patterns.PatternScores], rows: list[str],
+                   kinds: tuple[str, ...] = ATTENTION_KINDS):
     records = []
     for n, kind in enumerate(kinds):
         s = scores[kind]
@@ -294,21 +298,22 @@ ENCODER_CURVE_POINTS = 12  # evaluations of an encoder's "switch off the k least
 def encoder_head_importance(model_id: str, _loaded) -> dict:
     """Ablation + gradient importance of a BERT encoder's heads on the fixed English sentences, and the curve; once
     per model id on the server."""
-    importance = analysis.encoder_importance(_loaded)
+    importance = head_importance_measures.encoder_importance(_loaded)
     total = importance.change.size
     counts = sorted(set(range(0, total + 1, max(1, total // ENCODER_CURVE_POINTS))) | {total})
-    return {"importance": importance, "curve": analysis.encoder_pruning_curve(_loaded, importance, counts)}
+    curve = head_importance_measures.encoder_pruning_curve(_loaded, importance, counts)
+    return {"importance": importance, "curve": curve}
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def encoder_head_labels(model_id: str, _loaded) -> analysis.PatternScores:
-    return analysis.encoder_head_labels(_loaded)
+def encoder_head_labels(model_id: str, _loaded) -> patterns.PatternScores:
+    return patterns.encoder_head_labels(_loaded)
 
 
 
 
 def show_encoder_importance(model_id: str, loaded) -> None:
-    with st.spinner(tr("explain_encoder.importance_wait", sentences=len(analysis.ENCODER_SENTENCES))):
+    with st.spinner(tr("explain_encoder.importance_wait", sentences=len(fixed_sets.ENCODER_SENTENCES))):
         found = encoder_head_importance(model_id, loaded)
     importance, curve = found["importance"], found["curve"]
     layers, heads = importance.change.shape
@@ -339,11 +344,11 @@ def show_encoder_importance(model_id: str, loaded) -> None:
                            file_name=f"attention-lab_{model_id}_head_importance.csv", mime="text/csv",
                            key="csv_importance", on_click="ignore", icon=":material/download:", type="tertiary")
         st.caption(tr("explain_encoder.importance_caption", sentences=importance.sentences,
-                      probes=analysis.GRADIENT_PROBES))
+                      probes=head_importance_measures.GRADIENT_PROBES))
 
 
 def show_encoder_patterns(model_id: str, loaded) -> None:
-    sentences = len(analysis.ENCODER_SENTENCES)
+    sentences = len(fixed_sets.ENCODER_SENTENCES)
     with st.spinner(tr("explain.patterns_wait")):
         scores = encoder_head_labels(model_id, loaded)
     rows = _kind_rows(("encoder_self",), scores.labels.shape[0])
@@ -358,7 +363,7 @@ def grid_labels(model_id: str, loaded, result: AnalysedInput, kind: str) -> np.n
     do not have (transformers models) or the model has no heads (GRU seq2seq)."""
     if result.can(EMBEDDING):
         labels = encoder_head_labels(model_id, loaded).labels
-    elif result.decode is not None and kind in analysis.ATTENTION_KINDS and "encoder_self" in result.maps:
+    elif result.decode is not None and kind in ATTENTION_KINDS and "encoder_self" in result.maps:
         labels = head_labels(model_id, loaded)[kind].labels
     else:
         return None

@@ -11,9 +11,10 @@ import streamlit as st
 from classroom.lessons import Question, Stop, localized
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
-from model.attention_steps import build_mask
+from model.foundations.attention_steps import build_mask
 from model.config import TransformerConfig
-from model.questions import (causal_visible_keys, lowest_metric, mean_row_entropy, most_attended_key, softmax_weight)
+from model.metrics import head_entropy
+from model.questions import causal_visible_keys, lowest_metric, most_attended_key, softmax_weight
 from ui.models import shipped_model_info
 from ui.state import DEFAULT_MODEL, analyse, get_model
 from ui.text import escape_markdown
@@ -84,7 +85,7 @@ def _compute(stop: Stop, question: Question) -> Expected:
     args, name = question.args, question.compute
     if name == "sharpest_cross_head":
         _, cross = _cross(stop)
-        return _heads_near_best(mean_row_entropy(cross), True, question.tolerance)
+        return _heads_near_best(head_entropy(cross), True, question.tolerance)
     if name == "head_linking":
         result, cross = _cross(stop)
         query = _index(result.output_tokens, str(args.get("target")))  # the cross row that writes the target

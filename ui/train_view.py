@@ -8,7 +8,8 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
-from model.train import FAMILIES, SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps
+from model.train import FAMILIES, TrainConfig
+from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
 from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
 from ui.models import family_label
@@ -83,7 +84,7 @@ def form_config(family: str, task: str, steps: int, layers: int, d_model: int, h
         shape = {"num_layers": layers, "d_model": d_model, "num_heads": heads, "norm_first": True, "d_ff": 2 * d_model}
     else:
         shape = {"hidden_size": d_model, "embed_dim": min(64, d_model)}
-    return TrainConfig.from_flat(family, task=task, steps=steps, seed=seed, schedule=schedule, lr=lr,
+    return TrainConfig.for_model(family, task=task, steps=steps, seed=seed, schedule=schedule, lr=lr,
                                  warmup=max(warmup, 1), eval_every=max(50, steps // 6), eval_size=150, device="auto",
                                  **shape)
 

@@ -21,7 +21,8 @@ from i18n import DEFAULT_LANGUAGE, translate
 from model.checkpoint import LoadedModel
 from model.data import Dataset
 from model.decode import greedy_decode
-from model.train import StepInfo, TrainConfig, TrainingSpeed, TrainResult, make_training_data, measure_training_speed, train
+from model.train import StepInfo, TrainConfig, TrainResult, make_training_data, train
+from model.training_speed import TrainingSpeed, measure_training_speed
 
 # At most this many trainings run at once on the server; each uses one torch thread, so forward passes of
 # other students still find a free core.

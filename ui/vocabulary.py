@@ -11,7 +11,8 @@ import streamlit as st
 from i18n import tr
 from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, LoadedModel
-from model.data import SPECIALS, english_parts_of_speech, is_punctuation, tokenize
+from model.data import SPECIALS, is_punctuation, tokenize
+from model.en_fr import english_parts_of_speech
 from model.decode import DecodeResult
 from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
 from ui.models import load_pretrained

@@ -2,7 +2,7 @@
 then the multi-head section's. The number of tokens comes before the padded count: its bound depends on it."""
 from __future__ import annotations
 
-from model.attention_steps import MASKS
+from model.foundations.attention_steps import MASKS
 from ui.widget_spec import PageSection, WidgetSpec, seed_spec
 
 PAGE = ("attention_steps",)
