@@ -3,7 +3,10 @@ project's own modules (built with ast) has no cycle, so a new circle fails here 
 half-initialised module somewhere at run time.
 
 Imports inside functions count too: a function-level import is how a circle hides (ui.share and
-ui.attention_view imported each other that way). Only `if TYPE_CHECKING:` blocks, which never run, are left out."""
+ui.attention_view imported each other that way). So do `if TYPE_CHECKING:` imports: they never run, but a type that
+two modules need from each other is a design circle all the same (AttentionMaps once lived in the page module that
+drew the Explain view, whose module named it for annotations). A package that imports its modules by listing its
+folder (ui.specs) imports each of them."""
 import ast
 import subprocess
 import sys
@@ -27,20 +30,29 @@ def _imports(tree: ast.Module) -> list[str]:
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
-            pending += node.orelse  # the annotations-only branch never runs
         else:
             pending += list(ast.iter_child_nodes(node))
     return names
+
+
+def _listed_modules(path: Path, tree: ast.Module, modules: dict[str, Path]) -> list[str]:
+    """A package __init__ that imports its folder's modules by name (pkgutil.iter_modules): each of them."""
+    if path.name != "__init__.py" or "iter_modules" not in ast.unparse(tree):
+        return []
+    package = _module_name(path)
+    return [name for name in modules if name.rsplit(".", 1)[0] == package and name != package]
 
 
 def import_graph() -> dict[str, set[str]]:
     """module -> the project modules it imports."""
     files = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
     modules = {_module_name(path): path for path in files}
-    return {name: {imported for imported in _imports(ast.parse(path.read_text(encoding="utf-8")))
-                   if imported in modules and imported != name}
-            for name, path in modules.items()}
+    graph = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = _imports(tree) + _listed_modules(path, tree, modules)
+        graph[name] = {module for module in imported if module in modules and module != name}
+    return graph
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -63,6 +75,11 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_type_checking_imports_count():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ui.attention_view import X\n")
+    assert "ui.attention_view" in _imports(tree)
+
+
 def test_the_cycle_finder_finds_a_circle_and_only_a_circle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
@@ -72,7 +89,8 @@ def test_the_project_graph_is_read_from_the_real_imports():
     graph = import_graph()
     assert "ui.specs" in graph["ui.share"] and "ui.attention_ids" in graph["ui.specs.attention"]
     assert "ui.explain_view" in graph["ui.attention_view"]  # it draws the Explain view
-    assert "ui.attention_view" not in graph["ui.explain_view"]  # ... which names AttentionMaps for annotations only
+    assert "ui.attention_maps" in graph["ui.explain_view"]  # ... which takes the maps from their own module
+    assert "ui.specs.attention" in graph["ui.specs"]  # found by listing the folder
     assert "streamlit" not in graph and "streamlit" not in graph["ui.share"]  # only the project's own modules
 
 

@@ -22,7 +22,7 @@ AVERAGE = "average"  # the head choice that averages the heads (a stable value: 
 
 
 def _translate_all(sentence: str) -> dict:
-    return {family: analyse(model_id, sentence, get_model(model_id)) for family, model_id in MODELS.items()}
+    return {family: analyse(model_id, sentence, get_model(model_id)).decode for family, model_id in MODELS.items()}
 
 
 def marked_differences(tokens: list[str], reference: list[str]) -> tuple[str, int]:
@@ -83,7 +83,7 @@ def side_by_side() -> None:
     if sentence is None:
         return
     results = _translate_all(sentence)
-    show_input_notices(results["transformer"], get_model(MODELS["transformer"]))
+    show_input_notices(results["transformer"], get_model(MODELS["transformer"]).network)
     st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
     c = st.columns(2)

@@ -12,7 +12,6 @@ from classroom.lessons import Question, Stop, localized
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
 from model.attention_steps import build_mask
-from model.config import TransformerConfig
 from model.questions import (causal_visible_keys, lowest_metric, mean_row_entropy, most_attended_key, softmax_weight)
 from ui.models import shipped_model_info
 from ui.state import DEFAULT_MODEL, analyse, get_model
@@ -54,12 +53,12 @@ def stop_decoded(stop: Stop):
         loaded = get_model(model_id)
     except (CheckpointError, KeyError) as error:
         raise QuestionError(tr("lessons.no_model", model=model_id)) from error
-    return loaded, analyse(model_id, sentence, loaded)
+    return loaded, analyse(model_id, sentence, loaded).decode
 
 
 def _cross(stop: Stop):
     loaded, result = stop_decoded(stop)
-    if not isinstance(loaded.config, TransformerConfig):
+    if result is None or "cross" not in result.attention:  # a model without cross-attention heads
         raise QuestionError(tr("lessons.needs_transformer"))
     return result, result.attention["cross"]  # (L, h, T_q, T_k)
 

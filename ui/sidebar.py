@@ -8,7 +8,8 @@ from model.checkpoint import CheckpointError
 from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
 from ui.models import device_label, local_model_entries
 from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC
-from ui.state import DEFAULT_MODEL, example_sentences, get_model, is_toy, model_label, selected_model_id
+from model.families import VOCABULARY
+from ui.state import DEFAULT_MODEL, example_sentences, get_model, model_label, selected_model_id
 from ui.text import MAX_INPUT_CHARS, escape_markdown
 from ui.vocabulary import vocabulary_help
 from ui.widget_spec import spec_segmented, spec_select, spec_toggle
@@ -127,16 +128,16 @@ def render_sidebar() -> None:
             with st.expander(tr("bert.local_problems", count=len(unusable))):
                 for entry in unusable:
                     st.text(f"{entry.name}: {entry.reason}")  # st.text: folder names are never markdown
-        loaded = get_model(st.session_state["model_id"])
-        examples = example_sentences(loaded.task)
+        lab = get_model(st.session_state["model_id"])
+        examples = example_sentences(lab.task)
         if "sentence" not in st.session_state:
-            st.session_state["sentence"], st.session_state["sentence_task"] = examples[0], loaded.task
+            st.session_state["sentence"], st.session_state["sentence_task"] = examples[0], lab.task
         # A placeholder rather than a translated "" option: the options stay the same in every language.
         st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key="example",
                      on_change=_use_example)
-        sentence_help = "sidebar.sentence_help" if is_toy(loaded) else "sidebar.sentence_help_subwords"
+        sentence_help = "sidebar.sentence_help" if lab.can(VOCABULARY) else "sidebar.sentence_help_subwords"
         st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=MAX_INPUT_CHARS, help=tr(sentence_help))
-        if is_toy(loaded):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
-            vocabulary_help(loaded)
-        st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=loaded.task,
+        if lab.can(VOCABULARY):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
+            vocabulary_help(lab.network)
+        st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=lab.task,
                       device=device_label()))

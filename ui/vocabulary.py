@@ -14,7 +14,7 @@ from model.checkpoint import CheckpointError, LoadedModel
 from model.data import SPECIALS, english_parts_of_speech, is_punctuation, tokenize
 from model.decode import DecodeResult
 from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
-from ui.models import load_pretrained
+from ui.models import load_model
 from ui.text import escape_markdown
 
 SENTENCE = "sentence"  # the sidebar's sentence box (ui/sidebar.py)
@@ -120,13 +120,13 @@ def vocabulary_help(loaded: LoadedModel) -> None:
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _word_vectors(words: tuple[str, ...]) -> np.ndarray:
     """all-MiniLM-L6-v2's vectors of single words (the lexicon's groups and each unknown word, cached)."""
-    return word_vectors(load_pretrained(REAL_ENCODER), words)
+    return word_vectors(load_model(REAL_ENCODER).network, words)
 
 
 def _vectors_by_meaning():
     """The word-vector function for model.readable_sentence, or None (compare spelling) if the encoder is missing."""
     try:
-        load_pretrained(REAL_ENCODER)
+        load_model(REAL_ENCODER)
     except CheckpointError:
         return None
     return lambda words: _word_vectors(tuple(words))

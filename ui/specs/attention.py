@@ -31,8 +31,7 @@ def _last_of(kind_spec: WidgetSpec, axis: int):
 
 
 def _rescale_options(state) -> list[float]:
-    config = get_model(selected_model_id()).config
-    return rescale_options(getattr(config, "d_model", 1) // max(getattr(config, "num_heads", 1), 1))
+    return rescale_options(get_model(selected_model_id()).head_dim)
 
 
 def _switch(key: str, url: str) -> WidgetSpec:
