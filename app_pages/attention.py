@@ -3,8 +3,8 @@ import streamlit as st
 
 from i18n import tr
 from model.sources import TRANSLATION
-from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
-from ui.attention_view import attention_explorer
+from ui.attention.defaults import open_encoder_on_teaching_head, open_on_teaching_view
+from ui.attention.view import attention_explorer
 from ui.display import explanation, page_title, show_chart, strongest_shade
 from ui.state import current_attention
 from ui.text import escape_markdown

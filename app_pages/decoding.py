@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from ui.decoding_view import decoding_explorer
+from ui.attention.decoding import decoding_explorer
 from ui.display import explanation, page_title
 from ui.state import current_analysis
 

@@ -3,7 +3,8 @@
 The .npz holds `tokens` (the input tokens as the app shows them), one float32 array per attention kind the model
 has, named encoder_self, decoder_self and cross, each shaped (layers, heads, queries, keys), and for a translation
 model `output_tokens` (the greedy translation) and `decoder_tokens` (the decoder's query tokens: <bos> + output).
-The numbers are those of the app's CSV export (the same model.sources code computes both).
+The numbers are those of the app's CSV export: both open the model with model.families.open_model and analyse it
+with its adapter.
 """
 from __future__ import annotations
 

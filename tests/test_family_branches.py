@@ -32,7 +32,8 @@ def model_classes() -> frozenset[str]:
 
 def _names(node: ast.AST) -> set[str]:
     """The plain and dotted names in an isinstance()'s second argument (a name, model.x.Name, or a tuple)."""
-    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)}
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+            if isinstance(n, ast.Name | ast.Attribute)}
 
 
 def _is_family(node: ast.AST) -> bool:

@@ -3,7 +3,7 @@ project's own modules (built with ast) has no cycle, so a new circle fails here 
 half-initialised module somewhere at run time.
 
 Imports inside functions count too: a function-level import is how a circle hides (ui.share and
-ui.attention_view imported each other that way). So do `if TYPE_CHECKING:` imports: they never run, but a type that
+ui.attention.view imported each other that way). So do `if TYPE_CHECKING:` imports: they never run, but a type that
 two modules need from each other is a design circle all the same (AttentionMaps once lived in the page module that
 drew the Explain view, whose module named it for annotations). A package that imports its modules by listing its
 folder (ui.specs) imports each of them."""
@@ -36,11 +36,16 @@ def _imports(tree: ast.Module) -> list[str]:
 
 
 def _listed_modules(path: Path, tree: ast.Module, modules: dict[str, Path]) -> list[str]:
-    """A package __init__ that imports its folder's modules by name (pkgutil.iter_modules): each of them."""
+    """A package __init__ that imports modules it finds by listing folders (pkgutil.iter_modules): ui.specs reads its
+    own folder's modules and each room's spec modules (ui/<room>/specs.py, ui/<room>/*_specs.py)."""
     if path.name != "__init__.py" or "iter_modules" not in ast.unparse(tree):
         return []
     package = _module_name(path)
-    return [name for name in modules if name.rsplit(".", 1)[0] == package and name != package]
+    rooms = []
+    if package == "ui.specs":
+        rooms = [_module_name(room) for pattern in ("*/specs.py", "*/*_specs.py")
+                 for room in path.parent.parent.glob(pattern)]
+    return [name for name in modules if name.rsplit(".", 1)[0] == package and name != package] + rooms
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -76,8 +81,8 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_type_checking_imports_count():
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ui.attention_view import X\n")
-    assert "ui.attention_view" in _imports(tree)
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ui.attention.view import X\n")
+    assert "ui.attention.view" in _imports(tree)
 
 
 def test_the_cycle_finder_finds_a_circle_and_only_a_circle():
@@ -87,10 +92,10 @@ def test_the_cycle_finder_finds_a_circle_and_only_a_circle():
 
 def test_the_project_graph_is_read_from_the_real_imports():
     graph = import_graph()
-    assert "ui.specs" in graph["ui.share"] and "ui.attention_ids" in graph["ui.specs.attention"]
-    assert "ui.explain_view" in graph["ui.attention_view"]  # it draws the Explain view
-    assert "ui.attention_maps" in graph["ui.explain_view"]  # ... which takes the maps from their own module
-    assert "ui.specs.attention" in graph["ui.specs"]  # found by listing the folder
+    assert "ui.specs" in graph["ui.share"] and "ui.attention.ids" in graph["ui.attention.specs"]
+    assert "ui.attention.explain" in graph["ui.attention.view"]  # it draws the Explain view
+    assert "ui.attention.maps" in graph["ui.attention.explain"]  # ... which takes the maps from their own module
+    assert {"ui.specs.common", "ui.attention.specs", "ui.attention.decoding_specs"} <= graph["ui.specs"]  # listed
     assert "streamlit" not in graph and "streamlit" not in graph["ui.share"]  # only the project's own modules
 
 
@@ -99,11 +104,11 @@ def test_no_module_imports_in_a_circle():
 
 
 def test_ui_and_its_streamlit_free_ids_import_in_a_fresh_interpreter():
-    ui_modules = sorted(_module_name(path) for path in (ROOT / "ui").glob("*.py"))
+    ui_modules = sorted(_module_name(path) for path in (ROOT / "ui").rglob("*.py"))
     code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\nprint('ok')"
     result = subprocess.run([sys.executable, "-c", code, *ui_modules], cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-2000:]
-    ids = subprocess.run([sys.executable, "-c", "import sys, ui.attention_ids, model.scaling; "
+    ids = subprocess.run([sys.executable, "-c", "import sys, ui.attention.ids, model.scaling; "
                           "print('streamlit' in sys.modules)"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert ids.stdout.strip() == "False", ids.stderr[-2000:]

@@ -187,7 +187,7 @@ def test_a_model_refused_on_opening_falls_back_with_a_message(configured):
 
 @pytest.mark.slow  # over 10 s on the shared 2-core box
 def test_start_up_modules_do_not_import_transformers(models_folder):
-    code = ("import sys; sys.path.insert(0, '.'); import ui.share, ui.sidebar, ui.state, ui.attention_view, "
+    code = ("import sys; sys.path.insert(0, '.'); import ui.share, ui.sidebar, ui.state, ui.attention.view, "
             "model.sources, model.local_models, model.inspect; from pathlib import Path; "
             f"model.local_models.list_local_models(Path({str(models_folder)!r})); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('transformers', 'sentence_transformers')))")

@@ -12,7 +12,7 @@ from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import show_translation
-from ui.widget_spec import PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
+from ui.widget_spec import SENTENCE, PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -77,7 +77,7 @@ SECTIONS = (PageSection("side_by_side"), PageSection("length"), PageSection("gro
 
 
 def side_by_side() -> None:
-    sentence, notices = check_sentence(st.session_state.get("sentence", ""))
+    sentence, notices = check_sentence(st.session_state.get(SENTENCE.key, ""))
     for notice in notices:
         st.info(notice)
     if sentence is None:

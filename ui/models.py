@@ -19,7 +19,7 @@ from model.device import pick_device
 _LOG = logging.getLogger("attention_lab.models")
 
 # Page analyses are tiny forward passes (one sentence): a second intra-op thread does not make them faster
-# (bench/README.md, Classroom load), while N students' script threads × 2 OpenMP threads oversubscribe the cores. Trainings set their own thread to 1 as well (ui/training.py).
+# (bench/README.md, Classroom load), while N students' script threads × 2 OpenMP threads oversubscribe the cores. Trainings set their own thread to 1 as well (ui/train/job.py).
 PAGE_TORCH_THREADS = 1
 
 

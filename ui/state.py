@@ -14,6 +14,7 @@ from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_
                        shipped_model_names)
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import unknown_words_notice
+from ui.widget_spec import SENTENCE
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 USER_MODELS = "user_models"  # session_state key: {model id: LoadedModel} trained or uploaded in this session
@@ -84,9 +85,9 @@ def analyse(model_id: str, sentence: str, _lab: LabModel, switched_off: Switched
     return _lab.analyse(sentence, switched_off)
 
 
-def checked_input(model_id: str) -> str | None:
+def checked_input() -> str | None:
     """The chosen sentence, cleaned, with notices shown; None when there is nothing to analyse."""
-    sentence, notices = check_sentence(st.session_state.get("sentence", ""))
+    sentence, notices = check_sentence(st.session_state.get(SENTENCE.key, ""))
     for notice in notices:
         st.info(notice)
     return sentence
@@ -96,7 +97,7 @@ def current_attention() -> tuple[str, LabModel, AnalysedInput] | None:
     """The chosen model's attention maps for the chosen sentence (model.families), with notices shown."""
     model_id = selected_model_id()
     lab = get_model(model_id)
-    sentence = checked_input(model_id)
+    sentence = checked_input()
     if sentence is None:
         return None
     analysed = analyse(model_id, sentence, lab)

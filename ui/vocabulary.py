@@ -16,8 +16,8 @@ from model.decode import DecodeResult
 from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
 from ui.models import load_model
 from ui.text import escape_markdown
+from ui.widget_spec import SENTENCE
 
-SENTENCE = "sentence"  # the sidebar's sentence box (ui/sidebar.py)
 REAL_ENCODER = MINILM_NAME  # the pretrained encoder for free English (the "real pretrained models" issue)
 
 
@@ -41,7 +41,7 @@ def grouped_words(loaded: LoadedModel) -> dict[str, list[str]]:
 def _add_word() -> None:
     word = st.session_state.get("vocab_add")
     if word:
-        st.session_state[SENTENCE] = f"{st.session_state.get(SENTENCE, '').rstrip()} {word}".strip()
+        st.session_state[SENTENCE.key] = f"{st.session_state.get(SENTENCE.key, '').rstrip()} {word}".strip()
         st.session_state["vocab_add"] = None
 
 
@@ -74,14 +74,14 @@ def replace_last(sentence: str, word: str, replacement: str) -> str:
 
 
 def _use_suggestion(word: str, suggestion: str) -> None:
-    st.session_state[SENTENCE] = replace_last(st.session_state.get(SENTENCE, ""), word, suggestion)
+    st.session_state[SENTENCE.key] = replace_last(st.session_state.get(SENTENCE.key, ""), word, suggestion)
 
 
 def word_suggestions(loaded: LoadedModel) -> None:
     """Under the sentence box: when its last unknown word has known words like it, one button each; a click puts the
     word in the sentence. Updated each time the sentence is submitted (Enter), since Streamlit's text box reports
     whole entries, not key presses."""
-    word = last_unknown_word(st.session_state.get(SENTENCE, ""), loaded)
+    word = last_unknown_word(st.session_state.get(SENTENCE.key, ""), loaded)
     if word is None:
         return
     suggestions = completions(word, known_words(loaded))
@@ -138,7 +138,7 @@ def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSente
     tokens, ids = result.source.tokens[:-1], result.source.ids[:-1]  # without <eos>
     known = known_words(loaded)
     if loaded.task == "en-fr":
-        typed = st.session_state.get(SENTENCE, "")  # as typed: a capital marks a name ("Maria")
+        typed = st.session_state.get(SENTENCE.key, "")  # as typed: a capital marks a name ("Maria")
         words = [t for t in tokenize(typed) if not is_punctuation(t)]
         text = typed if words[:len(tokens)] == tokens else " ".join(tokens)
         return readable_sentence(text, set(known), _vectors_by_meaning(), max_words=loaded.config.max_len - 1)
@@ -150,7 +150,7 @@ def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSente
 
 
 def _use_sentence(sentence: str) -> None:
-    st.session_state[SENTENCE] = sentence
+    st.session_state[SENTENCE.key] = sentence
 
 
 def _use_real_encoder() -> None:

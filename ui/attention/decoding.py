@@ -10,11 +10,11 @@ import numpy as np
 import streamlit as st
 
 from i18n import tr
-from ui.attention_view import cached_figure, show_top_tokens
+from ui.attention.view import cached_figure, show_top_tokens
 from ui.display import presenting, show_chart
 from ui.errors import page_guard
 from ui.share import follow_fragment, keep_view_state
-from ui.specs.decoding import ALL_HEADS, HEAD, LAYER, STEP
+from ui.attention.decoding_specs import ALL_HEADS, HEAD, LAYER, STEP
 from ui.widget_spec import prepare, spec_select
 from viz.attention import html_escaped
 

@@ -20,10 +20,12 @@ from classroom.lessons import Lesson, lessons_folder, localized
 from classroom.store import normalise_code
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from i18n import current_language, tr
-from ui.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
+from ui.lessons.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class,
+                                  wrong_guess)
 from ui.errors import page_guard
-from ui.lesson_bar import CLASS_CODE, PENDING, known_pages, lessons, question_id
-from ui.lesson_questions import QuestionError, answer_label, expected_answer
+from ui.lessons.bar import CLASS_CODE, PENDING, question_id
+from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.text import escape_markdown
 from viz.classroom import answer_chart
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from i18n import tr
 from model.sources import AnalysedInput, KindMaps, hide_tokens, merge_word_pieces
-from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
+from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.attention import attention_table
 
 

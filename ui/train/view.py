@@ -16,8 +16,9 @@ from ui.models import family_label
 from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
-from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
-from ui.upload_policy import uploads_refusal
+from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
+from ui.train.upload_policy import uploads_refusal
+from ui.widget_spec import SENTENCE
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
 
@@ -297,7 +298,7 @@ def _load_clicked() -> None:
         st.session_state["upload_message"] = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
     else:
         st.session_state["model_id"] = model_id
-        st.session_state["sentence"] = example_sentences(get_model(model_id).task)[0]
+        st.session_state[SENTENCE.key] = example_sentences(get_model(model_id).task)[0]
         st.session_state["upload_message"] = ("success", tr("train.upload_loaded", model=model_id))
 
 

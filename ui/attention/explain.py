@@ -16,9 +16,9 @@ from i18n import tr
 from model import analysis
 from model.families import EMBEDDING, IMPORTANCE, NORMS, PATTERNS, TRAINING, LabModel, shipped_model_names
 from model.sources import AnalysedInput
-from ui.attention_maps import AttentionMaps
+from ui.attention.maps import AttentionMaps
 from ui.display import presenting, show_chart
-from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
+from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.analysis import (encoder_importance_table, importance_table, layers_by_heads, pattern_grid,
                           pruning_curve_chart, survival_bars)
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
@@ -30,7 +30,7 @@ MODES = ("raw", "rollout", "norms")
 METRICS = ("exact_match_drop", "loss_rise", "gradient")
 ENCODER_METRICS = ("change", "gradient")
 PATTERN_FILTERS = ("all",) + analysis.PATTERNS
-# The view's shareable widgets (ui/widget_spec.py; ui/specs/attention.py hands them to the link parser)
+# The view's shareable widgets (ui/widget_spec.py; ui/attention/specs.py hands them to the link parser)
 PAGE = ("attention",)
 PART = WidgetSpec("explain_part", "explain", PARTS[0], PAGE, options=PARTS)
 MODE = WidgetSpec("explain_mode", "explain_mode", MODES[0], PAGE, options=MODES)

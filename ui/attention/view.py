@@ -1,6 +1,6 @@
 """Pieces of the Transformer attention page: which map is shown, and one function per view.
 
-Its stable ids (VIEWS, KINDS, the encoder toggles' keys) live in ui/attention_ids.py; only their display is
+Its stable ids (VIEWS, KINDS, the encoder toggles' keys) live in ui/attention/ids.py; only their display is
 translated here.
 """
 from __future__ import annotations
@@ -15,15 +15,15 @@ from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from model.families import LabModel
 from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, special_token_shares
-from ui.attention_maps import AttentionMaps
-from ui.attention_defaults import why_this_encoder_head, why_this_head
-from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
+from ui.attention.maps import AttentionMaps
+from ui.attention.defaults import why_this_encoder_head, why_this_head
+from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
 from ui.display import presenting, shared_figure, show_chart
 from ui.errors import page_guard
-from ui.explain_view import grid_labels, show_explain
-from ui.specs.attention import (COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC, KIND, LAYER,
-                                MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
-from ui.encoder_view import show_embedding_ablation
+from ui.attention.explain import grid_labels, show_explain
+from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
+                                KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
+from ui.attention.encoder import show_embedding_ablation
 from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
@@ -128,7 +128,7 @@ def _explore(model_id: str, lab: LabModel, result: AnalysedInput) -> None:
 
 
 def _why_this_head(result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int, head: int) -> None:
-    """The one line saying why the page opened on this head (ui/attention_defaults.py), while it is shown."""
+    """The one line saying why the page opened on this head (ui/attention/defaults.py), while it is shown."""
     if result.special is not None:
         why_this_encoder_head(result.maps[kind].weights, result.special, layer, head)
     else:
@@ -175,8 +175,8 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
 
 def _focus(layer: int, head: int) -> None:
     """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn)."""
-    st.session_state["attn_layer"], st.session_state["attn_head"] = layer, head
-    st.session_state["attn_view"] = "Head"
+    st.session_state[LAYER.key], st.session_state[HEAD.key] = layer, head
+    st.session_state[VIEW.key] = "Head"
 
 
 def _focus_clicked_thumbnail() -> None:
@@ -188,7 +188,7 @@ def _focus_clicked_thumbnail() -> None:
 
 
 def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
-    """labels: (L, h) short pattern names of the kind's heads (ui.explain_view.grid_labels), or None."""
+    """labels: (L, h) short pattern names of the kind's heads (ui.attention.explain.grid_labels), or None."""
     layers, heads = maps.weights.shape[:2]
     weights, queries, keys, masked = maps.weights, maps.query_tokens, maps.key_tokens, maps.masked
     tokens = max(len(queries), len(keys))
@@ -283,8 +283,9 @@ def _tokens(tokens: list[str]) -> str:
 
 def show_ablation(result: AnalysedInput, model_id: str, lab: LabModel) -> None:
     """The translation with the chosen heads switched off, next to the original."""
-    options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items() for l in range(layers) for h in range(heads)]
-    off = st.multiselect(tr("attention.ablation_label"), options, key="ablate_heads", format_func=_ablation_option,
+    options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items()
+               for l in range(layers) for h in range(heads)]
+    off = st.multiselect(tr("attention.ablation_label"), options, key=ABLATED_HEADS.key, format_func=_ablation_option,
                          help=None if presenting() else tr("attention.ablation_help"))
     original = result.decode
     ablated = analyse(model_id, result.text, lab, tuple(sorted(off))).decode if off else original
