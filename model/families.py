@@ -89,6 +89,8 @@ class LabModel(Protocol):
 
     def labels(self) -> dict[str, analysis.PatternScores]: ...
 
+    def position_table(self) -> torch.nn.Module | None: ...
+
 
 CURVE_POINTS = 12  # evaluations of the "switch off the k least important heads" curve (plus k = 0)
 LABEL_SENTENCES = 100  # held-out sentences a translator's pattern labels are read from
@@ -142,6 +144,10 @@ class _Adapter:
 
     def labels(self) -> dict[str, analysis.PatternScores]:
         raise NotImplementedError(f"{self.model_id}: no head labels ({self.family})")
+
+    def position_table(self) -> torch.nn.Module | None:
+        """The position table the model adds to its inputs, where `positions` is "table"; else None."""
+        return None
 
 
 @dataclass(eq=False)
