@@ -21,7 +21,7 @@ from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save as save_safetensors_bytes
 
 from model.checkpoint_shapes import parameter_count, state_shapes, tied_aliases
-from model.config import Seq2SeqConfig, TransformerConfig, check_config, config_from_dict
+from model.config import Seq2SeqConfig, TransformerConfig, check_config, config_from_dict, family_of
 from model.data import TASKS, Vocabulary
 from model.safetensors_header import HeaderError, header_of_bytes
 from model.seq2seq import Seq2Seq
@@ -51,9 +51,7 @@ class LoadedModel:
 
     @property
     def family(self) -> str:
-        if isinstance(self.config, TransformerConfig):
-            return "transformer"
-        return "bahdanau" if self.config.attention else "no-attention"
+        return family_of(self.config)
 
 
 def build_model(config: TransformerConfig | Seq2SeqConfig) -> torch.nn.Module:

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from model.checkpoint import LoadedModel, build_model, save_checkpoint
-from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict
+from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict, family_of
 from model.data import PAD_ID, Dataset, make_dataset, pad_batch
 from model.device import pick_device
 from model.evaluation import evaluate, final_metrics
@@ -40,13 +40,6 @@ def default_model(family: str = "transformer") -> TransformerConfig | Seq2SeqCon
     if family == "transformer":
         return TransformerConfig(**TRANSFORMER_OVERRIDES)
     return Seq2SeqConfig(attention=family == "bahdanau", **RECIPE_OVERRIDES)
-
-
-def family_of(model: TransformerConfig | Seq2SeqConfig) -> str:
-    """"transformer", "bahdanau" or "no-attention" (the names of FAMILIES) for a model configuration."""
-    if isinstance(model, TransformerConfig):
-        return "transformer"
-    return "bahdanau" if model.attention else "no-attention"
 
 
 # Fields of the model configurations that a training run sets from its data, never from a flag.

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from classroom.lessons import load_lessons
 from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 
 FOLD, WIDTH = 720, 1280
 SEEN = 300  # px of the focus element on the first screen (or all of it, when it is shorter)

@@ -9,7 +9,7 @@ import i18n
 from i18n import translate
 from model.train import TrainConfig
 from tests.app_links import chart_titles, csv_chart_keys, open_page, shipped_checkpoint_upload
-from ui.training import start_job, wait
+from ui.train.job import start_job, wait
 from viz.presentation import BASE_FONT
 
 

@@ -24,7 +24,7 @@ from model.decode import greedy_decode
 from ui.compat import data_editor_cell_parser
 from tests.bad_inputs import load_bad_inputs
 from tests.app_links import assert_healthy, open_page, shipped_checkpoint_upload
-from ui import train_view
+from ui.train import view as train_view
 from ui.models import CHECKPOINT_DIR, shipped_model_names
 from ui.text import check_sentence, escape_markdown
 
@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BAD_INPUTS = load_bad_inputs()
 FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
     ("ui/sidebar.py", "text_input"): "test_every_bad_sentence_gives_finite_attention_for_every_shipped_model",
-    ("ui/encoder_view.py", "text_input"):
+    ("ui/attention/encoder.py", "text_input"):
         "tests/test_bert_pages.py::test_every_bad_second_sentence_gives_a_similarity_or_a_prompt",
-    ("ui/train_view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
+    ("ui/train/view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
     ("app_pages/attention_steps.py", "data_editor"): "test_bad_cells_in_the_attention_steps_tables",
-    ("ui/lesson_bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
-    ("ui/class_teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/lessons/bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/lessons/teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
     ("ui/vocabulary.py", "text_input"): "test_bad_vocabulary_searches_find_nothing_and_show_no_markup",
 }
 FREE_TEXT_WIDGET = re.compile(r"\.(text_input|text_area|chat_input|data_editor|file_uploader)\(")
@@ -47,7 +47,7 @@ MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=&\"'")
 
 
 def app_sources() -> list[Path]:
-    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]
 
 
 def test_every_free_text_input_is_listed_and_number_inputs_are_bounded():

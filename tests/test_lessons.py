@@ -7,7 +7,7 @@ from i18n import using_language
 from model.metrics import head_entropy, sharpest_head
 from model.questions import softmax_weight, strongest_head_for
 from tests.app_links import assert_healthy, open_from_link
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 
 PAGES = known_pages()
 GOOD = """
@@ -107,7 +107,7 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_walk_the_shipped_lesson_stop_by_stop(language):
     """Every stop opens its page with its state; a question hides the page until answered; Next goes on."""
-    from ui.lesson_questions import expected_answer
+    from ui.lessons.questions import expected_answer
 
     lesson = load_lessons(PAGES)[0]["intro"]
     with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread

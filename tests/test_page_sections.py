@@ -5,7 +5,7 @@ import pytest
 from classroom.lessons import load_lessons, parse_lesson
 from i18n import translate
 from tests.app_links import assert_healthy, chart_titles, open_page
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 from ui.specs import SECTIONS
 
 PAGES = known_pages()

@@ -5,7 +5,7 @@ import numpy as np
 from classroom.lessons import load_lessons
 from i18n import translate, using_language
 from tests.app_links import chart_specs, go_to, open_page
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 from viz.attention import head_grid
 from viz.presentation import (BASE_FONT, MIN_PROJECTED_TEXT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width,
                                for_projection)

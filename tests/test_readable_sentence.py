@@ -41,7 +41,7 @@ SENTENCES = {
 
 @pytest.fixture(scope="module")
 def en_fr():
-    return get_model("transformer_en-fr")
+    return get_model("transformer_en-fr").network  # the translator: its vocabularies
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 import model.memory
 from model.memory import return_freed_memory
 from model.train import TrainConfig
-from ui.training import SESSION_CHECK_EVERY, start_job, wait
+from ui.train.job import SESSION_CHECK_EVERY, start_job, wait
 
 ROOT = Path(__file__).resolve().parents[1]
 RSS_MARGIN_MIB = 48  # what a closed session may leave behind: torch/glibc caches, fragmentation
@@ -67,7 +67,7 @@ MEASURE = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     from model.memory import return_freed_memory
     from model.train import TrainConfig
-    from ui.training import start_job, wait
+    from ui.train.job import start_job, wait
 
     def rss():
         status = Path("/proc/self/status").read_text()

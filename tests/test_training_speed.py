@@ -7,7 +7,7 @@ from model.data import make_algorithmic
 from model.train import TrainConfig, learning_rate
 from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps, measure_training_speed
 from model.transformer import Transformer
-from ui.training import probe_speed
+from ui.train.job import probe_speed
 from tests.app_links import open_page
 
 TINY = dict(task="copy", batch_size=8, num_layers=1, d_model=16, num_heads=2, d_ff=32, eval_size=8, eval_every=10)
@@ -79,7 +79,7 @@ def test_the_estimate_scales_with_steps_and_evaluations():
 
 
 def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
-    import ui.train_view as train_view
+    import ui.train.view as train_view
 
     probed = []
 
@@ -103,7 +103,7 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
 
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_the_page_says_why_there_is_no_estimate_when_the_probe_timed_no_step(monkeypatch, language):
-    import ui.train_view as train_view
+    import ui.train.view as train_view
     from i18n import translate
 
     def failing_probe(config):

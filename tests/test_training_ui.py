@@ -8,7 +8,7 @@ import torch
 from model.checkpoint import CheckpointError
 from model.train import TrainConfig
 from tests.app_links import go_to, open_page, shipped_checkpoint_upload
-from ui.training import start_job, wait
+from ui.train.job import start_job, wait
 
 
 def test_train_page_trains_a_tiny_model_that_appears_in_the_model_choice():
@@ -42,7 +42,7 @@ def test_stop_keeps_what_was_learned():
 
 def test_bad_uploads_give_clear_messages(monkeypatch):
     import streamlit as st
-    from ui import train_view
+    from ui.train import view as train_view
 
     monkeypatch.setattr(st, "session_state", {})
     weights, sidecar = shipped_checkpoint_upload()

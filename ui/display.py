@@ -17,6 +17,7 @@ import streamlit as st
 import i18n
 from i18n import tr
 from ui.compat import figure_from_own_dict, in_script_run
+from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.text import escape_markdown
 from viz.export import figure_csv
 from viz.summary import figure_summary
@@ -56,18 +57,12 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
-TITLED_BY_LESSON = "_titled_by_lesson"  # set by ui/lesson_bar on every run: its bar names the view shown
-
-
 def page_title(title: str) -> None:
     """The page's title, left out under a lesson stop's bar, which names the view (its stop title), in presenter mode
-    and wherever the stop shows a section of the page first (ui/lesson_bar decides): at 1280×720 the bar and a
+    and wherever the stop shows a section of the page first (ui/lessons/bar decides): at 1280×720 the bar and a
     repeated title pushed the chart the stop is about below the fold."""
     if not st.session_state.get(TITLED_BY_LESSON):
         st.title(title)
-
-
-STOP_SECTION = "_lesson_stop_section"  # set by ui/lesson_bar on every run: the section the open stop shows first
 
 
 def explanation(title: str | None = None):

@@ -7,10 +7,10 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
-from model.foundations.positional import SinusoidalAnalysis, analyse_sinusoidal, trained_position_table
+from model.foundations.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
 from ui.display import explanations_folded, folded_section, shared_figure, show_chart
 from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
-from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
+from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown
 from ui.widget_spec import prepare, spec_slider
 from viz.attention import html_escaped
@@ -136,10 +136,10 @@ def show_trained_table(section: DeltaGenerator) -> None:
     if trained_section is None:
         return
     model_id = selected_model_id()
-    loaded = get_model(model_id)
+    lab = get_model(model_id)
     shown_id = escape_markdown(model_id)
-    summary = trained_position_table(getattr(loaded, "model", None))  # None: no PositionalEncoding table
-    if summary is not None:
+    if lab.positions == "table":  # a position table we can read (model.families)
+        summary = summarize_position_table(lab.position_table())
         rows = min(len(summary.table), 64)
         trained_section.write(tr("positional.trained_text", model=shown_id,
                                  kind=tr(f"positional.kind_{summary.kind}"), positions=summary.table.shape[0],
@@ -154,10 +154,10 @@ def show_trained_table(section: DeltaGenerator) -> None:
         show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
                        summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
                    f"positional_table_{model_id}", key="pe_trained", where=trained_section)
-    elif is_encoder_only(loaded):
-        trained_section.info(tr("bert.positional", model=shown_id, positions=loaded.config.max_position_embeddings,
-                                d_model=loaded.config.hidden_size))
-    elif not is_toy(loaded):
+    elif lab.positions == "learned":
+        trained_section.info(tr("bert.positional", model=shown_id, positions=lab.config.max_position_embeddings,
+                                d_model=lab.config.hidden_size))
+    elif lab.positions != "recurrence":
         trained_section.info(tr("bert.positional_other", model=shown_id))
     else:
         trained_section.info(tr("positional.rnn", model=shown_id))
