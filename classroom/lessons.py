@@ -30,7 +30,7 @@ English):
     text = { en = "the layer-1 head that looks most at the previous word puts {value} on it", ko = "..." }
 
 A claim is shown under the stop's text with its figure, ✓ when it holds on the model the stop shows, ✗ when not
-(ui/lesson_claims.py); tests/test_lesson_claims.py checks every claim of every shipped lesson. Layer and head
+(ui/lessons/claims.py); tests/test_lesson_claims.py checks every claim of every shipped lesson. Layer and head
 numbers in args are 1-based, as on screen; a head may be "max" or "min" (over the layer's heads).
 
 `state` holds the view state as share-link parameters: the names and the text ui/share.py puts in the
@@ -57,7 +57,7 @@ from pathlib import Path
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default: lessons/ beside app.py)
 QUESTION_KINDS = ("choice", "head", "number", "token")
-# compute names a question may use; ui/lesson_questions.py maps each to a function of model/questions.py
+# compute names a question may use; ui/lessons/questions.py maps each to a function of model/questions.py
 COMPUTED = {"sharpest_cross_head": "head", "head_linking": "head", "alignment_source_token": "token",
             "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number"}
 # (each with the question kind its answer is)
@@ -177,7 +177,7 @@ def _whole(value: object, what: str, low: int = 1) -> int:
 
 
 def _args(compute: str, raw: object) -> dict:
-    """A computed question's args, checked against what its compute reads (ui/lesson_questions._compute)."""
+    """A computed question's args, checked against what its compute reads (ui/lessons/questions._compute)."""
     if not isinstance(raw, dict):
         raise ValueError("args must be a table")  # noqa: TRY004
     args = dict(raw)
@@ -357,7 +357,7 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
 def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collection[str]]) -> Lesson:
     """Read one lesson's TOML text. Raises LessonFileError for a file that cannot be used at all.
 
-    known_pages: {page: its section ids, in page order} (ui/lesson_bar.known_pages)."""
+    known_pages: {page: its section ids, in page order} (ui/lessons/catalogue.known_pages)."""
     file = f"{lesson_id}.toml"
     try:
         data = tomllib.loads(source)

@@ -19,7 +19,7 @@ Security: a class is created with a random teacher token; only its sha256 is sto
 per device the teacher holds the class on). Every teacher operation (results, reveal, move) needs a token, which
 stays in that device's session_state and never goes in a URL. The teacher takes the class back after a reload or a
 replica's death by her browser's seat (the HttpOnly cookie serving/seat.py sets; only its sha256 is stored), or from
-another device with the teacher password (ui/class_teacher.py checks it; take_back() then issues a new token).
+another device with the teacher password (ui/lessons/teacher.py checks it; take_back() then issues a new token).
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
 per student and question (the first one counts; repeats change nothing). An answer given after the question was
 revealed is stored as late and never counted, right or not. Wrong class codes and passwords are recorded per client

@@ -9,8 +9,8 @@ from classroom.store import ClassStore
 from i18n import tr, using_language
 from tests.app_links import BrowserPickers, assert_healthy, chart_titles, open_from_link
 from tests.test_lessons import _answer
-from ui.attention_ids import attention_kind_label
-from ui.lesson_bar import known_pages
+from ui.attention.ids import attention_kind_label
+from ui.lessons.catalogue import known_pages
 from ui.share import _from_link
 from ui.specs import SPECS
 

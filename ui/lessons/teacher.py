@@ -1,10 +1,10 @@
 """The teacher's page of a live class: start it (code and QR code), watch the answers arrive, reveal, move on.
 
-Every control needs a teacher token (classroom/store.py); it lives only in this session's state (ui/classroom.TEACHER),
+Every control needs a teacher token (classroom/store.py); it lives only in this session's state (ui/lessons/classroom.TEACHER),
 so a student who opens this page, with or without the class code in the URL, gets no control. Starting a class and
 taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
 one the server generated and printed at start); the browser that started a class takes it back by itself after a
-reload (ui/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
+reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
 colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself.
 """
 from __future__ import annotations
@@ -20,10 +20,12 @@ from classroom.lessons import Lesson, lessons_folder, localized
 from classroom.store import normalise_code
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from i18n import current_language, tr
-from ui.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
+from ui.lessons.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class,
+                                  wrong_guess)
 from ui.errors import page_guard
-from ui.lesson_bar import CLASS_CODE, PENDING, known_pages, lessons, question_id
-from ui.lesson_questions import QuestionError, answer_label, expected_answer
+from ui.lessons.bar import CLASS_CODE, PENDING, question_id
+from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.text import escape_markdown
 from viz.classroom import answer_chart
 
@@ -122,7 +124,7 @@ def _start(all_lessons: dict[str, Lesson]) -> None:
             return
     if not _password_ok(password):
         return
-    try:  # the copy the class runs on while its file does not read (ui/classroom.class_lesson)
+    try:  # the copy the class runs on while its file does not read (ui/lessons/classroom.class_lesson)
         source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         source = None

@@ -8,15 +8,18 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
 from model.data import TASKS
-from model.train import FAMILIES, SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps
+from model.train import FAMILIES, TrainConfig
+from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
 from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
+from model.families import trains_attention, trains_heads
 from ui.models import family_label
 from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
-from ui.training import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
-from ui.upload_policy import uploads_refusal
+from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
+from ui.train.upload_policy import uploads_refusal
+from ui.widget_spec import SENTENCE
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
 
@@ -60,7 +63,7 @@ def training_form() -> TrainConfig | None:
             lr = c[1].select_slider(tr("train.lr"), RATES, DEFAULTS["train_lr"], key="train_lr")
             warmup = c[2].slider(tr("train.warmup"), 0, 1000, DEFAULTS["train_warmup"], step=50, key="train_warmup")
         start = st.form_submit_button(tr("train.start"), type="primary", disabled=bool(job and job.active))
-    if family == "transformer" and d_model % heads:
+    if trains_heads(family) and d_model % heads:
         if start:
             st.error(tr("train.not_divisible", d_model=d_model, heads=heads))
         return None
@@ -79,11 +82,11 @@ def form_config(family: str, task: str, steps: int, layers: int, d_model: int, h
 
     Pre-norm (norm_first) with lr 3e-3 and 50 warm-up steps: on en-fr it learns about twice as fast in the first
     few hundred steps as the paper's post-norm at 2e-3 (bench/README.md, time to accuracy)."""
-    if family == "transformer":
+    if trains_heads(family):
         shape = {"num_layers": layers, "d_model": d_model, "num_heads": heads, "norm_first": True, "d_ff": 2 * d_model}
     else:
         shape = {"hidden_size": d_model, "embed_dim": min(64, d_model)}
-    return TrainConfig.from_flat(family, task=task, steps=steps, seed=seed, schedule=schedule, lr=lr,
+    return TrainConfig.for_model(family, task=task, steps=steps, seed=seed, schedule=schedule, lr=lr,
                                  warmup=max(warmup, 1), eval_every=max(50, steps // 6), eval_size=150, device="auto",
                                  **shape)
 
@@ -103,7 +106,7 @@ def measured_speed(family: str, task: str, layers: int, d_model: int,
 def form_shape(config: TrainConfig) -> tuple[int, int, int]:
     """(layers, width, heads) of a form_config(): a seq2seq model has one layer, width hidden_size and no heads."""
     model = config.model
-    if config.family == "transformer":
+    if trains_heads(config.family):
         return model.num_layers, model.d_model, model.num_heads
     return DEFAULTS["train_layers"], model.hidden_size, DEFAULTS["train_heads"]
 
@@ -200,7 +203,7 @@ def live_status() -> None:
 def snapshot_viewer() -> None:
     job: TrainingJob | None = st.session_state.get(JOB)
     if job is None or not job.snapshots:
-        if job is not None and job.config.family == "no-attention":
+        if job is not None and not trains_attention(job.config.family):
             st.info(tr("train.no_snapshots"))
         return
     st.subheader(tr("train.snapshots_title"))
@@ -296,7 +299,7 @@ def _load_clicked() -> None:
         st.session_state["upload_message"] = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
     else:
         st.session_state["model_id"] = model_id
-        st.session_state["sentence"] = example_sentences(get_model(model_id).task)[0]
+        st.session_state[SENTENCE.key] = example_sentences(get_model(model_id).task)[0]
         st.session_state["upload_message"] = ("success", tr("train.upload_loaded", model=model_id))
 
 

@@ -6,6 +6,7 @@ import streamlit as st
 from i18n import tr
 from model.decode import DecodeResult
 from model.metrics import sharpest_content_head, sharpest_head
+from ui.attention.specs import HEAD, KIND, LAYER
 
 TEACHING_KIND = "cross"  # encoder-decoder attention: which source words each written word reads
 
@@ -16,13 +17,13 @@ def open_on_teaching_view(result: DecodeResult) -> None:
     Chosen from the head statistics (lowest mean entropy), not fixed: another model or a retrained one picks its
     own. A link that names a layer or head but no kind meant the first kind of the list (encoder self-attention).
     """
-    if "attn_kind" in st.session_state:
+    if KIND.key in st.session_state:
         return
-    if "attn_layer" in st.session_state or "attn_head" in st.session_state:
-        st.session_state["attn_kind"] = "encoder_self"
+    if LAYER.key in st.session_state or HEAD.key in st.session_state:
+        st.session_state[KIND.key] = "encoder_self"
         return
     layer, head, _ = sharpest_head(result.attention[TEACHING_KIND])
-    st.session_state.update(attn_kind=TEACHING_KIND, attn_layer=layer, attn_head=head)
+    st.session_state.update({KIND.key: TEACHING_KIND, LAYER.key: layer, HEAD.key: head})
 
 
 def why_this_head(kind: str, weights, layer: int, head: int) -> None:
@@ -38,10 +39,10 @@ def why_this_head(kind: str, weights, layer: int, head: int) -> None:
 def open_encoder_on_teaching_head(weights, special: list[bool]) -> None:
     """A first visit to an encoder (no link, no kept view) opens the head that links words most sharply (not the
     [CLS]/[SEP] sinks); weights (L, h, T, T) of its self-attention."""
-    if "attn_layer" in st.session_state or "attn_head" in st.session_state:
+    if LAYER.key in st.session_state or HEAD.key in st.session_state:
         return
     layer, head, _ = sharpest_content_head(weights, special)
-    st.session_state.update(attn_layer=layer, attn_head=head)
+    st.session_state.update({LAYER.key: layer, HEAD.key: head})
 
 
 def why_this_encoder_head(weights, special: list[bool], layer: int, head: int) -> None:

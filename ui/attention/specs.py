@@ -1,9 +1,9 @@
-"""Specs of the Transformer attention page (ui/attention_view.py, ui/explain_view.py): which map, which head,
+"""Specs of the Transformer attention page (ui/attention/view.py, ui/attention/explain.py): which map, which head,
 which view, and each view's own choices. Layer and head bounds are the sidebar's model's."""
 from __future__ import annotations
 
-from ui.attention_ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
-from ui.explain_view import SPECS as EXPLAIN_SPECS
+from ui.attention.ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
+from ui.attention.explain import SPECS as EXPLAIN_SPECS
 from ui.state import get_model, selected_attention_layout, selected_model_id
 from ui.widget_spec import WidgetSpec, boolean
 
@@ -31,8 +31,7 @@ def _last_of(kind_spec: WidgetSpec, axis: int):
 
 
 def _rescale_options(state) -> list[float]:
-    config = get_model(selected_model_id()).config
-    return rescale_options(getattr(config, "d_model", 1) // max(getattr(config, "num_heads", 1), 1))
+    return rescale_options(get_model(selected_model_id()).head_dim)
 
 
 def _switch(key: str, url: str) -> WidgetSpec:
@@ -54,7 +53,7 @@ COMPARE_HEAD = WidgetSpec("cmp_head", "cmp_head", lambda state: min(1, _last_of(
 RESCALE_FACTOR = WidgetSpec("rescale_factor", "rescale", 1.0, PAGE, options=_rescale_options, convert=float)
 HIDE_SPECIAL_SPEC = _switch(HIDE_SPECIAL, "hide_special")  # encoders: hide [CLS]/[SEP]
 MERGE_WORDS_SPEC = _switch(MERGE_WORDS, "words")  # encoders: merge subwords into words
-# the Explain view's are declared beside its widgets in ui/explain_view.py
+# the Explain view's are declared beside its widgets in ui/attention/explain.py
 SPECS = (KIND, LAYER, HEAD, VIEW, COMPARE_KIND, COMPARE_LAYER, COMPARE_HEAD, RESCALE_FACTOR, HIDE_SPECIAL_SPEC,
          MERGE_WORDS_SPEC, *EXPLAIN_SPECS)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from model.metrics import entropy
+
 # The softmax-scaling page's choices (its widgets and its links read these):
 SCALING_DKS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # d_k
 SCALING_V1_FACTORS = (1, 2, 5, 10, 20, 50, 100)  # factors for v1 = [0.3, 0.4] (NOTES_SOFTMAX_EXAMPLE)
@@ -36,13 +38,6 @@ def softmax(z: np.ndarray) -> np.ndarray:
     z = np.asarray(z, dtype=np.float64)
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
-
-
-def entropy(p: np.ndarray) -> float:
-    """Shannon entropy in nats; 0 log 0 = 0."""
-    p = np.asarray(p, dtype=np.float64)
-    nonzero = p[p > 0]
-    return float(-(nonzero * np.log(nonzero)).sum())
 
 
 def softmax_jacobian(p: np.ndarray) -> np.ndarray:

@@ -4,28 +4,28 @@ app.py calls lesson_bar() after st.navigation and before the sidebar and the pag
 put into session_state before any widget of this run is drawn. Session keys: LESSON_ID, LESSON_STOP (1-based),
 ANSWERS {question id: canonical answer}, CLASS_CODE and STUDENT_ID for a student in a class (the id is derived from
 the browser's seat cookie, so a reload or a replica's death keeps the student and their answers), TEACHER
-(ui/classroom) for the teacher's class. The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and
-?class=CODE (a link or QR code that joins the class).
+(ui/lessons/classroom) for the teacher's class. The address keeps ?lesson=ID&stop=K (a link to stop K opens the
+lesson there) and ?class=CODE (a link or QR code that joins the class).
 """
 from __future__ import annotations
 
 import hashlib
 import re
 import secrets
-from pathlib import Path
 
 import streamlit as st
 
-from classroom.lessons import Lesson, LessonFileError, Stop, lessons_folder, load_lessons, localized
+from classroom.lessons import Lesson, Stop, localized
 from classroom.store import StoreBusy, normalise_code
 from i18n import current_language, tr
-from ui.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
-from ui.display import STOP_SECTION, TITLED_BY_LESSON, presenting
+from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
+from ui.display import presenting
 from ui.errors import page_guard
-from ui.lesson_claims import show_claims
-from ui.lesson_questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
-from ui.page_menu import PAGE_NAMES
-from ui.page_sections import open_stop_section, section_names
+from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.claims import show_claims
+from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
+from ui.lessons.questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
+from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
                       view_query)
@@ -40,30 +40,6 @@ SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
 GUESS_LIMITED = "_class_guess_limited"  # this run refused a class code for too many wrong ones
 PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar, done next run
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
-
-
-def known_pages() -> dict[str, tuple[str, ...]]:
-    """The pages a lesson stop may name, the app's pages (ui/page_menu.PAGE_SECTIONS, what st.navigation serves),
-    each with the sections a stop may name (ui/specs/<page>.py)."""
-    return {page: section_names(page) for page in PAGE_NAMES}
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _load(folder: str, signature: tuple) -> tuple[dict[str, Lesson], list[LessonFileError]]:
-    return load_lessons(known_pages(), Path(folder))
-
-
-def lessons() -> tuple[dict[str, Lesson], list[LessonFileError]]:
-    """Every lesson file, read again when a file is added, changed or removed (the key is names and mtimes)."""
-    folder = lessons_folder()
-    return _load(str(folder), tuple((p.name, _modified(p)) for p in sorted(folder.glob("*.toml"))))
-
-
-def _modified(path: Path) -> int | None:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:  # removed since the folder was listed (load_lessons then lists what it finds)
-        return None
 
 
 def question_id(lesson_id: str, stop: Stop) -> str:
@@ -180,7 +156,7 @@ def student_id() -> str:
 
 def join(text: str) -> None:
     """A student joins the class a code names. A well-formed code that names no class counts as a guess
-    (ui/classroom.guess_wait); past the limit the code is not even looked up."""
+    (ui/lessons/classroom.guess_wait); past the limit the code is not even looked up."""
     wait = guess_wait("code")
     if wait:
         st.session_state["_class_notice"] = tr("lessons.too_many_codes", seconds=wait)
@@ -309,8 +285,15 @@ def lesson_bar(url_path: str) -> bool:
         problem = st.session_state.get(PROBLEM)
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
-        st.markdown(localized(stop.text, language))
+        text = st.container()  # the stop's text, drawn once the question's state is known
         shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
+        if presenter and shown and stop.question is not None and on_its_page:
+            # Projected, once answered: the text folds (it was read before the prediction), so the chart that
+            # gives the answer starts on the first screen (tests/test_browser_projected_stops.py).
+            text.expander(tr("projected_lesson.stop_text"), icon=":material/notes:").markdown(
+                localized(stop.text, language))
+        else:
+            text.markdown(localized(stop.text, language))
         if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
             show_claims(stop)
         return shown

@@ -1,5 +1,5 @@
 """The attention page's "Explain" view: raw weights, rollout and value-weighted norms of the same head or layer,
-head importance (ablation and gradient) and head-pattern labels. Computations in model/analysis.py, charts in
+head importance (ablation and gradient) and head-pattern labels. Computations in model/explain/, charts in
 viz/analysis.py; this module only caches, picks and draws.
 
 PARTS, MODES, METRICS hold stable ids (the URL and tests use them); their display is translated.
@@ -7,34 +7,32 @@ PARTS, MODES, METRICS hold stable ids (the URL and tests use them); their displa
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 from i18n import tr
-from model import analysis
-from model.data import BOS_ID
-from model.decode import DecodeResult
-from model.sources import EMBEDDING, AnalysedInput
+from model.explain import fixed_sets, patterns, value_norms
+from model.explain import importance as head_importance_measures
+from model.explain.kinds import ATTENTION_KINDS, SPECIAL_TOKENS
+from model.families import EMBEDDING, IMPORTANCE, NORMS, PATTERNS, TRAINING, LabModel, shipped_model_names
+from model.sources import AnalysedInput
+from ui.attention.maps import AttentionMaps
 from ui.display import presenting, show_chart
-from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
+from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.analysis import (encoder_importance_table, importance_table, layers_by_heads, pattern_grid,
                           pruning_curve_chart, survival_bars)
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
 from viz.attention import attention_heatmap, attention_table
 
-if TYPE_CHECKING:  # for annotations only: ui.attention_view draws this view, so it imports this module
-    from ui.attention_view import AttentionMaps
 
 PARTS = ("maps", "importance", "patterns")
 MODES = ("raw", "rollout", "norms")
 METRICS = ("exact_match_drop", "loss_rise", "gradient")
 ENCODER_METRICS = ("change", "gradient")
-PATTERN_FILTERS = ("all",) + analysis.PATTERNS
-# The view's shareable widgets (ui/widget_spec.py; ui/specs/attention.py hands them to the link parser)
+PATTERN_FILTERS = ("all",) + patterns.PATTERNS
+# The view's shareable widgets (ui/widget_spec.py; ui/attention/specs.py hands them to the link parser)
 PAGE = ("attention",)
 PART = WidgetSpec("explain_part", "explain", PARTS[0], PAGE, options=PARTS)
 MODE = WidgetSpec("explain_mode", "explain_mode", MODES[0], PAGE, options=MODES)
@@ -43,38 +41,26 @@ ENCODER_METRIC = WidgetSpec("explain_encoder_metric", "encoder_metric", ENCODER_
                             options=ENCODER_METRICS)
 PATTERN = WidgetSpec("explain_pattern", "pattern", PATTERN_FILTERS[0], PAGE, options=PATTERN_FILTERS)
 SPECS = (PART, MODE, METRIC, ENCODER_METRIC, PATTERN)
-LABEL_SENTENCES = 100  # held-out sentences the pattern labels are read from
-CURVE_POINTS = 12  # evaluations of the "switch off the k least important heads" curve (plus k = 0)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def explanations(model_id: str, sentence: str, _loaded, _result: DecodeResult) -> dict[str, np.ndarray]:
-    """Raw weights, value-weighted norms and rollout of the translated sentence; per (model id, sentence), like
-    ui.state.analyse, whose result it explains. Each value (L, h, T_q, T_k), rollout_<kind> (L, T, T)."""
-    loaded = _loaded
-    device = next(loaded.model.parameters()).device
-    src = torch.tensor([_result.source.ids], device=device)
-    tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(_result.output_tokens)[0]], device=device)
-    arrays = analysis.transformer_explanations(loaded.model, src, tgt_in)
-    return {name: value[:, 0] for name, value in arrays.items()}
+def explanations(model_id: str, sentence: str, _lab: LabModel, _analysed: AnalysedInput) -> dict[str, np.ndarray]:
+    """The model's raw weights (L, h, T_q, T_k), value-weighted norms value_norms_<kind> where it has NORMS, and
+    rollout_<self kind> (L, T, T), of the analysed sentence; per (model id, sentence), like ui.state.analyse."""
+    return _lab.explain(_analysed)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def head_importance(model_id: str, _loaded) -> dict:
-    """Ablation + gradient importance on the 300 held-out sentences, and the pruning curve; once per model id on
-    the server (shipped models: once per server)."""
-    model = _loaded.model
-    evaluation = analysis.evaluation_set(_loaded, analysis.held_out_pairs(_loaded))
-    importance = analysis.head_importance(model, evaluation)
-    total = len(importance.heads)
-    counts = sorted(set(range(0, total + 1, max(1, total // CURVE_POINTS))) | {total})
-    return {"importance": importance, "curve": analysis.pruning_curve(model, evaluation, importance, counts)}
+def head_importance(model_id: str, _lab: LabModel) -> dict:
+    """{"importance", "curve"}: ablation + gradient importance and the pruning curve (model.families); once per
+    model id on the server (shipped models: once per server)."""
+    return _lab.importance()
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def head_labels(model_id: str, _loaded) -> dict[str, analysis.PatternScores]:
-    sentences = analysis.labelling_sentences(_loaded, analysis.held_out_pairs(_loaded, LABEL_SENTENCES))
-    return analysis.transformer_head_labels(_loaded.model, sentences)
+def head_labels(model_id: str, _lab: LabModel) -> dict[str, patterns.PatternScores]:
+    """kind -> the pattern labels (L, h) of its heads over the model's labelling sentences."""
+    return _lab.labels()
 
 
 def _kind_rows(kinds, layers: int) -> list[str]:
@@ -86,50 +72,29 @@ def _kind_rows(kinds, layers: int) -> list[str]:
 CELL_FORMATS = {"exact_match_drop": "{:+.1%}", "loss_rise": "{:+.4f}", "gradient": "{:.1e}"}
 
 
-def show_explain(model_id: str, loaded, result: AnalysedInput, maps: AttentionMaps, layer: int, head: int,
-                 sentence: str) -> None:
+def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: AttentionMaps, layer: int,
+                 head: int) -> None:
     """maps: the page's AttentionMaps of the chosen kind on the model's own tokens (raw: an encoder's [CLS]/[SEP]
     not hidden, pieces not merged; norms and rollout are defined on those); layer, head: the chosen head.
 
-    Three kinds of model: a toy translation model (result.decode), a BERT encoder on our own modules (EMBEDDING:
-    everything, on its raw tokens), and a transformers model (raw weights and rollout only: its W_V/W_O and
-    head gates are not ours to read)."""
-    encoder, foreign = result.can(EMBEDDING), result.decode is None and not result.can(EMBEDDING)
+    What is shown is what the model can do (model.families): norms need NORMS (our own W_V/W_O), the importance
+    and pattern parts IMPORTANCE and PATTERNS; a model without them (transformers) gets raw weights and rollout."""
     part = spec_segmented(PART, tr("explain.part"), format_func=lambda p: tr(f"explain.parts.{p}"))
-    if foreign:
+    if not lab.can(NORMS):
         st.caption(tr("explain_encoder.foreign"))
-    if encoder and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
+    if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
         st.caption(tr("explain_encoder.raw_tokens"))
     if part == "maps":
-        if foreign:
-            arrays = foreign_explanations(result)
-        elif encoder:
-            arrays = encoder_explanations(model_id, result.text, loaded)  # the text the page analysed (cleaned)
-        else:
-            arrays = explanations(model_id, sentence, loaded, result.decode)
-        show_maps(arrays, maps, layer, head, special_label=tr("explain_encoder.cls_sep" if encoder else
-                                                               "explain_encoder.bos_eos"))
-    elif foreign:
+        arrays = explanations(model_id, result.text, lab, result)  # the text the page analysed (cleaned)
+        show_maps(arrays, maps, layer, head, special_label=tr("explain_encoder.cls_sep" if result.special is not None
+                                                               else "explain_encoder.bos_eos"))
+    elif not lab.can(IMPORTANCE if part == "importance" else PATTERNS):
         st.info(tr("explain_encoder.foreign_part"))
     elif part == "importance":
-        (show_encoder_importance if encoder else show_importance)(model_id, loaded)
+        # an encoder's heads are measured by its sentence embedding, a translator's by its translations
+        (show_encoder_importance if lab.can(EMBEDDING) else show_importance)(model_id, lab)
     else:
-        (show_encoder_patterns if encoder else show_patterns)(model_id, loaded)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def encoder_explanations(model_id: str, sentence: str, _loaded) -> dict[str, np.ndarray]:
-    """Raw weights, value-weighted norms (L, h, T, T) and rollout (L, T, T) of a BERT encoder's self-attention over
-    the sentence's raw tokens; per (model id, sentence), like ui.state.analyse_encoder_input."""
-    return analysis.encoder_explanations(_loaded, _loaded.encode(sentence))
-
-
-def foreign_explanations(result: AnalysedInput) -> dict[str, np.ndarray]:
-    """A transformers model's raw weights and the rollout of its self-attention kinds (no norms: no W_V/W_O)."""
-    arrays = {kind: maps.weights for kind, maps in result.maps.items()}
-    arrays.update({f"rollout_{kind}": analysis.attention_rollout(result.maps[kind].weights)
-                   for kind in analysis.SELF_KINDS if kind in result.maps})
-    return arrays
+        show_patterns(model_id, lab)
 
 
 def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, head: int,
@@ -177,8 +142,8 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
                    table=lambda: attention_table(norms, queries, keys))
     # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the
     # captions name what is on the chart's axis
-    special_label = "/".join(dict.fromkeys(t for t in keys if t in analysis.SPECIAL_TOKENS)) or special_label
-    survival = analysis.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys)
+    special_label = "/".join(dict.fromkeys(t for t in keys if t in SPECIAL_TOKENS)) or special_label
+    survival = value_norms.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys)
     ratio = survival["survival"][layer, head]
     c = st.columns(3)
     c[0].metric(tr("explain.weight_on_special"), f"{survival['weight_share'][layer, head]:.1%}")
@@ -195,9 +160,7 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
                    tr("explain.raw_caption"))
 
 
-def show_importance(model_id: str, loaded) -> None:
-    from ui.models import shipped_model_names
-
+def show_importance(model_id: str, lab: LabModel) -> None:
     if model_id not in shipped_model_names() and not st.session_state.get(f"_importance_asked_{model_id}"):
         st.info(tr("explain.importance_ask"))
         if st.button(tr("explain.importance_run"), key="explain_importance_run"):
@@ -205,9 +168,9 @@ def show_importance(model_id: str, loaded) -> None:
             st.rerun(scope="fragment")
         return
     with st.spinner(tr("explain.importance_wait")):
-        found = head_importance(model_id, loaded)
+        found = head_importance(model_id, lab)
     importance, curve = found["importance"], found["curve"]
-    cfg = loaded.config
+    cfg = lab.config
     layers, heads = cfg.num_layers, cfg.num_heads
     names = [f"{tr(f'attention.kinds_short.{kind}')} L{l + 1} H{h + 1}" for kind, l, h in importance.heads]
     c = st.columns(4)
@@ -215,10 +178,10 @@ def show_importance(model_id: str, loaded) -> None:
     c[1].metric(tr("explain.baseline_loss"), f"{importance.baseline['loss']:.4f}")
     c[2].metric(tr("explain.spearman_loss"), f"{importance.spearman():+.2f}")
     c[3].metric(tr("explain.spearman_exact_match"),
-                f"{analysis.spearman(importance.gradient, importance.exact_match_drop):+.2f}")
+                f"{head_importance_measures.spearman(importance.gradient, importance.exact_match_drop):+.2f}")
     metric = spec_segmented(METRIC, tr("explain.metric"), format_func=lambda m: tr(f"explain.chart.{m}"))
-    values = getattr(importance, metric).reshape(len(analysis.ATTENTION_KINDS) * layers, heads)
-    rows = _kind_rows(analysis.ATTENTION_KINDS, layers)
+    values = getattr(importance, metric).reshape(len(ATTENTION_KINDS) * layers, heads)
+    rows = _kind_rows(ATTENTION_KINDS, layers)
     left, right = st.columns([3, 2])
     cells = np.vectorize(CELL_FORMATS[metric].format)(values)
     show_chart(layers_by_heads(values, rows, tr("explain.importance_title", sentences=importance.sentences),
@@ -256,24 +219,29 @@ def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: st
         matching = [f"{rows[r]} H{h + 1}" for r, h in np.ndindex(labels.shape) if labels[r, h] == shown]
         st.markdown(tr("explain.pattern_matches", count=len(matching),
                        heads=", ".join(matching) or tr("explain.pattern_none")))
-    t = analysis.PATTERN_THRESHOLDS
+    t = patterns.PATTERN_THRESHOLDS
     st.caption(tr(caption_key, previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}", self=f"{t['self']:.0%}",
                   sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}", sentences=sentences))
     if caption_key == "explain.patterns_caption":  # a model with cross-attention
         st.caption(tr("explain.patterns_alignment", alignment=f"{t['alignment']:.2f}", peak=f"{t['alignment_peak']:.0%}"))
 
 
-def show_patterns(model_id: str, loaded) -> None:
+def show_patterns(model_id: str, lab: LabModel) -> None:
     with st.spinner(tr("explain.patterns_wait")):
-        scores = head_labels(model_id, loaded)
-    labels = np.concatenate([scores[kind].labels for kind in analysis.ATTENTION_KINDS])  # (kinds × L, h)
-    rows = _kind_rows(analysis.ATTENTION_KINDS, loaded.config.num_layers)
-    _show_pattern_grid(labels, rows, tr("explain.patterns_title", sentences=LABEL_SENTENCES), "head_patterns",
-                       lambda: _pattern_table(scores, rows), "explain.patterns_caption", LABEL_SENTENCES)
+        scores = head_labels(model_id, lab)
+    kinds = tuple(scores)  # the model's kinds, in KIND_NAMES order
+    labels = np.concatenate([scores[kind].labels for kind in kinds])  # (kinds × L, h)
+    rows = [row for kind in kinds for row in _kind_rows((kind,), scores[kind].labels.shape[0])]
+    # a model trained here is labelled on its held-out sentences; a pretrained one on fixed English sentences
+    held_out = lab.can(TRAINING)
+    texts = "explain" if held_out else "explain_encoder"
+    _show_pattern_grid(labels, rows, tr(f"{texts}.patterns_title", sentences=lab.label_sentences),
+                       "head_patterns" if held_out else f"{model_id}_head_patterns",
+                       lambda: _pattern_table(scores, rows, kinds), f"{texts}.patterns_caption", lab.label_sentences)
 
 
-def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str],
-                   kinds: tuple[str, ...] = analysis.ATTENTION_KINDS):
+def _pattern_table(scores: dict[str, patterns.PatternScores], rows: list[str],
+                   kinds: tuple[str, ...] = ATTENTION_KINDS):
     records = []
     for n, kind in enumerate(kinds):
         s = scores[kind]
@@ -287,29 +255,9 @@ def _pattern_table(scores: dict[str, analysis.PatternScores], rows: list[str],
     return pd.DataFrame(records)
 
 
-ENCODER_CURVE_POINTS = 12  # evaluations of an encoder's "switch off the k least important heads" curve
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def encoder_head_importance(model_id: str, _loaded) -> dict:
-    """Ablation + gradient importance of a BERT encoder's heads on the fixed English sentences, and the curve; once
-    per model id on the server."""
-    importance = analysis.encoder_importance(_loaded)
-    total = importance.change.size
-    counts = sorted(set(range(0, total + 1, max(1, total // ENCODER_CURVE_POINTS))) | {total})
-    return {"importance": importance, "curve": analysis.encoder_pruning_curve(_loaded, importance, counts)}
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def encoder_head_labels(model_id: str, _loaded) -> analysis.PatternScores:
-    return analysis.encoder_head_labels(_loaded)
-
-
-
-
-def show_encoder_importance(model_id: str, loaded) -> None:
-    with st.spinner(tr("explain_encoder.importance_wait", sentences=len(analysis.ENCODER_SENTENCES))):
-        found = encoder_head_importance(model_id, loaded)
+def show_encoder_importance(model_id: str, lab: LabModel) -> None:
+    with st.spinner(tr("explain_encoder.importance_wait", sentences=len(fixed_sets.ENCODER_SENTENCES))):
+        found = head_importance(model_id, lab)
     importance, curve = found["importance"], found["curve"]
     layers, heads = importance.change.shape
     labels = {"change": tr("explain_encoder.change"), "gradient": tr("explain_encoder.gradient")}
@@ -339,27 +287,15 @@ def show_encoder_importance(model_id: str, loaded) -> None:
                            file_name=f"attention-lab_{model_id}_head_importance.csv", mime="text/csv",
                            key="csv_importance", on_click="ignore", icon=":material/download:", type="tertiary")
         st.caption(tr("explain_encoder.importance_caption", sentences=importance.sentences,
-                      probes=analysis.GRADIENT_PROBES))
+                      probes=head_importance_measures.GRADIENT_PROBES))
 
 
-def show_encoder_patterns(model_id: str, loaded) -> None:
-    sentences = len(analysis.ENCODER_SENTENCES)
-    with st.spinner(tr("explain.patterns_wait")):
-        scores = encoder_head_labels(model_id, loaded)
-    rows = _kind_rows(("encoder_self",), scores.labels.shape[0])
-    _show_pattern_grid(scores.labels, rows, tr("explain_encoder.patterns_title", sentences=sentences),
-                       f"{model_id}_head_patterns",
-                       lambda: _pattern_table({"encoder_self": scores}, rows, ("encoder_self",)),
-                       "explain_encoder.patterns_caption", sentences)
-
-
-def grid_labels(model_id: str, loaded, result: AnalysedInput, kind: str) -> np.ndarray | None:
-    """(L, h) short pattern names of one kind's heads for the "All heads" grid; None where labels need modules we
-    do not have (transformers models) or the model has no heads (GRU seq2seq)."""
-    if result.can(EMBEDDING):
-        labels = encoder_head_labels(model_id, loaded).labels
-    elif result.decode is not None and kind in analysis.ATTENTION_KINDS and "encoder_self" in result.maps:
-        labels = head_labels(model_id, loaded)[kind].labels
-    else:
+def grid_labels(model_id: str, lab: LabModel, kind: str) -> np.ndarray | None:
+    """(L, h) short pattern names of one kind's heads for the "All heads" grid; None where the model has no pattern
+    labels (PATTERNS: transformers models, GRU seq2seq) or none for this kind."""
+    if not lab.can(PATTERNS):
         return None
-    return np.vectorize(lambda p: tr(f"explain_encoder.short.{p}"))(labels)
+    scores = head_labels(model_id, lab)
+    if kind not in scores:
+        return None
+    return np.vectorize(lambda p: tr(f"explain_encoder.short.{p}"))(scores[kind].labels)

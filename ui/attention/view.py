@@ -1,15 +1,11 @@
 """Pieces of the Transformer attention page: which map is shown, and one function per view.
 
-Its stable ids (VIEWS, KINDS, the encoder toggles' keys) live in ui/attention_ids.py; only their display is
+Its stable ids (VIEWS, KINDS, the encoder toggles' keys) live in ui/attention/ids.py; only their display is
 translated here.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -17,20 +13,23 @@ from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
-from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, KindMaps, hide_tokens, merge_word_pieces,
-                           special_token_shares)
-from ui.attention_defaults import why_this_encoder_head, why_this_head
-from ui.attention_ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
-from ui.display import presenting, shared_figure, show_chart
+from model.families import LabModel
+from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, special_token_shares
+from ui.attention.maps import AttentionMaps
+from ui.attention.defaults import why_this_encoder_head, why_this_head
+from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
+from ui.display import chart_first, presenting, shared_figure, show_chart
 from ui.errors import page_guard
-from ui.explain_view import grid_labels, show_explain
-from ui.specs.attention import (COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC, KIND, LAYER,
-                                MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
-from ui.state import selected_attention_layout
+from ui.attention.explain import grid_labels, show_explain
+from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
+                                KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
+from ui.attention.encoder import show_embedding_ablation
+from ui.share import follow_fragment, keep_view_state
+from ui.state import analyse
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
-from viz.encoder import thin_tick_labels
+from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
 from viz.summary import figure_summary
 
 def view_label(view: str) -> str:
@@ -41,56 +40,9 @@ def _number(i: int) -> str:
     return f"{i + 1}"
 
 
-@dataclass
-class AttentionMaps:
-    """One attention kind of one analysis: weights and scores (L, h, T_q, T_k) with their token labels."""
-
-    kind: str
-    weights: np.ndarray
-    scores: np.ndarray
-    query_tokens: list[str]
-    key_tokens: list[str]
-    masked: np.ndarray | None  # (T_q, T_k) True where the causal mask hides the key
-
-    @classmethod
-    def of(cls, analysed: AnalysedInput, kind: str, raw: bool = False) -> AttentionMaps:
-        """The kind's maps from model.sources, as the encoder toggles (hide [CLS]/[SEP], merge subwords) show
-        them; raw=True: every token, as the model computed them (what rescaling re-softmaxes)."""
-        maps = analysed.maps[kind]
-        if not raw:
-            maps = encoder_view(maps, analysed)
-        return cls(kind, maps.weights, maps.scores, maps.query_tokens, maps.key_tokens, maps.masked)
-
-    def title(self, layer: int, head: int) -> str:
-        return tr("attention.head_title", kind=attention_kind_label(self.kind), layer=layer + 1, head=head + 1)
-
-    def name(self, layer: int, head: int) -> str:
-        """Export file name of one head's chart."""
-        return f"attention_{self.kind}_L{layer + 1}_H{head + 1}"
-
-    def weights_table(self, layer: int, head: int) -> pd.DataFrame:
-        """The head's weights (T_q, T_k) with token-labelled rows and columns (the chart's CSV)."""
-        return attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
-
-
 LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
-TICK_LABELS_MAX = 64  # above this many tokens a heatmap axis labels every k-th token only
 GRID_KEY = "grid"  # the all-heads chart's key: its selection (a clicked thumbnail) is st.session_state[GRID_KEY]
 GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
-
-
-def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:
-    """An encoder's maps with the page's toggles applied: [CLS]/[SEP] hidden first, then pieces merged."""
-    if analysed.special is None:
-        return maps
-    word_ids = analysed.word_ids
-    if st.session_state.get(HIDE_SPECIAL):
-        keep = [not special for special in analysed.special]
-        maps = hide_tokens(maps, keep)
-        word_ids = [w for w, k in zip(word_ids, keep) if k]
-    if st.session_state.get(MERGE_WORDS):
-        maps = merge_word_pieces(maps, word_ids)
-    return maps
 
 
 def encoder_toggles(analysed: AnalysedInput) -> None:
@@ -113,20 +65,17 @@ def head_picker(layer_spec: WidgetSpec, head_spec: WidgetSpec, labels: tuple[str
 
 
 @st.fragment
-def attention_explorer(page: str, model_id: str, loaded, result: AnalysedInput, sentence: str, ablate, *,
-                       keep_view_state: Callable[[], None], follow_fragment: Callable[[str], None]) -> None:
+def attention_explorer(page: str, model_id: str, lab: LabModel, result: AnalysedInput) -> None:
     """The kind, layer, head and view pickers and the chosen view: a fragment.
 
     A change of one of its widgets reruns only this function, not the sidebar, the navigation or the translation
     above it. Such a rerun skips the end of app.py, so the fragment keeps the address bar and the sidebar's link
     following the view itself. app.py's page guard does not wrap a fragment rerun: the fragment has its own.
     The arguments are those of the last full run (the sidebar's model and sentence changes rerun the whole page).
-    keep_view_state, follow_fragment: ui.share's first and last steps of a fragment run, passed in by the page
-    (ui.share reads this page's ids; an import of it here would close a circle).
     """
     with page_guard():
         keep_view_state()  # a fragment rerun drops the widgets of the view it leaves (Compare's B picks)
-        _explore(model_id, loaded, result, sentence, ablate)
+        _explore(model_id, lab, result)
     with page_guard():
         follow_fragment(page)
 
@@ -137,7 +86,16 @@ def available_views(result: AnalysedInput) -> list[str]:
     return [view for view in VIEWS if view not in needs or result.can(needs[view])]
 
 
-def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate) -> None:
+def _explore(model_id: str, lab: LabModel, result: AnalysedInput) -> None:
+    chart, controls = chart_first()  # a projected stop: the view first, its pickers under it
+    with controls:
+        kind, maps, layer, head, view = _pickers(result)
+    with chart:
+        _show_view(model_id, lab, result, kind, maps, layer, head, view)
+
+
+def _pickers(result: AnalysedInput):
+    """The kind, layer, head and view pickers -> (kind, maps, layer, head, view)."""
     c = st.columns([2, 1, 1])
     if len(KIND.choices(st.session_state)) > 1:
         kind = spec_select(KIND, tr("attention.kind"), where=c[0], format_func=attention_kind_label)
@@ -154,26 +112,28 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
         _why_this_head(result, kind, maps, layer, head)
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
     view = spec_segmented(VIEW, tr("attention.view"), offered=available_views(result), format_func=view_label)
+    return kind, maps, layer, head, view
+
+
+def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int,
+               head: int, view: str) -> None:
     if view == "Head":
         show_head(maps, layer, head)
     elif view == "All heads":
-        show_grid(maps, layer, head, grid_labels(model_id, loaded, result, kind))
+        show_grid(maps, layer, head, grid_labels(model_id, lab, kind))
     elif view == "Compare":
         show_compare(result, maps, layer, head)
     elif view == "Statistics":
         show_statistics(maps, encoder=result.special is not None)
-    elif view == "Ablation" and result.can(EMBEDDING):
-        from ui.encoder_view import show_embedding_ablation
-
-        show_embedding_ablation(result, model_id, sentence, loaded)
-    elif view == "Ablation":
-        show_ablation(result.decode, maps, model_id, sentence, loaded, ablate)
+    elif view == "Ablation" and lab.can(EMBEDDING):  # what switching heads off changes: the sentence embedding
+        show_embedding_ablation(result, model_id, lab)
+    elif view == "Ablation":  # ... or the translation
+        show_ablation(result, model_id, lab)
     elif view == "Explain":
         # rollout, norms, importance, patterns: defined on the tokens the model computed (raw, not merged or hidden)
-        show_explain(model_id, loaded, result, AttentionMaps.of(result, kind, raw=True), layer, head, sentence)
+        show_explain(model_id, lab, result, AttentionMaps.of(result, kind, raw=True), layer, head)
     else:
-        show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head,
-                     loaded.config.d_model // loaded.config.num_heads)
+        show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head, lab.head_dim)
         if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
             st.caption(tr("bert.rescale_raw"))
     if presenting():
@@ -181,7 +141,7 @@ def _explore(model_id: str, loaded, result: AnalysedInput, sentence: str, ablate
 
 
 def _why_this_head(result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int, head: int) -> None:
-    """The one line saying why the page opened on this head (ui/attention_defaults.py), while it is shown."""
+    """The one line saying why the page opened on this head (ui/attention/defaults.py), while it is shown."""
     if result.special is not None:
         why_this_encoder_head(result.maps[kind].weights, result.special, layer, head)
     else:
@@ -208,8 +168,10 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
     heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                             maps.title(layer, head), masked=maps.masked)
-    if tokens > TICK_LABELS_MAX:  # a long text: label every k-th token (hover and CSV still name every one)
-        heatmap = thin_tick_labels(heatmap, TICK_LABELS_MAX)
+    # A long text: every k-th token labelled, none overlapping (hover and CSV still name every one). The map has
+    # 3/5 of the page's 1100 px beside the lines view, all of it without; projected, labels are larger.
+    heatmap = thin_tick_labels(heatmap, 660 if right is not None else 1100,
+                               PROJECTED_LABEL_ROOM if presenting() else LABEL_ROOM)
     show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
                table=lambda: maps.weights_table(layer, head))
     if right is None:
@@ -228,8 +190,8 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
 
 def _focus(layer: int, head: int) -> None:
     """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn)."""
-    st.session_state["attn_layer"], st.session_state["attn_head"] = layer, head
-    st.session_state["attn_view"] = "Head"
+    st.session_state[LAYER.key], st.session_state[HEAD.key] = layer, head
+    st.session_state[VIEW.key] = "Head"
 
 
 def _focus_clicked_thumbnail() -> None:
@@ -241,16 +203,23 @@ def _focus_clicked_thumbnail() -> None:
 
 
 def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
-    """labels: (L, h) short pattern names of the kind's heads (ui.explain_view.grid_labels), or None."""
+    """labels: (L, h) short pattern names of the kind's heads (ui.attention.explain.grid_labels), or None."""
     layers, heads = maps.weights.shape[:2]
     weights, queries, keys, masked = maps.weights, maps.query_tokens, maps.key_tokens, maps.masked
     tokens = max(len(queries), len(keys))
     if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
         masked = None
-    show_chart(head_grid(weights, queries, keys, tr("attention.grid_title", kind=attention_kind_label(maps.kind)),
-                         selected=(layer, head), masked=masked, labels=labels), f"attention_{maps.kind}_all_heads",
-               key=GRID_KEY, on_select=_focus_clicked_thumbnail)
+    # Built once per content for every session (a class opens the same grid; the real encoder's 72 subplots took
+    # about 1 s to build on every run): the key is the data itself, as cached_figure's.
+    weights = np.ascontiguousarray(weights, dtype=float)
+    title = tr("attention.grid_title", kind=attention_kind_label(maps.kind))
+    key = ("attention", "grid", weights.shape, weights.tobytes(), tuple(queries), tuple(keys), title, (layer, head),
+           None if masked is None else np.asarray(masked).tobytes(),
+           None if labels is None else tuple(map(tuple, np.asarray(labels, dtype=object).tolist())))
+    grid = shared_figure(key, lambda: head_grid(weights, list(queries), list(keys), title, selected=(layer, head),
+                                                masked=masked, labels=labels))
+    show_chart(grid, f"attention_{maps.kind}_all_heads", key=GRID_KEY, on_select=_focus_clicked_thumbnail)
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
     if not presenting():
@@ -334,12 +303,14 @@ def _tokens(tokens: list[str]) -> str:
     return " ".join(tokens) or tr("attention.empty")
 
 
-def show_ablation(result: DecodeResult, maps: AttentionMaps, model_id: str, sentence: str, loaded, ablate) -> None:
-    options = [(kind, l, h) for kind, (layers, heads) in selected_attention_layout().items()
+def show_ablation(result: AnalysedInput, model_id: str, lab: LabModel) -> None:
+    """The translation with the chosen heads switched off, next to the original."""
+    options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items()
                for l in range(layers) for h in range(heads)]
-    off = st.multiselect(tr("attention.ablation_label"), options, key="ablate_heads", format_func=_ablation_option,
+    off = st.multiselect(tr("attention.ablation_label"), options, key=ABLATED_HEADS.key, format_func=_ablation_option,
                          help=None if presenting() else tr("attention.ablation_help"))
-    original, ablated = result, ablate(model_id, sentence, tuple(sorted(off)), loaded) if off else result
+    original = result.decode
+    ablated = analyse(model_id, result.text, lab, tuple(sorted(off))).decode if off else original
     a, b = st.columns(2)
     a.metric(tr("attention.ablation_original"), f"{original.sequence_probability:.3f}")
     a.code(_tokens(original.output_tokens), language=None)

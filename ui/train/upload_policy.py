@@ -18,8 +18,8 @@ import tomllib
 import streamlit as st
 
 from model import local_models
-from ui.classroom import class_store
-from ui.lesson_bar import CLASS_CODE
+from ui.lessons.classroom import class_store
+from ui.lessons.bar import CLASS_CODE
 
 ENV_VAR = "ATTENTION_LAB_UPLOADS"
 ON_WORDS = frozenset({"on", "1", "true", "yes", "enabled"})

@@ -21,7 +21,9 @@ from i18n import DEFAULT_LANGUAGE, translate
 from model.checkpoint import LoadedModel
 from model.data import Dataset
 from model.decode import greedy_decode
-from model.train import StepInfo, TrainConfig, TrainingSpeed, TrainResult, make_training_data, measure_training_speed, train
+from model.families import trains_attention
+from model.train import StepInfo, TrainConfig, TrainResult, make_training_data, train
+from model.training_speed import TrainingSpeed, measure_training_speed
 
 # At most this many trainings run at once on the server; each uses one torch thread, so forward passes of
 # other students still find a free core.
@@ -76,7 +78,7 @@ class TrainingJob:
 
 
 def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: str) -> Snapshot | None:
-    if family == "no-attention":
+    if not trains_attention(family):
         return None
     loaded = LoadedModel(model, model.cfg, data.src_vocab, data.tgt_vocab, task)
     was_training = model.training
@@ -85,7 +87,8 @@ def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: 
     model.train(was_training)
     # rows: the token written at each step, for every family (the convention of every decoder chart)
     queries = result.written_tokens
-    maps = result.attention["cross"] if family == "transformer" else result.attention["alignment"][None, None]
+    # a Transformer's cross-attention heads (L, h, T, S), or the one additive alignment (T, S) as (1, 1, T, S)
+    maps = result.attention["cross"] if "cross" in result.attention else result.attention["alignment"][None, None]
     return Snapshot(step, result.output_tokens, result.source.tokens, queries, maps)
 
 

@@ -9,9 +9,9 @@ import streamlit as st
 from classroom.lessons import Claim, Stop, localized
 from i18n import current_language, tr
 from model import claims as measures
-from model.normalization import normalization_demo
+from model.foundations.normalization import normalization_demo
 from ui.display import presenting
-from ui.lesson_questions import QuestionError, stop_decoded
+from ui.lessons.questions import QuestionError, stop_decoded
 from ui.models import shipped_model_info
 from ui.specs import SPECS
 

@@ -11,12 +11,14 @@ import streamlit as st
 from classroom.lessons import Question, Stop, localized
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
-from model.attention_steps import build_mask
-from model.config import TransformerConfig
-from model.questions import (causal_visible_keys, lowest_metric, mean_row_entropy, most_attended_key, softmax_weight)
+from model.families import STEPS
+from model.foundations.attention_steps import build_mask
+from model.metrics import head_entropy
+from model.questions import causal_visible_keys, lowest_metric, most_attended_key, softmax_weight
 from ui.models import shipped_model_info
 from ui.state import DEFAULT_MODEL, analyse, get_model
 from ui.text import escape_markdown
+from ui.widget_spec import SENTENCE
 
 
 class QuestionError(ValueError):
@@ -47,19 +49,21 @@ def head_name(layer: int, head: int) -> str:
 def stop_decoded(stop: Stop):
     """(the loaded model, its analysis of the stop's sentence): what a question or a claim of the stop reads."""
     model_id = stop.state.get("model", DEFAULT_MODEL)
-    sentence = stop.state.get("sentence")
+    sentence = stop.state.get(SENTENCE.url)
     if not sentence:
         raise QuestionError(tr("lessons.needs_sentence"))
     try:
         loaded = get_model(model_id)
     except (CheckpointError, KeyError) as error:
         raise QuestionError(tr("lessons.no_model", model=model_id)) from error
-    return loaded, analyse(model_id, sentence, loaded)
+    if not loaded.can(STEPS):  # no greedy decode to read (an encoder, a transformers model)
+        raise QuestionError(tr("lessons.needs_transformer"))
+    return loaded, analyse(model_id, sentence, loaded).decode
 
 
 def _cross(stop: Stop):
     loaded, result = stop_decoded(stop)
-    if not isinstance(loaded.config, TransformerConfig):
+    if result is None or "cross" not in result.attention:  # a model without cross-attention heads
         raise QuestionError(tr("lessons.needs_transformer"))
     return result, result.attention["cross"]  # (L, h, T_q, T_k)
 
@@ -84,7 +88,7 @@ def _compute(stop: Stop, question: Question) -> Expected:
     args, name = question.args, question.compute
     if name == "sharpest_cross_head":
         _, cross = _cross(stop)
-        return _heads_near_best(mean_row_entropy(cross), True, question.tolerance)
+        return _heads_near_best(head_entropy(cross), True, question.tolerance)
     if name == "head_linking":
         result, cross = _cross(stop)
         query = _index(result.output_tokens, str(args.get("target")))  # the cross row that writes the target
