@@ -1,10 +1,19 @@
 """All the SQL of the live class: class sessions, the stop the class is on, revealed questions and answers.
 
-One SQLite file (WAL mode) in the data folder: $ATTENTION_LAB_DATA, default ./data beside app.py. Several server
-processes on one machine (serve.py's replicas) share it safely: every call opens its own connection, writes are
-single short transactions, and a writer waits up to `busy_seconds` for the lock. A write that still cannot get the
-lock raises StoreBusy, which the UI turns into a message: an answer is stored or refused, never lost silently.
-Replacing SQLite by a server database means reimplementing this module's class with the same methods.
+Two engines behind one class, chosen by where the store is (`store_location()`):
+- SQLite (the default): one file (WAL mode) in the data folder, $ATTENTION_LAB_DATA, default ./data beside app.py.
+  Several server processes on one machine (serve.py's replicas) share it safely: every call opens its own
+  connection, writes are single short transactions, and a writer waits up to `busy_seconds` for the lock.
+- PostgreSQL, when $ATTENTION_LAB_DATABASE_URL holds a DSN (`postgresql://user:password@host:5432/dbname`): for
+  replicas on several machines (deploy/README.md). Each process keeps a few connections open (a new one forks a
+  server process); a call waits up to `busy_seconds` for a free connection and for a row lock.
+A write that still cannot get the lock (or a database that cannot be reached) raises StoreBusy, which the UI turns
+into a message: an answer is stored or refused, never lost silently.
+
+Every statement is written once, in SQL both engines accept (`INSERT ... ON CONFLICT DO NOTHING`, CASE, CAST),
+with SQLite's `?` placeholders and `BEGIN IMMEDIATE`; `to_postgres` translates those two in one place, and
+`postgres_ddl` turns SQLite's REAL (8 bytes there) into PostgreSQL's DOUBLE PRECISION (REAL is 4 bytes there: unix
+seconds would be rounded to minutes). A new table goes in SCHEMA, a new column of an old table in ADDED_COLUMNS.
 
 Security: a class is created with a random teacher token; only its sha256 is stored (table teacher_keys, one row
 per device the teacher holds the class on). Every teacher operation (results, reveal, move) needs a token, which
@@ -22,14 +31,18 @@ import contextlib
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import sqlite3
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DATA_ENV = "ATTENTION_LAB_DATA"  # folder of the database file
+DATABASE_URL_ENV = "ATTENTION_LAB_DATABASE_URL"  # a PostgreSQL DSN: the store is that database instead of the file
 CLASS_HOURS_ENV = "ATTENTION_LAB_CLASS_HOURS"  # how long a class session lasts (default 4)
 KEEP_DAYS_ENV = "ATTENTION_LAB_KEEP_ANSWERS_DAYS"  # how long answers are kept (default 7)
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "data"
@@ -37,6 +50,9 @@ DB_NAME = "classroom.sqlite3"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed from a projector
 CODE_LENGTH = 6
 MAX_ANSWER_CHARS = 200
+POOL_ENV = "ATTENTION_LAB_DATABASE_POOL"  # PostgreSQL connections per process (default 8)
+POSTGRES_CONNECTIONS = 8  # per process: more script threads than this wait for one (a burst queues, never piles up)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
@@ -123,32 +139,168 @@ def normalise_code(text: str) -> str:
     return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
 
 
+def store_location() -> str:
+    """Where the class store is: the DSN in $ATTENTION_LAB_DATABASE_URL, else the SQLite file in the data folder."""
+    return os.environ.get(DATABASE_URL_ENV) or str(data_folder() / DB_NAME)
+
+
+def is_postgres(location: str | Path) -> bool:
+    return str(location).startswith(POSTGRES_SCHEMES)
+
+
+# SQLite-only words a statement must not use: the same statement runs on PostgreSQL (use ON CONFLICT DO NOTHING/UPDATE).
+_SQLITE_ONLY = re.compile(r"\bINSERT\s+OR\s+(IGNORE|REPLACE)\b|\bPRAGMA\b|\bAUTOINCREMENT\b", re.IGNORECASE)
+
+
+def to_postgres(sql: str) -> str:
+    """A statement in the dialect this module writes -> PostgreSQL's: `?` -> `%s` (psycopg's placeholder; a literal
+    `%` doubled), BEGIN IMMEDIATE -> BEGIN (PostgreSQL locks rows, not the file). Statements hold no `?` in text."""
+    if _SQLITE_ONLY.search(sql):
+        raise ValueError(f"SQLite-only SQL in a statement both engines run: {sql!r}")
+    return re.sub(r"\bBEGIN IMMEDIATE\b", "BEGIN", sql).replace("%", "%%").replace("?", "%s")
+
+
+def postgres_ddl(sql: str) -> str:
+    """SQLite's REAL is 8 bytes, PostgreSQL's 4 (unix seconds would round to minutes): DOUBLE PRECISION there."""
+    return re.sub(r"\bREAL\b", "DOUBLE PRECISION", sql)
+
+
+class Database:
+    """One connection of either engine, taking statements in this module's dialect (see `to_postgres`)."""
+
+    def __init__(self, connection: Any, postgres: bool):
+        self.connection = connection
+        self.postgres = postgres
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        """-> a cursor (fetchone, fetchall, rowcount, iteration: the same on both engines)."""
+        if self.postgres:
+            return self.connection.execute(to_postgres(sql), parameters or None)
+        return self.connection.execute(sql, parameters)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        if self.postgres:
+            self.connection.cursor().executemany(to_postgres(sql), list(rows))
+        else:
+            self.connection.executemany(sql, rows)
+
+
+class _PostgresPool:
+    """Open connections to one PostgreSQL database, shared by a process's script threads: at most `size` in use at
+    once; a call past them waits up to `wait` seconds, then StoreBusy. Connections are in autocommit mode, so a
+    statement outside BEGIN ... COMMIT is its own transaction, as with SQLite's isolation_level=None. A connection the
+    server dropped (a restart, a failover) fails the one call that finds it (StoreBusy: "answer again") and is
+    replaced on the next."""
+
+    def __init__(self, dsn: str, size: int, wait: float):
+        self.dsn, self.wait = dsn, wait
+        self.idle: list[Any] = []
+        self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(size)
+
+    def _open(self) -> Any:
+        import psycopg  # only a store on PostgreSQL needs it
+
+        connection = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(2, round(self.wait)))
+        # A statement waits for a row lock at most `wait`, then fails (StoreBusy): the same promise as SQLite's timeout.
+        milliseconds = int(self.wait * 1000)
+        connection.execute(f"SET lock_timeout = {milliseconds}")
+        connection.execute(f"SET statement_timeout = {2 * milliseconds}")
+        return connection
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Any]:
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        if not self.slots.acquire(timeout=self.wait):
+            raise StoreBusy(f"no free database connection within {self.wait:g} s")
+        connection = None
+        try:
+            with self.lock:
+                connection = self.idle.pop() if self.idle else None
+            if connection is None or connection.closed or connection.broken:
+                connection = self._open()
+            yield connection
+        except psycopg.OperationalError as error:  # lock or statement timeout, server gone: nothing was written
+            raise StoreBusy(str(error)) from error
+        finally:
+            if connection is not None and not (connection.closed or connection.broken):
+                try:
+                    if connection.info.transaction_status != TransactionStatus.IDLE:
+                        connection.execute("ROLLBACK")  # a call that failed inside BEGIN: leave nothing half done
+                    with self.lock:
+                        self.idle.append(connection)
+                except psycopg.Error:
+                    connection.close()
+            self.slots.release()
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for connection in idle:
+            connection.close()
+
+
 class ClassStore:
-    def __init__(self, path: Path | None = None, class_hours: float | None = None, keep_days: float | None = None,
-                 busy_seconds: float = 5.0):
-        self.path = Path(path) if path else data_folder() / DB_NAME
+    def __init__(self, path: Path | str | None = None, class_hours: float | None = None,
+                 keep_days: float | None = None, busy_seconds: float = 5.0):
+        """`path`: a SQLite file or a PostgreSQL DSN (`postgresql://...`); default: `store_location()`."""
+        location = str(path) if path else store_location()
+        self.postgres = is_postgres(location)
+        self.path = None if self.postgres else Path(location)
         self.class_seconds = 3600 * (class_hours if class_hours is not None
                                      else float(os.environ.get(CLASS_HOURS_ENV) or 4))
         self.keep_seconds = 86400 * (keep_days if keep_days is not None
                                      else float(os.environ.get(KEEP_DAYS_ENV) or 7))
         self.busy_seconds = busy_seconds
+        if self.postgres:
+            size = int(os.environ.get(POOL_ENV) or POSTGRES_CONNECTIONS)
+            self._pool = _PostgresPool(location, size, busy_seconds)
+            self._create_postgres_tables()
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")  # persistent: readers never block the writer, across processes
-            db.executescript(SCHEMA)
+            db.connection.executescript(SCHEMA)
             for table, columns in ADDED_COLUMNS.items():
                 have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 for name, kind in columns.items():
                     if name not in have:
                         db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
+    def _create_postgres_tables(self) -> None:
+        """SCHEMA and ADDED_COLUMNS on PostgreSQL. Replicas start together, and two concurrent CREATE TABLE IF NOT
+        EXISTS can both pass the check and one then fails: a transaction-scoped advisory lock makes them take turns."""
+        with self._pool.connection() as connection:
+            with connection.transaction():
+                connection.execute("SELECT pg_advisory_xact_lock(hashtext('attention_lab.classroom.schema'))")
+                connection.execute(postgres_ddl(SCHEMA))
+                for table, columns in ADDED_COLUMNS.items():
+                    have = {row[0] for row in connection.execute(
+                        "SELECT column_name FROM information_schema.columns "
+                        "WHERE table_schema = current_schema() AND table_name = %s", (table,))}
+                    for name, kind in columns.items():
+                        if name not in have:
+                            connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {postgres_ddl(kind)}")
+
+    def close(self) -> None:
+        """Close the connections kept open (PostgreSQL); a SQLite store holds none between calls."""
+        if self.postgres:
+            self._pool.close()
+
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One connection per call (sessions run in many threads and processes); commit on success."""
+    def _connect(self) -> Iterator[Database]:
+        """A connection for one call (sessions run in many threads and processes), in autocommit mode: a statement
+        outside BEGIN ... COMMIT commits by itself. SQLite: a new connection each call; PostgreSQL: one from the pool."""
+        if self.postgres:
+            with self._pool.connection() as connection:
+                yield Database(connection, postgres=True)
+            return
         db = sqlite3.connect(self.path, timeout=self.busy_seconds, isolation_level=None)
         try:
             db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across a process crash, fast
-            yield db
+            yield Database(db, postgres=False)
         except sqlite3.OperationalError as error:
             if "locked" in str(error) or "busy" in str(error):
                 raise StoreBusy(str(error)) from error
@@ -166,16 +318,13 @@ class ClassStore:
         self.purge(now)
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
-            while True:
+            while True:  # a code that is taken inserts nothing (no error, which would end a PostgreSQL transaction)
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-                try:
-                    db.execute("INSERT INTO classes (code, token_sha256, lesson, stop, created, expires, teacher_seat, "
-                               "lesson_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                               (code, _hash(token), lesson, stop, now, now + self.class_seconds,
-                                _hash(teacher_seat) if teacher_seat else None, lesson_source))
+                if db.execute("INSERT INTO classes (code, token_sha256, lesson, stop, created, expires, teacher_seat, "
+                              "lesson_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING",
+                              (code, _hash(token), lesson, stop, now, now + self.class_seconds,
+                               _hash(teacher_seat) if teacher_seat else None, lesson_source)).rowcount == 1:
                     break
-                except sqlite3.IntegrityError:  # the code is taken: draw another
-                    continue
             db.execute("INSERT INTO teacher_keys VALUES (?, ?, ?)", (code, _hash(token), now))
             db.execute("COMMIT")
         return code, token
@@ -208,7 +357,7 @@ class ClassStore:
             db.execute("COMMIT")
         return token
 
-    def _is_teacher(self, db: sqlite3.Connection, code: str, token: str, now: float) -> bool:
+    def _is_teacher(self, db: Database, code: str, token: str, now: float) -> bool:
         first = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
         if first is None:
             return False
@@ -242,7 +391,7 @@ class ClassStore:
 
     def reveal(self, code: str, token: str, question: str, now: float | None = None) -> bool:
         """Show `question`'s answer (and its page) to the class; False as for move()."""
-        return self._teacher_write(code, token, now, "INSERT OR IGNORE INTO revealed VALUES (?, ?)", (code, question))
+        return self._teacher_write(code, token, now, "INSERT INTO revealed VALUES (?, ?) ON CONFLICT DO NOTHING", (code, question))
 
     def results(self, code: str, token: str, question: str, now: float | None = None) -> Results | None:
         """The distribution of answers to `question`; None without the right token."""
@@ -281,11 +430,13 @@ class ClassStore:
         now = time.time() if now is None else now
         answer = answer[:MAX_ANSWER_CHARS]
         with self._connect() as db:
-            # One statement: the class check, the reveal check and the insert are atomic, one lock per answer.
+            # One statement: the class check, the reveal check and the insert are atomic, one lock per answer. (The
+            # CAST gives PostgreSQL the type a bare NULL parameter in a SELECT list lacks; CASE: EXISTS is a boolean there.)
             cursor = db.execute(
-                "INSERT OR IGNORE INTO answers (code, question, student, answer, correct, created, late) "
-                "SELECT ?, ?, ?, ?, ?, ?, EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) "
-                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?)",
+                "INSERT INTO answers (code, question, student, answer, correct, created, late) "
+                "SELECT ?, ?, ?, ?, CAST(? AS INTEGER), ?, "
+                "CASE WHEN EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) THEN 1 ELSE 0 END "
+                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?) ON CONFLICT DO NOTHING",
                 (code, question, student, answer, None if correct is None else int(correct), now, code, question,
                  code, now))
             if cursor.rowcount == 1:
@@ -300,6 +451,11 @@ class ClassStore:
             row = db.execute("SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ?",
                              (code, question, student)).fetchone()
         return None if row is None else row[0]
+
+    def stored_answers(self, code: str) -> int:
+        """How many answer rows a class has, late ones included (for the operator's benches: a count, no answers)."""
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()[0]
 
     # ---- guessing
     def record_failure(self, kind: str, clients: tuple[str, ...], now: float | None = None) -> None:

@@ -74,8 +74,7 @@ def test_every_stop_shows_its_declared_view_by_every_path(path, language, tmp_pa
             return
         pickers = BrowserPickers()
         if path == "teacher":
-            from ui.lessons.classroom import DB_NAME, data_folder
-            store = ClassStore(data_folder() / DB_NAME)
+            store = ClassStore()  # the app's store: the data folder set above
             code, token = store.create_class("intro")
             at, _ = open_from_link(None, {"class": code, "lang": language})
             order = stops

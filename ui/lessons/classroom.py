@@ -7,7 +7,7 @@ import secrets
 import streamlit as st
 
 from classroom.lessons import Lesson, LessonFileError, parse_lesson
-from classroom.store import DB_NAME, ClassSession, ClassStore, data_folder
+from classroom.store import ClassSession, ClassStore, store_location
 from serving.seat import SEAT_COOKIE, valid_seat
 
 TEACHER = "teacher_class"  # session_state: {"code", "token", "lesson"}; the token never leaves this session
@@ -21,13 +21,14 @@ GUESSES_PER_ADDRESS = 30
 
 
 @st.cache_resource(show_spinner=False)
-def _store(path: str) -> ClassStore:
-    return ClassStore(path)
+def _store(location: str) -> ClassStore:
+    return ClassStore(location)
 
 
 def class_store() -> ClassStore:
-    """Holds only the database path and limits (each call opens its own connection): safe to share."""
-    return _store(str(data_folder() / DB_NAME))
+    """The store of $ATTENTION_LAB_DATABASE_URL or the data folder's SQLite file, one per process: it holds only the
+    location, limits and (PostgreSQL) a thread-safe pool of connections, so every session shares it."""
+    return _store(store_location())
 
 
 def browser_seat() -> str | None:
