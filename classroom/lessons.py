@@ -91,6 +91,8 @@ class Question:
     compute: str | None = None
     args: dict = field(default_factory=dict)
     tolerance: float = 0.0
+    peer: bool = False  # peer instruction by default in a live class (vote, discuss, vote again)
+    misconceptions: dict[int, Text] = field(default_factory=dict)  # choice: wrong option number -> the idea it catches
 
 
 @dataclass(frozen=True)

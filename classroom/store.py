@@ -126,6 +126,10 @@ class QuestionPhase:
         return {"round1": 1, "round2": 2}.get(self.phase)
 
 
+def phase_in(phases: frozenset[QuestionPhase], question: str, default_mode: str = "one") -> QuestionPhase:
+    return next((p for p in phases if p.question == question), QuestionPhase(question, default_mode))
+
+
 @dataclass(frozen=True)
 class Switches:
     """Peer instruction's switch matrix: students who answered both rounds (before the reveal), counted by whether
@@ -162,8 +166,9 @@ class ClassSession:
     uploads: bool = True
     phases: frozenset[QuestionPhase] = frozenset()  # questions the teacher set a mode or phase for
 
-    def phase_of(self, question: str) -> QuestionPhase:
-        return next((p for p in self.phases if p.question == question), QuestionPhase(question))
+    def phase_of(self, question: str, default_mode: str = "one") -> QuestionPhase:
+        """The question's phase; one the teacher has not touched is in round 1 of `default_mode` (the lesson's)."""
+        return phase_in(self.phases, question, default_mode)
 
 
 @dataclass(frozen=True)

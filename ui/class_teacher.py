@@ -24,6 +24,7 @@ from ui.classroom import (TEACHER, browser_seat, class_lesson, class_store, gues
 from ui.errors import page_guard
 from ui.lesson_bar import CLASS_CODE, PENDING, known_pages, lessons, question_id
 from ui.lesson_questions import QuestionError, answer_label, expected_answer
+from ui.peer_teacher import mode_picker, peer_results
 from ui.text import escape_markdown
 from viz.classroom import answer_chart
 
@@ -204,6 +205,15 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         expected = None
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
     revealed = qid in session.revealed
+    phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
+    if not revealed:
+        mode_picker(store, code, token, qid, phase)
+    if phase.mode == "peer":
+        right = None if expected is None else tr(
+            "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+        peer_results(store, code, token, stop, qid, phase, expected, revealed, right)
+        _earlier(store, code, token, lesson, number, session.revealed)
+        return
     columns = st.columns(3 if results.late else 2)
     columns[0].metric(tr("class_teacher.answered"), results.answered)
     # Before the reveal the share right would give the answer away on the projector (0% after one answer...).
