@@ -81,3 +81,18 @@ def test_two_rounds_with_three_students_and_the_teacher():
     students[1].run()  # revealed: her last answer (GRU without attention) is right, and the page shows
     assert students[1].success and chart_specs(students[1])
     assert "Your first answer was Transformer" in " ".join(c.value for c in students[1].caption)
+
+
+def test_check_questions_at_the_first_stop_are_taken_not_graded():
+    teacher, _ = open_from_link("teacher")
+    code = _start_class(teacher)
+    student, _ = open_from_link(None, {"class": code})
+    assert any("Before the lecture: 3 quick questions" in e.label for e in student.expander)
+    student.radio(key="check_pre_weight_choice").set_value(1)  # "attention weight = importance"
+    next(b for b in student.form_submit_button if b.key and "check_pre_weight" in b.key).click().run()
+    assert_healthy(student)
+    assert "Answer taken: that word matters most" in _infos(student)
+    assert not student.success and not [w for w in student.warning if "weight" in w.value]  # not graded on screen
+    assert not chart_specs(student)  # the stop's own question still hides the page
+    teacher.run()
+    assert "Check questions: 1 answers from 1 students" in _texts(teacher)

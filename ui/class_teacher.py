@@ -24,7 +24,7 @@ from ui.classroom import (TEACHER, browser_seat, class_lesson, class_store, gues
 from ui.errors import page_guard
 from ui.lesson_bar import CLASS_CODE, PENDING, known_pages, lessons, question_id
 from ui.lesson_questions import QuestionError, answer_label, expected_answer
-from ui.peer_teacher import mode_picker, peer_results
+from ui.peer_teacher import check_count, mode_picker, peer_results
 from ui.text import escape_markdown
 from viz.classroom import answer_chart
 
@@ -190,6 +190,8 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         st.session_state[PENDING] = ("open", lesson.id, number)
         st.rerun(scope="app")
     st.caption(tr("class_teacher.move_help"))
+    if stop.checks:
+        check_count(store, code, token, lesson.id, stop)
     if stop.question is None:
         st.info(tr("class_teacher.no_question"))
         _earlier(store, code, token, lesson, number, session.revealed)

@@ -24,7 +24,7 @@ from ui.display import STOP_SECTION, TITLED_BY_LESSON, presenting
 from ui.errors import page_guard
 from ui.lesson_claims import show_claims
 from ui.lesson_questions import Expected, QuestionError, answer_label, expected_answer
-from ui.peer_student import class_question, solo_question
+from ui.peer_student import check_questions, class_question, solo_question
 from ui.page_menu import PAGE_NAMES
 from ui.page_sections import open_stop_section, section_names
 from ui.text import escape_markdown
@@ -317,6 +317,8 @@ def lesson_bar(url_path: str) -> bool:
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
         st.markdown(localized(stop.text, language))
+        if stop.checks and st.session_state.get(CLASS_CODE) and on_its_page:  # the lecture's check questions
+            check_questions(lesson.id, stop, st.session_state[CLASS_CODE], st.session_state[STUDENT_ID])
         shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
         if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
             show_claims(stop)

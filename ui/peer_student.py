@@ -9,18 +9,20 @@ replica's death finds both rounds again (the student's id is her seat's: ui/less
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import streamlit as st
 
-from classroom.lessons import Stop
+from classroom.lessons import Check, Stop
 from classroom.store import QuestionPhase, StoreBusy
 from i18n import tr
 from ui.classroom import class_store
 from ui.errors import page_guard
-from ui.lesson_questions import Expected, answer_label, ask, show_answer
+from ui.lesson_questions import Expected, answer_label, ask, expected_answer, show_answer
 from ui.text import escape_markdown
 
 SECOND_ANSWERS = "lesson_second_answers"  # session_state: {question id: canonical round-2 answer}
+CHECK_ANSWERS = "lesson_check_answers"  # session_state: {check question id: canonical answer}
 COUNTDOWN_SECONDS = 1  # the discussion's countdown ticks this often (a fragment with no query: cheap)
 
 
@@ -43,7 +45,7 @@ def store_answer(code: str, student: str, qid: str, given: str, expected: Expect
 
 @st.fragment
 def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, student: str | None,
-          expected: Expected | None, round: int, then_page: bool) -> None:
+          expected: Expected | None, round: int, then_page: bool, done: str | None = None) -> None:
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: one round), else the form gives way to the answer taken (this fragment's run only)."""
     with page_guard():
@@ -61,7 +63,7 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
                 st.rerun(scope="app")
             slot.empty()
         # answered in this round (peer instruction: wait for the teacher's next phase)
-        done = "peer.first_round_done" if round == 1 else "peer.second_round_done"
+        done = done or ("peer.first_round_done" if round == 1 else "peer.second_round_done")
         st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
 
 
@@ -112,6 +114,27 @@ def class_question(stop: Stop, qid: str, key: str, answers_key: str, code: str, 
         st.markdown(tr("peer.second_round"))
     _vote(stop, qid, f"{key}_round2", SECOND_ANSWERS, code, student, expected, 2, False)
     return False
+
+
+def check_id(lesson_id: str, check: Check) -> str:
+    """The store's question id of a check question: 'intro:pre:scale' (the report pairs pre and post by the id)."""
+    return f"{lesson_id}:{check.when}:{check.id}"
+
+
+def check_questions(lesson_id: str, stop: Stop, code: str, student: str) -> None:
+    """A student in a class at the first or last stop: the lecture's check questions, each its own form; the answer
+    is taken, never graded on screen (the class report compares before and after)."""
+    store = class_store()
+    answers = st.session_state.setdefault(CHECK_ANSWERS, {})
+    when = stop.checks[0].when
+    with st.expander(tr(f"peer.checks_{when}", count=len(stop.checks)), expanded=True, icon=":material/quiz:"):
+        for check in stop.checks:
+            qid = check_id(lesson_id, check)
+            if qid not in answers and (earlier := store.student_answer(code, student, qid)) is not None:
+                answers[qid] = earlier
+            as_stop = replace(stop, question=check.question)  # the question widgets read a stop's question
+            _vote(as_stop, qid, f"check_{when}_{check.id}", CHECK_ANSWERS, code, student,
+                  expected_answer(as_stop), 1, False, "peer.check_done")
 
 
 def clock(seconds: float) -> str:

@@ -12,7 +12,7 @@ from classroom.peer import rule_of_thumb
 from classroom.store import ClassStore, QuestionPhase, Results, Switches
 from i18n import tr
 from ui.lesson_questions import Expected, answer_label
-from ui.peer_student import countdown
+from ui.peer_student import check_id, countdown
 from viz.classroom import answer_chart
 
 DEFAULT_DISCUSSION_SECONDS = 120
@@ -146,3 +146,10 @@ def _start_discussion(store: ClassStore, code: str, token: str, qid: str, shown:
 
 def _set_shown(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase) -> None:
     store.set_phase(code, token, qid, "peer", phase.phase, shown=bool(st.session_state.get(f"peer_shown_{qid}")))
+
+
+def check_count(store: ClassStore, code: str, token: str, lesson_id: str, stop: Stop) -> None:
+    """At the first or last stop: how many check answers arrived (the class report compares them)."""
+    ids = {check_id(lesson_id, check) for check in stop.checks}
+    rows = [row for row in store.answer_rows(code, token) or () if row.question in ids and not row.late]
+    st.caption(tr("peer.checks_answered", answered=len(rows), students=len({row.student for row in rows})))
