@@ -317,9 +317,10 @@ def lesson_bar(url_path: str) -> bool:
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
         st.markdown(localized(stop.text, language))
-        if stop.checks and st.session_state.get(CLASS_CODE) and on_its_page:  # the lecture's check questions
-            check_questions(lesson.id, stop, st.session_state[CLASS_CODE], st.session_state[STUDENT_ID])
         shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
+        # the lecture's check questions, under the stop's own question (its form stays the first one on the page)
+        if stop.checks and st.session_state.get(CLASS_CODE) and on_its_page:
+            check_questions(lesson.id, stop, st.session_state[CLASS_CODE], st.session_state[STUDENT_ID])
         if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
             show_claims(stop)
         return shown
