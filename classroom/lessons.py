@@ -331,6 +331,11 @@ def misconception_of(question: Question, answer: str) -> str | None:
     return answer if answer in question.misconceptions else None
 
 
+def check_question_id(lesson_id: str, when: str, check_id: str) -> str:
+    """The store's question id of a check question: 'intro:pre:scale' (the class report pairs pre and post by id)."""
+    return f"{lesson_id}:{when}:{check_id}"
+
+
 def _check(raw: object, number: int, last: int) -> Check:
     if not isinstance(raw, dict):
         raise ValueError("each check question is a table ([[stop.check]])")  # noqa: TRY004

@@ -83,6 +83,14 @@ def test_two_rounds_with_three_students_and_the_teacher():
     students[1].run()  # revealed: her last answer (GRU without attention) is right, and the page shows
     assert students[1].success and chart_specs(students[1])
     assert "Your first answer was Transformer" in " ".join(c.value for c in students[1].caption)
+    # The class report (teacher-only) has the question's two rounds and switch matrix
+    teacher.run()
+    assert any("Class report" in e.label for e in teacher.expander)
+    questions = next(d.value for d in teacher.dataframe if "wrong→right" in d.value.columns)
+    row = questions[questions["Stop"] == 1].iloc[0]
+    assert (row["Round 1 answered"], row["Round 2 answered"], row["wrong→right"], row["right→wrong"]) == (3, 3, 1, 0)
+    assert any("deleted 7 days" in c.value for c in teacher.caption)  # the retention rule, said
+    assert not [e for e in students[0].expander if "Class report" in e.label]  # never on a student's screen
 
 
 def test_check_questions_at_the_first_stop_are_taken_not_graded():

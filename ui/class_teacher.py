@@ -24,6 +24,7 @@ from ui.classroom import (TEACHER, browser_seat, class_lesson, class_store, gues
 from ui.errors import page_guard
 from ui.lesson_bar import CLASS_CODE, PENDING, known_pages, lessons, question_id
 from ui.lesson_questions import QuestionError, answer_label, expected_answer
+from ui.class_report import class_report
 from ui.peer_teacher import check_count, mode_picker, peer_results
 from ui.text import escape_markdown
 from viz.classroom import answer_chart
@@ -79,6 +80,8 @@ def teacher_page() -> None:
         _header(teacher["code"])
     with results:
         _live(teacher["code"], teacher["token"], lesson)
+    with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
+        class_report(class_store(), teacher["code"], teacher["token"], lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
               help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from classroom.lessons import Check, Stop
+from classroom.lessons import Check, Stop, check_question_id
 from classroom.store import QuestionPhase, StoreBusy
 from i18n import tr
 from ui.classroom import class_store
@@ -117,8 +117,7 @@ def class_question(stop: Stop, qid: str, key: str, answers_key: str, code: str, 
 
 
 def check_id(lesson_id: str, check: Check) -> str:
-    """The store's question id of a check question: 'intro:pre:scale' (the report pairs pre and post by the id)."""
-    return f"{lesson_id}:{check.when}:{check.id}"
+    return check_question_id(lesson_id, check.when, check.id)
 
 
 def check_questions(lesson_id: str, stop: Stop, code: str, student: str) -> None:
