@@ -1,0 +1,99 @@
+"""Peer instruction in real browsers: the teacher (a projector's 1280×720) and three students, each in a browser
+context of her own (her own seat cookie): round 1 alone with its distribution hidden from the room until the teacher
+shows it, a discussion with her countdown on every screen, round 2 with the same options, then both rounds side by
+side, the shares before/after and the switch matrix after Reveal."""
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser_steps import no_exception, wait_idle
+from tests.conftest import SCREENSHOTS
+from tests.test_browser_lessons import _serve, _start_class
+
+RIGHT, WRONG = "GRU without attention (one context vector)", "Transformer"
+
+
+@pytest.fixture(scope="module")
+def peer_data(tmp_path_factory):
+    return tmp_path_factory.mktemp("peer_data")
+
+
+@pytest.fixture(scope="module")
+def peer_url(peer_data):
+    yield from _serve(peer_data)
+
+
+def _vote(student: Page, option: str) -> None:
+    """Pick the stop question's option and send its form (the first form of the stop; the check questions follow)."""
+    main = student.get_by_test_id("stMain")
+    main.get_by_text(option, exact=True).first.click()
+    main.get_by_role("button", name="Answer").first.click()
+    wait_idle(student)
+
+
+def _metric(page: Page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue").first
+
+
+def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_data):
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 720})] + [
+        browser.new_context(viewport={"width": 1000, "height": 900}) for _ in range(3)]
+    try:
+        teacher = contexts[0].new_page()
+        code = _start_class(teacher, peer_url, peer_data)
+        teacher.get_by_test_id("stButtonGroup").get_by_text("Peer instruction (vote, discuss, vote again)").click()
+        wait_idle(teacher)
+        students = [context.new_page() for context in contexts[1:]]
+        for student, option in zip(students, (RIGHT, WRONG, WRONG), strict=True):
+            student.goto(f"{peer_url}/?class={code}")
+            wait_idle(student)
+            _vote(student, option)
+            expect(student.get_by_text(re.compile(r"Wait: the class discusses next"))).to_be_visible()
+            # no right or wrong before round 2, and the page (its chart gives the answer away) stays hidden
+            expect(student.get_by_text(re.compile(r"^(Right|The model's answer)"))).to_have_count(0)
+            expect(student.locator(".js-plotly-plot")).to_have_count(0)
+
+        expect(_metric(teacher, "Answered")).to_have_text("3", timeout=15000)  # the live fragment refreshes itself
+        expect(teacher.get_by_text(re.compile(r"hidden from the room until you show them: 3 answered"))).to_be_visible()
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(0)  # no distribution on the projector
+        teacher.screenshot(path=SCREENSHOTS / "peer_round1_hidden.png")
+        teacher.get_by_text("Show round 1's answers to the room").click()
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
+        expect(teacher.get_by_text(re.compile(r"33% right alone: between about 30% and 70%"))).to_be_visible()
+        expect(teacher.get_by_text(re.compile(r"Crouch & Mazur 2001"))).to_be_visible()
+
+        teacher.get_by_role("button", name="Close round 1, start the discussion").click()
+        wait_idle(teacher)
+        expect(teacher.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible(timeout=15000)
+        for student in students:  # the class poll (every 3 s) brings the discussion and its countdown
+            expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=15000)
+            expect(student.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible()
+            expect(student.get_by_test_id("stMain").get_by_text(RIGHT, exact=True)).to_have_count(0)  # no vote now
+        students[0].screenshot(path=SCREENSHOTS / "peer_student_discussion.png")
+
+        teacher.get_by_role("button", name="Open round 2").click()
+        wait_idle(teacher)
+        for student, option in zip(students, (RIGHT, RIGHT, WRONG), strict=True):
+            expect(student.get_by_text(re.compile(r"Round 2: answer again"))).to_be_visible(timeout=15000)
+            expect(student.get_by_text(re.compile(r"Your first answer: "))).to_be_visible()
+            _vote(student, option)
+            expect(student.get_by_text(re.compile(r"Your second answer: "))).to_be_visible()
+
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(2, timeout=15000)  # both rounds side by side
+        expect(_metric(teacher, "Answered").first).to_have_text("3")
+        teacher.get_by_role("button", name="Reveal the answer to everyone").click()
+        wait_idle(teacher)
+        expect(_metric(teacher, "Right before")).to_have_text("33%")
+        expect(_metric(teacher, "Right after")).to_have_text("67%")
+        matrix = teacher.get_by_test_id("stTable").first
+        expect(matrix).to_contain_text("Round 2: right")
+        teacher.screenshot(path=SCREENSHOTS / "peer_after_reveal.png", full_page=True)
+        # revealed: the student who changed her mind sees she is right now, her first answer beside it
+        expect(students[1].get_by_text(re.compile(r"^Right"))).to_be_visible(timeout=15000)
+        expect(students[1].get_by_text(re.compile(r"Your first answer was Transformer"))).to_be_visible()
+        for page in [teacher, *students]:
+            no_exception(page)
+    finally:
+        for context in contexts:
+            context.close()
