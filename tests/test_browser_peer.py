@@ -80,8 +80,8 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
             _vote(student, option)
             expect(student.get_by_text(re.compile(r"Your second answer: "))).to_be_visible()
 
-        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(2, timeout=15000)  # both rounds side by side
-        expect(_metric(teacher, "Answered").first).to_have_text("3")
+        expect(_metric(teacher, "Round 2 (after the discussion): Answered")).to_have_text("3", timeout=15000)
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1)  # both rounds side by side, per answer
         teacher.get_by_role("button", name="Reveal the answer to everyone").click()
         wait_idle(teacher)
         expect(_metric(teacher, "Right before")).to_have_text("33%")

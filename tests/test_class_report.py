@@ -76,3 +76,23 @@ def test_only_the_teacher_reads_the_answers(tmp_path):
     store.answer(code, "a", "intro:8", "2", True)
     assert store.answer_rows(code, "not-the-token") is None
     assert [r.student for r in store.answer_rows(code, token)] == ["a"]
+
+
+def test_two_rounds_chart_gives_no_answer_away_before_the_reveal():
+    import pandas as pd
+
+    from viz.class_report import two_rounds_chart
+
+    def data(right):
+        rows = pd.DataFrame({"answer": ["<b>4</b>", "8", "4"], "round": ["Round 1", "Round 1", "Round 2"],
+                             "students": [1, 2, 3], "right": right})
+        spec = two_rounds_chart(rows, "students", "right", "wrong").to_dict()
+        return spec, next(iter(spec["datasets"].values()))
+
+    before, rows = data([None, None, None])
+    assert {(d["round"], d["answer"], d["students"], d["mark"]) for d in rows} == {
+        ("Round 1", "<b>4</b>", 1, ""), ("Round 1", "8", 2, ""), ("Round 2", "4", 3, "")}  # text stays data
+    assert before["layer"][0]["encoding"]["color"]["scale"]["range"] == ["#0072B2", "#56B4E9"]
+    after, rows = data([True, False, True])
+    assert [d["mark"] for d in rows] == ["✓ right", "✗ wrong", "✓ right"]  # said in words beside each bar
+    assert after["layer"][1]["encoding"]["text"]["field"] == "mark"

@@ -73,7 +73,11 @@ def test_two_rounds_with_three_students_and_the_teacher():
         assert "Your second answer" in _infos(student) and not chart_specs(student)
 
     teacher.run()
-    assert len(teacher.get("vega_lite_chart")) == 2  # both rounds side by side
+    charts = teacher.get("vega_lite_chart")  # both rounds side by side, per answer, in one chart (tests/
+    assert len(charts) == 1  # test_class_report.py checks its data); two blues, no colour of a verdict
+    two = json.loads(charts[0].proto.spec)
+    assert two["layer"][0]["encoding"]["color"]["scale"]["range"] == ["#0072B2", "#56B4E9"]
+    assert _metric(teacher, "Round 2 (after the discussion): Answered") == "3"
     assert "Share correct" not in _texts(teacher) and "Right before" not in _texts(teacher)  # nothing given away yet
     teacher.button(key="class_reveal").click().run()
     assert _metric(teacher, "Right before") == "33%" and _metric(teacher, "Right after") == "67%"

@@ -13,6 +13,7 @@ from classroom.store import ClassStore, QuestionPhase, Results, Switches
 from i18n import tr
 from ui.lesson_questions import Expected, answer_label
 from ui.peer_student import check_id, countdown
+from viz.class_report import two_rounds_chart
 from viz.classroom import answer_chart
 
 DEFAULT_DISCUSSION_SECONDS = 120
@@ -123,14 +124,17 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
         st.button(tr("peer.open_round_two"), key="peer_round2", type="primary",
                   on_click=store.set_phase, args=(code, token, qid, "peer", "round2"), kwargs={"shown": phase.shown})
         return
-    # Round 2 (or revealed): both rounds side by side; coloured right/wrong only after the reveal.
-    columns = st.columns(2)
-    for column, results, title, key in ((columns[0], first, tr("peer.round_one"), "peer_round1"),
-                                        (columns[1], second, tr("peer.round_two"), "peer_round2_chart")):
-        with column:
-            st.markdown(f"**{title}**")
-            st.metric(tr("class_teacher.answered"), results.answered)
-            _chart(stop, results, expected, revealed, key)
+    # Round 2 (or revealed): both rounds side by side, per answer; right/wrong said only after the reveal.
+    left, right = st.columns(2)
+    left.metric(f"{tr('peer.round_one')}: {tr('class_teacher.answered')}", first.answered)
+    right.metric(f"{tr('peer.round_two')}: {tr('class_teacher.answered')}", second.answered)
+    if first.answered or second.answered:
+        rows = pd.concat([_rows(stop, results, expected, revealed).assign(round=name) for results, name in
+                          ((first, tr("peer.round_one")), (second, tr("peer.round_two")))], ignore_index=True)
+        st.altair_chart(two_rounds_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
+                                         tr("class_teacher.chart_wrong")), key="peer_two_rounds")
+    else:
+        st.caption(tr("class_teacher.waiting"))
     if revealed:
         _shares_and_switches(first, second, switches)
         st.success(tr("class_teacher.revealed"))

@@ -1,13 +1,15 @@
-"""The class report's charts (pure plotly): share right per question in round 1 and round 2 (bars), each check
+"""The class report's charts (pure plotly; the two rounds on the teacher's live screen: altair, as its answer chart): share right per question in round 1 and round 2 (bars), each check
 question's share right before and after the lecture (a slope chart), and how often each misconception was picked."""
 from __future__ import annotations
 
 import html
 
+import altair as alt
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-OKABE_ITO_BLUE, OKABE_ITO_ORANGE, OKABE_ITO_GREEN = "#0072B2", "#E69F00", "#009E73"
+OKABE_ITO_BLUE, OKABE_ITO_ORANGE, OKABE_ITO_SKY = "#0072B2", "#E69F00", "#56B4E9"
 
 
 def rounds_bars(labels: list[str], first: list[float | None], second: list[float | None], title: str,
@@ -62,3 +64,25 @@ def report_html(title: str, notes: list[str], figures: list[go.Figure], tables: 
             "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}"
             "table{border-collapse:collapse}td,th{border:1px solid #999;padding:4px 8px;text-align:right}</style>"
             "</head><body>\n" + body + "\n</body></html>\n")
+
+
+def two_rounds_chart(rows: pd.DataFrame, count_title: str, right: str, wrong: str) -> alt.Chart:
+    """Both rounds of a peer-instruction question side by side, per answer (pure altair).
+
+    rows: columns answer (text), round (its name, e.g. "Round 1 (alone)"), students (count), right (True/False/None).
+    The rounds are two blues (Okabe-Ito), neither right's green nor wrong's orange: before the reveal the chart gives
+    no answer away; after it each bar says ✓ right / ✗ wrong beside it (words, not colour alone)."""
+    marks = [f"✓ {right}" if r is True else f"✗ {wrong}" if r is False else "" for r in rows["right"]]
+    data = rows.drop(columns="right").assign(mark=marks)
+    rounds = list(dict.fromkeys(data["round"]))
+    encoding = {
+        "y": alt.Y("answer:N", title=None, axis=alt.Axis(labelLimit=260, labelFontSize=14)),
+        "yOffset": alt.YOffset("round:N", sort=rounds),
+        "x": alt.X("students:Q", title=count_title, axis=alt.Axis(tickMinStep=1)),
+        "tooltip": ["answer:N", "round:N", "students:Q"]}
+    bars = alt.Chart(data).mark_bar().encode(
+        color=alt.Color("round:N", title=None, sort=rounds, legend=alt.Legend(orient="bottom", labelLimit=400),
+                        scale=alt.Scale(domain=rounds, range=[OKABE_ITO_BLUE, OKABE_ITO_SKY][: len(rounds)])),
+        **encoding).properties(height=alt.Step(22))
+    return bars + bars.mark_text(align="left", dx=6, fontSize=13, color="#111111").encode(
+        text="mark:N", color=alt.value("#111111"))
