@@ -7,9 +7,10 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from i18n import translate
 from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
-from tests.test_browser_lessons import _serve, _start_class
+from tests.test_browser_lessons import _password, _serve, _start_class
 
 RIGHT, WRONG = "GRU without attention (one context vector)", "Transformer"
 
@@ -97,3 +98,41 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
     finally:
         for context in contexts:
             context.close()
+
+
+def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer_data):
+    """The teacher in Korean, presenter mode at 1280×720 (what the room sees): round 1's answers are a count only
+    until she shows them; a Korean student gets the round-1 message and no answer."""
+    teacher_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    student_context = browser.new_context(viewport={"width": 1000, "height": 900})
+    try:
+        teacher = teacher_context.new_page()
+        teacher.goto(f"{peer_url}/teacher?lang=ko&presenter=true")
+        wait_idle(teacher)
+        teacher.get_by_label(translate("ko", "class_teacher.password"), exact=True).first.fill(_password(peer_data))
+        teacher.get_by_role("button", name=translate("ko", "class_teacher.start")).click()
+        wait_idle(teacher)
+        code = _metric(teacher, translate("ko", "class_teacher.code")).inner_text()
+        teacher.get_by_test_id("stButtonGroup").get_by_text(translate("ko", "peer.mode_peer")).click()
+        wait_idle(teacher)
+        student = student_context.new_page()
+        student.goto(f"{peer_url}/?class={code}&lang=ko")
+        wait_idle(student)
+        main = student.get_by_test_id("stMain")
+        main.get_by_text("트랜스포머", exact=True).first.click()
+        main.get_by_role("button", name=translate("ko", "lessons.submit")).first.click()
+        wait_idle(student)
+        done = translate("ko", "peer.first_round_done", answer="트랜스포머")
+        expect(student.get_by_text(done)).to_be_visible()
+        hidden = translate("ko", "peer.round_one_hidden", answered=1)
+        expect(teacher.get_by_text(hidden)).to_be_visible(timeout=15000)
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(0)
+        expect(teacher.get_by_text(re.compile(r"\d+%"))).to_have_count(0)  # no share on the projector either
+        teacher.screenshot(path=SCREENSHOTS / "peer_round1_hidden_ko_presenter.png")
+        teacher.get_by_text(translate("ko", "peer.show_round_one")).click()
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
+        no_exception(teacher)
+        no_exception(student)
+    finally:
+        teacher_context.close()
+        student_context.close()

@@ -45,7 +45,8 @@ def store_answer(code: str, student: str, qid: str, given: str, expected: Expect
 
 @st.fragment
 def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, student: str | None,
-          expected: Expected | None, round: int, then_page: bool, done: str | None = None) -> None:
+          expected: Expected | None, round: int, then_page: bool, done: str | None = None,
+          submit: str | None = None) -> None:
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: one round), else the form gives way to the answer taken (this fragment's run only)."""
     with page_guard():
@@ -53,7 +54,7 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
         if qid not in answers:
             slot = st.empty()  # the form, cleared once the answer is stored
             with slot.container():
-                given = ask(stop, key)
+                given = ask(stop, key, submit)
             if given is None:
                 return
             if code and not store_answer(code, student, qid, given, expected, round):
@@ -133,7 +134,7 @@ def check_questions(lesson_id: str, stop: Stop, code: str, student: str) -> None
                 answers[qid] = earlier
             as_stop = replace(stop, question=check.question)  # the question widgets read a stop's question
             _vote(as_stop, qid, f"check_{when}_{check.id}", CHECK_ANSWERS, code, student,
-                  expected_answer(as_stop), 1, False, "peer.check_done")
+                  expected_answer(as_stop), 1, False, "peer.check_done", tr("peer.check_submit"))
 
 
 def clock(seconds: float) -> str:
