@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import math
 import os
 import secrets
 import sqlite3
@@ -295,8 +296,11 @@ class ClassStore:
             db.execute("COMMIT")
         return token
 
-    def _is_teacher(self, db: sqlite3.Connection, code: str, token: str, now: float) -> bool:
-        first = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+    def _is_teacher(self, db: sqlite3.Connection, code: str, token: str, now: float, ended_too: bool = False) -> bool:
+        """The token is one of the class's teacher keys, and the class is live (`ended_too`: or ended, until purged:
+        its report stays readable as long as its answers are kept)."""
+        first = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?",
+                           (code, -math.inf if ended_too else now)).fetchone()
         if first is None:
             return False
         hashed = _hash(token or "")
@@ -383,10 +387,11 @@ class ClassStore:
             (code, question, mode, phase, ends, int(shown)))
 
     def answer_rows(self, code: str, token: str, now: float | None = None) -> list[AnswerRow] | None:
-        """Every answer of the class, for the class report (anonymous ids); None without the right token."""
+        """Every answer of the class, for the class report (anonymous ids), also after the class ended (until its
+        answers are deleted); None without the right token."""
         now = time.time() if now is None else now
         with self._connect() as db:
-            if not self._is_teacher(db, code, token, now):
+            if not self._is_teacher(db, code, token, now, ended_too=True):
                 return None
             rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
                               "ORDER BY question, round, student", (code,)).fetchall()
@@ -469,7 +474,8 @@ class ClassStore:
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
             db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM phases WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (now,))
+            # keys go with the class (at the keep time): an ended class's report stays the teacher's to read
+            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
             db.execute("COMMIT")

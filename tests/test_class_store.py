@@ -221,3 +221,17 @@ def test_a_database_from_before_rounds_keeps_its_answers(tmp_path):
                          "INSERT INTO answers VALUES ('ABCDEF', 'q', 's', '2', 1, 1.0);")
     store = ClassStore(path)
     assert store.student_answer("ABCDEF", "s", "q") == "2" and store.student_answer("ABCDEF", "s", "q", 2) is None
+
+
+def test_an_ended_class_keeps_its_answers_for_its_teacher_until_the_keep_time(tmp_path):
+    store = ClassStore(tmp_path / "db", keep_days=7)
+    now = time.time()
+    code, token = store.create_class("intro", now=now)
+    store.answer(code, "s", "q", "1", True, now=now + 10)
+    assert store.end_class(code, token, now=now + 20)
+    store.purge(now=now + 86400)  # a day later (another class started): the report is still hers
+    assert [r.answer for r in store.answer_rows(code, token, now=now + 86400)] == ["1"]
+    assert store.answer_rows(code, "wrong", now=now + 86400) is None
+    assert not store.reveal(code, token, "q", now=now + 86400)  # nothing else works on an ended class
+    store.purge(now=now + 8 * 86400)
+    assert store.answer_rows(code, token, now=now + 8 * 86400) is None  # gone with its answers

@@ -108,3 +108,16 @@ def test_check_questions_at_the_first_stop_are_taken_not_graded():
     assert not chart_specs(student)  # the stop's own question still hides the page
     teacher.run()
     assert "Check questions: 1 answers from 1 students" in _texts(teacher)
+
+
+def test_the_report_stays_after_the_class_ends():
+    teacher, _ = open_from_link("teacher")
+    code = _start_class(teacher)
+    student, _ = open_from_link(None, {"class": code})
+    _send(student, "check_pre_scale_choice", 1)  # "the scale is there to make training faster"
+    teacher.button(key="class_end").click().run()
+    assert_healthy(teacher)
+    assert any(f"Class report of class {code} (ended)" in e.label for e in teacher.expander)
+    picked = next(d.value for d in teacher.dataframe if "Misconception" in d.value.columns)
+    assert picked.iloc[0][["Misconception", "Round or check", "Picked", "Answered"]].tolist() == [
+        "the scale is there to make training faster", "pre", 1, 1]

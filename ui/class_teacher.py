@@ -30,6 +30,7 @@ from ui.text import escape_markdown
 from viz.classroom import answer_chart
 
 RESULTS_SECONDS = 2  # the answer chart refreshes this often
+ENDED_CLASS = "_teacher_ended_class"  # session_state: the class this session ended (its report stays readable)
 
 
 def join_url(code: str) -> str | None:
@@ -63,6 +64,10 @@ def teacher_page() -> None:
         if st.session_state.get(CLASS_CODE):  # a student of a class: no start form, no answers of any class here
             st.info(tr("class_teacher.student_here", code=st.session_state[CLASS_CODE]))
             return
+        ended = st.session_state.get(ENDED_CLASS)
+        if ended and ended["lesson"] in all_lessons:  # the class she just ended: its report stays hers to read
+            with st.expander(tr("report.ended", code=ended["code"]), icon=":material/insights:"):
+                class_report(class_store(), ended["code"], ended["token"], all_lessons[ended["lesson"]])
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
         with start:
             _start(all_lessons)
@@ -86,7 +91,7 @@ def teacher_page() -> None:
               help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
         class_store().end_class(teacher["code"], teacher["token"])
-        st.session_state.pop(TEACHER, None)
+        st.session_state[ENDED_CLASS] = st.session_state.pop(TEACHER, None)
         st.rerun()
 
 
