@@ -2,7 +2,11 @@
 context of her own (her own seat cookie): round 1 alone with its distribution hidden from the room until the teacher
 shows it, a discussion with her countdown on every screen, round 2 with the same options, then both rounds side by
 side, the shares before/after and the switch matrix after Reveal."""
+import csv
+import io
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -68,7 +72,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
         wait_idle(teacher)
         expect(teacher.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible(timeout=15000)
         for student in students:  # the class poll (every 3 s) brings the discussion and its countdown
-            expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=15000)
+            expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=30000)
             expect(student.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible()
             expect(student.get_by_test_id("stMain").get_by_text(RIGHT, exact=True)).to_have_count(0)  # no vote now
         students[0].screenshot(path=SCREENSHOTS / "peer_student_discussion.png")
@@ -76,7 +80,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
         teacher.get_by_role("button", name="Open round 2").click()
         wait_idle(teacher)
         for student, option in zip(students, (RIGHT, RIGHT, WRONG), strict=True):
-            expect(student.get_by_text(re.compile(r"Round 2: answer again"))).to_be_visible(timeout=15000)
+            expect(student.get_by_text(re.compile(r"Round 2: answer again"))).to_be_visible(timeout=30000)
             expect(student.get_by_text(re.compile(r"Your first answer: "))).to_be_visible()
             _vote(student, option)
             expect(student.get_by_text(re.compile(r"Your second answer: "))).to_be_visible()
@@ -95,9 +99,39 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
         expect(students[1].get_by_text(re.compile(r"Your first answer was Transformer"))).to_be_visible()
         for page in [teacher, *students]:
             no_exception(page)
+        _report_downloads(browser, teacher, code)
     finally:
         for context in contexts:
             context.close()
+
+
+def _report_downloads(browser, teacher: Page, code: str) -> None:
+    """The class report: its charts on the page, its CSV, and its HTML file opened offline (plotly.js inside)."""
+    teacher.get_by_text("Class report: what the class learned").click()
+    teacher.get_by_role("button", name="Update the report").click()  # drawn at the page's last full run: read again
+    wait_idle(teacher)
+    report = teacher.get_by_test_id("stExpanderDetails").filter(has_text="Anonymous: students are random ids")
+    expect(report.locator(".js-plotly-plot").first).to_be_visible(timeout=15000)
+    report.screenshot(path=SCREENSHOTS / "peer_class_report.png")
+    with teacher.expect_download() as info:
+        teacher.get_by_role("button", name="Download the report (CSV)").click()
+    assert info.value.suggested_filename == f"class-{code}-report.csv"
+    rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text(encoding="utf-8"))))
+    stop1 = next(r for r in rows if r["table"] == "questions" and r["stop"] == "1")
+    assert (stop1["round1_right"], stop1["round2_right"], stop1["wrong_right"]) == (str(1 / 3), str(2 / 3), "1")
+    with teacher.expect_download() as info:
+        teacher.get_by_role("button", name="Download the report (HTML, opens offline)").click()
+    saved = Path(tempfile.mkdtemp()) / info.value.suggested_filename  # .html: the browser opens it as a page
+    info.value.save_as(saved)
+    offline = browser.new_context()
+    try:
+        offline.set_offline(True)
+        page = offline.new_page()
+        page.goto(saved.as_uri())
+        expect(page.locator(".js-plotly-plot .main-svg").first).to_be_visible()  # drawn with no network at all
+        expect(page.get_by_text("Share right per question: round 1 and round 2")).to_be_visible()
+    finally:
+        offline.close()
 
 
 def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer_data):

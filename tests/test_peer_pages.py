@@ -120,4 +120,4 @@ def test_the_report_stays_after_the_class_ends():
     assert any(f"Class report of class {code} (ended)" in e.label for e in teacher.expander)
     picked = next(d.value for d in teacher.dataframe if "Misconception" in d.value.columns)
     assert picked.iloc[0][["Misconception", "Round or check", "Picked", "Answered"]].tolist() == [
-        "the scale is there to make training faster", "pre", 1, 1]
+        "the scale is there to make training faster", "before", 1, 1]

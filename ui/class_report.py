@@ -72,7 +72,8 @@ def report_figures(report: ClassReport, language: str) -> list:
                                    [_gain_text(c.gain) for c in rows], tr("report.slope_title"),
                                    tr("report.before"), tr("report.after"), share))
     if report.misconceptions:
-        figures.append(misconception_bars([f"{localized(p.idea, language)} ({p.when})" for p in report.misconceptions],
+        figures.append(misconception_bars([f"{localized(p.idea, language)} ({when_label(p.when)})"
+                                           for p in report.misconceptions],
                                           [p.rate for p in report.misconceptions], tr("report.misconceptions_title"),
                                           tr("report.pick_rate")))
     return figures
@@ -82,12 +83,25 @@ def _gain_text(gain: float | None) -> str:
     return "⟨g⟩ –" if gain is None else f"⟨g⟩ {gain:.2f}"
 
 
+def when_label(when: str) -> str:
+    """A misconception row's "when" (the CSV's code: 1, 2, pre, post) as the page says it."""
+    return {"1": tr("peer.round_one"), "2": tr("peer.round_two"), "pre": tr("report.before"),
+            "post": tr("report.after")}.get(when, when)
+
+
 def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as the page and the HTML file show it: translated column names, rounds and checks in words."""
+    if "when" in table:
+        table = table.assign(when=[when_label(w) for w in table["when"]])
     return table.rename(columns={c: tr(f"report.col_{c}") for c in table.columns})
 
 
+@st.fragment
 def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> None:
-    """Draw the report (inside the teacher's page) with its CSV and HTML downloads."""
+    """Draw the report (inside the teacher's page) with its CSV and HTML downloads. A fragment: its Update button
+    reads the answers again without rerunning the page (the live results refresh on their own; the report, with its
+    charts, only when asked)."""
+    st.button(tr("report.update"), key="report_update", icon=":material/refresh:")  # a click reruns this fragment
     rows = store.answer_rows(code, token)
     if rows is None:
         return
