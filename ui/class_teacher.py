@@ -165,7 +165,7 @@ def _header(code: str) -> None:
     st.metric(tr("class_teacher.code"), code)
     url = join_url(code)
     if url:
-        st.image(qr_png(url), caption=tr("class_teacher.qr_caption"), width=220)
+        st.image(qr_png(url), caption=tr("class_teacher.qr_caption"), width=220, alt=tr("class_teacher.qr_alt"))
         st.code(url, language=None, wrap_lines=True)
         st.caption(tr("class_teacher.join_help"))
 
