@@ -5,7 +5,8 @@ so a student who opens this page, with or without the class code in the URL, get
 taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
 one the server generated and printed at start); the browser that started a class takes it back by itself after a
 reload (ui/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
-colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself.
+colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself. A question in
+peer instruction (ui/peer_teacher.py) has its rounds there instead; the class report is ui/class_report.py.
 """
 from __future__ import annotations
 
