@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import math
 import os
 import secrets
 import sqlite3
@@ -299,8 +298,8 @@ class ClassStore:
     def _is_teacher(self, db: sqlite3.Connection, code: str, token: str, now: float, ended_too: bool = False) -> bool:
         """The token is one of the class's teacher keys, and the class is live (`ended_too`: or ended, until purged:
         its report stays readable as long as its answers are kept)."""
-        first = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?",
-                           (code, -math.inf if ended_too else now)).fetchone()
+        first = (db.execute("SELECT token_sha256 FROM classes WHERE code = ?", (code,)) if ended_too else
+                 db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now))).fetchone()
         if first is None:
             return False
         hashed = _hash(token or "")
@@ -361,11 +360,11 @@ class ClassStore:
             if not self._is_teacher(db, code, token, now):
                 return None
             rows = db.execute(
-                "SELECT first.correct, second.correct, COUNT(*) FROM answers first JOIN answers second "
-                "ON second.code = first.code AND second.question = first.question AND second.student = first.student "
-                "AND second.round = 2 AND second.late = 0 AND second.correct IS NOT NULL "
-                "WHERE first.code = ? AND first.question = ? AND first.round = 1 AND first.late = 0 "
-                "AND first.correct IS NOT NULL GROUP BY first.correct, second.correct", (code, question)).fetchall()
+                "SELECT r1.correct, r2.correct, COUNT(*) FROM answers r1 JOIN answers r2 "
+                "ON r2.code = r1.code AND r2.question = r1.question AND r2.student = r1.student "
+                "AND r2.round = 2 AND r2.late = 0 AND r2.correct IS NOT NULL "
+                "WHERE r1.code = ? AND r1.question = ? AND r1.round = 1 AND r1.late = 0 "
+                "AND r1.correct IS NOT NULL GROUP BY r1.correct, r2.correct", (code, question)).fetchall()
         cells = {(before, after): n for before, after, n in rows}
         return Switches(cells.get((1, 1), 0), cells.get((0, 1), 0), cells.get((1, 0), 0), cells.get((0, 0), 0))
 
@@ -426,12 +425,13 @@ class ClassStore:
             raise ValueError(f"round {round!r}")
         with self._connect() as db:
             # One statement: the class check, the round and reveal checks and the insert are atomic, one lock per
-            # answer. ON CONFLICT DO NOTHING (not INSERT OR IGNORE): PostgreSQL reads it too.
+            # answer. ON CONFLICT DO NOTHING (not INSERT OR IGNORE) and late as CASE ... THEN 1 ELSE 0 (an integer, not
+            # a boolean): PostgreSQL reads it too.
             cursor = db.execute(
                 "INSERT INTO answers (code, question, student, answer, correct, created, late, round) "
                 "SELECT ?, ?, ?, ?, ?, ?, "
-                "EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) OR (? = 1 AND EXISTS "
-                "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase <> 'round1')), ? "
+                "CASE WHEN EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) OR (? = 1 AND EXISTS "
+                "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase <> 'round1')) THEN 1 ELSE 0 END, ? "
                 "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?) AND (? = 1 OR EXISTS "
                 "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase = 'round2')) "
                 "ON CONFLICT (code, question, student, round) DO NOTHING",
