@@ -75,10 +75,12 @@ def measure(base: str, repeat: int) -> dict[str, list[float]]:
             times["decoding Next ▶"].append(_move(page, lambda: main.get_by_role("button", name="Next ▶").click()))
         # Ablation on the Transformer translator: one more head switched off each time (the multiselect's options).
         _open(page, f"{base}/attention?lang=en&presenter=true&view=Ablation", '[data-testid="stMetric"]')
-        for _ in range(repeat):
+        heads = [f"{kind} L{layer} H{head}" for kind in ("Cross", "Decoder self", "Encoder self")
+                 for layer in (2, 1) for head in (1, 2, 3, 4)]
+        for name in heads[:repeat]:
             box = page.get_by_label("Switch these heads off")
             box.click()
-            option = page.get_by_role("option").first  # the first head not yet switched off
+            option = page.get_by_role("option", name=name, exact=True)  # (the list's first option selects all)
             # the choice applies when the list closes (Streamlit's multiselect): both are the teacher's one move
 
             def switch_off(option=option) -> None:

@@ -22,7 +22,10 @@ replica's death by her browser's seat (the HttpOnly cookie serving/seat.py sets;
 another device with the teacher password (ui/lessons/teacher.py checks it; take_back() then issues a new token).
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
 per student and question (the first one counts; repeats change nothing). An answer given after the question was
-revealed is stored as late and never counted, right or not. Wrong class codes and passwords are recorded per client
+revealed is stored as late and never counted, right or not. Peer instruction (Crouch & Mazur 2001): the teacher sets a
+question's mode and phase (table phases: round 1 alone, a discussion with a countdown, round 2 with the same options),
+so every replica and every reload sees it; answers carry their round, one per student, question and round, and a
+round-1 answer given once round 1 has closed is late too. Wrong class codes and passwords are recorded per client
 address and session (table attempts), so every replica refuses a guesser after a few tries.
 """
 from __future__ import annotations
@@ -83,6 +86,9 @@ CREATE TABLE IF NOT EXISTS revealed (
     question TEXT NOT NULL,
     PRIMARY KEY (code, question)
 );
+"""
+# One answer per student, question and round; the first one counts (repeats change nothing).
+ANSWERS_TABLE = """
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL,
     question TEXT NOT NULL,
@@ -90,18 +96,79 @@ CREATE TABLE IF NOT EXISTS answers (
     answer TEXT NOT NULL,
     correct INTEGER,                -- 1, 0, or NULL when the right answer is not known
     created REAL NOT NULL,
-    late INTEGER NOT NULL DEFAULT 0, -- 1: given after the question was revealed (never counted)
-    PRIMARY KEY (code, question, student)
+    late INTEGER NOT NULL DEFAULT 0, -- 1: given after its round closed or the question was revealed (never counted)
+    round INTEGER NOT NULL DEFAULT 1, -- peer instruction: 1 alone, 2 after the discussion (one-round questions: 1)
+    PRIMARY KEY (code, question, student, round)
+)"""
+SCHEMA += ANSWERS_TABLE + """;
+CREATE TABLE IF NOT EXISTS phases (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    mode TEXT NOT NULL,             -- 'one' (one vote) or 'peer' (vote, discuss, vote again)
+    phase TEXT NOT NULL,            -- 'round1', 'discussion', 'round2' (revealed: the revealed table)
+    discussion_ends REAL,           -- unix seconds the discussion's countdown ends (NULL: no discussion yet)
+    shown INTEGER NOT NULL DEFAULT 0, -- 1: the teacher showed round 1's distribution to the room
+    PRIMARY KEY (code, question)
 );
 """
+MODES = ("one", "peer")
+PHASES = ("round1", "discussion", "round2")
 # Columns added after the first release: a database made before them gains them on open (ALTER TABLE ADD COLUMN).
 ADDED_COLUMNS = {"classes": {"teacher_seat": "TEXT", "lesson_source": "TEXT",
                              "uploads": "INTEGER NOT NULL DEFAULT 1"},
                  "answers": {"late": "INTEGER NOT NULL DEFAULT 0"}}
+# answers' key gained `round`: a table made before it is copied into the new shape once (SQLite cannot change a key)
+ANSWERS_COLUMNS = "code, question, student, answer, correct, created, late"
 
 
 class StoreBusy(RuntimeError):
     """The database stayed locked longer than the wait: the write did not happen (tell the user to retry)."""
+
+
+@dataclass(frozen=True)
+class QuestionPhase:
+    """Where a question of the class stands: its mode ('one' or 'peer'), its phase ('round1', 'discussion',
+    'round2'), when the discussion's countdown ends (unix seconds, None before), whether round 1's distribution is
+    shown to the room. A question with no row is a one-round question in round 1 (as before peer instruction)."""
+    question: str
+    mode: str = "one"
+    phase: str = "round1"
+    discussion_ends: float | None = None
+    shown: bool = False
+
+    @property
+    def open_round(self) -> int | None:
+        """The round a student's answer goes to now: 1, 2, or None during the discussion."""
+        return {"round1": 1, "round2": 2}.get(self.phase)
+
+
+def phase_in(phases: frozenset[QuestionPhase], question: str, default_mode: str = "one") -> QuestionPhase:
+    return next((p for p in phases if p.question == question), QuestionPhase(question, default_mode))
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Peer instruction's switch matrix: students who answered both rounds (before the reveal), counted by whether
+    each answer was right. `right_right` + `wrong_right` + `right_wrong` + `wrong_wrong` = `both`."""
+    right_right: int
+    wrong_right: int
+    right_wrong: int
+    wrong_wrong: int
+
+    @property
+    def both(self) -> int:
+        return self.right_right + self.wrong_right + self.right_wrong + self.wrong_wrong
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """One stored answer, as the class report reads it (the student is the anonymous id, never a name)."""
+    question: str
+    student: str
+    round: int
+    answer: str
+    correct: bool | None
+    late: bool
 
 
 @dataclass(frozen=True)
@@ -113,6 +180,11 @@ class ClassSession:
     revealed: frozenset[str]
     lesson_source: str | None = None
     uploads: bool = True
+    phases: frozenset[QuestionPhase] = frozenset()  # questions the teacher set a mode or phase for
+
+    def phase_of(self, question: str, default_mode: str = "one") -> QuestionPhase:
+        """The question's phase; one the teacher has not touched is in round 1 of `default_mode` (the lesson's)."""
+        return phase_in(self.phases, question, default_mode)
 
 
 @dataclass(frozen=True)
@@ -268,6 +340,21 @@ class ClassStore:
                 for name, kind in columns.items():
                     if name not in have:
                         db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+            self._add_round(db)
+
+    @staticmethod
+    def _add_round(db: sqlite3.Connection) -> None:
+        """A database from before peer instruction: answers get `round` (all 1) in their key, in one transaction
+        (another replica opening the file at the same time finds it done when it gets the lock)."""
+        if "round" in {row[1] for row in db.execute("PRAGMA table_info(answers)")}:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        if "round" not in {row[1] for row in db.execute("PRAGMA table_info(answers)")}:
+            db.execute("ALTER TABLE answers RENAME TO answers_before_rounds")
+            db.execute(ANSWERS_TABLE)
+            db.execute(f"INSERT INTO answers ({ANSWERS_COLUMNS}) SELECT {ANSWERS_COLUMNS} FROM answers_before_rounds")
+            db.execute("DROP TABLE answers_before_rounds")
+        db.execute("COMMIT")
 
     def _create_postgres_tables(self) -> None:
         """SCHEMA and ADDED_COLUMNS on PostgreSQL. Replicas start together, and two concurrent CREATE TABLE IF NOT
@@ -283,6 +370,13 @@ class ClassStore:
                     for name, kind in columns.items():
                         if name not in have:
                             connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {postgres_ddl(kind)}")
+                answers = {row[0] for row in connection.execute(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = current_schema() AND table_name = 'answers'")}
+                if "round" not in answers:  # a database from before peer instruction: `round` joins the key
+                    connection.execute("ALTER TABLE answers ADD COLUMN round INTEGER NOT NULL DEFAULT 1")
+                    connection.execute("ALTER TABLE answers DROP CONSTRAINT answers_pkey")
+                    connection.execute("ALTER TABLE answers ADD PRIMARY KEY (code, question, student, round)")
 
     def close(self) -> None:
         """Close the connections kept open (PostgreSQL); a SQLite store holds none between calls."""
@@ -357,8 +451,11 @@ class ClassStore:
             db.execute("COMMIT")
         return token
 
-    def _is_teacher(self, db: Database, code: str, token: str, now: float) -> bool:
-        first = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+    def _is_teacher(self, db: Database, code: str, token: str, now: float, ended_too: bool = False) -> bool:
+        """The token is one of the class's teacher keys, and the class is live (`ended_too`: or ended, until purged:
+        its report stays readable as long as its answers are kept)."""
+        first = (db.execute("SELECT token_sha256 FROM classes WHERE code = ?", (code,)) if ended_too else
+                 db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now))).fetchone()
         if first is None:
             return False
         hashed = _hash(token or "")
@@ -393,21 +490,67 @@ class ClassStore:
         """Show `question`'s answer (and its page) to the class; False as for move()."""
         return self._teacher_write(code, token, now, "INSERT INTO revealed VALUES (?, ?) ON CONFLICT DO NOTHING", (code, question))
 
-    def results(self, code: str, token: str, question: str, now: float | None = None) -> Results | None:
-        """The distribution of answers to `question`; None without the right token."""
+    def results(self, code: str, token: str, question: str, now: float | None = None,
+                round: int = 1) -> Results | None:
+        """The distribution of answers to `question` in `round` (1, or 2 after a peer discussion); None without the
+        right token."""
         now = time.time() if now is None else now
         with self._connect() as db:
             if not self._is_teacher(db, code, token, now):
                 return None
             rows = db.execute("SELECT answer, COUNT(*), SUM(correct), COUNT(correct) FROM answers "
-                              "WHERE code = ? AND question = ? AND late = 0 GROUP BY answer ORDER BY answer",
-                              (code, question)).fetchall()
-            late = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND question = ? AND late = 1",
-                              (code, question)).fetchone()[0]
+                              "WHERE code = ? AND question = ? AND round = ? AND late = 0 GROUP BY answer "
+                              "ORDER BY answer", (code, question, round)).fetchall()
+            late = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND question = ? AND round = ? "
+                              "AND late = 1", (code, question, round)).fetchone()[0]
         counts = {answer: n for answer, n, _, _ in rows}
         known = sum(graded for *_, graded in rows)
         correct = sum(right or 0 for _, _, right, _ in rows) if known else None
         return Results(counts, sum(counts.values()), correct, late)
+
+    def switches(self, code: str, token: str, question: str, now: float | None = None) -> Switches | None:
+        """The switch matrix of a peer-instruction question: students with a graded, counted answer in both rounds;
+        None without the right token."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now):
+                return None
+            rows = db.execute(
+                "SELECT r1.correct, r2.correct, COUNT(*) FROM answers r1 JOIN answers r2 "
+                "ON r2.code = r1.code AND r2.question = r1.question AND r2.student = r1.student "
+                "AND r2.round = 2 AND r2.late = 0 AND r2.correct IS NOT NULL "
+                "WHERE r1.code = ? AND r1.question = ? AND r1.round = 1 AND r1.late = 0 "
+                "AND r1.correct IS NOT NULL GROUP BY r1.correct, r2.correct", (code, question)).fetchall()
+        cells = {(before, after): n for before, after, n in rows}
+        return Switches(cells.get((1, 1), 0), cells.get((0, 1), 0), cells.get((1, 0), 0), cells.get((0, 0), 0))
+
+    def set_phase(self, code: str, token: str, question: str, mode: str, phase: str = "round1",
+                  discussion_seconds: float | None = None, shown: bool = False, now: float | None = None) -> bool:
+        """The teacher sets a question's mode ('one'/'peer') and phase ('round1', 'discussion' with a countdown of
+        `discussion_seconds`, 'round2'), and whether round 1's distribution is shown to the room. Stored, so every
+        replica and every reload sees it; False as for move()."""
+        if mode not in MODES or phase not in PHASES:
+            raise ValueError(f"mode {mode!r} / phase {phase!r}")
+        now = time.time() if now is None else now
+        ends = None if discussion_seconds is None else now + discussion_seconds
+        # A discussion's end stays when the phase moves on (round 2 keeps it; only a new discussion sets another).
+        return self._teacher_write(
+            code, token, now,
+            "INSERT INTO phases (code, question, mode, phase, discussion_ends, shown) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (code, question) DO UPDATE SET mode = excluded.mode, phase = excluded.phase, "
+            "discussion_ends = COALESCE(excluded.discussion_ends, phases.discussion_ends), shown = excluded.shown",
+            (code, question, mode, phase, ends, int(shown)))
+
+    def answer_rows(self, code: str, token: str, now: float | None = None) -> list[AnswerRow] | None:
+        """Every answer of the class, for the class report (anonymous ids), also after the class ended (until its
+        answers are deleted); None without the right token."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now, ended_too=True):
+                return None
+            rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
+                              "ORDER BY question, round, student", (code,)).fetchall()
+        return [AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late)) for q, s, r, a, c, late in rows]
 
     # ---- everyone
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
@@ -419,37 +562,48 @@ class ClassStore:
             if row is None:
                 return None
             revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?", (code,)))
+            phases = frozenset(QuestionPhase(q, mode, phase, ends, bool(shown)) for q, mode, phase, ends, shown in
+                               db.execute("SELECT question, mode, phase, discussion_ends, shown FROM phases "
+                                          "WHERE code = ?", (code,)))
         code, lesson, stop, expires, source, uploads = row
-        return ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads))
+        return ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases)
 
     def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
-               now: float | None = None) -> bool:
-        """Store a student's answer. -> True when stored now, False when this student had answered already
-        (the first answer counts). An answer to a question already revealed is stored as late (never counted).
-        Raises LookupError for an unknown or expired class, StoreBusy when the database stayed locked."""
+               now: float | None = None, round: int = 1) -> bool:
+        """Store a student's answer in `round` (1; 2 only once the teacher opened round 2). -> True when stored now,
+        False when this student had answered this round already (the first answer counts) or round 2 is not open.
+        An answer to a question already revealed, or a round-1 answer once round 1 has closed, is stored as late
+        (never counted). Raises LookupError for an unknown or expired class, StoreBusy when the database stayed
+        locked."""
         now = time.time() if now is None else now
         answer = answer[:MAX_ANSWER_CHARS]
+        if round not in (1, 2):
+            raise ValueError(f"round {round!r}")
         with self._connect() as db:
-            # One statement: the class check, the reveal check and the insert are atomic, one lock per answer. (The
-            # CAST gives PostgreSQL the type a bare NULL parameter in a SELECT list lacks; CASE: EXISTS is a boolean there.)
+            # One statement: the class check, the round and reveal checks and the insert are atomic, one lock per
+            # answer. ON CONFLICT DO NOTHING (not INSERT OR IGNORE) and late as CASE ... THEN 1 ELSE 0 (an integer, not
+            # a boolean): PostgreSQL reads it too. (The CAST gives PostgreSQL the type a bare NULL parameter lacks.)
             cursor = db.execute(
-                "INSERT INTO answers (code, question, student, answer, correct, created, late) "
+                "INSERT INTO answers (code, question, student, answer, correct, created, late, round) "
                 "SELECT ?, ?, ?, ?, CAST(? AS INTEGER), ?, "
-                "CASE WHEN EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) THEN 1 ELSE 0 END "
-                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?) ON CONFLICT DO NOTHING",
+                "CASE WHEN EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) OR (? = 1 AND EXISTS "
+                "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase <> 'round1')) THEN 1 ELSE 0 END, ? "
+                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?) AND (? = 1 OR EXISTS "
+                "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase = 'round2')) "
+                "ON CONFLICT (code, question, student, round) DO NOTHING",
                 (code, question, student, answer, None if correct is None else int(correct), now, code, question,
-                 code, now))
+                 round, code, question, round, code, now, round, code, question))
             if cursor.rowcount == 1:
                 return True
             if db.execute("SELECT 1 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone() is None:
                 raise LookupError(code)
             return False
 
-    def student_answer(self, code: str, student: str, question: str) -> str | None:
-        """The answer this student gave (a new session after a reload or a replica's death finds it here)."""
+    def student_answer(self, code: str, student: str, question: str, round: int = 1) -> str | None:
+        """The answer this student gave in `round` (a new session after a reload or a replica's death finds it)."""
         with self._connect() as db:
-            row = db.execute("SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ?",
-                             (code, question, student)).fetchone()
+            row = db.execute("SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ? AND round = ?",
+                             (code, question, student, round)).fetchone()
         return None if row is None else row[0]
 
     def stored_answers(self, code: str) -> int:
@@ -480,7 +634,9 @@ class ClassStore:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
             db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (now,))
+            db.execute("DELETE FROM phases WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
+            # keys go with the class (at the keep time): an ended class's report stays the teacher's to read
+            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
             db.execute("COMMIT")

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from classroom.store import (DATABASE_URL_ENV, ClassStore, StoreBusy, is_postgres, normalise_code, store_location,
-                             to_postgres)
+from classroom.store import (DATABASE_URL_ENV, ClassStore, QuestionPhase, StoreBusy, Switches, is_postgres,
+                             normalise_code, store_location, to_postgres)
 
 
 @pytest.fixture()
@@ -291,3 +291,86 @@ def test_a_burst_from_many_threads_uses_at_most_the_pool_of_connections(postgres
                                    "AND pid <> pg_backend_pid()").fetchone()[0]
         assert opened == 2  # the pool keeps its two open for the next calls; no thread opened a third
         store.close()
+
+
+# ---- peer instruction: two rounds
+def _peer_class(store):
+    code, token = store.create_class("intro")
+    assert store.set_phase(code, token, "q", "peer")
+    return code, token
+
+
+def test_peer_instruction_rounds_switch_matrix_and_late_first_votes(store):
+    code, token = _peer_class(store)
+    assert not store.set_phase(code, "wrong", "q", "peer", "round2")  # only the teacher moves the rounds
+    first = {"a": ("1", True), "b": ("2", False), "c": ("2", False), "d": ("1", True), "e": ("3", False)}
+    for student, (answer, right) in first.items():
+        assert store.answer(code, student, "q", answer, right)
+    assert not store.answer(code, "a", "q", "1", True, round=2)  # round 2 is not open yet: refused
+    assert store.set_phase(code, token, "q", "peer", "discussion", discussion_seconds=90, now=1000.0)
+    assert store.session(code).phase_of("q").discussion_ends == 1090.0
+    assert store.answer(code, "f", "q", "1", True)  # round 1 after it closed: stored, but late
+    assert store.set_phase(code, token, "q", "peer", "round2")
+    assert store.session(code).phase_of("q").discussion_ends == 1090.0  # round 2 keeps the countdown's end
+    second = {"a": ("1", True), "b": ("1", True), "c": ("2", False), "d": ("2", False), "f": ("1", True)}
+    for student, (answer, right) in second.items():
+        assert store.answer(code, student, "q", answer, right, round=2)
+    assert not store.answer(code, "a", "q", "3", False, round=2)  # the first round-2 answer counts
+    one, two = store.results(code, token, "q"), store.results(code, token, "q", round=2)
+    assert one.counts == {"1": 2, "2": 2, "3": 1} and one.correct == 2 and one.late == 1
+    assert two.counts == {"1": 3, "2": 2} and two.correct == 3 and two.late == 0
+    # a, b, c, d answered both rounds counted (e skipped round 2, f's first vote was late)
+    assert store.switches(code, token, "q") == Switches(right_right=1, wrong_right=1, right_wrong=1, wrong_wrong=1)
+    assert store.switches(code, "wrong", "q") is None
+    assert store.student_answer(code, "b", "q") == "2" and store.student_answer(code, "b", "q", round=2) == "1"
+
+
+def test_phase_is_seen_by_every_store_and_survives_a_reload(tmp_path):
+    path = tmp_path / "db"
+    code, token = ClassStore(path).create_class("intro")
+    assert ClassStore(path).session(code).phase_of("q") == QuestionPhase("q")  # default: one round, round 1
+    ClassStore(path).set_phase(code, token, "q", "peer", "discussion", discussion_seconds=60, shown=True)
+    replica = ClassStore(path).session(code).phase_of("q")  # another process's store: the same row
+    assert (replica.mode, replica.phase, replica.shown, replica.open_round) == ("peer", "discussion", True, None)
+    # A student who reloads (same seat -> same id) finds her round-1 answer and may give round 2 once it opens.
+    ClassStore(path).set_phase(code, token, "q", "peer", "round2")
+    store = ClassStore(path)
+    assert store.session(code).phase_of("q").open_round == 2
+    assert store.answer(code, "seat-1", "q", "2", False, round=2)
+    assert ClassStore(path).student_answer(code, "seat-1", "q", round=2) == "2"
+    assert store.switches(code, token, "q").both == 0  # no round-1 answer from seat-1: not in the matrix
+
+
+def test_reveal_makes_both_rounds_late(store):
+    code, token = _peer_class(store)
+    store.set_phase(code, token, "q", "peer", "round2")
+    store.reveal(code, token, "q")
+    assert store.answer(code, "a", "q", "1", True, round=2)
+    assert store.results(code, token, "q", round=2).answered == 0 and store.results(code, token, "q", round=2).late == 1
+
+
+def test_a_database_from_before_rounds_keeps_its_answers(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:  # the answers table as the first releases made it
+        db.executescript("CREATE TABLE answers (code TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL, "
+                         "answer TEXT NOT NULL, correct INTEGER, created REAL NOT NULL, "
+                         "PRIMARY KEY (code, question, student));"
+                         "INSERT INTO answers VALUES ('ABCDEF', 'q', 's', '2', 1, 1.0);")
+    store = ClassStore(path)
+    assert store.student_answer("ABCDEF", "s", "q") == "2" and store.student_answer("ABCDEF", "s", "q", 2) is None
+
+
+def test_an_ended_class_keeps_its_answers_for_its_teacher_until_the_keep_time(tmp_path):
+    store = ClassStore(tmp_path / "db", keep_days=7)
+    now = time.time()
+    code, token = store.create_class("intro", now=now)
+    store.answer(code, "s", "q", "1", True, now=now + 10)
+    assert store.end_class(code, token, now=now + 20)
+    store.purge(now=now + 86400)  # a day later (another class started): the report is still hers
+    assert [r.answer for r in store.answer_rows(code, token, now=now + 86400)] == ["1"]
+    assert store.answer_rows(code, "wrong", now=now + 86400) is None
+    assert not store.reveal(code, token, "q", now=now + 86400)  # nothing else works on an ended class
+    store.purge(now=now + 8 * 86400)
+    assert store.answer_rows(code, token, now=now + 8 * 86400) is None  # gone with its answers

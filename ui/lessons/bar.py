@@ -16,7 +16,7 @@ import secrets
 import streamlit as st
 
 from classroom.lessons import Lesson, Stop, localized
-from classroom.store import StoreBusy, normalise_code
+from classroom.store import ClassSession, normalise_code, phase_in
 from i18n import current_language, tr
 from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
 from ui.display import presenting
@@ -24,7 +24,8 @@ from ui.errors import page_guard
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
-from ui.lessons.questions import Expected, QuestionError, answer_label, ask, expected_answer, show_answer
+from ui.lessons.questions import Expected, QuestionError, answer_label, expected_answer
+from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
@@ -34,7 +35,7 @@ from ui.state import DEFAULT_MODEL
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
 CLASS_CODE, STUDENT_ID = "class_code", "student_id"
 PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
-CLASS_SEEN = "_class_seen"  # (stop, revealed questions) of the class when this student last followed it
+CLASS_SEEN = "_class_seen"  # (stop, revealed questions, phases) of the class when this student last followed it
 URL_READ = "_lesson_url_read"
 SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
 GUESS_LIMITED = "_class_guess_limited"  # this run refused a class code for too many wrong ones
@@ -172,7 +173,7 @@ def join(text: str) -> None:
         return
     st.session_state[CLASS_CODE] = code
     st.session_state[STUDENT_ID] = student_id()
-    st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
+    st.session_state[CLASS_SEEN] = _seen(session)
     go_to(lesson, session.stop, move_class=False)
 
 
@@ -194,6 +195,12 @@ def open_lesson(all_lessons: dict[str, Lesson], lesson_id: str) -> Lesson | None
     return class_lesson(session, all_lessons, known_pages())[0]
 
 
+def _seen(session: ClassSession) -> tuple:
+    """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase
+    (a change to any of them reruns her page)."""
+    return session.stop, session.revealed, session.phases
+
+
 def _follow_class() -> None:
     """A student in a class: when the teacher has moved the class since we last looked, go to its stop."""
     code = st.session_state.get(CLASS_CODE)
@@ -206,7 +213,7 @@ def _follow_class() -> None:
         st.session_state[URL_EXTRA] = _url_extra()
         return
     seen = st.session_state.get(CLASS_SEEN)
-    st.session_state[CLASS_SEEN] = (session.stop, session.revealed)
+    st.session_state[CLASS_SEEN] = _seen(session)
     lesson = class_lesson(session, lessons()[0], known_pages())[0]
     if (seen is None or seen[0] != session.stop) and lesson is not None:
         go_to(lesson, session.stop, move_class=False)
@@ -220,7 +227,7 @@ def _class_poll() -> None:
         code = st.session_state.get(CLASS_CODE)
         session = class_store().session(code) if code else None
         seen = st.session_state.get(CLASS_SEEN)
-        if session is None or seen is None or (session.stop, session.revealed) != seen:
+        if session is None or seen is None or _seen(session) != seen:
             st.rerun(scope="app")
         st.caption(tr("lessons.in_class", code=code))
 
@@ -294,6 +301,9 @@ def lesson_bar(url_path: str) -> bool:
                 localized(stop.text, language))
         else:
             text.markdown(localized(stop.text, language))
+        # the lecture's check questions, under the stop's own question (its form stays the first one on the page)
+        if stop.checks and st.session_state.get(CLASS_CODE) and on_its_page:
+            check_questions(lesson.id, stop, st.session_state[CLASS_CODE], st.session_state[STUDENT_ID])
         if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
             show_claims(stop)
         return shown
@@ -303,7 +313,6 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
     """Predict, then reveal: the page (whose chart gives the answer away) shows once the student has answered
     or the teacher has revealed the answer to the class."""
     qid = question_id(lesson.id, stop)
-    answers = st.session_state.setdefault(ANSWERS, {})
     try:
         expected: Expected | None = expected_answer(stop)
     except QuestionError as error:
@@ -313,24 +322,14 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
     if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
         return _teachers_question(teacher, stop, qid, expected)
     code = st.session_state.get(CLASS_CODE)
+    key = f"q_{lesson.id}_{stop.number}"
+    if not code:
+        return solo_question(stop, qid, key, ANSWERS, expected)
     seen = st.session_state.get(CLASS_SEEN)
-    revealed = bool(code and seen and qid in seen[1])
-    if code and qid not in answers:  # answered before a reload or on a replica that died: the store remembers
-        earlier = class_store().student_answer(code, st.session_state[STUDENT_ID], qid)
-        if earlier is not None:
-            answers[qid] = earlier
-    if qid not in answers and not revealed:  # after the reveal the question is no longer asked (it would not count)
-        given = ask(stop, f"q_{lesson.id}_{stop.number}")
-        if given is not None:
-            if code and not _store_answer(code, qid, given, expected):
-                return revealed
-            answers[qid] = given
-            st.rerun()  # draw the stop again: the answer and the page, without the question's widget
-    if qid in answers or revealed:
-        show_answer(stop.question, answers.get(qid), expected)
-        return True
-    st.info(tr("lessons.answer_first"))
-    return False
+    revealed = bool(seen and qid in seen[1])
+    # what the class poll last saw (it reruns on a change); a question the teacher has not touched: the lesson's mode
+    phase = phase_in(seen[2] if seen else frozenset(), qid, "peer" if stop.question.peer else "one")
+    return class_question(stop, qid, key, ANSWERS, code, st.session_state[STUDENT_ID], expected, phase, revealed)
 
 
 def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) -> bool:
@@ -350,19 +349,6 @@ def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) 
         st.caption(tr("class_teacher.peek_help"))
         st.markdown(right)
     st.info(tr("class_teacher.hidden_until_reveal"))
-    return False
-
-
-def _store_answer(code: str, qid: str, given: str, expected: Expected | None) -> bool:
-    """Send the answer to the class; -> False (with a message) when it was not stored."""
-    try:
-        class_store().answer(code, st.session_state[STUDENT_ID], qid, given,
-                             None if expected is None else expected.is_right(given))
-        return True
-    except StoreBusy:
-        st.warning(tr("lessons.busy"))
-    except LookupError:
-        st.warning(tr("lessons.class_ended"))
     return False
 
 

@@ -165,8 +165,9 @@ def _shape(stop: Stop) -> tuple[int, int]:
     return getattr(loaded.config, "num_layers", 1), getattr(loaded.config, "num_heads", 1)
 
 
-def ask(stop: Stop, key: str) -> str | None:
-    """Draw the question's widget; -> the canonical answer when the student submits it in this run."""
+def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
+    """Draw the question's widget; -> the canonical answer when the student submits it in this run. `submit`: the
+    button's label (default "Answer"; a check question's says another word, so the stop's own Answer stays one)."""
     question = stop.question
     assert question is not None
     prompt = localized(question.prompt, current_language())
@@ -195,7 +196,7 @@ def ask(stop: Stop, key: str) -> str | None:
         else:  # token: the stop's sentence as the model reads it
             tokens = [t for t in _source_tokens(stop) if t != "<eos>"]
             answer = st.pills(prompt, tokens, key=f"{key}_token")
-        submitted = st.form_submit_button(tr("lessons.submit"), type="primary")
+        submitted = st.form_submit_button(submit or tr("lessons.submit"), type="primary")
     if submitted and answer is None:
         st.warning(tr("lessons.pick_first"))
     return answer if submitted else None

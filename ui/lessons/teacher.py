@@ -5,7 +5,8 @@ so a student who opens this page, with or without the class code in the URL, get
 taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
 one the server generated and printed at start); the browser that started a class takes it back by itself after a
 reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
-colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself.
+colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself. A question in
+peer instruction (ui/lessons/peer_teacher.py) has its rounds there instead; the class report is ui/lessons/report.py.
 """
 from __future__ import annotations
 
@@ -26,10 +27,13 @@ from ui.errors import page_guard
 from ui.lessons.bar import CLASS_CODE, PENDING, question_id
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, expected_answer
+from ui.lessons.report import class_report
+from ui.lessons.peer_teacher import check_count, mode_picker, peer_results
 from ui.text import escape_markdown
 from viz.classroom import answer_chart
 
 RESULTS_SECONDS = 2  # the answer chart refreshes this often
+ENDED_CLASS = "_teacher_ended_class"  # session_state: the class this session ended (its report stays readable)
 
 
 def join_url(code: str) -> str | None:
@@ -63,6 +67,10 @@ def teacher_page() -> None:
         if st.session_state.get(CLASS_CODE):  # a student of a class: no start form, no answers of any class here
             st.info(tr("class_teacher.student_here", code=st.session_state[CLASS_CODE]))
             return
+        ended = st.session_state.get(ENDED_CLASS)
+        if ended and ended["lesson"] in all_lessons:  # the class she just ended: its report stays hers to read
+            with st.expander(tr("report.ended", code=ended["code"]), icon=":material/insights:"):
+                class_report(class_store(), ended["code"], ended["token"], all_lessons[ended["lesson"]])
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
         with start:
             _start(all_lessons)
@@ -80,11 +88,13 @@ def teacher_page() -> None:
         _header(teacher["code"])
     with results:
         _live(teacher["code"], teacher["token"], lesson)
+    with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
+        class_report(class_store(), teacher["code"], teacher["token"], lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
               help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
         class_store().end_class(teacher["code"], teacher["token"])
-        st.session_state.pop(TEACHER, None)
+        st.session_state[ENDED_CLASS] = st.session_state.pop(TEACHER, None)
         st.rerun()
 
 
@@ -158,7 +168,7 @@ def _header(code: str) -> None:
     st.metric(tr("class_teacher.code"), code)
     url = join_url(code)
     if url:
-        st.image(qr_png(url), caption=tr("class_teacher.qr_caption"), width=220)
+        st.image(qr_png(url), caption=tr("class_teacher.qr_caption"), width=220, alt=tr("class_teacher.qr_alt"))
         st.code(url, language=None, wrap_lines=True)
         st.caption(tr("class_teacher.join_help"))
 
@@ -191,6 +201,8 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         st.session_state[PENDING] = ("open", lesson.id, number)
         st.rerun(scope="app")
     st.caption(tr("class_teacher.move_help"))
+    if stop.checks:
+        check_count(store, code, token, lesson.id, stop)
     if stop.question is None:
         st.info(tr("class_teacher.no_question"))
         _earlier(store, code, token, lesson, number, session.revealed)
@@ -206,6 +218,15 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         expected = None
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
     revealed = qid in session.revealed
+    phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
+    if not revealed:
+        mode_picker(store, code, token, qid, phase)
+    if phase.mode == "peer":
+        right = None if expected is None else tr(
+            "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+        peer_results(store, code, token, stop, qid, phase, expected, revealed, right)
+        _earlier(store, code, token, lesson, number, session.revealed)
+        return
     columns = st.columns(3 if results.late else 2)
     columns[0].metric(tr("class_teacher.answered"), results.answered)
     # Before the reveal the share right would give the answer away on the projector (0% after one answer...).
