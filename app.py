@@ -5,11 +5,11 @@ import streamlit as st
 
 from ui.display import document_language, presenting
 from ui.errors import page_guard
-from ui.lesson_bar import lesson_bar, lesson_picker
+from ui.lessons.bar import lesson_bar, lesson_picker
 from ui.page_menu import navigation_pages, page_menu, page_menu_place
 from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
-from ui.train_view import lost_training_notice
+from ui.train.view import lost_training_notice
 
 # A local favicon: a material-icon favicon is fetched from a font CDN, and the app must work offline.
 st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),

@@ -4,6 +4,8 @@
 per browser so a live class knows a student and its teacher again after a reload or a replica's death. Plain
 `streamlit run app.py` still works; without the cookie a reload makes a student new and the teacher takes her class
 back with the teacher password. At start it prints where the teacher password is (classroom/teacher_password.py).
+Under serve.py (ATTENTION_LAB_LIVENESS_PORT set) it also answers HAProxy's health check on that port from its own
+thread (serving/liveness.py), so a burst of script runs cannot get this replica marked down.
 """
 import contextlib
 
@@ -11,13 +13,15 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from classroom.teacher_password import announce_teacher_password
+from serving.liveness import liveness_from_environment
 from serving.seat import SeatCookieMiddleware
 
 
 @contextlib.asynccontextmanager
-async def _announce(_app):
+async def _lifespan(_app):
     announce_teacher_password()
-    yield
+    async with liveness_from_environment():
+        yield
 
 
-app = st.App("app.py", middleware=[Middleware(SeatCookieMiddleware)], lifespan=_announce)
+app = st.App("app.py", middleware=[Middleware(SeatCookieMiddleware)], lifespan=_lifespan)

@@ -34,6 +34,7 @@ from pathlib import Path
 from classroom.teacher_password import announce_teacher_password
 from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
                              replica_name, set_replica_state)
+from serving.liveness import LIVENESS_PORT_ENV
 from serving.warmup import wait_healthy, warm_replica
 
 ROOT = Path(__file__).resolve().parent
@@ -56,6 +57,7 @@ def say(message: str) -> None:
 class Replica:
     name: str
     port: int
+    liveness_port: int  # HAProxy's health check (serving/liveness.py): answered beside the event loop, not on it
     process: subprocess.Popen | None = None
     state: str = "stopped"  # stopped -> warming -> ready; back to warming after a restart
     restarts: int = 0
@@ -69,7 +71,7 @@ class Replica:
 class Launcher:
     def __init__(self, replicas: int, host: str, port: int, run_dir: Path):
         self.host, self.port, self.run_dir = host, port, run_dir
-        self.replicas = [Replica(replica_name(i), free_port()) for i in range(replicas)]
+        self.replicas = [Replica(replica_name(i), free_port(), free_port()) for i in range(replicas)]
         self.config_path = run_dir / "haproxy.cfg"
         self.stats_socket = run_dir / "haproxy.sock"
         self.state_path = run_dir / "serve.json"
@@ -85,7 +87,8 @@ class Launcher:
     def write_config(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         bind = f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
-        self.config_path.write_text(render_config(bind, [r.port for r in self.replicas], self.stats_socket))
+        self.config_path.write_text(render_config(bind, [r.port for r in self.replicas], self.stats_socket,
+                                                  [r.liveness_port for r in self.replicas]))
         valid, said = check_config(self.config_path)
         if not valid:
             raise RuntimeError(f"haproxy -c rejected {self.config_path}:\n{said}")
@@ -96,7 +99,8 @@ class Launcher:
             state = {"url": f"http://{'127.0.0.1' if self.host in ('0.0.0.0', '::') else self.host}:{self.port}",
                      "serve_pid": os.getpid(), "haproxy_pid": self.haproxy.pid if self.haproxy else None,
                      "config": str(self.config_path),
-                     "replicas": {r.name: {"port": r.port, "pid": r.process.pid if r.process else None,
+                     "replicas": {r.name: {"port": r.port, "liveness_port": r.liveness_port,
+                                           "pid": r.process.pid if r.process else None,
                                            "state": r.state, "restarts": r.restarts} for r in self.replicas}}
             temporary = self.state_path.with_suffix(".tmp")
             temporary.write_text(json.dumps(state, indent=1))
@@ -108,7 +112,8 @@ class Launcher:
         command = [sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                    "--server.address", "127.0.0.1", "--server.port", str(replica.port),
                    "--browser.gatherUsageStats", "false"]
-        replica.process = subprocess.Popen(command, cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL, stdout=log,
+        env = {**self.env, LIVENESS_PORT_ENV: str(replica.liveness_port)}  # asgi.py serves HAProxy's check there
+        replica.process = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                            stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         replica.state = "warming"

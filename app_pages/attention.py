@@ -3,11 +3,10 @@ import streamlit as st
 
 from i18n import tr
 from model.sources import TRANSLATION
-from ui.attention_defaults import open_encoder_on_teaching_head, open_on_teaching_view
-from ui.attention_view import attention_explorer
-from ui.display import explanation, page_title, show_chart, strongest_shade
-from ui.share import follow_fragment, keep_view_state
-from ui.state import analyse_ablated, current_attention
+from ui.attention.defaults import open_encoder_on_teaching_head, open_on_teaching_view
+from ui.attention.view import attention_explorer
+from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
+from ui.state import current_attention
 from ui.text import escape_markdown
 from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
@@ -16,9 +15,9 @@ page_title(tr("attention.title"))
 with explanation():  # presenter mode: folded, the chart above the fold at 1280×720
     st.write(tr("attention.intro", shade=strongest_shade()))
 
-analysis = current_attention()  # model.sources: the maps of whatever model is chosen
+analysis = current_attention()  # model.families: the maps of whatever model is chosen
 if analysis is not None:
-    model_id, loaded, analysed = analysis
+    model_id, lab, analysed = analysis
     result = analysed.decode  # our own translation models' greedy decode (None for encoders and foreign models)
     if analysed.can(TRANSLATION):
         translation = " ".join(analysed.output_tokens) or tr("attention.empty")
@@ -34,11 +33,14 @@ if analysis is not None:
                 st.code(translation, language=None)
     if not analysed.maps:  # a GRU seq2seq: one additive alignment, or no attention at all
         if "alignment" in result.attention:
-            st.info(tr("attention.rnn_bahdanau"))
+            chart, aside = chart_first()  # a projected stop: the alignment first, the note under it
+            aside.info(tr("attention.rnn_bahdanau"))
             rows, columns = result.output_tokens + ["<eos>"], result.source.tokens
             alignment = result.attention["alignment"]
-            show_chart(attention_heatmap(alignment, rows, columns, tr("attention.alignment_title")),
-                       "bahdanau_alignment", key="alignment", table=lambda: attention_table(alignment, rows, columns))
+            with chart:
+                show_chart(attention_heatmap(alignment, rows, columns, tr("attention.alignment_title")),
+                           "bahdanau_alignment", key="alignment",
+                           table=lambda: attention_table(alignment, rows, columns))
         else:
             st.info(tr("attention.rnn_plain"))
     else:
@@ -47,5 +49,4 @@ if analysis is not None:
         elif analysed.special is not None:  # an encoder: the sharpest word-to-word head, not a [SEP] sink
             open_encoder_on_teaching_head(analysed.maps["encoder_self"].weights, analysed.special)
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).
-        attention_explorer("attention", model_id, loaded, analysed, st.session_state["sentence"], analyse_ablated,
-                           keep_view_state=keep_view_state, follow_fragment=follow_fragment)
+        attention_explorer("attention", model_id, lab, analysed)

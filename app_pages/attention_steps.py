@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
-from ui.display import explanation, page_title, presenting, show_chart
+from model.foundations.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
+from ui.display import chart_first, explanation, page_title, presenting, projected_stop, show_chart
 from ui.page_sections import page_sections
 from ui.specs.attention_steps import D_K, D_MODEL, HEADS, MASK, MULTI_HEAD_MASK, PADDED, SEED, TOKENS
 from ui.widget_spec import knob_columns, secondary_number, spec_select, spec_select_slider, spec_slider
@@ -51,7 +51,9 @@ with sections["single_head"]:
             col.warning(tr("attention_steps.clamped_cells", name=name, limit=f"{INPUT_LIMIT:,.0f}"))
         matrices[name] = values
 
-    st.markdown(tr("attention_steps.stages_text"))
+with sections["steps"]:
+    grid_area, text_area = chart_first()  # a projected stop: the steps first, their key under them
+    text_area.markdown(tr("attention_steps.stages_text"))
     stages = attention_stages(matrices["Q"], matrices["K"], matrices["V"],
                               build_mask(mask_kind, tokens, tokens, padded))
     queries, keys = tr("attention_steps.queries"), tr("attention_steps.keys")
@@ -62,7 +64,9 @@ with sections["single_head"]:
              ("masked", tr("attention_steps.step_mask", mask=tr(f"attention_steps.short_{mask_kind}")), stages.masked,
               {"hidden": stages.hidden}),
              ("weights", tr("attention_steps.step_softmax"), stages.weights, {"colorscale": "Blues", "zmid": None})]
-    for (stage, title, values, extra), col in zip(steps, st.columns(2) + st.columns(2)):
+    if projected_stop() and mask_kind != "none":  # a stop about the mask: its step and the softmax's first row
+        steps = steps[2:] + steps[:2]  # (their titles keep their numbers: 3, 4, then 1, 2)
+    for (stage, title, values, extra), col in zip(steps, grid_area.columns(2) + grid_area.columns(2)):
         show_chart(matrix_figure(values, title=title, **show, **extra),
                    f"attention_steps_{stage}_{mask_kind}_T{tokens}", key=f"steps_{stage}", where=col)
     show_chart(matrix_figure(stages.output, [f"q {n}" for n in names], [f"v {d}" for d in dims],

@@ -5,8 +5,7 @@ from i18n import tr
 from ui.compare_view import length_chart, long_sentence_demo, side_by_side
 from ui.display import explanation, page_title
 from ui.page_sections import page_sections
-from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
-from ui.text import escape_markdown
+from ui.state import get_model, no_steps_notice, selected_model_id
 
 page_title(tr("compare.title"))
 with explanation():  # presenter mode: folded, the maps above the fold at 1280×720
@@ -14,11 +13,8 @@ with explanation():  # presenter mode: folded, the maps above the fold at 1280×
 
 sections = page_sections("compare")  # a lesson stop's section first (ui/page_sections.py)
 with sections["side_by_side"]:
-    chosen = get_model(selected_model_id())
-    if not is_toy(chosen):  # its free English would be <unk> to the toy translators
-        st.info(tr("bert.no_decoder" if is_encoder_only(chosen) else "bert.no_steps",
-                   model=escape_markdown(selected_model_id())))
-    else:
+    # a model that is not one of our step-by-step translators: its free English would be <unk> to them
+    if not no_steps_notice(get_model(selected_model_id()), selected_model_id()):
         side_by_side()
 with sections["length"]:
     length_chart()

@@ -2,9 +2,8 @@
 import streamlit as st
 
 from i18n import tr
-from ui.decoding_view import decoding_explorer
+from ui.attention.decoding import decoding_explorer
 from ui.display import explanation, page_title
-from ui.share import follow_fragment, keep_view_state
 from ui.state import current_analysis
 
 page_title(tr("decoding.title"))
@@ -13,6 +12,6 @@ with explanation():  # presenter mode: folded, the maps above the fold at 1280×
 
 analysis = current_analysis()
 if analysis is not None:
-    model_id, loaded, result = analysis
+    model_id, lab, result = analysis
     # A fragment: Previous, Next, the step, layer and head rerun only the explorer.
-    decoding_explorer("decoding", loaded, result, keep_view_state=keep_view_state, follow_fragment=follow_fragment)
+    decoding_explorer("decoding", lab.network, result)

@@ -5,8 +5,10 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import CheckpointError
 from ui.display import page_title
+from ui.specs.common import MODEL
+from ui.widget_spec import SENTENCE
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
-from ui.lesson_bar import open_lesson_button
+from ui.lessons.bar import open_lesson_button
 from ui.state import example_sentences
 
 page_title(tr("home.title"))
@@ -21,7 +23,7 @@ st.page_link("app_pages/positional.py", label=tr("home.link_foundations"), icon=
 open_lesson_button("intro", tr("home.link_lesson"))
 st.page_link("app_pages/attention.py", label=tr("home.link_real_encoder", model=PRETRAINED_MODELS[0]),
              icon=":material/psychology:",
-             query_params={"model": PRETRAINED_MODELS[0], "sentence": example_sentences("english")[0]})
+             query_params={MODEL.url: PRETRAINED_MODELS[0], SENTENCE.url: example_sentences("english")[0]})
 
 columns = {name: tr(f"home.column_{name}") for name in ("model", "family", "task", "parameters", "test_exact",
                                                           "test_bleu", "long_exact", "long_bleu")}

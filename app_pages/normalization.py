@@ -2,8 +2,8 @@
 import streamlit as st
 
 from i18n import tr
-from model.normalization import NORM_KINDS, normalization_demo, pooled_cells
-from ui.display import explanation, page_title, presenting, show_chart
+from model.foundations.normalization import NORM_KINDS, normalization_demo, pooled_cells
+from ui.display import chart_first, explanation, page_title, presenting, show_chart
 from ui.specs.normalization import BATCH, FEATURE, FEATURES, KIND, LENGTH, POSITION, SEED, SEQUENCE
 from ui.widget_spec import knob_columns, prepare, secondary_number, spec_radio, spec_select, spec_slider
 from viz.normalization import (before_after_chart, cells_table, comparison_table, norm_kind_label, statistics_chart,
@@ -14,23 +14,26 @@ with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, 
     st.markdown(tr("normalization.intro"))
     st.markdown(tr("normalization.try_this"))
 
-c = knob_columns(3)
+table_area, knobs_area = chart_first()  # a projected stop: the comparison table first, the knobs under it
+with knobs_area:
+    c = knob_columns(3)
 batch_size = spec_slider(BATCH, tr("normalization.batch"), where=c[0])
 max_len = spec_slider(LENGTH, tr("normalization.length"), where=c[1])
 d = spec_slider(FEATURES, tr("normalization.features"), where=c[2])
 seed = int(secondary_number(SEED, tr("normalization.seed"), where=c[-1], help=tr("normalization.seed_help")))
 demos = {kind: normalization_demo(batch_size, max_len, d, kind, seed) for kind in NORM_KINDS}
 
-if batch_size == 1 and max_len == 1:
-    st.error(tr("normalization.bn_fails", zeroed=f"{demos['batch'].zeroed_fraction:.0%}",
-                error=demos["batch"].torch_error))
-    if not demos["layer"].collapsed.any():
-        st.success(tr("normalization.ln_works", d=d))
-elif batch_size == 1:
-    st.info(tr("normalization.one_sentence", length=max_len))
-st.dataframe(comparison_table(demos), hide_index=True)
+with knobs_area:
+    if batch_size == 1 and max_len == 1:
+        st.error(tr("normalization.bn_fails", zeroed=f"{demos['batch'].zeroed_fraction:.0%}",
+                    error=demos["batch"].torch_error))
+        if not demos["layer"].collapsed.any():
+            st.success(tr("normalization.ln_works", d=d))
+    elif batch_size == 1:
+        st.info(tr("normalization.one_sentence", length=max_len))
+table_area.dataframe(comparison_table(demos), hide_index=True)
 if not presenting():
-    st.caption(tr("normalization.table_caption"))
+    table_area.caption(tr("normalization.table_caption"))
 
 kind = spec_radio(KIND, tr("normalization.kind"), format_func=norm_kind_label, horizontal=True,
                   help=tr("normalization.kind_help"))

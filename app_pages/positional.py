@@ -1,143 +1,24 @@
 """Positional encoding: the sinusoidal table, its curves, dials vs a binary counter, similarity, the rotation fact."""
-import streamlit as st
-
 from i18n import tr
-from model.config import TransformerConfig
-from model.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
-from ui.display import (explanation, explanations_folded, folded_section, page_title, presenting, shared_figure,
-                        show_chart)
+from ui.display import explanation, page_title, presenting
 from ui.page_sections import page_sections
-from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
-from ui.state import get_model, is_encoder_only, is_toy, selected_model_id
-from ui.text import escape_markdown
-from ui.widget_spec import prepare, spec_slider
-from viz.attention import html_escaped
-from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials_table, dimension_curves,
-                            dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,
-                            similarity_by_offset, similarity_heatmap)
+from ui.positional_view import (positional_controls, show_curves, show_dials, show_formula, show_matrix,
+                                show_rotation, show_similarity, show_trained_table, sinusoidal)
 
 page_title(tr("positional.title"))
 introduction = explanation()  # presenter mode: the introduction and the formula folded, the matrix above the fold
 introduction.write(tr("positional.intro"))
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def sinusoidal(length: int, d_model: int, k: int) -> SinusoidalAnalysis:
-    return analyse_sinusoidal(length, d_model, k)
-
-
 presenter = presenting()
-c = st.columns(3)
-d_model = spec_slider(D_MODEL, "d_model", where=c[0], help=tr("positional.d_model_help"))
-length = spec_slider(LENGTH, tr("positional.length"), where=c[1])
-# default lines of four clearly different wavelengths (2π, ~26, ~112 and ~2000 positions at d_model 64), sin and cos
-st.session_state["pe_dims"] = [d for d in st.session_state.get("pe_dims", DEFAULT_DIMS) if d < d_model]
-k = spec_slider(OFFSET, tr("positional.offset"), where=c[2], help=tr("positional.offset_help"))
+length, d_model, k = positional_controls()
 pe = sinusoidal(length, d_model, k)
 
 sections = page_sections("positional")  # a lesson stop's section first (ui/page_sections.py)
-formula = introduction if presenter else sections["matrix"]
-formula.subheader(tr("positional.formula_title"))
-formula.latex(r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right) \qquad "
-              r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
-formula.write(tr("positional.formula_text"))
+show_formula(introduction if presenter else sections["matrix"])
 with sections["matrix"]:
-    st.subheader(tr("positional.matrix_title"))
-    # shared_figure: the page's figures depend only on its sliders, and a class mostly looks at the same settings.
-    show_chart(shared_figure(("pe_matrix", length, d_model), lambda: encoding_heatmap(
-                   pe.table, tr("positional.matrix_chart", length=length, d_model=d_model))),
-               f"positional_encoding_T{length}_d{d_model}", key="pe_matrix")
+    show_matrix(pe, length, d_model)
 with sections["curves"]:
-    st.subheader(tr("positional.curves_title"))
-    if presenter:  # a secondary knob: the curves keep the dimensions chosen before
-        dims = st.session_state["pe_dims"]
-    else:
-        dims = st.multiselect(tr("positional.dims"), range(d_model), key="pe_dims", format_func=dimension_name)
-    show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(
-                   pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions)),
-               f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims))
-    if not presenter:
-        st.caption(tr("lecture.curves_caption"))
-
-# The secondary sections are folded, and built only when opened: the page opens on the formula, the matrix and the
-# curves, and a class that does not open them costs the server two charts a visit instead of eight.
-with sections["dials"]:
-    dials_section, dials_open = folded_section(tr("positional.dials_title"), "pe_open_dials", ":material/speed:")
-if dials_open:
-    dials_first = explanations_folded()  # projected or a lesson stop's: the dials, then their explanation
-    with dials_section:
-        if not dials_first:
-            st.write(tr("positional.dials_text"))
-        position = spec_slider(POSITION, tr("positional.position"))
-        show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
-                       pe.angles[position], pe.bits[position], pe.wavelengths, position)),
-                   f"positional_dials_p{position}_d{d_model}", key="pe_dials",
-                   table=lambda: dials_table(pe.angles[position], pe.wavelengths))
-        if dials_first:  # under the dials (an expander cannot hold the folded one explanation() would make)
-            st.write(tr("positional.dials_text"))
-else:
-    position = prepare(POSITION)  # the rotation check's example position, kept while the dials are folded
-
-with sections["similarity"]:
-    similarity_section, similarity_open = folded_section(tr("positional.similarity_title"), "pe_open_similarity",
-                                                         ":material/grid_on:")
-if similarity_open:
-    similarity_section.write(tr("positional.similarity_text"))
-    left, right = similarity_section.columns(2)
-    show_chart(shared_figure(("pe_similarity", length, d_model), lambda: similarity_heatmap(pe.similarity)),
-               f"positional_similarity_T{length}_d{d_model}", key="pe_similarity",
-               where=left)
-    references = sorted({0, length // 4, length // 2, length - 1})
-    show_chart(shared_figure(("pe_offset", length, d_model), lambda: similarity_by_offset(pe.similarity, references)),
-               f"positional_similarity_by_offset_T{length}_d{d_model}",
-               key="pe_offset", where=right)
-    if not presenter:
-        similarity_section.caption(tr("positional.similarity_caption", spread=f"{pe.diagonal_spread:.1e}",
-                                      largest=f"{pe.similarity.max():.0f}"))
-
-with sections["rotation"]:
-    rotation_section, rotation_open = folded_section(tr("positional.rotation_title"), "pe_open_rotation",
-                                                     ":material/rotate_right:")
-if rotation_open:
-    rotation_section.write(tr("positional.rotation_text", k=k))
-    error = float(pe.rotation_error.max())
-    rotation_section.metric(tr("positional.rotation_metric", k=k, positions=length - k, d_model=d_model),
-                            f"{error:.1e}")
-    left, right = rotation_section.columns([3, 2])
-    show_chart(shared_figure(("pe_rotation", length, d_model, k, position),
-                            lambda: rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k)),
-               f"positional_rotation_check_k{k}_d{d_model}", key="pe_rotation", where=left)
-    show_chart(shared_figure(("pe_rotation_matrix", length, d_model, k),
-                             lambda: rotation_matrix_heatmap(pe.rotation, k)),
-               f"positional_rotation_matrix_M{k}_d{d_model}", key="pe_rotation_matrix", where=right)
-
-with sections["trained"]:
-    trained_section, trained_open = folded_section(tr("positional.trained_title"), "pe_open_trained",
-                                                   ":material/model_training:")
-if trained_open:
-    model_id = selected_model_id()
-    loaded = get_model(model_id)
-    shown_id = escape_markdown(model_id)
-    if isinstance(loaded.config, TransformerConfig):
-        summary = summarize_position_table(loaded.model.src_pos)
-        rows = min(len(summary.table), 64)
-        trained_section.write(tr("positional.trained_text", model=shown_id,
-                                 kind=tr(f"positional.kind_{summary.kind}"), positions=summary.table.shape[0],
-                                 d_model=summary.table.shape[1]))
-        if summary.kind == "sinusoidal":
-            trained_section.metric(tr("positional.trained_metric_sinusoidal"),
-                                   f"{summary.max_diff_from_sinusoidal:.1e}")
-        else:
-            trained_section.metric(tr("positional.trained_metric_learned"), f"{summary.max_diff_from_sinusoidal:.2f}")
-        title = tr("positional.trained_chart", model=html_escaped(model_id), rows=rows)
-        # Model ids are unique on the server (shipped names, trained-N, uploaded-<uuid>) and a model never changes.
-        show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
-                       summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
-                   f"positional_table_{model_id}", key="pe_trained", where=trained_section)
-    elif is_encoder_only(loaded):
-        trained_section.info(tr("bert.positional", model=shown_id, positions=loaded.config.max_position_embeddings,
-                                d_model=loaded.config.hidden_size))
-    elif not is_toy(loaded):
-        trained_section.info(tr("bert.positional_other", model=shown_id))
-    else:
-        trained_section.info(tr("positional.rnn", model=shown_id))
+    show_curves(pe, length, d_model, presenter)
+position = show_dials(sections["dials"], pe, length, d_model)  # the example position the rotation check shows
+show_similarity(sections["similarity"], pe, length, d_model, presenter)
+show_rotation(sections["rotation"], pe, length, d_model, k, position)
+show_trained_table(sections["trained"])

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from model.residual import gradient_profile
+from model.foundations.residual import gradient_profile
 from ui.display import explanation, page_title, presenting, show_chart
 from ui.specs.residual import ACTIVATION, DEPTH, LAYER_NORM, SEED
 from ui.widget_spec import knob_columns, secondary_number, spec_radio, spec_slider, spec_toggle

@@ -4,8 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples, entropy, saturation_curve,
-                           softmax, softmax_jacobian, transformer_scale)
+from model.foundations.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples,
+                                       saturation_curve, softmax, softmax_jacobian, transformer_scale)
+from model.metrics import entropy
 from ui.display import explanation, page_title, presenting, show_chart
 from ui.page_sections import page_sections
 from ui.specs.softmax_scaling import D_K, SCALE, SEED, V1_FACTOR

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from ui.class_teacher import teacher_page
+from ui.lessons.teacher import teacher_page
 from ui.display import page_title
 
 page_title(tr("class_teacher.title"))

@@ -3,7 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.display import explanation, page_title
-from ui.train_view import download_buttons, launch, live_status, snapshot_viewer, training_form, upload_form
+from ui.train.view import download_buttons, launch, live_status, snapshot_viewer, training_form, upload_form
 
 page_title(tr("train.title"))
 with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the form and its chart higher

@@ -24,8 +24,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model.checkpoint import load_checkpoint, write_metrics  # noqa: E402
 from model.metrics import exact_match  # noqa: E402
-from model.train import (  # noqa: E402
-    HELD_OUT_SPLITS, LENGTH_BUCKETS, TrainConfig, final_metrics, make_training_data, translate_pairs)
+from model.evaluation import HELD_OUT_SPLITS, LENGTH_BUCKETS, final_metrics, translate_pairs  # noqa: E402
+from model.train import TrainConfig, make_training_data  # noqa: E402
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 MODELS = ("transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr")

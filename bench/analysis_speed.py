@@ -1,4 +1,4 @@
-"""Cost of the Explain view's computations (model/analysis.py) and the shipped models' head-pattern label counts.
+"""Cost of the Explain view's computations (model/explain/) and the shipped models' head-pattern label counts.
 
     python bench/analysis_speed.py [--repeats 10]
 
@@ -28,7 +28,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import analysis  # noqa: E402
+from model.explain import fixed_sets, patterns  # noqa: E402
+from model.explain import explanations as text_explanations  # noqa: E402
+from model.explain import importance as head_importance_measures  # noqa: E402
 from model.checkpoint import load_checkpoint  # noqa: E402
 from model.data import BOS_ID, EOS_ID, make_dataset  # noqa: E402
 
@@ -91,14 +93,14 @@ def encoder(args) -> None:
     from model.bert import load_minilm
 
     minilm = load_minilm()
-    encoded = minilm.encode(" ".join(analysis.ENCODER_SENTENCES))
+    encoded = minilm.encode(" ".join(fixed_sets.ENCODER_SENTENCES))
     keep = 127  # 126 pieces + [CLS], then the final [SEP]: 128 tokens
     encoded = dataclasses.replace(encoded, **{name: getattr(encoded, name)[:keep] + getattr(encoded, name)[-1:]
                                               for name in ("tokens", "ids", "token_type_ids", "word_ids", "special")})
     forward, explained = [], []
     for _ in range(args.repeats + 1):  # the first of each is a warm-up
         forward.append(_timed(lambda: minilm.run(encoded))[:2])
-        explained.append(_timed(lambda: analysis.encoder_explanations(minilm, encoded))[:2])
+        explained.append(_timed(lambda: text_explanations.encoder_explanations(minilm, encoded))[:2])
     f, e = (statistics.median(t[0] for t in forward[1:]), statistics.median(t[0] for t in explained[1:]))
     fc, ec = (statistics.median(t[1] for t in forward[1:]), statistics.median(t[1] for t in explained[1:]))
     print(f"\n| all-MiniLM-L6-v2, {len(encoded.ids)}-token input, median of {args.repeats} | wall ms | CPU ms |"
@@ -108,29 +110,30 @@ def encoder(args) -> None:
     print(f"| **extra for rollout + norms** | **{1000 * (e - f):.1f}** | **{1000 * (ec - fc):.1f}** |")
 
     cfg = minilm.config
-    embed = analysis.encoder_sentence_embedder(minilm, analysis.ENCODER_SENTENCES)
-    sentences = len(analysis.ENCODER_SENTENCES)
-    ablation_s, ablation_cpu, change = _timed(lambda: analysis.embedding_importance(embed, cfg.num_layers,
-                                                                                   cfg.num_heads))
-    gradient_s, gradient_cpu, gradient = _timed(lambda: analysis.embedding_gradient_importance(
+    embed = head_importance_measures.encoder_sentence_embedder(minilm, fixed_sets.ENCODER_SENTENCES)
+    sentences = len(fixed_sets.ENCODER_SENTENCES)
+    ablation_s, ablation_cpu, change = _timed(lambda: head_importance_measures.embedding_importance(
+        embed, cfg.num_layers, cfg.num_heads))
+    gradient_s, gradient_cpu, gradient = _timed(lambda: head_importance_measures.embedding_gradient_importance(
         embed, cfg.num_layers, cfg.num_heads, sentences))
-    importance = analysis.EncoderImportance(change, gradient, sentences)
+    importance = head_importance_measures.EncoderImportance(change, gradient, sentences)
     counts = sorted(set(range(0, 73, 6)) | {72})
-    curve_s, curve_cpu, curve = _timed(lambda: analysis.encoder_pruning_curve(minilm, importance, counts))
+    curve_s, curve_cpu, curve = _timed(lambda: head_importance_measures.encoder_pruning_curve(
+        minilm, importance, counts))
     print(f"\n| head importance, all-MiniLM-L6-v2, {sentences} fixed sentences | wall s | CPU s |\n|---|---:|---:|")
     print(f"| ablation of 72 heads + baseline (1 − cos of the sentence embedding) | {ablation_s:.2f} | "
           f"{ablation_cpu:.2f} |")
-    print(f"| gradient estimate ({analysis.GRADIENT_PROBES} probes: 1 forward + "
-          f"{analysis.GRADIENT_PROBES} backward) | {gradient_s:.2f} | {gradient_cpu:.2f} |")
+    print(f"| gradient estimate ({head_importance_measures.GRADIENT_PROBES} probes: 1 forward + "
+          f"{head_importance_measures.GRADIENT_PROBES} backward) | {gradient_s:.2f} | {gradient_cpu:.2f} |")
     print(f"| pruning curve ({len(counts)} points) | {curve_s:.2f} | {curve_cpu:.2f} |")
     order = importance.order()
     print(f"\nleast important L{order[0][0] + 1} H{order[0][1] + 1} ({change[order[0]]:.4f}), most "
           f"L{order[-1][0] + 1} H{order[-1][1] + 1} ({change[order[-1]]:.4f}); Spearman(gradient, ablation) "
           f"{importance.spearman():+.2f}")
     print("curve (mean cos to all heads on): " + ", ".join(f"k={r['k']}: {r['similarity']:.3f}" for r in curve))
-    tally = collections.Counter(analysis.encoder_head_labels(minilm).labels.ravel().tolist())
-    print("\n| model | kind | " + " | ".join(analysis.PATTERNS) + " |\n|---|---|" + "---:|" * len(analysis.PATTERNS))
-    print("| all-MiniLM-L6-v2 | encoder_self | " + " | ".join(str(tally.get(p, 0)) for p in analysis.PATTERNS) + " |")
+    tally = collections.Counter(patterns.encoder_head_labels(minilm).labels.ravel().tolist())
+    print("\n| model | kind | " + " | ".join(patterns.PATTERNS) + " |\n|---|---|" + "---:|" * len(patterns.PATTERNS))
+    print("| all-MiniLM-L6-v2 | encoder_self | " + " | ".join(str(tally.get(p, 0)) for p in patterns.PATTERNS) + " |")
 
 
 def translation_model(args) -> None:
@@ -141,7 +144,7 @@ def translation_model(args) -> None:
         forward, explained = [], []
         for _ in range(args.repeats + 1):  # the first of each is a warm-up
             forward.append(_timed(lambda: model(src, tgt, need_weights=True))[:2])
-            explained.append(_timed(lambda: analysis.transformer_explanations(model, src, tgt))[:2])
+            explained.append(_timed(lambda: text_explanations.transformer_explanations(model, src, tgt))[:2])
     f, e = (statistics.median(t[0] for t in forward[1:]), statistics.median(t[0] for t in explained[1:]))
     fc, ec = (statistics.median(t[1] for t in forward[1:]), statistics.median(t[1] for t in explained[1:]))
     print(f"\n| {src.size(1)}-token input, median of {args.repeats} | wall ms | CPU ms |\n|---|---:|---:|")
@@ -150,12 +153,13 @@ def translation_model(args) -> None:
     print(f"| **extra for rollout + norms** | **{1000 * (e - f):.1f}** | **{1000 * (ec - fc):.1f}** |")
 
     pairs_start = time.perf_counter()
-    evaluation = analysis.evaluation_set(loaded, analysis.held_out_pairs(loaded))
+    evaluation = head_importance_measures.evaluation_set(loaded, fixed_sets.held_out_pairs(loaded))
     setup = time.perf_counter() - pairs_start
-    total, total_cpu, importance = _timed(lambda: analysis.head_importance(model, evaluation))
-    gradient, gradient_cpu, _ = _timed(lambda: analysis.gradient_importance(model, evaluation))
+    total, total_cpu, importance = _timed(lambda: head_importance_measures.head_importance(model, evaluation))
+    gradient, gradient_cpu, _ = _timed(lambda: head_importance_measures.gradient_importance(model, evaluation))
     counts = sorted(set(range(0, 25, 2)) | {24})
-    curve_s, curve_cpu, curve = _timed(lambda: analysis.pruning_curve(model, evaluation, importance, counts))
+    curve_s, curve_cpu, curve = _timed(lambda: head_importance_measures.pruning_curve(
+        model, evaluation, importance, counts))
     print(f"\n| head importance, en-fr Transformer, {evaluation.sentences} held-out sentences | wall s | CPU s |"
           "\n|---|---:|---:|")
     print(f"| held-out set (dataset + encoding) | {setup:.2f} | |")
@@ -167,14 +171,14 @@ def translation_model(args) -> None:
           f"most {importance.heads[order[-1]]}; Spearman(gradient, loss rise) {importance.spearman():+.2f}")
     print("curve: " + ", ".join(f"k={r['k']}: {r['exact_match']:.1%}" for r in curve))
 
-    print("\n| model | kind | " + " | ".join(analysis.PATTERNS) + " |\n|---|---|" + "---:|" * len(analysis.PATTERNS))
+    print("\n| model | kind | " + " | ".join(patterns.PATTERNS) + " |\n|---|---|" + "---:|" * len(patterns.PATTERNS))
     for name in sorted(p.stem for p in CHECKPOINTS.glob("transformer_*.json")):
         other = _load(name)
-        sentences = analysis.labelling_sentences(other, analysis.held_out_pairs(other, 100))
-        scores = analysis.transformer_head_labels(other.model, sentences)
+        sentences = patterns.labelling_sentences(other, fixed_sets.held_out_pairs(other, 100))
+        scores = patterns.transformer_head_labels(other.model, sentences)
         for kind, s in scores.items():
             tally = collections.Counter(s.labels.ravel().tolist())
-            print(f"| {name} | {kind} | " + " | ".join(str(tally.get(p, 0)) for p in analysis.PATTERNS) + " |")
+            print(f"| {name} | {kind} | " + " | ".join(str(tally.get(p, 0)) for p in patterns.PATTERNS) + " |")
 
 
 if __name__ == "__main__":

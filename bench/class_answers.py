@@ -21,10 +21,19 @@ counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the
    counts as confirmed when the student's run finishes with the "Right"/"Your answer" message.
 4. Meanwhile the teacher's results fragment reruns every --poll seconds, as the browser's st.fragment(run_every)
    timer makes it do; each rerun's "Answered" metric is recorded.
+5. With --late-joiners K, K more students open the join link at random times within the window (a burst must not
+   starve joins): the time from their first request to the question on their screen is reported.
 
-Reported: answers stored in the database (read with sqlite3 after the run), answers confirmed on the students'
-screens, the students' answer latency, the students per replica (HAProxy's cookie), and the time from the last
-answer's confirmation to the first teacher refresh whose "Answered" shows all N (target: within 3 s).
+Reported: answers stored in the database (counted through classroom/store.py after the run: the SQLite file, or
+the PostgreSQL database of $ATTENTION_LAB_DATABASE_URL), answers confirmed on the students' screens, the students'
+answer latency, the students per replica (HAProxy's cookie), and the time from the last answer's confirmation to
+the first teacher refresh whose "Answered" shows all N (target: within 3 s).
+
+From the start of the answer window to the end: the server's CPU (its own server, or serve.py's replicas from
+--serve-state) beside this bench client's own CPU (it shares the machine's cores: a large share means the figures
+measure the client too), and, every 0.5 s, each replica's health as HAProxy would see it: Streamlit's
+/_stcore/health on the replica's port (on its event loop) and, under serve.py, the liveness port HAProxy checks
+(serving/liveness.py), with HAProxy's own view of the replicas (any not UP is reported).
 """
 from __future__ import annotations
 
@@ -33,10 +42,11 @@ import asyncio
 import datetime
 import os
 import random
-import sqlite3
 import statistics
 import sys
+import resource
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -45,12 +55,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from classroom.store import DATA_ENV, DB_NAME, data_folder  # noqa: E402
+from classroom.store import DATA_ENV, DATABASE_URL_ENV, DB_NAME, ClassStore, data_folder  # noqa: E402
 from classroom.teacher_password import teacher_password  # noqa: E402
 from classroom_report import machine, percentile  # noqa: E402
-from load_classroom import Server, free_port  # noqa: E402
-from serving.haproxy import STICKY_COOKIE  # noqa: E402
-from serving.streamlit_client import StreamlitClient  # noqa: E402
+from load_classroom import SERVE_STATE, Server, free_port, process_status, read_serve_state  # noqa: E402
+from serving.haproxy import HEALTH_PATH, STICKY_COOKIE, server_states  # noqa: E402
+from serving.streamlit_client import StreamlitClient, http_get  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
@@ -78,6 +88,64 @@ class ClassClient(StreamlitClient):
 
     def confirmed(self) -> bool:
         return any(text.startswith(CONFIRMATIONS) for text in self.run_texts)
+
+
+def client_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class Watch:
+    """From the answer window's start: server CPU (summed over `pids()`, re-read: a restarted replica counts), and
+    every 0.5 s the health endpoints' answer times and HAProxy's view of the replicas (`stats_socket`)."""
+
+    def __init__(self, pids, probes: dict[str, str], stats_socket: Path | None):
+        self.pids, self.probes, self.stats_socket = pids, probes, stats_socket
+        self.cpu_by_pid: dict[int, list[float]] = {}  # pid -> [CPU at start, latest]
+        self.health: dict[str, list[float]] = {name: [] for name in probes}  # seconds; 5.0+ = no answer in time
+        self.not_up: Counter[str] = Counter()  # "r1 DOWN" -> samples
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def server_cpu(self) -> float:
+        for pid in self.pids():
+            status = process_status(pid)
+            if status is not None:
+                self.cpu_by_pid.setdefault(pid, [status[2], status[2]])[1] = status[2]
+        return sum(latest - first for first, latest in self.cpu_by_pid.values())
+
+    def _probe(self, name: str, url: str) -> None:
+        while not self.stop.is_set():
+            start = time.perf_counter()
+            status, _ = http_get(url, timeout=5.0)  # HAProxy's `timeout check 5s`
+            took = time.perf_counter() - start
+            self.health[name].append(took if status == 200 else max(took, 5.0))
+            self.stop.wait(max(0.0, 0.5 - took))
+
+    def _haproxy(self) -> None:
+        while not self.stop.wait(0.5):
+            try:
+                for name, state in server_states(self.stats_socket).items():
+                    if not state.startswith("UP"):
+                        self.not_up[f"{name} {state}"] += 1
+            except OSError:
+                self.not_up["stats socket unreachable"] += 1
+
+    def start(self) -> None:
+        self.server_cpu()
+        self.client_start = client_cpu()
+        self.threads = [threading.Thread(target=self._probe, args=item, daemon=True) for item in self.probes.items()]
+        if self.stats_socket is not None:
+            self.threads.append(threading.Thread(target=self._haproxy, daemon=True))
+        for thread in self.threads:
+            thread.start()
+
+    def finish(self) -> dict:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=6)
+        return {"server_cpu": self.server_cpu() if self.cpu_by_pid else None,
+                "client_cpu": client_cpu() - self.client_start, "health": self.health, "not_up": dict(self.not_up)}
 
 
 async def run(args, base_url: str) -> dict:
@@ -108,6 +176,7 @@ async def run(args, base_url: str) -> dict:
     confirmed: list[tuple[float, float]] = []  # (finish time, latency)
     failures: list[str] = []
     polls: list[tuple[float, str]] = []  # (time of the teacher refresh, its "Answered" value)
+    args.watch.start()
     window_start = time.perf_counter()
 
     async def answer(student: ClassClient) -> None:
@@ -126,6 +195,23 @@ async def run(args, base_url: str) -> dict:
         else:
             confirmed.append((time.perf_counter(), outcome.seconds))
 
+    joins: list[float] = []
+    late = [ClassClient(args.students + i, base_url) for i in range(args.late_joiners)]
+
+    async def join_late(student: ClassClient) -> None:
+        await asyncio.sleep(rng.uniform(0, args.window))
+        start = time.perf_counter()
+        try:
+            await student.connect()
+            outcome = await student.rerun(student.open_page_msg("", f"class={code}"), timeout)
+        except (TimeoutError, ConnectionError) as error:
+            failures.append(f"late joiner {student.index}: {type(error).__name__}: {error}")
+            return
+        if not outcome.ok or student.find(QUESTION_KEY) is None:
+            failures.append(f"late joiner {student.index}: no question: {outcome.problems}")
+        else:
+            joins.append(time.perf_counter() - start)
+
     async def teacher_timer(stop: asyncio.Event) -> None:
         while not stop.is_set():
             await asyncio.sleep(args.poll)
@@ -134,7 +220,7 @@ async def run(args, base_url: str) -> dict:
 
     stop = asyncio.Event()
     timer = asyncio.create_task(teacher_timer(stop))
-    await asyncio.gather(*(answer(s) for s in students))
+    await asyncio.gather(*(answer(s) for s in students), *(join_late(s) for s in late))
     last_answer = max((t for t, _ in confirmed), default=time.perf_counter())
 
     def seen_all() -> list[float]:
@@ -145,12 +231,13 @@ async def run(args, base_url: str) -> dict:
         await asyncio.sleep(0.1)
     stop.set()
     await timer  # a teacher refresh that failed raises here: the run cannot be judged
-    for client in students + [teacher]:
+    watched = args.watch.finish()
+    for client in students + late + [teacher]:
         await client.close()
-    return {"code": code, "confirmed": confirmed, "failures": failures, "polls": polls,
+    return {"code": code, "confirmed": confirmed, "failures": failures, "polls": polls, "joins": joins,
             "replicas": Counter(s.replica for s in students if s.replica), "teacher_replica": teacher.replica,
             "answer_window": last_answer - window_start,
-            "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None}
+            "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None, **watched}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -158,12 +245,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--window", type=float, default=5.0, help="students answer within this many seconds")
     parser.add_argument("--poll", type=float, default=2.0, help="the teacher fragment's run_every, seconds")
+    parser.add_argument("--late-joiners", type=int, default=0,
+                        help="this many more students join the class during the answer window")
     parser.add_argument("--interaction-timeout", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--url", help="target this running server or proxy (e.g. serve.py's) instead of starting one")
     parser.add_argument("--data", type=Path,
-                        help=f"with --url: the server's data folder (default ${DATA_ENV}, else ./data)")
+                        help=f"with --url: the server's data folder (default ${DATA_ENV}, else ./data; "
+                             f"${DATABASE_URL_ENV} when set)")
+    parser.add_argument("--serve-state", type=Path, default=SERVE_STATE,
+                        help="with --url: serve.py's state file (replica pids and ports: CPU and health probes)")
     return parser
+
+
+def watch_for(args, server: Server | None) -> Watch:
+    """What to watch: the own server's process, or serve.py's replicas and HAProxy (from its state file)."""
+    if server is not None:
+        return Watch(lambda: [server.process.pid], {"streamlit health": f"{server.url}{HEALTH_PATH}"}, None)
+    state = read_serve_state(args.serve_state) or {}
+    replicas = state.get("replicas", {})
+    probes = {f"{name} streamlit health": f"http://127.0.0.1:{r['port']}{HEALTH_PATH}" for name, r in replicas.items()}
+    probes |= {f"{name} liveness (HAProxy's check)": f"http://127.0.0.1:{r['liveness_port']}{HEALTH_PATH}"
+               for name, r in replicas.items() if r.get("liveness_port")}
+
+    def pids() -> list[int]:
+        now = read_serve_state(args.serve_state) or {}
+        return [r["pid"] for r in now.get("replicas", {}).values() if r.get("pid")]
+
+    socket = Path(state["config"]).parent / "haproxy.sock" if state.get("config") else None
+    return Watch(pids, probes, socket)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         database = (args.data or data_folder()) / DB_NAME
         os.environ[DATA_ENV] = str(database.parent)  # teacher_password() reads the server's password file there
+        if read_serve_state(args.serve_state) is None:
+            print(f"no serve.py state at {args.serve_state}: no server CPU or health probes", file=sys.stderr)
     else:
         data = tempfile.mkdtemp(prefix="class_bench_")
         os.environ[DATA_ENV] = data  # the server (a child process) inherits it
@@ -187,15 +299,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if server is not None:
             server.start(timeout=120)
+        args.watch = watch_for(args, server)
         result = asyncio.run(run(args, args.url.rstrip("/") if args.url else server.url))
     finally:
         if server is not None:
             server.stop()
-    if not database.exists():
+    location = os.environ.get(DATABASE_URL_ENV) or str(database)
+    if location == str(database) and not database.exists():
         print(f"no class database at {database} (with --url, give the server's --data folder)", file=sys.stderr)
         return 1
-    with sqlite3.connect(database) as db:
-        stored = db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (result["code"],)).fetchone()[0]
+    stored = ClassStore(location).stored_answers(result["code"])
     latencies = [s for _, s in result["confirmed"]]
     delay = result["chart_delay"]
     load_after = os.getloadavg()
@@ -212,9 +325,25 @@ def main(argv: list[str] | None = None) -> int:
           f"{fmt(statistics.median(latencies)) if latencies else '–'} / "
           f"{fmt(percentile(latencies, 95)) if latencies else '–'} / {fmt(max(latencies)) if latencies else '–'} | "
           f"{fmt(delay) if delay is not None else 'never'} (poll every {args.poll:g} s) | all stored, ≤ 3 s |")
+    server_cpu = result["server_cpu"]
+    print(f"\nFrom the window's start to the end: server CPU "
+          f"{'–' if server_cpu is None else f'{server_cpu:.1f} s'}, this bench client's CPU "
+          f"{result['client_cpu']:.1f} s (the same {os.cpu_count()} cores)")
+    if args.late_joiners:
+        joins = result["joins"]
+        print(f"Joining during the burst: {len(joins)} of {args.late_joiners} reached the question; "
+              f"p50 {fmt(statistics.median(joins)) if joins else '–'}, max {fmt(max(joins)) if joins else '–'}")
+    print("\n| health endpoint (probed every 0.5 s) | probes | p50 | max | answered within 5 s |")
+    print("|---|---|---|---|---|")
+    for name, times in result["health"].items():
+        print(f"| {name} | {len(times)} | {fmt(statistics.median(times)) if times else '–'} | "
+              f"{fmt(max(times)) if times else '–'} | {sum(t < 5.0 for t in times)} of {len(times)} |")
+    if result["not_up"] or args.url:
+        print(f"\nHAProxy's replicas not UP (samples every 0.5 s): {result['not_up'] or 'none'}")
     for failure in result["failures"][:10]:
         print("FAILED", failure)
-    ok = stored == args.students == len(latencies) and delay is not None and delay <= 3.0
+    ok = (stored == args.students == len(latencies) and delay is not None and delay <= 3.0
+          and len(result["joins"]) == args.late_joiners)
     return 0 if ok else 1
 
 

@@ -172,13 +172,15 @@ def report(args, students: list[Student], run: RunRecord) -> dict:
     target_met = not failed and not not_run and percentile(overall, 95) <= 2.0
     print()
     print("| date | machine | mode | replicas | N | interactions | interactions/s | p50 | p95 | p99 | failed sessions "
-          "| failed interactions | server CPU per interaction | peak RSS | peak threads | target (0 failed, p95 ≤ 2 s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| failed interactions | server CPU per interaction | bench client CPU per interaction (same cores) "
+          "| peak RSS | peak threads | target (0 failed, p95 ≤ 2 s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     print(f"| {today} | {machine()}, load avg {run.load_before[0]:.1f} | {mode}, think {args.think[0]:g}–"
           f"{args.think[1]:g} s, ramp {args.ramp:g} s | {run.replicas} | {args.students} | {len(results)} | "
           f"{len(ok) / run.wall:.2f} | {ms(percentile(overall, 50))} | {ms(percentile(overall, 95))} | "
           f"{ms(percentile(overall, 99))} | {len(failed_sessions)} | {len(failed) + not_run} | "
-          f"{server_cpu / max(1, len(ok)):.3f} s | {peak_rss:,.0f} MiB | {peak_threads} | "
+          f"{server_cpu / max(1, len(ok)):.3f} s | {run.client_cpu / max(1, len(ok)):.3f} s | "
+          f"{peak_rss:,.0f} MiB | {peak_threads} | "
           f"{'met' if target_met else '**not met**'} |")
     return {"date": today, "machine": machine(), "python": platform.python_version(),
             "streamlit": STREAMLIT_VERSION, "mode": mode, "target": run.target, "replicas": run.replicas,

@@ -19,7 +19,7 @@ bench/classroom_students.py is what each student does and times; bench/classroom
 --cold-herd: a freshly started server (or serve.py just after "ready", with --url); all N students open their
 websockets, wait at a barrier and request the attention page at the same instant, then each switches the sidebar
 model to one of the other shipped models (round robin) and visits the decoding and positional pages. With its
-own server, the server's stderr is read for "loaded shipped model NAME" (ui/models.py::load_shipped,
+own server, the server's stderr is read for "loaded shipped model NAME" (ui/models.py::load_model,
 st.cache_resource): each model requested must be loaded exactly once.
 
 Every 0.5 s the server processes' RSS, threads and CPU are read from /proc. Before and after the run the sha256
@@ -55,7 +55,7 @@ from serving.streamlit_client import http_get  # noqa: E402
 CHECKPOINT_DIR = ROOT / "assets" / "checkpoints"
 SERVE_STATE = ROOT / "run" / "serve.json"  # written by serve.py
 HOST = "127.0.0.1"
-MAX_STUDENTS = 200
+MAX_STUDENTS = 300  # a lecture hall (issue 24); each student is a websocket and an asyncio task here
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the server's log lines name their logger
 LOAD_LINE = re.compile(r"attention_lab\.models: loaded shipped model (\S+)")
 SERVER_PROBLEM = re.compile(r"Traceback|\bERROR\b|\bCRITICAL\b|Exception")

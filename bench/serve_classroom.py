@@ -5,11 +5,15 @@
     python bench/serve_classroom.py realistic [--students 100]                   # join over 30 s, think 5-15 s
     python bench/serve_classroom.py herd      [--students 30]                    # all at once right after "ready"
     python bench/serve_classroom.py kill      [--students 30] [--kill-after 8]   # SIGKILL one of 2 replicas
+    python bench/serve_classroom.py answers   [--students 50] [--window 2] [--late-joiners 10] [--baseline main]
 
 Each mode starts `serve.py --replicas N` (127.0.0.1, free ports, its own run directory under run/), waits for
 "ready", and runs bench/load_classroom.py --url against it (--json), `--repeats` times, interleaving 1 and 2
 replicas where both are compared so that a slower minute hurts both alike. `herd` starts a fresh serve.py
 before every run. It prints one line per run and a markdown table of medians (load average at each start).
+`answers` runs bench/class_answers.py (a class answering at once, with students joining meanwhile) against a fresh
+serve.py per run, alternating with the same run against `git archive` of --baseline (that commit's serve.py and
+app, run by this Python and measured by this branch's bench client); it prints each run's own tables.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import argparse
 import json
 import signal
 import socket
+import os
 import statistics
 import subprocess
 import sys
@@ -35,14 +40,16 @@ def free_port() -> int:
 
 
 class Serve:
-    def __init__(self, replicas: int):
+    def __init__(self, replicas: int, tree: Path = ROOT, env: dict[str, str] | None = None):
+        """serve.py of `tree` (this checkout, or a baseline's `git archive`) with `env` added to the environment."""
         self.replicas, self.port = replicas, free_port()
-        self.run_dir = ROOT / "run" / f"bench-{replicas}-{self.port}"
+        self.run_dir = tree / "run" / f"bench-{replicas}-{self.port}"
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(tempfile.mktemp(prefix=f"serve-{replicas}-", suffix=".log"), "w+")
         self.process = subprocess.Popen([sys.executable, "serve.py", "--replicas", str(replicas), "--port",
                                          str(self.port), "--host", "127.0.0.1", "--run-dir", str(self.run_dir)],
-                                        cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+                                        cwd=tree, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, **(env or {})})
         deadline = time.monotonic() + 300
         while "ready: http" not in Path(self.log.name).read_text():
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -94,14 +101,47 @@ HEADER = "| setting | runs | interactions/s (median) | p50 (median) | p95 (media
          "|---|---|---|---|---|---|---|"
 
 
+def baseline_tree(revision: str) -> Path:
+    """`git archive` of `revision` in a temporary folder: the code to compare with, run by this Python."""
+    tree = Path(tempfile.mkdtemp(prefix="serve-baseline-"))
+    archive = subprocess.run(["git", "archive", revision], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def answers(args) -> None:
+    """class_answers.py through a fresh serve.py (2 replicas) per run: this tree, and the baseline's, alternating."""
+    trees = {"this tree": ROOT}
+    if args.baseline:
+        trees = {f"baseline {args.baseline}": baseline_tree(args.baseline), **trees}
+    for repeat in range(args.repeats):
+        for label, tree in trees.items():
+            data = tempfile.mkdtemp(prefix="class-answers-")  # the run's class database and teacher password
+            serve = Serve(2, tree, {"ATTENTION_LAB_DATA": data})
+            try:
+                print(f"\n### run {repeat + 1}, {label}", flush=True)
+                subprocess.run([sys.executable, "bench/class_answers.py", "--url", serve.url, "--data", data,
+                                "--serve-state", str(serve.run_dir / "serve.json"), "--students", str(args.students or 50),
+                                "--window", str(args.window), "--late-joiners", str(args.late_joiners)],
+                               cwd=ROOT, env={**os.environ, "ATTENTION_LAB_DATA": data})
+            finally:
+                serve.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["scaling", "capacity", "realistic", "herd", "kill"])
+    parser.add_argument("mode", choices=["scaling", "capacity", "realistic", "herd", "kill", "answers"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--students", type=int)
     parser.add_argument("--classes", type=int, nargs="+", default=[10, 20, 30, 45, 60])
     parser.add_argument("--kill-after", type=float, default=8.0)
+    parser.add_argument("--window", type=float, default=2.0, help="answers: the class answers within this many s")
+    parser.add_argument("--late-joiners", type=int, default=10, help="answers: students joining during the window")
+    parser.add_argument("--baseline", help="answers: also run this commit's code (git archive), alternating")
     args = parser.parse_args()
+    if args.mode == "answers":
+        answers(args)
+        return 0
     fast = ["--think", "0.5", "1.5", "--ramp", "5"]
     lines = []
     if args.mode in ("scaling", "capacity"):

@@ -46,7 +46,7 @@ def main() -> None:
         torch.set_num_threads(threads)
     rows = []
     for seed in seeds:
-        cfg = TrainConfig.from_flat(**{**args, "seed": seed})
+        cfg = TrainConfig.for_model(**{**args, "seed": seed})
         reached: dict = {}
 
         def on_step(info, seed=seed, reached=reached):

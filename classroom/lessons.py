@@ -21,6 +21,17 @@ English):
     compute = "sharpest_cross_head"          # the right answer from the live model (see COMPUTED), or
     answer = "L2 H1"                         # a fixed answer where nothing is computed
     # choice: options = { en = [...], ko = [...] } (answer: 1-based option number); number: tolerance = 0.01
+    peer = true                              # optional: in a live class, peer instruction by default (vote alone,
+                                             # discuss, vote again; the teacher may still choose one round)
+    misconceptions = { "2" = { en = "attention weight = importance", ko = "..." } }
+                                             # optional: a wrong answer (choice: its option number; number: its value,
+                                             # within the tolerance) -> the idea it catches (the class report counts it)
+
+    [[stop.check]]                           # optional, first and last stop only: a check question of the lecture
+    id = "scale"                             # pairs a pre question with the post question of the same id
+    check = "pre"                            # "pre" (first stop: before the lecture) or "post" (last stop: after)
+    kind = "choice"                          # choice or number, with a fixed answer (no compute: no model needed)
+    prompt = ...; options = ...; answer = 2; misconceptions = ...   # as a question's
 
     [[stop.claim]]                           # optional, any number: a fact the text states, measured live
     measure = "position_share"               # one of CLAIMS (model/claims.py computes it)
@@ -30,7 +41,7 @@ English):
     text = { en = "the layer-1 head that looks most at the previous word puts {value} on it", ko = "..." }
 
 A claim is shown under the stop's text with its figure, ✓ when it holds on the model the stop shows, ✗ when not
-(ui/lesson_claims.py); tests/test_lesson_claims.py checks every claim of every shipped lesson. Layer and head
+(ui/lessons/claims.py); tests/test_lesson_claims.py checks every claim of every shipped lesson. Layer and head
 numbers in args are 1-based, as on screen; a head may be "max" or "min" (over the layer's heads).
 
 `state` holds the view state as share-link parameters: the names and the text ui/share.py puts in the
@@ -51,13 +62,13 @@ import os
 import re
 import tomllib
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default: lessons/ beside app.py)
 QUESTION_KINDS = ("choice", "head", "number", "token")
-# compute names a question may use; ui/lesson_questions.py maps each to a function of model/questions.py
+# compute names a question may use; ui/lessons/questions.py maps each to a function of model/questions.py
 COMPUTED = {"sharpest_cross_head": "head", "head_linking": "head", "alignment_source_token": "token",
             "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number"}
 # (each with the question kind its answer is)
@@ -66,6 +77,9 @@ CLAIMS = {"position_share": ("kind", "layer", "head", "offset"), "row_peak": ("k
           "linking_weight": ("layer", "head", "target", "source"), "exact_match_at_length": ("model", "words"),
           "zeroed_fraction": (), "pooled_count": ()}
 CLAIM_FORMATS = ("number", "percent", "count")
+CHECK_WHEN = ("pre", "post")
+CHECK_KINDS = ("choice", "number")  # check questions need no model: a fixed answer
+_CHECK_ID = re.compile(r"[a-z0-9_-]{1,40}")
 _STOP_HEADER = re.compile(r"^\s*\[\[\s*stop\s*\]\]")
 _TOML_LINE = re.compile(r"line (\d+)")
 
@@ -91,6 +105,17 @@ class Question:
     compute: str | None = None
     args: dict = field(default_factory=dict)
     tolerance: float = 0.0
+    peer: bool = False  # peer instruction by default in a live class (vote, discuss, vote again)
+    misconceptions: dict[str, Text] = field(default_factory=dict)  # wrong answer (canonical text) -> the idea it catches
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check question of the lecture: asked at the first stop ("pre") and again, the same or a parallel one with
+    the same id, at the last stop ("post"); the class report's normalized gain pairs them (Hake 1998)."""
+    id: str
+    when: str  # "pre" or "post"
+    question: Question
 
 
 @dataclass(frozen=True)
@@ -115,6 +140,7 @@ class Stop:
     problem: str | None = None  # why this stop cannot be shown as written (shown at the stop)
     section: str | None = None  # the section of its page it is about (shown first), or the whole page
     claims: tuple[Claim, ...] = ()
+    checks: tuple[Check, ...] = ()  # check questions (first stop: "pre", last stop: "post")
 
 
 @dataclass(frozen=True)
@@ -177,7 +203,7 @@ def _whole(value: object, what: str, low: int = 1) -> int:
 
 
 def _args(compute: str, raw: object) -> dict:
-    """A computed question's args, checked against what its compute reads (ui/lesson_questions._compute)."""
+    """A computed question's args, checked against what its compute reads (ui/lessons/questions._compute)."""
     if not isinstance(raw, dict):
         raise ValueError("args must be a table")  # noqa: TRY004
     args = dict(raw)
@@ -259,7 +285,77 @@ def _question(raw: object) -> Question:
     if _finite(tolerance, "tolerance") < 0:
         raise ValueError("tolerance must be a number >= 0")
     args = _args(compute, raw.get("args", {})) if compute else {}
-    return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance))
+    peer = raw.get("peer", False)
+    if not isinstance(peer, bool):
+        raise ValueError("peer must be true or false (peer instruction by default in a live class)")
+    misconceptions = _misconceptions(kind, raw.get("misconceptions", {}), count, answer, float(tolerance))
+    return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance), peer,
+                    misconceptions)
+
+
+def _misconceptions(kind: str, raw: object, option_count: int, answer: object, tolerance: float) -> dict[str, Text]:
+    """{wrong answer: the idea it catches}: a choice's option number or a number question's value (as text)."""
+    if not isinstance(raw, dict):
+        raise ValueError("misconceptions must be a table: wrong answer = the idea it catches")  # noqa: TRY004
+    if raw and kind not in ("choice", "number"):
+        raise ValueError("misconceptions are for choice and number questions")
+    tagged = {}
+    for key, text in raw.items():
+        if kind == "choice":
+            if not (re.fullmatch(r"[0-9]{1,3}", key) and 1 <= int(key) <= option_count):
+                raise ValueError(f"misconception {key!r}: a choice's wrong option number, from 1 to {option_count}")
+            if answer is not None and int(key) == answer:
+                raise ValueError(f"misconception {key!r} is the right answer")
+        else:
+            try:
+                value = float(key)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise ValueError(f"misconception {key!r}: a number question's wrong value")
+            if answer is not None and abs(value - float(answer)) <= tolerance + 1e-9:
+                raise ValueError(f"misconception {key!r} is the right answer")
+        tagged[key] = _text(text, f"misconception {key!r}")
+    return tagged
+
+
+def misconception_of(question: Question, answer: str) -> str | None:
+    """The misconception key a canonical answer falls under (a number within the question's tolerance), or None."""
+    if question.kind == "number":
+        try:
+            value = float(answer)
+        except ValueError:
+            return None
+        return next((key for key in question.misconceptions
+                     if abs(float(key) - value) <= question.tolerance + 1e-9), None)
+    return answer if answer in question.misconceptions else None
+
+
+def check_question_id(lesson_id: str, when: str, check_id: str) -> str:
+    """The store's question id of a check question: 'intro:pre:scale' (the class report pairs pre and post by id)."""
+    return f"{lesson_id}:{when}:{check_id}"
+
+
+def _check(raw: object, number: int, last: int) -> Check:
+    if not isinstance(raw, dict):
+        raise ValueError("each check question is a table ([[stop.check]])")  # noqa: TRY004
+    check_id, when = raw.get("id"), raw.get("check")
+    if not isinstance(check_id, str) or not _CHECK_ID.fullmatch(check_id):
+        raise ValueError("a check question needs an id: lower-case letters, digits, - or _ (pairs pre with post)")
+    if when not in CHECK_WHEN:
+        raise ValueError(f'check question {check_id!r}: check must be "pre" or "post"')
+    if (when == "pre" and number != 1) or (when == "post" and number != last):
+        raise ValueError(f'check question {check_id!r}: "pre" goes on the first stop, "post" on the last stop')
+    fields = {k: v for k, v in raw.items() if k not in ("id", "check")}
+    if fields.get("kind") not in CHECK_KINDS or "compute" in fields:
+        raise ValueError(f"check question {check_id!r}: kind choice or number, with a fixed answer")
+    if "answer" not in fields:
+        raise ValueError(f"check question {check_id!r} needs its answer")
+    try:
+        question = _question(fields)
+    except ValueError as error:  # say which check question
+        raise ValueError(f"check question {check_id!r}: {error}") from None
+    return Check(check_id, when, question)
 
 
 def _claim_args(measure: str, raw: object) -> dict:
@@ -325,11 +421,13 @@ def _section(raw: object, page: str, sections: Collection[str]) -> str | None:
     return raw
 
 
-def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Collection[str]]) -> Stop:
-    """One [[stop]] table; a problem in it is kept at the stop (the rest of the lesson works)."""
+def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Collection[str]],
+          last: int = 0) -> Stop:
+    """One [[stop]] table (`last`: the number of the lesson's last stop); a problem in it is kept at the stop (the
+    rest of the lesson works)."""
     page = raw.get("page", "")
     page_name = page if isinstance(page, str) else ""
-    problem, question, section, claims = None, None, None, ()
+    problem, question, section, claims, checks = None, None, None, (), ()
     stop_title, text, state = {"en": page_name or f"{number}"}, {"en": ""}, {}
     try:
         stop_title = _text(raw.get("title", page_name or f"{number}"), "title")
@@ -349,15 +447,33 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
         if not isinstance(raw_claims, list):
             raise ValueError("claims are written [[stop.claim]], one table each")  # noqa: TRY004
         claims = tuple(_claim(item) for item in raw_claims)
+        raw_checks = raw.get("check", [])
+        if not isinstance(raw_checks, list):
+            raise ValueError("check questions are written [[stop.check]], one table each")  # noqa: TRY004
+        checks = tuple(_check(item, number, last) for item in raw_checks)
+        ids = [(c.id, c.when) for c in checks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("two check questions of a stop have the same id")
     except ValueError as error:
-        problem, question, section, claims = str(error), None, None, ()
-    return Stop(number, line, page_name, stop_title, text, state, question, problem, section, claims)
+        problem, question, section, claims, checks = str(error), None, None, (), ()
+    return Stop(number, line, page_name, stop_title, text, state, question, problem, section, claims, checks)
+
+
+def _pair_checks(stops: list[Stop]) -> list[Stop]:
+    """Every post check question needs the pre one of its id (the gain compares them): the last stop says so."""
+    pre = {c.id for c in stops[0].checks if c.when == "pre"}
+    unpaired = [c.id for c in stops[-1].checks if c.when == "post" and c.id not in pre]
+    if not unpaired:
+        return stops
+    problem = (f"post check question {', '.join(map(repr, unpaired))} has no pre question of the same id on the "
+               "first stop")
+    return [*stops[:-1], replace(stops[-1], problem=problem, question=None, section=None, claims=(), checks=())]
 
 
 def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collection[str]]) -> Lesson:
     """Read one lesson's TOML text. Raises LessonFileError for a file that cannot be used at all.
 
-    known_pages: {page: its section ids, in page order} (ui/lesson_bar.known_pages)."""
+    known_pages: {page: its section ids, in page order} (ui/lessons/catalogue.known_pages)."""
     file = f"{lesson_id}.toml"
     try:
         data = tomllib.loads(source)
@@ -380,8 +496,9 @@ def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collecti
         raise LessonFileError(file, _key_line(source, "stop"),
                               "each stop must be a table: write [[stop]] and its fields below it, not a list of texts")
     lines = _stop_lines(source)
-    return Lesson(lesson_id, title, [_stop(index + 1, lines[index] if index < len(lines) else None, raw, known_pages)
-                                     for index, raw in enumerate(raw_stops)])
+    stops = [_stop(index + 1, lines[index] if index < len(lines) else None, raw, known_pages, len(raw_stops))
+             for index, raw in enumerate(raw_stops)]
+    return Lesson(lesson_id, title, _pair_checks(stops))
 
 
 def lessons_folder() -> Path:

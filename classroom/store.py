@@ -1,19 +1,31 @@
 """All the SQL of the live class: class sessions, the stop the class is on, revealed questions and answers.
 
-One SQLite file (WAL mode) in the data folder: $ATTENTION_LAB_DATA, default ./data beside app.py. Several server
-processes on one machine (serve.py's replicas) share it safely: every call opens its own connection, writes are
-single short transactions, and a writer waits up to `busy_seconds` for the lock. A write that still cannot get the
-lock raises StoreBusy, which the UI turns into a message: an answer is stored or refused, never lost silently.
-Replacing SQLite by a server database means reimplementing this module's class with the same methods.
+Two engines behind one class, chosen by where the store is (`store_location()`):
+- SQLite (the default): one file (WAL mode) in the data folder, $ATTENTION_LAB_DATA, default ./data beside app.py.
+  Several server processes on one machine (serve.py's replicas) share it safely: every call opens its own
+  connection, writes are single short transactions, and a writer waits up to `busy_seconds` for the lock.
+- PostgreSQL, when $ATTENTION_LAB_DATABASE_URL holds a DSN (`postgresql://user:password@host:5432/dbname`): for
+  replicas on several machines (deploy/README.md). Each process keeps a few connections open (a new one forks a
+  server process); a call waits up to `busy_seconds` for a free connection and for a row lock.
+A write that still cannot get the lock (or a database that cannot be reached) raises StoreBusy, which the UI turns
+into a message: an answer is stored or refused, never lost silently.
+
+Every statement is written once, in SQL both engines accept (`INSERT ... ON CONFLICT DO NOTHING`, CASE, CAST),
+with SQLite's `?` placeholders and `BEGIN IMMEDIATE`; `to_postgres` translates those two in one place, and
+`postgres_ddl` turns SQLite's REAL (8 bytes there) into PostgreSQL's DOUBLE PRECISION (REAL is 4 bytes there: unix
+seconds would be rounded to minutes). A new table goes in SCHEMA, a new column of an old table in ADDED_COLUMNS.
 
 Security: a class is created with a random teacher token; only its sha256 is stored (table teacher_keys, one row
 per device the teacher holds the class on). Every teacher operation (results, reveal, move) needs a token, which
 stays in that device's session_state and never goes in a URL. The teacher takes the class back after a reload or a
 replica's death by her browser's seat (the HttpOnly cookie serving/seat.py sets; only its sha256 is stored), or from
-another device with the teacher password (ui/class_teacher.py checks it; take_back() then issues a new token).
+another device with the teacher password (ui/lessons/teacher.py checks it; take_back() then issues a new token).
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
 per student and question (the first one counts; repeats change nothing). An answer given after the question was
-revealed is stored as late and never counted, right or not. Wrong class codes and passwords are recorded per client
+revealed is stored as late and never counted, right or not. Peer instruction (Crouch & Mazur 2001): the teacher sets a
+question's mode and phase (table phases: round 1 alone, a discussion with a countdown, round 2 with the same options),
+so every replica and every reload sees it; answers carry their round, one per student, question and round, and a
+round-1 answer given once round 1 has closed is late too. Wrong class codes and passwords are recorded per client
 address and session (table attempts), so every replica refuses a guesser after a few tries.
 """
 from __future__ import annotations
@@ -22,14 +34,18 @@ import contextlib
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import sqlite3
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DATA_ENV = "ATTENTION_LAB_DATA"  # folder of the database file
+DATABASE_URL_ENV = "ATTENTION_LAB_DATABASE_URL"  # a PostgreSQL DSN: the store is that database instead of the file
 CLASS_HOURS_ENV = "ATTENTION_LAB_CLASS_HOURS"  # how long a class session lasts (default 4)
 KEEP_DAYS_ENV = "ATTENTION_LAB_KEEP_ANSWERS_DAYS"  # how long answers are kept (default 7)
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "data"
@@ -37,6 +53,9 @@ DB_NAME = "classroom.sqlite3"
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or typed from a projector
 CODE_LENGTH = 6
 MAX_ANSWER_CHARS = 200
+POOL_ENV = "ATTENTION_LAB_DATABASE_POOL"  # PostgreSQL connections per process (default 8)
+POSTGRES_CONNECTIONS = 8  # per process: more script threads than this wait for one (a burst queues, never piles up)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
@@ -67,6 +86,9 @@ CREATE TABLE IF NOT EXISTS revealed (
     question TEXT NOT NULL,
     PRIMARY KEY (code, question)
 );
+"""
+# One answer per student, question and round; the first one counts (repeats change nothing).
+ANSWERS_TABLE = """
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL,
     question TEXT NOT NULL,
@@ -74,18 +96,79 @@ CREATE TABLE IF NOT EXISTS answers (
     answer TEXT NOT NULL,
     correct INTEGER,                -- 1, 0, or NULL when the right answer is not known
     created REAL NOT NULL,
-    late INTEGER NOT NULL DEFAULT 0, -- 1: given after the question was revealed (never counted)
-    PRIMARY KEY (code, question, student)
+    late INTEGER NOT NULL DEFAULT 0, -- 1: given after its round closed or the question was revealed (never counted)
+    round INTEGER NOT NULL DEFAULT 1, -- peer instruction: 1 alone, 2 after the discussion (one-round questions: 1)
+    PRIMARY KEY (code, question, student, round)
+)"""
+SCHEMA += ANSWERS_TABLE + """;
+CREATE TABLE IF NOT EXISTS phases (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    mode TEXT NOT NULL,             -- 'one' (one vote) or 'peer' (vote, discuss, vote again)
+    phase TEXT NOT NULL,            -- 'round1', 'discussion', 'round2' (revealed: the revealed table)
+    discussion_ends REAL,           -- unix seconds the discussion's countdown ends (NULL: no discussion yet)
+    shown INTEGER NOT NULL DEFAULT 0, -- 1: the teacher showed round 1's distribution to the room
+    PRIMARY KEY (code, question)
 );
 """
+MODES = ("one", "peer")
+PHASES = ("round1", "discussion", "round2")
 # Columns added after the first release: a database made before them gains them on open (ALTER TABLE ADD COLUMN).
 ADDED_COLUMNS = {"classes": {"teacher_seat": "TEXT", "lesson_source": "TEXT",
                              "uploads": "INTEGER NOT NULL DEFAULT 1"},
                  "answers": {"late": "INTEGER NOT NULL DEFAULT 0"}}
+# answers' key gained `round`: a table made before it is copied into the new shape once (SQLite cannot change a key)
+ANSWERS_COLUMNS = "code, question, student, answer, correct, created, late"
 
 
 class StoreBusy(RuntimeError):
     """The database stayed locked longer than the wait: the write did not happen (tell the user to retry)."""
+
+
+@dataclass(frozen=True)
+class QuestionPhase:
+    """Where a question of the class stands: its mode ('one' or 'peer'), its phase ('round1', 'discussion',
+    'round2'), when the discussion's countdown ends (unix seconds, None before), whether round 1's distribution is
+    shown to the room. A question with no row is a one-round question in round 1 (as before peer instruction)."""
+    question: str
+    mode: str = "one"
+    phase: str = "round1"
+    discussion_ends: float | None = None
+    shown: bool = False
+
+    @property
+    def open_round(self) -> int | None:
+        """The round a student's answer goes to now: 1, 2, or None during the discussion."""
+        return {"round1": 1, "round2": 2}.get(self.phase)
+
+
+def phase_in(phases: frozenset[QuestionPhase], question: str, default_mode: str = "one") -> QuestionPhase:
+    return next((p for p in phases if p.question == question), QuestionPhase(question, default_mode))
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Peer instruction's switch matrix: students who answered both rounds (before the reveal), counted by whether
+    each answer was right. `right_right` + `wrong_right` + `right_wrong` + `wrong_wrong` = `both`."""
+    right_right: int
+    wrong_right: int
+    right_wrong: int
+    wrong_wrong: int
+
+    @property
+    def both(self) -> int:
+        return self.right_right + self.wrong_right + self.right_wrong + self.wrong_wrong
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    """One stored answer, as the class report reads it (the student is the anonymous id, never a name)."""
+    question: str
+    student: str
+    round: int
+    answer: str
+    correct: bool | None
+    late: bool
 
 
 @dataclass(frozen=True)
@@ -97,6 +180,11 @@ class ClassSession:
     revealed: frozenset[str]
     lesson_source: str | None = None
     uploads: bool = True
+    phases: frozenset[QuestionPhase] = frozenset()  # questions the teacher set a mode or phase for
+
+    def phase_of(self, question: str, default_mode: str = "one") -> QuestionPhase:
+        """The question's phase; one the teacher has not touched is in round 1 of `default_mode` (the lesson's)."""
+        return phase_in(self.phases, question, default_mode)
 
 
 @dataclass(frozen=True)
@@ -123,32 +211,190 @@ def normalise_code(text: str) -> str:
     return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
 
 
+def store_location() -> str:
+    """Where the class store is: the DSN in $ATTENTION_LAB_DATABASE_URL, else the SQLite file in the data folder."""
+    return os.environ.get(DATABASE_URL_ENV) or str(data_folder() / DB_NAME)
+
+
+def is_postgres(location: str | Path) -> bool:
+    return str(location).startswith(POSTGRES_SCHEMES)
+
+
+# SQLite-only words a statement must not use: the same statement runs on PostgreSQL (use ON CONFLICT DO NOTHING/UPDATE).
+_SQLITE_ONLY = re.compile(r"\bINSERT\s+OR\s+(IGNORE|REPLACE)\b|\bPRAGMA\b|\bAUTOINCREMENT\b", re.IGNORECASE)
+
+
+def to_postgres(sql: str) -> str:
+    """A statement in the dialect this module writes -> PostgreSQL's: `?` -> `%s` (psycopg's placeholder; a literal
+    `%` doubled), BEGIN IMMEDIATE -> BEGIN (PostgreSQL locks rows, not the file). Statements hold no `?` in text."""
+    if _SQLITE_ONLY.search(sql):
+        raise ValueError(f"SQLite-only SQL in a statement both engines run: {sql!r}")
+    return re.sub(r"\bBEGIN IMMEDIATE\b", "BEGIN", sql).replace("%", "%%").replace("?", "%s")
+
+
+def postgres_ddl(sql: str) -> str:
+    """SQLite's REAL is 8 bytes, PostgreSQL's 4 (unix seconds would round to minutes): DOUBLE PRECISION there."""
+    return re.sub(r"\bREAL\b", "DOUBLE PRECISION", sql)
+
+
+class Database:
+    """One connection of either engine, taking statements in this module's dialect (see `to_postgres`)."""
+
+    def __init__(self, connection: Any, postgres: bool):
+        self.connection = connection
+        self.postgres = postgres
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        """-> a cursor (fetchone, fetchall, rowcount, iteration: the same on both engines)."""
+        if self.postgres:
+            return self.connection.execute(to_postgres(sql), parameters or None)
+        return self.connection.execute(sql, parameters)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        if self.postgres:
+            self.connection.cursor().executemany(to_postgres(sql), list(rows))
+        else:
+            self.connection.executemany(sql, rows)
+
+
+class _PostgresPool:
+    """Open connections to one PostgreSQL database, shared by a process's script threads: at most `size` in use at
+    once; a call past them waits up to `wait` seconds, then StoreBusy. Connections are in autocommit mode, so a
+    statement outside BEGIN ... COMMIT is its own transaction, as with SQLite's isolation_level=None. A connection the
+    server dropped (a restart, a failover) fails the one call that finds it (StoreBusy: "answer again") and is
+    replaced on the next."""
+
+    def __init__(self, dsn: str, size: int, wait: float):
+        self.dsn, self.wait = dsn, wait
+        self.idle: list[Any] = []
+        self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(size)
+
+    def _open(self) -> Any:
+        import psycopg  # only a store on PostgreSQL needs it
+
+        connection = psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(2, round(self.wait)))
+        # A statement waits for a row lock at most `wait`, then fails (StoreBusy): the same promise as SQLite's timeout.
+        milliseconds = int(self.wait * 1000)
+        connection.execute(f"SET lock_timeout = {milliseconds}")
+        connection.execute(f"SET statement_timeout = {2 * milliseconds}")
+        return connection
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Any]:
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        if not self.slots.acquire(timeout=self.wait):
+            raise StoreBusy(f"no free database connection within {self.wait:g} s")
+        connection = None
+        try:
+            with self.lock:
+                connection = self.idle.pop() if self.idle else None
+            if connection is None or connection.closed or connection.broken:
+                connection = self._open()
+            yield connection
+        except psycopg.OperationalError as error:  # lock or statement timeout, server gone: nothing was written
+            raise StoreBusy(str(error)) from error
+        finally:
+            if connection is not None and not (connection.closed or connection.broken):
+                try:
+                    if connection.info.transaction_status != TransactionStatus.IDLE:
+                        connection.execute("ROLLBACK")  # a call that failed inside BEGIN: leave nothing half done
+                    with self.lock:
+                        self.idle.append(connection)
+                except psycopg.Error:
+                    connection.close()
+            self.slots.release()
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for connection in idle:
+            connection.close()
+
+
 class ClassStore:
-    def __init__(self, path: Path | None = None, class_hours: float | None = None, keep_days: float | None = None,
-                 busy_seconds: float = 5.0):
-        self.path = Path(path) if path else data_folder() / DB_NAME
+    def __init__(self, path: Path | str | None = None, class_hours: float | None = None,
+                 keep_days: float | None = None, busy_seconds: float = 5.0):
+        """`path`: a SQLite file or a PostgreSQL DSN (`postgresql://...`); default: `store_location()`."""
+        location = str(path) if path else store_location()
+        self.postgres = is_postgres(location)
+        self.path = None if self.postgres else Path(location)
         self.class_seconds = 3600 * (class_hours if class_hours is not None
                                      else float(os.environ.get(CLASS_HOURS_ENV) or 4))
         self.keep_seconds = 86400 * (keep_days if keep_days is not None
                                      else float(os.environ.get(KEEP_DAYS_ENV) or 7))
         self.busy_seconds = busy_seconds
+        if self.postgres:
+            size = int(os.environ.get(POOL_ENV) or POSTGRES_CONNECTIONS)
+            self._pool = _PostgresPool(location, size, busy_seconds)
+            self._create_postgres_tables()
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")  # persistent: readers never block the writer, across processes
-            db.executescript(SCHEMA)
+            db.connection.executescript(SCHEMA)
             for table, columns in ADDED_COLUMNS.items():
                 have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 for name, kind in columns.items():
                     if name not in have:
                         db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+            self._add_round(db)
+
+    @staticmethod
+    def _add_round(db: sqlite3.Connection) -> None:
+        """A database from before peer instruction: answers get `round` (all 1) in their key, in one transaction
+        (another replica opening the file at the same time finds it done when it gets the lock)."""
+        if "round" in {row[1] for row in db.execute("PRAGMA table_info(answers)")}:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        if "round" not in {row[1] for row in db.execute("PRAGMA table_info(answers)")}:
+            db.execute("ALTER TABLE answers RENAME TO answers_before_rounds")
+            db.execute(ANSWERS_TABLE)
+            db.execute(f"INSERT INTO answers ({ANSWERS_COLUMNS}) SELECT {ANSWERS_COLUMNS} FROM answers_before_rounds")
+            db.execute("DROP TABLE answers_before_rounds")
+        db.execute("COMMIT")
+
+    def _create_postgres_tables(self) -> None:
+        """SCHEMA and ADDED_COLUMNS on PostgreSQL. Replicas start together, and two concurrent CREATE TABLE IF NOT
+        EXISTS can both pass the check and one then fails: a transaction-scoped advisory lock makes them take turns."""
+        with self._pool.connection() as connection:
+            with connection.transaction():
+                connection.execute("SELECT pg_advisory_xact_lock(hashtext('attention_lab.classroom.schema'))")
+                connection.execute(postgres_ddl(SCHEMA))
+                for table, columns in ADDED_COLUMNS.items():
+                    have = {row[0] for row in connection.execute(
+                        "SELECT column_name FROM information_schema.columns "
+                        "WHERE table_schema = current_schema() AND table_name = %s", (table,))}
+                    for name, kind in columns.items():
+                        if name not in have:
+                            connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {postgres_ddl(kind)}")
+                answers = {row[0] for row in connection.execute(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = current_schema() AND table_name = 'answers'")}
+                if "round" not in answers:  # a database from before peer instruction: `round` joins the key
+                    connection.execute("ALTER TABLE answers ADD COLUMN round INTEGER NOT NULL DEFAULT 1")
+                    connection.execute("ALTER TABLE answers DROP CONSTRAINT answers_pkey")
+                    connection.execute("ALTER TABLE answers ADD PRIMARY KEY (code, question, student, round)")
+
+    def close(self) -> None:
+        """Close the connections kept open (PostgreSQL); a SQLite store holds none between calls."""
+        if self.postgres:
+            self._pool.close()
 
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One connection per call (sessions run in many threads and processes); commit on success."""
+    def _connect(self) -> Iterator[Database]:
+        """A connection for one call (sessions run in many threads and processes), in autocommit mode: a statement
+        outside BEGIN ... COMMIT commits by itself. SQLite: a new connection each call; PostgreSQL: one from the pool."""
+        if self.postgres:
+            with self._pool.connection() as connection:
+                yield Database(connection, postgres=True)
+            return
         db = sqlite3.connect(self.path, timeout=self.busy_seconds, isolation_level=None)
         try:
             db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across a process crash, fast
-            yield db
+            yield Database(db, postgres=False)
         except sqlite3.OperationalError as error:
             if "locked" in str(error) or "busy" in str(error):
                 raise StoreBusy(str(error)) from error
@@ -166,16 +412,13 @@ class ClassStore:
         self.purge(now)
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
-            while True:
+            while True:  # a code that is taken inserts nothing (no error, which would end a PostgreSQL transaction)
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-                try:
-                    db.execute("INSERT INTO classes (code, token_sha256, lesson, stop, created, expires, teacher_seat, "
-                               "lesson_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                               (code, _hash(token), lesson, stop, now, now + self.class_seconds,
-                                _hash(teacher_seat) if teacher_seat else None, lesson_source))
+                if db.execute("INSERT INTO classes (code, token_sha256, lesson, stop, created, expires, teacher_seat, "
+                              "lesson_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING",
+                              (code, _hash(token), lesson, stop, now, now + self.class_seconds,
+                               _hash(teacher_seat) if teacher_seat else None, lesson_source)).rowcount == 1:
                     break
-                except sqlite3.IntegrityError:  # the code is taken: draw another
-                    continue
             db.execute("INSERT INTO teacher_keys VALUES (?, ?, ?)", (code, _hash(token), now))
             db.execute("COMMIT")
         return code, token
@@ -208,8 +451,11 @@ class ClassStore:
             db.execute("COMMIT")
         return token
 
-    def _is_teacher(self, db: sqlite3.Connection, code: str, token: str, now: float) -> bool:
-        first = db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+    def _is_teacher(self, db: Database, code: str, token: str, now: float, ended_too: bool = False) -> bool:
+        """The token is one of the class's teacher keys, and the class is live (`ended_too`: or ended, until purged:
+        its report stays readable as long as its answers are kept)."""
+        first = (db.execute("SELECT token_sha256 FROM classes WHERE code = ?", (code,)) if ended_too else
+                 db.execute("SELECT token_sha256 FROM classes WHERE code = ? AND expires > ?", (code, now))).fetchone()
         if first is None:
             return False
         hashed = _hash(token or "")
@@ -242,23 +488,69 @@ class ClassStore:
 
     def reveal(self, code: str, token: str, question: str, now: float | None = None) -> bool:
         """Show `question`'s answer (and its page) to the class; False as for move()."""
-        return self._teacher_write(code, token, now, "INSERT OR IGNORE INTO revealed VALUES (?, ?)", (code, question))
+        return self._teacher_write(code, token, now, "INSERT INTO revealed VALUES (?, ?) ON CONFLICT DO NOTHING", (code, question))
 
-    def results(self, code: str, token: str, question: str, now: float | None = None) -> Results | None:
-        """The distribution of answers to `question`; None without the right token."""
+    def results(self, code: str, token: str, question: str, now: float | None = None,
+                round: int = 1) -> Results | None:
+        """The distribution of answers to `question` in `round` (1, or 2 after a peer discussion); None without the
+        right token."""
         now = time.time() if now is None else now
         with self._connect() as db:
             if not self._is_teacher(db, code, token, now):
                 return None
             rows = db.execute("SELECT answer, COUNT(*), SUM(correct), COUNT(correct) FROM answers "
-                              "WHERE code = ? AND question = ? AND late = 0 GROUP BY answer ORDER BY answer",
-                              (code, question)).fetchall()
-            late = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND question = ? AND late = 1",
-                              (code, question)).fetchone()[0]
+                              "WHERE code = ? AND question = ? AND round = ? AND late = 0 GROUP BY answer "
+                              "ORDER BY answer", (code, question, round)).fetchall()
+            late = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND question = ? AND round = ? "
+                              "AND late = 1", (code, question, round)).fetchone()[0]
         counts = {answer: n for answer, n, _, _ in rows}
         known = sum(graded for *_, graded in rows)
         correct = sum(right or 0 for _, _, right, _ in rows) if known else None
         return Results(counts, sum(counts.values()), correct, late)
+
+    def switches(self, code: str, token: str, question: str, now: float | None = None) -> Switches | None:
+        """The switch matrix of a peer-instruction question: students with a graded, counted answer in both rounds;
+        None without the right token."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now):
+                return None
+            rows = db.execute(
+                "SELECT r1.correct, r2.correct, COUNT(*) FROM answers r1 JOIN answers r2 "
+                "ON r2.code = r1.code AND r2.question = r1.question AND r2.student = r1.student "
+                "AND r2.round = 2 AND r2.late = 0 AND r2.correct IS NOT NULL "
+                "WHERE r1.code = ? AND r1.question = ? AND r1.round = 1 AND r1.late = 0 "
+                "AND r1.correct IS NOT NULL GROUP BY r1.correct, r2.correct", (code, question)).fetchall()
+        cells = {(before, after): n for before, after, n in rows}
+        return Switches(cells.get((1, 1), 0), cells.get((0, 1), 0), cells.get((1, 0), 0), cells.get((0, 0), 0))
+
+    def set_phase(self, code: str, token: str, question: str, mode: str, phase: str = "round1",
+                  discussion_seconds: float | None = None, shown: bool = False, now: float | None = None) -> bool:
+        """The teacher sets a question's mode ('one'/'peer') and phase ('round1', 'discussion' with a countdown of
+        `discussion_seconds`, 'round2'), and whether round 1's distribution is shown to the room. Stored, so every
+        replica and every reload sees it; False as for move()."""
+        if mode not in MODES or phase not in PHASES:
+            raise ValueError(f"mode {mode!r} / phase {phase!r}")
+        now = time.time() if now is None else now
+        ends = None if discussion_seconds is None else now + discussion_seconds
+        # A discussion's end stays when the phase moves on (round 2 keeps it; only a new discussion sets another).
+        return self._teacher_write(
+            code, token, now,
+            "INSERT INTO phases (code, question, mode, phase, discussion_ends, shown) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (code, question) DO UPDATE SET mode = excluded.mode, phase = excluded.phase, "
+            "discussion_ends = COALESCE(excluded.discussion_ends, phases.discussion_ends), shown = excluded.shown",
+            (code, question, mode, phase, ends, int(shown)))
+
+    def answer_rows(self, code: str, token: str, now: float | None = None) -> list[AnswerRow] | None:
+        """Every answer of the class, for the class report (anonymous ids), also after the class ended (until its
+        answers are deleted); None without the right token."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now, ended_too=True):
+                return None
+            rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
+                              "ORDER BY question, round, student", (code,)).fetchall()
+        return [AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late)) for q, s, r, a, c, late in rows]
 
     # ---- everyone
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
@@ -270,36 +562,54 @@ class ClassStore:
             if row is None:
                 return None
             revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?", (code,)))
+            phases = frozenset(QuestionPhase(q, mode, phase, ends, bool(shown)) for q, mode, phase, ends, shown in
+                               db.execute("SELECT question, mode, phase, discussion_ends, shown FROM phases "
+                                          "WHERE code = ?", (code,)))
         code, lesson, stop, expires, source, uploads = row
-        return ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads))
+        return ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases)
 
     def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
-               now: float | None = None) -> bool:
-        """Store a student's answer. -> True when stored now, False when this student had answered already
-        (the first answer counts). An answer to a question already revealed is stored as late (never counted).
-        Raises LookupError for an unknown or expired class, StoreBusy when the database stayed locked."""
+               now: float | None = None, round: int = 1) -> bool:
+        """Store a student's answer in `round` (1; 2 only once the teacher opened round 2). -> True when stored now,
+        False when this student had answered this round already (the first answer counts) or round 2 is not open.
+        An answer to a question already revealed, or a round-1 answer once round 1 has closed, is stored as late
+        (never counted). Raises LookupError for an unknown or expired class, StoreBusy when the database stayed
+        locked."""
         now = time.time() if now is None else now
         answer = answer[:MAX_ANSWER_CHARS]
+        if round not in (1, 2):
+            raise ValueError(f"round {round!r}")
         with self._connect() as db:
-            # One statement: the class check, the reveal check and the insert are atomic, one lock per answer.
+            # One statement: the class check, the round and reveal checks and the insert are atomic, one lock per
+            # answer. ON CONFLICT DO NOTHING (not INSERT OR IGNORE) and late as CASE ... THEN 1 ELSE 0 (an integer, not
+            # a boolean): PostgreSQL reads it too. (The CAST gives PostgreSQL the type a bare NULL parameter lacks.)
             cursor = db.execute(
-                "INSERT OR IGNORE INTO answers (code, question, student, answer, correct, created, late) "
-                "SELECT ?, ?, ?, ?, ?, ?, EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) "
-                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?)",
+                "INSERT INTO answers (code, question, student, answer, correct, created, late, round) "
+                "SELECT ?, ?, ?, ?, CAST(? AS INTEGER), ?, "
+                "CASE WHEN EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) OR (? = 1 AND EXISTS "
+                "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase <> 'round1')) THEN 1 ELSE 0 END, ? "
+                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?) AND (? = 1 OR EXISTS "
+                "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase = 'round2')) "
+                "ON CONFLICT (code, question, student, round) DO NOTHING",
                 (code, question, student, answer, None if correct is None else int(correct), now, code, question,
-                 code, now))
+                 round, code, question, round, code, now, round, code, question))
             if cursor.rowcount == 1:
                 return True
             if db.execute("SELECT 1 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone() is None:
                 raise LookupError(code)
             return False
 
-    def student_answer(self, code: str, student: str, question: str) -> str | None:
-        """The answer this student gave (a new session after a reload or a replica's death finds it here)."""
+    def student_answer(self, code: str, student: str, question: str, round: int = 1) -> str | None:
+        """The answer this student gave in `round` (a new session after a reload or a replica's death finds it)."""
         with self._connect() as db:
-            row = db.execute("SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ?",
-                             (code, question, student)).fetchone()
+            row = db.execute("SELECT answer FROM answers WHERE code = ? AND question = ? AND student = ? AND round = ?",
+                             (code, question, student, round)).fetchone()
         return None if row is None else row[0]
+
+    def stored_answers(self, code: str) -> int:
+        """How many answer rows a class has, late ones included (for the operator's benches: a count, no answers)."""
+        with self._connect() as db:
+            return db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()[0]
 
     # ---- guessing
     def record_failure(self, kind: str, clients: tuple[str, ...], now: float | None = None) -> None:
@@ -324,7 +634,9 @@ class ClassStore:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
             db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (now,))
+            db.execute("DELETE FROM phases WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
+            # keys go with the class (at the keep time): an ended class's report stays the teacher's to read
+            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
             db.execute("COMMIT")

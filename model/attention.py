@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -64,28 +65,6 @@ def scaled_dot_product_attention(
     return AttentionResult(output=torch.matmul(attended, v), weights=weights, scores=scores)
 
 
-OLD_PROJECTION_NAMES = ("w_q", "w_k", "w_v")  # state-dict names before W_q, W_k, W_v were fused into w_qkv
-
-
-def fuse_qkv_state_dict(state: dict, prefix: str = "") -> dict:
-    """Rename separate `…w_q/w_k/w_v.{weight,bias}` entries to one fused `…w_qkv.{weight,bias}` (rows q, k, v).
-
-    Checkpoints saved before the fusion, and weights converted from other libraries in the separate layout,
-    load through this (MultiHeadAttention registers it as a load_state_dict pre-hook; checkpoint loading calls
-    it before matching names). Only entries under `prefix` are touched; other entries pass through unchanged.
-    """
-    fused = dict(state)
-    stems = {key[: -len(f"w_q.{part}")] for key in state for part in ("weight", "bias")
-             if key.startswith(prefix) and key.endswith(f"w_q.{part}")}
-    for stem in sorted(stems):
-        for part in ("weight", "bias"):
-            names = [f"{stem}{old}.{part}" for old in OLD_PROJECTION_NAMES]
-            if all(name in fused for name in names):
-                # weight: 3 × (d_model, d_model) -> (3·d_model, d_model); bias: 3 × (d_model,) -> (3·d_model,)
-                fused[f"{stem}w_qkv.{part}"] = torch.cat([fused.pop(name) for name in names])
-    return fused
-
-
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (paper §3.2.2): W_q, W_k, W_v stored as one fused (3·d_model, d_model) projection, and W_o.
 
@@ -105,8 +84,6 @@ class MultiHeadAttention(nn.Module):
         self.w_qkv = nn.Linear(d_model, 3 * d_model, bias=bias)  # rows: W_q, then W_k, then W_v
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
         self.reset_parameters()
-        # Old checkpoints (and converted weights) name the three projections w_q, w_k, w_v.
-        self.register_load_state_dict_pre_hook(self._fuse_old_names)
 
     def reset_parameters(self) -> None:
         """Xavier-uniform for each of W_q, W_k, W_v, W_o separately, as when they were four nn.Linear (the fused
@@ -114,14 +91,6 @@ class MultiHeadAttention(nn.Module):
         with torch.no_grad():
             for name in "qkvo":
                 nn.init.xavier_uniform_(self.projection(name)[0])
-
-    @staticmethod
-    def _fuse_old_names(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                        error_msgs) -> None:
-        fused = fuse_qkv_state_dict(state_dict, prefix)
-        for key in [k for k in state_dict if k not in fused]:
-            del state_dict[key]
-        state_dict.update(fused)  # load_state_dict reads this dict after the hook, so edit it in place
 
     def projection(self, name: str) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(weight (d_model_out, d_model_in), bias) of W_q, W_k, W_v or W_o, in nn.Linear's layout (y = x·Wᵀ + b).
@@ -205,8 +174,6 @@ def rescale_softmax(scores, factor: float, mask=None):
     factor 1 gives the trained weights; factor √d_k undoes the 1/√d_k scaling; → 0 flattens to uniform.
     mask: True where the key may be attended to (broadcastable), as in masked_softmax.
     """
-    import numpy as np
-
     tensor = torch.as_tensor(np.asarray(scores, dtype=np.float64)) * factor
     mask_t = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
     return masked_softmax(tensor, mask_t).numpy()

@@ -147,11 +147,13 @@ def mean_pooled_embedding(hidden: torch.Tensor, attention_mask: torch.Tensor) ->
 # --- weights: Hugging Face names -> ours -------------------------------------------------------------------------
 
 _LAYER_PARTS = {  # HF name after "encoder.layer.{i}." -> ours after "layers.{i}."
-    "attention.self.query": "self_attn.w_q", "attention.self.key": "self_attn.w_k",
-    "attention.self.value": "self_attn.w_v", "attention.output.dense": "self_attn.w_o",
-    "attention.output.LayerNorm": "attention_norm", "intermediate.dense": "ffn_in", "output.dense": "ffn_out",
-    "output.LayerNorm": "output_norm",
+    "attention.output.dense": "self_attn.w_o", "attention.output.LayerNorm": "attention_norm",
+    "intermediate.dense": "ffn_in", "output.dense": "ffn_out", "output.LayerNorm": "output_norm",
 }
+# HF keeps W_q, W_k, W_v as three Linear layers; ours stacks them as the row blocks 0, 1, 2 of one fused w_qkv
+# (model/attention.py::MultiHeadAttention), so each maps to (the fused name, its block).
+_QKV_PARTS = {"attention.self.query": 0, "attention.self.key": 1, "attention.self.value": 2}
+_QKV_LABELS = ("W_q", "W_k", "W_v")
 _EMBEDDING_PARTS = {"embeddings.word_embeddings": "word_embeddings",
                     "embeddings.position_embeddings": "position_embeddings",
                     "embeddings.token_type_embeddings": "token_type_embeddings",
@@ -161,32 +163,34 @@ _EMBEDDING_PARTS = {"embeddings.word_embeddings": "word_embeddings",
 _IGNORED_PREFIXES = ("embeddings.position_ids", "pooler.", "cls.", "classifier.", "qa_outputs.")
 
 
-def hf_to_ours(name: str) -> str | None:
-    """Our parameter name for a Hugging Face BERT tensor name; None for tensors the encoder does not use."""
+def hf_to_ours(name: str) -> tuple[str, int | None] | None:
+    """(our parameter name, row block) for a Hugging Face BERT tensor name; None for tensors the encoder does not
+    use. The block is 0, 1 or 2 for W_q, W_k, W_v (rows of the fused self_attn.w_qkv they fill), else None."""
     name = name.removeprefix("bert.")
     if name.startswith(_IGNORED_PREFIXES):
         return None
     name = name.replace(".gamma", ".weight").replace(".beta", ".bias")  # names of early BERT checkpoints
     module, _, leaf = name.rpartition(".")
     if module in _EMBEDDING_PARTS:
-        return f"{_EMBEDDING_PARTS[module]}.{leaf}"
+        return f"{_EMBEDDING_PARTS[module]}.{leaf}", None
     if module.startswith("encoder.layer."):
         index, _, part = module.removeprefix("encoder.layer.").partition(".")
-        if part in _LAYER_PARTS and index.isdigit():
-            return f"layers.{index}.{_LAYER_PARTS[part]}.{leaf}"
-    return name  # unknown: reported as unexpected by the strict check
+        if index.isdigit() and part in _QKV_PARTS:
+            return f"layers.{index}.self_attn.w_qkv.{leaf}", _QKV_PARTS[part]
+        if index.isdigit() and part in _LAYER_PARTS:
+            return f"layers.{index}.{_LAYER_PARTS[part]}.{leaf}", None
+    return name, None  # unknown: reported as unexpected by the strict check
 
 
 def expected_shapes(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
-    """Every tensor the encoder needs, in the old per-projection names (w_q, w_k, w_v, w_o), with its shape."""
+    """Every tensor the encoder needs, in our names (W_q, W_k, W_v fused into one w_qkv), with its shape."""
     d, ff = cfg.hidden_size, cfg.intermediate_size
     shapes = {"word_embeddings.weight": (cfg.vocab_size, d), "position_embeddings.weight": (cfg.max_position_embeddings, d),
               "token_type_embeddings.weight": (cfg.type_vocab_size, d), "embedding_norm.weight": (d,),
               "embedding_norm.bias": (d,)}
     for i in range(cfg.num_layers):
-        for part in ("w_q", "w_k", "w_v", "w_o"):
-            shapes[f"layers.{i}.self_attn.{part}.weight"] = (d, d)
-            shapes[f"layers.{i}.self_attn.{part}.bias"] = (d,)
+        shapes[f"layers.{i}.self_attn.w_qkv.weight"], shapes[f"layers.{i}.self_attn.w_qkv.bias"] = (3 * d, d), (3 * d,)
+        shapes[f"layers.{i}.self_attn.w_o.weight"], shapes[f"layers.{i}.self_attn.w_o.bias"] = (d, d), (d,)
         for norm in ("attention_norm", "output_norm"):
             shapes[f"layers.{i}.{norm}.weight"], shapes[f"layers.{i}.{norm}.bias"] = (d,), (d,)
         shapes[f"layers.{i}.ffn_in.weight"], shapes[f"layers.{i}.ffn_in.bias"] = (ff, d), (ff,)
@@ -196,16 +200,34 @@ def expected_shapes(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
 
 def load_bert_weights(cfg: BertConfig, tensors: dict[str, torch.Tensor], name: str) -> BertEncoder:
     """A BertEncoder in eval mode from Hugging Face tensors; CheckpointError naming every misfit."""
-    ours = {}
+    expected = expected_shapes(cfg)
+    ours: dict[str, torch.Tensor] = {}
+    blocks: dict[str, dict[int, torch.Tensor]] = {}  # fused w_qkv name -> its W_q, W_k, W_v pieces by block
     for hf_name, tensor in tensors.items():
         mapped = hf_to_ours(hf_name)
-        if mapped is not None:
-            ours[mapped] = tensor
-    expected = expected_shapes(cfg)
-    missing = [k for k in expected if k not in ours]
+        if mapped is None:
+            continue
+        target, block = mapped
+        if block is None:
+            ours[target] = tensor
+        else:
+            blocks.setdefault(target, {})[block] = tensor
+    missing, mismatched = [], []
+    for target, pieces in blocks.items():
+        if target not in expected:
+            ours[target] = next(iter(pieces.values()))  # a layer the config does not have: unexpected below
+            continue
+        piece_shape = (expected[target][0] // 3, *expected[target][1:])  # (d, d) or (d,)
+        missing += [f"{target} ({_QKV_LABELS[b]})" for b in range(3) if b not in pieces]
+        mismatched += [f"{target} ({_QKV_LABELS[b]}) {tuple(t.shape)} != {piece_shape}" for b, t in pieces.items()
+                       if tuple(t.shape) != piece_shape]
+        if len(pieces) == 3 and not mismatched:
+            # 3 × (d, d) -> (3·d, d); 3 × (d,) -> (3·d,): the rows q, k, v of the fused projection
+            ours[target] = torch.cat([pieces[b] for b in range(3)])
+    missing += [k for k in expected if k not in ours and k not in blocks]
     unexpected = [k for k in ours if k not in expected]
-    mismatched = [f"{k} {tuple(ours[k].shape)} != {expected[k]}" for k in expected
-                  if k in ours and tuple(ours[k].shape) != expected[k]]
+    mismatched += [f"{k} {tuple(ours[k].shape)} != {expected[k]}" for k in expected
+                   if k in ours and tuple(ours[k].shape) != expected[k]]
     if missing or unexpected or mismatched:
         raise CheckpointError(f"{name}: weights do not fit a BERT encoder of this config.json "
                               f"(missing {missing[:3]}, unexpected {unexpected[:3]}, wrong shape {mismatched[:3]})")
@@ -213,9 +235,8 @@ def load_bert_weights(cfg: BertConfig, tensors: dict[str, torch.Tensor], name: s
     # (isfinite().all() over 23M weights took seconds of page faults on the 2-core server).
     if not all(torch.isfinite(t.float().sum()) for t in ours.values()):
         raise CheckpointError(f"{name}: weights contain NaN or infinity")
-    # Given the loaded tensors themselves (assign=True): no second copy. (Not built on the meta device: its
-    # normal_() imports torch._dynamo, 2 s.) The old per-projection names (w_q, w_k, w_v, w_o): MultiHeadAttention
-    # keeps loading them however it stores its projections.
+    # Given the loaded tensors themselves (assign=True): no second copy of any but the fused w_qkv. (Not built on
+    # the meta device: its normal_() imports torch._dynamo, 2 s.)
     encoder = BertEncoder(cfg)
     try:
         encoder.load_state_dict({k: v.float() for k, v in ours.items()}, strict=True, assign=True)

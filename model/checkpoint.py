@@ -11,6 +11,7 @@ import json
 import math
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,11 +20,12 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save as save_safetensors_bytes
 
-from model.attention import OLD_PROJECTION_NAMES, fuse_qkv_state_dict
 from model.checkpoint_shapes import parameter_count, state_shapes, tied_aliases
-from model.config import Seq2SeqConfig, TransformerConfig, check_config, config_from_dict
+from model.config import Seq2SeqConfig, TransformerConfig, check_config, config_from_dict, family_of
 from model.data import TASKS, Vocabulary
-from model.safetensors_header import HeaderError, TensorInfo, header_of_bytes
+from model.safetensors_header import HeaderError, header_of_bytes
+from model.seq2seq import Seq2Seq
+from model.transformer import Transformer
 
 FORMAT_VERSION = 1
 MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
@@ -49,14 +51,10 @@ class LoadedModel:
 
     @property
     def family(self) -> str:
-        if isinstance(self.config, TransformerConfig):
-            return "transformer"
-        return "bahdanau" if self.config.attention else "no-attention"
+        return family_of(self.config)
 
 
 def build_model(config: TransformerConfig | Seq2SeqConfig) -> torch.nn.Module:
-    from model.seq2seq import Seq2Seq
-    from model.transformer import Transformer
     return Transformer(config) if isinstance(config, TransformerConfig) else Seq2Seq(config)
 
 
@@ -76,8 +74,6 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 def remove_stale_temp_files(folder: str | Path, older_than_s: float = 3600.0) -> list[Path]:
     """Delete temporary files left by a save that was killed (".NAME.*.tmp"); returns what was removed."""
-    import time
-
     removed = []
     for path in Path(folder).glob(".*.tmp"):
         try:
@@ -168,30 +164,11 @@ def _checked_config(meta: dict, name: str) -> tuple[TransformerConfig | Seq2SeqC
     return config, *vocabularies
 
 
-def _legacy_fused(header: dict[str, TensorInfo]) -> dict[str, TensorInfo]:
-    """The header as fuse_qkv_state_dict will make it: separate w_q/w_k/w_v entries of one dtype and width become
-    one w_qkv entry whose rows are theirs stacked (checkpoints saved before the fusion)."""
-    fused = dict(header)
-    for key in header:
-        for part in ("weight", "bias"):
-            if not key.endswith(f"w_q.{part}"):
-                continue
-            stem = key[: -len(f"w_q.{part}")]
-            names = [f"{stem}{old}.{part}" for old in OLD_PROJECTION_NAMES]
-            infos = [header.get(n) for n in names]
-            if all(infos) and len({(i.dtype, i.shape[1:]) for i in infos}) == 1 and infos[0].shape:
-                for n in names:
-                    del fused[n]
-                fused[f"{stem}w_qkv.{part}"] = TensorInfo(infos[0].dtype, (sum(i.shape[0] for i in infos),
-                                                                           *infos[0].shape[1:]))
-    return fused
-
-
 def check_weights_header(weights: bytes, config: TransformerConfig | Seq2SeqConfig, name: str) -> None:
     """CheckpointError naming the first tensor whose name, dtype or shape does not fit the config, from the
     safetensors header alone: nothing is allocated for a file that would not load."""
     try:
-        header = _legacy_fused(header_of_bytes(weights))
+        header = header_of_bytes(weights)
     except HeaderError as error:
         raise CheckpointError(f"{name}.safetensors: not a readable safetensors file ({error}); "
                               "it may be truncated or a pickle file") from None
@@ -237,7 +214,6 @@ def load_checkpoint_bytes(weights: bytes, sidecar: bytes, name: str = "checkpoin
     if not all(torch.isfinite(tensor).all() for tensor in tensors.values()):
         raise CheckpointError(f"{name}.safetensors: weights contain NaN or infinity")
     model = build_model(config)
-    tensors = fuse_qkv_state_dict(tensors)  # checkpoints saved before W_q, W_k, W_v were fused
     state = model.state_dict()
     missing = [k for k in state if k not in tensors and not _is_tied_alias(model, k)]
     unexpected = [k for k in tensors if k not in state]

@@ -1,7 +1,7 @@
 """A lesson stop's claims: the facts its text states, measured on the live model and the stop's view (pure numpy).
 
 Each measure returns one number; the lesson file says which side of a bound it must be on (classroom/lessons.py,
-[[stop.claim]]), the lesson bar shows the claim with its figure (ui/lesson_claims.py) and tests/test_lesson_claims.py
+[[stop.claim]]), the lesson bar shows the claim with its figure (ui/lessons/claims.py) and tests/test_lesson_claims.py
 checks every claim of every shipped lesson, so a retrained model or an edited text that breaks one fails CI.
 Layers and heads are 0-based here; a head may also be "max" or "min": the largest or smallest value over the
 layer's heads ("no layer-1 head puts more than …", "every layer-2 head puts at least …").
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from model.normalization import NormalizationDemo
+from model.foundations.normalization import NormalizationDemo
 
 HeadChoice = int | str  # a 0-based head, or "max" / "min" over the layer's heads
 

@@ -45,6 +45,14 @@ class Seq2SeqConfig:
         return {"family": "seq2seq", **asdict(self)}
 
 
+def family_of(config: TransformerConfig | Seq2SeqConfig) -> str:
+    """The one name of our own families for a configuration: "transformer", "bahdanau" or "no-attention" (the
+    names model.train.FAMILIES trains and model.families.LabModel.family gives)."""
+    if isinstance(config, TransformerConfig):
+        return "transformer"
+    return "bahdanau" if config.attention else "no-attention"
+
+
 def config_from_dict(saved: dict) -> TransformerConfig | Seq2SeqConfig:
     """Rebuild a config saved by to_dict(); raises ValueError on an unknown family or field."""
     saved = dict(saved)

@@ -3,7 +3,8 @@
 The .npz holds `tokens` (the input tokens as the app shows them), one float32 array per attention kind the model
 has, named encoder_self, decoder_self and cross, each shaped (layers, heads, queries, keys), and for a translation
 model `output_tokens` (the greedy translation) and `decoder_tokens` (the decoder's query tokens: <bos> + output).
-The numbers are those of the app's CSV export (the same model.sources code computes both).
+The numbers are those of the app's CSV export: both open the model with model.families.open_model and analyse it
+with its adapter.
 """
 from __future__ import annotations
 
@@ -13,61 +14,40 @@ from pathlib import Path
 
 import numpy as np
 
-CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
-
-
 def model_names() -> list[str]:
     """Every name MODEL may be: shipped checkpoints, the pretrained encoder, the models folder's entries."""
     from model.bert import MINILM_NAME
+    from model.families import shipped_model_names
     from model.local_models import list_local_models
 
     from model.gguf_weights import SMOLLM2_NAME
 
-    shipped = sorted(p.stem for p in CHECKPOINT_DIR.glob("*.json") if p.with_suffix(".safetensors").exists())
-    return shipped + [MINILM_NAME, SMOLLM2_NAME] + [entry.name for entry in list_local_models() if entry.usable]
+    return (shipped_model_names() + [MINILM_NAME, SMOLLM2_NAME]
+            + [entry.name for entry in list_local_models() if entry.usable])
 
 
 def analyse(model: str, text: str):
-    """The AnalysedInput of `text` for the named model (the app's own path: model.sources)."""
+    """The AnalysedInput of `text` for the named model (the app's own path: model.families)."""
     return _analyse_with_model(model, text)[0]
 
 
 def _analyse_with_model(model: str, text: str):
-    """(AnalysedInput, the loaded model) of `text` for the named model."""
-    from model.bert import MINILM_NAME, load_minilm
-    from model.checkpoint import load_checkpoint
-    from model.decode import greedy_decode
-    from model.local_models import local_model_entry, open_local_model
-    from model.sources import analyse_encoder, analyse_model, analyse_toy
+    """(AnalysedInput, the LabModel) of `text` for the named model, opened as the app opens it."""
+    from model.families import open_model
 
-    if model == MINILM_NAME:
-        loaded = load_minilm()
-        return analyse_encoder(model, text, loaded), loaded
-    if (CHECKPOINT_DIR / f"{model}.json").is_file():
-        loaded = load_checkpoint(CHECKPOINT_DIR / model)
-        return analyse_toy(model, text, greedy_decode(loaded, text)), loaded
-    entry = local_model_entry(model)
-    if entry is None:
-        raise ValueError(f"unknown model {model!r}; choose one of: {', '.join(model_names())}")
-    loaded = open_local_model(entry)
-    return analyse_model(model, text, loaded), loaded
+    lab = open_model(model)
+    return lab.analyse(text), lab
 
 
-def explanation_arrays(analysed, loaded) -> dict[str, np.ndarray]:
-    """rollout_<self kind> (L, T, T) and value_norms_<kind> (L, h, T_q, T_k) for models on our own modules; {} for
-    the others (GRU seq2seq has no heads; transformers models keep their W_V/W_O to themselves)."""
-    from model import analysis
-    from model.bert import PretrainedEncoder
-    from model.data import BOS_ID
+def explanation_arrays(analysed, lab) -> dict[str, np.ndarray]:
+    """rollout_<self kind> (L, T, T) and value_norms_<kind> (L, h, T_q, T_k) for models whose value norms we can
+    read (NORMS); {} for the others (GRU seq2seq has no heads; transformers models keep their W_V/W_O)."""
+    from model.families import NORMS
 
-    if isinstance(loaded, PretrainedEncoder):
-        arrays = analysis.encoder_explanations(loaded, loaded.encode(analysed.text))
-        return {name: arrays[name] for name in ("rollout_encoder_self", "value_norms_encoder_self")}
-    if analysed.decode is not None and "encoder_self" in analysed.maps:  # the toy Transformer
-        result = analysed.decode
-        return analysis.analysis_arrays(loaded.model, result.source.ids,
-                                        [BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0])
-    return {}
+    if not lab.can(NORMS):
+        return {}
+    return {name: value for name, value in lab.explain(analysed).items()
+            if name.startswith(("rollout_", "value_norms_"))}
 
 
 def llm_arrays(text: str) -> dict[str, np.ndarray]:
@@ -75,7 +55,7 @@ def llm_arrays(text: str) -> dict[str, np.ndarray]:
     decoder-only model), rollout_decoder_self (30, T, T) and value_norms_decoder_self (30, 9, T, T)."""
     import torch
 
-    from model.analysis import attention_rollout
+    from model.explain.rollout import attention_rollout
     from model.llama import MAX_TOKENS, load_smollm2, value_weighted_norms
 
     loaded = load_smollm2()
@@ -94,12 +74,12 @@ def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarr
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
-    if model == SMOLLM2_NAME:
+    if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
         np.savez(out, **arrays)
         return arrays
-    analysed, loaded = _analyse_with_model(model, text)
+    analysed, lab = _analyse_with_model(model, text)
     arrays = {"tokens": np.array(analysed.input_tokens, dtype=str)}
     for kind, maps in analysed.maps.items():
         arrays[kind] = np.asarray(maps.weights, dtype=np.float32)  # (layers, heads, queries, keys)
@@ -108,7 +88,7 @@ def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarr
         if "decoder_self" in analysed.maps:
             arrays["decoder_tokens"] = np.array(analysed.maps["decoder_self"].query_tokens, dtype=str)
     arrays.update({name: np.asarray(value, dtype=np.float32)
-                   for name, value in explanation_arrays(analysed, loaded).items()})
+                   for name, value in explanation_arrays(analysed, lab).items()})
     np.savez(out, **arrays)
     return arrays
 

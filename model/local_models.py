@@ -256,7 +256,7 @@ class TransformersModel:
     task: str = "english"
     family: str = "transformers"
     special_ids: frozenset = field(default_factory=frozenset)
-    # kind -> (layers, heads), from config.json (model.sources.attention_layout): an encoder-decoder's two stacks
+    # kind -> (layers, heads), from config.json (model.families: the LabModel layout): an encoder-decoder's two stacks
     # may differ in depth and width
     attention_layout: dict = field(default_factory=dict)
 

@@ -20,10 +20,16 @@ def corpus_bleu(hypotheses: list[list[str]], references: list[list[str]]) -> flo
     return float(sacrebleu.corpus_bleu(hyp, [ref]).score)
 
 
+def entropy(p: np.ndarray) -> np.ndarray:
+    """Distributions (..., n) -> their Shannon entropy in nats (...), with 0·log 0 = 0: 0 for a one-hot row,
+    ln n for a uniform one. The one entropy of the lab (heads, patterns, the softmax-scaling page, questions)."""
+    p = np.asarray(p, dtype=np.float64)
+    return -(p * np.log(np.where(p > 0, p, 1.0))).sum(-1)  # log 1 = 0 where p = 0, so no -inf·0 = NaN
+
+
 def head_entropy(weights: np.ndarray) -> np.ndarray:
     """weights (..., T_q, T_k) -> mean entropy in nats over query rows, shape (...)."""
-    p = np.clip(weights, 1e-12, 1.0)
-    return -(weights * np.log(p)).sum(-1).mean(-1)
+    return entropy(weights).mean(-1)
 
 
 def head_statistics(weights: np.ndarray, key_tokens: list[str] | None = None) -> dict[str, np.ndarray]:

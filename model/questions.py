@@ -4,19 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from model.scaling import softmax
-
-
-def mean_row_entropy(weights: np.ndarray) -> np.ndarray:
-    """weights (L, h, T_q, T_k) -> (L, h): each head's mean entropy over its query rows, in nats."""
-    p = np.clip(weights, 1e-12, 1.0)
-    return -(p * np.log(p)).sum(-1).mean(-1)
-
-
-def sharpest_head(weights: np.ndarray) -> tuple[int, int]:
-    """(layer, head) whose rows are the most peaked (lowest mean entropy): the clearest alignment."""
-    layer, head = np.unravel_index(int(np.argmin(mean_row_entropy(weights))), weights.shape[:2])
-    return int(layer), int(head)
+from model.foundations.scaling import softmax
 
 
 def strongest_head_for(weights: np.ndarray, query: int, key: int) -> tuple[int, int]:
@@ -37,7 +25,7 @@ def softmax_weight(scores: list[float], factor: float, index: int) -> float:
 
 def causal_visible_keys(allowed: np.ndarray, query_position: int) -> int:
     """How many keys the query at 1-based position i may attend to under the mask drawn: allowed (T_q, T_k) boolean,
-    True where the query may attend (model/attention_steps.build_mask)."""
+    True where the query may attend (model/foundations/attention_steps.build_mask)."""
     if not 1 <= query_position <= allowed.shape[0]:
         raise ValueError(f"query {query_position} is not one of the {allowed.shape[0]} queries")
     return int(np.count_nonzero(allowed[query_position - 1]))

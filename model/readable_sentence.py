@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.data import (COLOURS, EN_BE, NOUNS, PRE_ADJECTIVES, PREDICATE_ADJECTIVES, PROFESSIONS, PRONOUNS, VERBS,
-                        english_parts_of_speech)
+from model.en_fr import (COLOURS, EN_BE, NOUNS, PRE_ADJECTIVES, PREDICATE_ADJECTIVES, PROFESSIONS, PRONOUNS, VERBS,
+                         english_parts_of_speech)
 
 WordVectors = Callable[[Sequence[str]], np.ndarray]  # words -> (n, d) unit vectors, one row per word
 
@@ -57,7 +57,7 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")  # a word with its inner apostr
 class Replacement:
     typed: str  # the word as typed
     known: tuple[str, ...]  # what took its place: () when left out, ("the", "woman") for a name
-    part: str  # the part of speech read for it (model.data.PARTS_OF_SPEECH, or "left out")
+    part: str  # the part of speech read for it (model.en_fr.PARTS_OF_SPEECH, or "left out")
 
 
 @dataclass(frozen=True)

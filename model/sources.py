@@ -1,8 +1,9 @@
-"""The one interface pages ask for attention maps, whatever the model (toy Transformer, GRU seq2seq, BERT encoder).
+"""What pages draw of one input to one model, whatever the model: `AnalysedInput` and its `KindMaps`.
 
-`analyse_toy` and `analyse_encoder` each return an `AnalysedInput`: the attention kinds the model has, each as a
-`KindMaps` of numpy arrays shaped (layers, heads, queries, keys) with the token labels of both axes, plus what the
-model can do (capabilities). Pages branch on capabilities and on the kinds present, never on the model's class.
+The adapters of model/families.py build them (`analyse_toy` for our translators, `analyse_encoder` for a BERT
+encoder, model.local_models for transformers models): the attention kinds the model has, each as a `KindMaps` of
+numpy arrays shaped (layers, heads, queries, keys) with the token labels of both axes, plus what the model can do
+(capabilities). Pages branch on capabilities and on the kinds present, never on the model's class.
 
 Shapes (every array is numpy, float):
     KindMaps.weights  (L, h, T_q, T_k)  softmax weights; a row sums to 1 over the keys it may see
@@ -16,14 +17,13 @@ Queries are rows (what is attending), keys are columns (what is attended to). Ki
 """
 from __future__ import annotations
 
-import string
-import unicodedata
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
 from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
+from model.data import is_punctuation
 from model.decode import DecodeResult
 
 KIND_NAMES = ("encoder_self", "decoder_self", "cross")
@@ -77,24 +77,6 @@ class AnalysedInput:
         return capability in self.capabilities
 
 
-def attention_layout(model) -> dict[str, tuple[int, int]]:
-    """kind -> (layers, heads) of a loaded model's attention, known without analysing an input.
-
-    Links and the attention page's pickers ask it before (or without) an analysis; every AnalysedInput of the
-    model has exactly these kinds, each with maps (layers, heads, T_q, T_k) (tests/test_sources.py checks it).
-    A GRU seq2seq has no heads: {} (its additive alignment is shown as such).
-    """
-    if isinstance(model, PretrainedEncoder):
-        return {"encoder_self": (model.config.num_layers, model.config.num_heads)}
-    layout = getattr(model, "attention_layout", None)  # a transformers model from the models folder
-    if layout is not None:
-        return dict(layout)
-    config = model.config  # our own translation models (model.checkpoint.LoadedModel)
-    if not getattr(config, "num_heads", 0):
-        return {}
-    return {kind: (config.num_layers, config.num_heads) for kind in KIND_NAMES}
-
-
 def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput:
     """A shipped or trained toy model's greedy decode as an AnalysedInput (the Transformer has all three kinds)."""
     # Decoder rows are named by the token written at that step (as on the Decoding page); the decoder's own keys are
@@ -113,13 +95,6 @@ def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput
     return AnalysedInput(model_id, text, list(source), maps, capabilities, output_tokens=list(result.output_tokens),
                          truncated_from=result.source.truncated_from, unknown=list(result.source.unknown),
                          decode=result)
-
-
-def analyse_model(model_id: str, text: str, model) -> AnalysedInput:
-    """Any non-toy model: a BERT encoder (ours) or a transformers model from the models folder (its .analyse)."""
-    if isinstance(model, PretrainedEncoder):
-        return analyse_encoder(model_id, text, model)
-    return model.analyse(text)
 
 
 def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
@@ -143,13 +118,6 @@ def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
 
 
 # --- views of an encoder's maps: hide special tokens, merge word pieces ---------------------------------------
-
-def is_punctuation(token: str) -> bool:
-    """'.', ',', "'", '…' and the like; not [CLS]/[SEP] and not ##pieces of words."""
-    token = token.removeprefix("##")
-    return bool(token) and not token.startswith("[") and all(
-        ch in string.punctuation or unicodedata.category(ch).startswith("P") for ch in token)
-
 
 def hide_tokens(maps: KindMaps, keep: list[bool]) -> KindMaps:
     """Drop the rows and columns of tokens with keep False (rows then sum to less than 1: the share that went to

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import random
 import sys
 import time
@@ -19,11 +18,10 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from model.checkpoint import LoadedModel, build_model, save_checkpoint
-from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict
-from model.data import BOS_ID, EOS_ID, PAD_ID, Dataset, make_dataset
-from model.decode import greedy_decode_batch
+from model.config import Seq2SeqConfig, TransformerConfig, config_from_dict, family_of
+from model.data import PAD_ID, Dataset, make_dataset, pad_batch
 from model.device import pick_device
-from model.metrics import corpus_bleu, exact_match
+from model.evaluation import evaluate, final_metrics
 
 FAMILIES = ("transformer", "bahdanau", "no-attention")
 
@@ -42,13 +40,6 @@ def default_model(family: str = "transformer") -> TransformerConfig | Seq2SeqCon
     if family == "transformer":
         return TransformerConfig(**TRANSFORMER_OVERRIDES)
     return Seq2SeqConfig(attention=family == "bahdanau", **RECIPE_OVERRIDES)
-
-
-def family_of(model: TransformerConfig | Seq2SeqConfig) -> str:
-    """"transformer", "bahdanau" or "no-attention" (the names of FAMILIES) for a model configuration."""
-    if isinstance(model, TransformerConfig):
-        return "transformer"
-    return "bahdanau" if model.attention else "no-attention"
 
 
 # Fields of the model configurations that a training run sets from its data, never from a flag.
@@ -84,11 +75,11 @@ class TrainConfig:
         return family_of(self.model)
 
     @classmethod
-    def from_flat(cls, model: str = "transformer", **fields_: object) -> TrainConfig:
-        """A TrainConfig from one flat set of fields, as the command line and checkpoints saved before the model
-        configuration was nested have them: model is the family name; architecture fields (d_model, num_heads,
-        embed_dim, dropout, ...) go into the model configuration, on top of default_model(family). Fields of the
-        other family (an old flat config lists both) are ignored."""
+    def for_model(cls, model: str = "transformer", **fields_: object) -> TrainConfig:
+        """A TrainConfig from a family name and one flat set of fields, as the command line and the train page give
+        them: architecture fields (d_model, num_heads, embed_dim, dropout, ...) go into the model configuration, on
+        top of default_model(model); the rest are training fields. Fields of the other family are ignored, so one
+        set of flags (the command line lists both families') serves every family; TypeError names a field of none."""
         architecture = default_model(model)
         own = {f.name for f in dataclass_fields(architecture)} - set(DATA_FIELDS)
         other = {f.name for config in (TransformerConfig, Seq2SeqConfig) for f in dataclass_fields(config)}
@@ -106,11 +97,9 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, saved: dict) -> TrainConfig:
-        """Rebuild a TrainConfig from to_dict(), or from an older checkpoint's flat train_config."""
+        """Rebuild a TrainConfig from to_dict()."""
         saved = dict(saved)
-        if isinstance(saved.get("model"), dict):
-            return cls(model=config_from_dict(saved.pop("model")), **saved)
-        return cls.from_flat(**{"batching": "by-length", **saved})  # flat configs are older than mixed batching
+        return cls(model=config_from_dict(saved.pop("model")), **saved)
 
 
 @dataclass
@@ -173,21 +162,6 @@ def learning_rate(cfg: TrainConfig, step: int, d_model: int) -> float:
     raise ValueError(f"unknown schedule {cfg.schedule!r}; choose constant, noam, warmup-decay or warmup-hold-decay")
 
 
-def pad_batch(pairs, data: Dataset, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """-> src (B, S) ending in <eos>, decoder input (B, T) starting with <bos>, target (B, T) ending in <eos>."""
-    encoded = [data.encode_pair(s, t) for s, t in pairs]
-    src_len = max(len(s) for s, _ in encoded) + 1
-    tgt_len = max(len(t) for _, t in encoded) + 1
-    src = torch.full((len(pairs), src_len), PAD_ID, dtype=torch.long)
-    tgt_in = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
-    tgt_out = torch.full((len(pairs), tgt_len), PAD_ID, dtype=torch.long)
-    for row, (s, t) in enumerate(encoded):
-        src[row, : len(s) + 1] = torch.tensor(s + [EOS_ID])
-        tgt_in[row, : len(t) + 1] = torch.tensor([BOS_ID] + t)
-        tgt_out[row, : len(t) + 1] = torch.tensor(t + [EOS_ID])
-    return src.to(device), tgt_in.to(device), tgt_out.to(device)
-
-
 def length_bucketed_batches(pairs, batch_size: int, rng: random.Random):
     """Endless batches of similar-length pairs (less padding than random batches)."""
     while True:
@@ -221,57 +195,6 @@ def training_batches(cfg: TrainConfig, data: Dataset):
     if cfg.batching not in BATCHING:
         raise ValueError(f"unknown batching {cfg.batching!r}; choose {' or '.join(BATCHING)}")
     return BATCHING[cfg.batching](data.splits["train"], cfg.batch_size, random.Random(cfg.seed))
-
-
-@torch.no_grad()
-def translate_pairs(model, data: Dataset, pairs, batch_size: int = 128) -> tuple[list[list[str]], int, int]:
-    """Greedy translations of pairs (in their order), plus teacher-forced (correct, total) target tokens."""
-    was_training = model.training
-    model.eval()
-    device = next(model.parameters()).device
-    hyps: list = [None] * len(pairs)
-    correct = total = 0
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))  # similar lengths batch together
-    for start in range(0, len(order), batch_size):
-        indices = order[start:start + batch_size]
-        src, tgt_in, tgt_out = pad_batch([pairs[i] for i in indices], data, device)
-        logits, _ = model(src, tgt_in)
-        mask = tgt_out != PAD_ID
-        correct += int(((logits.argmax(-1) == tgt_out) & mask).sum())
-        total += int(mask.sum())
-        for i, ids in zip(indices, greedy_decode_batch(model, src, tgt_out.size(1) + 5)):
-            hyps[i] = data.tgt_vocab.decode(ids)
-    model.train(was_training)
-    return hyps, correct, total
-
-
-def evaluate(model, data: Dataset, split: str = "test", limit: int | None = None, batch_size: int = 128) -> dict:
-    """Greedy exact match, BLEU and teacher-forced token accuracy on a split."""
-    pairs = data.splits[split][:limit] if limit else data.splits[split]
-    hyps, correct, total = translate_pairs(model, data, pairs, batch_size)
-    refs = [tgt for _, tgt in pairs]
-    return {"exact_match": exact_match(hyps, refs), "bleu": corpus_bleu(hyps, refs),
-            "token_accuracy": correct / max(total, 1), "sentences": len(pairs)}
-
-
-LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 25), (26, 30), (31, 40), (41, 60))
-
-
-HELD_OUT_SPLITS = ("test", "long_test", "longest_test")  # longest_test: en-fr only (model/data.py::make_en_fr)
-
-
-def accuracy_by_length(model, data: Dataset, splits=HELD_OUT_SPLITS) -> list[dict]:
-    """Exact match and BLEU per source-length bucket (words), over the given splits (those the data has) together."""
-    pairs = [pair for split in splits for pair in data.splits.get(split, [])]
-    hyps, _, _ = translate_pairs(model, data, pairs)
-    rows = []
-    for low, high in LENGTH_BUCKETS:
-        chosen = [i for i, (src, _) in enumerate(pairs) if low <= len(src) <= high]
-        if chosen:
-            h, r = [hyps[i] for i in chosen], [pairs[i][1] for i in chosen]
-            rows.append({"min_words": low, "max_words": high, "sentences": len(chosen),
-                         "exact_match": exact_match(h, r), "bleu": corpus_bleu(h, r)})
-    return rows
 
 
 def mixed_precision(device: torch.device):
@@ -352,93 +275,6 @@ def train(cfg: TrainConfig, data: Dataset | None = None,
     return TrainResult(loaded, history, stopped, time.perf_counter() - start, reason)
 
 
-@dataclass(frozen=True)
-class TrainingSpeed:
-    """Seconds this machine took, measured by measure_training_speed(), for one configuration's parts."""
-
-    data_s: float  # building the generated dataset once
-    step_s: float  # one training step (forward, backward, clip, Adam), mean of the timed probe steps
-    eval_s: float  # one validation pass over eval_size sentences (greedy decoding + teacher-forced accuracy)
-    # The run's mean padded batch length over the probe's: a step's work grows with the length of its batch, and the
-    # probe's few batches (the run's first, same seed) are a sample, e.g. 19 tokens against the run's 26 on en-fr.
-    length_factor: float = 1.0
-
-    @property
-    def run_step_s(self) -> float:
-        """The expected mean step of the whole run: the probe's, scaled to the run's mean batch length."""
-        return self.step_s * self.length_factor
-
-    def estimate_seconds(self, cfg: TrainConfig) -> float:
-        """Wall seconds for a whole run of cfg: data + steps × step + evaluations × evaluation (as train() runs)."""
-        evaluations = len(evaluation_steps(cfg))
-        return self.data_s + cfg.steps * self.run_step_s + evaluations * self.eval_s
-
-
-class SpeedProbeError(RuntimeError):
-    """measure_training_speed() timed no training step: the probe's training stopped at its first step (reason:
-    "nonfinite_loss" or "nonfinite_gradient", as TrainResult.reason), so there is no speed to estimate from."""
-
-    def __init__(self, reason: str, step: int, stopped: str):
-        super().__init__(f"the speed probe timed no training step: {stopped}")
-        self.reason, self.step = reason, step
-
-
-def evaluation_steps(cfg: TrainConfig) -> list[int]:
-    """The steps at which train() evaluates (every eval_every steps, and the last step)."""
-    if not cfg.eval_every:
-        return []
-    return [step for step in range(1, cfg.steps + 1) if step % cfg.eval_every == 0 or step == cfg.steps]
-
-
-def padded_batch_lengths(cfg: TrainConfig, data: Dataset, steps: int) -> list[int]:
-    """Padded source + target length (with <eos>/<bos>) of each of the first `steps` batches train(cfg) draws."""
-    batches = training_batches(cfg, data)
-    return [max(len(src) for src, _ in batch) + max(len(tgt) for _, tgt in batch) + 2
-            for batch in itertools.islice(batches, steps)]
-
-
-def measure_training_speed(cfg: TrainConfig, probe_steps: int = 16, data: Dataset | None = None,
-                           clock: Callable[[], float] = time.perf_counter) -> TrainingSpeed:
-    """Time cfg's real work on this machine, in this thread's torch settings: build its data, train probe_steps
-    steps (the first two are warm-up, not counted) and evaluate once on eval_size sentences of the untrained model
-    (which decodes to the length limit, as long as a trained model's longest sentence plus a few steps).
-    The probe trains on the run's own first batches; length_factor scales its mean step to the run's mean batch
-    length (padded_batch_lengths). A few seconds for the page's default configuration; callers cache the result
-    per process. clock: wall time (tests pass a simulated one). Raises SpeedProbeError when the probe's training
-    stops at its first step (a non-finite loss or gradient), before any step could be timed."""
-    start = clock()
-    data = data or make_training_data(cfg)
-    data_s = clock() - start
-    step_times: list[float] = []
-    last = [clock()]
-
-    def time_step(info: StepInfo) -> None:
-        now = clock()
-        step_times.append(now - last[0])
-        last[0] = now
-
-    warmup = 2
-    probe = replace(cfg, steps=probe_steps + warmup, eval_every=0)
-    result = train(probe, data=data, on_step=time_step)
-    if not step_times:  # stopped at step 1 (on_step runs after a finished step): nothing was timed
-        raise SpeedProbeError(result.reason, len(result.history) + 1, result.stopped)
-    timed = step_times[warmup:] or step_times  # (a probe stopped early by a non-finite loss still gives a time)
-    step_s = sum(timed) / len(timed)  # the mean, as a run's total is a sum (not the median)
-    lengths = padded_batch_lengths(cfg, data, max(cfg.steps, len(step_times)))
-    timed_lengths = lengths[warmup:len(step_times)] if len(step_times) > warmup else lengths[:len(step_times)]
-    length_factor = (sum(lengths[:cfg.steps]) / cfg.steps) / (sum(timed_lengths) / len(timed_lengths))
-    start = clock()
-    evaluate(result.loaded.model, data, "test", limit=cfg.eval_size)
-    eval_s = clock() - start
-    return TrainingSpeed(data_s, step_s, eval_s, length_factor)
-
-
-def final_metrics(loaded: LoadedModel, data: Dataset) -> dict:
-    metrics = {split: evaluate(loaded.model, data, split) for split in HELD_OUT_SPLITS if data.splits.get(split)}
-    metrics["by_length"] = accuracy_by_length(loaded.model, data)
-    return metrics
-
-
 def command_line_fields() -> dict:
     """Every flag of `python -m model.train` with its default: --model FAMILY, the training fields, and the
     architecture fields of both families (as flat as the commands recorded in checkpoints)."""
@@ -463,7 +299,7 @@ def parse_command(argv: list[str]) -> tuple[TrainConfig, str | None]:
     args = vars(parser.parse_args(argv))
     out = args.pop("out")
     # Only the flags given: the rest keep default_model(family)'s values (a seq2seq family has no d_ff, ...).
-    return TrainConfig.from_flat(**{k: v for k, v in args.items() if v is not None}), out
+    return TrainConfig.for_model(**{k: v for k, v in args.items() if v is not None}), out
 
 
 def main(argv: list[str] | None = None) -> None:

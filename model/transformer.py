@@ -54,70 +54,83 @@ class FeedForward(nn.Sequential):
 
 
 class SublayerConnection(nn.Module):
-    """x + Dropout(f(x)) then LayerNorm (post-norm, the paper), or x + Dropout(f(LayerNorm(x))) (pre-norm).
+    """The residual connection around one sublayer (paper §5.4), with its LayerNorm:
 
-    The dropout and the residual add are one kernel (model/dropout.py::dropout_add); at p = 0 or in eval mode it is
-    the plain sum x + f(x)."""
+        pre-norm   x + Dropout(sublayer(LayerNorm(x)))
+        post-norm  LayerNorm(x + Dropout(sublayer(x)))   (the paper's)
+
+    forward(x, sublayer) for a sublayer that returns a tensor (the feed-forward). An attention sublayer also returns
+    its weights, so the layer calls it between inputs(x) and add(x, out) and keeps its AttentionResult beside x.
+    Dropout and the residual add are one kernel (model/dropout.py::dropout_add); at p = 0 or in eval mode it is the
+    plain sum x + out."""
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool):
         super().__init__()
         self.norm, self.dropout_p, self.norm_first = nn.LayerNorm(d_model), dropout, norm_first
 
-    def forward(self, x: torch.Tensor, sublayer) -> tuple[torch.Tensor, object]:
-        if self.norm_first:
-            out, extra = sublayer(self.norm(x))
-            return dropout_add(x, out, self.dropout_p, self.training), extra
-        out, extra = sublayer(x)
-        return self.norm(dropout_add(x, out, self.dropout_p, self.training)), extra
+    def inputs(self, x: torch.Tensor) -> torch.Tensor:
+        """What the sublayer reads: LayerNorm(x) in a pre-norm layer, x itself in a post-norm one."""
+        return self.norm(x) if self.norm_first else x
+
+    def add(self, x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """x + Dropout(out), normalised afterwards in a post-norm layer."""
+        summed = dropout_add(x, out, self.dropout_p, self.training)
+        return summed if self.norm_first else self.norm(summed)
+
+    def forward(self, x: torch.Tensor, sublayer) -> torch.Tensor:
+        return self.add(x, sublayer(self.inputs(x)))
 
 
-class TransformerLayer(nn.Module):
-    """What encoder and decoder layers share: named attention sublayers, the feed-forward sublayer, and a residual
-    connection (SublayerConnection) per sublayer, registered in this order (the order initialisation draws in)."""
-
-    def __init__(self, cfg: TransformerConfig, attentions: tuple[str, ...], residuals: tuple[str, ...]):
-        super().__init__()
-        for name in attentions:
-            setattr(self, name, MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout))
-        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        for name in residuals:
-            setattr(self, name, SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first))
-
-    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
-        """The last sublayer of every layer: (B, N, d_model) -> (B, N, d_model)."""
-        return self.sub_ffn(x, lambda h: (self.ffn(h), None))[0]
+def attention_sublayer(cfg: TransformerConfig) -> MultiHeadAttention:
+    return MultiHeadAttention(cfg.d_model, cfg.num_heads, cfg.dropout)
 
 
-class EncoderLayer(TransformerLayer):
+def residual(cfg: TransformerConfig) -> SublayerConnection:
+    return SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then the position-wise feed-forward network, each inside a residual connection (§3.1).
+
+    Modules are registered in this order (attention, feed-forward, then the residual connections' norms): the
+    order in which a seeded model draws its initial weights, and the names of the checkpoints' tensors."""
+
     def __init__(self, cfg: TransformerConfig):
-        super().__init__(cfg, ("self_attn",), ("sub_attn", "sub_ffn"))
+        super().__init__()
+        self.self_attn = attention_sublayer(cfg)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.sub_attn, self.sub_ffn = residual(cfg), residual(cfg)
 
     def forward(self, x, mask, need_weights: bool, head_mask=None):
-        def attend(h):
-            r = self.self_attn(h, h, h, mask, need_weights=need_weights, head_mask=head_mask)
-            return r.output, r
+        """x (B, S, d_model) -> (B, S, d_model) and the self-attention's AttentionResult (weights (B, h, S, S))."""
+        h = self.sub_attn.inputs(x)
+        attn = self.self_attn(h, h, h, mask, need_weights=need_weights, head_mask=head_mask)
+        x = self.sub_attn.add(x, attn.output)
+        return self.sub_ffn(x, self.ffn), attn
 
-        x, attn = self.sub_attn(x, attend)
-        return self.feed_forward(x), attn
 
+class DecoderLayer(nn.Module):
+    """Masked self-attention, attention over the encoder's output (cross), then the feed-forward network, each
+    inside a residual connection (§3.1); registered in EncoderLayer's order."""
 
-class DecoderLayer(TransformerLayer):
     def __init__(self, cfg: TransformerConfig):
-        super().__init__(cfg, ("self_attn", "cross_attn"), ("sub_self", "sub_cross", "sub_ffn"))
+        super().__init__()
+        self.self_attn, self.cross_attn = attention_sublayer(cfg), attention_sublayer(cfg)
+        self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.sub_self, self.sub_cross, self.sub_ffn = residual(cfg), residual(cfg), residual(cfg)
 
     def forward(self, y, memory, self_mask, memory_mask, need_weights: bool, self_head_mask=None, cross_head_mask=None):
-        def attend_self(h):
-            r = self.self_attn(h, h, h, self_mask, need_weights=need_weights, head_mask=self_head_mask,
-                               is_causal=self_mask is None)
-            return r.output, r
-
-        def attend_memory(h):
-            r = self.cross_attn(h, memory, memory, memory_mask, need_weights=need_weights, head_mask=cross_head_mask)
-            return r.output, r
-
-        y, self_attn = self.sub_self(y, attend_self)
-        y, cross_attn = self.sub_cross(y, attend_memory)
-        return self.feed_forward(y), self_attn, cross_attn
+        """y (B, T, d_model), memory (B, S, d_model) -> (B, T, d_model), the self- and cross-attention results
+        (weights (B, h, T, T) and (B, h, T, S)). self_mask None: the kernel applies the causal mask (training)."""
+        h = self.sub_self.inputs(y)
+        self_attn = self.self_attn(h, h, h, self_mask, need_weights=need_weights, head_mask=self_head_mask,
+                                   is_causal=self_mask is None)
+        y = self.sub_self.add(y, self_attn.output)
+        h = self.sub_cross.inputs(y)  # queries from the decoder; keys and values are the encoder's memory
+        cross_attn = self.cross_attn(h, memory, memory, memory_mask, need_weights=need_weights,
+                                     head_mask=cross_head_mask)
+        y = self.sub_cross.add(y, cross_attn.output)
+        return self.sub_ffn(y, self.ffn), self_attn, cross_attn
 
 
 class Transformer(nn.Module):

@@ -2,7 +2,9 @@
 
 The template is deploy/haproxy.cfg.template (string.Template placeholders); serve.py writes the result where a
 person can read it (run/haproxy.cfg). Each replica is a `server rN 127.0.0.1:PORT cookie rN disabled` line: it
-starts in maintenance and serve.py enables it over the stats socket once it is warm.
+starts in maintenance and serve.py enables it over the stats socket once it is warm. Its health check goes to the
+replica's liveness port (`port N`: serving/liveness.py), not through Streamlit's event loop, so a burst of script
+runs cannot get a working replica marked down.
 """
 from __future__ import annotations
 
@@ -28,9 +30,10 @@ def replica_name(index: int) -> str:
     return f"r{index + 1}"
 
 
-def render_config(bind: str, replica_ports: list[int], stats_socket: Path) -> str:
-    servers = "\n".join(f"    server {replica_name(i)} 127.0.0.1:{port} cookie {replica_name(i)} disabled"
-                        for i, port in enumerate(replica_ports))
+def render_config(bind: str, replica_ports: list[int], stats_socket: Path, liveness_ports: list[int]) -> str:
+    """`liveness_ports[i]`: where replica i answers HAProxy's health check (ATTENTION_LAB_LIVENESS_PORT)."""
+    servers = "\n".join(f"    server {replica_name(i)} 127.0.0.1:{port} cookie {replica_name(i)} port {check} disabled"
+                        for i, (port, check) in enumerate(zip(replica_ports, liveness_ports, strict=True)))
     return Template(TEMPLATE.read_text()).substitute(
         bind=bind, replicas=len(replica_ports), servers=servers, stats_socket=stats_socket, cookie=STICKY_COOKIE,
         health_path=HEALTH_PATH)

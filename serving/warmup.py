@@ -17,6 +17,9 @@ from serving.streamlit_client import StreamlitClient
 # attention page, every other model of the sidebar's model choice, so that each shipped model is loaded.
 WARM_PAGES = ["", "attention", "decoding", "positional", "compare"]
 MODEL_CHOICE = "model_id"  # the sidebar's model selectbox (ui/sidebar.py)
+# Lesson stops whose first run is slow, opened by their link: the real encoder's all-heads grid with its 72 pattern
+# labels (issue 22: 7.5-8.8 s at the first student's click before it was warmed here).
+WARM_STOPS = ["attention?lesson=intro&stop=17"]
 
 
 async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[str, float]]:
@@ -38,6 +41,9 @@ async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[s
                 for model in others + [first]:  # every shipped model once, ending on the default
                     if client.choose_option(MODEL_CHOICE, model) is None:
                         timings.append((model, await _run(client, client.widget_rerun_msg(), timeout, "attention")))
+        for stop in WARM_STOPS:  # the lesson's slow stops, as a class opens them (stop 17: the encoder's grid)
+            path, query = stop.split("?")
+            timings.append((stop, await _run(client, client.open_page_msg(path, query), timeout, path)))
     finally:
         await client.close()
     return timings

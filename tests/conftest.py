@@ -1,4 +1,4 @@
-"""Shared fixtures: a real `streamlit run asgi.py` server for the browser tests."""
+"""Shared fixtures: a real `streamlit run asgi.py` server for the browser tests; the class store on both engines."""
 import contextlib
 import os
 import shutil
@@ -63,6 +63,34 @@ def streamlit_server(folder: Path = ROOT, env: dict[str, str] | None = None):
 def app_url():
     with streamlit_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn():
+    """A PostgreSQL server of this test session (tests/postgres_server.py) -> the DSN of its admin database."""
+    from tests.postgres_server import postgres_bin, postgres_server
+
+    bin_folder = postgres_bin()
+    if bin_folder is None:
+        message = ("PostgreSQL is not installed: the class store's PostgreSQL tests need Debian's postgresql package "
+                   "(scripts/system_packages.sh installs it)")
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    with postgres_server(bin_folder) as dsn:
+        yield dsn
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request, tmp_path):
+    """Where a ClassStore lives, once per engine: a new SQLite file, or a new database on the session's PostgreSQL."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "class.sqlite3")
+        return
+    from tests.postgres_server import fresh_database
+
+    with fresh_database(request.getfixturevalue("postgres_dsn")) as dsn:
+        yield dsn
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""model/analysis.py against independent computations: loops over heads, explicit matrices, step-by-step decoding."""
+"""model/explain/ against independent computations: loops over heads, explicit matrices, step-by-step decoding."""
 import threading
 from pathlib import Path
 
@@ -6,7 +6,18 @@ import numpy as np
 import pytest
 import torch
 
-from model import analysis
+from model.explain.explanations import analysis_arrays
+
+from model.explain.fixed_sets import held_out_pairs
+
+from model.explain.importance import (EvaluationSet, embedding_importance, evaluation_set, head_importance,
+                                     pruning_curve, quality, spearman, switched_off_masks)
+
+from model.explain.kinds import SELF_KINDS
+
+from model.explain.patterns import label_heads
+
+from model.explain.value_norms import MultiHeadAttention, capture_attention_inputs, special_token_survival
 from model.checkpoint import load_checkpoint
 from model.config import TransformerConfig
 from model.decode import greedy_decode_batch
@@ -57,7 +68,7 @@ def test_rollout_and_norms_match_a_loop_over_heads(norm_first):
     model = _toy_transformer(norm_first)
     src = torch.tensor([[5, 6, 7, 8, 9, 2]])
     tgt_in = torch.tensor([[1, 4, 5, 6]])
-    arrays = analysis.analysis_arrays(model, src[0].tolist(), tgt_in[0].tolist())
+    arrays = analysis_arrays(model, src[0].tolist(), tgt_in[0].tolist())
     # The sublayer inputs, recomputed by hand (not through the hooks): x entering each attention module.
     with torch.no_grad():
         _, maps = model(src, tgt_in, need_weights=True)
@@ -81,7 +92,7 @@ def test_rollout_and_norms_match_a_loop_over_heads(norm_first):
     for l, layer in enumerate(model.decoder_layers):
         expected = _reference_norms(layer.cross_attn, maps.cross[l, 0].numpy(), memory[0])
         np.testing.assert_allclose(arrays["value_norms_cross"][l], expected, rtol=1e-4, atol=1e-6)
-    for kind in analysis.SELF_KINDS:
+    for kind in SELF_KINDS:
         expected = _reference_rollout(getattr(maps, kind)[:, 0].double().numpy())
         np.testing.assert_allclose(arrays[f"rollout_{kind}"], expected, rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(arrays[f"rollout_{kind}"].sum(-1), 1.0, atol=1e-6)
@@ -90,9 +101,9 @@ def test_rollout_and_norms_match_a_loop_over_heads(norm_first):
 
 
 def test_hooks_record_only_this_thread_and_keyword_calls_and_are_removed():
-    module = analysis.MultiHeadAttention(8, 2)
+    module = MultiHeadAttention(8, 2)
     x = torch.randn(1, 3, 8)
-    with analysis.capture_attention_inputs({"a": module}) as captured:
+    with capture_attention_inputs({"a": module}) as captured:
         other_session = threading.Thread(target=module, args=(x, x, x * 3))  # a shared model, another script thread
         other_session.start()
         other_session.join()
@@ -105,7 +116,7 @@ def test_hooks_record_only_this_thread_and_keyword_calls_and_are_removed():
 def test_special_token_survival_is_the_norm_share_over_the_weight_share():
     weights = np.array([[[0.5, 0.5], [0.8, 0.2]]])  # (h=1, T_q=2, T_k=2); key 1 is <eos>
     norms = weights * np.array([2.0, 0.1])  # <eos>'s transformed value is tiny
-    result = analysis.special_token_survival(weights, norms, ["cat", "<eos>"])
+    result = special_token_survival(weights, norms, ["cat", "<eos>"])
     assert result["weight_share"][0] == pytest.approx(0.7 / 2)
     assert result["norm_share"][0] == pytest.approx(0.07 / (2.6 + 0.07))
     assert result["survival"][0] < 0.1
@@ -123,16 +134,16 @@ def _exact_maps(length, kind):
 def test_exact_previous_token_and_eos_sink_heads_get_those_labels():
     sentences = [["i", "have", "a", "cat", "<eos>"], ["we", "are", "students", "<eos>"]]
     for kind, label in (("previous", "previous"), ("eos", "sink"), ("self", "self")):
-        scores = analysis.label_heads([(_exact_maps(len(s), kind), s) for s in sentences], self_attention=True)
+        scores = label_heads([(_exact_maps(len(s), kind), s) for s in sentences], self_attention=True)
         assert scores.labels[0, 0] == label, (kind, scores)
     uniform = [(np.full((1, 1, 6, 6), 1 / 6), ["a", "b", "c", "d", "e", "<eos>"])]
-    assert analysis.label_heads(uniform, self_attention=True).labels[0, 0] == "broad"
+    assert label_heads(uniform, self_attention=True).labels[0, 0] == "broad"
     # 0.4 on the previous token, 0.6 three ahead: no pattern reaches its threshold, rows are sharp -> block
     mixed = np.zeros((1, 1, 8, 8))
     for i in range(8):
         mixed[0, 0, i, (i - 1) % 8] += 0.4
         mixed[0, 0, i, (i + 3) % 8] += 0.6
-    assert analysis.label_heads([(mixed, list("abcdefg") + ["<eos>"])], True).labels[0, 0] == "block"
+    assert label_heads([(mixed, list("abcdefg") + ["<eos>"])], True).labels[0, 0] == "block"
 
 
 def test_embedding_importance_of_an_encoder_is_the_cosine_change_of_mean_pooled_states():
@@ -146,7 +157,7 @@ def test_embedding_importance_of_an_encoder_is_the_cosine_change_of_mean_pooled_
         memory, _, _ = model.encode(src, head_masks=HeadMasks(encoder_self=head_mask))
         return (memory * real).sum(1) / real.sum(1)
 
-    change = analysis.embedding_importance(embed, 3, 3)
+    change = embedding_importance(embed, 3, 3)
     assert change.shape == (3, 3) and (change > 0).all()  # every head of a random model moves the embedding
     with torch.no_grad():
         full, off = embed(torch.ones(3, 3)), embed(torch.tensor([[1.0, 1, 1], [1, 0, 1], [1, 1, 1]]))
@@ -155,34 +166,38 @@ def test_embedding_importance_of_an_encoder_is_the_cosine_change_of_mean_pooled_
 
 
 def test_spearman_matches_known_values():
-    assert analysis.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
-    assert analysis.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
-    assert analysis.spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]) == pytest.approx(0.8)
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]) == pytest.approx(0.8)
+    # ties take their mean rank: ranks (1.5, 1.5, 3, 4) against (1, 2, 3, 4) give 4.5 / √(4.5 · 5)
+    assert spearman([1, 1, 2, 3], [1, 2, 3, 4]) == pytest.approx(4.5 / (4.5 * 5) ** 0.5)
+    assert np.isnan(spearman([0.0, 0.0, 0.0], [1, 2, 3]))  # a constant side has no ranking (the ablation of a
+    # model where no head changes exact match), silently
 
 
 @pytest.fixture(scope="module")
 def shipped():
     loaded = load_checkpoint(CHECKPOINTS / "transformer_en-fr")
-    return loaded, analysis.evaluation_set(loaded, analysis.held_out_pairs(loaded))
+    return loaded, evaluation_set(loaded, held_out_pairs(loaded))
 
 
 def test_teacher_forced_exact_match_is_greedy_decodings(shipped):
     """The one-pass exact match equals step-by-step greedy decoding, with all heads and with one head off."""
     loaded, evaluation = shipped
     model = loaded.model
-    first = analysis.EvaluationSet(evaluation.batches[:1], evaluation.batches[0][0].size(0))
+    first = EvaluationSet(evaluation.batches[:1], evaluation.batches[0][0].size(0))
     src, _, tgt_out = first.batches[0]
     references = [[t for t in row if t not in (0, 2)] for row in tgt_out.tolist()]
     for off in ([], [("cross", 1, 0)], [("encoder_self", 0, 2), ("decoder_self", 1, 3), ("cross", 0, 1)]):
-        masks = analysis.switched_off_masks(2, 4, off)
-        got = analysis.quality(model, first, masks)["exact_match"]
+        masks = switched_off_masks(2, 4, off)
+        got = quality(model, first, masks)["exact_match"]
         with torch.no_grad():
             # greedy_decode_batch has no head masks: switch heads off through the same public gates by hand
             decoded = _greedy_with_masks(model, src, tgt_out.size(1) + 5, masks)
         expected = np.mean([d == r for d, r in zip(decoded, references)])
         assert got == pytest.approx(expected), off
     assert greedy_decode_batch(model, src, tgt_out.size(1) + 5) == _greedy_with_masks(
-        model, src, tgt_out.size(1) + 5, analysis.switched_off_masks(2, 4))
+        model, src, tgt_out.size(1) + 5, switched_off_masks(2, 4))
 
 
 def _greedy_with_masks(model, src, steps, masks):
@@ -202,19 +217,19 @@ def _greedy_with_masks(model, src, steps, masks):
 @pytest.mark.slow
 def test_least_important_head_costs_less_exact_match_than_the_most_important(shipped):
     loaded, evaluation = shipped
-    importance = analysis.head_importance(loaded.model, evaluation)
+    importance = head_importance(loaded.model, evaluation)
     assert evaluation.sentences == 300 and len(importance.heads) == 24
     order = importance.order()
     least, most = importance.heads[order[0]], importance.heads[order[-1]]
     cfg = loaded.config
 
     def exact_match_without(head):
-        masks = analysis.switched_off_masks(cfg.num_layers, cfg.num_heads, [head])
-        return analysis.quality(loaded.model, evaluation, masks)["exact_match"]
+        masks = switched_off_masks(cfg.num_layers, cfg.num_heads, [head])
+        return quality(loaded.model, evaluation, masks)["exact_match"]
 
     em = {head: exact_match_without(head) for head in (least, most)}
     assert em[least] > em[most]
     assert importance.gradient.shape == (24,) and (importance.gradient >= 0).all()
-    curve = analysis.pruning_curve(loaded.model, evaluation, importance, counts=[0, 24])
+    curve = pruning_curve(loaded.model, evaluation, importance, counts=[0, 24])
     assert curve[0]["exact_match"] == pytest.approx(importance.baseline["exact_match"])
     assert curve[1]["exact_match"] < 0.05  # every head off: nothing is translated

@@ -10,7 +10,11 @@ import torch
 
 import ui.display  # noqa: F401  (installs the session language provider)
 from i18n import translate
-from model import analysis
+from model.explain.explanations import encoder_explanations
+from model.explain.fixed_sets import ENCODER_SENTENCES
+from model.explain.importance import encoder_importance, encoder_pruning_curve
+from model.explain.patterns import PATTERNS, encoder_head_labels
+from model.explain.value_norms import special_token_survival
 from model.bert import MINILM_NAME, load_minilm, minilm_zip_path
 from model.local_models import ENV_VAR
 from tests.app_links import chart_specs, chart_titles, open_from_link, trace_array
@@ -27,7 +31,7 @@ def minilm():
 @pytest.fixture(scope="module")
 def explained(minilm):
     encoded = minilm.encode(COREFERENCE)
-    return encoded, analysis.encoder_explanations(minilm, encoded)
+    return encoded, encoder_explanations(minilm, encoded)
 
 
 def test_rollout_matches_a_loop_over_layers_and_rows(explained):
@@ -94,7 +98,7 @@ def test_norms_match_the_formula_on_transformers_bertmodel(explained, tmp_path_f
 def test_special_token_weight_mostly_does_not_survive_in_the_norms(explained):
     """Kobayashi et al. 2020 §5.1 on BERT: much of the weight on [CLS]/[SEP] moves little."""
     encoded, arrays = explained
-    survival = analysis.special_token_survival(arrays["encoder_self"], arrays["value_norms_encoder_self"],
+    survival = special_token_survival(arrays["encoder_self"], arrays["value_norms_encoder_self"],
                                                encoded.tokens)
     heavy = survival["weight_share"] > 0.5  # heads that put most of their weight on [CLS]/[SEP]
     assert heavy.sum() >= 10
@@ -103,13 +107,13 @@ def test_special_token_weight_mostly_does_not_survive_in_the_norms(explained):
 
 @pytest.mark.slow
 def test_importance_on_the_encoder_is_a_6_by_12_table_its_gradient_estimate_agrees(minilm):
-    sentences = analysis.ENCODER_SENTENCES[:8]
-    importance = analysis.encoder_importance(minilm, sentences)
+    sentences = ENCODER_SENTENCES[:8]
+    importance = encoder_importance(minilm, sentences)
     assert importance.change.shape == importance.gradient.shape == (6, 12)
     assert (importance.change >= -1e-6).all() and importance.change.max() > 1e-3
     assert importance.spearman() > 0.6  # the second-order estimate ranks heads like switching them off
     least, most = importance.order()[0], importance.order()[-1]
-    curve = analysis.encoder_pruning_curve(minilm, importance, [0, 1, 72], sentences)
+    curve = encoder_pruning_curve(minilm, importance, [0, 1, 72], sentences)
     assert curve[0]["similarity"] == pytest.approx(1.0, abs=1e-5)
     assert curve[1]["similarity"] == pytest.approx(1 - importance.change[least], abs=1e-5)
     assert importance.change[most] > importance.change[least]
@@ -117,8 +121,8 @@ def test_importance_on_the_encoder_is_a_6_by_12_table_its_gradient_estimate_agre
 
 
 def test_encoder_pattern_labels_cover_every_head(minilm):
-    scores = analysis.encoder_head_labels(minilm, analysis.ENCODER_SENTENCES[:6])
-    assert scores.labels.shape == (6, 12) and set(scores.labels.ravel()) <= set(analysis.PATTERNS)
+    scores = encoder_head_labels(minilm, ENCODER_SENTENCES[:6])
+    assert scores.labels.shape == (6, 12) and set(scores.labels.ravel()) <= set(PATTERNS)
     assert (scores.labels == "sink").sum() >= 10  # MiniLM's middle layers sit on [CLS]/[SEP]
 
 
@@ -138,12 +142,12 @@ def test_the_explain_view_of_the_encoder_shows_norms_importance_and_patterns():
     assert not at.exception and chart_titles(at)[1] == "Encoder self-attention · rollout after layer 1"
     at.button_group(key="explain_part").set_value("importance").run()
     assert not at.exception
-    assert [m.value for m in at.metric][0] == str(len(analysis.ENCODER_SENTENCES))
+    assert [m.value for m in at.metric][0] == str(len(ENCODER_SENTENCES))
     importance = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert importance["data"][0]["y"] == [f"Encoder self L{l}" for l in range(1, 7)]
     assert len(at.dataframe[0].value) == 72
     at.button_group(key="explain_part").set_value("patterns").run()
-    assert not at.exception and chart_titles(at)[0].endswith(f"over {len(analysis.ENCODER_SENTENCES)} fixed English "
+    assert not at.exception and chart_titles(at)[0].endswith(f"over {len(ENCODER_SENTENCES)} fixed English "
                                                         "sentences")
 
 
@@ -174,8 +178,8 @@ def test_the_all_heads_grid_names_each_heads_pattern():
     titles = [" ".join(a["text"].replace("<br>", " ").split()) for a in grid["layout"]["annotations"]
               if a["text"].startswith("L")]  # a narrow thumbnail's title may be wrapped onto two lines
     assert len(titles) == 72 and all(" · " in t for t in titles)
-    labels = analysis.encoder_head_labels(load_minilm()).labels
-    short = {p: translate("en", f"explain_encoder.short.{p}") for p in analysis.PATTERNS}
+    labels = encoder_head_labels(load_minilm()).labels
+    short = {p: translate("en", f"explain_encoder.short.{p}") for p in PATTERNS}
     assert titles[3 * 12 + 1] == f"L4 H2 · {short[labels[3, 1]]}"
     assert translate("en", "explain_encoder.grid_labels") in [c.value for c in at.caption]
 

@@ -4,7 +4,7 @@ from torch import nn
 
 import pytest
 
-from model.attention import (MultiHeadAttention, causal_mask, fuse_qkv_state_dict, key_padding_from_tokens,
+from model.attention import (MultiHeadAttention, causal_mask, key_padding_from_tokens,
                              masked_softmax, scaled_dot_product_attention)
 from model.config import TransformerConfig
 from model.transformer import Transformer
@@ -138,40 +138,6 @@ def test_separate_projections_keep_the_paper_initialisation():
         weight = mha.projection(name)[0]
         assert weight.abs().max() <= bound
         assert weight.abs().max() > 0.95 * bound  # not the fused matrix's smaller bound (6 / (128 + 384)) ** 0.5
-
-
-def _old_layout(state: dict) -> dict:
-    """A state dict as checkpoints before the fusion (and BERT conversions) name it: w_q, w_k, w_v separately."""
-    old = {}
-    for key, tensor in state.items():
-        if ".w_qkv." in key or key.startswith("w_qkv."):
-            stem, part = key.rsplit("w_qkv.", 1)
-            for name, piece in zip(("w_q", "w_k", "w_v"), tensor.chunk(3)):
-                old[f"{stem}{name}.{part}"] = piece.clone()
-        else:
-            old[key] = tensor
-    return old
-
-
-def test_old_name_state_dicts_load_into_the_fused_module():
-    torch.manual_seed(4)
-    source = MultiHeadAttention(16, 2).eval()
-    old = _old_layout(source.state_dict())
-    assert "w_q.weight" in old and "w_qkv.weight" not in old
-    target = MultiHeadAttention(16, 2).eval()
-    target.load_state_dict(old)  # strict: the pre-hook renames, nothing missing or unexpected
-    x = torch.randn(1, 3, 16)
-    torch.testing.assert_close(target(x, x, x).output, source(x, x, x).output)
-    # a whole Transformer, prefixes included, and the module-free helper the checkpoint loader uses
-    cfg = TransformerConfig(20, 20, num_layers=2, d_model=16, num_heads=2, d_ff=32)
-    model = Transformer(cfg).eval()
-    old_model = _old_layout(model.state_dict())
-    assert "decoder_layers.1.cross_attn.w_v.bias" in old_model
-    assert set(fuse_qkv_state_dict(old_model)) == set(model.state_dict())
-    fresh = Transformer(cfg).eval()
-    fresh.load_state_dict(old_model)
-    src, tgt = torch.randint(4, 20, (2, 5)), torch.randint(4, 20, (2, 4))
-    torch.testing.assert_close(fresh(src, tgt)[0], model(src, tgt)[0])
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -57,7 +57,7 @@ def test_head_grid_csv_names_layer_head_and_tokens():
 
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_cached_head_figures_are_the_built_ones(monkeypatch, language):
-    from ui.attention_view import cached_figure
+    from ui.attention.view import cached_figure
 
     monkeypatch.setattr(i18n, "_language_provider", lambda: language)
     weights = np.random.default_rng(2).dirichlet(np.ones(4), size=3)
@@ -260,7 +260,7 @@ def test_an_error_in_a_fragment_rerun_is_the_guard_message(monkeypatch):
         def broken(*args, **kwargs):
             raise RuntimeError("boom")
 
-        monkeypatch.setattr("ui.attention_view.show_head", broken)
+        monkeypatch.setattr("ui.attention.view.show_head", broken)
         at.selectbox(key="attn_head").select_index(1).run()
         assert not at.exception
         assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)

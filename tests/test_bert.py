@@ -125,8 +125,10 @@ def test_switching_a_head_off_changes_the_output_and_all_heads_on_does_not(minil
 
 
 def test_name_mapping_covers_every_weight_and_ignores_the_pooler():
-    assert hf_to_ours("encoder.layer.3.attention.self.query.weight") == "layers.3.self_attn.w_q.weight"
-    assert hf_to_ours("bert.encoder.layer.0.output.LayerNorm.gamma") == "layers.0.output_norm.weight"
+    # W_q, W_k, W_v fill the row blocks 0, 1, 2 of our fused projection
+    assert hf_to_ours("encoder.layer.3.attention.self.query.weight") == ("layers.3.self_attn.w_qkv.weight", 0)
+    assert hf_to_ours("encoder.layer.3.attention.self.value.bias") == ("layers.3.self_attn.w_qkv.bias", 2)
+    assert hf_to_ours("bert.encoder.layer.0.output.LayerNorm.gamma") == ("layers.0.output_norm.weight", None)
     assert hf_to_ours("pooler.dense.weight") is None and hf_to_ours("embeddings.position_ids") is None
 
 
@@ -139,10 +141,19 @@ def test_strict_loading_names_missing_unexpected_and_misshapen_tensors():
                      max_position_embeddings=16)
     weights = _tiny_weights(cfg)
     load_bert_weights(cfg, weights, "tiny")  # fits
+    # the same weights with layer 0's W_q, W_k, W_v under Hugging Face's three names: fused in q, k, v order
+    fused = weights.pop("layers.0.self_attn.w_qkv.weight")
+    for part, rows in zip(("query", "key", "value"), fused.chunk(3)):
+        weights[f"encoder.layer.0.attention.self.{part}.weight"] = rows
+    loaded = load_bert_weights(cfg, weights, "tiny")
+    torch.testing.assert_close(loaded.layers[0].self_attn.w_qkv.weight, fused)
+    torch.testing.assert_close(loaded.layers[0].self_attn.projection("k")[0], fused[8:16])
     missing = dict(weights)
-    missing.pop("layers.0.self_attn.w_k.weight")
-    with pytest.raises(CheckpointError, match="missing.*w_k"):
+    missing.pop("encoder.layer.0.attention.self.key.weight")
+    with pytest.raises(CheckpointError, match=r"missing.*w_qkv.weight \(W_k\)"):
         load_bert_weights(cfg, missing, "tiny")
+    with pytest.raises(CheckpointError, match=r"wrong shape.*w_qkv.weight \(W_v\) \(4, 8\)"):
+        load_bert_weights(cfg, {**weights, "encoder.layer.0.attention.self.value.weight": torch.zeros(4, 8)}, "tiny")
     with pytest.raises(CheckpointError, match="unexpected.*surprise"):
         load_bert_weights(cfg, {**weights, "surprise.weight": torch.zeros(1)}, "tiny")
     with pytest.raises(CheckpointError, match=r"wrong shape.*ffn_in.weight \(4, 8\)"):

@@ -11,7 +11,7 @@ from model.bert import MINILM_NAME
 from model.sources import analyse_encoder
 from tests.bad_inputs import load_bad_inputs
 from tests.app_links import APP_PAGES, chart_specs, chart_titles, link_notices, open_page
-from ui.models import load_pretrained
+from ui.models import load_model
 from viz.export import trace_values
 
 BAD_INPUTS = load_bad_inputs()
@@ -75,7 +75,7 @@ def test_statistics_give_shares_on_cls_sep_and_punctuation_instead_of_eos():
         assert translate("en", f"attention.stats.{key}") in columns
     assert translate("en", "attention.stats.eos") not in columns
     table = at.dataframe[0].value
-    model = load_pretrained(MINILM_NAME)
+    model = load_model(MINILM_NAME).network
     weights = model.run(model.encode(COREFERENCE)).weights[:, 0].numpy()  # (L, h, T, T); [CLS] first, [SEP] last
     assert len(table) == 72
     np.testing.assert_allclose(table[translate("en", "attention.stats.cls")], weights[..., 0].mean(-1).ravel(),
@@ -170,7 +170,7 @@ def test_every_page_renders_with_the_encoder_selected():
 
 
 def test_every_bad_input_gives_finite_maps_or_a_prompt_and_nothing_unescaped():
-    model = load_pretrained(MINILM_NAME)
+    model = load_model(MINILM_NAME).network
     at = _open(sentence=COREFERENCE)
     for text in BAD_INPUTS:
         analysed = analyse_encoder(MINILM_NAME, text, model)  # the raw text straight into the model
@@ -213,11 +213,11 @@ def test_an_encoder_analysis_is_computed_once_per_sentence_and_heads(monkeypatch
     import ui.state
 
     calls = []
-    real = ui.state.analyse_encoder
-    monkeypatch.setattr(ui.state, "analyse_encoder", lambda *args: calls.append(args[1]) or real(*args))
-    model = load_pretrained(MINILM_NAME)
+    lab = load_model(MINILM_NAME)
+    real = type(lab).analyse
+    monkeypatch.setattr(type(lab), "analyse", lambda self, *args: calls.append(args[0]) or real(self, *args))
     sentence = "A sentence analysed once, whatever the number of reruns."
-    first = ui.state.analyse_encoder_input(MINILM_NAME, sentence, ((0, 1),), model)
-    again = ui.state.analyse_encoder_input(MINILM_NAME, sentence, ((0, 1),), model)
+    first = ui.state.analyse(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
+    again = ui.state.analyse(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
     assert calls == [sentence]  # the second rerun read the cache
     np.testing.assert_array_equal(first.embedding, again.embedding)

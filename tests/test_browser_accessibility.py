@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 from classroom.lessons import load_lessons
 from tests.browser_steps import axe_violations, wait_idle
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 from ui.page_menu import PAGE_NAMES
 
 STOPS_IN = {("en", False), ("ko", True)}  # (language, presenter) where every lesson stop is checked too

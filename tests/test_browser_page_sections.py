@@ -5,7 +5,7 @@ from playwright.sync_api import Page, expect
 from classroom.lessons import load_lessons
 from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 
 FOLD = 720
 SEEN = 150  # px of the section's chart on the first screen at least: its title and the top of the plot

@@ -7,7 +7,8 @@ import torch
 from model.checkpoint import CheckpointError, load_checkpoint, load_checkpoint_bytes, save_checkpoint
 from model.data import make_algorithmic
 from model.decode import greedy_decode
-from model.train import TrainConfig, evaluate, noam_rate, train
+from model.evaluation import evaluate
+from model.train import TrainConfig, noam_rate, train
 
 TINY = {"steps": 1, "batch_size": 8, "eval_every": 0, "num_layers": 1, "d_model": 16, "num_heads": 2, "d_ff": 32,
         "embed_dim": 8, "hidden_size": 16, "dropout": 0.0}
@@ -20,7 +21,7 @@ def tiny_copy():
 
 @pytest.mark.parametrize("family", ["transformer", "bahdanau", "no-attention"])
 def test_save_load_roundtrip_and_decode(tmp_path, tiny_copy, family):
-    result = train(TrainConfig.from_flat(model=family, task="copy", **TINY), data=tiny_copy)
+    result = train(TrainConfig.for_model(model=family, task="copy", **TINY), data=tiny_copy)
     loaded = result.loaded
     stem = save_checkpoint(tmp_path / "m", loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab, "copy",
                            metrics={"test": {"exact_match": 0.5}})
@@ -44,7 +45,7 @@ def test_save_load_roundtrip_and_decode(tmp_path, tiny_copy, family):
 
 
 def test_broken_checkpoints_give_clear_errors(tmp_path, tiny_copy):
-    loaded = train(TrainConfig.from_flat(task="copy", **TINY), data=tiny_copy).loaded
+    loaded = train(TrainConfig.for_model(task="copy", **TINY), data=tiny_copy).loaded
     stem = save_checkpoint(tmp_path / "good", loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab, "copy")
     weights, sidecar = stem.with_suffix(".safetensors").read_bytes(), stem.with_suffix(".json").read_bytes()
     with pytest.raises(CheckpointError, match="file not found"):
@@ -57,7 +58,7 @@ def test_broken_checkpoints_give_clear_errors(tmp_path, tiny_copy):
         load_checkpoint_bytes(pickle.dumps({"w": torch.zeros(2)}), sidecar)
     with pytest.raises(CheckpointError, match="JSON"):
         load_checkpoint_bytes(weights, b"{not json")
-    other = train(TrainConfig.from_flat(task="copy", **{**TINY, "d_model": 32}), data=tiny_copy).loaded
+    other = train(TrainConfig.for_model(task="copy", **{**TINY, "d_model": 32}), data=tiny_copy).loaded
     other_stem = save_checkpoint(tmp_path / "other", other.model, other.config, other.src_vocab, other.tgt_vocab,
                                  "copy")
     with pytest.raises(CheckpointError, match=r"has shape \[32\], the config needs \[16\]"):
@@ -67,7 +68,7 @@ def test_broken_checkpoints_give_clear_errors(tmp_path, tiny_copy):
 def test_tiny_transformer_overfits_tiny_batch():
     data = make_algorithmic("reverse", seed=0, train_size=16, test_size=4, long_size=2, max_len=5)
     data.splits["test"] = data.splits["train"]
-    cfg = TrainConfig.from_flat(task="reverse", steps=150, batch_size=16, lr=3e-3, eval_every=0, num_layers=1,
+    cfg = TrainConfig.for_model(task="reverse", steps=150, batch_size=16, lr=3e-3, eval_every=0, num_layers=1,
                                 d_model=32, num_heads=2, d_ff=64, dropout=0.0)
     result = train(cfg, data=data)
     assert result.history[-1]["loss"] < 0.1 < result.history[0]["loss"]
@@ -76,10 +77,10 @@ def test_tiny_transformer_overfits_tiny_batch():
 
 def test_on_step_stop_and_non_finite_loss(tiny_copy):
     seen = []
-    result = train(TrainConfig.from_flat(task="copy", **{**TINY, "steps": 20}), data=tiny_copy,
+    result = train(TrainConfig.for_model(task="copy", **{**TINY, "steps": 20}), data=tiny_copy,
                    on_step=lambda info: seen.append(info.step) or info.step == 5)
     assert result.stopped == "stopped by user" and seen == [1, 2, 3, 4, 5]
-    bad = train(TrainConfig.from_flat(task="copy", **{**TINY, "steps": 5, "lr": 1e30}), data=tiny_copy)
+    bad = train(TrainConfig.for_model(task="copy", **{**TINY, "steps": 5, "lr": 1e30}), data=tiny_copy)
     assert "non-finite" in bad.stopped
     assert all(torch.isfinite(p).all() for p in bad.loaded.model.parameters())
 

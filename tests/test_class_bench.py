@@ -22,7 +22,7 @@ def test_class_bench_imports_and_parses_its_options():
     bench = load_bench()
     assert issubclass(bench.ClassClient, StreamlitClient)
     own = bench.build_parser().parse_args([])
-    assert (own.students, own.window, own.poll, own.url, own.data) == (30, 5.0, 2.0, None, None)
+    assert (own.students, own.window, own.poll, own.url, own.data, own.late_joiners) == (30, 5.0, 2.0, None, None, 0)
     proxied = bench.build_parser().parse_args(["--url", "http://127.0.0.1:8500", "--data", "/tmp/x",
                                                "--students", "12"])
     assert (proxied.url, proxied.data, proxied.students) == ("http://127.0.0.1:8500", Path("/tmp/x"), 12)

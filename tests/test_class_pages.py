@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from classroom.store import ClassStore, normalise_code
+from classroom.store import DATABASE_URL_ENV, ClassStore, is_postgres, normalise_code
 from classroom.teacher_password import teacher_password
 from tests.app_links import ROOT, assert_healthy, chart_specs, go_to, open_from_link
 from tests.bad_inputs import load_bad_inputs
@@ -15,6 +15,7 @@ from tests.bad_inputs import load_bad_inputs
 def data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
     monkeypatch.delenv("ATTENTION_LAB_TEACHER_PASSWORD", raising=False)
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)  # the SQLite file in tmp_path, unless a test names a DSN
 
 
 def _metric(at, label: str) -> str:
@@ -48,7 +49,9 @@ def _walk(node):
         yield from _walk(child)
 
 
-def test_teacher_sees_a_student_answer_reveals_and_moves_the_class():
+def test_teacher_sees_a_student_answer_reveals_and_moves_the_class(store_location, monkeypatch, tmp_path):
+    if is_postgres(store_location):  # the same class through the app, with the store on PostgreSQL
+        monkeypatch.setenv(DATABASE_URL_ENV, store_location)
     teacher, _ = open_from_link("teacher")
     assert not teacher.metric  # nothing to see before a class exists
     code = _start_class(teacher)
@@ -91,6 +94,9 @@ def test_teacher_sees_a_student_answer_reveals_and_moves_the_class():
     student.run()  # the polling fragment would trigger this rerun within a few seconds
     assert_healthy(student)
     assert "stop 2 of" in student.markdown[0].value
+    if is_postgres(store_location):  # the class lives in the database the DSN names, not in a file
+        assert ClassStore(store_location).session(code).stop == 2
+        assert not (tmp_path / "classroom.sqlite3").exists()
 
 
 def test_a_student_cannot_reach_the_teacher_controls():
@@ -176,8 +182,8 @@ def test_a_lesson_file_broken_during_class_keeps_the_class_going(tmp_path, monke
     assert "does not read now" not in " ".join(w.value for w in teacher.warning)
 
 
-def test_answers_after_the_reveal_are_late_and_never_right(tmp_path):
-    store = ClassStore(tmp_path / "late.sqlite3")
+def test_answers_after_the_reveal_are_late_and_never_right(store_location):
+    store = ClassStore(store_location)
     code, token = store.create_class("intro")
     store.answer(code, "early", "q", "right", True)
     store.reveal(code, token, "q")

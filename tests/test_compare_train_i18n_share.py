@@ -9,14 +9,14 @@ import i18n
 from i18n import translate
 from model.train import TrainConfig
 from tests.app_links import chart_titles, csv_chart_keys, open_page, shipped_checkpoint_upload
-from ui.training import start_job, wait
+from ui.train.job import start_job, wait
 from viz.presentation import BASE_FONT
 
 
 @pytest.fixture(scope="module")
 def finished_job():
     """A tiny Transformer trained in a thread (no browser session: its messages are recorded as ids)."""
-    job = start_job(TrainConfig.from_flat(task="reverse", steps=50, eval_every=25, d_model=32, num_heads=2, d_ff=64), "1 2 3")
+    job = start_job(TrainConfig.for_model(task="reverse", steps=50, eval_every=25, d_model=32, num_heads=2, d_ff=64), "1 2 3")
     wait(job, timeout=120)
     assert job.state == "finished" and job.snapshots
     return job
@@ -108,7 +108,7 @@ def test_train_page_offers_curves_snapshot_and_checkpoint_downloads(finished_job
 
 
 def test_train_failure_message_is_translated():
-    job = start_job(TrainConfig.from_flat(task="copy", steps=20, eval_every=0, d_model=32, num_heads=2, d_ff=64, lr=1e30),
+    job = start_job(TrainConfig.for_model(task="copy", steps=20, eval_every=0, d_model=32, num_heads=2, d_ff=64, lr=1e30),
                     "1 2 3")
     wait(job)
     assert job.state == "failed" and job.message_key == "job_nonfinite_loss"

@@ -1,5 +1,5 @@
-from model.data import (CANONICAL, UNK, Vocabulary, detokenize, english_lexicon, french_surface, make_algorithmic,
-                        make_dataset, make_en_fr, tokenize)
+from model.data import UNK, Vocabulary, detokenize, make_algorithmic, make_dataset, make_en_fr, tokenize
+from model.en_fr import CANONICAL, english_lexicon, french_surface
 
 
 def test_en_fr_is_deterministic_and_splits_are_disjoint():

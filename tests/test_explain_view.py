@@ -1,4 +1,4 @@
-"""The attention page's Explain view (ui/explain_view.py) in AppTest, restored from links, and its charts."""
+"""The attention page's Explain view (ui/attention/explain.py) in AppTest, restored from links, and its charts."""
 import numpy as np
 import pytest
 

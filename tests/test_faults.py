@@ -21,7 +21,7 @@ TINY = dict(steps=1, batch_size=8, eval_every=0, num_layers=1, d_model=16, num_h
 @pytest.fixture(scope="module")
 def tiny():
     data = make_algorithmic("copy", seed=0, train_size=32, test_size=8, long_size=4, max_len=5)
-    return train(TrainConfig.from_flat(task="copy", **TINY), data=data).loaded
+    return train(TrainConfig.for_model(task="copy", **TINY), data=data).loaded
 
 
 def test_sigkill_during_save_keeps_the_previous_checkpoint(tmp_path, tiny):

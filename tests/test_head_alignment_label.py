@@ -1,10 +1,12 @@
-"""The head-pattern label "alignment (monotone)" (model/analysis.py): a cross-attention head whose rows follow a
+"""The head-pattern label "alignment (monotone)" (model/explain/patterns.py): a cross-attention head whose rows follow a
 monotone alignment is named so, not "block"; checked on synthetic maps and on the shipped model's heads picked by
 eye from its maps (layer 2: four clean diagonals, adjective–noun swaps aside; layer 1: spread over neighbours)."""
 import numpy as np
 import pytest
 
-from model import analysis
+from model.explain.fixed_sets import held_out_pairs
+
+from model.explain.patterns import label_heads, labelling_sentences, transformer_head_labels
 
 
 def test_a_diagonal_cross_map_is_an_alignment_and_a_scattered_or_reversed_one_is_not():
@@ -13,11 +15,11 @@ def test_a_diagonal_cross_map_is_an_alignment_and_a_scattered_or_reversed_one_is
     rng = np.random.default_rng(0)
     scattered = np.eye(6)[rng.permutation(6)][None, None] * 0.95 + 0.05 / 6
     keys = [f"w{i}" for i in range(6)]
-    labels = [analysis.label_heads([(w, keys)], self_attention=False).labels[0, 0]
+    labels = [label_heads([(w, keys)], self_attention=False).labels[0, 0]
               for w in (diagonal, reversed_, scattered)]
     assert labels[0] == "alignment" and labels[1] != "alignment" and labels[2] != "alignment"
     # self-attention is never an "alignment": the diagonal there is "self"
-    assert analysis.label_heads([(diagonal, keys)], self_attention=True).labels[0, 0] == "self"
+    assert label_heads([(diagonal, keys)], self_attention=True).labels[0, 0] == "self"
 
 
 @pytest.mark.slow
@@ -26,8 +28,8 @@ def test_the_shipped_models_diagonal_cross_heads_are_labelled_alignment():
     from ui.models import CHECKPOINT_DIR
 
     loaded = load_checkpoint(CHECKPOINT_DIR / "transformer_en-fr")
-    sentences = analysis.labelling_sentences(loaded, analysis.held_out_pairs(loaded, 100))
-    cross = analysis.transformer_head_labels(loaded.model, sentences)["cross"]
+    sentences = labelling_sentences(loaded, held_out_pairs(loaded, 100))
+    cross = transformer_head_labels(loaded.model, sentences)["cross"]
     by_eye_diagonal = {(1, 0), (1, 1), (1, 2), (1, 3)}  # L2 H1..H4, 0-based
     labelled = {(l, h) for l, h in np.ndindex(cross.labels.shape) if cross.labels[l, h] == "alignment"}
     assert labelled == by_eye_diagonal, cross.labels

@@ -18,7 +18,7 @@ import streamlit as st
 from model import checkpoint
 from model.checkpoint import CheckpointError, load_checkpoint_bytes
 from tests.app_links import open_page, shipped_checkpoint_upload
-from ui import train_view
+from ui.train import view as train_view
 
 PEAK_GROWTH_LIMIT_MB = 150  # the shipped checkpoint is 2 MB; one refused input may cost a copy or two of that
 
@@ -172,7 +172,7 @@ def test_a_missing_file_is_named_on_the_page():
 
 def test_the_operator_turns_uploads_off_by_environment_or_settings_file(monkeypatch, tmp_path):
     from model import local_models
-    from ui.upload_policy import ENV_VAR, uploads_allowed
+    from ui.train.upload_policy import ENV_VAR, uploads_allowed
 
     settings = tmp_path / "attention_lab.toml"
     monkeypatch.setattr(local_models, "CONFIG_FILE", settings)
@@ -195,7 +195,7 @@ def test_the_operator_turns_uploads_off_by_environment_or_settings_file(monkeypa
 
 def test_with_uploads_off_the_page_hides_the_uploader_and_says_why(monkeypatch):
     from i18n import translate
-    from ui.upload_policy import ENV_VAR
+    from ui.train.upload_policy import ENV_VAR
 
     monkeypatch.setenv(ENV_VAR, "off")
     at = open_page("train")

@@ -24,7 +24,7 @@ from model.decode import greedy_decode
 from ui.compat import data_editor_cell_parser
 from tests.bad_inputs import load_bad_inputs
 from tests.app_links import assert_healthy, open_page, shipped_checkpoint_upload
-from ui import train_view
+from ui.train import view as train_view
 from ui.models import CHECKPOINT_DIR, shipped_model_names
 from ui.text import check_sentence, escape_markdown
 
@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BAD_INPUTS = load_bad_inputs()
 FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
     ("ui/sidebar.py", "text_input"): "test_every_bad_sentence_gives_finite_attention_for_every_shipped_model",
-    ("ui/encoder_view.py", "text_input"):
+    ("ui/attention/encoder.py", "text_input"):
         "tests/test_bert_pages.py::test_every_bad_second_sentence_gives_a_similarity_or_a_prompt",
-    ("ui/train_view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
+    ("ui/train/view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
     ("app_pages/attention_steps.py", "data_editor"): "test_bad_cells_in_the_attention_steps_tables",
-    ("ui/lesson_bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
-    ("ui/class_teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/lessons/bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/lessons/teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
     ("ui/vocabulary.py", "text_input"): "test_bad_vocabulary_searches_find_nothing_and_show_no_markup",
 }
 FREE_TEXT_WIDGET = re.compile(r"\.(text_input|text_area|chat_input|data_editor|file_uploader)\(")
@@ -47,7 +47,7 @@ MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=&\"'")
 
 
 def app_sources() -> list[Path]:
-    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]
 
 
 def test_every_free_text_input_is_listed_and_number_inputs_are_bounded():
@@ -173,17 +173,17 @@ def test_bad_cells_in_the_attention_steps_tables(monkeypatch):
         served.append(1)
         return pd.DataFrame(flat.reshape(frame.shape), index=frame.index, columns=frame.columns)
 
-    import model.attention_steps
+    import model.foundations.attention_steps
 
     stages_drawn = []
-    real_stages = model.attention_steps.attention_stages
+    real_stages = model.foundations.attention_steps.attention_stages
 
     def recorded_stages(*args, **kwargs):  # the page imports it at each run: it gets this one
         stages_drawn.append(real_stages(*args, **kwargs))
         return stages_drawn[-1]
 
     monkeypatch.setattr(DeltaGenerator, "data_editor", hostile_editor)
-    monkeypatch.setattr(model.attention_steps, "attention_stages", recorded_stages)
+    monkeypatch.setattr(model.foundations.attention_steps, "attention_stages", recorded_stages)
     offset = [0]
     # one run per special number (and one with the text garbage first), masks in turn
     for run, start in enumerate([0] + list(range(len(BAD_INPUTS), len(CELL_TEXTS)))):
@@ -204,7 +204,7 @@ def test_bad_cells_in_the_attention_steps_tables(monkeypatch):
 
 
 def test_attention_stages_stay_finite_for_any_number_typed():
-    from model.attention_steps import INPUT_LIMIT, attention_stages, build_mask
+    from model.foundations.attention_steps import INPUT_LIMIT, attention_stages, build_mask
 
     for value in (1e308, -1e308, 1e200, 1e-320, INPUT_LIMIT * 10, np.inf, -np.inf, np.nan):
         for mask in ("none", "causal", "padding"):

@@ -35,7 +35,7 @@ def test_code_asks_only_for_keys_that_exist():
     english = strings("en")
     pattern = re.compile(r"""\btr\(\s*["']([a-z0-9_]+\.[a-z0-9_.]+)["']""")
     missing = {}
-    for path in [ROOT / "app.py", *ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("viz/*.py")]:
+    for path in [ROOT / "app.py", *ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("viz/*.py")]:
         for key in pattern.findall(path.read_text(encoding="utf-8")):
             if key not in english:
                 missing.setdefault(path.name, []).append(key)

@@ -3,7 +3,10 @@ project's own modules (built with ast) has no cycle, so a new circle fails here 
 half-initialised module somewhere at run time.
 
 Imports inside functions count too: a function-level import is how a circle hides (ui.share and
-ui.attention_view imported each other that way). Only `if TYPE_CHECKING:` blocks, which never run, are left out."""
+ui.attention.view imported each other that way). So do `if TYPE_CHECKING:` imports: they never run, but a type that
+two modules need from each other is a design circle all the same (AttentionMaps once lived in the page module that
+drew the Explain view, whose module named it for annotations). A package that imports its modules by listing its
+folder (ui.specs) imports each of them."""
 import ast
 import subprocess
 import sys
@@ -27,20 +30,34 @@ def _imports(tree: ast.Module) -> list[str]:
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
-            pending += node.orelse  # the annotations-only branch never runs
         else:
             pending += list(ast.iter_child_nodes(node))
     return names
+
+
+def _listed_modules(path: Path, tree: ast.Module, modules: dict[str, Path]) -> list[str]:
+    """A package __init__ that imports modules it finds by listing folders (pkgutil.iter_modules): ui.specs reads its
+    own folder's modules and each room's spec modules (ui/<room>/specs.py, ui/<room>/*_specs.py)."""
+    if path.name != "__init__.py" or "iter_modules" not in ast.unparse(tree):
+        return []
+    package = _module_name(path)
+    rooms = []
+    if package == "ui.specs":
+        rooms = [_module_name(room) for pattern in ("*/specs.py", "*/*_specs.py")
+                 for room in path.parent.parent.glob(pattern)]
+    return [name for name in modules if name.rsplit(".", 1)[0] == package and name != package] + rooms
 
 
 def import_graph() -> dict[str, set[str]]:
     """module -> the project modules it imports."""
     files = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
     modules = {_module_name(path): path for path in files}
-    return {name: {imported for imported in _imports(ast.parse(path.read_text(encoding="utf-8")))
-                   if imported in modules and imported != name}
-            for name, path in modules.items()}
+    graph = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = _imports(tree) + _listed_modules(path, tree, modules)
+        graph[name] = {module for module in imported if module in modules and module != name}
+    return graph
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -63,6 +80,11 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_type_checking_imports_count():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ui.attention.view import X\n")
+    assert "ui.attention.view" in _imports(tree)
+
+
 def test_the_cycle_finder_finds_a_circle_and_only_a_circle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
@@ -70,9 +92,10 @@ def test_the_cycle_finder_finds_a_circle_and_only_a_circle():
 
 def test_the_project_graph_is_read_from_the_real_imports():
     graph = import_graph()
-    assert "ui.specs" in graph["ui.share"] and "ui.attention_ids" in graph["ui.specs.attention"]
-    assert "ui.explain_view" in graph["ui.attention_view"]  # it draws the Explain view
-    assert "ui.attention_view" not in graph["ui.explain_view"]  # ... which names AttentionMaps for annotations only
+    assert "ui.specs" in graph["ui.share"] and "ui.attention.ids" in graph["ui.attention.specs"]
+    assert "ui.attention.explain" in graph["ui.attention.view"]  # it draws the Explain view
+    assert "ui.attention.maps" in graph["ui.attention.explain"]  # ... which takes the maps from their own module
+    assert {"ui.specs.common", "ui.attention.specs", "ui.attention.decoding_specs"} <= graph["ui.specs"]  # listed
     assert "streamlit" not in graph and "streamlit" not in graph["ui.share"]  # only the project's own modules
 
 
@@ -81,11 +104,11 @@ def test_no_module_imports_in_a_circle():
 
 
 def test_ui_and_its_streamlit_free_ids_import_in_a_fresh_interpreter():
-    ui_modules = sorted(_module_name(path) for path in (ROOT / "ui").glob("*.py"))
+    ui_modules = sorted(_module_name(path) for path in (ROOT / "ui").rglob("*.py"))
     code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\nprint('ok')"
     result = subprocess.run([sys.executable, "-c", code, *ui_modules], cwd=ROOT, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-2000:]
-    ids = subprocess.run([sys.executable, "-c", "import sys, ui.attention_ids, model.scaling; "
+    ids = subprocess.run([sys.executable, "-c", "import sys, ui.attention.ids, model.foundations.scaling; "
                           "print('streamlit' in sys.modules)"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert ids.stdout.strip() == "False", ids.stderr[-2000:]

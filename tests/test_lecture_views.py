@@ -91,7 +91,7 @@ def _heatmap_rows(at: AppTest) -> list[str]:
 
 def test_the_attention_page_opens_on_the_sharpest_cross_attention_head_and_says_why():
     at, _ = open_from_link("attention", {"sentence": "i am a student"})
-    result = analyse("transformer_en-fr", "i am a student", get_model("transformer_en-fr"))
+    result = analyse("transformer_en-fr", "i am a student", get_model("transformer_en-fr")).decode
     entropy = head_statistics(result.attention["cross"])["entropy"]  # (L, h): the Statistics view's column
     best = np.unravel_index(np.argmin(entropy), entropy.shape)
     assert at.selectbox(key="attn_kind").value == "cross"

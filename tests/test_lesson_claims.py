@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from classroom.lessons import load_lessons, parse_lesson
-from model.attention_steps import build_mask
+from model.foundations.attention_steps import build_mask
 from model.questions import causal_visible_keys
 from tests.app_links import assert_healthy, open_from_link
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 
 PAGES = known_pages()
 LESSONS = load_lessons(PAGES)[0]
@@ -27,7 +27,7 @@ def _claim(**fields) -> str:
 
 
 def test_every_claim_of_every_shipped_lesson_holds_on_the_shipped_models():
-    from ui.lesson_claims import check
+    from ui.lessons.claims import check
 
     checked = [(lesson.id, stop.number, measured) for lesson in LESSONS.values() for stop in lesson.stops
                for measured in check(stop)]
@@ -78,7 +78,7 @@ def test_a_stop_shows_its_claims_with_their_figures_once_its_page_is_shown():
 
 
 def _option_count(stop) -> int:
-    from ui.lesson_questions import _shape
+    from ui.lessons.questions import _shape
 
     if stop.question.kind == "choice":
         return len(next(iter(stop.question.options.values())))
@@ -89,7 +89,7 @@ def _option_count(stop) -> int:
 def test_choice_and_head_questions_discriminate():
     """A question whose right answers are half of its options or more tests nothing (stop 11 accepted all four
     layer-2 heads, each >= 0.989, of eight): the accepted answers are fewer than half of the options."""
-    from ui.lesson_questions import expected_answer
+    from ui.lessons.questions import expected_answer
 
     for lesson in LESSONS.values():
         for stop in lesson.stops:
@@ -99,7 +99,7 @@ def test_choice_and_head_questions_discriminate():
 
 
 def test_a_fixed_arithmetic_answer_is_shown_as_its_value():
-    from ui.lesson_questions import answer_label, expected_answer
+    from ui.lessons.questions import answer_label, expected_answer
 
     stop = LESSONS["intro"].stops[3]  # the size of QKᵀ
     assert answer_label(stop.question, expected_answer(stop).shown) == "16"

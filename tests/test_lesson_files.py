@@ -1,5 +1,5 @@
 """Lesson files of any shape: whatever parses as TOML but is not a lesson is listed as a problem with its file and
-line, never an exception; the other lessons and every page keep working (classroom/lessons.py, ui/lesson_bar.py)."""
+line, never an exception; the other lessons and every page keep working (classroom/lessons.py, ui/lessons/bar.py)."""
 import json
 import math
 import re
@@ -19,7 +19,7 @@ from classroom.lessons import (
     parse_lesson,
 )
 from tests.app_links import assert_healthy, open_from_link
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 
 PAGES = known_pages()
 GOOD = """title = { en = "Good", ko = "좋음" }

@@ -9,8 +9,8 @@ from classroom.store import ClassStore
 from i18n import tr, using_language
 from tests.app_links import BrowserPickers, assert_healthy, chart_titles, open_from_link
 from tests.test_lessons import _answer
-from ui.attention_ids import attention_kind_label
-from ui.lesson_bar import known_pages
+from ui.attention.ids import attention_kind_label
+from ui.lessons.catalogue import known_pages
 from ui.share import _from_link
 from ui.specs import SPECS
 
@@ -74,8 +74,7 @@ def test_every_stop_shows_its_declared_view_by_every_path(path, language, tmp_pa
             return
         pickers = BrowserPickers()
         if path == "teacher":
-            from ui.classroom import DB_NAME, data_folder
-            store = ClassStore(data_folder() / DB_NAME)
+            store = ClassStore()  # the app's store: the data folder set above
             code, token = store.create_class("intro")
             at, _ = open_from_link(None, {"class": code, "lang": language})
             order = stops

@@ -4,14 +4,10 @@ import pytest
 
 from classroom.lessons import LessonFileError, load_lessons, parse_lesson
 from i18n import using_language
-from model.questions import (
-    mean_row_entropy,
-    sharpest_head,
-    softmax_weight,
-    strongest_head_for,
-)
+from model.metrics import head_entropy, sharpest_head
+from model.questions import softmax_weight, strongest_head_for
 from tests.app_links import assert_healthy, open_from_link
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 
 PAGES = known_pages()
 GOOD = """
@@ -83,7 +79,7 @@ answer = 3
 def test_computed_answers_follow_the_weights():
     weights = np.full((2, 3, 4, 5), 0.2)  # (L, h, T_q, T_k): uniform heads
     weights[1, 2] = np.eye(4, 5)  # one head with one-hot rows: the sharpest
-    assert sharpest_head(weights) == (1, 2) and mean_row_entropy(weights)[1, 2] < 1e-6
+    assert sharpest_head(weights)[:2] == (1, 2) and head_entropy(weights)[1, 2] < 1e-6
     weights[0, 1, 3, 4] = 0.9
     weights[1, 2, 3, 4] = 0.0
     assert strongest_head_for(weights, 3, 4) == (0, 1)
@@ -111,7 +107,7 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_walk_the_shipped_lesson_stop_by_stop(language):
     """Every stop opens its page with its state; a question hides the page until answered; Next goes on."""
-    from ui.lesson_questions import expected_answer
+    from ui.lessons.questions import expected_answer
 
     lesson = load_lessons(PAGES)[0]["intro"]
     with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread

@@ -10,7 +10,8 @@ import pytest
 
 from i18n import translate
 from model.local_models import ENV_VAR, list_local_models, open_local_model
-from model.sources import ABLATION, TRANSLATION, analyse_model, attention_layout
+from model.families import adapt, open_model
+from model.sources import ABLATION, TRANSLATION
 from tests.app_links import go_to, open_from_link
 from tests.tiny_models import build_models_folder
 
@@ -91,7 +92,7 @@ def test_a_bert_folder_runs_in_our_encoder_and_matches_transformers(models_folde
     from transformers import BertModel
 
     model = open_local_model(_entry(models_folder, "tiny-bert"))
-    analysed = analyse_model("tiny-bert", SENTENCE, model)
+    analysed = adapt("tiny-bert", model).analyse(SENTENCE)
     assert analysed.can(ABLATION) and analysed.input_tokens[0] == "[CLS]"
     reference = BertModel.from_pretrained(str(models_folder / "tiny-bert"), attn_implementation="eager").eval()
     ids = torch.tensor([model.encode(SENTENCE).ids])
@@ -101,7 +102,7 @@ def test_a_bert_folder_runs_in_our_encoder_and_matches_transformers(models_folde
 
 
 def test_gpt2_gives_causal_self_attention_through_transformers(models_folder):
-    analysed = analyse_model("tiny-gpt2", SENTENCE, open_local_model(_entry(models_folder, "tiny-gpt2")))
+    analysed = adapt("tiny-gpt2", open_local_model(_entry(models_folder, "tiny-gpt2"))).analyse(SENTENCE)
     assert analysed.kinds == ["decoder_self"] and not analysed.can(ABLATION) and not analysed.can(TRANSLATION)
     maps = analysed.maps["decoder_self"]
     assert maps.weights.shape == (2, 2, 7, 7) and maps.query_tokens == SENTENCE.split()
@@ -110,7 +111,7 @@ def test_gpt2_gives_causal_self_attention_through_transformers(models_folder):
 
 
 def test_bart_generates_and_gives_cross_attention_per_generated_token(models_folder):
-    analysed = analyse_model("tiny-bart", SENTENCE, open_local_model(_entry(models_folder, "tiny-bart")))
+    analysed = adapt("tiny-bart", open_local_model(_entry(models_folder, "tiny-bart"))).analyse(SENTENCE)
     assert analysed.kinds == ["encoder_self", "decoder_self", "cross"] and analysed.can(TRANSLATION)
     source = analysed.maps["encoder_self"].key_tokens
     cross = analysed.maps["cross"]
@@ -122,10 +123,10 @@ def test_bart_generates_and_gives_cross_attention_per_generated_token(models_fol
 
 @pytest.mark.parametrize("name", ["tiny-bert", "tiny-gpt2", "tiny-bart"])
 def test_the_layout_known_before_analysis_is_the_analysis_own(models_folder, name):
-    """Links and pickers offer the kinds, layers and heads of attention_layout(); an analysis must have exactly them."""
-    model = open_local_model(_entry(models_folder, name))
-    analysed = analyse_model(name, SENTENCE, model)
-    assert attention_layout(model) == {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
+    """Links and pickers offer the kinds, layers and heads of the model's layout; an analysis must have exactly them."""
+    lab = open_model(name, folder=models_folder)  # as the app and `python -m model.inspect` open it
+    analysed = lab.analyse(SENTENCE)
+    assert lab.layout == {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
 
 
 def test_the_pickers_follow_the_chosen_kind_when_the_stacks_differ(configured):
@@ -186,7 +187,7 @@ def test_a_model_refused_on_opening_falls_back_with_a_message(configured):
 
 @pytest.mark.slow  # over 10 s on the shared 2-core box
 def test_start_up_modules_do_not_import_transformers(models_folder):
-    code = ("import sys; sys.path.insert(0, '.'); import ui.share, ui.sidebar, ui.state, ui.attention_view, "
+    code = ("import sys; sys.path.insert(0, '.'); import ui.share, ui.sidebar, ui.state, ui.attention.view, "
             "model.sources, model.local_models, model.inspect; from pathlib import Path; "
             f"model.local_models.list_local_models(Path({str(models_folder)!r})); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('transformers', 'sentence_transformers')))")

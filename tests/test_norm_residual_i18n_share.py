@@ -4,8 +4,8 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from i18n import translate
-from model.normalization import normalization_demo
-from model.residual import gradient_profile
+from model.foundations.normalization import normalization_demo
+from model.foundations.residual import gradient_profile
 from viz.presentation import BASE_FONT
 from tests.app_links import chart_figures, open_from_link, trace_array
 

@@ -4,8 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from model.normalization import (batch_norm, batch_norm_per_step, example_batch, example_lengths, layer_norm,
-                                 lengths_mask, normalization_demo, pooled_cells, torch_reference)
+from model.foundations.normalization import (batch_norm, batch_norm_per_step, example_batch, example_lengths,
+                                             layer_norm, lengths_mask, normalization_demo, pooled_cells,
+                                             torch_reference)
 
 
 @pytest.fixture

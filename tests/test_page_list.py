@@ -4,7 +4,7 @@ from pathlib import Path
 
 from classroom.lessons import parse_lesson
 from tests.app_links import APP_PAGES, open_page
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 from ui.page_menu import PAGE_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]

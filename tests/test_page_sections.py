@@ -5,7 +5,7 @@ import pytest
 from classroom.lessons import load_lessons, parse_lesson
 from i18n import translate
 from tests.app_links import assert_healthy, chart_titles, open_page
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 from ui.specs import SECTIONS
 
 PAGES = known_pages()
@@ -31,7 +31,7 @@ def test_a_stop_names_a_section_of_its_page_and_anything_else_is_a_problem():
     assert "section must be" in _stop("compare", "2").problem
     lesson = load_lessons(PAGES)[0]["intro"]  # the shipped lesson's stops about a later part of their page
     assert {s.number: s.section for s in lesson.stops if s.section} == {
-        1: "length", 2: "growing", 5: "saturation", 6: "row", 8: "multi_head", 13: "dials"}
+        1: "length", 2: "growing", 4: "steps", 5: "saturation", 6: "row", 7: "steps", 8: "multi_head", 13: "dials"}
     assert not any("scroll" in s.text["en"].lower() for s in lesson.stops)
 
 

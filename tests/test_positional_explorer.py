@@ -5,9 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from model.positional import (PositionalEncoding, analyse_sinusoidal, binary_counter, bits_needed, dial_angles,
-                              diagonal_spread, position_similarity, rotation_matrix, sinusoidal_encoding,
-                              summarize_position_table, wavelengths)
+from model.foundations.positional import (analyse_sinusoidal, binary_counter, bits_needed, dial_angles,
+                                          diagonal_spread, position_similarity, rotation_matrix,
+                                          summarize_position_table, trained_position_table, wavelengths)
+from model.config import Seq2SeqConfig, TransformerConfig
+from model.positional import PositionalEncoding, sinusoidal_encoding
+from model.seq2seq import Seq2Seq
+from model.transformer import Transformer
 
 
 @pytest.mark.parametrize("d_model", [4, 64, 256])
@@ -100,3 +104,13 @@ def test_analysis_and_model_table_summary():
     learned = summarize_position_table(PositionalEncoding(16, 30, kind="learned"))
     assert learned.kind == "learned" and learned.max_diff_from_sinusoidal > 0.5
     assert isinstance(learned.table, np.ndarray)
+
+
+def test_a_models_own_table_is_found_only_where_it_has_one():
+    learned = Transformer(TransformerConfig(20, 20, num_layers=1, d_model=16, num_heads=2, d_ff=32, max_len=24,
+                                            positional="learned"))
+    summary = trained_position_table(learned)
+    assert summary.kind == "learned" and summary.table.shape == (24, 16)
+    np.testing.assert_array_equal(summary.table, learned.src_pos.table.detach().numpy())
+    assert trained_position_table(Seq2Seq(Seq2SeqConfig(20, 20, embed_dim=8, hidden_size=8))) is None  # a GRU
+    assert trained_position_table(None) is None  # a model without a `model` (a BERT encoder)

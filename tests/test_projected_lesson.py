@@ -5,9 +5,10 @@ import numpy as np
 from classroom.lessons import load_lessons
 from i18n import translate, using_language
 from tests.app_links import chart_specs, go_to, open_page
-from ui.lesson_bar import known_pages
+from ui.lessons.catalogue import known_pages
 from viz.attention import head_grid
-from viz.presentation import BASE_FONT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width, for_projection
+from viz.presentation import (BASE_FONT, MIN_PROJECTED_TEXT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width,
+                               for_projection)
 
 
 def test_a_projected_stop_shows_its_title_and_text_and_not_the_page_title_again():
@@ -71,13 +72,16 @@ def test_a_projected_class_question_shows_no_answer_until_the_teacher_reveals_it
 
 
 def test_projected_thumbnail_titles_grow_only_where_there_is_room():
-    """The toy model's 2 × 4 grid gets projection-size thumbnail titles; the real encoder's 12 a row keep the small
-    size the grid chose (at projection size "L1 H10 · block" ran into its neighbours)."""
-    def sizes(layers, heads, labels=None):
+    """The toy model's 2 × 4 grid gets projection-size thumbnail titles; the real encoder's 12 a row get the least
+    projected size, 14 px, with their pattern label on a second line (at 18 px "L1 H10 · block" ran into its
+    neighbours; at the grid's own 11 px the back row could not read them)."""
+    def titles(layers, heads, labels=None):
         grid = head_grid(np.random.default_rng(0).random((layers, heads, 3, 3)), list("abc"), list("xyz"), title="t",
                          labels=labels)
         projected = for_projection(grid, PROJECTED_PAGE_TITLE_WIDTH)
-        return {annotation.font.size for annotation in projected.layout.annotations}
+        return projected.layout.annotations
 
-    assert sizes(2, 4) == {BASE_FONT}
-    assert sizes(6, 12, np.full((6, 12), "block", dtype=object)) == {11}
+    assert {annotation.font.size for annotation in titles(2, 4)} == {BASE_FONT}
+    encoder = titles(6, 12, np.full((6, 12), "block", dtype=object))
+    assert {annotation.font.size for annotation in encoder} == {MIN_PROJECTED_TEXT}
+    assert encoder[9].text == "L1 H10<br>block"

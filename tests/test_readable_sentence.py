@@ -4,7 +4,8 @@ in order, each unknown word replaced by a known word of the same part of speech,
 import pytest
 
 from model.bert import load_minilm
-from model.data import english_parts_of_speech, tokenize
+from model.data import tokenize
+from model.en_fr import english_parts_of_speech
 from model.decode import greedy_decode, prepare_source
 from model.readable_sentence import readable_sentence, word_vectors
 from tests.app_links import open_from_link
@@ -40,7 +41,7 @@ SENTENCES = {
 
 @pytest.fixture(scope="module")
 def en_fr():
-    return get_model("transformer_en-fr")
+    return get_model("transformer_en-fr").network  # the translator: its vocabularies
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.residual import gradient_profile, input_gradient_norms, make_layers
+from model.foundations.residual import gradient_profile, input_gradient_norms, make_layers
 
 
 def test_depth_32_plain_gradient_vanishes_and_residual_survives():

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.attention_steps import attention_stages, build_mask, multi_head_stages
-from model.scaling import (NOTES_DOT_EXAMPLES, dot_product_samples, entropy, saturation_curve, softmax,
-                           softmax_jacobian)
+from model.foundations.attention_steps import attention_stages, build_mask, multi_head_stages
+from model.foundations.scaling import (NOTES_DOT_EXAMPLES, dot_product_samples, saturation_curve, softmax,
+                                       softmax_jacobian)
+from model.metrics import entropy
 
 
 @pytest.mark.parametrize("d_k", [4, 64, 256])
@@ -29,6 +30,8 @@ def test_jacobian_matches_autograd_and_vanishes_when_saturated():
     curve = saturation_curve(z.numpy(), np.array([0.1, 1.0, 10.0, 100.0]))
     assert np.all(np.diff(curve["entropy"]) < 0) and curve["jacobian_norm"][-1] < 1e-6 < curve["jacobian_norm"][0]
     assert entropy(np.ones(4) / 4) == pytest.approx(np.log(4))
+    # row by row, 0·log 0 = 0: a one-hot row has none, a row split over two keys ln 2, never NaN
+    np.testing.assert_allclose(entropy(np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])), [0.0, np.log(2)], atol=1e-15)
 
 
 def test_attention_stages_follow_the_formula_with_masks():

@@ -55,9 +55,9 @@ def haproxy_setting(config: str, name: str) -> str:
 
 def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     need_haproxy()
-    config = render_config("127.0.0.1:18080", [18081, 18082], tmp_path / "haproxy.sock")
+    config = render_config("127.0.0.1:18080", [18081, 18082], tmp_path / "haproxy.sock", [18091, 18092])
     # The replicas count wrong class codes per client address: HAProxy replaces X-Forwarded-For with the real one,
-    # so a client cannot pose as another address (ui/classroom.client_address reads the last entry).
+    # so a client cannot pose as another address (ui/lessons/classroom.client_address reads the last entry).
     assert "http-request set-header X-Forwarded-For %[src]" in config
     path = tmp_path / "haproxy.cfg"
     path.write_text(config)
@@ -67,14 +67,15 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     assert haproxy_setting(config, "option httpchk") == f"GET {HEALTH_PATH}"
     assert haproxy_setting(config, "option").startswith("redispatch") or "option redispatch" in config
     assert haproxy_setting(config, "timeout tunnel") == "2h"  # the websocket outlives a lesson
-    servers = re.findall(r"^\s*server (r\d) 127\.0\.0\.1:(\d+) cookie (r\d) disabled$", config, re.M)
-    assert servers == [("r1", "18081", "r1"), ("r2", "18082", "r2")]  # each in maintenance until warm
+    servers = re.findall(r"^\s*server (r\d) 127\.0\.0\.1:(\d+) cookie (r\d) port (\d+) disabled$", config, re.M)
+    # each in maintenance until warm, checked on its liveness port (not behind its script runs)
+    assert servers == [("r1", "18081", "r1", "18091"), ("r2", "18082", "r2", "18092")]
     path.write_text(config.replace("balance leastconn", "balance no-such-algorithm"))
     assert not check_config(path)[0]  # the check really checks
 
 
 def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tmp_path):
-    config = render_config("127.0.0.1:18080", [18081], tmp_path / "haproxy.sock")
+    config = render_config("127.0.0.1:18080", [18081], tmp_path / "haproxy.sock", [18091])
     deployment = yaml.safe_load((KUBERNETES / "deployment.yaml").read_text())
     ingress = yaml.safe_load((KUBERNETES / "ingress.yaml").read_text())
     service = yaml.safe_load((KUBERNETES / "service.yaml").read_text())
@@ -85,6 +86,10 @@ def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tm
     assert probe["path"] == HEALTH_PATH == haproxy_setting(config, "option httpchk").split()[1]
     assert ports[probe["port"]] == int(container["command"][container["command"].index("--ready-port") + 1])
     assert container["command"][:3] == ["python", "-m", "serving.replica"]
+    # The livenessProbe asks whether the event loop turns (serving/liveness.py), not Streamlit's health, which waits
+    # behind a burst of script runs: a busy pod is never restarted mid-class for being busy.
+    assert container["livenessProbe"]["httpGet"] == {"path": "/alive", "port": "ready"}
+    assert "--liveness-port" in container["command"]
     # Affinity: a cookie, with the same name as HAProxy's, and websocket-long timeouts.
     notes = ingress["metadata"]["annotations"]
     assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
@@ -96,6 +101,8 @@ def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tm
     secret = env[COOKIE_SECRET_ENV]["valueFrom"]["secretKeyRef"]
     readme = (DEPLOY / "README.md").read_text()
     assert f"kubectl create secret generic {secret['name']} --from-literal={secret['key']}=" in readme
+    database = env["ATTENTION_LAB_DATABASE_URL"]["valueFrom"]["secretKeyRef"]  # the class store every pod shares
+    assert f"kubectl create secret generic {database['name']} --from-literal={database['key']}=" in readme
     assert "cookieSecret" not in (ROOT / ".streamlit" / "config.toml").read_text()  # never written in the repo
     # The Service and Ingress reach the pods' Streamlit port.
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
@@ -126,12 +133,13 @@ def test_kubernetes_replica_is_ready_only_after_its_warm_up():
     from serving.streamlit_client import http_get
 
     ports = []
-    for _ in range(2):
+    for _ in range(3):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             ports.append(s.getsockname()[1])
     process = subprocess.Popen([sys.executable, "-m", "serving.replica", "--port", str(ports[0]), "--ready-port",
-                                str(ports[1]), "--address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.PIPE,
+                                str(ports[1]), "--liveness-port", str(ports[2]), "--address", "127.0.0.1"], cwd=ROOT,
+                               stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         statuses = []
@@ -146,7 +154,8 @@ def test_kubernetes_replica_is_ready_only_after_its_warm_up():
         assert statuses and statuses[0] == 503 and statuses[-1] == 200, statuses
         # Streamlit itself was healthy well before the probe said ready: the warm-up is what it waited for.
         assert http_get(f"http://127.0.0.1:{ports[0]}{HEALTH_PATH}")[0] == 200
-        assert http_get(f"http://127.0.0.1:{ports[1]}/anything-else")[0] == 404  # only the probe path
+        assert http_get(f"http://127.0.0.1:{ports[1]}/alive")[0] == 200  # the livenessProbe: the event loop turns
+        assert http_get(f"http://127.0.0.1:{ports[1]}/anything-else")[0] == 404  # only the probes' paths
     finally:
         process.send_signal(signal.SIGTERM)
         output = process.communicate(timeout=60)[0]

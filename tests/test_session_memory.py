@@ -14,7 +14,7 @@ import pytest
 import model.memory
 from model.memory import return_freed_memory
 from model.train import TrainConfig
-from ui.training import SESSION_CHECK_EVERY, start_job, wait
+from ui.train.job import SESSION_CHECK_EVERY, start_job, wait
 
 ROOT = Path(__file__).resolve().parents[1]
 RSS_MARGIN_MIB = 48  # what a closed session may leave behind: torch/glibc caches, fragmentation
@@ -43,7 +43,7 @@ def test_return_freed_memory_is_a_safe_no_op_without_malloc_trim(monkeypatch):
 
 def test_a_closed_sessions_training_stops_and_frees_its_model():
     alive = {"value": True}
-    config = TrainConfig.from_flat(task="reverse", steps=3000, eval_every=0, d_model=32, num_heads=2, d_ff=64, train_size=2000)
+    config = TrainConfig.for_model(task="reverse", steps=3000, eval_every=0, d_model=32, num_heads=2, d_ff=64, train_size=2000)
     job = start_job(config, "1 2 3", session_alive=lambda: alive["value"])
     while job.steps_done < 3 and job.active:
         time.sleep(0.02)
@@ -67,7 +67,7 @@ MEASURE = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     from model.memory import return_freed_memory
     from model.train import TrainConfig
-    from ui.training import start_job, wait
+    from ui.train.job import start_job, wait
 
     def rss():
         status = Path("/proc/self/status").read_text()
@@ -88,12 +88,12 @@ MEASURE = textwrap.dedent("""
         gc.collect()
         return peak, model() is None
 
-    tiny = TrainConfig.from_flat(task="en-fr", steps=3000, eval_every=0, d_model=32, num_heads=2, d_ff=64, train_size=2000)
+    tiny = TrainConfig.for_model(task="en-fr", steps=3000, eval_every=0, d_model=32, num_heads=2, d_ff=64, train_size=2000)
     closed_session(tiny, 3)  # torch's one-time allocations (thread pools, kernels) happen here
     gc.collect()
     return_freed_memory()
     before = rss()
-    big = TrainConfig.from_flat(task="en-fr", steps=3000, eval_every=0, d_model=256, num_heads=8, d_ff=1024, batch_size=128)
+    big = TrainConfig.for_model(task="en-fr", steps=3000, eval_every=0, d_model=256, num_heads=8, d_ff=1024, batch_size=128)
     peak, freed = closed_session(big, 3)
     time.sleep(0.5)
     print(json.dumps({{"before": before, "peak": peak, "after": rss(), "model_freed": freed}}))

@@ -1,7 +1,8 @@
 """Shipped models are shared by every session of a server: the app's analyses must never change their weights.
 
-The analyses run exactly as the pages call them (ui.state.analyse / analyse_ablated, here through __wrapped__ so
-every call really computes instead of hitting st.cache_data), on the model that ui.models.load_shipped returns,
+The analyses run exactly as the pages call them (ui.state.analyse, with and without heads switched off, here through
+__wrapped__ so every call really computes instead of hitting st.cache_data), on the model that ui.models.load_model
+returns,
 sequentially and from several threads at once (one server thread per session runs scripts).
 """
 from concurrent.futures import ThreadPoolExecutor
@@ -11,8 +12,8 @@ import pytest
 from model.checkpoint import load_checkpoint
 from model.config import TransformerConfig
 from model.checkpoint import state_dict_sha256
-from ui.models import CHECKPOINT_DIR, load_shipped, shipped_model_names
-from ui.state import analyse, analyse_ablated
+from ui.models import CHECKPOINT_DIR, load_model, shipped_model_names
+from ui.state import analyse
 
 SENTENCES = ["i am a student", "the small cat eats the red apple", "she is a student", "we like the big green trees",
              "zzz unknown words"]
@@ -26,21 +27,22 @@ def _ablations(config: TransformerConfig) -> list[tuple[tuple[str, int, int], ..
     return [(), (("cross", config.num_layers - 1, 1),), every]
 
 
-def _run_analyses(name: str, loaded) -> list[list[str]]:
+def _run_analyses(name: str, lab) -> list[list[str]]:
+    loaded = lab.network
     sentences = REVERSE_SENTENCES if loaded.task == "reverse" else SENTENCES
     outputs = []
     for sentence in sentences:
-        outputs.append(analyse.__wrapped__(name, sentence, loaded).output_tokens)
+        outputs.append(analyse.__wrapped__(name, sentence, lab).output_tokens)
         if isinstance(loaded.config, TransformerConfig):
             for switched_off in _ablations(loaded.config):
-                outputs.append(analyse_ablated.__wrapped__(name, sentence, switched_off, loaded).output_tokens)
+                outputs.append(analyse.__wrapped__(name, sentence, lab, switched_off).output_tokens)
     return outputs
 
 
 @pytest.fixture(scope="module", params=shipped_model_names())
 def shipped(request):
     name = request.param
-    return name, load_shipped.__wrapped__(name)  # the loader the server caches with st.cache_resource
+    return name, load_model.__wrapped__(name)  # the loader the server caches with st.cache_resource
 
 
 def _assert_frozen(loaded):
@@ -50,26 +52,29 @@ def _assert_frozen(loaded):
 
 
 def test_loader_returns_the_checkpoint_frozen_and_in_eval_mode(shipped):
-    name, loaded = shipped
+    name, lab = shipped
+    loaded = lab.network
     assert state_dict_sha256(loaded.model.state_dict()) == \
         state_dict_sha256(load_checkpoint(CHECKPOINT_DIR / name).model.state_dict())
     _assert_frozen(loaded)
 
 
 def test_analyses_leave_the_shared_model_unchanged(shipped):
-    name, loaded = shipped
+    name, lab = shipped
+    loaded = lab.network
     before = state_dict_sha256(loaded.model.state_dict())
-    outputs = _run_analyses(name, loaded)
+    outputs = _run_analyses(name, lab)
     assert outputs and all(isinstance(tokens, list) for tokens in outputs)
     assert state_dict_sha256(loaded.model.state_dict()) == before
     _assert_frozen(loaded)
 
 
 def test_concurrent_sessions_get_the_same_answers_and_leave_the_model_unchanged(shipped):
-    name, loaded = shipped
+    name, lab = shipped
+    loaded = lab.network
     before = state_dict_sha256(loaded.model.state_dict())
-    expected = _run_analyses(name, loaded)
+    expected = _run_analyses(name, lab)
     with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(lambda _: _run_analyses(name, loaded), range(3)))
+        results = list(pool.map(lambda _: _run_analyses(name, lab), range(3)))
     assert all(result == expected for result in results)
     assert state_dict_sha256(loaded.model.state_dict()) == before

@@ -4,7 +4,7 @@ import pytest
 from model.checkpoint import load_checkpoint
 from model.data import make_dataset
 from model.decode import greedy_decode
-from model.train import evaluate
+from model.evaluation import evaluate
 from ui.models import CHECKPOINT_DIR
 
 

@@ -1,8 +1,9 @@
-"""The train page's estimate scales the probe's steps to the run's own batches (model/train.py::TrainingSpeed)."""
+"""The train page's estimate scales the probe's steps to the run's own batches (model/training_speed.py::TrainingSpeed)."""
 import pytest
 
 from model.data import make_algorithmic
-from model.train import TrainConfig, measure_training_speed, train
+from model.train import TrainConfig, train
+from model.training_speed import measure_training_speed
 from model.transformer import Transformer
 
 
@@ -11,7 +12,7 @@ def test_the_estimate_predicts_a_run_whose_step_cost_grows_with_batch_length(mon
     """On a simulated clock where a forward pass costs 1 ms per padded position (source + target), the probe's
     few steps see the run's first batches only; the estimate must still give the whole run's training time."""
     data = make_algorithmic("copy", seed=0, train_size=256, test_size=16, long_size=8, max_len=12)
-    cfg = TrainConfig.from_flat(task="copy", steps=60, batch_size=8, eval_every=0, num_layers=1, d_model=16,
+    cfg = TrainConfig.for_model(task="copy", steps=60, batch_size=8, eval_every=0, num_layers=1, d_model=16,
                                 num_heads=2, d_ff=32, batching=batching)
     now = [0.0]
     original = Transformer.forward

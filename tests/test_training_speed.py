@@ -4,10 +4,10 @@ from dataclasses import replace
 import pytest
 
 from model.data import make_algorithmic
-from model.train import (SpeedProbeError, TrainConfig, TrainingSpeed, evaluation_steps, learning_rate,
-                         measure_training_speed)
+from model.train import TrainConfig, learning_rate
+from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps, measure_training_speed
 from model.transformer import Transformer
-from ui.training import probe_speed
+from ui.train.job import probe_speed
 from tests.app_links import open_page
 
 TINY = dict(task="copy", batch_size=8, num_layers=1, d_model=16, num_heads=2, d_ff=32, eval_size=8, eval_every=10)
@@ -30,13 +30,13 @@ def test_the_probe_measures_the_step_it_times(tiny_copy, monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Transformer, "forward", timed_forward)
-    speed = measure_training_speed(TrainConfig.from_flat(**TINY), probe_steps=4, data=tiny_copy, clock=lambda: now[0])
+    speed = measure_training_speed(TrainConfig.for_model(**TINY), probe_steps=4, data=tiny_copy, clock=lambda: now[0])
     assert speed.step_s == pytest.approx(0.04)
     assert speed.data_s == 0.0  # data was given: nothing built
     assert speed.eval_s >= 0.04  # evaluation runs the model too (teacher-forced pass; greedy decoding steps)
     # and on the real clock the probe returns positive, finite times
     monkeypatch.setattr(Transformer, "forward", original)
-    real = measure_training_speed(TrainConfig.from_flat(**TINY), probe_steps=2, data=tiny_copy)
+    real = measure_training_speed(TrainConfig.for_model(**TINY), probe_steps=2, data=tiny_copy)
     assert 0 < real.step_s < 60 and 0 < real.eval_s < 60
 
 
@@ -54,7 +54,7 @@ def _nan_from_call(monkeypatch, first_bad_call: int) -> None:
 
 def test_a_probe_whose_first_step_has_a_non_finite_loss_says_so_instead_of_dividing_by_zero(tiny_copy, monkeypatch):
     _nan_from_call(monkeypatch, 1)
-    config = TrainConfig.from_flat(**TINY)
+    config = TrainConfig.for_model(**TINY)
     with pytest.raises(SpeedProbeError) as raised:
         measure_training_speed(config, probe_steps=4, data=tiny_copy)
     assert (raised.value.reason, raised.value.step) == ("nonfinite_loss", 1)
@@ -65,7 +65,7 @@ def test_a_probe_whose_first_step_has_a_non_finite_loss_says_so_instead_of_divid
 
 def test_a_probe_stopped_later_by_a_non_finite_loss_still_reports_the_steps_it_timed(tiny_copy, monkeypatch):
     _nan_from_call(monkeypatch, 4)  # steps 1-3 train, step 4's loss is NaN
-    speed = measure_training_speed(TrainConfig.from_flat(**TINY), probe_steps=4, data=tiny_copy)
+    speed = measure_training_speed(TrainConfig.for_model(**TINY), probe_steps=4, data=tiny_copy)
     assert 0 < speed.step_s < 60 and 0 < speed.length_factor < 10
 
 
@@ -79,7 +79,7 @@ def test_the_estimate_scales_with_steps_and_evaluations():
 
 
 def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
-    import ui.train_view as train_view
+    import ui.train.view as train_view
 
     probed = []
 
@@ -103,7 +103,7 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
 
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_the_page_says_why_there_is_no_estimate_when_the_probe_timed_no_step(monkeypatch, language):
-    import ui.train_view as train_view
+    import ui.train.view as train_view
     from i18n import translate
 
     def failing_probe(config):

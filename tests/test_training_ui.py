@@ -8,7 +8,7 @@ import torch
 from model.checkpoint import CheckpointError
 from model.train import TrainConfig
 from tests.app_links import go_to, open_page, shipped_checkpoint_upload
-from ui.training import start_job, wait
+from ui.train.job import start_job, wait
 
 
 def test_train_page_trains_a_tiny_model_that_appears_in_the_model_choice():
@@ -31,7 +31,7 @@ def test_train_page_trains_a_tiny_model_that_appears_in_the_model_choice():
 
 
 def test_stop_keeps_what_was_learned():
-    job = start_job(TrainConfig.from_flat(task="reverse", steps=2000, eval_every=0, d_model=32, num_heads=2, d_ff=64), "1 2 3")
+    job = start_job(TrainConfig.for_model(task="reverse", steps=2000, eval_every=0, d_model=32, num_heads=2, d_ff=64), "1 2 3")
     while job.steps_done < 5:
         time.sleep(0.05)
     job.stop_requested.set()
@@ -42,7 +42,7 @@ def test_stop_keeps_what_was_learned():
 
 def test_bad_uploads_give_clear_messages(monkeypatch):
     import streamlit as st
-    from ui import train_view
+    from ui.train import view as train_view
 
     monkeypatch.setattr(st, "session_state", {})
     weights, sidecar = shipped_checkpoint_upload()
@@ -90,7 +90,7 @@ def test_non_finite_loss_stops_with_a_message_and_keeps_the_model():
     at.selectbox(key="train_task").set_value("copy")
     at.slider(key="train_steps").set_value(50)
     at.run()
-    job = start_job(TrainConfig.from_flat(task="copy", steps=50, eval_every=0, d_model=32, num_heads=2, d_ff=64, lr=1e30),
+    job = start_job(TrainConfig.for_model(task="copy", steps=50, eval_every=0, d_model=32, num_heads=2, d_ff=64, lr=1e30),
                     "1 2 3")
     wait(job)
     assert job.state == "failed" and "non-finite" in job.message
@@ -119,7 +119,7 @@ def test_upload_through_the_page(case):
 
 def test_training_stops_when_the_session_is_gone():
     alive = {"value": True}
-    job = start_job(TrainConfig.from_flat(task="reverse", steps=2000, eval_every=0, d_model=32, num_heads=2, d_ff=64), "1 2",
+    job = start_job(TrainConfig.for_model(task="reverse", steps=2000, eval_every=0, d_model=32, num_heads=2, d_ff=64), "1 2",
                     session_alive=lambda: alive["value"])
     while job.steps_done < 3:
         time.sleep(0.05)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from model.normalization import NORM_KINDS, normalization_demo, pooled_cells
-from model.residual import gradient_profile
+from model.foundations.normalization import NORM_KINDS, normalization_demo, pooled_cells
+from model.foundations.residual import gradient_profile
 from viz.normalization import before_after_chart, comparison_table, statistics_chart, tensor_grid
 from viz.residual import gradient_norm_chart
 

@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from model.positional import CURVE_SAMPLES, analyse_sinusoidal
+from model.foundations.positional import CURVE_SAMPLES, analyse_sinusoidal
 from viz.positional import (curves_table, dials_and_counter, dials_table, dimension_curves, dimension_name,
                             encoding_heatmap, rotation_check, rotation_matrix_heatmap, similarity_by_offset, similarity_heatmap)
 

@@ -1,6 +1,6 @@
-"""Each shareable widget is declared once (ui/widget_spec.py, ui/specs/): the widget a page draws and the link parser
-read the same bounds, options and default, so a link to the edge of a slider opens on that edge and one past it is
-refused with the notice."""
+"""Each shareable widget is declared once (ui/widget_spec.py, ui/specs/ and the rooms' specs): the widget a page
+draws and the link parser read the same bounds, options and default, so a link to the edge of a slider opens on that
+edge and one past it is refused with the notice."""
 import re
 
 import pytest
@@ -10,7 +10,7 @@ from i18n import translate
 from tests.app_links import open_from_link
 from ui.specs import SPECS
 from ui.specs import normalization
-from ui.specs import decoding
+from ui.attention import decoding_specs as decoding
 from ui.widget_spec import WidgetSpec
 
 WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")

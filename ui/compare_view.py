@@ -12,7 +12,7 @@ from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import show_translation
-from ui.widget_spec import PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
+from ui.widget_spec import SENTENCE, PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -22,7 +22,7 @@ AVERAGE = "average"  # the head choice that averages the heads (a stable value: 
 
 
 def _translate_all(sentence: str) -> dict:
-    return {family: analyse(model_id, sentence, get_model(model_id)) for family, model_id in MODELS.items()}
+    return {family: analyse(model_id, sentence, get_model(model_id)).decode for family, model_id in MODELS.items()}
 
 
 def marked_differences(tokens: list[str], reference: list[str]) -> tuple[str, int]:
@@ -77,13 +77,13 @@ SECTIONS = (PageSection("side_by_side"), PageSection("length"), PageSection("gro
 
 
 def side_by_side() -> None:
-    sentence, notices = check_sentence(st.session_state.get("sentence", ""))
+    sentence, notices = check_sentence(st.session_state.get(SENTENCE.key, ""))
     for notice in notices:
         st.info(notice)
     if sentence is None:
         return
     results = _translate_all(sentence)
-    show_input_notices(results["transformer"], get_model(MODELS["transformer"]))
+    show_input_notices(results["transformer"], get_model(MODELS["transformer"]).network)
     st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
     c = st.columns(2)

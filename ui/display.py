@@ -17,6 +17,7 @@ import streamlit as st
 import i18n
 from i18n import tr
 from ui.compat import figure_from_own_dict, in_script_run
+from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.text import escape_markdown
 from viz.export import figure_csv
 from viz.summary import figure_summary
@@ -56,26 +57,41 @@ def presenting() -> bool:
     return bool(st.session_state.get(PRESENTER, False))
 
 
-TITLED_BY_LESSON = "_titled_by_lesson"  # set by ui/lesson_bar on every run: its bar names the view shown
-
-
 def page_title(title: str) -> None:
     """The page's title, left out under a lesson stop's bar, which names the view (its stop title), in presenter mode
-    and wherever the stop shows a section of the page first (ui/lesson_bar decides): at 1280×720 the bar and a
+    and wherever the stop shows a section of the page first (ui/lessons/bar decides): at 1280×720 the bar and a
     repeated title pushed the chart the stop is about below the fold."""
     if not st.session_state.get(TITLED_BY_LESSON):
         st.title(title)
-
-
-STOP_SECTION = "_lesson_stop_section"  # set by ui/lesson_bar on every run: the section the open stop shows first
 
 
 def explanation(title: str | None = None):
     """Where a page's opening explanation goes: the page itself, or, in presenter mode, a folded section ("How to
     read these maps" unless `title` says otherwise), so that the main chart starts above the fold of a 1280×720
     projector (the teacher explains). Folded too while a lesson stop shows a section of the page first
-    (ui/page_sections.py): the stop's text explains, and the section's chart starts above the fold."""
+    (ui/page_sections.py): the stop's text explains, and the section's chart starts above the fold. A stop projected
+    puts it in the sidebar: the stop's text is the explanation, and the 66 px of a folded section on the page were
+    what kept several stops' charts under the fold (tests/test_browser_projected_stops.py)."""
+    if projected_stop():
+        return st.sidebar.expander(title or tr("lecture.how_to_read"), icon=":material/help:")
     return st.expander(title or tr("lecture.how_to_read")) if explanations_folded() else st.container()
+
+
+def projected_stop() -> bool:
+    """A lesson stop on its own page, projected: the page puts the chart the stop is about first, its controls and
+    asides after it (the stop's bar already says what is shown)."""
+    return presenting() and bool(st.session_state.get(TITLED_BY_LESSON))
+
+
+def chart_first():
+    """-> (chart, controls) containers, in the order they are shown: the chart above its controls for a projected
+    stop, below them otherwise. The page draws the controls first in its code either way (their values pick the
+    chart); only where they appear changes."""
+    if projected_stop():
+        chart = st.container()
+        return chart, st.container()
+    controls = st.container()
+    return st.container(), controls
 
 
 def explanations_folded() -> bool:

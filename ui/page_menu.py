@@ -7,7 +7,7 @@ will write (its kept view, the same text write_to_url produces) makes one histor
 pushes the link's address and the page's write finds it already there.
 
 PAGE_SECTIONS is the app's one list of pages: app.py hands it to st.navigation (navigation_pages), this menu draws
-it, the lesson files are checked against it (ui/lesson_bar.known_pages) and the tests open every page in it
+it, the lesson files are checked against it (ui/lessons/catalogue.known_pages) and the tests open every page in it
 (tests/app_links.APP_PAGES).
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui.display import STOP_SECTION  # the section the open lesson stop is about (set by ui/lesson_bar)
+from ui.lessons.flags import STOP_SECTION  # the section the open lesson stop is about (set by ui/lessons/bar)
 from ui.specs import SECTIONS
 
 

@@ -27,7 +27,7 @@ import streamlit as st
 from i18n import tr
 from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.specs import KEPT_ONLY, SPECS
-from ui.specs.common import TRAINING_IN_URL  # noqa: F401 (ui.train_view reads it here, with the other URL names)
+from ui.specs.common import TRAINING_IN_URL  # noqa: F401 (ui.train.view reads it here, with the other URL names)
 from ui.state import get_model
 from ui.widget_spec import WidgetSpec
 
@@ -57,7 +57,7 @@ def restore_from_url() -> None:
     elif WRITTEN in st.session_state and st.query_params.to_dict() not in (st.session_state[WRITTEN], {}):
         # The address is not the one this app wrote: the browser's Back or Forward button (each view the app
         # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view
-        # (and ui/lesson_bar its lesson stop, reading opened_link()).
+        # (and ui/lessons/bar its lesson stop, reading opened_link()).
         _read_link(st.query_params.to_dict())
     keep_view_state()
 

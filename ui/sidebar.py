@@ -8,10 +8,11 @@ from model.checkpoint import CheckpointError
 from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
 from ui.models import device_label, local_model_entries
 from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC
-from ui.state import DEFAULT_MODEL, example_sentences, get_model, is_toy, model_label, selected_model_id
+from model.families import VOCABULARY
+from ui.state import DEFAULT_MODEL, example_sentences, get_model, model_label, selected_model_id
 from ui.text import MAX_INPUT_CHARS, escape_markdown
 from ui.vocabulary import vocabulary_help
-from ui.widget_spec import spec_segmented, spec_select, spec_toggle
+from ui.widget_spec import SENTENCE, spec_segmented, spec_select, spec_toggle
 
 MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
 
@@ -40,12 +41,13 @@ _APP_CSS = f"""<style>
 </style>"""
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
-# (ui/lesson_bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
+# (ui/lessons/bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
 _PRESENTER_CSS = """<style>
 .stApp, .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea { font-size: 1.25rem !important; }
 .stApp h1 { font-size: 3rem !important; }
 .stApp h2, .stApp h3 { font-size: 2.1rem !important; }
 .stApp code { font-size: 1.35rem !important; }
+.stApp .katex { font-size: 1.5em !important; }
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
 .stApp [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 .stApp .st-key-lesson_bar { padding-top: 0.5rem !important; padding-bottom: 0.5rem !important; }
@@ -57,7 +59,7 @@ _PRESENTER_CSS = """<style>
 [class*="st-key-{CHART_WORDS}"] {{ position: absolute !important; width: 1px !important; height: 1px !important;
   overflow: hidden !important; clip-path: inset(50%) !important; white-space: nowrap !important; }}
 </style>"""
-FREE_TEXT_KEYS = {"sentence", "vocab_search"}  # text inputs: their value is what the user typed, not an option label
+FREE_TEXT_KEYS = {SENTENCE.key, "vocab_search"}  # text inputs: their value is what the user typed, not an option label
 
 
 def _redraw_option_labels() -> None:
@@ -93,7 +95,7 @@ def display_settings() -> None:
 
 def _use_example() -> None:
     if st.session_state.get("example"):
-        st.session_state["sentence"] = st.session_state["example"]
+        st.session_state[SENTENCE.key] = st.session_state["example"]
 
 
 def _model_changed() -> None:
@@ -103,7 +105,7 @@ def _model_changed() -> None:
     except CheckpointError:
         return  # render_sidebar says why and goes back to the default model
     if st.session_state.get("sentence_task") != loaded.task:
-        st.session_state["sentence"] = example_sentences(loaded.task)[0]
+        st.session_state[SENTENCE.key] = example_sentences(loaded.task)[0]
         st.session_state["sentence_task"] = loaded.task
 
 
@@ -127,16 +129,16 @@ def render_sidebar() -> None:
             with st.expander(tr("bert.local_problems", count=len(unusable))):
                 for entry in unusable:
                     st.text(f"{entry.name}: {entry.reason}")  # st.text: folder names are never markdown
-        loaded = get_model(st.session_state["model_id"])
-        examples = example_sentences(loaded.task)
-        if "sentence" not in st.session_state:
-            st.session_state["sentence"], st.session_state["sentence_task"] = examples[0], loaded.task
+        lab = get_model(st.session_state["model_id"])
+        examples = example_sentences(lab.task)
+        if SENTENCE.key not in st.session_state:
+            st.session_state[SENTENCE.key], st.session_state["sentence_task"] = examples[0], lab.task
         # A placeholder rather than a translated "" option: the options stay the same in every language.
         st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key="example",
                      on_change=_use_example)
-        sentence_help = "sidebar.sentence_help" if is_toy(loaded) else "sidebar.sentence_help_subwords"
-        st.text_input(tr("sidebar.sentence"), key="sentence", max_chars=MAX_INPUT_CHARS, help=tr(sentence_help))
-        if is_toy(loaded):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
-            vocabulary_help(loaded)
-        st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=loaded.task,
+        sentence_help = "sidebar.sentence_help" if lab.can(VOCABULARY) else "sidebar.sentence_help_subwords"
+        st.text_input(tr("sidebar.sentence"), key=SENTENCE.key, max_chars=MAX_INPUT_CHARS, help=tr(sentence_help))
+        if lab.can(VOCABULARY):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
+            vocabulary_help(lab.network)
+        st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=lab.task,
                       device=device_label()))

@@ -11,13 +11,14 @@ import streamlit as st
 from i18n import tr
 from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, LoadedModel
-from model.data import SPECIALS, english_parts_of_speech, is_punctuation, tokenize
+from model.data import SPECIALS, is_punctuation, tokenize
+from model.en_fr import english_parts_of_speech
 from model.decode import DecodeResult
 from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
-from ui.models import load_pretrained
+from ui.models import load_model
 from ui.text import escape_markdown
+from ui.widget_spec import SENTENCE
 
-SENTENCE = "sentence"  # the sidebar's sentence box (ui/sidebar.py)
 REAL_ENCODER = MINILM_NAME  # the pretrained encoder for free English (the "real pretrained models" issue)
 
 
@@ -41,7 +42,7 @@ def grouped_words(loaded: LoadedModel) -> dict[str, list[str]]:
 def _add_word() -> None:
     word = st.session_state.get("vocab_add")
     if word:
-        st.session_state[SENTENCE] = f"{st.session_state.get(SENTENCE, '').rstrip()} {word}".strip()
+        st.session_state[SENTENCE.key] = f"{st.session_state.get(SENTENCE.key, '').rstrip()} {word}".strip()
         st.session_state["vocab_add"] = None
 
 
@@ -74,14 +75,14 @@ def replace_last(sentence: str, word: str, replacement: str) -> str:
 
 
 def _use_suggestion(word: str, suggestion: str) -> None:
-    st.session_state[SENTENCE] = replace_last(st.session_state.get(SENTENCE, ""), word, suggestion)
+    st.session_state[SENTENCE.key] = replace_last(st.session_state.get(SENTENCE.key, ""), word, suggestion)
 
 
 def word_suggestions(loaded: LoadedModel) -> None:
     """Under the sentence box: when its last unknown word has known words like it, one button each; a click puts the
     word in the sentence. Updated each time the sentence is submitted (Enter), since Streamlit's text box reports
     whole entries, not key presses."""
-    word = last_unknown_word(st.session_state.get(SENTENCE, ""), loaded)
+    word = last_unknown_word(st.session_state.get(SENTENCE.key, ""), loaded)
     if word is None:
         return
     suggestions = completions(word, known_words(loaded))
@@ -120,13 +121,13 @@ def vocabulary_help(loaded: LoadedModel) -> None:
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _word_vectors(words: tuple[str, ...]) -> np.ndarray:
     """all-MiniLM-L6-v2's vectors of single words (the lexicon's groups and each unknown word, cached)."""
-    return word_vectors(load_pretrained(REAL_ENCODER), words)
+    return word_vectors(load_model(REAL_ENCODER).network, words)
 
 
 def _vectors_by_meaning():
     """The word-vector function for model.readable_sentence, or None (compare spelling) if the encoder is missing."""
     try:
-        load_pretrained(REAL_ENCODER)
+        load_model(REAL_ENCODER)
     except CheckpointError:
         return None
     return lambda words: _word_vectors(tuple(words))
@@ -138,7 +139,7 @@ def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSente
     tokens, ids = result.source.tokens[:-1], result.source.ids[:-1]  # without <eos>
     known = known_words(loaded)
     if loaded.task == "en-fr":
-        typed = st.session_state.get(SENTENCE, "")  # as typed: a capital marks a name ("Maria")
+        typed = st.session_state.get(SENTENCE.key, "")  # as typed: a capital marks a name ("Maria")
         words = [t for t in tokenize(typed) if not is_punctuation(t)]
         text = typed if words[:len(tokens)] == tokens else " ".join(tokens)
         return readable_sentence(text, set(known), _vectors_by_meaning(), max_words=loaded.config.max_len - 1)
@@ -150,7 +151,7 @@ def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSente
 
 
 def _use_sentence(sentence: str) -> None:
-    st.session_state[SENTENCE] = sentence
+    st.session_state[SENTENCE.key] = sentence
 
 
 def _use_real_encoder() -> None:

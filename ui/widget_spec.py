@@ -18,6 +18,7 @@ from typing import Any
 import streamlit as st
 
 from ui.display import presenting
+from ui.text import MAX_INPUT_CHARS
 
 State = Mapping[str, Any]
 Bound = int | Callable[[State], int]
@@ -190,3 +191,14 @@ def spec_segmented(spec: WidgetSpec, label: str, *, where=st, offered: list | No
 def spec_toggle(spec: WidgetSpec, label: str, *, where=st, **kwargs) -> bool:
     prepare(spec)
     return where.toggle(label, key=spec.key, **kwargs)
+
+
+def sentence_text(text: str) -> str:
+    """A linked sentence, cut to the input limit (as typed text is)."""
+    return text[:MAX_INPUT_CHARS]
+
+
+# The sidebar's sentence, which the analysing pages read: declared here, below ui.state and ui.vocabulary, so that
+# they too read its key from the spec (ui/specs/common.py lists it with the other shared widgets). The sidebar sets
+# the model's first example on its first run.
+SENTENCE = WidgetSpec("sentence", "sentence", None, ("attention", "decoding", "compare"), convert=sentence_text)

@@ -1,4 +1,4 @@
-"""Charts of model/analysis.py's results: special-token survival, head importance, pruning curve, pattern grid.
+"""Charts of model/explain/'s results: special-token survival, head importance, pruning curve, pattern grid.
 
 Rows of every layers × heads chart are "<kind> L<layer>", columns "H<head>" (1-based, as on screen elsewhere).
 Words come from tr() (i18n/<lang>/explain.toml, table "chart").

@@ -85,7 +85,7 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     """weights (L, h, T_q, T_k) as an L × h grid of small heatmaps (rows: layers, columns: heads).
 
     Each small map's axes carry the tokens (labels hidden, too small to read) so its CSV export names them.
-    labels: (L, h) short names of each head's pattern (model.analysis.label_heads), appended to its title."""
+    labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title."""
     layers, heads = weights.shape[:2]
     titles = [f"L{l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else "")
               for l in range(layers) for h in range(heads)]

@@ -18,13 +18,25 @@ def token_movement_bars(tokens: list[str], movement: np.ndarray, title: str = ""
     return fig
 
 
-def thin_tick_labels(fig: go.Figure, max_labels: int = 64) -> go.Figure:
-    """A copy of a one-heatmap figure whose axes label at most max_labels evenly spaced tokens (hover still names
-    every cell): 256 labels on one axis overlap into an unreadable block."""
+LABEL_ROOM, PROJECTED_LABEL_ROOM = 16, 22  # px along an axis that one token label needs (12-14 px text; 18 px)
+AXIS_MARGIN = 160  # px of a heatmap's height or width that is not its axis (title, the other axis's labels, bar)
+
+
+def thin_tick_labels(fig: go.Figure, width: int, label_room: int = LABEL_ROOM) -> go.Figure:
+    """fig, or a copy of a one-heatmap figure whose axes label every k-th token only, so that no two labels
+    overlap: each label gets `label_room` px of its axis (the figure's height, or `width`, the px the page gives
+    the chart, less AXIS_MARGIN). Hover and CSV still name every cell (the figure given is not changed)."""
+    rooms = {"xaxis": width - AXIS_MARGIN, "yaxis": (fig.layout.height or 450) - AXIS_MARGIN}
+    steps = {}
+    for name, room in rooms.items():
+        axis = fig.layout[name]
+        most = max(2, room // label_room)
+        if axis.tickvals is not None and len(axis.tickvals) > most:
+            steps[name] = -(-len(axis.tickvals) // most)  # ceil
+    if not steps:
+        return fig
     thinned = go.Figure(fig)
-    for axis in (thinned.layout.xaxis, thinned.layout.yaxis):
-        if axis.tickvals is None or len(axis.tickvals) <= max_labels:
-            continue
-        step = -(-len(axis.tickvals) // max_labels)  # ceil
+    for name, step in steps.items():
+        axis = thinned.layout[name]
         axis.tickvals, axis.ticktext = axis.tickvals[::step], axis.ticktext[::step]
     return thinned

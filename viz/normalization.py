@@ -204,7 +204,8 @@ def _column(name: str, **values: object) -> str:
 
 
 def comparison_table(demos: dict) -> pd.DataFrame:
-    """One row per normalisation kind (a dict kind -> model.normalization.NormalizationDemo) for the same batch."""
+    """One row per normalisation kind (a dict kind -> model.foundations.normalization.NormalizationDemo) for the
+    same batch."""
     rows = []
     for kind, demo in demos.items():
         real = demo.count[demo.count >= 1]

@@ -15,6 +15,7 @@ SEQUENTIAL_SAFE = "Cividis"
 DIVERGING_SAFE = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 BASE_FONT = 18
+MIN_PROJECTED_TEXT = 14  # px: the least size of projected text that carries meaning (read from the back row)
 MIN_HEIGHT = 320  # px, a projected chart's least height
 TITLE_FONT, PROJECTED_TITLE_FONT = 17, BASE_FONT + 4  # px, a chart title on a screen (fit_title) and projected
 
@@ -115,6 +116,13 @@ def for_projection(fig: go.Figure, title_width: int = TITLE_WIDTH) -> go.Figure:
     # Subplot titles (make_subplots draws them at 16 px), except those the chart made smaller for their room (the real
     # encoder's 12 thumbnails a row, at 11 px: at 18 px their titles ran into each other).
     fig.update_annotations(font_size=BASE_FONT, selector=lambda annotation: (annotation.font.size or 16) >= 16)
+    # Those smaller titles at 14 px (nothing that carries meaning is projected smaller), their pattern label on a
+    # second line so that twelve a row still fit their thumbnails ("L1 H3<br>prev").
+    for annotation in fig.layout.annotations:
+        if (annotation.font.size or 16) < MIN_PROJECTED_TEXT:
+            annotation.font.size = MIN_PROJECTED_TEXT
+            annotation.text = str(annotation.text).replace(" · ", "<br>")
+    fig.update_layout(legend_font_size=BASE_FONT)
     for trace in fig.data:
         if trace.type == "heatmap" and trace.showscale is not False:
             trace.colorscale = DIVERGING_SAFE if _is_diverging(trace) else SEQUENTIAL_SAFE
@@ -123,11 +131,13 @@ def for_projection(fig: go.Figure, title_width: int = TITLE_WIDTH) -> go.Figure:
             trace.textfont = dict(size=BASE_FONT + 2)  # token labels in the lines view
     if fig.layout.coloraxis.colorscale is not None:
         fig.update_layout(coloraxis_colorscale=SEQUENTIAL_SAFE)
-    # Colour-bar titles along the bar's right side: above it, the large top tick label ran into them.
+    # Colour-bar titles along the bar's right side: above it, the large top tick label ran into them. Their tick
+    # labels at the projected size too (plotly draws them at 12 px whatever the layout's font).
     for trace in fig.data:
         if trace.type == "heatmap":
-            trace.update(colorbar_title_side="right")
+            trace.update(colorbar_title_side="right", colorbar_tickfont_size=BASE_FONT)
     for name in [key for key in fig.layout.to_plotly_json() if key.startswith("coloraxis")]:
+        fig.layout[name].colorbar.tickfont.size = BASE_FONT
         if fig.layout[name].colorbar.title.text:
             fig.layout[name].colorbar.title.side = "right"
     title = fig.layout.title.text

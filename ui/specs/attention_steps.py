@@ -2,7 +2,7 @@
 then the multi-head section's. The number of tokens comes before the padded count: its bound depends on it."""
 from __future__ import annotations
 
-from model.attention_steps import MASKS
+from model.foundations.attention_steps import MASKS
 from ui.widget_spec import PageSection, WidgetSpec, seed_spec
 
 PAGE = ("attention_steps",)
@@ -16,5 +16,5 @@ HEADS = WidgetSpec("mh_heads", "heads", 2, PAGE, options=(1, 2, 4), convert=int)
 D_MODEL = WidgetSpec("mh_dmodel", "d_model", 8, PAGE, options=(4, 8, 16), convert=int)
 MULTI_HEAD_MASK = WidgetSpec("mh_mask", "mh_mask", "none", PAGE, options=MASKS)
 SPECS = (TOKENS, D_K, SEED, MASK, PADDED, HEADS, D_MODEL, MULTI_HEAD_MASK)
-# one head step by step (QKᵀ, ÷√d_k, mask, softmax, ×V), then multi-head attention
-SECTIONS = (PageSection("single_head"), PageSection("multi_head"))
+# one head: its inputs (Q, K, V, the mask), its steps (QKᵀ, ÷√d_k, mask, softmax, ×V); then multi-head attention
+SECTIONS = (PageSection("single_head"), PageSection("steps"), PageSection("multi_head"))

@@ -1,5 +1,5 @@
 """Specs of what every page shares: the language and presenter mode (ui/display.py), the sidebar's model and
-sentence (ui/sidebar.py), and the training running in this tab (ui/train_view.py)."""
+sentence (ui/sidebar.py), and the training running in this tab (ui/train/view.py)."""
 from __future__ import annotations
 
 import re
@@ -7,14 +7,13 @@ import re
 from i18n import DEFAULT_LANGUAGE, LANGUAGES
 from ui.display import LANGUAGE, PRESENTER
 from ui.state import DEFAULT_MODEL, model_ids
-from ui.text import MAX_INPUT_CHARS
-from ui.widget_spec import WidgetSpec, boolean
+from ui.widget_spec import SENTENCE, WidgetSpec, boolean
 
 # The model id of the training running in this session, in the URL of every page while it runs (not in "Link to
 # this view": it belongs to this tab): a session that starts with it but has no such job (its server process died
 # and serve.py's HAProxy moved the student to another replica, or the tab was reloaded) says the training is lost.
 TRAINING_IN_URL = "training_in_url"
-_TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # ui.training.start_job's model ids
+_TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # ui.train.job.start_job's model ids
 
 
 def training_id(text: str) -> str:
@@ -23,15 +22,8 @@ def training_id(text: str) -> str:
     return text
 
 
-def sentence_text(text: str) -> str:
-    """A linked sentence, cut to the input limit (as typed text is)."""
-    return text[:MAX_INPUT_CHARS]
-
-
 LANGUAGE_SPEC = WidgetSpec(LANGUAGE, "lang", DEFAULT_LANGUAGE, options=LANGUAGES)
 PRESENTER_SPEC = WidgetSpec(PRESENTER, "presenter", False, options=(False, True), convert=boolean)
 MODEL = WidgetSpec("model_id", "model", DEFAULT_MODEL, options=lambda state: model_ids())
-# the sidebar's example sentence is set on its first run (the model's first example)
-SENTENCE = WidgetSpec("sentence", "sentence", None, ("attention", "decoding", "compare"), convert=sentence_text)
 TRAINING = WidgetSpec(TRAINING_IN_URL, "training", None, convert=training_id)
 SPECS = (LANGUAGE_SPEC, PRESENTER_SPEC, MODEL, SENTENCE, TRAINING)

@@ -2,7 +2,7 @@
 highlighted value: its bounds depend on them."""
 from __future__ import annotations
 
-from model.normalization import NORM_KINDS
+from model.foundations.normalization import NORM_KINDS
 from ui.widget_spec import WidgetSpec, seed_spec
 
 PAGE = ("normalization",)

@@ -1,7 +1,7 @@
 """Specs of the residual-connection page (app_pages/residual.py)."""
 from __future__ import annotations
 
-from model.residual import ACTIVATIONS
+from model.foundations.residual import ACTIVATIONS
 from ui.widget_spec import WidgetSpec, boolean, seed_spec
 
 PAGE = ("residual",)

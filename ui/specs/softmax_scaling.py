@@ -1,7 +1,7 @@
-"""Specs of the softmax-scaling page (app_pages/softmax_scaling.py); its choices are model/scaling.py's."""
+"""Specs of the softmax-scaling page (app_pages/softmax_scaling.py); its choices are model/foundations/scaling.py's."""
 from __future__ import annotations
 
-from model.scaling import SCALING_DKS, SCALING_V1_FACTORS, scaling_scale_options, transformer_scale
+from model.foundations.scaling import SCALING_DKS, SCALING_V1_FACTORS, scaling_scale_options, transformer_scale
 from ui.widget_spec import PageSection, WidgetSpec, seed_spec
 
 PAGE = ("softmax_scaling",)

@@ -1,0 +1,135 @@
+"""A lecture's moves in Chromium, click to chart: decoding "Next ▶", a head switched off, stop 17 opening (the real
+encoder's grid), each beside a plain rerun of the same page measured in the same run.
+
+    python bench/lecture_moves.py [--repeat 8] [--url http://127.0.0.1:8501]
+
+Without --url it starts `streamlit run asgi.py` on a free port and warms it as serve.py does (serving/warmup.py:
+the shipped models, the first charts, stop 17), so the figures are what a class meets on a warmed server; the
+warm-up's own time is printed too. Projected at 1280×720 (presenter mode), the teacher's view.
+
+Click to chart: the browser records the time of the click and of every DOM change after it (a MutationObserver on
+the whole document, Plotly's SVG redraws included); the move ends when Streamlit's run has finished and nothing has
+changed for 400 ms, and its time is the last change's. A plain rerun ("r", Streamlit's rerun shortcut, on the same
+decoding page) is the floor every move pays: the ratio beside each move says how much more it costs.
+Issue 22's targets: decoding Next and a head switch ≤ 1 s, stop 17 ≤ 3 s.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+WATCH = """() => { window.__lastChange = performance.now();
+  if (!window.__watching) { window.__watching = true;
+    new MutationObserver(() => { window.__lastChange = performance.now(); })
+      .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true}); } }"""
+SETTLED = """([since, quiet]) => !document.querySelector('[data-testid="stStatusWidget"]')
+  && performance.now() - window.__lastChange > quiet && window.__lastChange >= since"""
+
+
+def _settle(page, clicked_at: float, quiet_ms: int = 400, timeout_ms: int = 60000) -> float:
+    """Seconds from clicked_at (performance.now() in the page) to the last DOM change of the move."""
+    page.wait_for_function(SETTLED, arg=[clicked_at, quiet_ms], timeout=timeout_ms, polling=50)
+    return (page.evaluate("() => window.__lastChange") - clicked_at) / 1000
+
+
+def _move(page, act) -> float:
+    page.evaluate(WATCH)
+    page.wait_for_timeout(200)
+    clicked_at = page.evaluate("() => performance.now()")
+    act()
+    return _settle(page, clicked_at)
+
+
+def _open(page, url: str, ready: str = ".js-plotly-plot") -> None:
+    page.goto(url)
+    page.wait_for_selector(ready, timeout=120000)
+    page.evaluate(WATCH)
+    page.wait_for_function(SETTLED, arg=[0, 600], timeout=120000, polling=100)
+
+
+def measure(base: str, repeat: int) -> dict[str, list[float]]:
+    from playwright.sync_api import sync_playwright
+
+    times: dict[str, list[float]] = {"plain rerun (r)": [], "decoding Next ▶": [], "a head switched off": [],
+                                     "stop 17 opens (new tab)": []}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        # Decoding, stop 12: from step 1, Next ▶ through the sentence (each step's charts are new to this session).
+        _open(page, f"{base}/decoding?lang=en&presenter=true&step=1")
+        main = page.get_by_test_id("stMain")
+        for _ in range(repeat):
+            times["plain rerun (r)"].append(_move(page, lambda: page.keyboard.press("r")))
+            nxt = main.get_by_role("button", name="Next ▶")
+            if nxt.is_disabled():  # the last step: back to the first (a new page load, not timed)
+                _open(page, f"{base}/decoding?lang=en&presenter=true&step=1")
+            times["decoding Next ▶"].append(_move(page, lambda: main.get_by_role("button", name="Next ▶").click()))
+        # Ablation on the Transformer translator: one more head switched off each time (the multiselect's options).
+        _open(page, f"{base}/attention?lang=en&presenter=true&view=Ablation", '[data-testid="stMetric"]')
+        heads = [f"{kind} L{layer} H{head}" for kind in ("Cross", "Decoder self", "Encoder self")
+                 for layer in (2, 1) for head in (1, 2, 3, 4)]
+        for name in heads[:repeat]:
+            box = page.get_by_label("Switch these heads off")
+            box.click()
+            option = page.get_by_role("option", name=name, exact=True)  # (the list's first option selects all)
+            # the choice applies when the list closes (Streamlit's multiselect): both are the teacher's one move
+
+            def switch_off(option=option) -> None:
+                option.click()
+                page.keyboard.press("Escape")
+
+            times["a head switched off"].append(_move(page, switch_off))
+        # Stop 17 as a student's new tab opens it: navigation to the all-heads grid drawn and settled.
+        for _ in range(repeat):
+            tab = browser.new_page(viewport={"width": 1280, "height": 720})
+            started = time.perf_counter()
+            tab.goto(f"{base}/attention?lesson=intro&stop=17&lang=en&presenter=true")
+            tab.wait_for_selector(".js-plotly-plot .heatmaplayer", timeout=120000)
+            tab.evaluate(WATCH)
+            tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)
+            settled_at = tab.evaluate("() => window.__lastChange")
+            now = tab.evaluate("() => performance.now()")
+            times["stop 17 opens (new tab)"].append(time.perf_counter() - started - (now - settled_at) / 1000)
+            tab.close()
+        browser.close()
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=8)
+    parser.add_argument("--url", help="a running, warmed app (default: start and warm one)")
+    args = parser.parse_args()
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.url:
+        times = measure(args.url.rstrip("/"), args.repeat)
+    else:
+        from serving.warmup import warm_replica
+        from tests.conftest import streamlit_server
+
+        with streamlit_server() as url:
+            started = time.perf_counter()
+            warm_replica(url)
+            print(f"# warm-up (serving/warmup.py, stop 17 included): {time.perf_counter() - started:.1f} s")
+            times = measure(url, args.repeat)
+    floor = statistics.median(times["plain rerun (r)"])
+    print("| move | median s | max s | n | × plain rerun |")
+    print("|---|---|---|---|---|")
+    for move, values in times.items():
+        print(f"| {move} | {statistics.median(values):.2f} | {max(values):.2f} | {len(values)} | "
+              f"{statistics.median(values) / floor:.1f} |")
+    print(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""The one interface to every model family: a `LabModel` protocol, one adapter per family, and `open_model(id)`.
+
+Pages and views ask a LabModel what it has (`layout`, `capabilities`) and what it computes (`analyse`, `explain`,
+`importance`, `labels`); they never ask which class or family it is. This module is the only place that does.
+
+Families today (the one name of each: `LabModel.family`, also `family_of(config)` for a training configuration):
+
+    "transformer"    our encoder-decoder translator (model/transformer.py): encoder self, decoder self, cross
+    "bahdanau"       our GRU seq2seq with additive attention (model/seq2seq.py): one alignment, no heads
+    "no-attention"   the same GRU with one fixed context vector: no attention at all
+    "bert"           a BERT encoder on our own modules (model/bert.py): all-MiniLM-L6-v2, BERT folders
+    "transformers"   any other models-folder entry, run through the `transformers` library (raw weights only)
+
+Adding a family (a decoder-only LLM such as SmolLM2 in model/llama.py, a toy decoder, ...) is one more adapter here:
+
+1. a class with the LabModel attributes: `family`, `network` (what it wraps), `config`, `task`, `layout` (kind ->
+   (layers, heads); a decoder-only model has {"decoder_self": (L, h)}), `capabilities` (the constants below it
+   really offers: GENERATION for a model that writes text with its own decoding loop, NORMS only when its W_V/W_O
+   are ours to read), `positions` (how it knows word order: "table", "learned", "rotary", "recurrence",
+   "unknown"), `head_dim`, `label_sentences`;
+2. `analyse(text, switched_off)` returning a model.sources.AnalysedInput with a KindMaps per kind of `layout`;
+   `explain`, `importance`, `labels` for the capabilities it declares (NotImplementedError for the others);
+3. a line in `adapt()` (an already loaded network) and, when it is opened by id, in `open_model()`.
+
+Shapes: every map (L, h, T_q, T_k), rows are queries, as in model.sources.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+from model.explain.explanations import encoder_explanations, transformer_explanations
+from model.explain.fixed_sets import ENCODER_SENTENCES, held_out_pairs
+from model.explain.importance import encoder_importance, encoder_pruning_curve, evaluation_set, head_importance, pruning_curve
+from model.explain.kinds import SELF_KINDS
+from model.explain.patterns import PatternScores, encoder_head_labels, labelling_sentences, transformer_head_labels
+from model.explain.rollout import attention_rollout
+from model.bert import MINILM_NAME, PretrainedEncoder, load_minilm
+from model.checkpoint import CheckpointError, LoadedModel, load_checkpoint, read_sidecar
+from model.config import TransformerConfig, family_of
+from model.data import BOS_ID
+from model.decode import greedy_decode
+from model.local_models import LocalModelEntry, TransformersModel, local_model_entry, open_local_model
+from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput,
+                           analyse_encoder, analyse_toy)
+from model.transformer import HeadMasks
+
+CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
+# Capabilities beyond model.sources' (ABLATION, RESCALE, TRANSLATION, EMBEDDING, STEPS): what a view may ask for.
+NORMS = "norms"  # value-weighted norms (Kobayashi et al. 2020): needs the model's W_V and W_O
+IMPORTANCE = "importance"  # head importance (ablation + gradient, Michel et al. 2019): needs head gates
+PATTERNS = "patterns"  # head-pattern labels over a fixed set of sentences
+VOCABULARY = "vocabulary"  # a closed word vocabulary (unknown words are <unk>; the sidebar lists the words)
+TRAINING = "training"  # trained in this app (model/train.py); its held-out set is known
+GENERATION = "generation"  # writes text with its own decoding loop (the decoder-only LLM's KV-cache generation)
+SwitchedOff = tuple[tuple[str, int, int], ...]  # (kind, layer, head), 0-based: heads switched off
+# Every family's one name (LabModel.family); tests/test_family_branches.py fails where ui/, app_pages/ or viz/
+# compare anything with one of them: a new family adds its name here.
+FAMILY_NAMES = ("transformer", "bahdanau", "no-attention", "bert", "transformers")
+
+
+@runtime_checkable
+class LabModel(Protocol):
+    """What every family offers the pages (module docstring: how to add one)."""
+
+    model_id: str
+    network: Any  # the loaded network and what it reads text with (LoadedModel, PretrainedEncoder, ...)
+    family: str
+    layout: dict[str, tuple[int, int]]  # kind -> (layers, heads); {} for a model without heads
+    capabilities: frozenset[str]
+    positions: str  # how it knows word order: "table", "learned", "rotary", "recurrence", "unknown"
+    label_sentences: int  # how many sentences labels() reads (0 without PATTERNS)
+
+    @property
+    def config(self) -> Any: ...
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def head_dim(self) -> int: ...
+
+    def can(self, capability: str) -> bool: ...
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput: ...
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]: ...
+
+    def importance(self) -> dict: ...
+
+    def labels(self) -> dict[str, PatternScores]: ...
+
+    def position_table(self) -> torch.nn.Module | None: ...
+
+
+CURVE_POINTS = 12  # evaluations of the "switch off the k least important heads" curve (plus k = 0)
+LABEL_SENTENCES = 100  # held-out sentences a translator's pattern labels are read from
+
+
+def _curve_counts(total: int) -> list[int]:
+    return sorted(set(range(0, total + 1, max(1, total // CURVE_POINTS))) | {total})
+
+
+@dataclass(eq=False)
+class _Adapter:
+    """What every adapter shares: the id, the wrapped network and the questions answered from its attributes."""
+
+    model_id: str
+    network: Any
+    family: str = ""
+    layout: dict = None  # type: ignore[assignment]  # set by each adapter's __post_init__
+    capabilities: frozenset = frozenset()
+    positions: str = "unknown"
+    label_sentences: int = 0
+
+    @property
+    def config(self):
+        return self.network.config
+
+    @property
+    def task(self) -> str:
+        return self.network.task
+
+    @property
+    def head_dim(self) -> int:
+        """d_k = d_model / h (1 for a model without heads)."""
+        return getattr(self.config, "d_model", 1) // max(getattr(self.config, "num_heads", 1), 1)
+
+    def can(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    def _analysed(self, analysed: AnalysedInput) -> AnalysedInput:
+        """The analysis with this model's capabilities (the views ask the analysis or the model: the same set)."""
+        return replace(analysed, capabilities=self.capabilities)
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        """Raw weights (L, h, T_q, T_k) and rollout_<self kind> (L, T, T); no norms (model-specific)."""
+        arrays = {kind: maps.weights for kind, maps in analysed.maps.items()}
+        arrays.update({f"rollout_{kind}": attention_rollout(analysed.maps[kind].weights)
+                       for kind in SELF_KINDS if kind in analysed.maps})
+        return arrays
+
+    def importance(self) -> dict:
+        raise NotImplementedError(f"{self.model_id}: no head importance ({self.family})")
+
+    def labels(self) -> dict[str, PatternScores]:
+        raise NotImplementedError(f"{self.model_id}: no head labels ({self.family})")
+
+    def position_table(self) -> torch.nn.Module | None:
+        """The position table the model adds to its inputs, where `positions` is "table"; else None."""
+        return None
+
+
+@dataclass(eq=False)
+class TranslatorAdapter(_Adapter):
+    """Our encoder-decoder Transformer (a shipped or trained LoadedModel): every capability."""
+
+    def __post_init__(self):
+        cfg = self.network.config
+        self.family = family_of(cfg)
+        self.layout = {kind: (cfg.num_layers, cfg.num_heads) for kind in KIND_NAMES}
+        self.capabilities = frozenset({ABLATION, RESCALE, TRANSLATION, STEPS, NORMS, IMPORTANCE, PATTERNS,
+                                       VOCABULARY, TRAINING})
+        self.positions = "table"
+        self.label_sentences = LABEL_SENTENCES
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        masks = None
+        if switched_off:
+            cfg = self.network.config
+            ones = {kind: torch.ones(cfg.num_layers, cfg.num_heads) for kind in KIND_NAMES}
+            for kind, layer, head in switched_off:
+                ones[kind][layer, head] = 0.0
+            masks = HeadMasks(**ones)
+        return self._analysed(analyse_toy(self.model_id, text, greedy_decode(self.network, text, head_masks=masks)))
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        """Weights and value norms (L, h, T_q, T_k), rollout_<kind> (L, T, T) of the translation, teacher-forced."""
+        result, loaded = analysed.decode, self.network
+        device = next(loaded.model.parameters()).device
+        src = torch.tensor([result.source.ids], device=device)
+        tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0]], device=device)
+        arrays = transformer_explanations(loaded.model, src, tgt_in)
+        return {name: value[:, 0] for name, value in arrays.items()}  # batch of one
+
+    def importance(self) -> dict:
+        """{"importance": HeadImportance on the 300 held-out sentences, "curve": [{k, exact_match, loss}]}."""
+        evaluation = evaluation_set(self.network, held_out_pairs(self.network))
+        importance = head_importance(self.network.model, evaluation)
+        counts = _curve_counts(len(importance.heads))
+        return {"importance": importance,
+                "curve": pruning_curve(self.network.model, evaluation, importance, counts)}
+
+    def labels(self) -> dict[str, PatternScores]:
+        sentences = labelling_sentences(self.network,
+                                                 held_out_pairs(self.network, LABEL_SENTENCES))
+        return transformer_head_labels(self.network.model, sentences)
+
+    def position_table(self) -> torch.nn.Module:
+        """The encoder's position table (model.positional.summarize_position_table reads it)."""
+        return self.network.model.src_pos
+
+
+@dataclass(eq=False)
+class Seq2SeqAdapter(_Adapter):
+    """Our GRU seq2seq pair: with Bahdanau attention (one alignment (T_out, T_src)) or without; no heads."""
+
+    def __post_init__(self):
+        self.family = family_of(self.network.config)
+        self.layout = {}
+        self.capabilities = frozenset({TRANSLATION, STEPS, VOCABULARY, TRAINING})
+        self.positions = "recurrence"
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        if switched_off:
+            raise ValueError(f"{self.model_id} has no heads to switch off")
+        return self._analysed(analyse_toy(self.model_id, text, greedy_decode(self.network, text)))
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        return {}
+
+
+@dataclass(eq=False)
+class EncoderAdapter(_Adapter):
+    """A BERT encoder on our own MultiHeadAttention (all-MiniLM-L6-v2, BERT folders): self-attention only."""
+
+    def __post_init__(self):
+        cfg = self.network.config
+        self.family = "bert"
+        self.layout = {"encoder_self": (cfg.num_layers, cfg.num_heads)}
+        self.capabilities = frozenset({ABLATION, RESCALE, EMBEDDING, NORMS, IMPORTANCE, PATTERNS})
+        self.positions = "learned"
+        self.label_sentences = len(ENCODER_SENTENCES)
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        pairs = tuple((layer, head) for _, layer, head in switched_off)
+        return self._analysed(analyse_encoder(self.model_id, text, self.network, pairs))
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        """Weights, value norms (L, h, T, T) and rollout (L, T, T) over the text's raw tokens."""
+        return encoder_explanations(self.network, self.network.encode(analysed.text))
+
+    def importance(self) -> dict:
+        """{"importance": EncoderImportance over ENCODER_SENTENCES, "curve": [{k, similarity}]}."""
+        importance = encoder_importance(self.network)
+        return {"importance": importance, "curve": encoder_pruning_curve(
+            self.network, importance, _curve_counts(importance.change.size))}
+
+    def labels(self) -> dict[str, PatternScores]:
+        return {"encoder_self": encoder_head_labels(self.network)}
+
+
+@dataclass(eq=False)
+class TransformersAdapter(_Adapter):
+    """A models-folder entry run through `transformers` (GPT-2, BART, ...): raw weights and rollout only; its
+    W_V/W_O and head gates are not ours to read."""
+
+    def __post_init__(self):
+        self.family = "transformers"
+        self.layout = dict(self.network.attention_layout)
+        self.capabilities = frozenset({TRANSLATION} if self.network.is_encoder_decoder else ())
+
+    @property
+    def architecture(self) -> str:
+        return self.network.model_type
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        if switched_off:
+            raise ValueError(f"{self.model_id} cannot switch heads off")
+        return self._analysed(self.network.analyse(text))
+
+
+def adapt(model_id: str, network) -> LabModel:
+    """The adapter of an already loaded network (a shipped, trained, uploaded or opened model)."""
+    if isinstance(network, _Adapter):
+        return network
+    if isinstance(network, LoadedModel):
+        cls = TranslatorAdapter if isinstance(network.config, TransformerConfig) else Seq2SeqAdapter
+        return cls(model_id, network)
+    if isinstance(network, PretrainedEncoder):
+        return EncoderAdapter(model_id, network)
+    if isinstance(network, TransformersModel):
+        return TransformersAdapter(model_id, network)
+    raise TypeError(f"{model_id}: no adapter for {type(network).__name__}")
+
+
+def shipped_model_names() -> list[str]:
+    """Checkpoint stems in assets/checkpoints, e.g. 'transformer_en-fr'."""
+    return sorted(p.stem for p in CHECKPOINT_DIR.glob("*.json") if p.with_suffix(".safetensors").exists())
+
+
+def open_model(model_id: str, device: str | torch.device = "cpu", folder: Path | None = None) -> LabModel:
+    """A model by id: a shipped checkpoint, the pretrained encoder, or a models-folder entry (`folder`, else the
+    configured one). ValueError (CheckpointError) naming the choices when there is none of that name."""
+    if model_id in shipped_model_names():
+        return adapt(model_id, load_checkpoint(CHECKPOINT_DIR / model_id, device=device))
+    if model_id == MINILM_NAME:
+        return adapt(model_id, load_minilm())
+    entry = local_model_entry(model_id, folder)
+    if entry is None:
+        raise CheckpointError(f"unknown model {model_id!r}; choose a shipped model ({', '.join(shipped_model_names())})"
+                              f", {MINILM_NAME}, or a folder name in the models folder")
+    return adapt(model_id, open_local_model(entry))
+
+
+def trains_heads(family: str) -> bool:
+    """A family the train page trains (model.train.FAMILIES) whose models have layers of attention heads."""
+    from model.train import default_model
+
+    return hasattr(default_model(family), "num_heads")
+
+
+def trains_attention(family: str) -> bool:
+    """A family the train page trains whose models attend at all (heads or one additive alignment)."""
+    from model.train import default_model
+
+    return getattr(default_model(family), "attention", True)
+
+
+def model_family(model_id: str) -> str:
+    """The family of a shipped checkpoint (from its JSON alone, no weights loaded) or of the pretrained encoder."""
+    from model.config import config_from_dict
+
+    if model_id == MINILM_NAME:
+        return "bert"
+    return family_of(config_from_dict(read_sidecar(CHECKPOINT_DIR / model_id)["config"]))
+
+
+def entry_family(entry: LocalModelEntry) -> tuple[str, str]:
+    """(family, architecture) of a models-folder entry without loading it: "bert" runs in our encoder."""
+    return ("bert", "bert") if entry.runs_in_our_encoder else ("transformers", entry.model_type)

@@ -1,0 +1,187 @@
+"""Peer instruction in real browsers: the teacher (a projector's 1280×720) and three students, each in a browser
+context of her own (her own seat cookie): round 1 alone with its distribution hidden from the room until the teacher
+shows it, a discussion with her countdown on every screen, round 2 with the same options, then both rounds side by
+side, the shares before/after and the switch matrix after Reveal."""
+import csv
+import io
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from i18n import translate
+from tests.browser_steps import axe_violations, no_exception, wait_idle
+from tests.conftest import SCREENSHOTS
+from tests.test_browser_lessons import _password, _serve, _start_class
+
+RIGHT, WRONG = "GRU without attention (one context vector)", "Transformer"
+
+
+@pytest.fixture(scope="module")
+def peer_data(tmp_path_factory):
+    return tmp_path_factory.mktemp("peer_data")
+
+
+@pytest.fixture(scope="module")
+def peer_url(peer_data):
+    yield from _serve(peer_data)
+
+
+def _vote(student: Page, option: str) -> None:
+    """Pick the stop question's option and send its form (the first form of the stop; the check questions follow)."""
+    main = student.get_by_test_id("stMain")
+    main.get_by_text(option, exact=True).first.click()
+    main.get_by_role("button", name="Answer").first.click()
+    wait_idle(student)
+
+
+def _click_until(page: Page, button: str, then) -> None:
+    """Click a button of the teacher's live results until what it opens shows. That fragment reruns every 2 s by
+    itself; on this loaded 2-core box a click that lands while such a rerun replaces the button was seen lost (once
+    in five runs), as a person would click again."""
+    for _ in range(3):
+        page.get_by_role("button", name=button).click()
+        wait_idle(page)
+        try:
+            expect(then).to_be_visible(timeout=10000)
+            return
+        except AssertionError:
+            continue
+    expect(then).to_be_visible()
+
+
+def _metric(page: Page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue").first
+
+
+def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_data):
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 720})] + [
+        browser.new_context(viewport={"width": 1000, "height": 900}) for _ in range(3)]
+    try:
+        teacher = contexts[0].new_page()
+        code = _start_class(teacher, peer_url, peer_data)
+        teacher.get_by_test_id("stButtonGroup").get_by_text("Peer instruction (vote, discuss, vote again)").click()
+        wait_idle(teacher)
+        students = [context.new_page() for context in contexts[1:]]
+        for student, option in zip(students, (RIGHT, WRONG, WRONG), strict=True):
+            student.goto(f"{peer_url}/?class={code}")
+            wait_idle(student)
+            _vote(student, option)
+            expect(student.get_by_text(re.compile(r"Wait: the class discusses next"))).to_be_visible()
+            # no right or wrong before round 2, and the page (its chart gives the answer away) stays hidden
+            expect(student.get_by_text(re.compile(r"^(Right|The model's answer)"))).to_have_count(0)
+            expect(student.locator(".js-plotly-plot")).to_have_count(0)
+
+        expect(_metric(teacher, "Answered")).to_have_text("3", timeout=15000)  # the live fragment refreshes itself
+        expect(teacher.get_by_text(re.compile(r"hidden from the room until you show them: 3 answered"))).to_be_visible()
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(0)  # no distribution on the projector
+        teacher.screenshot(path=SCREENSHOTS / "peer_round1_hidden.png")
+        assert not axe_violations(teacher)  # WCAG 2.1 AA: the mode control, the toggle, the countdown's screen
+        teacher.get_by_text("Show round 1's answers to the room").click()
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
+        expect(teacher.get_by_text(re.compile(r"33% right alone: between about 30% and 70%"))).to_be_visible()
+        expect(teacher.get_by_text(re.compile(r"Crouch & Mazur 2001"))).to_be_visible()
+
+        _click_until(teacher, "Close round 1, start the discussion",
+                     teacher.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first)
+        for student in students:  # the class poll (every 3 s) brings the discussion and its countdown
+            expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=30000)
+            expect(student.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible()
+            expect(student.get_by_test_id("stMain").get_by_text(RIGHT, exact=True)).to_have_count(0)  # no vote now
+        students[0].screenshot(path=SCREENSHOTS / "peer_student_discussion.png")
+        assert not axe_violations(students[0])
+
+        _click_until(teacher, "Open round 2", teacher.get_by_text(re.compile(r"Round 2 \(after the discussion\)")).first)
+        for student, option in zip(students, (RIGHT, RIGHT, WRONG), strict=True):
+            expect(student.get_by_text(re.compile(r"Round 2: answer again"))).to_be_visible(timeout=30000)
+            expect(student.get_by_text(re.compile(r"Your first answer: "))).to_be_visible()
+            _vote(student, option)
+            expect(student.get_by_text(re.compile(r"Your second answer: "))).to_be_visible()
+
+        expect(_metric(teacher, "Round 2 (after the discussion): Answered")).to_have_text("3", timeout=15000)
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1)  # both rounds side by side, per answer
+        teacher.get_by_role("button", name="Reveal the answer to everyone").click()
+        wait_idle(teacher)
+        expect(_metric(teacher, "Right before")).to_have_text("33%")
+        expect(_metric(teacher, "Right after")).to_have_text("67%")
+        matrix = teacher.get_by_test_id("stTable").first
+        expect(matrix).to_contain_text("Round 2: right")
+        teacher.screenshot(path=SCREENSHOTS / "peer_after_reveal.png", full_page=True)
+        # revealed: the student who changed her mind sees she is right now, her first answer beside it
+        expect(students[1].get_by_text(re.compile(r"^Right"))).to_be_visible(timeout=15000)
+        expect(students[1].get_by_text(re.compile(r"Your first answer was Transformer"))).to_be_visible()
+        for page in [teacher, *students]:
+            no_exception(page)
+        _report_downloads(browser, teacher, code)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def _report_downloads(browser, teacher: Page, code: str) -> None:
+    """The class report: its charts on the page, its CSV, and its HTML file opened offline (plotly.js inside)."""
+    teacher.get_by_text("Class report: what the class learned").click()
+    teacher.get_by_role("button", name="Update the report").click()  # drawn at the page's last full run: read again
+    wait_idle(teacher)
+    report = teacher.get_by_test_id("stExpanderDetails").filter(has_text="Anonymous: students are random ids")
+    expect(report.locator(".js-plotly-plot").first).to_be_visible(timeout=15000)
+    report.screenshot(path=SCREENSHOTS / "peer_class_report.png")
+    with teacher.expect_download() as info:
+        teacher.get_by_role("button", name="Download the report (CSV)").click()
+    assert info.value.suggested_filename == f"class-{code}-report.csv"
+    rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text(encoding="utf-8"))))
+    stop1 = next(r for r in rows if r["table"] == "questions" and r["stop"] == "1")
+    assert (stop1["round1_right"], stop1["round2_right"], stop1["wrong_right"]) == (str(1 / 3), str(2 / 3), "1")
+    with teacher.expect_download() as info:
+        teacher.get_by_role("button", name="Download the report (HTML, opens offline)").click()
+    saved = Path(tempfile.mkdtemp()) / info.value.suggested_filename  # .html: the browser opens it as a page
+    info.value.save_as(saved)
+    offline = browser.new_context()
+    try:
+        offline.set_offline(True)
+        page = offline.new_page()
+        page.goto(saved.as_uri())
+        expect(page.locator(".js-plotly-plot .main-svg").first).to_be_visible()  # drawn with no network at all
+        expect(page.get_by_text("Share right per question: round 1 and round 2")).to_be_visible()
+    finally:
+        offline.close()
+
+
+def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer_data):
+    """The teacher in Korean, presenter mode at 1280×720 (what the room sees): round 1's answers are a count only
+    until she shows them; a Korean student gets the round-1 message and no answer."""
+    teacher_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    student_context = browser.new_context(viewport={"width": 1000, "height": 900})
+    try:
+        teacher = teacher_context.new_page()
+        teacher.goto(f"{peer_url}/teacher?lang=ko&presenter=true")
+        wait_idle(teacher)
+        teacher.get_by_label(translate("ko", "class_teacher.password"), exact=True).first.fill(_password(peer_data))
+        teacher.get_by_role("button", name=translate("ko", "class_teacher.start")).click()
+        wait_idle(teacher)
+        code = _metric(teacher, translate("ko", "class_teacher.code")).inner_text()
+        teacher.get_by_test_id("stButtonGroup").get_by_text(translate("ko", "peer.mode_peer")).click()
+        wait_idle(teacher)
+        student = student_context.new_page()
+        student.goto(f"{peer_url}/?class={code}&lang=ko")
+        wait_idle(student)
+        main = student.get_by_test_id("stMain")
+        main.get_by_text("트랜스포머", exact=True).first.click()
+        main.get_by_role("button", name=translate("ko", "lessons.submit")).first.click()
+        wait_idle(student)
+        done = translate("ko", "peer.first_round_done", answer="트랜스포머")
+        expect(student.get_by_text(done)).to_be_visible()
+        hidden = translate("ko", "peer.round_one_hidden", answered=1)
+        expect(teacher.get_by_text(hidden)).to_be_visible(timeout=15000)
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(0)
+        expect(teacher.get_by_text(re.compile(r"\d+%"))).to_have_count(0)  # no share on the projector either
+        teacher.screenshot(path=SCREENSHOTS / "peer_round1_hidden_ko_presenter.png")
+        teacher.get_by_text(translate("ko", "peer.show_round_one")).click()
+        expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
+        no_exception(teacher)
+        no_exception(student)
+    finally:
+        teacher_context.close()
+        student_context.close()

@@ -1,0 +1,96 @@
+"""Every stop of the shipped lesson projected (Chromium, 1280×720, presenter mode), in English and in Korean, opened
+by its link as the teacher's screen opens it: once its prediction is made (a question hides the page until then),
+the element that makes the stop's point starts on the first screen with at least 300 px of it visible (all of it
+when it is shorter), and no text on that screen that carries meaning is under 14 CSS px (chart SVG text included:
+tick labels, colour bars, legends, thumbnail titles, pattern labels; the step tables).
+
+The focus element: the stop's section when it names one (ui/page_sections.py), otherwise the page's first chart,
+table or form outside the lesson bar (the page puts it first under a projected stop: ui/display.chart_first).
+Measured, not assumed: element boxes and computed font sizes as the browser lays them out.
+"""
+import pytest
+from playwright.sync_api import Page, expect
+
+from classroom.lessons import load_lessons
+from tests.browser_steps import no_exception, wait_idle
+from tests.conftest import SCREENSHOTS
+from ui.lessons.catalogue import known_pages
+
+FOLD, WIDTH = 720, 1280
+SEEN = 300  # px of the focus element on the first screen (or all of it, when it is shorter)
+SMALLEST = 14  # CSS px
+ANSWER = {"en": "Answer", "ko": "답하기"}
+HEAD_1 = {"en": "Head 1", "ko": "헤드 1"}
+FOCUS = ('[data-testid="stMain"] .js-plotly-plot, [data-testid="stMain"] .vega-embed, '
+         '[data-testid="stMain"] [data-testid="stDataFrame"], [data-testid="stMain"] [data-testid="stForm"]')
+# Text on the first screen under 14 px (a zero-width strut of KaTeX is no text; its MathML copy is for screen readers
+# and clipped to nothing), and the focus element's box.
+MEASURE = """([selector, fold, width, smallest]) => {
+  const onScreen = el => { const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.top < fold && r.bottom > 0 && r.left < width; };
+  const main = document.querySelector('[data-testid="stMain"]');
+  const small = [];
+  const hidden = el => el.closest('.katex-mathml') || el.closest('[class*="st-key-chart_words"]');
+  for (const t of main.querySelectorAll('svg text')) {
+    if (!t.textContent.trim() || hidden(t) || !onScreen(t)) continue;
+    const size = parseFloat(getComputedStyle(t).fontSize);
+    if (size < smallest) small.push(`svg ${size}px "${t.textContent.trim().slice(0, 24)}"`);
+  }
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || !n.textContent.replace(/[\\u200b\\s]/g, '') || el.closest('svg') || hidden(el) || !onScreen(el)) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden') continue;
+    const size = parseFloat(style.fontSize);
+    if (size < smallest) small.push(`${el.tagName} ${size}px "${n.textContent.trim().slice(0, 24)}"`);
+  }
+  const focus = [...document.querySelectorAll(selector)].find(el => !el.closest('.st-key-lesson_bar'));
+  const box = focus ? focus.getBoundingClientRect() : null;
+  return {small, focus: box && {top: box.top, height: box.height,
+                                seen: Math.min(fold, box.bottom) - Math.max(0, box.top)}};
+}"""
+
+STOPS = load_lessons(known_pages())[0]["intro"].stops
+
+
+def _predict(page: Page, stop, language: str) -> None:
+    """Make the stop's prediction (any answer will do): the page the question hides is then drawn."""
+    bar = page.locator(".st-key-lesson_bar")
+    kind = stop.question.kind
+    if kind == "head":
+        bar.get_by_role("button", name=HEAD_1[language], exact=True).first.click()
+    else:
+        if kind == "choice":
+            bar.get_by_role("radio").first.check(force=True)
+        elif kind == "token":
+            bar.locator('[data-testid="stButtonGroup"] button').first.click()
+        else:
+            bar.locator('input[type="number"]').first.fill("1")
+        bar.get_by_role("button", name=ANSWER[language]).click()
+    wait_idle(page)
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: Page, app_url, language):
+    page.set_viewport_size({"width": WIDTH, "height": FOLD})
+    failures = []
+    for stop in STOPS:
+        page.goto(f"{app_url}/?lesson=intro&stop={stop.number}&lang={language}&presenter=true")
+        expect(page.locator(".st-key-lesson_bar")).to_be_visible()
+        wait_idle(page)
+        if stop.question is not None:
+            _predict(page, stop, language)
+        selector = f".st-key-section_{stop.section}" if stop.section else FOCUS
+        expect(page.locator(selector).first).to_be_visible()
+        wait_idle(page)
+        no_exception(page)
+        expect(page.locator('[data-stale="true"]')).to_have_count(0)  # the run's own elements, none left faded
+        page.screenshot(path=SCREENSHOTS / f"projected_stop_{stop.number:02d}_{language}_answered.png")
+        seen = page.evaluate(MEASURE, [selector, FOLD, WIDTH, SMALLEST])
+        focus = seen["focus"]
+        if focus is None or focus["top"] >= FOLD or focus["seen"] < min(SEEN, focus["height"]) - 1:
+            failures.append(f"stop {stop.number} ({stop.page}): focus {focus}")
+        if seen["small"]:
+            failures.append(f"stop {stop.number} ({stop.page}): text under {SMALLEST} px: {seen['small'][:5]}")
+    assert not failures, "\n".join(failures)

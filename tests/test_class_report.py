@@ -1,0 +1,98 @@
+"""The class report (classroom/report.py, ui/lessons/report.py): both rounds, the switch matrix, Hake's gain over the
+students who answered both, misconception pick rates; its CSV and its offline HTML; teacher-only."""
+import csv
+import io
+import re
+
+import pytest
+
+from classroom.lessons import load_lessons
+from classroom.peer import normalized_gain, rule_of_thumb
+from classroom.report import build_report
+from classroom.store import ClassStore
+from ui.lessons.report import report_csv, report_figures, report_tables
+from ui.lessons.catalogue import known_pages
+from viz.class_report import report_html
+
+
+@pytest.fixture(scope="module")
+def lesson():
+    return load_lessons(known_pages())[0]["intro"]
+
+
+def _class(tmp_path):
+    store = ClassStore(tmp_path / "db")
+    code, token = store.create_class("intro")
+    return store, code, token
+
+
+def test_gain_rule_of_thumb_and_the_report_from_a_small_class(tmp_path, lesson):
+    assert normalized_gain(0.25, 0.75) == pytest.approx(2 / 3) and normalized_gain(1.0, 1.0) is None
+    assert [rule_of_thumb(x) for x in (0.2, 0.3, 0.7, 0.71)] == ["reteach", "discuss", "discuss", "move_on"]
+    store, code, token = _class(tmp_path)
+    # check question "weight" (right: option 2): 4 students before, 3 of them after; 1 of 4 right before
+    for student, before in zip("abcd", ("2", "1", "1", "3"), strict=True):
+        store.answer(code, student, "intro:pre:weight", before, before == "2")
+    for student, after in zip("abc", ("2", "2", "1"), strict=True):
+        store.answer(code, student, "intro:post:weight", after, after == "2")
+    # stop 8 (right: option 2) in peer instruction
+    store.set_phase(code, token, "intro:8", "peer")
+    for student, first in zip("abc", ("2", "3", "1"), strict=True):
+        store.answer(code, student, "intro:8", first, first == "2")
+    store.set_phase(code, token, "intro:8", "peer", "round2")
+    for student, second in zip("abc", ("2", "2", "3"), strict=True):
+        store.answer(code, student, "intro:8", second, second == "2", round=2)
+    store.answer(code, "late", "intro:8", "3", False)  # round 1 after it closed: not in the report
+    report = build_report(lesson, store.answer_rows(code, token))
+    question = next(q for q in report.questions if q.question_id == "intro:8")
+    assert (question.first.answered, question.first.right, question.second.right) == (3, 1, 2)
+    assert (question.switches.right_right, question.switches.wrong_right, question.switches.wrong_wrong) == (1, 1, 1)
+    weight = next(c for c in report.checks if c.check_id == "weight")
+    # the pairs: a (right→right), b (wrong→right), c (wrong→wrong); d has no post answer
+    assert weight.students == 3 and weight.pre == pytest.approx(1 / 3) and weight.post == pytest.approx(2 / 3)
+    assert weight.gain == pytest.approx((2 / 3 - 1 / 3) / (1 - 1 / 3))
+    assert report.lecture.gain == pytest.approx(weight.gain) and report.lecture.students == 3
+    picks = {(p.idea["en"], p.when): (p.picks, p.answered) for p in report.misconceptions}
+    assert picks[("attention weight = importance", "pre")] == (2, 4)  # option 1 before: b and c, of 4
+    assert picks[("every head works in the full d_model", "1")] == (1, 3)  # stop 8 option 3 in round 1
+    assert picks[("d_k is the number of heads", "1")] == (1, 3)
+
+    tables = report_tables(report, "en")
+    rows = list(csv.DictReader(io.StringIO(report_csv(tables).decode())))
+    lecture_row = next(r for r in rows if r["table"] == "checks" and r["check"] == "lecture")
+    assert float(lecture_row["gain"]) == pytest.approx(0.5) and lecture_row["students_both"] == "3"
+    q8 = next(r for r in rows if r["table"] == "questions" and r["stop"] == "8")
+    assert (q8["right_right"], q8["wrong_right"], q8["right_wrong"], q8["wrong_wrong"]) == ("1", "1", "0", "1")
+
+    page = report_html("Report <x>", ["kept 7 days"], report_figures(report, "en"),
+                       [("checks", tables["checks"].to_html())])
+    # opens offline: no script loaded from anywhere, plotly.js itself inline (once)
+    assert not re.search(r"<script[^>]*\bsrc=", page) and page.count("plotly.js v") == 1
+    assert page.count("Plotly.newPlot") == 3 and "Report &lt;x&gt;" in page and "kept 7 days" in page
+
+
+def test_only_the_teacher_reads_the_answers(tmp_path):
+    store, code, token = _class(tmp_path)
+    store.answer(code, "a", "intro:8", "2", True)
+    assert store.answer_rows(code, "not-the-token") is None
+    assert [r.student for r in store.answer_rows(code, token)] == ["a"]
+
+
+def test_two_rounds_chart_gives_no_answer_away_before_the_reveal():
+    import pandas as pd
+
+    from viz.class_report import two_rounds_chart
+
+    def data(right):
+        rows = pd.DataFrame({"answer": ["<b>4</b>", "8", "4"], "round": ["Round 1", "Round 1", "Round 2"],
+                             "students": [1, 2, 3], "right": right})
+        spec = two_rounds_chart(rows, "students", "right", "wrong").to_dict()
+        return spec, next(iter(spec["datasets"].values()))
+
+    before, rows = data([None, None, None])
+    assert {(d["round"], d["answer"], d["students"], d["mark"]) for d in rows} == {
+        ("Round 1", "<b>4</b>", 1, ""), ("Round 1", "8", 2, ""), ("Round 2", "4", 3, "")}  # text stays data
+    assert before["layer"][0]["encoding"]["color"]["scale"]["range"] == ["#0072B2", "#56B4E9"]
+    after, rows = data([True, False, True])
+    assert [d["mark"] for d in rows] == ["✓ right", "✗ wrong", "✓ right"]  # said in words beside each bar
+    assert after["layer"][1]["encoding"]["text"]["field"] == "mark"

@@ -1,0 +1,82 @@
+"""model/families.py: every family answers the same questions, and its answers match what it computes."""
+import numpy as np
+import pytest
+import torch
+
+from model.bert import MINILM_NAME
+from model.checkpoint import CheckpointError, load_checkpoint
+from model.decode import greedy_decode
+from model.families import (ABLATION, CHECKPOINT_DIR, EMBEDDING, NORMS, STEPS, TRANSLATION, LabModel, adapt,
+                            model_family, open_model, shipped_model_names)
+from model.transformer import HeadMasks
+
+SENTENCES = {"en-fr": "the small cat eats the red apple", "reverse": "3 1 4 15 9",
+             "english": "The animal didn't cross the street because it was too tired."}
+FAMILIES = {"transformer_en-fr": "transformer", "transformer_reverse": "transformer", "bahdanau_en-fr": "bahdanau",
+            "no-attention_en-fr": "no-attention", MINILM_NAME: "bert"}
+
+
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def lab(request) -> LabModel:
+    return open_model(request.param)
+
+
+def test_every_shipped_model_and_the_encoder_open_by_id_with_their_family(lab):
+    assert isinstance(lab, LabModel) and lab.family == FAMILIES[lab.model_id]
+    assert set(FAMILIES) - {MINILM_NAME} == set(shipped_model_names())
+    assert model_family(lab.model_id) == lab.family  # known from the JSON alone, before the weights are loaded
+
+
+def test_the_layout_known_before_analysis_is_the_analysis_own(lab):
+    """Links and pickers offer the kinds, layers and heads of `layout`; an analysis must have exactly them."""
+    analysed = lab.analyse(SENTENCES[lab.task])
+    assert lab.layout == {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
+    assert analysed.capabilities == lab.capabilities
+    for maps in analysed.maps.values():
+        assert np.allclose(maps.weights.sum(-1), 1, atol=1e-5)
+
+
+def test_a_translator_analyses_as_greedy_decoding_does_with_the_same_heads_off():
+    lab = open_model("transformer_en-fr")
+    sentence = SENTENCES["en-fr"]
+    off = (("cross", 1, 0), ("cross", 1, 1), ("cross", 1, 2), ("cross", 1, 3), ("cross", 0, 0))
+    masks = {kind: torch.ones(2, 4) for kind in ("encoder_self", "decoder_self", "cross")}
+    for kind, layer, head in off:
+        masks[kind][layer, head] = 0.0
+    reference = greedy_decode(load_checkpoint(CHECKPOINT_DIR / "transformer_en-fr"), sentence,
+                              head_masks=HeadMasks(**masks))
+    ablated = lab.analyse(sentence, off)
+    assert ablated.output_tokens == reference.output_tokens
+    np.testing.assert_allclose(ablated.maps["cross"].weights, reference.attention["cross"], atol=1e-6)
+    assert lab.analyse(sentence).output_tokens != ablated.output_tokens  # five cross heads off change it
+
+
+def test_capabilities_say_what_each_family_can_do(lab):
+    assert lab.can(TRANSLATION) == (lab.family != "bert")
+    assert lab.can(STEPS) == (lab.family != "bert")
+    assert lab.can(EMBEDDING) == (lab.family == "bert")
+    assert lab.can(ABLATION) == lab.can(NORMS) == bool(lab.layout)
+    if not lab.can(ABLATION):
+        with pytest.raises(ValueError):
+            lab.analyse(SENTENCES[lab.task], (("cross", 0, 0),))
+
+
+def test_explain_gives_norms_and_rollout_shaped_like_the_maps(lab):
+    analysed = lab.analyse(SENTENCES[lab.task])
+    arrays = lab.explain(analysed)
+    assert set(arrays) >= {f"value_norms_{kind}" for kind in lab.layout} if lab.can(NORMS) else arrays == {}
+    for kind, maps in analysed.maps.items():
+        assert arrays[f"value_norms_{kind}"].shape == maps.weights.shape
+        if kind != "cross":
+            layers, _, tokens, _ = maps.weights.shape
+            assert arrays[f"rollout_{kind}"].shape == (layers, tokens, tokens)
+
+
+def test_an_already_loaded_network_gets_the_same_adapter_and_an_unknown_id_names_the_choices():
+    loaded = load_checkpoint(CHECKPOINT_DIR / "bahdanau_en-fr")
+    lab = adapt("my-bahdanau", loaded)
+    assert lab.family == "bahdanau" and lab.network is loaded and adapt("again", lab) is lab
+    with pytest.raises(CheckpointError, match="transformer_en-fr"):
+        open_model("no-such-model")
+    with pytest.raises(TypeError):
+        adapt("x", object())

@@ -1,0 +1,100 @@
+"""Pages and views ask a model's capabilities, never its family (model/families.py is the one place that does).
+
+Outside the adapters, no module of ui/, app_pages/ or viz/ may branch on a model class or a family name: an
+isinstance() with a class defined in model/, a comparison with a family name (or with a `.family`), or a call of
+the helpers the adapters replaced. A new family is then one adapter, and no page needs to learn its name."""
+import ast
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from model.families import FAMILY_NAMES
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = ("ui", "app_pages", "viz")
+# What the adapters replaced: each was a question about the family (is_toy: "is it a LoadedModel?").
+OLD_HELPERS = {"is_toy", "is_encoder_only", "family_of", "analyse_toy", "analyse_encoder", "analyse_model",
+               "analyse_encoder_input", "analyse_foreign_input", "analyse_ablated", "runs_in_our_encoder",
+               "is_encoder_decoder", "is_decoder_only", "model_type"}
+
+
+@cache
+def model_classes() -> frozenset[str]:
+    """Every class defined in model/ but its exceptions (an `except`-like isinstance on an error is no branch)."""
+    names = set()
+    for path in (ROOT / "model").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.endswith("Error"):
+                names.add(node.name)
+    return frozenset(names)
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The plain and dotted names in an isinstance()'s second argument (a name, model.x.Name, or a tuple)."""
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+            if isinstance(n, ast.Name | ast.Attribute)}
+
+
+def _is_family(node: ast.AST) -> bool:
+    """A family name (or a tuple/list/set of them, or one's "transformers:" prefix) or an x.family attribute."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value in FAMILY_NAMES or (":" in node.value and node.value.split(":")[0] in FAMILY_NAMES)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_is_family(element) for element in node.elts)
+    return isinstance(node, ast.Attribute) and node.attr == "family"
+
+
+def family_branches(source: str, classes: frozenset[str]) -> list[tuple[int, str]]:
+    """(line, what) of every branch on a model's class or family in a module's source."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance",
+                                                                                              "issubclass"):
+            hit = _names(node.args[1]) & classes if len(node.args) == 2 else set()
+            if hit:
+                found.append((node.lineno, f"isinstance with {', '.join(sorted(hit))}"))
+        elif isinstance(node, ast.Compare) and any(map(_is_family, [node.left, *node.comparators])):
+            found.append((node.lineno, f"comparison with a family: {ast.unparse(node)}"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("startswith", "endswith") and any(map(_is_family, node.args)):
+            found.append((node.lineno, f"family prefix test: {ast.unparse(node)}"))
+        elif isinstance(node, ast.Name | ast.Attribute | ast.alias):
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) \
+                else node.name.rsplit(".", 1)[-1]
+            if name in OLD_HELPERS:
+                found.append((node.lineno, f"old family helper {name}"))
+    return found
+
+
+def test_the_branch_finder_catches_each_kind_of_branch():
+    classes = model_classes()
+    assert {"LoadedModel", "PretrainedEncoder", "TransformersModel", "TransformerConfig"} <= classes
+    injected = {
+        "if isinstance(loaded, LoadedModel):\n    pass": "isinstance with LoadedModel",
+        "ok = isinstance(m.config, (model.config.TransformerConfig, int))": "isinstance with TransformerConfig",
+        "if lab.family == 'bert':\n    pass": "comparison with a family",
+        "x = 'transformer' != family": "comparison with a family",
+        "y = family in ('bahdanau', 'no-attention')": "comparison with a family",
+        "z = family.startswith('transformers:')": "family prefix test",
+        "from ui.state import is_toy": "old family helper is_toy",
+        "w = entry.runs_in_our_encoder": "old family helper runs_in_our_encoder",
+    }
+    for source, what in injected.items():
+        found = family_branches(source, classes)
+        assert found and found[0][1].startswith(what), (source, found)
+    # what pages legitimately do: ask capabilities and kinds, look a family's label up, catch a model's error
+    allowed = ("if lab.can(NORMS) and 'cross' in lab.layout:\n    pass\n"
+               "label = tr(f'models.family_{lab.family}')\nresults = {'transformer': 1}\nr = results['transformer']\n"
+               "if isinstance(speed, SpeedProbeError):\n    pass\nif kind == 'cross':\n    pass")
+    assert family_branches(allowed, classes) == []
+
+
+def _modules() -> list[Path]:
+    return sorted(path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda path: str(path.relative_to(ROOT)))
+def test_no_page_or_view_branches_on_a_model_family(path):
+    found = family_branches(path.read_text(encoding="utf-8"), model_classes())
+    assert not found, "\n".join(f"{path.relative_to(ROOT)}:{line}: {what}" for line, what in found)

@@ -1,0 +1,101 @@
+"""The decoding page's step explorer: Previous / Next / step, layer and head, and the step's charts, as a fragment.
+
+A class steps through a translation one click at a time; as a fragment, a click reruns only this part of the page
+(not the sidebar, the navigation or the title above it), about half the server's work of a full rerun
+(bench/README.md, "Server CPU per interaction").
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from i18n import tr
+from ui.attention.view import cached_figure, show_top_tokens
+from ui.display import chart_first, presenting, show_chart
+from ui.errors import page_guard
+from ui.share import follow_fragment, keep_view_state
+from ui.attention.decoding_specs import ALL_HEADS, HEAD, LAYER, STEP
+from ui.widget_spec import prepare, spec_select
+from viz.attention import html_escaped
+
+
+def _head_name(head: int | str) -> str:
+    return tr("decoding.all_heads") if head == ALL_HEADS else f"{head + 1}"
+
+
+@st.fragment
+def decoding_explorer(page: str, loaded, result) -> None:
+    """The arguments are those of the last full run (a change of model or sentence reruns the whole page).
+
+    As the attention page's explorer, ui.share's first and last steps of a fragment run frame it: the kept values
+    put back, then the address bar and the sidebar's link written by the fragment.
+    """
+    with page_guard():
+        keep_view_state()
+        _explore(loaded, result)
+    with page_guard():
+        follow_fragment(page)
+
+
+def _explore(loaded, result) -> None:
+    steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
+    produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
+    st.session_state[STEP.key] = min(prepare(STEP), steps)  # a linked step, within this sentence's translation
+    # Previous and Next beside the step slider: one row, so the maps start above the fold when projected
+    c = st.columns([1, 1, 6], vertical_alignment="bottom")
+    if c[0].button(tr("decoding.previous"), disabled=st.session_state[STEP.key] <= STEP.low):
+        st.session_state[STEP.key] -= 1
+    if c[1].button(tr("decoding.next"), disabled=st.session_state[STEP.key] >= steps):
+        st.session_state[STEP.key] += 1
+    step = c[2].slider(tr("decoding.step"), STEP.low, max(steps, 2), key=STEP.key, disabled=steps < 2) - 1
+    if not presenting():  # projected, the slider shows the step
+        st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
+    st.code(" ".join(["<bos>"] + produced[:step]) + f"  →  {produced[step]}", language=None)
+    writing = html_escaped(produced[step])  # model output shown in a plotly title: escaped like every token
+    left, right = st.columns(2)
+    with left:
+        if "cross" in result.attention:  # heads: (L, h, T_out, T_src)
+            chart, controls = chart_first()  # a projected stop: the maps first, the layer and head under them
+            c2 = controls.columns(2)
+            layer = spec_select(LAYER, tr("decoding.layer"), where=c2[0], format_func=lambda i: f"{i + 1}")
+            # another model with fewer heads was chosen: back to every head (HEAD's default)
+            head = spec_select(HEAD, tr("decoding.head"), where=c2[1], format_func=_head_name)
+            with chart:
+                cross = result.attention["cross"][layer, :, step]  # (h, S)
+                heads = list(range(cross.shape[0])) if head == ALL_HEADS else [head]
+                rows = cross[heads]
+                labels = [tr("decoding.head_row", head=h + 1) for h in heads]
+                # cached_figure: a class steps through the same sentences, so each step's charts are built once.
+                show_chart(cached_figure("heatmap", rows, labels, result.source.tokens,
+                                         tr("decoding.cross_title", token=writing, layer=layer + 1),
+                                         height=140 + 40 * len(labels)),
+                           f"decoding_cross_step{step + 1}_L{layer + 1}_"
+                           f"{'all' if head == ALL_HEADS else f'H{head + 1}'}",
+                           key="dec_cross")
+                if not presenting():
+                    st.caption(tr("decoding.cross_caption"))
+                so_far = result.attention["decoder_self"][layer, :, : step + 1, : step + 1]  # (h, step+1, step+1)
+                self_w = so_far.mean(0) if head == ALL_HEADS else so_far[head]
+                # rows: the token each step writes; columns: the decoder's inputs (<bos> and what was written before)
+                rows_written, inputs = result.written_tokens[: step + 1], result.decoder_input_tokens[: step + 1]
+                title = tr("decoding.self_title_mean" if head == ALL_HEADS else "decoding.self_title", step=step + 1)
+                show_chart(cached_figure("heatmap", self_w, rows_written, inputs, title,
+                                         masked=np.triu(np.ones((step + 1, step + 1), bool), 1)),
+                           f"decoding_self_step{step + 1}_L{layer + 1}_"
+                           f"{'mean' if head == ALL_HEADS else f'H{head + 1}'}",
+                           key="dec_self")
+                st.caption(tr("decoding.mask_caption"))
+                st.caption(tr("lecture.rows_written"))
+        elif "alignment" in result.attention:
+            show_chart(cached_figure("heatmap", result.attention["alignment"][step:step + 1], [produced[step]],
+                                     result.source.tokens, tr("decoding.alignment_title", token=writing),
+                                     height=180),
+                       f"decoding_bahdanau_step{step + 1}", key="dec_align")
+            if not presenting():
+                st.caption(tr("decoding.alignment_caption"))
+        else:
+            st.info(tr("decoding.no_attention"))
+    with right:
+        show_top_tokens(result, step, loaded.tgt_vocab, key="dec_topk")
+        if not presenting():
+            st.caption(tr("decoding.top_caption"))

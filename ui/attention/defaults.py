@@ -1,0 +1,53 @@
+"""What the attention page opens on, and the one line that says why: the view a teacher shows first."""
+from __future__ import annotations
+
+import streamlit as st
+
+from i18n import tr
+from model.decode import DecodeResult
+from model.metrics import sharpest_content_head, sharpest_head
+from ui.attention.specs import HEAD, KIND, LAYER
+
+TEACHING_KIND = "cross"  # encoder-decoder attention: which source words each written word reads
+
+
+def open_on_teaching_view(result: DecodeResult) -> None:
+    """A first visit (no link, no kept view) opens cross-attention on its sharpest head for this sentence.
+
+    Chosen from the head statistics (lowest mean entropy), not fixed: another model or a retrained one picks its
+    own. A link that names a layer or head but no kind meant the first kind of the list (encoder self-attention).
+    """
+    if KIND.key in st.session_state:
+        return
+    if LAYER.key in st.session_state or HEAD.key in st.session_state:
+        st.session_state[KIND.key] = "encoder_self"
+        return
+    layer, head, _ = sharpest_head(result.attention[TEACHING_KIND])
+    st.session_state.update({KIND.key: TEACHING_KIND, LAYER.key: layer, HEAD.key: head})
+
+
+def why_this_head(kind: str, weights, layer: int, head: int) -> None:
+    """One line under the pickers while the head shown is the sharpest cross-attention head (weights (L, h, T, S))."""
+    if kind != TEACHING_KIND:
+        return
+    best_layer, best_head, entropy = sharpest_head(weights)
+    if (layer, head) == (best_layer, best_head):
+        st.caption(tr("lecture.why_this_head", layer=layer + 1, head=head + 1, heads=weights.shape[0] * weights.shape[1],
+                      entropy=f"{entropy:.2f}"))
+
+
+def open_encoder_on_teaching_head(weights, special: list[bool]) -> None:
+    """A first visit to an encoder (no link, no kept view) opens the head that links words most sharply (not the
+    [CLS]/[SEP] sinks); weights (L, h, T, T) of its self-attention."""
+    if LAYER.key in st.session_state or HEAD.key in st.session_state:
+        return
+    layer, head, _ = sharpest_content_head(weights, special)
+    st.session_state.update({LAYER.key: layer, HEAD.key: head})
+
+
+def why_this_encoder_head(weights, special: list[bool], layer: int, head: int) -> None:
+    """One line under the pickers while the head shown is the one open_encoder_on_teaching_head chose."""
+    best_layer, best_head, share = sharpest_content_head(weights, special)
+    if (layer, head) == (best_layer, best_head):
+        st.caption(tr("lecture.why_this_encoder_head", layer=layer + 1, head=head + 1,
+                      heads=weights.shape[0] * weights.shape[1], share=f"{share:.0%}"))

@@ -1,0 +1,61 @@
+"""What switching heads off does to a sentence encoder: its sentence embedding and its token vectors."""
+from __future__ import annotations
+
+import streamlit as st
+
+from i18n import tr
+from model.bert import cosine
+from model.families import LabModel
+from model.sources import AnalysedInput, token_movement
+from ui.attention.specs import ABLATED_HEADS
+from ui.display import presenting, show_chart
+from ui.state import analyse
+from ui.text import check_sentence
+from viz.encoder import token_movement_bars
+
+SECOND_SENTENCE = "bert_second"  # session_state key of the second sentence
+# The model reads English: the default second sentence is model input, the same in every interface language.
+SECOND_DEFAULT = "A tired dog stayed on the pavement instead of crossing."
+OFF_HEADS = ABLATED_HEADS.key  # the same key (and (kind, layer, head) values) as the translation models' ablation
+
+
+def _head_option(option: tuple[str, int, int]) -> str:
+    _, layer, head = option
+    return f"L{layer + 1} H{head + 1}"
+
+
+def show_embedding_ablation(result: AnalysedInput, model_id: str, lab: LabModel) -> None:
+    """What switching heads off does to the sentence embedding (compared with a second sentence's) and to each
+    token's final vector."""
+    sentence = result.text
+    st.markdown(tr("bert.ablation.intro"))
+    st.session_state.setdefault(SECOND_SENTENCE, SECOND_DEFAULT)
+    second_text = st.text_input(tr("bert.ablation.second"), key=SECOND_SENTENCE, max_chars=2000,
+                                help=tr("bert.ablation.second_help"))
+    options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items()
+               for l in range(layers) for h in range(heads)]
+    st.session_state[OFF_HEADS] = [o for o in st.session_state.get(OFF_HEADS, []) if tuple(o) in options]
+    off = st.multiselect(tr("bert.ablation.heads"), options, key=OFF_HEADS, format_func=_head_option)
+    switched_off = tuple(sorted(tuple(o) for o in off))
+    second, _ = check_sentence(second_text)
+    ablated = analyse(model_id, sentence, lab, switched_off) if switched_off else result
+    c = st.columns(3)
+    if second is None:
+        c[0].info(tr("bert.ablation.empty_second"))
+    else:
+        other = analyse(model_id, second, lab)
+        other_ablated = analyse(model_id, second, lab, switched_off) if switched_off else other
+        on = cosine(result.embedding, other.embedding)
+        c[0].metric(tr("bert.ablation.similarity_on"), f"{on:.4f}")
+        changed = cosine(ablated.embedding, other_ablated.embedding)
+        c[1].metric(tr("bert.ablation.similarity_off", count=len(switched_off)), f"{changed:.4f}",
+                    delta=f"{changed - on:+.4f}", delta_color="off")
+    c[2].metric(tr("bert.ablation.self_similarity"), f"{cosine(result.embedding, ablated.embedding):.4f}")
+    if not switched_off:
+        st.caption(tr("bert.ablation.no_heads"))
+        return
+    movement = token_movement(result.final_vectors, ablated.final_vectors)
+    show_chart(token_movement_bars(result.input_tokens, movement, tr("bert.ablation.movement_title"),
+                                   tr("bert.ablation.movement_axis")), f"{model_id}_token_movement", key="movement")
+    if not presenting():
+        st.caption(tr("bert.ablation.movement_caption"))

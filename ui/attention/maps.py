@@ -1,0 +1,62 @@
+"""The attention page's maps of one kind, as drawn: the type every view of the page (and the Explain view) takes.
+
+Its own module so that the views it is handed to import it, not the page module that draws them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from i18n import tr
+from model.sources import AnalysedInput, KindMaps, hide_tokens, merge_word_pieces
+from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
+from viz.attention import attention_table
+
+
+@dataclass
+class AttentionMaps:
+    """One attention kind of one analysis: weights and scores (L, h, T_q, T_k) with their token labels."""
+
+    kind: str
+    weights: np.ndarray
+    scores: np.ndarray
+    query_tokens: list[str]
+    key_tokens: list[str]
+    masked: np.ndarray | None  # (T_q, T_k) True where the causal mask hides the key
+
+    @classmethod
+    def of(cls, analysed: AnalysedInput, kind: str, raw: bool = False) -> AttentionMaps:
+        """The kind's maps from model.sources, as the encoder toggles (hide [CLS]/[SEP], merge subwords) show
+        them; raw=True: every token, as the model computed them (what rescaling re-softmaxes)."""
+        maps = analysed.maps[kind]
+        if not raw:
+            maps = encoder_view(maps, analysed)
+        return cls(kind, maps.weights, maps.scores, maps.query_tokens, maps.key_tokens, maps.masked)
+
+    def title(self, layer: int, head: int) -> str:
+        return tr("attention.head_title", kind=attention_kind_label(self.kind), layer=layer + 1, head=head + 1)
+
+    def name(self, layer: int, head: int) -> str:
+        """Export file name of one head's chart."""
+        return f"attention_{self.kind}_L{layer + 1}_H{head + 1}"
+
+    def weights_table(self, layer: int, head: int) -> pd.DataFrame:
+        """The head's weights (T_q, T_k) with token-labelled rows and columns (the chart's CSV)."""
+        return attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
+
+
+def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:
+    """An encoder's maps with the page's toggles applied: [CLS]/[SEP] hidden first, then pieces merged."""
+    if analysed.special is None:
+        return maps
+    word_ids = analysed.word_ids
+    if st.session_state.get(HIDE_SPECIAL):
+        keep = [not special for special in analysed.special]
+        maps = hide_tokens(maps, keep)
+        word_ids = [w for w, k in zip(word_ids, keep) if k]
+    if st.session_state.get(MERGE_WORDS):
+        maps = merge_word_pieces(maps, word_ids)
+    return maps

@@ -1,0 +1,350 @@
+"""Pieces of the Transformer attention page: which map is shown, and one function per view.
+
+Its stable ids (VIEWS, KINDS, the encoder toggles' keys) live in ui/attention/ids.py; only their display is
+translated here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from i18n import tr
+from model.attention import rescale_softmax
+from model.decode import DecodeResult
+from model.metrics import head_entropy, head_statistics
+from model.families import LabModel
+from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, special_token_shares
+from ui.attention.maps import AttentionMaps
+from ui.attention.defaults import why_this_encoder_head, why_this_head
+from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
+from ui.display import chart_first, presenting, shared_figure, show_chart
+from ui.errors import page_guard
+from ui.attention.explain import grid_labels, show_explain
+from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
+                                KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
+from ui.attention.encoder import show_embedding_ablation
+from ui.share import follow_fragment, keep_view_state
+from ui.state import analyse
+from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
+from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
+                           head_grid, head_statistics_table, probability_bars)
+from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
+from viz.summary import figure_summary
+
+def view_label(view: str) -> str:
+    return tr(f"attention.views.{VIEW_KEYS[view]}")
+
+
+def _number(i: int) -> str:
+    return f"{i + 1}"
+
+
+LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
+GRID_KEY = "grid"  # the all-heads chart's key: its selection (a clicked thumbnail) is st.session_state[GRID_KEY]
+GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
+
+
+def encoder_toggles(analysed: AnalysedInput) -> None:
+    """The two toggles of an encoder's token view, and what they do, stated on screen."""
+    c = st.columns(2)
+    spec_toggle(HIDE_SPECIAL_SPEC, tr("bert.hide_special"), where=c[0], help=tr("bert.hide_special_help"))
+    spec_toggle(MERGE_WORDS_SPEC, tr("bert.merge_words"), where=c[1], help=tr("bert.merge_words_help"))
+    if st.session_state.get(HIDE_SPECIAL):
+        st.caption(tr("bert.view_caption_hidden"))
+    if st.session_state.get(MERGE_WORDS):
+        st.caption(tr("bert.view_caption_merged"))
+
+
+def head_picker(layer_spec: WidgetSpec, head_spec: WidgetSpec, labels: tuple[str, str], columns
+                ) -> tuple[int, int]:
+    """Layer and head pickers, offering what the specs offer: the chosen kind's layers and heads of this model."""
+    layer = spec_select(layer_spec, tr(labels[0]), where=columns[0], format_func=_number)
+    head = spec_select(head_spec, tr(labels[1]), where=columns[1], format_func=_number)
+    return layer, head
+
+
+@st.fragment
+def attention_explorer(page: str, model_id: str, lab: LabModel, result: AnalysedInput) -> None:
+    """The kind, layer, head and view pickers and the chosen view: a fragment.
+
+    A change of one of its widgets reruns only this function, not the sidebar, the navigation or the translation
+    above it. Such a rerun skips the end of app.py, so the fragment keeps the address bar and the sidebar's link
+    following the view itself. app.py's page guard does not wrap a fragment rerun: the fragment has its own.
+    The arguments are those of the last full run (the sidebar's model and sentence changes rerun the whole page).
+    """
+    with page_guard():
+        keep_view_state()  # a fragment rerun drops the widgets of the view it leaves (Compare's B picks)
+        _explore(model_id, lab, result)
+    with page_guard():
+        follow_fragment(page)
+
+
+def available_views(result: AnalysedInput) -> list[str]:
+    """The views this model supports: ablation and rescaling need our own modules (head masks, stored scores)."""
+    needs = {"Ablation": ABLATION, "Rescale": RESCALE}
+    return [view for view in VIEWS if view not in needs or result.can(needs[view])]
+
+
+def _explore(model_id: str, lab: LabModel, result: AnalysedInput) -> None:
+    chart, controls = chart_first()  # a projected stop: the view first, its pickers under it
+    with controls:
+        kind, maps, layer, head, view = _pickers(result)
+    with chart:
+        _show_view(model_id, lab, result, kind, maps, layer, head, view)
+
+
+def _pickers(result: AnalysedInput):
+    """The kind, layer, head and view pickers -> (kind, maps, layer, head, view)."""
+    c = st.columns([2, 1, 1])
+    if len(KIND.choices(st.session_state)) > 1:
+        kind = spec_select(KIND, tr("attention.kind"), where=c[0], format_func=attention_kind_label)
+    else:  # one kind: said, not offered
+        kind = prepare(KIND)
+        c[0].markdown(tr("bert.self_only" if kind == "encoder_self" else "bert.decoder_only"))
+    if result.special is not None:
+        encoder_toggles(result)
+    maps = AttentionMaps.of(result, kind)
+    layer, head = head_picker(LAYER, HEAD, ("attention.layer", "attention.head"), c[1:])
+    if not result.can(ABLATION):
+        st.caption(tr("bert.views_hidden"))
+    if not presenting():  # projected: the line goes under the chart, so the chart starts above the fold
+        _why_this_head(result, kind, maps, layer, head)
+    # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
+    view = spec_segmented(VIEW, tr("attention.view"), offered=available_views(result), format_func=view_label)
+    return kind, maps, layer, head, view
+
+
+def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int,
+               head: int, view: str) -> None:
+    if view == "Head":
+        show_head(maps, layer, head)
+    elif view == "All heads":
+        show_grid(maps, layer, head, grid_labels(model_id, lab, kind))
+    elif view == "Compare":
+        show_compare(result, maps, layer, head)
+    elif view == "Statistics":
+        show_statistics(maps, encoder=result.special is not None)
+    elif view == "Ablation" and lab.can(EMBEDDING):  # what switching heads off changes: the sentence embedding
+        show_embedding_ablation(result, model_id, lab)
+    elif view == "Ablation":  # ... or the translation
+        show_ablation(result, model_id, lab)
+    elif view == "Explain":
+        # rollout, norms, importance, patterns: defined on the tokens the model computed (raw, not merged or hidden)
+        show_explain(model_id, lab, result, AttentionMaps.of(result, kind, raw=True), layer, head)
+    else:
+        show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head, lab.head_dim)
+        if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
+            st.caption(tr("bert.rescale_raw"))
+    if presenting():
+        _why_this_head(result, kind, maps, layer, head)
+
+
+def _why_this_head(result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int, head: int) -> None:
+    """The one line saying why the page opened on this head (ui/attention/defaults.py), while it is shown."""
+    if result.special is not None:
+        why_this_encoder_head(result.maps[kind].weights, result.special, layer, head)
+    else:
+        why_this_head(kind, maps.weights, layer, head)
+
+
+_BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
+
+
+def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
+                  masked: np.ndarray | None = None, height: int | None = None) -> go.Figure:
+    """attention_heatmap / attention_lines built once per content (weights, tokens, title, language) for all
+    sessions: the key is the data itself, so it is right for any model, shipped or trained by a student."""
+    weights = np.ascontiguousarray(weights, dtype=float)
+    extra = {name: value for name, value in (("masked", masked), ("height", height)) if value is not None}
+    key = ("attention", builder, weights.shape, weights.tobytes(), tuple(query_tokens), tuple(key_tokens), title,
+           None if masked is None else np.asarray(masked).tobytes(), height)
+    return shared_figure(key, lambda: _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title,
+                                                         **extra))
+
+
+def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
+    tokens = max(len(maps.query_tokens), len(maps.key_tokens))
+    left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
+    heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                            maps.title(layer, head), masked=maps.masked)
+    # A long text: every k-th token labelled, none overlapping (hover and CSV still name every one). The map has
+    # 3/5 of the page's 1100 px beside the lines view, all of it without; projected, labels are larger.
+    heatmap = thin_tick_labels(heatmap, 660 if right is not None else 1100,
+                               PROJECTED_LABEL_ROOM if presenting() else LABEL_ROOM)
+    show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
+               table=lambda: maps.weights_table(layer, head))
+    if right is None:
+        st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
+    else:
+        show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                                 tr("attention.lines_title")),
+                   maps.name(layer, head) + "_lines", key="head_lines", where=right,
+                   table=lambda: maps.weights_table(layer, head),
+                   summary=figure_summary(heatmap, tr("attention.lines_title")))  # its lines are the same weights
+    if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
+        st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
+    if maps.masked is not None:
+        st.caption(tr("attention.mask_caption"))
+
+
+def _focus(layer: int, head: int) -> None:
+    """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn)."""
+    st.session_state[LAYER.key], st.session_state[HEAD.key] = layer, head
+    st.session_state[VIEW.key] = "Head"
+
+
+def _focus_clicked_thumbnail() -> None:
+    """A click on a thumbnail (the grid's invisible scatter points, viz.attention.head_grid) opens that head."""
+    points = st.session_state[GRID_KEY].selection.points
+    heads = [head for head in map(grid_head, points) if head is not None]
+    if heads:
+        _focus(*heads[0])
+
+
+def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
+    """labels: (L, h) short pattern names of the kind's heads (ui.attention.explain.grid_labels), or None."""
+    layers, heads = maps.weights.shape[:2]
+    weights, queries, keys, masked = maps.weights, maps.query_tokens, maps.key_tokens, maps.masked
+    tokens = max(len(queries), len(keys))
+    if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
+        weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
+        masked = None
+    # Built once per content for every session (a class opens the same grid; the real encoder's 72 subplots took
+    # about 1 s to build on every run): the key is the data itself, as cached_figure's.
+    weights = np.ascontiguousarray(weights, dtype=float)
+    title = tr("attention.grid_title", kind=attention_kind_label(maps.kind))
+    key = ("attention", "grid", weights.shape, weights.tobytes(), tuple(queries), tuple(keys), title, (layer, head),
+           None if masked is None else np.asarray(masked).tobytes(),
+           None if labels is None else tuple(map(tuple, np.asarray(labels, dtype=object).tolist())))
+    grid = shared_figure(key, lambda: head_grid(weights, list(queries), list(keys), title, selected=(layer, head),
+                                                masked=masked, labels=labels))
+    show_chart(grid, f"attention_{maps.kind}_all_heads", key=GRID_KEY, on_select=_focus_clicked_thumbnail)
+    if tokens > GRID_MAX_CELLS:
+        st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
+    if not presenting():
+        st.caption(tr("attention.grid_caption"))
+        if labels is not None:
+            st.caption(tr("explain_encoder.grid_labels"))
+    for l in range(layers):
+        cols = st.columns(heads)
+        for h in range(heads):
+            cols[h].button(f"L{l + 1} H{h + 1}", key=f"focus_{l}_{h}", on_click=_focus, args=(l, h),
+                           type="primary" if (l, h) == (layer, head) else "secondary", width="stretch",
+                           help=tr("attention.focus_help", layer=l + 1, head=h + 1))
+
+
+def pooled_maps(weights: np.ndarray, queries: list[str], keys: list[str], cells: int):
+    """(L, h, T_q, T_k) -> (L, h, ≤cells, ≤cells): the mean of each block of consecutive queries and keys, with
+    "first…last" token labels, for thumbnails of long texts."""
+    def blocks(length: int) -> list[np.ndarray]:
+        return np.array_split(np.arange(length), min(cells, length))
+
+    rows, cols = blocks(weights.shape[-2]), blocks(weights.shape[-1])
+    pooled = np.stack([np.stack([weights[..., r, :][..., c].mean((-2, -1)) for c in cols], -1) for r in rows], -2)
+
+    def names(tokens: list[str], groups) -> list[str]:
+        return [tokens[g[0]] if len(g) == 1 else f"{tokens[g[0]]}…{tokens[g[-1]]}" for g in groups]
+
+    return pooled, names(queries, rows), names(keys, cols)
+
+
+def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: int) -> None:
+    st.markdown(tr("attention.compare_intro", title=maps.title(layer, head)))
+    c = st.columns(3)
+    # B starts on A's kind (the difference map is there at once) and on the head next to A's first
+    kind_b = spec_select(COMPARE_KIND, tr("attention.kind_b"), where=c[0], format_func=attention_kind_label)
+    maps_b = AttentionMaps.of(result, kind_b)
+    layer_b, head_b = head_picker(COMPARE_LAYER, COMPARE_HEAD, ("attention.layer_b", "attention.head_b"), c[1:])
+    a, b = st.columns(2)
+    show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
+                             "A: " + maps.title(layer, head), masked=maps.masked),
+               "compare_A_" + maps.name(layer, head), key="cmp_a", where=a,
+               table=lambda: maps.weights_table(layer, head))
+    show_chart(cached_figure("heatmap", maps_b.weights[layer_b, head_b], maps_b.query_tokens, maps_b.key_tokens,
+                             "B: " + maps_b.title(layer_b, head_b), masked=maps_b.masked),
+               "compare_B_" + maps_b.name(layer_b, head_b), key="cmp_b", where=b,
+               table=lambda: maps_b.weights_table(layer_b, head_b))
+    if maps_b.weights.shape[-2:] == maps.weights.shape[-2:] and maps_b.query_tokens == maps.query_tokens \
+            and maps_b.key_tokens == maps.key_tokens:
+        diff = maps.weights[layer, head] - maps_b.weights[layer_b, head_b]
+        show_chart(difference_heatmap(maps.weights[layer, head], maps_b.weights[layer_b, head_b],
+                                      maps.query_tokens, maps.key_tokens, tr("attention.difference_title")),
+                   f"compare_difference_{maps.kind}_L{layer + 1}_H{head + 1}_vs_{maps_b.kind}_L{layer_b + 1}_H"
+                   f"{head_b + 1}", key="cmp_diff",
+                   table=lambda: attention_table(diff, maps.query_tokens, maps.key_tokens))
+        if not presenting():
+            st.caption(tr("attention.difference_caption"))
+    else:
+        st.info(tr("attention.no_difference"))
+
+
+def show_statistics(maps: AttentionMaps, encoder: bool = False) -> None:
+    average = st.toggle(tr("attention.stats_average"), key="stats_average")
+    stats = head_statistics(maps.weights, key_tokens=maps.key_tokens)
+    if encoder:  # an encoder's text has no <eos>: its shares on [CLS], [SEP] and punctuation instead
+        stats.pop("eos", None)
+        stats.update(special_token_shares(maps.weights, maps.key_tokens))
+    table = head_statistics_table(stats, average_heads=average)
+    st.dataframe(table, hide_index=True, width="stretch")
+    if not presenting():
+        st.download_button(tr("attention.stats_csv"), table.to_csv(index=False).encode("utf-8-sig"),
+                           file_name=f"attention-lab_head_statistics_{maps.kind}.csv", mime="text/csv",
+                           key="csv_stats", on_click="ignore", icon=":material/download:", type="tertiary")
+        st.caption(tr("bert.stats_caption" if encoder else "attention.stats_caption"))
+
+
+def _ablation_option(option: tuple[str, int, int]) -> str:
+    kind, layer, head = option
+    return tr("attention.ablation_option", kind=tr(f"attention.kinds_short.{kind}"), layer=layer + 1, head=head + 1)
+
+
+def _tokens(tokens: list[str]) -> str:
+    return " ".join(tokens) or tr("attention.empty")
+
+
+def show_ablation(result: AnalysedInput, model_id: str, lab: LabModel) -> None:
+    """The translation with the chosen heads switched off, next to the original."""
+    options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items()
+               for l in range(layers) for h in range(heads)]
+    off = st.multiselect(tr("attention.ablation_label"), options, key=ABLATED_HEADS.key, format_func=_ablation_option,
+                         help=None if presenting() else tr("attention.ablation_help"))
+    original = result.decode
+    ablated = analyse(model_id, result.text, lab, tuple(sorted(off))).decode if off else original
+    a, b = st.columns(2)
+    a.metric(tr("attention.ablation_original"), f"{original.sequence_probability:.3f}")
+    a.code(_tokens(original.output_tokens), language=None)
+    b.metric(tr("attention.ablation_switched_off"), f"{ablated.sequence_probability:.3f}",
+             delta=f"{ablated.sequence_probability - original.sequence_probability:+.3f}")
+    b.code(_tokens(ablated.output_tokens), language=None)
+    if off and ablated.output_tokens == original.output_tokens:
+        st.caption(tr("attention.ablation_same"))
+
+
+def show_rescale(maps: AttentionMaps, layer: int, head: int, d_k: int) -> None:
+    # the model's own multiples of 1/√d_k: one chosen for a model with another d_k goes back to ×1
+    factor = spec_select_slider(RESCALE_FACTOR, tr("attention.rescale_label"), format_func=lambda f: f"×{f:g}")
+    allowed = None if maps.masked is None else ~maps.masked
+    scores = maps.scores[layer, head]
+    weights = rescale_softmax(scores, factor, allowed)
+    trained = maps.weights[layer, head]
+    c = st.columns(3)
+    c[0].metric(tr("attention.entropy_trained"), f"{float(head_entropy(trained)):.3f}")
+    c[1].metric(tr("attention.entropy_at", factor=f"{factor:g}"), f"{float(head_entropy(weights)):.3f}",
+                delta=f"{float(head_entropy(weights) - head_entropy(trained)):+.3f}", delta_color="off")
+    c[2].metric(tr("attention.mean_max"), f"{float(weights.max(-1).mean()):.3f}")
+    show_chart(attention_heatmap(weights, maps.query_tokens, maps.key_tokens,
+                                 tr("attention.rescale_title", title=maps.title(layer, head), factor=f"{factor:g}"),
+                                 masked=maps.masked),
+               f"{maps.name(layer, head)}_rescaled_x{factor:g}", key="rescaled",
+               table=lambda: attention_table(weights, maps.query_tokens, maps.key_tokens))
+    if not presenting():
+        st.caption(tr("attention.rescale_caption", d_k=d_k, root=f"{round(d_k ** 0.5, 2):g}"))
+
+
+def show_top_tokens(result: DecodeResult, step: int, tgt_vocab, k: int = 5, key: str = "topk") -> None:
+    probs = result.step_probs[step]
+    top = np.argsort(probs)[::-1][:k]
+    show_chart(probability_bars([tgt_vocab.itos[i] for i in top], [float(probs[i]) for i in top],
+                                tr("decoding.top_title", k=k, step=step + 1)),
+               f"decoding_top{k}_step{step + 1}", key=key)

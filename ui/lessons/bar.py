@@ -1,0 +1,382 @@
+"""The lesson bar (on every page while a lesson is open), the lesson picker, and a student's side of a live class.
+
+app.py calls lesson_bar() after st.navigation and before the sidebar and the page, so a stop's view state can be
+put into session_state before any widget of this run is drawn. Session keys: LESSON_ID, LESSON_STOP (1-based),
+ANSWERS {question id: canonical answer}, CLASS_CODE and STUDENT_ID for a student in a class (the id is derived from
+the browser's seat cookie, so a reload or a replica's death keeps the student and their answers), TEACHER
+(ui/lessons/classroom) for the teacher's class. The address keeps ?lesson=ID&stop=K (a link to stop K opens the
+lesson there) and ?class=CODE (a link or QR code that joins the class).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+import streamlit as st
+
+from classroom.lessons import Lesson, Stop, localized
+from classroom.store import ClassSession, normalise_code, phase_in
+from i18n import current_language, tr
+from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
+from ui.display import presenting
+from ui.errors import page_guard
+from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.claims import show_claims
+from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
+from ui.lessons.questions import Expected, QuestionError, answer_label, expected_answer
+from ui.lessons.peer_student import check_questions, class_question, solo_question
+from ui.page_sections import open_stop_section
+from ui.text import escape_markdown
+from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
+                      view_query)
+from ui.state import DEFAULT_MODEL
+
+LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
+CLASS_CODE, STUDENT_ID = "class_code", "student_id"
+PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
+CLASS_SEEN = "_class_seen"  # (stop, revealed questions, phases) of the class when this student last followed it
+URL_READ = "_lesson_url_read"
+SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
+GUESS_LIMITED = "_class_guess_limited"  # this run refused a class code for too many wrong ones
+PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar, done next run
+FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
+
+
+def question_id(lesson_id: str, stop: Stop) -> str:
+    return f"{lesson_id}:{stop.number}"
+
+
+def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
+    """Open stop `number` of the lesson: apply its view state and ask for its page.
+
+    Runs before any widget of the run is drawn (in lesson_bar, or as a button's callback); lesson_bar then
+    switches to the stop's page.
+    """
+    number = max(1, min(number, len(lesson.stops)))
+    stop = lesson.stops[number - 1]
+    st.session_state[LESSON_ID], st.session_state[LESSON_STOP] = lesson.id, number
+    st.session_state[URL_EXTRA] = _url_extra()
+    teacher = teacher_class()
+    if move_class and teacher and teacher["lesson"] == lesson.id:
+        class_store().move(teacher["code"], teacher["token"], number)  # the teacher's Next moves the class
+    if stop.problem:
+        st.session_state[PROBLEM] = stop.problem
+        return
+    # A stop is written for a model: the default one unless it names another (a teacher who had picked the real
+    # encoder before opening the lesson still gets the translation model the stop's kinds and heads belong to).
+    bad = apply_view_state(stop.page, {"model": DEFAULT_MODEL, **stop.state})
+    open_stop_section(stop.page, stop.section)
+    st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
+    st.session_state[SWITCH_TO] = stop.page
+
+
+def _url_extra() -> dict[str, str]:
+    extra = {}
+    if st.session_state.get(LESSON_ID):
+        extra = {"lesson": st.session_state[LESSON_ID], "stop": str(st.session_state[LESSON_STOP])}
+    if st.session_state.get(CLASS_CODE):
+        extra["class"] = st.session_state[CLASS_CODE]
+    return extra
+
+
+def leave() -> None:
+    for key in (LESSON_ID, LESSON_STOP, PROBLEM, CLASS_CODE, CLASS_SEEN):
+        st.session_state.pop(key, None)
+    st.session_state[URL_EXTRA] = {}
+
+
+def _page_name(url_path: str) -> str:
+    return url_path or "home"
+
+
+def _from_url() -> None:
+    """On a session's first run: ?class=CODE joins a class, ?lesson=ID&stop=K opens a lesson at stop K.
+    On Back or Forward (ui/share.opened_link): the address's stop, bar and view together (_history)."""
+    link = opened_link()
+    if link is None:
+        return
+    if st.session_state.get(URL_READ):
+        _history(link)
+        return
+    st.session_state[URL_READ] = True
+    if "class" in st.query_params:
+        join(st.query_params["class"])
+        return
+    lesson_id = st.query_params.get("lesson")
+    if lesson_id is None:
+        return
+    all_lessons, _ = lessons()
+    if lesson_id not in all_lessons:
+        shown = lesson_id if len(lesson_id) <= 80 else lesson_id[:80] + "…"
+        st.session_state[PROBLEM] = tr("lessons.unknown_lesson", lesson=escape_markdown(shown))
+        return
+    lesson = all_lessons[lesson_id]
+    number = _stop_number(st.query_params.get("stop", "1"))  # a stop of this lesson; anything else: the first
+    if not 1 <= number <= len(lesson.stops):
+        report_unfit_link_value("stop")
+        number = 1
+    go_to(lesson, number, move_class=False)
+
+
+def _stop_number(text: str | None) -> int:
+    """A link's ?stop= (ASCII digits only: '²'.isdigit() is true), or 0."""
+    return int(text) if text is not None and re.fullmatch(r"[0-9]{1,4}", text) else 0
+
+
+def _history(link: dict[str, str]) -> None:
+    """Back or Forward (or an address edited by hand) inside the app: the stop the address names opens, its bar and
+    its view together, as Next does; an address without a lesson leaves the open one. The address of the open stop
+    itself (a menu link to another page carries it) changes nothing: its own view stands."""
+    lesson_id, number = link.get("lesson"), _stop_number(link.get("stop"))
+    if lesson_id == st.session_state.get(LESSON_ID) and number == st.session_state.get(LESSON_STOP):
+        return
+    code = st.session_state.get(CLASS_CODE)
+    if code:  # a student follows the class: Back cannot leave the class's stop, it shows it again
+        session = class_store().session(code)
+        lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
+        if lesson is not None:
+            go_to(lesson, session.stop, move_class=False)
+        return
+    lesson = open_lesson(lessons()[0], lesson_id) if lesson_id else None
+    if lesson is None or not 1 <= number <= len(lesson.stops):
+        if st.session_state.get(LESSON_ID):
+            leave()
+        return
+    go_to(lesson, number)  # the teacher's Back moves her class, as her Previous does
+
+
+def student_id() -> str:
+    """Anonymous and stable: a hash of the browser's seat cookie (the same after a reload, in a new tab, on another
+    replica), or a random id for this session where there is no seat. The seat itself is never stored."""
+    seat = browser_seat()
+    if seat:
+        return hashlib.sha256(f"student:{seat}".encode()).hexdigest()[:24]
+    return st.session_state.get(STUDENT_ID) or secrets.token_hex(12)
+
+
+def join(text: str) -> None:
+    """A student joins the class a code names. A well-formed code that names no class counts as a guess
+    (ui/lessons/classroom.guess_wait); past the limit the code is not even looked up."""
+    wait = guess_wait("code")
+    if wait:
+        st.session_state["_class_notice"] = tr("lessons.too_many_codes", seconds=wait)
+        st.session_state[GUESS_LIMITED] = True  # lesson_bar draws the notice and nothing else: a cheap refusal
+        return
+    code = normalise_code(text)
+    session = class_store().session(code) if code else None
+    if session is None and code:
+        wrong_guess("code")
+    lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
+    if lesson is None:
+        st.session_state["_class_notice"] = tr("lessons.bad_code")
+        return
+    st.session_state[CLASS_CODE] = code
+    st.session_state[STUDENT_ID] = student_id()
+    st.session_state[CLASS_SEEN] = _seen(session)
+    go_to(lesson, session.stop, move_class=False)
+
+
+def _class_code() -> str | None:
+    """The class this session is in, as a student or as its teacher."""
+    teacher = teacher_class()
+    return st.session_state.get(CLASS_CODE) or (teacher["code"] if teacher else None)
+
+
+def open_lesson(all_lessons: dict[str, Lesson], lesson_id: str) -> Lesson | None:
+    """The lesson `lesson_id`: from its file, or, in a class whose lesson file does not read now, the copy the class
+    started with (a typo saved during class never stops the class)."""
+    if lesson_id in all_lessons or not lesson_id:
+        return all_lessons.get(lesson_id)
+    code = _class_code()
+    session = class_store().session(code) if code else None
+    if session is None or session.lesson != lesson_id:
+        return None
+    return class_lesson(session, all_lessons, known_pages())[0]
+
+
+def _seen(session: ClassSession) -> tuple:
+    """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase
+    (a change to any of them reruns her page)."""
+    return session.stop, session.revealed, session.phases
+
+
+def _follow_class() -> None:
+    """A student in a class: when the teacher has moved the class since we last looked, go to its stop."""
+    code = st.session_state.get(CLASS_CODE)
+    if not code:
+        return
+    session = class_store().session(code)
+    if session is None:
+        st.session_state.pop(CLASS_CODE, None)
+        st.session_state["_class_notice"] = tr("lessons.class_ended")
+        st.session_state[URL_EXTRA] = _url_extra()
+        return
+    seen = st.session_state.get(CLASS_SEEN)
+    st.session_state[CLASS_SEEN] = _seen(session)
+    lesson = class_lesson(session, lessons()[0], known_pages())[0]
+    if (seen is None or seen[0] != session.stop) and lesson is not None:
+        go_to(lesson, session.stop, move_class=False)
+
+
+@st.fragment(run_every=FOLLOW_SECONDS)
+def _class_poll() -> None:
+    """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed.
+    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
+    with page_guard():
+        code = st.session_state.get(CLASS_CODE)
+        session = class_store().session(code) if code else None
+        seen = st.session_state.get(CLASS_SEEN)
+        if session is None or seen is None or _seen(session) != seen:
+            st.rerun(scope="app")
+        st.caption(tr("lessons.in_class", code=code))
+
+
+def lesson_bar(url_path: str) -> bool:
+    """Draw the bar of the open lesson; -> False when the page must stay hidden (a question not answered yet)."""
+    current_page = _page_name(url_path)
+    _from_url()
+    pending = st.session_state.pop(PENDING, None)
+    if pending and pending[0] == "join":
+        join(pending[1])
+    elif pending and (opened := open_lesson(lessons()[0], pending[1])) is not None:
+        go_to(opened, pending[2], move_class=False)
+    _follow_class()
+    target = st.session_state.pop(SWITCH_TO, current_page)
+    if target != current_page:
+        carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
+        # with the stop's address: a switch without it leaves the browser's history an entry with no stop, where
+        # Back would show one stop's bar over another stop's view
+        st.switch_page(f"app_pages/{target}.py", query_params=view_query(target, link=True))
+    notice = st.session_state.pop("_class_notice", None)
+    if notice:
+        st.warning(notice)
+    if st.session_state.pop(GUESS_LIMITED, False):
+        st.stop()  # a guesser past the limit gets this line and no page run
+    lesson = open_lesson(lessons()[0], st.session_state.get(LESSON_ID, ""))
+    st.session_state[TITLED_BY_LESSON] = False
+    st.session_state[STOP_SECTION] = None
+    if lesson is None:
+        if st.session_state.get(PROBLEM):
+            st.warning(st.session_state.pop(PROBLEM))
+        return True
+    number = min(max(1, st.session_state.get(LESSON_STOP, 1)), len(lesson.stops))  # the file may have shrunk
+    stop = lesson.stops[number - 1]
+    language = current_language()
+    # Projected at 1280×720, the bar is one line (the stop's title and the buttons) and the stop's text, and it
+    # names the view, so the page leaves out its own title (ui/display.page_title): the main chart starts above
+    # the fold. The lesson's name stays in the sidebar's lesson picker.
+    presenter = presenting()
+    on_its_page = stop.page == current_page and not stop.problem
+    # a stop about one section of its page names that view too (ui/page_sections), projected or not
+    st.session_state[TITLED_BY_LESSON] = on_its_page and (presenter or stop.section is not None)
+    st.session_state[STOP_SECTION] = stop.section if on_its_page else None  # shown first (ui/page_sections)
+    with st.container(border=True, key="lesson_bar"):
+        head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")
+        if presenter:
+            head.markdown(tr("projected_lesson.bar_title", stop=number, stops=len(lesson.stops),
+                             title=localized(stop.title, language)))
+        else:
+            head.markdown(tr("lessons.bar_title", lesson=localized(lesson.title, language), stop=number,
+                             stops=len(lesson.stops), title=localized(stop.title, language)))
+        # Callbacks: the stop's state is set before this run draws any widget.
+        previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="stretch",
+                        on_click=go_to, args=(lesson, number - 1))
+        following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops),
+                         type="primary", width="stretch", on_click=go_to, args=(lesson, number + 1))
+        leaving.button(tr("lessons.leave"), key="lesson_leave", width="stretch", on_click=leave)
+        if st.session_state.get(CLASS_CODE):
+            _class_poll()
+        if stop.page != current_page and not stop.problem:  # a stop with a problem may name no page at all
+            st.page_link(f"app_pages/{stop.page}.py", label=tr("lessons.back_to_stop"), icon=":material/undo:")
+        problem = st.session_state.get(PROBLEM)
+        if problem:
+            st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
+        text = st.container()  # the stop's text, drawn once the question's state is known
+        shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
+        if presenter and shown and stop.question is not None and on_its_page:
+            # Projected, once answered: the text folds (it was read before the prediction), so the chart that
+            # gives the answer starts on the first screen (tests/test_browser_projected_stops.py).
+            text.expander(tr("projected_lesson.stop_text"), icon=":material/notes:").markdown(
+                localized(stop.text, language))
+        else:
+            text.markdown(localized(stop.text, language))
+        # the lecture's check questions, under the stop's own question (its form stays the first one on the page)
+        if stop.checks and st.session_state.get(CLASS_CODE) and on_its_page:
+            check_questions(lesson.id, stop, st.session_state[CLASS_CODE], st.session_state[STUDENT_ID])
+        if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
+            show_claims(stop)
+        return shown
+
+
+def _question(lesson: Lesson, stop: Stop) -> bool:
+    """Predict, then reveal: the page (whose chart gives the answer away) shows once the student has answered
+    or the teacher has revealed the answer to the class."""
+    qid = question_id(lesson.id, stop)
+    try:
+        expected: Expected | None = expected_answer(stop)
+    except QuestionError as error:
+        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
+        return True
+    teacher = teacher_class()
+    if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
+        return _teachers_question(teacher, stop, qid, expected)
+    code = st.session_state.get(CLASS_CODE)
+    key = f"q_{lesson.id}_{stop.number}"
+    if not code:
+        return solo_question(stop, qid, key, ANSWERS, expected)
+    seen = st.session_state.get(CLASS_SEEN)
+    revealed = bool(seen and qid in seen[1])
+    # what the class poll last saw (it reruns on a change); a question the teacher has not touched: the lesson's mode
+    phase = phase_in(seen[2] if seen else frozenset(), qid, "peer" if stop.question.peer else "one")
+    return class_question(stop, qid, key, ANSWERS, code, st.session_state[STUDENT_ID], expected, phase, revealed)
+
+
+def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) -> bool:
+    """The class's question on the teacher's (projected) screen: the prompt; until she reveals it, neither the answer
+    nor the page that gives it away, only her Reveal button and a deliberate peek (a popover she opens herself)."""
+    store = class_store()
+    session = store.session(teacher["code"])
+    st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
+    right = tr("class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+    if session is None or qid in session.revealed:
+        st.caption(right)
+        return True
+    reveal, peek = st.columns([1, 1], vertical_alignment="center")
+    reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",
+                  on_click=store.reveal, args=(teacher["code"], teacher["token"], qid))
+    with peek.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
+        st.caption(tr("class_teacher.peek_help"))
+        st.markdown(right)
+    st.info(tr("class_teacher.hidden_until_reveal"))
+    return False
+
+
+def open_lesson_button(lesson_id: str, label: str) -> None:
+    """A button (e.g. on Home) that opens a lesson at its first stop, as the sidebar's picker does."""
+    if lesson_id in lessons()[0] and st.button(label, key=f"open_lesson_{lesson_id}", icon=":material/route:",
+                                               type="tertiary"):
+        st.session_state[PENDING] = ("open", lesson_id, 1)
+        st.rerun()
+
+
+def lesson_picker() -> None:
+    """Sidebar: open a lesson, join a class; bad lesson files are listed with their line."""
+    all_lessons, errors = lessons()
+    language = current_language()
+    with st.sidebar.expander(tr("lessons.sidebar"), icon=":material/school:"):
+        if all_lessons:
+            chosen = st.selectbox(tr("lessons.pick"), list(all_lessons), key="lesson_pick",
+                                  format_func=lambda i: localized(all_lessons[i].title, language))
+            if st.button(tr("lessons.open"), key="lesson_open"):
+                st.session_state[PENDING] = ("open", chosen, 1)  # the sidebar's widgets are drawn: apply next run
+                st.rerun()
+        for error in errors:
+            st.warning(tr("lessons.bad_file", file=escape_markdown(error.file), line=error.line or "?",
+                          reason=escape_markdown(error.reason)))
+        with st.form("join_class", border=False):
+            code = st.text_input(tr("lessons.code"), key="class_code_input", max_chars=12,
+                                 placeholder="ABC123")
+            if st.form_submit_button(tr("lessons.join")):
+                st.session_state[PENDING] = ("join", code or "")
+                st.rerun()

@@ -1,0 +1,159 @@
+"""The teacher's (projected) screen for a peer-instruction question: round 1 alone with its distribution hidden from
+the room until she shows it, the rule of thumb on round 1's share right (Crouch & Mazur 2001), a discussion with her
+countdown, round 2, then both rounds side by side, the share right before and after and the switch matrix.
+Before Reveal nothing on screen gives the answer away (neutral bars; shares and the matrix in her peek popover)."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from classroom.lessons import Stop
+from classroom.peer import rule_of_thumb
+from classroom.store import ClassStore, QuestionPhase, Results, Switches
+from i18n import tr
+from ui.lessons.questions import Expected, answer_label
+from ui.lessons.peer_student import check_id, countdown
+from viz.class_report import two_rounds_chart
+from viz.classroom import answer_chart
+
+DEFAULT_DISCUSSION_SECONDS = 120
+MODES = ("one", "peer")
+
+
+def mode_picker(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase) -> None:
+    """One round or peer instruction, chosen while round 1 is open (the lesson's `peer` gives the default)."""
+    labels = {"one": tr("peer.mode_one"), "peer": tr("peer.mode_peer")}
+    st.segmented_control(tr("peer.mode"), MODES, default=phase.mode, format_func=labels.get, key=f"peer_mode_{qid}",
+                         disabled=phase.phase != "round1", on_change=_set_mode, args=(store, code, token, qid))
+
+
+def _set_mode(store: ClassStore, code: str, token: str, qid: str) -> None:
+    mode = st.session_state.get(f"peer_mode_{qid}")
+    if mode in MODES:  # a second click on the chosen segment deselects it: keep the mode then
+        store.set_phase(code, token, qid, mode, "round1")
+
+
+def share(results: Results) -> float | None:
+    return results.correct / results.answered if results.answered and results.correct is not None else None
+
+
+def _rows(stop: Stop, results: Results, expected: Expected | None, revealed: bool) -> pd.DataFrame:
+    return pd.DataFrame({
+        "answer": [answer_label(stop.question, a) for a in results.counts],
+        "students": list(results.counts.values()),
+        "right": [None if expected is None or not revealed else expected.is_right(a) for a in results.counts]})
+
+
+def _chart(stop: Stop, results: Results, expected: Expected | None, revealed: bool, key: str) -> None:
+    if results.answered:
+        st.altair_chart(answer_chart(_rows(stop, results, expected, revealed), tr("class_teacher.chart_students"),
+                                     tr("class_teacher.chart_right"), tr("class_teacher.chart_wrong")), key=key)
+    else:
+        st.caption(tr("class_teacher.waiting"))
+
+
+def rule_line(results: Results) -> str | None:
+    """The rule of thumb for round 1's result, in words ('42% right alone: … discuss'), or None (nothing graded)."""
+    value = share(results)
+    if value is None:
+        return None
+    return tr(f"peer.rule_{rule_of_thumb(value)}", share=f"{value:.0%}")
+
+
+def switch_table(switches: Switches) -> pd.DataFrame:
+    """The switch matrix as a 2×2 table of counts: rows round 1 (right, wrong), columns round 2 (right, wrong)."""
+    right, wrong = tr("peer.switch_right"), tr("peer.switch_wrong")
+    return pd.DataFrame({f"{tr('peer.switch_to')}: {right}": [switches.right_right, switches.wrong_right],
+                         f"{tr('peer.switch_to')}: {wrong}": [switches.right_wrong, switches.wrong_wrong]},
+                        index=[f"{tr('peer.switch_from')}: {right}", f"{tr('peer.switch_from')}: {wrong}"])
+
+
+def _shares_and_switches(first: Results, second: Results, switches: Switches) -> None:
+    before, after = share(first), share(second)
+    left, right = st.columns(2)
+    left.metric(tr("peer.before"), "–" if before is None else f"{before:.0%}")
+    right.metric(tr("peer.after"), "–" if after is None else f"{after:.0%}",
+                 delta=None if before is None or after is None else f"{(after - before) * 100:+.0f} pp")
+    st.markdown(f"**{tr('peer.switch_title')}**")
+    st.table(switch_table(switches))
+
+
+def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str, phase: QuestionPhase,
+                 expected: Expected | None, revealed: bool, right_answer: str | None) -> None:
+    """Everything of a peer-instruction question on the teacher's screen, Reveal included."""
+    first = store.results(code, token, qid, round=1)
+    second = store.results(code, token, qid, round=2)
+    switches = store.switches(code, token, qid)
+    if first is None or second is None or switches is None:
+        return
+    rule = rule_line(first)
+    if not revealed:  # what only she sees: the answer, round 1's rule of thumb, the shares and the matrix
+        with st.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
+            st.caption(tr("class_teacher.peek_help"))
+            if right_answer:
+                st.markdown(right_answer)
+            if rule:
+                st.markdown(rule)
+                st.caption(tr("peer.rule_source"))
+            if phase.phase == "round2":
+                _shares_and_switches(first, second, switches)
+    elif right_answer:
+        st.caption(right_answer)
+    if phase.phase == "round1" and not revealed:
+        st.metric(tr("class_teacher.answered"), first.answered)
+        st.toggle(tr("peer.show_round_one"), value=phase.shown, key=f"peer_shown_{qid}",
+                  help=tr("peer.show_round_one_help"), on_change=_set_shown, args=(store, code, token, qid, phase))
+        if phase.shown:
+            _chart(stop, first, expected, False, "peer_round1")
+            if rule:
+                st.info(rule)
+                st.caption(tr("peer.rule_source"))
+        else:
+            st.caption(tr("peer.round_one_hidden", answered=first.answered))
+        st.number_input(tr("peer.discussion_seconds"), min_value=10, max_value=1800,
+                        value=DEFAULT_DISCUSSION_SECONDS, step=10, key=f"peer_seconds_{qid}")
+        st.button(tr("peer.start_discussion"), key="peer_discuss", type="primary",
+                  on_click=_start_discussion, args=(store, code, token, qid, phase.shown))
+        return
+    if phase.phase == "discussion" and not revealed:
+        st.info(tr("peer.discussion"), icon=":material/forum:")
+        if phase.discussion_ends is not None:
+            countdown(phase.discussion_ends)
+        if phase.shown and rule:
+            st.caption(rule)
+        st.button(tr("peer.open_round_two"), key="peer_round2", type="primary",
+                  on_click=store.set_phase, args=(code, token, qid, "peer", "round2"), kwargs={"shown": phase.shown})
+        return
+    # Round 2 (or revealed): both rounds side by side, per answer; right/wrong said only after the reveal.
+    left, right = st.columns(2)
+    left.metric(f"{tr('peer.round_one')}: {tr('class_teacher.answered')}", first.answered)
+    right.metric(f"{tr('peer.round_two')}: {tr('class_teacher.answered')}", second.answered)
+    if first.answered or second.answered:
+        rows = pd.concat([_rows(stop, results, expected, revealed).assign(round=name) for results, name in
+                          ((first, tr("peer.round_one")), (second, tr("peer.round_two")))], ignore_index=True)
+        st.altair_chart(two_rounds_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
+                                         tr("class_teacher.chart_wrong")), key="peer_two_rounds")
+    else:
+        st.caption(tr("class_teacher.waiting"))
+    if revealed:
+        _shares_and_switches(first, second, switches)
+        st.success(tr("class_teacher.revealed"))
+    else:
+        st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
+
+
+def _start_discussion(store: ClassStore, code: str, token: str, qid: str, shown: bool) -> None:
+    """Round 1 closes; the countdown the teacher set (read now: a value typed just before the click counts)."""
+    seconds = float(st.session_state.get(f"peer_seconds_{qid}") or DEFAULT_DISCUSSION_SECONDS)
+    store.set_phase(code, token, qid, "peer", "discussion", discussion_seconds=seconds, shown=shown)
+
+
+def _set_shown(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase) -> None:
+    store.set_phase(code, token, qid, "peer", phase.phase, shown=bool(st.session_state.get(f"peer_shown_{qid}")))
+
+
+def check_count(store: ClassStore, code: str, token: str, lesson_id: str, stop: Stop) -> None:
+    """At the first or last stop: how many check answers arrived (the class report compares them)."""
+    ids = {check_id(lesson_id, check) for check in stop.checks}
+    rows = [row for row in store.answer_rows(code, token) or () if row.question in ids and not row.late]
+    st.caption(tr("peer.checks_answered", answered=len(rows), students=len({row.student for row in rows})))

@@ -1,0 +1,137 @@
+"""The class report on the teacher's page: per question both rounds, the switch matrix, the check questions' gain
+⟨g⟩ (Hake 1998) with the number of students who answered both, the misconceptions picked; plotted, and downloadable
+as CSV and as one HTML file that opens offline. Teacher-only: it needs her class token (ui/lessons/teacher.py calls it
+only with one), and it names nobody: students are the store's random ids, never shown."""
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from classroom.lessons import Lesson, localized
+from classroom.report import ClassReport, build_report
+from classroom.store import ClassStore
+from i18n import current_language, tr
+from viz.attention import csv_safe
+from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
+
+# Stable column names (the CSV's; the page shows them translated: report.col_<name>)
+QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "round2_answered", "round2_right",
+                    "right_right", "wrong_right", "right_wrong", "wrong_wrong"]
+CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both", "gain"]
+MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
+COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
+                 "wrong_wrong", "students_both", "picks", "answered")
+
+
+def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]:
+    """The report as three tables with stable column names: questions, checks (the lecture's row last), misconceptions."""
+    questions = pd.DataFrame([[q.stop, localized(q.prompt, language), q.first.answered, q.first.share,
+                               q.second.answered if q.second else None, q.second.share if q.second else None,
+                               q.switches.right_right, q.switches.wrong_right, q.switches.right_wrong,
+                               q.switches.wrong_wrong] for q in report.questions], columns=QUESTION_COLUMNS)
+    lecture = report.lecture
+    checks = pd.DataFrame([[c.check_id, localized(c.prompt, language), c.pre, c.post, c.students, c.gain]
+                           for c in report.checks]
+                          + [["lecture", tr("report.lecture"), lecture.pre, lecture.post, lecture.students,
+                              lecture.gain]], columns=CHECK_COLUMNS)
+    misconceptions = pd.DataFrame([[localized(p.idea, language), localized(p.prompt, language), p.when, p.picks,
+                                    p.answered, p.rate] for p in report.misconceptions], columns=MISCONCEPTION_COLUMNS)
+    tables = {"questions": questions, "checks": checks, "misconceptions": misconceptions}
+    # counts stay whole numbers (also in the CSV, where the tables' other columns are empty)
+    return {name: table.astype({c: "Int64" for c in COUNT_COLUMNS if c in table}) for name, table in tables.items()}
+
+
+def report_csv(tables: dict[str, pd.DataFrame]) -> bytes:
+    """One CSV: the three tables one after another, each row tagged with its table (texts made formula-safe)."""
+    frames = []
+    for name, table in tables.items():
+        safe = table.copy()
+        for column in ("question", "misconception"):
+            if column in safe:
+                safe[column] = [csv_safe(str(text)) for text in safe[column]]
+        frames.append(safe.assign(table=name))
+    buffer = io.StringIO()
+    pd.concat(frames, ignore_index=True)[["table", *dict.fromkeys(c for f in frames for c in f.columns
+                                                                  if c != "table")]].to_csv(buffer, index=False)
+    return buffer.getvalue().encode("utf-8")
+
+
+def report_figures(report: ClassReport, language: str) -> list:
+    share = tr("report.share_right")
+    figures = []
+    if report.questions:
+        figures.append(rounds_bars([tr("report.stop_label", stop=q.stop) for q in report.questions],
+                                   [q.first.share for q in report.questions],
+                                   [q.second.share if q.second else None for q in report.questions],
+                                   tr("report.rounds_title"), tr("peer.round_one"), tr("peer.round_two"), share))
+    rows = [c for c in report.checks if c.pre is not None]
+    if rows:
+        figures.append(slope_chart([c.check_id for c in rows], [c.pre for c in rows], [c.post for c in rows],
+                                   [_gain_text(c.gain) for c in rows], tr("report.slope_title"),
+                                   tr("report.before"), tr("report.after"), share))
+    if report.misconceptions:
+        figures.append(misconception_bars([f"{localized(p.idea, language)} ({when_label(p.when)})"
+                                           for p in report.misconceptions],
+                                          [p.rate for p in report.misconceptions], tr("report.misconceptions_title"),
+                                          tr("report.pick_rate")))
+    return figures
+
+
+def _gain_text(gain: float | None) -> str:
+    return "⟨g⟩ –" if gain is None else f"⟨g⟩ {gain:.2f}"
+
+
+def when_label(when: str) -> str:
+    """A misconception row's "when" (the CSV's code: 1, 2, pre, post) as the page says it."""
+    return {"1": tr("peer.round_one"), "2": tr("peer.round_two"), "pre": tr("report.before"),
+            "post": tr("report.after")}.get(when, when)
+
+
+def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as the page and the HTML file show it: translated column names, rounds and checks in words."""
+    if "when" in table:
+        table = table.assign(when=[when_label(w) for w in table["when"]])
+    return table.rename(columns={c: tr(f"report.col_{c}") for c in table.columns})
+
+
+@st.fragment
+def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> None:
+    """Draw the report (inside the teacher's page) with its CSV and HTML downloads. A fragment: its Update button
+    reads the answers again without rerunning the page (the live results refresh on their own; the report, with its
+    charts, only when asked)."""
+    st.button(tr("report.update"), key="report_update", icon=":material/refresh:")  # a click reruns this fragment
+    rows = store.answer_rows(code, token)
+    if rows is None:
+        return
+    language = current_language()
+    report = build_report(lesson, rows)
+    days = store.keep_seconds / 86400
+    retention = tr("report.retention", days=f"{days:g}")
+    st.caption(retention)
+    tables = report_tables(report, language)
+    lecture = report.lecture
+    columns = st.columns(3)
+    columns[0].metric(tr("report.lecture_gain"), "–" if lecture.gain is None else f"{lecture.gain:.2f}",
+                      help=tr("report.gain_help"))
+    columns[1].metric(tr("report.pre_post"), "–" if lecture.pre is None else f"{lecture.pre:.0%} → {lecture.post:.0%}")
+    columns[2].metric(tr("report.students_both"), lecture.students)
+    figures = report_figures(report, language)
+    for index, figure in enumerate(figures):
+        st.plotly_chart(figure, key=f"report_figure_{index}")
+    for name, table in tables.items():
+        st.markdown(f"**{tr(f'report.table_{name}')}**")
+        st.dataframe(_shown(table), hide_index=True)  # cells are plain text
+    left, right = st.columns(2)
+    left.download_button(tr("report.csv"), report_csv(tables), file_name=f"class-{code}-report.csv",
+                         mime="text/csv", key="report_csv", on_click="ignore")
+    title = tr("report.title_file", lesson=localized(lesson.title, language), code=code)
+
+    def html_file() -> bytes:  # built on click (it carries plotly.js, ~4.7 MB): not on every run of the page
+        return report_html(title, [retention, tr("report.gain_help")], figures,
+                           [(tr(f"report.table_{n}"), _shown(t).to_html(index=False, na_rep="–", escape=True))
+                            for n, t in tables.items()]).encode("utf-8")
+
+    right.download_button(tr("report.html"), html_file, file_name=f"class-{code}-report.html", mime="text/html",
+                          key="report_html", on_click="ignore")

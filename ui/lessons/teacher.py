@@ -1,0 +1,282 @@
+"""The teacher's page of a live class: start it (code and QR code), watch the answers arrive, reveal, move on.
+
+Every control needs a teacher token (classroom/store.py); it lives only in this session's state (ui/lessons/classroom.TEACHER),
+so a student who opens this page, with or without the class code in the URL, gets no control. Starting a class and
+taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
+one the server generated and printed at start); the browser that started a class takes it back by itself after a
+reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
+colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself. A question in
+peer instruction (ui/lessons/peer_teacher.py) has its rounds there instead; the class report is ui/lessons/report.py.
+"""
+from __future__ import annotations
+
+import io
+import os
+
+import pandas as pd
+import segno
+import streamlit as st
+
+from classroom.lessons import Lesson, lessons_folder, localized
+from classroom.store import normalise_code
+from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
+from i18n import current_language, tr
+from ui.lessons.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class,
+                                  wrong_guess)
+from ui.errors import page_guard
+from ui.lessons.bar import CLASS_CODE, PENDING, question_id
+from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.questions import QuestionError, answer_label, expected_answer
+from ui.lessons.report import class_report
+from ui.lessons.peer_teacher import check_count, mode_picker, peer_results
+from ui.text import escape_markdown
+from viz.classroom import answer_chart
+
+RESULTS_SECONDS = 2  # the answer chart refreshes this often
+ENDED_CLASS = "_teacher_ended_class"  # session_state: the class this session ended (its report stays readable)
+
+
+def join_url(code: str) -> str | None:
+    """The app's address with ?class=CODE (st.context.url is this page's address; the app's root is its folder)."""
+    url = st.context.url
+    if not url:
+        return None
+    root = url.split("?", 1)[0].rstrip("/")
+    if root.endswith("/teacher"):
+        root = root[: -len("/teacher")]
+    return f"{root}/?class={code}"
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def qr_png(text: str) -> bytes:
+    buffer = io.BytesIO()
+    segno.make(text, error="m").save(buffer, kind="png", scale=8, border=2)
+    return buffer.getvalue()
+
+
+def teacher_page() -> None:
+    teacher = teacher_class()
+    all_lessons, errors = lessons()
+    session = class_store().session(teacher["code"]) if teacher else None
+    lesson, from_copy = class_lesson(session, all_lessons, known_pages()) if session else (None, False)
+    if teacher and lesson is None:
+        st.warning(tr("class_teacher.expired", code=teacher["code"]))
+        st.session_state.pop(TEACHER, None)
+        teacher = None
+    if teacher is None:
+        if st.session_state.get(CLASS_CODE):  # a student of a class: no start form, no answers of any class here
+            st.info(tr("class_teacher.student_here", code=st.session_state[CLASS_CODE]))
+            return
+        ended = st.session_state.get(ENDED_CLASS)
+        if ended and ended["lesson"] in all_lessons:  # the class she just ended: its report stays hers to read
+            with st.expander(tr("report.ended", code=ended["code"]), icon=":material/insights:"):
+                class_report(class_store(), ended["code"], ended["token"], all_lessons[ended["lesson"]])
+        start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
+        with start:
+            _start(all_lessons)
+        with take_back:
+            _take_back()
+        return
+    if from_copy:  # the lesson file does not read now: the class goes on with the copy taken at its start
+        reasons = "; ".join(tr("class_teacher.lesson_copy_line", line=e.line or "?", reason=e.reason) for e in errors
+                            if e.file == f"{lesson.id}.toml")
+        st.warning(tr("class_teacher.lesson_copy", lesson=escape_markdown(f"{lesson.id}.toml"),
+                      reason=escape_markdown(reasons or "?")))
+    # Results first (what the teacher projects), the code and QR code beside them.
+    results, joining = st.columns([3, 1])
+    with joining:
+        _header(teacher["code"])
+    with results:
+        _live(teacher["code"], teacher["token"], lesson)
+    with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
+        class_report(class_store(), teacher["code"], teacher["token"], lesson)
+    st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
+              help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
+    if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
+        class_store().end_class(teacher["code"], teacher["token"])
+        st.session_state[ENDED_CLASS] = st.session_state.pop(TEACHER, None)
+        st.rerun()
+
+
+def _set_uploads(teacher: dict) -> None:
+    class_store().set_uploads(teacher["code"], teacher["token"], bool(st.session_state["class_uploads"]))
+
+
+def _password_ok(password: str) -> bool:
+    """The teacher password, with the guessing limit: past it the password is not even compared."""
+    wait = guess_wait("password")
+    if wait:
+        st.warning(tr("class_teacher.too_many_tries", seconds=wait))
+        return False
+    if not is_teacher_password(password):
+        wrong_guess("password")
+        st.warning(tr("class_teacher.wrong_password"))
+        return False
+    return True
+
+
+def _password_field(key: str) -> str:
+    where = PASSWORD_ENV if os.environ.get(PASSWORD_ENV) else str(password_file())
+    return st.text_input(tr("class_teacher.password"), type="password", key=key,
+                         help=tr("class_teacher.password_help", where=where), max_chars=200)
+
+
+def _start(all_lessons: dict[str, Lesson]) -> None:
+    if not all_lessons:
+        st.info(tr("class_teacher.no_lessons"))
+        return
+    language = current_language()
+    with st.form("class_start"):
+        lesson_id = st.selectbox(tr("class_teacher.lesson"), list(all_lessons),
+                                 format_func=lambda i: localized(all_lessons[i].title, language))
+        password = _password_field("class_start_password")
+        if not st.form_submit_button(tr("class_teacher.start"), type="primary"):
+            return
+    if not _password_ok(password):
+        return
+    try:  # the copy the class runs on while its file does not read (ui/lessons/classroom.class_lesson)
+        source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        source = None
+    code, token = class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source)
+    st.session_state[TEACHER] = {"code": code, "token": token, "lesson": lesson_id}
+    st.rerun()
+
+
+def _take_back() -> None:
+    """Another device (or this one after its browser forgot the class): the class code and the teacher password."""
+    st.caption(tr("class_teacher.take_back_help"))
+    with st.form("class_take_back"):
+        typed = st.text_input(tr("class_teacher.code"), max_chars=12, placeholder="ABC123", key="class_take_back_code")
+        password = _password_field("class_take_back_password")
+        if not st.form_submit_button(tr("class_teacher.take_back"), type="primary"):
+            return
+    if not _password_ok(password):
+        return
+    code = normalise_code(typed)
+    store = class_store()
+    session = store.session(code) if code else None
+    token = store.take_back(code, seat=browser_seat()) if session else None
+    if token is None:
+        st.warning(tr("class_teacher.no_such_class"))
+        return
+    st.session_state[TEACHER] = {"code": code, "token": token, "lesson": session.lesson}
+    st.rerun()
+
+
+def _header(code: str) -> None:
+    st.metric(tr("class_teacher.code"), code)
+    url = join_url(code)
+    if url:
+        st.image(qr_png(url), caption=tr("class_teacher.qr_caption"), width=220, alt=tr("class_teacher.qr_alt"))
+        st.code(url, language=None, wrap_lines=True)
+        st.caption(tr("class_teacher.join_help"))
+
+
+@st.fragment(run_every=RESULTS_SECONDS)
+def _live(code: str, token: str, lesson: Lesson) -> None:
+    """Refreshes itself every few seconds: the class's stop, its question's answers, reveal and move.
+    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
+    with page_guard():
+        _results(code, token, lesson)
+
+
+def _results(code: str, token: str, lesson: Lesson) -> None:
+    store = class_store()
+    session = store.session(code)
+    if session is None:
+        st.rerun(scope="app")  # expired: the full page says so
+    number = session.stop
+    stop = lesson.stops[number - 1]
+    language = current_language()
+    st.subheader(tr("class_teacher.stop", stop=number, stops=len(lesson.stops), title=localized(stop.title, language)))
+    back, forward, here = st.columns(3)
+    # Callbacks: the store changes before this fragment (or the page) draws again.
+    # No tooltip: after a click the pointer stays on the button and a tooltip covered the stop's title above
+    back.button(tr("class_teacher.previous"), key="class_previous", disabled=number == 1, width="stretch",
+                on_click=store.move, args=(code, token, number - 1))
+    forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
+                   type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1))
+    if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
+        st.session_state[PENDING] = ("open", lesson.id, number)
+        st.rerun(scope="app")
+    st.caption(tr("class_teacher.move_help"))
+    if stop.checks:
+        check_count(store, code, token, lesson.id, stop)
+    if stop.question is None:
+        st.info(tr("class_teacher.no_question"))
+        _earlier(store, code, token, lesson, number, session.revealed)
+        return
+    qid = question_id(lesson.id, stop)
+    st.markdown(f"**{localized(stop.question.prompt, language)}**")
+    results = store.results(code, token, qid)
+    if results is None:
+        return
+    try:
+        expected = expected_answer(stop)
+    except QuestionError as error:
+        expected = None
+        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
+    revealed = qid in session.revealed
+    phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
+    if not revealed:
+        mode_picker(store, code, token, qid, phase)
+    if phase.mode == "peer":
+        right = None if expected is None else tr(
+            "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+        peer_results(store, code, token, stop, qid, phase, expected, revealed, right)
+        _earlier(store, code, token, lesson, number, session.revealed)
+        return
+    columns = st.columns(3 if results.late else 2)
+    columns[0].metric(tr("class_teacher.answered"), results.answered)
+    # Before the reveal the share right would give the answer away on the projector (0% after one answer...).
+    share = (f"{results.correct / results.answered:.0%}" if revealed and results.answered
+             and results.correct is not None else "–")
+    columns[1].metric(tr("class_teacher.correct"), share, help=None if revealed else tr("class_teacher.after_reveal"))
+    if results.late:
+        columns[2].metric(tr("class_teacher.late"), results.late, help=tr("class_teacher.late_help"))
+    right_answer = None if expected is None else tr(
+        "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+    if right_answer and revealed:
+        st.caption(right_answer)
+    elif right_answer:
+        with st.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
+            st.caption(tr("class_teacher.peek_help"))
+            st.markdown(right_answer)
+    rows = pd.DataFrame({
+        "answer": [answer_label(stop.question, a) for a in results.counts],
+        "students": list(results.counts.values()),
+        "right": [None if expected is None or not revealed else expected.is_right(a) for a in results.counts]})
+    if results.answered:
+        st.altair_chart(answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
+                                     tr("class_teacher.chart_wrong")), key="class_answers")
+    else:
+        st.caption(tr("class_teacher.waiting"))
+    _earlier(store, code, token, lesson, number, session.revealed)
+    if revealed:
+        st.success(tr("class_teacher.revealed"))
+    else:
+        st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
+
+
+def _earlier(store, code: str, token: str, lesson: Lesson, number: int, revealed: frozenset[str]) -> None:
+    """Every question of the stops before this one: how many answered, the share right (once revealed), the most
+    common answer."""
+    rows = []
+    language = current_language()
+    for stop in lesson.stops[: number - 1]:
+        if stop.question is None:
+            continue
+        results = store.results(code, token, question_id(lesson.id, stop))
+        if results is None or not results.answered:
+            continue
+        top = max(results.counts, key=results.counts.get)
+        rows.append({tr("class_teacher.table_stop"): stop.number,
+                     tr("class_teacher.table_question"): localized(stop.question.prompt, language),
+                     tr("class_teacher.answered"): results.answered,
+                     tr("class_teacher.correct"): None if results.correct is None
+                     or question_id(lesson.id, stop) not in revealed else f"{results.correct / results.answered:.0%}",
+                     tr("class_teacher.table_top"): answer_label(stop.question, top)})
+    if rows:
+        with st.expander(tr("class_teacher.earlier", count=len(rows))):
+            st.dataframe(pd.DataFrame(rows), hide_index=True)  # cells are plain text

@@ -1,0 +1,322 @@
+"""The train page's pieces: the form, the live status, snapshots, download and upload of checkpoints."""
+from __future__ import annotations
+
+import uuid
+
+import streamlit as st
+
+from i18n import tr
+from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_bytes, load_checkpoint_bytes
+from model.data import TASKS
+from model.train import FAMILIES, TrainConfig
+from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
+from ui.compat import session_alive_check
+from ui.display import presenting, show_chart
+from model.families import trains_attention, trains_heads
+from ui.models import family_label
+from ui.share import TRAINING_IN_URL
+from ui.state import USER_MODELS, example_sentences, get_model
+from ui.text import escape_markdown
+from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
+from ui.train.upload_policy import uploads_refusal
+from ui.widget_spec import SENTENCE
+from viz.attention import attention_heatmap, attention_table
+from viz.training import history_frame, training_curves
+
+JOB = "training_job"
+# The form's starting values; the advanced four are hidden in presenter mode, where these defaults are used.
+# The form is not restored from links: its widgets keep value= defaults because Streamlit can reset a form widget
+# to its declared default when the training fragment reruns the app, and that default must be a sensible setting.
+DEFAULTS = {"train_steps": 1000, "train_layers": 2, "train_width": 128, "train_heads": 4, "train_seed": 0,
+            "train_schedule": "warmup-decay", "train_lr": 3e-3, "train_warmup": 50}
+SCHEDULES, RATES = ("warmup-decay", "constant", "noam"), (1e-4, 3e-4, 1e-3, 2e-3, 3e-3)
+ADVANCED = ("train_seed", "train_schedule", "train_lr", "train_warmup")
+
+
+def _identifier(value: str) -> str:
+    return value.replace("-", "_")
+
+
+def training_form() -> TrainConfig | None:
+    """The settings form; returns a config when the user presses Start."""
+    job: TrainingJob | None = st.session_state.get(JOB)
+    presenter = presenting()
+    with st.form("train_form"):
+        c = st.columns(3)
+        family = c[0].selectbox(tr("train.family"), FAMILIES, format_func=family_label, key="train_family")
+        task = c[1].selectbox(tr("train.task"), TASKS, key="train_task",
+                              format_func=lambda t: tr(f"train.task_{_identifier(t)}"))
+        steps = c[2].slider(tr("train.steps"), 50, 3000, DEFAULTS["train_steps"], step=50, key="train_steps")
+        c = st.columns(3 if presenter else 4)
+        layers = c[0].slider(tr("train.layers"), 1, 4, DEFAULTS["train_layers"], key="train_layers")
+        d_model = c[1].select_slider(tr("train.width"), [32, 64, 128, 256], DEFAULTS["train_width"],
+                                     key="train_width")
+        heads = c[2].select_slider(tr("train.heads"), [1, 2, 4, 8], DEFAULTS["train_heads"], key="train_heads")
+        if presenter:
+            seed, schedule, lr, warmup = (DEFAULTS[key] for key in ADVANCED)
+        else:
+            seed = c[3].number_input(tr("train.seed"), 0, 10_000, DEFAULTS["train_seed"], key="train_seed")
+            c = st.columns(3)
+            schedule = c[0].selectbox(tr("train.schedule"), SCHEDULES, key="train_schedule",
+                                      format_func=lambda v: tr(f"train.schedule_{_identifier(v)}"),
+                                      help=tr("train.schedule_help"))
+            lr = c[1].select_slider(tr("train.lr"), RATES, DEFAULTS["train_lr"], key="train_lr")
+            warmup = c[2].slider(tr("train.warmup"), 0, 1000, DEFAULTS["train_warmup"], step=50, key="train_warmup")
+        start = st.form_submit_button(tr("train.start"), type="primary", disabled=bool(job and job.active))
+    if trains_heads(family) and d_model % heads:
+        if start:
+            st.error(tr("train.not_divisible", d_model=d_model, heads=heads))
+        return None
+    config = form_config(family, task, steps, layers, d_model, heads, int(seed), schedule, lr, warmup)
+    if not start:
+        if not (job and job.active):
+            time_estimate(config)
+        return None
+    return config
+
+
+def form_config(family: str, task: str, steps: int, layers: int, d_model: int, heads: int,
+                seed: int = DEFAULTS["train_seed"], schedule: str = DEFAULTS["train_schedule"],
+                lr: float = DEFAULTS["train_lr"], warmup: int = DEFAULTS["train_warmup"]) -> TrainConfig:
+    """The TrainConfig the form's values stand for (the one Start trains, and the one the estimate is for).
+
+    Pre-norm (norm_first) with lr 3e-3 and 50 warm-up steps: on en-fr it learns about twice as fast in the first
+    few hundred steps as the paper's post-norm at 2e-3 (bench/README.md, time to accuracy)."""
+    if trains_heads(family):
+        shape = {"num_layers": layers, "d_model": d_model, "num_heads": heads, "norm_first": True, "d_ff": 2 * d_model}
+    else:
+        shape = {"hidden_size": d_model, "embed_dim": min(64, d_model)}
+    return TrainConfig.for_model(family, task=task, steps=steps, seed=seed, schedule=schedule, lr=lr,
+                                 warmup=max(warmup, 1), eval_every=max(50, steps // 6), eval_size=150, device="auto",
+                                 **shape)
+
+
+@st.cache_resource(ttl=1800, show_spinner=False, max_entries=32)
+def measured_speed(family: str, task: str, layers: int, d_model: int,
+                   heads: int) -> TrainingSpeed | SpeedProbeError:
+    """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
+    half hour, shared by every session: the estimate is this server's, under its current load. A probe that could
+    time no step returns its SpeedProbeError, cached like a speed (so a rerun does not probe again)."""
+    try:
+        return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
+    except SpeedProbeError as error:
+        return error
+
+
+def form_shape(config: TrainConfig) -> tuple[int, int, int]:
+    """(layers, width, heads) of a form_config(): a seq2seq model has one layer, width hidden_size and no heads."""
+    model = config.model
+    if trains_heads(config.family):
+        return model.num_layers, model.d_model, model.num_heads
+    return DEFAULTS["train_layers"], model.hidden_size, DEFAULTS["train_heads"]
+
+
+def format_duration(seconds: float) -> str:
+    whole = max(1, round(seconds))
+    if whole < 60:
+        return tr("train_estimate.seconds", seconds=whole)
+    return tr("train_estimate.minutes", minutes=whole // 60, seconds=f"{whole % 60:02d}")
+
+
+def time_estimate(config: TrainConfig) -> None:
+    """Before Start: how long these settings will take here, from the measured speed (never a fixed number)."""
+    with st.spinner(tr("train_estimate.measuring")):
+        speed = measured_speed(config.family, config.task, *form_shape(config))
+    if isinstance(speed, SpeedProbeError):
+        st.warning(tr("training_probe.no_estimate", why=tr(f"train.job_{speed.reason}", step=speed.step)))
+        return
+    layers, width, _ = form_shape(config)
+    st.caption(tr("train_estimate.estimate", duration=format_duration(speed.estimate_seconds(config)),
+                  steps=config.steps, layers=layers, width=width,
+                  step_ms=f"{1000 * speed.run_step_s:.0f}", evaluations=len(evaluation_steps(config)), eval_s=f"{speed.eval_s:.1f}"))
+
+
+def launch(config: TrainConfig) -> None:
+    job = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check())
+    st.session_state[JOB] = job
+    st.session_state[TRAINING_IN_URL] = job.model_id  # in the URL until the job ends (write_to_url)
+    st.session_state.pop(LOST_TRAINING, None)
+
+
+LOST_TRAINING = "lost_training"
+
+
+def lost_training_notice() -> None:
+    """A session that opens with a running training in its URL but has no such job: say it is lost (any page).
+
+    This happens when the replica that ran it died and HAProxy moved the student to another one (serve.py), or
+    when the tab was reloaded: a training lives in one server process and one browser session.
+    """
+    job: TrainingJob | None = st.session_state.get(JOB)
+    marker = st.session_state.get(TRAINING_IN_URL)
+    if marker and (job is None or job.model_id != marker):
+        st.session_state[LOST_TRAINING] = marker
+    if marker and (job is None or job.model_id != marker or not job.active):
+        st.session_state[TRAINING_IN_URL] = None  # only a running training of this session stays in the URL
+    lost = st.session_state.get(LOST_TRAINING)
+    if lost and (job is None or not job.active):
+        st.warning(tr("serve.training_lost", model=escape_markdown(lost)), icon=":material/sync_problem:")
+
+
+def _register(job: TrainingJob) -> None:
+    """Put the trained model into this session's model list (never into a shared cache)."""
+    loaded = job.result.loaded
+    last = next((h for h in reversed(job.history) if "val_exact_match" in h), {})
+    loaded.metrics = {"test": {"exact_match": last.get("val_exact_match"), "bleu": last.get("val_bleu")}}
+    st.session_state.setdefault(USER_MODELS, {})[job.model_id] = loaded
+
+
+def job_message(job: TrainingJob) -> str:
+    """How the job ended, in the reader's language (the thread recorded an id and values, not text)."""
+    values = {k: escape_markdown(v) if k == "error" else v for k, v in job.message_values.items()}
+    return tr(f"train.{job.message_key}", **values)
+
+
+@st.fragment(run_every=1.0)
+def live_status() -> None:
+    job: TrainingJob | None = st.session_state.get(JOB)
+    if job is None:
+        return
+    cfg = job.config
+    if job.state == "waiting":
+        st.info(tr("train.waiting", slots=MAX_CONCURRENT_TRAININGS))
+    st.progress(min(job.steps_done / cfg.steps, 1.0),
+                text=tr("train.progress", model=job.model_id, done=job.steps_done, total=cfg.steps,
+                        seconds=f"{job.elapsed_s:.1f}", speed=f"{job.tokens_per_s:,.0f}"))
+    if job.active:
+        st.button(tr("train.stop"), on_click=job.stop_requested.set, key="train_stop", type="secondary")
+    history = list(job.history)  # the thread appends while we draw: one copy for the chart and its CSV
+    task = tr(f"train.task_{_identifier(cfg.task)}")
+    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.family), task=task)),
+               f"training_curves_{job.model_id}", key="train_curves", table=lambda: history_frame(history))
+    if job.active:
+        return
+    if job.state == "failed":
+        st.error(tr("train.kept" if job.result else "train.failed", reason=job_message(job)))
+    else:
+        st.success(tr("train.done", reason=job_message(job), model=job.model_id))
+    if job.result is not None and job.model_id not in st.session_state.get(USER_MODELS, {}):
+        _register(job)
+        st.rerun(scope="app")  # the sidebar must list the new model
+
+
+def snapshot_viewer() -> None:
+    job: TrainingJob | None = st.session_state.get(JOB)
+    if job is None or not job.snapshots:
+        if job is not None and not trains_attention(job.config.family):
+            st.info(tr("train.no_snapshots"))
+        return
+    st.subheader(tr("train.snapshots_title"))
+    if not presenting():
+        st.caption(tr("train.snapshots_caption"))
+    snaps = list(job.snapshots)
+    index = st.select_slider(tr("train.snapshot"), options=list(range(len(snaps))), key="snapshot_index",
+                             value=len(snaps) - 1, format_func=lambda i: str(snaps[i].step))
+    snap = snaps[index]
+    layer = head = 0
+    if snap.attention.shape[0] > 1 or snap.attention.shape[1] > 1:
+        c = st.columns(2)
+        layer = c[0].selectbox(tr("train.snapshot_layer"), range(snap.attention.shape[0]), key="snap_layer",
+                               format_func=lambda i: str(i + 1))
+        head = c[1].selectbox(tr("train.snapshot_head"), range(snap.attention.shape[1]), key="snap_head",
+                              format_func=lambda i: str(i + 1))
+    st.code(" ".join(snap.output_tokens) or tr("train.nothing_yet"), language=None)
+    weights = snap.attention[layer, head]
+    show_chart(attention_heatmap(weights, snap.query_tokens, snap.source_tokens,
+                                 tr("train.snapshot_title", step=snap.step, layer=layer + 1, head=head + 1)),
+               f"training_snapshot_step{snap.step}_L{layer + 1}_H{head + 1}", key="snapshot_heatmap",
+               table=lambda: attention_table(weights, snap.query_tokens, snap.source_tokens))
+
+
+def download_buttons() -> None:
+    job: TrainingJob | None = st.session_state.get(JOB)
+    if job is None or job.result is None or presenting():
+        return
+    if job.checkpoint_files is None:  # serialise the model once, not on every rerun of the page
+        loaded = job.result.loaded
+        job.checkpoint_files = checkpoint_bytes(loaded.model, loaded.config, loaded.src_vocab, loaded.tgt_vocab,
+                                                loaded.task, loaded.metrics, loaded.meta)
+    weights, sidecar = job.checkpoint_files
+    c = st.columns(2)
+    c[0].download_button(tr("train.download_weights"), weights, f"{job.model_id}.safetensors",
+                         mime="application/octet-stream", key="dl_weights")
+    c[1].download_button(tr("train.download_json"), sidecar, f"{job.model_id}.json",
+                         mime="application/json", key="dl_json")
+
+
+def upload_limit_mib() -> int:
+    """The largest file an upload takes, in MiB: Streamlit's server.maxUploadSize (the browser refuses a larger
+    file before sending it) or the checkpoint limit, whichever is smaller."""
+    return min(int(st.get_option("server.maxUploadSize")), MAX_CHECKPOINT_BYTES // 2**20)
+
+
+def _checked_pair(files: list[tuple[str, bytes]]) -> tuple[tuple[str, bytes], tuple[str, bytes]]:
+    """The one weights file and the one config file, or a CheckpointError saying which file is missing, extra or
+    too big. A file over maxUploadSize never reaches the server (the browser refuses it), so a missing file says
+    that it may have been too big."""
+    limit = upload_limit_mib()
+    for name, _ in files:
+        if not name.endswith((".safetensors", ".json")):
+            raise CheckpointError(tr("train.upload_other_file", name=name))
+    weights = [(name, data) for name, data in files if name.endswith(".safetensors")]
+    sidecars = [(name, data) for name, data in files if name.endswith(".json")]
+    if not weights and not sidecars:
+        raise CheckpointError(tr("train.upload_nothing", limit=limit))
+    if len(weights) > 1 or len(sidecars) > 1:
+        raise CheckpointError(tr("train.upload_two_files"))
+    if not weights or not sidecars:
+        missing = "upload_missing_weights" if not weights else "upload_missing_config"
+        raise CheckpointError(tr(f"train.{missing}", present=(weights or sidecars)[0][0], limit=limit))
+    for name, data in files:
+        if len(data) > MAX_CHECKPOINT_BYTES:
+            raise CheckpointError(tr("train.upload_too_large", name=name, size=f"{len(data) / 2**20:.1f}",
+                                     limit=MAX_CHECKPOINT_BYTES // 2**20))
+    return weights[0], sidecars[0]
+
+
+def load_upload(files: list[tuple[str, bytes]]) -> str:
+    """Validate uploaded (name, bytes) files and add the model to the session; returns its id or raises."""
+    refusal = uploads_refusal()  # the uploader is hidden then; this also refuses a request that skips the page
+    if refusal:
+        raise CheckpointError(tr(refusal))
+    (weights_name, weights), (_, sidecar) = _checked_pair(files)
+    loaded = load_checkpoint_bytes(weights, sidecar, name=weights_name.removesuffix(".safetensors"))
+    loaded.model.requires_grad_(False)
+    user_models = st.session_state.setdefault(USER_MODELS, {})
+    # Unique across the server: cached analyses are keyed by model id and shared by all sessions.
+    model_id = f"uploaded-{uuid.uuid4().hex[:8]}"
+    user_models[model_id] = loaded
+    return model_id
+
+
+def _load_clicked() -> None:
+    """Button callback: runs before the sidebar is drawn, so it may switch the chosen model."""
+    files = st.session_state.get("upload_files") or []
+    try:
+        model_id = load_upload([(f.name, f.getvalue()) for f in files])
+    except CheckpointError as error:
+        # The detail comes from model/checkpoint.py in English; our sentence around it is translated.
+        st.session_state["upload_message"] = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
+    else:
+        st.session_state["model_id"] = model_id
+        st.session_state[SENTENCE.key] = example_sentences(get_model(model_id).task)[0]
+        st.session_state["upload_message"] = ("success", tr("train.upload_loaded", model=model_id))
+
+
+def upload_form() -> None:
+    if presenting():
+        return
+    st.subheader(tr("train.upload_title"))
+    refusal = uploads_refusal()
+    if refusal:
+        st.info(tr(refusal), icon=":material/block:")
+        return
+    files = st.file_uploader(tr("train.upload_files"), type=["safetensors", "json"], accept_multiple_files=True,
+                             key="upload_files", help=tr("train.upload_help", limit=upload_limit_mib()))
+    if files:
+        st.button(tr("train.upload_load"), key="upload_load", on_click=_load_clicked)
+    kind, message = st.session_state.pop("upload_message", (None, None))
+    if kind == "error":
+        st.error(message)
+    elif kind == "success":
+        st.success(message)
