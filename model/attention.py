@@ -38,6 +38,8 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Ten
     scores = scores.masked_fill(~mask, float("-inf"))
     # A row with every key masked would be softmax(-inf...) = NaN; give it zeros instead.
     any_visible = mask.any(dim=-1, keepdim=True)
+    if bool(any_visible.all()):  # the usual case (a causal mask, a sentence with a token): no fix-up passes
+        return torch.softmax(scores, dim=-1)
     safe = scores.masked_fill(~any_visible, 0.0)
     weights = torch.softmax(safe, dim=-1)
     return weights.masked_fill(~any_visible, 0.0)

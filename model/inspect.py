@@ -20,7 +20,10 @@ def model_names() -> list[str]:
     from model.families import shipped_model_names
     from model.local_models import list_local_models
 
-    return shipped_model_names() + [MINILM_NAME] + [entry.name for entry in list_local_models() if entry.usable]
+    from model.gguf_weights import SMOLLM2_NAME
+
+    return (shipped_model_names() + [MINILM_NAME, SMOLLM2_NAME]
+            + [entry.name for entry in list_local_models() if entry.usable])
 
 
 def analyse(model: str, text: str):
@@ -47,8 +50,35 @@ def explanation_arrays(analysed, lab) -> dict[str, np.ndarray]:
             if name.startswith(("rollout_", "value_norms_"))}
 
 
+def llm_arrays(text: str) -> dict[str, np.ndarray]:
+    """SmolLM2-135M-Instruct's arrays: tokens, decoder_self (30, 9, T, T) (its causal self-attention: a
+    decoder-only model), rollout_decoder_self (30, T, T) and value_norms_decoder_self (30, 9, T, T)."""
+    import torch
+
+    from model.explain.rollout import attention_rollout
+    from model.llama import MAX_TOKENS, load_smollm2, value_weighted_norms
+
+    loaded = load_smollm2()
+    ids = loaded.encode(text)
+    if not ids or len(ids) > MAX_TOKENS:
+        raise ValueError(f"the text is {len(ids)} tokens; {loaded.name} takes 1 to {MAX_TOKENS}")
+    with torch.no_grad():
+        out = loaded.run(ids)
+        norms = value_weighted_norms(loaded.model, out)
+    weights = out.weights[:, 0].numpy()  # (L, h, T, T)
+    return {"tokens": np.array(loaded.token_texts(ids), dtype=str), "decoder_self": weights,
+            "rollout_decoder_self": attention_rollout(weights), "value_norms_decoder_self": norms[:, 0].numpy()}
+
+
 def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
+    from model.gguf_weights import SMOLLM2_NAME
+
+    if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
+        arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
+                  for name, value in llm_arrays(text).items()}
+        np.savez(out, **arrays)
+        return arrays
     analysed, lab = _analyse_with_model(model, text)
     arrays = {"tokens": np.array(analysed.input_tokens, dtype=str)}
     for kind, maps in analysed.maps.items():
@@ -73,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
                "keys). Models folder: the ATTENTION_LAB_MODELS environment variable or "
                ".streamlit/attention_lab.toml (see README).")
     parser.add_argument("model", metavar="MODEL",
-                        help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, or a folder name in "
-                             "the models folder")
+                        help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, SmolLM2-135M-Instruct "
+                             "(decoder_self only: a decoder-only model), or a folder name in the models folder")
     parser.add_argument("text", metavar="TEXT", help="the sentence to analyse")
     parser.add_argument("--out", required=True, metavar="FILE.npz", help="where to write the arrays")
     args = parser.parse_args(argv)

@@ -80,3 +80,24 @@ def test_the_app_shows_the_same_numbers(tmp_path, model, kind, layer, head):
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     shown = trace_values(spec["data"][0]["z"])
     np.testing.assert_allclose(np.nan_to_num(shown), data[kind][layer, head], atol=1e-6)
+
+
+def test_smollm2_gives_its_causal_maps_equal_to_the_models_own(tmp_path, capsys):
+    from model.llama import load_smollm2
+
+    text = "The cat sat on the mat. The cat sat on the"
+    out = tmp_path / "maps.npz"
+    assert main(["SmolLM2-135M-Instruct", text, "--out", str(out)]) == 0
+    data = np.load(out)
+    assert sorted(data.files) == ["decoder_self", "rollout_decoder_self", "tokens", "value_norms_decoder_self"]
+    tokens = list(data["tokens"])
+    assert tokens[:3] == ["The", " cat", " sat"] and len(tokens) == 12
+    maps = data["decoder_self"]
+    assert maps.dtype == np.float32 and maps.shape == (30, 9, 12, 12)
+    assert np.allclose(maps.sum(-1), 1, atol=1e-5) and np.allclose(np.triu(maps, 1), 0)  # causal rows
+    loaded = load_smollm2()
+    expected = loaded.run(loaded.encode(text)).weights[:, 0].numpy()
+    assert np.allclose(maps, expected, atol=1e-6)
+    assert data["rollout_decoder_self"].shape == (30, 12, 12)
+    assert "decoder_self (30, 9, 12, 12)" in capsys.readouterr().out
+    assert main(["SmolLM2-135M-Instruct", "word " * 600, "--out", str(out)]) == 2  # past 512 tokens: refused

@@ -1,0 +1,181 @@
+"""SmolLM2-135M-Instruct in our code (model/llama.py): load time, memory, forward speed and the KV cache's gain.
+
+    python bench/llm.py [--rounds 3] [--generation-rounds 1] [--tokens 128] [--new-tokens 32] [--threads 1]
+
+1. Loading once per process, in a fresh `python -c` process without transformers: torch's import and
+   load_smollm2() (sha256, GGUF read, dequantizing, building, tokenizer) timed apart; RSS before loading, after
+   loading, and after one --tokens analysis with every map kept (what one cached analysis adds).
+2. A --tokens-token forward with every attention map: ours (LoadedLlama.run: logits, weights and scores of all
+   30 layers) against transformers' LlamaForCausalLM (attn_implementation="eager", output_attentions=True) loaded
+   from the same GGUF file, on the same ids, at --threads torch threads; interleaved rounds, median. Then one
+   forward of the longest text the lab takes (MAX_TOKENS = 512), ours only, and the size of its maps.
+3. Generation of --new-tokens tokens after a chat prompt, greedy: with the KV cache (each step runs one token
+   against the cached keys and values) and without it (each step runs the whole text again), both without maps;
+   the cached run again with the new token's attention row in every layer and head (what the step-by-step view
+   shows); and transformers' generate() with its cache for reference. All choose the same tokens (checked).
+   --generation-rounds interleaved rounds, the fastest of each kind (a load spike on a shared machine only adds).
+
+Prints markdown tables and `cat /proc/loadavg` (results are noisy on a shared machine).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from model.gguf_weights import SMOLLM2_FILE, smollm2_path  # noqa: E402
+from model.llama import MAX_TOKENS, generate, load_smollm2  # noqa: E402
+
+WORDS = ("the teacher explained how every word in a sentence looks at the other words and why some heads "
+         "prefer the next token while others gather on the first token of the text").split()
+QUESTION = "Explain in two sentences what attention does in a language model."
+
+LOAD_PROBE = r"""
+import json, resource, sys, time
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+start = time.perf_counter()
+import torch
+torch.set_num_threads(THREADS)
+torch_s = time.perf_counter() - start
+sys.path.insert(0, ROOT)
+from model.llama import load_smollm2
+before = rss()
+start = time.perf_counter()
+loaded = load_smollm2()
+load_s = time.perf_counter() - start
+after = rss()
+ids = list(range(1000, 1000 + TOKENS))
+out = loaded.run(ids)
+analysed = rss()
+print(json.dumps({"torch_s": torch_s, "load_s": load_s, "rss_before": before, "rss_loaded": after,
+                  "rss_analysed": analysed, "maps_mib": (out.weights.nbytes + out.scores.nbytes) / 2**20,
+                  "transformers": "transformers" in sys.modules}))
+"""
+
+
+def text_of(loaded, tokens: int) -> list[int]:
+    """Ids of English text that tokenises to exactly `tokens` tokens."""
+    words = []
+    while len(loaded.encode(" ".join(words))) < tokens:
+        words.append(WORDS[len(words) % len(WORDS)])
+    return loaded.encode(" ".join(words))[:tokens]
+
+
+def probe_load(tokens: int, threads: int) -> dict:
+    code = (LOAD_PROBE.replace("ROOT", repr(str(ROOT))).replace("TOKENS", str(tokens))
+            .replace("THREADS", str(threads)))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def median_ms(times: list[float]) -> float:
+    return 1000 * statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--generation-rounds", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (the app's pages run at 1)")
+    args = parser.parse_args()
+    print(f"load average at start: {Path('/proc/loadavg').read_text().strip()}")
+
+    probe = probe_load(args.tokens, args.threads)
+    print("\n| what | value |\n|---|---|")
+    print(f"| import torch | {probe['torch_s']:.2f} s |")
+    print(f"| load_smollm2() (sha256, GGUF read, dequantize, build, tokenizer) | {probe['load_s']:.2f} s |")
+    print(f"| RSS before loading / after / after one {args.tokens}-token analysis | {probe['rss_before']:.0f} / "
+          f"{probe['rss_loaded']:.0f} / {probe['rss_analysed']:.0f} MiB (its maps: {probe['maps_mib']:.0f} MiB) |")
+    print(f"| transformers imported by the app's path | {probe['transformers']} |")
+
+    torch.set_num_threads(args.threads)
+    loaded = load_smollm2()
+    from transformers import LlamaForCausalLM
+    reference = LlamaForCausalLM.from_pretrained(str(smollm2_path().parent), gguf_file=SMOLLM2_FILE,
+                                                 attn_implementation="eager", dtype=torch.float32).eval()
+    ids = text_of(loaded, args.tokens)
+    tensor = torch.tensor([ids])
+
+    def ours():
+        loaded.run(ids)
+
+    @torch.no_grad()
+    def theirs():
+        reference(tensor, output_attentions=True)
+
+    ours(), theirs()  # warm-up
+    mine, ref, mine_cpu, ref_cpu = [], [], [], []
+    for _ in range(args.rounds):  # interleaved, so load changes hit both alike
+        for function, times, cpu in ((ours, mine, mine_cpu), (theirs, ref, ref_cpu)):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            function()
+            times.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+    ratio = statistics.median(mine) / statistics.median(ref)
+    cpu_ratio = statistics.median(mine_cpu) / statistics.median(ref_cpu)
+    print(f"\n{args.tokens}-token forward with every attention map, {args.threads} torch thread(s), median of "
+          f"{args.rounds} interleaved rounds (CPU time: this process's own work, less disturbed by other "
+          "processes than the wall time on a shared machine):\n")
+    print("| | ours (LoadedLlama.run) | LlamaForCausalLM eager, output_attentions | ratio | target |\n"
+          "|---|---|---|---|---|")
+    print(f"| wall | {median_ms(mine):.0f} ms | {median_ms(ref):.0f} ms | **{ratio:.2f}×** | ≤ 1.2× "
+          f"({'met' if ratio <= 1.2 else 'missed'}) |")
+    print(f"| CPU | {median_ms(mine_cpu):.0f} ms | {median_ms(ref_cpu):.0f} ms | **{cpu_ratio:.2f}×** | ≤ 1.2× "
+          f"({'met' if cpu_ratio <= 1.2 else 'missed'}) |")
+
+    longest = text_of(loaded, MAX_TOKENS)
+    start = time.perf_counter()
+    out = loaded.run(longest)
+    long_s = time.perf_counter() - start
+    print(f"| {MAX_TOKENS} tokens (the longest text), ours once | {1000 * long_s:.0f} ms | maps "
+          f"{(out.weights.nbytes + out.scores.nbytes) / 2**20:.0f} MiB (weights + scores) | |")
+    del out
+
+    prompt = loaded.encode(loaded.chat_prompt([{"role": "user", "content": QUESTION}]))
+    n = args.new_tokens
+    runs = {}
+    kinds = (("cached", {}), ("uncached", {"use_cache": False}), ("cached, with maps", {"need_weights": True}))
+    for _ in range(args.generation_rounds):  # interleaved; the fastest of each kind (load spikes only add time)
+        for name, kwargs in kinds:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            run = generate(loaded.model, prompt, n, **kwargs)
+            seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+            if name not in runs or seconds < runs[name][1]:
+                runs[name] = (run, seconds, cpu)
+    start = time.perf_counter()
+    with torch.no_grad():
+        hf = reference.generate(torch.tensor([prompt]), max_new_tokens=n, do_sample=False, eos_token_id=None,
+                                attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                                pad_token_id=loaded.eos_id)
+    hf_s = time.perf_counter() - start
+    same = all(run.new_ids == runs["cached"][0].new_ids for run, _, _ in runs.values())
+    same = same and hf[0, len(prompt):].tolist() == runs["cached"][0].new_ids
+    speedup = runs["uncached"][1] / runs["cached"][1]
+    cpu_speedup = runs["uncached"][2] / runs["cached"][2]
+    print(f"\nGeneration of {n} tokens after a {len(prompt)}-token chat prompt, greedy, {args.threads} thread(s), "
+          f"fastest of {args.generation_rounds} interleaved rounds (same tokens in every run: {same}):\n")
+    print("| run | total (wall) | CPU | per token (wall) | last step (wall) |\n|---|---|---|---|---|")
+    for name, (run, seconds, cpu) in runs.items():
+        print(f"| ours, {name} | {seconds:.2f} s | {cpu:.2f} s | {1000 * seconds / n:.0f} ms | "
+              f"{1000 * run.steps[-1].seconds:.0f} ms |")
+    print(f"| transformers generate (its cache) | {hf_s:.2f} s | — | {1000 * hf_s / n:.0f} ms | — |")
+    print(f"\nKV-cache speed-up (uncached / cached): wall **{speedup:.1f}×**, CPU **{cpu_speedup:.1f}×** "
+          f"(target ≥ 3×: {'met' if min(speedup, cpu_speedup) >= 3 else 'missed'})")
+    print(f"load average at end: {Path('/proc/loadavg').read_text().strip()}")
+
+
+if __name__ == "__main__":
+    main()

