@@ -17,9 +17,12 @@ run: venv
 	@echo "Attention Lab: http://localhost:$(PORT)  (Ctrl+C stops it)"
 	@$(VENV_PYTHON) -m streamlit run asgi.py --server.port $(PORT) --browser.gatherUsageStats false
 
-## Every test, browser tests included, with the venv's Python (CI runs this: .ci/run)
+## Every test, browser tests included, with the venv's Python (CI runs this: .ci/run). Two workers (pytest-xdist),
+## one test file each at a time (--dist loadfile: a file's session server and browser stay in one worker): the suite's
+## time is mostly waiting on Streamlit servers and Chromium, and two files at once fill both cores. TEST_WORKERS=0: one.
+TEST_WORKERS ?= 2
 test: venv system-packages lint
-	$(VENV_PYTHON) -m pytest -q $(PYTEST_ARGS)
+	$(VENV_PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## The fast local loop (no browser, nothing slow)
 fast: venv

@@ -60,7 +60,9 @@ def measure(base: str, repeat: int) -> dict[str, list[float]]:
     from playwright.sync_api import sync_playwright
 
     times: dict[str, list[float]] = {"plain rerun (r)": [], "decoding Next ▶": [], "a head switched off": [],
-                                     "stop 17 opens (new tab)": []}
+                                     "lesson Next: stop 16 → 17": [],
+                                     "a new tab: Home": [], "stop 17 opens (new tab, student)": [],
+                                     "stop 17 opens (new tab, projected)": []}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1280, "height": 720})
@@ -80,26 +82,39 @@ def measure(base: str, repeat: int) -> dict[str, list[float]]:
         for name in heads[:repeat]:
             box = page.get_by_label("Switch these heads off")
             box.click()
-            option = page.get_by_role("option", name=name, exact=True)  # (the list's first option selects all)
-            # the choice applies when the list closes (Streamlit's multiselect): both are the teacher's one move
+            page.keyboard.type(name)  # the list filtered to that head (its first option would select all)
 
-            def switch_off(option=option) -> None:
-                option.click()
+            def switch_off() -> None:  # the choice applies when the list closes: both are the teacher's one move
+                page.keyboard.press("Enter")
                 page.keyboard.press("Escape")
 
             times["a head switched off"].append(_move(page, switch_off))
-        # Stop 17 as a student's new tab opens it: navigation to the all-heads grid drawn and settled.
+            chosen = page.get_by_test_id("stMultiSelect").get_by_text(name, exact=True)
+            assert chosen.count() == 1, f"{name} was not switched off"  # its chip in the box: the move happened
+        # The lesson's Next from stop 16 (the train page) to stop 17 (the real encoder's grid), in the same tab.
         for _ in range(repeat):
-            tab = browser.new_page(viewport={"width": 1280, "height": 720})
-            started = time.perf_counter()
-            tab.goto(f"{base}/attention?lesson=intro&stop=17&lang=en&presenter=true")
-            tab.wait_for_selector(".js-plotly-plot .heatmaplayer", timeout=120000)
-            tab.evaluate(WATCH)
-            tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)
-            settled_at = tab.evaluate("() => window.__lastChange")
-            now = tab.evaluate("() => performance.now()")
-            times["stop 17 opens (new tab)"].append(time.perf_counter() - started - (now - settled_at) / 1000)
-            tab.close()
+            _open(page, f"{base}/train?lesson=intro&stop=16&lang=en", ".st-key-lesson_bar")
+            times["lesson Next: stop 16 → 17"].append(
+                _move(page, lambda: page.get_by_role("button", name="Next", exact=True).click()))
+            assert page.locator(".js-plotly-plot .heatmaplayer").count() > 0  # the grid is drawn
+        # Stop 17 as a student's new tab opens it (and the teacher's, projected), beside Home in a new tab (the
+        # front end's own start): navigation to the page drawn and settled.
+        tabs = [("a new tab: Home", "?lang=en", '[data-testid="stMarkdownContainer"]'),
+                ("stop 17 opens (new tab, student)", "/attention?lesson=intro&stop=17&lang=en",
+                 ".js-plotly-plot .heatmaplayer"),
+                ("stop 17 opens (new tab, projected)", "/attention?lesson=intro&stop=17&lang=en&presenter=true",
+                 ".js-plotly-plot .heatmaplayer")]
+        for _ in range(repeat):
+            for name, path, ready in tabs:
+                tab = browser.new_page(viewport={"width": 1280, "height": 720})
+                started = time.perf_counter()
+                tab.goto(f"{base}{path}")
+                tab.wait_for_selector(ready, timeout=120000)
+                tab.evaluate(WATCH)
+                tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)
+                settled_at, now = tab.evaluate("() => [window.__lastChange, performance.now()]")
+                times[name].append(time.perf_counter() - started - (now - settled_at) / 1000)
+                tab.close()
         browser.close()
     return times
 
