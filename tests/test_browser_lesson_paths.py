@@ -37,7 +37,11 @@ def _check(page: Page, stop: int) -> None:
     assert f"stop={stop}" in page.url
     pickers, title = EXPECTED[stop]
     expect(page.locator(f".st-key-{next(iter(pickers))}")).to_be_visible()
-    shown = {key: page.evaluate(SHOWN, key) for key in pickers}
+    for _ in range(20):  # a widget's input may be drawn a moment after its box (seen on a loaded machine)
+        shown = {key: page.evaluate(SHOWN, key) for key in pickers}
+        if None not in shown.values():
+            break
+        page.wait_for_timeout(250)
     assert shown == pickers, (stop, shown)
     if title:
         expect(page.locator(".js-plotly-plot .gtitle").first).to_be_visible()

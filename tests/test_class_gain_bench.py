@@ -1,5 +1,6 @@
 """bench/class_gain.py: a simulated class played through the app's real protocol (a `streamlit run asgi.py` the
 bench starts) gives back, in the class report's CSV, exactly the gains and the switch matrix of its ground truth."""
+import concurrent.futures
 import importlib.util
 import sys
 from pathlib import Path
@@ -41,6 +42,10 @@ def test_ground_truth_of_a_hand_made_class():
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [3, 11])
 def test_the_report_agrees_with_the_simulated_class(seed, capsys):
-    assert load_bench().main(["--students", "4", "--seed", str(seed), "--parallel", "2"]) == 0
+    # In a thread of its own, as from the command line: the bench calls asyncio.run, and a browser test that ran
+    # before in this worker (Playwright's sync API) leaves an event loop set in the main thread.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        status = pool.submit(load_bench().main, ["--students", "4", "--seed", str(seed), "--parallel", "2"]).result()
+    assert status == 0
     out = capsys.readouterr().out
     assert out.count("| yes |") == 5 and "NO" not in out

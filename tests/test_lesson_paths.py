@@ -54,9 +54,11 @@ def _check(at, pickers: BrowserPickers, stop, language: str, path: str) -> None:
         assert title in chart_titles(at), f"{where}: {chart_titles(at)}"
 
 
-def _arrive(at, pickers, stop, language, path):
+def _arrive(at, pickers, stop, language, path, reveal=None):
     pickers.shown(at)  # the run that arrives (its page may wait for the answer)
     _open_page(at, stop)
+    if reveal is not None and stop.question is not None and stop.question.peer:
+        reveal(stop)  # peer instruction: after round 1 the page waits for the teacher's reveal (or round 2)
     _check(at, pickers, stop, language, path)
 
 
@@ -81,11 +83,16 @@ def test_every_stop_shows_its_declared_view_by_every_path(path, language, tmp_pa
         else:
             order = stops if path == "next" else stops[::-1]
             at, _ = open_from_link(None, {"lesson": "intro", "stop": str(order[0].number), "lang": language})
-        _arrive(at, pickers, order[0], language, path)
+        reveal = None
+        if path == "teacher":
+            def reveal(stop):
+                store.reveal(code, token, f"intro:{stop.number}")
+                at.run()
+        _arrive(at, pickers, order[0], language, path, reveal)
         for stop in order[1:]:
             if path == "teacher":
                 store.move(code, token, stop.number)
                 at.run()
             else:
                 at.button(key="lesson_next" if path == "next" else "lesson_previous").click().run()
-            _arrive(at, pickers, stop, language, path)
+            _arrive(at, pickers, stop, language, path, reveal)
