@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from model.gguf_weights import SMOLLM2_FILE, smollm2_path  # noqa: E402
-from model.llama import MAX_TOKENS, generate, load_smollm2  # noqa: E402
+from model.generation import generate  # noqa: E402
+from model.llama import MAX_TOKENS, load_smollm2  # noqa: E402
 
 WORDS = ("the teacher explained how every word in a sentence looks at the other words and why some heads "
          "prefer the next token while others gather on the first token of the text").split()

@@ -253,12 +253,18 @@ def _fixed_answer(kind: str, answer: object, option_count: int) -> object:
     raise ValueError("a token answer is the token's text")
 
 
-def _question(raw: object) -> Question:
+def _table_naming(raw: object, what: str, field: str, known) -> tuple[dict, str]:
+    """-> (raw, raw[field]) when raw is a table whose `field` names one of `known`; else ValueError saying which."""
     if not isinstance(raw, dict):
-        raise ValueError("question must be a table")  # noqa: TRY004
-    kind = raw.get("kind")
-    if not isinstance(kind, str) or kind not in QUESTION_KINDS:
-        raise ValueError(f"question kind {kind!r} is not one of {', '.join(QUESTION_KINDS)}")
+        raise ValueError(f"{what} must be a table")  # noqa: TRY004
+    value = raw.get(field)
+    if not isinstance(value, str) or value not in known:
+        raise ValueError(f"{what.split()[-1]} {field} {value!r} is not one of {', '.join(known)}")
+    return raw, value
+
+
+def _question(raw: object) -> Question:
+    raw, kind = _table_naming(raw, "question", "kind", QUESTION_KINDS)
     compute, answer = raw.get("compute"), raw.get("answer")
     if compute is None and answer is None:
         raise ValueError("question needs an answer or a compute")
@@ -383,9 +389,7 @@ def _claim_args(measure: str, raw: object) -> dict:
 def _claim(raw: object) -> Claim:
     if not isinstance(raw, dict):
         raise ValueError("each claim must be a table ([[stop.claim]])")  # noqa: TRY004
-    measure = raw.get("measure")
-    if not isinstance(measure, str) or measure not in CLAIMS:
-        raise ValueError(f"claim measure {measure!r} is not one of {', '.join(CLAIMS)}")
+    raw, measure = _table_naming(raw, "claim", "measure", CLAIMS)
     text = _text(raw.get("text"), "claim text")
     if not all("{value}" in t for t in text.values()):
         raise ValueError("a claim's text must show its figure: write {value} in every language")

@@ -111,3 +111,45 @@ def check_config(config: TransformerConfig | Seq2SeqConfig) -> None:
             raise ValueError(f"positional must be one of {', '.join(POSITIONAL_KINDS)}, not {str(config.positional)[:40]!r}")
         if config.tie_embeddings and config.src_vocab_size != config.tgt_vocab_size:
             raise ValueError("tie_embeddings needs one shared vocabulary (src_vocab_size == tgt_vocab_size)")
+
+
+LLAMA_FLOAT_BYTES = 4  # a Llama model's KV cache is float32, as its dequantized weights
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    """The shape of a decoder-only Llama model (SmolLM2: read from its GGUF file's `llama.*` metadata)."""
+
+    vocab_size: int
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    intermediate_size: int
+    rope_theta: float
+    rms_norm_eps: float
+    max_position_embeddings: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    @property
+    def d_model(self) -> int:  # the name the Transformer's config uses (rescale, share links)
+        return self.hidden_size
+
+    @property
+    def group_size(self) -> int:
+        """How many query heads share one key/value head."""
+        return self.num_heads // self.num_kv_heads
+
+    def kv_head_of(self, query_head: int) -> int:
+        return query_head // self.group_size
+
+    def cache_bytes_per_token(self, kv_heads: int | None = None) -> int:
+        """Bytes the KV cache grows by per token: K and V, every layer, `kv_heads` heads (default: the model's)."""
+        heads = self.num_kv_heads if kv_heads is None else kv_heads
+        return 2 * self.num_layers * heads * self.head_dim * LLAMA_FLOAT_BYTES
+
+    def to_dict(self) -> dict:
+        return {"family": "llama", **asdict(self)}

