@@ -198,6 +198,11 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
         expect(_metric(teacher, translate("ko", "peer.before"))).to_have_text("0%", timeout=15000)
         expect(_metric(teacher, translate("ko", "peer.after"))).to_have_text("100%")
         teacher.screenshot(path=SCREENSHOTS / "peer_after_reveal_ko_presenter.png", full_page=True)
+        # projected: the charts' axis labels, titles and legend readable from the back row (viz/classroom.readable)
+        sizes = teacher.evaluate("""() => Array.from(document.querySelectorAll(
+            '[data-testid="stVegaLiteChart"] svg text')).filter(t => t.textContent.trim())
+            .map(t => parseFloat(getComputedStyle(t).fontSize))""")
+        assert sizes and min(sizes) >= 14, sizes
         no_exception(teacher)
         no_exception(student)
     finally:

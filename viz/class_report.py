@@ -84,5 +84,5 @@ def two_rounds_chart(rows: pd.DataFrame, count_title: str, right: str, wrong: st
         color=alt.Color("round:N", title=None, sort=rounds, legend=alt.Legend(orient="bottom", labelLimit=400),
                         scale=alt.Scale(domain=rounds, range=[OKABE_ITO_BLUE, OKABE_ITO_SKY][: len(rounds)])),
         **encoding).properties(height=alt.Step(22))
-    return bars + bars.mark_text(align="left", dx=6, fontSize=13, color="#111111").encode(
+    return bars + bars.mark_text(align="left", dx=6, fontSize=14, color="#111111").encode(
         text="mark:N", color=alt.value("#111111"))

@@ -32,3 +32,12 @@ def answer_chart(rows: pd.DataFrame, count_title: str, right: str, wrong: str) -
         **encoding).properties(height=alt.Step(36))
     return bars + bars.mark_text(align="left", dx=6, fontSize=14, color="#111111").encode(
         text="mark:N", color=alt.value("#111111"))
+
+
+READABLE_TEXT = 16  # px: the teacher's charts are projected; every axis label, title and legend at least this
+
+
+def readable(chart: alt.TopLevelMixin, size: int = READABLE_TEXT) -> alt.TopLevelMixin:
+    """The chart with its axis labels and titles and its legend at `size` px (Vega-Lite draws them at 10-11 px)."""
+    return chart.configure_axis(labelFontSize=size, titleFontSize=size).configure_legend(
+        labelFontSize=size, titleFontSize=size)

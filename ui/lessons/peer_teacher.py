@@ -14,7 +14,7 @@ from i18n import tr
 from ui.lessons.questions import Expected, answer_label
 from ui.lessons.peer_student import check_id, countdown
 from viz.class_report import two_rounds_chart
-from viz.classroom import answer_chart
+from viz.classroom import answer_chart, readable
 
 DEFAULT_DISCUSSION_SECONDS = 120
 MODES = ("one", "peer")
@@ -46,8 +46,9 @@ def _rows(stop: Stop, results: Results, expected: Expected | None, revealed: boo
 
 def _chart(stop: Stop, results: Results, expected: Expected | None, revealed: bool, key: str) -> None:
     if results.answered:
-        st.altair_chart(answer_chart(_rows(stop, results, expected, revealed), tr("class_teacher.chart_students"),
-                                     tr("class_teacher.chart_right"), tr("class_teacher.chart_wrong")), key=key)
+        chart = answer_chart(_rows(stop, results, expected, revealed), tr("class_teacher.chart_students"),
+                             tr("class_teacher.chart_right"), tr("class_teacher.chart_wrong"))
+        st.altair_chart(readable(chart), key=key)
     else:
         st.caption(tr("class_teacher.waiting"))
 
@@ -131,8 +132,9 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
     if first.answered or second.answered:
         rows = pd.concat([_rows(stop, results, expected, revealed).assign(round=name) for results, name in
                           ((first, tr("peer.round_one")), (second, tr("peer.round_two")))], ignore_index=True)
-        st.altair_chart(two_rounds_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
-                                         tr("class_teacher.chart_wrong")), key="peer_two_rounds")
+        chart = two_rounds_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
+                                 tr("class_teacher.chart_wrong"))
+        st.altair_chart(readable(chart), key="peer_two_rounds")
     else:
         st.caption(tr("class_teacher.waiting"))
     if revealed:

@@ -1,7 +1,7 @@
 """The teacher's page of a live class: start it (code and QR code), watch the answers arrive, reveal, move on.
 
-Every control needs a teacher token (classroom/store.py); it lives only in this session's state (ui/lessons/classroom.TEACHER),
-so a student who opens this page, with or without the class code in the URL, gets no control. Starting a class and
+Every control needs a teacher token (classroom/store.py); it lives only in this session's state
+(ui/lessons/classroom.TEACHER), so a student who opens this page, with or without the class code in the URL, gets no control. Starting a class and
 taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
 one the server generated and printed at start); the browser that started a class takes it back by itself after a
 reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
@@ -30,7 +30,7 @@ from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.lessons.report import class_report
 from ui.lessons.peer_teacher import check_count, mode_picker, peer_results
 from ui.text import escape_markdown
-from viz.classroom import answer_chart
+from viz.classroom import answer_chart, readable
 
 RESULTS_SECONDS = 2  # the answer chart refreshes this often
 ENDED_CLASS = "_teacher_ended_class"  # session_state: the class this session ended (its report stays readable)
@@ -248,8 +248,9 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         "students": list(results.counts.values()),
         "right": [None if expected is None or not revealed else expected.is_right(a) for a in results.counts]})
     if results.answered:
-        st.altair_chart(answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
-                                     tr("class_teacher.chart_wrong")), key="class_answers")
+        chart = answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
+                             tr("class_teacher.chart_wrong"))
+        st.altair_chart(readable(chart), key="class_answers")
     else:
         st.caption(tr("class_teacher.waiting"))
     _earlier(store, code, token, lesson, number, session.revealed)
