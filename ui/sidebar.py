@@ -48,6 +48,7 @@ _PRESENTER_CSS = """<style>
 .stApp h2, .stApp h3 { font-size: 2.1rem !important; }
 .stApp code { font-size: 1.35rem !important; }
 .stApp .katex { font-size: 1.5em !important; }
+.stApp [data-testid="stMultiSelect"] span { font-size: 1rem !important; }
 .stApp [data-testid="stMetricValue"], .stApp [data-testid="stMetricValue"] * { font-size: 2.6rem !important; }
 .stApp [data-testid="stMainBlockContainer"] { padding-top: 4rem !important; }
 .stApp .st-key-lesson_bar { padding-top: 0.5rem !important; padding-bottom: 0.5rem !important; }
