@@ -152,10 +152,10 @@ def test_positional_normalization_residual_pages(page: Page, app_url):
 
 def test_foundation_link_in_korean(page: Page, app_url):
     open_url(page, f"{app_url}/positional?lang=ko&pe_d=16&pe_len=32&pe_pos=10", "위치 인코딩 (positional encoding)")
-    expect(page.get_by_text("위치 32개 × d_model = 16의 PE")).to_be_visible()
+    expect(page.get_by_text("위치 32개 × d_model = 16의 PE", exact=True)).to_be_visible()
     page.goto(f"{app_url}/attention_steps?lang=ko&mask=causal&tokens=5")
     wait_idle(page)
-    expect(page.get_by_text("3 · 마스크 (인과)")).to_be_visible()
+    expect(page.get_by_text("3 · 마스크 (인과)", exact=True)).to_be_visible()  # the chart title, not its summary
     checked_screenshot(page, "attention_steps_ko.png")
 
 
