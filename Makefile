@@ -22,7 +22,7 @@ run: venv
 ## time is mostly waiting on Streamlit servers and Chromium, and two files at once fill both cores. TEST_WORKERS=0: one.
 TEST_WORKERS ?= 2
 test: venv system-packages lint
-	$(VENV_PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(VENV_PYTHON) -m pytest -q -rfER -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## The fast local loop (no browser, nothing slow)
 fast: venv
