@@ -175,7 +175,8 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
     layer, head, best = view.top[0]
     where.write(tr("llm_heads.induction_text", n=length))
     metrics = where.columns(3)
-    metrics[0].metric(tr("llm_heads.top_head"), head_label(layer, head), f"{best:.2f}", delta_color="off")
+    metrics[0].metric(tr("llm_heads.top_head"), head_label(layer, head), f"{best:.2f}", delta_color="off",
+                      delta_arrow="off")
     metrics[1].metric(tr("llm_heads.first_copy_loss"), f"{view.first_copy_loss:.2f}")
     metrics[2].metric(tr("llm_heads.second_copy_loss"), f"{view.second_copy_loss:.2f}")
     key = ("llm_induction", length, seed)

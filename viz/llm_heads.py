@@ -37,7 +37,7 @@ def layers_by_heads_map(values: np.ndarray, title: str, value_name: str,
                            showarrow=True, arrowhead=0, ax=0, ay=-22, bgcolor="#ffffff", bordercolor="#333333",
                            font=dict(color="#111111", size=12))
     fig.update_layout(title=title, height=160 + 18 * layers, margin=MARGIN,
-                      xaxis=dict(title=tr("llm_heads.chart.head_axis"), type="category", side="top"),
+                      xaxis=dict(title=tr("llm_heads.chart.head_axis"), type="category"),
                       yaxis=dict(title=tr("llm_heads.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
 
