@@ -1,9 +1,11 @@
-"""Positional encoding: the sinusoidal table, its curves, dials vs a binary counter, similarity, the rotation fact."""
+"""Positional encoding: the sinusoidal table, its curves, dials vs a binary counter, similarity, the rotation fact,
+RoPE."""
 from i18n import tr
 from ui.display import explanation, page_title, presenting
 from ui.page_sections import page_sections
 from ui.positional_view import (positional_controls, show_curves, show_dials, show_formula, show_matrix,
-                                show_rotation, show_similarity, show_trained_table, sinusoidal)
+                                show_rope, show_rotation, show_similarity, show_trained_table,
+                                sinusoidal)
 
 page_title(tr("positional.title"))
 introduction = explanation()  # presenter mode: the introduction and the formula folded, the matrix above the fold
@@ -21,4 +23,5 @@ with sections["curves"]:
 position = show_dials(sections["dials"], pe, length, d_model)  # the example position the rotation check shows
 show_similarity(sections["similarity"], pe, length, d_model, presenter)
 show_rotation(sections["rotation"], pe, length, d_model, k, position)
+show_rope(sections["rope"], length, d_model, k)  # the LLM's rotary positions (Su et al. 2021)
 show_trained_table(sections["trained"])

@@ -1,7 +1,9 @@
 """AppTest for the positional-encoding page, opened through app.py so that it reads the sidebar's model."""
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from i18n import translate
 from tests.app_links import chart_specs, open_page, trace_array
 
 
@@ -11,14 +13,15 @@ def matrix_shown(at: AppTest) -> np.ndarray:
 
 
 OPEN_SECTIONS = {"pe_open_dials": True, "pe_open_similarity": True, "pe_open_rotation": True,
-                 "pe_open_trained": True}
+                 "pe_open_rope": True, "pe_open_trained": True}
 
 
 def test_the_page_opens_on_two_charts_and_builds_a_section_when_it_is_opened():
     at = open_page("positional", model_id="transformer_en-fr")
     assert len(at.get("plotly_chart")) == 2  # the matrix and the curves; the four folded sections are not built
     assert [e.label for e in at.main.expander] == ["Dials and a binary counter", "Similarity between positions",
-                                              "A shift by k is a rotation", "What a trained model uses"]
+                                              "A shift by k is a rotation", "RoPE: today's LLMs turn queries and keys",
+                                              "What a trained model uses"]
     at.session_state["pe_open_rotation"] = True  # what a click on the section's header does (on_change="rerun")
     at.run()
     assert len(at.get("plotly_chart")) == 4
@@ -59,3 +62,26 @@ def test_rnn_model_has_no_position_table():
     at = open_page("positional", model_id="bahdanau_en-fr", pe_open_trained=True)
     assert any("no position table" in i.value for i in at.info)
     assert not any(m.label.startswith("Max |table") for m in at.metric)
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_rope_section_shows_the_turned_pairs_and_a_score_that_depends_on_the_distance_only(language):
+    """The RoPE section (Su et al. 2021) with the page's sliders: d_model read as the head width, k as the distance."""
+    at = open_page("positional", model_id="transformer_en-fr", lang=language, pe_open_rope=True)
+    assert [e.label for e in at.main.expander][3] == translate(language, "rope.title")
+    metric = next(m for m in at.metric if m.label == translate(language, "rope.metric", positions=64, d_k=64))
+    assert float(metric.value) < 1e-3  # float32 rounding of scores near 15, never a real dependence on position
+    assert len(chart_specs(at)) == 5  # the matrix, the curves, and the section's three
+    pairs = next(spec for spec in chart_specs(at) if len(spec["data"]) == 3 and spec["data"][0]["mode"] ==
+                 "lines+markers")
+    # pair 0 turns 1 radian per position: its points stay on one circle
+    x, y = trace_array(pairs["data"][0]["x"]), trace_array(pairs["data"][0]["y"])
+    radius = np.hypot(x, y)
+    np.testing.assert_allclose(radius, radius[0], rtol=1e-5)
+    np.testing.assert_allclose(np.angle((x[1] + 1j * y[1]) / (x[0] + 1j * y[0])), 1.0, atol=1e-5)
+    flat = chart_specs(at)[-1]["data"][0]
+    assert np.ptp(trace_array(flat["y"])) < 1e-3 and len(trace_array(flat["y"])) == 64 - 5
+    if language == "en":  # (in Korean, AppTest hands the dimension multiselect's labels back on a rerun)
+        at.slider(key="pe_k").set_value(9).run()
+        assert not at.exception
+        assert len(trace_array(chart_specs(at)[-1]["data"][0]["y"])) == 64 - 9

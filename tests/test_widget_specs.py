@@ -11,7 +11,7 @@ from tests.app_links import open_from_link
 from ui.specs import SPECS
 from ui.specs import normalization
 from ui.attention import decoding_specs as decoding
-from ui.widget_spec import WidgetSpec
+from ui.widget_spec import WidgetSpec, sentence_text
 
 WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
 # What a page draws at the edge only with another value set (the padded count, under the padding mask)
@@ -19,7 +19,8 @@ EDGE_EXTRA = {"attention_steps": {"mask": "padding"}}
 OPEN_SECTIONS = {"positional": {"pe_open_dials": True}}  # the position slider is in a folded section
 # Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length
 NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key}
-PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare"]
+PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare",
+         "llm_heads"]
 
 
 def page_specs(page: str) -> list[WidgetSpec]:
@@ -72,7 +73,8 @@ def test_every_default_is_one_the_widget_offers(name):
     assert spec.parse(text, state) == default
 
 
-@pytest.mark.parametrize("name", [name for name in SPECS if name != "sentence"])  # any text is a sentence
+@pytest.mark.parametrize("name", [name for name, spec in SPECS.items()
+                                  if spec.convert is not sentence_text])  # any text is a sentence (or a sink text)
 def test_every_spec_refuses_a_value_it_does_not_offer(name):
     spec, state = SPECS[name], {}
     for text in bad_texts(spec, state):

@@ -42,6 +42,7 @@ PAGE_SECTIONS: tuple[tuple[str, tuple[AppPage, ...]], ...] = (
     ("nav.attention_group", (
         AppPage("attention", "nav.attention", ":material/grid_on:"),
         AppPage("decoding", "nav.decoding", ":material/skip_next:"),
+        AppPage("llm_heads", "llm_heads.nav", ":material/psychology:"),
     )),
     ("nav.models", (AppPage("compare", "nav.compare", ":material/compare:"),)),
     ("nav.train_group", (AppPage("train", "nav.train", ":material/model_training:"),)),

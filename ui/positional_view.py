@@ -8,6 +8,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
 from model.foundations.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
+from model.foundations.rope import SMOLLM2_ROPE_BASE, RopeAnalysis, analyse_rope
 from ui.display import explanations_folded, folded_section, shared_figure, show_chart
 from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
 from ui.state import get_model, selected_model_id
@@ -17,11 +18,17 @@ from viz.attention import html_escaped
 from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials_table, dimension_curves,
                             dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,
                             similarity_by_offset, similarity_heatmap)
+from viz.rope import rotation_of_pairs, score_at_distance, scores_by_position
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def sinusoidal(length: int, d_model: int, k: int) -> SinusoidalAnalysis:
     return analyse_sinusoidal(length, d_model, k)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def rope(length: int, head_dim: int, k: int) -> RopeAnalysis:
+    return analyse_rope(length, head_dim, k)
 
 
 def positional_controls() -> tuple[int, int, int]:
@@ -128,6 +135,32 @@ def show_rotation(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, 
     show_chart(shared_figure(("pe_rotation_matrix", length, d_model, k),
                              lambda: rotation_matrix_heatmap(pe.rotation, k)),
                f"positional_rotation_matrix_M{k}_d{d_model}", key="pe_rotation_matrix", where=right)
+
+
+def show_rope(section: DeltaGenerator, length: int, d_model: int, k: int) -> None:
+    """RoPE (folded): a query's 2-D pairs turned by position, and q·k depending on the distance only; d_model is
+    read as the head width d_k, the page's length and offset k as the positions and the distance."""
+    rope_section = _opened(section, "rope.title", "pe_open_rope", ":material/autorenew:")
+    if rope_section is None:
+        return
+    analysis = rope(length, d_model, k)
+    rope_section.write(tr("rope.text", d_k=d_model, base=f"{SMOLLM2_ROPE_BASE:,.0f}"))
+    rope_section.metric(tr("rope.metric", positions=length, d_k=d_model), f"{analysis.diagonal_spread:.1e}",
+                        help=tr("rope.metric_help", largest=f"{analysis.largest_score:.1f}"))
+    left, right = rope_section.columns(2)
+    show_chart(shared_figure(("pe_rope_pairs", length, d_model), lambda: rotation_of_pairs(
+                   analysis.query_pairs, analysis.pairs, analysis.pair_angles, d_model,
+                   tr("rope.chart.pair_title", last=length - 1))),
+               f"positional_rope_pairs_T{length}_d{d_model}", key="pe_rope_pairs", where=left)
+    show_chart(shared_figure(("pe_rope_scores", length, d_model), lambda: scores_by_position(
+                   analysis.scores, tr("rope.chart.scores_title"))),
+               f"positional_rope_scores_T{length}_d{d_model}", key="pe_rope_scores", where=right)
+    show_chart(shared_figure(("pe_rope_distance", length, d_model, k), lambda: score_at_distance(
+                   analysis.at_distance, k, analysis.unrotated_score, tr("rope.chart.distance_title", k=k))),
+               f"positional_rope_distance_k{k}_T{length}_d{d_model}", key="pe_rope_distance", where=rope_section)
+    spread = float(analysis.at_distance.max() - analysis.at_distance.min())
+    rope_section.caption(tr("rope.caption", unrotated=f"{analysis.unrotated_score:.4f}", k=k,
+                            score=f"{float(analysis.at_distance.mean()):.4f}", spread=f"{spread:.1e}"))
 
 
 def show_trained_table(section: DeltaGenerator) -> None:

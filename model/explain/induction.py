@@ -77,6 +77,13 @@ def induction_analysis(model, vocab_size: int, length: int = 40, seed: int = 0,
     The loss drop from the first copy to the second is what induction heads buy: the same random tokens, but the
     second time they can be copied from the context.
     """
+    return induction_analysis_with_weights(model, vocab_size, length, seed, prefix)[0]
+
+
+@torch.no_grad()
+def induction_analysis_with_weights(model, vocab_size: int, length: int = 40, seed: int = 0,
+                                    prefix: tuple[int, ...] = ()) -> tuple[InductionResult, torch.Tensor]:
+    """induction_analysis and the (L, h, T, T) attention weights it read (to draw a head's off-diagonal stripe)."""
     tokens = repeated_random_tokens(vocab_size, length, seed, prefix)
     out = model(torch.tensor([tokens]), need_weights=True)
     weights = out.weights[:, 0]  # (L, h, T, T)
@@ -85,5 +92,6 @@ def induction_analysis(model, vocab_size: int, length: int = 40, seed: int = 0,
     p = len(prefix)
     first = losses[p:p + length - 1]  # predicting r_2 … r_n from inside the first copy
     second = losses[p + length:p + 2 * length - 1]  # predicting r_2 … r_n inside the second copy
-    return InductionResult(tokens, length, p, induction_scores(weights, length, p),
-                           previous_token_scores(weights, p + 1), float(first.mean()), float(second.mean()))
+    result = InductionResult(tokens, length, p, induction_scores(weights, length, p),
+                             previous_token_scores(weights, p + 1), float(first.mean()), float(second.mean()))
+    return result, weights

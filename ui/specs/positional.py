@@ -21,7 +21,7 @@ def _dimensions(value: object, state) -> list[int]:
     return dims
 
 
-FOLDED = ("dials", "similarity", "rotation", "trained")  # the page's folded sections, built only while open
+FOLDED = ("dials", "similarity", "rotation", "rope", "trained")  # the page's folded sections, built only while open
 SECTIONS = (PageSection("matrix"), PageSection("curves"),
             *(PageSection(name, folded_key=f"pe_open_{name}") for name in FOLDED))
 KEPT_ONLY = {"pe_dims": _dimensions, **{f"pe_open_{name}": lambda value, state: bool(value) for name in FOLDED}}

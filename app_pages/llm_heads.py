@@ -1,0 +1,29 @@
+"""Inside an LLM: attention sinks (Xiao et al. 2023) and induction heads (Olsson et al. 2022) in SmolLM2-135M."""
+import streamlit as st
+
+from i18n import tr
+from ui.display import explanation, page_title
+from ui.llm_heads import (induction_controls, show_copy, show_induction, show_sinks, show_window, sink_input,
+                          smollm2)
+from ui.page_sections import page_sections
+
+page_title(tr("llm_heads.title"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the first chart higher up
+    st.write(tr("llm_heads.intro"))
+smollm2()  # the shared model, loaded once per process with a spinner the first time
+
+sections = page_sections("llm_heads")  # a lesson stop's section first (ui/page_sections.py)
+with sections["sinks"]:
+    st.header(tr("llm_heads.sinks_title"))
+    ids = sink_input(st)
+    if ids is not None:
+        show_sinks(st, ids)
+with sections["window"]:
+    if ids is not None:
+        show_window(st, ids)
+with sections["induction"]:
+    st.header(tr("llm_heads.induction_title"))
+    induction = show_induction(st, *induction_controls(st))
+with sections["copy"]:
+    st.subheader(tr("llm_heads.copy_title"))
+    show_copy(st, induction)

@@ -1,0 +1,235 @@
+"""The LLM heads page's sections: attention sinks (Xiao et al. 2023) and induction heads (Olsson et al. 2022) in
+SmolLM2-135M-Instruct (model/llama.py), computed by model/explain/sinks.py and induction.py.
+
+Every analysis is cached for the whole server (st.cache_data keyed by the token ids or the sequence's length and
+seed): a class opening the page costs one computation. The model itself is the process's one shared copy
+(load_smollm2), read-only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from i18n import tr
+from model.explain.induction import induction_analysis_with_weights, top_heads
+from model.explain.sinks import sink_analysis, window_losses
+from model.generation import generate
+from model.llama import LoadedLlama, load_smollm2
+from ui.display import presenting, shared_figure, show_chart
+from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
+from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
+from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
+from viz.attention import attention_heatmap, html_escaped, probability_bars
+from viz.llm_heads import attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table, window_loss_bars
+
+MAX_SINK_TOKENS = 128  # 3 forward passes with all 270 maps: about 2 s on 2 cores; past that a class waits
+COPY_PROMPT = "The cat sat on the mat. The cat sat on the"
+COPY_TOKENS = 6  # greedy continuation length
+TOP_HEADS = 5  # induction heads labelled on the map
+
+
+def smollm2() -> LoadedLlama:
+    with st.spinner(tr("llm_heads.loading")):
+        return load_smollm2()  # once per process (about 6 s), then shared
+
+
+# --- attention sinks ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SinkView:
+    tokens: list[str]  # the analysed tokens as text
+    share: np.ndarray  # (L, h) mean weight on the first token over queries 1 … T − 1
+    norm_share: np.ndarray  # (L, h) the first token's share of the value-weighted norms
+    uniform: float  # the share a head spreading its weight evenly over what it sees would give
+    next_tokens: dict[str, tuple[list[str], list[float]]]  # "plain" / "switched_off" / "removed" -> top-5
+    kl_switched_off: float
+    kl_removed: float
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sink_view(ids: tuple[int, ...]) -> SinkView:
+    loaded = load_smollm2()
+    result = sink_analysis(loaded.model, list(ids))
+    change = result.change
+    texts = {name: (loaded.token_texts(top), probs) for name, top, probs in (
+        ("plain", change.top_ids, change.top_probs), ("switched_off", change.switched_off_ids,
+                                                      change.switched_off_probs),
+        ("removed", change.removed_ids, change.removed_probs))}
+    uniform = float(np.mean([1 / (q + 1) for q in range(1, len(ids))]))
+    return SinkView(loaded.token_texts(list(ids)), result.share, result.norm_share, uniform, texts,
+                    change.kl_switched_off, change.kl_removed)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def window_view(ids: tuple[int, ...], window: int):
+    return window_losses(load_smollm2().model, list(ids), window)
+
+
+def sink_input(where: DeltaGenerator) -> tuple[int, ...] | None:
+    """The text box -> its token ids (at most MAX_SINK_TOKENS), or None with a message when there is nothing to
+    analyse. Control characters become spaces (ui/text.check_sentence)."""
+    prepare(SINK_TEXT)
+    typed = where.text_area(tr("llm_heads.text"), key=SINK_TEXT.key, max_chars=MAX_INPUT_CHARS,
+                            help=tr("llm_heads.text_help", limit=MAX_SINK_TOKENS))
+    text, notices = check_sentence(typed)
+    for notice in notices:
+        where.info(notice)
+    if text is None:
+        return None
+    ids = load_smollm2().encode(text)
+    if len(ids) > MAX_SINK_TOKENS:
+        where.info(tr("llm_heads.too_long", tokens=len(ids), limit=MAX_SINK_TOKENS))
+        ids = ids[:MAX_SINK_TOKENS]
+    if len(ids) < 3:
+        where.info(tr("llm_heads.too_short", tokens=len(ids)))
+        return None
+    return tuple(ids)
+
+
+def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
+    with st.spinner(tr("llm_heads.computing")):
+        view = sink_view(ids)
+    key = ("llm_sinks", ids)
+    where.write(tr("llm_heads.sinks_text", first=escape_markdown(repr(view.tokens[0])), tokens=len(ids)))
+    late = view.share[3:]  # past the first layers, where the sink forms
+    metrics = where.columns(3)
+    metrics[0].metric(tr("llm_heads.sink_metric"), f"{late.mean():.2f}", help=tr("llm_heads.sink_metric_help"))
+    metrics[1].metric(tr("llm_heads.norm_metric"), f"{view.norm_share[3:].mean():.2f}",
+                      help=tr("llm_heads.norm_metric_help"))
+    metrics[2].metric(tr("llm_heads.uniform_metric"), f"{view.uniform:.3f}", help=tr("llm_heads.uniform_help"))
+    left, right = where.columns(2)
+    show_chart(shared_figure(key + ("share",), lambda: layers_by_heads_map(
+                   view.share, tr("llm_heads.chart.sink_title"), tr("llm_heads.chart.weight_share"))),
+               "llm_sink_share", key="llm_sink_share", where=left)
+    show_chart(shared_figure(key + ("norms",), lambda: layers_by_heads_map(
+                   view.norm_share, tr("llm_heads.chart.norm_title"), tr("llm_heads.chart.norm_share"))),
+               "llm_sink_norm_share", key="llm_sink_norm_share", where=right)
+    show_chart(shared_figure(key + ("means",), lambda: layer_means(
+                   {tr("llm_heads.chart.weight_share"): view.share, tr("llm_heads.chart.norm_share"): view.norm_share},
+                   tr("llm_heads.chart.means_title"), view.uniform)),
+               "llm_sink_layer_means", key="llm_sink_means", where=where)
+    where.subheader(tr("llm_heads.change_title"))
+    where.write(tr("llm_heads.change_text"))
+    columns = {tr("llm_heads.column_plain"): view.next_tokens["plain"],
+               tr("llm_heads.column_switched_off"): view.next_tokens["switched_off"],
+               tr("llm_heads.column_removed"): view.next_tokens["removed"]}
+    where.dataframe(next_token_table(columns))
+    kl = where.columns(2)
+    kl[0].metric(tr("llm_heads.kl_switched_off"), f"{view.kl_switched_off:.4f}")
+    kl[1].metric(tr("llm_heads.kl_removed"), f"{view.kl_removed:.4f}")
+    if not presenting():
+        where.caption(tr("llm_heads.change_caption"))
+
+
+def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
+    where.subheader(tr("llm_heads.window_title"))
+    window = spec_slider(WINDOW, tr("llm_heads.window"), where=where, help=tr("llm_heads.window_help"))
+    if len(ids) <= window + 1:
+        where.info(tr("llm_heads.window_too_short", tokens=len(ids), window=window))
+        return
+    with st.spinner(tr("llm_heads.computing")):
+        losses = window_view(ids, window)
+    show_chart(shared_figure(("llm_window", ids, window), lambda: window_loss_bars(
+                   losses.full, losses.window_only, losses.window_with_sink, window,
+                   tr("llm_heads.chart.window_title", window=window))),
+               f"llm_window_{window}", key="llm_window_losses", where=where)
+    where.write(tr("llm_heads.window_text", full=f"{losses.full:.2f}", window_only=f"{losses.window_only:.2f}",
+                   with_sink=f"{losses.window_with_sink:.2f}", window=window))
+
+
+# --- induction heads ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class InductionView:
+    length: int  # n: the random sequence is n tokens, then the same n again
+    tokens: list[str]  # the 2n tokens as text
+    scores: np.ndarray  # (L, h) induction score per head
+    top: list[tuple[int, int, float]]  # (layer, head, score), highest first, 0-based
+    top_map: np.ndarray  # (2n, 2n) the top head's attention weights
+    first_copy_loss: float
+    second_copy_loss: float
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def induction_view(length: int, seed: int) -> InductionView:
+    loaded = load_smollm2()
+    result, weights = induction_analysis_with_weights(loaded.model, loaded.config.vocab_size, length, seed)
+    top = top_heads(result.scores, TOP_HEADS)
+    return InductionView(length, loaded.token_texts(result.tokens), result.scores, top,
+                         weights[top[0][0], top[0][1]].numpy(), result.first_copy_loss, result.second_copy_loss)
+
+
+def induction_controls(where: DeltaGenerator) -> tuple[int, int]:
+    columns = where.columns(2)
+    length = spec_select_slider(INDUCTION_LENGTH, tr("llm_heads.induction_length"), where=columns[0])
+    seed = int(secondary_number(INDUCTION_SEED, tr("llm_heads.induction_seed"), where=columns[1]))
+    return int(length), seed
+
+
+def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionView:
+    with st.spinner(tr("llm_heads.computing")):
+        view = induction_view(length, seed)
+    layer, head, best = view.top[0]
+    where.write(tr("llm_heads.induction_text", n=length))
+    metrics = where.columns(3)
+    metrics[0].metric(tr("llm_heads.top_head"), head_label(layer, head), f"{best:.2f}", delta_color="off",
+                      delta_arrow="off")
+    metrics[1].metric(tr("llm_heads.first_copy_loss"), f"{view.first_copy_loss:.2f}")
+    metrics[2].metric(tr("llm_heads.second_copy_loss"), f"{view.second_copy_loss:.2f}")
+    key = ("llm_induction", length, seed)
+    show_chart(shared_figure(key + ("scores",), lambda: layers_by_heads_map(
+                   view.scores, tr("llm_heads.chart.induction_title", n=length), tr("llm_heads.chart.induction_score"),
+                   labelled=view.top)),
+               f"llm_induction_scores_n{length}_seed{seed}", key="llm_induction_scores", where=where)
+    labels = [f"{i}:{token}" for i, token in enumerate(view.tokens)]  # the same token twice: numbered apart
+    show_chart(shared_figure(key + ("map",), lambda: attention_heatmap(
+                   view.top_map, labels, labels, tr("llm_heads.chart.top_map_title", head=head_label(layer, head),
+                                                    n=length))),
+               f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where)
+    where.caption(tr("llm_heads.stripe_caption", n=length, offset=length - 1))
+    return view
+
+
+@dataclass(frozen=True)
+class CopyView:
+    prompt_tokens: list[str]
+    continuation: str
+    top_tokens: list[str]  # the 5 most likely first new tokens
+    top_probs: list[float]
+    head_row: np.ndarray  # (T,) the chosen head's attention from the prompt's last token
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def copy_view(layer: int, head: int) -> CopyView:
+    """The greedy continuation of COPY_PROMPT, computed live, and one head's attention from its last token."""
+    loaded = load_smollm2()
+    ids = loaded.encode(COPY_PROMPT)
+    generation = generate(loaded.model, ids, COPY_TOKENS)
+    first = generation.steps[0]
+    row = loaded.run(ids).weights[layer, 0, head, -1].numpy()  # (T,)
+    return CopyView(loaded.token_texts(ids), loaded.decode(generation.new_ids), loaded.token_texts(first.top_ids),
+                    first.top_probs, row)
+
+
+def show_copy(where: DeltaGenerator, induction: InductionView) -> None:
+    layer, head, _ = induction.top[0]
+    with st.spinner(tr("llm_heads.computing")):
+        view = copy_view(layer, head)
+    where.write(tr("llm_heads.copy_text"))
+    where.code(COPY_PROMPT + "▌" + view.continuation, language=None, wrap_lines=True)
+    left, right = where.columns(2)
+    show_chart(shared_figure(("llm_copy_next",), lambda: probability_bars(
+                   view.top_tokens, view.top_probs, tr("llm_heads.chart.copy_next_title"))),
+               "llm_copy_next_tokens", key="llm_copy_next", where=left)
+    labels = [f"{i}:{token}" for i, token in enumerate(view.prompt_tokens)]
+    show_chart(shared_figure(("llm_copy_row", layer, head), lambda: attention_row_bars(
+                   labels, view.head_row.tolist(), tr("llm_heads.chart.copy_row_title",
+                                                      head=head_label(layer, head), token=html_escaped(view.prompt_tokens[-1])))),
+               f"llm_copy_{head_label(layer, head).replace(' ', '_')}", key="llm_copy_row", where=right)
+    strongest = int(np.argmax(view.head_row))
+    where.caption(tr("llm_heads.copy_caption", head=head_label(layer, head),
+                     token=escape_markdown(repr(view.prompt_tokens[strongest])),
+                     weight=f"{view.head_row[strongest]:.2f}"))
