@@ -44,6 +44,7 @@ PAGE_SECTIONS: tuple[tuple[str, tuple[AppPage, ...]], ...] = (
         AppPage("decoding", "nav.decoding", ":material/skip_next:"),
     )),
     ("nav.models", (AppPage("compare", "nav.compare", ":material/compare:"),)),
+    ("llm.nav_group", (AppPage("llm", "llm.nav", ":material/smart_toy:"),)),
     ("nav.train_group", (AppPage("train", "nav.train", ":material/model_training:"),)),
     ("lessons.nav_group", (AppPage("teacher", "lessons.nav_teacher", ":material/co_present:"),)),
 )
