@@ -84,8 +84,10 @@ def session_trace(ids: list[int]) -> GenerationTrace:
 def _choice_settings() -> tuple[float, int | None, int]:
     """(temperature, top-k, seed) of the next step, in one compact row: temperature 0 is greedy."""
     cols = st.columns([3, 2, 2, 1])
-    choice = spec_radio(CHOICE, tr("llm.choice"), where=cols[0], horizontal=True,
-                        format_func=lambda value: tr(f"llm.choice_{value}"), help=tr("llm.choice_help"))
+    # the labels in this run's language, looked up later too (AppTest reads a radio's labels outside the run)
+    labels = {value: tr(f"llm.choice_{value}") for value in CHOICE.choices(st.session_state)}
+    choice = spec_radio(CHOICE, tr("llm.choice"), where=cols[0], horizontal=True, format_func=labels.__getitem__,
+                        help=tr("llm.choice_help"))
     if choice != SAMPLED:
         return 0.0, None, 0
     temperature = spec_select_slider(TEMPERATURE, tr("llm.temperature"), where=cols[1],
