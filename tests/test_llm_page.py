@@ -31,7 +31,7 @@ def press_next(at, times: int = 1):
 def test_next_writes_the_greedy_tokens_and_the_cache_grows_one_position_a_step(lab):
     at = open_page("llm")
     prompt = lab.encode(DEFAULT_PROMPT)
-    assert translate("en", "llm.press_next", tokens=len(prompt)) in [i.value for i in at.info]
+    assert translate("en", "llm.press_next", tokens=len(prompt)) in [c.value for c in at.caption]
     press_next(at, 3)
     expected = lab.decode(generate(lab.network.model, prompt, 3).new_ids)  # " can be trained"
     assert any(f"**{escape_markdown(expected.strip())}**" in m.value for m in at.markdown), expected

@@ -19,7 +19,7 @@ EDGE_EXTRA = {"attention_steps": {"mask": "padding"}}
 OPEN_SECTIONS = {"positional": {"pe_open_dials": True}}  # the position slider is in a folded section
 # Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length
 NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key}
-PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare"]
+PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare", "llm"]
 
 
 def page_specs(page: str) -> list[WidgetSpec]:
@@ -72,7 +72,7 @@ def test_every_default_is_one_the_widget_offers(name):
     assert spec.parse(text, state) == default
 
 
-@pytest.mark.parametrize("name", [name for name in SPECS if name != "sentence"])  # any text is a sentence
+@pytest.mark.parametrize("name", [name for name in SPECS if name not in ("sentence", "llm_prompt")])  # any text is one
 def test_every_spec_refuses_a_value_it_does_not_offer(name):
     spec, state = SPECS[name], {}
     for text in bad_texts(spec, state):

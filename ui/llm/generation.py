@@ -121,7 +121,7 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
     with text_column.container(key=TEXT_KEY, border=True):
         _show_text(lab, trace)
     if not trace.steps:
-        chart_column.info(tr("llm.press_next", tokens=len(ids)))
+        chart_column.caption(tr("llm.press_next", tokens=len(ids)))  # a hint, not a notice
         return trace
     last = trace.steps[-1]
     step = len(trace.steps)
@@ -173,7 +173,7 @@ def kv_cache_view(lab: LabModel, trace: GenerationTrace | None) -> None:
     if trace is not None and trace.steps:
         _cache_now(lab, trace)
     elif trace is not None:
-        st.info(tr("llm.kv_press_next"))
+        st.caption(tr("llm.kv_press_next"))
     _question(lab, len(trace.prompt_ids) if trace is not None else None)
 
 
