@@ -12,8 +12,8 @@ from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from ui.llm.specs import DEFAULT_PROMPT
 
-WORDS = {"en": {"next": "Next ▸", "chose": r"^Step {step} chose ", "cached": "Cached positions (each layer)"},
-         "ko": {"next": "다음 ▸", "chose": r"^단계 {step}에서 ", "cached": "캐시된 위치 (층마다)"}}
+WORDS = {"en": {"next": "Next ▸", "chose": r"^Step {step} chose ", "cached": "Cached positions"},
+         "ko": {"next": "다음 ▸", "chose": r"^단계 {step}에서 ", "cached": "캐시된 위치"}}
 
 
 @pytest.fixture(scope="module")

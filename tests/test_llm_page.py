@@ -36,7 +36,7 @@ def test_next_writes_the_greedy_tokens_and_the_cache_grows_one_position_a_step(l
     expected = lab.decode(generate(lab.network.model, prompt, 3).new_ids)  # " can be trained"
     assert any(f"**{escape_markdown(expected.strip())}**" in m.value for m in at.markdown), expected
     shown = metrics(at)
-    assert shown["Cached positions (each layer)"] == str(len(prompt) + 2)
+    assert shown["Cached positions"] == str(len(prompt) + 2)
     assert shown["Positions computed this step"] == "1"
     assert shown["Positions read from the cache"] == str(len(prompt) + 1)
     assert shown["Cache size (float32)"] == f"{(len(prompt) + 2) * 46_080 / 1024:.1f} KiB"
@@ -45,7 +45,7 @@ def test_next_writes_the_greedy_tokens_and_the_cache_grows_one_position_a_step(l
     assert_healthy(at)
     assert metrics(at)["Speed-up"].endswith("×")
     at.button(key="llm_reset").click().run()
-    assert "Cached positions (each layer)" not in metrics(at)
+    assert "Cached positions" not in metrics(at)
 
 
 def test_the_prediction_question_reveals_the_computed_answer():
@@ -71,7 +71,7 @@ def test_the_chat_form_shows_the_template_and_generates_after_it(lab):
     template = lab.chat_prompt(DEFAULT_PROMPT)
     assert [c.value.strip() for c in at.code] == [template.strip()] and "<|im_start|>assistant" in template
     press_next(at)
-    assert metrics(at)["Cached positions (each layer)"] == str(len(lab.encode(template)))
+    assert metrics(at)["Cached positions"] == str(len(lab.encode(template)))
 
 
 def test_every_hostile_prompt_gives_a_generation_step_or_a_message(lab):

@@ -100,6 +100,6 @@ def kv_groups_chart(groups: list[list[int]], num_heads: int, title: str) -> go.F
         colorscale=[[0, "#f7f7f7"], [1, "#6a8fb5"]], zmin=0, zmax=1, showscale=False, xgap=2, ygap=2,
         hovertemplate="%{y} · %{x}: %{text}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 34 * num_heads, margin=MARGIN,
-                      xaxis=dict(title=tr("llm.chart.kv_heads_axis"), side="top", type="category"),
+                      xaxis=dict(title=tr("llm.chart.kv_heads_axis"), type="category"),
                       yaxis=dict(title=tr("llm.chart.query_heads_axis"), autorange="reversed", type="category"))
     return fig
