@@ -10,6 +10,8 @@ Families today (the one name of each: `LabModel.family`, also `family_of(config)
     "no-attention"   the same GRU with one fixed context vector: no attention at all
     "bert"           a BERT encoder on our own modules (model/bert.py): all-MiniLM-L6-v2, BERT folders
     "transformers"   any other models-folder entry, run through the `transformers` library (raw weights only)
+    "llama"          a decoder-only LLM in our own code (model/llama.py: SmolLM2-135M-Instruct): causal self-attention,
+                     generation step by step with a KV cache
 
 Adding a family (a decoder-only LLM such as SmolLM2 in model/llama.py, a toy decoder, ...) is one more adapter here:
 
@@ -44,8 +46,13 @@ from model.checkpoint import CheckpointError, LoadedModel, load_checkpoint, read
 from model.config import TransformerConfig, family_of
 from model.data import BOS_ID
 from model.decode import greedy_decode
+from model.generation import GenerationStep, generation_step
+from model.gguf_weights import SMOLLM2_NAME
+from model.kv_cache import StepTiming, time_step_both_ways
+from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
+from model.llama import KVCache, LoadedLlama, load_smollm2, value_weighted_norms
 from model.local_models import LocalModelEntry, TransformersModel, local_model_entry, open_local_model
-from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput,
+from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput, KindMaps,
                            analyse_encoder, analyse_toy)
 from model.transformer import HeadMasks
 
@@ -60,7 +67,7 @@ GENERATION = "generation"  # writes text with its own decoding loop (the decoder
 SwitchedOff = tuple[tuple[str, int, int], ...]  # (kind, layer, head), 0-based: heads switched off
 # Every family's one name (LabModel.family); tests/test_family_branches.py fails where ui/, app_pages/ or viz/
 # compare anything with one of them: a new family adds its name here.
-FAMILY_NAMES = ("transformer", "bahdanau", "no-attention", "bert", "transformers")
+FAMILY_NAMES = ("transformer", "bahdanau", "no-attention", "bert", "transformers", "llama")
 
 
 @runtime_checkable
@@ -274,6 +281,99 @@ class TransformersAdapter(_Adapter):
         return self._analysed(self.network.analyse(text))
 
 
+@dataclass(eq=False)
+class LlamaAdapter(_Adapter):
+    """A decoder-only Llama LLM in our own code (a model.llama.LoadedLlama: SmolLM2-135M-Instruct): one causal
+    self-attention kind, value norms (its W_V and W_O are ours), rescaling (its scores are returned), and
+    generation one token at a time with its KV cache. No ABLATION: the ablation view compares a translation or a
+    sentence embedding, which a decoder-only model has neither of (analyse still takes switched_off heads)."""
+
+    def __post_init__(self):
+        cfg = self.network.config
+        self.family = "llama"
+        self.layout = {"decoder_self": (cfg.num_layers, cfg.num_heads)}
+        self.capabilities = frozenset({NORMS, RESCALE, GENERATION})
+        self.positions = "rotary"
+
+    @property
+    def task(self) -> str:
+        return "english"  # it reads any text; the sidebar's English examples suit it
+
+    @property
+    def head_dim(self) -> int:
+        return self.network.config.head_dim
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest text analysed with every map (model.llama.MAX_TOKENS)."""
+        return LLM_MAX_TOKENS
+
+    def _head_mask(self, switched_off: SwitchedOff) -> torch.Tensor | None:
+        if not switched_off:
+            return None
+        cfg = self.network.config
+        mask = torch.ones(cfg.num_layers, cfg.num_heads)  # (L, h): 0 multiplies a head's output before W_o
+        for kind, layer, head in switched_off:
+            if kind != "decoder_self":
+                raise ValueError(f"{self.model_id} has only decoder_self heads, not {kind}")
+            mask[layer, head] = 0.0
+        return mask
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        """The text's causal self-attention, (L, h, T, T), over its first MAX_TOKENS tokens."""
+        ids = self.encode(text)
+        if not ids:
+            raise ValueError(f"{self.model_id}: the text has no tokens")
+        truncated_from = len(ids) if len(ids) > LLM_MAX_TOKENS else None
+        ids = ids[:LLM_MAX_TOKENS]
+        out = self.network.run(ids, head_mask=self._head_mask(switched_off))
+        tokens = self.network.token_texts(ids)
+        masked = np.triu(np.ones((len(ids), len(ids)), dtype=bool), k=1)  # (T, T): key after query is hidden
+        maps = {"decoder_self": KindMaps("decoder_self", out.weights[:, 0].numpy(), out.scores[:, 0].numpy(),
+                                         tokens, tokens, masked)}
+        return AnalysedInput(self.model_id, text, tokens, maps, self.capabilities, truncated_from=truncated_from)
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        """Weights and value norms (L, h, T, T), rollout_decoder_self (L, T, T) of the analysed text."""
+        ids = self.encode(analysed.text)[:LLM_MAX_TOKENS]
+        out = self.network.run(ids)
+        weights = out.weights[:, 0].numpy()
+        return {"decoder_self": weights, "rollout_decoder_self": attention_rollout(weights),
+                "value_norms_decoder_self": value_weighted_norms(self.network.model, out)[:, 0].numpy()}
+
+    # --- generation (GENERATION) ------------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        return self.network.encode(text)
+
+    def token_texts(self, ids: list[int]) -> list[str]:
+        return self.network.token_texts(ids)
+
+    def decode(self, ids: list[int]) -> str:
+        return self.network.decode(ids)
+
+    def chat_prompt(self, question: str) -> str:
+        """The question as the Instruct model was trained to read one: its chat template, up to the assistant turn."""
+        return self.network.chat_prompt([{"role": "user", "content": question}])
+
+    @property
+    def stop_ids(self) -> tuple[int, ...]:
+        """Tokens after which the model has finished (SmolLM2: <|im_end|>)."""
+        return (self.network.eos_id,)
+
+    def next_token(self, ids: list[int], cache: KVCache | None, *, temperature: float = 0.0,
+                   top_k: int | None = None, seed: int = 0) -> tuple[GenerationStep, KVCache]:
+        """One generation step with the KV cache (model.generation.generation_step): cache holds ids[:-1] (None at
+        the first step); the step's attention holds the last query's row in every layer and head, (L, h, T_k)."""
+        step, cache = generation_step(self.network.model, ids, cache, temperature=temperature, top_k=top_k,
+                                      seed=seed, need_weights=True)
+        return step, cache
+
+    def time_step(self, ids: list[int], cache: KVCache) -> StepTiming:
+        """The forward pass predicting the token after ids, timed with `cache` (holding ids[:-1]) and without."""
+        return time_step_both_ways(self.network.model, ids, cache)
+
+
 def adapt(model_id: str, network) -> LabModel:
     """The adapter of an already loaded network (a shipped, trained, uploaded or opened model)."""
     if isinstance(network, _Adapter):
@@ -285,6 +385,8 @@ def adapt(model_id: str, network) -> LabModel:
         return EncoderAdapter(model_id, network)
     if isinstance(network, TransformersModel):
         return TransformersAdapter(model_id, network)
+    if isinstance(network, LoadedLlama):
+        return LlamaAdapter(model_id, network)
     raise TypeError(f"{model_id}: no adapter for {type(network).__name__}")
 
 
@@ -300,10 +402,12 @@ def open_model(model_id: str, device: str | torch.device = "cpu", folder: Path |
         return adapt(model_id, load_checkpoint(CHECKPOINT_DIR / model_id, device=device))
     if model_id == MINILM_NAME:
         return adapt(model_id, load_minilm())
+    if model_id == SMOLLM2_NAME:  # loaded on this first call, then shared by the process (model.llama.load_smollm2)
+        return adapt(model_id, load_smollm2())
     entry = local_model_entry(model_id, folder)
     if entry is None:
         raise CheckpointError(f"unknown model {model_id!r}; choose a shipped model ({', '.join(shipped_model_names())})"
-                              f", {MINILM_NAME}, or a folder name in the models folder")
+                              f", {MINILM_NAME}, {SMOLLM2_NAME}, or a folder name in the models folder")
     return adapt(model_id, open_local_model(entry))
 
 
@@ -327,6 +431,8 @@ def model_family(model_id: str) -> str:
 
     if model_id == MINILM_NAME:
         return "bert"
+    if model_id == SMOLLM2_NAME:
+        return "llama"
     return family_of(config_from_dict(read_sidecar(CHECKPOINT_DIR / model_id)["config"]))
 
 

@@ -14,8 +14,9 @@ from serving.streamlit_client import StreamlitClient
 
 # The first pages students open: home, then the pages whose first runs are the slowest (attention: analysis and
 # head charts; decoding; positional: the shared PE figures; compare: the three en-fr models). Then, back on the
-# attention page, every other model of the sidebar's model choice, so that each shipped model is loaded.
-WARM_PAGES = ["", "attention", "decoding", "positional", "compare"]
+# attention page, every other model of the sidebar's model choice, so that each shipped model is loaded. The LLM page
+# loads SmolLM2 (6-10 s, once per process): here, not at the first student's visit, and never at the app's start.
+WARM_PAGES = ["", "attention", "decoding", "positional", "compare", "llm"]
 MODEL_CHOICE = "model_id"  # the sidebar's model selectbox (ui/sidebar.py)
 # Lesson stops whose first run is slow, opened by their link: the real encoder's all-heads grid with its 72 pattern
 # labels (issue 22: 7.5-8.8 s at the first student's click before it was warmed here).

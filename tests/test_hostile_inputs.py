@@ -5,7 +5,8 @@ Free-text inputs (the inventory test below fails when a page gains one that is n
   - the train page's checkpoint upload (st.file_uploader "upload_files": file names and file contents);
   - the attention_steps page's Q, K, V tables (st.data_editor: any cell text the front end sends);
   - the sidebar's vocabulary search (st.text_input "vocab_search");
-  - the LLM heads page's sink text (st.text_area "llm_sink_text").
+  - the LLM heads page's sink text (st.text_area "llm_sink_text");
+  - the LLM page's prompt (st.text_area "llm_prompt": tests/test_llm_page.py).
 Number inputs (seeds) are bounded by their min/max, so Streamlit never hands a page anything else.
 Also: the deployment settings (.streamlit/config.toml) and the dependency floor (requirements.txt).
 """
@@ -41,6 +42,8 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
     ("ui/lessons/teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
     ("ui/vocabulary.py", "text_input"): "test_bad_vocabulary_searches_find_nothing_and_show_no_markup",
     ("ui/llm_heads.py", "text_area"): "tests/test_page_llm_heads.py::test_every_bad_text_gives_sinks_or_a_message",
+    ("ui/llm/generation.py", "text_area"):
+        "tests/test_llm_page.py::test_every_hostile_prompt_gives_a_generation_step_or_a_message",
 }
 FREE_TEXT_WIDGET = re.compile(r"\.(text_input|text_area|chat_input|data_editor|file_uploader)\(")
 NUMBER_INPUT = re.compile(r"\.number_input\(([^()]|\([^()]*\))*\)", re.S)

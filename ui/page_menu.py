@@ -42,9 +42,10 @@ PAGE_SECTIONS: tuple[tuple[str, tuple[AppPage, ...]], ...] = (
     ("nav.attention_group", (
         AppPage("attention", "nav.attention", ":material/grid_on:"),
         AppPage("decoding", "nav.decoding", ":material/skip_next:"),
-        AppPage("llm_heads", "llm_heads.nav", ":material/psychology:"),
     )),
     ("nav.models", (AppPage("compare", "nav.compare", ":material/compare:"),)),
+    ("llm.nav_group", (AppPage("llm", "llm.nav", ":material/smart_toy:"),
+                       AppPage("llm_heads", "llm_heads.nav", ":material/psychology:"))),
     ("nav.train_group", (AppPage("train", "nav.train", ":material/model_training:"),)),
     ("lessons.nav_group", (AppPage("teacher", "lessons.nav_teacher", ":material/co_present:"),)),
 )

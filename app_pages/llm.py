@@ -1,0 +1,21 @@
+"""An LLM, step by step: SmolLM2-135M-Instruct writes one token per click, with its KV cache and shared heads."""
+import streamlit as st
+
+from i18n import tr
+from ui.display import explanation, page_title
+from ui.llm.generation import gqa_view, generation_view, kv_cache_view, llm_model
+from ui.page_sections import page_sections
+
+page_title(tr("llm.title"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the text and next tokens higher
+    st.write(tr("llm.intro"))
+
+lab = llm_model()  # the shared model, loaded on the first visit; None (with a message) where it cannot be
+if lab is not None:
+    sections = page_sections("llm")  # a lesson stop's section first (ui/page_sections.py)
+    with sections["generation"]:
+        trace = generation_view(lab)
+    with sections["kv_cache"]:
+        kv_cache_view(lab, trace)
+    with sections["gqa"]:
+        gqa_view(lab, trace)

@@ -1,0 +1,63 @@
+"""Real browser (Chromium): on the LLM page each Next ▸ writes the model's next token and the KV-cache count grows by
+one position, in English, and in Korean presenter mode at 1280×720 with the text and the next-token chart on the
+first screen."""
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from model.generation import generate
+from model.llama import load_smollm2
+from tests.browser_steps import no_exception, wait_idle
+from tests.conftest import SCREENSHOTS
+from ui.llm.specs import DEFAULT_PROMPT
+
+WORDS = {"en": {"next": "Next ▸", "chose": r"^Step {step} chose ", "cached": "Cached positions"},
+         "ko": {"next": "다음 ▸", "chose": r"^단계 {step}에서 ", "cached": "캐시된 위치"}}
+
+
+@pytest.fixture(scope="module")
+def expected() -> tuple[int, str]:
+    """(the default prompt's token count, the text of its first 3 greedy tokens), from the model itself."""
+    loaded = load_smollm2()
+    prompt = loaded.encode(DEFAULT_PROMPT)
+    return len(prompt), loaded.decode(generate(loaded.model, prompt, 3).new_ids)
+
+
+def _press_next(page: Page, language: str, step: int) -> None:
+    """Next ▸ until the page says step `step` chose a token; a click that landed during a rerun is clicked again,
+    and a click counted twice would show a later step, which fails the count checks after it."""
+    words = WORDS[language]
+    said = page.get_by_text(re.compile(words["chose"].format(step=step)))
+    for _ in range(3):
+        page.get_by_role("button", name=words["next"], exact=True).click()
+        wait_idle(page)
+        if said.count():
+            break
+    expect(said).to_be_visible()
+
+
+def _cached(page: Page, language: str) -> str:
+    metric = page.get_by_test_id("stMetric").filter(has_text=WORDS[language]["cached"]).first
+    return metric.get_by_test_id("stMetricValue").inner_text()
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_next_writes_the_models_tokens_and_the_cache_count_follows(page: Page, app_url, expected, language):
+    prompt_tokens, three_tokens = expected
+    page.set_viewport_size({"width": 1280, "height": 720})
+    presenter = "&presenter=true" if language == "ko" else ""
+    page.goto(f"{app_url}/llm?lang={language}{presenter}")
+    expect(page.get_by_role("button", name=WORDS[language]["next"], exact=True)).to_be_visible(timeout=120000)
+    wait_idle(page)
+    for step in (1, 2, 3):
+        _press_next(page, language, step)
+        assert _cached(page, language) == str(prompt_tokens + step - 1)
+    expect(page.locator(".st-key-llm_text")).to_contain_text(three_tokens.strip())
+    no_exception(page)
+    if presenter:  # projected: the text and the next-token chart start on the first screen
+        page.evaluate("window.scrollTo(0, 0)")
+        for box in (page.locator(".st-key-llm_text").bounding_box(),
+                    page.locator(".js-plotly-plot").first.bounding_box()):
+            assert box is not None and box["y"] < 720 - 150, box
+    page.screenshot(path=SCREENSHOTS / f"llm_three_steps_{language}.png", full_page=True)
