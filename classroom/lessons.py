@@ -70,12 +70,17 @@ LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default
 QUESTION_KINDS = ("choice", "head", "number", "token")
 # compute names a question may use; ui/lessons/questions.py maps each to a function of model/questions.py
 COMPUTED = {"sharpest_cross_head": "head", "head_linking": "head", "alignment_source_token": "token",
-            "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number"}
+            "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number",
+            # the LLM lesson (lessons/llm.toml; ui/lessons/llm_measures.py): SmolLM2-135M-Instruct at the stop's view
+            "llm_next_token": "choice", "kv_cache_key_vectors": "number", "query_heads_per_kv_head": "number",
+            "sink_share": "number", "induction_layer": "number"}
 # (each with the question kind its answer is)
 # measures a claim may use -> the args it reads (model/claims.py; the stop's state gives the model and sentence)
 CLAIMS = {"position_share": ("kind", "layer", "head", "offset"), "row_peak": ("kind", "layer", "head"),
           "linking_weight": ("layer", "head", "target", "source"), "exact_match_at_length": ("model", "words"),
-          "zeroed_fraction": (), "pooled_count": ()}
+          "zeroed_fraction": (), "pooled_count": (),
+          "sink_share": ("from_layer",), "window_gain": (), "induction_score": (), "rope_distance_spread": (),
+          "copy_probability": ("token",)}
 CLAIM_FORMATS = ("number", "percent", "count")
 CHECK_WHEN = ("pre", "post")
 CHECK_KINDS = ("choice", "number")  # check questions need no model: a fixed answer
@@ -229,6 +234,14 @@ def _args(compute: str, raw: object) -> dict:
         args["models"] = _texts(args.get("models"), "args.models")
     elif compute == "causal_visible_keys":
         _whole(args.get("query"), "args.query (1-based)")
+    elif compute == "kv_cache_key_vectors":
+        _whole(args.get("step"), "args.step (1-based)")
+        if not isinstance(args.get("cached"), bool):
+            raise ValueError("kv_cache_key_vectors needs args.cached: true (with the KV cache) or false")
+    elif compute == "sink_share":
+        _whole(args.get("from_layer"), "args.from_layer (1-based)")
+    elif compute == "llm_next_token":  # each option's token as the tokenizer writes it (" can": a leading space)
+        args["option_tokens"] = _texts(args.get("option_tokens"), "args.option_tokens")
     return args
 
 

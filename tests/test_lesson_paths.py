@@ -14,7 +14,11 @@ from ui.lessons.catalogue import known_pages
 from ui.share import _from_link
 from ui.specs import SPECS
 
-LESSON = load_lessons(known_pages())[0]["intro"]
+LESSONS = load_lessons(known_pages())[0]
+# Every path for the first lesson; the LLM lesson (its stops on the LLM pages, the positional page's RoPE section)
+# by link and by Next and Previous (no teacher path: the class machinery is the same for every lesson file).
+PATHS = [("intro", path) for path in ("link", "next", "previous", "teacher")] + [
+    ("llm", path) for path in ("link", "next", "previous")]
 VIEW_KEYS = {spec.key for spec in SPECS.values()}
 
 
@@ -30,11 +34,11 @@ def _expected_title(stop, language: str) -> str | None:
         return tr("attention.grid_title", kind=kind)
 
 
-def _open_page(at, stop) -> None:
+def _open_page(at, stop, lesson_id: str) -> None:
     """Answer the stop's question (the first option: any answer shows the page)."""
     answers = at.session_state["lesson_answers"] if "lesson_answers" in at.session_state else {}
-    if stop.question and f"intro:{stop.number}" not in answers:
-        _answer(at, f"q_intro_{stop.number}", stop.question.kind, None)
+    if stop.question and f"{lesson_id}:{stop.number}" not in answers:
+        _answer(at, f"q_{lesson_id}_{stop.number}", stop.question.kind, None)
         assert_healthy(at)
 
 
@@ -54,9 +58,9 @@ def _check(at, pickers: BrowserPickers, stop, language: str, path: str) -> None:
         assert title in chart_titles(at), f"{where}: {chart_titles(at)}"
 
 
-def _arrive(at, pickers, stop, language, path, reveal=None):
+def _arrive(at, pickers, stop, language, path, reveal=None, lesson_id="intro"):
     pickers.shown(at)  # the run that arrives (its page may wait for the answer)
-    _open_page(at, stop)
+    _open_page(at, stop, lesson_id)
     if reveal is not None and stop.question is not None and stop.question.peer:
         reveal(stop)  # peer instruction: after round 1 the page waits for the teacher's reveal (or round 2)
     _check(at, pickers, stop, language, path)
@@ -64,35 +68,35 @@ def _arrive(at, pickers, stop, language, path, reveal=None):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("language", ["en", "ko"])
-@pytest.mark.parametrize("path", ["link", "next", "previous", "teacher"])
-def test_every_stop_shows_its_declared_view_by_every_path(path, language, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("lesson_id", "path"), PATHS)
+def test_every_stop_shows_its_declared_view_by_every_path(lesson_id, path, language, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
-    stops = LESSON.stops
+    stops = LESSONS[lesson_id].stops
     with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread
         if path == "link":
             for stop in stops:
-                at, _ = open_from_link(None, {"lesson": "intro", "stop": str(stop.number), "lang": language})
-                _arrive(at, BrowserPickers(), stop, language, path)
+                at, _ = open_from_link(None, {"lesson": lesson_id, "stop": str(stop.number), "lang": language})
+                _arrive(at, BrowserPickers(), stop, language, path, lesson_id=lesson_id)
             return
         pickers = BrowserPickers()
         if path == "teacher":
             store = ClassStore()  # the app's store: the data folder set above
-            code, token = store.create_class("intro")
+            code, token = store.create_class(lesson_id)
             at, _ = open_from_link(None, {"class": code, "lang": language})
             order = stops
         else:
             order = stops if path == "next" else stops[::-1]
-            at, _ = open_from_link(None, {"lesson": "intro", "stop": str(order[0].number), "lang": language})
+            at, _ = open_from_link(None, {"lesson": lesson_id, "stop": str(order[0].number), "lang": language})
         reveal = None
         if path == "teacher":
             def reveal(stop):
-                store.reveal(code, token, f"intro:{stop.number}")
+                store.reveal(code, token, f"{lesson_id}:{stop.number}")
                 at.run()
-        _arrive(at, pickers, order[0], language, path, reveal)
+        _arrive(at, pickers, order[0], language, path, reveal, lesson_id)
         for stop in order[1:]:
             if path == "teacher":
                 store.move(code, token, stop.number)
                 at.run()
             else:
                 at.button(key="lesson_next" if path == "next" else "lesson_previous").click().run()
-            _arrive(at, pickers, stop, language, path, reveal)
+            _arrive(at, pickers, stop, language, path, reveal, lesson_id)

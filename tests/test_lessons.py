@@ -104,18 +104,20 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("lesson_id", ["intro", "llm"])
 @pytest.mark.parametrize("language", ["en", "ko"])
-def test_walk_the_shipped_lesson_stop_by_stop(language):
-    """Every stop opens its page with its state; a question hides the page until answered; Next goes on."""
+def test_walk_the_shipped_lesson_stop_by_stop(language, lesson_id):
+    """Every stop of every shipped lesson opens its page with its state; a question hides the page until answered;
+    its computed answer counts as right; Next goes on."""
     from ui.lessons.questions import expected_answer
 
-    lesson = load_lessons(PAGES)[0]["intro"]
+    lesson = load_lessons(PAGES)[0][lesson_id]
     with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread
         _walk(lesson, language, expected_answer)
 
 
 def _walk(lesson, language, expected_answer) -> None:
-    at, _ = open_from_link(None, {"lesson": "intro", "stop": "1", "lang": language})
+    at, _ = open_from_link(None, {"lesson": lesson.id, "stop": "1", "lang": language})
     for stop in lesson.stops:
         assert_healthy(at)
         bar = at.markdown[0].value
@@ -125,7 +127,7 @@ def _walk(lesson, language, expected_answer) -> None:
         if stop.question:
             assert not at.title and not at.get("plotly_chart")  # predict first: the page (and its chart) is hidden
             pick = expected_answer(stop).shown if language == "en" else None
-            _answer(at, f"q_intro_{stop.number}", stop.question.kind, pick)
+            _answer(at, f"q_{lesson.id}_{stop.number}", stop.question.kind, pick)
             assert_healthy(at)
             if language == "en":
                 assert at.success, f"stop {stop.number}: the computed answer {pick} was not counted right"

@@ -52,6 +52,18 @@ def measure(stop: Stop, claim: Claim) -> float:
         demo = normalization_demo(_state(stop, "batch"), _state(stop, "len"), _state(stop, "features"),
                                   args.get("norm") or _state(stop, "norm"), _state(stop, "norm_seed"))
         return getattr(measures, name)(demo)
+    if name in ("sink_share", "window_gain", "induction_score", "rope_distance_spread", "copy_probability"):
+        from ui.lessons import llm_measures  # the LLM lesson's measures (SmolLM2, loaded with the first one)
+
+        if name == "sink_share":
+            return llm_measures.sink_share(stop, int(args["from_layer"]))
+        if name == "window_gain":
+            return llm_measures.window_gain(stop)
+        if name == "induction_score":
+            return llm_measures.induction_best_score(stop)
+        if name == "copy_probability":
+            return llm_measures.copy_probability(stop, str(args["token"]))
+        return llm_measures.rope_distance_spread(stop)
     raise ValueError(name)
 
 

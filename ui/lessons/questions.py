@@ -115,7 +115,35 @@ def _compute(stop: Stop, question: Question) -> Expected:
         tokens = int(stop.state.get("tokens", 4))  # the mask the attention_steps page draws for the stop
         value = causal_visible_keys(build_mask(stop.state.get("mask", "causal"), tokens, tokens), int(args["query"]))
         return Expected(str(value), number=float(value), tolerance=question.tolerance)
+    if name in LLM_COMPUTES:
+        return _llm_compute(stop, question)
     raise QuestionError(name)
+
+
+LLM_COMPUTES = ("llm_next_token", "kv_cache_key_vectors", "query_heads_per_kv_head", "sink_share", "induction_layer")
+
+
+def _llm_compute(stop: Stop, question: Question) -> Expected:
+    """The LLM lesson's answers, measured on SmolLM2 at the stop's view (ui/lessons/llm_measures.py)."""
+    from ui.lessons import llm_measures  # loads nothing until asked: the model comes with the first answer
+
+    args, name = question.args, question.compute
+    if name == "llm_next_token":
+        token = llm_measures.greedy_next_token(stop)
+        if token not in args["option_tokens"]:
+            raise QuestionError(tr("lessons.llm_token_not_offered", token=repr(token)))
+        number = str(args["option_tokens"].index(token) + 1)
+        return Expected(number, frozenset({number}))
+    if name == "kv_cache_key_vectors":
+        value = float(llm_measures.key_vectors(stop, int(args["step"]), bool(args["cached"])))
+    elif name == "query_heads_per_kv_head":
+        value = float(llm_measures.query_heads_per_kv_head())
+    elif name == "sink_share":
+        value = llm_measures.sink_share(stop, int(args["from_layer"]))
+        return Expected(f"{value:.2f}", number=value, tolerance=question.tolerance)
+    else:
+        value = float(llm_measures.induction_best_layer(stop))
+    return Expected(f"{value:g}", number=value, tolerance=question.tolerance)
 
 
 def expected_answer(stop: Stop) -> Expected:
