@@ -1,7 +1,7 @@
 """Positional encoding: the sinusoidal table, its curves, dials vs a binary counter, similarity, the rotation fact,
 RoPE."""
 from i18n import tr
-from ui.display import explanation, page_title, presenting
+from ui.display import chart_first, explanation, page_title, presenting
 from ui.page_sections import page_sections
 from ui.positional_view import (positional_controls, show_curves, show_dials, show_formula, show_matrix,
                                 show_rope, show_rotation, show_similarity, show_trained_table,
@@ -11,17 +11,20 @@ page_title(tr("positional.title"))
 introduction = explanation()  # presenter mode: the introduction and the formula folded, the matrix above the fold
 introduction.write(tr("positional.intro"))
 presenter = presenting()
-length, d_model, k = positional_controls()
+charts, controls = chart_first()  # a projected stop: its section first, the sliders under it
+with controls:
+    length, d_model, k = positional_controls()
 pe = sinusoidal(length, d_model, k)
 
-sections = page_sections("positional")  # a lesson stop's section first (ui/page_sections.py)
-show_formula(introduction if presenter else sections["matrix"])
-with sections["matrix"]:
-    show_matrix(pe, length, d_model)
-with sections["curves"]:
-    show_curves(pe, length, d_model, presenter)
-position = show_dials(sections["dials"], pe, length, d_model)  # the example position the rotation check shows
-show_similarity(sections["similarity"], pe, length, d_model, presenter)
-show_rotation(sections["rotation"], pe, length, d_model, k, position)
-show_rope(sections["rope"], length, d_model, k)  # the LLM's rotary positions (Su et al. 2021)
-show_trained_table(sections["trained"])
+with charts:
+    sections = page_sections("positional")  # a lesson stop's section first (ui/page_sections.py)
+    show_formula(introduction if presenter else sections["matrix"])
+    with sections["matrix"]:
+        show_matrix(pe, length, d_model)
+    with sections["curves"]:
+        show_curves(pe, length, d_model, presenter)
+    position = show_dials(sections["dials"], pe, length, d_model)  # the example position the rotation check shows
+    show_similarity(sections["similarity"], pe, length, d_model, presenter)
+    show_rotation(sections["rotation"], pe, length, d_model, k, position)
+    show_rope(sections["rope"], length, d_model, k)  # the LLM's rotary positions (Su et al. 2021)
+    show_trained_table(sections["trained"])

@@ -51,7 +51,7 @@ MEASURE = """([selector, fold, width, smallest]) => {
                                 seen: Math.min(fold, box.bottom) - Math.max(0, box.top)}};
 }"""
 
-STOPS = load_lessons(known_pages())[0]["intro"].stops
+LESSONS = load_lessons(known_pages())[0]
 
 
 def _predict(page: Page, stop, language: str) -> None:
@@ -71,12 +71,13 @@ def _predict(page: Page, stop, language: str) -> None:
     wait_idle(page)
 
 
+@pytest.mark.parametrize("lesson_id", ["intro", "llm"])
 @pytest.mark.parametrize("language", ["en", "ko"])
-def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: Page, app_url, language):
+def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: Page, app_url, language, lesson_id):
     page.set_viewport_size({"width": WIDTH, "height": FOLD})
     failures = []
-    for stop in STOPS:
-        page.goto(f"{app_url}/?lesson=intro&stop={stop.number}&lang={language}&presenter=true")
+    for stop in LESSONS[lesson_id].stops:
+        page.goto(f"{app_url}/?lesson={lesson_id}&stop={stop.number}&lang={language}&presenter=true")
         expect(page.locator(".st-key-lesson_bar")).to_be_visible()
         wait_idle(page)
         if stop.question is not None:
@@ -86,7 +87,7 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
         wait_idle(page)
         no_exception(page)
         expect(page.locator('[data-stale="true"]')).to_have_count(0)  # the run's own elements, none left faded
-        page.screenshot(path=SCREENSHOTS / f"projected_stop_{stop.number:02d}_{language}_answered.png")
+        page.screenshot(path=SCREENSHOTS / f"projected_{lesson_id}_stop_{stop.number:02d}_{language}_answered.png")
         seen = page.evaluate(MEASURE, [selector, FOLD, WIDTH, SMALLEST])
         focus = seen["focus"]
         if focus is None or focus["top"] >= FOLD or focus["seen"] < min(SEEN, focus["height"]) - 1:

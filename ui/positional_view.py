@@ -144,7 +144,9 @@ def show_rope(section: DeltaGenerator, length: int, d_model: int, k: int) -> Non
     if rope_section is None:
         return
     analysis = rope(length, d_model, k)
-    rope_section.write(tr("rope.text", d_k=d_model, base=f"{SMOLLM2_ROPE_BASE:,.0f}"))
+    # Projected, or under a lesson stop about this section: the text folds, so the charts start on the first screen
+    text_place = rope_section.expander(tr("rope.text_title")) if explanations_folded() else rope_section
+    text_place.write(tr("rope.text", d_k=d_model, base=f"{SMOLLM2_ROPE_BASE:,.0f}"))
     rope_section.metric(tr("rope.metric", positions=length, d_k=d_model), f"{analysis.diagonal_spread:.1e}",
                         help=tr("rope.metric_help", largest=f"{analysis.largest_score:.1f}"))
     left, right = rope_section.columns(2)

@@ -120,7 +120,10 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
     text_column, chart_column = st.columns([1, 1])
     with text_column.container(key=TEXT_KEY, border=True):
         _show_text(lab, trace)
-    if not trace.steps:
+    if not trace.steps:  # before step 1: what the model would write next, so the first view has the point
+        tokens, probabilities, greedy = _first_step_preview(lab, tuple(ids))
+        show_chart(next_token_chart(tokens, probabilities, greedy, tr("llm.chart.preview_title")),
+                   "llm_next_tokens_before_step1", key="llm_top", where=chart_column)
         chart_column.caption(tr("llm.press_next", tokens=len(ids)))  # a hint, not a notice
         return trace
     last = trace.steps[-1]
@@ -134,6 +137,16 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
         chart_column.caption(tr("llm.chosen_outside"))
     _attention_row(lab, trace)
     return trace
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _first_step_preview(_lab: LabModel, ids: tuple[int, ...]) -> tuple[list[str], list[float], int | None]:
+    """The 5 most likely first tokens after the prompt (their texts, probabilities at temperature 1) and which one
+    greedy decoding takes; shared by every session with the same prompt (a class opens the page on the same one).
+    _lab is the one shared LLM (not hashed: the page has one)."""
+    step, _ = _lab.next_token(list(ids), None)
+    greedy = step.top_ids.index(step.token_id) if step.token_id in step.top_ids else None
+    return _lab.token_texts(step.top_ids), list(step.top_probs), greedy
 
 
 def _show_text(lab: LabModel, trace: GenerationTrace) -> None:
