@@ -105,7 +105,7 @@ def strongest_shade() -> str:
     return tr("lecture.shade_bright" if presenting() else "lecture.shade_dark")
 
 
-WORDS = "_attention_lab_words"  # a shared figure's words (viz/summary.py), computed once with it
+WORDS = "_attention_lab_words"  # a shared figure's words (viz/summary.py) by title override, computed once each
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)
@@ -118,7 +118,7 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
     """
     with i18n.using_language(language):
         figure = _build()
-        setattr(figure, WORDS, figure_summary(figure))
+        setattr(figure, WORDS, {None: figure_summary(figure)})
     return figure
 
 
@@ -130,6 +130,17 @@ def shared_figure(key: tuple[Hashable, ...], build: Callable[[], go.Figure]) -> 
     sizes, model id, text, arrays as bytes).
     """
     return _shared_chart(key, i18n.current_language(), build)
+
+
+def chart_words(fig: go.Figure, title: str | None = None) -> str:
+    """figure_summary(fig, title): a shared figure's words are computed once for the class (two sessions computing
+    the same words at once both store the same text)."""
+    known = getattr(fig, WORDS, None)
+    if known is None:
+        return figure_summary(fig, title)
+    if title not in known:
+        known[title] = figure_summary(fig, title)
+    return known[title]
 
 
 def copy_of_own_figure(fig: go.Figure) -> go.Figure:
@@ -171,8 +182,7 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         where.plotly_chart(shown, key=key, config=config)
     else:
         where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
-    if summary is None:  # a shared figure's words were computed with it
-        summary = getattr(fig, WORDS, None) or figure_summary(fig)
+    summary = chart_words(fig) if summary is None else summary
     if summary:  # token text is user text: escaped, never markdown
         # Projected, the words are for screen readers only (ui/sidebar.py hides CHART_WORDS containers from the eye):
         # the room reads the chart, and the projected page keeps its text to the stop's.
