@@ -37,6 +37,7 @@ class RunRecord:
     loads: Counter | None = None  # model name -> "loaded shipped model" lines (own server only)
     problems: list[str] = field(default_factory=list)
     killed: dict | None = None  # {"replica", "pid", "at"} when --kill-replica-after
+    replica_peak_rss: dict | None = None  # replica name -> peak RSS MiB (serve.py's replicas; None: own server)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -125,6 +126,9 @@ def report(args, students: list[Student], run: RunRecord) -> dict:
           f"load generator's CPU {run.client_cpu:.1f} s (same {len(os.sched_getaffinity(0))} CPUs); ForwardMsg bytes "
           f"received {sum(s.bytes_in for s in students) / 2**20:.1f} MiB; fragment-only reruns "
           f"{sum(s.fragment_runs for s in students)}")
+    if run.replica_peak_rss:
+        print("peak RSS per replica: " + ", ".join(f"{name} {mib:,.0f} MiB"
+                                                   for name, mib in sorted(run.replica_peak_rss.items())))
     print()
     print("| interaction | n | ok | p50 | p95 | p99 | max |")
     print("|---|---|---|---|---|---|---|")
@@ -189,7 +193,7 @@ def report(args, students: list[Student], run: RunRecord) -> dict:
             "interactions_per_s": len(ok) / run.wall, "p50_s": percentile(overall, 50),
             "p95_s": percentile(overall, 95), "p99_s": percentile(overall, 99),
             "failed_sessions": sorted(failed_sessions), "failed_interactions": len(failed), "not_run": not_run,
-            "peak_rss_mib": peak_rss, "peak_threads": peak_threads,
+            "peak_rss_mib": peak_rss, "peak_threads": peak_threads, "replica_peak_rss_mib": run.replica_peak_rss,
             "model_loads": dict(run.loads) if run.loads is not None else None, "models_loaded_once": loads_ok,
             "hashes_before": run.hashes_before, "hashes_after": run.hashes_after, "killed": killed,
             "samples": [{"t": t, "rss_mib": r, "threads": n, "cpu_s": c} for t, r, n, c in samples],

@@ -156,6 +156,7 @@ class ReplicaSampler:
     def __init__(self, state_path: Path):
         self.state_path = state_path
         self.cpu_by_pid: dict[int, float] = {}
+        self.peak_rss_by_replica: dict[str, float] = {}  # replica name -> its largest RSS sample, MiB
 
     def pids(self) -> dict[str, int]:
         state = read_serve_state(self.state_path) or {}
@@ -163,11 +164,12 @@ class ReplicaSampler:
 
     def status(self) -> tuple[float, int, float] | None:
         rss = threads = 0
-        for pid in self.pids().values():
+        for name, pid in self.pids().items():
             status = process_status(pid)
             if status is not None:
                 rss, threads = rss + status[0], threads + status[1]
                 self.cpu_by_pid[pid] = status[2]
+                self.peak_rss_by_replica[name] = max(self.peak_rss_by_replica.get(name, 0.0), status[0])
         return (rss, threads, sum(self.cpu_by_pid.values())) if self.cpu_by_pid else None
 
 
@@ -327,7 +329,8 @@ def main() -> int:
                     timed_out=timed_out, wall=wall, healthy=healthy, load_before=load_before, client_cpu=client_cpu,
                     hashes_before=hashes_before, hashes_after=model_hashes() if own else {},
                     loads=server.loads if own else None, problems=server.problems if own else [],
-                    killed=killed or None)
+                    killed=killed or None,
+                    replica_peak_rss=getattr(sampler, "peak_rss_by_replica", None))
     summary = report(args, students, run)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1, default=str))

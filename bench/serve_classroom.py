@@ -6,6 +6,7 @@
     python bench/serve_classroom.py herd      [--students 30]                    # all at once right after "ready"
     python bench/serve_classroom.py kill      [--students 30] [--kill-after 8]   # SIGKILL one of 2 replicas
     python bench/serve_classroom.py answers   [--students 50] [--window 2] [--late-joiners 10] [--baseline main]
+    python bench/serve_classroom.py cost      [--students 100] [--ramp 30] --baseline main   # CPU-s per interaction
 
 Each mode starts `serve.py --replicas N` (127.0.0.1, free ports, its own run directory under run/), waits for
 "ready", and runs bench/load_classroom.py --url against it (--json), `--repeats` times, interleaving 1 and 2
@@ -14,6 +15,10 @@ before every run. It prints one line per run and a markdown table of medians (lo
 `answers` runs bench/class_answers.py (a class answering at once, with students joining meanwhile) against a fresh
 serve.py per run, alternating with the same run against `git archive` of --baseline (that commit's serve.py and
 app, run by this Python and measured by this branch's bench client); it prints each run's own tables.
+`cost` runs the realistic class (think 5-15 s, joining over --ramp s) through a fresh `serve.py --replicas 2` per
+run, this tree and --baseline's alternating (baseline first), and prints the server's CPU seconds per interaction
+(summed over the replicas, from /proc), p95, failures and each replica's peak RSS per run, then the ratio of the
+medians: the same mix, the same minutes, the same bench client.
 """
 from __future__ import annotations
 
@@ -128,19 +133,56 @@ def answers(args) -> None:
                 serve.stop()
 
 
+def cost(args) -> list[str]:
+    """The realistic mix through serve.py (2 replicas), this tree against --baseline's, alternating: CPU-s per
+    interaction."""
+    trees = {f"baseline {args.baseline}": baseline_tree(args.baseline), "this tree": ROOT}
+    options = ["--students", str(args.students or 100), "--ramp", str(args.ramp), "--think", "5", "15"]
+    results: dict[str, list[dict]] = {label: [] for label in trees}
+    for _ in range(args.repeats):
+        for label, tree in trees.items():
+            serve = Serve(2, tree)
+            try:
+                print(f"{label}:", flush=True)
+                results[label].append(load(serve, options))
+            finally:
+                serve.stop()
+    lines = ["| code | run | load avg at start | interactions | server CPU-s per interaction | p50 | p95 | failed | "
+             "bench client CPU-s per interaction | peak RSS per replica |", "|---|---|---|---|---|---|---|---|---|---|"]
+    per_interaction = {}
+    for label, runs in results.items():
+        per_interaction[label] = [r["server_cpu_s"] / max(1, len(r["interactions"])) for r in runs]
+        for number, (r, cpu) in enumerate(zip(runs, per_interaction[label]), 1):
+            rss = ", ".join(f"{mib:,.0f}" for _, mib in sorted((r.get("replica_peak_rss_mib") or {}).items()))
+            lines.append(f"| {label} | {number} | {r['load_average_start'][0]:.2f} | {len(r['interactions'])} | "
+                         f"{cpu:.3f} | {r['p50_s']:.2f} s | {r['p95_s']:.2f} s | "
+                         f"{r['failed_interactions'] + r['not_run']} | "
+                         f"{r['client_cpu_s'] / max(1, len(r['interactions'])):.3f} | {rss} MiB |")
+    base, this = (statistics.median(v) for v in per_interaction.values())
+    lines.append(f"\nserver CPU-s per interaction, medians: baseline {base:.3f}, this tree {this:.3f}; "
+                 f"this / baseline = {this / base:.2f}")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["scaling", "capacity", "realistic", "herd", "kill", "answers"])
+    parser.add_argument("mode", choices=["scaling", "capacity", "realistic", "herd", "kill", "answers", "cost"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--students", type=int)
     parser.add_argument("--classes", type=int, nargs="+", default=[10, 20, 30, 45, 60])
     parser.add_argument("--kill-after", type=float, default=8.0)
     parser.add_argument("--window", type=float, default=2.0, help="answers: the class answers within this many s")
     parser.add_argument("--late-joiners", type=int, default=10, help="answers: students joining during the window")
-    parser.add_argument("--baseline", help="answers: also run this commit's code (git archive), alternating")
+    parser.add_argument("--baseline", help="answers, cost: also run this commit's code (git archive), alternating")
+    parser.add_argument("--ramp", type=float, default=30.0, help="cost: the students join over this many s")
     args = parser.parse_args()
     if args.mode == "answers":
         answers(args)
+        return 0
+    if args.mode == "cost":
+        if not args.baseline:
+            parser.error("cost compares with a baseline: --baseline COMMIT")
+        print("\n".join(cost(args)))
         return 0
     fast = ["--think", "0.5", "1.5", "--ramp", "5"]
     lines = []

@@ -120,7 +120,8 @@ def test_long_titles_wrap_at_spaces_when_projected():
 
 
 def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
-    """shared_figure serves figures rebuilt from plotly's dict (typed arrays base64-encoded): CSV must not change."""
+    """copy_of_own_figure (show_chart's copy for a wrapped title) rebuilds a figure from plotly's dict (typed arrays
+    base64-encoded): CSV must not change."""
     import pickle
 
     from ui.compat import figure_from_own_dict
@@ -130,3 +131,46 @@ def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
                 probability_bars(["je", "tu"], [0.7, 0.2])):
         rebuilt = figure_from_own_dict(pickle.loads(pickle.dumps(fig.to_dict())))
         assert figure_csv(rebuilt) == figure_csv(fig)
+
+
+def _draw_one_shared_chart_twice():
+    """An app: the same shared figure drawn by show_chart in two runs (presenter mode from the session), its JSON
+    before and after each draw and whether the second run got the very object of the first."""
+    import json
+
+    import numpy as np
+    import streamlit as st
+
+    from ui.display import PRESENTER, shared_figure, show_chart
+    from viz.attention import attention_heatmap
+
+    long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads"
+    st.session_state[PRESENTER] = st.session_state.get("presenter_next", False)
+    fig = shared_figure(("test_display_share", "heatmap"),
+                        lambda: attention_heatmap(np.eye(3) * 0.5 + 0.1, list("abc"), list("xyz"), long_title))
+    before = json.loads(fig.to_json())
+    show_chart(fig, "shared", key="shared")
+    st.session_state.setdefault("figures", []).append(fig)  # kept alive: no id reused by a later object
+    st.session_state.setdefault("unchanged", []).append(json.loads(fig.to_json()) == before)
+
+
+def test_a_shared_figure_is_one_object_for_all_runs_and_drawing_it_changes_nothing():
+    """shared_figure hands every session the same figure (bench/README.md, the server's cost per interaction), so
+    show_chart must only read it: a wrapped title and presenter mode work on copies."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.text import escape_markdown
+    from viz.summary import figure_summary
+
+    at = AppTest.from_function(_draw_one_shared_chart_twice, default_timeout=60).run()
+    at.session_state["presenter_next"] = True
+    at.run()
+    assert not at.exception
+    assert at.session_state["unchanged"] == [True, True]  # the plain draw and the projected one
+    first, second = at.session_state["figures"]
+    assert first is second  # one figure, not a copy per run
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert "<br>" in spec["layout"]["title"]["text"] and spec["layout"]["font"]["size"] == BASE_FONT  # copies drawn
+    fig = attention_heatmap(np.eye(3) * 0.5 + 0.1, list("abc"), list("xyz"),
+                            "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads")
+    assert escape_markdown(figure_summary(fig)) in [c.value for c in at.caption]  # the words computed with it

@@ -6,7 +6,6 @@ to presenter mode changes nothing for anyone else.
 from __future__ import annotations
 
 import json
-import pickle
 import re
 from collections.abc import Callable, Hashable
 
@@ -106,25 +105,42 @@ def strongest_shade() -> str:
     return tr("lecture.shade_bright" if presenting() else "lecture.shade_dark")
 
 
-@st.cache_resource(max_entries=1024, show_spinner=False)
-def _figure_blob(key: tuple, language: str, _build: Callable[[], go.Figure]) -> bytes:
-    """A figure as the pickled dict of its validated self, shared by every session.
+WORDS = "_attention_lab_words"  # a shared figure's words (viz/summary.py) by title override, computed once each
 
-    Bytes, not the figure: a cached figure is hundreds of objects that Streamlit's gc.collect after every script
-    run would walk, and st.cache_data would unpickle whole figures (slower than building them).
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) -> go.Figure:
+    """A figure and its words, built once per key and language, the same object for every session.
+
+    The figure itself, not a copy: rebuilding a figure from its dict on every run was the largest part of the app's
+    own work in a class (bench/README.md, "The server's cost per interaction"). Its hundreds of gc-tracked objects
+    cost nothing per run now that Streamlit no longer collects garbage after every run (.streamlit/config.toml).
     """
     with i18n.using_language(language):
         figure = _build()
-    return pickle.dumps(figure.to_dict(), protocol=pickle.HIGHEST_PROTOCOL)
+        setattr(figure, WORDS, {None: figure_summary(figure)})
+    return figure
 
 
 def shared_figure(key: tuple[Hashable, ...], build: Callable[[], go.Figure]) -> go.Figure:
-    """build() once per key and language for all sessions; afterwards a copy instead of a build (bench/README.md).
+    """build() once per key and language for all sessions; afterwards the same figure (bench/README.md).
 
-    The key must name everything the figure depends on besides the language (chart name, sizes, model id, text,
-    arrays as bytes). The dict came from a validated figure, so it is not validated again (ui/compat.py).
+    Read-only: every session draws this very object, so change a copy (copy_of_own_figure) and never the figure;
+    show_chart only reads it. The key must name everything the figure depends on besides the language (chart name,
+    sizes, model id, text, arrays as bytes).
     """
-    return figure_from_own_dict(pickle.loads(_figure_blob(key, i18n.current_language(), build)))
+    return _shared_chart(key, i18n.current_language(), build)
+
+
+def chart_words(fig: go.Figure, title: str | None = None) -> str:
+    """figure_summary(fig, title): a shared figure's words are computed once for the class (two sessions computing
+    the same words at once both store the same text)."""
+    known = getattr(fig, WORDS, None)
+    if known is None:
+        return figure_summary(fig, title)
+    if title not in known:
+        known[title] = figure_summary(fig, title)
+    return known[title]
 
 
 def copy_of_own_figure(fig: go.Figure) -> go.Figure:
@@ -166,7 +182,7 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         where.plotly_chart(shown, key=key, config=config)
     else:
         where.plotly_chart(shown, key=key, config=config, on_select=on_select, selection_mode="points")
-    summary = figure_summary(fig) if summary is None else summary
+    summary = chart_words(fig) if summary is None else summary
     if summary:  # token text is user text: escaped, never markdown
         # Projected, the words are for screen readers only (ui/sidebar.py hides CHART_WORDS containers from the eye):
         # the room reads the chart, and the projected page keeps its text to the stop's.

@@ -18,7 +18,7 @@ from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, special_t
 from ui.attention.maps import AttentionMaps
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
-from ui.display import chart_first, presenting, shared_figure, show_chart
+from ui.display import chart_first, chart_words, presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from ui.attention.explain import grid_labels, show_explain
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
@@ -30,7 +30,7 @@ from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spe
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
 from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
-from viz.summary import figure_summary
+
 
 def view_label(view: str) -> str:
     return tr(f"attention.views.{VIEW_KEYS[view]}")
@@ -181,7 +181,7 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
                                  tr("attention.lines_title")),
                    maps.name(layer, head) + "_lines", key="head_lines", where=right,
                    table=lambda: maps.weights_table(layer, head),
-                   summary=figure_summary(heatmap, tr("attention.lines_title")))  # its lines are the same weights
+                   summary=chart_words(heatmap, tr("attention.lines_title")))  # its lines are the same weights
     if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
         st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
     if maps.masked is not None:

@@ -9,6 +9,7 @@ lesson there) and ?class=CODE (a link or QR code that joins the class).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 import hashlib
 import re
 import secrets
@@ -183,7 +184,7 @@ def _class_code() -> str | None:
     return st.session_state.get(CLASS_CODE) or (teacher["code"] if teacher else None)
 
 
-def open_lesson(all_lessons: dict[str, Lesson], lesson_id: str) -> Lesson | None:
+def open_lesson(all_lessons: Mapping[str, Lesson], lesson_id: str) -> Lesson | None:
     """The lesson `lesson_id`: from its file, or, in a class whose lesson file does not read now, the copy the class
     started with (a typo saved during class never stops the class)."""
     if lesson_id in all_lessons or not lesson_id:

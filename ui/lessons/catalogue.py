@@ -1,7 +1,9 @@
 """The lesson files the bar and the teacher's page offer, re-read when one changes, checked against the app's pages."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import streamlit as st
 
@@ -16,12 +18,15 @@ def known_pages() -> dict[str, tuple[str, ...]]:
     return {page: section_names(page) for page in PAGE_NAMES}
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _load(folder: str, signature: tuple) -> tuple[dict[str, Lesson], list[LessonFileError]]:
-    return load_lessons(known_pages(), Path(folder))
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _load(folder: str, signature: tuple) -> tuple[Mapping[str, Lesson], tuple[LessonFileError, ...]]:
+    """Read-only and shared by every session (lessons are frozen dataclasses): st.cache_data unpickled the whole
+    catalogue on each of a run's several calls (bench/README.md, "The server's cost per interaction")."""
+    found, errors = load_lessons(known_pages(), Path(folder))
+    return MappingProxyType(found), tuple(errors)
 
 
-def lessons() -> tuple[dict[str, Lesson], list[LessonFileError]]:
+def lessons() -> tuple[Mapping[str, Lesson], tuple[LessonFileError, ...]]:
     """Every lesson file, read again when a file is added, changed or removed (the key is names and mtimes)."""
     folder = lessons_folder()
     return _load(str(folder), tuple((p.name, _modified(p)) for p in sorted(folder.glob("*.toml"))))

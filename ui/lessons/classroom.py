@@ -2,6 +2,7 @@
 it connects from, the teacher's class in this session, the lesson a class runs on, and the limit on guessing."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 import secrets
 
 import streamlit as st
@@ -100,7 +101,7 @@ def _snapshot(lesson_id: str, source: str, pages: dict) -> Lesson | None:
         return None
 
 
-def class_lesson(session: ClassSession, all_lessons: dict[str, Lesson], pages: dict) -> tuple[Lesson | None, bool]:
+def class_lesson(session: ClassSession, all_lessons: Mapping[str, Lesson], pages: dict) -> tuple[Lesson | None, bool]:
     """-> (the lesson the class runs on, whether it is the copy taken when the class started). The file as it is now
     when it reads; while it does not (a typo saved during class), the copy the class started with, so the class goes
     on; None only when neither reads."""

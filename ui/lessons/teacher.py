@@ -10,6 +10,7 @@ peer instruction (ui/lessons/peer_teacher.py) has its rounds there instead; the 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 import io
 import os
 
@@ -121,7 +122,7 @@ def _password_field(key: str) -> str:
                          help=tr("class_teacher.password_help", where=where), max_chars=200)
 
 
-def _start(all_lessons: dict[str, Lesson]) -> None:
+def _start(all_lessons: Mapping[str, Lesson]) -> None:
     if not all_lessons:
         st.info(tr("class_teacher.no_lessons"))
         return
