@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from ui.display import explanation, page_title
+from ui.display import chart_first, explanation, page_title
 from ui.llm_heads import (induction_controls, show_copy, show_induction, show_sinks, show_window, sink_input,
                           smollm2)
 from ui.page_sections import page_sections
@@ -15,15 +15,17 @@ smollm2()  # the shared model, loaded once per process with a spinner the first 
 sections = page_sections("llm_heads")  # a lesson stop's section first (ui/page_sections.py)
 with sections["sinks"]:
     st.header(tr("llm_heads.sinks_title"))
-    ids = sink_input(st)
+    charts, controls = chart_first()  # a projected stop: the maps first, the text box under them
+    ids = sink_input(controls)
     if ids is not None:
-        show_sinks(st, ids)
+        show_sinks(charts, ids)
 with sections["window"]:
     if ids is not None:
         show_window(st, ids)
 with sections["induction"]:
     st.header(tr("llm_heads.induction_title"))
-    induction = show_induction(st, *induction_controls(st))
+    charts, controls = chart_first()
+    induction = show_induction(charts, *induction_controls(controls))
 with sections["copy"]:
     st.subheader(tr("llm_heads.copy_title"))
     show_copy(st, induction)

@@ -18,7 +18,7 @@ from model.explain.induction import induction_analysis_with_weights, top_heads
 from model.explain.sinks import sink_analysis, window_losses
 from model.generation import generate
 from model.llama import LoadedLlama, load_smollm2
-from ui.display import presenting, shared_figure, show_chart
+from ui.display import presenting, projected_stop, shared_figure, show_chart
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
@@ -93,7 +93,8 @@ def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     with st.spinner(tr("llm_heads.computing")):
         view = sink_view(ids)
     key = ("llm_sinks", ids)
-    where.write(tr("llm_heads.sinks_text", first=escape_markdown(repr(view.tokens[0])), tokens=len(ids)))
+    if not projected_stop():  # a projected stop's own text explains; its maps start higher
+        where.write(tr("llm_heads.sinks_text", first=escape_markdown(repr(view.tokens[0])), tokens=len(ids)))
     late = view.share[3:]  # past the first layers, where the sink forms
     metrics = where.columns(3)
     metrics[0].metric(tr("llm_heads.sink_metric"), f"{late.mean():.2f}", help=tr("llm_heads.sink_metric_help"))
@@ -173,7 +174,8 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
     with st.spinner(tr("llm_heads.computing")):
         view = induction_view(length, seed)
     layer, head, best = view.top[0]
-    where.write(tr("llm_heads.induction_text", n=length))
+    if not projected_stop():
+        where.write(tr("llm_heads.induction_text", n=length))
     metrics = where.columns(3)
     metrics[0].metric(tr("llm_heads.top_head"), head_label(layer, head), f"{best:.2f}", delta_color="off",
                       delta_arrow="off")
