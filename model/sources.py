@@ -25,6 +25,7 @@ import torch
 from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
 from model.data import is_punctuation
 from model.decode import DecodeResult
+from model.decoder_only import sequence_tokens
 
 KIND_NAMES = ("encoder_self", "decoder_self", "cross")
 # What a model offers beyond its maps; pages show a view only when the capability is there.
@@ -95,6 +96,21 @@ def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput
     return AnalysedInput(model_id, text, list(source), maps, capabilities, output_tokens=list(result.output_tokens),
                          truncated_from=result.source.truncated_from, unknown=list(result.source.unknown),
                          decode=result)
+
+
+def analyse_causal_translation(model_id: str, text: str, result: DecodeResult,
+                               capabilities: frozenset[str]) -> AnalysedInput:
+    """The decoder-only translator's greedy decode as an AnalysedInput: one kind, decoder_self (L, h, N, N), over
+    the sequence "<bos> english ⟶ french" it read; rows after "⟶" are the French tokens, and their columns before
+    it are the English block (what the encoder-decoder reads through cross-attention)."""
+    tokens = sequence_tokens(result.source.tokens, result.decoder_input_tokens[1:])
+    weights = result.attention["decoder_self"]
+    masked = np.triu(np.ones(weights.shape[-2:], dtype=bool), 1)  # (N, N) True above the diagonal: not seen
+    maps = {"decoder_self": KindMaps("decoder_self", weights, result.attention["decoder_self_scores"], tokens,
+                                     list(tokens), masked)}
+    return AnalysedInput(model_id, text, list(result.source.tokens), maps, capabilities,
+                         output_tokens=list(result.output_tokens), truncated_from=result.source.truncated_from,
+                         unknown=list(result.source.unknown), decode=result)
 
 
 def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
