@@ -14,7 +14,7 @@ def test_the_attention_page_shows_its_one_causal_map_with_the_english_block_fram
     assert translate("en", "bert.decoder_only") in [m.value for m in at.markdown]  # one kind: said, not offered
     head = json.loads(at.get("plotly_chart")[0].proto.spec)
     ticks = head["layout"]["yaxis"]["ticktext"]
-    assert ticks == ["<bos>", "i", "am", "a", "student", "⟶", "je", "suis", "étudiant"]
+    assert ticks == ["&lt;bos&gt;", "i", "am", "a", "student", "⟶", "je", "suis", "étudiant"]  # escaped HTML
     (frame,) = head["layout"]["shapes"]  # rows from ⟶ (index 5) on, columns of the English words (1-4)
     assert (frame["x0"], frame["x1"], frame["y0"], frame["y1"]) == (0.5, 4.5, 4.5, 8.5)
     captions = " ".join(c.value for c in at.caption)
