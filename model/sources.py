@@ -119,6 +119,14 @@ def analyse_causal_translation(model_id: str, text: str, result: DecodeResult,
                          unknown=list(result.source.unknown), decode=result)
 
 
+def source_block_shares(maps) -> np.ndarray:
+    """(L, h): per head, the mean over the output rows (from source_block's end on) of their weight on the source
+    columns: how much of what a decoder-only translator's French rows read is the English sentence. maps: a
+    KindMaps, or anything with its weights (L, h, T, T) and source_block."""
+    first, end = maps.source_block
+    return maps.weights[:, :, end:, first:end].sum(-1).mean(-1)
+
+
 def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
                     switched_off: tuple[tuple[int, int], ...] = ()) -> AnalysedInput:
     """A BERT encoder's self-attention over its real subword tokens; switched_off: (layer, head) pairs, 0-based."""

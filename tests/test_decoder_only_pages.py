@@ -3,6 +3,8 @@ block over the English words framed; its views; the decoding page's reason; the 
 import json
 
 from i18n import translate
+from model.families import open_model
+from model.sources import source_block_shares
 from tests.app_links import chart_titles, link_notices, open_page
 
 MODEL = "decoder-only_en-fr"
@@ -12,16 +14,20 @@ def test_the_attention_page_shows_its_one_causal_map_with_the_english_block_fram
     at = open_page("attention", model_id=MODEL, sentence="i am a student")
     assert any(m.value.endswith(" **je suis étudiant**") for m in at.markdown)
     assert translate("en", "bert.decoder_only") in [m.value for m in at.markdown]  # one kind: said, not offered
-    head = json.loads(at.get("plotly_chart")[0].proto.spec)
+    first = at.get("plotly_chart")[0].proto.spec
+    head = json.loads(first)
     ticks = head["layout"]["yaxis"]["ticktext"]
     assert ticks == ["&lt;bos&gt;", "i", "am", "a", "student", "⟶", "je", "suis", "étudiant"]  # escaped HTML
     (frame,) = head["layout"]["shapes"]  # rows from ⟶ (index 5) on, columns of the English words (1-4)
     assert (frame["x0"], frame["x1"], frame["y0"], frame["y1"]) == (0.5, 4.5, 4.5, 8.5)
     captions = " ".join(c.value for c in at.caption)
     assert "causal mask" in captions and "framed block" in captions
-    at.selectbox(key="attn_layer").select_index(1).run()
-    at.selectbox(key="attn_head").select_index(2).run()
-    assert not at.exception and at.get("plotly_chart")[0].proto.spec != json.dumps(head)
+    # it opens on the head whose French rows read the English words most (where cross-attention went)
+    shares = source_block_shares(open_model(MODEL).analyse("i am a student").maps["decoder_self"])
+    shown = (at.session_state["attn_layer"], at.session_state["attn_head"])
+    assert shares[shown] == shares.max() and f"{shares.max():.0%} of those rows" in captions
+    at.selectbox(key="attn_layer").select_index((shown[0] + 1) % 4).run()  # another head's map
+    assert not at.exception and at.get("plotly_chart")[0].proto.spec != first
 
 
 def test_its_views_work_through_the_adapter():

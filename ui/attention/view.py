@@ -14,7 +14,7 @@ from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from model.families import LabModel
-from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, special_token_shares
+from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, source_block_shares, special_token_shares
 from ui.attention.maps import AttentionMaps
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
@@ -189,8 +189,7 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     if maps.masked is not None:
         st.caption(tr("attention.mask_caption"))
     if maps.source_block is not None:
-        first, end = maps.source_block
-        share = float(maps.weights[layer, head, end:, first:end].sum(-1).mean())  # mean over the output rows
+        share = float(source_block_shares(maps)[layer, head])
         st.caption(tr("attention.source_block_caption", share=f"{share:.0%}"))
 
 
