@@ -3,7 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from model.sources import TRANSLATION
-from ui.attention.defaults import open_encoder_on_teaching_head, open_on_teaching_view
+from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
 from ui.attention.view import attention_explorer
 from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
 from ui.state import current_attention
@@ -48,5 +48,7 @@ if analysis is not None:
             open_on_teaching_view(result)  # a first visit: cross-attention on its sharpest head
         elif analysed.special is not None:  # an encoder: the sharpest word-to-word head, not a [SEP] sink
             open_encoder_on_teaching_head(analysed.maps["encoder_self"].weights, analysed.special)
+        elif any(maps.source_block for maps in analysed.maps.values()):  # a decoder-only translator's one map
+            open_on_source_block_head(next(maps for maps in analysed.maps.values() if maps.source_block))
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).
         attention_explorer("attention", model_id, lab, analysed)

@@ -21,8 +21,10 @@ from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save as save_safetensors_bytes
 
 from model.checkpoint_shapes import parameter_count, state_shapes, tied_aliases
-from model.config import Seq2SeqConfig, TransformerConfig, check_config, config_from_dict, family_of
+from model.config import (DecoderOnlyConfig, ModelConfig, Seq2SeqConfig, TransformerConfig, check_config,
+                          config_from_dict, family_of)
 from model.data import TASKS, Vocabulary
+from model.decoder_only import DecoderOnlyTranslator
 from model.safetensors_header import HeaderError, header_of_bytes
 from model.seq2seq import Seq2Seq
 from model.transformer import Transformer
@@ -42,7 +44,7 @@ class CheckpointError(ValueError):
 @dataclass
 class LoadedModel:
     model: torch.nn.Module
-    config: TransformerConfig | Seq2SeqConfig
+    config: ModelConfig
     src_vocab: Vocabulary
     tgt_vocab: Vocabulary
     task: str
@@ -54,7 +56,9 @@ class LoadedModel:
         return family_of(self.config)
 
 
-def build_model(config: TransformerConfig | Seq2SeqConfig) -> torch.nn.Module:
+def build_model(config: ModelConfig) -> torch.nn.Module:
+    if isinstance(config, DecoderOnlyConfig):
+        return DecoderOnlyTranslator(config)
     return Transformer(config) if isinstance(config, TransformerConfig) else Seq2Seq(config)
 
 

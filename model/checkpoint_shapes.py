@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from model.config import Seq2SeqConfig, TransformerConfig
+from model.config import DecoderOnlyConfig, ModelConfig, TransformerConfig
 
 Shape = tuple[int, ...]
 
@@ -21,7 +21,7 @@ def _norm(name: str, width: int) -> dict[str, Shape]:
     return {f"{name}.weight": (width,), f"{name}.bias": (width,)}
 
 
-def _transformer_layer(prefix: str, cfg: TransformerConfig, attentions: tuple[str, ...],
+def _transformer_layer(prefix: str, cfg: TransformerConfig | DecoderOnlyConfig, attentions: tuple[str, ...],
                        residuals: tuple[str, ...]) -> dict[str, Shape]:
     d = cfg.d_model
     shapes = {}
@@ -33,15 +33,25 @@ def _transformer_layer(prefix: str, cfg: TransformerConfig, attentions: tuple[st
     return shapes
 
 
-def tied_aliases(config: TransformerConfig | Seq2SeqConfig) -> frozenset[str]:
+def tied_aliases(config: ModelConfig) -> frozenset[str]:
     """State-dict names that are the same tensor as src_embed.weight (saved once, under that name)."""
     if isinstance(config, TransformerConfig) and config.tie_embeddings:
         return frozenset({"tgt_embed.weight", "generator.weight"})
     return frozenset()
 
 
-def state_shapes(config: TransformerConfig | Seq2SeqConfig) -> dict[str, Shape]:
+def state_shapes(config: ModelConfig) -> dict[str, Shape]:
     """Every state_dict() name of the model build_model(config) makes, with its shape (tied aliases included)."""
+    if isinstance(config, DecoderOnlyConfig):  # model/decoder_only.py: one embedding, encoder-style causal layers
+        d = config.d_model
+        shapes = {"embed.weight": (config.sequence_vocab_size, d)}
+        if config.positional == "learned":
+            shapes |= {"pos.table": (config.max_len, d)}
+        for i in range(config.num_layers):
+            shapes |= _transformer_layer(f"layers.{i}", config, ("self_attn",), ("sub_attn", "sub_ffn"))
+        if config.norm_first:
+            shapes |= _norm("norm", d)
+        return shapes | _linear("generator", d, config.tgt_vocab_size)
     if isinstance(config, TransformerConfig):
         d = config.d_model
         shapes = {"src_embed.weight": (config.src_vocab_size, d), "tgt_embed.weight": (config.tgt_vocab_size, d)}
@@ -69,7 +79,7 @@ def state_shapes(config: TransformerConfig | Seq2SeqConfig) -> dict[str, Shape]:
     return shapes | _linear("out", 3 * h + e, config.tgt_vocab_size)
 
 
-def parameter_count(config: TransformerConfig | Seq2SeqConfig) -> int:
+def parameter_count(config: ModelConfig) -> int:
     """sum(p.numel() for p in build_model(config).parameters()), without building it (tied weights counted once)."""
     aliases = tied_aliases(config)
     return sum(math.prod(shape) for name, shape in state_shapes(config).items() if name not in aliases)

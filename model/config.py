@@ -45,19 +45,57 @@ class Seq2SeqConfig:
         return {"family": "seq2seq", **asdict(self)}
 
 
-def family_of(config: TransformerConfig | Seq2SeqConfig) -> str:
-    """The one name of our own families for a configuration: "transformer", "bahdanau" or "no-attention" (the
-    names model.train.FAMILIES trains and model.families.LabModel.family gives)."""
+@dataclass(frozen=True)
+class DecoderOnlyConfig:
+    """A decoder-only translator (model/decoder_only.py): one causal stack over "<bos> english ⟶ french".
+
+    Its embedding holds both vocabularies and the separator (src_vocab_size + 1 + tgt_vocab_size rows); it predicts
+    French tokens only (tgt_vocab_size outputs). max_len bounds the whole sequence, English and French together."""
+
+    src_vocab_size: int = 0  # 0: not known yet, as in TransformerConfig
+    tgt_vocab_size: int = 0
+    num_layers: int = 4
+    d_model: int = 128
+    num_heads: int = 4
+    d_ff: int = 256
+    dropout: float = 0.1
+    max_len: int = 256
+    positional: str = "sinusoidal"  # or "learned"
+    norm_first: bool = True  # pre-norm: a 4-layer causal stack trains steadily without a long warm-up
+    pad_id: int = 0
+
+    @property
+    def sequence_vocab_size(self) -> int:
+        """Rows of the one embedding: English ids, the separator "⟶", then French ids."""
+        return self.src_vocab_size + 1 + self.tgt_vocab_size
+
+    @property
+    def max_source_len(self) -> int:
+        """English tokens (with <eos>) a sentence may have: half the sequence, the other half for French."""
+        return self.max_len // 2
+
+    def to_dict(self) -> dict:
+        return {"family": "decoder-only", **asdict(self)}
+
+
+ModelConfig = TransformerConfig | Seq2SeqConfig | DecoderOnlyConfig
+
+
+def family_of(config: ModelConfig) -> str:
+    """The one name of our own families for a configuration: "transformer", "decoder-only", "bahdanau" or
+    "no-attention" (the names model.train.FAMILIES trains and model.families.LabModel.family gives)."""
     if isinstance(config, TransformerConfig):
         return "transformer"
+    if isinstance(config, DecoderOnlyConfig):
+        return "decoder-only"
     return "bahdanau" if config.attention else "no-attention"
 
 
-def config_from_dict(saved: dict) -> TransformerConfig | Seq2SeqConfig:
+def config_from_dict(saved: dict) -> ModelConfig:
     """Rebuild a config saved by to_dict(); raises ValueError on an unknown family or field."""
     saved = dict(saved)
     family = saved.pop("family", None)
-    classes = {"transformer": TransformerConfig, "seq2seq": Seq2SeqConfig}
+    classes = {"transformer": TransformerConfig, "seq2seq": Seq2SeqConfig, "decoder-only": DecoderOnlyConfig}
     if family not in classes:
         raise ValueError(f"unknown model family {family!r}")
     try:
@@ -79,15 +117,15 @@ def _whole(value) -> bool:
     return type(value) is int  # a JSON true is an int to Python, never a size
 
 
-def check_config(config: TransformerConfig | Seq2SeqConfig) -> None:
+def check_config(config: ModelConfig) -> None:
     """ValueError naming the first field of a saved config that is not a sensible value of its kind and size.
 
     config_from_dict takes JSON's values as they come (dataclasses do not check types); a checkpoint's config
     passes here before anything is built from it."""
     sizes = {"src_vocab_size": MAX_VOCAB_SIZE, "tgt_vocab_size": MAX_VOCAB_SIZE, "max_len": MAX_POSITIONS}
-    if isinstance(config, TransformerConfig):
+    if isinstance(config, TransformerConfig | DecoderOnlyConfig):
         sizes |= {"num_layers": MAX_LAYERS, "d_model": MAX_WIDTH, "num_heads": MAX_WIDTH, "d_ff": MAX_WIDTH}
-        flags = ("norm_first", "tie_embeddings")
+        flags = ("norm_first",) + (("tie_embeddings",) if isinstance(config, TransformerConfig) else ())
     else:
         sizes |= {"embed_dim": MAX_WIDTH, "hidden_size": MAX_WIDTH}
         flags = ("attention",)
@@ -104,12 +142,12 @@ def check_config(config: TransformerConfig | Seq2SeqConfig) -> None:
         raise ValueError(f"dropout must be a number from 0 to below 1, not {str(dropout)[:40]}")
     if not _whole(config.pad_id) or not 0 <= config.pad_id < min(config.src_vocab_size, config.tgt_vocab_size):
         raise ValueError(f"pad_id must be a token id of both vocabularies, not {str(config.pad_id)[:40]}")
-    if isinstance(config, TransformerConfig):
+    if isinstance(config, TransformerConfig | DecoderOnlyConfig):
         if config.d_model % config.num_heads:
             raise ValueError(f"num_heads ({config.num_heads}) must divide d_model ({config.d_model})")
         if config.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {', '.join(POSITIONAL_KINDS)}, not {str(config.positional)[:40]!r}")
-        if config.tie_embeddings and config.src_vocab_size != config.tgt_vocab_size:
+        if getattr(config, "tie_embeddings", False) and config.src_vocab_size != config.tgt_vocab_size:
             raise ValueError("tie_embeddings needs one shared vocabulary (src_vocab_size == tgt_vocab_size)")
 
 

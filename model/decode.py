@@ -11,6 +11,7 @@ import torch
 
 from model.checkpoint import LoadedModel
 from model.data import BOS_ID, EOS_ID, PAD_ID, is_punctuation, tokenize
+from model.decoder_only import DecoderOnlyTranslator
 from model.transformer import HeadMasks, Transformer
 
 
@@ -55,7 +56,8 @@ def prepare_source(loaded: LoadedModel, text: str) -> PreparedSource:
     # <unk> for a full stop would change the translation of a sentence the model knows.
     punctuation = [t for t in tokens if is_punctuation(t) and t not in loaded.src_vocab.stoi]
     words = [t for t in tokens if not (is_punctuation(t) and t not in loaded.src_vocab.stoi)]
-    limit = loaded.config.max_len - 1  # room for <eos>
+    # room for <eos>; a decoder-only model's max_len holds English and French together (max_source_len: its half)
+    limit = getattr(loaded.config, "max_source_len", loaded.config.max_len) - 1
     truncated_from = len(words) if len(words) > limit else None
     words = words[:limit]
     ids, unknown = loaded.src_vocab.encode(words)
@@ -63,7 +65,10 @@ def prepare_source(loaded: LoadedModel, text: str) -> PreparedSource:
 
 
 def _max_steps(loaded: LoadedModel, source_length: int) -> int:
-    return min(loaded.config.max_len - 1, 2 * source_length + 10)
+    # a decoder-only model's French follows its English in one sequence of max_len: <bos>, words, ⟶, French
+    room = loaded.config.max_len - source_length - 1 if isinstance(loaded.model, DecoderOnlyTranslator) \
+        else loaded.config.max_len - 1
+    return min(room, 2 * source_length + 10)
 
 
 @torch.no_grad()
@@ -75,13 +80,14 @@ def greedy_decode(loaded: LoadedModel, text: str, max_steps: int | None = None,
     device = next(model.parameters()).device
     src = torch.tensor([source.ids], device=device)
     steps = max_steps or _max_steps(loaded, len(source.ids))
-    if isinstance(model, Transformer):
+    if isinstance(model, Transformer | DecoderOnlyTranslator):
         out_ids, probs = _greedy_transformer(model, src, steps, head_masks)
         tgt_in = torch.tensor([[BOS_ID] + out_ids], device=device)
         _, maps = model(src, tgt_in, need_weights=True, head_masks=head_masks)
-        attention = {name: getattr(maps, name)[:, 0].cpu().numpy() for name in
-                     ("encoder_self", "decoder_self", "cross", "encoder_self_scores", "decoder_self_scores",
-                      "cross_scores")}
+        # decoder-only: decoder_self over the whole packed sequence, (L, h, N, N) with N = 1 + words + 1 + T - 1
+        names = ("decoder_self", "decoder_self_scores") if isinstance(model, DecoderOnlyTranslator) else \
+            ("encoder_self", "decoder_self", "cross", "encoder_self_scores", "decoder_self_scores", "cross_scores")
+        attention = {name: getattr(maps, name)[:, 0].cpu().numpy() for name in names}
     else:
         out_ids, probs, alignment = _greedy_seq2seq(model, src, steps)
         attention = {} if alignment is None else {"alignment": alignment}
@@ -91,13 +97,26 @@ def greedy_decode(loaded: LoadedModel, text: str, max_steps: int | None = None,
                         probs, np.array(chosen), attention)
 
 
-def _greedy_transformer(model: Transformer, src, steps: int, head_masks):
-    memory, src_mask, _ = model.encode(src, head_masks=head_masks)
+def _next_logits(model: Transformer | DecoderOnlyTranslator, src, tgt_in, head_masks=None, memory=None):
+    """Logits (B, T, V) of the next French tokens after tgt_in (B, T). memory: the Transformer's encode(src)
+    (computed once per sentence); a decoder-only model reads the English again in its one causal pass."""
+    if isinstance(model, DecoderOnlyTranslator):
+        return model(src, tgt_in, head_masks=head_masks)[0]
+    return model.decode(tgt_in, *memory, head_masks=head_masks)[0]
+
+
+def _encoded(model, src, head_masks=None):
+    """The Transformer's (memory, source mask) of src, once per sentence; None for a decoder-only model."""
+    return None if isinstance(model, DecoderOnlyTranslator) else model.encode(src, head_masks=head_masks)[:2]
+
+
+def _greedy_transformer(model: Transformer | DecoderOnlyTranslator, src, steps: int, head_masks):
+    memory = _encoded(model, src, head_masks)
     out_ids: list[int] = []
     probs = []
     for _ in range(steps + 1):
         tgt_in = torch.tensor([[BOS_ID] + out_ids], device=src.device)
-        logits, _, _ = model.decode(tgt_in, memory, src_mask, head_masks=head_masks)
+        logits = _next_logits(model, src, tgt_in, head_masks, memory)
         p = torch.softmax(logits[0, -1], dim=-1)
         probs.append(p.cpu().numpy())
         token = int(p.argmax())
@@ -133,10 +152,10 @@ def greedy_decode_batch(model, src: torch.Tensor, max_steps: int) -> list[list[i
     batch = src.size(0)
     finished = torch.zeros(batch, dtype=torch.bool, device=src.device)
     generated = torch.full((batch, 1), BOS_ID, dtype=torch.long, device=src.device)
-    if isinstance(model, Transformer):
-        memory, src_mask, _ = model.encode(src)
+    if isinstance(model, Transformer | DecoderOnlyTranslator):
+        memory = _encoded(model, src)
         for _ in range(max_steps):
-            logits, _, _ = model.decode(generated, memory, src_mask)
+            logits = _next_logits(model, src, generated, memory=memory)
             nxt = logits[:, -1].argmax(-1).masked_fill(finished, PAD_ID)
             generated = torch.cat([generated, nxt[:, None]], dim=1)
             finished |= nxt == EOS_ID

@@ -6,6 +6,7 @@ Pages and views ask a LabModel what it has (`layout`, `capabilities`) and what i
 Families today (the one name of each: `LabModel.family`, also `family_of(config)` for a training configuration):
 
     "transformer"    our encoder-decoder translator (model/transformer.py): encoder self, decoder self, cross
+    "decoder-only"   our decoder-only translator (model/decoder_only.py): one causal map over "<bos> english ⟶ french"
     "bahdanau"       our GRU seq2seq with additive attention (model/seq2seq.py): one alignment, no heads
     "no-attention"   the same GRU with one fixed context vector: no attention at all
     "bert"           a BERT encoder on our own modules (model/bert.py): all-MiniLM-L6-v2, BERT folders
@@ -35,7 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import torch
 
-from model.explain.explanations import encoder_explanations, transformer_explanations
+from model.explain.explanations import decoder_only_explanations, encoder_explanations, transformer_explanations
 from model.explain.fixed_sets import ENCODER_SENTENCES, held_out_pairs
 from model.explain.importance import encoder_importance, encoder_pruning_curve, evaluation_set, head_importance, pruning_curve
 from model.explain.kinds import SELF_KINDS
@@ -43,7 +44,7 @@ from model.explain.patterns import PatternScores, encoder_head_labels, labelling
 from model.explain.rollout import attention_rollout
 from model.bert import MINILM_NAME, PretrainedEncoder, load_minilm
 from model.checkpoint import CheckpointError, LoadedModel, load_checkpoint, read_sidecar
-from model.config import TransformerConfig, family_of
+from model.config import DecoderOnlyConfig, TransformerConfig, family_of
 from model.data import BOS_ID
 from model.decode import greedy_decode
 from model.generation import GenerationStep, generation_step
@@ -52,8 +53,8 @@ from model.kv_cache import StepTiming, time_step_both_ways
 from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
 from model.llama import KVCache, LoadedLlama, load_smollm2, value_weighted_norms
 from model.local_models import LocalModelEntry, TransformersModel, local_model_entry, open_local_model
-from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput, KindMaps,
-                           analyse_encoder, analyse_toy)
+from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput,
+                           analyse_causal_translation, analyse_encoder, analyse_toy)
 from model.transformer import HeadMasks
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
@@ -67,7 +68,7 @@ GENERATION = "generation"  # writes text with its own decoding loop (the decoder
 SwitchedOff = tuple[tuple[str, int, int], ...]  # (kind, layer, head), 0-based: heads switched off
 # Every family's one name (LabModel.family); tests/test_family_branches.py fails where ui/, app_pages/ or viz/
 # compare anything with one of them: a new family adds its name here.
-FAMILY_NAMES = ("transformer", "bahdanau", "no-attention", "bert", "transformers", "llama")
+FAMILY_NAMES = ("transformer", "bahdanau", "no-attention", "decoder-only", "bert", "transformers", "llama")
 
 
 @runtime_checkable
@@ -210,6 +211,49 @@ class TranslatorAdapter(_Adapter):
     def position_table(self) -> torch.nn.Module:
         """The encoder's position table (model.positional.summarize_position_table reads it)."""
         return self.network.model.src_pos
+
+
+@dataclass(eq=False)
+class DecoderOnlyAdapter(_Adapter):
+    """Our decoder-only translator (a shipped or trained LoadedModel of model/decoder_only.py): one causal
+    self-attention map per layer, decoder_self (L, h, N, N), over "<bos> english ⟶ french"; the query rows after
+    "⟶" are the French tokens, and their columns before it the English block, where the encoder-decoder's
+    cross-attention looks. Ablation, rescale, raw weights, rollout and value norms; no step-by-step decoding page
+    (it draws cross-attention), no head importance or pattern labels (written for the encoder-decoder)."""
+
+    def __post_init__(self):
+        cfg = self.network.config
+        self.family = family_of(cfg)
+        self.layout = {"decoder_self": (cfg.num_layers, cfg.num_heads)}
+        self.capabilities = frozenset({ABLATION, RESCALE, TRANSLATION, NORMS, VOCABULARY, TRAINING})
+        self.positions = "table"
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        masks = None
+        if switched_off:
+            cfg = self.network.config
+            ones = torch.ones(cfg.num_layers, cfg.num_heads)  # (L, h): 1 keeps a head, 0 switches it off
+            for kind, layer, head in switched_off:
+                if kind != "decoder_self":
+                    raise ValueError(f"{self.model_id} has decoder_self heads only, not {kind}")
+                ones[layer, head] = 0.0
+            masks = HeadMasks(decoder_self=ones)
+        return analyse_causal_translation(self.model_id, text, greedy_decode(self.network, text, head_masks=masks),
+                                          self.capabilities)
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        """decoder_self and value_norms_decoder_self (L, h, N, N), rollout_decoder_self (L, N, N) of the translation
+        read as one sequence (teacher-forced: the same pass greedy decoding ended with)."""
+        result, loaded = analysed.decode, self.network
+        device = next(loaded.model.parameters()).device
+        src = torch.tensor([result.source.ids], device=device)
+        tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0]], device=device)
+        arrays = decoder_only_explanations(loaded.model, src, tgt_in)
+        return {name: value[:, 0] for name, value in arrays.items()}  # batch of one
+
+    def position_table(self) -> torch.nn.Module:
+        """The one position table of the packed sequence (model.positional.summarize_position_table reads it)."""
+        return self.network.model.pos
 
 
 @dataclass(eq=False)
@@ -379,6 +423,8 @@ def adapt(model_id: str, network) -> LabModel:
     if isinstance(network, _Adapter):
         return network
     if isinstance(network, LoadedModel):
+        if isinstance(network.config, DecoderOnlyConfig):
+            return DecoderOnlyAdapter(model_id, network)
         cls = TranslatorAdapter if isinstance(network.config, TransformerConfig) else Seq2SeqAdapter
         return cls(model_id, network)
     if isinstance(network, PretrainedEncoder):

@@ -9,6 +9,7 @@ Shapes (every array is numpy, float):
     KindMaps.weights  (L, h, T_q, T_k)  softmax weights; a row sums to 1 over the keys it may see
     KindMaps.scores   (L, h, T_q, T_k)  q·k/√d_k before mask and softmax, or None where the model gives none
     KindMaps.masked   (T_q, T_k)        True where a causal mask hides the key (decoder self-attention), or None
+    KindMaps.source_block (first, end)  a decoder-only translator's English columns, its French rows from `end` on
     AnalysedInput.final_vectors (T, d)  the encoder's last-layer token vectors (encoders)
     AnalysedInput.embedding     (d,)    mean-pooled, L2-normalised sentence embedding (sentence encoders)
 
@@ -25,6 +26,7 @@ import torch
 from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
 from model.data import is_punctuation
 from model.decode import DecodeResult
+from model.decoder_only import sequence_tokens
 
 KIND_NAMES = ("encoder_self", "decoder_self", "cross")
 # What a model offers beyond its maps; pages show a view only when the capability is there.
@@ -41,6 +43,10 @@ class KindMaps:
     query_tokens: list[str]
     key_tokens: list[str]
     masked: np.ndarray | None = None
+    # (first, end): the key columns of the source sentence inside one causal map whose rows from `end` on write the
+    # output (a decoder-only translator: the English words between <bos> and "⟶"), or None. Rows end.. by columns
+    # first..end-1 are where such a model does what an encoder-decoder's cross-attention does.
+    source_block: tuple[int, int] | None = None
 
     @property
     def layers(self) -> int:
@@ -95,6 +101,30 @@ def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput
     return AnalysedInput(model_id, text, list(source), maps, capabilities, output_tokens=list(result.output_tokens),
                          truncated_from=result.source.truncated_from, unknown=list(result.source.unknown),
                          decode=result)
+
+
+def analyse_causal_translation(model_id: str, text: str, result: DecodeResult,
+                               capabilities: frozenset[str]) -> AnalysedInput:
+    """The decoder-only translator's greedy decode as an AnalysedInput: one kind, decoder_self (L, h, N, N), over
+    the sequence "<bos> english ⟶ french" it read; rows after "⟶" are the French tokens, and their columns before
+    it are the English block (what the encoder-decoder reads through cross-attention)."""
+    tokens = sequence_tokens(result.source.tokens, result.decoder_input_tokens[1:])
+    weights = result.attention["decoder_self"]
+    masked = np.triu(np.ones(weights.shape[-2:], dtype=bool), 1)  # (N, N) True above the diagonal: not seen
+    separator = len(tokens) - len(result.decoder_input_tokens)  # "⟶" follows <bos> and the English words
+    maps = {"decoder_self": KindMaps("decoder_self", weights, result.attention["decoder_self_scores"], tokens,
+                                     list(tokens), masked, source_block=(1, separator))}
+    return AnalysedInput(model_id, text, list(result.source.tokens), maps, capabilities,
+                         output_tokens=list(result.output_tokens), truncated_from=result.source.truncated_from,
+                         unknown=list(result.source.unknown), decode=result)
+
+
+def source_block_shares(maps) -> np.ndarray:
+    """(L, h): per head, the mean over the output rows (from source_block's end on) of their weight on the source
+    columns: how much of what a decoder-only translator's French rows read is the English sentence. maps: a
+    KindMaps, or anything with its weights (L, h, T, T) and source_block."""
+    first, end = maps.source_block
+    return maps.weights[:, :, end:, first:end].sum(-1).mean(-1)
 
 
 def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,

@@ -101,10 +101,11 @@ class EncoderLayer(nn.Module):
         self.ffn = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.sub_attn, self.sub_ffn = residual(cfg), residual(cfg)
 
-    def forward(self, x, mask, need_weights: bool, head_mask=None):
-        """x (B, S, d_model) -> (B, S, d_model) and the self-attention's AttentionResult (weights (B, h, S, S))."""
+    def forward(self, x, mask, need_weights: bool, head_mask=None, is_causal: bool = False):
+        """x (B, S, d_model) -> (B, S, d_model) and the self-attention's AttentionResult (weights (B, h, S, S)).
+        is_causal (mask None, fast path): the kernel's causal mask, as the decoder-only stack trains with."""
         h = self.sub_attn.inputs(x)
-        attn = self.self_attn(h, h, h, mask, need_weights=need_weights, head_mask=head_mask)
+        attn = self.self_attn(h, h, h, mask, need_weights=need_weights, head_mask=head_mask, is_causal=is_causal)
         x = self.sub_attn.add(x, attn.output)
         return self.sub_ffn(x, self.ffn), attn
 

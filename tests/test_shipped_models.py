@@ -17,7 +17,7 @@ def en_fr():
 def scores(en_fr):
     return {name: {split: evaluate(load_checkpoint(CHECKPOINT_DIR / name).model, en_fr, split)["exact_match"]
                    for split in ("test", "long_test")}
-            for name in ("transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr")}
+            for name in ("transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr", "decoder-only_en-fr")}
 
 
 def test_transformer_en_fr_exact_match(scores):

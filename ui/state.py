@@ -8,7 +8,7 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult
-from model.families import STEPS, TRANSLATION, LabModel, SwitchedOff, adapt, entry_family, model_family
+from model.families import STEPS, TRAINING, TRANSLATION, LabModel, SwitchedOff, adapt, entry_family, model_family
 from model.sources import AnalysedInput
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
@@ -120,7 +120,10 @@ def no_steps_notice(lab: LabModel, model_id: str) -> bool:
     """True (with a notice saying why) when the model cannot go step by step through a translation of ours."""
     if lab.can(STEPS):
         return False
-    st.info(tr("bert.no_steps" if lab.can(TRANSLATION) else "bert.no_decoder", model=escape_markdown(model_id)))
+    # a translator of this project (TRAINING) without steps reads its English in the same causal map (decoder-only)
+    key = ("bert.no_steps_causal" if lab.can(TRAINING) else "bert.no_steps") if lab.can(TRANSLATION) \
+        else "bert.no_decoder"
+    st.info(tr(key, model=escape_markdown(model_id)))
     return True
 
 

@@ -19,6 +19,7 @@ from i18n import tr
 SEQUENTIAL = "Blues"
 LINE_BANDS = 8  # width/opacity levels in the lines view
 DIVERGING = "RdBu_r"
+BLOCK_FRAME = "#d55e00"  # Okabe–Ito vermillion: seen on every shade of Blues and of presenter mode's Cividis
 
 
 def html_escaped(token: str) -> str:
@@ -43,8 +44,11 @@ def _pair_hover() -> str:
 
 def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
                       masked: np.ndarray | None = None, zmax: float | None = 1.0, colorscale: str = SEQUENTIAL,
-                      value_name: str | None = None, height: int | None = None) -> go.Figure:
-    """weights (T_q, T_k); masked (T_q, T_k) True where the key was hidden from the query (drawn grey)."""
+                      value_name: str | None = None, height: int | None = None,
+                      block: tuple[int, int] | None = None) -> go.Figure:
+    """weights (T_q, T_k); masked (T_q, T_k) True where the key was hidden from the query (drawn grey);
+    block (first, end): framed, the rows from `end` on over the key columns first..end-1 (a decoder-only
+    translator's French rows over its English words: what an encoder-decoder's cross-attention holds)."""
     value_name = value_name or tr("attention.chart.weight")
     weights = np.asarray(weights, dtype=float)
     z = weights.copy()
@@ -62,6 +66,10 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
             z=grey, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))),
             customdata=_hover(query_tokens, key_tokens), colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
             hoverongaps=False, hovertemplate=f"{_pair_hover()}<br>{tr('attention.chart.masked')}<extra></extra>"))
+    if block is not None:
+        first, end = block  # cell (row i, column j) spans i ± 0.5, j ± 0.5
+        fig.add_shape(type="rect", x0=first - 0.5, x1=end - 0.5, y0=end - 0.5, y1=len(query_tokens) - 0.5,
+                      line=dict(color=BLOCK_FRAME, width=2, dash="dash"), fillcolor="rgba(0,0,0,0)")
     size = max(len(query_tokens), len(key_tokens))
     fig.update_layout(title=title, height=height or min(700, max(260, 160 + 28 * size)), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=tr("attention.chart.keys_axis"), side="bottom", **_ticks(key_tokens)),

@@ -36,6 +36,23 @@ def transformer_explanations(model, src: torch.Tensor, tgt_in: torch.Tensor) -> 
     return out
 
 
+@torch.no_grad()
+def decoder_only_explanations(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict[str, np.ndarray]:
+    """One teacher-forced pass of the decoder-only translator (model/decoder_only.py, eval mode) -> numpy arrays of
+    its one kind over the packed sequence "<bos> english ⟶ french" (N tokens):
+
+    decoder_self (L, B, h, N, N) raw weights, value_norms_decoder_self likewise, rollout_decoder_self (L, B, N, N).
+    """
+    modules = {str(l): layer.self_attn for l, layer in enumerate(model.layers)}
+    with capture_attention_inputs(modules) as captured:
+        _, maps = model(src, tgt_in, need_weights=True)
+    weights = maps.decoder_self  # (L, B, h, N, N)
+    raw = weights.cpu().numpy()
+    norms = stack_value_norms(list(modules.values()), weights, [captured[str(l)][0] for l in range(len(modules))])
+    rollout = np.stack([attention_rollout(raw[:, b]) for b in range(src.size(0))], 1)
+    return {"decoder_self": raw, "value_norms_decoder_self": norms, "rollout_decoder_self": rollout}
+
+
 def analysis_arrays(model, src_ids: Sequence[int], tgt_in_ids: Sequence[int]) -> dict[str, np.ndarray]:
     """For `python -m model.inspect --out FILE.npz`: one sentence (ids without padding) through a Transformer.
 

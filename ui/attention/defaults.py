@@ -6,6 +6,7 @@ import streamlit as st
 from i18n import tr
 from model.decode import DecodeResult
 from model.metrics import sharpest_content_head, sharpest_head
+from model.sources import KindMaps, source_block_shares
 from ui.attention.specs import HEAD, KIND, LAYER
 
 TEACHING_KIND = "cross"  # encoder-decoder attention: which source words each written word reads
@@ -34,6 +35,16 @@ def why_this_head(kind: str, weights, layer: int, head: int) -> None:
     if (layer, head) == (best_layer, best_head):
         st.caption(tr("lecture.why_this_head", layer=layer + 1, head=head + 1, heads=weights.shape[0] * weights.shape[1],
                       entropy=f"{entropy:.2f}"))
+
+
+def open_on_source_block_head(maps: KindMaps) -> None:
+    """A first visit (no link, no kept view) to a causal map with a source block (a decoder-only translator) opens
+    the head whose output rows put the most weight on the source words: where its cross-attention went."""
+    if LAYER.key in st.session_state or HEAD.key in st.session_state:
+        return
+    shares = source_block_shares(maps)  # (L, h)
+    layer, head = divmod(int(shares.argmax()), shares.shape[1])
+    st.session_state.update({LAYER.key: layer, HEAD.key: head})
 
 
 def open_encoder_on_teaching_head(weights, special: list[bool]) -> None:

@@ -26,6 +26,7 @@ class AttentionMaps:
     query_tokens: list[str]
     key_tokens: list[str]
     masked: np.ndarray | None  # (T_q, T_k) True where the causal mask hides the key
+    source_block: tuple[int, int] | None = None  # model.sources.KindMaps.source_block: columns of a source sentence
 
     @classmethod
     def of(cls, analysed: AnalysedInput, kind: str, raw: bool = False) -> AttentionMaps:
@@ -34,7 +35,8 @@ class AttentionMaps:
         maps = analysed.maps[kind]
         if not raw:
             maps = encoder_view(maps, analysed)
-        return cls(kind, maps.weights, maps.scores, maps.query_tokens, maps.key_tokens, maps.masked)
+        return cls(kind, maps.weights, maps.scores, maps.query_tokens, maps.key_tokens, maps.masked,
+                   maps.source_block)
 
     def title(self, layer: int, head: int) -> str:
         return tr("attention.head_title", kind=attention_kind_label(self.kind), layer=layer + 1, head=head + 1)

@@ -14,7 +14,7 @@ from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from model.families import LabModel
-from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, special_token_shares
+from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, source_block_shares, special_token_shares
 from ui.attention.maps import AttentionMaps
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
@@ -152,13 +152,15 @@ _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
 
 
 def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
-                  masked: np.ndarray | None = None, height: int | None = None) -> go.Figure:
+                  masked: np.ndarray | None = None, height: int | None = None,
+                  block: tuple[int, int] | None = None) -> go.Figure:
     """attention_heatmap / attention_lines built once per content (weights, tokens, title, language) for all
     sessions: the key is the data itself, so it is right for any model, shipped or trained by a student."""
     weights = np.ascontiguousarray(weights, dtype=float)
-    extra = {name: value for name, value in (("masked", masked), ("height", height)) if value is not None}
+    extra = {name: value for name, value in (("masked", masked), ("height", height), ("block", block))
+             if value is not None}
     key = ("attention", builder, weights.shape, weights.tobytes(), tuple(query_tokens), tuple(key_tokens), title,
-           None if masked is None else np.asarray(masked).tobytes(), height)
+           None if masked is None else np.asarray(masked).tobytes(), height, block)
     return shared_figure(key, lambda: _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title,
                                                          **extra))
 
@@ -167,7 +169,7 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     tokens = max(len(maps.query_tokens), len(maps.key_tokens))
     left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
     heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                            maps.title(layer, head), masked=maps.masked)
+                            maps.title(layer, head), masked=maps.masked, block=maps.source_block)
     # A long text: every k-th token labelled, none overlapping (hover and CSV still name every one). The map has
     # 3/5 of the page's 1100 px beside the lines view, all of it without; projected, labels are larger.
     heatmap = thin_tick_labels(heatmap, 660 if right is not None else 1100,
@@ -186,6 +188,9 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
         st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
     if maps.masked is not None:
         st.caption(tr("attention.mask_caption"))
+    if maps.source_block is not None:
+        share = float(source_block_shares(maps)[layer, head])
+        st.caption(tr("attention.source_block_caption", share=f"{share:.0%}"))
 
 
 def _focus(layer: int, head: int) -> None:
