@@ -53,7 +53,7 @@ from model.kv_cache import StepTiming, time_step_both_ways
 from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
 from model.llama import KVCache, LoadedLlama, load_smollm2, value_weighted_norms
 from model.local_models import LocalModelEntry, TransformersModel, local_model_entry, open_local_model
-from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput,
+from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput, KindMaps,
                            analyse_causal_translation, analyse_encoder, analyse_toy)
 from model.transformer import HeadMasks
 
