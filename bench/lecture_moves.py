@@ -49,7 +49,7 @@ HOME_DRAWN = """() => !!document.querySelector('[data-testid="stMarkdownContaine
 
 
 def _move(page, act, drawn: str | None = None) -> float:
-    """Seconds from act() to the move's last DOM change; drawn: a predicate (JS) the page meets once the move is done."""
+    """Seconds from act() to the move's last DOM change; drawn: a JS predicate the page meets once the move is done."""
     page.evaluate(WATCH)
     page.wait_for_timeout(200)
     clicked_at = page.evaluate("() => performance.now()")

@@ -29,7 +29,8 @@ def set_sentence(page: Page, text: str) -> None:
 # label ("head 5") and its row's ("layer 2") cross. Scrolled into view first: the point is in viewport pixels.
 _THUMBNAIL = """([layer, head]) => {
   const plot = document.querySelector('[data-testid="stMain"] .js-plotly-plot');
-  const row = plot.querySelectorAll('g.ytick text')[layer - 1], column = plot.querySelectorAll('g.xtick text')[head - 1];
+  const row = plot.querySelectorAll('g.ytick text')[layer - 1];
+  const column = plot.querySelectorAll('g.xtick text')[head - 1];
   row.scrollIntoView({block: 'center'});
   const x = column.getBoundingClientRect(), y = row.getBoundingClientRect();
   return [(x.left + x.right) / 2, (y.top + y.bottom) / 2]; }"""

@@ -155,8 +155,10 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     return fig
 
 
-CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter traces: controls, not data
-CLICK_TARGETS_MAX = 1200  # invisible markers in the whole grid: each is an SVG element that Chromium draws (bench/README.md)
+CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter trace: controls, not data
+# Invisible markers in the whole grid: each is an SVG element Chromium draws (4608 on the real encoder's grid took
+# about as long as its heatmap and titles together: bench/README.md).
+CLICK_TARGETS_MAX = 1200
 
 
 def _blocks(length: int, count: int) -> list[np.ndarray]:

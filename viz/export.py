@@ -1,7 +1,8 @@
 """A chart's numbers as a table, for CSV download: what a figure shows, with its labels, and nothing else.
 
 One heatmap becomes a matrix (rows and columns labelled as on the axes); several heatmaps, the all-heads grid (one
-heatmap of tiled maps, a series per head), lines and bars become a long table (series, x, y). Labels are unescaped from plotly's HTML-safe form and made formula-safe.
+heatmap of tiled maps, a series per head), lines and bars become a long table (series, x, y). Labels are unescaped
+from plotly's HTML-safe form and made formula-safe.
 """
 from __future__ import annotations
 
