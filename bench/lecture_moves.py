@@ -41,11 +41,21 @@ def _settle(page, clicked_at: float, quiet_ms: int = 400, timeout_ms: int = 6000
     return (page.evaluate("() => window.__lastChange") - clicked_at) / 1000
 
 
-def _move(page, act) -> float:
+# The real encoder's grid drawn: its 72 thumbnails' titles (on a loaded machine a pause of 400 ms between the click's
+# first changes and the grid could end a move before the grid was there).
+GRID_DRAWN = """() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length > 0
+  && document.querySelectorAll('.js-plotly-plot .annotation-text-g').length >= 72"""
+HOME_DRAWN = """() => !!document.querySelector('[data-testid="stMarkdownContainer"]')"""
+
+
+def _move(page, act, drawn: str | None = None) -> float:
+    """Seconds from act() to the move's last DOM change; drawn: a JS predicate the page meets once the move is done."""
     page.evaluate(WATCH)
     page.wait_for_timeout(200)
     clicked_at = page.evaluate("() => performance.now()")
     act()
+    if drawn:
+        page.wait_for_function(drawn, timeout=60000, polling=50)
     return _settle(page, clicked_at)
 
 
@@ -95,21 +105,19 @@ def measure(base: str, repeat: int) -> dict[str, list[float]]:
         for _ in range(repeat):
             _open(page, f"{base}/train?lesson=intro&stop=16&lang=en", ".st-key-lesson_bar")
             times["lesson Next: stop 16 → 17"].append(
-                _move(page, lambda: page.get_by_role("button", name="Next", exact=True).click()))
-            assert page.locator(".js-plotly-plot .heatmaplayer").count() > 0  # the grid is drawn
+                _move(page, lambda: page.get_by_role("button", name="Next", exact=True).click(), GRID_DRAWN))
         # Stop 17 as a student's new tab opens it (and the teacher's, projected), beside Home in a new tab (the
         # front end's own start): navigation to the page drawn and settled.
-        tabs = [("a new tab: Home", "?lang=en", '[data-testid="stMarkdownContainer"]'),
-                ("stop 17 opens (new tab, student)", "/attention?lesson=intro&stop=17&lang=en",
-                 ".js-plotly-plot .heatmaplayer"),
+        tabs = [("a new tab: Home", "?lang=en", HOME_DRAWN),
+                ("stop 17 opens (new tab, student)", "/attention?lesson=intro&stop=17&lang=en", GRID_DRAWN),
                 ("stop 17 opens (new tab, projected)", "/attention?lesson=intro&stop=17&lang=en&presenter=true",
-                 ".js-plotly-plot .heatmaplayer")]
+                 GRID_DRAWN)]
         for _ in range(repeat):
             for name, path, ready in tabs:
                 tab = browser.new_page(viewport={"width": 1280, "height": 720})
                 started = time.perf_counter()
                 tab.goto(f"{base}{path}")
-                tab.wait_for_selector(ready, timeout=120000)
+                tab.wait_for_function(ready, timeout=120000, polling=50)
                 tab.evaluate(WATCH)
                 tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)
                 settled_at, now = tab.evaluate("() => [window.__lastChange, performance.now()]")

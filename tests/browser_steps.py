@@ -31,6 +31,30 @@ def set_sentence(page: Page, text: str) -> None:
     expect(box).to_have_value(text)
 
 
+# The all-heads grid is one heatmap of tiled maps (viz.attention.head_grid): a thumbnail is where its column's tick
+# label ("head 5") and its row's ("layer 2") cross. Scrolled into view first: the point is in viewport pixels.
+_THUMBNAIL = """([layer, head]) => {
+  const plot = document.querySelector('[data-testid="stMain"] .js-plotly-plot');
+  const row = plot.querySelectorAll('g.ytick text')[layer - 1];
+  const column = plot.querySelectorAll('g.xtick text')[head - 1];
+  row.scrollIntoView({block: 'center'});
+  const x = column.getBoundingClientRect(), y = row.getBoundingClientRect();
+  return [(x.left + x.right) / 2, (y.top + y.bottom) / 2]; }"""
+
+
+def grid_thumbnail(page: Page, layer: int, head: int) -> tuple[float, float]:
+    """The viewport point of the all-heads grid's thumbnail of layer/head (1-based), scrolled into view."""
+    expect(page.get_by_test_id("stMain").locator(".js-plotly-plot g.xtick text").nth(head - 1)).to_be_attached()
+    x, y = page.evaluate(_THUMBNAIL, [layer, head])
+    return x, y
+
+
+def open_grid_thumbnail(page: Page, layer: int, head: int) -> None:
+    """Click the all-heads grid's thumbnail of layer/head (1-based); wait for the run it starts."""
+    page.mouse.click(*grid_thumbnail(page, layer, head))
+    wait_idle(page)
+
+
 def open_url(page: Page, url: str, heading: str) -> None:
     """Go to a page of the app; wait until its title is shown and its run has finished."""
     page.goto(url)

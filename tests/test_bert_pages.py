@@ -10,9 +10,9 @@ from i18n import translate
 from model.bert import MINILM_NAME
 from model.sources import analyse_encoder
 from tests.bad_inputs import load_bad_inputs
-from tests.app_links import APP_PAGES, chart_specs, chart_titles, link_notices, open_page
+from tests.app_links import APP_PAGES, chart_figures, chart_specs, chart_titles, link_notices, open_page
 from ui.models import load_model
-from viz.export import trace_values
+from viz.export import grid_maps, trace_values
 
 BAD_INPUTS = load_bad_inputs()
 COREFERENCE = "The animal didn't cross the street because it was too tired."
@@ -64,7 +64,8 @@ def test_merge_and_hide_toggles_change_the_tokens_and_say_how():
 def test_all_heads_grid_is_six_layers_by_twelve_heads():
     at = _open(sentence=COREFERENCE, attn_view="All heads")
     grid = chart_specs(at)[0]
-    assert len([t for t in grid["data"] if t["type"] == "heatmap"]) == 72
+    maps = grid_maps(chart_figures(at)[0].data[0])  # one heatmap: the heads' maps tiled
+    assert len(maps) == 72 and maps[71][0] == "L6 H12"
     assert grid["layout"]["annotations"][71]["text"].startswith("L6 H12 · ")  # then the head's pattern
 
 
@@ -119,8 +120,8 @@ def test_a_long_text_is_cut_to_256_tokens_with_a_notice_and_the_grid_and_heatmap
     assert translate("en", "bert.lines_hidden", limit=40, tokens=256) in [c.value for c in at.caption]
     at.session_state["attn_view"] = "All heads"
     at.run()
-    grid = chart_specs(at)[0]
-    assert not at.exception and trace_values(grid["data"][0]["z"]).shape == (48, 48)  # block-averaged thumbnails
+    maps = grid_maps(chart_figures(at)[0].data[0])
+    assert not at.exception and {tile.shape for _, tile, _, _ in maps} == {(48, 48)}  # block-averaged thumbnails
     assert translate("en", "bert.grid_pooled", tokens=256, cells=48) in [c.value for c in at.caption]
 
 

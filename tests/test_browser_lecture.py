@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SCREENSHOTS
-from tests.browser_steps import no_exception, wait_idle
+from tests.browser_steps import grid_thumbnail, no_exception, wait_idle
 
 
 def _sidebar_page(page: Page, title: str) -> None:
@@ -87,7 +87,7 @@ def test_the_attention_page_opens_on_cross_attention_and_the_grid_opens_a_head(p
         .to_be_visible()
     page.get_by_role("radio", name="All heads", exact=True).click()
     wait_idle(page)
-    page.locator(".draglayer .xy .nsewdrag").first.hover()  # a thumbnail names its tokens on hover
+    page.mouse.move(*grid_thumbnail(page, 1, 1))  # a thumbnail names its tokens on hover
     expect(page.locator(".hovertext").first).to_contain_text(re.compile(r"query .+ → key .+"))
     page.get_by_role("button", name="L2 H3", exact=True).click()
     wait_idle(page)

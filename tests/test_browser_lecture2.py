@@ -5,42 +5,38 @@ import pytest
 
 from playwright.sync_api import Page, expect
 
+from tests.browser_steps import grid_thumbnail, open_grid_thumbnail
 from tests.conftest import SCREENSHOTS
 from tests.test_browser import no_exception, wait_idle
-
-
-def _thumbnail(page: Page, number: int):
-    """The drag layer of the number-th subplot (0-based, row by row) of the first chart: what a click lands on."""
-    return page.locator(".js-plotly-plot").first.locator(".draglayer .nsewdrag").nth(number)
 
 
 def test_a_click_on_a_grid_thumbnail_opens_that_head(page: Page, app_url):
     page.goto(f"{app_url}/attention?sentence=i+am+a+student&kind=cross&view=All+heads")
     wait_idle(page)
     expect(page.get_by_role("radio", name="All heads", exact=True)).to_be_checked()
-    expect(_thumbnail(page, 7)).to_be_attached()  # all 8 thumbnails drawn
-    # no thumbnail's title sits on the thumbnail above it (the subplot titles of row 2 covered row 1's bottom)
-    assert not page.evaluate("""() => {
+    plot = page.locator(".js-plotly-plot").first
+    expect(plot.locator(".annotation-text-g")).to_have_count(8)  # all 8 thumbnails' titles drawn
+    # no thumbnail's title sits on a thumbnail: each lies above its own map, below the one above it (the one heatmap's
+    # maps are where the row and column tick labels cross)
+    boxes = page.evaluate("""() => {
       const plot = document.querySelector('.js-plotly-plot'), box = el => el.getBoundingClientRect();
-      const cells = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(box);
-      return [...plot.querySelectorAll('.annotation-text-g')].map(box).filter(t => cells.some(c =>
-        Math.min(t.right, c.right) - Math.max(t.left, c.left) > 1
-        && Math.min(t.bottom, c.bottom) - Math.max(t.top, c.top) > 1))
-        .length; }""")
-    thumbnail = _thumbnail(page, 6)  # the toy model's grid is 2 layers × 4 heads: the 7th is layer 2, head 3
-    thumbnail.hover()  # the hover still names the tokens (the click targets carry the heatmap's hover)
+      return {titles: [...plot.querySelectorAll('.annotation-text-g')].map(box).map(b => [b.top, b.bottom]),
+              rows: [...plot.querySelectorAll('g.ytick text')].map(box).map(b => (b.top + b.bottom) / 2)}; }""")
+    for number, (top, bottom) in enumerate(boxes["titles"]):  # 2 layers × 4 heads, row by row
+        assert bottom < boxes["rows"][number // 4], (number, top, bottom, boxes["rows"])
+        assert number < 4 or top > boxes["rows"][number // 4 - 1], (number, top, bottom, boxes["rows"])
+    page.mouse.move(*grid_thumbnail(page, 2, 3))  # the toy model's grid is 2 layers × 4 heads: layer 2, head 3
+    # the hover names the head and the tokens (the click targets carry the heatmap's hover)
     expect(page.locator(".hovertext").first).to_contain_text(re.compile(r"layer 2\W*head 3.*query .+ → key .+"))
     page.screenshot(path=SCREENSHOTS / "grid_hover.png")
-    thumbnail.click()
-    wait_idle(page)
+    open_grid_thumbnail(page, 2, 3)
     expect(page.get_by_role("radio", name="Head", exact=True)).to_be_checked()
     expect(page.get_by_text("Encoder–decoder (cross) attention · layer 2 · head 3").first).to_be_visible()
     expect(page).to_have_url(re.compile(r"layer=2.*head=3.*view=Head"))
     page.go_back()  # Back returns to the grid the head was picked from
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"view=All"))
-    _thumbnail(page, 1).click()  # and a second click, on layer 1 head 2, opens that one
-    wait_idle(page)
+    open_grid_thumbnail(page, 1, 2)  # and a second click, on layer 1 head 2, opens that one
     expect(page.get_by_text("Encoder–decoder (cross) attention · layer 1 · head 2").first).to_be_visible()
     no_exception(page)
 
@@ -149,13 +145,12 @@ def test_typing_an_unknown_word_offers_known_words_and_a_click_puts_one_in(page:
 
 
 def test_a_click_on_a_thumbnail_of_the_real_encoders_6x12_grid_opens_that_head(page: Page, app_url):
-    """72 thumbnails: the click targets are blocks of cells there (viz.attention.CLICK_TARGETS_MAX)."""
+    """72 thumbnails in one heatmap: the click targets are blocks of cells there (viz.attention.CLICK_TARGETS_MAX)."""
     page.goto(f"{app_url}/attention?model=all-MiniLM-L6-v2&sentence=My+grandmother+baked+bread+because+the+kitchen"
               "+was+cold.&kind=encoder_self&view=All+heads")
     wait_idle(page)
-    expect(page.locator(".js-plotly-plot").first.locator(".heatmaplayer .hm")).to_have_count(72)
-    _thumbnail(page, 12 + 4).click()  # row 2, the 5th: layer 2, head 5
-    wait_idle(page)
+    expect(page.locator(".js-plotly-plot").first.locator(".annotation-text-g")).to_have_count(72)  # their titles
+    open_grid_thumbnail(page, 2, 5)
     expect(page.get_by_role("radio", name="Head", exact=True)).to_be_checked()
     expect(page.get_by_text("Encoder self-attention · layer 2 · head 5").first).to_be_visible()
     no_exception(page)

@@ -1,8 +1,9 @@
-"""The all-heads grid's click targets: one per cell on small grids, bounded on big ones, never in the CSV."""
+"""The all-heads grid: one heatmap of tiled maps, and its click targets (one per cell on small grids, bounded on big
+ones, never in the CSV), each lying on the map of the head it opens."""
 import numpy as np
 
-from viz.attention import CLICK_TARGETS, CLICK_TARGETS_MAX, grid_head, head_grid
-from viz.export import figure_table
+from viz.attention import CLICK_TARGETS, CLICK_TARGETS_MAX, grid_head, head_grid, tile_origin
+from viz.export import figure_table, grid_maps, trace_values
 
 
 def _targets(fig):
@@ -12,9 +13,9 @@ def _targets(fig):
 def test_each_cell_of_a_small_grid_is_a_click_target_that_names_its_head_and_tokens():
     weights = np.random.default_rng(0).random((2, 4, 3, 5))
     fig = head_grid(weights, ["i", "am", "<eos>"], list("abcde"))
-    targets = _targets(fig)
-    assert len(targets) == 8 and all(len(t.x) == 15 for t in targets)
-    point = {"customdata": list(targets[6].customdata[7])}  # layer 2, head 3; row 1 ("am"), column 2 ("c")
+    (targets,) = _targets(fig)
+    assert len(targets.x) == 8 * 15
+    point = {"customdata": list(targets.customdata[6 * 15 + 7])}  # layer 2, head 3; row 1 ("am"), column 2 ("c")
     assert grid_head(point) == (1, 2)
     assert point["customdata"][:2] == ["am", "c"] and point["customdata"][2] == weights[1, 2, 1, 2]
     assert grid_head({"x": 1, "y": 2}) is None  # a point of any other chart opens nothing
@@ -22,10 +23,40 @@ def test_each_cell_of_a_small_grid_is_a_click_target_that_names_its_head_and_tok
     assert len(figure_table(fig)) == 8 * 15  # the heatmaps' cells only
 
 
+def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads_maps_and_each_target_lies_on_its_heads_map():
+    weights = np.random.default_rng(3).random((3, 5, 4, 6))
+    masked = np.triu(np.ones((4, 6), bool), 1)
+    fig = head_grid(weights, list("abcd"), list("uvwxyz"), selected=(2, 1), masked=masked)
+    heatmaps = [trace for trace in fig.data if trace.type == "heatmap"]
+    assert len(heatmaps) == 1  # one trace, not a subplot per head (Chromium drew 72 subplots in seconds)
+    z = np.asarray(trace_values(heatmaps[0].z), dtype=float)
+    maps = grid_maps(heatmaps[0])
+    assert [name for name, *_ in maps] == [f"L{l} H{h}" for l in (1, 2, 3) for h in (1, 2, 3, 4, 5)]
+    for index, (_, tile, queries, keys) in enumerate(maps):
+        expected = np.where(masked, np.nan, weights[index // 5, index % 5])
+        np.testing.assert_array_equal(tile, expected)
+        assert queries == list("abcd") and keys == list("uvwxyz")
+    assert np.isnan(z).sum() == z.size - 15 * 24 + masked.sum() * 15  # the rest is gaps (and masked cells)
+    (targets,) = _targets(fig)
+    for x, y, data in zip(targets.x, targets.y, targets.customdata):
+        top, left = tile_origin(int(data[3]), int(data[4]), 4, 6)
+        assert top <= y <= top + 3 and left <= x <= left + 5  # a click on a map opens that map's head
+    custom = heatmaps[0].customdata
+    top, left = tile_origin(1, 3, 4, 6)
+    assert list(custom[top + 2][left + 1]) == ["layer 2 head 4", "c", "v"]  # the hover names head, query and key
+    (frame,) = fig.layout.shapes  # the open head is framed
+    top, left = tile_origin(2, 1, 4, 6)
+    assert (frame.x0, frame.x1, frame.y0, frame.y1) == (left - 0.5, left + 5.5, top - 0.5, top + 3.5)
+    assert list(fig.layout.xaxis.ticktext) == [f"head {h}" for h in range(1, 6)]
+    assert list(fig.layout.yaxis.ticktext) == [f"layer {l}" for l in (1, 2, 3)]
+    assert [a.text for a in fig.layout.annotations][6] == "L2 H2"  # each map's title
+
+
 def test_a_big_grid_gets_block_targets_within_the_budget():
     weights = np.random.default_rng(0).random((6, 12, 48, 48))
     tokens = [f"t{i}" for i in range(48)]
-    targets = _targets(head_grid(weights, tokens, tokens))
-    assert len(targets) == 72 and sum(len(t.x) for t in targets) <= CLICK_TARGETS_MAX
-    first = targets[0].customdata[0]
+    (targets,) = _targets(head_grid(weights, tokens, tokens))
+    heads = {(int(d[3]), int(d[4])) for d in targets.customdata}
+    assert len(heads) == 72 and len(targets.x) <= CLICK_TARGETS_MAX
+    first = targets.customdata[0]
     assert first[0].startswith("t0…") and first[1].startswith("t0…")  # a block names its first and last token

@@ -38,7 +38,7 @@ def test_difference_grid_lines_bars_and_table():
     diff = difference_heatmap(a, b, TOKENS, TOKENS)
     np.testing.assert_allclose(np.asarray(diff.data[0].z, dtype=float), a - b)
     grid = head_grid(np.stack([np.stack([a, b])] * 2), TOKENS, TOKENS, selected=(1, 0))
-    assert len([t for t in grid.data if t.type == "heatmap"]) == 4 and len(grid.layout.shapes) == 1
+    assert len([t for t in grid.data if t.type == "heatmap"]) == 1 and len(grid.layout.shapes) == 1  # tiled maps
     lines = attention_lines(np.eye(5), TOKENS, TOKENS, threshold=0.5)
     segments = [seg for t in lines.data if t.mode == "lines" for seg in zip(t.x[0::3], t.y[0::3], t.y[1::3])]
     assert sorted(segments) == [(0, i, i) for i in range(5)]  # one line per query, to its own key

@@ -12,7 +12,6 @@ import html
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from i18n import tr
 
@@ -88,54 +87,86 @@ def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, t
     return fig
 
 
+GRID_GAP_COLUMNS = 1  # empty (NaN) columns between two heads' maps in the tiled grid
+TITLE_BAND = 0.3  # the empty rows above each layer's maps, as a share of its rows: room for the thumbnails' titles
+GRID = "head_grid"  # the key of a tiled grid's heatmap `meta`: how to cut it back into one map per head
+
+
+def _grid_bands(rows: int) -> int:
+    return max(1, int(np.ceil(rows * TITLE_BAND)))
+
+
+def tile_origin(layer: int, head: int, rows: int, cols: int) -> tuple[int, int]:
+    """(y, x) of the top-left cell of a head's map in the tiled matrix."""
+    band = _grid_bands(rows)
+    return layer * (rows + band) + band, head * (cols + GRID_GAP_COLUMNS)
+
+
 def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", selected: tuple[int, int] | None = None,
               masked: np.ndarray | None = None, labels=None) -> go.Figure:
-    """weights (L, h, T_q, T_k) as an L × h grid of small heatmaps (rows: layers, columns: heads).
+    """weights (L, h, T_q, T_k) as an L × h grid of small maps (rows: layers, columns: heads).
 
-    Each small map's axes carry the tokens (labels hidden, too small to read) so its CSV export names them.
+    One heatmap trace: the heads' maps tiled into one matrix, a column of empty cells between two heads and a band of
+    empty rows above each layer for the thumbnails' titles. (72 subplots, one per head of the real encoder, took
+    Chromium seconds to draw: bench/README.md.) Hover names the layer, head, query and key of each cell; the trace's
+    `meta` says how to cut the matrix back into one map per head (grid_maps), for the CSV and the chart's words.
     labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title."""
-    layers, heads = weights.shape[:2]
-    titles = [f"L{l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else "")
-              for l in range(layers) for h in range(heads)]
-    height = max(260, 170 * layers + 60)
-    # room between rows for a row's subplot titles (about 30 px), which sat on the thumbnails above them
-    fig = make_subplots(rows=layers, cols=heads, horizontal_spacing=0.02,
-                        vertical_spacing=min(0.3, max(0.04, 30 / (height - 70))),
-                        subplot_titles=titles)
-    hover = _hover(query_tokens, key_tokens)
-    pair, weight = _pair_hover(), tr("attention.chart.weight")
-    xs, ys = list(range(len(key_tokens))), list(range(len(query_tokens)))
+    weights = np.asarray(weights, dtype=float)
+    layers, heads, rows, cols = weights.shape
+    band = _grid_bands(rows)
+    height_cells, width_cells = layers * (rows + band), heads * (cols + GRID_GAP_COLUMNS) - GRID_GAP_COLUMNS
+    z = np.full((height_cells, width_cells), np.nan)
+    custom = np.full((height_cells, width_cells, 3), "", dtype=object)
+    queries = np.array([html_escaped(t) for t in query_tokens], dtype=object)
+    keys = np.array([html_escaped(t) for t in key_tokens], dtype=object)
     for l in range(layers):
         for h in range(heads):
-            z = np.asarray(weights[l, h], dtype=float).copy()
+            y, x = tile_origin(l, h, rows, cols)
+            tile = weights[l, h].copy()
             if masked is not None:
-                z[masked] = np.nan
-            fig.add_trace(go.Heatmap(
-                z=z, x=xs, y=ys, customdata=hover, coloraxis="coloraxis", hoverongaps=False,
-                name=f"L{l + 1} H{h + 1}",
-                hovertemplate=f"{tr('attention.chart.layer_head', layer=l + 1, head=h + 1)}<br>{pair}"
-                              f"<br>{weight} %{{z:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
-            # fixed ranges: the click targets' markers (below) would otherwise pad the axes past the cells
-            fig.update_xaxes(showticklabels=False, range=[-0.5, len(key_tokens) - 0.5], row=l + 1, col=h + 1,
-                             **_ticks(key_tokens))
-            fig.update_yaxes(showticklabels=False, range=[len(query_tokens) - 0.5, -0.5], row=l + 1, col=h + 1,
-                             **_ticks(query_tokens))
-    _add_click_targets(fig, weights, query_tokens, key_tokens)
+                tile[masked] = np.nan
+            z[y:y + rows, x:x + cols] = tile
+            custom[y:y + rows, x:x + cols, 0] = tr("attention.chart.layer_head", layer=l + 1, head=h + 1)
+            custom[y:y + rows, x:x + cols, 1] = queries[:, None]
+            custom[y:y + rows, x:x + cols, 2] = keys[None, :]
+    pair = f"{tr('attention.chart.query')} %{{customdata[1]}} → {tr('attention.chart.key')} %{{customdata[2]}}"
+    weight = tr("attention.chart.weight")
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(width_cells)), y=list(range(height_cells)), customdata=custom, coloraxis="coloraxis",
+        hoverongaps=False,
+        meta={GRID: {"layers": layers, "heads": heads, "queries": [str(q) for q in queries],
+                     "keys": [str(k) for k in keys]}},
+        hovertemplate=f"%{{customdata[0]}}<br>{pair}<br>{weight} %{{z:.4f}}<extra></extra>"))
+    height = max(260, 170 * layers + 60)
+    small = labels is not None and heads > 8  # 12 thumbnails a row: the longer titles in a smaller font
+    for l in range(layers):
+        for h in range(heads):
+            y, x = tile_origin(l, h, rows, cols)
+            fig.add_annotation(text=f"L{l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else ""),
+                               x=x + (cols - 1) / 2, y=y - 0.5, xref="x", yref="y", yanchor="bottom",
+                               showarrow=False, font_size=11 if small else 16)
+    _add_click_targets(fig, weights, query_tokens, key_tokens, height)
     if selected is not None:
-        l, h = selected
-        index = l * heads + h + 1
-        suffix = "" if index == 1 else str(index)
-        fig.add_shape(type="rect", xref=f"x{suffix} domain", yref=f"y{suffix} domain", x0=0, y0=0, x1=1, y1=1,
+        y, x = tile_origin(*selected, rows, cols)
+        fig.add_shape(type="rect", xref="x", yref="y", x0=x - 0.5, x1=x + cols - 0.5, y0=y - 0.5, y1=y + rows - 0.5,
                       line=dict(color="#d62728", width=3))
-    if labels is not None and heads > 8:  # 12 thumbnails a row: the longer titles in a smaller font
-        fig.update_annotations(font_size=11)
+    centres_x = [tile_origin(0, h, rows, cols)[1] + (cols - 1) / 2 for h in range(heads)]
+    centres_y = [tile_origin(l, 0, rows, cols)[0] + (rows - 1) / 2 for l in range(layers)]
     fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=weight)),
-                      height=height, margin=dict(l=10, r=10, t=60, b=10))
+                      height=height, margin=dict(l=10, r=10, t=60, b=10),
+                      xaxis=dict(range=[-0.5, width_cells - 0.5], tickmode="array", tickvals=centres_x,
+                                 ticktext=[tr("attention.chart.head_tick", head=h + 1) for h in range(heads)],
+                                 showgrid=False, zeroline=False),
+                      yaxis=dict(range=[height_cells - 0.5, -0.5], tickmode="array", tickvals=centres_y,
+                                 ticktext=[tr("attention.chart.layer_tick", layer=l + 1) for l in range(layers)],
+                                 showgrid=False, zeroline=False))
     return fig
 
 
-CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter traces: controls, not data
-CLICK_TARGETS_MAX = 5000  # invisible markers in the whole grid (each is an SVG element in the browser)
+CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter trace: controls, not data
+# Invisible markers in the whole grid: each is an SVG element Chromium draws (4608 on the real encoder's grid took
+# about as long as its heatmap and titles together: bench/README.md).
+CLICK_TARGETS_MAX = 1200
 
 
 def _blocks(length: int, count: int) -> list[np.ndarray]:
@@ -147,39 +178,42 @@ def _block_name(tokens: list[str], block: np.ndarray) -> str:
     return first if len(block) == 1 else f"{first}…{last}"
 
 
-def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_tokens) -> None:
-    """An invisible scatter trace over each thumbnail, so that a click on it selects one of its points.
+def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_tokens, height: int) -> None:
+    """An invisible scatter trace over the thumbnails, so that a click on one selects one of its points.
 
     Streamlit's plotly selection (st.plotly_chart on_select) reports points of scatter traces, never heatmap cells
     (streamlit issue #8760, plotly.js has no click data for heatmaps). Each point carries its head as
     customdata[3:5] (layer, head, 0-based). One marker per cell while the whole grid stays under CLICK_TARGETS_MAX
     markers; a bigger grid gets one marker per block of cells, its hover naming the block ("first…last") and its
     mean weight. The markers win plotly's hover over the heatmap (a point under the cursor is nearer than a cell),
-    so they carry the same "query … → key …" hover.
+    so they carry the same "layer … head …, query … → key …" hover.
     """
     layers, heads, rows, cols = weights.shape
     side = max(2, int((CLICK_TARGETS_MAX / (layers * heads)) ** 0.5))  # markers a side per thumbnail
     row_blocks, col_blocks = _blocks(rows, side), _blocks(cols, side)
     ys = np.array([block.mean() for block in row_blocks])
     xs = np.array([block.mean() for block in col_blocks])
-    grid_y, grid_x = (a.ravel() for a in np.meshgrid(ys, xs, indexing="ij"))
+    block_y, block_x = (a.ravel() for a in np.meshgrid(ys, xs, indexing="ij"))
     names = [(_block_name(query_tokens, r), _block_name(key_tokens, c)) for r in row_blocks for c in col_blocks]
-    # thumbnail height in px (figure height less margins, split among the rows) / blocks: the marker's size
-    height = fig.layout.height or max(260, 170 * layers + 60)
-    size = max(6, int((height - 70) / layers * 0.9 / len(row_blocks)))
-    pair, weight = _pair_hover(), tr("attention.chart.weight")
+    # a map's height in px (the figure's less its margins, its share of it less the title band) / blocks: the size
+    size = max(6, int((height - 70) / layers * rows / (rows + _grid_bands(rows)) * 0.9 / len(row_blocks)))
+    grid_x, grid_y, data, text = [], [], [], []
     for l in range(layers):
         for h in range(heads):
+            y, x = tile_origin(l, h, rows, cols)
             z = np.nan_to_num(np.asarray(weights[l, h], dtype=float))
             means = [float(z[np.ix_(r, c)].mean()) for r in row_blocks for c in col_blocks]
-            data = np.array([[q, k, m, l, h] for (q, k), m in zip(names, means)], dtype=object)
-            fig.add_trace(go.Scatter(
-                x=grid_x, y=grid_y, mode="markers", customdata=data, meta=CLICK_TARGETS, showlegend=False,
-                marker=dict(symbol="square", size=size, color="rgba(0,0,0,0)"),
-                selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
-                name=f"L{l + 1} H{h + 1}",
-                hovertemplate=f"{tr('attention.chart.layer_head', layer=l + 1, head=h + 1)}<br>{pair}"
-                              f"<br>{weight} %{{customdata[2]:.4f}}<extra></extra>"), row=l + 1, col=h + 1)
+            grid_x.append(block_x + x)
+            grid_y.append(block_y + y)
+            data += [[q, k, m, l, h] for (q, k), m in zip(names, means)]
+            text += [tr("attention.chart.layer_head", layer=l + 1, head=h + 1)] * len(means)
+    fig.add_trace(go.Scatter(
+        x=np.concatenate(grid_x), y=np.concatenate(grid_y), mode="markers", customdata=np.array(data, dtype=object),
+        text=text, meta=CLICK_TARGETS, showlegend=False, name="",
+        marker=dict(symbol="square", size=size, color="rgba(0,0,0,0)"),
+        selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+        hovertemplate=f"%{{text}}<br>{_pair_hover()}<br>{tr('attention.chart.weight')} %{{customdata[2]:.4f}}"
+                      "<extra></extra>"))
 
 
 def grid_head(point: dict) -> tuple[int, int] | None:

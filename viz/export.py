@@ -1,7 +1,8 @@
 """A chart's numbers as a table, for CSV download: what a figure shows, with its labels, and nothing else.
 
-One heatmap becomes a matrix (rows and columns labelled as on the axes); several heatmaps, lines and bars become
-a long table (series, x, y). Labels are unescaped from plotly's HTML-safe form and made formula-safe.
+One heatmap becomes a matrix (rows and columns labelled as on the axes); several heatmaps, the all-heads grid (one
+heatmap of tiled maps, a series per head), lines and bars become a long table (series, x, y). Labels are unescaped
+from plotly's HTML-safe form and made formula-safe.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.attention import CLICK_TARGETS, csv_safe
+from viz.attention import CLICK_TARGETS, GRID, csv_safe, tile_origin
 
 
 def trace_values(data) -> np.ndarray | list:
@@ -30,6 +31,23 @@ def trace_values(data) -> np.ndarray | list:
             array = array.reshape([int(n) for n in str(shape).split(",")])
         return array
     return data
+
+
+def grid_maps(trace) -> list[tuple[str, np.ndarray, list[str], list[str]]] | None:
+    """A viz.attention.head_grid heatmap cut back into its maps: [(name "L1 H2", z (T_q, T_k), query labels, key
+    labels)], the labels unescaped; None for any other trace."""
+    grid = trace.meta.get(GRID) if isinstance(trace.meta, dict) else None
+    if grid is None:
+        return None
+    z = np.asarray(trace_values(trace.z), dtype=float)
+    queries, keys = [html.unescape(q) for q in grid["queries"]], [html.unescape(k) for k in grid["keys"]]
+    rows, cols = len(queries), len(keys)
+    maps = []
+    for layer in range(int(grid["layers"])):
+        for head in range(int(grid["heads"])):
+            y, x = tile_origin(layer, head, rows, cols)
+            maps.append((f"L{layer + 1} H{head + 1}", z[y:y + rows, x:x + cols], queries, keys))
+    return maps
 
 
 def axis_labels(fig: go.Figure, trace, axis: str, positions) -> list[str]:
@@ -60,7 +78,7 @@ def figure_table(fig: go.Figure) -> pd.DataFrame:
     heatmaps = [t for t in fig.data if is_data_heatmap(t)]
     others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"
               and t.meta != CLICK_TARGETS]  # the grid's click targets are controls, not numbers
-    if len(heatmaps) == 1 and not others:
+    if len(heatmaps) == 1 and not others and grid_maps(heatmaps[0]) is None:
         trace = heatmaps[0]
         z = np.asarray(trace_values(trace.z), dtype=float)
         rows = trace.y if trace.y is not None else range(z.shape[0])
@@ -70,6 +88,11 @@ def figure_table(fig: go.Figure) -> pd.DataFrame:
     records = []
     for number, trace in enumerate(heatmaps + others):
         series = csv_safe(html.unescape(trace.name or f"{trace.type} {number + 1}"))
+        maps = grid_maps(trace) if trace.type == "heatmap" else None
+        if maps is not None:  # the all-heads grid: a series per head, its cells named by their tokens
+            records += [{"series": name, "x": csv_safe(xs[j]), "y": csv_safe(ys[i]), "z": z[i, j]}
+                        for name, z, ys, xs in maps for i in range(z.shape[0]) for j in range(z.shape[1])]
+            continue
         if trace.type == "heatmap":
             z = np.asarray(trace_values(trace.z), dtype=float)
             ys = axis_labels(fig, trace, "y", trace.y if trace.y is not None else range(z.shape[0]))

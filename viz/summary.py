@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from i18n import tr
 from viz.attention import CLICK_TARGETS
-from viz.export import axis_labels, is_data_heatmap, trace_values
+from viz.export import axis_labels, grid_maps, is_data_heatmap, trace_values
 
 MAX_ROWS = 8  # rows of a heatmap, bars, series named one by one; the rest are counted
 _TAG = re.compile(r"<[^>]+>")
@@ -62,18 +62,18 @@ def _heatmap(fig: go.Figure, trace) -> str:
               mean=number(float(maxima.mean())), low=number(float(np.nanmin(z))), high=number(float(np.nanmax(z))))
 
 
-def _maps(traces: list) -> str:
-    """A grid of maps (e.g. every head): the sharpest and the broadest by the mean of their row maxima."""
+def _maps(maps: list[tuple[str, np.ndarray]]) -> str:
+    """A grid of maps (e.g. every head), (name, z) each: the sharpest and the broadest by the mean of their row
+    maxima."""
     means = []
-    for index, trace in enumerate(traces):
-        z = np.asarray(trace_values(trace.z), dtype=float)
+    for index, (name, z) in enumerate(maps):
         rows, best = row_maxima(z)
         if rows.size:
-            means.append((float(z[rows, best].mean()), plain(trace.name) or f"#{index + 1}"))
+            means.append((float(z[rows, best].mean()), plain(name) or f"#{index + 1}"))
     if not means:
         return ""
     high, low = max(means), min(means)
-    return tr("display.summary.maps", count=len(traces), high=number(high[0]), highest=high[1], low=number(low[0]),
+    return tr("display.summary.maps", count=len(maps), high=number(high[0]), highest=high[1], low=number(low[0]),
               lowest=low[1])
 
 
@@ -120,10 +120,13 @@ def figure_summary(fig: go.Figure, title: str | None = None) -> str:
     others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"
               and t.meta != CLICK_TARGETS and t.visible not in (False, "legendonly")]
     parts = []
-    if len(heatmaps) == 1:
+    grid = grid_maps(heatmaps[0]) if len(heatmaps) == 1 else None
+    if grid is not None:  # the all-heads grid: one heatmap of tiled maps
+        parts.append(_maps([(name, z) for name, z, _, _ in grid]))
+    elif len(heatmaps) == 1:
         parts.append(_heatmap(fig, heatmaps[0]))
     elif heatmaps:
-        parts.append(_maps(heatmaps))
+        parts.append(_maps([(trace.name, np.asarray(trace_values(trace.z), dtype=float)) for trace in heatmaps]))
     described = {"bar": _bars, "scatter": _line, "histogram": _histogram}
     series = [t for t in others if t.type in described]
     parts += [described[t.type](t) for t in series[:MAX_ROWS]]

@@ -200,7 +200,8 @@ def _focus(layer: int, head: int) -> None:
 
 
 def _focus_clicked_thumbnail() -> None:
-    """A click on a thumbnail (the grid's invisible scatter points, viz.attention.head_grid) opens that head."""
+    """A click on a thumbnail (the grid's invisible scatter points over its tiled maps, viz.attention.head_grid)
+    opens that head."""
     points = st.session_state[GRID_KEY].selection.points
     heads = [head for head in map(grid_head, points) if head is not None]
     if heads:
@@ -215,8 +216,8 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
     if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
         masked = None
-    # Built once per content for every session (a class opens the same grid; the real encoder's 72 subplots took
-    # about 1 s to build on every run): the key is the data itself, as cached_figure's.
+    # Built once per content for every session (a class opens the same grid; the real encoder's grid, 72 subplots
+    # then, took about 1 s to build on every run): the key is the data itself, as cached_figure's.
     weights = np.ascontiguousarray(weights, dtype=float)
     title = tr("attention.grid_title", kind=attention_kind_label(maps.kind))
     key = ("attention", "grid", weights.shape, weights.tobytes(), tuple(queries), tuple(keys), title, (layer, head),
