@@ -12,6 +12,7 @@ from i18n import translate
 from model.local_models import ENV_VAR, list_local_models, open_local_model
 from model.families import adapt, open_model
 from model.sources import ABLATION, TRANSLATION
+from viz.attention import GRID
 from tests.app_links import go_to, open_from_link
 from tests.tiny_models import build_models_folder
 
@@ -153,7 +154,9 @@ def test_the_attention_page_opens_a_gpt2_with_ablation_and_rescale_hidden(config
     at.session_state["attn_view"] = "All heads"
     at.run()
     grid = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
-    assert not at.exception and [trace["type"] for trace in grid].count("heatmap") == 4  # 2 layers × 2 heads
+    heatmaps = [trace for trace in grid if trace["type"] == "heatmap"]  # one heatmap, the heads' maps tiled in it
+    assert not at.exception and len(heatmaps) == 1
+    assert (heatmaps[0]["meta"][GRID]["layers"], heatmaps[0]["meta"][GRID]["heads"]) == (2, 2)  # 2 layers × 2 heads
 
 
 def test_the_attention_page_shows_a_bart_translation_and_its_cross_attention(configured):
