@@ -11,6 +11,7 @@ import torch
 
 from i18n import tr
 from model.bert import MINILM_NAME
+from model.gguf_weights import SMOLLM2_NAME
 from model.checkpoint import count_parameters, read_sidecar
 from model.families import CHECKPOINT_DIR, LabModel, model_family, open_model, shipped_model_names
 from model.local_models import LocalModelEntry, list_local_models, models_folder
@@ -69,7 +70,7 @@ def load_model(model_id: str, folder: str = "") -> LabModel:
     return lab
 
 
-PRETRAINED_MODELS = (MINILM_NAME,)  # real pretrained encoders that ship with the install (a pip package)
+PRETRAINED_MODELS = (MINILM_NAME, SMOLLM2_NAME)  # real pretrained models that ship with the install (pip packages)
 
 
 @st.cache_data(ttl=60, show_spinner=False)

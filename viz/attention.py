@@ -103,14 +103,17 @@ def tile_origin(layer: int, head: int, rows: int, cols: int) -> tuple[int, int]:
 
 
 def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", selected: tuple[int, int] | None = None,
-              masked: np.ndarray | None = None, labels=None) -> go.Figure:
+              masked: np.ndarray | None = None, labels=None, first_layer: int = 0) -> go.Figure:
     """weights (L, h, T_q, T_k) as an L × h grid of small maps (rows: layers, columns: heads).
 
     One heatmap trace: the heads' maps tiled into one matrix, a column of empty cells between two heads and a band of
     empty rows above each layer for the thumbnails' titles. (72 subplots, one per head of the real encoder, took
     Chromium seconds to draw: bench/README.md.) Hover names the layer, head, query and key of each cell; the trace's
     `meta` says how to cut the matrix back into one map per head (grid_maps), for the CSV and the chart's words.
-    labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title."""
+    labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title.
+    first_layer: the model's layer (0-based) that weights[0] is, when the grid shows one page of a deep model's layers
+    (SmolLM2's 30): titles, ticks, hover and click targets name the model's own layer numbers; selected is 0-based
+    within the page."""
     weights = np.asarray(weights, dtype=float)
     layers, heads, rows, cols = weights.shape
     band = _grid_bands(rows)
@@ -126,7 +129,7 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
             if masked is not None:
                 tile[masked] = np.nan
             z[y:y + rows, x:x + cols] = tile
-            custom[y:y + rows, x:x + cols, 0] = tr("attention.chart.layer_head", layer=l + 1, head=h + 1)
+            custom[y:y + rows, x:x + cols, 0] = tr("attention.chart.layer_head", layer=first_layer + l + 1, head=h + 1)
             custom[y:y + rows, x:x + cols, 1] = queries[:, None]
             custom[y:y + rows, x:x + cols, 2] = keys[None, :]
     pair = f"{tr('attention.chart.query')} %{{customdata[1]}} → {tr('attention.chart.key')} %{{customdata[2]}}"
@@ -134,7 +137,7 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(width_cells)), y=list(range(height_cells)), customdata=custom, coloraxis="coloraxis",
         hoverongaps=False,
-        meta={GRID: {"layers": layers, "heads": heads, "queries": [str(q) for q in queries],
+        meta={GRID: {"layers": layers, "heads": heads, "first_layer": first_layer, "queries": [str(q) for q in queries],
                      "keys": [str(k) for k in keys]}},
         hovertemplate=f"%{{customdata[0]}}<br>{pair}<br>{weight} %{{z:.4f}}<extra></extra>"))
     height = max(260, 170 * layers + 60)
@@ -142,10 +145,10 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     for l in range(layers):
         for h in range(heads):
             y, x = tile_origin(l, h, rows, cols)
-            fig.add_annotation(text=f"L{l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else ""),
+            fig.add_annotation(text=f"L{first_layer + l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else ""),
                                x=x + (cols - 1) / 2, y=y - 0.5, xref="x", yref="y", yanchor="bottom",
                                showarrow=False, font_size=11 if small else 16)
-    _add_click_targets(fig, weights, query_tokens, key_tokens, height)
+    _add_click_targets(fig, weights, query_tokens, key_tokens, height, first_layer)
     if selected is not None:
         y, x = tile_origin(*selected, rows, cols)
         fig.add_shape(type="rect", xref="x", yref="y", x0=x - 0.5, x1=x + cols - 0.5, y0=y - 0.5, y1=y + rows - 0.5,
@@ -158,7 +161,8 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
                                  ticktext=[tr("attention.chart.head_tick", head=h + 1) for h in range(heads)],
                                  showgrid=False, zeroline=False),
                       yaxis=dict(range=[height_cells - 0.5, -0.5], tickmode="array", tickvals=centres_y,
-                                 ticktext=[tr("attention.chart.layer_tick", layer=l + 1) for l in range(layers)],
+                                 ticktext=[tr("attention.chart.layer_tick", layer=first_layer + l + 1)
+                                           for l in range(layers)],
                                  showgrid=False, zeroline=False))
     return fig
 
@@ -178,7 +182,8 @@ def _block_name(tokens: list[str], block: np.ndarray) -> str:
     return first if len(block) == 1 else f"{first}…{last}"
 
 
-def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_tokens, height: int) -> None:
+def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_tokens, height: int,
+                       first_layer: int = 0) -> None:
     """An invisible scatter trace over the thumbnails, so that a click on one selects one of its points.
 
     Streamlit's plotly selection (st.plotly_chart on_select) reports points of scatter traces, never heatmap cells
@@ -205,8 +210,8 @@ def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_to
             means = [float(z[np.ix_(r, c)].mean()) for r in row_blocks for c in col_blocks]
             grid_x.append(block_x + x)
             grid_y.append(block_y + y)
-            data += [[q, k, m, l, h] for (q, k), m in zip(names, means)]
-            text += [tr("attention.chart.layer_head", layer=l + 1, head=h + 1)] * len(means)
+            data += [[q, k, m, first_layer + l, h] for (q, k), m in zip(names, means)]
+            text += [tr("attention.chart.layer_head", layer=first_layer + l + 1, head=h + 1)] * len(means)
     fig.add_trace(go.Scatter(
         x=np.concatenate(grid_x), y=np.concatenate(grid_y), mode="markers", customdata=np.array(data, dtype=object),
         text=text, meta=CLICK_TARGETS, showlegend=False, name="",

@@ -43,10 +43,11 @@ def grid_maps(trace) -> list[tuple[str, np.ndarray, list[str], list[str]]] | Non
     queries, keys = [html.unescape(q) for q in grid["queries"]], [html.unescape(k) for k in grid["keys"]]
     rows, cols = len(queries), len(keys)
     maps = []
+    first = int(grid.get("first_layer", 0))  # a page of a deep model's layers starts there
     for layer in range(int(grid["layers"])):
         for head in range(int(grid["heads"])):
             y, x = tile_origin(layer, head, rows, cols)
-            maps.append((f"L{layer + 1} H{head + 1}", z[y:y + rows, x:x + cols], queries, keys))
+            maps.append((f"L{first + layer + 1} H{head + 1}", z[y:y + rows, x:x + cols], queries, keys))
     return maps
 
 

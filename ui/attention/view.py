@@ -106,8 +106,8 @@ def _pickers(result: AnalysedInput):
         encoder_toggles(result)
     maps = AttentionMaps.of(result, kind)
     layer, head = head_picker(LAYER, HEAD, ("attention.layer", "attention.head"), c[1:])
-    if not result.can(ABLATION):
-        st.caption(tr("bert.views_hidden"))
+    if not result.can(ABLATION):  # why the view is missing: rescaling works on our own modules, ablation needs more
+        st.caption(tr("bert.ablation_hidden" if result.can(RESCALE) else "bert.views_hidden"))
     if not presenting():  # projected: the line goes under the chart, so the chart starts above the fold
         _why_this_head(result, kind, maps, layer, head)
     # Only the chosen view is computed and drawn (st.tabs would render all six on every rerun).
@@ -208,10 +208,35 @@ def _focus_clicked_thumbnail() -> None:
         _focus(*heads[0])
 
 
+GRID_PAGE_LAYERS = 6  # a deeper model's grid shows this many layers at a time (SmolLM2: 30 layers × 9 heads)
+GRID_PAGE = "attn_grid_page"  # session_state: the first layer (0-based) of the page of layers the grid shows
+GRID_PAGE_FOR = "_attn_grid_page_for"  # the selected layer the page last followed
+
+
+def grid_page(layers: int, layer: int) -> tuple[int, int]:
+    """The layers [first, last) the grid shows: all of them, or for a deep model a page of GRID_PAGE_LAYERS picked
+    above the grid, following the selected layer when that changes (a click in the grid stays on its page)."""
+    if layers <= GRID_PAGE_LAYERS:
+        return 0, layers
+    starts = list(range(0, layers, GRID_PAGE_LAYERS))
+    if st.session_state.get(GRID_PAGE_FOR) != layer or st.session_state.get(GRID_PAGE) not in starts:
+        st.session_state[GRID_PAGE] = layer - layer % GRID_PAGE_LAYERS
+        st.session_state[GRID_PAGE_FOR] = layer
+    first = st.segmented_control(
+        tr("attention.grid_page"), starts, key=GRID_PAGE, help=tr("attention.grid_page_help", layers=layers),
+        format_func=lambda start: tr("attention.grid_page_option", first=start + 1,
+                                     last=min(start + GRID_PAGE_LAYERS, layers)))
+    first = layer - layer % GRID_PAGE_LAYERS if first is None else first  # deselected: the selected layer's page
+    return first, min(first + GRID_PAGE_LAYERS, layers)
+
+
 def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
     """labels: (L, h) short pattern names of the kind's heads (ui.attention.explain.grid_labels), or None."""
-    layers, heads = maps.weights.shape[:2]
-    weights, queries, keys, masked = maps.weights, maps.query_tokens, maps.key_tokens, maps.masked
+    first, last = grid_page(maps.weights.shape[0], layer)
+    heads = maps.weights.shape[1]
+    weights, queries, keys, masked = maps.weights[first:last], maps.query_tokens, maps.key_tokens, maps.masked
+    labels = None if labels is None else np.asarray(labels, dtype=object)[first:last]
+    selected = (layer - first, head) if first <= layer < last else None
     tokens = max(len(queries), len(keys))
     if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
@@ -220,11 +245,11 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
     # then, took about 1 s to build on every run): the key is the data itself, as cached_figure's.
     weights = np.ascontiguousarray(weights, dtype=float)
     title = tr("attention.grid_title", kind=attention_kind_label(maps.kind))
-    key = ("attention", "grid", weights.shape, weights.tobytes(), tuple(queries), tuple(keys), title, (layer, head),
+    key = ("attention", "grid", first, weights.shape, weights.tobytes(), tuple(queries), tuple(keys), title, selected,
            None if masked is None else np.asarray(masked).tobytes(),
            None if labels is None else tuple(map(tuple, np.asarray(labels, dtype=object).tolist())))
-    grid = shared_figure(key, lambda: head_grid(weights, list(queries), list(keys), title, selected=(layer, head),
-                                                masked=masked, labels=labels))
+    grid = shared_figure(key, lambda: head_grid(weights, list(queries), list(keys), title, selected=selected,
+                                                masked=masked, labels=labels, first_layer=first))
     show_chart(grid, f"attention_{maps.kind}_all_heads", key=GRID_KEY, on_select=_focus_clicked_thumbnail)
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
@@ -232,7 +257,7 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
         st.caption(tr("attention.grid_caption"))
         if labels is not None:
             st.caption(tr("explain_encoder.grid_labels"))
-    for l in range(layers):
+    for l in range(first, last):
         cols = st.columns(heads)
         for h in range(heads):
             cols[h].button(f"L{l + 1} H{h + 1}", key=f"focus_{l}_{h}", on_click=_focus, args=(l, h),

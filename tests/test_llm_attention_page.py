@@ -1,0 +1,69 @@
+"""SmolLM2-135M-Instruct in the attention explorer (issue 26): picked in the sidebar like any model, every page opens
+under it, every view the adapter offers draws, and its 30 layers × 9 heads grid is paged six layers at a time with
+the model's own layer numbers (viz.attention.head_grid's first_layer)."""
+import numpy as np
+import pytest
+
+from i18n import translate
+from model.gguf_weights import SMOLLM2_NAME
+from tests.app_links import chart_specs, chart_titles, open_page
+from ui.attention.view import GRID_PAGE, GRID_PAGE_LAYERS
+from viz.attention import GRID, grid_head, head_grid
+from viz.export import grid_maps
+
+SENTENCE = "The cat sat on the mat. The cat sat on the"
+PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
+         "decoding", "compare", "llm", "llm_heads", "train", "teacher"]
+TITLE_KEYS = {"teacher": "class_teacher.title"}
+
+
+def test_a_page_of_the_grid_names_the_models_own_layers():
+    weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))  # (2 layers, 3 heads, 4, 4)
+    fig = head_grid(weights, list("abcd"), list("abcd"), "grid", selected=(1, 2), first_layer=12)
+    heatmap = next(trace for trace in fig.data if trace.type == "heatmap")
+    assert heatmap.meta[GRID]["first_layer"] == 12
+    assert [name for name, *_ in grid_maps(heatmap)] == [f"L{l} H{h}" for l in (13, 14) for h in (1, 2, 3)]
+    for name, z, *_ in grid_maps(heatmap):
+        layer, head = int(name.split()[0][1:]) - 13, int(name.split()[1][1:]) - 1
+        np.testing.assert_allclose(z, weights[layer, head])
+    assert list(fig.layout.yaxis.ticktext) == [translate("en", "attention.chart.layer_tick", layer=l) for l in (13, 14)]
+    targets = next(trace for trace in fig.data if trace.type == "scatter")
+    heads = {grid_head({"customdata": list(point)}) for point in targets.customdata}
+    assert heads == {(l, h) for l in (12, 13) for h in range(3)}  # a click opens the model's layer, 0-based
+    titles = [a.text for a in fig.layout.annotations]
+    assert "L13 H1" in titles and "L14 H3" in titles and "L1 H1" not in titles
+
+
+@pytest.mark.slow
+def test_every_page_opens_with_the_llm_picked():
+    for page in PAGES:
+        at = open_page(page, model_id=SMOLLM2_NAME, sentence=SENTENCE)
+        assert at.title[0].value == translate("en", TITLE_KEYS.get(page, f"{page}.title")), page
+        assert not at.error, (page, [e.value for e in at.error])
+
+
+@pytest.mark.slow
+def test_every_view_of_the_llm_draws_and_its_grid_is_paged_by_layer():
+    at = open_page("attention", model_id=SMOLLM2_NAME, sentence=SENTENCE)
+    views = at.button_group(key="attn_view").options
+    assert "Ablation" not in views and {"Head", "All heads", "Compare", "Rescale", "Explain"} <= set(views)
+    assert translate("en", "bert.ablation_hidden") in [c.value for c in at.caption]
+    assert at.selectbox(key="attn_layer").options[-1] == "30" and len(at.selectbox(key="attn_head").options) == 9
+    for view in views:
+        at.session_state["attn_view"] = view
+        at.run()
+        assert not at.exception and not at.error, view
+    at.session_state["attn_view"] = "All heads"
+    at.run()
+    page = at.get("segmented_control")
+    pages = next(control for control in page if control.key == GRID_PAGE)
+    assert pages.options == [f"{first}–{first + GRID_PAGE_LAYERS - 1}" for first in (1, 7, 13, 19, 25)]
+    grid = next(spec for spec in chart_specs(at) if spec["data"][0]["type"] == "heatmap")
+    assert grid["data"][0]["meta"][GRID]["layers"] == GRID_PAGE_LAYERS and grid["data"][0]["meta"][GRID]["first_layer"] == 0
+    pages.set_value(24).run()  # layers 25-30: the tiles carry the model's own layer numbers
+    grid = next(spec for spec in chart_specs(at) if spec["data"][0]["type"] == "heatmap")
+    assert grid["data"][0]["meta"][GRID]["first_layer"] == 24
+    assert grid["layout"]["yaxis"]["ticktext"][0] == translate("en", "attention.chart.layer_tick", layer=25)
+    at.button(key="focus_29_8").click().run()  # L30 H9's button (0-based key): opens that head
+    assert not at.exception
+    assert any("layer 30 · head 9" in title for title in chart_titles(at)), chart_titles(at)
