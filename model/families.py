@@ -113,6 +113,16 @@ def _curve_counts(total: int) -> list[int]:
     return sorted(set(range(0, total + 1, max(1, total // CURVE_POINTS))) | {total})
 
 
+def _teacher_forced(analysed: AnalysedInput, loaded, explanations) -> dict[str, np.ndarray]:
+    """A translation's explanations (model.explain.explanations: weights, value norms, rollout) from one
+    teacher-forced pass over the source and the output greedy decoding wrote; the batch of one dropped."""
+    result = analysed.decode
+    device = next(loaded.model.parameters()).device
+    src = torch.tensor([result.source.ids], device=device)
+    tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0]], device=device)
+    return {name: value[:, 0] for name, value in explanations(loaded.model, src, tgt_in).items()}
+
+
 @dataclass(eq=False)
 class _Adapter:
     """What every adapter shares: the id, the wrapped network and the questions answered from its attributes."""
@@ -188,12 +198,7 @@ class TranslatorAdapter(_Adapter):
 
     def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
         """Weights and value norms (L, h, T_q, T_k), rollout_<kind> (L, T, T) of the translation, teacher-forced."""
-        result, loaded = analysed.decode, self.network
-        device = next(loaded.model.parameters()).device
-        src = torch.tensor([result.source.ids], device=device)
-        tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0]], device=device)
-        arrays = transformer_explanations(loaded.model, src, tgt_in)
-        return {name: value[:, 0] for name, value in arrays.items()}  # batch of one
+        return _teacher_forced(analysed, self.network, transformer_explanations)
 
     def importance(self) -> dict:
         """{"importance": HeadImportance on the 300 held-out sentences, "curve": [{k, exact_match, loss}]}."""
@@ -244,12 +249,7 @@ class DecoderOnlyAdapter(_Adapter):
     def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
         """decoder_self and value_norms_decoder_self (L, h, N, N), rollout_decoder_self (L, N, N) of the translation
         read as one sequence (teacher-forced: the same pass greedy decoding ended with)."""
-        result, loaded = analysed.decode, self.network
-        device = next(loaded.model.parameters()).device
-        src = torch.tensor([result.source.ids], device=device)
-        tgt_in = torch.tensor([[BOS_ID] + loaded.tgt_vocab.encode(result.output_tokens)[0]], device=device)
-        arrays = decoder_only_explanations(loaded.model, src, tgt_in)
-        return {name: value[:, 0] for name, value in arrays.items()}  # batch of one
+        return _teacher_forced(analysed, self.network, decoder_only_explanations)
 
     def position_table(self) -> torch.nn.Module:
         """The one position table of the packed sequence (model.positional.summarize_position_table reads it)."""
