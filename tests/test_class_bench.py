@@ -43,3 +43,41 @@ def test_a_click_presses_the_button_in_one_rerun_only():
     clicked = sent_widgets(client.click_msg(button.id))
     assert clicked[button.id].trigger_value is True
     assert button.id not in sent_widgets(client.widget_rerun_msg())  # the next rerun does not press it again
+
+
+def test_the_confirmation_is_timed_when_it_arrives_and_the_page_when_a_whole_run_ends():
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from ui.lessons.bar import FOLLOW_SECONDS
+
+    bench = load_bench()
+    assert bench.STUDENT_POLL_SECONDS == FOLLOW_SECONDS  # the bench ticks as the browser's timer does
+    client = bench.ClassClient(0, "http://127.0.0.1:1")
+
+    def delta(body: str, fragment: str = "") -> ForwardMsg:
+        message = ForwardMsg()
+        message.delta.new_element.markdown.body = body
+        message.delta.fragment_id = fragment
+        return message
+
+    def lifecycle(fragments: list[str], status) -> list[ForwardMsg]:
+        started, finished = ForwardMsg(), ForwardMsg()
+        started.new_session.main_script_hash = "h"
+        started.metadata.run.fragment_ids.extend(fragments)
+        finished.script_finished = status
+        return [started, finished]
+
+    client._handle(delta("In class ABC123: this page follows the teacher.", "poll"), 0.5)
+    assert client.poll_fragment == "poll"
+    client._handle(delta("Right: Transformer"), 1.0)
+    assert client.confirmation_seen is None  # before the click nothing is timed
+    client.watching_confirmation = True
+    started, finished = lifecycle(["form"], ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+    client._handle(started, 2.0)
+    client._handle(delta("Right: Transformer", "form"), 2.1)
+    client._handle(finished, 2.2)
+    assert client.confirmation_seen == 2.1 and client.page_drawn is None  # a fragment's run draws no page
+    started, finished = lifecycle([], ForwardMsg.FINISHED_SUCCESSFULLY)
+    client._handle(started, 3.0)
+    client._handle(finished, 3.5)
+    assert client.page_drawn == 3.5 and client.confirmation_seen == 2.1

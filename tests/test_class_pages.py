@@ -284,3 +284,31 @@ def test_the_teacher_turns_uploads_off_for_her_students():
     assert any("Your teacher turned uploads off" in i.value for i in student.info)
     outsider, _ = open_from_link("train")  # not in the class: the operator's setting alone
     assert outsider.get("file_uploader")
+
+
+def test_a_crowded_server_confirms_the_answer_at_once_and_draws_the_page_at_the_next_poll(monkeypatch):
+    """Issue 24: while every page slot of the process is taken (a class answering at once), the answer form's own
+    run stores and confirms the answer; the chart waits for the student's next class poll, in the queue of pages."""
+    teacher, _ = open_from_link("teacher")
+    code = _start_class(teacher)
+    student, _ = open_from_link(None, {"class": code})
+    monkeypatch.setattr("ui.lessons.peer_student.crowded", lambda: True)
+    _answer_choice(student, 3)
+    assert [s.value for s in student.success] == ["Right: GRU without attention \\(one context vector\\)"]
+    assert "The chart follows in a few seconds" in " ".join(c.value for c in student.caption)
+    assert not chart_specs(student)  # not drawn in the answer's run
+    teacher.run()
+    assert _metric(teacher, "Answered") == "1"  # stored before it was confirmed
+    student.run()  # the class poll's tick (every few seconds in the browser)
+    assert_healthy(student)
+    assert chart_specs(student) and not any("The chart follows" in c.value for c in student.caption)
+    assert not [r for r in student.get("radio") if r.key == "q_intro_1_choice"]  # answered once: no second form
+
+
+def test_a_quiet_server_draws_the_page_with_the_answer(monkeypatch):
+    teacher, _ = open_from_link("teacher")
+    code = _start_class(teacher)
+    student, _ = open_from_link(None, {"class": code})
+    monkeypatch.setattr("ui.lessons.peer_student.crowded", lambda: False)
+    _answer_choice(student, 3)
+    assert chart_specs(student) and not any("The chart follows" in c.value for c in student.caption)

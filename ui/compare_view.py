@@ -7,7 +7,7 @@ import streamlit as st
 
 from i18n import tr
 from model.data import detokenize, make_dataset
-from ui.display import presenting, show_chart
+from ui.display import presenting, shared_figure, show_chart
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
@@ -94,16 +94,20 @@ def side_by_side() -> None:
     bahdanau = results["bahdanau"]
     queries, keys = bahdanau.output_tokens + ["<eos>"], bahdanau.source.tokens
     alignment = bahdanau.attention["alignment"]
-    show_chart(attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title")), "compare_bahdanau_alignment",
-               key="cmp_bahdanau", where=left, table=lambda: attention_table(alignment, queries, keys))
+    # the same sentence for a whole class: each figure is built once and shared (ui/display.shared_figure)
+    figure = shared_figure(("cmp_bahdanau", MODELS["bahdanau"], sentence),
+                           lambda: attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title")))
+    show_chart(figure, "compare_bahdanau_alignment", key="cmp_bahdanau", where=left,
+               table=lambda: attention_table(alignment, queries, keys))
     transformer = results["transformer"]
     cross = transformer.attention["cross"][layer]
     weights = cross.mean(0) if head == AVERAGE else cross[head]
     title = (tr("compare.cross_title_average", layer=layer + 1) if head == AVERAGE
              else tr("compare.cross_title_head", layer=layer + 1, head=head + 1))
     t_queries, t_keys = transformer.written_tokens, transformer.source.tokens  # rows: the token being written
-    show_chart(attention_heatmap(weights, t_queries, t_keys, title),
-               f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",
+    figure = shared_figure(("cmp_cross", MODELS["transformer"], sentence, layer, head),
+                           lambda: attention_heatmap(weights, t_queries, t_keys, title))
+    show_chart(figure, f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",
                key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys))
     if not presenting():
         st.caption(tr("compare.alignment_caption"))
@@ -113,7 +117,9 @@ def length_chart() -> None:
     st.subheader(tr("compare.length_title"))
     metric = spec_radio(METRIC, tr("compare.metric"), horizontal=True, format_func=lambda m: tr(f"compare.metric_{m}"))
     rows = {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
-    show_chart(accuracy_by_length_chart(rows, metric), f"compare_accuracy_by_length_{metric}", key="cmp_length")
+    # the shipped models' figures: the same for every session of the process
+    figure = shared_figure(("cmp_length", tuple(MODELS.values()), metric), lambda: accuracy_by_length_chart(rows, metric))
+    show_chart(figure, f"compare_accuracy_by_length_{metric}", key="cmp_length")
     if not presenting():
         st.caption(tr("compare.length_caption"))
 

@@ -26,7 +26,7 @@ from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.lessons.questions import Expected, QuestionError, answer_label, expected_answer
-from ui.lessons.peer_student import check_questions, class_question, solo_question
+from ui.lessons.peer_student import PAGE_OWED, check_questions, class_question, solo_question
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
@@ -228,7 +228,8 @@ def _class_poll() -> None:
         code = st.session_state.get(CLASS_CODE)
         session = class_store().session(code) if code else None
         seen = st.session_state.get(CLASS_SEEN)
-        if session is None or seen is None or _seen(session) != seen:
+        # a page owed: an answer confirmed while the server was crowded, whose page is drawn now (peer_student._vote)
+        if session is None or seen is None or _seen(session) != seen or st.session_state.pop(PAGE_OWED, None):
             st.rerun(scope="app")
         st.caption(tr("lessons.in_class", code=code))
 

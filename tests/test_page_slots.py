@@ -1,0 +1,72 @@
+"""ui/page_slots.py: page bodies queue for the process's slots (a class's answer burst draws its charts one after
+the other), the teacher's runs never wait, and `crowded()` tells an answer form to confirm the answer itself."""
+import threading
+import time
+
+import pytest
+
+from ui import page_slots
+from ui.page_slots import PAGE_SLOTS, crowded, page_slot
+
+
+def test_crowded_while_every_slot_is_taken_and_not_after():
+    assert not crowded()
+    with page_slot():
+        assert crowded() == (PAGE_SLOTS == 1)
+    assert not crowded()
+
+
+def test_the_teachers_run_neither_waits_nor_takes_a_slot():
+    holders = [page_slot() for _ in range(PAGE_SLOTS)]
+    for holder in holders:
+        holder.__enter__()
+    try:
+        assert crowded()
+        started = time.perf_counter()
+        with page_slot(queued=False):  # every slot taken: the teacher's body still runs at once
+            assert time.perf_counter() - started < 1.0
+    finally:
+        for holder in holders:
+            holder.__exit__(None, None, None)
+    assert not crowded()
+
+
+def test_bodies_wait_for_a_slot_in_turn_and_an_error_frees_it():
+    order: list[str] = []
+    first_in = threading.Event()
+    release_first = threading.Event()
+
+    def first():
+        with page_slot():
+            first_in.set()
+            order.append("first in")
+            release_first.wait(5)
+            order.append("first out")
+
+    fillers = [page_slot() for _ in range(PAGE_SLOTS - 1)]  # leave exactly one slot for `first`
+    for filler in fillers:
+        filler.__enter__()
+    try:
+        thread = threading.Thread(target=first)
+        thread.start()
+        assert first_in.wait(5)
+
+        def second():
+            with page_slot():
+                order.append("second in")
+
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        time.sleep(0.2)
+        assert order == ["first in"]  # the second body waits while every slot is held
+        release_first.set()
+        thread.join(5)
+        waiting.join(5)
+        assert order == ["first in", "first out", "second in"]
+    finally:
+        for filler in fillers:
+            filler.__exit__(None, None, None)
+    with pytest.raises(RuntimeError):
+        with page_slot():
+            raise RuntimeError("a page that fails")
+    assert not crowded() and page_slots._in_line == 0  # the failed body gave its slot back
