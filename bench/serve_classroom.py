@@ -6,6 +6,7 @@
     python bench/serve_classroom.py herd      [--students 30]                    # all at once right after "ready"
     python bench/serve_classroom.py kill      [--students 30] [--kill-after 8]   # SIGKILL one of 2 replicas
     python bench/serve_classroom.py answers   [--students 50] [--window 2] [--late-joiners 10] [--baseline main]
+                                              [--replicas 2]
     python bench/serve_classroom.py cost      [--students 100] [--ramp 30] --baseline main   # CPU-s per interaction
 
 Each mode starts `serve.py --replicas N` (127.0.0.1, free ports, its own run directory under run/), waits for
@@ -122,7 +123,7 @@ def answers(args) -> None:
     for repeat in range(args.repeats):
         for label, tree in trees.items():
             data = tempfile.mkdtemp(prefix="class-answers-")  # the run's class database and teacher password
-            serve = Serve(2, tree, {"ATTENTION_LAB_DATA": data})
+            serve = Serve(args.replicas, tree, {"ATTENTION_LAB_DATA": data})
             try:
                 print(f"\n### run {repeat + 1}, {label}", flush=True)
                 subprocess.run([sys.executable, "bench/class_answers.py", "--url", serve.url, "--data", data,
@@ -169,6 +170,7 @@ def main() -> int:
     parser.add_argument("mode", choices=["scaling", "capacity", "realistic", "herd", "kill", "answers", "cost"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--students", type=int)
+    parser.add_argument("--replicas", type=int, default=2, help="answers: serve.py's replicas (default 2)")
     parser.add_argument("--classes", type=int, nargs="+", default=[10, 20, 30, 45, 60])
     parser.add_argument("--kill-after", type=float, default=8.0)
     parser.add_argument("--window", type=float, default=2.0, help="answers: the class answers within this many s")

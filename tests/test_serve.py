@@ -70,7 +70,7 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     servers = re.findall(r"^\s*server (r\d) 127\.0\.0\.1:(\d+) cookie (r\d) port (\d+) disabled$", config, re.M)
     # each in maintenance until warm, checked on its liveness port (not behind its script runs)
     assert servers == [("r1", "18081", "r1", "18091"), ("r2", "18082", "r2", "18092")]
-    path.write_text(config.replace("balance leastconn", "balance no-such-algorithm"))
+    path.write_text(config.replace("balance roundrobin", "balance no-such-algorithm"))
     assert not check_config(path)[0]  # the check really checks
 
 
@@ -246,7 +246,7 @@ def test_students_stick_to_warm_replicas_and_both_replicas_take_students(classro
         return replicas
 
     replicas = run_in_own_loop(scenario())
-    assert set(replicas) == {"r1", "r2"}, replicas  # leastconn spreads a class over both
+    assert set(replicas) == {"r1", "r2"}, replicas  # roundrobin spreads a class over both
 
 
 @pytest.mark.slow
