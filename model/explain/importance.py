@@ -270,3 +270,83 @@ def encoder_pruning_curve(pretrained, importance: EncoderImportance, counts: Seq
             mask[layer, head] = 0.0
         rows.append({"k": k, "similarity": float((full * embed(mask)).sum(-1).mean())})
     return rows
+
+
+# --- a causal language model (model.llama.LlamaModel: SmolLM2) ------------------------------------------------------
+
+@dataclass
+class LanguageModelTexts:
+    """Fixed texts as one right-padded batch: ids (N, T) and next-token targets (N, T), −100 where nothing is
+    predicted (a text's last token and the padding after it). Right padding leaves every real position's causal
+    attention as it is alone (pads come after it), and rotary positions start at 0 in every row."""
+
+    ids: torch.Tensor
+    targets: torch.Tensor
+    texts: int
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the loss averages over (each text's T − 1)."""
+        return int((self.targets != IGNORED).sum())
+
+
+IGNORED = -100  # F.cross_entropy's ignore_index
+
+
+def language_model_texts(encode, texts: Sequence[str]) -> LanguageModelTexts:
+    """encode(text) -> token ids (a model.llama.LoadedLlama's) over the fixed texts -> one padded batch."""
+    encoded = [list(encode(text)) for text in texts]
+    length = max(len(e) for e in encoded)
+    ids = torch.zeros(len(encoded), length, dtype=torch.long)  # (N, T); pad id 0 is never a target
+    targets = torch.full((len(encoded), length), IGNORED, dtype=torch.long)
+    for n, e in enumerate(encoded):
+        ids[n, :len(e)] = torch.tensor(e)
+        targets[n, :len(e) - 1] = torch.tensor(e[1:])  # position t predicts token t + 1
+    return LanguageModelTexts(ids, targets, len(encoded))
+
+
+def language_model_loss(model, texts: LanguageModelTexts, head_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean next-token cross-entropy (nats) over the texts' real tokens, with head_mask (L, h) gates (or none)."""
+    logits = model(texts.ids, need_weights=False, head_mask=head_mask).logits  # (N, T, V)
+    return F.cross_entropy(logits.flatten(0, 1).float(), texts.targets.flatten(), ignore_index=IGNORED)
+
+
+@dataclass
+class LanguageModelImportance:
+    """Head importance of a causal language model on fixed texts (Michel et al. 2019, §4.1); arrays (L, h)."""
+
+    gradient: np.ndarray  # |∂L/∂ξ_h| at ξ = 1, L the mean next-token loss over the texts
+    baseline_loss: float  # that loss with every head on (nats per token)
+    texts: int
+    tokens: int
+
+    def order(self) -> list[tuple[int, int]]:
+        """(layer, head) from least to most important (gradient)."""
+        flat = np.argsort(self.gradient, axis=None, kind="stable")
+        return [tuple(int(i) for i in np.unravel_index(n, self.gradient.shape)) for n in flat]
+
+
+def language_model_importance(model, texts: LanguageModelTexts) -> LanguageModelImportance:
+    """One forward and one backward pass through gates ξ (L, h) on every head's output; only the gates need
+    gradients (the model's weights stay frozen)."""
+    cfg = model.cfg
+    gates = torch.ones(cfg.num_layers, cfg.num_heads, requires_grad=True)
+    with torch.enable_grad():
+        loss = language_model_loss(model, texts, gates)
+        (grad,) = torch.autograd.grad(loss, gates)
+    return LanguageModelImportance(grad.abs().numpy(), loss.item(), texts.texts, texts.tokens)
+
+
+@torch.no_grad()
+def language_model_pruning_curve(model, texts: LanguageModelTexts, importance: LanguageModelImportance,
+                                 counts: Sequence[int]) -> list[dict]:
+    """Switch off the k least important heads together -> [{k, loss}], loss the texts' mean next-token loss."""
+    cfg = model.cfg
+    order = importance.order()
+    rows = []
+    for k in counts:
+        mask = torch.ones(cfg.num_layers, cfg.num_heads)  # (L, h)
+        for layer, head in order[:k]:
+            mask[layer, head] = 0.0
+        rows.append({"k": k, "loss": float(language_model_loss(model, texts, mask))})
+    return rows
