@@ -314,9 +314,9 @@ def show_language_model_importance(model_id: str, lab: LabModel) -> None:
     if not st.session_state.get(asked):
         st.info(tr("llm_explain.importance_ask", texts=len(fixed_sets.LANGUAGE_MODEL_TEXTS), points=len(curve_counts(sum(
             layers * heads for layers, heads in lab.layout.values())))))
-        if st.button(tr("llm_explain.importance_run"), key="explain_importance_run"):
-            st.session_state[asked] = True
-            st.rerun(scope="fragment")
+        # a callback: the click's own rerun (of the fragment, or of the page) then draws the importance
+        st.button(tr("llm_explain.importance_run"), key="explain_importance_run",
+                  on_click=lambda: st.session_state.__setitem__(asked, True))
         return
     with st.spinner(tr("llm_explain.importance_wait")):
         found = head_importance(model_id, lab)
