@@ -57,6 +57,23 @@ def test_switching_the_induction_head_off_changes_the_prediction_and_the_loss(la
     assert kl_divergence(on.log_probs, other.log_probs) < 0.1 * kl_divergence(on.log_probs, off.log_probs)
 
 
+def test_the_packed_texts_are_read_as_each_text_alone(lab):
+    """One row with a block-diagonal mask (rotary positions: only distances count) = each text on its own."""
+    texts = language_model_texts(lab.encode, LANGUAGE_MODEL_TEXTS[:3])
+    gate = torch.ones(30, 9)
+    gate[18, 6] = gate[3, 1] = 0.0
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for text in LANGUAGE_MODEL_TEXTS[:3]:
+            ids = lab.encode(text)
+            logits = lab.network.model(torch.tensor([ids]), need_weights=False, head_mask=gate).logits[0]
+            total += float(F.cross_entropy(logits[:-1], torch.tensor(ids[1:]), reduction="sum"))
+            count += len(ids) - 1
+        packed = float(language_model_loss(lab.network.model, texts, gate))
+    assert texts.tokens == count and texts.ids.shape == (1, count + 3)
+    assert packed == pytest.approx(total / count, abs=1e-4)
+
+
 @pytest.fixture(scope="module")
 def importance(lab):
     return lab.importance()
