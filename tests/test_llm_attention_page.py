@@ -120,3 +120,17 @@ def test_the_llm_explain_view_names_the_first_token_and_shows_importance_and_lab
     at.session_state["explain_pattern"] = "first"
     at.run()
     assert "L25 H1" in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_the_warm_up_opens_the_llm_labels_from_a_clean_link():
+    """serving/warmup.py opens this link on every replica before it takes students: it must draw the labels."""
+    from urllib.parse import parse_qsl
+
+    from serving.warmup import WARM_STOPS
+
+    stop = next(s for s in WARM_STOPS if SMOLLM2_NAME in s)
+    path, query = stop.split("?")
+    at, notices = open_from_link(path, dict(parse_qsl(query)))
+    assert not notices and not at.exception and not at.error
+    assert translate("en", "explain_encoder.patterns_title", sentences=8) in chart_titles(at)
