@@ -13,6 +13,10 @@
    sentences joined, cut to 126 pieces between [CLS] and [SEP]) against the page's forward pass with weights,
    median of --repeats, interleaved; then head importance on the 24 fixed sentences (72 ablations + baseline),
    its gradient estimate, the 13-point curve, and the encoder's label counts. `--encoder-only` runs just this part.
+5. SmolLM2-135M-Instruct (issue 26): head importance as the gradient of the next-token loss over the fixed
+   LANGUAGE_MODEL_TEXTS (one forward + backward pass), the 14-point pruning curve, and the head-pattern labels
+   (8 texts with weights + the induction sequence), timed once each, with the label counts. `--llm-only` runs
+   just this part.
 """
 from __future__ import annotations
 
@@ -77,13 +81,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--encoder-only", action="store_true", help="only part 4 (all-MiniLM-L6-v2)")
+    parser.add_argument("--llm-only", action="store_true", help="only part 5 (SmolLM2-135M-Instruct)")
     args = parser.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"load average {open('/proc/loadavg').read().split()[:3]}")
-    if not args.encoder_only:
+    if not (args.encoder_only or args.llm_only):
         translation_model(args)
-    encoder(args)
+    if not args.llm_only:
+        encoder(args)
+    if not args.encoder_only:
+        language_model()
     print(f"\nload average after: {open('/proc/loadavg').read().split()[:3]}")
 
 
@@ -134,6 +142,36 @@ def encoder(args) -> None:
     tally = collections.Counter(patterns.encoder_head_labels(minilm).labels.ravel().tolist())
     print("\n| model | kind | " + " | ".join(patterns.PATTERNS) + " |\n|---|---|" + "---:|" * len(patterns.PATTERNS))
     print("| all-MiniLM-L6-v2 | encoder_self | " + " | ".join(str(tally.get(p, 0)) for p in patterns.PATTERNS) + " |")
+
+
+def language_model() -> None:
+    from model.families import curve_counts
+    from model.llama import load_smollm2
+
+    loaded = load_smollm2()
+    model = loaded.model
+    texts = head_importance_measures.language_model_texts(loaded.encode, fixed_sets.LANGUAGE_MODEL_TEXTS)
+    gradient_s, gradient_cpu, importance = _timed(lambda: head_importance_measures.language_model_importance(
+        model, texts))
+    counts = curve_counts(importance.gradient.size)
+    curve_s, curve_cpu, curve = _timed(lambda: head_importance_measures.language_model_pruning_curve(
+        model, texts, importance, counts))
+    labels_s, labels_cpu, scores = _timed(lambda: patterns.language_model_head_labels(loaded))
+    print(f"\n| SmolLM2-135M-Instruct, {texts.texts} fixed texts ({texts.tokens} predicted tokens, packed "
+          f"{tuple(texts.ids.shape)}) | wall s | CPU s |\n|---|---:|---:|")
+    print(f"| head importance: gradient of the next-token loss (1 forward + 1 backward) | {gradient_s:.2f} | "
+          f"{gradient_cpu:.2f} |")
+    print(f"| pruning curve ({len(counts)} points, one forward each) | {curve_s:.2f} | {curve_cpu:.2f} |")
+    print(f"| pattern labels ({len(fixed_sets.LANGUAGE_MODEL_TEXTS)} texts with weights + induction sequence) | "
+          f"{labels_s:.2f} | {labels_cpu:.2f} |")
+    order = importance.order()
+    print(f"\nbaseline loss {importance.baseline_loss:.3f} nats; least important L{order[0][0] + 1} H{order[0][1] + 1}, "
+          f"most L{order[-1][0] + 1} H{order[-1][1] + 1}")
+    print("curve (next-token loss): " + ", ".join(f"k={r['k']}: {r['loss']:.2f}" for r in curve))
+    tally = collections.Counter(scores.labels.ravel().tolist())
+    print("\n| model | kind | " + " | ".join(patterns.PATTERNS) + " |\n|---|---|" + "---:|" * len(patterns.PATTERNS))
+    print("| SmolLM2-135M-Instruct | decoder_self | " + " | ".join(str(tally.get(p, 0)) for p in patterns.PATTERNS)
+          + " |")
 
 
 def translation_model(args) -> None:

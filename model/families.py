@@ -37,10 +37,14 @@ import numpy as np
 import torch
 
 from model.explain.explanations import decoder_only_explanations, encoder_explanations, transformer_explanations
-from model.explain.fixed_sets import ENCODER_SENTENCES, held_out_pairs
-from model.explain.importance import encoder_importance, encoder_pruning_curve, evaluation_set, head_importance, pruning_curve
+from model.explain.fixed_sets import ENCODER_SENTENCES, LANGUAGE_MODEL_TEXTS, held_out_pairs
+from model.explain.importance import (encoder_importance, encoder_pruning_curve, evaluation_set, head_importance,
+                                      language_model_importance, language_model_pruning_curve, language_model_texts,
+                                      pruning_curve)
 from model.explain.kinds import SELF_KINDS
-from model.explain.patterns import PatternScores, encoder_head_labels, labelling_sentences, transformer_head_labels
+from model.explain.next_token import next_token_prediction
+from model.explain.patterns import (PatternScores, encoder_head_labels, labelling_sentences, language_model_head_labels,
+                                    transformer_head_labels)
 from model.explain.rollout import attention_rollout
 from model.bert import MINILM_NAME, PretrainedEncoder, load_minilm
 from model.checkpoint import CheckpointError, LoadedModel, load_checkpoint, read_sidecar
@@ -65,6 +69,7 @@ PATTERNS = "patterns"  # head-pattern labels over a fixed set of sentences
 VOCABULARY = "vocabulary"  # a closed word vocabulary (unknown words are <unk>; the sidebar lists the words)
 TRAINING = "training"  # trained in this app (model/train.py); its held-out set is known
 GENERATION = "generation"  # writes text with its own decoding loop (the decoder-only LLM's KV-cache generation)
+NEXT_TOKEN = "next_token"  # predicts the token after any text: AnalysedInput.next_token (ablation compares it)
 SwitchedOff = tuple[tuple[str, int, int], ...]  # (kind, layer, head), 0-based: heads switched off
 # Every family's one name (LabModel.family); tests/test_family_branches.py fails where ui/, app_pages/ or viz/
 # compare anything with one of them: a new family adds its name here.
@@ -109,7 +114,8 @@ CURVE_POINTS = 12  # evaluations of the "switch off the k least important heads"
 LABEL_SENTENCES = 100  # held-out sentences a translator's pattern labels are read from
 
 
-def _curve_counts(total: int) -> list[int]:
+def curve_counts(total: int) -> list[int]:
+    """The k of the "switch off the k least important heads" curve: about CURVE_POINTS steps, 0 and every head."""
     return sorted(set(range(0, total + 1, max(1, total // CURVE_POINTS))) | {total})
 
 
@@ -204,7 +210,7 @@ class TranslatorAdapter(_Adapter):
         """{"importance": HeadImportance on the 300 held-out sentences, "curve": [{k, exact_match, loss}]}."""
         evaluation = evaluation_set(self.network, held_out_pairs(self.network))
         importance = head_importance(self.network.model, evaluation)
-        counts = _curve_counts(len(importance.heads))
+        counts = curve_counts(len(importance.heads))
         return {"importance": importance,
                 "curve": pruning_curve(self.network.model, evaluation, importance, counts)}
 
@@ -299,7 +305,7 @@ class EncoderAdapter(_Adapter):
         """{"importance": EncoderImportance over ENCODER_SENTENCES, "curve": [{k, similarity}]}."""
         importance = encoder_importance(self.network)
         return {"importance": importance, "curve": encoder_pruning_curve(
-            self.network, importance, _curve_counts(importance.change.size))}
+            self.network, importance, curve_counts(importance.change.size))}
 
     def labels(self) -> dict[str, PatternScores]:
         return {"encoder_self": encoder_head_labels(self.network)}
@@ -328,16 +334,19 @@ class TransformersAdapter(_Adapter):
 @dataclass(eq=False)
 class LlamaAdapter(_Adapter):
     """A decoder-only Llama LLM in our own code (a model.llama.LoadedLlama: SmolLM2-135M-Instruct): one causal
-    self-attention kind, value norms (its W_V and W_O are ours), rescaling (its scores are returned), and
-    generation one token at a time with its KV cache. No ABLATION: the ablation view compares a translation or a
-    sentence embedding, which a decoder-only model has neither of (analyse still takes switched_off heads)."""
+    self-attention kind, value norms (its W_V and W_O are ours), rescaling (its scores are returned), generation
+    one token at a time with its KV cache, and ablation through its head mask: what switching heads off changes is
+    its prediction of the token after the text and its loss on the text itself (NEXT_TOKEN). Head importance is
+    the gradient on head gates of the next-token loss over LANGUAGE_MODEL_TEXTS; pattern labels read those texts
+    (the first token as the sink) and a repeated random sequence (induction)."""
 
     def __post_init__(self):
         cfg = self.network.config
         self.family = "llama"
         self.layout = {"decoder_self": (cfg.num_layers, cfg.num_heads)}
-        self.capabilities = frozenset({NORMS, RESCALE, GENERATION})
+        self.capabilities = frozenset({NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS})
         self.positions = "rotary"
+        self.label_sentences = len(LANGUAGE_MODEL_TEXTS)
 
     @property
     def task(self) -> str:
@@ -364,7 +373,8 @@ class LlamaAdapter(_Adapter):
         return mask
 
     def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
-        """The text's causal self-attention, (L, h, T, T), over its first MAX_TOKENS tokens."""
+        """The text's causal self-attention, (L, h, T, T), over its first MAX_TOKENS tokens, and the model's
+        prediction of the token after them (with the heads switched off)."""
         ids = self.encode(text)
         if not ids:
             raise ValueError(f"{self.model_id}: the text has no tokens")
@@ -375,7 +385,8 @@ class LlamaAdapter(_Adapter):
         masked = np.triu(np.ones((len(ids), len(ids)), dtype=bool), k=1)  # (T, T): key after query is hidden
         maps = {"decoder_self": KindMaps("decoder_self", out.weights[:, 0].numpy(), out.scores[:, 0].numpy(),
                                          tokens, tokens, masked)}
-        return AnalysedInput(self.model_id, text, tokens, maps, self.capabilities, truncated_from=truncated_from)
+        return AnalysedInput(self.model_id, text, tokens, maps, self.capabilities, truncated_from=truncated_from,
+                             next_token=next_token_prediction(out.logits[0], ids, self.token_texts))
 
     def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
         """Weights and value norms (L, h, T, T), rollout_decoder_self (L, T, T) of the analysed text."""
@@ -384,6 +395,17 @@ class LlamaAdapter(_Adapter):
         weights = out.weights[:, 0].numpy()
         return {"decoder_self": weights, "rollout_decoder_self": attention_rollout(weights),
                 "value_norms_decoder_self": value_weighted_norms(self.network.model, out)[:, 0].numpy()}
+
+    def importance(self) -> dict:
+        """{"importance": LanguageModelImportance (gradient (L, h)) on LANGUAGE_MODEL_TEXTS, "curve": [{k, loss}]}:
+        one forward and backward pass, then one pass per point of the curve."""
+        texts = language_model_texts(self.encode, LANGUAGE_MODEL_TEXTS)
+        importance = language_model_importance(self.network.model, texts)
+        return {"importance": importance, "curve": language_model_pruning_curve(
+            self.network.model, texts, importance, curve_counts(importance.gradient.size))}
+
+    def labels(self) -> dict[str, PatternScores]:
+        return {"decoder_self": language_model_head_labels(self.network)}
 
     # --- generation (GENERATION) ------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
 from model.data import is_punctuation
 from model.decode import DecodeResult
 from model.decoder_only import sequence_tokens
+from model.explain.next_token import NextTokenPrediction
 
 KIND_NAMES = ("encoder_self", "decoder_self", "cross")
 # What a model offers beyond its maps; pages show a view only when the capability is there.
@@ -74,6 +75,7 @@ class AnalysedInput:
     final_vectors: np.ndarray | None = None
     embedding: np.ndarray | None = None
     decode: DecodeResult | None = None  # toy translation models: the full greedy decode (step probabilities)
+    next_token: NextTokenPrediction | None = None  # a causal LLM: the token after the text, the text's own loss
 
     @property
     def kinds(self) -> list[str]:

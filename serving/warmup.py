@@ -19,8 +19,10 @@ from serving.streamlit_client import StreamlitClient
 WARM_PAGES = ["", "attention", "decoding", "positional", "compare", "llm"]
 MODEL_CHOICE = "model_id"  # the sidebar's model selectbox (ui/sidebar.py)
 # Lesson stops whose first run is slow, opened by their link: the real encoder's all-heads grid with its 72 pattern
-# labels (issue 22: 7.5-8.8 s at the first student's click before it was warmed here).
-WARM_STOPS = ["attention?lesson=intro&stop=17"]
+# labels (issue 22: 7.5-8.8 s at the first student's click before it was warmed here); SmolLM2's pattern labels
+# (issue 26: 1.5 CPU s, seconds of wall time on a busy server), which its "All heads" grid and Explain share.
+WARM_STOPS = ["attention?lesson=intro&stop=17",
+              "attention?model=SmolLM2-135M-Instruct&view=Explain&explain=patterns"]
 
 
 async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[str, float]]:
@@ -42,7 +44,7 @@ async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[s
                 for model in others + [first]:  # every shipped model once, ending on the default
                     if client.choose_option(MODEL_CHOICE, model) is None:
                         timings.append((model, await _run(client, client.widget_rerun_msg(), timeout, "attention")))
-        for stop in WARM_STOPS:  # the lesson's slow stops, as a class opens them (stop 17: the encoder's grid)
+        for stop in WARM_STOPS:  # the slow stops, as a class opens them (stop 17: the encoder's grid)
             path, query = stop.split("?")
             timings.append((stop, await _run(client, client.open_page_msg(path, query), timeout, path)))
     finally:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from model.families import (ABLATION, GENERATION, NORMS, RESCALE, LabModel, LlamaAdapter, adapt, model_family,
-                            open_model)
+from model.families import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE, LabModel,
+                            LlamaAdapter, adapt, model_family, open_model)
 from model.llama import value_weighted_norms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ def test_smollm2_opens_by_id_as_a_decoder_only_llm(lab):
     assert isinstance(lab, LabModel) and isinstance(lab, LlamaAdapter)
     assert lab.family == model_family(NAME) == "llama"
     assert lab.layout == {"decoder_self": (30, 9)} and lab.head_dim == 64 and lab.positions == "rotary"
-    assert lab.capabilities == {NORMS, RESCALE, GENERATION} and not lab.can(ABLATION)
+    assert lab.capabilities == {NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS}
     assert adapt("again", lab.network).layout == lab.layout and adapt("same", lab) is lab
     assert open_model(NAME).network is lab.network  # one shared copy per process
 

@@ -6,7 +6,7 @@ import pytest
 
 from i18n import translate
 from model.gguf_weights import SMOLLM2_NAME
-from tests.app_links import chart_specs, chart_titles, open_page
+from tests.app_links import chart_specs, chart_titles, open_from_link, open_page, query_param
 from ui.attention.view import GRID_PAGE, GRID_PAGE_LAYERS
 from viz.attention import GRID, grid_head, head_grid
 from viz.export import grid_maps
@@ -46,8 +46,8 @@ def test_every_page_opens_with_the_llm_picked():
 def test_every_view_of_the_llm_draws_and_its_grid_is_paged_by_layer():
     at = open_page("attention", model_id=SMOLLM2_NAME, sentence=SENTENCE)
     views = at.button_group(key="attn_view").options
-    assert "Ablation" not in views and {"Head", "All heads", "Compare", "Rescale", "Explain"} <= set(views)
-    assert translate("en", "bert.ablation_hidden") in [c.value for c in at.caption]
+    assert {"Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain"} == set(views)
+    assert translate("en", "bert.ablation_hidden") not in [c.value for c in at.caption]
     assert at.selectbox(key="attn_layer").options[-1] == "30" and len(at.selectbox(key="attn_head").options) == 9
     for view in views:
         at.session_state["attn_view"] = view
@@ -67,3 +67,70 @@ def test_every_view_of_the_llm_draws_and_its_grid_is_paged_by_layer():
     at.button(key="focus_29_8").click().run()  # L30 H9's button (0-based key): opens that head
     assert not at.exception
     assert any("layer 30 · head 9" in title for title in chart_titles(at)), chart_titles(at)
+
+
+def _next_tokens(at) -> dict[str, float]:
+    """The ablation table's "heads off" columns: token -> probability."""
+    table = at.dataframe[0].value
+    return dict(zip(table[translate("en", "llm_explain.token_off")],
+                    table[translate("en", "llm_explain.probability_off")]))
+
+
+@pytest.mark.slow
+def test_the_llm_ablation_shows_the_next_token_with_and_without_the_heads_in_the_link():
+    at, _ = open_from_link("attention", {"view": "Ablation"}, model_id=SMOLLM2_NAME, sentence=SENTENCE)
+    before = _next_tokens(at)
+    assert list(before)[0] == repr(" mat")  # copied from the context, all heads on
+    kl = translate("en", "llm_explain.kl")
+    assert next(m.value for m in at.metric if m.label == kl) == "0.0000"
+    at.multiselect(key="ablate_heads").select(("decoder_self", 18, 6)).run()  # L19 H7, the top induction head
+    assert not at.exception and not at.error
+    after = _next_tokens(at)
+    assert after != before and abs(after[repr(" mat")] - before[repr(" mat")]) > 0.05
+    assert float(next(m.value for m in at.metric if m.label == kl)) > 0.01
+    titles = chart_titles(at)
+    assert translate("en", "llm_explain.title_off", count=1) in titles, titles
+    assert query_param(at, "heads_off") == "decoder_self.19.7"  # the shared link keeps the switched-off head
+    again, _ = open_from_link("attention", {"view": "Ablation", "heads_off": "decoder_self.19.7"},
+                              model_id=SMOLLM2_NAME, sentence=SENTENCE)
+    assert _next_tokens(again) == after
+
+
+@pytest.mark.slow
+def test_the_llm_explain_view_names_the_first_token_and_shows_importance_and_labels():
+    at, _ = open_from_link("attention", {"view": "Explain", "explain_mode": "norms"}, model_id=SMOLLM2_NAME,
+                           sentence=SENTENCE)
+    first = translate("en", "llm_explain.first_token", token=repr("The"))
+    assert any(first in title for title in chart_titles(at)), chart_titles(at)
+    assert not any("<bos>" in title for title in chart_titles(at))
+    at.session_state["explain_part"] = "importance"
+    at.run()
+    assert at.button(key="explain_importance_run")  # a minute of CPU: asked for first
+    at.button(key="explain_importance_run").click().run()
+    assert not at.exception and not at.error
+    titles = chart_titles(at)
+    assert translate("en", "llm_explain.importance_title", texts=8) in titles, titles
+    assert at.dataframe[0].value.shape[0] == 270
+    at.session_state["explain_part"] = "patterns"
+    at.session_state["explain_pattern"] = "induction"
+    at.run()
+    assert not at.exception and not at.error
+    matches = " ".join(m.value for m in at.markdown)
+    assert "L19 H7" in matches and "L19 H9" not in matches
+    at.session_state["explain_pattern"] = "first"
+    at.run()
+    assert "L25 H1" in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_the_warm_up_opens_the_llm_labels_from_a_clean_link():
+    """serving/warmup.py opens this link on every replica before it takes students: it must draw the labels."""
+    from urllib.parse import parse_qsl
+
+    from serving.warmup import WARM_STOPS
+
+    stop = next(s for s in WARM_STOPS if SMOLLM2_NAME in s)
+    path, query = stop.split("?")
+    at, notices = open_from_link(path, dict(parse_qsl(query)))
+    assert not notices and not at.exception and not at.error
+    assert translate("en", "explain_encoder.patterns_title", sentences=8) in chart_titles(at)

@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 from i18n import tr
 
 PATTERN_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "sink": "#d62728",
-                   "alignment": "#ff7f0e", "broad": "#bcbd22", "block": "#9467bd"}
+                   "first": "#8c564b", "alignment": "#ff7f0e", "induction": "#e377c2", "broad": "#bcbd22",
+                   "block": "#9467bd"}
 DIMMED = "#e5e5e5"
 
 
@@ -69,11 +70,13 @@ def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "", mea
                         measure_label: str | None = None) -> go.Figure:
     """rows [{k, <measure>, loss?}]: quality after switching off the k least important heads. measure "exact_match"
     (translation models, with the loss in the hover) or e.g. "similarity" (an encoder's mean cosine similarity to
-    its own embeddings with every head on); both are shares, 0..1."""
+    its own embeddings with every head on); both are shares, 0..1. measure "loss" (a language model's next-token
+    loss in nats) is drawn on its own scale, from 0."""
     ks = [r["k"] for r in rows]
     label = measure_label or tr(f"explain.chart.{measure}")
-    with_loss = all("loss" in r for r in rows)
-    hover = f"k = %{{x}}<br>{label} %{{y:.1%}}" + (
+    with_loss = measure != "loss" and all("loss" in r for r in rows)
+    share = measure != "loss"
+    hover = f"k = %{{x}}<br>{label} %{{y:{'.1%' if share else '.4f'}}}" + (
         f"<br>{tr('explain.chart.loss')} %{{customdata:.4f}}" if with_loss else "") + "<extra></extra>"
     fig = go.Figure(go.Scatter(
         x=ks, y=[r[measure] for r in rows], mode="lines+markers", name=label,
@@ -81,7 +84,8 @@ def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "", mea
     fig.update_layout(title=title, height=360, margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=tr("explain.chart.k_axis", total=total_heads), range=[-0.5, total_heads + 0.5],
                                  dtick=max(2, total_heads // 12)),
-                      yaxis=dict(title=label, tickformat=".0%", range=[0, 1.02]))
+                      yaxis=dict(title=label, tickformat=".0%", range=[0, 1.02]) if share else
+                      dict(title=label, rangemode="tozero"))
     return fig
 
 
@@ -92,6 +96,16 @@ def encoder_importance_table(names: list[str], change: np.ndarray, gradient: np.
         tr("explain.chart.rank"): range(1, len(order) + 1),
         tr("explain.chart.head"): [names[n] for n in order],
         change_label: [float(change[n]) for n in order],
+        gradient_label: [float(gradient[n]) for n in order],
+    })
+
+
+def gradient_importance_table(names: list[str], gradient: np.ndarray, order: list[int],
+                              gradient_label: str) -> pd.DataFrame:
+    """A language model's heads, least important first (order indexes the flat names/gradient)."""
+    return pd.DataFrame({
+        tr("explain.chart.rank"): range(1, len(order) + 1),
+        tr("explain.chart.head"): [names[n] for n in order],
         gradient_label: [float(gradient[n]) for n in order],
     })
 

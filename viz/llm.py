@@ -6,6 +6,7 @@ Arrays in, plotly figures out; token text is escaped (plotly renders a small HTM
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from i18n import tr
@@ -30,6 +31,19 @@ def next_token_chart(tokens: list[str], probabilities: list[float], chosen: int 
                       xaxis=dict(title=tr("llm.chart.probability"), range=[0, 1], tickformat=".0%"),
                       yaxis=dict(autorange="reversed", title=tr("llm.chart.candidate")))
     return fig
+
+
+def next_token_table(tokens: list[str], probabilities: list[float], tokens_off: list[str],
+                     probabilities_off: list[float]) -> pd.DataFrame:
+    """The top candidates after the text with every head on and with the chosen heads switched off, side by side
+    (rank by rank); tokens quoted, so that spaces and newlines show."""
+    return pd.DataFrame({
+        tr("llm_explain.rank"): range(1, len(tokens) + 1),
+        tr("llm_explain.token_on"): [repr(t) for t in tokens],
+        tr("llm_explain.probability_on"): probabilities,
+        tr("llm_explain.token_off"): [repr(t) for t in tokens_off],
+        tr("llm_explain.probability_off"): probabilities_off,
+    })
 
 
 def attention_row_chart(weights: np.ndarray, key_tokens: list[str], kv_head_of: list[int], title: str) -> go.Figure:

@@ -41,3 +41,19 @@ ENCODER_SENTENCES = (
     "They moved to a quiet town near the coast.",
     "The printer on the second floor is out of paper.",
 )
+
+
+# The fixed English texts a causal language model's head importance (its next-token loss) and head-pattern labels
+# are measured on: ordinary sentences and one passage said twice (the second time it can be copied from the
+# context, the work of induction heads). About 250 SmolLM2 tokens in all: one batched pass takes a second or two.
+LANGUAGE_MODEL_TEXTS = (
+    "The animal didn't cross the street because it was too tired.",
+    "She forgot her umbrella, so she got wet on the way home.",
+    "Our train was delayed by forty minutes this morning, and the office was nearly empty when we arrived.",
+    "The new library opens to the public next month. It has a reading room, a café and a garden on the roof.",
+    "Birds were singing in the trees outside the window while the children finished their breakfast.",
+    "To make the soup, cut the onions, cook them slowly in butter, then add the stock and a little salt.",
+    "The committee rejected the proposal without discussion, and the mayor promised to bring it back in spring.",
+    "Mr Dursley drove to the station, bought a paper and waited for the train to Glasgow. "
+    "Mr Dursley drove to the station, bought a paper and waited for the train to Glasgow.",
+)

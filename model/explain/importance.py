@@ -270,3 +270,87 @@ def encoder_pruning_curve(pretrained, importance: EncoderImportance, counts: Seq
             mask[layer, head] = 0.0
         rows.append({"k": k, "similarity": float((full * embed(mask)).sum(-1).mean())})
     return rows
+
+
+# --- a causal language model (model.llama.LlamaModel: SmolLM2) ------------------------------------------------------
+
+@dataclass
+class LanguageModelTexts:
+    """Fixed texts packed into one row: ids (1, T) of all texts one after the other, next-token targets (1, T)
+    (−100 at each text's last token: nothing of that text follows it), and a block-diagonal mask (T, T), True where
+    a query may attend (its own text; the model adds the causal mask). With rotary positions a score depends only
+    on the distance between query and key, so each text is read exactly as alone (up to float rounding; tests
+    check it), and one row of ΣT_n tokens costs about half of N padded rows of max T_n."""
+
+    ids: torch.Tensor
+    targets: torch.Tensor
+    mask: torch.Tensor
+    texts: int
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the loss averages over (each text's T − 1)."""
+        return int((self.targets != IGNORED).sum())
+
+
+IGNORED = -100  # F.cross_entropy's ignore_index
+
+
+def language_model_texts(encode, texts: Sequence[str]) -> LanguageModelTexts:
+    """encode(text) -> token ids (a model.llama.LoadedLlama's) over the fixed texts -> one packed row."""
+    encoded = [list(encode(text)) for text in texts]
+    ids, targets, text_of = [], [], []
+    for n, e in enumerate(encoded):
+        ids += e
+        targets += e[1:] + [IGNORED]  # position t predicts token t + 1 of the same text
+        text_of += [n] * len(e)
+    text_of = torch.tensor(text_of)  # (T,)
+    return LanguageModelTexts(torch.tensor([ids]), torch.tensor([targets]), text_of[:, None] == text_of[None, :],
+                              len(encoded))
+
+
+def language_model_loss(model, texts: LanguageModelTexts, head_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean next-token cross-entropy (nats) over the texts' real tokens, with head_mask (L, h) gates (or none)."""
+    logits = model(texts.ids, need_weights=False, head_mask=head_mask, attention_mask=texts.mask).logits  # (1, T, V)
+    return F.cross_entropy(logits.flatten(0, 1).float(), texts.targets.flatten(), ignore_index=IGNORED)
+
+
+@dataclass
+class LanguageModelImportance:
+    """Head importance of a causal language model on fixed texts (Michel et al. 2019, §4.1); arrays (L, h)."""
+
+    gradient: np.ndarray  # |∂L/∂ξ_h| at ξ = 1, L the mean next-token loss over the texts
+    baseline_loss: float  # that loss with every head on (nats per token)
+    texts: int
+    tokens: int
+
+    def order(self) -> list[tuple[int, int]]:
+        """(layer, head) from least to most important (gradient)."""
+        flat = np.argsort(self.gradient, axis=None, kind="stable")
+        return [tuple(int(i) for i in np.unravel_index(n, self.gradient.shape)) for n in flat]
+
+
+def language_model_importance(model, texts: LanguageModelTexts) -> LanguageModelImportance:
+    """One forward and one backward pass through gates ξ (L, h) on every head's output; only the gates need
+    gradients (the model's weights stay frozen)."""
+    cfg = model.cfg
+    gates = torch.ones(cfg.num_layers, cfg.num_heads, requires_grad=True)
+    with torch.enable_grad():
+        loss = language_model_loss(model, texts, gates)
+        (grad,) = torch.autograd.grad(loss, gates)
+    return LanguageModelImportance(grad.abs().numpy(), loss.item(), texts.texts, texts.tokens)
+
+
+@torch.no_grad()
+def language_model_pruning_curve(model, texts: LanguageModelTexts, importance: LanguageModelImportance,
+                                 counts: Sequence[int]) -> list[dict]:
+    """Switch off the k least important heads together -> [{k, loss}], loss the texts' mean next-token loss."""
+    cfg = model.cfg
+    order = importance.order()
+    rows = []
+    for k in counts:
+        mask = torch.ones(cfg.num_layers, cfg.num_heads)  # (L, h)
+        for layer, head in order[:k]:
+            mask[layer, head] = 0.0
+        rows.append({"k": k, "loss": float(language_model_loss(model, texts, mask))})
+    return rows

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from model.explain.next_token import kl_divergence
+
 
 def sink_share(weights: np.ndarray | torch.Tensor, first_query: int = 1) -> np.ndarray:
     """(L, h, T, T) -> (L, h): each head's mean weight on key 0 over the queries first_query … T − 1.
@@ -62,10 +64,6 @@ class SinkResult:
     change: NextTokenChange
 
 
-def _kl(p_log: torch.Tensor, q_log: torch.Tensor) -> float:
-    return float((p_log.exp() * (p_log - q_log)).sum())
-
-
 @torch.no_grad()
 def sink_analysis(model, ids: list[int], top: int = 5) -> SinkResult:
     """Sink shares of a text and the effect of the first token on the next-token distribution.
@@ -86,7 +84,7 @@ def sink_analysis(model, ids: list[int], top: int = 5) -> SinkResult:
     tops = [log.exp().topk(top) for log in logs]
     change = NextTokenChange(
         tops[0].indices.tolist(), tops[0].values.tolist(), tops[1].indices.tolist(), tops[1].values.tolist(),
-        tops[2].indices.tolist(), tops[2].values.tolist(), _kl(logs[0], logs[1]), _kl(logs[0], logs[2]))
+        tops[2].indices.tolist(), tops[2].values.tolist(), kl_divergence(logs[0], logs[1]), kl_divergence(logs[0], logs[2]))
     norms = value_weighted_norms(model, plain)[:, 0]  # (L, h, T, T)
     return SinkResult(sink_share(plain.weights[:, 0]), norm_share_on_first(norms), change)
 

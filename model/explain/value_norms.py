@@ -108,15 +108,17 @@ def stack_value_norms(modules: Sequence[MultiHeadAttention], weights: torch.Tens
 
 
 def special_token_survival(weights: np.ndarray, norms: np.ndarray, key_tokens: Sequence[str],
-                           special: Sequence[str] = SPECIAL_TOKENS) -> dict[str, np.ndarray]:
+                           special: Sequence[str] = SPECIAL_TOKENS,
+                           keys: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Per head, how much of the weight on special-token keys survives in the norms.
 
     weights, norms (..., h, T_q, T_k) -> each (..., h): weight_share = share of α on special keys (summed over
     queries), norm_share = the same share of N, survival = norm_share / weight_share (NaN without special weight).
     A survival well below 1 is a head whose "attention" to <eos>/[SEP] moves almost nothing (Kobayashi et al.
-    2020, §5.1).
+    2020, §5.1). keys: (T_k,) booleans choosing the keys by position instead (a language model's first token, the
+    attention sink, whose text may well occur again later).
     """
-    is_special = np.array([t in special for t in key_tokens])
+    is_special = np.array([t in special for t in key_tokens]) if keys is None else np.asarray(keys, dtype=bool)
     weight_share = weights[..., is_special].sum((-1, -2)) / np.maximum(weights.sum((-1, -2)), 1e-12)
     norm_share = norms[..., is_special].sum((-1, -2)) / np.maximum(norms.sum((-1, -2)), 1e-12)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -19,7 +19,7 @@ SECOND_DEFAULT = "A tired dog stayed on the pavement instead of crossing."
 OFF_HEADS = ABLATED_HEADS.key  # the same key (and (kind, layer, head) values) as the translation models' ablation
 
 
-def _head_option(option: tuple[str, int, int]) -> str:
+def head_option(option: tuple[str, int, int]) -> str:
     _, layer, head = option
     return f"L{layer + 1} H{head + 1}"
 
@@ -35,7 +35,7 @@ def show_embedding_ablation(result: AnalysedInput, model_id: str, lab: LabModel)
     options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items()
                for l in range(layers) for h in range(heads)]
     st.session_state[OFF_HEADS] = [o for o in st.session_state.get(OFF_HEADS, []) if tuple(o) in options]
-    off = st.multiselect(tr("bert.ablation.heads"), options, key=OFF_HEADS, format_func=_head_option)
+    off = st.multiselect(tr("bert.ablation.heads"), options, key=OFF_HEADS, format_func=head_option)
     switched_off = tuple(sorted(tuple(o) for o in off))
     second, _ = check_sentence(second_text)
     ablated = analyse(model_id, sentence, lab, switched_off) if switched_off else result

@@ -16,13 +16,14 @@ from i18n import tr
 from model.explain import fixed_sets, patterns, value_norms
 from model.explain import importance as head_importance_measures
 from model.explain.kinds import ATTENTION_KINDS, SPECIAL_TOKENS
-from model.families import EMBEDDING, IMPORTANCE, NORMS, PATTERNS, TRAINING, LabModel, shipped_model_names
+from model.families import (EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING, LabModel,
+                            curve_counts, shipped_model_names)
 from model.sources import AnalysedInput
 from ui.attention.maps import AttentionMaps
 from ui.display import presenting, show_chart
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
-from viz.analysis import (encoder_importance_table, importance_table, layers_by_heads, pattern_grid,
-                          pruning_curve_chart, survival_bars)
+from viz.analysis import (encoder_importance_table, gradient_importance_table, importance_table, layers_by_heads,
+                          pattern_grid, pruning_curve_chart, survival_bars)
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
 from viz.attention import attention_heatmap, attention_table
 
@@ -91,8 +92,10 @@ def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: Atte
     elif not lab.can(IMPORTANCE if part == "importance" else PATTERNS):
         st.info(tr("explain_encoder.foreign_part"))
     elif part == "importance":
-        # an encoder's heads are measured by its sentence embedding, a translator's by its translations
-        (show_encoder_importance if lab.can(EMBEDDING) else show_importance)(model_id, lab)
+        # an encoder's heads are measured by its sentence embedding, a language model's by its next-token loss, a
+        # translator's by its translations
+        (show_encoder_importance if lab.can(EMBEDDING) else show_language_model_importance if lab.can(NEXT_TOKEN)
+         else show_importance)(model_id, lab)
     else:
         show_patterns(model_id, lab)
 
@@ -141,13 +144,19 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
                    f"value_norms_{kind}_L{layer + 1}_H{head + 1}", key="explain_norms", where=right,
                    table=lambda: attention_table(norms, queries, keys))
     # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the
-    # captions name what is on the chart's axis
-    special_label = "/".join(dict.fromkeys(t for t in keys if t in SPECIAL_TOKENS)) or special_label
-    survival = value_norms.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys)
+    # captions name what is on the chart's axis; a causal map over a text without any (SmolLM2's) has its sink on
+    # the first token, the one key every query sees (Xiao et al. 2023)
+    found = "/".join(dict.fromkeys(t for t in keys if t in SPECIAL_TOKENS))
+    first_token = not found and maps.masked is not None
+    special_label = (tr("llm_explain.first_token", token=repr(keys[0])) if first_token else found or special_label)
+    survival = value_norms.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys,
+                                                  keys=np.arange(len(keys)) == 0 if first_token else None)
     ratio = survival["survival"][layer, head]
     c = st.columns(3)
-    c[0].metric(tr("explain.weight_on_special"), f"{survival['weight_share'][layer, head]:.1%}")
-    c[1].metric(tr("explain.norm_on_special"), f"{survival['norm_share'][layer, head]:.1%}")
+    c[0].metric(tr("llm_explain.weight_on_first" if first_token else "explain.weight_on_special"),
+                f"{survival['weight_share'][layer, head]:.1%}")
+    c[1].metric(tr("llm_explain.norm_on_first" if first_token else "explain.norm_on_special"),
+                f"{survival['norm_share'][layer, head]:.1%}")
     c[2].metric(tr("explain.survival"), "–" if not np.isfinite(ratio) else f"{ratio:.2f}")
     show_chart(survival_bars(survival["weight_share"], survival["norm_share"],
                              tr("explain_encoder.survival_title", kind=attention_kind_label(kind),
@@ -221,7 +230,8 @@ def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: st
                        heads=", ".join(matching) or tr("explain.pattern_none")))
     t = patterns.PATTERN_THRESHOLDS
     st.caption(tr(caption_key, previous=f"{t['previous']:.0%}", next=f"{t['next']:.0%}", self=f"{t['self']:.0%}",
-                  sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}", sentences=sentences))
+                  sink=f"{t['sink']:.0%}", broad=f"{t['broad']:.2f}", sentences=sentences, first=f"{t['first']:.0%}",
+                  induction=f"{t['induction']:.0%}", length=patterns.INDUCTION_LENGTH))
     if caption_key == "explain.patterns_caption":  # a model with cross-attention
         st.caption(tr("explain.patterns_alignment", alignment=f"{t['alignment']:.2f}", peak=f"{t['alignment_peak']:.0%}"))
 
@@ -235,9 +245,13 @@ def show_patterns(model_id: str, lab: LabModel) -> None:
     # a model trained here is labelled on its held-out sentences; a pretrained one on fixed English sentences
     held_out = lab.can(TRAINING)
     texts = "explain" if held_out else "explain_encoder"
+    # a language model's labels: the first token as the sink, and induction (model.explain.patterns)
+    first_token = any(s.sink_on == "first" for s in scores.values())
     _show_pattern_grid(labels, rows, tr(f"{texts}.patterns_title", sentences=lab.label_sentences),
                        "head_patterns" if held_out else f"{model_id}_head_patterns",
-                       lambda: _pattern_table(scores, rows, kinds), f"{texts}.patterns_caption", lab.label_sentences)
+                       lambda: _pattern_table(scores, rows, kinds),
+                       "llm_explain.patterns_caption" if first_token else f"{texts}.patterns_caption",
+                       lab.label_sentences)
 
 
 def _pattern_table(scores: dict[str, patterns.PatternScores], rows: list[str],
@@ -250,7 +264,10 @@ def _pattern_table(scores: dict[str, patterns.PatternScores], rows: list[str],
                             tr("explain.chart.head"): f"H{h + 1}",
                             tr("explain.chart.label"): tr(f"explain.patterns.{s.labels[l, h]}"),
                             **{tr(f"explain.patterns.{name}"): float(getattr(s, name)[l, h])
-                               for name in ("previous", "next", "self", "sink")},
+                               for name in ("previous", "next", "self")},
+                            tr(f"explain.patterns.{s.sink_label}"): float(s.sink[l, h]),
+                            **({} if s.induction is None else
+                               {tr("explain.patterns.induction"): float(s.induction[l, h])}),
                             tr("explain.chart.entropy"): float(s.entropy[l, h])})
     return pd.DataFrame(records)
 
@@ -288,6 +305,47 @@ def show_encoder_importance(model_id: str, lab: LabModel) -> None:
                            key="csv_importance", on_click="ignore", icon=":material/download:", type="tertiary")
         st.caption(tr("explain_encoder.importance_caption", sentences=importance.sentences,
                       probes=head_importance_measures.GRADIENT_PROBES))
+
+
+def show_language_model_importance(model_id: str, lab: LabModel) -> None:
+    """A causal language model's heads by the gradient of its next-token loss on fixed texts, and the loss with the
+    k least important switched off (model.explain.importance.language_model_importance); asked for first."""
+    asked = f"_importance_asked_{model_id}"
+    if not st.session_state.get(asked):
+        st.info(tr("llm_explain.importance_ask", texts=len(fixed_sets.LANGUAGE_MODEL_TEXTS), points=len(curve_counts(sum(
+            layers * heads for layers, heads in lab.layout.values())))))
+        # a callback: the click's own rerun (of the fragment, or of the page) then draws the importance
+        st.button(tr("llm_explain.importance_run"), key="explain_importance_run",
+                  on_click=lambda: st.session_state.__setitem__(asked, True))
+        return
+    with st.spinner(tr("llm_explain.importance_wait")):
+        found = head_importance(model_id, lab)
+    importance, curve = found["importance"], found["curve"]
+    layers, heads = importance.gradient.shape
+    within = max((r["k"] for r in curve if r["loss"] <= importance.baseline_loss + 0.1), default=0)
+    c = st.columns(4)
+    c[0].metric(tr("llm_explain.texts"), f"{importance.texts}")
+    c[1].metric(tr("llm_explain.tokens"), f"{importance.tokens}")
+    c[2].metric(tr("llm_explain.baseline_loss"), f"{importance.baseline_loss:.3f}")
+    c[3].metric(tr("llm_explain.heads_within"), f"{within} / {importance.gradient.size}")
+    rows = _kind_rows(("decoder_self",), layers)
+    show_chart(layers_by_heads(importance.gradient, rows,
+                               tr("llm_explain.importance_title", texts=importance.texts),
+                               tr("llm_explain.gradient"), text=np.vectorize("{:.1e}".format)(importance.gradient)),
+               f"{model_id}_head_importance_gradient", key="explain_importance")
+    show_chart(pruning_curve_chart(curve, importance.gradient.size, tr("explain.curve_title"), measure="loss",
+                                   measure_label=tr("llm_explain.loss")),
+               f"{model_id}_head_pruning_curve", key="explain_curve")
+    order = [l * heads + h for l, h in importance.order()]
+    names = [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
+    table = gradient_importance_table(names, importance.gradient.ravel(), order, tr("llm_explain.gradient"))
+    st.markdown(tr("llm_explain.sorted_intro"))
+    st.dataframe(table, hide_index=True, width="stretch", height=280)
+    if not presenting():
+        st.download_button(tr("explain.importance_csv"), table.to_csv(index=False).encode("utf-8-sig"),
+                           file_name=f"attention-lab_{model_id}_head_importance.csv", mime="text/csv",
+                           key="csv_importance", on_click="ignore", icon=":material/download:", type="tertiary")
+        st.caption(tr("llm_explain.importance_caption", texts=importance.texts, tokens=importance.tokens))
 
 
 def grid_labels(model_id: str, lab: LabModel, kind: str) -> np.ndarray | None:

@@ -13,7 +13,7 @@ from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
-from model.families import LabModel
+from model.families import NEXT_TOKEN, LabModel
 from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, source_block_shares, special_token_shares
 from ui.attention.maps import AttentionMaps
 from ui.attention.defaults import why_this_encoder_head, why_this_head
@@ -24,6 +24,7 @@ from ui.attention.explain import grid_labels, show_explain
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
                                 KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
 from ui.attention.encoder import show_embedding_ablation
+from ui.attention.next_token import show_next_token_ablation
 from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
@@ -127,6 +128,8 @@ def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, m
         show_statistics(maps, encoder=result.special is not None)
     elif view == "Ablation" and lab.can(EMBEDDING):  # what switching heads off changes: the sentence embedding
         show_embedding_ablation(result, model_id, lab)
+    elif view == "Ablation" and lab.can(NEXT_TOKEN):  # ... or a language model's next token and loss
+        show_next_token_ablation(result, model_id, lab)
     elif view == "Ablation":  # ... or the translation
         show_ablation(result, model_id, lab)
     elif view == "Explain":
