@@ -297,6 +297,7 @@ def test_a_crowded_server_confirms_the_answer_at_once_and_draws_the_page_at_the_
     assert [s.value for s in student.success] == ["Right: GRU without attention \\(one context vector\\)"]
     assert "The chart follows in a few seconds" in " ".join(c.value for c in student.caption)
     assert not chart_specs(student)  # not drawn in the answer's run
+    assert not any("Predict first" in i.value for i in student.info)  # the form's note went with the form
     teacher.run()
     assert _metric(teacher, "Answered") == "1"  # stored before it was confirmed
     student.run()  # the class poll's tick (every few seconds in the browser)

@@ -62,6 +62,8 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
             slot = st.empty()  # the form, cleared once the answer is stored
             with slot.container():
                 given = ask(stop, key, submit)
+                if given is None and then_page:  # in the slot: it goes with the form when the answer is confirmed
+                    st.info(tr("lessons.answer_first"))
             if given is None:
                 return
             if code and not store_answer(code, student, qid, given, expected, round):
@@ -87,7 +89,6 @@ def solo_question(stop: Stop, qid: str, key: str, answers_key: str, expected: Ex
         show_answer(stop.question, answers[qid], expected)
         return True
     _vote(stop, qid, key, answers_key, None, None, expected, 1, True)
-    st.info(tr("lessons.answer_first"))
     return False
 
 
@@ -111,7 +112,6 @@ def class_question(stop: Stop, qid: str, key: str, answers_key: str, code: str, 
             show_answer(stop.question, first, expected)
             return True
         _vote(stop, qid, key, answers_key, code, student, expected, 1, True)
-        st.info(tr("lessons.answer_first"))
         return False
     if phase.phase == "round1":
         _vote(stop, qid, key, answers_key, code, student, expected, 1, False)
