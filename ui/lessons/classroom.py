@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 import secrets
+import threading
 
 import streamlit as st
 
@@ -21,15 +22,23 @@ GUESSES_PER_SESSION = 5
 GUESSES_PER_ADDRESS = 30
 
 
-@st.cache_resource(show_spinner=False)
-def _store(location: str) -> ClassStore:
-    return ClassStore(location)
+_stores: dict[str, ClassStore] = {}  # location -> the process's store (this module is imported once a process)
+_stores_lock = threading.Lock()
 
 
 def class_store() -> ClassStore:
     """The store of $ATTENTION_LAB_DATABASE_URL or the data folder's SQLite file, one per process: it holds only the
-    location, limits and (PostgreSQL) a thread-safe pool of connections, so every session shares it."""
-    return _store(store_location())
+    location, limits and (PostgreSQL) a thread-safe pool of connections, so every session shares it. A plain dict,
+    not st.cache_resource: a class poll asks for it every few seconds per student, and the cache's key hashing was a
+    fifth of a poll's CPU (bench/README.md, issue 24)."""
+    location = store_location()
+    store = _stores.get(location)
+    if store is None:
+        with _stores_lock:  # two sessions' first calls at once make one store
+            if location not in _stores:
+                _stores[location] = ClassStore(location)
+            store = _stores[location]
+    return store
 
 
 def browser_seat() -> str | None:
