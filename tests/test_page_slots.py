@@ -70,3 +70,21 @@ def test_bodies_wait_for_a_slot_in_turn_and_an_error_frees_it():
         with page_slot():
             raise RuntimeError("a page that fails")
     assert not crowded() and page_slots._in_line == 0  # the failed body gave its slot back
+
+
+@pytest.fixture(autouse=True)
+def no_answers_before():
+    page_slots._answers.clear()
+    yield
+    page_slots._answers.clear()
+
+
+def test_a_burst_of_answers_makes_the_server_crowded_until_it_ends():
+    for _ in range(page_slots.BURST_ANSWERS - 1):
+        page_slots.note_answer()
+    assert not crowded()  # a class answering one by one draws every page at once
+    page_slots.note_answer()
+    assert page_slots.answer_burst() and crowded()
+    long_ago = time.monotonic() - page_slots.BURST_SECONDS - 1
+    page_slots._answers.extend([long_ago] * page_slots.BURST_ANSWERS)  # the same answers, BURST_SECONDS later
+    assert not crowded()

@@ -7,7 +7,8 @@ the question had hidden (about 0.08 CPU-s of charts): 150 reruns per replica the
 advancing at 1/150th of its speed, so every student waits for the last chart of the burst before seeing "Right"
 (issue 24 measured a p95 of 13.5 s for 300 answers). Queued instead, the bodies finish one after the other at full
 speed, and the short part of each run before the body (the bar that says the answer was taken) gets the GIL at
-once. The total work is the same; the confirmation no longer waits for it.
+once. The total work is the same; the confirmation no longer waits for it. During a burst of answers the pages wait
+for the burst to end (`crowded`): each answer's confirmation is a short fragment run, and the charts follow.
 
 The teacher's runs are never queued: she moves the class while it answers. Fragments (the teacher's live results,
 a student's answer form, the class poll) do not run app.py and are not queued either. A run that has waited
@@ -16,15 +17,22 @@ WAIT_SECONDS draws anyway: a slow page must delay the others, never hide one.
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 PAGE_SLOTS = 1  # page bodies running at once per process
 WAIT_SECONDS = 30.0
+# A burst: at least BURST_ANSWERS answers stored by this process within BURST_SECONDS (3 a second). A class of 30
+# answering over half a minute is no burst; 150 students of a replica answering within 5 s are.
+BURST_ANSWERS = 6
+BURST_SECONDS = 2.0
 
 _slots = threading.BoundedSemaphore(PAGE_SLOTS)  # one per process: this module is imported once
 _count_lock = threading.Lock()
 _in_line = 0  # page bodies drawing or waiting for a slot in this process
+_answers: deque[float] = deque(maxlen=BURST_ANSWERS)  # monotonic times of this process's latest answers
 
 
 @contextmanager
@@ -47,7 +55,19 @@ def page_slot(queued: bool = True) -> Iterator[None]:
             _in_line -= 1
 
 
+def note_answer() -> None:
+    """A student's answer was stored by this process (ui/lessons/peer_student.py)."""
+    _answers.append(time.monotonic())
+
+
+def answer_burst() -> bool:
+    """The class is answering at once: BURST_ANSWERS answers within BURST_SECONDS."""
+    latest = tuple(_answers)
+    return len(latest) == BURST_ANSWERS and time.monotonic() - latest[0] <= BURST_SECONDS
+
+
 def crowded() -> bool:
-    """Every slot is taken: a page asked for now would wait (a student's answer is then confirmed by its own form,
-    and her page drawn at her next class poll: ui/lessons/peer_student.py)."""
-    return _in_line >= PAGE_SLOTS
+    """A page asked for now would wait for a slot, or would take the GIL from a burst of answers that each wait for
+    their confirmation: the answer is then confirmed by its own form, and the student's page drawn at her first class
+    poll after the burst (ui/lessons/peer_student.py, ui/lessons/bar.py)."""
+    return _in_line >= PAGE_SLOTS or answer_burst()

@@ -27,6 +27,7 @@ from ui.lessons.claims import show_claims
 from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.lessons.questions import Expected, QuestionError, answer_label, expected_answer
 from ui.lessons.peer_student import PAGE_OWED, check_questions, class_question, solo_question
+from ui.page_slots import crowded
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
@@ -228,8 +229,10 @@ def _class_poll() -> None:
         code = st.session_state.get(CLASS_CODE)
         session = class_store().session(code) if code else None
         seen = st.session_state.get(CLASS_SEEN)
-        # a page owed: an answer confirmed while the server was crowded, whose page is drawn now (peer_student._vote)
-        if session is None or seen is None or _seen(session) != seen or st.session_state.pop(PAGE_OWED, None):
+        # a page owed: an answer confirmed while the server was crowded (peer_student._vote), drawn once it is not
+        owed = st.session_state.get(PAGE_OWED) is not None and not crowded()
+        if session is None or seen is None or _seen(session) != seen or owed:
+            st.session_state.pop(PAGE_OWED, None)  # the app's run draws the page with the answer
             st.rerun(scope="app")
         st.caption(tr("lessons.in_class", code=code))
 

@@ -17,7 +17,7 @@ from classroom.lessons import Check, Stop, check_question_id
 from classroom.store import QuestionPhase, StoreBusy
 from i18n import tr
 from ui.lessons.classroom import class_store
-from ui.page_slots import crowded
+from ui.page_slots import crowded, note_answer
 from ui.errors import page_guard
 from ui.lessons.questions import Expected, answer_label, ask, expected_answer, show_answer
 from ui.text import escape_markdown
@@ -68,6 +68,8 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
                 return
             if code and not store_answer(code, student, qid, given, expected, round):
                 return
+            if code:
+                note_answer()
             answers[qid] = given
             if then_page and (not code or not crowded()):
                 st.rerun(scope="app")
