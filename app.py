@@ -22,7 +22,7 @@ with page_guard():
     pages = navigation_pages()  # ui/page_menu.PAGE_SECTIONS: the app's one list of pages
     # Hidden: ui/page_menu draws the same list with links that carry each page's view (one history entry a page).
     navigation = st.navigation(pages, position="hidden")
-    follow_page_change(navigation.url_path)  # Back/Forward to another page: that page's address, not the last one
+    follow_page_change(navigation.url_path)  # Back onto the entry a page switch left behind: stepped over
     menu = page_menu_place()
     show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
     render_sidebar()
