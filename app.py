@@ -3,11 +3,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.display import document_language, presenting
+from ui.display import document_language, preload_plotly, presenting
 from ui.errors import page_guard
 from ui.lessons.bar import lesson_bar, lesson_picker
 from ui.lessons.classroom import TEACHER
-from ui.page_menu import navigation_pages, page_menu, page_menu_place
+from ui.page_menu import PLOTLY_PAGES, navigation_pages, page_menu, page_menu_place
 from ui.page_slots import page_slot
 from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
@@ -24,7 +24,8 @@ with page_guard():
     pages = navigation_pages()  # ui/page_menu.PAGE_SECTIONS: the app's one list of pages
     # Hidden: ui/page_menu draws the same list with links that carry each page's view (one history entry a page).
     navigation = st.navigation(pages, position="hidden")
-    follow_page_change(navigation.url_path)  # Back/Forward to another page: that page's address, not the last one
+    preload_plotly((navigation.url_path or "home") in PLOTLY_PAGES)  # plotly.js loads while this run goes on
+    follow_page_change(navigation.url_path)  # Back onto the entry a page switch left behind: stepped over
     menu = page_menu_place()
     show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
     # The body waits for one of the process's page slots (ui/page_slots.py): in a class's answer burst the bar

@@ -5,9 +5,11 @@ to presenter mode changes nothing for anyone else.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Hashable
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -26,6 +28,7 @@ from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PA
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
 CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (CSS class st-key-chart_words_<key>)
 IMAGE_FORMATS = ("png", "svg")
+PLOTLY_PRELOAD = "plotly_preload"  # key of preload_plotly's hidden container
 
 
 def _session_language() -> str:
@@ -49,6 +52,36 @@ def document_language() -> None:
     code = language if language in i18n.LANGUAGES else i18n.DEFAULT_LANGUAGE
     st.html(f"<script>document.documentElement.lang = {json.dumps(code)};</script>", width="content",
             unsafe_allow_javascript=True)
+
+
+@functools.cache
+def _plotly_chunk() -> str | None:
+    """The file name of Streamlit's front-end chunk that holds plotly.js (hashed per release), or None."""
+    folder = Path(st.__file__).parent / "static" / "static" / "js"
+    found = sorted(folder.glob("PlotlyChart.*.js"))
+    return found[0].name if len(found) == 1 and re.fullmatch(r"PlotlyChart\.[\w-]+\.js", found[0].name) else None
+
+
+def preload_plotly(page_draws_plotly: bool) -> None:
+    """At the top of every run (one hidden container, so the page's elements keep their places); on a page that
+    draws a Plotly chart the browser starts loading plotly.js now.
+
+    Streamlit's front end imports its Plotly chunk (4.7 MB of JavaScript) only when the first Plotly chart of a tab
+    arrives, late in a page's first run; fetching and evaluating it took 2.2-2.9 s in a new tab on this machine, after
+    the run had ended (bench/README.md, stop 17 in a new tab). Imported here, with the run's first element, it loads
+    while the server still runs the page; the chart's own import then finds it loaded (one module, one URL). The
+    element is hidden (its container's CSS), so it moves nothing; the script holds only the chunk's file name, read
+    from Streamlit's own files (no user text). Another Streamlit build without that chunk: nothing is preloaded.
+    """
+    chunk = _plotly_chunk()
+    place = st.container(key=PLOTLY_PRELOAD)
+    if chunk is None or not page_draws_plotly:
+        return
+    script = ("(() => { if (window.__plotlyPreload) return;"
+              " const main = document.querySelector('script[src*=\"static/js/index.\"]'); if (!main) return;"
+              f" window.__plotlyPreload = import(new URL({json.dumps(chunk)}, main.src).href).catch(() => null); }})();")
+    place.html(f"<style>.st-key-{PLOTLY_PRELOAD} {{display: none}}</style><script>{script}</script>",
+               width="content", unsafe_allow_javascript=True)
 
 
 def presenting() -> bool:

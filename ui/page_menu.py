@@ -27,11 +27,12 @@ class AppPage:
     name: str  # the script app_pages/<name>.py, and the page's url path (a lesson stop's `page`)
     title_key: str  # i18n key of its title in the menu
     icon: str
+    plotly: bool = True  # it draws Plotly charts (app.py starts loading plotly.js with its run: ui/display)
 
 
 # (i18n key of the section title, its pages), in menu order; the first page is the default one (the app's root).
 PAGE_SECTIONS: tuple[tuple[str, tuple[AppPage, ...]], ...] = (
-    ("nav.start", (AppPage("home", "nav.home", ":material/home:"),)),
+    ("nav.start", (AppPage("home", "nav.home", ":material/home:", plotly=False),)),
     ("nav.foundations", (
         AppPage("positional", "nav.positional", ":material/timeline:"),
         AppPage("softmax_scaling", "nav.softmax_scaling", ":material/functions:"),
@@ -47,9 +48,10 @@ PAGE_SECTIONS: tuple[tuple[str, tuple[AppPage, ...]], ...] = (
     ("llm.nav_group", (AppPage("llm", "llm.nav", ":material/smart_toy:"),
                        AppPage("llm_heads", "llm_heads.nav", ":material/psychology:"))),
     ("nav.train_group", (AppPage("train", "nav.train", ":material/model_training:"),)),
-    ("lessons.nav_group", (AppPage("teacher", "lessons.nav_teacher", ":material/co_present:"),)),
+    ("lessons.nav_group", (AppPage("teacher", "lessons.nav_teacher", ":material/co_present:", plotly=False),)),
 )
 PAGE_NAMES: tuple[str, ...] = tuple(page.name for _, pages in PAGE_SECTIONS for page in pages)
+PLOTLY_PAGES: frozenset[str] = frozenset(page.name for _, pages in PAGE_SECTIONS for page in pages if page.plotly)
 
 
 def navigation_pages() -> dict[str, list[st.Page]]:

@@ -20,6 +20,7 @@ module reads links with it, so a bound or a default is written once and this mod
 """
 from __future__ import annotations
 
+from typing import NoReturn
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -40,7 +41,8 @@ URL_EXTRA = "_url_extra"  # {name: text} other parts keep in the address (the op
 URL_NOTICE = "_url_notice"  # the link's names whose values did not fit, said once by show_url_notice
 LINK_RUN = "_url_link_run"  # the query string this full run opened as a link (first run, Back, Forward), else None
 WRITTEN_PAGE = "_url_written_page"  # the page whose address write_to_url wrote last
-WRITTEN_BY_PAGE = "_url_written_by_page"  # {page: the query string write_to_url last wrote on it}
+TRANSITS = "_url_transits"  # [(page, query)]: the history entries switch_page left, the page left under a new address
+TRANSITS_KEPT = 200
 
 
 def restore_from_url() -> None:
@@ -62,16 +64,32 @@ def restore_from_url() -> None:
     keep_view_state()
 
 
+def switch_page(page_left: str, target: str) -> NoReturn:
+    """st.switch_page to `target` under the address it will write (ui/lessons/bar: a stop on another page).
+
+    Streamlit sends the new query string before the new page (streamlit/commands/execution_control.switch_page sets
+    st.query_params, whose page_info_changed message the frontend's handlePageInfoChanged pushes onto the browser's
+    history under the path of the page still shown), then pushes the new page's path (maybeUpdatePageUrl): one page
+    switch, two entries, the first the page left under the new address. Remembered here, so that Back steps over it
+    (follow_page_change) and one press returns to the stop before."""
+    carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
+    query = view_query(target, link=True)
+    transits = st.session_state.setdefault(TRANSITS, [])
+    if (page_left, query) not in transits:
+        transits.append((page_left, query))
+        del transits[:-TRANSITS_KEPT]
+    st.switch_page(f"app_pages/{target}.py", query_params=query)
+
+
 def follow_page_change(page: str) -> None:
-    """After st.navigation, before any widget: Back or Forward to an entry of another page reaches the server with
-    the query string of the page left (Streamlit's frontend asks for the entry's page, not its address), which
-    would open that page under the stop and view of the page left. Such a run opens the address this session last
-    wrote on that page: its view, and its lesson stop (opened_link)."""
-    written = st.session_state.get(WRITTEN_BY_PAGE, {})
-    if (st.session_state.get(LINK_RUN) is None and st.session_state.get(WRITTEN_PAGE) not in (None, page)
-            and st.query_params.to_dict() == st.session_state.get(WRITTEN) and page in written):
-        _read_link(written[page])
-        keep_view_state()
+    """After st.navigation, before any widget: Back from a page switched to by switch_page reaches the entry it
+    left behind (the page left under the new address). That entry is no view of its own: step over it to the entry
+    before it, the page left under its own address, as the browser's history would read without it. Forward onto
+    it (from the page left, whose address it is not) opens it as the link it is: the next stop again."""
+    arrived_from_another_page = st.session_state.get(WRITTEN_PAGE) not in (None, page)
+    if arrived_from_another_page and (page, st.query_params.to_dict()) in st.session_state.get(TRANSITS, []):
+        st.html("<script>history.back()</script>", width="content", unsafe_allow_javascript=True)
+        st.stop()
 
 
 def opened_link() -> dict[str, str] | None:
@@ -223,7 +241,6 @@ def write_to_url(page: str) -> None:
         st.query_params.from_dict(values)
     st.session_state[WRITTEN] = values
     st.session_state[WRITTEN_PAGE] = page
-    st.session_state.setdefault(WRITTEN_BY_PAGE, {})[page] = values
 
 
 def share_link(page: str) -> None:

@@ -5,7 +5,7 @@ import streamlit as st
 
 from i18n import LANGUAGES, tr
 from model.checkpoint import CheckpointError
-from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, presenting
+from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, PLOTLY_PRELOAD, presenting
 from ui.models import device_label, local_model_entries
 from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC
 from model.families import VOCABULARY
@@ -38,6 +38,7 @@ _APP_CSS = f"""<style>
 .stApp [data-testid="stWidgetLabel"][disabled] {{ color: {DISABLED_LABEL} !important; }}
 .stApp :focus-visible {{ outline: 3px solid {FOCUS_RING} !important; outline-offset: 2px !important; }}
 .stApp .js-plotly-plot text[style*="fill: {THEME_CHART_GREY}"] {{ fill: {CHART_TEXT} !important; }}
+.stApp .st-key-{PLOTLY_PRELOAD} {{ display: none; }}
 </style>"""
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar

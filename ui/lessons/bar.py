@@ -30,8 +30,7 @@ from ui.lessons.peer_student import PAGE_OWED, check_questions, class_question, 
 from ui.page_slots import crowded
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
-from ui.share import (URL_EXTRA, apply_view_state, carry_view_state, opened_link, report_unfit_link_value,
-                      view_query)
+from ui.share import URL_EXTRA, apply_view_state, opened_link, report_unfit_link_value, switch_page
 from ui.state import DEFAULT_MODEL
 
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
@@ -249,10 +248,9 @@ def lesson_bar(url_path: str) -> bool:
     _follow_class()
     target = st.session_state.pop(SWITCH_TO, current_page)
     if target != current_page:
-        carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
         # with the stop's address: a switch without it leaves the browser's history an entry with no stop, where
         # Back would show one stop's bar over another stop's view
-        st.switch_page(f"app_pages/{target}.py", query_params=view_query(target, link=True))
+        switch_page(current_page, target)
     notice = st.session_state.pop("_class_notice", None)
     if notice:
         st.warning(notice)

@@ -81,7 +81,8 @@ def _shares_and_switches(first: Results, second: Results, switches: Switches) ->
 
 def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str, phase: QuestionPhase,
                  expected: Expected | None, revealed: bool, right_answer: str | None) -> None:
-    """Everything of a peer-instruction question on the teacher's screen, Reveal included."""
+    """The read-outs of a peer-instruction question on the teacher's screen (the live fragment's part); her controls
+    are peer_controls, drawn outside that fragment."""
     first = store.results(code, token, qid, round=1)
     second = store.results(code, token, qid, round=2)
     switches = store.switches(code, token, qid)
@@ -102,8 +103,6 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
         st.caption(right_answer)
     if phase.phase == "round1" and not revealed:
         st.metric(tr("class_teacher.answered"), first.answered)
-        st.toggle(tr("peer.show_round_one"), value=phase.shown, key=f"peer_shown_{qid}",
-                  help=tr("peer.show_round_one_help"), on_change=_set_shown, args=(store, code, token, qid, phase))
         if phase.shown:
             _chart(stop, first, expected, False, "peer_round1")
             if rule:
@@ -111,10 +110,6 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
                 st.caption(tr("peer.rule_source"))
         else:
             st.caption(tr("peer.round_one_hidden", answered=first.answered))
-        st.number_input(tr("peer.discussion_seconds"), min_value=10, max_value=1800,
-                        value=DEFAULT_DISCUSSION_SECONDS, step=10, key=f"peer_seconds_{qid}")
-        st.button(tr("peer.start_discussion"), key="peer_discuss", type="primary",
-                  on_click=_start_discussion, args=(store, code, token, qid, phase.shown))
         return
     if phase.phase == "discussion" and not revealed:
         st.info(tr("peer.discussion"), icon=":material/forum:")
@@ -122,8 +117,6 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
             countdown(phase.discussion_ends)
         if phase.shown and rule:
             st.caption(rule)
-        st.button(tr("peer.open_round_two"), key="peer_round2", type="primary",
-                  on_click=store.set_phase, args=(code, token, qid, "peer", "round2"), kwargs={"shown": phase.shown})
         return
     # Round 2 (or revealed): both rounds side by side, per answer; right/wrong said only after the reveal.
     left, right = st.columns(2)
@@ -139,7 +132,24 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
         st.caption(tr("class_teacher.waiting"))
     if revealed:
         _shares_and_switches(first, second, switches)
+
+
+def peer_controls(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase, revealed: bool) -> None:
+    """The teacher's controls of a peer-instruction question, for its phase: show round 1 and start the discussion,
+    open round 2, reveal. Drawn at the page's full run, never inside the self-refreshing read-outs (a click there
+    could be lost to their rerun)."""
+    if revealed:
         st.success(tr("class_teacher.revealed"))
+    elif phase.phase == "round1":
+        st.toggle(tr("peer.show_round_one"), value=phase.shown, key=f"peer_shown_{qid}",
+                  help=tr("peer.show_round_one_help"), on_change=_set_shown, args=(store, code, token, qid, phase))
+        st.number_input(tr("peer.discussion_seconds"), min_value=10, max_value=1800,
+                        value=DEFAULT_DISCUSSION_SECONDS, step=10, key=f"peer_seconds_{qid}")
+        st.button(tr("peer.start_discussion"), key="peer_discuss", type="primary",
+                  on_click=_start_discussion, args=(store, code, token, qid, phase.shown))
+    elif phase.phase == "discussion":
+        st.button(tr("peer.open_round_two"), key="peer_round2", type="primary",
+                  on_click=store.set_phase, args=(code, token, qid, "peer", "round2"), kwargs={"shown": phase.shown})
     else:
         st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
 

@@ -29,7 +29,7 @@ from ui.lessons.bar import CLASS_CODE, PENDING, question_id
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.lessons.report import class_report
-from ui.lessons.peer_teacher import check_count, mode_picker, peer_results
+from ui.lessons.peer_teacher import check_count, mode_picker, peer_controls, peer_results
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
 
@@ -88,7 +88,7 @@ def teacher_page() -> None:
     with joining:
         _header(teacher["code"])
     with results:
-        _live(teacher["code"], teacher["token"], lesson)
+        _panel(teacher["code"], teacher["token"], lesson)
     with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
         class_report(class_store(), teacher["code"], teacher["token"], lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
@@ -174,25 +174,51 @@ def _header(code: str) -> None:
         st.caption(tr("class_teacher.join_help"))
 
 
-@st.fragment(run_every=RESULTS_SECONDS)
-def _live(code: str, token: str, lesson: Lesson) -> None:
-    """Refreshes itself every few seconds: the class's stop, its question's answers, reveal and move.
-    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
-    with page_guard():
-        _results(code, token, lesson)
+def _panel(code: str, token: str, lesson: Lesson) -> None:
+    """The class's stop, its question, and the teacher's controls around the live read-outs.
 
-
-def _results(code: str, token: str, lesson: Lesson) -> None:
+    The controls (move, mode, show, discussion, reveal) are drawn at the page's full run, outside the fragment that
+    refreshes itself every few seconds: a click that lands while that fragment reruns replaces nothing it clicked
+    (inside it, such a click was seen lost), and a click reruns the whole page, read-outs included. What the controls
+    show depends on the class's state (stop, mode, phase, reveal); the read-outs rerun the page when another device
+    of the teacher changes it."""
     store = class_store()
     session = store.session(code)
     if session is None:
         st.rerun(scope="app")  # expired: the full page says so
     number = session.stop
     stop = lesson.stops[number - 1]
-    language = current_language()
-    st.subheader(tr("class_teacher.stop", stop=number, stops=len(lesson.stops), title=localized(stop.title, language)))
+    qid = None if stop.question is None else question_id(lesson.id, stop)
+    revealed = qid in session.revealed
+    phase = None if qid is None else session.phase_of(qid, "peer" if stop.question.peer else "one")
+    # Three containers: the live fragment keeps one place on the page whatever the controls above it are (a
+    # fragment whose place moved between full runs, the mode picker gone after Reveal, was seen drawn twice).
+    with st.container():
+        _stop_controls(store, code, token, lesson, number)
+        if qid is None:
+            st.info(tr("class_teacher.no_question"))
+        else:
+            st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
+            if not revealed:
+                mode_picker(store, code, token, qid, phase)
+    _live(code, token, lesson, _drawn_state(session, lesson))
+    if qid is None:
+        return
+    with st.container():
+        if phase.mode == "peer":
+            peer_controls(store, code, token, qid, phase, revealed)
+        elif revealed:
+            st.success(tr("class_teacher.revealed"))
+        else:
+            st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
+
+
+def _stop_controls(store, code: str, token: str, lesson: Lesson, number: int) -> None:
+    """The class's stop and the buttons that move it (callbacks: the store changes before the page draws again)."""
+    stop = lesson.stops[number - 1]
+    st.subheader(tr("class_teacher.stop", stop=number, stops=len(lesson.stops),
+                    title=localized(stop.title, current_language())))
     back, forward, here = st.columns(3)
-    # Callbacks: the store changes before this fragment (or the page) draws again.
     # No tooltip: after a click the pointer stays on the button and a tooltip covered the stop's title above
     back.button(tr("class_teacher.previous"), key="class_previous", disabled=number == 1, width="stretch",
                 on_click=store.move, args=(code, token, number - 1))
@@ -200,16 +226,41 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
                    type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1))
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
         st.session_state[PENDING] = ("open", lesson.id, number)
-        st.rerun(scope="app")
+        st.rerun()
     st.caption(tr("class_teacher.move_help"))
+
+
+def _drawn_state(session, lesson: Lesson) -> tuple:
+    """What the controls depend on: the stop, and its question's reveal, mode, phase and shown flag."""
+    stop = lesson.stops[session.stop - 1]
+    if stop.question is None:
+        return (session.stop,)
+    qid = question_id(lesson.id, stop)
+    phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
+    return session.stop, qid in session.revealed, phase.mode, phase.phase, phase.shown
+
+
+@st.fragment(run_every=RESULTS_SECONDS)
+def _live(code: str, token: str, lesson: Lesson, drawn: tuple) -> None:
+    """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control.
+    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
+    with page_guard():
+        session = class_store().session(code)
+        if session is None or _drawn_state(session, lesson) != drawn:
+            st.rerun(scope="app")  # expired, or moved on from another device: the controls follow
+        _results(code, token, lesson, session)
+
+
+def _results(code: str, token: str, lesson: Lesson, session) -> None:
+    store = class_store()
+    number = session.stop
+    stop = lesson.stops[number - 1]
     if stop.checks:
         check_count(store, code, token, lesson.id, stop)
     if stop.question is None:
-        st.info(tr("class_teacher.no_question"))
         _earlier(store, code, token, lesson, number, session.revealed)
         return
     qid = question_id(lesson.id, stop)
-    st.markdown(f"**{localized(stop.question.prompt, language)}**")
     results = store.results(code, token, qid)
     if results is None:
         return
@@ -220,12 +271,10 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
     revealed = qid in session.revealed
     phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
-    if not revealed:
-        mode_picker(store, code, token, qid, phase)
+    right_answer = None if expected is None else tr(
+        "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
     if phase.mode == "peer":
-        right = None if expected is None else tr(
-            "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
-        peer_results(store, code, token, stop, qid, phase, expected, revealed, right)
+        peer_results(store, code, token, stop, qid, phase, expected, revealed, right_answer)
         _earlier(store, code, token, lesson, number, session.revealed)
         return
     columns = st.columns(3 if results.late else 2)
@@ -236,8 +285,6 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
     columns[1].metric(tr("class_teacher.correct"), share, help=None if revealed else tr("class_teacher.after_reveal"))
     if results.late:
         columns[2].metric(tr("class_teacher.late"), results.late, help=tr("class_teacher.late_help"))
-    right_answer = None if expected is None else tr(
-        "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
     if right_answer and revealed:
         st.caption(right_answer)
     elif right_answer:
@@ -255,10 +302,6 @@ def _results(code: str, token: str, lesson: Lesson) -> None:
     else:
         st.caption(tr("class_teacher.waiting"))
     _earlier(store, code, token, lesson, number, session.revealed)
-    if revealed:
-        st.success(tr("class_teacher.revealed"))
-    else:
-        st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
 
 
 def _earlier(store, code: str, token: str, lesson: Lesson, number: int, revealed: frozenset[str]) -> None:

@@ -1,0 +1,42 @@
+"""plotly.js starts loading with a page's first element (ui/display.preload_plotly), in a new tab, before the page's
+first Plotly chart arrives: stop 17 (the real encoder's grid) asks for Streamlit's Plotly chunk once, at the latest
+when its first delta is drawn, and its chart is then drawn from that one module. Home, which draws no Plotly chart,
+never loads it. The hidden element takes no room."""
+from playwright.sync_api import Page, expect
+
+from tests.browser_steps import no_exception, wait_idle
+
+CHUNKS = """() => performance.getEntriesByType('resource').filter(e => /\\/PlotlyChart\\.[^/]*\\.js$/.test(e.name))
+  .map(e => e.startTime)"""
+# the time (performance.now()) the first element of the run was drawn: the lesson bar, the run's first visible part
+FIRST_DRAWN = """() => { window.__barAt = null; const tick = () => {
+  if (document.querySelector('.st-key-lesson_bar')) { window.__barAt = performance.now(); return; }
+  requestAnimationFrame(tick); }; requestAnimationFrame(tick); }"""
+
+
+def test_a_new_tab_on_stop_17_loads_plotly_with_its_first_element(page: Page, app_url):
+    page.add_init_script(f"({FIRST_DRAWN})()")
+    page.goto(f"{app_url}/attention?lesson=intro&stop=17")
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60000)
+    wait_idle(page)
+    no_exception(page)
+    requested = page.evaluate(CHUNKS)
+    assert len(requested) == 1, requested  # one module: the chart's own import found the preloaded one
+    bar_at = page.evaluate("() => window.__barAt")
+    assert bar_at is not None
+    # asked for by the run's first element (the hidden preload, before the lesson bar), not by the chart at the end:
+    # within a few frames of the bar (without it: about a second after the bar, when the grid arrived)
+    assert requested[0] <= bar_at + 300, (requested[0], bar_at)
+    assert page.evaluate("() => window.__plotlyPreload !== undefined")
+    box = page.locator(".st-key-plotly_preload")
+    expect(box).to_have_count(1)
+    expect(box).to_be_hidden()  # display: none, so it moves nothing on the page
+
+
+def test_home_loads_no_plotly(page: Page, app_url):
+    page.goto(f"{app_url}/")
+    expect(page.get_by_test_id("stSidebar")).to_be_visible()
+    wait_idle(page)
+    no_exception(page)
+    assert page.evaluate(CHUNKS) == []
+    expect(page.locator(".st-key-plotly_preload")).to_be_hidden()
