@@ -80,11 +80,14 @@ def no_answers_before():
 
 
 def test_a_burst_of_answers_makes_the_server_crowded_until_it_ends():
-    for _ in range(page_slots.BURST_ANSWERS - 1):
-        page_slots.note_answer()
+    for student in range(page_slots.BURST_ANSWERS - 1):
+        page_slots.note_answer(f"s{student}")
     assert not crowded()  # a class answering one by one draws every page at once
-    page_slots.note_answer()
+    for _ in range(10):
+        page_slots.note_answer("s0")
+    assert not crowded()  # one student answering stop after stop is no burst
+    page_slots.note_answer("the last one")
     assert page_slots.answer_burst() and crowded()
     long_ago = time.monotonic() - page_slots.BURST_SECONDS - 1
-    page_slots._answers.extend([long_ago] * page_slots.BURST_ANSWERS)  # the same answers, BURST_SECONDS later
+    page_slots._answers.extend((long_ago, f"s{n}") for n in range(page_slots._answers.maxlen))  # BURST_SECONDS later
     assert not crowded()

@@ -24,15 +24,16 @@ from contextlib import contextmanager
 
 PAGE_SLOTS = 1  # page bodies running at once per process
 WAIT_SECONDS = 30.0
-# A burst: at least BURST_ANSWERS answers stored by this process within BURST_SECONDS (3 a second). A class of 30
-# answering over half a minute is no burst; 150 students of a replica answering within 5 s are.
+# A burst: answers of at least BURST_ANSWERS students stored by this process within BURST_SECONDS (3 a second). A
+# class of 30 answering over half a minute is no burst, nor one student going through the stops quickly; 150 students
+# of a replica answering within 5 s are.
 BURST_ANSWERS = 6
 BURST_SECONDS = 2.0
 
 _slots = threading.BoundedSemaphore(PAGE_SLOTS)  # one per process: this module is imported once
 _count_lock = threading.Lock()
 _in_line = 0  # page bodies drawing or waiting for a slot in this process
-_answers: deque[float] = deque(maxlen=BURST_ANSWERS)  # monotonic times of this process's latest answers
+_answers: deque[tuple[float, str]] = deque(maxlen=4 * BURST_ANSWERS)  # (monotonic time, student) of the latest
 
 
 @contextmanager
@@ -55,15 +56,15 @@ def page_slot(queued: bool = True) -> Iterator[None]:
             _in_line -= 1
 
 
-def note_answer() -> None:
+def note_answer(student: str) -> None:
     """A student's answer was stored by this process (ui/lessons/peer_student.py)."""
-    _answers.append(time.monotonic())
+    _answers.append((time.monotonic(), student))
 
 
 def answer_burst() -> bool:
-    """The class is answering at once: BURST_ANSWERS answers within BURST_SECONDS."""
-    latest = tuple(_answers)
-    return len(latest) == BURST_ANSWERS and time.monotonic() - latest[0] <= BURST_SECONDS
+    """The class is answering at once: BURST_ANSWERS students answered within the last BURST_SECONDS."""
+    since = time.monotonic() - BURST_SECONDS
+    return len({student for when, student in tuple(_answers) if when >= since}) >= BURST_ANSWERS
 
 
 def crowded() -> bool:

@@ -69,7 +69,7 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
             if code and not store_answer(code, student, qid, given, expected, round):
                 return
             if code:
-                note_answer()
+                note_answer(student)
             answers[qid] = given
             if then_page and (not code or not crowded()):
                 st.rerun(scope="app")
