@@ -27,9 +27,11 @@ from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PA
 LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
 CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (CSS class st-key-chart_words_<key>)
 IMAGE_FORMATS = ("png", "svg")
-# px a chart gets: the whole page's width, or a column's (most columns are half the page; a narrower one passes its
-# own width to show_chart). Only the thinning of token labels reads them: too small a guess labels fewer tokens.
-PAGE_WIDTH, COLUMN_WIDTH = 1100, 540
+# px a chart gets: the page's width, or a column's (most columns are half the page; another passes its own width to
+# show_chart), as measured in Chromium at a 1280 px wide window with the sidebar open (a full-width plot 820 px, one
+# of two columns 402 px; issue 26's screenshots). Only the thinning of token labels reads them, and a smaller guess
+# than the real width only labels fewer tokens: with the sidebar closed or projected the charts are wider.
+PAGE_WIDTH, COLUMN_WIDTH = 820, 400
 
 
 def _session_language() -> str:

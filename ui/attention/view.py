@@ -170,9 +170,10 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                             maps.title(layer, head), masked=maps.masked, block=maps.source_block)
     # A long text: show_chart labels every k-th token, none overlapping (hover and CSV still name every one). The
-    # map has 3/5 of the page's 1100 px beside the lines view, all of it without.
+    # map has 3/5 of the page beside the lines view, all of it without.
+    width = PAGE_WIDTH * 3 // 5 if right is not None else PAGE_WIDTH
     show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
-               table=lambda: maps.weights_table(layer, head), width=660 if right is not None else PAGE_WIDTH)
+               table=lambda: maps.weights_table(layer, head), width=width)
     if right is None:
         st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
     else:
