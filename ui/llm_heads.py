@@ -18,7 +18,7 @@ from model.explain.induction import induction_analysis_with_weights, top_heads
 from model.explain.sinks import sink_analysis, window_losses
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
-from ui.display import presenting, projected_stop, shared_figure, show_chart
+from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
@@ -189,7 +189,8 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
     show_chart(shared_figure(key + ("map",), lambda: attention_heatmap(
                    view.top_map, labels, labels, tr("llm_heads.chart.top_map_title", head=head_label(layer, head),
                                                     n=length))),
-               f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where)
+               f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where,
+               width=PAGE_WIDTH)  # `where` is the page's width (chart_first), not a column
     where.caption(tr("llm_heads.stripe_caption", n=length, offset=length - 1))
     return view
 
