@@ -77,6 +77,7 @@ def main() -> None:
 
     rows = {
         "plain 128-token forward, every map (the reference)": lambda: loaded.run(long_ids[:128]),
+        f"plain {MAX_TOKENS}-token forward, every map": lambda: loaded.run(long_ids),
         f"sink analysis, default text ({len(default_ids)} tokens)": lambda: sink_analysis(model, default_ids),
         f"sink analysis, {MAX_TOKENS} tokens": lambda: sink_analysis(model, long_ids),
         f"sliding-window losses (window {window}), default text": lambda: window_losses(model, default_ids, window),
