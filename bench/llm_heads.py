@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from model.explain.induction import induction_analysis_with_weights  # noqa: E402
-from model.explain.sinks import sink_analysis, window_losses  # noqa: E402
+from model.explain.sinks import next_token_losses, sink_analysis, window_losses  # noqa: E402
 from model.families import LlamaAdapter  # noqa: E402
 from model.generation import generate  # noqa: E402
 from model.llama import MAX_TOKENS, load_smollm2  # noqa: E402
@@ -73,6 +73,7 @@ def main() -> None:
         generate(model, copy_ids, COPY_TOKENS)
         loaded.run(copy_ids)
 
+    full_long = next_token_losses(model, long_ids)  # ui/llm_heads.full_losses: once per text
     analysed = lab.analyse(long_text)  # what the explorer holds (cached) when the teacher clicks Explain
 
     rows = {
@@ -82,6 +83,8 @@ def main() -> None:
         f"sink analysis, {MAX_TOKENS} tokens": lambda: sink_analysis(model, long_ids),
         f"sliding-window losses (window {window}), default text": lambda: window_losses(model, default_ids, window),
         f"sliding-window losses (window {window}), {MAX_TOKENS} tokens": lambda: window_losses(model, long_ids, window),
+        f"… another window, {MAX_TOKENS} tokens (the text's full-attention losses cached, as the page does)":
+            lambda: window_losses(model, long_ids, window, full=full_long),
         f"induction scores, n = {length} (2n = {2 * length} tokens)":
             lambda: induction_analysis_with_weights(model, loaded.config.vocab_size, length, seed),
         f"induction scores, n = {MAX_TOKENS // 2} (2n = {MAX_TOKENS} tokens)":

@@ -15,7 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
 from model.explain.induction import induction_analysis_with_weights, top_heads
-from model.explain.sinks import sink_analysis, window_losses
+from model.explain.sinks import next_token_losses, sink_analysis, window_losses
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
 from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart
@@ -62,9 +62,16 @@ def sink_view(ids: tuple[int, ...]) -> SinkView:
                     change.kl_switched_off, change.kl_removed)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def full_losses(ids: tuple[int, ...]) -> np.ndarray:
+    """(T − 1,) the text's next-token losses under full attention: every window reads them (a window is then 2
+    passes, not 3: at 512 tokens about 4 CPU-s, not 6; bench/README.md)."""
+    return next_token_losses(load_smollm2().model, list(ids))
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def window_view(ids: tuple[int, ...], window: int):
-    return window_losses(load_smollm2().model, list(ids), window)
+    return window_losses(load_smollm2().model, list(ids), window, full=full_losses(ids))
 
 
 def sink_input(where: DeltaGenerator) -> tuple[int, ...] | None:
