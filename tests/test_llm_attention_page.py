@@ -6,9 +6,12 @@ import pytest
 
 from i18n import translate
 from model.gguf_weights import SMOLLM2_NAME
-from tests.app_links import chart_specs, chart_titles, open_from_link, open_page, query_param
-from ui.attention.view import GRID_PAGE, GRID_PAGE_LAYERS
+from model.llama import MAX_TOKENS
+from tests.app_links import chart_specs, chart_titles, open_from_link, open_page, query_param, trace_array
+from ui.attention.view import GRID_MAX_CELLS, GRID_PAGE, GRID_PAGE_LAYERS
+from ui.display import PAGE_WIDTH
 from viz.attention import GRID, grid_head, head_grid
+from viz.encoder import AXIS_MARGIN, LABEL_ROOM
 from viz.export import grid_maps
 
 SENTENCE = "The cat sat on the mat. The cat sat on the"
@@ -134,3 +137,41 @@ def test_the_warm_up_opens_the_llm_labels_from_a_clean_link():
     at, notices = open_from_link(path, dict(parse_qsl(query)))
     assert not notices and not at.exception and not at.error
     assert translate("en", "explain_encoder.patterns_title", sentences=8) in chart_titles(at)
+
+
+def words(count: int) -> str:
+    return " ".join(["word"] * count)  # one SmolLM2 token each
+
+
+def token_axes_fit(spec: dict, width: int) -> bool:
+    """No two token labels of a drawn map overlap: at most one a LABEL_ROOM px of the axis (as viz.encoder reckons)."""
+    rooms = {"xaxis": width - AXIS_MARGIN, "yaxis": spec["layout"].get("height", 450) - AXIS_MARGIN}
+    return all(len(spec["layout"][axis].get("tickvals") or []) <= room // LABEL_ROOM for axis, room in rooms.items())
+
+
+@pytest.mark.slow
+def test_a_500_token_text_is_analysed_whole_in_every_view_with_thinned_labels():
+    """Issue 26: texts up to MAX_TOKENS stay usable; the head map labels every k-th token, the grid pools."""
+    at = open_page("attention", model_id=SMOLLM2_NAME, sentence=words(500))
+    assert not at.warning, [w.value for w in at.warning]  # nothing cut
+    for view in at.button_group(key="attn_view").options:
+        at.session_state["attn_view"] = view
+        at.run()
+        assert not at.exception and not at.error, view
+        maps = [spec for spec in chart_specs(at) if spec["data"] and spec["data"][0]["type"] == "heatmap"]
+        assert maps or view == "Statistics", view  # Statistics is a table
+        for spec in maps:
+            assert token_axes_fit(spec, PAGE_WIDTH), (view, spec["layout"]["title"]["text"])
+        if view == "Head":
+            head = trace_array(maps[0]["data"][0]["z"])
+            assert head.shape == (500, 500) and 2 <= len(maps[0]["layout"]["xaxis"]["tickvals"]) < 500
+        if view == "All heads":
+            assert translate("en", "bert.grid_pooled", tokens=500, cells=GRID_MAX_CELLS) in [c.value for c in at.caption]
+
+
+@pytest.mark.slow
+def test_a_600_token_text_is_cut_to_its_first_512_with_a_message():
+    at = open_page("attention", model_id=SMOLLM2_NAME, sentence=words(600))
+    assert [w.value for w in at.warning] == [translate("en", "bert.truncated_first", tokens=600, limit=MAX_TOKENS)]
+    head = next(spec for spec in chart_specs(at) if spec["data"][0]["type"] == "heatmap")
+    assert trace_array(head["data"][0]["z"]).shape == (MAX_TOKENS, MAX_TOKENS)

@@ -9,7 +9,8 @@ import torch
 
 from model.explain.induction import (induction_analysis, induction_scores, previous_token_scores,
                                      repeated_random_tokens, top_heads)
-from model.explain.sinks import norm_share_on_first, sink_analysis, sink_share, sliding_window_mask, window_losses
+from model.explain.sinks import (next_token_losses, norm_share_on_first, sink_analysis, sink_share, sliding_window_mask,
+                                 window_losses)
 from model.llama import load_smollm2, value_weighted_norms
 
 REPEATED = "The cat sat on the mat. The cat sat on the mat. The cat sat on the mat. The cat sat on the"
@@ -93,6 +94,15 @@ def test_a_sliding_window_needs_the_sink(smollm):
     assert losses.window_with_sink < losses.full + 1.0
     mask = sliding_window_mask(6, 2, keep_first=True)
     assert mask.tolist()[5] == [True, False, False, False, True, True]
+    # The full-attention losses, computed once per text, give every window the same result as its own pass.
+    ids = smollm.encode(TEXT)
+    full = next_token_losses(smollm.model, ids)
+    assert full.shape == (len(ids) - 1,)
+    for window in (4, 8):
+        again = window_losses(smollm.model, ids, window, full=full)
+        alone = losses if window == 8 else window_losses(smollm.model, ids, window)
+        assert again.full == pytest.approx(alone.full, abs=1e-5)
+        assert again.window_only == pytest.approx(alone.window_only, abs=1e-5)
 
 
 def test_share_helpers_on_hand_made_maps():

@@ -5,11 +5,13 @@ import pytest
 from i18n import translate
 from model.families import open_model
 from model.generation import generate
-from tests.app_links import assert_healthy, open_page
+from tests.app_links import assert_healthy, chart_specs, open_page, trace_array
 from tests.bad_inputs import load_bad_inputs
-from ui.llm.generation import MAX_PROMPT_TOKENS
+from model.llama import MAX_TOKENS
 from ui.llm.specs import DEFAULT_PROMPT
 from ui.text import escape_markdown
+from ui.display import PAGE_WIDTH
+from viz.encoder import AXIS_MARGIN, LABEL_ROOM
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +79,7 @@ def test_the_chat_form_shows_the_template_and_generates_after_it(lab):
 def test_every_hostile_prompt_gives_a_generation_step_or_a_message(lab):
     at = open_page("llm")
     refused = {translate("en", "llm.empty_prompt")}
-    for text in load_bad_inputs() + ["", "word " * (MAX_PROMPT_TOKENS + 5)]:
+    for text in load_bad_inputs() + ["", "word " * (MAX_TOKENS + 5)]:
         at.session_state["llm_prompt"] = text
         at.run()
         assert_healthy(at)
@@ -85,10 +87,42 @@ def test_every_hostile_prompt_gives_a_generation_step_or_a_message(lab):
         if not text.strip() or messages & refused:
             assert not [b for b in at.button if b.key == "llm_next"], repr(text[:40])
             continue
-        if any(str(MAX_PROMPT_TOKENS) in m and "Shorten" in m for m in messages):
-            assert len(lab.encode(text[:2000])) > MAX_PROMPT_TOKENS
-            continue
         at.button(key="llm_reset").click().run()  # two inputs may clean to the same prompt (\x00 and \n: spaces)
         press_next(at)
         assert any(c.value.startswith("Step 1 chose") for c in at.caption), repr(text[:40])
         assert not [e for e in at.markdown if "<script>" in e.value]  # user text is escaped, never markup
+
+
+def words(count: int) -> str:
+    return " ".join(["word"] * count)  # "word", then " word" each: one token each
+
+
+@pytest.mark.parametrize("count", [500, 600])
+def test_a_prompt_up_to_512_tokens_is_read_whole_and_a_longer_one_is_cut_with_a_message(lab, count):
+    assert len(lab.encode(words(count))) == count
+    at = open_page("llm")
+    at.session_state["llm_prompt"] = words(count)
+    at.run()
+    assert_healthy(at)
+    cut = translate("en", "llm.prompt_cut", tokens=f"{count:,}", limit=MAX_TOKENS)
+    assert (cut in [i.value for i in at.info]) == (count > MAX_TOKENS)
+    press_next(at)
+    read = min(count, MAX_TOKENS)
+    assert metrics(at)["Cached positions"] == str(read)  # the whole prompt, or its first 512 tokens
+    row = next(spec for spec in chart_specs(at) if spec["layout"]["title"]["text"].startswith("Layer 30"))
+    assert trace_array(row["data"][0]["z"]).shape == (9, read)
+    ticks = row["layout"]["xaxis"]["tickvals"]
+    assert 2 <= len(ticks) <= (PAGE_WIDTH - AXIS_MARGIN) // LABEL_ROOM  # thinned: no two key labels overlap
+
+
+def test_a_long_chat_prompt_is_cut_in_its_question_and_keeps_the_template(lab):
+    at = open_page("llm")
+    at.toggle(key="llm_chat").set_value(True).run()
+    at.session_state["llm_prompt"] = words(600)
+    at.run()
+    assert_healthy(at)
+    assert any(i.value.startswith("The prompt is ") and "cut to its first 512" in i.value for i in at.info)
+    template = at.code[0].value
+    assert template.rstrip().endswith("<|im_start|>assistant") and template.count("word") < 600
+    press_next(at)
+    assert metrics(at)["Cached positions"] == str(MAX_TOKENS)  # the question cut by as many tokens as were over

@@ -6,7 +6,10 @@ import pytest
 from i18n import translate
 from tests.app_links import chart_specs, open_page, trace_array
 from tests.bad_inputs import load_bad_inputs
-from ui.llm_heads import COPY_PROMPT, MAX_SINK_TOKENS
+from model.llama import MAX_TOKENS
+from ui.display import PAGE_WIDTH
+from ui.llm_heads import COPY_PROMPT
+from viz.encoder import AXIS_MARGIN, LABEL_ROOM
 
 
 def test_the_page_shows_the_sinks_the_top_induction_head_and_the_live_copy():
@@ -61,8 +64,8 @@ def test_a_short_or_long_text_gives_a_message_and_a_window_longer_than_the_text_
     assert not at.exception
     assert any("an attention sink needs a first token and at least two more" in i.value for i in at.info)
     assert not any(c["layout"]["title"]["text"].startswith("Attention weight on the first") for c in chart_specs(at))
-    at.text_area(key="llm_sink_text").set_value("the red cat " * 100).run()
-    assert any(f"the first {MAX_SINK_TOKENS} are analysed" in i.value for i in at.info)
+    at.text_area(key="llm_sink_text").set_value("the red cat " * 200).run()
+    assert any(f"the first {MAX_TOKENS} are analysed" in i.value for i in at.info)
     at.text_area(key="llm_sink_text").set_value("one two three four five").run()
     assert any("a window of 4 needs more than 4 + 1" in i.value for i in at.info)
     assert chart_specs(at)[0]["layout"]["title"]["text"].startswith("Attention weight on the first")
@@ -82,3 +85,31 @@ def test_every_bad_text_gives_sinks_or_a_message():
             assert share.shape == (30, 9) and np.isfinite(share).all(), repr(text[:40])
         else:
             assert at.info, repr(text[:40])  # nothing to analyse: a message says why
+
+
+@pytest.mark.parametrize("count", [500, 600])
+def test_a_sink_text_up_to_512_tokens_is_analysed_whole_and_a_longer_one_is_cut_with_a_message(count):
+    at = open_page("llm_heads")
+    text = " ".join(["word"] * count)  # one token each
+    at.text_area(key="llm_sink_text").set_value(text).run()
+    assert not at.exception and not at.error
+    cut = translate("en", "llm_heads.too_long", tokens=count, limit=MAX_TOKENS)
+    assert (cut in [i.value for i in at.info]) == (count > MAX_TOKENS)
+    read = min(count, MAX_TOKENS)
+    assert any(f"({read} tokens)" in m.value for m in at.markdown)  # the sinks' text names the tokens analysed
+    share = next(c for c in chart_specs(at) if c["layout"]["title"]["text"].startswith("Attention weight on the first"))
+    assert np.isfinite(trace_array(share["data"][0]["z"])).all()
+    assert any(c["layout"]["title"]["text"].startswith("Next-token loss") for c in chart_specs(at))
+
+
+def test_a_512_token_induction_map_labels_every_kth_token_so_that_none_overlap():
+    at = open_page("llm_heads")
+    at.select_slider(key="llm_induction_length").set_value(MAX_TOKENS // 2).run()
+    assert not at.exception and not at.error
+    stripe = next(c for c in chart_specs(at) if "attention on the repeated sequence (n = 256)" in
+                  c["layout"]["title"]["text"])
+    assert trace_array(stripe["data"][0]["z"]).shape == (MAX_TOKENS, MAX_TOKENS)
+    height = stripe["layout"]["height"]
+    for axis, length in (("xaxis", PAGE_WIDTH), ("yaxis", height)):
+        ticks = stripe["layout"][axis]["tickvals"]
+        assert 2 <= len(ticks) <= (length - AXIS_MARGIN) // LABEL_ROOM, (axis, len(ticks))

@@ -100,6 +100,6 @@ def test_the_page_suggests_the_typed_sentence_in_known_words_and_names_the_repla
 
 
 def test_a_text_longer_than_the_model_reads_is_cut_where_the_model_cuts_it(en_fr):
-    long_text = " ".join(f"zzword{i}" for i in range(500))  # 2,000 characters of unknown words: the input's limit
+    long_text = " ".join(f"zzword{i}" for i in range(500))  # 500 unknown words: far more than the model reads
     readable = readable_sentence(long_text, _known(en_fr), max_words=en_fr.config.max_len - 1)
     assert len(readable.replacements) == en_fr.config.max_len - 1

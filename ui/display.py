@@ -20,6 +20,7 @@ from i18n import tr
 from ui.compat import figure_from_own_dict, in_script_run
 from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.text import escape_markdown
+from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
 from viz.export import figure_csv
 from viz.summary import figure_summary
 from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, fit_title,
@@ -29,6 +30,11 @@ LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
 CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (CSS class st-key-chart_words_<key>)
 IMAGE_FORMATS = ("png", "svg")
 PLOTLY_PRELOAD = "plotly_preload"  # key of preload_plotly's hidden container
+# px a chart gets: the page's width, or a column's (most columns are half the page; another passes its own width to
+# show_chart), as measured in Chromium at a 1280 px wide window with the sidebar open (a full-width plot 820 px, one
+# of two columns 402 px; issue 26's screenshots). Only the thinning of token labels reads them, and a smaller guess
+# than the real width only labels fewer tokens: with the sidebar closed or projected the charts are wider.
+PAGE_WIDTH, COLUMN_WIDTH = 820, 400
 
 
 def _session_language() -> str:
@@ -187,7 +193,8 @@ def _file_stem(name: str) -> str:
 
 def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
                table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
-               on_select: Callable[[], None] | None = None, summary: str | None = None) -> None:
+               on_select: Callable[[], None] | None = None, summary: str | None = None,
+               width: int | None = None) -> None:
     """Draw a plotly figure the same way everywhere.
 
     name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
@@ -198,6 +205,8 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     then in st.session_state[key]). Under the chart, in every mode, the chart in words (viz/summary.py: computed
     from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
     replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
+    width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column): a long text's token labels are
+    thinned to every k-th one so that none overlap (viz.encoder.thin_tick_labels; hover and CSV name every token).
     """
     in_column = where is not None
     where = where or st
@@ -208,6 +217,9 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
     else:
         shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
+    shown = thin_tick_labels(shown, width or (COLUMN_WIDTH if in_column else PAGE_WIDTH),
+                             PROJECTED_LABEL_ROOM if presenter else LABEL_ROOM,
+                             copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
     image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}

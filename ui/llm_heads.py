@@ -15,17 +15,16 @@ from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
 from model.explain.induction import induction_analysis_with_weights, top_heads
-from model.explain.sinks import sink_analysis, window_losses
+from model.explain.sinks import next_token_losses, sink_analysis, window_losses
 from model.generation import generate
-from model.llama import LoadedLlama, load_smollm2
-from ui.display import presenting, projected_stop, shared_figure, show_chart
+from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
+from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
 from viz.attention import attention_heatmap, html_escaped, probability_bars
 from viz.llm_heads import attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table, window_loss_bars
 
-MAX_SINK_TOKENS = 128  # 3 forward passes with all 270 maps: about 2 s on 2 cores; past that a class waits
 COPY_PROMPT = "The cat sat on the mat. The cat sat on the"
 COPY_TOKENS = 6  # greedy continuation length
 TOP_HEADS = 5  # induction heads labelled on the map
@@ -63,26 +62,33 @@ def sink_view(ids: tuple[int, ...]) -> SinkView:
                     change.kl_switched_off, change.kl_removed)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def full_losses(ids: tuple[int, ...]) -> np.ndarray:
+    """(T − 1,) the text's next-token losses under full attention: every window reads them (a window is then 2
+    passes, not 3: at 512 tokens about 4 CPU-s, not 6; bench/README.md)."""
+    return next_token_losses(load_smollm2().model, list(ids))
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def window_view(ids: tuple[int, ...], window: int):
-    return window_losses(load_smollm2().model, list(ids), window)
+    return window_losses(load_smollm2().model, list(ids), window, full=full_losses(ids))
 
 
 def sink_input(where: DeltaGenerator) -> tuple[int, ...] | None:
-    """The text box -> its token ids (at most MAX_SINK_TOKENS), or None with a message when there is nothing to
-    analyse. Control characters become spaces (ui/text.check_sentence)."""
+    """The text box -> its token ids (at most model.llama.MAX_TOKENS: a longer text is cut, with a message), or None
+    with a message when there is nothing to analyse. Control characters become spaces (ui/text.check_sentence)."""
     prepare(SINK_TEXT)
     typed = where.text_area(tr("llm_heads.text"), key=SINK_TEXT.key, max_chars=MAX_INPUT_CHARS,
-                            help=tr("llm_heads.text_help", limit=MAX_SINK_TOKENS))
+                            help=tr("llm_heads.text_help", limit=MAX_TOKENS))
     text, notices = check_sentence(typed)
     for notice in notices:
         where.info(notice)
     if text is None:
         return None
     ids = load_smollm2().encode(text)
-    if len(ids) > MAX_SINK_TOKENS:
-        where.info(tr("llm_heads.too_long", tokens=len(ids), limit=MAX_SINK_TOKENS))
-        ids = ids[:MAX_SINK_TOKENS]
+    if len(ids) > MAX_TOKENS:
+        where.info(tr("llm_heads.too_long", tokens=len(ids), limit=MAX_TOKENS))
+        ids = ids[:MAX_TOKENS]
     if len(ids) < 3:
         where.info(tr("llm_heads.too_short", tokens=len(ids)))
         return None
@@ -190,7 +196,8 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
     show_chart(shared_figure(key + ("map",), lambda: attention_heatmap(
                    view.top_map, labels, labels, tr("llm_heads.chart.top_map_title", head=head_label(layer, head),
                                                     n=length))),
-               f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where)
+               f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where,
+               width=PAGE_WIDTH)  # `where` is the page's width (chart_first), not a column
     where.caption(tr("llm_heads.stripe_caption", n=length, offset=length - 1))
     return view
 

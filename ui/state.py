@@ -8,7 +8,7 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult
-from model.families import STEPS, TRAINING, TRANSLATION, LabModel, SwitchedOff, adapt, entry_family, model_family
+from model.families import GENERATION, STEPS, TRAINING, TRANSLATION, LabModel, SwitchedOff, adapt, entry_family, model_family
 from model.sources import AnalysedInput
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
@@ -108,7 +108,9 @@ def current_attention() -> tuple[str, LabModel, AnalysedInput] | None:
             return None
         return model_id, lab, analysed
     if analysed.truncated_from:
-        st.warning(tr("bert.truncated", tokens=analysed.truncated_from, limit=len(analysed.input_tokens)))
+        # an encoder keeps its closing [SEP]; a model that continues text (GENERATION) reads the text's first tokens
+        message = "bert.truncated_first" if lab.can(GENERATION) else "bert.truncated"
+        st.warning(tr(message, tokens=analysed.truncated_from, limit=len(analysed.input_tokens)))
     if analysed.unknown:
         unique = list(dict.fromkeys(analysed.unknown))
         shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")

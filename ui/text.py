@@ -5,7 +5,9 @@ import re
 
 from i18n import tr
 
-MAX_INPUT_CHARS = 2000
+# Characters a text box takes: room for model.llama.MAX_TOKENS = 512 tokens of English prose (SmolLM2's tokenizer
+# reads 3.7-4.5 characters a token, so 2,000 stopped such a text near 450), and each model then cuts by tokens.
+MAX_INPUT_CHARS = 4000
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&\"'])")
 # Streamlit's markdown looks for links (http://..., www...., a@b.c) and shortcodes (:smile:, :material/home:) in the
 # text once its backslash escapes are read, so a backslash does not stop them. An invisible mark that is printable

@@ -1,6 +1,8 @@
 """Charts of what a sentence encoder computes (pure plotly; no Streamlit)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -22,10 +24,12 @@ LABEL_ROOM, PROJECTED_LABEL_ROOM = 16, 22  # px along an axis that one token lab
 AXIS_MARGIN = 160  # px of a heatmap's height or width that is not its axis (title, the other axis's labels, bar)
 
 
-def thin_tick_labels(fig: go.Figure, width: int, label_room: int = LABEL_ROOM) -> go.Figure:
+def thin_tick_labels(fig: go.Figure, width: int, label_room: int = LABEL_ROOM,
+                     copy: Callable[[go.Figure], go.Figure] = go.Figure) -> go.Figure:
     """fig, or a copy of a one-heatmap figure whose axes label every k-th token only, so that no two labels
     overlap: each label gets `label_room` px of its axis (the figure's height, or `width`, the px the page gives
-    the chart, less AXIS_MARGIN). Hover and CSV still name every cell (the figure given is not changed)."""
+    the chart, less AXIS_MARGIN). Hover and CSV still name every cell (the figure given is not changed unless
+    `copy` returns it: a caller that already holds its own copy passes lambda f: f)."""
     rooms = {"xaxis": width - AXIS_MARGIN, "yaxis": (fig.layout.height or 450) - AXIS_MARGIN}
     steps = {}
     for name, room in rooms.items():
@@ -35,7 +39,7 @@ def thin_tick_labels(fig: go.Figure, width: int, label_room: int = LABEL_ROOM) -
             steps[name] = -(-len(axis.tickvals) // most)  # ceil
     if not steps:
         return fig
-    thinned = go.Figure(fig)
+    thinned = copy(fig)
     for name, step in steps.items():
         axis = thinned.layout[name]
         axis.tickvals, axis.ticktext = axis.tickvals[::step], axis.ticktext[::step]

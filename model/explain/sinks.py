@@ -75,7 +75,9 @@ def sink_analysis(model, ids: list[int], top: int = 5) -> SinkResult:
     if len(ids) < 3:
         raise ValueError("a sink needs a first token and at least two more")
     tokens = torch.tensor([ids])
-    plain = model(tokens, need_weights=True)
+    # Only the last position's logits are read: the (V × d) output product for the other T − 1 positions cost about
+    # 0.5 of the 2.5 CPU-seconds of a 512-token pass with every map (bench/README.md, issue 26's 512-token table).
+    plain = model(tokens, need_weights=True, last_logits_only=True)
     key_mask = torch.ones(1, len(ids), dtype=torch.bool)
     key_mask[0, 0] = False  # no query may attend to the first token; it still flows through its own position
     switched = model(tokens, need_weights=False, key_mask=key_mask, last_logits_only=True)
@@ -108,20 +110,29 @@ class WindowLosses:
 
 
 @torch.no_grad()
-def window_losses(model, ids: list[int], window: int) -> WindowLosses:
-    """Mean next-token loss of a text under full attention, a sliding window, and the window plus the first token.
-
-    Only predictions made past the window count (positions ≥ window), where the three differ.
-    """
+def next_token_losses(model, ids: list[int], mask: torch.Tensor | None = None) -> np.ndarray:
+    """(T − 1,) cross-entropy (nats) of each next token: entry t is the loss of predicting ids[t + 1] at position t,
+    under full causal attention or under `mask` (T, T), True where a query may see a key."""
     import torch.nn.functional as F
 
+    logits = model(torch.tensor([ids]), need_weights=False, attention_mask=mask).logits[0, :-1]  # (T − 1, V)
+    return F.cross_entropy(logits.float(), torch.tensor(ids[1:]), reduction="none").numpy()
+
+
+@torch.no_grad()
+def window_losses(model, ids: list[int], window: int, full: np.ndarray | None = None) -> WindowLosses:
+    """Mean next-token loss of a text under full attention, a sliding window, and the window plus the first token.
+
+    Only predictions made past the window count (positions ≥ window), where the three differ. full: the text's
+    next_token_losses under full attention, when the caller already has them (they do not depend on the window:
+    a new window then costs two passes, not three).
+    """
     if len(ids) <= window + 1:
         raise ValueError(f"the text needs more than {window + 1} tokens for a window of {window}")
-    tokens, targets = torch.tensor([ids]), torch.tensor(ids[window + 1:])
+    full = next_token_losses(model, ids) if full is None else full
 
-    def loss(mask: torch.Tensor | None) -> float:
-        logits = model(tokens, need_weights=False, attention_mask=mask).logits[0, window:-1]  # predicting ids[w+1:]
-        return float(F.cross_entropy(logits.float(), targets))
+    def loss(mask: torch.Tensor) -> float:
+        return float(next_token_losses(model, ids, mask)[window:].mean())  # predicting ids[window + 1:]
 
-    return WindowLosses(window, loss(None), loss(sliding_window_mask(len(ids), window, False)),
+    return WindowLosses(window, float(full[window:].mean()), loss(sliding_window_mask(len(ids), window, False)),
                         loss(sliding_window_mask(len(ids), window, True)))

@@ -18,7 +18,7 @@ from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, source_bl
 from ui.attention.maps import AttentionMaps
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
-from ui.display import chart_first, chart_words, presenting, shared_figure, show_chart
+from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart
 from ui.errors import page_guard
 from ui.attention.explain import grid_labels, show_explain
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
@@ -30,7 +30,6 @@ from ui.state import analyse
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
-from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
 
 
 def view_label(view: str) -> str:
@@ -173,12 +172,11 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
     heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                             maps.title(layer, head), masked=maps.masked, block=maps.source_block)
-    # A long text: every k-th token labelled, none overlapping (hover and CSV still name every one). The map has
-    # 3/5 of the page's 1100 px beside the lines view, all of it without; projected, labels are larger.
-    heatmap = thin_tick_labels(heatmap, 660 if right is not None else 1100,
-                               PROJECTED_LABEL_ROOM if presenting() else LABEL_ROOM)
+    # A long text: show_chart labels every k-th token, none overlapping (hover and CSV still name every one). The
+    # map has 3/5 of the page beside the lines view, all of it without.
+    width = PAGE_WIDTH * 3 // 5 if right is not None else PAGE_WIDTH
     show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
-               table=lambda: maps.weights_table(layer, head))
+               table=lambda: maps.weights_table(layer, head), width=width)
     if right is None:
         st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
     else:

@@ -9,6 +9,7 @@ from i18n import tr
 from model.families import GENERATION, LabModel
 from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
+from model.llama import MAX_TOKENS
 from ui.display import presenting, show_chart
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
 from ui.models import load_model
@@ -17,8 +18,11 @@ from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_sl
 from viz.llm import attention_row_chart, cache_layers_chart, kv_groups_chart, next_token_chart, work_per_step_chart
 
 LLM_ID = SMOLLM2_NAME  # the page's model: an LLM with GENERATION (model/families.py LlamaAdapter)
-MAX_PROMPT_TOKENS = 256  # a longer prompt is refused with a message: its first step runs every position at once
-MAX_NEW_TOKENS = 64  # per generation: the cache stays under (256 + 64) × 46 kB = 15 MB a session
+# A prompt is cut to its first MAX_TOKENS tokens (model.llama, the limit of every page that reads a text with
+# SmolLM2), with a message. Per session the KV cache then stays under (512 + 64) positions × 46,080 B = 26.5 MB
+# (30 layers × 3 key/value heads × 64 × 2 × 4 B a position); the first step's transient maps, (L, h, T, T) weights
+# and scores, are 2 × 30 × 9 × 512² × 4 B = 0.57 GB while it runs, then dropped but for the last query's row.
+MAX_NEW_TOKENS = 64  # per generation
 QUESTION_STEP = 20  # the predict-then-reveal question: "how many key vectors does step 20 compute?"
 TRACE = "llm_trace"  # session_state: this session's model.kv_cache.GenerationTrace
 LAYER = "llm_layer"  # session_state: the layer whose heads the attention row shows (0-based)
@@ -46,31 +50,48 @@ def token_label(text: str) -> str:
 
 
 def prompt_ids(lab: LabModel) -> list[int] | None:
-    """The prompt box and the chat-form switch -> the prompt's token ids, or None (with a message) when there is
-    nothing to run or the prompt is longer than MAX_PROMPT_TOKENS."""
+    """The prompt box and the chat-form switch -> the prompt's token ids (at most MAX_TOKENS: a longer prompt is cut,
+    with a message), or None (with a message) when there is nothing to run."""
     prepare(PROMPT)
     box, switch = st.columns([4, 1], vertical_alignment="bottom")
     text = box.text_area(tr("llm.prompt"), key=PROMPT.key, height=68, max_chars=MAX_INPUT_CHARS,
-                         help=tr("llm.prompt_help", limit=MAX_PROMPT_TOKENS))
+                         help=tr("llm.prompt_help", limit=MAX_TOKENS))
     chat = spec_toggle(CHAT, tr("llm.chat"), where=switch, help=tr("llm.chat_help"))
-    cleaned, notices = check_sentence(text)  # control characters become spaces; over 2,000 characters is cut
+    cleaned, notices = check_sentence(text)  # control characters become spaces; past MAX_INPUT_CHARS it is cut
     if cleaned is None:
         st.info(tr("llm.empty_prompt"))
         return None
     for notice in notices:
         st.info(notice)
     prompt = lab.chat_prompt(cleaned) if chat else cleaned
+    ids = lab.encode(prompt)
+    if len(ids) > MAX_TOKENS:
+        st.info(tr("llm.prompt_cut", tokens=f"{len(ids):,}", limit=MAX_TOKENS))
+        ids, prompt = _cut_prompt(lab, cleaned, chat)
     if chat:
         with st.expander(tr("llm.template_shown")):
             st.code(prompt, language=None, wrap_lines=True)  # the template as the model reads it: plain text
-    ids = lab.encode(prompt)
-    if len(ids) > MAX_PROMPT_TOKENS:
-        st.warning(tr("llm.prompt_too_long", tokens=f"{len(ids):,}", limit=MAX_PROMPT_TOKENS))
-        return None
     if not ids:  # text the tokenizer reads as nothing
         st.info(tr("llm.empty_prompt"))
         return None
     return ids
+
+
+def _cut_prompt(lab: LabModel, text: str, chat: bool) -> tuple[list[int], str]:
+    """(ids, prompt) of text cut to at most MAX_TOKENS tokens. In the chat form the question is cut, not the
+    template, so the model still reads its assistant turn opening; a cut question, decoded and encoded again, can
+    come out a token or two longer (a split character), hence the loop."""
+    if not chat:
+        ids = lab.encode(text)[:MAX_TOKENS]
+        return ids, lab.decode(ids)
+    question = lab.encode(text)
+    keep = len(question)
+    while True:
+        prompt = lab.chat_prompt(lab.decode(question[:keep]))
+        ids = lab.encode(prompt)
+        if len(ids) <= MAX_TOKENS or keep == 0:
+            return ids[:MAX_TOKENS], prompt
+        keep = max(0, keep - (len(ids) - MAX_TOKENS))
 
 
 def session_trace(ids: list[int]) -> GenerationTrace:
