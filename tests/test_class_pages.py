@@ -295,14 +295,14 @@ def test_a_crowded_server_confirms_the_answer_at_once_and_draws_the_page_at_the_
     monkeypatch.setattr("ui.lessons.peer_student.crowded", lambda: True)
     _answer_choice(student, 3)
     assert [s.value for s in student.success] == ["Right: GRU without attention \\(one context vector\\)"]
-    assert "The chart follows in a few seconds" in " ".join(c.value for c in student.caption)
+    assert "Your chart follows once the whole class has answered" in " ".join(c.value for c in student.caption)
     assert not chart_specs(student)  # not drawn in the answer's run
     assert not any("Predict first" in i.value for i in student.info)  # the form's note went with the form
     teacher.run()
     assert _metric(teacher, "Answered") == "1"  # stored before it was confirmed
     student.run()  # the class poll's tick (every few seconds in the browser)
     assert_healthy(student)
-    assert chart_specs(student) and not any("The chart follows" in c.value for c in student.caption)
+    assert chart_specs(student) and not any("Your chart follows" in c.value for c in student.caption)
     assert not [r for r in student.get("radio") if r.key == "q_intro_1_choice"]  # answered once: no second form
 
 
@@ -312,4 +312,4 @@ def test_a_quiet_server_draws_the_page_with_the_answer(monkeypatch):
     student, _ = open_from_link(None, {"class": code})
     monkeypatch.setattr("ui.lessons.peer_student.crowded", lambda: False)
     _answer_choice(student, 3)
-    assert chart_specs(student) and not any("The chart follows" in c.value for c in student.caption)
+    assert chart_specs(student) and not any("Your chart follows" in c.value for c in student.caption)
