@@ -38,7 +38,8 @@ _APP_CSS = f"""<style>
 .stApp [data-testid="stWidgetLabel"][disabled] {{ color: {DISABLED_LABEL} !important; }}
 .stApp :focus-visible {{ outline: 3px solid {FOCUS_RING} !important; outline-offset: 2px !important; }}
 .stApp .js-plotly-plot text[style*="fill: {THEME_CHART_GREY}"] {{ fill: {CHART_TEXT} !important; }}
-.stApp .st-key-{PLOTLY_PRELOAD} {{ display: none; }}
+.stApp .st-key-{PLOTLY_PRELOAD}, .stApp [data-testid="stLayoutWrapper"]:has(> .st-key-{PLOTLY_PRELOAD}) {{
+  display: none !important; }}
 </style>"""
 # Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
