@@ -15,6 +15,10 @@ from model.llama import KVCache, apply_rotary, load_smollm2, rotary_cos_sin
 
 TEXT = "The animal didn't cross the street because it was too tired. 안녕하세요 🙂"
 TOLERANCE = dict(rtol=0, atol=1e-4)
+# Our fused path (scaled_dot_product_attention, need_weights=False) against our explicit one: the same arithmetic summed
+# in another order, float32 over 30 layers with logits up to about ±34; 1.3e-4 apart on an Intel Xeon, 1e-4 on EPYC. A
+# masking mistake moves logits by tenths or more.
+FUSED_TOLERANCE = dict(rtol=0, atol=5e-4)
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +158,7 @@ def test_key_mask_switches_the_first_token_off_for_every_query(smollm):
     assert torch.isfinite(out.logits).all()
     with torch.no_grad():  # the fused fast path masks the same way
         fast = smollm.model(torch.tensor([ids]), key_mask=key_mask, need_weights=False)
-    torch.testing.assert_close(fast.logits, out.logits, **TOLERANCE)
+    torch.testing.assert_close(fast.logits, out.logits, **FUSED_TOLERANCE)
 
 
 def test_sampling_is_seeded_and_top_k_one_is_greedy(smollm):
