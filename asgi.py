@@ -5,7 +5,8 @@ per browser so a live class knows a student and its teacher again after a reload
 `streamlit run app.py` still works; without the cookie a reload makes a student new and the teacher takes her class
 back with the teacher password. At start it prints where the teacher password is (classroom/teacher_password.py).
 Under serve.py (ATTENTION_LAB_LIVENESS_PORT set) it also answers HAProxy's health check on that port from its own
-thread (serving/liveness.py), so a burst of script runs cannot get this replica marked down.
+thread (serving/liveness.py), so a burst of script runs cannot get this replica marked down. The HTML of a page that
+draws Plotly charts names plotly.js for the browser to fetch and compile while the tab starts (serving/plotly_preload.py).
 """
 import contextlib
 
@@ -14,7 +15,9 @@ from starlette.middleware import Middleware
 
 from classroom.teacher_password import announce_teacher_password
 from serving.liveness import liveness_from_environment
+from serving.plotly_preload import PlotlyPreloadMiddleware
 from serving.seat import SeatCookieMiddleware
+from ui.page_menu import PLOTLY_PAGES
 
 
 @contextlib.asynccontextmanager
@@ -24,4 +27,5 @@ async def _lifespan(_app):
         yield
 
 
-app = st.App("app.py", middleware=[Middleware(SeatCookieMiddleware)], lifespan=_lifespan)
+MIDDLEWARE = [Middleware(SeatCookieMiddleware), Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES)]
+app = st.App("app.py", middleware=MIDDLEWARE, lifespan=_lifespan)

@@ -5,11 +5,9 @@ to presenter mode changes nothing for anyone else.
 """
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable, Hashable
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -17,6 +15,7 @@ import streamlit as st
 
 import i18n
 from i18n import tr
+from serving.plotly_preload import plotly_chunk
 from ui.compat import figure_from_own_dict, in_script_run
 from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.text import escape_markdown
@@ -60,14 +59,6 @@ def document_language() -> None:
             unsafe_allow_javascript=True)
 
 
-@functools.cache
-def _plotly_chunk() -> str | None:
-    """The file name of Streamlit's front-end chunk that holds plotly.js (hashed per release), or None."""
-    folder = Path(st.__file__).parent / "static" / "static" / "js"
-    found = sorted(folder.glob("PlotlyChart.*.js"))
-    return found[0].name if len(found) == 1 and re.fullmatch(r"PlotlyChart\.[\w-]+\.js", found[0].name) else None
-
-
 def preload_plotly(page_draws_plotly: bool) -> None:
     """At the top of every run (one hidden container, so the page's elements keep their places); on a page that
     draws a Plotly chart the browser starts loading plotly.js now.
@@ -79,7 +70,7 @@ def preload_plotly(page_draws_plotly: bool) -> None:
     element is hidden (its container's CSS), so it moves nothing; the script holds only the chunk's file name, read
     from Streamlit's own files (no user text). Another Streamlit build without that chunk: nothing is preloaded.
     """
-    chunk = _plotly_chunk()
+    chunk = plotly_chunk()
     place = st.container(key=PLOTLY_PRELOAD)
     if chunk is None or not page_draws_plotly:
         return
