@@ -38,7 +38,7 @@ def test_attention_grid_focus_statistics_ablation_rescale():
     at = open_page("attention", sentence="the small cat eats the red apple")
     at.session_state["attn_view"] = "All heads"
     at.run()
-    at.button(key="focus_1_3").click().run()
+    at.button_group(key="focus_layer_1").set_value(3).run()
     assert at.session_state["attn_layer"] == 1 and at.session_state["attn_head"] == 3
     at.session_state["attn_view"] = "Statistics"
     at.run()

@@ -241,10 +241,10 @@ def test_a_head_switch_reruns_only_the_fragment_and_the_url_follows():
         assert query_param(at, "sentence") == "she is a student"  # the rest of the address is kept
         at.selectbox(key="attn_layer").select_index(1).run()
         assert "layer 2 · head 3" in _title(chart_specs(at)[0]) and query_param(at, "layer") == "2"
-        # The All-heads focus buttons set layer and head from a callback inside the fragment.
+        # The All-heads head pills set layer and head from a callback inside the fragment.
         at.session_state["attn_view"] = "All heads"
         at.run()
-        at.button(key="focus_0_1").click().run()
+        at.button_group(key="focus_layer_0").set_value(1).run()
         assert (at.session_state["attn_layer"], at.session_state["attn_head"]) == (0, 1)
         # ... and open it in the Head view
         assert (query_param(at, "layer"), query_param(at, "head"), query_param(at, "view")) == ("1", "2", "Head")

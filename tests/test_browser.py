@@ -21,7 +21,7 @@ def test_attention_page_pick_head_and_grid(page: Page, app_url):
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     page.get_by_role("radio", name="All heads", exact=True).click()
     wait_idle(page)
-    page.get_by_role("button", name="L2 H3").click()
+    page.get_by_role("radio", name="L2 H3", exact=True).click()  # the grid's row of heads for layer 2
     wait_idle(page)
     page.get_by_role("radio", name="Head", exact=True).click()
     wait_idle(page)

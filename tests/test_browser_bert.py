@@ -34,7 +34,7 @@ def test_pick_minilm_type_english_see_the_grid_and_switch_a_head_off(page: Page,
     grid = page.locator(".js-plotly-plot").first
     expect(grid).to_be_visible()
     expect(grid.locator(".annotation-text-g")).to_have_count(72)  # 6 layers × 12 heads drawn, each titled
-    expect(page.get_by_role("button", name="L6 H12")).to_be_visible()
+    expect(page.get_by_role("radio", name="L6 H12", exact=True)).to_be_visible()
     page.screenshot(path=SCREENSHOTS / "bert_grid.png")
     page.get_by_role("radio", name="Ablation", exact=True).click()
     wait_idle(page)

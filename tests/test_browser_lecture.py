@@ -89,7 +89,7 @@ def test_the_attention_page_opens_on_cross_attention_and_the_grid_opens_a_head(p
     wait_idle(page)
     page.mouse.move(*grid_thumbnail(page, 1, 1))  # a thumbnail names its tokens on hover
     expect(page.locator(".hovertext").first).to_contain_text(re.compile(r"query .+ → key .+"))
-    page.get_by_role("button", name="L2 H3", exact=True).click()
+    page.get_by_role("radio", name="L2 H3", exact=True).click()
     wait_idle(page)
     expect(page.get_by_role("radio", name="Head", exact=True)).to_be_checked()
     expect(page.get_by_text("Encoder–decoder (cross) attention · layer 2 · head 3").first).to_be_visible()

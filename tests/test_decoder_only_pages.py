@@ -35,7 +35,7 @@ def test_its_views_work_through_the_adapter():
     at.session_state["attn_view"] = "All heads"
     at.run()
     assert not at.exception and any("every layer" in title for title in chart_titles(at))
-    at.button(key="focus_3_1").click().run()  # a thumbnail of the 4 × 4 grid opens that head
+    at.button_group(key="focus_layer_3").set_value(1).run()  # a thumbnail of the 4 × 4 grid opens that head
     assert at.session_state["attn_layer"] == 3 and at.session_state["attn_head"] == 1
     at.session_state["attn_view"] = "Ablation"
     at.run()

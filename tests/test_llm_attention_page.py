@@ -67,7 +67,7 @@ def test_every_view_of_the_llm_draws_and_its_grid_is_paged_by_layer():
     grid = next(spec for spec in chart_specs(at) if spec["data"][0]["type"] == "heatmap")
     assert grid["data"][0]["meta"][GRID]["first_layer"] == 24
     assert grid["layout"]["yaxis"]["ticktext"][0] == translate("en", "attention.chart.layer_tick", layer=25)
-    at.button(key="focus_29_8").click().run()  # L30 H9's button (0-based key): opens that head
+    at.button_group(key="focus_layer_29").set_value(8).run()  # L30 H9 in layer 30's row of heads (0-based): opens it
     assert not at.exception
     assert any("layer 30 · head 9" in title for title in chart_titles(at)), chart_titles(at)
 

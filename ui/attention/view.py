@@ -200,6 +200,17 @@ def _focus(layer: int, head: int) -> None:
     st.session_state[VIEW.key] = "Head"
 
 
+FOCUS_ROW = "focus_layer_"  # session_state: the grid's row of head pills of a layer (0-based) follows this prefix
+
+
+def _focus_picked(layer: int) -> None:
+    """A head picked in a layer's row of pills under the grid opens it (picking the open one again unselects the
+    pill: the Head view stays as it is)."""
+    head = st.session_state[f"{FOCUS_ROW}{layer}"]
+    if head is not None:
+        _focus(layer, head)
+
+
 def _focus_clicked_thumbnail() -> None:
     """A click on a thumbnail (the grid's invisible scatter points over its tiled maps, viz.attention.head_grid)
     opens that head."""
@@ -258,12 +269,11 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
         st.caption(tr("attention.grid_caption"))
         if labels is not None:
             st.caption(tr("explain_encoder.grid_labels"))
-    for l in range(first, last):
-        cols = st.columns(heads)
-        for h in range(heads):
-            cols[h].button(f"L{l + 1} H{h + 1}", key=f"focus_{l}_{h}", on_click=_focus, args=(l, h),
-                           type="primary" if (l, h) == (layer, head) else "secondary", width="stretch",
-                           help=tr("attention.focus_help", layer=l + 1, head=h + 1))
+    for l in range(first, last):  # the thumbnails' keyboard twin: one row of heads a layer, the open head selected
+        key = f"{FOCUS_ROW}{l}"
+        st.session_state[key] = head if l == layer else None
+        st.pills(tr("attention.focus_row", layer=l + 1), range(heads), key=key, label_visibility="collapsed",
+                 format_func=lambda h, l=l: f"L{l + 1} H{h + 1}", on_change=_focus_picked, args=(l,))
 
 
 def pooled_maps(weights: np.ndarray, queries: list[str], keys: list[str], cells: int):
