@@ -19,7 +19,7 @@ bench/classroom_students.py is what each student does and times; bench/classroom
 --cold-herd: a freshly started server (or serve.py just after "ready", with --url); all N students open their
 websockets, wait at a barrier and request the attention page at the same instant, then each switches the sidebar
 model to one of the other shipped models (round robin) and visits the decoding and positional pages. With its
-own server, the server's stderr is read for "loaded shipped model NAME" (ui/models.py::load_model,
+own server, the server's stderr is read for "loaded shipped model NAME" (ui/models.py::cached_model,
 st.cache_resource): each model requested must be loaded exactly once.
 
 Every 0.5 s the server processes' RSS, threads and CPU are read from /proc. Before and after the run the sha256

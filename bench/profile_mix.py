@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from serve_classroom import baseline_tree  # noqa: E402
 
 # (bucket, frame substrings); first match wins, so the more specific come first.
-ONE_TIME = ("importlib", "<module> (torch", "_freeze_long_lived", "load_model", "_long_examples")
+ONE_TIME = ("importlib", "<module> (torch", "_freeze_long_lived", "cached_model", "_long_examples")
 BUCKETS = [
     ("gc.collect(2) after every script run (runner.postScriptGC)", ("gc.collect", "script_runner.py:1055)")),
     ("a chart built on a shared-cache miss (first view of a head or setting)", ("_figure_blob", "_shared_chart")),

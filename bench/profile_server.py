@@ -65,7 +65,7 @@ KEY_FUNCTIONS = [
     ("ui.sidebar.render_sidebar", "ui/sidebar.py", "render_sidebar"),
     ("ui.share.restore_from_url / write_to_url", "ui/share.py", "_url"),
     ("model.decode.greedy_decode", "model/decode.py", "greedy_decode"),
-    ("load_model (cache_resource)", "ui/models.py", "load_model"),
+    ("cached_model (cache_resource)", "ui/models.py", "cached_model"),
     ("st.cache_data lookups (get_or_create_cached_value)", "cache_utils.py", "_get_or_create_cached_value"),
     ("protobuf SerializeToString", "", "SerializeToString"),
     ("dataframe / arrow", "arrow", ""),

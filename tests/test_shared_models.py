@@ -12,7 +12,7 @@ import pytest
 from model.checkpoint import load_checkpoint
 from model.config import TransformerConfig
 from model.checkpoint import state_dict_sha256
-from ui.models import CHECKPOINT_DIR, load_model, shipped_model_names
+from ui.models import CHECKPOINT_DIR, cached_model, shipped_model_names
 from ui.state import analyse
 
 SENTENCES = ["i am a student", "the small cat eats the red apple", "she is a student", "we like the big green trees",
@@ -42,7 +42,7 @@ def _run_analyses(name: str, lab) -> list[list[str]]:
 @pytest.fixture(scope="module", params=shipped_model_names())
 def shipped(request):
     name = request.param
-    return name, load_model.__wrapped__(name)  # the loader the server caches with st.cache_resource
+    return name, cached_model.__wrapped__(name)  # the loader the server caches with st.cache_resource
 
 
 def _assert_frozen(loaded):
@@ -78,3 +78,19 @@ def test_concurrent_sessions_get_the_same_answers_and_leave_the_model_unchanged(
         results = list(pool.map(lambda _: _run_analyses(name, lab), range(3)))
     assert all(result == expected for result in results)
     assert state_dict_sha256(loaded.model.state_dict()) == before
+
+
+def test_a_loading_model_says_so_in_the_users_language(monkeypatch):
+    """load_model's message is the user's language's (st.cache_resource's own spinner text is one fixed string)."""
+    import contextlib
+
+    import ui.models
+    from i18n import translate
+
+    shown: list[str] = []
+    monkeypatch.setattr(ui.models.st, "spinner", lambda text: (shown.append(text), contextlib.nullcontext())[1])
+    monkeypatch.setattr(ui.models, "tr", lambda key, **values: translate("ko", key, **values))
+    name = shipped_model_names()[0]
+    assert ui.models.load_model(name) is cached_model(name)  # the cached copy, shared by every session
+    assert shown == [translate("ko", "models.loading", model=name)] and name in shown[0]
+    assert shown[0] != translate("en", "models.loading", model=name)

@@ -54,8 +54,15 @@ def _freeze_long_lived(name: str) -> None:
         gc.freeze()
 
 
-@st.cache_resource(show_spinner="Loading model…")
 def load_model(model_id: str, folder: str = "") -> LabModel:
+    """cached_model, with a message in the user's language while a model loads (st.spinner shows only after 0.5 s,
+    so a model already loaded shows none; st.cache_resource's own spinner text is fixed once, in English)."""
+    with st.spinner(tr("models.loading", model=model_id)):
+        return cached_model(model_id, folder)
+
+
+@st.cache_resource(show_spinner=False)
+def cached_model(model_id: str, folder: str = "") -> LabModel:
     """Any model by id (model.families.open_model: shipped, pretrained, or the models folder `folder`), loaded once
     per server and shared read-only by every session; a shipped one in eval mode with gradients off."""
     lab = open_model(model_id, device=pick_device("auto"), folder=Path(folder) if folder else None)
