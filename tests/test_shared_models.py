@@ -91,6 +91,6 @@ def test_a_loading_model_says_so_in_the_users_language(monkeypatch):
     monkeypatch.setattr(ui.models.st, "spinner", lambda text: (shown.append(text), contextlib.nullcontext())[1])
     monkeypatch.setattr(ui.models, "tr", lambda key, **values: translate("ko", key, **values))
     name = shipped_model_names()[0]
-    assert ui.models.load_model(name) is cached_model(name)  # the cached copy, shared by every session
+    assert ui.models.load_model(name) is cached_model(name, "")  # the cached copy, shared by every session
     assert shown == [translate("ko", "models.loading", model=name)] and name in shown[0]
     assert shown[0] != translate("en", "models.loading", model=name)
