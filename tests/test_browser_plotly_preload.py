@@ -9,9 +9,10 @@ from tests.browser_steps import no_exception, wait_idle
 
 CHUNKS = """() => performance.getEntriesByType('resource').filter(e => /\\/PlotlyChart\\.[^/]*\\.js$/.test(e.name))
   .map(e => e.startTime)"""
-# the time (performance.now()) the first element of the run was drawn: the lesson bar, the run's first visible part
+# the page's modulepreload links to that chunk (serving/plotly_preload)
 PRELOAD_LINKS = """() => [...document.querySelectorAll('link[rel=modulepreload]')]
-  .filter(link => /\/PlotlyChart\.[^/]*\.js$/.test(link.href)).length"""
+  .filter(link => /\\/PlotlyChart\\.[^/]*\\.js$/.test(link.href)).length"""
+# the time (performance.now()) the first element of the run was drawn: the lesson bar, the run's first visible part
 FIRST_DRAWN = """() => { window.__barAt = null; const tick = () => {
   if (document.querySelector('.st-key-lesson_bar')) { window.__barAt = performance.now(); return; }
   requestAnimationFrame(tick); }; requestAnimationFrame(tick); }"""
