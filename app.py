@@ -7,7 +7,8 @@ from ui.display import document_language, preload_plotly, presenting
 from ui.errors import page_guard
 from ui.lessons.bar import lesson_bar, lesson_picker
 from ui.lessons.classroom import TEACHER
-from ui.page_menu import PLOTLY_PAGES, navigation_pages, page_menu, page_menu_place
+from ui.page_list import PLOTLY_PAGES
+from ui.page_menu import navigation_pages, page_menu, page_menu_place
 from ui.page_slots import page_slot
 from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
@@ -21,7 +22,7 @@ with page_guard():
     restore_from_url()  # first: the link may choose the language the page titles are drawn in
     if presenting():  # the projected page gets the whole width; the sidebar stays one click away
         st.set_page_config(initial_sidebar_state="collapsed")
-    pages = navigation_pages()  # ui/page_menu.PAGE_SECTIONS: the app's one list of pages
+    pages = navigation_pages()  # ui/page_list.PAGE_SECTIONS: the app's one list of pages
     # Hidden: ui/page_menu draws the same list with links that carry each page's view (one history entry a page).
     navigation = st.navigation(pages, position="hidden")
     preload_plotly((navigation.url_path or "home") in PLOTLY_PAGES)  # plotly.js loads while this run goes on

@@ -17,7 +17,7 @@ from classroom.teacher_password import announce_teacher_password
 from serving.liveness import liveness_from_environment
 from serving.plotly_preload import PlotlyPreloadMiddleware
 from serving.seat import SeatCookieMiddleware
-from ui.page_menu import PLOTLY_PAGES
+from ui.page_list import PLOTLY_PAGES
 
 
 @contextlib.asynccontextmanager

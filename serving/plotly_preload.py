@@ -8,7 +8,7 @@ the chunk earlier still, to the page load itself: the HTML of a Plotly page's ad
 modulepreloads, so the browser fetches and compiles it while Streamlit's front end starts (bench/README.md, "A new tab
 on stop 17"). Nothing runs earlier: a modulepreload does not evaluate the module.
 
-Pure ASGI, in front of Streamlit's app (asgi.py). Only a GET for the address of a page in ui.page_menu.PLOTLY_PAGES is
+Pure ASGI, in front of Streamlit's app (asgi.py). Only a GET for the address of a page in ui.page_list.PLOTLY_PAGES is
 touched; its request goes on without Accept-Encoding so that Streamlit sends its 5 kB HTML uncompressed, which this
 middleware can edit. Static files, the websocket, health checks and every other address pass untouched. The link holds
 only the chunk's file name read from Streamlit's own files (no request data); another Streamlit build without that
@@ -54,11 +54,11 @@ def with_preload(html: bytes, chunk: str) -> bytes:
 
 class PlotlyPreloadMiddleware:
     """Adds the plotly.js modulepreload to the HTML of the pages named in `pages` (their url paths: the app's list,
-    ui.page_menu.PLOTLY_PAGES, which asgi.py passes)."""
+    ui.page_list.PLOTLY_PAGES, which asgi.py passes)."""
 
     def __init__(self, app, pages: Iterable[str]):
         self.app = app
-        self.pages = frozenset(pages)  # url paths; asgi.py passes ui.page_menu.PLOTLY_PAGES
+        self.pages = frozenset(pages)  # url paths; asgi.py passes ui.page_list.PLOTLY_PAGES
 
     def _page_load(self, scope) -> bool:
         if scope["type"] != "http" or scope.get("method") != "GET":

@@ -14,7 +14,7 @@ import plotly.io as pio
 from streamlit.testing.v1 import AppTest
 
 from ui.errors import GUARD_MESSAGE
-from ui.page_menu import PAGE_NAMES
+from ui.page_list import PAGE_NAMES
 from viz.export import trace_values
 
 ROOT = Path(__file__).resolve().parents[1]

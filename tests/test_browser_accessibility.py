@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from classroom.lessons import load_lessons
 from tests.browser_steps import axe_violations, wait_idle
 from ui.lessons.catalogue import known_pages
-from ui.page_menu import PAGE_NAMES
+from ui.page_list import PAGE_NAMES
 
 STOPS_IN = {("en", False), ("ko", True)}  # (language, presenter) where every lesson stop is checked too
 PAGES = ["/" if name == "home" else f"/{name}" for name in PAGE_NAMES]

@@ -14,7 +14,7 @@ from tests.bad_inputs import load_bad_inputs
 from tests.browser_steps import wait_idle
 from tests.conftest import streamlit_server
 from ui.errors import GUARD_MESSAGE
-from ui.page_menu import PAGE_NAMES
+from ui.page_list import PAGE_NAMES
 from ui.specs import SPECS
 from ui.text import escape_markdown
 

@@ -1,11 +1,11 @@
-"""The app's one list of pages (ui/page_menu.PAGE_SECTIONS): what st.navigation serves, what the menu draws, what a
+"""The app's one list of pages (ui/page_list.PAGE_SECTIONS): what st.navigation serves, what the menu draws, what a
 lesson stop may name and what the tests open are the same pages."""
 from pathlib import Path
 
 from classroom.lessons import parse_lesson
 from tests.app_links import APP_PAGES, open_page
 from ui.lessons.catalogue import known_pages
-from ui.page_menu import PAGE_NAMES
+from ui.page_list import PAGE_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 

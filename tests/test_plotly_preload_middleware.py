@@ -11,7 +11,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from serving.plotly_preload import PlotlyPreloadMiddleware, plotly_chunk, preload_link, with_preload
-from ui.page_menu import PLOTLY_PAGES
+from ui.page_list import PLOTLY_PAGES
 
 # Long enough for GZipMiddleware (minimum_size 500) to compress it, like Streamlit's own 5 kB index.html.
 INDEX = ("<!DOCTYPE html><html><head><title>Streamlit</title>"

@@ -6,52 +6,18 @@ entry, so the browser's Back needed two presses to leave a page. A page link tha
 will write (its kept view, the same text write_to_url produces) makes one history entry per page change: Streamlit
 pushes the link's address and the page's write finds it already there.
 
-PAGE_SECTIONS is the app's one list of pages: app.py hands it to st.navigation (navigation_pages), this menu draws
-it, the lesson files are checked against it (ui/lessons/catalogue.known_pages) and the tests open every page in it
-(tests/app_links.APP_PAGES).
+The pages themselves are ui/page_list.PAGE_SECTIONS, the app's one list: app.py hands it to st.navigation
+(navigation_pages) and this menu draws it.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import streamlit as st
 
 from i18n import tr
+from ui.page_list import PAGE_NAMES, PAGE_SECTIONS
 from ui.share import view_query
 
 MENU_KEY = "page_menu"  # the container's key: CSS class st-key-page_menu (the browser tests find the menu by it)
-
-
-@dataclass(frozen=True)
-class AppPage:
-    name: str  # the script app_pages/<name>.py, and the page's url path (a lesson stop's `page`)
-    title_key: str  # i18n key of its title in the menu
-    icon: str
-    plotly: bool = True  # it draws Plotly charts (app.py starts loading plotly.js with its run: ui/display)
-
-
-# (i18n key of the section title, its pages), in menu order; the first page is the default one (the app's root).
-PAGE_SECTIONS: tuple[tuple[str, tuple[AppPage, ...]], ...] = (
-    ("nav.start", (AppPage("home", "nav.home", ":material/home:", plotly=False),)),
-    ("nav.foundations", (
-        AppPage("positional", "nav.positional", ":material/timeline:"),
-        AppPage("softmax_scaling", "nav.softmax_scaling", ":material/functions:"),
-        AppPage("attention_steps", "nav.attention_steps", ":material/calculate:"),
-        AppPage("normalization", "nav.normalization", ":material/equalizer:"),
-        AppPage("residual", "nav.residual", ":material/alt_route:"),
-    )),
-    ("nav.attention_group", (
-        AppPage("attention", "nav.attention", ":material/grid_on:"),
-        AppPage("decoding", "nav.decoding", ":material/skip_next:"),
-    )),
-    ("nav.models", (AppPage("compare", "nav.compare", ":material/compare:"),)),
-    ("llm.nav_group", (AppPage("llm", "llm.nav", ":material/smart_toy:"),
-                       AppPage("llm_heads", "llm_heads.nav", ":material/psychology:"))),
-    ("nav.train_group", (AppPage("train", "nav.train", ":material/model_training:"),)),
-    ("lessons.nav_group", (AppPage("teacher", "lessons.nav_teacher", ":material/co_present:", plotly=False),)),
-)
-PAGE_NAMES: tuple[str, ...] = tuple(page.name for _, pages in PAGE_SECTIONS for page in pages)
-PLOTLY_PAGES: frozenset[str] = frozenset(page.name for _, pages in PAGE_SECTIONS for page in pages if page.plotly)
 
 
 def navigation_pages() -> dict[str, list[st.Page]]:

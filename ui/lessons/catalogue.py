@@ -8,12 +8,12 @@ from types import MappingProxyType
 import streamlit as st
 
 from classroom.lessons import Lesson, LessonFileError, lessons_folder, load_lessons
-from ui.page_menu import PAGE_NAMES
+from ui.page_list import PAGE_NAMES
 from ui.page_sections import section_names
 
 
 def known_pages() -> dict[str, tuple[str, ...]]:
-    """The pages a lesson stop may name, the app's pages (ui/page_menu.PAGE_SECTIONS, what st.navigation serves),
+    """The pages a lesson stop may name, the app's pages (ui/page_list.PAGE_SECTIONS, what st.navigation serves),
     each with the sections a stop may name (ui/specs/<page>.py)."""
     return {page: section_names(page) for page in PAGE_NAMES}
 
