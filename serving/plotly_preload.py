@@ -1,12 +1,13 @@
-"""plotly.js fetched and compiled while a new tab starts, on the pages that draw Plotly charts.
+"""plotly.js fetched and evaluated while a new tab starts, on the pages that draw Plotly charts.
 
 Streamlit's front end imports its Plotly chunk (`static/js/PlotlyChart.<hash>.js`, 4.7 MB of JavaScript) only when a
 tab's first Plotly chart arrives, after the websocket has connected and the page's first run has sent its elements.
-ui/display.preload_plotly moves that import to the run's first element; this moves the download and the compiling of
-the chunk earlier still, to the page load itself: the HTML of a Plotly page's address gets one more
-`<link rel="modulepreload" crossorigin href="./static/js/PlotlyChart.<hash>.js">` beside the front end's own
-modulepreloads, so the browser fetches and compiles it while Streamlit's front end starts (bench/README.md, "A new tab
-on stop 17"). Nothing runs earlier: a modulepreload does not evaluate the module.
+ui/display.preload_plotly moves that import to the run's first element; this moves it earlier still, to the page load
+itself. The HTML of a Plotly page's address gets a `<link rel="modulepreload">` of the chunk (fetched from the head on)
+and a module script that imports it once the document is parsed, so the browser evaluates plotly.js (one long task of
+about 0.6 s here) while Streamlit's front end waits for its websocket and the server runs the page, instead of after
+the run. A modulepreload alone (fetched and compiled, not evaluated) gained nothing: evaluating is the cost
+(bench/README.md, "Quiet machine, and plotly.js started by the page's HTML").
 
 Pure ASGI, in front of Streamlit's app (asgi.py). Only a GET for the address of a page in ui.page_list.PLOTLY_PAGES is
 touched; its request goes on without Accept-Encoding so that Streamlit sends its 5 kB HTML uncompressed, which this
@@ -45,7 +46,7 @@ def preload_link(chunk: str) -> bytes:
 
 
 def with_preload(html: bytes, chunk: str) -> bytes:
-    """html with the chunk's modulepreload before </head>; unchanged when it has no </head> or has the link."""
+    """html with the chunk's modulepreload and import before </head>; unchanged when it has no </head> or has them."""
     link = preload_link(chunk)
     if link in html or b"</head>" not in html:
         return html
@@ -53,8 +54,8 @@ def with_preload(html: bytes, chunk: str) -> bytes:
 
 
 class PlotlyPreloadMiddleware:
-    """Adds the plotly.js modulepreload to the HTML of the pages named in `pages` (their url paths: the app's list,
-    ui.page_list.PLOTLY_PAGES, which asgi.py passes)."""
+    """Adds the plotly.js modulepreload and import to the HTML of the pages named in `pages` (their url paths: the
+    app's list, ui.page_list.PLOTLY_PAGES, which asgi.py passes)."""
 
     def __init__(self, app, pages: Iterable[str]):
         self.app = app
