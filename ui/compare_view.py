@@ -7,7 +7,7 @@ import streamlit as st
 
 from i18n import tr
 from model.data import detokenize, make_dataset
-from ui.display import presenting, shared_figure, show_chart
+from ui.display import chart_first, presenting, shared_figure, show_chart
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
@@ -141,12 +141,18 @@ def sentence_lengths() -> list[int]:
 
 def long_sentence_demo() -> None:
     st.subheader(tr("compare.growing_title"))
+    # Projected (stop 2), the three translations with their differences marked are the stop's point: first, on the
+    # first screen, with the length slider and the sentence with its reference under them (chart_first); elsewhere
+    # the slider and the sentence are read first.
+    outputs, controls = chart_first()
     examples = _long_examples()
     lengths = sentence_lengths()
-    length = spec_select_slider(LENGTH, tr("compare.length_slider"), help=tr("compare.growing_help"))
-    src, tgt = examples[lengths.index(length)]
-    st.markdown(f"**{tr('compare.english')}**")
-    st.code(" ".join(src), language=None, wrap_lines=True)  # a 40-word sentence is shown whole
-    st.markdown(f"**{tr('compare.reference')}**")
-    st.code(detokenize(tgt), language=None, wrap_lines=True)
-    _outputs(_translate_all(" ".join(src)), reference=tgt)
+    with controls:
+        length = spec_select_slider(LENGTH, tr("compare.length_slider"), help=tr("compare.growing_help"))
+        src, tgt = examples[lengths.index(length)]
+        st.markdown(f"**{tr('compare.english')}**")
+        st.code(" ".join(src), language=None, wrap_lines=True)  # a 40-word sentence is shown whole
+        st.markdown(f"**{tr('compare.reference')}**")
+        st.code(detokenize(tgt), language=None, wrap_lines=True)
+    with outputs:
+        _outputs(_translate_all(" ".join(src)), reference=tgt)
