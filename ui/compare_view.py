@@ -141,15 +141,15 @@ def sentence_lengths() -> list[int]:
 
 def long_sentence_demo() -> None:
     st.subheader(tr("compare.growing_title"))
-    # Projected (stop 2), the three translations with their differences marked are the stop's point: first, on the
-    # first screen, with the length slider and the sentence with its reference under them (chart_first); elsewhere
-    # the slider and the sentence are read first.
-    outputs, controls = chart_first()
     examples = _long_examples()
     lengths = sentence_lengths()
-    with controls:
-        length = spec_select_slider(LENGTH, tr("compare.length_slider"), help=tr("compare.growing_help"))
-        src, tgt = examples[lengths.index(length)]
+    length = spec_select_slider(LENGTH, tr("compare.length_slider"), help=tr("compare.growing_help"))
+    src, tgt = examples[lengths.index(length)]
+    # Projected (stop 2), the three translations with their differences marked are the stop's point: under the
+    # slider the stop asks the class to move, on the first screen, above the sentence and its reference (chart_first);
+    # elsewhere the sentence is read first.
+    outputs, sentences = chart_first()
+    with sentences:
         st.markdown(f"**{tr('compare.english')}**")
         st.code(" ".join(src), language=None, wrap_lines=True)  # a 40-word sentence is shown whole
         st.markdown(f"**{tr('compare.reference')}**")
