@@ -28,6 +28,19 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
     assert "--no-deps --require-hashes -r requirements-nodeps.lock" in venv_script
 
 
+
+def test_every_way_to_start_the_lab_serves_the_same_entry():
+    """`make run`, the README's by-hand block and serve.py's replicas all run asgi.py: `streamlit run app.py` has no
+    seat cookie, so a reload there would make a new student and the teacher would lose her class."""
+    readme = (ROOT / "README.md").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    by_hand = re.search(r"Without `make`.*?```\n(.*?)```", readme, re.S).group(1)
+    entries = re.findall(r"streamlit run (\S+)", by_hand + makefile)
+    assert entries and set(entries) == {"asgi.py"}
+    for launcher in ("serve.py", "serving/replica.py"):
+        assert '"streamlit", "run", "asgi.py"' in (ROOT / launcher).read_text()
+    assert not re.search(r"streamlit run app\.py`? (--|reloads|is one|still serves)", readme)
+
 @pytest.mark.slow
 def test_venv_is_made_once_and_remade_when_the_lock_changes(tmp_path):
     """scripts/venv.sh in a copy of the clone with a lock that pins nothing (no network): the first call makes .venv
