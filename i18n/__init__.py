@@ -18,6 +18,8 @@ from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 
+from i18n.particles import attach_particles
+
 LANGUAGES = {"en": "English", "ko": "한국어"}
 DEFAULT_LANGUAGE = "en"
 _FOLDER = Path(__file__).resolve().parent
@@ -82,7 +84,8 @@ def translate(language: str, key: str, **values: object) -> str:
     template = strings(language).get(key)
     if template is None:
         template = strings(DEFAULT_LANGUAGE)[key]  # KeyError names the missing key; the parity test prevents gaps
-    return template.format(**values) if values else template
+    text = template.format(**values) if values else template
+    return attach_particles(text) if language == "ko" else text
 
 
 def tr(key: str, **values: object) -> str:

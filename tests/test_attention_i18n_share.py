@@ -174,7 +174,7 @@ def test_decoding_page_in_korean():
     assert [b.label for b in at.button][:2] == [translate("ko", "decoding.previous"), translate("ko", "decoding.next")]
     assert at.slider(key="decode_step").label == "단계"
     cross, self_attention, top = chart_specs(at)
-    assert _title(cross).startswith("“je”을(를) 쓰는 동안의 크로스 어텐션")
+    assert _title(cross).startswith("“je”를 쓰는 동안의 크로스 어텐션")
     assert cross["data"][0]["y"] == list(range(4)) and cross["layout"]["yaxis"]["ticktext"][0] == "헤드 1"
     assert "헤드 평균" in _title(self_attention) and _title(top) == "단계 1의 다음 토큰 상위 5개"
 
