@@ -1,4 +1,4 @@
-"""A lecture's moves in Chromium, click to chart: decoding "Next ▶", a head switched off, stop 17 opening (the real
+"""A lecture's moves in Chromium, click to chart: decoding "Next token ▶", a head switched off, stop 17 opening (the real
 encoder's grid), each beside a plain rerun of the same page measured in the same run.
 
     python bench/lecture_moves.py [--repeat 8] [--url http://127.0.0.1:8501]
@@ -81,10 +81,10 @@ def measure(base: str, repeat: int) -> dict[str, list[float]]:
         main = page.get_by_test_id("stMain")
         for _ in range(repeat):
             times["plain rerun (r)"].append(_move(page, lambda: page.keyboard.press("r")))
-            nxt = main.get_by_role("button", name="Next ▶")
+            nxt = main.get_by_role("button", name="Next token ▶")
             if nxt.is_disabled():  # the last step: back to the first (a new page load, not timed)
                 _open(page, f"{base}/decoding?lang=en&presenter=true&step=1")
-            times["decoding Next ▶"].append(_move(page, lambda: main.get_by_role("button", name="Next ▶").click()))
+            times["decoding Next ▶"].append(_move(page, lambda: main.get_by_role("button", name="Next token ▶").click()))
         # Ablation on the Transformer translator: one more head switched off each time (the multiselect's options).
         _open(page, f"{base}/attention?lang=en&presenter=true&view=Ablation", '[data-testid="stMetric"]')
         heads = [f"{kind} L{layer} H{head}" for kind in ("Cross", "Decoder self", "Encoder self")

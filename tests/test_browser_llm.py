@@ -1,4 +1,4 @@
-"""Real browser (Chromium): on the LLM page each Next ▸ writes the model's next token and the KV-cache count grows by
+"""Real browser (Chromium): on the LLM page each Next token ▸ writes the model's next token and the KV-cache count grows by
 one position, in English, and in Korean presenter mode at 1280×720 with the text and the next-token chart on the
 first screen."""
 import re
@@ -12,8 +12,8 @@ from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from ui.llm.specs import DEFAULT_PROMPT
 
-WORDS = {"en": {"next": "Next ▸", "chose": r"^Step {step} chose ", "cached": "Cached positions"},
-         "ko": {"next": "다음 ▸", "chose": r"^단계 {step}에서 ", "cached": "캐시된 위치"}}
+WORDS = {"en": {"next": "Next token ▸", "chose": r"^Step {step} chose ", "cached": "Cached positions"},
+         "ko": {"next": "다음 토큰 ▸", "chose": r"^단계 {step}에서 ", "cached": "캐시된 위치"}}
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def expected() -> tuple[int, str]:
 
 
 def _press_next(page: Page, language: str, step: int) -> None:
-    """Next ▸ once, then wait (up to 45 s on a loaded machine) until the page says step `step` chose a token. Only a
+    """Next token ▸ once, then wait (up to 45 s on a loaded machine) until the page says step `step` chose a token. Only a
     click that was lost (the page still at the step before) is clicked again: clicking again while a slow run is
     still on its way would count twice (CI once saw step 3 after three quick clicks for step 1)."""
     words = WORDS[language]

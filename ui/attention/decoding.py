@@ -42,7 +42,7 @@ def _explore(loaded, result) -> None:
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
     st.session_state[STEP.key] = min(prepare(STEP), steps)  # a linked step, within this sentence's translation
     # Previous and Next beside the step slider: one row, so the maps start above the fold when projected
-    c = st.columns([1, 1, 6], vertical_alignment="bottom")
+    c = st.columns([2, 2, 5], vertical_alignment="bottom")  # wide enough for "◀ Previous token" uncut
     if c[0].button(tr("decoding.previous"), disabled=st.session_state[STEP.key] <= STEP.low):
         st.session_state[STEP.key] -= 1
     if c[1].button(tr("decoding.next"), disabled=st.session_state[STEP.key] >= steps):

@@ -119,7 +119,7 @@ def _choice_settings() -> tuple[float, int | None, int]:
 
 
 def generation_view(lab: LabModel) -> GenerationTrace | None:
-    """Part 1: the prompt, Next ▸ / Reset, the text so far, the top-5 next tokens and the new token's attention row."""
+    """Part 1: the prompt, Next token ▸ / Reset, the text so far, the top-5 next tokens and the new token's attention row."""
     st.subheader(tr("llm.generation_title"))
     ids = prompt_ids(lab)
     if ids is None:
@@ -127,7 +127,7 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
     trace = session_trace(ids)
     buttons = st.columns([1, 1, 4], vertical_alignment="center")
     done = trace.finished(lab.stop_ids, MAX_NEW_TOKENS)
-    next_clicked = buttons[0].button(tr("llm.next"), key="llm_next", type="primary", disabled=done,
+    next_clicked = buttons[0].button(tr("llm.next"), key="llm_next", disabled=done,
                                      help=tr("llm.next_help"))
     if buttons[1].button(tr("llm.reset"), key="llm_reset", help=tr("llm.reset_help")):
         trace = st.session_state[TRACE] = GenerationTrace(list(ids))
