@@ -40,6 +40,8 @@ STREAM_PATH = "/_stcore/stream"
 UPLOAD_ROUTE = re.compile(r"/_stcore/upload_file/([^/]+)/([^/]+)$")
 ISSUED_PER_SESSION = 16  # the newest ids given to a session are kept; a front end uploads at once what it asked for
 MULTIPART_OVERHEAD = 64 * 1024  # the form's boundary and part headers around the one file
+FILE_BYTES = 64 * 2**20  # Streamlit's server.maxUploadSize (.streamlit/config.toml) and the checkpoint limit
+MAX_UPLOAD_BODY = FILE_BYTES + MULTIPART_OVERHEAD  # also HAProxy's and the ingress's limit on a request body
 
 
 def _configured_in_file() -> bool | None:
@@ -74,7 +76,7 @@ def _mib_from_env(name: str, default: int) -> int:
 
 @dataclass(frozen=True)
 class UploadLimits:
-    file_bytes: int = 64 * 2**20  # Streamlit's server.maxUploadSize (.streamlit/config.toml) and the checkpoint limit
+    file_bytes: int = FILE_BYTES
     session_bytes: int = 130 * 2**20  # a checkpoint's weights at the file limit and its JSON, twice over
     session_files: int = 4  # a weights file and its JSON, and a second pair while the first is still listed
     process_bytes: int = 256 * 2**20

@@ -15,6 +15,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from serving import operator_only
 from serving.operator_only import STUDENT_BACKMSGS, OperatorOnlyMiddleware
+from serving.seat import SeatCookieMiddleware
 from serving.upload_gate import ENV_VAR, UploadGate, UploadGateMiddleware, UploadLimits
 
 MiB = 2**20
@@ -266,3 +267,37 @@ def test_streamlit_upload_route_takes_only_what_the_gate_allows(streamlit_app, u
 
 
 MULTIPART_SLACK = 128 * 1024
+
+
+# ---- the seat cookie over HTTPS
+
+def _seat_cookie(scheme: str, headers=(), client=("127.0.0.1", 5000), trusted="127.0.0.1") -> str:
+    """The Set-Cookie of a first page load, behind uvicorn's proxy-header handling as `streamlit run` has it."""
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    async def page(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": b"<html></html>"})
+
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/", "scheme": scheme, "client": client,
+             "headers": [(name.encode(), value.encode()) for name, value in headers]}
+    asyncio.run(ProxyHeadersMiddleware(SeatCookieMiddleware(page), trusted_hosts=trusted)(scope, receive, send))
+    return dict(sent[0]["headers"])[b"set-cookie"].decode()
+
+
+def test_the_seat_cookie_is_secure_over_https_only():
+    assert "; Secure" in _seat_cookie("https")  # TLS at the server itself
+    assert "; Secure" not in _seat_cookie("http")
+    # Behind serve.py's HAProxy (a loopback peer, trusted) with TLS, and without: it says which in X-Forwarded-Proto.
+    assert "; Secure" in _seat_cookie("http", [("x-forwarded-proto", "https"), ("x-forwarded-for", "10.0.0.7")])
+    assert "; Secure" not in _seat_cookie("http", [("x-forwarded-proto", "http"), ("x-forwarded-for", "10.0.0.7")])
+    # A client that claims HTTPS itself is not believed (its cookie would be dropped on the plain-HTTP site).
+    assert "; Secure" not in _seat_cookie("http", [("x-forwarded-proto", "https")], client=("10.0.0.7", 5000))
