@@ -165,6 +165,28 @@ def test_uploads_are_refused_before_their_body_is_read(uploads_on, monkeypatch):
     assert _put(gate, "s2", "g1", 1024) == (403, False, 0)
 
 
+def test_the_teachers_switch_closes_the_route_of_her_students(uploads_on, monkeypatch, tmp_path):
+    """The route asks the class store at each PUT (ui/train/upload_policy.class_allows_uploads, what the page opens
+    the route with), so a student whose page drew the uploader is refused once the teacher turns uploads off."""
+    import functools
+
+    from classroom.store import DATA_ENV, DATABASE_URL_ENV
+    from ui.lessons.classroom import class_store
+    from ui.train.upload_policy import class_allows_uploads
+
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    code, token = class_store().create_class("intro")
+    gate = UploadGate(UploadLimits())
+    gate.issued("s1", "f1")
+    gate.open_for("s1", functools.partial(class_allows_uploads, code))
+    assert _put(gate, "s1", "f1", 1024)[0] == 204
+    assert class_store().set_uploads(code, token, False)
+    assert _put(gate, "s1", "f1", 1024) == (403, False, 0)
+    assert class_store().set_uploads(code, token, True)
+    assert _put(gate, "s1", "f1", 1024)[0] == 204
+
+
 def test_a_closed_websocket_frees_its_sessions_uploads(uploads_on):
     removed = []
 

@@ -54,10 +54,10 @@ def open_upload_route(is_open: bool) -> None:
         return
     if is_open:
         code = st.session_state.get(CLASS_CODE)
-        GATE.open_for(session_id, functools.partial(_class_allows, code))
+        GATE.open_for(session_id, functools.partial(class_allows_uploads, code))
     else:
         GATE.close_for(session_id)
 
 
-def _class_allows(code: str | None) -> bool:
+def class_allows_uploads(code: str | None) -> bool:
     return class_refusal(code) is None
