@@ -7,6 +7,9 @@ back with the teacher password. At start it prints where the teacher password is
 Under serve.py (ATTENTION_LAB_LIVENESS_PORT set) it also answers HAProxy's health check on that port from its own
 thread (serving/liveness.py), so a burst of script runs cannot get this replica marked down. The HTML of a page that
 draws Plotly charts names plotly.js for the browser to fetch and compile while the tab starts (serving/plotly_preload.py).
+In front of everything: Streamlit's developer messages (clear_cache, ...) dropped and its metrics for the operator only
+(serving/operator_only.py), and its upload route bounded to issued ids, caps and the uploads switches
+(serving/upload_gate.py).
 """
 import contextlib
 
@@ -15,8 +18,10 @@ from starlette.middleware import Middleware
 
 from classroom.teacher_password import announce_teacher_password
 from serving.liveness import liveness_from_environment
+from serving.operator_only import OperatorOnlyMiddleware
 from serving.plotly_preload import PlotlyPreloadMiddleware
 from serving.seat import SeatCookieMiddleware
+from serving.upload_gate import UploadGateMiddleware
 from ui.page_list import PLOTLY_PAGES
 
 
@@ -27,5 +32,11 @@ async def _lifespan(_app):
         yield
 
 
-MIDDLEWARE = [Middleware(SeatCookieMiddleware), Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES)]
+# First to last on a request: operator-only messages and routes closed, uploads bounded, the seat cookie, the preload.
+MIDDLEWARE = [
+    Middleware(OperatorOnlyMiddleware),
+    Middleware(UploadGateMiddleware),
+    Middleware(SeatCookieMiddleware),
+    Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES),
+]
 app = st.App("app.py", middleware=MIDDLEWARE, lifespan=_lifespan)

@@ -1,13 +1,15 @@
 """Classroom launcher: N `streamlit run asgi.py` replicas (app.py with the seat cookie) behind HAProxy, each warmed before it takes students.
 
-    python serve.py [--replicas N] [--port 8500] [--host 0.0.0.0]
+    python serve.py [--replicas N] [--port 8500] [--host 0.0.0.0] [--tls-cert FILE [--http-port N]]
 
 N defaults to the number of cores. The replicas listen on free loopback ports and share one generated
 `server.cookieSecret` (passed in their environment as STREAMLIT_SERVER_COOKIE_SECRET, never written to disk; set
 that variable yourself to share it with replicas on other machines). HAProxy (Debian's `haproxy`) listens on
 --host:--port with cookie-inserted sticky sessions, the websocket tunnel, health checks on /_stcore/health and
 `option redispatch`; its configuration is written to run/haproxy.cfg from deploy/haproxy.cfg.template and
-checked with `haproxy -c` before it starts.
+checked with `haproxy -c` before it starts. With --tls-cert FILE (one PEM file holding the certificate and its key,
+as HAProxy reads it) HAProxy serves HTTPS on --port, and plain HTTP on --http-port (default 80 when --port is 443)
+only redirects there; the seat cookie and HAProxy's own are then Secure.
 
 Every replica starts in maintenance in HAProxy. serve.py warms it through its own port with real script runs
 (serving/warmup.py: torch imported, shipped models loaded, first charts built) and only then enables it over
@@ -69,8 +71,10 @@ class Replica:
 
 
 class Launcher:
-    def __init__(self, replicas: int, host: str, port: int, run_dir: Path):
+    def __init__(self, replicas: int, host: str, port: int, run_dir: Path, tls_cert: Path | None = None,
+                 http_port: int | None = None):
         self.host, self.port, self.run_dir = host, port, run_dir
+        self.tls_cert, self.http_port = tls_cert, http_port
         self.replicas = [Replica(replica_name(i), free_port(), free_port()) for i in range(replicas)]
         self.config_path = run_dir / "haproxy.cfg"
         self.stats_socket = run_dir / "haproxy.sock"
@@ -86,9 +90,11 @@ class Launcher:
     # ---- files
     def write_config(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        bind = f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
-        self.config_path.write_text(render_config(bind, [r.port for r in self.replicas], self.stats_socket,
-                                                  [r.liveness_port for r in self.replicas]))
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        http_bind = f"{host}:{self.http_port}" if self.tls_cert and self.http_port else None
+        self.config_path.write_text(render_config(f"{host}:{self.port}", [r.port for r in self.replicas],
+                                                  self.stats_socket, [r.liveness_port for r in self.replicas],
+                                                  tls_cert=self.tls_cert, http_bind=http_bind))
         valid, said = check_config(self.config_path)
         if not valid:
             raise RuntimeError(f"haproxy -c rejected {self.config_path}:\n{said}")
@@ -96,7 +102,7 @@ class Launcher:
 
     def write_state(self) -> None:
         with self.lock:
-            state = {"url": f"http://{'127.0.0.1' if self.host in ('0.0.0.0', '::') else self.host}:{self.port}",
+            state = {"url": f"{self.scheme}://{'127.0.0.1' if self.host in ('0.0.0.0', '::') else self.host}:{self.port}",
                      "serve_pid": os.getpid(), "haproxy_pid": self.haproxy.pid if self.haproxy else None,
                      "config": str(self.config_path),
                      "replicas": {r.name: {"port": r.port, "liveness_port": r.liveness_port,
@@ -161,9 +167,13 @@ class Launcher:
                 say(f"ready: {self.public_url()} ({len(self.replicas)} replicas warm)")
                 announce_teacher_password(sys.stdout)
 
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert else "http"
+
     def public_url(self) -> str:
         host = socket.gethostname() if self.host in ("0.0.0.0", "::") else self.host
-        return f"http://{host}:{self.port}"
+        return f"{self.scheme}://{host}:{self.port}"
 
     def start_haproxy(self) -> None:
         self.stats_socket.unlink(missing_ok=True)
@@ -237,13 +247,21 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8500, help="HAProxy's port, the one students open")
     parser.add_argument("--host", default="0.0.0.0", help="HAProxy's address (0.0.0.0: every interface)")
     parser.add_argument("--run-dir", type=Path, default=RUN_DIR, help="where haproxy.cfg, logs and serve.json go")
+    parser.add_argument("--tls-cert", type=Path, help="serve HTTPS with this PEM file (certificate, then its key)")
+    parser.add_argument("--http-port", type=int,
+                        help="with --tls-cert: plain HTTP here redirects to HTTPS (default 80 when --port is 443)")
     args = parser.parse_args()
+    if args.tls_cert is not None and not args.tls_cert.is_file():
+        parser.error(f"--tls-cert {args.tls_cert}: no such file")
+    if args.http_port is None and args.tls_cert is not None and args.port == 443:
+        args.http_port = 80
     if not 1 <= args.replicas <= 64:
         parser.error("--replicas must be 1..64")
     if haproxy_binary() is None:
         print(INSTALL_HINT, file=sys.stderr)
         return 2
-    launcher = Launcher(args.replicas, args.host, args.port, args.run_dir.resolve())
+    launcher = Launcher(args.replicas, args.host, args.port, args.run_dir.resolve(),
+                        tls_cert=args.tls_cert.resolve() if args.tls_cert else None, http_port=args.http_port)
 
     def on_signal(signum, frame):
         launcher.stopping.set()

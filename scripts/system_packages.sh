@@ -2,13 +2,14 @@
 # What the test suite needs from the system, not from PyPI: Debian's Chromium (the browser tests drive it through
 # Playwright, which never downloads a browser), HAProxy (serve.py's load balancer), PostgreSQL (the class store's
 # tests start a throwaway server from its binaries: tests/postgres_server.py) and fonts (Korean and emoji in
-# screenshots). As root, missing ones are installed with apt-get; otherwise this says the exact line to run and stops.
+# screenshots), openssl (a throwaway TLS certificate). As root, missing ones are installed with apt-get; otherwise this says the exact line to run and stops.
 set -euo pipefail
 
-PACKAGES="chromium fonts-noto-color-emoji fonts-nanum haproxy postgresql"
+PACKAGES="chromium fonts-noto-color-emoji fonts-nanum haproxy openssl postgresql"
 missing=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # a throwaway certificate for serve.py --tls-cert's test
 # Debian puts initdb and pg_ctl under /usr/lib/postgresql/<version>/bin, not on PATH
 command -v pg_ctl >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
 fonts=$(fc-list 2>/dev/null || true)

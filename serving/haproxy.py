@@ -14,6 +14,8 @@ import subprocess
 from pathlib import Path
 from string import Template
 
+from serving.upload_gate import MAX_UPLOAD_BODY
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "deploy" / "haproxy.cfg.template"
 BACKEND = "app"
@@ -30,13 +32,24 @@ def replica_name(index: int) -> str:
     return f"r{index + 1}"
 
 
-def render_config(bind: str, replica_ports: list[int], stats_socket: Path, liveness_ports: list[int]) -> str:
-    """`liveness_ports[i]`: where replica i answers HAProxy's health check (ATTENTION_LAB_LIVENESS_PORT)."""
+def render_config(bind: str, replica_ports: list[int], stats_socket: Path, liveness_ports: list[int],
+                  tls_cert: Path | None = None, http_bind: str | None = None) -> str:
+    """`liveness_ports[i]`: where replica i answers HAProxy's health check (ATTENTION_LAB_LIVENESS_PORT).
+    With `tls_cert` (a PEM holding the certificate and its key, as HAProxy reads it) `bind` serves HTTPS, and
+    `http_bind`, if given, answers plain HTTP with a redirect to the same host on `bind`'s port."""
     servers = "\n".join(f"    server {replica_name(i)} 127.0.0.1:{port} cookie {replica_name(i)} port {check} disabled"
                         for i, (port, check) in enumerate(zip(replica_ports, liveness_ports, strict=True)))
+    binds, redirect = f"    bind {bind}", ""
+    if tls_cert is not None:
+        binds = f"    bind {bind} ssl crt {tls_cert}" + (f"\n    bind {http_bind}" if http_bind else "")
+        https_port = bind.rsplit(":", 1)[1]
+        # The Host header without its port (the plain-HTTP one), then HTTPS's port, then the path and query.
+        redirect = ("    http-request redirect location https://%[req.hdr(host),regsub(:[0-9]+$,)]:"
+                    f"{https_port}%[capture.req.uri] code 301 unless {{ ssl_fc }}")
     return Template(TEMPLATE.read_text()).substitute(
-        bind=bind, replicas=len(replica_ports), servers=servers, stats_socket=stats_socket, cookie=STICKY_COOKIE,
-        health_path=HEALTH_PATH)
+        bind=bind, binds=binds, https_redirect=redirect, replicas=len(replica_ports), servers=servers,
+        stats_socket=stats_socket, cookie=STICKY_COOKIE, cookie_secure=" secure" if tls_cert else "",
+        health_path=HEALTH_PATH, max_body=MAX_UPLOAD_BODY)
 
 
 def haproxy_binary() -> str | None:

@@ -4,7 +4,8 @@ browser) again after a reload, a new tab or a replica's death.
 Streamlit keeps no state across a reload (each page load is a new session), and its script cannot set a cookie; the
 server can. This ASGI middleware (asgi.py puts it in front of Streamlit's own app) adds `attention_lab_seat` to the
 first HTML page a browser gets without a valid one: 32 random hex digits, HttpOnly (page scripts cannot read or copy
-it), SameSite=Lax, for 12 hours (a school day). The browser then sends it with the websocket, where the app reads it
+it), SameSite=Lax, for 12 hours (a school day), and Secure when the page came over HTTPS (serve.py --tls-cert, or an
+ingress with TLS). The browser then sends it with the websocket, where the app reads it
 with st.context.cookies (ui/lessons/classroom.browser_seat). It identifies, it does not authenticate: a student who clears
 cookies or opens a private window is a new, anonymous student (the README's threat model says so). serve.py's
 replicas need no shared secret for it: any replica reads the same value, and the class store keys answers by it.
@@ -33,8 +34,17 @@ def seat_from_cookie_header(header: str) -> str | None:
     return valid_seat(morsel.value if morsel else None)
 
 
-def set_cookie_header(seat: str) -> bytes:
-    return f"{SEAT_COOKIE}={seat}; Path=/; Max-Age={SEAT_SECONDS}; HttpOnly; SameSite=Lax".encode()
+def set_cookie_header(seat: str, secure: bool = False) -> bytes:
+    """`secure`: the page came over HTTPS, so the browser must never send the seat over plain HTTP."""
+    attributes = "; Secure" if secure else ""
+    return f"{SEAT_COOKIE}={seat}; Path=/; Max-Age={SEAT_SECONDS}; HttpOnly; SameSite=Lax{attributes}".encode()
+
+
+def came_over_https(scope) -> bool:
+    """The request reached the server over HTTPS: directly, or through a proxy the server trusts. uvicorn (which
+    Streamlit runs) rewrites the scheme from X-Forwarded-Proto only when the peer is in FORWARDED_ALLOW_IPS (by
+    default 127.0.0.1, where serve.py's HAProxy connects from, and which sets that header on every request)."""
+    return scope.get("scheme") in ("https", "wss")
 
 
 class SeatCookieMiddleware:
@@ -60,7 +70,7 @@ class SeatCookieMiddleware:
                 content_type = next((value for name, value in headers if name.lower() == b"content-type"), b"")
                 if content_type.startswith(b"text/html"):
                     message = {**message, "headers": [*headers, (b"set-cookie", set_cookie_header(
-                        secrets.token_hex(16)))]}
+                        secrets.token_hex(16), secure=came_over_https(scope)))]}
             await send(message)
 
         await self.app(scope, receive, send_with_seat)

@@ -22,6 +22,7 @@ import yaml
 from serving.haproxy import (COOKIE_SECRET_ENV, HEALTH_PATH, STICKY_COOKIE, check_config, haproxy_binary,
                              render_config, server_states)
 from serving.streamlit_client import StreamlitClient
+from serving.upload_gate import MAX_UPLOAD_BODY
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -72,6 +73,28 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     assert servers == [("r1", "18081", "r1", "18091"), ("r2", "18082", "r2", "18092")]
     path.write_text(config.replace("balance roundrobin", "balance no-such-algorithm"))
     assert not check_config(path)[0]  # the check really checks
+    # A request body over one upload's limit, and an upload without a Content-Length, never reach a replica.
+    assert f"gt {MAX_UPLOAD_BODY} }}" in config and "status 411" in config
+    assert haproxy_setting(config, "bind") == "127.0.0.1:18080" and "ssl_fc }" in config  # no TLS: plain HTTP
+    # serve.py --tls-cert: HTTPS with the PEM, the plain-HTTP port only redirects, HAProxy's cookie is Secure too.
+    pem = tmp_path / "tls.pem"
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                           "/CN=attention-lab.test", "-keyout", str(tmp_path / "key.pem"), "-out",
+                           str(tmp_path / "cert.pem")], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    pem.write_text((tmp_path / "cert.pem").read_text() + (tmp_path / "key.pem").read_text())
+    tls = render_config("127.0.0.1:18443", [18081], tmp_path / "haproxy.sock", [18091], tls_cert=pem,
+                        http_bind="127.0.0.1:18080")
+    path.write_text(tls)
+    valid, said = check_config(path)
+    assert valid, said
+    assert re.findall(r"^\s*bind (.+)$", tls, re.M) == [f"127.0.0.1:18443 ssl crt {pem}", "127.0.0.1:18080"]
+    assert re.search(r"http-request redirect location https://\S+:18443%\[capture.req.uri\] code 301 unless "
+                     r"\{ ssl_fc \}", tls)
+    assert haproxy_setting(tls, "cookie").endswith("httponly secure")
+    assert "http-request set-header X-Forwarded-Proto https if { ssl_fc }" in tls
+    path.write_text(tls.replace(str(pem), str(tmp_path / "missing.pem")))
+    assert not check_config(path)[0]  # HAProxy reads the certificate
 
 
 def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tmp_path):
@@ -96,6 +119,14 @@ def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tm
     assert notes["nginx.ingress.kubernetes.io/session-cookie-name"] == STICKY_COOKIE
     assert haproxy_setting(config, "cookie").split()[0] == STICKY_COOKIE
     assert int(notes["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
+    # The body limit lets one upload through (the file and its form) and no more than that, as HAProxy's does.
+    body = notes["nginx.ingress.kubernetes.io/proxy-body-size"]
+    assert body.endswith("m") and MAX_UPLOAD_BODY <= int(body[:-1]) * 2**20 < MAX_UPLOAD_BODY + 2**20
+    # TLS at the ingress: a Secret named in spec.tls for the rule's host, plain HTTP redirected, affinity cookie Secure.
+    assert ingress["spec"]["tls"][0]["hosts"] == [ingress["spec"]["rules"][0]["host"]]
+    assert ingress["spec"]["tls"][0]["secretName"] in (DEPLOY / "README.md").read_text()
+    assert notes["nginx.ingress.kubernetes.io/ssl-redirect"] == "true"
+    assert notes["nginx.ingress.kubernetes.io/session-cookie-secure"] == "true"
     # The shared secret: every pod reads it from one Secret into the variable serve.py sets for its replicas.
     env = {e["name"]: e for e in container["env"]}
     secret = env[COOKIE_SECRET_ENV]["valueFrom"]["secretKeyRef"]

@@ -35,6 +35,17 @@ def session_alive_check() -> Callable[[], bool]:
     return lambda: instance.is_active_session(session_id)
 
 
+def script_session_id() -> str | None:
+    """The id of the Streamlit session running this script (the one in its upload URLs), or None outside a run.
+
+    Streamlit has no public session id; the upload route's gate (serving/upload_gate.py) is keyed by it.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
 def figure_from_own_dict(figure_dict: dict) -> go.Figure:
     """A figure rebuilt from the dict of a figure that plotly already validated (Figure.to_dict()).
 

@@ -8,56 +8,56 @@ The operator turns them off with the environment variable ATTENTION_LAB_UPLOADS=
 
 The environment wins over the file, as it does for the models folder. A teacher also turns uploads off for the
 students of her live class (the Teacher page's switch, stored with the class). The page asks one function,
-uploads_refusal(), which also says why.
+uploads_refusal(), which also says why. The operator's setting is read in serving/upload_gate.py, where Streamlit's
+upload route asks it too; the page opens that route for its session only while it draws the uploader
+(open_upload_route).
 """
 from __future__ import annotations
 
-import os
-import tomllib
+import functools
 
 import streamlit as st
 
-from model import local_models
+from serving.upload_gate import ENV_VAR, GATE, operator_allows_uploads
+from ui.compat import script_session_id
 from ui.lessons.classroom import class_store
 from ui.lessons.bar import CLASS_CODE
 
-ENV_VAR = "ATTENTION_LAB_UPLOADS"
-ON_WORDS = frozenset({"on", "1", "true", "yes", "enabled"})
+__all__ = ["ENV_VAR", "operator_allows_uploads", "uploads_refusal", "uploads_allowed", "open_upload_route"]
 
 
-def _configured_in_file() -> bool | None:
-    """[uploads] enabled from the settings file; None when the file does not say."""
-    try:
-        text = local_models.CONFIG_FILE.read_text(encoding="utf-8")
-        enabled = tomllib.loads(text).get("uploads", {}).get("enabled")
-    except (OSError, tomllib.TOMLDecodeError, AttributeError):  # AttributeError: [uploads] is not a table
-        return None
-    if enabled is None or isinstance(enabled, bool):
-        return enabled
-    return False  # enabled = "no" or 0: the operator meant to say something, and only true opens uploads
-
-
-def operator_allows_uploads() -> bool:
-    """True unless the operator turned uploads off (environment, then settings file). Read at each call, so a
-    setting changed in the file takes effect at the next page run."""
-    configured = os.environ.get(ENV_VAR, "").strip().lower()
-    if configured:
-        # Any value but an "on" word is off: an operator who set the variable meant to control uploads, and a
-        # typo ("of") must not leave them open.
-        return configured in ON_WORDS
-    return _configured_in_file() is not False
-
-
-def uploads_refusal() -> str | None:
-    """None when this session may upload; else the i18n key of why not (the operator, or this student's class)."""
+def class_refusal(code: str | None) -> str | None:
+    """None when a session in class `code` (None: in no class) may upload; else the i18n key of why not."""
     if not operator_allows_uploads():
         return "train.uploads_off"
-    code = st.session_state.get(CLASS_CODE)
     session = class_store().session(code) if code else None
     if session is not None and not session.uploads:
         return "train.uploads_off_class"
     return None
 
 
+def uploads_refusal() -> str | None:
+    """None when this session may upload; else the i18n key of why not (the operator, or this student's class)."""
+    return class_refusal(st.session_state.get(CLASS_CODE))
+
+
 def uploads_allowed() -> bool:
     return uploads_refusal() is None
+
+
+def open_upload_route(is_open: bool) -> None:
+    """Open Streamlit's upload route for this session while its page shows the uploader, close it otherwise
+    (serving/upload_gate.py). An open route asks the class store again at each upload, so the teacher's switch
+    closes it at once."""
+    session_id = script_session_id()
+    if session_id is None:
+        return
+    if is_open:
+        code = st.session_state.get(CLASS_CODE)
+        GATE.open_for(session_id, functools.partial(class_allows_uploads, code))
+    else:
+        GATE.close_for(session_id)
+
+
+def class_allows_uploads(code: str | None) -> bool:
+    return class_refusal(code) is None

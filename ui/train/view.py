@@ -18,7 +18,7 @@ from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
-from ui.train.upload_policy import uploads_refusal
+from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
@@ -305,9 +305,11 @@ def _load_clicked() -> None:
 
 def upload_form() -> None:
     if presenting():
+        open_upload_route(False)
         return
     st.subheader(tr("train.upload_title"))
     refusal = uploads_refusal()
+    open_upload_route(refusal is None)
     if refusal:
         st.info(tr(refusal), icon=":material/block:")
         return
