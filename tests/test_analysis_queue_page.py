@@ -65,3 +65,14 @@ def test_past_the_time_limit_the_student_is_told_in_her_language(worker_only, mo
     assert [w.value for w in at.warning] == [translate("ko", "analysis_queue.too_slow", seconds="0")]
     assert not at.markdown or not any(m.value.startswith(translate("ko", "attention.translation"))
                                       for m in at.markdown)
+
+
+def test_a_link_cannot_ask_the_llm_heads_page_for_more_work_than_its_widgets_offer():
+    from model.llama import MAX_TOKENS
+    from ui.specs.llm_heads import INDUCTION_LENGTH, WINDOW
+
+    for spec, costlier in ((WINDOW, "1000"), (WINDOW, "33"), (INDUCTION_LENGTH, "100000"), (INDUCTION_LENGTH, "257")):
+        with pytest.raises(ValueError):
+            spec.parse(costlier, {})
+    assert WINDOW.parse("32", {}) == 32 and INDUCTION_LENGTH.parse(str(MAX_TOKENS // 2), {}) == MAX_TOKENS // 2
+    assert WINDOW.fitted(10**6, {}) == 32  # a number past the slider is clamped to it
