@@ -28,4 +28,5 @@ with sections["induction"]:
     induction = show_induction(charts, *induction_controls(controls))
 with sections["copy"]:
     st.subheader(tr("llm_heads.copy_title"))
-    show_copy(st, induction)
+    if induction is not None:  # None: past the analysis time limit, with a message saying so
+        show_copy(st, induction)

@@ -53,8 +53,7 @@ def test_a_closed_sessions_training_stops_and_frees_its_model():
     closed_at = job.steps_done
     alive["value"] = False  # the tab is closed: Runtime.is_active_session(session_id) turns False
     wait(job, timeout=60)
-    job.thread.join(timeout=10)
-    assert not job.thread.is_alive()
+    assert job.finished.wait(10)
     assert job.state == "stopped" and job.session_closed
     assert job.steps_done <= closed_at + SESSION_CHECK_EVERY + 1
     model_ref, job_ref = weakref.ref(job.result.loaded.model), weakref.ref(job)
@@ -85,7 +84,7 @@ MEASURE = textwrap.dedent("""
             peak = max(peak, rss())
         alive[0] = False
         wait(job, 120)
-        job.thread.join(10)
+        job.finished.wait(10)
         model = weakref.ref(job.result.loaded.model)
         del job
         gc.collect()

@@ -126,5 +126,4 @@ def test_training_stops_when_the_session_is_gone():
     alive["value"] = False  # the student closed the tab
     wait(job)
     assert job.state == "stopped" and "session closed" in job.message and job.steps_done < 2000
-    job.thread.join(timeout=10)  # the state is set just before the thread returns
-    assert not job.thread.is_alive()
+    assert job.finished.wait(10)  # the state is set just before its work is freed

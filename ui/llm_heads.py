@@ -2,7 +2,8 @@
 SmolLM2-135M-Instruct (model/llama.py), computed by model/explain/sinks.py and induction.py.
 
 Every analysis is cached for the whole server (st.cache_data keyed by the token ids or the sequence's length and
-seed): a class opening the page costs one computation. The model itself is the process's one shared copy
+seed): a class opening the page costs one computation. One not cached yet is heavy (up to seconds of model work): it
+is computed by the process's analysis worker while the page waits off its turn (ui/analysis_queue.py). The model itself is the process's one shared copy
 (load_smollm2), read-only.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from model.explain.induction import induction_analysis_with_weights, top_heads
 from model.explain.sinks import next_token_losses, sink_analysis, window_losses
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
+from ui.analysis_queue import heavy
 from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
@@ -96,8 +98,9 @@ def sink_input(where: DeltaGenerator) -> tuple[int, ...] | None:
 
 
 def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
-    with st.spinner(tr("llm_heads.computing")):
-        view = sink_view(ids)
+    view = heavy(("llm_sinks", ids), lambda: sink_view(ids), where=where)
+    if view is None:
+        return
     key = ("llm_sinks", ids)
     if not projected_stop():  # a projected stop's own text explains; its maps start higher
         where.write(tr("llm_heads.sinks_text", first=escape_markdown(repr(view.tokens[0])), tokens=len(ids)))
@@ -137,8 +140,9 @@ def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     if len(ids) <= window + 1:
         where.info(tr("llm_heads.window_too_short", tokens=len(ids), window=window))
         return
-    with st.spinner(tr("llm_heads.computing")):
-        losses = window_view(ids, window)
+    losses = heavy(("llm_window", ids, window), lambda: window_view(ids, window), where=where)
+    if losses is None:
+        return
     show_chart(shared_figure(("llm_window", ids, window), lambda: window_loss_bars(
                    losses.full, losses.window_only, losses.window_with_sink, window,
                    tr("llm_heads.chart.window_title", window=window))),
@@ -176,9 +180,10 @@ def induction_controls(where: DeltaGenerator) -> tuple[int, int]:
     return int(length), seed
 
 
-def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionView:
-    with st.spinner(tr("llm_heads.computing")):
-        view = induction_view(length, seed)
+def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionView | None:
+    view = heavy(("llm_induction", length, seed), lambda: induction_view(length, seed), where=where)
+    if view is None:
+        return None
     layer, head, best = view.top[0]
     if not projected_stop():
         where.write(tr("llm_heads.induction_text", n=length))
@@ -225,8 +230,9 @@ def copy_view(layer: int, head: int) -> CopyView:
 
 def show_copy(where: DeltaGenerator, induction: InductionView) -> None:
     layer, head, _ = induction.top[0]
-    with st.spinner(tr("llm_heads.computing")):
-        view = copy_view(layer, head)
+    view = heavy(("llm_copy", layer, head), lambda: copy_view(layer, head), where=where)
+    if view is None:
+        return
     where.write(tr("llm_heads.copy_text"))
     where.code(COPY_PROMPT + "▌" + view.continuation, language=None, wrap_lines=True)
     left, right = where.columns(2)

@@ -33,6 +33,7 @@ BURST_SECONDS = 2.0
 _slots = threading.BoundedSemaphore(PAGE_SLOTS)  # one per process: this module is imported once
 _count_lock = threading.Lock()
 _in_line = 0  # page bodies drawing or waiting for a slot in this process
+_holder = threading.local()  # .taken: this thread's script run holds a slot now
 _answers: deque[tuple[float, str]] = deque(maxlen=4 * BURST_ANSWERS)  # (monotonic time, student) of the latest
 
 
@@ -46,14 +47,40 @@ def page_slot(queued: bool = True) -> Iterator[None]:
         return
     with _count_lock:
         _in_line += 1
-    taken = _slots.acquire(timeout=WAIT_SECONDS)
+    _holder.taken = _slots.acquire(timeout=WAIT_SECONDS)
+    _holder.in_line = True
     try:
         yield
     finally:
-        if taken:
+        if getattr(_holder, "taken", False):
             _slots.release()
-        with _count_lock:
-            _in_line -= 1
+        _holder.taken = False
+        if _holder.in_line:
+            with _count_lock:
+                _in_line -= 1
+        _holder.in_line = False
+
+
+@contextmanager
+def slot_released() -> Iterator[None]:
+    """Give this run's page slot back while it waits for work done elsewhere, then wait in line for one again (a
+    run holding none, the teacher's or a fragment's, just waits). When the wait ends in an exception (a rerun
+    or a closed tab stops the run) the slot is not taken again."""
+    global _in_line
+    held = getattr(_holder, "in_line", False)
+    if not held:
+        yield
+        return
+    if _holder.taken:
+        _slots.release()
+    _holder.taken, _holder.in_line = False, False
+    with _count_lock:
+        _in_line -= 1
+    yield
+    with _count_lock:
+        _in_line += 1
+    _holder.in_line = True
+    _holder.taken = _slots.acquire(timeout=WAIT_SECONDS)
 
 
 def note_answer(student: str) -> None:

@@ -12,6 +12,7 @@ from model.families import GENERATION, STEPS, TRAINING, TRANSLATION, LabModel, S
 from model.sources import AnalysedInput
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
+from ui.analysis_queue import heavy
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import unknown_words_notice
 from ui.widget_spec import SENTENCE
@@ -100,7 +101,10 @@ def current_attention() -> tuple[str, LabModel, AnalysedInput] | None:
     sentence = checked_input()
     if sentence is None:
         return None
-    analysed = analyse(model_id, sentence, lab)
+    # a long text through an LLM is seconds of work: the analysis worker's (ui/analysis_queue.py)
+    analysed = heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab))
+    if analysed is None:  # past the time limit, with a message
+        return None
     if analysed.decode is not None:
         show_input_notices(analysed.decode, lab.network)
         if not analysed.decode.source.ids[:-1]:

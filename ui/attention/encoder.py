@@ -9,6 +9,7 @@ from model.families import LabModel
 from model.sources import AnalysedInput, token_movement
 from ui.attention.specs import ABLATED_HEADS
 from ui.display import presenting, show_chart
+from ui.analysis_queue import heavy
 from ui.state import analyse
 from ui.text import check_sentence
 from viz.encoder import token_movement_bars
@@ -38,13 +39,20 @@ def show_embedding_ablation(result: AnalysedInput, model_id: str, lab: LabModel)
     off = st.multiselect(tr("bert.ablation.heads"), options, key=OFF_HEADS, format_func=head_option)
     switched_off = tuple(sorted(tuple(o) for o in off))
     second, _ = check_sentence(second_text)
-    ablated = analyse(model_id, sentence, lab, switched_off) if switched_off else result
+
+    def analysed(text: str, heads: tuple) -> AnalysedInput | None:  # a 256-token text: the analysis worker's
+        return heavy(("analyse", model_id, text, heads), lambda: analyse(model_id, text, lab, heads))
+    ablated = analysed(sentence, switched_off) if switched_off else result
+    if ablated is None:  # past the time limit, with a message
+        return
     c = st.columns(3)
     if second is None:
         c[0].info(tr("bert.ablation.empty_second"))
     else:
-        other = analyse(model_id, second, lab)
-        other_ablated = analyse(model_id, second, lab, switched_off) if switched_off else other
+        other = analysed(second, ())
+        other_ablated = analysed(second, switched_off) if switched_off else other
+        if other is None or other_ablated is None:
+            return
         on = cosine(result.embedding, other.embedding)
         c[0].metric(tr("bert.ablation.similarity_on"), f"{on:.4f}")
         changed = cosine(ablated.embedding, other_ablated.embedding)

@@ -19,6 +19,7 @@ from model.explain.kinds import ATTENTION_KINDS, SPECIAL_TOKENS
 from model.families import (EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING, LabModel,
                             curve_counts, shipped_model_names)
 from model.sources import AnalysedInput
+from ui.analysis_queue import heavy
 from ui.attention.maps import AttentionMaps
 from ui.display import presenting, show_chart
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
@@ -86,7 +87,10 @@ def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: Atte
     if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
         st.caption(tr("explain_encoder.raw_tokens"))
     if part == "maps":
-        arrays = explanations(model_id, result.text, lab, result)  # the text the page analysed (cleaned)
+        arrays = heavy(("explain", model_id, result.text),  # the text the page analysed (cleaned)
+                       lambda: explanations(model_id, result.text, lab, result))
+        if arrays is None:  # past the time limit, with a message
+            return
         show_maps(arrays, maps, layer, head, special_label=tr("explain_encoder.cls_sep" if result.special is not None
                                                                else "explain_encoder.bos_eos"))
     elif not lab.can(IMPORTANCE if part == "importance" else PATTERNS):
@@ -177,7 +181,9 @@ def show_importance(model_id: str, lab: LabModel) -> None:
             st.rerun(scope="fragment")
         return
     with st.spinner(tr("explain.importance_wait")):
-        found = head_importance(model_id, lab)
+        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+    if found is None:  # past the time limit, with a message
+        return
     importance, curve = found["importance"], found["curve"]
     cfg = lab.config
     layers, heads = cfg.num_layers, cfg.num_heads
@@ -238,7 +244,9 @@ def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: st
 
 def show_patterns(model_id: str, lab: LabModel) -> None:
     with st.spinner(tr("explain.patterns_wait")):
-        scores = head_labels(model_id, lab)
+        scores = heavy(("labels", model_id), lambda: head_labels(model_id, lab))
+    if scores is None:  # past the time limit, with a message
+        return
     kinds = tuple(scores)  # the model's kinds, in KIND_NAMES order
     labels = np.concatenate([scores[kind].labels for kind in kinds])  # (kinds × L, h)
     rows = [row for kind in kinds for row in _kind_rows((kind,), scores[kind].labels.shape[0])]
@@ -274,7 +282,9 @@ def _pattern_table(scores: dict[str, patterns.PatternScores], rows: list[str],
 
 def show_encoder_importance(model_id: str, lab: LabModel) -> None:
     with st.spinner(tr("explain_encoder.importance_wait", sentences=len(fixed_sets.ENCODER_SENTENCES))):
-        found = head_importance(model_id, lab)
+        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+    if found is None:  # past the time limit, with a message
+        return
     importance, curve = found["importance"], found["curve"]
     layers, heads = importance.change.shape
     labels = {"change": tr("explain_encoder.change"), "gradient": tr("explain_encoder.gradient")}
@@ -319,7 +329,9 @@ def show_language_model_importance(model_id: str, lab: LabModel) -> None:
                   on_click=lambda: st.session_state.__setitem__(asked, True))
         return
     with st.spinner(tr("llm_explain.importance_wait")):
-        found = head_importance(model_id, lab)
+        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+    if found is None:  # past the time limit, with a message
+        return
     importance, curve = found["importance"], found["curve"]
     layers, heads = importance.gradient.shape
     within = max((r["k"] for r in curve if r["loss"] <= importance.baseline_loss + 0.1), default=0)
@@ -353,7 +365,7 @@ def grid_labels(model_id: str, lab: LabModel, kind: str) -> np.ndarray | None:
     labels (PATTERNS: transformers models, GRU seq2seq) or none for this kind."""
     if not lab.can(PATTERNS):
         return None
-    scores = head_labels(model_id, lab)
-    if kind not in scores:
+    scores = heavy(("labels", model_id), lambda: head_labels(model_id, lab))
+    if scores is None or kind not in scores:
         return None
     return np.vectorize(lambda p: tr(f"explain_encoder.short.{p}"))(scores[kind].labels)

@@ -11,6 +11,7 @@ from i18n import tr
 from model.explain.next_token import kl_divergence
 from model.families import LabModel
 from model.sources import AnalysedInput
+from ui.analysis_queue import heavy
 from ui.attention.encoder import head_option
 from ui.attention.specs import ABLATED_HEADS
 from ui.display import presenting, show_chart
@@ -34,7 +35,10 @@ def show_next_token_ablation(result: AnalysedInput, model_id: str, lab: LabModel
     off = st.multiselect(tr("llm_explain.heads"), options, key=ABLATED_HEADS.key, format_func=head_option,
                          help=None if presenting() else tr("llm_explain.heads_help"))
     switched_off = tuple(sorted(tuple(o) for o in off))
-    ablated = analyse(model_id, result.text, lab, switched_off) if switched_off else result
+    ablated = heavy(("analyse", model_id, result.text, switched_off),
+                    lambda: analyse(model_id, result.text, lab, switched_off)) if switched_off else result
+    if ablated is None:  # past the time limit, with a message
+        return
     on, changed = result.next_token, ablated.next_token
     c = st.columns(3)
     c[0].metric(tr("llm_explain.loss_on"), _loss(on.loss))

@@ -15,6 +15,7 @@ from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from model.families import NEXT_TOKEN, LabModel
 from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, source_block_shares, special_token_shares
+from ui.analysis_queue import heavy
 from ui.attention.maps import AttentionMaps
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
@@ -352,7 +353,12 @@ def show_ablation(result: AnalysedInput, model_id: str, lab: LabModel) -> None:
     off = st.multiselect(tr("attention.ablation_label"), options, key=ABLATED_HEADS.key, format_func=_ablation_option,
                          help=None if presenting() else tr("attention.ablation_help"))
     original = result.decode
-    ablated = analyse(model_id, result.text, lab, tuple(sorted(off))).decode if off else original
+    switched_off = tuple(sorted(off))
+    ablated = heavy(("analyse", model_id, result.text, switched_off),
+                    lambda: analyse(model_id, result.text, lab, switched_off)) if off else result
+    if ablated is None:  # past the time limit, with a message
+        return
+    ablated = ablated.decode
     a, b = st.columns(2)
     a.metric(tr("attention.ablation_original"), f"{original.sequence_probability:.3f}")
     a.code(_tokens(original.output_tokens), language=None)

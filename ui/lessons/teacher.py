@@ -22,6 +22,7 @@ from classroom.lessons import Lesson, lessons_folder, localized
 from classroom.store import normalise_code
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from i18n import current_language, tr
+from ui.train.job import active_trainings, stop_trainings
 from ui.lessons.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class,
                                   wrong_guess)
 from ui.errors import page_guard
@@ -93,10 +94,31 @@ def teacher_page() -> None:
         class_report(class_store(), teacher["code"], teacher["token"], lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
               help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
+    _trainings()
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
         class_store().end_class(teacher["code"], teacher["token"])
         st.session_state[ENDED_CLASS] = st.session_state.pop(TEACHER, None)
         st.rerun()
+
+
+def _trainings() -> None:
+    """The trainings running or waiting on this replica (the students' Train page), and the teacher's stop: all of
+    them, or the longest (ui/train/job.py). Drawn only for the teacher who holds the class."""
+    jobs = active_trainings()
+    with st.expander(tr("class_teacher.trainings", count=len(jobs)), icon=":material/model_training:"):
+        if not jobs:
+            st.caption(tr("class_teacher.no_trainings"))
+            return
+        st.dataframe([{tr("class_teacher.training_model"): job.model_id,
+                       tr("class_teacher.training_state"): tr(f"class_teacher.training_{job.state}"),
+                       tr("class_teacher.training_steps"): f"{job.steps_done} / {job.config.steps}",
+                       tr("class_teacher.training_seconds"): round(job.elapsed_s)} for job in jobs],
+                     hide_index=True, width="stretch")
+        left, right = st.columns(2)
+        if left.button(tr("class_teacher.stop_longest"), key="class_stop_longest"):
+            st.toast(tr("class_teacher.stopped_trainings", count=stop_trainings(longest_only=True)))
+        if right.button(tr("class_teacher.stop_trainings"), key="class_stop_trainings"):
+            st.toast(tr("class_teacher.stopped_trainings", count=stop_trainings()))
 
 
 def _set_uploads(teacher: dict) -> None:

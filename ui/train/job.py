@@ -1,5 +1,10 @@
 """Training in the browser: one background job per session, bounded server-wide, stoppable.
 
+The trainings of a process wait in a fair queue (ui/fair_queue.py): at most MAX_CONCURRENT_TRAININGS run at once,
+one per session, the sessions served in turns and a waiting student told her place; each run stops at
+TRAINING_SECONDS (the model so far is kept), and the teacher can stop every training of the replica, or the longest
+(stop_trainings, from the Teacher page).
+
 The job runs model.train.train() in a thread so the page stays responsive; the page polls the job
 (plain Python state, no Streamlit calls from the thread) with a fragment that reruns every second.
 The thread has no browser session, so it records how the job ended as a message id with values
@@ -24,11 +29,18 @@ from model.decode import greedy_decode
 from model.families import adapt, trains_attention
 from model.train import StepInfo, TrainConfig, TrainResult, make_training_data, train
 from model.training_speed import TrainingSpeed, measure_training_speed
+from ui.fair_queue import FairQueue, Job
 
 # At most this many trainings run at once on the server; each uses one torch thread, so forward passes of
 # other students still find a free core.
 MAX_CONCURRENT_TRAININGS = max(1, (os.cpu_count() or 2) - 1)
-_training_slots = threading.BoundedSemaphore(MAX_CONCURRENT_TRAININGS)
+# A run stops after this many seconds of training (ATTENTION_LAB_TRAINING_SECONDS to change): a 3000-step run of the
+# largest model the form offers would otherwise hold a slot for about 22 minutes of a lesson.
+TRAINING_SECONDS = float(os.environ.get("ATTENTION_LAB_TRAINING_SECONDS", "600"))
+TRAININGS = FairQueue("training", workers=MAX_CONCURRENT_TRAININGS,
+                      thread_setup=lambda: torch.set_num_threads(1))  # one core per training; the rest serve pages
+_active: dict[str, TrainingJob] = {}  # model id -> a job of this process waiting or running
+_active_lock = threading.Lock()
 _job_numbers = itertools.count(1)
 SNAPSHOTS = 12  # attention snapshots of the fixed example per run
 SESSION_CHECK_EVERY = 10  # steps between checks that the student's session still exists
@@ -60,12 +72,21 @@ class TrainingJob:
     result: TrainResult | None = None
     stop_requested: threading.Event = field(default_factory=threading.Event)
     session_closed: bool = False
+    session: str = ""  # the browser session that started it
+    stopped_by: str = ""  # "time_limit" or "teacher" when the run was stopped for the class
+    queued: Job | None = None  # its place in the process's training queue
+    finished: threading.Event = field(default_factory=threading.Event)  # set when its work is done and freed
     checkpoint_files: tuple[bytes, bytes] | None = None  # (safetensors, JSON) for download, made once
     thread: threading.Thread | None = None
 
     @property
     def active(self) -> bool:
         return self.state in ("waiting", "running")
+
+    @property
+    def place(self) -> int:
+        """0 once it runs; else its place among the trainings waiting for a slot (1: next)."""
+        return TRAININGS.place(self.queued) if self.queued is not None and self.state == "waiting" else 0
 
     @property
     def steps_done(self) -> int:
@@ -101,8 +122,9 @@ def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: 
 
 
 def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
-              session_alive: Callable[[], bool] = lambda: True) -> TrainingJob:
-    """Start training in a background thread; returns at once.
+              session_alive: Callable[[], bool] = lambda: True, session: str = "") -> TrainingJob:
+    """Queue the training for the process's training workers; returns at once. A session has one training at a
+    time: a run of hers still waiting is replaced, a running one runs first (ui/fair_queue.py).
 
     session_alive is polled every few steps: when the student's browser session is gone, training stops, so
     the thread ends and the model is freed with the session instead of running on for nobody.
@@ -125,6 +147,9 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
         if info.step % SESSION_CHECK_EVERY == 0 and not session_alive():
             job.session_closed = True
             return True
+        if info.elapsed_s > TRAINING_SECONDS and not job.stop_requested.is_set():
+            job.stopped_by = "time_limit"
+            job.stop_requested.set()
         return job.stop_requested.is_set()
 
     model_ref: list = [None]
@@ -132,33 +157,71 @@ def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
 
     def run() -> None:
         nonlocal dataset
-        with _training_slots:
-            if job.stop_requested.is_set():
-                job.end("stopped", "job_not_started")
-                return
-            job.state = "running"
-            torch.set_num_threads(1)  # one core per training; the rest serve pages
-            try:
-                dataset = dataset or make_training_data(config)
-                result = train(config, data=dataset, on_step=on_step, on_model=lambda m: model_ref.__setitem__(0, m))
-                job.result = result
-                if result.reason.startswith("nonfinite"):
-                    job.end("failed", f"job_{result.reason}", step=len(result.history) + 1)
-                else:
-                    reason = "session_closed" if job.session_closed else result.reason
-                    job.end("finished" if reason == "finished" else "stopped", f"job_{reason}",
-                            steps=len(result.history), seconds=f"{result.seconds:.1f}")
-            except Exception as error:  # shown to the user as a message, never a traceback
-                job.end("failed", "job_error", error=str(error))
-            finally:  # optimiser state, gradients, activations and the data are garbage now: return their pages
-                from model.memory import return_freed_memory
+        if job.stop_requested.is_set():
+            job.end("stopped", "job_teacher_stopped" if job.stopped_by == "teacher" else "job_not_started", steps=0,
+                    seconds="0.0")
+            _forget(job)
+            return
+        job.state = "running"
+        try:
+            dataset = dataset or make_training_data(config)
+            result = train(config, data=dataset, on_step=on_step, on_model=lambda m: model_ref.__setitem__(0, m))
+            job.result = result
+            if result.reason.startswith("nonfinite"):
+                job.end("failed", f"job_{result.reason}", step=len(result.history) + 1)
+            else:
+                reason = "session_closed" if job.session_closed else result.reason
+                if reason == "user" and job.stopped_by:
+                    reason = {"teacher": "teacher_stopped", "time_limit": "time_limit"}[job.stopped_by]
+                job.end("finished" if reason == "finished" else "stopped", f"job_{reason}",
+                        steps=len(result.history), seconds=f"{result.seconds:.1f}")
+        except Exception as error:  # shown to the user as a message, never a traceback
+            job.end("failed", "job_error", error=str(error))
+        finally:  # optimiser state, gradients, activations and the data are garbage now: return their pages
+            from model.memory import return_freed_memory
 
-                model_ref[0], dataset = None, None
-                return_freed_memory()
+            model_ref[0], dataset = None, None
+            return_freed_memory()
+            _forget(job)
 
-    job.thread = threading.Thread(target=run, name=job.model_id, daemon=True)
-    job.thread.start()
+    job.session = session or job.model_id
+    with _active_lock:
+        replaced = [old for old in _active.values() if old.session == job.session and old.state == "waiting"]
+        _active[job.model_id] = job
+    job.queued = TRAININGS.submit(job.session, job.model_id, run)  # her run still waiting is cancelled ...
+    for old in replaced:  # ... and ends, saying so
+        old.end("stopped", "job_not_started")
+        _forget(old)
     return job
+
+
+def _forget(job: TrainingJob) -> None:
+    with _active_lock:
+        _active.pop(job.model_id, None)
+    job.queued = None  # the queue's record holds this function, which holds the job: let the session free both
+    job.finished.set()
+
+
+def active_trainings() -> list[TrainingJob]:
+    """This process's trainings waiting or running, the longest-running first."""
+    with _active_lock:
+        jobs = list(_active.values())
+    return sorted(jobs, key=lambda job: (job.state != "running", -job.elapsed_s))
+
+
+def stop_trainings(longest_only: bool = False) -> int:
+    """The teacher stops every training of this process (waiting ones never start), or the one running longest;
+    each student is told the teacher stopped it, and keeps the model trained so far. -> how many were stopped."""
+    jobs = [job for job in active_trainings() if not job.stop_requested.is_set()]
+    if longest_only:
+        jobs = [job for job in jobs if job.state == "running"][:1]
+    for job in jobs:
+        job.stopped_by = "teacher"
+        job.stop_requested.set()
+        if job.queued is not None and TRAININGS.cancel(job.queued):  # still waiting: it never starts
+            job.end("stopped", "job_teacher_stopped", steps=0, seconds="0.0")
+            _forget(job)
+    return len(jobs)
 
 
 def probe_speed(config: TrainConfig) -> TrainingSpeed:

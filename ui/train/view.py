@@ -17,6 +17,7 @@ from ui.models import family_label
 from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
+from ui.analysis_queue import session_name
 from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
 from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
@@ -132,7 +133,8 @@ def time_estimate(config: TrainConfig) -> None:
 
 
 def launch(config: TrainConfig) -> None:
-    job = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check())
+    job = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check(),
+                    session=session_name())
     st.session_state[JOB] = job
     st.session_state[TRAINING_IN_URL] = job.model_id  # in the URL until the job ends (write_to_url)
     st.session_state.pop(LOST_TRAINING, None)
@@ -179,7 +181,7 @@ def live_status() -> None:
         return
     cfg = job.config
     if job.state == "waiting":
-        st.info(tr("train.waiting", slots=MAX_CONCURRENT_TRAININGS))
+        st.info(tr("train.waiting", place=max(job.place, 1), slots=MAX_CONCURRENT_TRAININGS))
     st.progress(min(job.steps_done / cfg.steps, 1.0),
                 text=tr("train.progress", model=job.model_id, done=job.steps_done, total=cfg.steps,
                         seconds=f"{job.elapsed_s:.1f}", speed=f"{job.tokens_per_s:,.0f}"))

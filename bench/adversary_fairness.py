@@ -1,0 +1,125 @@
+"""One student's heavy links against a bystander's page on the same replica (issue 36, item 2).
+
+    python bench/adversary_fairness.py [--seconds 90] [--students 1 3]
+
+Starts one replica (load_classroom.Server: `streamlit run asgi.py` on a free port of 127.0.0.1). For each count of
+students in --students, for --seconds: each student reloads the LLM heads page from a link with a new 520-word
+text, the widest window and the longest induction sequence
+(`/llm_heads?sink_text=…&window=32&ind_len=256&ind_seed=<random>`), a new tab (session) each time, as soon as the
+last load ended; meanwhile a bystander reloads /attention (the default sentence) every half second. Prints the
+bystander's load times (p50, p95, max; the promise: at most 2 s) and how many heavy loads the students finished.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from load_classroom import Server, free_port  # noqa: E402
+from serving.streamlit_client import StreamlitClient  # noqa: E402
+
+WORDS = ("the teacher reads a short story to class while students write notes about birds rivers mountains old "
+         "cities small boats green fields and quiet libraries where children learn numbers letters songs games "
+         "because every morning sun rises over hills").split()
+TEXT_WORDS = 520
+BYSTANDER_EVERY = 0.5  # s between the bystander's loads
+TARGET_SECONDS = 2.0
+
+
+def heavy_link(rng: random.Random) -> str:
+    text = " ".join(rng.choice(WORDS) for _ in range(TEXT_WORDS))
+    return urlencode({"sink_text": text, "window": 32, "ind_len": 256, "ind_seed": rng.randrange(10_000)})
+
+
+async def student(url: str, rng: random.Random, until: float, done: list[float]) -> None:
+    """Reload the heavy link in a new tab as soon as the last load ended, until `until`."""
+    while time.perf_counter() < until:
+        client = StreamlitClient(url)
+        try:
+            await client.connect("llm_heads")
+            outcome = await client.rerun(client.open_page_msg("llm_heads", heavy_link(rng)),
+                                         max(1.0, until - time.perf_counter() + 1))
+            done.append(outcome.seconds)
+        except (TimeoutError, ConnectionError):
+            pass
+        finally:
+            await client.close()
+
+
+async def bystander(url: str, until: float) -> list[float]:
+    client = StreamlitClient(url)
+    await client.connect("attention")
+    times = []
+    try:
+        while time.perf_counter() < until:
+            outcome = await client.rerun(client.open_page_msg("attention"), 300, "attention")
+            if not outcome.ok:
+                raise RuntimeError(f"the bystander's page failed: {outcome.problems}")
+            times.append(outcome.seconds)
+            await asyncio.sleep(BYSTANDER_EVERY)
+    finally:
+        await client.close()
+    return times
+
+
+async def phase(url: str, students: int, seconds: float, seed: int) -> dict:
+    until = time.perf_counter() + seconds
+    done: list[float] = []
+    rngs = [random.Random(seed * 100 + i) for i in range(students)]
+    times, *_ = await asyncio.gather(bystander(url, until), *(student(url, rng, until, done) for rng in rngs))
+    ordered = sorted(times)
+    return {"students": students, "bystander_loads": len(times), "p50_s": statistics.median(ordered),
+            "p95_s": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], "max_s": ordered[-1],
+            "heavy_loads_done": len(done)}
+
+
+async def _run(url: str, counts: list[int], seconds: float) -> list[dict]:
+    warm = StreamlitClient(url)  # load the model and the bystander's page once, untimed
+    await warm.connect("llm_heads")
+    await warm.rerun(warm.open_page_msg("llm_heads"), 600)
+    await warm.rerun(warm.open_page_msg("attention"), 120)
+    await warm.close()
+    rows = [await phase(url, 0, min(seconds, 10), 0)]  # the bystander alone
+    for i, count in enumerate(counts):
+        rows.append(await phase(url, count, seconds, i + 1))
+    return rows
+
+
+def run(students: list[int] = (1, 3), seconds: float = 90) -> list[dict]:
+    """The table's rows: the bystander alone, then with each count of students reloading heavy links."""
+    server = Server(free_port())
+    server.start(180)
+    try:
+        return asyncio.run(_run(server.url, list(students), seconds))
+    finally:
+        server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=90)
+    parser.add_argument("--students", type=int, nargs="+", default=[1, 3])
+    args = parser.parse_args(argv)
+    rows = run(args.students, args.seconds)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, one replica, {args.seconds:.0f} s per row")
+    print(f"{'students':>8} {'bystander loads':>15} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'heavy loads done':>16}")
+    for row in rows:
+        print(f"{row['students']:>8} {row['bystander_loads']:>15} {row['p50_s']:>7.2f} {row['p95_s']:>7.2f} "
+              f"{row['max_s']:>7.2f} {row['heavy_loads_done']:>16}")
+    worst = max(row["max_s"] for row in rows)
+    print(f"bystander's slowest load {worst:.2f} s ({'within' if worst <= TARGET_SECONDS else 'over'} "
+          f"the {TARGET_SECONDS:.0f} s promise)")
+    return 0 if worst <= TARGET_SECONDS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
