@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
-from model.sources import AnalysedInput, KindMaps, hide_tokens, merge_word_pieces
+from model.sources import AnalysedInput, KindMaps, as_float32, hide_tokens, merge_word_pieces
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.attention import attention_table
 
@@ -47,7 +47,7 @@ class AttentionMaps:
 
     def weights_table(self, layer: int, head: int) -> pd.DataFrame:
         """The head's weights (T_q, T_k) with token-labelled rows and columns (the chart's CSV)."""
-        return attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
+        return attention_table(as_float32(self.weights[layer, head]), self.query_tokens, self.key_tokens)
 
 
 def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:
