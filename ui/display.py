@@ -231,11 +231,14 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         return
 
     language = i18n.current_language()
+    # the builder outlives the run in the session: it holds the figure only when the CSV is the figure's own (a
+    # shared figure the result store has let go would otherwise stay, per session, outside its budget)
+    own = fig if table is None else None
 
     def csv() -> bytes:  # runs when clicked, outside the script run: keep the language of who clicked
         with i18n.using_language(language):
             frame = table() if callable(table) else table
-            return figure_csv(fig) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
+            return figure_csv(own) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
                 "utf-8-sig")
 
     where.download_button(tr("display.csv"), data=csv, file_name=_file_stem(name) + ".csv", mime="text/csv",

@@ -30,15 +30,19 @@ import inspect
 import os
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import numpy as np
 
+from model.memory import return_freed_memory
+
 ENV_VAR = "ATTENTION_LAB_CACHE_MB"
 # Headroom of a replica over its idle size (deploy/README.md, "Sizing"): what the kept results may add.
 DEFAULT_BUDGET_MB = 600
+HEAVY_SECONDS = 0.5  # a computation this long gives its freed transients back to the OS when it is done
 T = TypeVar("T")
 
 
@@ -203,8 +207,16 @@ class ResultStore:
                 return found
             with self._lock:
                 self.misses += 1
+            started = time.perf_counter()
             try:
-                return self.put(key, compute())
+                value = compute()
+                kept = self.put(key, value)
+                if time.perf_counter() - started > HEAVY_SECONDS:
+                    # a heavy computation's transients (a long text's per-layer tensors) were freed into this
+                    # thread's malloc arena, which glibc keeps: without this a replica's RSS grew by them per session
+                    # thread, far past the budget (bench/README.md, "Ten students paste 512-token texts")
+                    return_freed_memory()
+                return kept
             finally:
                 with self._lock:
                     self._computing.pop(key, None)

@@ -19,14 +19,14 @@ from model.explain.kinds import ATTENTION_KINDS, SPECIAL_TOKENS
 from model.families import (EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING, LabModel,
                             curve_counts, shipped_model_names)
 from model.sources import AnalysedInput, as_float32
-from ui.attention.maps import AttentionMaps
+from ui.attention.maps import AttentionMaps, head_table
 from ui.display import presenting, show_chart
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.analysis import (encoder_importance_table, gradient_importance_table, importance_table, layers_by_heads,
                           pattern_grid, pruning_curve_chart, survival_bars)
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
 from ui.result_cache import memoized
-from viz.attention import attention_heatmap, attention_table
+from viz.attention import attention_heatmap
 
 
 PARTS = ("maps", "importance", "patterns")
@@ -117,19 +117,19 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
         show_chart(attention_heatmap(mean, queries, keys, tr("explain.mean_title", kind=attention_kind_label(kind),
                                                                             layer=layer + 1), masked=maps.masked),
                    f"mean_{kind}_L{layer + 1}", key="explain_mean", where=left,
-                   table=lambda: attention_table(mean, queries, keys))
+                   table=head_table(mean, queries, keys))
         rolled = as_float32(arrays[f"rollout_{kind}"][layer])
         show_chart(attention_heatmap(rolled, queries, keys, tr("explain.rollout_title", kind=attention_kind_label(kind),
                                                                               layer=layer + 1), masked=maps.masked,
                                      value_name=tr("explain.chart.rollout")),
                    f"rollout_{kind}_L{layer + 1}", key="explain_rollout", where=right,
-                   table=lambda: attention_table(rolled, queries, keys))
+                   table=head_table(rolled, queries, keys))
         if not presenting():
             st.caption(tr("explain.rollout_caption"))
         return
     if mode == "raw" or not has_norms:
         show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
-                   maps.name(layer, head), key="explain_raw", table=lambda: attention_table(weights, queries, keys))
+                   maps.name(layer, head), key="explain_raw", table=head_table(weights, queries, keys))
         if not has_norms:
             if mode == "norms":
                 st.info(tr("explain_encoder.foreign_norms"))
@@ -139,11 +139,11 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
         norms = as_float32(arrays[f"value_norms_{kind}"][layer, head])
         show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
                    maps.name(layer, head), key="explain_raw", where=left,
-                   table=lambda: attention_table(weights, queries, keys))
+                   table=head_table(weights, queries, keys))
         show_chart(attention_heatmap(norms, queries, keys, tr("explain.norms_title", title=raw_title),
                                      masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm")),
                    f"value_norms_{kind}_L{layer + 1}_H{head + 1}", key="explain_norms", where=right,
-                   table=lambda: attention_table(norms, queries, keys))
+                   table=head_table(norms, queries, keys))
     # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the
     # captions name what is on the chart's axis; a causal map over a text without any (SmolLM2's) has its sink on
     # the first token, the one key every query sees (Xiao et al. 2023)

@@ -16,7 +16,7 @@ from model.metrics import head_entropy, head_statistics
 from model.families import NEXT_TOKEN, LabModel
 from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, as_float32, source_block_shares,
                            special_token_shares)
-from ui.attention.maps import AttentionMaps
+from ui.attention.maps import AttentionMaps, head_table
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
 from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart
@@ -29,7 +29,7 @@ from ui.attention.next_token import show_next_token_ablation
 from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
-from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
+from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
 
 
@@ -177,14 +177,14 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     # map has 3/5 of the page beside the lines view, all of it without.
     width = PAGE_WIDTH * 3 // 5 if right is not None else PAGE_WIDTH
     show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
-               table=lambda: maps.weights_table(layer, head), width=width)
+               table=maps.weights_table(layer, head), width=width)
     if right is None:
         st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
     else:
         show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                                  tr("attention.lines_title")),
                    maps.name(layer, head) + "_lines", key="head_lines", where=right,
-                   table=lambda: maps.weights_table(layer, head),
+                   table=maps.weights_table(layer, head),
                    summary=chart_words(heatmap, tr("attention.lines_title")))  # its lines are the same weights
     if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
         st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
@@ -303,11 +303,11 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
     show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                              "A: " + maps.title(layer, head), masked=maps.masked),
                "compare_A_" + maps.name(layer, head), key="cmp_a", where=a,
-               table=lambda: maps.weights_table(layer, head))
+               table=maps.weights_table(layer, head))
     show_chart(cached_figure("heatmap", maps_b.weights[layer_b, head_b], maps_b.query_tokens, maps_b.key_tokens,
                              "B: " + maps_b.title(layer_b, head_b), masked=maps_b.masked),
                "compare_B_" + maps_b.name(layer_b, head_b), key="cmp_b", where=b,
-               table=lambda: maps_b.weights_table(layer_b, head_b))
+               table=maps_b.weights_table(layer_b, head_b))
     if maps_b.weights.shape[-2:] == maps.weights.shape[-2:] and maps_b.query_tokens == maps.query_tokens \
             and maps_b.key_tokens == maps.key_tokens:
         one, other = as_float32(maps.weights[layer, head]), as_float32(maps_b.weights[layer_b, head_b])
@@ -316,7 +316,7 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
                                       maps.query_tokens, maps.key_tokens, tr("attention.difference_title")),
                    f"compare_difference_{maps.kind}_L{layer + 1}_H{head + 1}_vs_{maps_b.kind}_L{layer_b + 1}_H"
                    f"{head_b + 1}", key="cmp_diff",
-                   table=lambda: attention_table(diff, maps.query_tokens, maps.key_tokens))
+                   table=head_table(diff, maps.query_tokens, maps.key_tokens))
         if not presenting():
             st.caption(tr("attention.difference_caption"))
     else:
@@ -382,7 +382,7 @@ def show_rescale(maps: AttentionMaps, layer: int, head: int, d_k: int) -> None:
                                  tr("attention.rescale_title", title=maps.title(layer, head), factor=f"{factor:g}"),
                                  masked=maps.masked),
                f"{maps.name(layer, head)}_rescaled_x{factor:g}", key="rescaled",
-               table=lambda: attention_table(weights, maps.query_tokens, maps.key_tokens))
+               table=head_table(weights, maps.query_tokens, maps.key_tokens))
     if not presenting():
         st.caption(tr("attention.rescale_caption", d_k=d_k, root=f"{round(d_k ** 0.5, 2):g}"))
 
