@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from model.sources import TRANSLATION
+from model.sources import TRANSLATION, as_float32
 from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
 from ui.attention.view import attention_explorer
 from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
@@ -47,7 +47,7 @@ if analysis is not None:
         if result is not None and "cross" in result.attention:
             open_on_teaching_view(result)  # a first visit: cross-attention on its sharpest head
         elif analysed.special is not None:  # an encoder: the sharpest word-to-word head, not a [SEP] sink
-            open_encoder_on_teaching_head(analysed.maps["encoder_self"].weights, analysed.special)
+            open_encoder_on_teaching_head(as_float32(analysed.maps["encoder_self"].weights), analysed.special)
         elif any(maps.source_block for maps in analysed.maps.values()):  # a decoder-only translator's one map
             open_on_source_block_head(next(maps for maps in analysed.maps.values() if maps.source_block))
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).

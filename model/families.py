@@ -58,7 +58,7 @@ from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
 from model.llama import KVCache, LoadedLlama, load_smollm2, value_weighted_norms
 from model.local_models import LocalModelEntry, TransformersModel, local_model_entry, open_local_model
 from model.sources import (ABLATION, EMBEDDING, KIND_NAMES, RESCALE, STEPS, TRANSLATION, AnalysedInput, KindMaps,
-                           analyse_causal_translation, analyse_encoder, analyse_toy)
+                           analyse_causal_translation, analyse_encoder, analyse_toy, compact_dtype)
 from model.transformer import HeadMasks
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
@@ -380,7 +380,11 @@ class LlamaAdapter(_Adapter):
             raise ValueError(f"{self.model_id}: the text has no tokens")
         truncated_from = len(ids) if len(ids) > LLM_MAX_TOKENS else None
         ids = ids[:LLM_MAX_TOKENS]
-        out = self.network.run(ids, head_mask=self._head_mask(switched_off))
+        cfg = self.network.config
+        dtype = compact_dtype(cfg.num_layers, cfg.num_heads, len(ids), len(ids))
+        # a long text's maps are converted layer by layer: its float32 maps are never all held at once
+        out = self.network.run(ids, head_mask=self._head_mask(switched_off),
+                               maps_dtype=torch.float16 if dtype == np.float16 else None)
         tokens = self.network.token_texts(ids)
         masked = np.triu(np.ones((len(ids), len(ids)), dtype=bool), k=1)  # (T, T): key after query is hidden
         maps = {"decoder_self": KindMaps("decoder_self", out.weights[:, 0].numpy(), out.scores[:, 0].numpy(),
@@ -391,7 +395,9 @@ class LlamaAdapter(_Adapter):
     def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
         """Weights and value norms (L, h, T, T), rollout_decoder_self (L, T, T) of the analysed text."""
         ids = self.encode(analysed.text)[:LLM_MAX_TOKENS]
-        out = self.network.run(ids)
+        cfg = self.network.config
+        compact = compact_dtype(cfg.num_layers, cfg.num_heads, len(ids), len(ids)) == np.float16
+        out = self.network.run(ids, maps_dtype=torch.float16 if compact else None)  # as analyse keeps them
         weights = out.weights[:, 0].numpy()
         return {"decoder_self": weights, "rollout_decoder_self": attention_rollout(weights),
                 "value_norms_decoder_self": value_weighted_norms(self.network.model, out)[:, 0].numpy()}

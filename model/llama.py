@@ -27,8 +27,9 @@ from torch import nn
 from model.attention import AttentionResult, scaled_dot_product_attention
 from model.config import LlamaConfig
 
-# The longest text analysed with every map: 30·9 maps of 512² float32 weights and as many scores are 0.57 GB,
-# and past that a heatmap has more rows than a screen has pixels.
+# The longest text analysed with every map: 30·9 maps of 512² weights and as many scores are 0.57 GB in float32
+# (0.28 GB in the float16 that model.sources.compact_dtype keeps them in), and past that a heatmap has more rows
+# than a screen has pixels.
 MAX_TOKENS = 512
 
 
@@ -205,7 +206,7 @@ class LlamaModel(nn.Module):
     def forward(self, input_ids: torch.Tensor, cache: KVCache | None = None, need_weights: bool = True,
                 head_mask: torch.Tensor | None = None, key_mask: torch.Tensor | None = None,
                 scale: float | None = None, last_logits_only: bool = False,
-                attention_mask: torch.Tensor | None = None) -> LlamaOutput:
+                attention_mask: torch.Tensor | None = None, maps_dtype: torch.dtype | None = None) -> LlamaOutput:
         """input_ids (B, T_q): the new tokens, at positions cache.length … cache.length + T_q − 1.
 
         head_mask (L, h) of 0/1 multiplies each head's output before W_o; key_mask (B, T_k) boolean, False for keys
@@ -213,6 +214,8 @@ class LlamaModel(nn.Module):
         attention_mask (T_q, T_k) or (B, 1, T_q, T_k) boolean, True where a query may attend (e.g. a sliding window),
         also on top of the causal mask.
         last_logits_only computes the (V × d) output product for the last position only (generation).
+        maps_dtype (e.g. torch.float16): each layer's weights and scores are converted as soon as the layer is done,
+        so that a long text never holds every layer's float32 maps at once (model.sources.compact_dtype).
         """
         past = cache.length if cache is not None else 0
         length = input_ids.size(1)
@@ -231,6 +234,8 @@ class LlamaModel(nn.Module):
             layer_past = None if cache is None else (cache.keys[i], cache.values[i])
             x, attn, (k, v) = layer(x, cos, sin, mask, layer_past, need_weights,
                                     None if head_mask is None else head_mask[i], scale)
+            if need_weights and maps_dtype is not None:
+                attn = AttentionResult(attn.output, attn.weights.to(maps_dtype), attn.scores.to(maps_dtype))
             weights.append(attn.weights)
             scores.append(attn.scores)
             keys.append(k)
@@ -322,9 +327,10 @@ class LoadedLlama:
         return template.render(messages=messages, add_generation_prompt=add_generation_prompt)
 
     @torch.no_grad()
-    def run(self, ids: list[int], head_mask: torch.Tensor | None = None) -> LlamaOutput:
-        """One forward pass over the whole text with every attention map (batch of one)."""
-        return self.model(torch.tensor([ids]), need_weights=True, head_mask=head_mask)
+    def run(self, ids: list[int], head_mask: torch.Tensor | None = None,
+            maps_dtype: torch.dtype | None = None) -> LlamaOutput:
+        """One forward pass over the whole text with every attention map (batch of one), in maps_dtype if given."""
+        return self.model(torch.tensor([ids]), need_weights=True, head_mask=head_mask, maps_dtype=maps_dtype)
 
 
 _LOCK = threading.Lock()
@@ -368,14 +374,16 @@ def value_weighted_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:
     """N^h[i, j] = α^h_ij · ‖f_h(x_j)‖₂ with f_h(x_j) = v_j^{h // group} W_O^h (Kobayashi et al. 2020, eq. 6-8).
 
     The values v_j are the cache's own (no bias in Llama), so no second pass is needed. out must hold weights;
-    returns (L, B, h, T_q, T_k): how far each key's value actually moves each query's output.
+    returns (L, B, h, T_q, T_k) in the weights' dtype, computed in float32 one layer at a time (compact float16 maps
+    never become a float32 copy of every layer): how far each key's value actually moves each query's output.
     """
     if out.weights is None:
         raise ValueError("value-weighted norms need the attention weights (need_weights=True)")
-    cfg, norms = model.cfg, []
-    for layer, values in zip(model.layers, out.cache.values):
+    cfg, layers = model.cfg, []
+    for layer, values, weights in zip(model.layers, out.cache.values, out.weights):
         w_o, _ = layer.self_attn.projection("o")  # (d, h·d_k)
         w_o_heads = w_o.view(cfg.hidden_size, cfg.num_heads, cfg.head_dim).permute(1, 2, 0)  # (h, d_k, d)
         per_head = values.repeat_interleave(cfg.group_size, dim=1)  # (B, h, T_k, d_k)
-        norms.append(torch.matmul(per_head, w_o_heads[None]).norm(dim=-1))  # (B, h, T_k)
-    return out.weights * torch.stack(norms).unsqueeze(-2)  # (L, B, h, 1, T_k) broadcast over queries
+        norms = torch.matmul(per_head, w_o_heads[None]).norm(dim=-1)  # (B, h, T_k)
+        layers.append((weights.float() * norms.unsqueeze(-2)).to(weights.dtype))  # (B, h, 1, T_k) over queries
+    return torch.stack(layers)

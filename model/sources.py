@@ -6,7 +6,8 @@ numpy arrays shaped (layers, heads, queries, keys) with the token labels of both
 (capabilities). Pages branch on capabilities and on the kinds present, never on the model's class.
 
 Shapes (every array is numpy, float):
-    KindMaps.weights  (L, h, T_q, T_k)  softmax weights; a row sums to 1 over the keys it may see
+    KindMaps.weights  (L, h, T_q, T_k)  softmax weights; a row sums to 1 over the keys it may see (float16 for a
+                                        long input: compact_dtype)
     KindMaps.scores   (L, h, T_q, T_k)  q·k/√d_k before mask and softmax, or None where the model gives none
     KindMaps.masked   (T_q, T_k)        True where a causal mask hides the key (decoder self-attention), or None
     KindMaps.source_block (first, end)  a decoder-only translator's English columns, its French rows from `end` on
@@ -83,6 +84,43 @@ class AnalysedInput:
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
+
+
+# Maps heavier than this (float32 weights and scores of one kind together) are kept in float16: a long text's maps
+# are what a replica's cache holds most of (ui/result_cache.py). float16 keeps 3 significant digits, more than a
+# heatmap's colours or its hover (3 decimals) show; views that compute from the maps read them as float32
+# (as_float32). Short inputs, and every reference test's, stay float32.
+COMPACT_ABOVE_BYTES = 32 * 2**20
+
+
+def compact_dtype(layers: int, heads: int, queries: int, keys: int) -> np.dtype:
+    """float16 for maps of that shape whose float32 weights and scores together pass COMPACT_ABOVE_BYTES, else
+    float32."""
+    heavy = layers * heads * queries * keys * 4 * 2 > COMPACT_ABOVE_BYTES
+    return np.dtype(np.float16 if heavy else np.float32)
+
+
+def compact_maps(analysed: AnalysedInput) -> AnalysedInput:
+    """The analysis with each heavy kind's weights and scores in float16 (compact_dtype); the same object when no
+    kind is heavy or all already are."""
+    maps = {}
+    for kind, kind_maps in analysed.maps.items():
+        dtype = compact_dtype(*kind_maps.weights.shape)
+        if dtype == np.float16 and kind_maps.weights.dtype != np.float16:
+            kind_maps = replace(kind_maps, weights=kind_maps.weights.astype(np.float16),
+                                scores=None if kind_maps.scores is None else kind_maps.scores.astype(np.float16))
+        maps[kind] = kind_maps
+    if all(maps[kind] is analysed.maps[kind] for kind in maps):
+        return analysed
+    return replace(analysed, maps=maps)
+
+
+def as_float32(array: np.ndarray | None) -> np.ndarray | None:
+    """A compact (float16) map as float32 for arithmetic (numpy's float16 sums round every result); float32 and
+    float64 arrays as they are."""
+    if array is None or array.dtype != np.float16:
+        return array
+    return array.astype(np.float32)
 
 
 def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput:

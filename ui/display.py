@@ -18,6 +18,7 @@ from i18n import tr
 from serving.plotly_preload import plotly_chunk
 from ui.compat import figure_from_own_dict, in_script_run
 from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
+from ui.result_cache import memoized
 from ui.text import escape_markdown
 from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
 from viz.export import figure_csv
@@ -140,9 +141,10 @@ def strongest_shade() -> str:
 WORDS = "_attention_lab_words"  # a shared figure's words (viz/summary.py) by title override, computed once each
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+@memoized
 def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) -> go.Figure:
-    """A figure and its words, built once per key and language, the same object for every session.
+    """A figure and its words, built once per key and language, the same object for every session (kept in the
+    replica's byte-bounded store, ui/result_cache.py: a 512-token map's figure weighs megabytes).
 
     The figure itself, not a copy: rebuilding a figure from its dict on every run was the largest part of the app's
     own work in a class (bench/README.md, "The server's cost per interaction"). Its hundreds of gc-tracked objects
@@ -229,11 +231,14 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         return
 
     language = i18n.current_language()
+    # the builder outlives the run in the session: it holds the figure only when the CSV is the figure's own (a
+    # shared figure the result store has let go would otherwise stay, per session, outside its budget)
+    own = fig if table is None else None
 
     def csv() -> bytes:  # runs when clicked, outside the script run: keep the language of who clicked
         with i18n.using_language(language):
             frame = table() if callable(table) else table
-            return figure_csv(fig) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
+            return figure_csv(own) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
                 "utf-8-sig")
 
     where.download_button(tr("display.csv"), data=csv, file_name=_file_stem(name) + ".csv", mime="text/csv",

@@ -1,9 +1,10 @@
 """The LLM heads page's sections: attention sinks (Xiao et al. 2023) and induction heads (Olsson et al. 2022) in
 SmolLM2-135M-Instruct (model/llama.py), computed by model/explain/sinks.py and induction.py.
 
-Every analysis is cached for the whole server (st.cache_data keyed by the token ids or the sequence's length and
+Every analysis is cached for the whole server (ui/result_cache.py, keyed by the token ids or the sequence's length and
 seed): a class opening the page costs one computation. One not cached yet is heavy (up to seconds of model work): it
-is computed by the process's analysis worker while the page waits off its turn (ui/analysis_queue.py). The model itself is the process's one shared copy
+is computed by the process's analysis worker while the page waits off its turn (ui/analysis_queue.py). The model
+itself is the process's one shared copy
 (load_smollm2), read-only.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, sh
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
+from ui.result_cache import memoized
 from viz.attention import attention_heatmap, html_escaped, probability_bars
 from viz.llm_heads import attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table, window_loss_bars
 
@@ -50,7 +52,7 @@ class SinkView:
     kl_removed: float
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memoized
 def sink_view(ids: tuple[int, ...]) -> SinkView:
     loaded = load_smollm2()
     result = sink_analysis(loaded.model, list(ids))
@@ -64,14 +66,14 @@ def sink_view(ids: tuple[int, ...]) -> SinkView:
                     change.kl_switched_off, change.kl_removed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memoized
 def full_losses(ids: tuple[int, ...]) -> np.ndarray:
     """(T − 1,) the text's next-token losses under full attention: every window reads them (a window is then 2
     passes, not 3: at 512 tokens about 4 CPU-s, not 6; bench/README.md)."""
     return next_token_losses(load_smollm2().model, list(ids))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@memoized
 def window_view(ids: tuple[int, ...], window: int):
     return window_losses(load_smollm2().model, list(ids), window, full=full_losses(ids))
 
@@ -164,7 +166,7 @@ class InductionView:
     second_copy_loss: float
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memoized
 def induction_view(length: int, seed: int) -> InductionView:
     loaded = load_smollm2()
     result, weights = induction_analysis_with_weights(loaded.model, loaded.config.vocab_size, length, seed)
@@ -216,7 +218,7 @@ class CopyView:
     head_row: np.ndarray  # (T,) the chosen head's attention from the prompt's last token
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@memoized
 def copy_view(layer: int, head: int) -> CopyView:
     """The greedy continuation of COPY_PROMPT, computed live, and one head's attention from its last token."""
     loaded = load_smollm2()

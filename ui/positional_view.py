@@ -14,6 +14,7 @@ from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
 from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown
 from ui.widget_spec import prepare, spec_slider
+from ui.result_cache import memoized
 from viz.attention import html_escaped
 from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials_table, dimension_curves,
                             dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,
@@ -21,12 +22,12 @@ from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials
 from viz.rope import rotation_of_pairs, score_at_distance, scores_by_position
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@memoized
 def sinusoidal(length: int, d_model: int, k: int) -> SinusoidalAnalysis:
     return analyse_sinusoidal(length, d_model, k)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@memoized
 def rope(length: int, head_dim: int, k: int) -> RopeAnalysis:
     return analyse_rope(length, head_dim, k)
 

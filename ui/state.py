@@ -9,7 +9,8 @@ from i18n import tr
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult
 from model.families import GENERATION, STEPS, TRAINING, TRANSLATION, LabModel, SwitchedOff, adapt, entry_family, model_family
-from model.sources import AnalysedInput
+from model.sources import AnalysedInput, compact_maps
+from ui.result_cache import memoized
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
 from ui.analysis_queue import heavy
@@ -76,14 +77,14 @@ def selected_attention_layout() -> dict[str, tuple[int, int]]:
     return get_model(selected_model_id()).layout
 
 
-# One cache for every model's analyses. An encoder's holds weights and scores (L, h, T, T): 0.2 MiB for a 20-token
-# sentence, 38 MiB at the 256-token limit; 128 entries bound the worst case to ~5 GiB, while a class's translation
-# sentences (a few KiB each) mostly stay in it.
-@st.cache_data(max_entries=128, show_spinner=False)
+# Every model's analyses, in the replica's one byte-bounded store (ui/result_cache.py): a class's translation
+# sentences are a few KiB each, an LLM's 512-token text tens of MB even compacted (model.sources.compact_maps), so
+# a count of entries bounds nothing. The analysis is shared, not copied: views only read it.
+@memoized
 def analyse(model_id: str, sentence: str, _lab: LabModel, switched_off: SwitchedOff = ()) -> AnalysedInput:
     """The model's maps of the sentence (a translation model's with its greedy decode), with the given
     (kind, layer, head) heads switched off; cached per (model id, sentence, switched-off heads)."""
-    return _lab.analyse(sentence, switched_off)
+    return compact_maps(_lab.analyse(sentence, switched_off))
 
 
 def checked_input() -> str | None:

@@ -18,6 +18,7 @@ from model.readable_sentence import ReadableSentence, Replacement, readable_sent
 from ui.models import load_model
 from ui.text import escape_markdown
 from ui.widget_spec import SENTENCE
+from ui.result_cache import memoized
 
 REAL_ENCODER = MINILM_NAME  # the pretrained encoder for free English (the "real pretrained models" issue)
 
@@ -118,7 +119,7 @@ def vocabulary_help(loaded: LoadedModel) -> None:
             st.caption(tr("lecture.vocab_none"))
 
 
-@st.cache_data(show_spinner=False, max_entries=4096)
+@memoized
 def _word_vectors(words: tuple[str, ...]) -> np.ndarray:
     """all-MiniLM-L6-v2's vectors of single words (the lexicon's groups and each unknown word, cached)."""
     return word_vectors(load_model(REAL_ENCODER).network, words)

@@ -18,15 +18,16 @@ from model.explain import importance as head_importance_measures
 from model.explain.kinds import ATTENTION_KINDS, SPECIAL_TOKENS
 from model.families import (EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING, LabModel,
                             curve_counts, shipped_model_names)
-from model.sources import AnalysedInput
+from model.sources import AnalysedInput, as_float32
 from ui.analysis_queue import heavy
-from ui.attention.maps import AttentionMaps
+from ui.attention.maps import AttentionMaps, head_table
 from ui.display import presenting, show_chart
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
 from viz.analysis import (encoder_importance_table, gradient_importance_table, importance_table, layers_by_heads,
                           pattern_grid, pruning_curve_chart, survival_bars)
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
-from viz.attention import attention_heatmap, attention_table
+from ui.result_cache import memoized
+from viz.attention import attention_heatmap
 
 
 PARTS = ("maps", "importance", "patterns")
@@ -45,21 +46,21 @@ PATTERN = WidgetSpec("explain_pattern", "pattern", PATTERN_FILTERS[0], PAGE, opt
 SPECS = (PART, MODE, METRIC, ENCODER_METRIC, PATTERN)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@memoized
 def explanations(model_id: str, sentence: str, _lab: LabModel, _analysed: AnalysedInput) -> dict[str, np.ndarray]:
     """The model's raw weights (L, h, T_q, T_k), value-weighted norms value_norms_<kind> where it has NORMS, and
     rollout_<self kind> (L, T, T), of the analysed sentence; per (model id, sentence), like ui.state.analyse."""
     return _lab.explain(_analysed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memoized
 def head_importance(model_id: str, _lab: LabModel) -> dict:
     """{"importance", "curve"}: ablation + gradient importance and the pruning curve (model.families); once per
     model id on the server (shipped models: once per server)."""
     return _lab.importance()
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@memoized
 def head_labels(model_id: str, _lab: LabModel) -> dict[str, patterns.PatternScores]:
     """kind -> the pattern labels (L, h) of its heads over the model's labelling sentences."""
     return _lab.labels()
@@ -108,7 +109,7 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
               special_label: str) -> None:
     mode = spec_segmented(MODE, tr("explain.mode"), format_func=lambda m: tr(f"explain.modes.{m}"))
     kind, queries, keys = maps.kind, maps.query_tokens, maps.key_tokens
-    weights = arrays[kind][layer, head]
+    weights = as_float32(arrays[kind][layer, head])
     raw_title = maps.title(layer, head)
     has_norms = f"value_norms_{kind}" in arrays
     if mode == "rollout":
@@ -116,44 +117,44 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
             st.info(tr("explain.rollout_cross"))
             return
         left, right = st.columns(2)
-        mean = arrays[kind][layer].mean(0)
+        mean = as_float32(arrays[kind][layer]).mean(0)
         show_chart(attention_heatmap(mean, queries, keys, tr("explain.mean_title", kind=attention_kind_label(kind),
                                                                             layer=layer + 1), masked=maps.masked),
                    f"mean_{kind}_L{layer + 1}", key="explain_mean", where=left,
-                   table=lambda: attention_table(mean, queries, keys))
-        rolled = arrays[f"rollout_{kind}"][layer]
+                   table=head_table(mean, queries, keys))
+        rolled = as_float32(arrays[f"rollout_{kind}"][layer])
         show_chart(attention_heatmap(rolled, queries, keys, tr("explain.rollout_title", kind=attention_kind_label(kind),
                                                                               layer=layer + 1), masked=maps.masked,
                                      value_name=tr("explain.chart.rollout")),
                    f"rollout_{kind}_L{layer + 1}", key="explain_rollout", where=right,
-                   table=lambda: attention_table(rolled, queries, keys))
+                   table=head_table(rolled, queries, keys))
         if not presenting():
             st.caption(tr("explain.rollout_caption"))
         return
     if mode == "raw" or not has_norms:
         show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
-                   maps.name(layer, head), key="explain_raw", table=lambda: attention_table(weights, queries, keys))
+                   maps.name(layer, head), key="explain_raw", table=head_table(weights, queries, keys))
         if not has_norms:
             if mode == "norms":
                 st.info(tr("explain_encoder.foreign_norms"))
             return
     else:
         left, right = st.columns(2)
-        norms = arrays[f"value_norms_{kind}"][layer, head]
+        norms = as_float32(arrays[f"value_norms_{kind}"][layer, head])
         show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
                    maps.name(layer, head), key="explain_raw", where=left,
-                   table=lambda: attention_table(weights, queries, keys))
+                   table=head_table(weights, queries, keys))
         show_chart(attention_heatmap(norms, queries, keys, tr("explain.norms_title", title=raw_title),
                                      masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm")),
                    f"value_norms_{kind}_L{layer + 1}_H{head + 1}", key="explain_norms", where=right,
-                   table=lambda: attention_table(norms, queries, keys))
+                   table=head_table(norms, queries, keys))
     # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the
     # captions name what is on the chart's axis; a causal map over a text without any (SmolLM2's) has its sink on
     # the first token, the one key every query sees (Xiao et al. 2023)
     found = "/".join(dict.fromkeys(t for t in keys if t in SPECIAL_TOKENS))
     first_token = not found and maps.masked is not None
     special_label = (tr("llm_explain.first_token", token=repr(keys[0])) if first_token else found or special_label)
-    survival = value_norms.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys,
+    survival = value_norms.special_token_survival(as_float32(arrays[kind]), as_float32(arrays[f"value_norms_{kind}"]), keys,
                                                   keys=np.arange(len(keys)) == 0 if first_token else None)
     ratio = survival["survival"][layer, head]
     c = st.columns(3)

@@ -4,6 +4,7 @@ Its own module so that the views it is handed to import it, not the page module 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,9 +46,17 @@ class AttentionMaps:
         """Export file name of one head's chart."""
         return f"attention_{self.kind}_L{layer + 1}_H{head + 1}"
 
-    def weights_table(self, layer: int, head: int) -> pd.DataFrame:
-        """The head's weights (T_q, T_k) with token-labelled rows and columns (the chart's CSV)."""
-        return attention_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
+    def weights_table(self, layer: int, head: int) -> Callable[[], pd.DataFrame]:
+        """The builder of the head's CSV: its weights (T_q, T_k) with token-labelled rows and columns. It holds a copy
+        of that head only: a CSV button's builder outlives the run in the session, and holding these maps would keep
+        a long text's whole analysis per session after the result store let it go (ui/result_cache.py)."""
+        return head_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
+
+
+def head_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> Callable[[], pd.DataFrame]:
+    """A CSV builder for one (T_q, T_k) map that holds its own copy (never a view of a whole analysis's arrays)."""
+    weights, queries, keys = np.array(weights, dtype=np.float32), list(query_tokens), list(key_tokens)
+    return lambda: attention_table(weights, queries, keys)
 
 
 def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:

@@ -14,9 +14,10 @@ from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
 from model.families import NEXT_TOKEN, LabModel
-from model.sources import ABLATION, EMBEDDING, RESCALE, AnalysedInput, source_block_shares, special_token_shares
+from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, as_float32, source_block_shares,
+                           special_token_shares)
 from ui.analysis_queue import heavy
-from ui.attention.maps import AttentionMaps
+from ui.attention.maps import AttentionMaps, head_table
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
 from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart
@@ -29,7 +30,7 @@ from ui.attention.next_token import show_next_token_ablation
 from ui.share import follow_fragment, keep_view_state
 from ui.state import analyse
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
-from viz.attention import (attention_heatmap, attention_lines, attention_table, difference_heatmap, grid_head,
+from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, grid_head,
                            head_grid, head_statistics_table, probability_bars)
 
 
@@ -146,9 +147,9 @@ def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, m
 def _why_this_head(result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int, head: int) -> None:
     """The one line saying why the page opened on this head (ui/attention/defaults.py), while it is shown."""
     if result.special is not None:
-        why_this_encoder_head(result.maps[kind].weights, result.special, layer, head)
+        why_this_encoder_head(as_float32(result.maps[kind].weights), result.special, layer, head)
     else:
-        why_this_head(kind, maps.weights, layer, head)
+        why_this_head(kind, as_float32(maps.weights), layer, head)
 
 
 _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
@@ -177,14 +178,14 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
     # map has 3/5 of the page beside the lines view, all of it without.
     width = PAGE_WIDTH * 3 // 5 if right is not None else PAGE_WIDTH
     show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
-               table=lambda: maps.weights_table(layer, head), width=width)
+               table=maps.weights_table(layer, head), width=width)
     if right is None:
         st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
     else:
         show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                                  tr("attention.lines_title")),
                    maps.name(layer, head) + "_lines", key="head_lines", where=right,
-                   table=lambda: maps.weights_table(layer, head),
+                   table=maps.weights_table(layer, head),
                    summary=chart_words(heatmap, tr("attention.lines_title")))  # its lines are the same weights
     if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
         st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
@@ -303,19 +304,20 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
     show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                              "A: " + maps.title(layer, head), masked=maps.masked),
                "compare_A_" + maps.name(layer, head), key="cmp_a", where=a,
-               table=lambda: maps.weights_table(layer, head))
+               table=maps.weights_table(layer, head))
     show_chart(cached_figure("heatmap", maps_b.weights[layer_b, head_b], maps_b.query_tokens, maps_b.key_tokens,
                              "B: " + maps_b.title(layer_b, head_b), masked=maps_b.masked),
                "compare_B_" + maps_b.name(layer_b, head_b), key="cmp_b", where=b,
-               table=lambda: maps_b.weights_table(layer_b, head_b))
+               table=maps_b.weights_table(layer_b, head_b))
     if maps_b.weights.shape[-2:] == maps.weights.shape[-2:] and maps_b.query_tokens == maps.query_tokens \
             and maps_b.key_tokens == maps.key_tokens:
-        diff = maps.weights[layer, head] - maps_b.weights[layer_b, head_b]
-        show_chart(difference_heatmap(maps.weights[layer, head], maps_b.weights[layer_b, head_b],
+        one, other = as_float32(maps.weights[layer, head]), as_float32(maps_b.weights[layer_b, head_b])
+        diff = one - other
+        show_chart(difference_heatmap(one, other,
                                       maps.query_tokens, maps.key_tokens, tr("attention.difference_title")),
                    f"compare_difference_{maps.kind}_L{layer + 1}_H{head + 1}_vs_{maps_b.kind}_L{layer_b + 1}_H"
                    f"{head_b + 1}", key="cmp_diff",
-                   table=lambda: attention_table(diff, maps.query_tokens, maps.key_tokens))
+                   table=head_table(diff, maps.query_tokens, maps.key_tokens))
         if not presenting():
             st.caption(tr("attention.difference_caption"))
     else:
@@ -324,10 +326,11 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
 
 def show_statistics(maps: AttentionMaps, encoder: bool = False) -> None:
     average = st.toggle(tr("attention.stats_average"), key="stats_average")
-    stats = head_statistics(maps.weights, key_tokens=maps.key_tokens)
+    weights = as_float32(maps.weights)  # a long text's compact maps, as float32 while the table is computed
+    stats = head_statistics(weights, key_tokens=maps.key_tokens)
     if encoder:  # an encoder's text has no <eos>: its shares on [CLS], [SEP] and punctuation instead
         stats.pop("eos", None)
-        stats.update(special_token_shares(maps.weights, maps.key_tokens))
+        stats.update(special_token_shares(weights, maps.key_tokens))
     table = head_statistics_table(stats, average_heads=average)
     st.dataframe(table, hide_index=True, width="stretch")
     if not presenting():
@@ -373,9 +376,9 @@ def show_rescale(maps: AttentionMaps, layer: int, head: int, d_k: int) -> None:
     # the model's own multiples of 1/√d_k: one chosen for a model with another d_k goes back to ×1
     factor = spec_select_slider(RESCALE_FACTOR, tr("attention.rescale_label"), format_func=lambda f: f"×{f:g}")
     allowed = None if maps.masked is None else ~maps.masked
-    scores = maps.scores[layer, head]
+    scores = as_float32(maps.scores[layer, head])
     weights = rescale_softmax(scores, factor, allowed)
-    trained = maps.weights[layer, head]
+    trained = as_float32(maps.weights[layer, head])
     c = st.columns(3)
     c[0].metric(tr("attention.entropy_trained"), f"{float(head_entropy(trained)):.3f}")
     c[1].metric(tr("attention.entropy_at", factor=f"{factor:g}"), f"{float(head_entropy(weights)):.3f}",
@@ -385,7 +388,7 @@ def show_rescale(maps: AttentionMaps, layer: int, head: int, d_k: int) -> None:
                                  tr("attention.rescale_title", title=maps.title(layer, head), factor=f"{factor:g}"),
                                  masked=maps.masked),
                f"{maps.name(layer, head)}_rescaled_x{factor:g}", key="rescaled",
-               table=lambda: attention_table(weights, maps.query_tokens, maps.key_tokens))
+               table=head_table(weights, maps.query_tokens, maps.key_tokens))
     if not presenting():
         st.caption(tr("attention.rescale_caption", d_k=d_k, root=f"{round(d_k ** 0.5, 2):g}"))
 

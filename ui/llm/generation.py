@@ -15,6 +15,7 @@ from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
 from ui.models import load_model
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_slider, spec_toggle
+from ui.result_cache import memoized
 from viz.llm import attention_row_chart, cache_layers_chart, kv_groups_chart, next_token_chart, work_per_step_chart
 
 LLM_ID = SMOLLM2_NAME  # the page's model: an LLM with GENERATION (model/families.py LlamaAdapter)
@@ -160,7 +161,7 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
     return trace
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@memoized
 def _first_step_preview(_lab: LabModel, ids: tuple[int, ...]) -> tuple[list[str], list[float], int | None]:
     """The 5 most likely first tokens after the prompt (their texts, probabilities at temperature 1) and which one
     greedy decoding takes; shared by every session with the same prompt (a class opens the page on the same one).
