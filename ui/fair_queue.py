@@ -26,7 +26,7 @@ FORGET_SESSIONS_AFTER = 600.0  # s: a session's last turn older than this no lon
 class Job:
     session: str
     key: Hashable  # what is computed: two sessions asking the same key share nothing but the cache
-    work: Callable[[], Any]
+    work: Callable[[], Any] | None
     number: int  # arrival order in the queue
     state: str = QUEUED
     result: Any = None
@@ -176,3 +176,7 @@ class FairQueue:
             with self._lock:
                 self._end(job, state)
                 self._lock.notify_all()
+            # the work's closure holds what it computed on (a training's job and model): the page keeps the Job
+            # for its result, the worker must not keep it while it waits for the next one
+            job.work = None
+            del job
