@@ -185,9 +185,9 @@ def test_a_lesson_file_broken_during_class_keeps_the_class_going(tmp_path, monke
 def test_answers_after_the_reveal_are_late_and_never_right(store_location):
     store = ClassStore(store_location)
     code, token = store.create_class("intro")
-    store.answer(code, "early", "q", "right", True)
+    store.answer(code, "early", "q", "right", True, stop=1)
     store.reveal(code, token, "q")
-    assert store.answer(code, "late", "q", "right", True)  # stored, as late
+    assert store.answer(code, "late", "q", "right", True, stop=1)  # stored, as late
     results = store.results(code, token, "q")
     assert (results.answered, results.correct, results.late, results.counts) == (1, 1, 1, {"right": 1})
     assert store.student_answer(code, "late", "q") == "right"
