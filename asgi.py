@@ -7,6 +7,7 @@ back with the teacher password. At start it prints where the teacher password is
 Under serve.py (ATTENTION_LAB_LIVENESS_PORT set) it also answers HAProxy's health check on that port from its own
 thread (serving/liveness.py), so a burst of script runs cannot get this replica marked down. The HTML of a page that
 draws Plotly charts names plotly.js for the browser to fetch and compile while the tab starts (serving/plotly_preload.py).
+The class report's downloads are served to the teacher's browser only (serving/private_media.py).
 """
 import contextlib
 
@@ -16,6 +17,7 @@ from starlette.middleware import Middleware
 from classroom.teacher_password import announce_teacher_password
 from serving.liveness import liveness_from_environment
 from serving.plotly_preload import PlotlyPreloadMiddleware
+from serving.private_media import PrivateMediaMiddleware
 from serving.seat import SeatCookieMiddleware
 from ui.page_list import PLOTLY_PAGES
 
@@ -27,5 +29,6 @@ async def _lifespan(_app):
         yield
 
 
-MIDDLEWARE = [Middleware(SeatCookieMiddleware), Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES)]
+MIDDLEWARE = [Middleware(SeatCookieMiddleware), Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES),
+              Middleware(PrivateMediaMiddleware)]
 app = st.App("app.py", middleware=MIDDLEWARE, lifespan=_lifespan)
