@@ -21,7 +21,9 @@ stays in that device's session_state and never goes in a URL. The teacher takes 
 replica's death by her browser's seat (the HttpOnly cookie serving/seat.py sets; only its sha256 is stored), or from
 another device with the teacher password (ui/lessons/teacher.py checks it; take_back() then issues a new token).
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
-per student and question (the first one counts; repeats change nothing). An answer given after the question was
+per student and question (the first one counts; repeats change nothing). Only the stop the class is on takes
+answers (checked in the same statement as the insert): none ahead of the class, none to a stop it has left. An answer
+given after the question was
 revealed is stored as late and never counted, right or not. Peer instruction (Crouch & Mazur 2001): the teacher sets a
 question's mode and phase (table phases: round 1 alone, a discussion with a countdown, round 2 with the same options),
 so every replica and every reload sees it; answers carry their round, one per student, question and round, and a
