@@ -23,8 +23,7 @@ another device with the teacher password (ui/lessons/teacher.py checks it; take_
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
 per student and question (the first one counts; repeats change nothing). Only the stop the class is on takes
 answers (checked in the same statement as the insert): none ahead of the class, none to a stop it has left. An answer
-given after the question was
-revealed is stored as late and never counted, right or not. Peer instruction (Crouch & Mazur 2001): the teacher sets a
+given after the question was revealed is stored as late and never counted, right or not. Peer instruction (Crouch & Mazur 2001): the teacher sets a
 question's mode and phase (table phases: round 1 alone, a discussion with a countdown, round 2 with the same options),
 so every replica and every reload sees it; answers carry their round, one per student, question and round, and a
 round-1 answer given once round 1 has closed is late too. Wrong class codes and passwords are recorded per client
