@@ -10,6 +10,7 @@ draws Plotly charts names plotly.js for the browser to fetch and compile while t
 In front of everything: Streamlit's developer messages (clear_cache, ...) dropped and its metrics for the operator only
 (serving/operator_only.py), and its upload route bounded to issued ids, caps and the uploads switches
 (serving/upload_gate.py).
+The class report's downloads are served to the teacher's browser only (serving/private_media.py).
 """
 import contextlib
 
@@ -20,6 +21,7 @@ from classroom.teacher_password import announce_teacher_password
 from serving.liveness import liveness_from_environment
 from serving.operator_only import OperatorOnlyMiddleware
 from serving.plotly_preload import PlotlyPreloadMiddleware
+from serving.private_media import PrivateMediaMiddleware
 from serving.seat import SeatCookieMiddleware
 from serving.upload_gate import UploadGateMiddleware
 from ui.page_list import PLOTLY_PAGES
@@ -32,11 +34,13 @@ async def _lifespan(_app):
         yield
 
 
-# First to last on a request: operator-only messages and routes closed, uploads bounded, the seat cookie, the preload.
+# First to last on a request: operator-only messages and routes closed, uploads bounded, the seat cookie, the preload,
+# the report's downloads for the teacher's browser only.
 MIDDLEWARE = [
     Middleware(OperatorOnlyMiddleware),
     Middleware(UploadGateMiddleware),
     Middleware(SeatCookieMiddleware),
     Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES),
+    Middleware(PrivateMediaMiddleware),
 ]
 app = st.App("app.py", middleware=MIDDLEWARE, lifespan=_lifespan)

@@ -3,7 +3,9 @@ per question both rounds, the switch matrix and the misconceptions picked; per c
 and after among the students who answered both, and the normalized gain ⟨g⟩ (Hake 1998); the same for the lecture.
 
 Only counted answers enter: late ones (after their round closed or the reveal) and ungraded ones are left out, as on
-the teacher's screen. Students are the store's anonymous ids; the report names nobody.
+the teacher's screen. Students are the store's anonymous ids; the report names nobody. The teacher projects her page,
+so the report holds nothing of a question the class may still answer (`reportable`): a stop's question once she has
+revealed it, the check questions (never revealed: the post-test asks them again) once the class has ended.
 
 The lecture's gain pools every (student, check question) pair answered before and after: pre and post are the shares
 right over those pairs, ⟨g⟩ = (post − pre) / (1 − pre), and `students` counts the students with at least one pair.
@@ -13,9 +15,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from classroom.lessons import Lesson, Question, Text, check_question_id, misconception_of
+from classroom.lessons import CHECK_WHEN, Lesson, Question, Text, check_question_id, misconception_of
 from classroom.peer import normalized_gain
-from classroom.store import AnswerRow, Switches
+from classroom.store import AnswerRow, ReportAnswers, Switches
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,20 @@ class ClassReport:
     checks: list[CheckGain]
     lecture: CheckGain  # all check questions pooled (check_id "lecture")
     misconceptions: list[MisconceptionPick]  # most picked first
+
+
+def is_check_question(question_id: str) -> bool:
+    """'intro:pre:scale' (classroom/lessons.check_question_id) is a check question; 'intro:3' a stop's own."""
+    parts = question_id.split(":")
+    return len(parts) == 3 and parts[1] in CHECK_WHEN
+
+
+def reportable(read: ReportAnswers) -> list[AnswerRow]:
+    """The answers a report may show: those of revealed questions, and the check questions' once the class ended.
+    Round-1 shares and misconception picks of a question not yet revealed would name right and wrong options on
+    the projector while the class still answers it."""
+    return [row for row in read.rows if row.question in read.revealed
+            or (read.ended and is_check_question(row.question))]
 
 
 def _counted(rows: list[AnswerRow]) -> list[AnswerRow]:

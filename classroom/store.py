@@ -21,8 +21,9 @@ stays in that device's session_state and never goes in a URL. The teacher takes 
 replica's death by her browser's seat (the HttpOnly cookie serving/seat.py sets; only its sha256 is stored), or from
 another device with the teacher password (ui/lessons/teacher.py checks it; take_back() then issues a new token).
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
-per student and question (the first one counts; repeats change nothing). An answer given after the question was
-revealed is stored as late and never counted, right or not. Peer instruction (Crouch & Mazur 2001): the teacher sets a
+per student and question (the first one counts; repeats change nothing). Only the stop the class is on takes
+answers (checked in the same statement as the insert): none ahead of the class, none to a stop it has left. An answer
+given after the question was revealed is stored as late and never counted, right or not. Peer instruction (Crouch & Mazur 2001): the teacher sets a
 question's mode and phase (table phases: round 1 alone, a discussion with a countdown, round 2 with the same options),
 so every replica and every reload sees it; answers carry their round, one per student, question and round, and a
 round-1 answer given once round 1 has closed is late too. Wrong class codes and passwords are recorded per client
@@ -125,6 +126,26 @@ class StoreBusy(RuntimeError):
     """The database stayed locked longer than the wait: the write did not happen (tell the user to retry)."""
 
 
+class ClassElsewhere(Exception):
+    """An answer to a stop the class is not on (ahead of it, or one it has left): nothing was stored. `stop`: the
+    stop the class is on."""
+
+    def __init__(self, stop: int):
+        super().__init__(f"the class is on stop {stop}")
+        self.stop = stop
+
+
+_STOP_QUESTION = re.compile(r"[^:]+:([0-9]+)")  # 'intro:3': stop 3's own question (ui/lessons/bar.question_id)
+_PRE_CHECK = re.compile(r"[^:]+:pre:.+")  # 'intro:pre:scale' (classroom/lessons.check_question_id): stop 1
+
+
+def _check_asked_at(question: str, stop: int) -> None:
+    """A question id that names its stop must come with that stop (a caller's slip, never a student's input)."""
+    match = _STOP_QUESTION.fullmatch(question)
+    if (match and int(match.group(1)) != stop) or (_PRE_CHECK.fullmatch(question) and stop != 1):
+        raise ValueError(f"question {question!r} is not asked at stop {stop}")
+
+
 @dataclass(frozen=True)
 class QuestionPhase:
     """Where a question of the class stands: its mode ('one' or 'peer'), its phase ('round1', 'discussion',
@@ -169,6 +190,15 @@ class AnswerRow:
     answer: str
     correct: bool | None
     late: bool
+
+
+@dataclass(frozen=True)
+class ReportAnswers:
+    """The answers of one class as they were when the teacher asked for her report (ClassStore.report_answers)."""
+    rows: list[AnswerRow]
+    revealed: frozenset[str]  # questions the teacher had revealed
+    ended: bool  # the class had ended (or expired)
+    at: float  # unix seconds of the read
 
 
 @dataclass(frozen=True)
@@ -552,6 +582,21 @@ class ClassStore:
                               "ORDER BY question, round, student", (code,)).fetchall()
         return [AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late)) for q, s, r, a, c, late in rows]
 
+    def report_answers(self, code: str, token: str, now: float | None = None) -> ReportAnswers | None:
+        """What the class report is built from, read at once (the teacher's click): every answer of the class, the
+        questions revealed, whether the class has ended; also after it ended (until purged). None without the right
+        token."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now, ended_too=True):
+                return None
+            rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
+                              "ORDER BY question, round, student", (code,)).fetchall()
+            revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?", (code,)))
+            expires = db.execute("SELECT expires FROM classes WHERE code = ?", (code,)).fetchone()[0]
+        return ReportAnswers([AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late))
+                              for q, s, r, a, c, late in rows], revealed, expires <= now, now)
+
     # ---- everyone
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
         """The class a code names, or None when the code is unknown or the class has expired."""
@@ -569,35 +614,55 @@ class ClassStore:
         return ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases)
 
     def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
-               now: float | None = None, round: int = 1) -> bool:
-        """Store a student's answer in `round` (1; 2 only once the teacher opened round 2). -> True when stored now,
-        False when this student had answered this round already (the first answer counts) or round 2 is not open.
-        An answer to a question already revealed, or a round-1 answer once round 1 has closed, is stored as late
-        (never counted). Raises LookupError for an unknown or expired class, StoreBusy when the database stayed
-        locked."""
+               now: float | None = None, round: int = 1, *, stop: int) -> bool:
+        """Store a student's answer in `round` (1; 2 only once the teacher opened round 2) to `question`, which is
+        asked at `stop` of the class's lesson (ui/lessons/bar.question_stop: a stop's own question at its stop, a "pre"
+        check question at stop 1, a "post" one at the last stop). -> True when stored now, False when this student
+        had answered this round already (the first answer counts) or round 2 is not open.
+        Only the stop the class is on takes answers: an answer to another stop (ahead of the class, or one it has
+        left) is not stored and raises ClassElsewhere, so nobody answers ahead and no gain is faked. An answer to a
+        question already revealed, or a round-1 answer once round 1 has closed, is stored as late (never counted).
+        Raises LookupError for an unknown or expired class, StoreBusy when the database stayed locked."""
         now = time.time() if now is None else now
         answer = answer[:MAX_ANSWER_CHARS]
         if round not in (1, 2):
             raise ValueError(f"round {round!r}")
+        _check_asked_at(question, stop)
+        lesson = question.split(":", 1)[0] if ":" in question else None  # 'intro:3' belongs to lesson intro
         with self._connect() as db:
-            # One statement: the class check, the round and reveal checks and the insert are atomic, one lock per
-            # answer. ON CONFLICT DO NOTHING (not INSERT OR IGNORE) and late as CASE ... THEN 1 ELSE 0 (an integer, not
-            # a boolean): PostgreSQL reads it too. (The CAST gives PostgreSQL the type a bare NULL parameter lacks.)
+            # One statement: the class, stop, round and reveal checks and the insert are atomic, one lock per
+            # answer (a teacher's move commits before or after it, never between a check and the insert). ON
+            # CONFLICT DO NOTHING (not INSERT OR IGNORE) and late as CASE ... THEN 1 ELSE 0 (an integer, not a
+            # boolean): PostgreSQL reads it too. (The CASTs give PostgreSQL the type a bare NULL parameter lacks.)
             cursor = db.execute(
                 "INSERT INTO answers (code, question, student, answer, correct, created, late, round) "
                 "SELECT ?, ?, ?, ?, CAST(? AS INTEGER), ?, "
                 "CASE WHEN EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) OR (? = 1 AND EXISTS "
                 "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase <> 'round1')) THEN 1 ELSE 0 END, ? "
-                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ?) AND (? = 1 OR EXISTS "
+                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ? AND stop = ? "
+                "AND (CAST(? AS TEXT) IS NULL OR lesson = CAST(? AS TEXT))) AND (? = 1 OR EXISTS "
                 "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase = 'round2')) "
                 "ON CONFLICT (code, question, student, round) DO NOTHING",
                 (code, question, student, answer, None if correct is None else int(correct), now, code, question,
-                 round, code, question, round, code, now, round, code, question))
+                 round, code, question, round, code, now, stop, lesson, lesson, round, code, question))
             if cursor.rowcount == 1:
                 return True
-            if db.execute("SELECT 1 FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone() is None:
-                raise LookupError(code)
-            return False
+            row = db.execute("SELECT stop, lesson FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+        if row is None:
+            raise LookupError(code)
+        if row[0] != stop or (lesson is not None and row[1] != lesson):
+            raise ClassElsewhere(row[0])
+        return False
+
+    def live_unrevealed(self, lesson: str, stop: int, question: str, now: float | None = None) -> bool:
+        """Whether a live class of `lesson` is at `stop` now and has not revealed `question`: then the same stop
+        opened outside that class keeps its answer (and its page) back too, so no student learns it there first."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            return db.execute(
+                "SELECT 1 FROM classes WHERE lesson = ? AND stop = ? AND expires > ? AND NOT EXISTS "
+                "(SELECT 1 FROM revealed WHERE revealed.code = classes.code AND revealed.question = ?) LIMIT 1",
+                (lesson, stop, now, question)).fetchone() is not None
 
     def student_answer(self, code: str, student: str, question: str, round: int = 1) -> str | None:
         """The answer this student gave in `round` (a new session after a reload or a replica's death finds it)."""

@@ -64,7 +64,9 @@ def test_teacher_sees_a_student_answer_reveals_and_moves_the_class(store_locatio
     student.radio(key="q_intro_1_choice").set_value(1)
     next(b for b in student.form_submit_button if b.label == "Answer").click().run()
     assert_healthy(student)
-    assert chart_specs(student)  # answered: the page shows
+    # answered: taken, but neither right or wrong nor the page (whose chart gives the answer) before the Reveal
+    assert not chart_specs(student) and "Your answer is taken: Transformer" in _texts(student)
+    assert "The model's answer" not in _texts(student) and not student.success
 
     teacher.run()
     # Before the reveal: how many answered, no share right (it would give the answer away), no answer outside the
@@ -79,6 +81,8 @@ def test_teacher_sees_a_student_answer_reveals_and_moves_the_class(store_locatio
     assert _metric(teacher, "Share correct") == "0%"  # option 1 is wrong
     assert "The model's answer: GRU without attention" in _texts(teacher)
 
+    student.run()  # the class poll's rerun after the Reveal: now right or wrong, and the page
+    assert chart_specs(student) and "The model's answer: GRU without attention" in _texts(student)
     other, _ = open_from_link(None, {"class": code})
     assert chart_specs(other) and any("revealed the answer" in i.value for i in other.info)  # revealed: page shown
     assert not [r for r in other.get("radio") if r.key == "q_intro_1_choice"]  # after the reveal the question is not asked: an answer now would not count
@@ -185,9 +189,9 @@ def test_a_lesson_file_broken_during_class_keeps_the_class_going(tmp_path, monke
 def test_answers_after_the_reveal_are_late_and_never_right(store_location):
     store = ClassStore(store_location)
     code, token = store.create_class("intro")
-    store.answer(code, "early", "q", "right", True)
+    store.answer(code, "early", "q", "right", True, stop=1)
     store.reveal(code, token, "q")
-    assert store.answer(code, "late", "q", "right", True)  # stored, as late
+    assert store.answer(code, "late", "q", "right", True, stop=1)  # stored, as late
     results = store.results(code, token, "q")
     assert (results.answered, results.correct, results.late, results.counts) == (1, 1, 1, {"right": 1})
     assert store.student_answer(code, "late", "q") == "right"
@@ -284,32 +288,3 @@ def test_the_teacher_turns_uploads_off_for_her_students():
     assert any("Your teacher turned uploads off" in i.value for i in student.info)
     outsider, _ = open_from_link("train")  # not in the class: the operator's setting alone
     assert outsider.get("file_uploader")
-
-
-def test_a_crowded_server_confirms_the_answer_at_once_and_draws_the_page_at_the_next_poll(monkeypatch):
-    """Issue 24: while every page slot of the process is taken (a class answering at once), the answer form's own
-    run stores and confirms the answer; the chart waits for the student's next class poll, in the queue of pages."""
-    teacher, _ = open_from_link("teacher")
-    code = _start_class(teacher)
-    student, _ = open_from_link(None, {"class": code})
-    monkeypatch.setattr("ui.lessons.peer_student.crowded", lambda: True)
-    _answer_choice(student, 3)
-    assert [s.value for s in student.success] == ["Right: GRU without attention \\(one context vector\\)"]
-    assert "Your chart follows once the whole class has answered" in " ".join(c.value for c in student.caption)
-    assert not chart_specs(student)  # not drawn in the answer's run
-    assert not any("Predict first" in i.value for i in student.info)  # the form's note went with the form
-    teacher.run()
-    assert _metric(teacher, "Answered") == "1"  # stored before it was confirmed
-    student.run()  # the class poll's tick (every few seconds in the browser)
-    assert_healthy(student)
-    assert chart_specs(student) and not any("Your chart follows" in c.value for c in student.caption)
-    assert not [r for r in student.get("radio") if r.key == "q_intro_1_choice"]  # answered once: no second form
-
-
-def test_a_quiet_server_draws_the_page_with_the_answer(monkeypatch):
-    teacher, _ = open_from_link("teacher")
-    code = _start_class(teacher)
-    student, _ = open_from_link(None, {"class": code})
-    monkeypatch.setattr("ui.lessons.peer_student.crowded", lambda: False)
-    _answer_choice(student, 3)
-    assert chart_specs(student) and not any("Your chart follows" in c.value for c in student.caption)

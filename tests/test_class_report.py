@@ -32,17 +32,19 @@ def test_gain_rule_of_thumb_and_the_report_from_a_small_class(tmp_path, lesson):
     store, code, token = _class(tmp_path)
     # check question "weight" (right: option 2): 4 students before, 3 of them after; 1 of 4 right before
     for student, before in zip("abcd", ("2", "1", "1", "3"), strict=True):
-        store.answer(code, student, "intro:pre:weight", before, before == "2")
-    for student, after in zip("abc", ("2", "2", "1"), strict=True):
-        store.answer(code, student, "intro:post:weight", after, after == "2")
+        store.answer(code, student, "intro:pre:weight", before, before == "2", stop=1)
     # stop 8 (right: option 2) in peer instruction
+    store.move(code, token, 8)
     store.set_phase(code, token, "intro:8", "peer")
     for student, first in zip("abc", ("2", "3", "1"), strict=True):
-        store.answer(code, student, "intro:8", first, first == "2")
+        store.answer(code, student, "intro:8", first, first == "2", stop=8)
     store.set_phase(code, token, "intro:8", "peer", "round2")
     for student, second in zip("abc", ("2", "2", "3"), strict=True):
-        store.answer(code, student, "intro:8", second, second == "2", round=2)
-    store.answer(code, "late", "intro:8", "3", False)  # round 1 after it closed: not in the report
+        store.answer(code, student, "intro:8", second, second == "2", round=2, stop=8)
+    store.answer(code, "late", "intro:8", "3", False, stop=8)  # round 1 after it closed: not in the report
+    store.move(code, token, 17)
+    for student, after in zip("abc", ("2", "2", "1"), strict=True):
+        store.answer(code, student, "intro:post:weight", after, after == "2", stop=17)
     report = build_report(lesson, store.answer_rows(code, token))
     question = next(q for q in report.questions if q.question_id == "intro:8")
     assert (question.first.answered, question.first.right, question.second.right) == (3, 1, 2)
@@ -73,7 +75,8 @@ def test_gain_rule_of_thumb_and_the_report_from_a_small_class(tmp_path, lesson):
 
 def test_only_the_teacher_reads_the_answers(tmp_path):
     store, code, token = _class(tmp_path)
-    store.answer(code, "a", "intro:8", "2", True)
+    store.move(code, token, 8)
+    store.answer(code, "a", "intro:8", "2", True, stop=8)
     assert store.answer_rows(code, "not-the-token") is None
     assert [r.student for r in store.answer_rows(code, token)] == ["a"]
 

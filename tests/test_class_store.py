@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from classroom.store import (DATABASE_URL_ENV, ClassStore, QuestionPhase, StoreBusy, Switches, is_postgres,
+from classroom.store import (DATABASE_URL_ENV, ClassElsewhere, ClassStore, QuestionPhase, StoreBusy, Switches, is_postgres,
                              normalise_code, store_location, to_postgres)
 
 
@@ -21,12 +21,12 @@ def store(store_location):
 
 
 def test_teacher_token_guards_results_reveal_and_move(store):
-    code, token = store.create_class("intro")
+    code, token = store.create_class("intro", stop=3)
     assert normalise_code(code.lower()[:3] + " " + code[3:]) == code
-    assert store.answer(code, "student-a", "intro:3", "1", True)
+    assert store.answer(code, "student-a", "intro:3", "1", True, stop=3)
     assert store.results(code, "wrong", "intro:3") is None
     assert store.results(code, "", "intro:3") is None
-    assert not store.move(code, "wrong", 5) and store.session(code).stop == 1
+    assert not store.move(code, "wrong", 5) and store.session(code).stop == 3
     assert not store.reveal(code, "wrong", "intro:3") and store.session(code).revealed == frozenset()
     assert store.move(code, token, 5) and store.session(code).stop == 5
     assert store.reveal(code, token, "intro:3") and "intro:3" in store.session(code).revealed
@@ -37,7 +37,7 @@ def test_teacher_token_guards_results_reveal_and_move(store):
 
 def test_a_student_answering_a_thousand_times_counts_once(store):
     code, token = store.create_class("intro")
-    stored = [store.answer(code, "same-student", "q", str(i % 3), i % 3 == 0) for i in range(1000)]
+    stored = [store.answer(code, "same-student", "q", str(i % 3), i % 3 == 0, stop=1) for i in range(1000)]
     assert stored.count(True) == 1
     results = store.results(code, token, "q")
     assert results.answered == 1 and results.counts == {"0": 1} and results.correct == 1
@@ -48,10 +48,10 @@ def test_a_student_answering_a_thousand_times_counts_once(store):
 def test_distribution_share_correct_and_ungraded_answers(store):
     code, token = store.create_class("intro")
     for student, answer, correct in (("a", "L2 H3", True), ("b", "L2 H3", True), ("c", "L1 H1", False)):
-        store.answer(code, student, "q", answer, correct)
+        store.answer(code, student, "q", answer, correct, stop=1)
     results = store.results(code, token, "q")
     assert results.counts == {"L1 H1": 1, "L2 H3": 2} and results.answered == 3 and results.correct == 2
-    store.answer(code, "a", "free", "<b>hi</b>", None)
+    store.answer(code, "a", "free", "<b>hi</b>", None, stop=1)
     assert store.results(code, token, "free").correct is None  # nothing to grade against
     assert store.results(code, token, "free").counts == {"<b>hi</b>": 1}  # stored as text; the UI shows it as text
 
@@ -60,13 +60,13 @@ def test_wrong_and_expired_codes(store):
     assert normalise_code("") == "" and normalise_code("<script>") == "" and normalise_code("ABCDE0") == ""
     assert store.session("ZZZZZZ") is None
     with pytest.raises(LookupError):
-        store.answer("ZZZZZZ", "s", "q", "1", True)
+        store.answer("ZZZZZZ", "s", "q", "1", True, stop=1)
     now = time.time()
     code, token = store.create_class("intro", now=now)
     assert store.session(code, now=now + 3.9 * 3600) is not None
     assert store.session(code, now=now + 4.1 * 3600) is None  # default: a class lasts 4 h
     with pytest.raises(LookupError):
-        store.answer(code, "s", "q", "1", True, now=now + 4.1 * 3600)
+        store.answer(code, "s", "q", "1", True, now=now + 4.1 * 3600, stop=1)
     assert not store.move(code, token, 2, now=now + 4.1 * 3600)
 
 
@@ -74,7 +74,7 @@ def test_answers_are_deleted_after_the_keep_time(store_location):
     store = ClassStore(store_location, keep_days=7)
     now = time.time()
     code, token = store.create_class("intro", now=now)
-    store.answer(code, "s", "q", "1", True, now=now + 60)
+    store.answer(code, "s", "q", "1", True, now=now + 60, stop=1)
     store.purge(now=now + 6 * 86400)
     assert store.student_answer(code, "s", "q") == "1"
     store.purge(now=now + 8 * 86400)
@@ -120,7 +120,7 @@ def test_wrong_guesses_are_counted_per_client_within_the_window(store):
 def _answer_many(path: str, code: str, prefix: str, count: int) -> None:
     store = ClassStore(path)
     for i in range(count):
-        store.answer(code, f"{prefix}-{i}", "q", prefix, True)
+        store.answer(code, f"{prefix}-{i}", "q", prefix, True, stop=1)
     store.close()
 
 
@@ -151,7 +151,7 @@ def _flood(store: ClassStore, code: str, per_second: int, seconds: float, thread
                 time.sleep(delay)
             sent[t] += 1
             try:
-                stored[t] += store.answer(code, f"student-{i}", "q", str(i % 4), i % 4 == 0)
+                stored[t] += store.answer(code, f"student-{i}", "q", str(i % 4), i % 4 == 0, stop=1)
             except StoreBusy:
                 refused[t] += 1  # the UI says "not saved, answer again": refused with a message
 
@@ -220,7 +220,7 @@ def test_a_store_opened_from_the_environment_is_the_database_it_names(store_loca
         store_location = str(tmp_path / "classroom.sqlite3")
     from_environment = ClassStore()
     code, token = from_environment.create_class("intro")
-    from_environment.answer(code, "s", "q", "1", True)
+    from_environment.answer(code, "s", "q", "1", True, stop=1)
     named = ClassStore(store_location)
     assert named.results(code, token, "q").counts == {"1": 1}
     assert (from_environment.postgres, from_environment.path is None) == (is_postgres(store_location),) * 2
@@ -254,7 +254,7 @@ def test_a_database_of_the_first_release_gains_the_new_columns(store_location):
     assert store.student_answer("ABCDEF", "early", "q") == "1"
     code, token = store.create_class("intro", teacher_seat="seat", lesson_source="text")
     store.reveal(code, token, "q")
-    assert store.answer(code, "late", "q", "1", True)
+    assert store.answer(code, "late", "q", "1", True, stop=1)
     assert store.results(code, token, "q").late == 1 and store.class_of_seat("seat") == code
     ClassStore(store_location).close()  # opening again adds nothing twice
     store.close()
@@ -305,17 +305,17 @@ def test_peer_instruction_rounds_switch_matrix_and_late_first_votes(store):
     assert not store.set_phase(code, "wrong", "q", "peer", "round2")  # only the teacher moves the rounds
     first = {"a": ("1", True), "b": ("2", False), "c": ("2", False), "d": ("1", True), "e": ("3", False)}
     for student, (answer, right) in first.items():
-        assert store.answer(code, student, "q", answer, right)
-    assert not store.answer(code, "a", "q", "1", True, round=2)  # round 2 is not open yet: refused
+        assert store.answer(code, student, "q", answer, right, stop=1)
+    assert not store.answer(code, "a", "q", "1", True, round=2, stop=1)  # round 2 is not open yet: refused
     assert store.set_phase(code, token, "q", "peer", "discussion", discussion_seconds=90, now=1000.0)
     assert store.session(code).phase_of("q").discussion_ends == 1090.0
-    assert store.answer(code, "f", "q", "1", True)  # round 1 after it closed: stored, but late
+    assert store.answer(code, "f", "q", "1", True, stop=1)  # round 1 after it closed: stored, but late
     assert store.set_phase(code, token, "q", "peer", "round2")
     assert store.session(code).phase_of("q").discussion_ends == 1090.0  # round 2 keeps the countdown's end
     second = {"a": ("1", True), "b": ("1", True), "c": ("2", False), "d": ("2", False), "f": ("1", True)}
     for student, (answer, right) in second.items():
-        assert store.answer(code, student, "q", answer, right, round=2)
-    assert not store.answer(code, "a", "q", "3", False, round=2)  # the first round-2 answer counts
+        assert store.answer(code, student, "q", answer, right, round=2, stop=1)
+    assert not store.answer(code, "a", "q", "3", False, round=2, stop=1)  # the first round-2 answer counts
     one, two = store.results(code, token, "q"), store.results(code, token, "q", round=2)
     assert one.counts == {"1": 2, "2": 2, "3": 1} and one.correct == 2 and one.late == 1
     assert two.counts == {"1": 3, "2": 2} and two.correct == 3 and two.late == 0
@@ -336,7 +336,7 @@ def test_phase_is_seen_by_every_store_and_survives_a_reload(tmp_path):
     ClassStore(path).set_phase(code, token, "q", "peer", "round2")
     store = ClassStore(path)
     assert store.session(code).phase_of("q").open_round == 2
-    assert store.answer(code, "seat-1", "q", "2", False, round=2)
+    assert store.answer(code, "seat-1", "q", "2", False, round=2, stop=1)
     assert ClassStore(path).student_answer(code, "seat-1", "q", round=2) == "2"
     assert store.switches(code, token, "q").both == 0  # no round-1 answer from seat-1: not in the matrix
 
@@ -345,7 +345,7 @@ def test_reveal_makes_both_rounds_late(store):
     code, token = _peer_class(store)
     store.set_phase(code, token, "q", "peer", "round2")
     store.reveal(code, token, "q")
-    assert store.answer(code, "a", "q", "1", True, round=2)
+    assert store.answer(code, "a", "q", "1", True, round=2, stop=1)
     assert store.results(code, token, "q", round=2).answered == 0 and store.results(code, token, "q", round=2).late == 1
 
 
@@ -366,7 +366,7 @@ def test_an_ended_class_keeps_its_answers_for_its_teacher_until_the_keep_time(tm
     store = ClassStore(tmp_path / "db", keep_days=7)
     now = time.time()
     code, token = store.create_class("intro", now=now)
-    store.answer(code, "s", "q", "1", True, now=now + 10)
+    store.answer(code, "s", "q", "1", True, now=now + 10, stop=1)
     assert store.end_class(code, token, now=now + 20)
     store.purge(now=now + 86400)  # a day later (another class started): the report is still hers
     assert [r.answer for r in store.answer_rows(code, token, now=now + 86400)] == ["1"]
@@ -374,3 +374,58 @@ def test_an_ended_class_keeps_its_answers_for_its_teacher_until_the_keep_time(tm
     assert not store.reveal(code, token, "q", now=now + 86400)  # nothing else works on an ended class
     store.purge(now=now + 8 * 86400)
     assert store.answer_rows(code, token, now=now + 8 * 86400) is None  # gone with its answers
+
+
+# ---- answers only for the class's stop (issue 36, item 3)
+def test_only_the_stop_the_class_is_on_takes_answers(store):
+    """An answer ahead of the class (or to a stop it has left) is refused in the store, whatever the page does; the
+    "pre" check questions belong to stop 1, the "post" ones to the last stop, the stop's own question to its stop."""
+    code, token = store.create_class("intro")
+    with pytest.raises(ClassElsewhere) as ahead:
+        store.answer(code, "a", "intro:3", "1", True, stop=3)
+    assert ahead.value.stop == 1
+    with pytest.raises(ClassElsewhere):
+        store.answer(code, "a", "intro:post:weight", "2", True, stop=17)  # the post-test while the class is on 1
+    with pytest.raises(ClassElsewhere):
+        store.answer(code, "a", "llm:1", "2", True, stop=1)  # another lesson's question: not this class's
+    with pytest.raises(ValueError):
+        store.answer(code, "a", "intro:3", "1", True, stop=1)  # an id that names another stop than the one given
+    with pytest.raises(ValueError):
+        store.answer(code, "a", "intro:pre:weight", "1", True, stop=2)  # a pre check is asked at stop 1 only
+    assert store.answer(code, "a", "intro:pre:weight", "1", False, stop=1)
+    assert store.answer(code, "a", "intro:1", "1", False, stop=1)
+    assert store.stored_answers(code) == 2
+    assert store.move(code, token, 3)
+    assert store.answer(code, "a", "intro:3", "1", True, stop=3)
+    with pytest.raises(ClassElsewhere):  # the class has left stop 1: no more pre-test answers, no second chances
+        store.answer(code, "b", "intro:pre:weight", "2", True, stop=1)
+    assert store.move(code, token, 17)
+    assert store.answer(code, "a", "intro:post:weight", "2", True, stop=17)
+    assert store.stored_answers(code) == 4
+
+
+def test_a_live_class_keeps_its_unrevealed_stop_back_from_everyone(store):
+    assert not store.live_unrevealed("intro", 4, "intro:4")
+    code, token = store.create_class("intro", stop=4)
+    assert store.live_unrevealed("intro", 4, "intro:4")
+    assert not store.live_unrevealed("intro", 5, "intro:5") and not store.live_unrevealed("llm", 4, "llm:4")
+    other, other_token = store.create_class("intro", stop=4)
+    store.reveal(code, token, "intro:4")
+    assert store.live_unrevealed("intro", 4, "intro:4")  # the other class has not revealed it yet
+    store.reveal(other, other_token, "intro:4")
+    assert not store.live_unrevealed("intro", 4, "intro:4")
+    third, third_token = store.create_class("intro", stop=4)
+    store.end_class(third, third_token)
+    assert not store.live_unrevealed("intro", 4, "intro:4")  # an ended class keeps nothing back
+
+
+def test_the_report_reads_the_answers_and_reveals_at_once_for_the_teacher_only(store):
+    code, token = store.create_class("intro")
+    store.answer(code, "a", "intro:1", "2", True, stop=1)
+    assert store.report_answers(code, "wrong") is None
+    read = store.report_answers(code, token, now=time.time())
+    assert [r.question for r in read.rows] == ["intro:1"] and read.revealed == frozenset() and not read.ended
+    store.reveal(code, token, "intro:1")
+    store.end_class(code, token)
+    read = store.report_answers(code, token)
+    assert read.revealed == {"intro:1"} and read.ended  # an ended class's report stays hers

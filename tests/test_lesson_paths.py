@@ -61,8 +61,8 @@ def _check(at, pickers: BrowserPickers, stop, language: str, path: str) -> None:
 def _arrive(at, pickers, stop, language, path, reveal=None, lesson_id="intro"):
     pickers.shown(at)  # the run that arrives (its page may wait for the answer)
     _open_page(at, stop, lesson_id)
-    if reveal is not None and stop.question is not None and stop.question.peer:
-        reveal(stop)  # peer instruction: after round 1 the page waits for the teacher's reveal (or round 2)
+    if reveal is not None and stop.question is not None:
+        reveal(stop)  # in a class the page waits for the teacher's reveal (one round or peer instruction)
     _check(at, pickers, stop, language, path)
 
 

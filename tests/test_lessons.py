@@ -195,3 +195,25 @@ text = "A typo in the page name."
     assert "stop 1 of 3" in at.markdown[0].value
     at2, _ = open_from_link(None, {"lesson": "nope"})
     assert "no lesson named" in " ".join(w.value for w in at2.warning)
+
+
+@pytest.mark.slow
+def test_a_stop_hidden_behind_its_question_keeps_its_state_over_several_runs():
+    """Stop 4 draws the steps page at 4 tokens; stop 7 sets 5 and hides the page behind its question. A second run
+    with the page still hidden (a sidebar click, a class's answer or move) must keep the 5: Streamlit keeps a value
+    set through session_state also under the key, and a run that does not draw the widget brought back the older 4
+    (ui/share.carry_view_state)."""
+    with using_language("en"):
+        at, _ = open_from_link(None, {"lesson": "intro", "stop": "4", "lang": "en"})
+        _answer(at, "q_intro_4", "number", None)
+        assert at.slider(key="steps_tokens").value == 4
+        at.button(key="lesson_next").click().run()
+        _answer(at, "q_intro_5", "number", None)
+        at.button(key="lesson_next").click().run()
+        at.button(key="lesson_next").click().run()
+        assert at.session_state["lesson_stop"] == 7 and at.session_state["steps_tokens"] == 5
+        at.run()  # the page still waits for the answer
+        assert_healthy(at)
+        assert at.session_state["steps_tokens"] == 5
+        _answer(at, "q_intro_7", "number", None)
+        assert at.slider(key="steps_tokens").value == 5

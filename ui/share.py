@@ -62,6 +62,7 @@ def restore_from_url() -> None:
         # (and ui/lessons/bar its lesson stop, reading opened_link()).
         _read_link(st.query_params.to_dict())
     keep_view_state()
+    carry_view_state()  # a value held only by a widget this run may not draw must not fall back to an older one
 
 
 def switch_page(page_left: str, target: str) -> NoReturn:
@@ -162,9 +163,16 @@ def apply_view_state(page: str, params: dict[str, str]) -> list[str]:
 
 
 def carry_view_state() -> None:
-    """Before st.switch_page: set every shared value again in this run. A server-side page switch sends no widget
-    states, and Streamlit then drops the values of widgets not on the new page's first run (the sidebar's
-    language, presenter mode, model...); a value set in the run that switches is kept."""
+    """Set every shared value again in this run (before any widget is drawn): a value set in this run is the one
+    that stands at its end.
+
+    Called at the start of every full run (restore_from_url) and again before st.switch_page. A server-side page
+    switch sends no widget states, and Streamlit then drops the values of widgets not on the new page's first run
+    (the sidebar's language, presenter mode, model...). And Streamlit 1.67 keeps a value set through session_state
+    twice, under the key and, once the widget has been drawn, under the widget's id; a run that does not draw the
+    widget forgets the second copy and the first, older one comes back. A lesson stop hidden behind its question
+    for two runs (the class's move, then the student's answer) showed the previous visit's tokens (4, from stop 4)
+    at stop 7 instead of the stop's 5 (tests/test_lesson_paths.py, the teacher's path)."""
     for key in [spec.key for spec in SPECS.values()] + [IMAGE_FORMAT]:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]

@@ -26,8 +26,7 @@ from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.lessons.questions import Expected, QuestionError, answer_label, expected_answer
-from ui.lessons.peer_student import PAGE_OWED, check_questions, class_question, solo_question
-from ui.page_slots import crowded
+from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, apply_view_state, opened_link, report_unfit_link_value, switch_page
@@ -54,7 +53,7 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
     Runs before any widget of the run is drawn (in lesson_bar, or as a button's callback); lesson_bar then
     switches to the stop's page.
     """
-    number = max(1, min(number, len(lesson.stops)))
+    number = max(1, min(number, len(lesson.stops), _furthest_stop(lesson) or number))
     stop = lesson.stops[number - 1]
     st.session_state[LESSON_ID], st.session_state[LESSON_STOP] = lesson.id, number
     st.session_state[URL_EXTRA] = _url_extra()
@@ -70,6 +69,16 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
     open_stop_section(stop.page, stop.section)
     st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
     st.session_state[SWITCH_TO] = stop.page
+
+
+def _furthest_stop(lesson: Lesson) -> int | None:
+    """A student in a class on this lesson may look back, not ahead: the class's stop (asked now, not what the poll
+    last saw), the last one she may open; None for anyone else (outside a class, the teacher, another lesson)."""
+    code = st.session_state.get(CLASS_CODE)
+    if not code:
+        return None
+    session = class_store().session(code)
+    return session.stop if session is not None and session.lesson == lesson.id else None
 
 
 def _url_extra() -> dict[str, str]:
@@ -133,11 +142,12 @@ def _history(link: dict[str, str]) -> None:
     if lesson_id == st.session_state.get(LESSON_ID) and number == st.session_state.get(LESSON_STOP):
         return
     code = st.session_state.get(CLASS_CODE)
-    if code:  # a student follows the class: Back cannot leave the class's stop, it shows it again
+    if code:  # a student follows the class: Back may show an earlier stop of its lesson, never a later one
         session = class_store().session(code)
         lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
         if lesson is not None:
-            go_to(lesson, session.stop, move_class=False)
+            back = lesson_id == session.lesson and 1 <= number <= session.stop
+            go_to(lesson, number if back else session.stop, move_class=False)
         return
     lesson = open_lesson(lessons()[0], lesson_id) if lesson_id else None
     if lesson is None or not 1 <= number <= len(lesson.stops):
@@ -198,8 +208,8 @@ def open_lesson(all_lessons: Mapping[str, Lesson], lesson_id: str) -> Lesson | N
 
 def _seen(session: ClassSession) -> tuple:
     """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase
-    (a change to any of them reruns her page)."""
-    return session.stop, session.revealed, session.phases
+    (a change to any of them reruns her page), and the class's lesson."""
+    return session.stop, session.revealed, session.phases, session.lesson
 
 
 def _follow_class() -> None:
@@ -228,10 +238,7 @@ def _class_poll() -> None:
         code = st.session_state.get(CLASS_CODE)
         session = class_store().session(code) if code else None
         seen = st.session_state.get(CLASS_SEEN)
-        # a page owed: an answer confirmed while the server was crowded (peer_student._vote), drawn once it is not
-        owed = st.session_state.get(PAGE_OWED) is not None and not crowded()
-        if session is None or seen is None or _seen(session) != seen or owed:
-            st.session_state.pop(PAGE_OWED, None)  # the app's run draws the page with the answer
+        if session is None or seen is None or _seen(session) != seen:
             st.rerun(scope="app")
         st.caption(tr("lessons.in_class", code=code))
 
@@ -285,8 +292,12 @@ def lesson_bar(url_path: str) -> bool:
         # Callbacks: the stop's state is set before this run draws any widget.
         previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="stretch",
                         on_click=go_to, args=(lesson, number - 1))
-        following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops),
-                         type="primary", width="stretch", on_click=go_to, args=(lesson, number + 1))
+        # a student in a class looks back, not ahead: Next stops at the class's stop (go_to holds it there too)
+        seen = st.session_state.get(CLASS_SEEN) if st.session_state.get(CLASS_CODE) else None
+        held = seen is not None and seen[3] == lesson.id and number >= seen[0]
+        following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops) or held,
+                         type="primary", width="stretch", on_click=go_to, args=(lesson, number + 1),
+                         help=tr("lessons.next_follows_teacher") if held else None)
         leaving.button(tr("lessons.leave"), key="lesson_leave", width="stretch", on_click=leave)
         if st.session_state.get(CLASS_CODE):
             _class_poll()
@@ -326,9 +337,10 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
         return _teachers_question(teacher, stop, qid, expected)
     code = st.session_state.get(CLASS_CODE)
     key = f"q_{lesson.id}_{stop.number}"
-    if not code:
-        return solo_question(stop, qid, key, ANSWERS, expected)
     seen = st.session_state.get(CLASS_SEEN)
+    if not code or seen is None or seen[3] != lesson.id:  # outside a class (or in another lesson than the class's)
+        held_back = class_store().live_unrevealed(lesson.id, stop.number, qid)
+        return solo_question(stop, qid, key, ANSWERS, expected, held_back)
     revealed = bool(seen and qid in seen[1])
     # what the class poll last saw (it reruns on a change); a question the teacher has not touched: the lesson's mode
     phase = phase_in(seen[2] if seen else frozenset(), qid, "peer" if stop.question.peer else "one")

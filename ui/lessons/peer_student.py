@@ -2,8 +2,10 @@
 with the teacher's countdown, round 2 with the same options; Crouch & Mazur 2001).
 
 The answer form is an st.fragment: choosing and sending an answer reruns only the form, not the page's charts. The
-page (whose chart gives the answer away) shows after the answer in one round; in peer instruction it stays hidden
-until the teacher reveals, and so does right or wrong: knowing it before round 2 would end the discussion. Round 1's
+page (whose chart gives the answer away) and right or wrong stay hidden until the teacher reveals, in one round as in
+peer instruction: a student who saw them could tell the class, or answer again from a private window (a new student),
+and in peer instruction knowing them before round 2 would end the discussion. The store takes an answer only at the
+stop the class is on (ClassStore.answer): an answer to a stop the student looks back at is refused, and said so. Round 1's
 distribution is never shown to a student. Answers are kept as the store keeps them (one per round), so a reload or a
 replica's death finds both rounds again (the student's id is her seat's: ui/lessons/bar.student_id)."""
 from __future__ import annotations
@@ -14,15 +16,14 @@ from dataclasses import replace
 import streamlit as st
 
 from classroom.lessons import Check, Stop, check_question_id
-from classroom.store import QuestionPhase, StoreBusy
+from classroom.store import ClassElsewhere, QuestionPhase, StoreBusy
 from i18n import tr
 from ui.lessons.classroom import class_store
-from ui.page_slots import crowded, note_answer
+from ui.page_slots import note_answer
 from ui.errors import page_guard
 from ui.lessons.questions import Expected, answer_label, ask, expected_answer, show_answer
 from ui.text import escape_markdown
 
-PAGE_OWED = "_lesson_page_owed"  # session_state: an answer taken while the server was crowded; the poll draws its page
 SECOND_ANSWERS = "lesson_second_answers"  # session_state: {question id: canonical round-2 answer}
 CHECK_ANSWERS = "lesson_check_answers"  # session_state: {check question id: canonical answer}
 COUNTDOWN_SECONDS = 1  # the discussion's countdown ticks this often (a fragment with no query: cheap)
@@ -32,14 +33,18 @@ def _label(stop: Stop, answer: str) -> str:
     return escape_markdown(answer_label(stop.question, answer))
 
 
-def store_answer(code: str, student: str, qid: str, given: str, expected: Expected | None, round: int) -> bool:
-    """Send the answer to the class; -> False (with a message) when it was not stored."""
+def store_answer(code: str, student: str, qid: str, given: str, expected: Expected | None, round: int,
+                 stop: int) -> bool:
+    """Send the answer to the class (`stop`: where the question is asked); -> False (with a message) when it was not
+    stored. The store takes answers only at the stop the class is on: one given elsewhere is refused, and said so."""
     try:
         class_store().answer(code, student, qid, given, None if expected is None else expected.is_right(given),
-                             round=round)
+                             round=round, stop=stop)
         return True
     except StoreBusy:
         st.warning(tr("lessons.busy"))
+    except ClassElsewhere as elsewhere:
+        st.warning(tr("lessons.not_class_stop", stop=elsewhere.stop, here=stop))
     except LookupError:
         st.warning(tr("lessons.class_ended"))
     return False
@@ -50,12 +55,9 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
           expected: Expected | None, round: int, then_page: bool, done: str | None = None,
           submit: str | None = None) -> None:
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
-    (`then_page`: one round), else the form gives way to the answer taken (this fragment's run only).
-
-    In a class answering at once (every page slot of the process taken: ui/page_slots.py) the whole-page rerun
-    would queue behind the class's pages, and so would the words that confirm the answer (issue 24: 13.5 s at
-    300 students). Then this run confirms the answer itself, and the student's next class poll (ui/lessons/bar.py,
-    every few seconds) draws her page, in the queue."""
+    (`then_page`: outside a class, with no live class holding the stop back), else the form gives way to the answer
+    taken (this fragment's run only). In a class the page waits for the teacher's Reveal, so an answer never queues
+    a whole-page run behind the class's pages (issue 24): this run confirms it."""
     with page_guard():
         answers = st.session_state.setdefault(answers_key, {})
         if qid not in answers:
@@ -66,27 +68,31 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
                     st.info(tr("lessons.answer_first"))
             if given is None:
                 return
-            if code and not store_answer(code, student, qid, given, expected, round):
+            if code and not store_answer(code, student, qid, given, expected, round, stop.number):
                 return
             if code:
                 note_answer(student)
             answers[qid] = given
-            if then_page and (not code or not crowded()):
+            if then_page:
                 st.rerun(scope="app")
             slot.empty()
-            if then_page:
-                st.session_state[PAGE_OWED] = qid
-                show_answer(stop.question, given, expected)
-                st.caption(tr("lessons.chart_follows"))
-                return
-        # answered in this round (peer instruction: wait for the teacher's next phase)
+        # answered in this round (wait for the teacher's next phase or her Reveal)
         done = done or ("peer.first_round_done" if round == 1 else "peer.second_round_done")
         st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
 
 
-def solo_question(stop: Stop, qid: str, key: str, answers_key: str, expected: Expected | None) -> bool:
-    """Outside a class: the form, then the answer and the page."""
+def solo_question(stop: Stop, qid: str, key: str, answers_key: str, expected: Expected | None,
+                  held_back: bool) -> bool:
+    """Outside a class: the form, then the answer and the page. `held_back`: a live class on this server is at this
+    stop and has not revealed it (ClassStore.live_unrevealed): the answer and the page wait for its Reveal, or a
+    student could learn them here (a private window is a new session outside the class) and answer there."""
     answers = st.session_state.setdefault(answers_key, {})
+    if held_back:
+        if qid in answers:
+            st.info(tr("lessons.held_back", answer=_label(stop, answers[qid])), icon=":material/hourglass_top:")
+        else:
+            _vote(stop, qid, key, answers_key, None, None, expected, 1, False, "lessons.held_back")
+        return False
     if qid in answers:
         show_answer(stop.question, answers[qid], expected)
         return True
@@ -109,11 +115,8 @@ def class_question(stop: Stop, qid: str, key: str, answers_key: str, code: str, 
         if second is not None and first is not None and first != second:
             st.caption(tr("peer.changed", answer=_label(stop, first)))
         return True
-    if phase.mode == "one":
-        if first is not None:
-            show_answer(stop.question, first, expected)
-            return True
-        _vote(stop, qid, key, answers_key, code, student, expected, 1, True)
+    if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
+        _vote(stop, qid, key, answers_key, code, student, expected, 1, False, "lessons.answer_taken")
         return False
     if phase.phase == "round1":
         _vote(stop, qid, key, answers_key, code, student, expected, 1, False)

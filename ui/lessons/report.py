@@ -1,18 +1,22 @@
 """The class report on the teacher's page: per question both rounds, the switch matrix, the check questions' gain
 ⟨g⟩ (Hake 1998) with the number of students who answered both, the misconceptions picked; plotted, and downloadable
 as CSV and as one HTML file that opens offline. Teacher-only: it needs her class token (ui/lessons/teacher.py calls it
-only with one), and it names nobody: students are the store's random ids, never shown."""
+only with one), its files are served to her browser only, and it names nobody: students are the store's random ids,
+never shown. Built when she asks, from what she has revealed (classroom/report.reportable)."""
 from __future__ import annotations
 
 import io
+import time
 
 import pandas as pd
 import streamlit as st
 
 from classroom.lessons import Lesson, localized
-from classroom.report import ClassReport, build_report
+from classroom.report import ClassReport, build_report, reportable
 from classroom.store import ClassStore
 from i18n import current_language, tr
+from serving.private_media import keep_private, private_file_name
+from ui.lessons.classroom import browser_seat
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
 
@@ -21,6 +25,7 @@ QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "roun
                     "right_right", "wrong_right", "right_wrong", "wrong_wrong"]
 CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both", "gain"]
 MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
+REPORT = "_class_report"  # session_state: {"code", "read": the ReportAnswers of the teacher's last click}
 COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
                  "wrong_wrong", "students_both", "picks", "answered")
 
@@ -98,15 +103,24 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 
 @st.fragment
 def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> None:
-    """Draw the report (inside the teacher's page) with its CSV and HTML downloads. A fragment: its Update button
-    reads the answers again without rerunning the page (the live results refresh on their own; the report, with its
-    charts, only when asked)."""
-    st.button(tr("report.update"), key="report_update", icon=":material/refresh:")  # a click reruns this fragment
-    rows = store.answer_rows(code, token)
-    if rows is None:
+    """Draw the report (inside the teacher's page) with its CSV and HTML downloads. Built on her click only: it holds
+    the answers stored at that moment, of the questions she had revealed (the check questions once the class ended),
+    so the projected page names no right or wrong option of a question the class still answers. A fragment: the
+    click reruns the report, not the page. The downloads are served to her browser only (serving/private_media.py)."""
+    built = st.session_state.get(REPORT)
+    read = built["read"] if built and built["code"] == code else None
+    if st.button(tr("report.build") if read is None else tr("report.update"), key="report_update",
+                 icon=":material/refresh:"):
+        read = store.report_answers(code, token)
+        st.session_state[REPORT] = {"code": code, "read": read}
+    if read is None:
+        st.caption(tr("report.build_help"))
         return
     language = current_language()
-    report = build_report(lesson, rows)
+    shown = reportable(read)
+    held_back = len({row.question for row in read.rows} - {row.question for row in shown})
+    st.caption(tr("report.built_at", time=time.strftime("%H:%M:%S", time.localtime(read.at)), held=held_back))
+    report = build_report(lesson, shown)
     days = store.keep_seconds / 86400
     retention = tr("report.retention", days=f"{days:g}")
     st.caption(retention)
@@ -123,15 +137,18 @@ def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> No
     for name, table in tables.items():
         st.markdown(f"**{tr(f'report.table_{name}')}**")
         st.dataframe(_shown(table), hide_index=True)  # cells are plain text
+    seat = browser_seat()
     left, right = st.columns(2)
-    left.download_button(tr("report.csv"), report_csv(tables), file_name=f"class-{code}-report.csv",
-                         mime="text/csv", key="report_csv", on_click="ignore")
+    left.download_button(tr("report.csv"), keep_private(report_csv(tables), seat),
+                         file_name=private_file_name(code, "csv"), mime="text/csv", key="report_csv",
+                         on_click="ignore")
     title = tr("report.title_file", lesson=localized(lesson.title, language), code=code)
 
     def html_file() -> bytes:  # built on click (it carries plotly.js, ~4.7 MB): not on every run of the page
-        return report_html(title, [retention, tr("report.gain_help")], figures,
-                           [(tr(f"report.table_{n}"), _shown(t).to_html(index=False, na_rep="–", escape=True))
-                            for n, t in tables.items()]).encode("utf-8")
+        return keep_private(report_html(title, [retention, tr("report.gain_help")], figures,
+                                        [(tr(f"report.table_{n}"), _shown(t).to_html(index=False, na_rep="–",
+                                                                                     escape=True))
+                                         for n, t in tables.items()]).encode("utf-8"), seat)
 
-    right.download_button(tr("report.html"), html_file, file_name=f"class-{code}-report.html", mime="text/html",
+    right.download_button(tr("report.html"), html_file, file_name=private_file_name(code, "html"), mime="text/html",
                           key="report_html", on_click="ignore")
