@@ -185,6 +185,8 @@ def test_a_lesson_file_broken_during_class_keeps_the_class_going(tmp_path, monke
 def test_answers_after_the_reveal_are_late_and_never_right(store_location):
     store = ClassStore(store_location)
     code, token = store.create_class("intro")
+    store.join(code, "early")
+    store.join(code, "late")
     store.answer(code, "early", "q", "right", True)
     store.reveal(code, token, "q")
     assert store.answer(code, "late", "q", "right", True)  # stored, as late

@@ -14,7 +14,7 @@ from dataclasses import replace
 import streamlit as st
 
 from classroom.lessons import Check, Stop, check_question_id
-from classroom.store import QuestionPhase, StoreBusy
+from classroom.store import NotAdmitted, QuestionPhase, StoreBusy
 from i18n import tr
 from ui.lessons.classroom import class_store
 from ui.page_slots import crowded, note_answer
@@ -40,6 +40,8 @@ def store_answer(code: str, student: str, qid: str, given: str, expected: Expect
         return True
     except StoreBusy:
         st.warning(tr("lessons.busy"))
+    except NotAdmitted:
+        st.warning(tr("lessons.not_admitted"))
     except LookupError:
         st.warning(tr("lessons.class_ended"))
     return False
