@@ -185,3 +185,32 @@ def test_a_full_class_makes_a_join_wait_until_the_teacher_lets_it_in(seats_by_st
     second.run()  # the waiting page's poll (every few seconds) finds the seat and joins
     assert_healthy(second)
     assert _in_class(second)
+
+
+def test_the_kubernetes_pods_take_the_students_address_from_the_ingress():
+    """uvicorn (Streamlit's server) takes X-Forwarded-For only from $FORWARDED_ALLOW_IPS. With the deployment's
+    value a request from an ingress-nginx pod is the student's own address; with uvicorn's default it would be the
+    ingress's, the one address the whole school shared."""
+    import asyncio
+    from pathlib import Path
+
+    import yaml
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    deployment = yaml.safe_load((Path(__file__).resolve().parents[1] / "deploy/kubernetes/deployment.yaml").read_text())
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert int(env["ATTENTION_LAB_SEATS_PER_ADDRESS"]) > 0
+
+    def client_seen(trusted: str, forwarded: bytes) -> str:
+        seen = {}
+
+        async def app(scope, receive, send):
+            seen["client"] = scope["client"][0]
+
+        scope = {"type": "http", "client": ("10.244.1.17", 40000), "headers": [(b"x-forwarded-for", forwarded)]}
+        asyncio.run(ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None))
+        return seen["client"]
+
+    assert client_seen(env["FORWARDED_ALLOW_IPS"], b"192.168.5.23") == "192.168.5.23"
+    assert client_seen(env["FORWARDED_ALLOW_IPS"], b"6.6.6.6, 192.168.5.23") == "192.168.5.23"  # no posing
+    assert client_seen("127.0.0.1,::1", b"192.168.5.23") == "10.244.1.17"  # uvicorn's default: the ingress
