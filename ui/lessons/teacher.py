@@ -91,9 +91,8 @@ def teacher_page() -> None:
         seats = class_store().seats(teacher["code"], teacher["token"])
         if seats is not None:
             _seat_controls(teacher["code"], teacher["token"], seats)
-            _joins(teacher["code"], teacher["token"], len(seats.waiting))
     with results:
-        _panel(teacher["code"], teacher["token"], lesson)
+        _panel(teacher["code"], teacher["token"], lesson, 0 if seats is None else len(seats.waiting))
     with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
         class_report(class_store(), teacher["code"], teacher["token"], lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
@@ -201,28 +200,26 @@ def _seat_controls(code: str, token: str, seats) -> None:
                   on_click=store.admit, args=(code, token, [oldest]))
 
 
-@st.fragment(run_every=RESULTS_SECONDS)
 def _joins(code: str, token: str, waiting_drawn: int) -> None:
-    """Joins as they come: how many students have a seat, the latest joins, and those who wait (a change in who
-    waits reruns the page, so the buttons that let them in follow)."""
-    with page_guard():
-        seats = class_store().seats(code, token)
-        if seats is None:
-            return
-        if len(seats.waiting) != waiting_drawn:
-            st.rerun(scope="app")
-        now = time.time()
-        st.metric(tr("class_teacher.joined"), tr("class_teacher.joined_value", joined=seats.admitted, size=seats.size))
-        if seats.recent:
-            latest = ", ".join(tr("class_teacher.join_ago", seconds=max(0, int(now - joined)))
-                               for _, joined, _ in seats.recent[:3])
-            st.caption(tr("class_teacher.recent_joins", count=seats.last_minute, latest=latest))
-        if seats.waiting:
-            st.warning(tr("class_teacher.waiting_joins", count=len(seats.waiting),
-                          oldest=tr("class_teacher.join_ago", seconds=max(0, int(now - seats.waiting[0][1])))))
+    """Joins as they come (in the live read-outs): how many students have a seat, the latest joins, and those who
+    wait (a change in who waits reruns the page, so the buttons that let them in follow)."""
+    seats = class_store().seats(code, token)
+    if seats is None:
+        return
+    if len(seats.waiting) != waiting_drawn:
+        st.rerun(scope="app")
+    now = time.time()
+    st.metric(tr("class_teacher.joined"), tr("class_teacher.joined_value", joined=seats.admitted, size=seats.size))
+    if seats.recent:
+        latest = ", ".join(tr("class_teacher.join_ago", seconds=max(0, int(now - joined)))
+                           for _, joined, _ in seats.recent[:3])
+        st.caption(tr("class_teacher.recent_joins", count=seats.last_minute, latest=latest))
+    if seats.waiting:
+        st.warning(tr("class_teacher.waiting_joins", count=len(seats.waiting),
+                      oldest=tr("class_teacher.join_ago", seconds=max(0, int(now - seats.waiting[0][1])))))
 
 
-def _panel(code: str, token: str, lesson: Lesson) -> None:
+def _panel(code: str, token: str, lesson: Lesson, waiting: int = 0) -> None:
     """The class's stop, its question, and the teacher's controls around the live read-outs.
 
     The controls (move, mode, show, discussion, reveal) are drawn at the page's full run, outside the fragment that
@@ -249,7 +246,7 @@ def _panel(code: str, token: str, lesson: Lesson) -> None:
             st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
             if not revealed:
                 mode_picker(store, code, token, qid, phase)
-    _live(code, token, lesson, _drawn_state(session, lesson))
+    _live(code, token, lesson, _drawn_state(session, lesson), waiting)
     if qid is None:
         return
     with st.container():
@@ -289,13 +286,14 @@ def _drawn_state(session, lesson: Lesson) -> tuple:
 
 
 @st.fragment(run_every=RESULTS_SECONDS)
-def _live(code: str, token: str, lesson: Lesson, drawn: tuple) -> None:
+def _live(code: str, token: str, lesson: Lesson, drawn: tuple, waiting: int) -> None:
     """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control.
     (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
     with page_guard():
         session = class_store().session(code)
         if session is None or _drawn_state(session, lesson) != drawn:
             st.rerun(scope="app")  # expired, or moved on from another device: the controls follow
+        _joins(code, token, waiting)
         _results(code, token, lesson, session)
 
 
