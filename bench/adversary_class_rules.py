@@ -30,11 +30,12 @@ def _answer_ahead(store: ClassStore, students: int) -> dict:
     from ui.lessons.catalogue import known_pages
 
     lesson = load_lessons(known_pages())[0]["intro"]
-    code, token = store.create_class("intro")
+    code, token = store.create_class("intro", class_size=max(students, 1))  # every student has a seat
     tried = stored = refused = 0
     started = time.perf_counter()
     for index in range(students):
         student = f"student-{index}"
+        store.join(code, student)
         for check in lesson.stops[0].checks:
             tried += 1
             stored += store.answer(code, student, f"intro:pre:{check.id}", "wrong", False, stop=1)

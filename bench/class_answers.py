@@ -179,7 +179,8 @@ async def run(args, base_url: str) -> dict:
     start = teacher.button_id("Start a class")
     if not outcome.ok or start is None:
         raise RuntimeError(f"no 'Start a class' button on /teacher: {outcome.problems}")
-    problem = teacher.set_text("class_start_password", args.password)
+    problem = (teacher.set_text("class_start_password", args.password)  # a class as large as the bench's
+               or teacher.set_number("class_start_size", args.students + args.late_joiners))
     if problem:
         raise RuntimeError(problem)
     outcome = await teacher.rerun(teacher.click_msg(start), timeout)

@@ -170,7 +170,8 @@ async def play(args, base_url: str, students: list[Student]) -> list[dict]:
     await teacher.connect("teacher")
     await teacher.rerun(teacher.open_page_msg("teacher"), timeout, "teacher")
     start = teacher.button_id("Start a class")
-    if start is None or teacher.set_text("class_start_password", args.password):
+    if start is None or teacher.set_text("class_start_password", args.password) or teacher.set_number(
+            "class_start_size", max(len(students), 1)):
         raise RuntimeError("no start form on /teacher")
     await teacher.rerun(teacher.click_msg(start), timeout)
     code = teacher.metrics.get("Class code", "")

@@ -70,6 +70,7 @@ async def app_polls(url: str, pid: int, students: int, seconds: float) -> list[t
     await teacher.connect("teacher")
     await teacher.rerun(teacher.open_page_msg("teacher"), 60, "teacher")
     teacher.set_text("class_start_password", teacher_password())
+    teacher.set_number("class_start_size", max(students, 1))
     await teacher.rerun(teacher.click_msg(teacher.button_id("Start a class")), 60)
     code = teacher.metrics["Class code"][0]
     clients = [class_answers.ClassClient(i, url) for i in range(students)]

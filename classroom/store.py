@@ -27,7 +27,10 @@ given after the question was revealed is stored as late and never counted, right
 question's mode and phase (table phases: round 1 alone, a discussion with a countdown, round 2 with the same options),
 so every replica and every reload sees it; answers carry their round, one per student, question and round, and a
 round-1 answer given once round 1 has closed is late too. Wrong class codes and passwords are recorded per client
-address and session (table attempts), so every replica refuses a guesser after a few tries.
+address, session and device (table attempts; classroom/guessing.py turns them into a backoff), so every replica slows
+a guesser. A student answers only from a seat the class admitted (table seats): the teacher sets the class size, a join
+beyond it (or beyond `seats_per_address` from one client address) waits for her to admit it, so scripted new students
+(a new connection, a forged seat cookie) cannot stuff the count.
 """
 from __future__ import annotations
 
@@ -57,6 +60,13 @@ MAX_ANSWER_CHARS = 200
 POOL_ENV = "ATTENTION_LAB_DATABASE_POOL"  # PostgreSQL connections per process (default 8)
 POSTGRES_CONNECTIONS = 8  # per process: more script threads than this wait for one (a burst queues, never piles up)
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+SEATS_PER_ADDRESS_ENV = "ATTENTION_LAB_SEATS_PER_ADDRESS"  # seats one client address fills by itself (0: no limit)
+SEATS_PER_ADDRESS = 5  # a phone with a private window, a shared tablet; more from one address wait for the teacher
+DEFAULT_CLASS_SIZE = 40
+MAX_CLASS_SIZE = 2000
+WAITING_PER_CLASS = 100  # joins waiting for the teacher; past it a join is refused (her list stays readable)
+WAITING_PER_ADDRESS = 10  # of them from one client address (with a per-address limit)
+ADMITTED, WAITING, FULL = "admitted", "waiting", "full"  # what a join gets
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
@@ -68,7 +78,8 @@ CREATE TABLE IF NOT EXISTS classes (
     expires REAL NOT NULL,
     teacher_seat TEXT,              -- sha256 of the seat cookie of the browser that started it (NULL: none)
     lesson_source TEXT,             -- the lesson file's text when the class started (used while the file is broken)
-    uploads INTEGER NOT NULL DEFAULT 1  -- 0: the teacher turned model uploads off for her students
+    uploads INTEGER NOT NULL DEFAULT 1, -- 0: the teacher turned model uploads off for her students
+    class_size INTEGER NOT NULL DEFAULT 40 -- seats admitted without the teacher (she sets it, and may raise it)
 );
 CREATE TABLE IF NOT EXISTS teacher_keys (
     code TEXT NOT NULL,
@@ -82,6 +93,15 @@ CREATE TABLE IF NOT EXISTS attempts (
     at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_by_client ON attempts (kind, client, at);
+CREATE TABLE IF NOT EXISTS seats (
+    code TEXT NOT NULL,
+    student TEXT NOT NULL,          -- the anonymous student id, as in answers
+    address TEXT,                   -- sha256 of the client address (the per-address limit); NULL: not counted
+    admitted INTEGER NOT NULL,      -- 1: may answer; 0: waits for the teacher (the class or the address was full)
+    joined REAL NOT NULL,
+    PRIMARY KEY (code, student)
+);
+CREATE INDEX IF NOT EXISTS seats_by_address ON seats (code, address);
 CREATE TABLE IF NOT EXISTS revealed (
     code TEXT NOT NULL,
     question TEXT NOT NULL,
@@ -116,7 +136,8 @@ MODES = ("one", "peer")
 PHASES = ("round1", "discussion", "round2")
 # Columns added after the first release: a database made before them gains them on open (ALTER TABLE ADD COLUMN).
 ADDED_COLUMNS = {"classes": {"teacher_seat": "TEXT", "lesson_source": "TEXT",
-                             "uploads": "INTEGER NOT NULL DEFAULT 1"},
+                             "uploads": "INTEGER NOT NULL DEFAULT 1",
+                             "class_size": f"INTEGER NOT NULL DEFAULT {DEFAULT_CLASS_SIZE}"},
                  "answers": {"late": "INTEGER NOT NULL DEFAULT 0"}}
 # answers' key gained `round`: a table made before it is copied into the new shape once (SQLite cannot change a key)
 ANSWERS_COLUMNS = "code, question, student, answer, correct, created, late"
@@ -144,6 +165,10 @@ def _check_asked_at(question: str, stop: int) -> None:
     match = _STOP_QUESTION.fullmatch(question)
     if (match and int(match.group(1)) != stop) or (_PRE_CHECK.fullmatch(question) and stop != 1):
         raise ValueError(f"question {question!r} is not asked at stop {stop}")
+
+
+class NotAdmitted(PermissionError):
+    """An answer from a student the class has not admitted (never joined, or waiting for the teacher): not stored."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +243,18 @@ class ClassSession:
 
 
 @dataclass(frozen=True)
+class Seats:
+    """Who joined a class, for its teacher: the class size, how many seats are admitted, the waiting joins (student
+    id, unix seconds joined; oldest first), the newest joins (student id, joined, admitted; newest first) and how many
+    joined in the last minute."""
+    size: int
+    admitted: int
+    waiting: tuple[tuple[str, float], ...]
+    recent: tuple[tuple[str, float, bool], ...]
+    last_minute: int = 0
+
+
+@dataclass(frozen=True)
 class Results:
     """Answers to one question given before its reveal: {answer: count}, how many students answered, how many were
     right (None if unknown); `late`: how many answered after the reveal (not in the counts, never right)."""
@@ -233,6 +270,11 @@ def data_folder() -> Path:
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _check_size(size: int) -> None:
+    if not isinstance(size, int) or not 1 <= size <= MAX_CLASS_SIZE:
+        raise ValueError(f"class size {size!r}: 1 to {MAX_CLASS_SIZE}")
 
 
 def normalise_code(text: str) -> str:
@@ -346,8 +388,10 @@ class _PostgresPool:
 
 class ClassStore:
     def __init__(self, path: Path | str | None = None, class_hours: float | None = None,
-                 keep_days: float | None = None, busy_seconds: float = 5.0):
-        """`path`: a SQLite file or a PostgreSQL DSN (`postgresql://...`); default: `store_location()`."""
+                 keep_days: float | None = None, busy_seconds: float = 5.0, seats_per_address: int | None = None):
+        """`path`: a SQLite file or a PostgreSQL DSN (`postgresql://...`); default: `store_location()`.
+        `seats_per_address`: seats one client address fills without the teacher (0: no limit; default
+        $ATTENTION_LAB_SEATS_PER_ADDRESS or SEATS_PER_ADDRESS)."""
         location = str(path) if path else store_location()
         self.postgres = is_postgres(location)
         self.path = None if self.postgres else Path(location)
@@ -356,6 +400,8 @@ class ClassStore:
         self.keep_seconds = 86400 * (keep_days if keep_days is not None
                                      else float(os.environ.get(KEEP_DAYS_ENV) or 7))
         self.busy_seconds = busy_seconds
+        self.seats_per_address = (seats_per_address if seats_per_address is not None
+                                  else int(os.environ.get(SEATS_PER_ADDRESS_ENV) or SEATS_PER_ADDRESS))
         if self.postgres:
             size = int(os.environ.get(POOL_ENV) or POSTGRES_CONNECTIONS)
             self._pool = _PostgresPool(location, size, busy_seconds)
@@ -434,9 +480,11 @@ class ClassStore:
 
     # ---- teacher
     def create_class(self, lesson: str, stop: int = 1, now: float | None = None, teacher_seat: str | None = None,
-                     lesson_source: str | None = None) -> tuple[str, str]:
+                     lesson_source: str | None = None, class_size: int = DEFAULT_CLASS_SIZE) -> tuple[str, str]:
         """-> (class code, teacher token). `teacher_seat`: the starting browser's seat cookie (it takes the class back
-        after a reload); `lesson_source`: the lesson file's text now. Also deletes expired classes and old answers."""
+        after a reload); `lesson_source`: the lesson file's text now; `class_size`: how many students join without
+        waiting for her. Also deletes expired classes and old answers."""
+        _check_size(class_size)
         now = time.time() if now is None else now
         token = secrets.token_urlsafe(24)
         self.purge(now)
@@ -445,9 +493,10 @@ class ClassStore:
             while True:  # a code that is taken inserts nothing (no error, which would end a PostgreSQL transaction)
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
                 if db.execute("INSERT INTO classes (code, token_sha256, lesson, stop, created, expires, teacher_seat, "
-                              "lesson_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING",
+                              "lesson_source, class_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING",
                               (code, _hash(token), lesson, stop, now, now + self.class_seconds,
-                               _hash(teacher_seat) if teacher_seat else None, lesson_source)).rowcount == 1:
+                               _hash(teacher_seat) if teacher_seat else None, lesson_source,
+                               class_size)).rowcount == 1:
                     break
             db.execute("INSERT INTO teacher_keys VALUES (?, ?, ?)", (code, _hash(token), now))
             db.execute("COMMIT")
@@ -597,7 +646,99 @@ class ClassStore:
         return ReportAnswers([AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late))
                               for q, s, r, a, c, late in rows], revealed, expires <= now, now)
 
+    def set_class_size(self, code: str, token: str, size: int, now: float | None = None) -> bool:
+        """The teacher changes how many students join without waiting (joins already admitted stay); False as for
+        move(). Waiting joins stay waiting: she admits them (admit)."""
+        _check_size(size)
+        return self._teacher_write(code, token, now, "UPDATE classes SET class_size = ? WHERE code = ?", (size, code))
+
+    def admit(self, code: str, token: str, students: Sequence[str] | None = None, now: float | None = None) -> int | None:
+        """The teacher admits waiting joins (`students`, or all of them): -> how many were admitted, None without the
+        right token. The class size grows to hold them (she chose them)."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            if not self._is_teacher(db, code, token, now):
+                db.execute("ROLLBACK")
+                return None
+            if students is None:
+                count = db.execute("UPDATE seats SET admitted = 1 WHERE code = ? AND admitted = 0", (code,)).rowcount
+            else:
+                count = sum(db.execute("UPDATE seats SET admitted = 1 WHERE code = ? AND student = ? AND admitted = 0",
+                                       (code, student)).rowcount for student in students)
+            db.execute("UPDATE classes SET class_size = (SELECT COUNT(*) FROM seats WHERE code = ? AND admitted = 1) "
+                       "WHERE code = ? AND class_size < (SELECT COUNT(*) FROM seats WHERE code = ? AND admitted = 1)",
+                       (code, code, code))
+            db.execute("COMMIT")
+        return count
+
+    def seats(self, code: str, token: str, recent: int = 8, now: float | None = None) -> Seats | None:
+        """Who joined the class (see Seats); None without the right token."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            if not self._is_teacher(db, code, token, now):
+                return None
+            size = db.execute("SELECT class_size FROM classes WHERE code = ?", (code,)).fetchone()[0]
+            admitted = db.execute("SELECT COUNT(*) FROM seats WHERE code = ? AND admitted = 1", (code,)).fetchone()[0]
+            waiting = db.execute("SELECT student, joined FROM seats WHERE code = ? AND admitted = 0 ORDER BY joined",
+                                 (code,)).fetchall()
+            newest = db.execute("SELECT student, joined, admitted FROM seats WHERE code = ? ORDER BY joined DESC "
+                                "LIMIT ?", (code, recent)).fetchall()
+            last_minute = db.execute("SELECT COUNT(*) FROM seats WHERE code = ? AND joined > ?",
+                                     (code, now - 60)).fetchone()[0]
+        return Seats(size, admitted, tuple((s, j) for s, j in waiting),
+                     tuple((s, j, bool(a)) for s, j, a in newest), last_minute)
+
     # ---- everyone
+    def join(self, code: str, student: str, address: str | None = None, now: float | None = None) -> str:
+        """A student takes a seat in a live class: -> ADMITTED (may answer), WAITING (the class is full, or her client
+        address filled `seats_per_address` seats: the teacher admits her or not) or FULL (the waiting list is full
+        too: nothing stored). A student who has a seat gets it again (a reload, a new tab, another replica): the same
+        answer as the first time, whatever the class size is now. `address`: the client address, counted for the
+        per-address limit (None: not counted, e.g. a loopback client). Raises LookupError for an unknown or expired
+        class, StoreBusy when the database stayed locked."""
+        now = time.time() if now is None else now
+        where = None if address is None else _hash(f"address:{address}")
+        per_address = self.seats_per_address if where is not None else 0
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            # A row lock on the class (PostgreSQL; SQLite's BEGIN IMMEDIATE locks the file): joins to one class take
+            # turns, so two at once cannot both take the last seat.
+            if db.execute("UPDATE classes SET class_size = class_size WHERE code = ? AND expires > ?",
+                          (code, now)).rowcount != 1:
+                db.execute("ROLLBACK")
+                raise LookupError(code)
+            seat = db.execute("SELECT admitted FROM seats WHERE code = ? AND student = ?", (code, student)).fetchone()
+            if seat is not None:
+                db.execute("COMMIT")
+                return ADMITTED if seat[0] else WAITING
+            size = db.execute("SELECT class_size FROM classes WHERE code = ?", (code,)).fetchone()[0]
+            taken, waiting = db.execute("SELECT COALESCE(SUM(admitted), 0), COUNT(*) - COALESCE(SUM(admitted), 0) "
+                                        "FROM seats WHERE code = ?", (code,)).fetchone()
+            mine, mine_waiting = (0, 0) if not per_address else db.execute(
+                "SELECT COALESCE(SUM(admitted), 0), COUNT(*) - COALESCE(SUM(admitted), 0) FROM seats "
+                "WHERE code = ? AND address = ?", (code, where)).fetchone()
+            if taken < size and (not per_address or mine < per_address):
+                admitted = 1
+            elif waiting < WAITING_PER_CLASS and (not per_address or mine_waiting < WAITING_PER_ADDRESS):
+                admitted = 0
+            else:
+                db.execute("ROLLBACK")
+                return FULL
+            db.execute("INSERT INTO seats (code, student, address, admitted, joined) VALUES (?, ?, ?, ?, ?)",
+                       (code, student, where, admitted, now))
+            db.execute("COMMIT")
+        return ADMITTED if admitted else WAITING
+
+    def seat_status(self, code: str, student: str, now: float | None = None) -> str | None:
+        """ADMITTED or WAITING for a student who joined this live class, else None."""
+        now = time.time() if now is None else now
+        with self._connect() as db:
+            row = db.execute("SELECT seats.admitted FROM seats JOIN classes ON classes.code = seats.code "
+                             "WHERE seats.code = ? AND seats.student = ? AND classes.expires > ?",
+                             (code, student, now)).fetchone()
+        return None if row is None else ADMITTED if row[0] else WAITING
+
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
         """The class a code names, or None when the code is unknown or the class has expired."""
         now = time.time() if now is None else now
@@ -622,7 +763,8 @@ class ClassStore:
         Only the stop the class is on takes answers: an answer to another stop (ahead of the class, or one it has
         left) is not stored and raises ClassElsewhere, so nobody answers ahead and no gain is faked. An answer to a
         question already revealed, or a round-1 answer once round 1 has closed, is stored as late (never counted).
-        Raises LookupError for an unknown or expired class, StoreBusy when the database stayed locked."""
+        Raises LookupError for an unknown or expired class, NotAdmitted for a student without an
+        admitted seat (join), StoreBusy when the database stayed locked."""
         now = time.time() if now is None else now
         answer = answer[:MAX_ANSWER_CHARS]
         if round not in (1, 2):
@@ -642,16 +784,21 @@ class ClassStore:
                 "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ? AND stop = ? "
                 "AND (CAST(? AS TEXT) IS NULL OR lesson = CAST(? AS TEXT))) AND (? = 1 OR EXISTS "
                 "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase = 'round2')) "
+                "AND EXISTS (SELECT 1 FROM seats WHERE code = ? AND student = ? AND admitted = 1) "
                 "ON CONFLICT (code, question, student, round) DO NOTHING",
                 (code, question, student, answer, None if correct is None else int(correct), now, code, question,
-                 round, code, question, round, code, now, stop, lesson, lesson, round, code, question))
+                 round, code, question, round, code, now, stop, lesson, lesson, round, code, question, code, student))
             if cursor.rowcount == 1:
                 return True
             row = db.execute("SELECT stop, lesson FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+            admitted = db.execute("SELECT 1 FROM seats WHERE code = ? AND student = ? AND admitted = 1",
+                                  (code, student)).fetchone() is not None
         if row is None:
             raise LookupError(code)
         if row[0] != stop or (lesson is not None and row[1] != lesson):
             raise ClassElsewhere(row[0])
+        if not admitted:
+            raise NotAdmitted(code)
         return False
 
     def live_unrevealed(self, lesson: str, stop: int, question: str, now: float | None = None) -> bool:
@@ -678,18 +825,18 @@ class ClassStore:
 
     # ---- guessing
     def record_failure(self, kind: str, clients: tuple[str, ...], now: float | None = None) -> None:
-        """A wrong class code or password, counted against each of `clients` (its address and its session)."""
+        """A wrong class code or password, counted against each of `clients` (its session, device and address)."""
         now = time.time() if now is None else now
         with self._connect() as db:
             db.executemany("INSERT INTO attempts VALUES (?, ?, ?)", [(kind, client, now) for client in clients])
 
     def failures(self, kind: str, client: str, window_seconds: float, now: float | None = None) -> tuple[int, float]:
-        """-> (wrong tries by `client` in the last window, seconds until the oldest of them leaves the window)."""
+        """-> (wrong tries by `client` in the last window, unix seconds of the newest of them; 0.0 when none)."""
         now = time.time() if now is None else now
         with self._connect() as db:
-            count, oldest = db.execute("SELECT COUNT(*), MIN(at) FROM attempts WHERE kind = ? AND client = ? AND at > ?",
+            count, newest = db.execute("SELECT COUNT(*), MAX(at) FROM attempts WHERE kind = ? AND client = ? AND at > ?",
                                        (kind, client, now - window_seconds)).fetchone()
-        return count, (0.0 if oldest is None else oldest + window_seconds - now)
+        return count, (0.0 if newest is None else newest)
 
     def purge(self, now: float | None = None) -> None:
         """Delete answers older than the keep time, and classes (with their reveals) expired as long ago."""
@@ -700,6 +847,7 @@ class ClassStore:
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
             db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM phases WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
+            db.execute("DELETE FROM seats WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             # keys go with the class (at the keep time): an ended class's report stays the teacher's to read
             db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))

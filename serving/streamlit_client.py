@@ -305,6 +305,14 @@ class StreamlitClient:
         self.widgets[found[0]].string_value = text
         return None
 
+    def set_number(self, key: str, value: int) -> str | None:
+        """Set an integer number input; returns a problem or None."""
+        found = self.find(key)
+        if found is None:
+            return f"widget {key!r} not drawn"
+        self.widgets[found[0]].int_value = int(value)
+        return None
+
     def text_of(self, key: str) -> str | None:
         found = self.find(key)
         return None if found is None else self.widgets[found[0]].string_value

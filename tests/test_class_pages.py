@@ -189,6 +189,8 @@ def test_a_lesson_file_broken_during_class_keeps_the_class_going(tmp_path, monke
 def test_answers_after_the_reveal_are_late_and_never_right(store_location):
     store = ClassStore(store_location)
     code, token = store.create_class("intro")
+    store.join(code, "early")
+    store.join(code, "late")
     store.answer(code, "early", "q", "right", True, stop=1)
     store.reveal(code, token, "q")
     assert store.answer(code, "late", "q", "right", True, stop=1)  # stored, as late
@@ -198,11 +200,13 @@ def test_answers_after_the_reveal_are_late_and_never_right(store_location):
 
 
 def test_guessing_codes_and_passwords_is_limited():
-    """Past 5 wrong codes a session is refused before any lookup, even for a real code; the same for passwords."""
+    """Past 3 wrong codes a session waits (2 s, then longer: classroom/guessing.py) and its next guess is refused
+    before any lookup, even a real code; another session at the same address joins at once. The same for
+    passwords: the guesser waits, the teacher in another session takes her class back."""
     teacher, _ = open_from_link("teacher")
     code = _start_class(teacher)
     student, _ = open_from_link(None)
-    for guess in ("AAAAAA", "BBBBBB", "CCCCCC", "DDDDDD", "EEEEEE", code):
+    for guess in ("AAAAAA", "BBBBBB", "CCCCCC", code):
         student.sidebar.text_input(key="class_code_input").input(guess)
         next(b for b in student.sidebar.form_submit_button if b.label == "Join the class").click().run()
         assert_healthy(student)
@@ -210,13 +214,20 @@ def test_guessing_codes_and_passwords_is_limited():
     assert "Too many wrong class codes" in warnings
     assert not any("stop 1 of" in m.value for m in student.markdown)  # not joined, though the code is real
     assert not student.title and not chart_specs(student)  # refused before the page ran: a guess costs little
+    other, _ = open_from_link(None, {"class": code})  # another student behind the same address is not slowed
+    assert any("stop 1 of" in m.value for m in other.markdown)
     guesser, _ = open_from_link("teacher")
-    for guess in ("a", "b", "c", "d", "e", teacher_password()):
+    for guess in ("a", "b", "c", teacher_password()):
         guesser.text_input(key="class_take_back_code").input(code)
         guesser.text_input(key="class_take_back_password").input(guess)
         next(b for b in guesser.form_submit_button if b.label == "Take back the class").click().run()
         assert_healthy(guesser)
     assert "Too many wrong passwords" in " ".join(w.value for w in guesser.warning) and not guesser.metric
+    device, _ = open_from_link("teacher")
+    device.text_input(key="class_take_back_code").input(code)
+    device.text_input(key="class_take_back_password").input(teacher_password())
+    next(b for b in device.form_submit_button if b.label == "Take back the class").click().run()
+    assert _metric(device, "Class code") == code
 
 
 def test_wrong_code_and_operator_password(monkeypatch):
@@ -245,9 +256,9 @@ def test_bad_class_codes_and_passwords(monkeypatch):
         assert_healthy(student)
         assert "unknown or the class has ended" in " ".join(w.value for w in student.warning), repr(text)
     monkeypatch.setenv("ATTENTION_LAB_TEACHER_PASSWORD", "s3cret")
-    for start in range(0, len(bad_inputs), 5):  # a new session every 5 tries: past that the guessing limit answers
+    for start in range(0, len(bad_inputs), 3):  # a new session every 3 tries: past that the session waits
         teacher, _ = open_from_link("teacher")
-        for text in bad_inputs[start:start + 5]:
+        for text in bad_inputs[start:start + 3]:
             teacher.text_input(key="class_start_password").input(text[:200])
             next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
             assert_healthy(teacher)

@@ -23,6 +23,8 @@ def lesson():
 def _class(tmp_path):
     store = ClassStore(tmp_path / "db")
     code, token = store.create_class("intro")
+    for student in ("a", "b", "c", "d", "late"):  # the students of these tests, admitted (ClassStore.join)
+        store.join(code, student)
     return store, code, token
 
 

@@ -48,6 +48,7 @@ def test_ten_students_cannot_answer_ahead_or_fake_the_gain(store_location, lesso
     post = [c for c in lesson.stops[-1].checks if c.when == "post"]
     assert pre and post and last == 17
     for student in (f"s{i}" for i in range(10)):
+        store.join(code, student)
         for check in pre:
             assert store.answer(code, student, f"intro:pre:{check.id}", WRONG, False, stop=1)
     before = store.stored_answers(code)
@@ -135,6 +136,7 @@ def test_the_report_and_its_csv_hold_nothing_of_an_unrevealed_question(store_loc
     store = ClassStore(store_location)
     code, token = store.create_class("intro")
     for student, answer in (("a", WRONG), ("b", WRONG), ("c", RIGHT)):
+        store.join(code, student)
         store.answer(code, student, "intro:pre:weight", answer, answer == RIGHT, stop=1)
         store.answer(code, student, "intro:1", answer, False, stop=1)  # stop 1's own question: option 3 is right
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from classroom.store import (DATABASE_URL_ENV, ClassElsewhere, ClassStore, QuestionPhase, StoreBusy, Switches, is_postgres,
+from classroom.store import (DATABASE_URL_ENV, MAX_CLASS_SIZE, ClassElsewhere, ClassStore, QuestionPhase, StoreBusy, Switches, is_postgres,
                              normalise_code, store_location, to_postgres)
 
 
@@ -23,6 +23,7 @@ def store(store_location):
 def test_teacher_token_guards_results_reveal_and_move(store):
     code, token = store.create_class("intro", stop=3)
     assert normalise_code(code.lower()[:3] + " " + code[3:]) == code
+    store.join(code, "student-a")
     assert store.answer(code, "student-a", "intro:3", "1", True, stop=3)
     assert store.results(code, "wrong", "intro:3") is None
     assert store.results(code, "", "intro:3") is None
@@ -37,6 +38,7 @@ def test_teacher_token_guards_results_reveal_and_move(store):
 
 def test_a_student_answering_a_thousand_times_counts_once(store):
     code, token = store.create_class("intro")
+    store.join(code, "same-student")
     stored = [store.answer(code, "same-student", "q", str(i % 3), i % 3 == 0, stop=1) for i in range(1000)]
     assert stored.count(True) == 1
     results = store.results(code, token, "q")
@@ -47,6 +49,8 @@ def test_a_student_answering_a_thousand_times_counts_once(store):
 
 def test_distribution_share_correct_and_ungraded_answers(store):
     code, token = store.create_class("intro")
+    for student in "abc":
+        store.join(code, student)
     for student, answer, correct in (("a", "L2 H3", True), ("b", "L2 H3", True), ("c", "L1 H1", False)):
         store.answer(code, student, "q", answer, correct, stop=1)
     results = store.results(code, token, "q")
@@ -74,6 +78,7 @@ def test_answers_are_deleted_after_the_keep_time(store_location):
     store = ClassStore(store_location, keep_days=7)
     now = time.time()
     code, token = store.create_class("intro", now=now)
+    store.join(code, "s", now=now + 30)
     store.answer(code, "s", "q", "1", True, now=now + 60, stop=1)
     store.purge(now=now + 6 * 86400)
     assert store.student_answer(code, "s", "q") == "1"
@@ -90,7 +95,7 @@ def test_times_keep_their_seconds(store):
     assert store.end_class(code, token, now=now + 10)
     assert store.session(code, now=now + 9.5) is not None and store.session(code, now=now + 10.5) is None
     store.record_failure("code", ("ip:1",), now=now)
-    assert store.failures("code", "ip:1", 600, now=now + 100) == (1, 500.0)
+    assert store.failures("code", "ip:1", 600, now=now + 100) == (1, now)
 
 
 def test_the_teacher_takes_the_class_back_and_controls_it(store):
@@ -120,6 +125,7 @@ def test_wrong_guesses_are_counted_per_client_within_the_window(store):
 def _answer_many(path: str, code: str, prefix: str, count: int) -> None:
     store = ClassStore(path)
     for i in range(count):
+        store.join(code, f"{prefix}-{i}")
         store.answer(code, f"{prefix}-{i}", "q", prefix, True, stop=1)
     store.close()
 
@@ -127,7 +133,7 @@ def _answer_many(path: str, code: str, prefix: str, count: int) -> None:
 @pytest.mark.slow
 def test_two_processes_write_to_one_database_and_the_teacher_sees_both(store_location):
     path = store_location
-    code, token = ClassStore(path).create_class("intro")
+    code, token = ClassStore(path).create_class("intro", class_size=MAX_CLASS_SIZE)
     spawn = multiprocessing.get_context("spawn")  # two fresh interpreters, like two server replicas
     workers = [spawn.Process(target=_answer_many, args=(str(path), code, name, 150)) for name in ("one", "two")]
     for worker in workers:
@@ -151,6 +157,7 @@ def _flood(store: ClassStore, code: str, per_second: int, seconds: float, thread
                 time.sleep(delay)
             sent[t] += 1
             try:
+                store.join(code, f"student-{i}")  # each a new student, admitted (the class is as large as the flood)
                 stored[t] += store.answer(code, f"student-{i}", "q", str(i % 4), i % 4 == 0, stop=1)
             except StoreBusy:
                 refused[t] += 1  # the UI says "not saved, answer again": refused with a message
@@ -164,7 +171,7 @@ def _flood(store: ClassStore, code: str, per_second: int, seconds: float, thread
 
 
 def test_a_burst_of_answers_from_many_threads_is_all_stored(store):
-    code, token = store.create_class("intro")
+    code, token = store.create_class("intro", class_size=MAX_CLASS_SIZE)
     sent, stored, refused = _flood(store, code, per_second=100_000, seconds=0.006, threads=8)  # as fast as possible
     assert sent == 600 and stored + refused == sent
     assert store.results(code, token, "q").answered == stored
@@ -172,7 +179,7 @@ def test_a_burst_of_answers_from_many_threads_is_all_stored(store):
 
 @pytest.mark.slow
 def test_200_answers_a_second_for_10_seconds_are_stored_or_refused_none_lost(store):
-    code, token = store.create_class("intro")
+    code, token = store.create_class("intro", class_size=MAX_CLASS_SIZE)
     sent, stored, refused = _flood(store, code, per_second=200, seconds=10, threads=16)
     assert sent == 2000 and stored + refused == sent
     results = store.results(code, token, "q")
@@ -220,6 +227,7 @@ def test_a_store_opened_from_the_environment_is_the_database_it_names(store_loca
         store_location = str(tmp_path / "classroom.sqlite3")
     from_environment = ClassStore()
     code, token = from_environment.create_class("intro")
+    from_environment.join(code, "s")
     from_environment.answer(code, "s", "q", "1", True, stop=1)
     named = ClassStore(store_location)
     assert named.results(code, token, "q").counts == {"1": 1}
@@ -253,6 +261,7 @@ def test_a_database_of_the_first_release_gains_the_new_columns(store_location):
     assert (old.stop, old.uploads, old.lesson_source) == (2, True, None)
     assert store.student_answer("ABCDEF", "early", "q") == "1"
     code, token = store.create_class("intro", teacher_seat="seat", lesson_source="text")
+    store.join(code, "late")
     store.reveal(code, token, "q")
     assert store.answer(code, "late", "q", "1", True, stop=1)
     assert store.results(code, token, "q").late == 1 and store.class_of_seat("seat") == code
@@ -283,7 +292,7 @@ def test_a_burst_from_many_threads_uses_at_most_the_pool_of_connections(postgres
     monkeypatch.setenv("ATTENTION_LAB_DATABASE_POOL", "2")
     with fresh_database(postgres_dsn) as dsn:
         store = ClassStore(dsn)
-        code, token = store.create_class("intro")
+        code, token = store.create_class("intro", class_size=MAX_CLASS_SIZE)
         sent, stored, refused = _flood(store, code, per_second=100_000, seconds=0.003, threads=8)
         assert (sent, stored, refused) == (300, 300, 0)
         with psycopg.connect(dsn, autocommit=True) as admin:
@@ -296,6 +305,8 @@ def test_a_burst_from_many_threads_uses_at_most_the_pool_of_connections(postgres
 # ---- peer instruction: two rounds
 def _peer_class(store):
     code, token = store.create_class("intro")
+    for student in "abcdef":
+        store.join(code, student)
     assert store.set_phase(code, token, "q", "peer")
     return code, token
 
@@ -335,6 +346,7 @@ def test_phase_is_seen_by_every_store_and_survives_a_reload(tmp_path):
     # A student who reloads (same seat -> same id) finds her round-1 answer and may give round 2 once it opens.
     ClassStore(path).set_phase(code, token, "q", "peer", "round2")
     store = ClassStore(path)
+    store.join(code, "seat-1")
     assert store.session(code).phase_of("q").open_round == 2
     assert store.answer(code, "seat-1", "q", "2", False, round=2, stop=1)
     assert ClassStore(path).student_answer(code, "seat-1", "q", round=2) == "2"
@@ -366,6 +378,7 @@ def test_an_ended_class_keeps_its_answers_for_its_teacher_until_the_keep_time(tm
     store = ClassStore(tmp_path / "db", keep_days=7)
     now = time.time()
     code, token = store.create_class("intro", now=now)
+    store.join(code, "s", now=now + 5)
     store.answer(code, "s", "q", "1", True, now=now + 10, stop=1)
     assert store.end_class(code, token, now=now + 20)
     store.purge(now=now + 86400)  # a day later (another class started): the report is still hers

@@ -17,9 +17,10 @@ import secrets
 import streamlit as st
 
 from classroom.lessons import Lesson, Stop, localized
-from classroom.store import ClassSession, normalise_code, phase_in
+from classroom.store import ADMITTED, WAITING, ClassSession, StoreBusy, normalise_code, phase_in
 from i18n import current_language, tr
-from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class, wrong_guess)
+from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, seat_address, teacher_class,
+                                  wrong_guess)
 from ui.display import presenting
 from ui.errors import page_guard
 from ui.lessons.catalogue import known_pages, lessons
@@ -39,6 +40,7 @@ CLASS_SEEN = "_class_seen"  # (stop, revealed questions, phases) of the class wh
 URL_READ = "_lesson_url_read"
 SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
 GUESS_LIMITED = "_class_guess_limited"  # this run refused a class code for too many wrong ones
+WAITING_FOR = "_class_waiting_for"  # the class whose teacher has been asked to admit this student (it was full)
 PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar, done next run
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
 
@@ -85,13 +87,14 @@ def _url_extra() -> dict[str, str]:
     extra = {}
     if st.session_state.get(LESSON_ID):
         extra = {"lesson": st.session_state[LESSON_ID], "stop": str(st.session_state[LESSON_STOP])}
-    if st.session_state.get(CLASS_CODE):
-        extra["class"] = st.session_state[CLASS_CODE]
+    code = st.session_state.get(CLASS_CODE) or st.session_state.get(WAITING_FOR)  # a waiting join's reload asks again
+    if code:
+        extra["class"] = code
     return extra
 
 
 def leave() -> None:
-    for key in (LESSON_ID, LESSON_STOP, PROBLEM, CLASS_CODE, CLASS_SEEN):
+    for key in (LESSON_ID, LESSON_STOP, PROBLEM, CLASS_CODE, CLASS_SEEN, WAITING_FOR):
         st.session_state.pop(key, None)
     st.session_state[URL_EXTRA] = {}
 
@@ -167,25 +170,57 @@ def student_id() -> str:
 
 
 def join(text: str) -> None:
-    """A student joins the class a code names. A well-formed code that names no class counts as a guess
-    (ui/lessons/classroom.guess_wait); past the limit the code is not even looked up."""
-    wait = guess_wait("code")
-    if wait:
-        st.session_state["_class_notice"] = tr("lessons.too_many_codes", seconds=wait)
-        st.session_state[GUESS_LIMITED] = True  # lesson_bar draws the notice and nothing else: a cheap refusal
-        return
+    """A student joins the class a code names. A browser with a seat in that class gets it back at once (a reload,
+    a new tab); otherwise a guesser who is waiting after wrong codes (ui/lessons/classroom.guess_wait) is refused
+    before the code is looked up, and a well-formed code that names no class counts as a wrong guess. The class then
+    admits the seat, or it waits for the teacher (the class is full: ClassStore.join)."""
     code = normalise_code(text)
-    session = class_store().session(code) if code else None
+    student = student_id()
+    store = class_store()
+    if not (code and store.seat_status(code, student)):
+        wait = guess_wait("code") if code else 0
+        if wait:
+            st.session_state["_class_notice"] = tr("lessons.too_many_codes", seconds=wait)
+            st.session_state[GUESS_LIMITED] = True  # lesson_bar draws the notice and nothing else: a cheap refusal
+            return
+    session = store.session(code) if code else None
     if session is None and code:
         wrong_guess("code")
     lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
     if lesson is None:
         st.session_state["_class_notice"] = tr("lessons.bad_code")
         return
+    try:
+        seat = store.join(code, student, seat_address())
+    except StoreBusy:
+        st.session_state["_class_notice"] = tr("lessons.busy_join")
+        return
+    except LookupError:  # ended between the two reads
+        st.session_state["_class_notice"] = tr("lessons.bad_code")
+        return
+    st.session_state[STUDENT_ID] = student
+    if seat != ADMITTED:  # waiting: lesson_bar says so and asks again every few seconds (_waiting_poll)
+        st.session_state[WAITING_FOR] = code if seat == WAITING else None
+        if seat != WAITING:
+            st.session_state["_class_notice"] = tr("lessons.class_full")
+        st.session_state[URL_EXTRA] = _url_extra()
+        return
+    st.session_state.pop(WAITING_FOR, None)
     st.session_state[CLASS_CODE] = code
-    st.session_state[STUDENT_ID] = student_id()
     st.session_state[CLASS_SEEN] = _seen(session)
     go_to(lesson, session.stop, move_class=False)
+
+
+@st.fragment(run_every=FOLLOW_SECONDS)
+def _waiting_poll(code: str) -> None:
+    """A join that waits for the teacher: asks every few seconds whether she admitted it, then joins."""
+    with page_guard():
+        status = class_store().seat_status(code, st.session_state.get(STUDENT_ID, ""))
+        if status != WAITING:  # admitted (or the class ended): the join is done, or says why not
+            st.session_state.pop(WAITING_FOR, None)
+            st.session_state[PENDING] = ("join", code)
+            st.rerun(scope="app")
+        st.info(tr("lessons.class_full_wait"), icon=":material/hourglass_top:")
 
 
 def _class_code() -> str | None:
@@ -263,6 +298,8 @@ def lesson_bar(url_path: str) -> bool:
         st.warning(notice)
     if st.session_state.pop(GUESS_LIMITED, False):
         st.stop()  # a guesser past the limit gets this line and no page run
+    if st.session_state.get(WAITING_FOR) and not st.session_state.get(CLASS_CODE):
+        _waiting_poll(st.session_state[WAITING_FOR])
     lesson = open_lesson(lessons()[0], st.session_state.get(LESSON_ID, ""))
     st.session_state[TITLED_BY_LESSON] = False
     st.session_state[STOP_SECTION] = None

@@ -3,11 +3,14 @@ it connects from, the teacher's class in this session, the lesson a class runs o
 from __future__ import annotations
 
 from collections.abc import Mapping
+import hashlib
 import secrets
 import threading
+import time
 
 import streamlit as st
 
+from classroom import guessing
 from classroom.lessons import Lesson, LessonFileError, parse_lesson
 from classroom.store import ClassSession, ClassStore, store_location
 from serving.seat import SEAT_COOKIE, valid_seat
@@ -15,12 +18,7 @@ from serving.seat import SEAT_COOKIE, valid_seat
 TEACHER = "teacher_class"  # session_state: {"code", "token", "lesson"}; the token never leaves this session
 SEAT_CHECKED = "_teacher_seat_checked"  # this session has asked the store whether its browser started a class
 SESSION_ID = "_session_id"  # a random id for this session: its guesses are counted even without a seat
-# Wrong class codes or teacher passwords allowed per client in GUESS_WINDOW seconds: per session (one tab) and per
-# address (a script opening new sessions). A school behind one address still has 30 typos in 10 minutes.
-GUESS_WINDOW = 600
-GUESSES_PER_SESSION = 5
-GUESSES_PER_ADDRESS = 30
-
+LOOPBACK = {"local", "127.0.0.1", "::1"}  # the server's own machine: benches, or a proxy that passes no address
 
 _stores: dict[str, ClassStore] = {}  # location -> the process's store (this module is imported once a process)
 _stores_lock = threading.Lock()
@@ -50,13 +48,21 @@ def browser_seat() -> str | None:
 
 
 def client_address() -> str:
-    """Where this session connects from. Behind serve.py's HAProxy (a loopback peer) the address HAProxy wrote in
-    X-Forwarded-For (it replaces whatever the client sent: deploy/haproxy.cfg.template); a direct client's own."""
+    """Where this session connects from: the address uvicorn resolved (it takes X-Forwarded-For only from the
+    proxies in $FORWARDED_ALLOW_IPS, default loopback: deploy/README.md), or for a loopback peer the last entry of
+    X-Forwarded-For (serve.py's HAProxy replaces whatever the client sent: deploy/haproxy.cfg.template)."""
     address = st.context.ip_address  # None for a loopback peer
-    if address is None:
+    if not isinstance(address, str):  # (AppTest's runtime answers with a stand-in object: no address)
         forwarded = st.context.headers.get("X-Forwarded-For")
-        return forwarded.split(",")[-1].strip() if forwarded else "local"
+        return forwarded.split(",")[-1].strip() if isinstance(forwarded, str) and forwarded else "local"
     return address
+
+
+def seat_address() -> str | None:
+    """The address a new seat is counted against (ClassStore.join's per-address limit); None on the server's own
+    machine, where every client shares one address and says nothing about who it is."""
+    address = client_address()
+    return None if address in LOOPBACK else address
 
 
 def session_id() -> str:
@@ -64,22 +70,21 @@ def session_id() -> str:
 
 
 def _guessers() -> tuple[str, ...]:
-    return (f"session:{session_id()}", f"ip:{client_address()}")
+    """Who made a guess: this session, and this browser (a hash of its seat cookie) when it has one."""
+    seat = browser_seat()
+    device = (f"device:{hashlib.sha256(f'guesser:{seat}'.encode()).hexdigest()[:24]}",) if seat else ()
+    return (f"session:{session_id()}", *device)
 
 
 def guess_wait(kind: str) -> int:
-    """Seconds this session must wait before it may try another class code or password (0: it may now). Read before
-    anything else is done with the guess, so a refused guess costs one small query."""
-    store = class_store()
-    session_count, session_wait = store.failures(kind, _guessers()[0], GUESS_WINDOW)
-    address_count, address_wait = store.failures(kind, _guessers()[1], GUESS_WINDOW)
-    waits = [wait for count, limit, wait in ((session_count, GUESSES_PER_SESSION, session_wait),
-                                             (address_count, GUESSES_PER_ADDRESS, address_wait)) if count >= limit]
-    return int(max(waits) + 1) if waits else 0
+    """Seconds this session and browser must wait before they may try another class code or password (0: now):
+    classroom/guessing.py. Read before the guess is looked at, so a refused guess costs two small queries; other
+    sessions and browsers behind the same address are not slowed."""
+    return guessing.guess_wait(class_store(), kind, _guessers(), f"ip:{client_address()}", time.time())
 
 
 def wrong_guess(kind: str) -> None:
-    class_store().record_failure(kind, _guessers())
+    class_store().record_failure(kind, (*_guessers(), f"ip:{client_address()}"))
 
 
 def teacher_class() -> dict | None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 import streamlit as st
 
 from classroom.lessons import Check, Stop, check_question_id
-from classroom.store import ClassElsewhere, QuestionPhase, StoreBusy
+from classroom.store import ClassElsewhere, NotAdmitted, QuestionPhase, StoreBusy
 from i18n import tr
 from ui.lessons.classroom import class_store
 from ui.page_slots import note_answer
@@ -45,6 +45,8 @@ def store_answer(code: str, student: str, qid: str, given: str, expected: Expect
         st.warning(tr("lessons.busy"))
     except ClassElsewhere as elsewhere:
         st.warning(tr("lessons.not_class_stop", stop=elsewhere.stop, here=stop))
+    except NotAdmitted:
+        st.warning(tr("lessons.not_admitted"))
     except LookupError:
         st.warning(tr("lessons.class_ended"))
     return False

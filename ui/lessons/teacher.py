@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 import io
 import os
+import time
 
 import pandas as pd
 import segno
 import streamlit as st
 
 from classroom.lessons import Lesson, lessons_folder, localized
-from classroom.store import normalise_code
+from classroom.store import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, normalise_code
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from i18n import current_language, tr
 from ui.train.job import active_trainings, stop_trainings
@@ -88,8 +89,11 @@ def teacher_page() -> None:
     results, joining = st.columns([3, 1])
     with joining:
         _header(teacher["code"])
+        seats = class_store().seats(teacher["code"], teacher["token"])
+        if seats is not None:
+            _seat_controls(teacher["code"], teacher["token"], seats)
     with results:
-        _panel(teacher["code"], teacher["token"], lesson)
+        _panel(teacher["code"], teacher["token"], lesson, 0 if seats is None else len(seats.waiting))
     with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
         class_report(class_store(), teacher["code"], teacher["token"], lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
@@ -152,6 +156,9 @@ def _start(all_lessons: Mapping[str, Lesson]) -> None:
     with st.form("class_start"):
         lesson_id = st.selectbox(tr("class_teacher.lesson"), list(all_lessons),
                                  format_func=lambda i: localized(all_lessons[i].title, language))
+        size = st.number_input(tr("class_teacher.class_size"), min_value=1, max_value=MAX_CLASS_SIZE,
+                               value=DEFAULT_CLASS_SIZE, step=1, key="class_start_size",
+                               help=tr("class_teacher.class_size_help"))
         password = _password_field("class_start_password")
         if not st.form_submit_button(tr("class_teacher.start"), type="primary"):
             return
@@ -161,7 +168,8 @@ def _start(all_lessons: Mapping[str, Lesson]) -> None:
         source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         source = None
-    code, token = class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source)
+    code, token = class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source,
+                                             class_size=int(size))
     st.session_state[TEACHER] = {"code": code, "token": token, "lesson": lesson_id}
     st.rerun()
 
@@ -196,7 +204,44 @@ def _header(code: str) -> None:
         st.caption(tr("class_teacher.join_help"))
 
 
-def _panel(code: str, token: str, lesson: Lesson) -> None:
+def _seat_controls(code: str, token: str, seats) -> None:
+    """The class size, and letting in the joins that wait (drawn at the page's full run: see _panel on clicks)."""
+    store = class_store()
+    with st.popover(tr("class_teacher.set_size"), icon=":material/groups:"):
+        size = st.number_input(tr("class_teacher.class_size"), min_value=1, max_value=MAX_CLASS_SIZE,
+                               value=seats.size, step=1, key=f"class_size_{seats.size}",
+                               help=tr("class_teacher.class_size_help"))
+        if int(size) != seats.size:
+            store.set_class_size(code, token, int(size))
+            st.rerun()
+    if seats.waiting:
+        oldest = seats.waiting[0][0]
+        st.button(tr("class_teacher.admit_all", count=len(seats.waiting)), key="class_admit_all", type="primary",
+                  help=tr("class_teacher.admit_help"), on_click=store.admit, args=(code, token))
+        st.button(tr("class_teacher.admit_oldest"), key="class_admit_oldest", help=tr("class_teacher.admit_help"),
+                  on_click=store.admit, args=(code, token, [oldest]))
+
+
+def _joins(code: str, token: str, waiting_drawn: int) -> None:
+    """Joins as they come (in the live read-outs): how many students have a seat, the latest joins, and those who
+    wait (a change in who waits reruns the page, so the buttons that let them in follow)."""
+    seats = class_store().seats(code, token)
+    if seats is None:
+        return
+    if len(seats.waiting) != waiting_drawn:
+        st.rerun(scope="app")
+    now = time.time()
+    st.metric(tr("class_teacher.joined"), tr("class_teacher.joined_value", joined=seats.admitted, size=seats.size))
+    if seats.recent:
+        latest = ", ".join(tr("class_teacher.join_ago", seconds=max(0, int(now - joined)))
+                           for _, joined, _ in seats.recent[:3])
+        st.caption(tr("class_teacher.recent_joins", count=seats.last_minute, latest=latest))
+    if seats.waiting:
+        st.warning(tr("class_teacher.waiting_joins", count=len(seats.waiting),
+                      oldest=tr("class_teacher.join_ago", seconds=max(0, int(now - seats.waiting[0][1])))))
+
+
+def _panel(code: str, token: str, lesson: Lesson, waiting: int = 0) -> None:
     """The class's stop, its question, and the teacher's controls around the live read-outs.
 
     The controls (move, mode, show, discussion, reveal) are drawn at the page's full run, outside the fragment that
@@ -223,7 +268,7 @@ def _panel(code: str, token: str, lesson: Lesson) -> None:
             st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
             if not revealed:
                 mode_picker(store, code, token, qid, phase)
-    _live(code, token, lesson, _drawn_state(session, lesson))
+    _live(code, token, lesson, _drawn_state(session, lesson), waiting)
     if qid is None:
         return
     with st.container():
@@ -263,13 +308,14 @@ def _drawn_state(session, lesson: Lesson) -> tuple:
 
 
 @st.fragment(run_every=RESULTS_SECONDS)
-def _live(code: str, token: str, lesson: Lesson, drawn: tuple) -> None:
+def _live(code: str, token: str, lesson: Lesson, drawn: tuple, waiting: int) -> None:
     """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control.
     (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
     with page_guard():
         session = class_store().session(code)
         if session is None or _drawn_state(session, lesson) != drawn:
             st.rerun(scope="app")  # expired, or moved on from another device: the controls follow
+        _joins(code, token, waiting)
         _results(code, token, lesson, session)
 
 
