@@ -10,6 +10,9 @@ draws Plotly charts names plotly.js for the browser to fetch and compile while t
 In front of everything: Streamlit's developer messages (clear_cache, ...) dropped and its metrics for the operator only
 (serving/operator_only.py), and its upload route bounded to issued ids, caps and the uploads switches
 (serving/upload_gate.py).
+Unless ATTENTION_LAB_WARMUP=0 (serve.py's replicas, which it warms itself; the tests), the server warms itself in the
+background from its first second: every shipped model and every lesson stop opened once (serving/warmup.py), while
+Home says it is warming up.
 """
 import contextlib
 
@@ -22,12 +25,14 @@ from serving.operator_only import OperatorOnlyMiddleware
 from serving.plotly_preload import PlotlyPreloadMiddleware
 from serving.seat import SeatCookieMiddleware
 from serving.upload_gate import UploadGateMiddleware
+from serving.warmup import start_self_warm_up
 from ui.page_list import PLOTLY_PAGES
 
 
 @contextlib.asynccontextmanager
 async def _lifespan(_app):
     announce_teacher_password()
+    start_self_warm_up()  # a thread: it waits for this server to answer, then warms it (off under serve.py)
     async with liveness_from_environment():
         yield
 
