@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
 import subprocess
@@ -40,9 +41,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def first_clicks(lesson: str, warm_up: bool, app_dir: Path, language: str, timeout: float) -> list[dict]:
-    """One fresh server: (warm it,) then each stop of `lesson` opened once in a new session -> one row per stop."""
-    links = [link for link in lesson_stop_links() if f"lesson={lesson}&" in link]
+@contextlib.contextmanager
+def fresh_server(app_dir: Path = ROOT, warm_up: bool = True, timeout: float = 600.0):
+    """A new `streamlit run asgi.py` of app_dir (127.0.0.1, a free port, a fresh data folder) -> (its URL, what it
+    said of its warm-up: "off", or its "Warm: ..." line), yielded once it answers and, with warm_up, once warm."""
     port = _free_port()
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "ATTENTION_LAB_DATA": data, WARMUP_ENV: "1" if warm_up else "0", "PYTHONUNBUFFERED": "1"}
@@ -57,7 +59,7 @@ def first_clicks(lesson: str, warm_up: bool, app_dir: Path, language: str, timeo
         def read() -> None:
             for line in server.stderr:
                 said.append(line)
-                if line.startswith(WARM_LINE) or line.startswith("Warm-up stopped"):
+                if line.startswith((WARM_LINE, "Warm-up stopped")):
                     warm.set()
 
         threading.Thread(target=read, daemon=True).start()
@@ -70,14 +72,19 @@ def first_clicks(lesson: str, warm_up: bool, app_dir: Path, language: str, timeo
                 time.sleep(0.2)
             if warm_up and not warm.wait(timeout):
                 raise RuntimeError(f"no {WARM_LINE!r} line within {timeout:.0f} s:\n" + "".join(said[-20:]))
-            warmed = next((line.strip() for line in said if line.startswith(("Warm", "Warm-up"))), "")
-            lang = f"&lang={language}"
-            timings = asyncio.run(open_links(url, [link + lang for link in links], timeout))
+            yield url, next((line.strip() for line in said if line.startswith(("Warm", "Warm-up"))), "off")
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+def first_clicks(lesson: str, warm_up: bool, app_dir: Path, language: str, timeout: float) -> list[dict]:
+    """One fresh server: (warm it,) then each stop of `lesson` opened once in a new session -> one row per stop."""
+    links = [f"{link}&lang={language}" for link in lesson_stop_links() if f"lesson={lesson}&" in link]
+    with fresh_server(app_dir, warm_up, timeout) as (url, warmed):
+        timings = asyncio.run(open_links(url, links, timeout))
     return [{"lesson": lesson, "stop": int(link.split("stop=")[1].split("&")[0]), "page": link.split("?")[0],
-             "seconds": seconds, "warm_up": warmed if warm_up else "off"} for link, seconds in timings]
+             "seconds": seconds, "warm_up": warmed} for link, seconds in timings]
 
 
 def run(lessons: list[str], warm_up: bool = True, app_dir: Path = ROOT, language: str = "en",
