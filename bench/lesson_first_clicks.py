@@ -72,7 +72,7 @@ def fresh_server(app_dir: Path = ROOT, warm_up: bool = True, timeout: float = 60
                 time.sleep(0.2)
             if warm_up and not warm.wait(timeout):
                 raise RuntimeError(f"no {WARM_LINE!r} line within {timeout:.0f} s:\n" + "".join(said[-20:]))
-            yield url, next((line.strip() for line in said if line.startswith(("Warm", "Warm-up"))), "off")
+            yield url, next((line.strip() for line in said if line.startswith((WARM_LINE, "Warm-up stopped"))), "off")
         finally:
             server.terminate()
             server.wait(timeout=30)
