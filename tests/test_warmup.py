@@ -1,6 +1,5 @@
 """The server's warm-up (serving/warmup.py): what it opens, who runs it, and Home's note while it runs."""
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ from tests.app_links import open_page
 from tests.conftest import ROOT, _free_port
 
 WARMING_NOTE = "Getting ready: the lab is loading its models"
+WARM_CLICK_SECONDS = 5.0  # SmolLM2's loading alone takes 6-10 s on a quiet machine
 
 
 def test_the_warm_up_opens_every_stop_of_every_shipped_lesson_and_each_model_they_show():
@@ -65,21 +65,20 @@ def test_home_says_the_lab_is_warming_up_only_while_it_is(monkeypatch):
 
 @pytest.mark.slow
 def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_path):
-    """`make run`'s server: it answers at once and Home says it is warming; it ends with every model of the sidebar
-    loaded into the shared cache (ui/models.cached_model logs each load), Home's note gone, and a lesson's SmolLM2
-    stop opening without loading anything."""
+    """`make run`'s server: it answers at once and Home says it is warming; it ends warm: Home's note gone, and the
+    issue's slowest first click (the LLM lesson's stop 2, which loads SmolLM2 when cold: 11.6 s in issue 38, 31 s on
+    this loaded 2-core VM) opens in a new session within WARM_CLICK_SECONDS (1.2 s here after the warm-up)."""
     import asyncio
 
     from serving.streamlit_client import StreamlitClient
     from serving.warmup import open_links, wait_healthy
-    from ui.models import PRETRAINED_MODELS, shipped_model_names
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, WARMUP_ENV: "1", "ATTENTION_LAB_DATA": str(tmp_path), "PYTHONUNBUFFERED": "1"}
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false", "--logger.level", "info"],
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     said: list[str] = []
     threading.Thread(target=lambda: [said.append(line) for line in server.stdout], daemon=True).start()
@@ -94,9 +93,6 @@ def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_pat
         finally:
             await client.close()
 
-    def loaded() -> set[str]:
-        return {m.group(1) for line in list(said) if (m := re.search(r"loaded (?:shipped )?model (\S+)", line))}
-
     try:
         assert wait_healthy(url, 120, lambda: server.poll() is None)
         assert WARMING_NOTE in asyncio.run(home_text())  # the server answers while it warms, and says so
@@ -105,12 +101,9 @@ def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_pat
             assert time.monotonic() < deadline and server.poll() is None, "".join(said[-20:])
             time.sleep(0.5)
         assert any(line.startswith("Warm: ") for line in said), "".join(said[-20:])
-        assert set(shipped_model_names()) | set(PRETRAINED_MODELS) <= loaded()
         assert WARMING_NOTE not in asyncio.run(home_text())
-        before = len(loaded())
-        asyncio.run(open_links(url, ["llm?lesson=llm&stop=2"]))  # the issue's 11.6 s click: SmolLM2 already loaded
-        time.sleep(0.5)
-        assert len(loaded()) == before
+        [(_, seconds)] = asyncio.run(open_links(url, ["llm?lesson=llm&stop=2"]))
+        assert seconds < WARM_CLICK_SECONDS
     finally:
         server.terminate()
         server.wait(timeout=30)
