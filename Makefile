@@ -12,7 +12,7 @@ venv:
 system-packages:
 	@scripts/system_packages.sh
 
-## The lab on the shipped models, offline, at http://localhost:$(PORT)
+## The lab on the shipped models, offline, at http://localhost:$(PORT); it warms itself in the background (asgi.py)
 run: venv
 	@echo "Attention Lab: http://localhost:$(PORT)  (Ctrl+C stops it)"
 	@$(VENV_PYTHON) -m streamlit run asgi.py --server.port $(PORT) --browser.gatherUsageStats false

@@ -11,6 +11,9 @@ In front of everything: Streamlit's developer messages (clear_cache, ...) droppe
 (serving/operator_only.py), and its upload route bounded to issued ids, caps and the uploads switches
 (serving/upload_gate.py).
 The class report's downloads are served to the teacher's browser only (serving/private_media.py).
+Unless ATTENTION_LAB_WARMUP=0 (serve.py's replicas, which it warms itself; the tests), the server warms itself in the
+background from its first second: every shipped model and every lesson stop opened once (serving/warmup.py), while
+Home says it is warming up.
 """
 import contextlib
 
@@ -24,12 +27,14 @@ from serving.plotly_preload import PlotlyPreloadMiddleware
 from serving.private_media import PrivateMediaMiddleware
 from serving.seat import SeatCookieMiddleware
 from serving.upload_gate import UploadGateMiddleware
+from serving.warmup import start_self_warm_up
 from ui.page_list import PLOTLY_PAGES
 
 
 @contextlib.asynccontextmanager
 async def _lifespan(_app):
     announce_teacher_password()
+    start_self_warm_up()  # a thread: it waits for this server to answer, then warms it (off under serve.py)
     async with liveness_from_environment():
         yield
 

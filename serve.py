@@ -37,7 +37,7 @@ from classroom.teacher_password import announce_teacher_password
 from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
                              replica_name, set_replica_state)
 from serving.liveness import LIVENESS_PORT_ENV
-from serving.warmup import wait_healthy, warm_replica
+from serving.warmup import WARMUP_ENV, wait_healthy, warm_replica
 
 ROOT = Path(__file__).resolve().parent
 RUN_DIR = ROOT / "run"  # generated files (listed in .gitignore)
@@ -83,7 +83,8 @@ class Launcher:
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         # One secret for every replica: the XSRF cookie one replica signs must pass on another after a failover.
-        self.env = {**os.environ, "PYTHONUNBUFFERED": "1",
+        # WARMUP_ENV off: serve.py warms each replica itself before HAProxy lets students in (once, not twice).
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", WARMUP_ENV: "0",
                     COOKIE_SECRET_ENV: os.environ.get(COOKIE_SECRET_ENV) or secrets.token_urlsafe(32)}
         self.announced_ready = False
 

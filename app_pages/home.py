@@ -10,8 +10,10 @@ from ui.widget_spec import SENTENCE
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
 from ui.lessons.bar import open_lesson_button
 from ui.state import example_sentences
+from ui.warm_notice import warming_notice
 
 page_title(tr("home.title"))
+warming_notice()
 st.write(tr("home.intro"))
 st.caption(tr("home.device", device=device_label()))
 

@@ -39,6 +39,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from serving.streamlit_client import StreamlitClient, http_get  # noqa: E402
+from serving.warmup import WARMUP_ENV  # noqa: E402
 
 MB = 10**6
 
@@ -200,7 +201,7 @@ async def _attack(port: int, pid: int, mb: int, puts: int, clears: int) -> list[
 def run(port: int = 0, mb: int = 60, puts: int = 10, clears: int = 25) -> list[dict]:
     port = port or free_port()
     with tempfile.TemporaryDirectory() as data:
-        env = {**os.environ, "ATTENTION_LAB_DATA": data, "ATTENTION_LAB_UPLOADS": "on"}
+        env = {**os.environ, "ATTENTION_LAB_DATA": data, "ATTENTION_LAB_UPLOADS": "on", WARMUP_ENV: "0"}
         server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                                    "--server.address", "127.0.0.1", "--server.port", str(port),
                                    "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env,

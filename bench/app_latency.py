@@ -11,6 +11,7 @@ page (until its first heatmap is drawn).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import shutil
 import socket
@@ -58,7 +59,7 @@ def cold_start(path: str = "attention", ready: str = ".js-plotly-plot .heatmapla
         start = time.perf_counter()
         server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                                    "--server.port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+                                  stderr=subprocess.DEVNULL, env={**os.environ, "ATTENTION_LAB_WARMUP": "0"})
         try:
             while True:
                 try:

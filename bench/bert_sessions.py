@@ -10,6 +10,7 @@ chromium), one after another, each on the attention page with the encoder and a 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import socket
 import subprocess
@@ -40,7 +41,7 @@ def main() -> None:
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                                "--server.port", str(port), "--server.address", "127.0.0.1",
                                "--browser.gatherUsageStats", "false"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                              stderr=subprocess.DEVNULL, env={**os.environ, "ATTENTION_LAB_WARMUP": "0"})
     url = f"http://127.0.0.1:{port}"
     rows = []
     try:

@@ -2,6 +2,7 @@
 encoder's grid), each beside a plain rerun of the same page measured in the same run.
 
     python bench/lecture_moves.py [--repeat 8] [--url http://127.0.0.1:8501]
+    python bench/lecture_moves.py --start-up [--warm-up on|off] [--app-dir DIR]   # first clicks after start-up
 
 Without --url it starts `streamlit run asgi.py` on a free port and warms it as serve.py does (serving/warmup.py:
 the shipped models, the first charts, stop 17), so the figures are what a class meets on a warmed server; the
@@ -114,16 +115,47 @@ def measure(base: str, repeat: int) -> dict[str, list[float]]:
                  GRID_DRAWN)]
         for _ in range(repeat):
             for name, path, ready in tabs:
-                tab = browser.new_page(viewport={"width": 1280, "height": 720})
-                started = time.perf_counter()
-                tab.goto(f"{base}{path}")
-                tab.wait_for_function(ready, timeout=120000, polling=50)
-                tab.evaluate(WATCH)
-                tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)
-                settled_at, now = tab.evaluate("() => [window.__lastChange, performance.now()]")
-                times[name].append(time.perf_counter() - started - (now - settled_at) / 1000)
-                tab.close()
+                times[name].append(_new_tab(browser, f"{base}{path}", ready))
         browser.close()
+    return times
+
+
+def _new_tab(browser, url: str, ready: str) -> float:
+    """Seconds from a new tab's navigation to url until its page is drawn (`ready`) and settled."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 720})
+    started = time.perf_counter()
+    tab.goto(url)
+    tab.wait_for_function(ready, timeout=120000, polling=50)
+    tab.evaluate(WATCH)
+    tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)
+    settled_at, now = tab.evaluate("() => [window.__lastChange, performance.now()]")
+    tab.close()
+    return time.perf_counter() - started - (now - settled_at) / 1000
+
+
+# --start-up (issue 38.5): each lesson's slowest first clicks on a server just started (bench/lesson_first_clicks.py
+# finds them), each in a new tab, projected, on the server as `make run` starts it: after its warm-up, or (--warm-up
+# off, or a checkout from before it with --app-dir) at once. One click each: only the first is a first click.
+LESSON_BAR = """() => !!document.querySelector('.st-key-lesson_bar')"""
+START_UP_STOPS = [("intro stop 1 (compare)", "/compare?lesson=intro&stop=1", LESSON_BAR),
+                  ("intro stop 16 (train)", "/train?lesson=intro&stop=16", LESSON_BAR),
+                  ("intro stop 17 (the real encoder's grid)", "/attention?lesson=intro&stop=17", GRID_DRAWN),
+                  ("llm stop 2 (SmolLM2)", "/llm?lesson=llm&stop=2", LESSON_BAR),
+                  ("llm stop 7 (llm_heads)", "/llm_heads?lesson=llm&stop=7", LESSON_BAR)]
+
+
+def start_up_clicks(app_dir: Path, warm_up: bool) -> dict[str, list[float]]:
+    from playwright.sync_api import sync_playwright
+
+    from bench.lesson_first_clicks import fresh_server
+
+    with fresh_server(app_dir, warm_up) as (url, warmed):
+        print(f"# {app_dir}, warm-up: {warmed}")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+            times = {name: [_new_tab(browser, f"{url}{path}&lang=en&presenter=true", ready)]
+                     for name, path, ready in START_UP_STOPS}
+            browser.close()
     return times
 
 
@@ -131,9 +163,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=8)
     parser.add_argument("--url", help="a running, warmed app (default: start and warm one)")
+    parser.add_argument("--start-up", action="store_true", help="only the lessons' slowest stops, each opened once "
+                        "in a new tab on a server just started (after its own warm-up unless --warm-up off)")
+    parser.add_argument("--warm-up", choices=("on", "off"), default="on")
+    parser.add_argument("--app-dir", type=Path, default=ROOT, help="--start-up: the checkout whose asgi.py is served")
     args = parser.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.start_up:
+        times = start_up_clicks(args.app_dir.resolve(), args.warm_up == "on")
+        print("| first click after start-up (new tab, projected) | s |")
+        print("|---|---|")
+        for move, values in times.items():
+            print(f"| {move} | {values[0]:.2f} |")
+        print(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
     if args.url:
         times = measure(args.url.rstrip("/"), args.repeat)
     else:

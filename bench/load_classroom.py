@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom_report import RunRecord, report  # noqa: E402
 from classroom_students import Student, plan_for  # noqa: E402
 from serving.streamlit_client import http_get  # noqa: E402
+from serving.warmup import WARMUP_ENV  # noqa: E402
 
 CHECKPOINT_DIR = ROOT / "assets" / "checkpoints"
 SERVE_STATE = ROOT / "run" / "serve.json"  # written by serve.py
@@ -103,7 +104,7 @@ class Server:
                    "--logger.level", "info", "--logger.messageFormat", LOG_FORMAT]
         start = time.perf_counter()
         self.process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                        stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1", WARMUP_ENV: "0"})
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         while time.perf_counter() - start < timeout:

@@ -26,7 +26,7 @@ from pathlib import Path
 from serving.haproxy import HEALTH_PATH
 from serving.liveness import LIVENESS_PORT_ENV
 from serving.streamlit_client import http_get
-from serving.warmup import wait_healthy, warm_replica
+from serving.warmup import WARMUP_ENV, wait_healthy, warm_replica
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,8 @@ def main() -> int:
     streamlit = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                                   "--server.address", args.address, "--server.port", str(args.port),
                                   "--browser.gatherUsageStats", "false"], cwd=ROOT,
-                                 env={**os.environ, LIVENESS_PORT_ENV: str(args.liveness_port)})
+                                 env={**os.environ, LIVENESS_PORT_ENV: str(args.liveness_port),
+                                      WARMUP_ENV: "0"})  # warmed below, before it is ready
     url = f"http://127.0.0.1:{args.port}"
     warm = threading.Event()
     server = ThreadingHTTPServer(("0.0.0.0", args.ready_port),

@@ -1,31 +1,67 @@
-"""Warm a replica before it takes students: real script runs through its websocket, as a browser would make them.
+"""Warm a server before students' first clicks: real script runs through its websocket, as a browser would make them.
 
 Streamlit has no start-up hook, and the first script run of a process imports torch, loads the shipped models
 (st.cache_resource) and builds the first charts (the shared figure caches): seconds that the first students
-would otherwise wait for. serve.py runs this against the replica's own port while HAProxy holds it in
-maintenance, and enables it only when every page below has run without an error.
+would otherwise wait for. Two callers, never both on one server:
+- serve.py and serving/replica.py run warm_replica() against each replica's own port while the replica is held out
+  of HAProxy (or the Service), and let students in only when every page below has run without an error; they start
+  their replicas with ATTENTION_LAB_WARMUP=0.
+- Every other `streamlit run asgi.py` (`make run`, the README's by-hand block) warms itself: asgi.py's lifespan calls
+  start_self_warm_up(), a thread that waits for the server to answer and then makes the same runs against its own
+  port in the background, so the server answers from its first second. While it runs, is_warming() is true and Home
+  says so (ui/warm_notice.py). ATTENTION_LAB_WARMUP=0 turns it off (the test suite's servers, the benches that warm
+  on their own).
+What is warmed: the pages below, every shipped model of the sidebar's choice, and every stop of every lesson file,
+each opened as a class opens it (a new session on its link), so a stop added to a lesson is warmed too.
 """
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+import threading
 import time
+from pathlib import Path
 
 from serving.streamlit_client import StreamlitClient
 
+WARMUP_ENV = "ATTENTION_LAB_WARMUP"  # "0": this server does not warm itself (serve.py warms its replicas from outside)
 # The first pages students open: home, then the pages whose first runs are the slowest (attention: analysis and
 # head charts; decoding; positional: the shared PE figures; compare: the three en-fr models). Then, back on the
 # attention page, every other model of the sidebar's model choice, so that each shipped model is loaded. The LLM page
 # loads SmolLM2 (6-10 s, once per process): here, not at the first student's visit, and never at the app's start.
 WARM_PAGES = ["", "attention", "decoding", "positional", "compare", "llm"]
 MODEL_CHOICE = "model_id"  # the sidebar's model selectbox (ui/sidebar.py)
-# Lesson stops whose first run is slow, opened by their link: the real encoder's all-heads grid with its 72 pattern
-# labels (issue 22: 7.5-8.8 s at the first student's click before it was warmed here); SmolLM2's pattern labels
-# (issue 26: 1.5 CPU s, seconds of wall time on a busy server), which its "All heads" grid and Explain share.
-WARM_STOPS = ["attention?lesson=intro&stop=17",
-              "attention?model=SmolLM2-135M-Instruct&view=Explain&explain=patterns"]
+# Views outside the lessons whose first run is slow, opened by their link: SmolLM2's pattern labels (issue 26: 1.5 CPU
+# s, seconds of wall time on a busy server), which its "All heads" grid and Explain share.
+WARM_LINKS = ["attention?model=SmolLM2-135M-Instruct&view=Explain&explain=patterns"]
+
+_warming = threading.Event()  # set while this process warms itself (start_self_warm_up)
 
 
-async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[str, float]]:
+def is_warming() -> bool:
+    """True while this server process warms itself in the background (Home says so)."""
+    return _warming.is_set()
+
+
+def lesson_stop_links(folder: Path | None = None) -> list[str]:
+    """Every stop of every lesson file, as the link a class opens it by ("attention?lesson=intro&stop=17"), in the
+    lessons' order. A file that cannot be read is left out (the app shows its error)."""
+    from classroom.lessons import load_lessons
+    from ui.page_list import PAGE_NAMES
+
+    # Only each stop's page and number are read here; the server checks the rest (sections included) when it opens.
+    found, _ = load_lessons({page: () for page in PAGE_NAMES}, folder)
+    return [f"{stop.page}?lesson={lesson.id}&stop={stop.number}"
+            for lesson in found.values() for stop in lesson.stops if stop.page in PAGE_NAMES]
+
+
+def warm_links() -> list[str]:
+    """The links warmed after the pages and models: the slow views outside lessons, then every lesson stop."""
+    return WARM_LINKS + lesson_stop_links()
+
+
+async def _warm(base_url: str, pages: list[str], links: list[str], timeout: float) -> list[tuple[str, float]]:
     client = StreamlitClient(base_url)
     timings = []
     try:
@@ -44,11 +80,24 @@ async def _warm(base_url: str, pages: list[str], timeout: float) -> list[tuple[s
                 for model in others + [first]:  # every shipped model once, ending on the default
                     if client.choose_option(MODEL_CHOICE, model) is None:
                         timings.append((model, await _run(client, client.widget_rerun_msg(), timeout, "attention")))
-        for stop in WARM_STOPS:  # the slow stops, as a class opens them (stop 17: the encoder's grid)
-            path, query = stop.split("?")
-            timings.append((stop, await _run(client, client.open_page_msg(path, query), timeout, path)))
     finally:
         await client.close()
+    timings += await open_links(base_url, links, timeout)
+    return timings
+
+
+async def open_links(base_url: str, links: list[str], timeout: float = 120.0) -> list[tuple[str, float]]:
+    """Open each link ("page?query") in a session of its own, as a new tab would; (link, seconds of its first run).
+    Raises on any error."""
+    timings = []
+    for link in links:
+        path, _, query = link.partition("?")
+        client = StreamlitClient(base_url)
+        try:
+            await client.connect(path, timeout=timeout)
+            timings.append((link, await _run(client, client.open_page_msg(path, query), timeout, path)))
+        finally:
+            await client.close()
     return timings
 
 
@@ -59,9 +108,61 @@ async def _run(client: StreamlitClient, payload: bytes, timeout: float, path: st
     return outcome.seconds
 
 
-def warm_replica(base_url: str, pages: list[str] = WARM_PAGES, timeout: float = 120.0) -> list[tuple[str, float]]:
-    """Run each page once on the replica at base_url; (page, seconds) per page. Raises on any error."""
-    return asyncio.run(_warm(base_url, pages, timeout))
+def warm_replica(base_url: str, pages: list[str] = WARM_PAGES, timeout: float = 120.0,
+                 links: list[str] | None = None) -> list[tuple[str, float]]:
+    """Run each page once on the server at base_url, then open each link (default: warm_links()) in a new session;
+    (page or link, seconds) each. Raises on any error."""
+    return asyncio.run(_warm(base_url, pages, warm_links() if links is None else links, timeout))
+
+
+def self_warm_up_enabled() -> bool:
+    return os.environ.get(WARMUP_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def own_url() -> str | None:
+    """This Streamlit server's address as its own loopback client reaches it; None where the warm-up's client cannot
+    speak to it (TLS: the client speaks plain ws://)."""
+    from streamlit import config
+
+    if config.get_option("server.sslCertFile"):
+        return None
+    address = config.get_option("server.address") or ""
+    host = "127.0.0.1" if address in ("", "0.0.0.0", "localhost") else "::1" if address == "::" else address
+    host = f"[{host}]" if ":" in host else host
+    base = (config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"http://{host}:{config.get_option('server.port')}" + (f"/{base}" if base else "")
+
+
+def start_self_warm_up(base_url: str | None = None, stream=sys.stderr) -> threading.Thread | None:
+    """In a `streamlit run asgi.py` that nobody else warms (ATTENTION_LAB_WARMUP not "0"): warm this server from a
+    background thread once it answers; is_warming() is true meanwhile. Returns the thread, or None when off."""
+    if not self_warm_up_enabled():
+        return None
+    base_url = base_url or own_url()
+    if base_url is None:
+        print("Warm-up skipped: the server speaks TLS (the first clicks load the models).", file=stream, flush=True)
+        return None
+    _warming.set()
+
+    def warm() -> None:
+        started = time.monotonic()
+        try:
+            if not wait_healthy(base_url, 120.0):
+                raise RuntimeError("the server did not answer within 120 s")
+            timings = warm_replica(base_url)
+            slowest = ", ".join(f"{page} {seconds:.1f} s" for page, seconds in sorted(timings, key=lambda t: -t[1])[:3])
+            print(f"Warm: {len(timings)} pages, models and lesson stops run in {time.monotonic() - started:.0f} s "
+                  f"(slowest: {slowest})", file=stream, flush=True)
+        except Exception as error:  # noqa: BLE001 (a failed warm-up only means slower first clicks: say why, go on)
+            print(f"Warm-up stopped after {time.monotonic() - started:.0f} s: {error}", file=stream, flush=True)
+        finally:
+            _warming.clear()
+
+    thread = threading.Thread(target=warm, name="attention-lab-warm-up", daemon=True)
+    thread.start()
+    print("Warming up in the background: the shipped models and the lessons' stops (Home says so until done).",
+          file=stream, flush=True)
+    return thread
 
 
 def wait_healthy(base_url: str, timeout: float, alive=lambda: True) -> bool:

@@ -25,6 +25,15 @@ BROWSER_FIXTURES = {"page", "browser"}
 BROWSER_RERUNS = 1
 
 
+def pytest_configure(config):
+    """No server this test session starts warms itself (asgi.py's background warm-up, serving/warmup.py): each would
+    spend a minute of CPU loading every model and opening every lesson stop. A test that wants it sets it in the
+    server's env."""
+    from serving.warmup import WARMUP_ENV
+
+    os.environ[WARMUP_ENV] = "0"
+
+
 def pytest_collection_modifyitems(items):
     """Mark every test that drives a real browser, so `-m "not browser"` skips it without a list to keep, and give
     it one rerun (BROWSER_RERUNS)."""
@@ -44,7 +53,11 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def streamlit_server(folder: Path = ROOT, env: dict[str, str] | None = None):
     """`streamlit run asgi.py` (the app with its seat cookie, as `make run` serves it) in `folder`, or `app.py` in a
-    folder without one (a toy app), on a free loopback port; yields its URL once /_stcore/health answers."""
+    folder without one (a toy app), on a free loopback port; yields its URL once /_stcore/health answers. It does not
+    warm itself unless env sets ATTENTION_LAB_WARMUP (the benches that use it warm it with serving/warmup.py)."""
+    from serving.warmup import WARMUP_ENV
+
+    env = {WARMUP_ENV: "0", **(os.environ if env is None else env)}
     port = _free_port()
     script = "asgi.py" if (folder / "asgi.py").exists() else "app.py"
     process = subprocess.Popen(

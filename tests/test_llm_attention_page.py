@@ -130,9 +130,9 @@ def test_the_warm_up_opens_the_llm_labels_from_a_clean_link():
     """serving/warmup.py opens this link on every replica before it takes students: it must draw the labels."""
     from urllib.parse import parse_qsl
 
-    from serving.warmup import WARM_STOPS
+    from serving.warmup import WARM_LINKS
 
-    stop = next(s for s in WARM_STOPS if SMOLLM2_NAME in s)
+    stop = next(s for s in WARM_LINKS if SMOLLM2_NAME in s)
     path, query = stop.split("?")
     at, notices = open_from_link(path, dict(parse_qsl(query)))
     assert not notices and not at.exception and not at.error
