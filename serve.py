@@ -37,7 +37,7 @@ from classroom.teacher_password import announce_teacher_password
 from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
                              replica_name, set_replica_state)
 from serving.liveness import LIVENESS_PORT_ENV
-from serving.warmup import WARMUP_ENV, wait_healthy, warm_replica
+from serving.warmup import BEFORE_READY_LINKS, WARMUP_ENV, wait_healthy, warm_in_background, warm_replica
 
 ROOT = Path(__file__).resolve().parent
 RUN_DIR = ROOT / "run"  # generated files (listed in .gitignore)
@@ -139,7 +139,7 @@ class Launcher:
             return
         for attempt in range(1, WARM_ATTEMPTS + 1):
             try:
-                timings = warm_replica(replica.url)
+                timings = warm_replica(replica.url, links=BEFORE_READY_LINKS)
                 break
             except Exception as error:  # a failed warm-up keeps the replica out of HAProxy
                 if not alive():
@@ -162,6 +162,7 @@ class Launcher:
         pages = ", ".join(f"{page} {seconds:.1f} s" for page, seconds in timings)
         say(f"{replica.name} (pid {process.pid}, port {replica.port}) warm after {time.monotonic() - started:.1f} s "
             f"({pages}); taking students")
+        warm_in_background(replica.url, alive)  # the other lesson stops, while it takes students
         with self.lock:
             if not self.announced_ready and all(r.state == "ready" for r in self.replicas):
                 self.announced_ready = True

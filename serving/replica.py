@@ -26,7 +26,7 @@ from pathlib import Path
 from serving.haproxy import HEALTH_PATH
 from serving.liveness import LIVENESS_PORT_ENV
 from serving.streamlit_client import http_get
-from serving.warmup import WARMUP_ENV, wait_healthy, warm_replica
+from serving.warmup import BEFORE_READY_LINKS, WARMUP_ENV, wait_healthy, warm_in_background, warm_replica
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,9 +85,10 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     try:
         if wait_healthy(url, 120.0, lambda: streamlit.poll() is None):
-            timings = warm_replica(url)
+            timings = warm_replica(url, links=BEFORE_READY_LINKS)
             warm.set()
             print("replica warm: " + ", ".join(f"{page} {seconds:.1f} s" for page, seconds in timings), flush=True)
+            warm_in_background(url, lambda: streamlit.poll() is None)  # the other lesson stops, while it serves
         code = streamlit.wait()
         # uvicorn (st.App's server) shuts down gracefully on SIGTERM and then re-raises it, so its status is -15:
         # a stop we asked for is a clean exit (the container platform reads non-zero as a crash).

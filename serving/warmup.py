@@ -4,8 +4,9 @@ Streamlit has no start-up hook, and the first script run of a process imports to
 (st.cache_resource) and builds the first charts (the shared figure caches): seconds that the first students
 would otherwise wait for. Two callers, never both on one server:
 - serve.py and serving/replica.py run warm_replica() against each replica's own port while the replica is held out
-  of HAProxy (or the Service), and let students in only when every page below has run without an error; they start
-  their replicas with ATTENTION_LAB_WARMUP=0.
+  of HAProxy (or the Service), and let students in only when the pages, the models and BEFORE_READY_LINKS have run
+  without an error; the other lesson stops are opened right after (warm_in_background). They start their replicas
+  with ATTENTION_LAB_WARMUP=0.
 - Every other `streamlit run asgi.py` (`make run`, the README's by-hand block) warms itself: asgi.py's lifespan calls
   start_self_warm_up(), a thread that waits for the server to answer and then makes the same runs against its own
   port in the background, so the server answers from its first second. While it runs, is_warming() is true and Home
@@ -113,6 +114,35 @@ def warm_replica(base_url: str, pages: list[str] = WARM_PAGES, timeout: float = 
     """Run each page once on the server at base_url, then open each link (default: warm_links()) in a new session;
     (page or link, seconds) each. Raises on any error."""
     return asyncio.run(_warm(base_url, pages, warm_links() if links is None else links, timeout))
+
+
+# What serve.py's replicas (and the Kubernetes replica) run before they take students: the pages, every model and
+# the slowest first view of the lessons (the real encoder's grid with its 72 pattern labels); every other lesson stop
+# is opened just after the replica takes students (warm_in_background), so that a replica restarted mid-class is back
+# as soon as it was before the lessons were warmed.
+BEFORE_READY_LINKS = WARM_LINKS + ["attention?lesson=intro&stop=17"]
+
+
+def warm_in_background(base_url: str, alive=lambda: True, stream=sys.stdout) -> threading.Thread:
+    """Open every lesson stop not warmed before the replica was ready, each in a session of its own, from a daemon
+    thread; a failure only means a slower first click there, so it is said and nothing else."""
+    links = [link for link in warm_links() if link not in BEFORE_READY_LINKS]
+
+    def warm() -> None:
+        started = time.monotonic()
+        try:
+            for link in links:
+                if not alive():
+                    return
+                asyncio.run(open_links(base_url, [link]))
+            print(f"{base_url}: the {len(links)} other lesson stops warm after {time.monotonic() - started:.0f} s",
+                  file=stream, flush=True)
+        except Exception as error:  # noqa: BLE001
+            print(f"{base_url}: warming the lesson stops stopped: {error}", file=stream, flush=True)
+
+    thread = threading.Thread(target=warm, name="attention-lab-warm-stops", daemon=True)
+    thread.start()
+    return thread
 
 
 def self_warm_up_enabled() -> bool:

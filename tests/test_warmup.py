@@ -107,3 +107,23 @@ def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_pat
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_replica_takes_students_after_the_first_views_and_warms_every_other_stop_right_after(monkeypatch):
+    """Before ready: the pages, the models and the slowest first view; after: each remaining lesson stop once, so
+    every stop is warmed and a restarted replica is back as soon as before (test_serve waits for it)."""
+    from serving import warmup
+
+    opened = []
+
+    async def open_links(base_url, links, timeout=120.0):
+        opened.extend(links)
+        return [(link, 0.0) for link in links]
+
+    monkeypatch.setattr(warmup, "open_links", open_links)
+    warmup.warm_in_background("http://127.0.0.1:1", stream=open("/dev/null", "w")).join(30)
+    assert set(opened) | set(warmup.BEFORE_READY_LINKS) == set(warmup.warm_links())
+    assert not set(opened) & set(warmup.BEFORE_READY_LINKS) and len(opened) == len(set(opened))
+    for launcher in ("serve.py", "serving/replica.py"):
+        source = (ROOT / launcher).read_text()
+        assert "links=BEFORE_READY_LINKS" in source and "warm_in_background(" in source
