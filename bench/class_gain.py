@@ -16,7 +16,7 @@ answers the three pre check questions at stop 1; the teacher's Next moves the cl
 the lesson's default); students answer round 1; the teacher starts the discussion and opens round 2; students answer
 again; the teacher reveals and moves the class to the last stop; students answer the post check questions. Every
 step of a student is a reload (a new session with her cookies: her seat cookie keeps her the same student).
-Finally the teacher's page draws the class report and the script downloads its CSV (the report's download button).
+Finally the teacher ends the class, builds the class report and the script downloads its CSV with her cookie (the report's download button, served to her browser only).
 
 Printed: per check question and for the lecture, the share right before and after, the students who answered both
 and the normalized gain ⟨g⟩ = (post − pre)/(1 − pre) (Hake 1998), from the report's CSV beside the same from the
@@ -218,7 +218,10 @@ async def play(args, base_url: str, students: list[Student]) -> list[dict]:
     for _ in range(LAST_STOP - PEER_STOP):
         await teacher_click(teacher, "class_next", timeout)
     await each(post)
-    await teacher.rerun(teacher.widget_rerun_msg(), timeout)  # the whole page: the report with its downloads
+    # The report takes the post-test once the class has ended (it asks the pre-test's questions again), and is built
+    # on the teacher's click, from what is stored then
+    await teacher_click(teacher, "class_end", timeout)
+    await teacher_click(teacher, "report_update", timeout)
     download = (teacher.keyed("report_csv") or (None, None))[1]
     if download is None or not download.url:
         raise RuntimeError("no CSV download in the teacher's class report")

@@ -394,6 +394,7 @@ def test_only_the_stop_the_class_is_on_takes_answers(store):
     """An answer ahead of the class (or to a stop it has left) is refused in the store, whatever the page does; the
     "pre" check questions belong to stop 1, the "post" ones to the last stop, the stop's own question to its stop."""
     code, token = store.create_class("intro")
+    store.join(code, "a")
     with pytest.raises(ClassElsewhere) as ahead:
         store.answer(code, "a", "intro:3", "1", True, stop=3)
     assert ahead.value.stop == 1
@@ -434,6 +435,7 @@ def test_a_live_class_keeps_its_unrevealed_stop_back_from_everyone(store):
 
 def test_the_report_reads_the_answers_and_reveals_at_once_for_the_teacher_only(store):
     code, token = store.create_class("intro")
+    store.join(code, "a")
     store.answer(code, "a", "intro:1", "2", True, stop=1)
     assert store.report_answers(code, "wrong") is None
     read = store.report_answers(code, token, now=time.time())
