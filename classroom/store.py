@@ -627,8 +627,12 @@ class ClassStore:
         with self._connect() as db:
             if not self._is_teacher(db, code, token, now, ended_too=True):
                 return None
-            rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
-                              "ORDER BY question, round, student", (code,)).fetchall()
+            return self._answer_rows(db, code)
+
+    @staticmethod
+    def _answer_rows(db: Database, code: str) -> list[AnswerRow]:
+        rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
+                          "ORDER BY question, round, student", (code,)).fetchall()
         return [AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late)) for q, s, r, a, c, late in rows]
 
     def report_answers(self, code: str, token: str, now: float | None = None) -> ReportAnswers | None:
@@ -639,12 +643,10 @@ class ClassStore:
         with self._connect() as db:
             if not self._is_teacher(db, code, token, now, ended_too=True):
                 return None
-            rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
-                              "ORDER BY question, round, student", (code,)).fetchall()
+            rows = self._answer_rows(db, code)
             revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?", (code,)))
             expires = db.execute("SELECT expires FROM classes WHERE code = ?", (code,)).fetchone()[0]
-        return ReportAnswers([AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late))
-                              for q, s, r, a, c, late in rows], revealed, expires <= now, now)
+        return ReportAnswers(rows, revealed, expires <= now, now)
 
     def set_class_size(self, code: str, token: str, size: int, now: float | None = None) -> bool:
         """The teacher changes how many students join without waiting (joins already admitted stay); False as for
