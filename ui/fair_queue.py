@@ -176,3 +176,6 @@ class FairQueue:
             with self._lock:
                 self._end(job, state)
                 self._lock.notify_all()
+            # the page that waited holds the job; this thread would otherwise hold its result (a long text's
+            # analysis, hundreds of MiB) outside the result store's budget until its next job
+            del job
