@@ -51,4 +51,4 @@ if analysis is not None:
         elif any(maps.source_block for maps in analysed.maps.values()):  # a decoder-only translator's one map
             open_on_source_block_head(next(maps for maps in analysed.maps.values() if maps.source_block))
         # A fragment: a change of kind, layer, head or view reruns only the explorer (not the sidebar or the above).
-        attention_explorer("attention", model_id, lab, analysed)
+        attention_explorer("attention", model_id, analysed.text)

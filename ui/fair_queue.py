@@ -176,7 +176,8 @@ class FairQueue:
             with self._lock:
                 self._end(job, state)
                 self._lock.notify_all()
-            # the work's closure holds what it computed on (a training's job and model): the page keeps the Job
-            # for its result, the worker must not keep it while it waits for the next one
+            # the page that waited holds the job; this thread would otherwise hold its result (a long text's
+            # analysis, hundreds of MiB) outside the result store's budget until its next job, and its work's closure
+            # (a training's job and model)
             job.work = None
             del job

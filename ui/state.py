@@ -87,6 +87,17 @@ def analyse(model_id: str, sentence: str, _lab: LabModel, switched_off: Switched
     return compact_maps(_lab.analyse(sentence, switched_off))
 
 
+def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
+    """The model's analysis of an already checked sentence, from the store (or computed again): None past the time
+    limit, with a message. A long text through an LLM is seconds of work: the analysis worker's
+    (ui/analysis_queue.py).
+
+    What a fragment calls with (model_id, sentence) instead of being handed the analysis: Streamlit keeps a
+    fragment's arguments in its session for the fragment's reruns, so an analysis passed to one was held by every
+    open session outside the store's budget (a 512-token SmolLM2 text: 270 MiB per session, bench/README.md)."""
+    return heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, get_model(model_id)))
+
+
 def checked_input() -> str | None:
     """The chosen sentence, cleaned, with notices shown; None when there is nothing to analyse."""
     sentence, notices = check_sentence(st.session_state.get(SENTENCE.key, ""))
@@ -102,8 +113,7 @@ def current_attention() -> tuple[str, LabModel, AnalysedInput] | None:
     sentence = checked_input()
     if sentence is None:
         return None
-    # a long text through an LLM is seconds of work: the analysis worker's (ui/analysis_queue.py)
-    analysed = heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab))
+    analysed = analysis_of(model_id, sentence)
     if analysed is None:  # past the time limit, with a message
         return None
     if analysed.decode is not None:
