@@ -6,7 +6,7 @@ Starts one replica (load_classroom.Server: `streamlit run asgi.py` on a free por
 students in --students, for --seconds: each student reloads the LLM heads page from a link with a new 520-word
 text, the widest window and the longest induction sequence
 (`/llm_heads?sink_text=…&window=32&ind_len=256&ind_seed=<random>`), a new tab (session) each time, as soon as the
-last load ended; meanwhile a bystander reloads /attention (the default sentence) every half second. Prints the
+last load ended, in the same browser (its cookies, the seat among them, kept from tab to tab); meanwhile a bystander reloads /attention (the default sentence) every half second. Prints the
 bystander's load times (p50, p95, max; the promise: at most 2 s) and how many heavy loads the students finished.
 """
 from __future__ import annotations
@@ -41,9 +41,10 @@ def heavy_link(rng: random.Random) -> str:
 
 
 async def student(url: str, rng: random.Random, until: float, done: list[float]) -> None:
-    """Reload the heavy link in a new tab as soon as the last load ended, until `until`."""
+    """Reload the heavy link in a new tab of the same browser as soon as the last load ended, until `until`."""
+    cookies: dict[str, str] = {}  # the browser's: its seat, set by the first page, goes with every later tab
     while time.perf_counter() < until:
-        client = StreamlitClient(url)
+        client = StreamlitClient(url, cookies)
         try:
             await client.connect("llm_heads")
             outcome = await client.rerun(client.open_page_msg("llm_heads", heavy_link(rng)),
@@ -52,6 +53,7 @@ async def student(url: str, rng: random.Random, until: float, done: list[float])
         except (TimeoutError, ConnectionError):
             pass
         finally:
+            cookies = client.cookies
             await client.close()
 
 

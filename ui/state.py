@@ -12,7 +12,7 @@ from model.families import GENERATION, STEPS, TRAINING, TRANSLATION, LabModel, S
 from model.sources import AnalysedInput
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
-from ui.analysis_queue import heavy
+from ui.analysis_queue import heavy, size
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import unknown_words_notice
 from ui.widget_spec import SENTENCE
@@ -102,7 +102,8 @@ def current_attention() -> tuple[str, LabModel, AnalysedInput] | None:
     if sentence is None:
         return None
     # a long text through an LLM is seconds of work: the analysis worker's (ui/analysis_queue.py)
-    analysed = heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab))
+    analysed = heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab),
+                     work=size(len(sentence.split()), lab.network))  # at least a token a word
     if analysed is None:  # past the time limit, with a message
         return None
     if analysed.decode is not None:
