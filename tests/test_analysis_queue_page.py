@@ -48,7 +48,16 @@ def _hold_the_worker() -> tuple[list[float], threading.Event]:
     return took, started
 
 
-def test_a_heavy_link_shows_its_place_and_computing_then_the_result(worker_only):
+def test_a_heavy_link_shows_its_place_and_computing_then_the_result(worker_only, monkeypatch):
+    queue = analysis_queue.ANALYSES
+    real_submit = queue.submit
+
+    def submit_slowly(session, key, work, watch=False):  # a toy's sentence is done within a tick: make it last two
+        def work_for_two_ticks():
+            time.sleep(2 * analysis_queue.TICK_SECONDS)
+            return work()
+        return real_submit(session, key, work_for_two_ticks, watch)
+    monkeypatch.setattr(queue, "submit", submit_slowly)
     took, started = _hold_the_worker()
     assert started.wait(5)
     at = open_page("attention", {"sentence": f"the cat sees {time.monotonic_ns()} dogs ."})
