@@ -6,13 +6,14 @@ Starts one replica (load_classroom.Server: `streamlit run asgi.py` on a free por
 students in --students, for --seconds: each student reloads the LLM heads page from a link with a new 520-word
 text, the widest window and the longest induction sequence
 (`/llm_heads?sink_text=…&window=32&ind_len=256&ind_seed=<random>`), a new tab (session) each time, as soon as the
-last load ended; meanwhile a bystander reloads /attention (the default sentence) every half second. Prints the
+last load ended, in the same browser (its cookies, the seat among them, kept from tab to tab); meanwhile a bystander reloads /attention (the default sentence) every half second. Prints the
 bystander's load times (p50, p95, max; the promise: at most 2 s) and how many heavy loads the students finished.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -41,9 +42,10 @@ def heavy_link(rng: random.Random) -> str:
 
 
 async def student(url: str, rng: random.Random, until: float, done: list[float]) -> None:
-    """Reload the heavy link in a new tab as soon as the last load ended, until `until`."""
+    """Reload the heavy link in a new tab of the same browser as soon as the last load ended, until `until`."""
+    cookies: dict[str, str] = {}  # the browser's: its seat, set by the first page, goes with every later tab
     while time.perf_counter() < until:
-        client = StreamlitClient(url)
+        client = StreamlitClient(url, cookies)
         try:
             await client.connect("llm_heads")
             outcome = await client.rerun(client.open_page_msg("llm_heads", heavy_link(rng)),
@@ -52,19 +54,23 @@ async def student(url: str, rng: random.Random, until: float, done: list[float])
         except (TimeoutError, ConnectionError):
             pass
         finally:
+            cookies = client.cookies
             await client.close()
 
 
-async def bystander(url: str, until: float) -> list[float]:
+async def bystander(url: str, until: float) -> list[tuple[float, float]]:
+    """-> (seconds into the row the load began, the seconds it took) of each load."""
     client = StreamlitClient(url)
     await client.connect("attention")
     times = []
+    begun = time.perf_counter()
     try:
         while time.perf_counter() < until:
+            at = time.perf_counter() - begun
             outcome = await client.rerun(client.open_page_msg("attention"), 300, "attention")
             if not outcome.ok:
                 raise RuntimeError(f"the bystander's page failed: {outcome.problems}")
-            times.append(outcome.seconds)
+            times.append((at, outcome.seconds))
             await asyncio.sleep(BYSTANDER_EVERY)
     finally:
         await client.close()
@@ -75,11 +81,11 @@ async def phase(url: str, students: int, seconds: float, seed: int) -> dict:
     until = time.perf_counter() + seconds
     done: list[float] = []
     rngs = [random.Random(seed * 100 + i) for i in range(students)]
-    times, *_ = await asyncio.gather(bystander(url, until), *(student(url, rng, until, done) for rng in rngs))
-    ordered = sorted(times)
-    return {"students": students, "bystander_loads": len(times), "p50_s": statistics.median(ordered),
+    loads, *_ = await asyncio.gather(bystander(url, until), *(student(url, rng, until, done) for rng in rngs))
+    ordered = sorted(seconds for _, seconds in loads)
+    return {"students": students, "bystander_loads": len(loads), "p50_s": statistics.median(ordered),
             "p95_s": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], "max_s": ordered[-1],
-            "heavy_loads_done": len(done)}
+            "max_at_s": max(loads, key=lambda load: load[1])[0], "heavy_loads_done": len(done)}
 
 
 async def _run(url: str, counts: list[int], seconds: float) -> list[dict]:
@@ -111,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = run(args.students, args.seconds)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, one replica, {args.seconds:.0f} s per row")
-    print(f"{'students':>8} {'bystander loads':>15} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'heavy loads done':>16}")
+    print(f"{'students':>8} {'bystander loads':>15} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'max at s':>8} "
+          f"{'heavy loads done':>16}")
     for row in rows:
         print(f"{row['students']:>8} {row['bystander_loads']:>15} {row['p50_s']:>7.2f} {row['p95_s']:>7.2f} "
-              f"{row['max_s']:>7.2f} {row['heavy_loads_done']:>16}")
+              f"{row['max_s']:>7.2f} {row['max_at_s']:>8.1f} {row['heavy_loads_done']:>16}")
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     worst = max(row["max_s"] for row in rows)
     print(f"bystander's slowest load {worst:.2f} s ({'within' if worst <= TARGET_SECONDS else 'over'} "
           f"the {TARGET_SECONDS:.0f} s promise)")

@@ -48,7 +48,16 @@ def _hold_the_worker() -> tuple[list[float], threading.Event]:
     return took, started
 
 
-def test_a_heavy_link_shows_its_place_and_computing_then_the_result(worker_only):
+def test_a_heavy_link_shows_its_place_and_computing_then_the_result(worker_only, monkeypatch):
+    queue = analysis_queue.ANALYSES
+    real_submit = queue.submit
+
+    def submit_slowly(session, key, work, watch=False):  # a toy's sentence is done within a tick: make it last two
+        def work_for_two_ticks():
+            time.sleep(2 * analysis_queue.TICK_SECONDS)
+            return work()
+        return real_submit(session, key, work_for_two_ticks, watch)
+    monkeypatch.setattr(queue, "submit", submit_slowly)
     took, started = _hold_the_worker()
     assert started.wait(5)
     at = open_page("attention", {"sentence": f"the cat sees {time.monotonic_ns()} dogs ."})
@@ -76,3 +85,55 @@ def test_a_link_cannot_ask_the_llm_heads_page_for_more_work_than_its_widgets_off
             spec.parse(costlier, {})
     assert WINDOW.parse("32", {}) == 32 and INDUCTION_LENGTH.parse(str(MAX_TOKENS // 2), {}) == MAX_TOKENS // 2
     assert WINDOW.fitted(10**6, {}) == 32  # a number past the slider is clamped to it
+
+
+def test_the_tabs_of_one_browser_are_one_student_in_the_queue_and_cannot_hold_two_workers(monkeypatch):
+    from types import SimpleNamespace
+
+    from ui.fair_queue import FairQueue
+
+    def name(seat, session_id):
+        monkeypatch.setattr(analysis_queue, "browser_seat", lambda: seat)
+        monkeypatch.setattr(analysis_queue, "get_script_run_ctx", lambda: SimpleNamespace(session_id=session_id))
+        return analysis_queue.session_name()
+
+    seat, other_seat = "a" * 32, "b" * 32
+    tab_one, tab_two = name(seat, "session-1"), name(seat, "session-2")
+    assert tab_one == tab_two and seat not in tab_one  # one student, and the cookie itself kept nowhere
+    assert name(other_seat, "session-1") != tab_one  # another browser
+    assert name(None, "session-1") != name(None, "session-2")  # no seat (plain `streamlit run`): each session alone
+
+    queue = FairQueue("test", workers=2, time_limit=30, stop_unwatched=0.1)
+    started, release = threading.Event(), threading.Event()
+    first = queue.submit(tab_one, "text one", lambda: (started.set(), release.wait(10)), watch=True)
+    assert started.wait(5)
+    second = queue.submit(tab_two, "text two", lambda: "two", watch=True)
+    time.sleep(0.3)
+    assert [job.session for job in queue.running()] == [tab_one] and second.state == "queued"  # a worker is free
+    third = queue.submit(tab_two, "text three", lambda: "three", watch=True)  # her newest request ...
+    assert second.state == "cancelled" and third.state == "queued"  # ... replaces her waiting one
+    release.set()
+    assert first.done.wait(5) and third.done.wait(5) and third.result == "three"
+
+
+def test_a_heavy_input_is_never_tried_on_the_pages_turn_unless_the_worker_computed_it_lately():
+    from ui.fair_queue import FairQueue
+
+    queue = FairQueue("test", workers=1, time_limit=30, stop_unwatched=0.1)
+    threads: list[str] = []
+
+    def compute():
+        threads.append(threading.current_thread().name)
+        return "maps"
+
+    page = threading.current_thread().name
+    assert analysis_queue.heavy("light", compute, queue=queue) == "maps"  # a short sentence: on the page's turn
+    heavy_input = 2 * analysis_queue.INLINE_SIZE
+    assert analysis_queue.heavy("long text", compute, queue=queue, work=heavy_input) == "maps"
+    assert threads == [page, "test-1"]  # the long text went to the worker at once, no try on the page's turn
+    assert analysis_queue.heavy("long text", compute, queue=queue, work=heavy_input) == "maps"
+    assert threads[-1] == page  # computed lately (so likely cached): tried here
+    import torch
+    assert analysis_queue.size(3, torch.nn.Linear(10, 10)) == 3 * 110  # tokens × parameters
+    smollm2_parameters = 134_515_008
+    assert 512 * smollm2_parameters > analysis_queue.INLINE_SIZE > 256 * 800_000  # a paragraph; a toy's longest

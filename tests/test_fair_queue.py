@@ -106,3 +106,84 @@ def test_a_deadline_only_limits_its_own_thread():
         thread.join(5)
         assert other  # another thread's model work is not touched
     layer(torch.zeros(1, 4))  # nor this thread's, after the block
+
+
+def _endless(passes: list[int]):
+    """A model's work that never ends by itself: each pass a module call (where a stop takes effect)."""
+    layer = torch.nn.Linear(4, 4)
+
+    def work():
+        while True:
+            layer(torch.zeros(1, 4))
+            passes.append(1)
+            time.sleep(0.01)
+    return work
+
+
+def _wait_running(job, timeout: float = 5) -> None:
+    end = time.monotonic() + timeout
+    while job.state != RUNNING and time.monotonic() < end:
+        time.sleep(0.01)
+    assert job.state == RUNNING
+
+
+def test_a_running_job_no_page_waits_for_stops_and_the_worker_serves_the_next_session_at_once():
+    queue = FairQueue("test", workers=1, time_limit=30, stop_unwatched=0.2)
+    passes: list[int] = []
+    left = queue.submit("a", "long text", _endless(passes), watch=True)
+    _wait_running(left)
+    waiting = queue.submit("b", "short", lambda: "served", watch=True)
+    queue.unwatch(left)  # her tab closed (or its rerun asked for nothing): no page waits for it
+    begun = time.monotonic()
+    assert left.done.wait(5) and left.state == CANCELLED and passes  # stopped inside the model's work ...
+    assert time.monotonic() - begun < 1.5  # ... after the grace of 0.2 s, not at the 30 s time limit
+    assert waiting.done.wait(5) and waiting.result == "served"
+
+
+def test_a_rerun_asking_for_the_same_work_within_the_grace_watches_the_running_job_again():
+    queue = FairQueue("test", workers=1, time_limit=30, stop_unwatched=0.3)
+    work, started, release = _blocker()
+    job = queue.submit("a", "text", work, watch=True)
+    assert started.wait(5)
+    queue.unwatch(job)  # the old run of her page ended ...
+    again = queue.submit("a", "text", lambda: "computed twice", watch=True)  # ... and her rerun asks for it again
+    assert again is job and job.watchers == 1
+    time.sleep(0.5)  # past the grace: still running, for she waits for it
+    assert job.state == RUNNING and not job.stop.is_set()
+    release.set()
+    assert job.done.wait(5) and job.result == "blocked"
+
+
+def test_a_newer_request_of_the_same_student_stops_her_running_job_that_no_page_waits_for():
+    queue = FairQueue("test", workers=1, time_limit=30, stop_unwatched=60)  # a grace that would outlast the test
+    passes: list[int] = []
+    old = queue.submit("a", "old text", _endless(passes))  # no page watches it (the tab that asked was reloaded)
+    _wait_running(old)
+    new = queue.submit("a", "new text", lambda: "new")
+    assert old.done.wait(5) and old.state == CANCELLED  # superseded: stopped at once, not after the grace
+    assert new.done.wait(5) and new.result == "new"
+
+
+def test_a_running_job_another_tab_still_waits_for_runs_on_and_the_new_request_waits():
+    queue = FairQueue("test", workers=2, time_limit=30, stop_unwatched=0.1)
+    work, started, release = _blocker()
+    first = queue.submit("seat", "tab one's text", work, watch=True)
+    assert started.wait(5)
+    second = queue.submit("seat", "tab two's text", lambda: "two", watch=True)
+    time.sleep(0.3)
+    assert first.state == RUNNING and second.state == "queued"  # one running and one waiting per student
+    release.set()
+    assert first.done.wait(5) and first.result == "blocked"
+    assert second.done.wait(5) and second.result == "two"
+
+
+def test_a_queue_without_stop_unwatched_lets_running_work_run_on():
+    queue = FairQueue("test", workers=1)  # the trainings': a run is stopped by its own means
+    work, started, release = _blocker()
+    job = queue.submit("a", "run 1", work)
+    assert started.wait(5)
+    later = queue.submit("a", "run 2", lambda: "two")
+    time.sleep(0.2)
+    assert job.state == RUNNING and not job.stop.is_set() and later.state == "queued"
+    release.set()
+    assert later.done.wait(5) and job.result == "blocked"

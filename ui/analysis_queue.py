@@ -6,14 +6,22 @@ LLM heads page is about 15 s of model work, and every other student's page on th
 (issue 36). Now a page first tries the analysis in its own thread for INLINE_SECONDS: a cached value, or light work
 (a sentence through a toy model), is done by then and drawn at once. Past that the try stops (model/forward_guard.py)
 and the analysis is queued: the page gives its slot back, says "computing…" (or its place in line) and waits, and
-draws the result when the worker has it. Each session has at most one analysis running and one waiting (a newer
-request replaces the waiting one; a rerun or a closed tab withdraws it), the sessions take turns, and an analysis
-stops at ANALYSIS_SECONDS with a message that suggests a shorter text or a smaller setting.
+draws the result when the worker has it. Each browser (its seat cookie, serving/seat.py: all its tabs together; a
+session without one, alone) has at most one analysis running and one waiting (a newer request replaces the waiting
+one), the browsers take turns, and an analysis stops at ANALYSIS_SECONDS with a message that suggests a shorter text or
+a smaller setting. An analysis no page waits for any more (a rerun asked for something else, the tab was closed or
+reloaded) is withdrawn if it waits, and stopped at its model's next forward if it runs (ui/fair_queue.py).
+
+A page does not try what is known to be heavy: an input of more than INLINE_SIZE token-parameters (tokens × the
+model's parameters) that the worker has not computed lately goes to the queue at once, so a student's 512-token text
+never holds the page slot that every other page on the replica waits for.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+import weakref
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
@@ -23,7 +31,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from i18n import tr
 from model.forward_guard import TimeLimitExceeded, deadline
-from ui.fair_queue import DONE, FAILED, FairQueue, Job
+from ui.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
+from ui.lessons.classroom import browser_seat
 from ui.page_slots import slot_released
 
 T = TypeVar("T")
@@ -34,25 +43,58 @@ INLINE_SECONDS = 0.3  # tried on the page's own turn first: long enough for a ca
 ANALYSIS_SECONDS = float(os.environ.get("ATTENTION_LAB_ANALYSIS_SECONDS", "45"))
 ANALYSIS_WORKERS = 1  # per process: the other cores serve the pages
 TICK_SECONDS = 0.5  # the waiting page's note is redrawn this often; each redraw lets a rerun or a closed tab stop it
+# A running analysis no page has waited for this long stops (a rerun that asks for the same one again within it
+# watches it again): a few ticks, so that a rerun's page has reached its analysis again.
+UNWATCHED_SECONDS = 2.0
+# Not tried on the page's turn: inputs of more tokens × parameters than this. SmolLM2-135M reads ~30 tokens in it (a
+# sink analysis of 30 tokens is three such passes, about the whole try on this 2-core machine); the toy models'
+# (< 1 M parameters) longest sentences and a short sentence through MiniLM stay well under it.
+INLINE_SIZE = 4e9
 
 
 def _worker_setup() -> None:
     torch.set_num_threads(1)  # as the pages' threads (ui/models.py): one core for the worker
 
 
-ANALYSES = FairQueue("analysis", workers=ANALYSIS_WORKERS, time_limit=ANALYSIS_SECONDS, thread_setup=_worker_setup)
+ANALYSES = FairQueue("analysis", workers=ANALYSIS_WORKERS, time_limit=ANALYSIS_SECONDS, thread_setup=_worker_setup,
+                     stop_unwatched=UNWATCHED_SECONDS)
+
+_parameters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its parameter count
 
 
 def session_name() -> str:
+    """Whose turn a job takes in the queues: the browser's seat (all its tabs one student), else this session."""
+    seat = browser_seat()
+    if seat:
+        return "seat:" + hashlib.sha256(seat.encode()).hexdigest()[:16]  # the cookie itself is kept nowhere
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else "no-session"
 
 
-def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = ANALYSES) -> T | None:
+def parameters(model: torch.nn.Module) -> int:
+    """How many parameters `model` has (counted once per model)."""
+    count = _parameters.get(model)
+    if count is None:
+        count = _parameters[model] = sum(p.numel() for p in model.parameters())
+    return count
+
+
+def size(tokens: int, model: object) -> float:
+    """tokens × the parameters of `model` (a torch module, or a loaded model with one as `.model` or `.encoder`; 0
+    when none)."""
+    module = model if isinstance(model, torch.nn.Module) else getattr(model, "model", getattr(model, "encoder", None))
+    return float(tokens * parameters(module)) if isinstance(module, torch.nn.Module) else 0.0
+
+
+def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = ANALYSES,
+          work: float = 0.0) -> T | None:
     """compute() (a cached analysis), here when it is quick, else by the analysis worker while the page waits off
-    its slot, its note in `where`; None, with a message shown there, when it ran past the time limit. key names
-    what compute() computes."""
-    if queue.begin_probe(key):  # not when a worker computes key now: the cache's lock would hold the page
+    its slot, its note in `where`; None, with a message shown there, when it ran past the time limit or another
+    tab of the browser replaced it. key names what compute() computes; `work` is its size (size(): tokens ×
+    parameters) where the caller knows it: past INLINE_SIZE it is not tried here unless the worker computed it
+    lately (then it is likely cached)."""
+    tried = work <= INLINE_SIZE or queue.finished_lately(key)
+    if tried and queue.begin_probe(key):  # not when a worker computes key now: the cache's lock would hold the page
         try:
             with deadline(INLINE_SECONDS):
                 return compute()
@@ -60,12 +102,15 @@ def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = 
             pass
         finally:
             queue.end_probe(key)
-    job = queue.submit(session_name(), key, compute)
+    job = queue.submit(session_name(), key, compute, watch=True)
     _wait(job, queue, where)
     if job.state == DONE:
         return job.result
     if job.state == FAILED and job.error is not None:
         raise job.error  # as the page's own try would have
+    if job.state == CANCELLED:
+        where.info(tr("analysis_queue.replaced"), icon=":material/tab:")
+        return None
     where.warning(tr("analysis_queue.too_slow", seconds=f"{queue.time_limit:.0f}"), icon=":material/timer_off:")
     return None
 
@@ -82,6 +127,6 @@ def _wait(job: Job, queue: FairQueue, where) -> None:
                     seconds = time.monotonic() - (job.started or time.monotonic())
                     note.info(tr("analysis_queue.computing", seconds=f"{seconds:.0f}",
                                  limit=f"{queue.time_limit:.0f}"), icon=":material/hourglass_top:")
-    finally:  # a rerun or a closed tab (an exception from note.info) withdraws a job still waiting
-        queue.cancel(job)
+    finally:  # a rerun or a closed tab (an exception from note.info) withdraws it, or stops it soon if it runs
+        queue.unwatch(job)
     note.empty()

@@ -5,21 +5,29 @@ ui/analysis_queue.py feeds it the heavy analyses of the pages, ui/train/job.py t
 Why turns and not arrival order: a student reloading a heavy link submits her next job while the first runs; in
 arrival order she would queue ahead of everyone who came after her first job, and keep the workers for herself.
 Served in turns, a session that has just had a job waits behind every session that has not.
+
+A queue made with `stop_unwatched` (the analyses) also stops running work nobody waits for: a job's pages say so
+(watch/unwatch); once none has watched it for `stop_unwatched` seconds (the student closed the tab, or her page's
+rerun asked for something else), or at once when her session asks for other work, the job stops at its model's next
+forward (model/forward_guard.py) and the worker goes to the next session. Within those seconds, her rerun that asks
+for the same work watches the running job again instead of starting it anew.
 """
 from __future__ import annotations
 
 import itertools
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.forward_guard import TimeLimitExceeded, deadline
+from model.forward_guard import Stopped, TimeLimitExceeded, deadline
 
 QUEUED, RUNNING, DONE, FAILED, TOO_SLOW, CANCELLED = "queued", "running", "done", "failed", "too_slow", "cancelled"
 ENDED = (DONE, FAILED, TOO_SLOW, CANCELLED)
 FORGET_SESSIONS_AFTER = 600.0  # s: a session's last turn older than this no longer decides its place
+FINISHED_KEYS = 256  # the latest keys computed, for finished_lately
 
 
 @dataclass(eq=False)
@@ -35,6 +43,8 @@ class Job:
     started: float | None = None
     finished: float | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)  # set: its model work stops at the next forward
+    watchers: int = 0  # pages waiting for it now
 
     @property
     def ended(self) -> bool:
@@ -46,8 +56,9 @@ class FairQueue:
     (model/forward_guard.py; None: no limit, the work bounds itself). `thread_setup` runs once in each worker."""
 
     def __init__(self, name: str, workers: int = 1, time_limit: float | None = None,
-                 thread_setup: Callable[[], None] = lambda: None) -> None:
+                 thread_setup: Callable[[], None] = lambda: None, stop_unwatched: float | None = None) -> None:
         self.name, self.workers, self.time_limit, self._setup = name, workers, time_limit, thread_setup
+        self.stop_unwatched = stop_unwatched
         self._lock = threading.Condition()
         self._queued: list[Job] = []
         self._running: list[Job] = []
@@ -55,15 +66,28 @@ class FairQueue:
         self._probes: dict[Hashable, int] = {}  # key -> pages trying it in their own thread now
         self._threads: list[threading.Thread] = []
         self._numbers = itertools.count(1)
+        self._finished: OrderedDict[Hashable, None] = OrderedDict()  # keys of the latest jobs done, oldest first
 
     # --- the sessions' side -------------------------------------------------------------------------------------
 
-    def submit(self, session: str, key: Hashable, work: Callable[[], Any]) -> Job:
-        """Queue `work` for `session`; a job of hers still waiting is cancelled (the newer request replaces it)."""
+    def submit(self, session: str, key: Hashable, work: Callable[[], Any], watch: bool = False) -> Job:
+        """Queue `work` for `session`; a job of hers still waiting is cancelled (the newer request replaces it). With
+        stop_unwatched: a job of hers with the same key, waiting or running and not stopped, is returned instead of a
+        new one, and a running job of hers that no page watches is stopped (superseded). `watch`: the job returned
+        is watched by the caller (as watch(), in the same step), until unwatch."""
         with self._lock:
+            if self.stop_unwatched is not None:
+                same = [job for job in self._running + self._queued
+                        if job.session == session and job.key == key and not job.stop.is_set()]
+                if same:
+                    same[0].watchers += watch
+                    return same[0]
+                for old in self._running:
+                    if old.session == session and not old.watchers:
+                        old.stop.set()
             for old in [job for job in self._queued if job.session == session]:
                 self._end(old, CANCELLED)
-            job = Job(session, key, work, next(self._numbers))
+            job = Job(session, key, work, next(self._numbers), watchers=int(watch))
             self._queued.append(job)
             if len(self._threads) < self.workers:
                 thread = threading.Thread(target=self._serve, name=f"{self.name}-{len(self._threads) + 1}",
@@ -82,6 +106,31 @@ class FairQueue:
             self._lock.notify_all()
             return True
 
+    def watch(self, job: Job) -> None:
+        """A page waits for `job` (until unwatch)."""
+        with self._lock:
+            job.watchers += 1
+
+    def unwatch(self, job: Job) -> None:
+        """A page no longer waits for `job`: with no page left, a waiting job is withdrawn, and a running one stops
+        after stop_unwatched seconds unless a page watches it again by then."""
+        with self._lock:
+            job.watchers -= 1
+            if job.watchers or job.ended:
+                return
+            if job.state == QUEUED:
+                self._end(job, CANCELLED)
+                self._lock.notify_all()
+            elif self.stop_unwatched is not None:
+                timer = threading.Timer(self.stop_unwatched, self._stop_if_unwatched, (job,))
+                timer.daemon = True
+                timer.start()
+
+    def _stop_if_unwatched(self, job: Job) -> None:
+        with self._lock:
+            if not job.watchers and not job.ended:
+                job.stop.set()
+
     def place(self, job: Job) -> int:
         """0 while the job runs (or has ended); else 1 + the jobs the workers will start before it."""
         with self._lock:
@@ -97,6 +146,11 @@ class FairQueue:
         """The waiting jobs, in the order the workers will start them."""
         with self._lock:
             return self._order()
+
+    def finished_lately(self, key: Hashable) -> bool:
+        """A job of `key` ended done among the latest FINISHED_KEYS (its result is then likely in its cache)."""
+        with self._lock:
+            return key in self._finished
 
     def is_running(self, key: Hashable) -> bool:
         with self._lock:
@@ -164,17 +218,24 @@ class FairQueue:
             job = self._next()
             state = DONE
             try:
-                if self.time_limit is None:
+                if self.time_limit is None and self.stop_unwatched is None:
                     job.result = job.work()
                 else:
-                    with deadline(self.time_limit):
+                    with deadline(self.time_limit if self.time_limit is not None else float("inf"), job.stop):
                         job.result = job.work()
             except TimeLimitExceeded as error:
                 job.error, state = error, TOO_SLOW
+            except Stopped as error:  # nobody waits for it any more
+                job.error, state = error, CANCELLED
             except Exception as error:  # handed to the page that waits, which shows it as it would its own
                 job.error, state = error, FAILED
             with self._lock:
                 self._end(job, state)
+                if state == DONE:
+                    self._finished[job.key] = None
+                    self._finished.move_to_end(job.key)
+                    while len(self._finished) > FINISHED_KEYS:
+                        self._finished.popitem(last=False)
                 self._lock.notify_all()
             # the page that waited holds the job; this thread would otherwise hold its result (a long text's
             # analysis, hundreds of MiB) outside the result store's budget until its next job, and its work's closure

@@ -13,7 +13,7 @@ from model.sources import AnalysedInput, compact_maps
 from ui.result_cache import memoized
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
-from ui.analysis_queue import heavy
+from ui.analysis_queue import heavy, size
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import unknown_words_notice
 from ui.widget_spec import SENTENCE
@@ -95,7 +95,9 @@ def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
     What a fragment calls with (model_id, sentence) instead of being handed the analysis: Streamlit keeps a
     fragment's arguments in its session for the fragment's reruns, so an analysis passed to one was held by every
     open session outside the store's budget (a 512-token SmolLM2 text: 270 MiB per session, bench/README.md)."""
-    return heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, get_model(model_id)))
+    lab = get_model(model_id)
+    return heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab),
+                 work=size(len(sentence.split()), lab.network))  # at least a token a word
 
 
 def checked_input() -> str | None:

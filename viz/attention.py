@@ -19,6 +19,10 @@ SEQUENTIAL = "Blues"
 LINE_BANDS = 8  # width/opacity levels in the lines view
 DIVERGING = "RdBu_r"
 BLOCK_FRAME = "#d55e00"  # Okabe–Ito vermillion: seen on every shade of Blues and of presenter mode's Cividis
+# A heatmap of more cells than this (a 128-token text) names its cells' tokens by position in the hover, and sends its
+# weights as float32: the two tokens of each of a 512-token map's 262,144 cells were 7.7 of its 10.5 MB of JSON and
+# most of the 2 s that serialising it held the replica's page slot (bench/README.md, issue 36).
+TOKEN_HOVER_CELLS = 128 * 128
 
 
 def html_escaped(token: str) -> str:
@@ -49,22 +53,27 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
     block (first, end): framed, the rows from `end` on over the key columns first..end-1 (a decoder-only
     translator's French rows over its English words: what an encoder-decoder's cross-attention holds)."""
     value_name = value_name or tr("attention.chart.weight")
-    weights = np.asarray(weights, dtype=float)
+    large = len(query_tokens) * len(key_tokens) > TOKEN_HOVER_CELLS
+    weights = np.asarray(weights, dtype=np.float32 if large else float)
     z = weights.copy()
     if masked is not None:
         z[masked] = np.nan
+    if large:  # the positions, which the axes' tick labels name
+        hover, pair = None, f"{tr('attention.chart.query')} %{{y}} → {tr('attention.chart.key')} %{{x}}"
+    else:
+        hover, pair = _hover(query_tokens, key_tokens), _pair_hover()
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))), customdata=_hover(query_tokens, key_tokens),
+        z=z, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))), customdata=hover,
         colorscale=colorscale, zmin=0 if zmax is not None and colorscale == SEQUENTIAL else None, zmax=zmax,
         colorbar=dict(title=value_name), hoverongaps=False,
-        hovertemplate=f"{_pair_hover()}<br>{value_name} %{{z:.4f}}<extra></extra>",
+        hovertemplate=f"{pair}<br>{value_name} %{{z:.4f}}<extra></extra>",
     ))
     if masked is not None and masked.any():
         grey = np.where(masked, 1.0, np.nan)
         fig.add_trace(go.Heatmap(
             z=grey, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))),
-            customdata=_hover(query_tokens, key_tokens), colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
-            hoverongaps=False, hovertemplate=f"{_pair_hover()}<br>{tr('attention.chart.masked')}<extra></extra>"))
+            customdata=hover, colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
+            hoverongaps=False, hovertemplate=f"{pair}<br>{tr('attention.chart.masked')}<extra></extra>"))
     if block is not None:
         first, end = block  # cell (row i, column j) spans i ± 0.5, j ± 0.5
         fig.add_shape(type="rect", x0=first - 0.5, x1=end - 0.5, y0=end - 0.5, y1=len(query_tokens) - 0.5,
