@@ -142,3 +142,13 @@ def page(browser):
     page.set_default_timeout(30000)
     yield page
     context.close()
+
+
+def run_in_own_loop(coroutine):
+    """asyncio.run in a thread of its own: Playwright's sync API (a browser test that ran before in this worker) keeps
+    an event loop running in the main thread, where asyncio.run refuses to start another."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -91,8 +91,10 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         student.get_by_test_id("stMain").get_by_text("GRU without attention (one context vector)").click()
         student.get_by_role("button", name="Answer").click()
         wait_idle(student)
-        expect(accuracy).to_be_visible()
-        expect(student.get_by_text(re.compile("^Right:"))).to_be_visible()
+        # In a class, right or wrong and the stop's chart wait for the teacher's Reveal (issue 36: nothing before it)
+        expect(student.get_by_text(re.compile("^Your answer is taken: GRU without attention"))).to_be_visible()
+        expect(accuracy).to_have_count(0)
+        expect(student.get_by_text(re.compile("^Right:"))).to_have_count(0)
         student.screenshot(path=SCREENSHOTS / "class_student_answered.png")
 
         # The teacher's results refresh by themselves (st.fragment(run_every=2 s)): no click, no reload.
@@ -102,6 +104,9 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         # One click: the button is drawn outside the results that rerun themselves every 2 s (ui/lessons/teacher._panel).
         teacher.get_by_role("button", name="Reveal the answer to everyone").click()
         expect(share).to_have_text("100%", timeout=15000)
+        # the student's page, which polls the class every 3 s, shows the verdict and the chart by itself
+        expect(student.get_by_text(re.compile("^Right:"))).to_be_visible(timeout=15000)
+        expect(accuracy).to_be_visible()
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_counted.png", full_page=True)
 
         _next_stop_moves(teacher, student)
@@ -149,7 +154,7 @@ def test_two_server_processes_share_the_class(browser, class_app_url, second_ser
             student.get_by_test_id("stMain").get_by_text("Transformer", exact=True).click()
             student.get_by_role("button", name="Answer").click()
             wait_idle(student)
-            expect(student.get_by_text(re.compile("^Your answer: Transformer"))).to_be_visible()
+            expect(student.get_by_text(re.compile("^Your answer is taken: Transformer"))).to_be_visible()
         expect(_answered(teacher)).to_have_text("2", timeout=15000)
         no_exception(teacher)
     finally:
@@ -180,7 +185,8 @@ def test_reloads_keep_the_teacher_in_control_and_count_a_student_once(browser, c
                 student.reload()
             wait_idle(student)
             expect(student.get_by_text("stop 1 of")).to_be_visible()
-            expect(student.get_by_text(re.compile("^Right:"))).to_be_visible()  # their answer, not the question
+            # their answer, not the question (its verdict waits for the Reveal)
+            expect(student.get_by_text(re.compile("^Your answer is taken: GRU without attention"))).to_be_visible()
             expect(student.get_by_role("button", name="Answer")).to_have_count(0)
         teacher.reload()
         wait_idle(teacher)

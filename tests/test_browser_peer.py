@@ -116,7 +116,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
 def _report_downloads(browser, teacher: Page, code: str) -> None:
     """The class report: its charts on the page, its CSV, and its HTML file opened offline (plotly.js inside)."""
     teacher.get_by_text("Class report: what the class learned").click()
-    teacher.get_by_role("button", name="Update the report").click()  # drawn at the page's last full run: read again
+    teacher.get_by_role("button", name="Build the report").click()  # built on her click from the answers stored then
     wait_idle(teacher)
     report = teacher.get_by_test_id("stExpanderDetails").filter(has_text="Anonymous: students are random ids")
     expect(report.locator(".js-plotly-plot").first).to_be_visible(timeout=15000)

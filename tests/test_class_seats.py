@@ -10,6 +10,7 @@ from classroom import guessing
 from classroom.store import ADMITTED, FULL, WAITING, WAITING_PER_ADDRESS, ClassStore, NotAdmitted
 from classroom.teacher_password import teacher_password
 from tests.app_links import assert_healthy, open_from_link
+from tests.conftest import run_in_own_loop
 from tests.test_class_pages import _metric, _start_class  # noqa: F401  (the class pages' own fixture is autouse there)
 from tests.test_class_pages import data_folder  # noqa: F401
 
@@ -191,7 +192,6 @@ def test_the_kubernetes_pods_take_the_students_address_from_the_ingress():
     """uvicorn (Streamlit's server) takes X-Forwarded-For only from $FORWARDED_ALLOW_IPS. With the deployment's
     value a request from an ingress-nginx pod is the student's own address; with uvicorn's default it would be the
     ingress's, the one address the whole school shared."""
-    import asyncio
     from pathlib import Path
 
     import yaml
@@ -208,7 +208,7 @@ def test_the_kubernetes_pods_take_the_students_address_from_the_ingress():
             seen["client"] = scope["client"][0]
 
         scope = {"type": "http", "client": ("10.244.1.17", 40000), "headers": [(b"x-forwarded-for", forwarded)]}
-        asyncio.run(ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None))
+        run_in_own_loop(ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None))
         return seen["client"]
 
     assert client_seen(env["FORWARDED_ALLOW_IPS"], b"192.168.5.23") == "192.168.5.23"

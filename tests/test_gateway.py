@@ -3,7 +3,6 @@ only (serving/operator_only.py), and the upload route bounded (serving/upload_ga
 recording app behind, and one real Streamlit app (tests/data/gateway_app.py) over starlette's TestClient."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from serving import operator_only
 from serving.operator_only import STUDENT_BACKMSGS, OperatorOnlyMiddleware
 from serving.seat import SeatCookieMiddleware
 from serving.upload_gate import ENV_VAR, UploadGate, UploadGateMiddleware, UploadLimits
+from tests.conftest import run_in_own_loop
 
 MiB = 2**20
 # Every kind of BackMsg the installed Streamlit knows, and who may send it. A kind a new Streamlit adds fails here
@@ -58,7 +58,7 @@ def _run_websocket(middleware_class, frames: list[bytes], inner_sends: list[byte
         pass
 
     scope = {"type": "websocket", "path": "/_stcore/stream", "headers": []}
-    asyncio.run(middleware_class(app, **options)(scope, receive, send))
+    run_in_own_loop(middleware_class(app, **options)(scope, receive, send))
     return received
 
 
@@ -96,7 +96,7 @@ def _http(middleware, method: str, path: str, headers=(), body_chunks=(b"",), cl
 
     scope = {"type": "http", "method": method, "path": path, "client": client,
              "headers": [(name.lower().encode(), value.encode()) for name, value in headers]}
-    asyncio.run(middleware(app)(scope, receive, send))
+    run_in_own_loop(middleware(app)(scope, receive, send))
     return responses[0]["status"], state["called"], state["read"]
 
 
@@ -311,7 +311,7 @@ def _seat_cookie(scheme: str, headers=(), client=("127.0.0.1", 5000), trusted="1
 
     scope = {"type": "http", "method": "GET", "path": "/", "scheme": scheme, "client": client,
              "headers": [(name.encode(), value.encode()) for name, value in headers]}
-    asyncio.run(ProxyHeadersMiddleware(SeatCookieMiddleware(page), trusted_hosts=trusted)(scope, receive, send))
+    run_in_own_loop(ProxyHeadersMiddleware(SeatCookieMiddleware(page), trusted_hosts=trusted)(scope, receive, send))
     return dict(sent[0]["headers"])[b"set-cookie"].decode()
 
 

@@ -23,20 +23,12 @@ from serving.haproxy import (COOKIE_SECRET_ENV, HEALTH_PATH, STICKY_COOKIE, chec
                              render_config, server_states)
 from serving.streamlit_client import StreamlitClient
 from serving.upload_gate import MAX_UPLOAD_BODY
+from tests.conftest import run_in_own_loop
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 KUBERNETES = DEPLOY / "kubernetes"
 SCREENSHOT_DIR = Path(os.environ.get("SERVE_SCREENSHOTS", "/tmp"))  # throwaway pictures to look at
-
-
-def run_in_own_loop(coroutine):
-    """asyncio.run in a thread of its own: Playwright's sync API (the browser tests of this session) keeps an event
-    loop running in the main thread, where asyncio.run refuses to start another."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def need_haproxy() -> None:

@@ -10,7 +10,7 @@ import pytest
 from classroom.lessons import load_lessons
 from serving.warmup import WARMUP_ENV, _warming, lesson_stop_links, warm_links
 from tests.app_links import open_page
-from tests.conftest import ROOT, _free_port
+from tests.conftest import ROOT, _free_port, run_in_own_loop
 
 WARMING_NOTE = "Getting ready: the lab is loading its models"
 WARM_CLICK_SECONDS = 5.0  # SmolLM2's loading alone takes 6-10 s on a quiet machine
@@ -68,7 +68,6 @@ def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_pat
     """`make run`'s server: it answers at once and Home says it is warming; it ends warm: Home's note gone, and the
     issue's slowest first click (the LLM lesson's stop 2, which loads SmolLM2 when cold: 11.6 s in issue 38, 31 s on
     this loaded 2-core VM) opens in a new session within WARM_CLICK_SECONDS (1.2 s here after the warm-up)."""
-    import asyncio
 
     from serving.streamlit_client import StreamlitClient
     from serving.warmup import open_links, wait_healthy
@@ -95,14 +94,14 @@ def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_pat
 
     try:
         assert wait_healthy(url, 120, lambda: server.poll() is None)
-        assert WARMING_NOTE in asyncio.run(home_text())  # the server answers while it warms, and says so
+        assert WARMING_NOTE in run_in_own_loop(home_text())  # the server answers while it warms, and says so
         deadline = time.monotonic() + 900
         while not any(line.startswith(("Warm: ", "Warm-up stopped")) for line in said):
             assert time.monotonic() < deadline and server.poll() is None, "".join(said[-20:])
             time.sleep(0.5)
         assert any(line.startswith("Warm: ") for line in said), "".join(said[-20:])
-        assert WARMING_NOTE not in asyncio.run(home_text())
-        [(_, seconds)] = asyncio.run(open_links(url, ["llm?lesson=llm&stop=2"]))
+        assert WARMING_NOTE not in run_in_own_loop(home_text())
+        [(_, seconds)] = run_in_own_loop(open_links(url, ["llm?lesson=llm&stop=2"]))
         assert seconds < WARM_CLICK_SECONDS
     finally:
         server.terminate()
