@@ -34,9 +34,20 @@ def pytest_configure(config):
     os.environ[WARMUP_ENV] = "0"
 
 
+# The longest test files (seconds of one run on CI's 2 cores, `--durations`), started first: `make test` gives each of
+# its two workers whole files (--dist loadfile) in collection order, and a long file taken last kept one worker busy
+# for minutes after the other had finished. Order only; a file not named keeps its place after these.
+LONGEST_FILES = ("test_browser_accessibility.py", "test_serve.py", "test_browser_lessons.py",
+                 "test_browser_projected_stops.py", "test_link_text.py", "test_browser_peer.py", "test_browser.py",
+                 "test_browser_lecture.py", "test_browser_lecture2.py", "test_page_llm_heads.py",
+                 "test_shipped_models.py", "test_warmup.py")
+
+
 def pytest_collection_modifyitems(items):
     """Mark every test that drives a real browser, so `-m "not browser"` skips it without a list to keep, and give
-    it one rerun (BROWSER_RERUNS)."""
+    it one rerun (BROWSER_RERUNS); then put the longest files first (LONGEST_FILES), each file's tests in their order."""
+    rank = {name: place for place, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep collection order
     for item in items:
         if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
