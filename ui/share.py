@@ -20,6 +20,7 @@ module reads links with it, so a bound or a default is written once and this mod
 """
 from __future__ import annotations
 
+from collections.abc import Collection, MutableMapping
 from typing import NoReturn
 from urllib.parse import urlencode
 
@@ -28,7 +29,7 @@ import streamlit as st
 from i18n import tr
 from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.specs import KEPT_ONLY, SPECS
-from ui.specs.common import TRAINING_IN_URL  # noqa: F401 (ui.train.view reads it here, with the other URL names)
+from ui.specs.common import MODEL, TRAINING_IN_URL  # noqa: F401 (ui.train.view reads it here, with the other URL names)
 from ui.state import get_model
 from ui.widget_spec import WidgetSpec
 
@@ -132,34 +133,52 @@ def report_unfit_link_value(name: str) -> None:
     st.session_state.setdefault(URL_NOTICE, []).append(name)
 
 
-def _apply(params: dict[str, str], one_based: bool) -> list[str]:
-    """Parse each spec's URL text into session_state (in the specs' order); -> the names that do not fit.
+def _apply(params: dict[str, str], one_based: bool, state: MutableMapping | None = None) -> list[str]:
+    """Parse each spec's URL text into `state` (the session's by default), in the specs' order; -> the names that do
+    not fit.
 
     one_based: layer/head numbers count from 1 (links with `v`, lesson files), else from 0 (old links).
     """
+    state = st.session_state if state is None else state
     ignored = []
     for name, spec in SPECS.items():
         if name not in params:
             continue
         try:
-            st.session_state[spec.key] = spec.parse(_from_link(spec, params[name], one_based), st.session_state)
-            if spec.key == "model_id":
-                st.session_state["sentence_task"] = get_model(st.session_state[spec.key]).task
+            state[spec.key] = spec.parse(_from_link(spec, params[name], one_based), state)
+            if spec is MODEL:
+                state["sentence_task"] = get_model(state[spec.key]).task
         except (ValueError, KeyError, TypeError):
             ignored.append(name)
     return ignored
 
 
-def apply_view_state(page: str, params: dict[str, str]) -> list[str]:
-    """Open a view given as share-link parameters (a lesson stop's state) through the link's own parsers.
+def page_specs(page: str) -> list[WidgetSpec]:
+    """The specs of `page`'s own values (not the language, presenter mode or model, which every page shares)."""
+    return [spec for spec in SPECS.values() if spec.pages and page in spec.pages]
 
-    Call it before the widgets of this run are drawn. -> the names that do not fit: unknown, of another page,
-    or stale (a value the model or page no longer offers); those keep their current value.
+
+def open_view(page: str, named: dict[str, str], keep: Collection[str] = (),
+              state: MutableMapping | None = None) -> list[str]:
+    """Open a view that names some of its page's values (a lesson stop's state, the teacher's move, Back onto a
+    stop), the same by every path: the page's values it does not name are forgotten first (the kept copies too),
+    so the page opens them as in a new session, on its model's own defaults (the encoder's sharpest word-to-word
+    head); never on a value left over from another stop or another model, which might not fit it.
+
+    keep: link names whose values, read already from the link that opened this stop, stand (a link to a stop that
+    names a head). Lesson files count layers and heads from 1, as on screen and in links with `v`. -> the names
+    that do not fit (unknown, of another page, or not offered by the model), which the page then opens on its own.
     """
-    foreign = [name for name in params
+    state = st.session_state if state is None else state
+    kept = state.get(KEPT, {})
+    for spec in page_specs(page):
+        if spec.url not in named and spec.url not in keep:
+            state.pop(spec.key, None)
+            kept.pop(spec.key, None)
+    foreign = [name for name in named
                if name not in SPECS or (SPECS[name].pages and page not in SPECS[name].pages)]
-    # Lesson files count layers and heads from 1, as on screen and in links with `v`.
-    return foreign + _apply({name: text for name, text in params.items() if name not in foreign}, one_based=True)
+    return foreign + _apply({name: text for name, text in named.items() if name not in foreign}, one_based=True,
+                            state=state)
 
 
 def carry_view_state() -> None:

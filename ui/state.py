@@ -1,6 +1,7 @@
 """The model and sentence a user has chosen, the models they trained, and cached analyses."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import streamlit as st
@@ -62,19 +63,19 @@ def get_model(model_id: str) -> LabModel:
 DEFAULT_MODEL = "transformer_en-fr"
 
 
-def selected_model_id() -> str:
-    """The sidebar's model, or the default one before the sidebar has run."""
+def selected_model_id(state: Mapping | None = None) -> str:
+    """The sidebar's model in `state` (the session's by default), or the default one before the sidebar has run."""
     ids = model_ids()
-    chosen = st.session_state.get("model_id")
+    chosen = (st.session_state if state is None else state).get("model_id")
     if chosen in ids:
         return chosen
     return DEFAULT_MODEL if DEFAULT_MODEL in ids else ids[0]
 
 
-def selected_attention_layout() -> dict[str, tuple[int, int]]:
+def selected_attention_layout(state: Mapping | None = None) -> dict[str, tuple[int, int]]:
     """kind -> (layers, heads) of the sidebar's model's attention ({} for a GRU seq2seq): what the attention page's
     kind, layer and head pickers offer, and what links to them may ask for."""
-    return get_model(selected_model_id()).layout
+    return get_model(selected_model_id(state)).layout
 
 
 # Every model's analyses, in the replica's one byte-bounded store (ui/result_cache.py): a class's translation

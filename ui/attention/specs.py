@@ -12,18 +12,18 @@ PAGE = ("attention",)
 
 def _kinds(state) -> list[str]:
     """The kinds the sidebar's model has (an encoder: its self-attention only)."""
-    return list(selected_attention_layout())
+    return list(selected_attention_layout(state))
 
 
 def _first_kind(state) -> str:
-    return next(iter(selected_attention_layout()), next(iter(KINDS)))
+    return next(iter(selected_attention_layout(state)), next(iter(KINDS)))
 
 
 def _last_of(kind_spec: WidgetSpec, axis: int):
     """The last layer (axis 0) or head (axis 1) of the kind `kind_spec` has chosen: an encoder-decoder's stacks may
     differ."""
     def last(state) -> int:
-        layout = selected_attention_layout()
+        layout = selected_attention_layout(state)
         # a kind this model lacks is refitted to its first kind when drawn: bound the layer and head by that one
         shape = layout.get(kind_spec.current(state)) or next(iter(layout.values()), (1, 1))
         return shape[axis] - 1
@@ -31,7 +31,7 @@ def _last_of(kind_spec: WidgetSpec, axis: int):
 
 
 def _rescale_options(state) -> list[float]:
-    return rescale_options(get_model(selected_model_id()).head_dim)
+    return rescale_options(get_model(selected_model_id(state)).head_dim)
 
 
 def _switch(key: str, url: str) -> WidgetSpec:
@@ -91,7 +91,7 @@ class _HeadLists:
 
 # The Ablation view's switched-off heads (the translation models' and the encoder's: the same key)
 ABLATED_HEADS = WidgetSpec("ablate_heads", "heads_off", lambda state: [], PAGE,
-                           options=lambda state: _HeadLists(selected_attention_layout()),
+                           options=lambda state: _HeadLists(selected_attention_layout(state)),
                            convert=_heads_from_text, text=_heads_text)
 SPECS = (*SPECS, ABLATED_HEADS)
 

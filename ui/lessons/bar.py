@@ -9,7 +9,7 @@ lesson there) and ?class=CODE (a link or QR code that joins the class).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 import hashlib
 import re
 import secrets
@@ -30,7 +30,7 @@ from ui.lessons.questions import Expected, QuestionError, answer_label, expected
 from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
-from ui.share import URL_EXTRA, apply_view_state, opened_link, report_unfit_link_value, switch_page
+from ui.share import URL_EXTRA, open_view, opened_link, report_unfit_link_value, switch_page
 from ui.state import DEFAULT_MODEL
 
 LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
@@ -49,11 +49,11 @@ def question_id(lesson_id: str, stop: Stop) -> str:
     return f"{lesson_id}:{stop.number}"
 
 
-def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
+def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[str, str] | None = None) -> None:
     """Open stop `number` of the lesson: apply its view state and ask for its page.
 
     Runs before any widget of the run is drawn (in lesson_bar, or as a button's callback); lesson_bar then
-    switches to the stop's page.
+    switches to the stop's page. link: the address this run opened (a shared link, a reload, Back or Forward).
     """
     number = max(1, min(number, len(lesson.stops), _furthest_stop(lesson) or number))
     stop = lesson.stops[number - 1]
@@ -65,12 +65,24 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True) -> None:
     if stop.problem:
         st.session_state[PROBLEM] = stop.problem
         return
-    # A stop is written for a model: the default one unless it names another (a teacher who had picked the real
-    # encoder before opening the lesson still gets the translation model the stop's kinds and heads belong to).
-    bad = apply_view_state(stop.page, {"model": DEFAULT_MODEL, **stop.state})
+    bad = open_stop_view(lesson, stop, link)
     open_stop_section(stop.page, stop.section)
     st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
     st.session_state[SWITCH_TO] = stop.page
+
+
+def open_stop_view(lesson: Lesson, stop: Stop, link: Mapping[str, str] | None = None,
+                   state: MutableMapping | None = None) -> list[str]:
+    """The stop's view, the same whether it is reached by Next, Previous, its link, the teacher's move or Back: the
+    values the stop names, then (when `link` is the address of this very stop) the link's own, then the model's
+    defaults for the rest (ui.share.open_view); -> the stop's names that do not fit.
+
+    A stop is written for a model: the default one unless it names another (a teacher who had picked the real
+    encoder before opening the lesson still gets the translation model the stop's kinds and heads belong to)."""
+    keep = ()
+    if link and link.get("lesson") == lesson.id and _stop_number(link.get("stop")) == stop.number:
+        keep = tuple(link)  # read into the state already (ui.share.restore_from_url): a head the link names stands
+    return open_view(stop.page, {"model": DEFAULT_MODEL, **stop.state}, keep, state)
 
 
 def _furthest_stop(lesson: Lesson) -> int | None:
@@ -114,7 +126,7 @@ def _from_url() -> None:
         return
     st.session_state[URL_READ] = True
     if "class" in st.query_params:
-        join(st.query_params["class"])
+        join(st.query_params["class"], link)  # a reload keeps its view when the class is still at its stop
         return
     lesson_id = st.query_params.get("lesson")
     if lesson_id is None:
@@ -129,7 +141,7 @@ def _from_url() -> None:
     if not 1 <= number <= len(lesson.stops):
         report_unfit_link_value("stop")
         number = 1
-    go_to(lesson, number, move_class=False)
+    go_to(lesson, number, move_class=False, link=link)
 
 
 def _stop_number(text: str | None) -> int:
@@ -150,14 +162,14 @@ def _history(link: dict[str, str]) -> None:
         lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
         if lesson is not None:
             back = lesson_id == session.lesson and 1 <= number <= session.stop
-            go_to(lesson, number if back else session.stop, move_class=False)
+            go_to(lesson, number if back else session.stop, move_class=False, link=link)
         return
     lesson = open_lesson(lessons()[0], lesson_id) if lesson_id else None
     if lesson is None or not 1 <= number <= len(lesson.stops):
         if st.session_state.get(LESSON_ID):
             leave()
         return
-    go_to(lesson, number)  # the teacher's Back moves her class, as her Previous does
+    go_to(lesson, number, link=link)  # the teacher's Back moves her class, as her Previous does
 
 
 def student_id() -> str:
@@ -169,7 +181,7 @@ def student_id() -> str:
     return st.session_state.get(STUDENT_ID) or secrets.token_hex(12)
 
 
-def join(text: str) -> None:
+def join(text: str, link: Mapping[str, str] | None = None) -> None:
     """A student joins the class a code names. A browser with a seat in that class gets it back at once (a reload,
     a new tab); otherwise a guesser who is waiting after wrong codes (ui/lessons/classroom.guess_wait) is refused
     before the code is looked up, and a well-formed code that names no class counts as a wrong guess. The class then
@@ -208,7 +220,7 @@ def join(text: str) -> None:
     st.session_state.pop(WAITING_FOR, None)
     st.session_state[CLASS_CODE] = code
     st.session_state[CLASS_SEEN] = _seen(session)
-    go_to(lesson, session.stop, move_class=False)
+    go_to(lesson, session.stop, move_class=False, link=link)
 
 
 @st.fragment(run_every=FOLLOW_SECONDS)
