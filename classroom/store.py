@@ -44,7 +44,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +262,10 @@ class Results:
     answered: int
     correct: int | None
     late: int = 0
+    # {answer: the judgement stored with it}: True right, False wrong, None not graded (the expected answer was not
+    # known when it was given). What the teacher's coloured bars show, so that they and `correct` ("% right") are
+    # one judgement, the one made when the answer was stored (ClassStore.answer), never a second one made later.
+    right: dict[str, bool | None] = field(default_factory=dict)
 
 
 def data_folder() -> Path:
@@ -585,7 +589,8 @@ class ClassStore:
         counts = {answer: n for answer, n, _, _ in rows}
         known = sum(graded for *_, graded in rows)
         correct = sum(right or 0 for _, _, right, _ in rows) if known else None
-        return Results(counts, sum(counts.values()), correct, late)
+        verdicts = {answer: None if not graded else right == graded for answer, _, right, graded in rows}
+        return Results(counts, sum(counts.values()), correct, late, verdicts)
 
     def switches(self, code: str, token: str, question: str, now: float | None = None) -> Switches | None:
         """The switch matrix of a peer-instruction question: students with a graded, counted answer in both rounds;

@@ -37,16 +37,26 @@ def share(results: Results) -> float | None:
     return results.correct / results.answered if results.answered and results.correct is not None else None
 
 
-def _rows(stop: Stop, results: Results, expected: Expected | None, revealed: bool) -> pd.DataFrame:
+def answer_rows(stop: Stop, results: Results, revealed: bool) -> pd.DataFrame:
+    """One row per answer given: its label, how many gave it, and (once revealed) the judgement stored with it, the
+    same one "% right" counts (Results.right). Numbers in numeric order (8, 12, 16), not as text."""
+    answers = sorted(results.counts, key=_numeric_first)
     return pd.DataFrame({
-        "answer": [answer_label(stop.question, a) for a in results.counts],
-        "students": list(results.counts.values()),
-        "right": [None if expected is None or not revealed else expected.is_right(a) for a in results.counts]})
+        "answer": [answer_label(stop.question, a) for a in answers],
+        "students": [results.counts[a] for a in answers],
+        "right": [results.right.get(a) if revealed else None for a in answers]})
 
 
-def _chart(stop: Stop, results: Results, expected: Expected | None, revealed: bool, key: str) -> None:
+def _numeric_first(answer: str) -> tuple:
+    try:
+        return (0, float(answer), answer)
+    except ValueError:
+        return (1, 0.0, answer)
+
+
+def _chart(stop: Stop, results: Results, revealed: bool, key: str) -> None:
     if results.answered:
-        chart = answer_chart(_rows(stop, results, expected, revealed), tr("class_teacher.chart_students"),
+        chart = answer_chart(answer_rows(stop, results, revealed), tr("class_teacher.chart_students"),
                              tr("class_teacher.chart_right"), tr("class_teacher.chart_wrong"))
         st.altair_chart(readable(chart), key=key)
     else:
@@ -104,7 +114,7 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
     if phase.phase == "round1" and not revealed:
         st.metric(tr("class_teacher.answered"), first.answered)
         if phase.shown:
-            _chart(stop, first, expected, False, "peer_round1")
+            _chart(stop, first, False, "peer_round1")
             if rule:
                 st.info(rule)
                 st.caption(tr("peer.rule_source"))
@@ -123,7 +133,7 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
     left.metric(f"{tr('peer.round_one')}: {tr('class_teacher.answered')}", first.answered)
     right.metric(f"{tr('peer.round_two')}: {tr('class_teacher.answered')}", second.answered)
     if first.answered or second.answered:
-        rows = pd.concat([_rows(stop, results, expected, revealed).assign(round=name) for results, name in
+        rows = pd.concat([answer_rows(stop, results, revealed).assign(round=name) for results, name in
                           ((first, tr("peer.round_one")), (second, tr("peer.round_two")))], ignore_index=True)
         chart = two_rounds_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
                                  tr("class_teacher.chart_wrong"))

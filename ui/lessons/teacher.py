@@ -31,7 +31,7 @@ from ui.lessons.bar import CLASS_CODE, PENDING, question_id
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.lessons.report import class_report
-from ui.lessons.peer_teacher import check_count, mode_picker, peer_controls, peer_results
+from ui.lessons.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
 
@@ -359,10 +359,7 @@ def _results(code: str, token: str, lesson: Lesson, session) -> None:
         with st.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
             st.caption(tr("class_teacher.peek_help"))
             st.markdown(right_answer)
-    rows = pd.DataFrame({
-        "answer": [answer_label(stop.question, a) for a in results.counts],
-        "students": list(results.counts.values()),
-        "right": [None if expected is None or not revealed else expected.is_right(a) for a in results.counts]})
+    rows = answer_rows(stop, results, revealed)
     if results.answered:
         chart = answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
                              tr("class_teacher.chart_wrong"))

@@ -1,0 +1,47 @@
+"""Whether an answer is right is decided once, when it is stored (ClassStore.answer's `correct`): the teacher's
+coloured bars (ui/lessons/peer_teacher.answer_rows) and her "% right" (Results.correct) read that one stored judgement
+(issue 37), and a number question's bars come in numeric order, not as text (issue 38 item 8: "12, 16, 8")."""
+from classroom.lessons import load_lessons
+from classroom.store import ClassStore
+from ui.lessons.catalogue import known_pages
+from ui.lessons.peer_teacher import answer_rows
+
+INTRO = load_lessons(known_pages())[0]["intro"]
+NUMBER_STOP = next(stop for stop in INTRO.stops if stop.question is not None and stop.question.kind == "number")
+
+
+def _class(tmp_path, students: str):
+    store = ClassStore(tmp_path / "db")
+    code, token = store.create_class("intro", stop=NUMBER_STOP.number)
+    for student in students:
+        store.join(code, student)
+    return store, code, token
+
+
+def test_the_bars_and_the_share_right_read_the_judgement_stored_with_each_answer(tmp_path):
+    store, code, token = _class(tmp_path, "abcde")
+    qid = f"intro:{NUMBER_STOP.number}"
+    # the judgements as the students' pages stored them; "12" was judged wrong when given (say the lesson's
+    # expected answer was another then): it stays wrong here, whatever the lesson file says now
+    for student, given, right in zip("abcde", ("16", "8", "12", "16", "8"), (True, False, False, True, False),
+                                     strict=True):
+        assert store.answer(code, student, qid, given, right, stop=NUMBER_STOP.number)
+    results = store.results(code, token, qid)
+    assert results.right == {"12": False, "16": True, "8": False}
+    hidden = answer_rows(NUMBER_STOP, results, revealed=False)
+    assert hidden["right"].isna().all()  # before Reveal the bars say nothing about right or wrong
+    shown = answer_rows(NUMBER_STOP, results, revealed=True)
+    assert list(shown["answer"]) == ["8", "12", "16"]  # numeric order
+    assert list(shown["students"]) == [2, 1, 2] and list(shown["right"]) == [False, False, True]
+    right_students = int(shown.loc[shown["right"] == True, "students"].sum())  # noqa: E712 (a column of bools)
+    assert right_students == results.correct == 2  # the bars' share is the "% right" share
+
+
+def test_an_answer_stored_without_a_judgement_is_neither_right_nor_wrong(tmp_path):
+    store, code, token = _class(tmp_path, "ab")
+    qid = f"intro:{NUMBER_STOP.number}"
+    store.answer(code, "a", qid, "16", None, stop=NUMBER_STOP.number)
+    store.answer(code, "b", qid, "8", None, stop=NUMBER_STOP.number)
+    results = store.results(code, token, qid)
+    assert results.correct is None and results.right == {"16": None, "8": None}
+    assert answer_rows(NUMBER_STOP, results, revealed=True)["right"].isna().all()
