@@ -45,3 +45,21 @@ def test_an_answer_stored_without_a_judgement_is_neither_right_nor_wrong(tmp_pat
     results = store.results(code, token, qid)
     assert results.correct is None and results.right == {"16": None, "8": None}
     assert answer_rows(NUMBER_STOP, results, revealed=True)["right"].isna().all()
+
+
+def test_an_answer_worked_out_from_the_question_is_not_called_the_models():
+    """intro's stop on the causal mask counts visible keys (no model gives that number): 'The answer: 3', while a
+    question a model answers keeps 'The model's answer' (issue 38 item 8)."""
+    from i18n import using_language
+    from ui.lessons.questions import expected_answer
+
+    arithmetic = [stop for stop in INTRO.stops if stop.question is not None
+                  and stop.question.compute in ("softmax_weight", "causal_visible_keys")]
+    measured = next(stop for stop in INTRO.stops if stop.question is not None
+                    and stop.question.compute == "lowest_long_sentence_model")
+    assert arithmetic
+    for language, worked, model in (("en", "The answer: ", "The model's answer: "), ("ko", "정답: ", "모델의 답: ")):
+        with using_language(language):
+            for stop in arithmetic:
+                assert expected_answer(stop).right_answer(stop.question).startswith(worked), stop.number
+            assert expected_answer(measured).right_answer(measured.question).startswith(model)

@@ -31,6 +31,12 @@ class Expected:
     accepted: frozenset[str] = field(default_factory=frozenset)  # canonical answers counted right
     number: float | None = None  # number questions: the value, right within the tolerance
     tolerance: float = 0.0
+    measured: bool = True  # read from a model; False: worked out from the question itself (softmax of given scores)
+
+    def right_answer(self, question: Question) -> str:
+        """'The model's answer: 16' where a model gave it, 'The answer: 16' where arithmetic did (markdown-safe)."""
+        key = "class_teacher.right_answer" if self.measured else "class_teacher.right_answer_worked"
+        return tr(key, answer=escape_markdown(answer_label(question, self.shown)))
 
     def is_right(self, answer: str) -> bool:
         if self.number is not None:
@@ -105,7 +111,7 @@ def _compute(stop: Stop, question: Question) -> Expected:
         factor = float(stop.state.get(args["factor_param"], 1)) if "factor_param" in args else float(
             args.get("factor", 1))
         value = softmax_weight(list(args["scores"]), factor, int(args["index"]) - 1)
-        return Expected(f"{value:.3f}", number=value, tolerance=question.tolerance)
+        return Expected(f"{value:.3f}", number=value, tolerance=question.tolerance, measured=False)
     if name == "lowest_long_sentence_model":
         models = list(args["models"])
         metrics = {m: shipped_model_info(m)["metrics"]["long_test"]["exact_match"] for m in models}
@@ -114,7 +120,7 @@ def _compute(stop: Stop, question: Question) -> Expected:
     if name == "causal_visible_keys":
         tokens = int(stop.state.get("tokens", 4))  # the mask the attention_steps page draws for the stop
         value = causal_visible_keys(build_mask(stop.state.get("mask", "causal"), tokens, tokens), int(args["query"]))
-        return Expected(str(value), number=float(value), tolerance=question.tolerance)
+        return Expected(str(value), number=float(value), tolerance=question.tolerance, measured=False)
     if name in LLM_COMPUTES:
         return _llm_compute(stop, question)
     raise QuestionError(name)
@@ -246,8 +252,6 @@ def show_answer(question: Question, given: str | None, expected: Expected | None
         elif expected.is_right(given):  # the words say right or not; the ✓/✗ icon too, not the colour alone
             st.success(tr("lessons.right", answer=label), icon=":material/check:")
         else:
-            st.warning(tr("lessons.wrong", answer=label, right=escape_markdown(answer_label(question,
-                                                                                             expected.shown))),
-                       icon=":material/close:")
+            st.warning(tr("lessons.wrong", answer=label, right=expected.right_answer(question)), icon=":material/close:")
     elif expected is not None:
         st.info(tr("lessons.revealed", right=escape_markdown(answer_label(question, expected.shown))))

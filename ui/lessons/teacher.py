@@ -339,8 +339,7 @@ def _results(code: str, token: str, lesson: Lesson, session) -> None:
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
     revealed = qid in session.revealed
     phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
-    right_answer = None if expected is None else tr(
-        "class_teacher.right_answer", answer=escape_markdown(answer_label(stop.question, expected.shown)))
+    right_answer = None if expected is None else expected.right_answer(stop.question)
     if phase.mode == "peer":
         peer_results(store, code, token, stop, qid, phase, expected, revealed, right_answer)
         _earlier(store, code, token, lesson, number, session.revealed)
