@@ -1,48 +1,11 @@
-"""Attention Lab: entry point (page config, shared sidebar, navigation)."""
+"""Attention Lab: entry point. The page's configuration, then the app's one run (ui/run.py owns its order)."""
 from pathlib import Path
 
 import streamlit as st
 
-from ui.display import document_language, preload_plotly, presenting
-from ui.errors import page_guard
-from ui.lessons.bar import lesson_bar, lesson_picker
-from ui.lessons.classroom import TEACHER
-from ui.page_list import PLOTLY_PAGES
-from ui.page_menu import navigation_pages, page_menu, page_menu_place
-from ui.page_slots import page_slot
-from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
-from ui.sidebar import render_sidebar
-from ui.train.view import lost_training_notice
+from ui.run import run_app
 
 # A local favicon: a material-icon favicon is fetched from a font CDN, and the app must work offline.
 st.set_page_config(page_title="Attention Lab", page_icon=str(Path(__file__).parent / "assets" / "favicon.png"),
                    layout="wide")
-
-with page_guard():
-    restore_from_url()  # first: the link may choose the language the page titles are drawn in
-    if presenting():  # the projected page gets the whole width; the sidebar stays one click away
-        st.set_page_config(initial_sidebar_state="collapsed")
-    pages = navigation_pages()  # ui/page_list.PAGE_SECTIONS: the app's one list of pages
-    # Hidden: ui/page_menu draws the same list with links that carry each page's view (one history entry a page).
-    navigation = st.navigation(pages, position="hidden")
-    preload_plotly((navigation.url_path or "home") in PLOTLY_PAGES)  # plotly.js loads while this run goes on
-    follow_page_change(navigation.url_path)  # Back onto the entry a page switch left behind: stepped over
-    menu = page_menu_place()
-    show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
-    # The body waits for one of the process's page slots (ui/page_slots.py): in a class's answer burst the bar
-    # above, which confirms the answer, is drawn at once, and the charts follow one after the other.
-    with page_slot(queued=TEACHER not in st.session_state):
-        render_sidebar()
-        lesson_picker()
-        show_url_notice()
-        lost_training_notice()  # on any page: the replica that ran this tab's training is gone
-        if show_page:  # False while a lesson question waits for the student's prediction
-            navigation.run()
-        # After the page, once: its widgets have set their defaults by now, so the address is complete and a page
-        # change adds one history entry (a write before the page too added a half-written address on a first visit).
-        write_to_url(navigation.url_path)
-        page_menu(menu, pages, navigation.url_path)
-        with st.sidebar:
-            share_link(navigation.url_path)
-            with st.container(key="page_language"):  # <html lang>; last, so its element moves no other
-                document_language()
+run_app()

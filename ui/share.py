@@ -20,7 +20,8 @@ module reads links with it, so a bound or a default is written once and this mod
 """
 from __future__ import annotations
 
-from collections.abc import Collection, MutableMapping
+import functools
+from collections.abc import Callable, Collection, MutableMapping
 from typing import NoReturn
 from urllib.parse import urlencode
 
@@ -28,6 +29,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
+from ui.errors import page_guard
 from ui.specs import KEPT_ONLY, SPECS
 from ui.specs.common import MODEL, TRAINING_IN_URL  # noqa: F401 (ui.train.view reads it here, with the other URL names)
 from ui.state import get_model
@@ -278,6 +280,22 @@ def share_link(page: str) -> None:
     if st.session_state.get(LINK_DRAWN_BY) == page:
         return
     _draw_link(page)
+
+
+def view_fragment(body: Callable[..., None]) -> Callable[..., None]:
+    """A page's fragment whose widgets belong to the view (the attention explorer, the decoding steps): called with the
+    page's url path first. Each run of it, full or its own, is framed the same way: under its own page guard (app.py's
+    does not wrap a fragment's own rerun), the kept values put back first (a rerun drops the widgets of the view it
+    leaves), then the address bar and the sidebar's link written after (its own rerun skips the end of app.py)."""
+    @st.fragment
+    @functools.wraps(body)
+    def fragment(page: str, *args, **kwargs) -> None:
+        with page_guard():
+            keep_view_state()
+            body(page, *args, **kwargs)
+        with page_guard():
+            follow_fragment(page)
+    return fragment
 
 
 def follow_fragment(page: str) -> None:

@@ -12,8 +12,7 @@ import streamlit as st
 from i18n import tr
 from ui.attention.view import cached_figure, show_top_tokens
 from ui.display import chart_first, presenting, show_chart
-from ui.errors import page_guard
-from ui.share import follow_fragment, keep_view_state
+from ui.share import view_fragment
 from ui.attention.decoding_specs import ALL_HEADS, HEAD, LAYER, STEP
 from ui.widget_spec import prepare, spec_select
 from viz.attention import html_escaped
@@ -23,18 +22,11 @@ def _head_name(head: int | str) -> str:
     return tr("decoding.all_heads") if head == ALL_HEADS else f"{head + 1}"
 
 
-@st.fragment
+@view_fragment
 def decoding_explorer(page: str, loaded, result) -> None:
-    """The arguments are those of the last full run (a change of model or sentence reruns the whole page).
-
-    As the attention page's explorer, ui.share's first and last steps of a fragment run frame it: the kept values
-    put back, then the address bar and the sidebar's link written by the fragment.
-    """
-    with page_guard():
-        keep_view_state()
-        _explore(loaded, result)
-    with page_guard():
-        follow_fragment(page)
+    """The step and head pickers and their charts: a fragment of the view (ui.share.view_fragment). The arguments are
+    those of the last full run (a change of model or sentence reruns the whole page)."""
+    _explore(loaded, result)
 
 
 def _explore(loaded, result) -> None:

@@ -21,13 +21,12 @@ from ui.attention.maps import AttentionMaps, head_table
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
 from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart
-from ui.errors import page_guard
 from ui.attention.explain import grid_labels, show_explain
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
                                 KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
 from ui.attention.encoder import show_embedding_ablation
 from ui.attention.next_token import show_next_token_ablation
-from ui.share import follow_fragment, keep_view_state
+from ui.share import view_fragment
 from ui.state import analyse, analysis_of, get_model
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, grid_head,
@@ -66,25 +65,19 @@ def head_picker(layer_spec: WidgetSpec, head_spec: WidgetSpec, labels: tuple[str
     return layer, head
 
 
-@st.fragment
+@view_fragment
 def attention_explorer(page: str, model_id: str, sentence: str) -> None:
     """The kind, layer, head and view pickers and the chosen view of the model's analysis of the (checked)
-    sentence: a fragment.
+    sentence: a fragment of the view (ui.share.view_fragment), so a change of one of its widgets reruns only this
+    function, not the sidebar, the navigation or the translation above it.
 
-    A change of one of its widgets reruns only this function, not the sidebar, the navigation or the translation
-    above it. Such a rerun skips the end of app.py, so the fragment keeps the address bar and the sidebar's link
-    following the view itself. app.py's page guard does not wrap a fragment rerun: the fragment has its own.
     The arguments are those of the last full run (the sidebar's model and sentence changes rerun the whole page).
     They name the analysis, they are not the analysis: Streamlit keeps a fragment's arguments in the session, and an
     analysis kept there was held by every open session outside the result store's budget (ui.state.analysis_of).
     """
-    with page_guard():
-        keep_view_state()  # a fragment rerun drops the widgets of the view it leaves (Compare's B picks)
-        result = analysis_of(model_id, sentence)  # the store's (the full run just computed it), else again
-        if result is not None:
-            _explore(model_id, get_model(model_id), result)
-    with page_guard():
-        follow_fragment(page)
+    result = analysis_of(model_id, sentence)  # the store's (the full run just computed it), else again
+    if result is not None:
+        _explore(model_id, get_model(model_id), result)
 
 
 def available_views(result: AnalysedInput) -> list[str]:
