@@ -101,3 +101,24 @@ def test_two_rounds_chart_gives_no_answer_away_before_the_reveal():
     after, rows = data([True, False, True])
     assert [d["mark"] for d in rows] == ["✓ right", "✗ wrong", "✓ right"]  # said in words beside each bar
     assert after["layer"][1]["encoding"]["text"]["field"] == "mark"
+
+
+def test_the_report_files_hold_the_answers_stored_when_they_are_downloaded(tmp_path, lesson):
+    """Issue 38 item 1: the files are made on their click from the store, not from the report the page built: the
+    answers and the reveals stored after the files were offered are in them (revealed questions only, as on the page)."""
+    from ui.lessons.report import report_files
+
+    store, code, token = _class(tmp_path)
+    store.move(code, token, 8)
+    store.answer(code, "a", "intro:8", "2", True, stop=8)
+    csv_file, html_file = report_files(store, code, token, lesson, "en", None, "Report", ["kept"])
+
+    def questions() -> list[dict]:
+        return [r for r in csv.DictReader(io.StringIO(csv_file().decode())) if r["table"] == "questions"]
+
+    assert questions() == []  # not revealed yet: no share right of it in any file
+    store.answer(code, "b", "intro:8", "3", False, stop=8)  # after the files were offered
+    store.reveal(code, token, "intro:8")
+    [stop8] = questions()
+    assert (stop8["stop"], stop8["round1_answered"], stop8["round1_right"]) == ("8", "2", str(1 / 2))
+    assert "Plotly.newPlot" in html_file().decode()

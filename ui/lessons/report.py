@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -14,7 +15,7 @@ import streamlit as st
 from classroom.lessons import Lesson, localized
 from classroom.report import ClassReport, build_report, reportable
 from classroom.store import ClassStore
-from i18n import current_language, tr
+from i18n import current_language, tr, using_language
 from serving.private_media import keep_private, private_file_name
 from ui.lessons.classroom import browser_seat
 from viz.attention import csv_safe
@@ -101,6 +102,30 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     return table.rename(columns={c: tr(f"report.col_{c}") for c in table.columns})
 
 
+def report_files(store: ClassStore, code: str, token: str, lesson: Lesson, language: str, seat: str | None,
+                 title: str, notes: list[str]) -> tuple[Callable[[], bytes], Callable[[], bytes]]:
+    """The report's CSV and HTML files, each made on its click (st.download_button runs it on a thread of its own,
+    after the page's run) from the answers stored then, as the page's report was at "Build": an answer given after
+    the build is in the file (issue 38 item 1). Served to this seat only (serving/private_media.py)."""
+    def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
+        report = build_report(lesson, reportable(store.report_answers(code, token)))
+        return report, report_tables(report, language)
+
+    def csv_file() -> bytes:
+        with using_language(language):
+            return keep_private(report_csv(fresh()[1]), seat)
+
+    def html_file() -> bytes:  # it carries plotly.js (~4.7 MB): made on its click, not on every run of the page
+        with using_language(language):
+            report, tables = fresh()
+            return keep_private(report_html(title, notes, report_figures(report, language),
+                                            [(tr(f"report.table_{n}"), _shown(t).to_html(index=False, na_rep="–",
+                                                                                         escape=True))
+                                             for n, t in tables.items()]).encode("utf-8"), seat)
+
+    return csv_file, html_file
+
+
 @st.fragment
 def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> None:
     """Draw the report (inside the teacher's page) with its CSV and HTML downloads. Built on her click only: it holds
@@ -139,16 +164,11 @@ def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> No
         st.dataframe(_shown(table), hide_index=True)  # cells are plain text
     seat = browser_seat()
     left, right = st.columns(2)
-    left.download_button(tr("report.csv"), keep_private(report_csv(tables), seat),
-                         file_name=private_file_name(code, "csv"), mime="text/csv", key="report_csv",
-                         on_click="ignore")
     title = tr("report.title_file", lesson=localized(lesson.title, language), code=code)
 
-    def html_file() -> bytes:  # built on click (it carries plotly.js, ~4.7 MB): not on every run of the page
-        return keep_private(report_html(title, [retention, tr("report.gain_help")], figures,
-                                        [(tr(f"report.table_{n}"), _shown(t).to_html(index=False, na_rep="–",
-                                                                                     escape=True))
-                                         for n, t in tables.items()]).encode("utf-8"), seat)
-
+    csv_file, html_file = report_files(store, code, token, lesson, language, seat, title,
+                                       [retention, tr("report.gain_help")])
+    left.download_button(tr("report.csv"), csv_file, file_name=private_file_name(code, "csv"), mime="text/csv",
+                         key="report_csv", on_click="ignore")
     right.download_button(tr("report.html"), html_file, file_name=private_file_name(code, "html"), mime="text/html",
                           key="report_html", on_click="ignore")
