@@ -41,6 +41,15 @@ def greedy_next_token(stop: Stop) -> str:
     return lab.token_texts([step.token_id])[0]
 
 
+def option_probabilities(stop: Stop, tokens: list[str]) -> dict[str, float]:
+    """Each option token's probability as the first token after the stop's prompt (temperature 1); a token outside
+    the model's top 5 gets the fifth's probability, the most it can have."""
+    lab = _llm()
+    step, _ = lab.next_token(prompt_ids(stop), None)
+    top = dict(zip(lab.token_texts(step.top_ids), step.top_probs, strict=True))
+    return {token: float(top.get(token, min(step.top_probs))) for token in tokens}
+
+
 def key_vectors(stop: Stop, step: int, cached: bool) -> int:
     """Key vectors (over all layers and key/value heads) that generation step `step` computes for the stop's prompt."""
     return key_vectors_computed(_llm().config, step, len(prompt_ids(stop)), use_cache=cached)
@@ -75,6 +84,11 @@ def _induction(stop: Stop):
 def induction_best_layer(stop: Stop) -> int:
     """The layer (1-based) of the head with the highest induction score on the stop's repeated sequence."""
     return _induction(stop).top[0][0] + 1
+
+
+def induction_layer_scores(stop: Stop) -> list[float]:
+    """The highest induction score of each layer's heads, layer 1 first."""
+    return [float(s) for s in _induction(stop).scores.max(axis=1)]
 
 
 def induction_best_score(stop: Stop) -> float:
