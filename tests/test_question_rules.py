@@ -172,3 +172,32 @@ def test_feedback_states_the_measured_value(lesson_id, stop, language, expected)
     assert verdict == "right"
     for shown in (line, wrong[1]):
         assert measured in _plain(shown), (lesson_id, stop.number, shown)
+
+
+BANDS = """
+title = "Bands"
+[[stop]]
+page = "llm_heads"
+state = { ind_len = 40, ind_seed = 0 }
+[stop.question]
+kind = "choice"
+prompt = "Where is the strongest induction head?"
+options = ["early", "middle", "late"]
+compute = "induction_layer_band"
+"""
+
+
+@pytest.mark.parametrize(("fields", "problem"), [
+    ('args = { bands = [[1, 10], [11, 30]] }', "one entry per option"),
+    ('args = { bands = [[1, 10], [11, 20], [30, 21]] }', "bands"),
+    ('args = { bands = [[1, 10], [11, 20], [21, 30]] }\nmargin = -0.1', "margin"),
+    ('args = { bands = [[1, 10], [11, 20], [21, 30]] }\nmargin = "wide"', "margin"),
+])
+def test_a_question_that_states_its_bands_or_margin_wrongly_is_a_problem_at_its_stop(fields, problem):
+    from classroom.lessons import parse_lesson
+
+    stop = parse_lesson("bands", BANDS + fields + "\n", known_pages()).stops[0]
+    assert stop.question is None and problem in (stop.problem or ""), stop.problem
+    good = parse_lesson("bands", BANDS + 'args = { bands = [[1, 10], [11, 20], [21, 30]] }\nmargin = 0.2\n',
+                        known_pages()).stops[0]
+    assert good.problem is None and good.question.margin == 0.2
