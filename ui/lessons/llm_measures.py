@@ -34,20 +34,14 @@ def prompt_ids(stop: Stop) -> list[int]:
     return lab.encode(lab.chat_prompt(text) if _view(stop, "llm_chat") else text)
 
 
-def greedy_next_token(stop: Stop) -> str:
-    """The token the model writes first after the stop's prompt (greedy), as text."""
-    lab = _llm()
-    step, _ = lab.next_token(prompt_ids(stop), None)
-    return lab.token_texts([step.token_id])[0]
-
-
-def option_probabilities(stop: Stop, tokens: list[str]) -> dict[str, float]:
-    """Each option token's probability as the first token after the stop's prompt (temperature 1); a token outside
-    the model's top 5 gets the fifth's probability, the most it can have."""
+def greedy_next_token(stop: Stop, options: list[str]) -> tuple[str, dict[str, float]]:
+    """(the token the model writes first after the stop's prompt (greedy), as text; each option token's probability
+    there, at temperature 1): one forward pass. An option outside the model's top 5 gets the fifth's probability,
+    the most it can have."""
     lab = _llm()
     step, _ = lab.next_token(prompt_ids(stop), None)
     top = dict(zip(lab.token_texts(step.top_ids), step.top_probs, strict=True))
-    return {token: float(top.get(token, min(step.top_probs))) for token in tokens}
+    return lab.token_texts([step.token_id])[0], {token: float(top.get(token, min(step.top_probs))) for token in options}
 
 
 def key_vectors(stop: Stop, step: int, cached: bool) -> int:

@@ -175,11 +175,10 @@ def _llm_compute(stop: Stop, question: Question) -> Expected:
 
     args, name = question.args, question.compute
     if name == "llm_next_token":
-        token = llm_measures.greedy_next_token(stop)
+        token, probabilities = llm_measures.greedy_next_token(stop, list(args["option_tokens"]))
         if token not in args["option_tokens"]:
             raise QuestionError(tr("lessons.llm_token_not_offered", token=repr(token)))
         number = str(args["option_tokens"].index(token) + 1)
-        probabilities = llm_measures.option_probabilities(stop, list(args["option_tokens"]))
         return Expected(number, frozenset({number}), measured=tr("lessons.measured_probability",
                                                                         probability=f"{probabilities[token]:.2f}"),
                         separation=_second_gap(probabilities.values()))
