@@ -21,6 +21,9 @@ English):
     compute = "sharpest_cross_head"          # the right answer from the live model (see COMPUTED), or
     answer = "L2 H1"                         # a fixed answer where nothing is computed
     # choice: options = { en = [...], ko = [...] } (answer: 1-based option number); number: tolerance = 0.01
+    margin = 0.05                            # computed answers: the least gap the lesson promises between the
+                                             # accepted answer and the best rejected one, in the measure's units
+                                             # (tests/test_question_rules.py measures it on the shipped models)
     peer = true                              # optional: in a live class, peer instruction by default (vote alone,
                                              # discuss, vote again; the teacher may still choose one round)
     misconceptions = { "2" = { en = "attention weight = importance", ko = "..." } }
@@ -73,7 +76,9 @@ COMPUTED = {"sharpest_cross_head": "head", "head_linking": "head", "alignment_so
             "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number",
             # the LLM lesson (lessons/llm.toml; ui/lessons/llm_measures.py): SmolLM2-135M-Instruct at the stop's view
             "llm_next_token": "choice", "kv_cache_key_vectors": "number", "query_heads_per_kv_head": "number",
-            "sink_share": "number", "induction_layer": "number"}
+            "sink_share": "number", "induction_layer": "number", "induction_layer_band": "choice",
+            # choice questions whose options name sets of layers: the right one is measured
+            "aligned_cross_layers": "choice"}
 # (each with the question kind its answer is)
 # measures a claim may use -> the args it reads (model/claims.py; the stop's state gives the model and sentence)
 CLAIMS = {"position_share": ("kind", "layer", "head", "offset"), "row_peak": ("kind", "layer", "head"),
@@ -110,6 +115,7 @@ class Question:
     compute: str | None = None
     args: dict = field(default_factory=dict)
     tolerance: float = 0.0
+    margin: float = 0.0  # the least gap between the accepted answers and the best rejected one (0: none stated)
     peer: bool = False  # peer instruction by default in a live class (vote, discuss, vote again)
     misconceptions: dict[str, Text] = field(default_factory=dict)  # wrong answer (canonical text) -> the idea it catches
 
@@ -242,7 +248,27 @@ def _args(compute: str, raw: object) -> dict:
         _whole(args.get("from_layer"), "args.from_layer (1-based)")
     elif compute == "llm_next_token":  # each option's token as the tokenizer writes it (" can": a leading space)
         args["option_tokens"] = _texts(args.get("option_tokens"), "args.option_tokens")
+    elif compute == "induction_layer_band":  # each option's layers, first and last (1-based): [[1, 10], [11, 20]]
+        bands = args.get("bands")
+        if not isinstance(bands, list) or not bands or not all(
+                isinstance(b, list) and len(b) == 2 and _whole(b[0], "a band's first layer") <= _whole(
+                    b[1], "a band's last layer") for b in bands):
+            raise ValueError("induction_layer_band needs args.bands: one [first, last] layer pair per option")
+    elif compute == "aligned_cross_layers":  # each option's set of layers (1-based): [[1], [2], [1, 2], []]
+        layers = args.get("option_layers")
+        if not isinstance(layers, list) or not layers or not all(
+                isinstance(o, list) and all(_whole(x, "a layer (1-based)") for x in o) for o in layers):
+            raise ValueError("aligned_cross_layers needs args.option_layers: one list of layers per option")
+        args["at_least"] = _finite(args.get("at_least"), "args.at_least (the mean row peak of an aligned head)")
     return args
+
+
+def _option_args(compute: str | None, args: dict, option_count: int) -> None:
+    """A computed choice whose args give one entry per option has as many as the question's options."""
+    name = {"induction_layer_band": "bands", "aligned_cross_layers": "option_layers",
+            "llm_next_token": "option_tokens"}.get(compute or "")
+    if name and len(args[name]) != option_count:
+        raise ValueError(f"args.{name} needs one entry per option ({option_count})")
 
 
 _HEAD = re.compile(r"L[1-9]\d* H[1-9]\d*")
@@ -304,12 +330,16 @@ def _question(raw: object) -> Question:
     if _finite(tolerance, "tolerance") < 0:
         raise ValueError("tolerance must be a number >= 0")
     args = _args(compute, raw.get("args", {})) if compute else {}
+    _option_args(compute, args, count)
+    margin = raw.get("margin", 0.0)
+    if _finite(margin, "margin") < 0:
+        raise ValueError("margin must be a number >= 0")
     peer = raw.get("peer", False)
     if not isinstance(peer, bool):
         raise ValueError("peer must be true or false (peer instruction by default in a live class)")
     misconceptions = _misconceptions(kind, raw.get("misconceptions", {}), count, answer, float(tolerance))
-    return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance), peer,
-                    misconceptions)
+    return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance),
+                    float(margin), peer, misconceptions)
 
 
 def _misconceptions(kind: str, raw: object, option_count: int, answer: object, tolerance: float) -> dict[str, Text]:

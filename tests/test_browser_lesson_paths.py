@@ -75,9 +75,9 @@ def test_next_back_and_forward_keep_the_bar_and_the_view_of_one_stop(page: Page,
     page.goto(f"{app_url}/?lesson=intro&stop=9")
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     wait_idle(page)
-    for stop in (10, 11):  # attention stops whose page waits for the prediction
+    for stop, answer in ((10, _answer_choice), (11, _answer_head)):  # attention stops that wait for the prediction
         _next(page)
-        _answer_head(page, stop)
+        answer(page, stop)
         _check(page, stop)
     _next(page)  # decoding
     _check(page, 12)

@@ -43,7 +43,7 @@ def test_stop_10s_thumbnails_call_the_layer_2_cross_heads_an_alignment():
     from tests.test_lessons import _answer
 
     at, _ = open_from_link(None, {"lesson": "intro", "stop": "10"})
-    _answer(at, "q_intro_10", "head", "L2 H2")
+    _answer(at, "q_intro_10", "choice", "2")
     assert_healthy(at)
     texts = " ".join(a.get("text", "") for spec in chart_specs(at) for a in spec["layout"].get("annotations", []))
     assert all(f"L2 H{h} · align" in texts for h in range(1, 5)), texts

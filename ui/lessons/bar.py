@@ -25,7 +25,7 @@ from ui.display import presenting
 from ui.errors import page_guard
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
-from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
+from ui.lessons.flags import STOP_ASKS, STOP_SECTION, TITLED_BY_LESSON
 from ui.lessons.questions import Expected, QuestionError, expected_answer
 from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.page_sections import open_stop_section
@@ -315,6 +315,7 @@ def lesson_bar(url_path: str) -> bool:
     lesson = open_lesson(lessons()[0], st.session_state.get(LESSON_ID, ""))
     st.session_state[TITLED_BY_LESSON] = False
     st.session_state[STOP_SECTION] = None
+    st.session_state[STOP_ASKS] = False
     if lesson is None:
         if st.session_state.get(PROBLEM):
             st.warning(st.session_state.pop(PROBLEM))
@@ -330,6 +331,7 @@ def lesson_bar(url_path: str) -> bool:
     # a stop about one section of its page names that view too (ui/page_sections), projected or not
     st.session_state[TITLED_BY_LESSON] = on_its_page and (presenter or stop.section is not None)
     st.session_state[STOP_SECTION] = stop.section if on_its_page else None  # shown first (ui/page_sections)
+    st.session_state[STOP_ASKS] = on_its_page and stop.question is not None
     with st.container(border=True, key="lesson_bar"):
         head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")
         if presenter:

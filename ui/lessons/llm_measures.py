@@ -34,11 +34,14 @@ def prompt_ids(stop: Stop) -> list[int]:
     return lab.encode(lab.chat_prompt(text) if _view(stop, "llm_chat") else text)
 
 
-def greedy_next_token(stop: Stop) -> str:
-    """The token the model writes first after the stop's prompt (greedy), as text."""
+def greedy_next_token(stop: Stop, options: list[str]) -> tuple[str, dict[str, float]]:
+    """(the token the model writes first after the stop's prompt (greedy), as text; each option token's probability
+    there, at temperature 1): one forward pass. An option outside the model's top 5 gets the fifth's probability,
+    the most it can have."""
     lab = _llm()
     step, _ = lab.next_token(prompt_ids(stop), None)
-    return lab.token_texts([step.token_id])[0]
+    top = dict(zip(lab.token_texts(step.top_ids), step.top_probs, strict=True))
+    return lab.token_texts([step.token_id])[0], {token: float(top.get(token, min(step.top_probs))) for token in options}
 
 
 def key_vectors(stop: Stop, step: int, cached: bool) -> int:
@@ -75,6 +78,11 @@ def _induction(stop: Stop):
 def induction_best_layer(stop: Stop) -> int:
     """The layer (1-based) of the head with the highest induction score on the stop's repeated sequence."""
     return _induction(stop).top[0][0] + 1
+
+
+def induction_layer_scores(stop: Stop) -> list[float]:
+    """The highest induction score of each layer's heads, layer 1 first."""
+    return [float(s) for s in _induction(stop).scores.max(axis=1)]
 
 
 def induction_best_score(stop: Stop) -> float:

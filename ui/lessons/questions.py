@@ -4,7 +4,7 @@ number, a head is "L2 H3" (1-based, as on screen), a number is its value, a toke
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import streamlit as st
 
@@ -31,11 +31,13 @@ class Expected:
     accepted: frozenset[str] = field(default_factory=frozenset)  # canonical answers counted right
     number: float | None = None  # number questions: the value, right within the tolerance
     tolerance: float = 0.0
-    measured: bool = True  # read from a model; False: worked out from the question itself (softmax of given scores)
+    measured: str | None = None  # the measurement the answer rests on, as the feedback states it ("0.43", "layer 19")
+    separation: float | None = None  # gap between the accepted answers and the best rejected one (measure's units)
+    by_model: bool = True  # read from a model; False: worked out from the question itself (softmax of given scores)
 
     def right_answer(self, question: Question) -> str:
         """'The model's answer: 16' where a model gave it, 'The answer: 16' where arithmetic did (markdown-safe)."""
-        key = "class_teacher.right_answer" if self.measured else "class_teacher.right_answer_worked"
+        key = "class_teacher.right_answer" if self.by_model else "class_teacher.right_answer_worked"
         return tr(key, answer=escape_markdown(answer_label(question, self.shown)))
 
     def is_right(self, answer: str) -> bool:
@@ -80,53 +82,97 @@ def _index(tokens: list[str], word: str) -> int:
     return tokens.index(word)
 
 
-def _heads_near_best(values, best_is_low: bool, tolerance: float) -> Expected:
-    """values (L, h): the best head, and every head within the tolerance of it also counts as right."""
+def _heads_near_best(values, best_is_low: bool, tolerance: float, measure: str) -> Expected:
+    """values (L, h): the best head, and every head within the tolerance of it also counts as right; `measure`: the
+    lessons.measured_* text that states the best head's value."""
     best = values.min() if best_is_low else values.max()
     near = abs(values - best) <= tolerance
     flat = int(values.argmin() if best_is_low else values.argmax())
     layer, head = divmod(flat, values.shape[1])
     accepted = frozenset(head_name(l, h) for l in range(values.shape[0]) for h in range(values.shape[1]) if near[l, h])
-    return Expected(head_name(layer, head), accepted)
+    rejected = values[~near]
+    separation = None if rejected.size == 0 else float(
+        rejected.min() - values[near].max() if best_is_low else values[near].min() - rejected.max())
+    measured = tr(measure, value=f"{values[layer, head]:.2f}")
+    return Expected(head_name(layer, head), accepted, measured=measured, separation=separation)
+
+
+def _second_gap(values) -> float | None:
+    """The largest value's lead over the next one (None with fewer than two)."""
+    ordered = sorted((float(v) for v in values), reverse=True)
+    return ordered[0] - ordered[1] if len(ordered) > 1 else None
+
+
+def _option_of(sets: list, value, shown: str) -> str:
+    """The 1-based number of the option whose entry (a set of layers, a band) holds `value` (`shown`: as text), as
+    canonical text."""
+    matches = [i for i, entry in enumerate(sets) if entry(value)]
+    if len(matches) != 1:
+        raise QuestionError(tr("lessons.no_option_fits", value=shown))
+    return str(matches[0] + 1)
+
+
+def _aligned_cross_layers(stop: Stop, question: Question) -> Expected:
+    """Which layers' cross-attention heads all put at least args.at_least of each row, on average, on one source
+    token: the option whose set of layers is that set. The gap: the head nearest the bound, either side of it."""
+    _, cross = _cross(stop)
+    peaks = cross.max(-1).mean(-1)  # (L, h): each head's mean row peak
+    at_least = float(question.args["at_least"])
+    aligned = frozenset(layer + 1 for layer in range(peaks.shape[0]) if peaks[layer].min() >= at_least)
+    sets = [lambda found, layers=frozenset(o): found == layers for o in question.args["option_layers"]]
+    number = _option_of(sets, aligned, ", ".join(map(str, sorted(aligned))) or "-")
+    measured = "; ".join(tr("lessons.measured_peaks", layer=layer + 1, low=f"{peaks[layer].min():.2f}",
+                            high=f"{peaks[layer].max():.2f}") for layer in range(peaks.shape[0]))
+    return Expected(number, frozenset({number}), measured=measured,
+                    separation=float(abs(peaks - at_least).min()))
 
 
 def _compute(stop: Stop, question: Question) -> Expected:
     args, name = question.args, question.compute
     if name == "sharpest_cross_head":
         _, cross = _cross(stop)
-        return _heads_near_best(head_entropy(cross), True, question.tolerance)
+        return _heads_near_best(head_entropy(cross), True, question.tolerance, "lessons.measured_entropy")
     if name == "head_linking":
         result, cross = _cross(stop)
         query = _index(result.output_tokens, str(args.get("target")))  # the cross row that writes the target
         key = _index(result.source.tokens, str(args.get("source")))
-        return _heads_near_best(cross[:, :, query, key], bool(args.get("least")), question.tolerance)
+        return _heads_near_best(cross[:, :, query, key], bool(args.get("least")), question.tolerance,
+                                "lessons.measured_weight")
     if name == "alignment_source_token":
         _, result = stop_decoded(stop)
         if "alignment" not in result.attention:
             raise QuestionError(tr("lessons.needs_alignment"))
         query = _index(result.output_tokens, str(args.get("target")))
-        token = result.source.tokens[most_attended_key(result.attention["alignment"], query)]  # alignment (T, S)
-        return Expected(token, frozenset({token}))
+        row = result.attention["alignment"][query]  # alignment (T, S): the row that writes the target
+        token = result.source.tokens[most_attended_key(result.attention["alignment"], query)]
+        return Expected(token, frozenset({token}), measured=tr("lessons.measured_weight", value=f"{row.max():.2f}"),
+                        separation=_second_gap(row))
     if name == "softmax_weight":
         factor = float(stop.state.get(args["factor_param"], 1)) if "factor_param" in args else float(
             args.get("factor", 1))
         value = softmax_weight(list(args["scores"]), factor, int(args["index"]) - 1)
-        return Expected(f"{value:.3f}", number=value, tolerance=question.tolerance, measured=False)
+        return replace(_number(f"{value:.3f}", value, question), by_model=False)
     if name == "lowest_long_sentence_model":
         models = list(args["models"])
         metrics = {m: shipped_model_info(m)["metrics"]["long_test"]["exact_match"] for m in models}
-        number = str(models.index(lowest_metric(metrics)) + 1)
-        return Expected(number, frozenset({number}))
+        lowest = lowest_metric(metrics)
+        number = str(models.index(lowest) + 1)
+        return Expected(number, frozenset({number}), measured=tr("lessons.measured_exact_match",
+                                                                 value=f"{metrics[lowest]:.0%}"),
+                        separation=_second_gap([-v for v in metrics.values()]))
     if name == "causal_visible_keys":
         tokens = int(stop.state.get("tokens", 4))  # the mask the attention_steps page draws for the stop
         value = causal_visible_keys(build_mask(stop.state.get("mask", "causal"), tokens, tokens), int(args["query"]))
-        return Expected(str(value), number=float(value), tolerance=question.tolerance, measured=False)
+        return replace(_number(str(value), float(value), question), by_model=False)
+    if name == "aligned_cross_layers":
+        return _aligned_cross_layers(stop, question)
     if name in LLM_COMPUTES:
         return _llm_compute(stop, question)
     raise QuestionError(name)
 
 
-LLM_COMPUTES = ("llm_next_token", "kv_cache_key_vectors", "query_heads_per_kv_head", "sink_share", "induction_layer")
+LLM_COMPUTES = ("llm_next_token", "kv_cache_key_vectors", "query_heads_per_kv_head", "sink_share", "induction_layer",
+                "induction_layer_band")
 
 
 def _llm_compute(stop: Stop, question: Question) -> Expected:
@@ -135,21 +181,40 @@ def _llm_compute(stop: Stop, question: Question) -> Expected:
 
     args, name = question.args, question.compute
     if name == "llm_next_token":
-        token = llm_measures.greedy_next_token(stop)
+        token, probabilities = llm_measures.greedy_next_token(stop, list(args["option_tokens"]))
         if token not in args["option_tokens"]:
             raise QuestionError(tr("lessons.llm_token_not_offered", token=repr(token)))
         number = str(args["option_tokens"].index(token) + 1)
-        return Expected(number, frozenset({number}))
+        return Expected(number, frozenset({number}), measured=tr("lessons.measured_probability",
+                                                                        probability=f"{probabilities[token]:.2f}"),
+                        separation=_second_gap(probabilities.values()))
+    if name == "induction_layer_band":
+        layer, scores = llm_measures.induction_best_layer(stop), llm_measures.induction_layer_scores(stop)
+        bands = [lambda found, band=band: band[0] <= found <= band[1] for band in args["bands"]]
+        number = _option_of(bands, layer, str(layer))
+        first, last = args["bands"][int(number) - 1]
+        outside = [score for at, score in enumerate(scores, start=1) if not first <= at <= last]
+        return Expected(number, frozenset({number}), measured=tr("lessons.measured_layer", layer=layer),
+                        separation=float(max(scores) - max(outside)) if outside else None)
     if name == "kv_cache_key_vectors":
         value = float(llm_measures.key_vectors(stop, int(args["step"]), bool(args["cached"])))
     elif name == "query_heads_per_kv_head":
         value = float(llm_measures.query_heads_per_kv_head())
     elif name == "sink_share":
         value = llm_measures.sink_share(stop, int(args["from_layer"]))
-        return Expected(f"{value:.2f}", number=value, tolerance=question.tolerance)
+        return _number(f"{value:.2f}", value, question, measured=f"{value:.2f}")
     else:
         value = float(llm_measures.induction_best_layer(stop))
-    return Expected(f"{value:g}", number=value, tolerance=question.tolerance)
+        return _number(f"{value:g}", value, question, measured=f"{value:g}")
+    return _number(f"{value:g}", value, question)
+
+
+def _number(shown: str, value: float, question: Question, measured: str | None = None) -> Expected:
+    """A number answer; its gap is how far the nearest wrong answer the lesson names (a misconception) lies outside
+    the tolerance."""
+    wrong = [abs(float(key) - value) - question.tolerance for key in question.misconceptions]
+    return Expected(shown, number=value, tolerance=question.tolerance, measured=measured,
+                    separation=min(wrong) if wrong else None)
 
 
 def expected_answer(stop: Stop) -> Expected:
@@ -165,8 +230,7 @@ def expected_answer(stop: Stop) -> Expected:
             raise QuestionError(f"{question.compute}: {type(error).__name__} {error}") from error
     if question.kind == "number":
         try:
-            return Expected(f"{float(question.answer):g}", number=float(question.answer),
-                            tolerance=question.tolerance)
+            return _number(f"{float(question.answer):g}", float(question.answer), question)
         except (TypeError, ValueError) as error:
             raise QuestionError(tr("lessons.bad_fixed_answer")) from error
     answer = str(question.answer)
@@ -243,15 +307,39 @@ def _source_tokens(stop: Stop) -> list[str]:
         return []
 
 
+def feedback(question: Question, given: str | None, expected: Expected | None) -> tuple[str, str] | None:
+    """-> (verdict: "right", "wrong" or "info", the Markdown line): the student's answer, right or not, and the right
+    one; where the answer rests on a measurement, the measured value too ("Right: 0.5 (measured: 0.43)")."""
+    if given is None and expected is None:
+        return None
+    def measured(beside: str) -> str:  # the measured value, unless the line already says it
+        if expected is None or not expected.measured or expected.measured == beside:
+            return ""
+        return tr("lessons.measured", value=escape_markdown(expected.measured))
+
+    if given is None:
+        right = answer_label(question, expected.shown)
+        return "info", tr("lessons.revealed", right=escape_markdown(right)) + measured(right)
+    label = answer_label(question, given)
+    if expected is None:
+        return "info", tr("lessons.your_answer", answer=escape_markdown(label))
+    if expected.is_right(given):
+        return "right", tr("lessons.right", answer=escape_markdown(label)) + measured(label)
+    right = answer_label(question, expected.shown)
+    return "wrong", tr("lessons.wrong", answer=escape_markdown(label), right=expected.right_answer(question)) + measured(
+        right)
+
+
 def show_answer(question: Question, given: str | None, expected: Expected | None) -> None:
-    """After answering (or when the teacher revealed it): the student's answer, right or not, and the right one."""
-    if given is not None:
-        label = escape_markdown(answer_label(question, given))
-        if expected is None:
-            st.info(tr("lessons.your_answer", answer=label))
-        elif expected.is_right(given):  # the words say right or not; the ✓/✗ icon too, not the colour alone
-            st.success(tr("lessons.right", answer=label), icon=":material/check:")
-        else:
-            st.warning(tr("lessons.wrong", answer=label, right=expected.right_answer(question)), icon=":material/close:")
-    elif expected is not None:
-        st.info(tr("lessons.revealed", right=escape_markdown(answer_label(question, expected.shown))))
+    """After answering (or when the teacher revealed it): the feedback line; the words say right or not, and the
+    ✓/✗ icon too, not the colour alone."""
+    shown = feedback(question, given, expected)
+    if shown is None:
+        return
+    verdict, line = shown
+    if verdict == "right":
+        st.success(line, icon=":material/check:")
+    elif verdict == "wrong":
+        st.warning(line, icon=":material/close:")
+    else:
+        st.info(line)

@@ -11,6 +11,7 @@ from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
 from model.llama import MAX_TOKENS
 from ui.display import presenting, show_chart
+from ui.lessons.flags import STOP_ASKS
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
 from ui.models import load_model
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
@@ -209,7 +210,8 @@ def kv_cache_view(lab: LabModel, trace: GenerationTrace | None) -> None:
         _cache_now(lab, trace)
     elif trace is not None:
         st.caption(tr("llm.kv_press_next"))
-    _question(lab, len(trace.prompt_ids) if trace is not None else None)
+    if not st.session_state.get(STOP_ASKS):  # a lesson stop asking its own question: one question per stop
+        _question(lab, len(trace.prompt_ids) if trace is not None else None)
 
 
 def _cache_now(lab: LabModel, trace: GenerationTrace) -> None:
