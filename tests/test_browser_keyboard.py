@@ -71,7 +71,7 @@ def test_a_teacher_starts_reveals_and_moves_the_class_with_the_keyboard_alone(br
         teacher.goto(f"{url}/teacher")
         wait_idle(teacher)
         teacher.evaluate("() => document.activeElement && document.activeElement.blur()")
-        tab_to(teacher, teacher.get_by_label("Teacher password", exact=True).first)
+        tab_to(teacher, teacher.locator(".st-key-class_start_password input"))
         teacher.keyboard.type(password)
         tab_to(teacher, teacher.get_by_role("button", name="Start a class"))
         teacher.keyboard.press("Enter")

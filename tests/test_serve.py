@@ -512,7 +512,7 @@ def test_the_teacher_keeps_her_class_when_her_replica_dies(browser, classroom):
         teacher = teacher_context.new_page()
         teacher.goto(f"{classroom.url}/teacher")
         wait_idle(teacher)
-        teacher.get_by_label("Teacher password", exact=True).first.fill(password)
+        teacher.locator(".st-key-class_start_password input").fill(password)  # the start form's
         teacher.get_by_role("button", name="Start a class").click()
         code_value = teacher.get_by_test_id("stMetric").filter(has_text="Class code").get_by_test_id("stMetricValue")
         expect(code_value).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
