@@ -152,7 +152,7 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
         teacher = teacher_context.new_page()
         teacher.goto(f"{peer_url}/teacher?lang=ko&presenter=true")
         wait_idle(teacher)
-        teacher.get_by_label(translate("ko", "class_teacher.password"), exact=True).first.fill(_password(peer_data))
+        teacher.locator(".st-key-class_start_password input").fill(_password(peer_data))  # the start form's field
         teacher.get_by_role("button", name=translate("ko", "class_teacher.start")).click()
         wait_idle(teacher)
         code = _metric(teacher, translate("ko", "class_teacher.code")).inner_text()
