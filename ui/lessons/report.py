@@ -104,9 +104,9 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 
 def report_files(store: ClassStore, code: str, token: str, lesson: Lesson, language: str, seat: str | None,
                  title: str, notes: list[str]) -> tuple[Callable[[], bytes], Callable[[], bytes]]:
-    """The report's CSV and HTML files, each made on its click (st.download_button runs it on a thread of its own,
-    after the page's run) from the answers stored then, as the page's report was at "Build": an answer given after
-    the build is in the file (issue 38 item 1). Served to this seat only (serving/private_media.py)."""
+    """The report's CSV and HTML files as functions that read the store when called, as the page's report did at
+    "Build": an answer given after the build is in the file (issue 38 item 1). The page hands the HTML one to
+    st.download_button, which calls it on its click; served to this seat only (serving/private_media.py)."""
     def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
         report = build_report(lesson, reportable(store.report_answers(code, token)))
         return report, report_tables(report, language)
@@ -166,11 +166,11 @@ def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> No
     left, right = st.columns(2)
     title = tr("report.title_file", lesson=localized(lesson.title, language), code=code)
 
-    csv_file, html_file = report_files(store, code, token, lesson, language, seat, title,
+    _, html_file = report_files(store, code, token, lesson, language, seat, title,
                                        [retention, tr("report.gain_help")])
-    # The CSV is small: made in this run, from the answers stored now (a deferred one has no address the class-gain
-    # bench's protocol client can fetch); the HTML file (~4.7 MB with plotly.js) is made on its click.
-    left.download_button(tr("report.csv"), csv_file(), file_name=private_file_name(code, "csv"), mime="text/csv",
+    # The CSV is small: the tables on the page, from the answers read at "Build" (a deferred one has no address the
+    # class-gain bench's protocol client can fetch); the HTML file (~4.7 MB with plotly.js) is made on its click.
+    left.download_button(tr("report.csv"), keep_private(report_csv(tables), seat), file_name=private_file_name(code, "csv"), mime="text/csv",
                          key="report_csv", on_click="ignore")
     right.download_button(tr("report.html"), html_file, file_name=private_file_name(code, "html"), mime="text/html",
                           key="report_html", on_click="ignore")
