@@ -2,7 +2,8 @@
 
     python bench/adversary_memory.py [--students 10] [--budget-mb N] [--app-dir DIR]
 
-Starts one `streamlit run asgi.py` (127.0.0.1, a free port; ATTENTION_LAB_CACHE_MB=N when --budget-mb is given),
+Starts one `streamlit run asgi.py` (127.0.0.1, a free port; ATTENTION_LAB_CACHE_MB=N when --budget-mb is given) and
+waits until it has warmed itself (as serve.py lets students in only once a replica is warm),
 opens a bystander's /attention (the default translation model) and one short SmolLM2 text (the model loaded, as
 serve.py's warm-up does), then lets each student open /attention?model=SmolLM2-135M-Instruct&sentence=<a different
 ~3,500-character text, cut to 512 tokens> through the project's protocol client (serving/streamlit_client.py), one
@@ -20,6 +21,7 @@ import random
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -129,13 +131,14 @@ async def _drive(url: str, pid: int, students: int) -> list[dict]:
 def run(students: int = 10, budget_mb: float | None = DEFAULT_BUDGET_MB, app_dir: Path = ROOT) -> list[dict]:
     """One replica, `students` different 512-token texts on SmolLM2's attention page: the table's rows."""
     port = free_port()
+    log = tempfile.NamedTemporaryFile("w+", prefix="adversary-memory-", suffix=".log")  # the server's stderr
     env = dict(os.environ)
     if budget_mb is not None:
         env["ATTENTION_LAB_CACHE_MB"] = str(budget_mb)
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
                                "--server.port", str(port), "--server.address", "127.0.0.1",
                                "--browser.gatherUsageStats", "false"], cwd=app_dir, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=log)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):
@@ -146,10 +149,25 @@ def run(students: int = 10, budget_mb: float | None = DEFAULT_BUDGET_MB, app_dir
                 time.sleep(0.5)
         else:
             raise RuntimeError("the server did not start")
+        _wait_for_warm_up(Path(log.name))
         return asyncio.run(_drive(url, server.pid, students))
     finally:
         server.terminate()
         server.wait(timeout=30)
+        log.close()
+
+
+def _wait_for_warm_up(log: Path, timeout: float = 600.0) -> None:
+    """Wait until the replica has warmed itself (serving/warmup.py prints "Warm: …" or "Warm-up stopped …"): a class
+    starts on a warm replica (serve.py lets students in after its warm-up), and the warm-up's own runs (every lesson
+    stop, the training page's speed probe) would otherwise be counted against the bystander."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log.read_text(encoding="utf-8", errors="replace")
+        if "Warm: " in text or "Warm-up stopped" in text or "Warm-up skipped" in text:
+            return
+        time.sleep(1.0)
+    raise RuntimeError(f"the replica did not finish warming in {timeout:.0f} s")
 
 
 def _budget_of(app_dir: Path, budget_mb: float | None) -> str:

@@ -1,7 +1,8 @@
 """Real browsers in a live class: a student's answer is counted on the teacher's screen (a second browser
 context), the teacher moves the class and the student's page follows, a student cannot reach the controls, and
 two server processes on one database count every answer. The teacher reloads and has her class back; a student
-reloads five times and is counted once; the projected Teacher page shows no answer before Reveal."""
+reloads five times and is counted once; the projected Teacher page shows no answer before Reveal; a mischievous
+student cannot get ahead of the class, answer twice or learn the answer before the Reveal (issue 36)."""
 import os
 import re
 import shutil
@@ -269,3 +270,63 @@ def test_a_typo_saved_in_the_lesson_file_during_class_does_not_stop_it(browser, 
         lesson_file.write_text(source, encoding="utf-8")
         teacher_context.close()
         student_context.close()
+
+
+def test_a_mischievous_student_cannot_get_ahead_answer_twice_or_learn_the_answer(browser, class_app_url, class_data):
+    """Issue 36 in real browsers: a student edits the join link to a later stop, presses the disabled Next, answers,
+    reloads and tries again; a private window opens the same stop outside the class and answers there; a third
+    window opens the teacher's page with the class code. None of it moves her ahead, stores a second answer, shows
+    the answer before the teacher's Reveal or reaches a teacher control; the teacher counts one answer."""
+    teacher_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    student_context = browser.new_context(viewport={"width": 1000, "height": 900})
+    private_context = browser.new_context(viewport={"width": 1000, "height": 900})
+    try:
+        teacher = teacher_context.new_page()
+        code = _start_class(teacher, class_app_url, class_data)
+        student = student_context.new_page()
+        student.goto(f"{class_app_url}/?class={code}&lesson=intro&stop=3")  # the join link, edited to a later stop
+        wait_idle(student)
+        expect(student.get_by_text("stop 1 of")).to_be_visible()  # the class's stop, not the link's
+        next_button = student.locator(".st-key-lesson_next button").first  # (a rerun may briefly hold two)
+        expect(next_button).to_be_disabled()  # Next waits for the teacher
+        next_button.click(force=True)  # pressed anyway: nothing moves
+        wait_idle(student)
+        expect(student.get_by_text("stop 1 of")).to_be_visible()
+
+        main = student.get_by_test_id("stMain")
+        main.get_by_text("Transformer", exact=True).click()
+        main.get_by_role("button", name="Answer").click()
+        wait_idle(student)
+        expect(student.get_by_text(re.compile("^Your answer is taken: Transformer"))).to_be_visible()
+        expect(student.get_by_text(re.compile("The model's answer"))).to_have_count(0)
+        expect(main.get_by_role("button", name="Answer")).to_have_count(0)  # one answer: no second form
+        student.reload()
+        wait_idle(student)
+        expect(main.get_by_role("button", name="Answer")).to_have_count(0)
+
+        private = private_context.new_page()  # a private window: a new browser, outside the class
+        private.goto(f"{class_app_url}/?lesson=intro&stop=1")
+        wait_idle(private)
+        private_main = private.get_by_test_id("stMain")
+        private_main.get_by_text("Transformer", exact=True).click()
+        private_main.get_by_role("button", name="Answer").click()
+        wait_idle(private)
+        expect(private.get_by_text(re.compile("A class on this server is on this stop now"))).to_be_visible()
+        expect(private.get_by_text(re.compile("The model's answer"))).to_have_count(0)
+        expect(private.get_by_role("heading", name="Accuracy against sentence length")).to_have_count(0)
+        private.screenshot(path=SCREENSHOTS / "class_private_window_held_back.png")
+        private.goto(f"{class_app_url}/teacher?class={code}")  # the code in the teacher's address
+        wait_idle(private)
+        expect(private.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)
+        expect(private.get_by_role("button", name="Next stop")).to_have_count(0)
+
+        expect(_answered(teacher)).to_have_text("1", timeout=15000)  # her one answer; the private window's is not the class's
+        teacher.get_by_role("button", name="Reveal the answer to everyone").click()
+        expect(student.get_by_text(re.compile(
+            r"^Your answer: Transformer\. The model's answer: GRU without attention"))).to_be_visible(timeout=15000)
+        student.screenshot(path=SCREENSHOTS / "class_mischievous_student_after_reveal.png")
+        for page in (teacher, student, private):
+            no_exception(page)
+    finally:
+        for context in (teacher_context, student_context, private_context):
+            context.close()
