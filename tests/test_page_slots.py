@@ -91,3 +91,28 @@ def test_a_burst_of_answers_makes_the_server_crowded_until_it_ends():
     long_ago = time.monotonic() - page_slots.BURST_SECONDS - 1
     page_slots._answers.extend((long_ago, f"s{n}") for n in range(page_slots._answers.maxlen))  # BURST_SECONDS later
     assert not crowded()
+
+
+def test_the_training_speed_probe_gives_the_page_slot_back(monkeypatch):
+    """The Train page's speed probe runs seconds in its own thread (8 s of data generation on a busy 2-core server):
+    the page that waits for it holds no page slot meanwhile, so every other student's page on the replica goes on."""
+    from model.training_speed import SpeedProbeError
+    from ui.train import view
+
+    free_during_probe = []
+
+    def probe(config):
+        taken = page_slots._slots.acquire(blocking=False)  # another page could take a slot now
+        if taken:
+            page_slots._slots.release()
+        free_during_probe.append(taken)
+        raise SpeedProbeError("nonfinite_loss", 0, "stopped")
+
+    monkeypatch.setattr(view, "probe_speed", probe)
+    view.measured_speed.clear()
+    with page_slot():
+        assert not page_slots._slots.acquire(blocking=False)  # the body holds the only slot
+        result = view.measured_speed("transformer", "en-fr", 1, 32, 2)
+        assert not page_slots._slots.acquire(blocking=False)  # and has it back once the probe is done
+    view.measured_speed.clear()
+    assert isinstance(result, SpeedProbeError) and free_during_probe == [True]

@@ -14,6 +14,7 @@ from ui.compat import session_alive_check
 from ui.display import presenting, show_chart
 from model.families import trains_attention, trains_heads
 from ui.models import family_label
+from ui.page_slots import slot_released
 from ui.share import TRAINING_IN_URL
 from ui.state import USER_MODELS, example_sentences, get_model
 from ui.text import escape_markdown
@@ -98,10 +99,13 @@ def measured_speed(family: str, task: str, layers: int, d_model: int,
     """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
     half hour, shared by every session: the estimate is this server's, under its current load. A probe that could
     time no step returns its SpeedProbeError, cached like a speed (so a rerun does not probe again)."""
-    try:
-        return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
-    except SpeedProbeError as error:
-        return error
+    # The probe runs seconds in a thread of its own: this page gives its page slot back meanwhile (as an analysis
+    # does, ui/analysis_queue.py), so that a probe never makes another student's page wait behind it.
+    with slot_released():
+        try:
+            return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
+        except SpeedProbeError as error:  # caught inside: the page takes its slot back and draws the refusal
+            return error
 
 
 def form_shape(config: TrainConfig) -> tuple[int, int, int]:
