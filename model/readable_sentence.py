@@ -2,10 +2,12 @@
 unknown word replaced by the closest known word of the same part of speech ("banana" -> "apple", "Maria" -> "the
 woman", "studnt" -> "student"), words of a kind the mini-language lacks (adverbs, modals) left out.
 
-The part of speech of an unknown word comes from English's closed word classes ("an", "his", "was"...), then from
-its neighbours (after "the" a noun, after a subject a verb...); "closest" is by meaning when a sentence encoder is
-given (all-MiniLM-L6-v2: mean-pooled vectors of single words), else by spelling. A misspelling of a known word is
-that word.
+The part of speech of an unknown word comes from English's closed word classes ("an", "his", "was"...), then from an
+English word list that tags each open-class word (lemminflect's, shipped in its wheel: "animal" a noun or an
+adjective, "did" a verb, "quickly" an adverb), the word's neighbours choosing among the parts the list allows it (after
+"the" a noun, after a subject a verb...); a word the list lacks (a name, a typo) takes its part from its neighbours
+alone. "Closest" is by meaning when a sentence encoder is given (all-MiniLM-L6-v2: mean-pooled vectors of single
+words), else by spelling. A misspelling of a known word is that word.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from lemminflect import getAllLemmas
 
 from model.en_fr import (COLOURS, EN_BE, NOUNS, PRE_ADJECTIVES, PREDICATE_ADJECTIVES, PROFESSIONS, PRONOUNS, VERBS,
                          english_parts_of_speech)
@@ -45,10 +48,14 @@ _CLOSED = {
     "linking": {"or", "at", "from", "into", "onto", "by", "beside", "over", "while", "when", "if", "although",
                 "then", "since", "until", "after", "before", "for", "to", "of", "about", "yet"},
     "be": {"was", "were", "be", "been", "being", "'m", "'re"},
+    "adjectives": {"last", "next", "other", "same"},  # "last week": before a noun, whatever else the word can be
 }
 _MODALS = {"can", "could", "will", "would", "shall", "should", "may", "might", "must"}
 _ADVERBS = {"very", "really", "too", "also", "always", "never", "often", "just", "quite", "now", "today", "here",
             "there", "again", "still", "already", "well", "yesterday", "tomorrow", "sometimes", "usually"}
+_DO_PAST = {"did"}  # "didn't cross": the mini-language's do/does; "did it" a verb
+# The word list's universal parts of speech -> ours (AUX: "did", "was"; the closed classes above come first)
+_LISTED = {"NOUN": "nouns", "PROPN": "nouns", "VERB": "verbs", "AUX": "verbs", "ADJ": "adjectives", "ADV": "left out"}
 _CONTRACTIONS = {"can't": ["can", "not"], "won't": ["will", "not"], "i'm": ["i", "am"]}
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")  # a word with its inner apostrophes (don't, Maria's); no punctuation
 
@@ -108,6 +115,18 @@ def _function_word(word: str) -> bool:
     return word in _MODALS or word in _ADVERBS or any(word in members for members in _CLOSED.values())
 
 
+def listed_parts(word: str) -> frozenset[str]:
+    """The parts of speech the English word list gives a word (open classes only: nouns, verbs, adjectives, and
+    "left out" for an adverb); empty for a word it lacks (a name, a misspelling, a closed-class word)."""
+    return frozenset(_LISTED[tag] for tag in getAllLemmas(word) if tag in _LISTED)
+
+
+# Which part a word the list allows several of takes, given the part its neighbours suggest: the suggested one first
+_PREFERENCE = {"nouns": ("nouns", "adjectives", "verbs", "left out"),
+               "adjectives": ("adjectives", "nouns", "verbs", "left out"),
+               "verbs": ("verbs", "nouns", "adjectives", "left out")}
+
+
 def _plural(word: str) -> bool:
     return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
@@ -157,7 +176,8 @@ def readable_sentence(text: str, known: set[str], vectors: WordVectors | None = 
             put(word, parts.get(word, "other"))
             continue
         typo = [w for w in difflib.get_close_matches(word, sorted(known), n=3, cutoff=TYPO_CUTOFF) if w[0] == word[0]]
-        if typo and not any(word in members for members in _CLOSED.values()):  # misspelt: the same first letter
+        if typo and not any(word in members for members in _CLOSED.values()) and not listed_parts(word):
+            # misspelt: the same first letter, and no English word of its own ("bus" is no "busy")
             put(typo[0], parts.get(typo[0], "other"))
             replacements.append(Replacement(word, (typo[0],), parts.get(typo[0], "other")))
             continue
@@ -170,17 +190,27 @@ def readable_sentence(text: str, known: set[str], vectors: WordVectors | None = 
             part = "do" if following == "not" else "left out"
         if part is None and word.isdigit():
             part = "determiners"
+        if part is None and word in _DO_PAST:
+            part = "do" if following == "not" else "verbs"
+        listed = listed_parts(word) if part is None else frozenset()
+        if part is None and listed == {"left out"}:  # an adverb, and nothing else
+            part = "left out"
         if part is None:
             if previous_part in ("determiners", "adjectives") and previous not in _BE:
                 noun_follows = following is not None and (parts.get(following) == "nouns" or (
-                    following not in known and not _function_word(following)))
+                    following not in known and not _function_word(following) and following not in _DO_PAST
+                    and (not listed_parts(following) or "nouns" in listed_parts(following))))
                 part = "adjectives" if noun_follows and previous_part == "determiners" else "nouns"
+            elif previous in _BE and word.endswith("ing") and "verbs" in listed:
+                part = "verbs"  # "are reading": the verb, in a form the mini-language lacks
             elif previous in _BE or (previous == "not" and len(out) > 1 and out[-2] in _BE):
                 part = "adjectives"
             elif previous_part in ("nouns", "pronouns") or previous in ("do", "does", "not", "to", "that"):
                 part = "verbs"
             else:  # a subject, an object, after a preposition or a conjunction
                 part = "nouns"
+            if listed and part not in listed:  # the list knows better: the neighbours choose among its parts
+                part = next(p for p in _PREFERENCE[part] if p in listed)
         if part == "left out":
             replacements.append(Replacement(word, (), part))
             continue
@@ -216,7 +246,7 @@ def readable_sentence(text: str, known: set[str], vectors: WordVectors | None = 
         elif part == "determiners":
             plural_follows = following is not None and (_plural(following) or following in _PLURAL_NOUNS)
             chosen = ("a",) if word in ("one", "an") else ("some",) if plural_follows or word.isdigit() else (
-                _closest(word, ["the", "a", "my", "your", "this", "these", "some"], vectors, typed),)
+                _closest(word, ["the", "a", "my", "your", "this"], vectors, typed),)  # a singular noun follows
         elif part == "pronouns":  # "it": he or she, so that "is" still agrees
             chosen = (_closest(word, ["he", "she"], vectors, typed),)
         else:  # linking words

@@ -7,7 +7,7 @@ from model.bert import load_minilm
 from model.data import tokenize
 from model.en_fr import english_parts_of_speech
 from model.decode import greedy_decode, prepare_source
-from model.readable_sentence import readable_sentence, word_vectors
+from model.readable_sentence import listed_parts, readable_sentence, word_vectors
 from tests.app_links import open_from_link
 from ui.state import get_model
 
@@ -38,6 +38,44 @@ SENTENCES = {
     "the dog quickly chased the ball": {"quickly": "left out", "chased": "verbs"},
 }
 
+# Twenty sentences of ordinary English, as a student types them (issue 38, item 7: "The animal didn't cross the street
+# because it was too tired." became "the blue boy not draw ..."), each unknown word with its part of speech in the
+# sentence, as a grammar book gives it
+ORDINARY = {
+    "The animal didn't cross the street because it was too tired.": {
+        "animal": "nouns", "did": "verbs", "cross": "verbs", "it": "pronouns", "was": "verbs", "too": "left out"},
+    "My sister bought a new car last week.": {"sister": "nouns", "bought": "verbs", "new": "adjectives",
+                                              "last": "adjectives", "week": "nouns"},
+    "The students are reading an interesting book.": {"reading": "verbs", "an": "determiners",
+                                                      "interesting": "adjectives"},
+    "We watched a movie at the cinema yesterday.": {"watched": "verbs", "movie": "nouns", "at": "linking",
+                                                    "cinema": "nouns", "yesterday": "left out"},
+    "The weather is cold and windy today.": {"weather": "nouns", "cold": "adjectives", "windy": "adjectives",
+                                             "today": "left out"},
+    "Her father works in a big hospital.": {"her": "determiners", "father": "nouns", "works": "verbs",
+                                            "hospital": "nouns"},
+    "The kids played in the garden after school.": {"kids": "nouns", "played": "verbs", "after": "linking"},
+    "I forgot my umbrella on the bus.": {"forgot": "verbs", "umbrella": "nouns", "bus": "nouns"},
+    "The soup smells delicious.": {"soup": "nouns", "smells": "verbs", "delicious": "adjectives"},
+    "Our neighbours have a noisy dog.": {"our": "determiners", "neighbours": "nouns", "noisy": "adjectives"},
+    "The old bridge crosses a wide river.": {"old": "adjectives", "bridge": "nouns", "crosses": "verbs",
+                                             "wide": "adjectives"},
+    "He wrote a long letter to his grandmother.": {"wrote": "verbs", "long": "adjectives", "his": "determiners",
+                                                   "grandmother": "nouns"},
+    "The restaurant serves fresh fish every day.": {"restaurant": "nouns", "serves": "verbs", "fresh": "adjectives",
+                                                    "every": "determiners", "day": "nouns"},
+    "A young doctor helped the injured player.": {"helped": "verbs", "injured": "adjectives", "player": "nouns"},
+    "The computer crashed this morning.": {"crashed": "verbs", "morning": "nouns"},
+    "They cleaned the kitchen before dinner.": {"cleaned": "verbs", "before": "linking", "dinner": "nouns"},
+    "The baby sleeps in a small room.": {"baby": "nouns", "sleeps": "verbs"},
+    "She answered every question correctly.": {"answered": "verbs", "every": "determiners", "question": "nouns",
+                                               "correctly": "left out"},
+    "The train arrives at the station at noon.": {"arrives": "verbs", "at": "linking", "station": "nouns",
+                                                  "noon": "nouns"},
+    "My friend lost his wallet in the park.": {"lost": "verbs", "his": "determiners", "wallet": "nouns",
+                                               "park": "nouns"},
+}
+
 
 @pytest.fixture(scope="module")
 def en_fr():
@@ -54,11 +92,12 @@ def _known(loaded) -> set[str]:
     return {w for w in loaded.src_vocab.itos if not w.startswith("<")}
 
 
+@pytest.mark.parametrize("sentences", [SENTENCES, ORDINARY], ids=["the issue's", "ordinary English"])
 @pytest.mark.parametrize("meaning", [True, False], ids=["by meaning", "by spelling"])
 def test_twenty_sentences_keep_their_known_words_and_replace_each_unknown_one_by_its_part_of_speech(
-        en_fr, by_meaning, meaning):
+        en_fr, by_meaning, meaning, sentences):
     known, parts = _known(en_fr), english_parts_of_speech()
-    for text, unknown in SENTENCES.items():
+    for text, unknown in sentences.items():
         readable = readable_sentence(text, known, by_meaning if meaning else None)
         typed_known = [w for w in tokenize(text) if w in known]
         it = iter(readable.words)
@@ -86,6 +125,21 @@ def test_by_meaning_the_issues_sentences_get_what_a_teacher_would_say(en_fr, by_
     assert suggest["Bananas are good"] == "the apples are good"  # a plural stays plural, "are" still agrees
     assert suggest["they can't find their keys"] == "they do not find some keys"
     assert readable_sentence("the cat is happy", known, by_meaning).replacements == ()
+
+
+def test_the_word_list_knows_what_an_unknown_word_can_be_and_the_neighbours_choose(en_fr):
+    """An English word list (lemminflect's, shipped) gives an unknown word its possible parts of speech; its
+    neighbours choose among them: "animal" before "didn't" is a noun, not an adjective of the next word; "bus" is a
+    word of its own, no misspelling of "busy"; a word the list lacks (a name, a typo) takes its part from its
+    neighbours alone."""
+    known = _known(en_fr)
+    assert listed_parts("animal") == {"nouns", "adjectives"} and listed_parts("quickly") == {"left out"}
+    assert listed_parts("maria") == listed_parts("studnt") == frozenset()
+    tired = readable_sentence("The animal didn't cross the street because it was too tired.", known)
+    assert [(r.typed, r.part) for r in tired.replacements][:3] == [("animal", "nouns"), ("did", "verbs"),
+                                                                   ("cross", "verbs")]
+    assert tired.words[:4] == ("the", tired.replacements[0].known[-1], "does", "not")  # "did not" is "does not"
+    assert readable_sentence("i forgot my umbrella on the bus", known).replacements[-1].part == "nouns"
 
 
 def test_the_page_suggests_the_typed_sentence_in_known_words_and_names_the_replacements():
