@@ -48,10 +48,11 @@ def _pair_hover() -> str:
 def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
                       masked: np.ndarray | None = None, zmax: float | None = 1.0, colorscale: str = SEQUENTIAL,
                       value_name: str | None = None, height: int | None = None,
-                      block: tuple[int, int] | None = None) -> go.Figure:
+                      block: tuple[int, int] | None = None, rows_title: str | None = None) -> go.Figure:
     """weights (T_q, T_k); masked (T_q, T_k) True where the key was hidden from the query (drawn grey);
     block (first, end): framed, the rows from `end` on over the key columns first..end-1 (a decoder-only
-    translator's French rows over its English words: what an encoder-decoder's cross-attention holds)."""
+    translator's French rows over its English words: what an encoder-decoder's cross-attention holds);
+    rows_title: what the rows are when they are not queries (one query's row per head: "heads")."""
     value_name = value_name or tr("attention.chart.weight")
     large = len(query_tokens) * len(key_tokens) > TOKEN_HOVER_CELLS
     weights = np.asarray(weights, dtype=np.float32 if large else float)
@@ -81,7 +82,7 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
     size = max(len(query_tokens), len(key_tokens))
     fig.update_layout(title=title, height=height or min(700, max(260, 160 + 28 * size)), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=tr("attention.chart.keys_axis"), side="bottom", **_ticks(key_tokens)),
-                      yaxis=dict(title=tr("attention.chart.queries_axis"), autorange="reversed",
+                      yaxis=dict(title=rows_title or tr("attention.chart.queries_axis"), autorange="reversed",
                                  **_ticks(query_tokens)))
     return fig
 

@@ -14,12 +14,17 @@ def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[st
     values = np.asarray(values, dtype=float)
     hidden = np.zeros(values.shape, dtype=bool) if hidden is None else (np.asarray(hidden, bool) | np.isneginf(values))
     shown = np.where(hidden | ~np.isfinite(values), np.nan, values)
-    text = np.where(hidden, "−∞", np.vectorize(lambda v: f"{v:.{decimals}f}")(np.nan_to_num(values, neginf=0.0)))
-    fig = go.Figure(go.Heatmap(z=shown, x=col_labels, y=row_labels, text=text, texttemplate="%{text}",
+    numbers = np.vectorize(lambda v: f"{v:.{decimals}f}")(np.nan_to_num(values, neginf=0.0))
+    text = np.where(hidden, "−∞", numbers)  # what hover says of each cell
+    # Each cell's label is written by one trace only: plotly writes a trace's text on its empty (NaN) cells too, so
+    # the grey trace on top would write every number a second time, in the dark colour it picks for grey (issue 38)
+    fig = go.Figure(go.Heatmap(z=shown, x=col_labels, y=row_labels, text=np.where(hidden, "", numbers),
+                               customdata=text, texttemplate="%{text}",
                                colorscale=colorscale, zmid=zmid if np.isfinite(shown).any() else None,
-                               hoverongaps=False, hovertemplate="%{y}, %{x}: %{text}<extra></extra>"))
+                               hoverongaps=False, hovertemplate="%{y}, %{x}: %{customdata}<extra></extra>"))
     if hidden.any():
-        fig.add_trace(go.Heatmap(z=np.where(hidden, 1.0, np.nan), x=col_labels, y=row_labels, text=text,
+        fig.add_trace(go.Heatmap(z=np.where(hidden, 1.0, np.nan), x=col_labels, y=row_labels,
+                                 text=np.where(hidden, "−∞", ""),
                                  texttemplate="%{text}", colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
                                  hoverongaps=False,
                                  hovertemplate=f"%{{y}}, %{{x}}: {tr('attention_steps.chart.masked')}<extra></extra>"))

@@ -60,7 +60,7 @@ def _explore(loaded, result) -> None:
                 # cached_figure: a class steps through the same sentences, so each step's charts are built once.
                 show_chart(cached_figure("heatmap", rows, labels, result.source.tokens,
                                          tr("decoding.cross_title", token=writing, layer=layer + 1),
-                                         height=140 + 40 * len(labels)),
+                                         height=140 + 40 * len(labels), rows_title=tr("decoding.heads_axis")),
                            f"decoding_cross_step{step + 1}_L{layer + 1}_"
                            f"{'all' if head == ALL_HEADS else f'H{head + 1}'}",
                            key="dec_cross")

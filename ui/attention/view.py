@@ -155,14 +155,14 @@ _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
 
 def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str,
                   masked: np.ndarray | None = None, height: int | None = None,
-                  block: tuple[int, int] | None = None) -> go.Figure:
+                  block: tuple[int, int] | None = None, rows_title: str | None = None) -> go.Figure:
     """attention_heatmap / attention_lines built once per content (weights, tokens, title, language) for all
     sessions: the key is the data itself, so it is right for any model, shipped or trained by a student."""
     weights = np.ascontiguousarray(weights, dtype=float)
-    extra = {name: value for name, value in (("masked", masked), ("height", height), ("block", block))
-             if value is not None}
+    extra = {name: value for name, value in (("masked", masked), ("height", height), ("block", block),
+                                             ("rows_title", rows_title)) if value is not None}
     key = ("attention", builder, weights.shape, weights.tobytes(), tuple(query_tokens), tuple(key_tokens), title,
-           None if masked is None else np.asarray(masked).tobytes(), height, block)
+           None if masked is None else np.asarray(masked).tobytes(), height, block, rows_title)
     return shared_figure(key, lambda: _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title,
                                                          **extra))
 

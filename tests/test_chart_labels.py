@@ -1,0 +1,31 @@
+"""Chart labels say what they show, once (issue 38, item 8): a masked matrix writes each cell's number once (the grey
+trace of the masked cells used to write every number a second time, dark on dark cells), and the decoding page's
+cross-attention chart, whose rows are heads, says "heads" on that axis, in English and Korean."""
+import numpy as np
+import pytest
+
+from i18n import translate
+from tests.app_links import chart_figures, open_from_link
+from viz.matrices import matrix_figure
+
+
+def test_a_masked_matrix_labels_each_cell_once():
+    scores = np.arange(16, dtype=float).reshape(4, 4) / 10
+    hidden = np.triu(np.ones((4, 4), bool), 1)  # the causal mask: keys after the query
+    fig = matrix_figure(np.where(hidden, -np.inf, scores), ["q1", "q2", "q3", "q4"], ["k1", "k2", "k3", "k4"], "mask",
+                        hidden=hidden)
+    labels = np.stack([np.asarray(trace.text, dtype=object) for trace in fig.data])  # (traces, 4, 4)
+    written = labels != ""
+    assert (written.sum(0) == 1).all()  # one label a cell, from one trace
+    numbers, grey = labels
+    assert (grey[hidden] == "−∞").all() and (grey[~hidden] == "").all()
+    assert numbers[2, 1] == "0.90" and (numbers[hidden] == "").all()
+    assert list(fig.data[0].customdata[0]) == ["0.00", "−∞", "−∞", "−∞"]  # hover still names every cell
+
+
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_decoding_cross_chart_calls_its_rows_heads(language):
+    at, _ = open_from_link(None, {"lesson": "intro", "stop": "12", "lang": language})
+    titles = [fig.layout.yaxis.title.text for fig in chart_figures(at) if fig.data[0].type == "heatmap"]
+    # the cross-attention chart (one row per head of layer 2), then the decoder's self-attention so far (queries)
+    assert titles == [translate(language, "decoding.heads_axis"), translate(language, "attention.chart.queries_axis")]
