@@ -333,7 +333,10 @@ def lesson_bar(url_path: str) -> bool:
     st.session_state[STOP_SECTION] = stop.section if on_its_page else None  # shown first (ui/page_sections)
     st.session_state[STOP_ASKS] = on_its_page and stop.question is not None
     with st.container(border=True, key="lesson_bar"):
-        head, previous, following, leaving = st.columns([5, 1.2, 1.2, 1.2], vertical_alignment="center")
+        head, buttons = st.columns([3, 2], vertical_alignment="center")
+        # the buttons at their own width, right-aligned, wrapping onto a second line where the bar is narrow (a
+        # tablet beside the sidebar) rather than cut to "Pr…" and "Le…"
+        previous = following = leaving = buttons.container(horizontal=True, horizontal_alignment="right")
         if presenter:
             head.markdown(tr("projected_lesson.bar_title", stop=number, stops=len(lesson.stops),
                              title=localized(stop.title, language)))
@@ -341,15 +344,15 @@ def lesson_bar(url_path: str) -> bool:
             head.markdown(tr("lessons.bar_title", lesson=localized(lesson.title, language), stop=number,
                              stops=len(lesson.stops), title=localized(stop.title, language)))
         # Callbacks: the stop's state is set before this run draws any widget.
-        previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="stretch",
+        previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="content",
                         on_click=go_to, args=(lesson, number - 1))
         # a student in a class looks back, not ahead: Next stops at the class's stop (go_to holds it there too)
         seen = st.session_state.get(CLASS_SEEN) if st.session_state.get(CLASS_CODE) else None
         held = seen is not None and seen[3] == lesson.id and number >= seen[0]
         following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops) or held,
-                         type="primary", width="stretch", on_click=go_to, args=(lesson, number + 1),
+                         type="primary", width="content", on_click=go_to, args=(lesson, number + 1),
                          help=tr("lessons.next_follows_teacher") if held else None)
-        leaving.button(tr("lessons.leave"), key="lesson_leave", width="stretch", on_click=leave)
+        leaving.button(tr("lessons.leave"), key="lesson_leave", width="content", on_click=leave)
         if st.session_state.get(CLASS_CODE):
             _class_poll()
         if stop.page != current_page and not stop.problem:  # a stop with a problem may name no page at all
