@@ -206,7 +206,8 @@ def test_reloads_keep_the_teacher_in_control_and_count_a_student_once(browser, c
 
 def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class_app_url, class_data):
     """Presenter mode at 1280x720, two answers in: the counts in one neutral colour, no share right, no model's
-    answer on screen; the answer appears only in the teacher's peek (opened on purpose) and after Reveal."""
+    answer on screen; the answer appears only in the teacher's private view (a second window of her browser) and
+    after Reveal."""
     contexts = [browser.new_context(viewport={"width": 1280, "height": 720}) for _ in range(3)]
     try:
         teacher = contexts[0].new_page()
@@ -226,9 +227,17 @@ def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class
         share = teacher.get_by_test_id("stMetric").filter(has_text="Share correct").get_by_test_id("stMetricValue")
         expect(share).to_have_text("–")
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_projected_before_reveal.png")
-        teacher.get_by_role("button", name="Peek at the answer").click()
-        expect(teacher.get_by_text("The model's answer: GRU without attention")).to_be_visible()
-        teacher.keyboard.press("Escape")
+        expect(teacher.get_by_role("button", name="Peek at the answer")).to_have_count(0)  # nothing to open here
+        private = contexts[0].new_page()  # "Answer and notes": a second window of her browser, off the projector
+        private.goto(f"{class_app_url}/teacher?private=true")
+        wait_idle(private)
+        expect(private.get_by_text("The model's answer: GRU without attention")).to_be_visible()
+        expect(private.get_by_text(re.compile("^Private view: keep this screen off the projector"))).to_be_visible()
+        expect(private.get_by_test_id("stMetric").filter(has_text="Share correct")
+               .get_by_test_id("stMetricValue")).to_have_text("50%")  # her answers judged as they come
+        private.screenshot(path=SCREENSHOTS / "class_teacher_private_view.png")
+        private.close()
+        expect(main.get_by_text("The model's answer")).to_have_count(0)  # the projected page still gives nothing
         teacher.get_by_role("button", name="Reveal the answer to everyone").click()
         expect(share).to_have_text("50%", timeout=15000)
         expect(teacher.get_by_role("button", name="Reveal the answer to everyone")).to_have_count(0)

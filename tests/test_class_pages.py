@@ -69,13 +69,18 @@ def test_teacher_sees_a_student_answer_reveals_and_moves_the_class(store_locatio
     assert "The model's answer" not in _texts(student) and not student.success
 
     teacher.run()
-    # Before the reveal: how many answered, no share right (it would give the answer away), no answer outside the
-    # teacher's own popover, and bars of one neutral colour.
+    # Before the reveal: how many answered, no share right (it would give the answer away), no answer on the page
+    # (nor a peek: the answer is in her private view, a screen the room does not see), bars of one neutral colour.
     assert _metric(teacher, "Answered") == "1" and _metric(teacher, "Share correct") == "–"
     assert "The model's answer" not in _texts(teacher)
-    assert any("The model's answer" in str(getattr(n, "value", "")) for p in teacher.get("popover") for n in _walk(p))
+    assert not any("The model's answer" in str(getattr(n, "value", "")) for p in teacher.get("popover") for n in _walk(p))
     bars = json.loads(teacher.get("vega_lite_chart")[0].proto.spec)
     assert "color" not in bars["encoding"] and bars["mark"]["color"] == "#0072B2"
+    teacher.toggle(key="teacher_private").set_value(True).run()  # her phone or a second window
+    assert "The model's answer: GRU without attention" in _texts(teacher) and _metric(teacher, "Share correct") == "0%"
+    assert '"color": {"field": "verdict"' in teacher.get("vega_lite_chart")[0].proto.spec  # judged as they come
+    teacher.toggle(key="teacher_private").set_value(False).run()
+    assert "The model's answer" not in _texts(teacher) and _metric(teacher, "Share correct") == "–"
     teacher.button(key="class_reveal").click().run()
     assert any("revealed" in s.value for s in teacher.success)
     assert _metric(teacher, "Share correct") == "0%"  # option 1 is wrong

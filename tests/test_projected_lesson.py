@@ -6,6 +6,7 @@ from classroom.lessons import load_lessons
 from i18n import translate, using_language
 from tests.app_links import chart_specs, go_to, open_page
 from ui.lessons.catalogue import known_pages
+from ui.lessons.classroom import TEACHER
 from viz.attention import head_grid
 from viz.presentation import (BASE_FONT, MIN_PROJECTED_TEXT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width,
                                for_projection)
@@ -54,7 +55,8 @@ def test_the_projected_all_heads_grid_has_its_title_on_one_line():
 
 def test_a_projected_class_question_shows_no_answer_until_the_teacher_reveals_it(tmp_path, monkeypatch):
     """The teacher projects a question stop of a live class: the class reads the prompt; the model's answer is only in
-    the teacher's peek popover, and the page (whose chart answers the question) waits for her Reveal button."""
+    the teacher's private view (a second window, /teacher?private=true), and the page (whose chart answers the question)
+    waits for her Reveal button."""
     monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
     monkeypatch.setenv("ATTENTION_LAB_TEACHER_PASSWORD", "s3cret")
     teacher = open_page("teacher", {"presenter": "true"})
@@ -63,8 +65,15 @@ def test_a_projected_class_question_shows_no_answer_until_the_teacher_reveals_it
     teacher.button(key="class_open_stop").click().run()  # stop 1 asks which model translates long sentences worst
     assert any("20 words or more" in m.value for m in teacher.markdown)
     assert not [c.value for c in teacher.caption if "The model's answer" in c.value] and not chart_specs(teacher)
-    peek = [n for p in teacher.get("popover") for n in p.children.values()]
-    assert any("GRU without attention" in str(getattr(n, "value", "")) for n in peek)
+    assert not teacher.get("popover")  # no peek on the projected screen: a mirrored laptop would show it to the room
+    assert [b.proto.url for b in teacher.get("link_button")] == ["teacher?private=true"]  # her private window
+    texts = lambda at: " ".join(str(e.value) for e in [*at.markdown, *at.caption])  # noqa: E731
+    assert "GRU without attention" not in texts(teacher)
+    private = open_page("teacher", {"private": "true"})  # a second window of her browser: the class taken back
+    private.session_state[TEACHER] = teacher.session_state[TEACHER]  # (in a browser, by her seat cookie)
+    private.run()
+    assert "The model's answer: GRU without attention" in texts(private)
+    assert any("Private view" in w.value for w in private.warning)
     teacher.button(key="stop_reveal").click().run()
     go_to(teacher, "compare")  # AppTest runs the page it opened again; the browser stays on the stop's page
     assert not teacher.title and chart_specs(teacher)  # revealed: the page is shown under the bar, without its title

@@ -28,6 +28,7 @@ from ui.lessons.claims import show_claims
 from ui.lessons.flags import STOP_ASKS, STOP_SECTION, TITLED_BY_LESSON
 from ui.lessons.questions import Expected, QuestionError, expected_answer
 from ui.lessons.peer_student import check_questions, class_question, solo_question
+from ui.lessons.private_view import private_link
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.share import URL_EXTRA, open_view, opened_link, report_unfit_link_value, switch_page
@@ -403,7 +404,7 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
 
 def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) -> bool:
     """The class's question on the teacher's (projected) screen: the prompt; until she reveals it, neither the answer
-    nor the page that gives it away, only her Reveal button and a deliberate peek (a popover she opens herself)."""
+    nor the page that gives it away, only her Reveal button and the link to her private view (ui/lessons/private_view)."""
     store = class_store()
     session = store.session(teacher["code"])
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
@@ -414,9 +415,7 @@ def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) 
     reveal, peek = st.columns([1, 1], vertical_alignment="center")
     reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",
                   on_click=store.reveal, args=(teacher["code"], teacher["token"], qid))
-    with peek.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
-        st.caption(tr("class_teacher.peek_help"))
-        st.markdown(right)
+    private_link(peek)  # the answer: in her private view, a new window the room does not see
     st.info(tr("class_teacher.hidden_until_reveal"))
     return False
 

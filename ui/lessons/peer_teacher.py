@@ -1,7 +1,8 @@
 """The teacher's (projected) screen for a peer-instruction question: round 1 alone with its distribution hidden from
 the room until she shows it, the rule of thumb on round 1's share right (Crouch & Mazur 2001), a discussion with her
 countdown, round 2, then both rounds side by side, the share right before and after and the switch matrix.
-Before Reveal nothing on screen gives the answer away (neutral bars; shares and the matrix in her peek popover)."""
+Before Reveal nothing on the projected screen gives the answer away (neutral bars); the answer, the shares and the
+matrix are in her private view (ui/lessons/private_view.py)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -90,7 +91,7 @@ def _shares_and_switches(first: Results, second: Results, switches: Switches) ->
 
 
 def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str, phase: QuestionPhase,
-                 expected: Expected | None, revealed: bool, right_answer: str | None) -> None:
+                 expected: Expected | None, revealed: bool, right_answer: str | None, private: bool = False) -> None:
     """The read-outs of a peer-instruction question on the teacher's screen (the live fragment's part); her controls
     are peer_controls, drawn outside that fragment."""
     first = store.results(code, token, qid, round=1)
@@ -99,11 +100,8 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
     if first is None or second is None or switches is None:
         return
     rule = rule_line(first)
-    if not revealed:  # what only she sees: the answer, round 1's rule of thumb, the shares and the matrix
-        with st.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
-            st.caption(tr("class_teacher.peek_help"))
-            if right_answer:
-                st.markdown(right_answer)
+    if not revealed and private:  # what only her private view shows: round 1's rule of thumb, the shares, the matrix
+        with st.container(border=True):
             if rule:
                 st.markdown(rule)
                 st.caption(tr("peer.rule_source"))

@@ -5,7 +5,8 @@ Every control needs a teacher token (classroom/store.py); it lives only in this 
 taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
 one the server generated and printed at start); the browser that started a class takes it back by itself after a
 reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
-colour: the projector never gives the answer away; the teacher may peek in a popover she opens herself. A question in
+colour: the projector never gives the answer away; the answer is in her private view (ui/lessons/private_view.py), on
+her phone or a second window. A question in
 peer instruction (ui/lessons/peer_teacher.py) has its rounds there instead; the class report is ui/lessons/report.py.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ui.errors import page_guard
 from ui.lessons.bar import CLASS_CODE, PENDING, question_id
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, expected_answer
+from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.report import class_report
 from ui.lessons.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
 from ui.text import escape_markdown
@@ -85,10 +87,13 @@ def teacher_page() -> None:
                             if e.file == f"{lesson.id}.toml")
         st.warning(tr("class_teacher.lesson_copy", lesson=escape_markdown(f"{lesson.id}.toml"),
                       reason=escape_markdown(reasons or "?")))
+    private = private_switch()  # her phone or a second window: the answers before Reveal (ui/lessons/private_view)
     # Results first (what the teacher projects), the code and QR code beside them.
     results, joining = st.columns([3, 1])
     with joining:
         _header(teacher["code"])
+        if not private:
+            private_link()
         seats = class_store().seats(teacher["code"], teacher["token"])
         if seats is not None:
             _seat_controls(teacher["code"], teacher["token"], seats)
@@ -340,25 +345,25 @@ def _results(code: str, token: str, lesson: Lesson, session) -> None:
     revealed = qid in session.revealed
     phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
     right_answer = None if expected is None else expected.right_answer(stop.question)
+    private = is_private()
+    if private and not revealed:
+        stop_notes(stop, expected, right_answer)
     if phase.mode == "peer":
-        peer_results(store, code, token, stop, qid, phase, expected, revealed, right_answer)
+        peer_results(store, code, token, stop, qid, phase, expected, revealed, right_answer, private)
         _earlier(store, code, token, lesson, number, session.revealed)
         return
     columns = st.columns(3 if results.late else 2)
     columns[0].metric(tr("class_teacher.answered"), results.answered)
     # Before the reveal the share right would give the answer away on the projector (0% after one answer...).
-    share = (f"{results.correct / results.answered:.0%}" if revealed and results.answered
+    judged = revealed or private  # her private view judges the answers as they come; the projector after Reveal
+    share = (f"{results.correct / results.answered:.0%}" if judged and results.answered
              and results.correct is not None else "–")
-    columns[1].metric(tr("class_teacher.correct"), share, help=None if revealed else tr("class_teacher.after_reveal"))
+    columns[1].metric(tr("class_teacher.correct"), share, help=None if judged else tr("class_teacher.after_reveal"))
     if results.late:
         columns[2].metric(tr("class_teacher.late"), results.late, help=tr("class_teacher.late_help"))
     if right_answer and revealed:
         st.caption(right_answer)
-    elif right_answer:
-        with st.popover(tr("class_teacher.peek"), icon=":material/visibility:"):
-            st.caption(tr("class_teacher.peek_help"))
-            st.markdown(right_answer)
-    rows = answer_rows(stop, results, revealed)
+    rows = answer_rows(stop, results, judged)
     if results.answered:
         chart = answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
                              tr("class_teacher.chart_wrong"))
