@@ -51,7 +51,7 @@ def test_an_answer_worked_out_from_the_question_is_not_called_the_models():
     """intro's stop on the causal mask counts visible keys (no model gives that number): 'The answer: 3', while a
     question a model answers keeps 'The model's answer' (issue 38 item 8)."""
     from i18n import using_language
-    from ui.lessons.questions import expected_answer
+    from ui.lessons.questions import expected_answer, right_answer
 
     arithmetic = [stop for stop in INTRO.stops if stop.question is not None
                   and stop.question.compute in ("softmax_weight", "causal_visible_keys")]
@@ -61,5 +61,5 @@ def test_an_answer_worked_out_from_the_question_is_not_called_the_models():
     for language, worked, model in (("en", "The answer: ", "The model's answer: "), ("ko", "정답: ", "모델의 답: ")):
         with using_language(language):
             for stop in arithmetic:
-                assert expected_answer(stop).right_answer(stop.question).startswith(worked), stop.number
-            assert expected_answer(measured).right_answer(measured.question).startswith(model)
+                assert right_answer(stop.question, expected_answer(stop)).startswith(worked), stop.number
+            assert right_answer(measured.question, expected_answer(measured)).startswith(model)
