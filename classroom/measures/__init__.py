@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from classroom.measures import foundations, llm, translation  # noqa: F401  (each declares its measures)
 from classroom.measures.registry import (ANSWER_KINDS, MEASURES, STOP_MODEL, Asked, Expected, HeadValues, Measure,
-                                         MeasureError, StopView, answer, answering, bounding, check_option_count,
-                                         checked_args, figure, head_name, model_id, number_answer, view_names)
+                                         MeasureError, StopView, answer, answering, as_answer, as_figure, bounding,
+                                         check_option_count, checked_args, figure, head_name, model_id, number_answer,
+                                         take, view_names)
 
 __all__ = ["ANSWER_KINDS", "MEASURES", "STOP_MODEL", "Asked", "Expected", "HeadValues", "Measure", "MeasureError",
-           "StopView", "answer", "answering", "bounding", "check_option_count", "checked_args", "figure", "head_name",
-           "model_id", "number_answer", "view_names"]
+           "StopView", "answer", "answering", "as_answer", "as_figure", "bounding", "check_option_count", "checked_args", "figure", "head_name",
+           "model_id", "number_answer", "take", "view_names"]

@@ -323,11 +323,15 @@ def heads_near_best(found: HeadValues, tolerance: float) -> Expected:
     return Expected(head_name(layer, head), accepted, measured=measured, separation=separation)
 
 
-def answer(measure: Measure, model: Any, view: StopView, args: Mapping, asked: Asked) -> Expected:
-    """The right answer of a question that computes `measure`, at a stop of this view."""
+def take(measure: Measure, model: Any, view: StopView, args: Mapping) -> Any:
+    """What the measure finds at a stop of this view (module docstring: a question's or a claim's result)."""
+    return measure.function(model, view, args)
+
+
+def as_answer(measure: Measure, found: Any, asked: Asked) -> Expected:
+    """The right answer of a question that computes `measure`, from what the measure found."""
     if measure.answers is None:
         raise ValueError(f"measure {measure.name!r} answers no question")
-    found = measure.function(model, view, args)
     if measure.answers == "number":
         value = float(found)
         shown = format(value, measure.shown)
@@ -337,11 +341,21 @@ def answer(measure: Measure, model: Any, view: StopView, args: Mapping, asked: A
     return found
 
 
-def figure(measure: Measure, model: Any, view: StopView, args: Mapping) -> float:
-    """A claim's figure: the measure at a stop of this view."""
+def as_figure(measure: Measure, found: Any) -> float:
+    """A claim's figure, from what the measure found."""
     if not measure.bounds:
         raise ValueError(f"measure {measure.name!r} is not one a claim may bound")
-    return float(measure.function(model, view, args))
+    return float(found)
+
+
+def answer(measure: Measure, model: Any, view: StopView, args: Mapping, asked: Asked) -> Expected:
+    """The right answer of a question that computes `measure`, at a stop of this view."""
+    return as_answer(measure, take(measure, model, view, args), asked)
+
+
+def figure(measure: Measure, model: Any, view: StopView, args: Mapping) -> float:
+    """A claim's figure: the measure at a stop of this view."""
+    return as_figure(measure, take(measure, model, view, args))
 
 
 def second_gap(values) -> float | None:

@@ -4,8 +4,8 @@ result kept in the server-wide store (ui/result_cache.py), so a class at a stop 
 from __future__ import annotations
 
 from classroom.lessons import Claim, Question, Stop
-from classroom.measures import (MEASURES, Asked, Expected, Measure, MeasureError, StopView, answer, figure, model_id,
-                                view_names)
+from classroom.measures import (MEASURES, Asked, Expected, Measure, MeasureError, StopView, as_answer, as_figure,
+                                model_id, take, view_names)
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
 from model.families import LabModel
@@ -55,14 +55,11 @@ def _inputs(measure: Measure, stop: Stop, args: dict) -> tuple[str | None, LabMo
 
 
 @memoized
-def _answer(name: str, model: str | None, view: StopView, args: tuple, question: Asked, language: str,
-            _lab: LabModel | None, _args: dict) -> Expected:
-    return answer(MEASURES[name], _lab, view, _args, question)  # `language`: the feedback's measured value
-
-
-@memoized
-def _figure(name: str, model: str | None, view: StopView, args: tuple, _lab: LabModel | None, _args: dict) -> float:
-    return figure(MEASURES[name], _lab, view, _args)
+def _found(name: str, model: str | None, view: StopView, args: tuple, language: str, _lab: LabModel | None,
+           _args: dict):
+    """What the measure finds at the stop, once per server: a stop's question and its claims of one measure share
+    it (`language`: the measured value some answers state in words)."""
+    return take(MEASURES[name], _lab, view, _args)
 
 
 def computed_answer(stop: Stop) -> Expected:
@@ -70,12 +67,13 @@ def computed_answer(stop: Stop) -> Expected:
     question = stop.question
     measure = MEASURES[question.compute]
     needed, lab, view = _inputs(measure, stop, question.args)
-    return _answer(measure.name, needed, view, _frozen(question.args), asked(question), current_language(), lab,
-                   question.args)
+    found = _found(measure.name, needed, view, _frozen(question.args), current_language(), lab, question.args)
+    return as_answer(measure, found, asked(question))
 
 
 def claim_figure(stop: Stop, claim: Claim) -> float:
     """A claim's figure on the model and view the stop shows."""
     measure = MEASURES[claim.measure]
     needed, lab, view = _inputs(measure, stop, claim.args)
-    return _figure(measure.name, needed, view, _frozen(claim.args), lab, claim.args)
+    return as_figure(measure, _found(measure.name, needed, view, _frozen(claim.args), current_language(), lab,
+                                     claim.args))
