@@ -2,6 +2,7 @@
 coloured bars (ui/lessons/peer_teacher.answer_rows) and her "% right" (Results.correct) read that one stored judgement
 (issue 37), and a number question's bars come in numeric order, not as text (issue 38 item 8: "12, 16, 8")."""
 from classroom.lessons import load_lessons
+from classroom.measures import MEASURES
 from classroom.store import ClassStore
 from ui.lessons.catalogue import known_pages
 from ui.lessons.peer_teacher import answer_rows
@@ -53,8 +54,8 @@ def test_an_answer_worked_out_from_the_question_is_not_called_the_models():
     from i18n import using_language
     from ui.lessons.questions import expected_answer, right_answer
 
-    arithmetic = [stop for stop in INTRO.stops if stop.question is not None
-                  and stop.question.compute in ("softmax_weight", "causal_visible_keys")]
+    arithmetic = [stop for stop in INTRO.stops if stop.question is not None and stop.question.compute
+                  and not MEASURES[stop.question.compute].by_model]  # softmax weights, a mask's visible keys
     measured = next(stop for stop in INTRO.stops if stop.question is not None
                     and stop.question.compute == "lowest_long_sentence_model")
     assert arithmetic

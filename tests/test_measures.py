@@ -125,6 +125,15 @@ def test_no_other_module_holds_the_measure_names():
     assert declared == dict.fromkeys(names, 1), {n: c for n, c in declared.items() if c != 1}
 
 
+def test_every_view_value_a_measure_reads_is_a_widget_specs():
+    """The UI resolves a measure's view values through the widget specs (ui/lessons/measured.stop_view): each name
+    is a share-link parameter a spec reads, so a stop that leaves it out gets the page's own default."""
+    from ui.specs import SPECS  # the UI's side (it imports Streamlit): this test only reads the names
+
+    unknown = {(name, read) for name, found in MEASURES.items() for read in found.reads if read not in SPECS}
+    assert not unknown, unknown
+
+
 def test_the_args_schema_checks_and_converts_what_the_file_gives():
     row_peak = MEASURES["row_peak"]
     assert checked_args(row_peak, {"kind": "cross", "layer": 2, "head": "min"}) == {"kind": "cross", "layer": 1,
