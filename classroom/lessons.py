@@ -18,7 +18,8 @@ English):
     [stop.question]                          # optional, one per stop
     kind = "head"                            # choice | head | number | token
     prompt = { en = "...", ko = "..." }
-    compute = "sharpest_cross_head"          # the right answer from the live model (see COMPUTED), or
+    compute = "sharpest_cross_head"          # the right answer from the live model (a measure of classroom/measures
+                                             # that answers this kind of question, with the args it declares), or
     answer = "L2 H1"                         # a fixed answer where nothing is computed
     # choice: options = { en = [...], ko = [...] } (answer: 1-based option number); number: tolerance = 0.01
     margin = 0.05                            # computed answers: the least gap the lesson promises between the
@@ -37,7 +38,7 @@ English):
     prompt = ...; options = ...; answer = 2; misconceptions = ...   # as a question's
 
     [[stop.claim]]                           # optional, any number: a fact the text states, measured live
-    measure = "position_share"               # one of CLAIMS (model/claims.py computes it)
+    measure = "position_share"               # a measure of classroom/measures that a claim may bound
     args = { kind = "encoder_self", layer = 1, head = "max", offset = -1 }
     at_most = 0.5                            # the bound the figure must keep: at_least and/or at_most
     format = "number"                        # how the figure is written: number (0.62) | percent (62%) | count (6)
@@ -52,7 +53,8 @@ URL, one per widget spec in ui/specs/ (values may be TOML numbers or booleans; t
 Layer and head numbers are written as shown on screen: 1-based (layer = 1 is the first layer).
 
 Every field's type is checked (texts, numbers finite, a fixed answer of its kind's shape: choice an option number,
-head "L2 H1", number a number, token a text; a compute only for the kind COMPUTED names, with the args it reads).
+head "L2 H1", number a number, token a text; a compute only for the kind its measure answers, with the args its
+schema declares: classroom/measures is the one list of measures and of their arguments).
 A file that cannot be read (TOML syntax, no stops, stops that are not tables, a title that is not a text) becomes a
 LessonFileError naming the file and the line;
 a stop with a problem (unknown page or section, a question that does not fit) keeps its place and carries the problem,
@@ -68,24 +70,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from classroom.measures import answering, bounding, check_option_count, checked_args
+
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default: lessons/ beside app.py)
 QUESTION_KINDS = ("choice", "head", "number", "token")
-# compute names a question may use; ui/lessons/questions.py maps each to a function of model/questions.py
-COMPUTED = {"sharpest_cross_head": "head", "head_linking": "head", "alignment_source_token": "token",
-            "softmax_weight": "number", "lowest_long_sentence_model": "choice", "causal_visible_keys": "number",
-            # the LLM lesson (lessons/llm.toml; ui/lessons/llm_measures.py): SmolLM2-135M-Instruct at the stop's view
-            "llm_next_token": "choice", "kv_cache_key_vectors": "number", "query_heads_per_kv_head": "number",
-            "sink_share": "number", "induction_layer": "number", "induction_layer_band": "choice",
-            # choice questions whose options name sets of layers: the right one is measured
-            "aligned_cross_layers": "choice"}
-# (each with the question kind its answer is)
-# measures a claim may use -> the args it reads (model/claims.py; the stop's state gives the model and sentence)
-CLAIMS = {"position_share": ("kind", "layer", "head", "offset"), "row_peak": ("kind", "layer", "head"),
-          "linking_weight": ("layer", "head", "target", "source"), "exact_match_at_length": ("model", "words"),
-          "zeroed_fraction": (), "pooled_count": (),
-          "sink_share": ("from_layer",), "window_gain": (), "induction_score": (), "rope_distance_spread": (),
-          "copy_probability": ("token",)}
 CLAIM_FORMATS = ("number", "percent", "count")
 CHECK_WHEN = ("pre", "post")
 CHECK_KINDS = ("choice", "number")  # check questions need no model: a fixed answer
@@ -201,76 +190,6 @@ def _url_text(value: object) -> str:
     raise ValueError(f"state values must be texts, numbers or true/false, not {type(value).__name__}")
 
 
-def _texts(value: object, what: str) -> list[str]:
-    if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
-        return list(value)
-    raise ValueError(f"{what} must be a list of texts")
-
-
-def _whole(value: object, what: str, low: int = 1) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= low:
-        return value
-    raise ValueError(f"{what} must be a whole number >= {low}")
-
-
-def _args(compute: str, raw: object) -> dict:
-    """A computed question's args, checked against what its compute reads (ui/lessons/questions._compute)."""
-    if not isinstance(raw, dict):
-        raise ValueError("args must be a table")  # noqa: TRY004
-    args = dict(raw)
-    if compute in ("head_linking", "alignment_source_token"):
-        for name in ("target", "source") if compute == "head_linking" else ("target",):
-            if not isinstance(args.get(name), str):
-                raise ValueError(f"{compute} needs args.{name}: a token's text")  # noqa: TRY004
-        if not isinstance(args.get("least", False), bool):
-            raise ValueError("args.least must be true or false (the head with the least weight)")
-    elif compute == "softmax_weight":
-        scores = args.get("scores")
-        if not isinstance(scores, list) or not scores:
-            raise ValueError("softmax_weight needs args.scores: a list of numbers")
-        args["scores"] = [_finite(x, "each of args.scores") for x in scores]
-        index = _whole(args.get("index"), "args.index (1-based)")
-        if index > len(scores):
-            raise ValueError(f"args.index must be from 1 to {len(scores)}")
-        if "factor" in args:
-            args["factor"] = _finite(args["factor"], "args.factor")
-        if "factor_param" in args and not isinstance(args["factor_param"], str):
-            raise ValueError("args.factor_param must be the name of a state value")
-    elif compute == "lowest_long_sentence_model":
-        args["models"] = _texts(args.get("models"), "args.models")
-    elif compute == "causal_visible_keys":
-        _whole(args.get("query"), "args.query (1-based)")
-    elif compute == "kv_cache_key_vectors":
-        _whole(args.get("step"), "args.step (1-based)")
-        if not isinstance(args.get("cached"), bool):
-            raise ValueError("kv_cache_key_vectors needs args.cached: true (with the KV cache) or false")
-    elif compute == "sink_share":
-        _whole(args.get("from_layer"), "args.from_layer (1-based)")
-    elif compute == "llm_next_token":  # each option's token as the tokenizer writes it (" can": a leading space)
-        args["option_tokens"] = _texts(args.get("option_tokens"), "args.option_tokens")
-    elif compute == "induction_layer_band":  # each option's layers, first and last (1-based): [[1, 10], [11, 20]]
-        bands = args.get("bands")
-        if not isinstance(bands, list) or not bands or not all(
-                isinstance(b, list) and len(b) == 2 and _whole(b[0], "a band's first layer") <= _whole(
-                    b[1], "a band's last layer") for b in bands):
-            raise ValueError("induction_layer_band needs args.bands: one [first, last] layer pair per option")
-    elif compute == "aligned_cross_layers":  # each option's set of layers (1-based): [[1], [2], [1, 2], []]
-        layers = args.get("option_layers")
-        if not isinstance(layers, list) or not layers or not all(
-                isinstance(o, list) and all(_whole(x, "a layer (1-based)") for x in o) for o in layers):
-            raise ValueError("aligned_cross_layers needs args.option_layers: one list of layers per option")
-        args["at_least"] = _finite(args.get("at_least"), "args.at_least (the mean row peak of an aligned head)")
-    return args
-
-
-def _option_args(compute: str | None, args: dict, option_count: int) -> None:
-    """A computed choice whose args give one entry per option has as many as the question's options."""
-    name = {"induction_layer_band": "bands", "aligned_cross_layers": "option_layers",
-            "llm_next_token": "option_tokens"}.get(compute or "")
-    if name and len(args[name]) != option_count:
-        raise ValueError(f"args.{name} needs one entry per option ({option_count})")
-
-
 _HEAD = re.compile(r"L[1-9]\d* H[1-9]\d*")
 
 
@@ -307,10 +226,11 @@ def _question(raw: object) -> Question:
     compute, answer = raw.get("compute"), raw.get("answer")
     if compute is None and answer is None:
         raise ValueError("question needs an answer or a compute")
-    if compute is not None and (not isinstance(compute, str) or compute not in COMPUTED):
-        raise ValueError(f"compute {compute!r} is not one of {', '.join(COMPUTED)}")
-    if compute is not None and COMPUTED[compute] != kind:
-        raise ValueError(f"compute {compute!r} answers a {COMPUTED[compute]} question, not a {kind} question")
+    computes = answering()
+    if compute is not None and (not isinstance(compute, str) or compute not in computes):
+        raise ValueError(f"compute {compute!r} is not one of {', '.join(computes)}")
+    if compute is not None and computes[compute].answers != kind:
+        raise ValueError(f"compute {compute!r} answers a {computes[compute].answers} question, not a {kind} question")
     options: dict[str, list[str]] = {}
     if kind == "choice":
         raw_options = raw.get("options")
@@ -329,8 +249,10 @@ def _question(raw: object) -> Question:
     tolerance = raw.get("tolerance", 0.0)
     if _finite(tolerance, "tolerance") < 0:
         raise ValueError("tolerance must be a number >= 0")
-    args = _args(compute, raw.get("args", {})) if compute else {}
-    _option_args(compute, args, count)
+    args = {}
+    if compute:
+        args = checked_args(computes[compute], raw.get("args", {}))
+        check_option_count(computes[compute], args, count)
     margin = raw.get("margin", 0.0)
     if _finite(margin, "margin") < 0:
         raise ValueError("margin must be a number >= 0")
@@ -407,32 +329,11 @@ def _check(raw: object, number: int, last: int) -> Check:
     return Check(check_id, when, question)
 
 
-def _claim_args(measure: str, raw: object) -> dict:
-    if not isinstance(raw, dict):
-        raise ValueError("claim args must be a table")  # noqa: TRY004
-    missing = [name for name in CLAIMS[measure] if name not in raw]
-    if missing:
-        raise ValueError(f"claim {measure!r} needs args.{', args.'.join(missing)}")
-    args = dict(raw)
-    if "layer" in args:
-        args["layer"] = _whole(args["layer"], "claim args.layer (1-based)") - 1
-    if "head" in args:
-        head = args["head"]
-        args["head"] = head if head in ("max", "min") else _whole(head, 'claim args.head (1-based, or "max"/"min")') - 1
-    if "offset" in args and args["offset"] not in (-1, 0, 1):
-        raise ValueError("claim args.offset must be -1 (previous), 0 (same) or 1 (next)")
-    if "words" in args:
-        _whole(args["words"], "claim args.words")
-    for name in ("kind", "target", "source", "model", "norm"):
-        if name in args and not isinstance(args[name], str):
-            raise ValueError(f"claim args.{name} must be a text")
-    return args
-
-
 def _claim(raw: object) -> Claim:
     if not isinstance(raw, dict):
         raise ValueError("each claim must be a table ([[stop.claim]])")  # noqa: TRY004
-    raw, measure = _table_naming(raw, "claim", "measure", CLAIMS)
+    measures = bounding()
+    raw, measure = _table_naming(raw, "claim", "measure", measures)
     text = _text(raw.get("text"), "claim text")
     if not all("{value}" in t for t in text.values()):
         raise ValueError("a claim's text must show its figure: write {value} in every language")
@@ -442,7 +343,7 @@ def _claim(raw: object) -> Claim:
     form = raw.get("format", "number")
     if form not in CLAIM_FORMATS:
         raise ValueError(f"claim format must be one of {', '.join(CLAIM_FORMATS)}")
-    return Claim(measure, text, _claim_args(measure, raw.get("args", {})), bounds.get("at_least"),
+    return Claim(measure, text, checked_args(measures[measure], raw.get("args", {}), "claim args"), bounds.get("at_least"),
                  bounds.get("at_most"), form)
 
 

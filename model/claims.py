@@ -1,8 +1,9 @@
-"""A lesson stop's claims: the facts its text states, measured on the live model and the stop's view (pure numpy).
+"""The numbers a lesson stop's claims state, computed from attention weights and the foundation demos (pure numpy).
 
-Each measure returns one number; the lesson file says which side of a bound it must be on (classroom/lessons.py,
-[[stop.claim]]), the lesson bar shows the claim with its figure (ui/lessons/claims.py) and tests/test_lesson_claims.py
-checks every claim of every shipped lesson, so a retrained model or an edited text that breaks one fails CI.
+Each returns one number; the claim measures of classroom/measures call them at a stop's view, the lesson file says
+which side of a bound the number must be on ([[stop.claim]]), the lesson bar shows the claim with its figure
+(ui/lessons/claims.py) and tests/test_lesson_claims.py checks every claim of every shipped lesson, so a retrained
+model or an edited text that breaks one fails CI.
 Layers and heads are 0-based here; a head may also be "max" or "min": the largest or smallest value over the
 layer's heads ("no layer-1 head puts more than …", "every layer-2 head puts at least …").
 """

@@ -16,7 +16,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
-from model.explain.induction import induction_analysis_with_weights, top_heads
+from model.explain.induction import COPY_PROMPT, induction_analysis_with_weights, top_heads
 from model.explain.sinks import next_token_losses, sink_analysis, window_losses
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
@@ -29,7 +29,6 @@ from ui.result_cache import memoized
 from viz.attention import attention_heatmap, html_escaped, probability_bars
 from viz.llm_heads import attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table, window_loss_bars
 
-COPY_PROMPT = "The cat sat on the mat. The cat sat on the"
 COPY_TOKENS = 6  # greedy continuation length
 TOP_HEADS = 5  # induction heads labelled on the map
 

@@ -20,6 +20,9 @@ import torch.nn.functional as F
 # Token ids drawn for the random sequence start here: SmolLM2's first ids are control tokens and single bytes,
 # which would make the "text" unlike anything the model reads.
 FIRST_ORDINARY_ID = 1000
+# In-context copying in plain text: the model should end it with " mat", copied from the first sentence (the LLM
+# heads page shows it, and a claim of the LLM lesson measures it).
+COPY_PROMPT = "The cat sat on the mat. The cat sat on the"
 
 
 def repeated_random_tokens(vocab_size: int, length: int, seed: int, prefix: list[int] | tuple[int, ...] = (),

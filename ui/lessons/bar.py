@@ -26,7 +26,7 @@ from ui.errors import page_guard
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.flags import STOP_ASKS, STOP_SECTION, TITLED_BY_LESSON
-from ui.lessons.questions import Expected, QuestionError, expected_answer
+from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
 from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.lessons.private_view import private_link
 from ui.page_sections import open_stop_section
@@ -408,7 +408,7 @@ def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) 
     store = class_store()
     session = store.session(teacher["code"])
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-    right = expected.right_answer(stop.question)
+    right = right_answer(stop.question, expected)
     if session is None or qid in session.revealed:
         st.caption(right)
         return True

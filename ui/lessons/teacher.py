@@ -32,6 +32,7 @@ from ui.lessons.bar import CLASS_CODE, PENDING, question_id
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
+from ui.lessons.questions import right_answer as right_answer_line
 from ui.lessons.report import class_report
 from ui.lessons.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
 from ui.text import escape_markdown
@@ -344,7 +345,7 @@ def _results(code: str, token: str, lesson: Lesson, session) -> None:
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
     revealed = qid in session.revealed
     phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
-    right_answer = None if expected is None else expected.right_answer(stop.question)
+    right_answer = None if expected is None else right_answer_line(stop.question, expected)
     private = is_private()
     if private and not revealed:
         stop_notes(stop, expected, right_answer)

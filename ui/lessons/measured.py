@@ -1,0 +1,79 @@
+"""A stop's measures (classroom/measures) as the lesson bar, the teacher's page and the claims take them: the stop's
+view resolved through the widget specs, the model fetched from the server's cache (ui/state.get_model) and each
+result kept in the server-wide store (ui/result_cache.py), so a class at a stop costs one computation."""
+from __future__ import annotations
+
+from classroom.lessons import Claim, Question, Stop
+from classroom.measures import (MEASURES, Asked, Expected, Measure, MeasureError, StopView, as_answer, as_figure,
+                                model_id, take, view_names)
+from i18n import current_language, tr
+from model.checkpoint import CheckpointError
+from model.families import LabModel
+from ui.result_cache import memoized
+from ui.specs import SPECS
+from ui.state import get_model
+
+
+def stop_view(stop: Stop, names) -> StopView:
+    """The stop's values of these share-link parameters as their pages read them: the stop's state through the
+    parameter's spec, else the spec's default (a name no spec knows: the stop's text, if it gives one)."""
+    values = {}
+    for name in names:
+        spec = SPECS.get(name)
+        if spec is not None:
+            values[name] = spec.convert(stop.state[name]) if name in stop.state else spec.initial({})
+        elif name in stop.state:
+            values[name] = stop.state[name]
+    return StopView.of(values)
+
+
+def stop_model(model_id: str) -> LabModel:
+    """The model a measure reads, from the server's cache (or the user's own); MeasureError when there is none."""
+    try:
+        return get_model(model_id)
+    except (CheckpointError, KeyError) as error:
+        raise MeasureError(tr("lessons.no_model", model=model_id)) from error
+
+
+def asked(question: Question) -> Asked:
+    return Asked(question.tolerance, tuple(question.misconceptions))
+
+
+def _frozen(value):
+    """A lesson file's args as a key: tables and lists as tuples."""
+    if isinstance(value, dict):
+        return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
+def _inputs(measure: Measure, stop: Stop, args: dict) -> tuple[str | None, LabModel | None, StopView]:
+    view = stop_view(stop, view_names(measure, args))
+    needed = model_id(measure, view)
+    return needed, None if needed is None else stop_model(needed), view
+
+
+@memoized
+def _found(name: str, model: str | None, view: StopView, args: tuple, language: str, _lab: LabModel | None,
+           _args: dict):
+    """What the measure finds at the stop, once per server: a stop's question and its claims of one measure share
+    it (`language`: the measured value some answers state in words)."""
+    return take(MEASURES[name], _lab, view, _args)
+
+
+def computed_answer(stop: Stop) -> Expected:
+    """The right answer of the stop's computed question, measured at the stop's view."""
+    question = stop.question
+    measure = MEASURES[question.compute]
+    needed, lab, view = _inputs(measure, stop, question.args)
+    found = _found(measure.name, needed, view, _frozen(question.args), current_language(), lab, question.args)
+    return as_answer(measure, found, asked(question))
+
+
+def claim_figure(stop: Stop, claim: Claim) -> float:
+    """A claim's figure on the model and view the stop shows."""
+    measure = MEASURES[claim.measure]
+    needed, lab, view = _inputs(measure, stop, claim.args)
+    return as_figure(measure, _found(measure.name, needed, view, _frozen(claim.args), current_language(), lab,
+                                     claim.args))
