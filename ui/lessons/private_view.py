@@ -13,7 +13,8 @@ import streamlit as st
 
 from classroom.lessons import Stop, localized
 from i18n import current_language, tr
-from ui.lessons.questions import Expected, answer_label
+from classroom.measures import Expected
+from ui.lessons.questions import answer_label
 from ui.specs.teacher import PRIVATE
 from ui.text import escape_markdown
 from ui.widget_spec import spec_toggle
