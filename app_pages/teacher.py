@@ -3,8 +3,9 @@ import streamlit as st
 
 from i18n import tr
 from ui.lessons.teacher import teacher_page
-from ui.display import page_title
+from ui.display import explanation, page_title
 
 page_title(tr("class_teacher.title"))
-st.write(tr("class_teacher.intro"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the answers' chart higher up
+    st.write(tr("class_teacher.intro"))
 teacher_page()

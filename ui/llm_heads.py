@@ -243,9 +243,11 @@ def show_copy(where: DeltaGenerator, induction: InductionView) -> None:
                    view.top_tokens, view.top_probs, tr("llm_heads.chart.copy_next_title"))),
                "llm_copy_next_tokens", key="llm_copy_next", where=left)
     labels = [f"{i}:{token}" for i, token in enumerate(view.prompt_tokens)]
+    # the key the head reads most on top: "mat", the word it copies, before the sink on the first token
     show_chart(shared_figure(("llm_copy_row", layer, head), lambda: attention_row_bars(
                    labels, view.head_row.tolist(), tr("llm_heads.chart.copy_row_title",
-                                                      head=head_label(layer, head), token=html_escaped(view.prompt_tokens[-1])))),
+                                                      head=head_label(layer, head), token=html_escaped(view.prompt_tokens[-1])),
+                   largest_first=True)),
                f"llm_copy_{head_label(layer, head).replace(' ', '_')}", key="llm_copy_row", where=right)
     strongest = int(np.argmax(view.head_row))
     where.caption(tr("llm_heads.copy_caption", head=head_label(layer, head),

@@ -86,9 +86,14 @@ def next_token_table(columns: dict[str, tuple[list[str], list[float]]]) -> pd.Da
     return frame
 
 
-def attention_row_bars(tokens: list[str], weights: np.ndarray, title: str) -> go.Figure:
-    """One query's attention weights (T,) over the keys `tokens`, as horizontal bars in text order (top = first)."""
+def attention_row_bars(tokens: list[str], weights: np.ndarray, title: str, largest_first: bool = False) -> go.Figure:
+    """One query's attention weights (T,) over the keys `tokens`, as horizontal bars in text order (top = first), or
+    `largest_first`: the key it reads most on top (a projected stop's point on its first screen; the labels keep
+    their positions, "5: mat")."""
     weights = np.asarray(weights, dtype=float)
+    if largest_first:
+        order = np.argsort(-weights, kind="stable")
+        tokens, weights = [tokens[i] for i in order], weights[order]
     weight = tr("llm_heads.chart.weight")
     fig = go.Figure(go.Bar(x=weights, y=[html_escaped(t) for t in tokens], orientation="h",
                            text=[f"{w:.2f}" for w in weights], textposition="auto",

@@ -53,5 +53,8 @@ def accuracy_by_length_chart(rows_by_model: dict[str, list[dict]], metric: str =
                                  hovertemplate=hover))
     fig.update_layout(title=tr("compare.length_chart_title", metric=tr(f"compare.metric_{metric}")),
                       xaxis_title=tr("compare.length_axis"), yaxis_title=tr(f"compare.axis_{metric}"), height=400,
-                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25))
+                      # which line is which model, above the plot: on a projected stop the chart's top is on the
+                      # first screen, its bottom is not (issue 38, item 4)
+                      margin=dict(l=10, r=10, t=80, b=10),
+                      legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"))
     return fig

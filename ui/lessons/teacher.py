@@ -27,6 +27,7 @@ from i18n import current_language, tr
 from ui.train.job import active_trainings, stop_trainings
 from ui.lessons.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class,
                                   wrong_guess)
+from ui.display import presenting
 from ui.errors import page_guard
 from ui.lessons.bar import CLASS_CODE, PENDING, question_id
 from ui.lessons.catalogue import known_pages, lessons
@@ -88,10 +89,12 @@ def teacher_page() -> None:
                             if e.file == f"{lesson.id}.toml")
         st.warning(tr("class_teacher.lesson_copy", lesson=escape_markdown(f"{lesson.id}.toml"),
                       reason=escape_markdown(reasons or "?")))
-    private = private_switch()  # her phone or a second window: the answers before Reveal (ui/lessons/private_view)
     # Results first (what the teacher projects), the code and QR code beside them.
     results, joining = st.columns([3, 1])
     with joining:
+        # her phone or a second window: the answers before Reveal (ui/lessons/private_view); beside the results, so
+        # that projected at 1280×720 the answers' chart starts on the first screen
+        private = private_switch()
         _header(teacher["code"])
         if not private:
             private_link()
@@ -266,18 +269,20 @@ def _panel(code: str, token: str, lesson: Lesson, waiting: int = 0) -> None:
     phase = None if qid is None else session.phase_of(qid, "peer" if stop.question.peer else "one")
     # Three containers: the live fragment keeps one place on the page whatever the controls above it are (a
     # fragment whose place moved between full runs, the mode picker gone after Reveal, was seen drawn twice).
+    # The question's mode and Reveal under the answers: projected at 1280×720, the answers' chart starts on the first
+    # screen (issue 38, item 4), and her controls sit where she looks before revealing.
     with st.container():
         _stop_controls(store, code, token, lesson, number)
         if qid is None:
             st.info(tr("class_teacher.no_question"))
         else:
             st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-            if not revealed:
-                mode_picker(store, code, token, qid, phase)
     _live(code, token, lesson, _drawn_state(session, lesson), waiting)
     if qid is None:
         return
     with st.container():
+        if not revealed:
+            mode_picker(store, code, token, qid, phase)
         if phase.mode == "peer":
             peer_controls(store, code, token, qid, phase, revealed)
         elif revealed:
@@ -300,7 +305,8 @@ def _stop_controls(store, code: str, token: str, lesson: Lesson, number: int) ->
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
         st.session_state[PENDING] = ("open", lesson.id, number)
         st.rerun()
-    st.caption(tr("class_teacher.move_help"))
+    if not presenting():  # projected, the room needs no help text; the chart gets its lines
+        st.caption(tr("class_teacher.move_help"))
 
 
 def _drawn_state(session, lesson: Lesson) -> tuple:
