@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui.errors import GUARD_MESSAGE
 from ui.page_list import PAGE_NAMES
+from ui.session import SESSION_KEY, LabSession
 from viz.export import trace_values
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,12 +33,15 @@ def assert_healthy(at: AppTest) -> None:
 
 
 def open_page(page: str | None = None, query: dict[str, str] | None = None, *, healthy: bool = True,
-              **state) -> AppTest:
-    """The app run once on `page` ('home' or None: the entry page) with `query` in the address and `state` in the
-    session; healthy=False skips the traceback/guard check (for a test that expects the guard's message)."""
+              lab: LabSession | None = None, **state) -> AppTest:
+    """The app run once on `page` ('home' or None: the entry page) with `query` in the address, `lab` as the session
+    object (ui/session.py: a trained model, a lesson's answers...) and `state` as widget values (by key);
+    healthy=False skips the traceback/guard check (for a test that expects the guard's message)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for name, value in (query or {}).items():
         at.query_params[name] = value
+    if lab is not None:
+        at.session_state[SESSION_KEY] = lab
     for key, value in state.items():
         at.session_state[key] = value
     if page and page != "home":
@@ -57,6 +61,11 @@ def open_from_link(page: str | None, query: dict[str, str] | None = None, **stat
     """-> (the app opened as `open_page` does, the text of the link notices shown on that run)."""
     at = open_page(page, query, **state)
     return at, link_notices(at)
+
+
+def lab_session_of(at: AppTest) -> LabSession:
+    """The session object of an AppTest's session (after its first run)."""
+    return at.session_state[SESSION_KEY]
 
 
 def go_to(at: AppTest, page: str) -> AppTest:

@@ -8,7 +8,8 @@ import torch
 import i18n
 from i18n import translate
 from model.train import TrainConfig
-from tests.app_links import chart_titles, csv_chart_keys, open_page, shipped_checkpoint_upload
+from tests.app_links import chart_titles, csv_chart_keys, lab_session_of, open_page, shipped_checkpoint_upload
+from ui.session import LabSession, TrainingState
 from ui.train.job import start_job, wait
 from viz.presentation import BASE_FONT
 
@@ -87,7 +88,7 @@ def test_compare_presenter_mode_hides_captions_and_downloads_and_enlarges_charts
 
 def test_train_page_in_korean_translates_the_job_messages_when_drawing(finished_job):
     assert finished_job.message.startswith("Finished after 50 steps")  # the thread wrote English (no session)
-    at = open_page("train", lang="ko", training_job=finished_job)
+    at = open_page("train", lang="ko", lab=LabSession(training=TrainingState(job=finished_job)))
     assert at.title[0].value == translate("ko", "train.title")
     assert any(m.value == translate("ko", "train.intro") for m in at.markdown)
     assert at.button[0].label == translate("ko", "train.start")
@@ -102,7 +103,7 @@ def test_train_page_in_korean_translates_the_job_messages_when_drawing(finished_
 
 
 def test_train_page_offers_curves_snapshot_and_checkpoint_downloads(finished_job):
-    at = open_page("train", training_job=finished_job)
+    at = open_page("train", lab=LabSession(training=TrainingState(job=finished_job)))
     assert {"train_curves", "snapshot_heatmap", "dl_weights", "dl_json"} <= set(csv_chart_keys(at))
     assert "curves" not in csv_chart_keys(at)  # the old separate curves button is now the chart's own CSV
 
@@ -112,7 +113,7 @@ def test_train_failure_message_is_translated():
                     "1 2 3")
     wait(job)
     assert job.state == "failed" and job.message_key == "job_nonfinite_loss"
-    at = open_page("train", lang="ko", training_job=job)
+    at = open_page("train", lang="ko", lab=LabSession(training=TrainingState(job=job)))
     error = " ".join(e.value for e in at.error)
     assert "유한하지 않은 값" in error and "마지막으로 정상이던 스텝의 가중치" in error and "finite" not in error
 
@@ -128,7 +129,8 @@ def test_train_presenter_mode_hides_advanced_settings_downloads_and_upload(finis
     normal = open_page("train")
     assert {"train_seed"} == {w.key for w in normal.number_input}
     assert "train_schedule" in {w.key for w in normal.selectbox} and normal.get("file_uploader")
-    at = open_page("train", {"presenter": "true"}, training_job=finished_job, train_lr=3e-4, train_schedule="noam")
+    at = open_page("train", {"presenter": "true"}, lab=LabSession(training=TrainingState(job=finished_job)),
+                   train_lr=3e-4, train_schedule="noam")
     assert not at.number_input and "train_schedule" not in {w.key for w in at.selectbox}
     assert "train_lr" not in {w.key for w in at.select_slider}
     assert not at.get("file_uploader") and not csv_chart_keys(at)  # no upload, no checkpoint or chart downloads
@@ -136,12 +138,12 @@ def test_train_presenter_mode_hides_advanced_settings_downloads_and_upload(finis
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert charts and all(c["layout"]["font"]["size"] == BASE_FONT for c in charts)
     # Start trains with the default schedule, whatever was set before presenter mode.
-    at.session_state["training_job"] = None
+    lab_session_of(at).training.job = None
     at.selectbox(key="train_task").set_value("reverse")
     at.slider(key="train_steps").set_value(50)
     at.select_slider(key="train_width").set_value(32)
     at.button[0].click().run()
-    job = at.session_state["training_job"]
+    job = lab_session_of(at).training.job
     job.stop_requested.set()
     wait(job)
     assert (job.config.schedule, job.config.lr, job.config.warmup, job.config.seed) == ("warmup-decay", 3e-3, 50, 0)

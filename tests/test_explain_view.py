@@ -4,6 +4,7 @@ import pytest
 
 import ui.display  # noqa: F401  (installs the session language provider)
 from tests.app_links import chart_figures, chart_titles, open_from_link, trace_array
+from ui.session import LabSession, TrainingState
 from viz.analysis import pattern_grid, pruning_curve_chart
 
 SENTENCE = "i am not a student because my cat is big"
@@ -128,7 +129,8 @@ def test_importance_of_a_users_own_model_waits_for_a_click():
 
     mine = load_checkpoint(Path(__file__).resolve().parents[1] / "assets" / "checkpoints" / "transformer_en-fr")
     at, _ = open_from_link("attention", {"view": "Explain", "explain": "importance"}, sentence=SENTENCE,
-                           user_models={"my_transformer": mine}, model_id="my_transformer")
+                           lab=LabSession(training=TrainingState(user_models={"my_transformer": mine})),
+                           model_id="my_transformer")
     assert at.button(key="explain_importance_run")
     assert any("300 held-out sentences" in i.value for i in at.info)
     assert not chart_figures(at) and not at.dataframe

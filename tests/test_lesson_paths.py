@@ -7,7 +7,7 @@ import pytest
 from classroom.lessons import load_lessons
 from classroom.store import ClassStore
 from i18n import tr, using_language
-from tests.app_links import BrowserPickers, assert_healthy, chart_titles, open_from_link
+from tests.app_links import BrowserPickers, assert_healthy, chart_titles, lab_session_of, open_from_link
 from tests.test_lessons import _answer
 from ui.attention.ids import attention_kind_label
 from ui.lessons.catalogue import known_pages
@@ -36,7 +36,7 @@ def _expected_title(stop, language: str) -> str | None:
 
 def _open_page(at, stop, lesson_id: str) -> None:
     """Answer the stop's question (the first option: any answer shows the page)."""
-    answers = at.session_state["lesson_answers"] if "lesson_answers" in at.session_state else {}
+    answers = lab_session_of(at).lesson.answers
     if stop.question and f"{lesson_id}:{stop.number}" not in answers:
         _answer(at, f"q_{lesson_id}_{stop.number}", stop.question.kind, None)
         assert_healthy(at)

@@ -6,7 +6,7 @@ from classroom.lessons import LessonFileError, load_lessons, parse_lesson
 from i18n import using_language
 from model.metrics import head_entropy, sharpest_head
 from model.questions import softmax_weight, strongest_head_for
-from tests.app_links import assert_healthy, open_from_link
+from tests.app_links import assert_healthy, lab_session_of, open_from_link
 from ui.lessons.catalogue import known_pages
 
 PAGES = known_pages()
@@ -211,7 +211,7 @@ def test_a_stop_hidden_behind_its_question_keeps_its_state_over_several_runs():
         _answer(at, "q_intro_5", "number", None)
         at.button(key="lesson_next").click().run()
         at.button(key="lesson_next").click().run()
-        assert at.session_state["lesson_stop"] == 7 and at.session_state["steps_tokens"] == 5
+        assert lab_session_of(at).lesson.stop == 7 and at.session_state["steps_tokens"] == 5
         at.run()  # the page still waits for the answer
         assert_healthy(at)
         assert at.session_state["steps_tokens"] == 5

@@ -59,7 +59,7 @@ def test_every_view_of_the_llm_draws_and_its_grid_is_paged_by_layer():
     at.session_state["attn_view"] = "All heads"
     at.run()
     page = at.get("segmented_control")
-    pages = next(control for control in page if control.key == GRID_PAGE)
+    pages = next(control for control in page if control.key == GRID_PAGE.key)
     assert pages.options == [f"{first}–{first + GRID_PAGE_LAYERS - 1}" for first in (1, 7, 13, 19, 25)]
     grid = next(spec for spec in chart_specs(at) if spec["data"][0]["type"] == "heatmap")
     assert grid["data"][0]["meta"][GRID]["layers"] == GRID_PAGE_LAYERS and grid["data"][0]["meta"][GRID]["first_layer"] == 0

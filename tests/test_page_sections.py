@@ -6,6 +6,7 @@ from classroom.lessons import load_lessons, parse_lesson
 from i18n import translate
 from tests.app_links import assert_healthy, chart_titles, open_page
 from ui.lessons.catalogue import known_pages
+from ui.session import LabSession, LessonState
 from ui.specs import SECTIONS
 
 PAGES = known_pages()
@@ -56,7 +57,7 @@ def test_a_stop_opens_on_its_section_and_previous_next_and_leave_move_it(languag
     dot, saturation, row = title("dot"), title("saturation"), title("row")
     # stop 5 asks a question first: answered here, so its page is shown
     at = open_page(None, {"lesson": "intro", "stop": "6", "presenter": "true", "lang": language},
-                   lesson_answers={"intro:5": "0.73"})
+                   lab=LabSession(lesson=LessonState(answers={"intro:5": "0.73"})))
     assert _subheaders(at) == [row, dot, saturation]  # the stop's section first, the rest of the page below it
     assert chart_titles(at)[0] == translate(language, "softmax_scaling.row_chart", scale="1")
     at.button(key="lesson_previous").click().run()
@@ -72,7 +73,8 @@ def test_a_stop_opens_on_its_section_and_previous_next_and_leave_move_it(languag
 
 def test_a_stop_on_a_folded_section_opens_it_first():
     """Stop 13 is about the dials, which the positional page folds: the stop unfolds them and shows them first."""
-    at = open_page(None, {"lesson": "intro", "stop": "13"}, lesson_answers={"intro:13": "1"})
+    at = open_page(None, {"lesson": "intro", "stop": "13"},
+                   lab=LabSession(lesson=LessonState(answers={"intro:13": "1"})))
     assert at.session_state["pe_open_dials"] is True
     assert chart_titles(at)[:2] == [translate("en", "positional.chart.dials_title", position=5),
                                     translate("en", "positional.matrix_chart", length=64, d_model=128)]
@@ -81,7 +83,7 @@ def test_a_stop_on_a_folded_section_opens_it_first():
 def test_a_compare_stop_opens_on_accuracy_by_length_projected_or_not():
     """Not projected either, the bar names the view and the page's introduction folds: the chart the stop is about
     starts on a 1280×720 screen under the bar (tests/test_browser_page_sections.py measures it projected)."""
-    at = open_page(None, {"lesson": "intro", "stop": "1"}, lesson_answers={"intro:1": "3"})
+    at = open_page(None, {"lesson": "intro", "stop": "1"}, lab=LabSession(lesson=LessonState(answers={"intro:1": "3"})))
     assert not at.title and [e.label for e in at.expander][:1] == ["How to read these maps"]
     assert _subheaders(at)[0] == "Accuracy against sentence length"
     assert chart_titles(at)[0] == translate("en", "compare.length_chart_title", metric="exact match")

@@ -1,7 +1,7 @@
 """A training's place in the URL: a session that opens with it but has no such job says the training is lost
 (what a student sees after serve.py's replica that ran it died and HAProxy moved them to another one)."""
 from i18n import translate
-from tests.app_links import open_from_link
+from tests.app_links import lab_session_of, open_from_link
 from ui.text import escape_markdown
 from ui.train.job import wait
 
@@ -10,7 +10,7 @@ def test_running_training_is_in_the_url_and_a_new_session_reports_it_lost():
     at, _ = open_from_link("train")
     at.slider(key="train_steps").set_value(2000)
     at.button[0].click().run()  # Start training
-    job = at.session_state["training_job"]
+    job = lab_session_of(at).training.job
     try:
         assert at.query_params["training"] == job.model_id
         assert not at.warning  # the session that runs it has nothing to report

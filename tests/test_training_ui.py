@@ -7,7 +7,7 @@ import torch
 
 from model.checkpoint import CheckpointError
 from model.train import TrainConfig
-from tests.app_links import go_to, open_page, shipped_checkpoint_upload
+from tests.app_links import go_to, lab_session_of, open_page, shipped_checkpoint_upload
 from ui.train.job import start_job, wait
 
 
@@ -18,11 +18,11 @@ def test_train_page_trains_a_tiny_model_that_appears_in_the_model_choice():
     at.select_slider(key="train_width").set_value(32)
     at.button[0].click().run()  # Start training
     assert not at.exception
-    job = at.session_state["training_job"]
+    job = lab_session_of(at).training.job
     wait(job, timeout=120)
     assert job.state == "finished" and job.steps_done == 50 and job.snapshots
     at.run()
-    assert job.model_id in at.session_state["user_models"]
+    assert job.model_id in lab_session_of(at).training.user_models
     assert any(job.model_id in option for option in at.sidebar.selectbox[0].options)
     assert any("now in the sidebar" in s.value for s in at.success)
     at.selectbox(key="model_id").set_value(job.model_id).run()
@@ -42,6 +42,7 @@ def test_stop_keeps_what_was_learned():
 
 def test_bad_uploads_give_clear_messages(monkeypatch):
     import streamlit as st
+    from ui.session import lab_session
     from ui.train import view as train_view
 
     monkeypatch.setattr(st, "session_state", {})
@@ -57,7 +58,7 @@ def test_bad_uploads_give_clear_messages(monkeypatch):
         with pytest.raises(CheckpointError, match=expected):
             train_view.load_upload(files)
     model_id = train_view.load_upload([("m.safetensors", weights), ("m.json", sidecar)])
-    assert model_id in st.session_state["user_models"]
+    assert model_id in lab_session().training.user_models
     monkeypatch.setattr(st, "session_state", {})  # another student's session
     other = train_view.load_upload([("m.safetensors", weights), ("m.json", sidecar)])
     assert other != model_id  # cached analyses are keyed by model id: ids never repeat across sessions
@@ -94,10 +95,10 @@ def test_non_finite_loss_stops_with_a_message_and_keeps_the_model():
                     "1 2 3")
     wait(job)
     assert job.state == "failed" and "non-finite" in job.message
-    at.session_state["training_job"] = job
+    lab_session_of(at).training.job = job
     at.run()
     assert any("finite" in e.value and "last good step" in e.value for e in at.error)
-    assert job.model_id in at.session_state["user_models"]
+    assert job.model_id in lab_session_of(at).training.user_models
 
 
 @pytest.mark.parametrize("case", ["truncated", "pickle renamed", "oversized", "valid"])

@@ -58,7 +58,6 @@ def _drawn_view(stop, view: dict) -> dict:
 def _open(lesson, stop, state: dict, link: dict | None = None) -> tuple[dict, list[str]]:
     """One path's arrival: the link's values read first (restore_from_url), then the stop's view."""
     if link is not None:
-        state["_url_link_run"] = link
         assert not _apply({name: text for name, text in link.items() if name not in ("lesson", "stop")},
                           one_based=True, state=state)
     bad = open_stop_view(lesson, stop, link, state)

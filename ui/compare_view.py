@@ -77,7 +77,7 @@ SECTIONS = (PageSection("side_by_side"), PageSection("length"), PageSection("gro
 
 
 def side_by_side() -> None:
-    sentence, notices = check_sentence(st.session_state.get(SENTENCE.key, ""))
+    sentence, notices = check_sentence(SENTENCE.get() or "")
     for notice in notices:
         st.info(notice)
     if sentence is None:

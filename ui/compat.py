@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 def in_script_run() -> bool:
     """True inside a Streamlit script run (a browser session or AppTest), False in a plain thread or process.
 
-    Streamlit has no public "am I in a session" call; st.session_state raises or warns outside one.
+    Streamlit has no public "am I in a session" call; its session state raises or warns outside one.
     """
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 

@@ -1,7 +1,7 @@
 """How things are shown to this user: language, presenter mode, chart export. One chart function for every page.
 
-Per-user choices live in st.session_state (and the URL, see ui/share.py), so one student switching to Korean or
-to presenter mode changes nothing for anyone else.
+Per-user choices live in this user's session (ui/session.py; and the URL, see ui/share.py), so one student switching
+to Korean or to presenter mode changes nothing for anyone else.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import i18n
 from i18n import tr
 from serving.plotly_preload import plotly_chunk
 from ui.compat import figure_from_own_dict, in_script_run
-from ui.lessons.flags import STOP_SECTION, TITLED_BY_LESSON
 from ui.result_cache import memoized
+from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
 from viz.export import figure_csv
@@ -26,7 +26,9 @@ from viz.summary import figure_summary
 from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, fit_title,
                                for_projection)
 
-LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"
+LANGUAGE, PRESENTER, IMAGE_FORMAT = "lang", "presenter", "image_format"  # widget keys (the first two: specs)
+# read here below the specs (ui/specs/common.py's LANGUAGE_SPEC and PRESENTER_SPEC, which import this module)
+_LANGUAGE, _PRESENTER, IMAGE_FORMAT_WIDGET = WidgetKey(LANGUAGE), WidgetKey(PRESENTER), WidgetKey(IMAGE_FORMAT)
 CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (CSS class st-key-chart_words_<key>)
 IMAGE_FORMATS = ("png", "svg")
 PLOTLY_PRELOAD = "plotly_preload"  # key of preload_plotly's hidden container
@@ -41,7 +43,7 @@ def _session_language() -> str:
     """The language of the browser session this thread is drawing for; English outside a session."""
     if not in_script_run():
         return i18n.DEFAULT_LANGUAGE
-    return st.session_state.get(LANGUAGE, i18n.DEFAULT_LANGUAGE)
+    return _LANGUAGE.get(i18n.DEFAULT_LANGUAGE)
 
 
 i18n.set_language_provider(_session_language)
@@ -86,14 +88,14 @@ def preload_plotly(page_draws_plotly: bool) -> None:
 
 def presenting() -> bool:
     """Presenter mode: large text, colour-blind-safe scales, fewer controls (no downloads, fewer knobs)."""
-    return bool(st.session_state.get(PRESENTER, False))
+    return bool(_PRESENTER.get(False))
 
 
 def page_title(title: str) -> None:
     """The page's title, left out under a lesson stop's bar, which names the view (its stop title), in presenter mode
     and wherever the stop shows a section of the page first (ui/lessons/bar decides): at 1280×720 the bar and a
     repeated title pushed the chart the stop is about below the fold."""
-    if not st.session_state.get(TITLED_BY_LESSON):
+    if not lab_session().lesson.titled_by_lesson:
         st.title(title)
 
 
@@ -112,7 +114,7 @@ def explanation(title: str | None = None):
 def projected_stop() -> bool:
     """A lesson stop on its own page, projected: the page puts the chart the stop is about first, its controls and
     asides after it (the stop's bar already says what is shown)."""
-    return presenting() and bool(st.session_state.get(TITLED_BY_LESSON))
+    return presenting() and lab_session().lesson.titled_by_lesson
 
 
 def chart_first():
@@ -129,7 +131,7 @@ def chart_first():
 def explanations_folded() -> bool:
     """Whether explanations give way to the charts (explanation() folds them): projected, or under a lesson stop
     that shows a section of the page first."""
-    return presenting() or bool(st.session_state.get(STOP_SECTION))
+    return presenting() or bool(lab_session().lesson.stop_section)
 
 
 def strongest_shade() -> str:
@@ -197,7 +199,7 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     (viz.export.figure_table) are not the right ones. The camera button saves PNG or SVG (sidebar setting); a CSV
     button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
     scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
-    then in st.session_state[key]). Under the chart, in every mode, the chart in words (viz/summary.py: computed
+    then the value of WidgetKey(key)). Under the chart, in every mode, the chart in words (viz/summary.py: computed
     from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
     replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
     width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column): a long text's token labels are
@@ -215,7 +217,7 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     shown = thin_tick_labels(shown, width or (COLUMN_WIDTH if in_column else PAGE_WIDTH),
                              PROJECTED_LABEL_ROOM if presenter else LABEL_ROOM,
                              copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
-    image_format = st.session_state.get(IMAGE_FORMAT, IMAGE_FORMATS[0])
+    image_format = IMAGE_FORMAT_WIDGET.get(IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}
     if on_select is None:

@@ -141,11 +141,11 @@ def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     if len(ids) <= window + 1:
         where.info(tr("llm_heads.window_too_short", tokens=len(ids), window=window))
         return
-    losses = heavy(("llm_window", ids, window), lambda: window_view(ids, window), where=where,
+    losses = heavy(("window_losses", ids, window), lambda: window_view(ids, window), where=where,
                    work=size(len(ids), load_smollm2()))
     if losses is None:
         return
-    show_chart(shared_figure(("llm_window", ids, window), lambda: window_loss_bars(
+    show_chart(shared_figure(("window_losses", ids, window), lambda: window_loss_bars(
                    losses.full, losses.window_only, losses.window_with_sink, window,
                    tr("llm_heads.chart.window_title", window=window))),
                f"llm_window_{window}", key="llm_window_losses", where=where)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui.lessons.flags import STOP_SECTION  # the section the open lesson stop is about (set by ui/lessons/bar)
+from ui.session import WidgetKey, lab_session
 from ui.specs import SECTIONS
 
 
@@ -27,7 +27,7 @@ def open_stop_section(page: str, name: str | None) -> None:
     Only then: a student who folds it again keeps it folded."""
     for section in SECTIONS.get(page, ()):
         if section.name == name and section.folded_key:
-            st.session_state[section.folded_key] = True
+            WidgetKey(section.folded_key).set(True)
 
 
 def page_sections(page: str) -> dict[str, DeltaGenerator]:
@@ -36,7 +36,7 @@ def page_sections(page: str) -> dict[str, DeltaGenerator]:
     The containers' keys give each a CSS class (st-key-section_<id>), which the browser tests find it by.
     """
     names = section_names(page)
-    first = st.session_state.get(STOP_SECTION)
+    first = lab_session().lesson.stop_section  # the section the open stop is about (set by ui/lessons/bar)
     shown = sorted(names, key=lambda name: name != first)  # stable: the others keep their page order
     containers = {name: st.container(key=f"section_{name}") for name in shown}
     return {name: containers[name] for name in names}

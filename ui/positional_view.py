@@ -10,7 +10,7 @@ from i18n import tr
 from model.foundations.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
 from model.foundations.rope import SMOLLM2_ROPE_BASE, RopeAnalysis, analyse_rope
 from ui.display import explanations_folded, folded_section, shared_figure, show_chart
-from ui.specs.positional import D_MODEL, LENGTH, OFFSET, POSITION
+from ui.specs.positional import D_MODEL, DIMS, LENGTH, OFFSET, POSITION, folded_key
 from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown
 from ui.widget_spec import prepare, spec_slider
@@ -39,7 +39,7 @@ def positional_controls() -> tuple[int, int, int]:
     length = spec_slider(LENGTH, tr("positional.length"), where=c[1])
     # default lines of four clearly different wavelengths (2π, ~26, ~112 and ~2000 positions at d_model 64), sin
     # and cos
-    st.session_state["pe_dims"] = [d for d in st.session_state.get("pe_dims", DEFAULT_DIMS) if d < d_model]
+    DIMS.set([d for d in DIMS.get(DEFAULT_DIMS) if d < d_model])
     k = spec_slider(OFFSET, tr("positional.offset"), where=c[2], help=tr("positional.offset_help"))
     return length, d_model, k
 
@@ -62,9 +62,9 @@ def show_matrix(pe: SinusoidalAnalysis, length: int, d_model: int) -> None:
 def show_curves(pe: SinusoidalAnalysis, length: int, d_model: int, presenter: bool) -> None:
     st.subheader(tr("positional.curves_title"))
     if presenter:  # a secondary knob: the curves keep the dimensions chosen before
-        dims = st.session_state["pe_dims"]
+        dims = DIMS.get()
     else:
-        dims = st.multiselect(tr("positional.dims"), range(d_model), key="pe_dims", format_func=dimension_name)
+        dims = st.multiselect(tr("positional.dims"), range(d_model), key=DIMS.key, format_func=dimension_name)
     show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(
                    pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions)),
                f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims))
@@ -84,7 +84,7 @@ def _opened(section: DeltaGenerator, title_key: str, state_key: str, icon: str) 
 
 def show_dials(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_model: int) -> int:
     """The dials section (folded); returns the example position, which the rotation check shows too."""
-    dials_section = _opened(section, "positional.dials_title", "pe_open_dials", ":material/speed:")
+    dials_section = _opened(section, "positional.dials_title", folded_key("dials"), ":material/speed:")
     if dials_section is None:
         return prepare(POSITION)  # the rotation check's example position, kept while the dials are folded
     dials_first = explanations_folded()  # projected or a lesson stop's: the dials, then their explanation
@@ -103,7 +103,7 @@ def show_dials(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_m
 
 def show_similarity(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_model: int,
                     presenter: bool) -> None:
-    similarity_section = _opened(section, "positional.similarity_title", "pe_open_similarity", ":material/grid_on:")
+    similarity_section = _opened(section, "positional.similarity_title", folded_key("similarity"), ":material/grid_on:")
     if similarity_section is None:
         return
     similarity_section.write(tr("positional.similarity_text"))
@@ -122,7 +122,7 @@ def show_similarity(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int
 
 def show_rotation(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_model: int, k: int,
                   position: int) -> None:
-    rotation_section = _opened(section, "positional.rotation_title", "pe_open_rotation", ":material/rotate_right:")
+    rotation_section = _opened(section, "positional.rotation_title", folded_key("rotation"), ":material/rotate_right:")
     if rotation_section is None:
         return
     rotation_section.write(tr("positional.rotation_text", k=k))
@@ -141,7 +141,7 @@ def show_rotation(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, 
 def show_rope(section: DeltaGenerator, length: int, d_model: int, k: int) -> None:
     """RoPE (folded): a query's 2-D pairs turned by position, and q·k depending on the distance only; d_model is
     read as the head width d_k, the page's length and offset k as the positions and the distance."""
-    rope_section = _opened(section, "rope.title", "pe_open_rope", ":material/autorenew:")
+    rope_section = _opened(section, "rope.title", folded_key("rope"), ":material/autorenew:")
     if rope_section is None:
         return
     analysis = rope(length, d_model, k)
@@ -168,7 +168,7 @@ def show_rope(section: DeltaGenerator, length: int, d_model: int, k: int) -> Non
 
 def show_trained_table(section: DeltaGenerator) -> None:
     """The selected model's own position table, against the sinusoidal formula (folded)."""
-    trained_section = _opened(section, "positional.trained_title", "pe_open_trained", ":material/model_training:")
+    trained_section = _opened(section, "positional.trained_title", folded_key("trained"), ":material/model_training:")
     if trained_section is None:
         return
     model_id = selected_model_id()

@@ -1,17 +1,17 @@
 """Shareable views: the state a person would share lives in the URL's query string (st.query_params).
 
-On a session's first run, values from the link are validated and copied into session_state (a bad or stale
+On a session's first run, values from the link are validated and copied into the widgets' values (a bad or stale
 value is dropped with a notice, never an error); after every run, the current page's values are written back so
 the address bar always reproduces the view. The page itself is the URL's path (st.navigation). Each parameter
 names the pages it belongs to, so the address of one page does not carry another page's sliders.
 
 Layer and head numbers count from 1 in links, as on screen (`layer=2` is the second layer). Links made before
 that counted from 0; a link says which it is by its version: new links carry `v=2`, and a link without `v`
-is read as an old 0-based one, so every link ever shared opens the same view. session_state counts from 0.
+is read as an old 0-based one, so every link ever shared opens the same view. The session counts from 0.
 
 The same specs keep each page's view while the page is not shown: Streamlit forgets a widget's value at the
 end of a run that does not draw it (another page, another view of the attention page, a control hidden in
-presenter mode). keep_view_state() copies every spec's value into a non-widget key and puts it back,
+presenter mode). keep_view_state() copies every spec's value into the session object and puts it back,
 checked against the current model, before the widgets are drawn again.
 
 What is shared is declared once per widget, in ui/specs/ (one module per page): its key, its name in links, its
@@ -30,36 +30,30 @@ import streamlit as st
 from i18n import tr
 from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
 from ui.errors import page_guard
+from ui.session import lab_session, widget_values
 from ui.specs import KEPT_ONLY, SPECS
-from ui.specs.common import MODEL, TRAINING_IN_URL  # noqa: F401 (ui.train.view reads it here, with the other URL names)
+from ui.specs.common import MODEL
 from ui.state import get_model
 from ui.widget_spec import WidgetSpec
 
-RESTORED = "_url_restored"
-KEPT = "_kept_view_state"  # {session_state key: value}: the specs' values, kept while their widgets are not drawn
-WRITTEN = "_url_written"  # the query string write_to_url left in the address bar at the end of the last run
+# What this module keeps between runs is the session object's `address` (ui.session.AddressState).
 LINK_VERSION = "2"  # the `v` of links whose layer/head numbers count from 1 (no `v`: an old, 0-based link)
-LINK_DRAWN_BY = "_share_link_drawn_by"  # the page whose fragment drew the sidebar's link in this full run
-URL_EXTRA = "_url_extra"  # {name: text} other parts keep in the address (the open lesson and stop)
-URL_NOTICE = "_url_notice"  # the link's names whose values did not fit, said once by show_url_notice
-LINK_RUN = "_url_link_run"  # the query string this full run opened as a link (first run, Back, Forward), else None
-WRITTEN_PAGE = "_url_written_page"  # the page whose address write_to_url wrote last
-TRANSITS = "_url_transits"  # [(page, query)]: the history entries switch_page left, the page left under a new address
-TRANSITS_KEPT = 200
+TRANSITS_KEPT = 200  # the history entries switch_page left (the page left under a new address) remembered
 
 
 def restore_from_url() -> None:
-    """On the first run of a session, copy valid link values into session_state; report the bad ones.
+    """On the first run of a session, copy valid link values into the widgets' values; report the bad ones.
 
     app.py calls it first in every full run, so it also forgets which fragment drew the link in the last run,
     and puts back the view of the page being opened (keep_view_state).
     """
-    st.session_state.pop(LINK_DRAWN_BY, None)
-    st.session_state[LINK_RUN] = None
-    if not st.session_state.get(RESTORED):
-        st.session_state[RESTORED] = True
+    address = lab_session().address
+    address.link_drawn_by = None
+    address.link_run = None
+    if not address.restored:
+        address.restored = True
         _read_link(st.query_params.to_dict())
-    elif WRITTEN in st.session_state and st.query_params.to_dict() not in (st.session_state[WRITTEN], {}):
+    elif address.written is not None and st.query_params.to_dict() not in (address.written, {}):
         # The address is not the one this app wrote: the browser's Back or Forward button (each view the app
         # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view
         # (and ui/lessons/bar its lesson stop, reading opened_link()).
@@ -78,7 +72,7 @@ def switch_page(page_left: str, target: str) -> NoReturn:
     (follow_page_change) and one press returns to the stop before."""
     carry_view_state()  # st.switch_page forgets widget values (the language...) unless set in this run
     query = view_query(target, link=True)
-    transits = st.session_state.setdefault(TRANSITS, [])
+    transits = lab_session().address.transits
     if (page_left, query) not in transits:
         transits.append((page_left, query))
         del transits[:-TRANSITS_KEPT]
@@ -90,19 +84,20 @@ def follow_page_change(page: str) -> None:
     left behind (the page left under the new address). That entry is no view of its own: step over it to the entry
     before it, the page left under its own address, as the browser's history would read without it. Forward onto
     it (from the page left, whose address it is not) opens it as the link it is: the next stop again."""
-    arrived_from_another_page = st.session_state.get(WRITTEN_PAGE) not in (None, page)
-    if arrived_from_another_page and (page, st.query_params.to_dict()) in st.session_state.get(TRANSITS, []):
+    address = lab_session().address
+    arrived_from_another_page = address.written_page not in (None, page)
+    if arrived_from_another_page and (page, st.query_params.to_dict()) in address.transits:
         st.html("<script>history.back()</script>", width="content", unsafe_allow_javascript=True)
         st.stop()
 
 
 def opened_link() -> dict[str, str] | None:
     """The query string a full run opened as a link (the session's first run, Back, Forward), else None."""
-    return st.session_state.get(LINK_RUN)
+    return lab_session().address.link_run
 
 
 def _from_link(spec: WidgetSpec, text: str, one_based: bool) -> str:
-    """A link's text in session_state's counting: a 1-based layer/head number becomes 0-based."""
+    """A link's text in the session's counting: a 1-based layer/head number becomes 0-based."""
     if spec.counted and one_based and text.lstrip("-").isdigit():
         return str(int(text) - 1)
     return text
@@ -123,16 +118,16 @@ def _as_text(value: object) -> str:
 
 
 def _read_link(query: dict[str, str]) -> None:
-    st.session_state[LINK_RUN] = query
+    lab_session().address.link_run = query
     one_based = "v" in query  # LINK_VERSION or later; an old link has no version
     ignored = _apply({name: query[name] for name in SPECS if name in query}, one_based)
     if ignored:
-        st.session_state[URL_NOTICE] = ignored
+        lab_session().address.notice = ignored
 
 
 def report_unfit_link_value(name: str) -> None:
     """A link value read outside the specs (the lesson's stop) that does not fit: named in the link's notice."""
-    st.session_state.setdefault(URL_NOTICE, []).append(name)
+    lab_session().address.notice.append(name)
 
 
 def _apply(params: dict[str, str], one_based: bool, state: MutableMapping | None = None) -> list[str]:
@@ -141,15 +136,15 @@ def _apply(params: dict[str, str], one_based: bool, state: MutableMapping | None
 
     one_based: layer/head numbers count from 1 (links with `v`, lesson files), else from 0 (old links).
     """
-    state = st.session_state if state is None else state
+    state = widget_values() if state is None else state
     ignored = []
     for name, spec in SPECS.items():
         if name not in params:
             continue
         try:
-            state[spec.key] = spec.parse(_from_link(spec, params[name], one_based), state)
-            if spec is MODEL:
-                state["sentence_task"] = get_model(state[spec.key]).task
+            spec.set(spec.parse(_from_link(spec, params[name], one_based), state), state)
+            if spec is MODEL and state is widget_values():  # the sidebar keeps a linked sentence of its model's task
+                lab_session().input.sentence_task = get_model(spec.get(state)).task
         except (ValueError, KeyError, TypeError):
             ignored.append(name)
     return ignored
@@ -171,11 +166,11 @@ def open_view(page: str, named: dict[str, str], keep: Collection[str] = (),
     names a head). Lesson files count layers and heads from 1, as on screen and in links with `v`. -> the names
     that do not fit (unknown, of another page, or not offered by the model), which the page then opens on its own.
     """
-    state = st.session_state if state is None else state
-    kept = state.get(KEPT, {})
+    state = widget_values() if state is None else state
+    kept = lab_session().address.kept if state is widget_values() else {}  # a mapping of its own has no kept copies
     for spec in page_specs(page):
         if spec.url not in named and spec.url not in keep:
-            state.pop(spec.key, None)
+            spec.forget(state)
             kept.pop(spec.key, None)
     foreign = [name for name in named
                if name not in SPECS or (SPECS[name].pages and page not in SPECS[name].pages)]
@@ -189,14 +184,15 @@ def carry_view_state() -> None:
 
     Called at the start of every full run (restore_from_url) and again before st.switch_page. A server-side page
     switch sends no widget states, and Streamlit then drops the values of widgets not on the new page's first run
-    (the sidebar's language, presenter mode, model...). And Streamlit 1.67 keeps a value set through session_state
+    (the sidebar's language, presenter mode, model...). And Streamlit 1.67 keeps a value set through the session state
     twice, under the key and, once the widget has been drawn, under the widget's id; a run that does not draw the
     widget forgets the second copy and the first, older one comes back. A lesson stop hidden behind its question
     for two runs (the class's move, then the student's answer) showed the previous visit's tokens (4, from stop 4)
     at stop 7 instead of the stop's 5 (tests/test_lesson_paths.py, the teacher's path)."""
+    values = widget_values()
     for key in [spec.key for spec in SPECS.values()] + [IMAGE_FORMAT]:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+        if key in values:
+            values[key] = values[key]
 
 
 def keep_view_state() -> None:
@@ -205,21 +201,23 @@ def keep_view_state() -> None:
     A value present now is remembered (a non-widget key survives every run); a value Streamlit has dropped is
     put back, if it still fits the current model (the same check as a link's), else forgotten.
     """
-    kept = st.session_state.setdefault(KEPT, {})
+    kept = lab_session().address.kept
+    values = widget_values()
     checks = {spec.key: (lambda value, state, spec=spec: spec.parse(_spec_text(spec, value), state))
               for spec in SPECS.values()}
     for key, check in {**checks, **KEPT_ONLY}.items():
-        if key in st.session_state:
-            kept[key] = st.session_state[key]
+        if key in values:
+            kept[key] = values[key]
         elif key in kept:
             try:
-                st.session_state[key] = check(kept[key], st.session_state)
+                values[key] = check(kept[key], values)
             except (ValueError, KeyError, TypeError):
                 del kept[key]
 
 
 def show_url_notice() -> None:
-    ignored = st.session_state.pop(URL_NOTICE, None)
+    address = lab_session().address
+    ignored, address.notice = address.notice, []
     if ignored:
         st.info(tr("share.bad_link", names=", ".join(ignored)))  # our own parameter names, never the link's text
 
@@ -230,13 +228,13 @@ def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:
     first_visit_defaults: a value the page has not set yet (never visited) is its spec's default, as the page will
     set it when it opens.
     """
-    values = {}
+    values, state = {}, widget_values()
     for name, spec in SPECS.items():
         if spec.pages and page not in spec.pages:
             continue
-        value = st.session_state.get(spec.key)
+        value = spec.get(state)
         if value is None and first_visit_defaults and spec.pages:
-            value = spec.fitted(spec.current(st.session_state), st.session_state)
+            value = spec.fitted(spec.current(state), state)
         if value is None or value == "" or value == [] or (spec.key == PRESENTER and not value) or (
                 spec.key == LANGUAGE and value == "en"):
             continue
@@ -258,7 +256,7 @@ def view_query(page: str, link: bool = False) -> dict[str, str]:
     link opens is the one the page writes (one history entry per page change).
     """
     defaults = link and page not in FIRST_VIEW_FROM_DATA
-    return {**_current(page, first_visit_defaults=defaults), **st.session_state.get(URL_EXTRA, {})}
+    return {**_current(page, first_visit_defaults=defaults), **lab_session().address.extra}
 
 
 def write_to_url(page: str) -> None:
@@ -268,8 +266,8 @@ def write_to_url(page: str) -> None:
         # One update, so one entry in the browser's history per view (a value set at a time made one per value,
         # and Back stepped through half-written addresses).
         st.query_params.from_dict(values)
-    st.session_state[WRITTEN] = values
-    st.session_state[WRITTEN_PAGE] = page
+    address = lab_session().address
+    address.written, address.written_page = values, page
 
 
 def share_link(page: str) -> None:
@@ -277,7 +275,7 @@ def share_link(page: str) -> None:
 
     Not drawn again when a fragment of this page has drawn it in this run (follow_fragment).
     """
-    if st.session_state.get(LINK_DRAWN_BY) == page:
+    if lab_session().address.link_drawn_by == page:
         return
     _draw_link(page)
 
@@ -305,7 +303,7 @@ def follow_fragment(page: str) -> None:
     write_to_url(page)
     with st.sidebar:
         _draw_link(page)
-    st.session_state[LINK_DRAWN_BY] = page
+    lab_session().address.link_drawn_by = page
 
 
 def _draw_link(page: str) -> None:

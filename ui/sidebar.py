@@ -7,14 +7,15 @@ from i18n import LANGUAGES, tr
 from model.checkpoint import CheckpointError
 from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, PLOTLY_PRELOAD, presenting
 from ui.models import device_label, local_model_entries
-from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC
+from ui.session import WidgetKey, lab_session, widget_values
+from ui.specs.common import LANGUAGE_SPEC, PRESENTER_SPEC
 from model.families import VOCABULARY
-from ui.state import DEFAULT_MODEL, example_sentences, get_model, model_label, selected_model_id
+from ui.state import DEFAULT_MODEL, MODEL, example_sentences, get_model, model_label, selected_model_id
 from ui.text import MAX_INPUT_CHARS, escape_markdown
-from ui.vocabulary import vocabulary_help
+from ui.vocabulary import SEARCH, vocabulary_help
 from ui.widget_spec import SENTENCE, spec_segmented, spec_select, spec_toggle
 
-MODEL_ERROR = "_model_error"  # session_state: why the model chosen last could not be opened
+EXAMPLE = WidgetKey("example")  # the example sentences' picker: a pick becomes the sentence
 
 # Presenter mode's text colours, each at 7:1 (WCAG AAA) or more on the backgrounds it is drawn on (white, the
 # sidebar's grey, a selected segment's and an alert's tint; tests/test_accessibility.py, and axe's
@@ -62,29 +63,30 @@ _PRESENTER_CSS = """<style>
 [class*="st-key-{CHART_WORDS}"] {{ position: absolute !important; width: 1px !important; height: 1px !important;
   overflow: hidden !important; clip-path: inset(50%) !important; white-space: nowrap !important; }}
 </style>"""
-FREE_TEXT_KEYS = {SENTENCE.key, "vocab_search"}  # text inputs: their value is what the user typed, not an option label
+FREE_TEXT_KEYS = {SENTENCE.key, SEARCH.key}  # text inputs: their value is what the user typed, not an option label
 
 
 def _redraw_option_labels() -> None:
     """After a language switch, set every option widget's value again (to the same value).
 
     A selectbox or multiselect keeps, in the browser, the label it showed for its value; Streamlit sends a new
-    label only when the value is set through session_state. Option values here are strings or lists (ids such as
+    label only when the value is set through the session state. Option values here are strings or lists (ids such as
     'cross' or 'Head'); numeric widgets have no translated labels, and free text is no label at all.
     """
-    for key, value in list(st.session_state.items()):
+    values = widget_values()  # every widget of the session, whichever page drew it
+    for key, value in list(values.items()):
         if key == LANGUAGE or key in FREE_TEXT_KEYS or str(key).startswith("_"):
             continue
         # Lists of plain values only: an upload's list of files cannot be set (Streamlit refuses when drawing it).
         if isinstance(value, str) or (isinstance(value, list) and value and all(
                 isinstance(item, (str, int, float, tuple)) for item in value)):
-            st.session_state[key] = value
+            values[key] = value
 
 
 def display_settings() -> None:
     """Sidebar controls for language and presenter mode (both in links, drawn from their specs) and the chart image
     format (this user's preference, kept across pages but not in links)."""
-    st.session_state.setdefault(IMAGE_FORMAT, IMAGE_FORMATS[0])
+    WidgetKey(IMAGE_FORMAT).setdefault(IMAGE_FORMATS[0])
     spec_segmented(LANGUAGE_SPEC, tr("display.language"), format_func=LANGUAGES.get, selection_mode="single",
                    on_change=_redraw_option_labels)
     spec_toggle(PRESENTER_SPEC, tr("display.presenter"), help=tr("display.presenter_help"))
@@ -97,19 +99,20 @@ def display_settings() -> None:
 
 
 def _use_example() -> None:
-    if st.session_state.get("example"):
-        st.session_state[SENTENCE.key] = st.session_state["example"]
+    if EXAMPLE.get():
+        SENTENCE.set(EXAMPLE.get())
 
 
 def _model_changed() -> None:
     """A model of another task reads other words: start it on one of its own examples."""
     try:
-        loaded = get_model(st.session_state["model_id"])
+        loaded = get_model(MODEL.get())
     except CheckpointError:
         return  # render_sidebar says why and goes back to the default model
-    if st.session_state.get("sentence_task") != loaded.task:
-        st.session_state[SENTENCE.key] = example_sentences(loaded.task)[0]
-        st.session_state["sentence_task"] = loaded.task
+    chosen = lab_session().input
+    if chosen.sentence_task != loaded.task:
+        SENTENCE.set(example_sentences(loaded.task)[0])
+        chosen.sentence_task = loaded.task
 
 
 def render_sidebar() -> None:
@@ -117,31 +120,33 @@ def render_sidebar() -> None:
     try:
         get_model(chosen)
     except CheckpointError as error:  # a models-folder entry that fails on opening (e.g. its sha256 pin)
-        st.session_state[MODEL_ERROR] = str(error)
+        lab_session().input.model_error = str(error)
         chosen = DEFAULT_MODEL
-    st.session_state["model_id"] = chosen
+    MODEL.set(chosen)
     with st.sidebar:
         display_settings()
         st.divider()
         # No format_func: the id is the label (AppTest and URLs see the same value); the family is captioned below.
         spec_select(MODEL, tr("sidebar.model"), on_change=_model_changed)
-        if MODEL_ERROR in st.session_state:
-            st.error(tr("bert.open_failed", error=escape_markdown(st.session_state.pop(MODEL_ERROR))))
+        error, lab_session().input.model_error = lab_session().input.model_error, None
+        if error is not None:
+            st.error(tr("bert.open_failed", error=escape_markdown(error)))
         unusable = [entry for entry in local_model_entries() if not entry.usable]
         if unusable:
             with st.expander(tr("bert.local_problems", count=len(unusable))):
                 for entry in unusable:
                     st.text(f"{entry.name}: {entry.reason}")  # st.text: folder names are never markdown
-        lab = get_model(st.session_state["model_id"])
+        lab = get_model(MODEL.get())
         examples = example_sentences(lab.task)
-        if SENTENCE.key not in st.session_state:
-            st.session_state[SENTENCE.key], st.session_state["sentence_task"] = examples[0], lab.task
+        if not SENTENCE.is_set():
+            SENTENCE.set(examples[0])
+            lab_session().input.sentence_task = lab.task
         # A placeholder rather than a translated "" option: the options stay the same in every language.
-        st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key="example",
+        st.selectbox(tr("sidebar.example"), examples, index=None, placeholder=tr("sidebar.pick_one"), key=EXAMPLE.key,
                      on_change=_use_example)
         sentence_help = "sidebar.sentence_help" if lab.can(VOCABULARY) else "sidebar.sentence_help_subwords"
         st.text_input(tr("sidebar.sentence"), key=SENTENCE.key, max_chars=MAX_INPUT_CHARS, help=tr(sentence_help))
         if lab.can(VOCABULARY):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
             vocabulary_help(lab.network)
-        st.caption(tr("sidebar.caption", model=model_label(st.session_state["model_id"]), task=lab.task,
+        st.caption(tr("sidebar.caption", model=model_label(MODEL.get()), task=lab.task,
                       device=device_label()))

@@ -16,11 +16,11 @@ from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_
                        shipped_model_names)
 from ui.analysis_queue import heavy, size
 from ui.text import check_sentence, escape_markdown
-from ui.vocabulary import unknown_words_notice
-from ui.widget_spec import SENTENCE
+from ui.session import lab_session
+from ui.vocabulary import REAL_ENCODER, unknown_words_notice
+from ui.widget_spec import SENTENCE, WidgetSpec
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-USER_MODELS = "user_models"  # session_state key: {model id: LoadedModel} trained or uploaded in this session
 
 
 @st.cache_data(show_spinner=False)
@@ -32,7 +32,7 @@ def example_sentences(task: str) -> list[str]:
 
 def model_ids() -> list[str]:
     local = [entry.name for entry in local_model_entries() if entry.usable]
-    return shipped_model_names() + list(PRETRAINED_MODELS) + local + list(st.session_state.get(USER_MODELS, {}))
+    return shipped_model_names() + list(PRETRAINED_MODELS) + local + list(lab_session().training.user_models)
 
 
 def _local_entry(model_id: str):
@@ -41,7 +41,7 @@ def _local_entry(model_id: str):
 
 def model_label(model_id: str) -> str:
     """'name (family)' without loading a shipped or models-folder model's weights."""
-    user_models = st.session_state.get(USER_MODELS, {})
+    user_models = lab_session().training.user_models
     if model_id in user_models:
         family, architecture = adapt(model_id, user_models[model_id]).family, ""
     elif model_id in PRETRAINED_MODELS or (entry := _local_entry(model_id)) is None:
@@ -53,7 +53,7 @@ def model_label(model_id: str) -> str:
 
 def get_model(model_id: str) -> LabModel:
     """The model of that id as its family's adapter (model.families): a user's own, or one shared by the server."""
-    user_models = st.session_state.get(USER_MODELS, {})
+    user_models = lab_session().training.user_models
     if model_id in user_models:
         return adapt(model_id, user_models[model_id])
     folder = str(models_folder()) if _local_entry(model_id) is not None else ""
@@ -61,12 +61,15 @@ def get_model(model_id: str) -> LabModel:
 
 
 DEFAULT_MODEL = "transformer_en-fr"
+# The sidebar's model: declared here, below ui.specs (ui/specs/common.py lists it with the other shared widgets), so
+# that this module, the sidebar and the Train page read its key from the spec.
+MODEL = WidgetSpec("model_id", "model", DEFAULT_MODEL, options=lambda state: model_ids())
 
 
 def selected_model_id(state: Mapping | None = None) -> str:
     """The sidebar's model in `state` (the session's by default), or the default one before the sidebar has run."""
     ids = model_ids()
-    chosen = (st.session_state if state is None else state).get("model_id")
+    chosen = MODEL.get(state)
     if chosen in ids:
         return chosen
     return DEFAULT_MODEL if DEFAULT_MODEL in ids else ids[0]
@@ -103,7 +106,7 @@ def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
 
 def checked_input() -> str | None:
     """The chosen sentence, cleaned, with notices shown; None when there is nothing to analyse."""
-    sentence, notices = check_sentence(st.session_state.get(SENTENCE.key, ""))
+    sentence, notices = check_sentence(SENTENCE.get() or "")
     for notice in notices:
         st.info(notice)
     return sentence
@@ -162,4 +165,10 @@ def show_input_notices(result: DecodeResult, loaded: LoadedModel) -> None:
     source = result.source
     if source.truncated_from:
         st.warning(tr("input.truncated", tokens=source.truncated_from, limit=len(source.tokens) - 1))
-    unknown_words_notice(loaded, result)
+    unknown_words_notice(loaded, result, on_real_encoder=_use_real_encoder)
+
+
+def _use_real_encoder() -> None:
+    """Keep the sentence, read it with the pretrained encoder (the sidebar's model choice)."""
+    MODEL.set(REAL_ENCODER)
+    lab_session().input.sentence_task = "english"  # so the sidebar keeps this sentence instead of an example

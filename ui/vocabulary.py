@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 import numpy as np
 import streamlit as st
@@ -17,9 +18,12 @@ from model.decode import DecodeResult
 from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
 from ui.models import load_model
 from ui.text import escape_markdown
+from ui.session import WidgetKey
 from ui.widget_spec import SENTENCE
 from ui.result_cache import memoized
 
+ADD_WORD = WidgetKey("vocab_add")  # the word list's picker: a word picked is added to the sentence
+SEARCH = WidgetKey("vocab_search")  # the word list's search field
 REAL_ENCODER = MINILM_NAME  # the pretrained encoder for free English (the "real pretrained models" issue)
 
 
@@ -41,10 +45,10 @@ def grouped_words(loaded: LoadedModel) -> dict[str, list[str]]:
 
 
 def _add_word() -> None:
-    word = st.session_state.get("vocab_add")
+    word = ADD_WORD.get()
     if word:
-        st.session_state[SENTENCE.key] = f"{st.session_state.get(SENTENCE.key, '').rstrip()} {word}".strip()
-        st.session_state["vocab_add"] = None
+        SENTENCE.set(f"{(SENTENCE.get() or '').rstrip()} {word}".strip())
+        ADD_WORD.set(None)
 
 
 SUGGESTIONS = 5  # known words offered for an unknown one
@@ -76,14 +80,14 @@ def replace_last(sentence: str, word: str, replacement: str) -> str:
 
 
 def _use_suggestion(word: str, suggestion: str) -> None:
-    st.session_state[SENTENCE.key] = replace_last(st.session_state.get(SENTENCE.key, ""), word, suggestion)
+    SENTENCE.set(replace_last(SENTENCE.get() or "", word, suggestion))
 
 
 def word_suggestions(loaded: LoadedModel) -> None:
     """Under the sentence box: when its last unknown word has known words like it, one button each; a click puts the
     word in the sentence. Updated each time the sentence is submitted (Enter), since Streamlit's text box reports
     whole entries, not key presses."""
-    word = last_unknown_word(st.session_state.get(SENTENCE.key, ""), loaded)
+    word = last_unknown_word(SENTENCE.get() or "", loaded)
     if word is None:
         return
     suggestions = completions(word, known_words(loaded))
@@ -104,10 +108,10 @@ def vocabulary_help(loaded: LoadedModel) -> None:
     the sentence) and the grouped list."""
     word_suggestions(loaded)
     words = known_words(loaded)
-    st.selectbox(tr("lecture.vocab_add"), sorted(words), index=None, key="vocab_add", on_change=_add_word,
+    st.selectbox(tr("lecture.vocab_add"), sorted(words), index=None, key=ADD_WORD.key, on_change=_add_word,
                  placeholder=tr("lecture.vocab_add_placeholder"), help=tr("lecture.vocab_add_help"))
     with st.expander(tr("lecture.vocab_title", count=len(words)), icon=":material/menu_book:"):
-        query = st.text_input(tr("lecture.vocab_search"), key="vocab_search", max_chars=40).strip().lower()
+        query = st.text_input(tr("lecture.vocab_search"), key=SEARCH.key, max_chars=40).strip().lower()
         shown = 0
         for part, members in grouped_words(loaded).items():
             matching = [w for w in members if query in w]
@@ -140,7 +144,7 @@ def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSente
     tokens, ids = result.source.tokens[:-1], result.source.ids[:-1]  # without <eos>
     known = known_words(loaded)
     if loaded.task == "en-fr":
-        typed = st.session_state.get(SENTENCE.key, "")  # as typed: a capital marks a name ("Maria")
+        typed = SENTENCE.get() or ""  # as typed: a capital marks a name ("Maria")
         words = [t for t in tokenize(typed) if not is_punctuation(t)]
         text = typed if words[:len(tokens)] == tokens else " ".join(tokens)
         return readable_sentence(text, set(known), _vectors_by_meaning(), max_words=loaded.config.max_len - 1)
@@ -152,17 +156,13 @@ def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSente
 
 
 def _use_sentence(sentence: str) -> None:
-    st.session_state[SENTENCE.key] = sentence
+    SENTENCE.set(sentence)
 
 
-def _use_real_encoder() -> None:
-    """Keep the sentence, read it with the pretrained encoder (the sidebar's model choice)."""
-    st.session_state["model_id"] = REAL_ENCODER
-    st.session_state["sentence_task"] = "english"  # so the sidebar keeps this sentence instead of an example
-
-
-def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "use_nearest") -> None:
-    """Unknown words: say which, offer the nearest sentence the model can read, point to the real encoder."""
+def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "use_nearest",
+                         on_real_encoder: Callable[[], None] | None = None) -> None:
+    """Unknown words: say which, offer the nearest sentence the model can read, point to the real encoder (a button
+    calling on_real_encoder, which switches the sidebar's model: ui.state owns that spec)."""
     source = result.source
     if source.punctuation:
         st.caption(tr("lecture.punctuation", symbols=" ".join(escape_markdown(p) for p in
@@ -183,11 +183,11 @@ def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "
                 for r in readable.replacements[:12])))
         right.button(tr("lecture.use_nearest"), key=key, on_click=_use_sentence, args=(nearest,),
                      icon=":material/edit_note:")
-        if loaded.task == "en-fr":
+        if loaded.task == "en-fr" and on_real_encoder is not None:
             # the button under its caption, as wide as its label (a narrow column cut it: "Read it with th…")
             st.caption(tr("lecture.real_encoder", model=REAL_ENCODER))
             st.button(tr("lecture.use_real_encoder", model=REAL_ENCODER), key=f"{key}_encoder",
-                      on_click=_use_real_encoder, icon=":material/psychology:")
+                      on_click=on_real_encoder, icon=":material/psychology:")
 
 
 def show_translation(result: DecodeResult, text: str, where=None) -> None:

@@ -3,21 +3,22 @@
 The widget is drawn from the spec (spec_slider, spec_select, ... below) and the link parser (ui/share.py) reads
 the same spec, so a bound or a default is written once. Bounds, options and defaults may be functions of the
 session's state (a position slider ends at the chosen length; a layer picker at the chosen model's depth): they
-get session_state (or any mapping) and are read when needed.
+get the widgets' values (ui.session.widget_values(), or any mapping) and are read when needed.
 
-The widgets take their value from session_state, never from value=/index= (Streamlit warns when a widget has
+The widgets take their value from the session (their key), never from value=/index= (Streamlit warns when a widget has
 both, and a link may have set the value before the widget is drawn): prepare() puts the default there on the
 first run and brings a value that no longer fits (a shorter length, another model) back inside the bounds.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
 from ui.display import presenting
+from ui.session import widget_values
 from ui.text import MAX_INPUT_CHARS
 
 State = Mapping[str, Any]
@@ -37,7 +38,7 @@ def boolean(text: str) -> bool:
 
 @dataclass(frozen=True)
 class WidgetSpec:
-    key: str  # session_state key, which is also the widget's key
+    key: str  # the widget's key, under which the session keeps its value
     url: str  # the parameter's name in links and lesson files
     default: Any  # the value on a first visit; or a function of the state
     pages: tuple[str, ...] = ()  # url paths of the pages it belongs to; empty: every page
@@ -46,9 +47,23 @@ class WidgetSpec:
     step: int = 1
     options: Collection | Callable[[State], Collection] | None = None  # ... or one of these
     convert: Callable[[str], Any] = str  # link text -> value; raises ValueError (KeyError, TypeError) if none
-    counted: bool = False  # a layer or head number: 1-based in links (0-based in session_state)
+    counted: bool = False  # a layer or head number: 1-based in links (0-based in the session)
     refit: Any = None  # the value taken when the current one is no longer offered (None: the default)
     text: Callable[[Any], str] | None = None  # value -> link text where str() is not it (a list of heads)
+
+    def get(self, state: State | None = None):
+        """The value in `state` (the session's widget values by default), or None before the widget has one."""
+        return (widget_values() if state is None else state).get(self.key)
+
+    def set(self, value, state: MutableMapping | None = None) -> None:
+        """Give the widget this value (in `state`, the session's widget values by default) before it is drawn."""
+        (widget_values() if state is None else state)[self.key] = value
+
+    def is_set(self, state: State | None = None) -> bool:
+        return self.key in (widget_values() if state is None else state)
+
+    def forget(self, state: MutableMapping | None = None) -> None:
+        (widget_values() if state is None else state).pop(self.key, None)
 
     def bounds(self, state: State) -> tuple[int, int]:
         return _read(self.low, state), _read(self.high, state)
@@ -110,13 +125,13 @@ def seed_spec(key: str, url: str, pages: tuple[str, ...]) -> WidgetSpec:
 
 
 def prepare(spec: WidgetSpec, offered: list | None = None):
-    """Before the widget is drawn: its value in session_state, inside its bounds; -> that value.
+    """Before the widget is drawn: its value in the session, inside its bounds; -> that value.
 
     offered: the part of the spec's choices that this input allows (the attention views a model's analysis can
     show); a value outside it becomes the spec's default, or the first offered.
     A page that hides the widget (presenter mode) reads this instead of drawing it; ui.share.keep_view_state puts
     back the value Streamlit drops at the end of a run that does not draw the widget."""
-    state = st.session_state
+    state = widget_values()
     value = spec.fitted(spec.current(state), state)
     if offered is not None and value not in offered:
         default = spec.initial(state)
@@ -132,12 +147,12 @@ def prepare(spec: WidgetSpec, offered: list | None = None):
 
 def spec_slider(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     prepare(spec)
-    low, high = spec.bounds(st.session_state)
+    low, high = spec.bounds(widget_values())
     return where.slider(label, low, high, step=spec.step, key=spec.key, **kwargs)
 
 
 def spec_number(spec: WidgetSpec, label: str, *, where=st, **kwargs):
-    low, high = spec.bounds(st.session_state)
+    low, high = spec.bounds(widget_values())
     if low is None or high is None:  # a typed number is always bounded (tests/test_hostile_inputs.py)
         raise ValueError(f"{spec.key}: a number input needs both bounds")
     prepare(spec)
@@ -160,23 +175,23 @@ def secondary_number(spec: WidgetSpec, label: str, *, where=st, **kwargs):
 
 def spec_select(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     prepare(spec)
-    return where.selectbox(label, spec.choices(st.session_state), key=spec.key, **kwargs)
+    return where.selectbox(label, spec.choices(widget_values()), key=spec.key, **kwargs)
 
 
 def _narrowed(spec: WidgetSpec, offered: list | None) -> list:
     """The spec's choices, kept to those offered (in the spec's order)."""
-    choices = spec.choices(st.session_state)
+    choices = spec.choices(widget_values())
     return choices if offered is None else [choice for choice in choices if choice in offered]
 
 
 def spec_select_slider(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     prepare(spec)
-    return where.select_slider(label, options=spec.choices(st.session_state), key=spec.key, **kwargs)
+    return where.select_slider(label, options=spec.choices(widget_values()), key=spec.key, **kwargs)
 
 
 def spec_radio(spec: WidgetSpec, label: str, *, where=st, **kwargs):
     prepare(spec)
-    return where.radio(label, spec.choices(st.session_state), key=spec.key, **kwargs)
+    return where.radio(label, spec.choices(widget_values()), key=spec.key, **kwargs)
 
 
 def spec_segmented(spec: WidgetSpec, label: str, *, where=st, offered: list | None = None, **kwargs):

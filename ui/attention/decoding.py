@@ -32,13 +32,13 @@ def decoding_explorer(page: str, loaded, result) -> None:
 def _explore(loaded, result) -> None:
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
-    st.session_state[STEP.key] = min(prepare(STEP), steps)  # a linked step, within this sentence's translation
+    STEP.set(min(prepare(STEP), steps))  # a linked step, within this sentence's translation
     # Previous and Next beside the step slider: one row, so the maps start above the fold when projected
     c = st.columns([2, 2, 5], vertical_alignment="bottom")  # wide enough for "◀ Previous token" uncut
-    if c[0].button(tr("decoding.previous"), disabled=st.session_state[STEP.key] <= STEP.low):
-        st.session_state[STEP.key] -= 1
-    if c[1].button(tr("decoding.next"), disabled=st.session_state[STEP.key] >= steps):
-        st.session_state[STEP.key] += 1
+    if c[0].button(tr("decoding.previous"), disabled=STEP.get() <= STEP.low):
+        STEP.set(STEP.get() - 1)
+    if c[1].button(tr("decoding.next"), disabled=STEP.get() >= steps):
+        STEP.set(STEP.get() + 1)
     step = c[2].slider(tr("decoding.step"), STEP.low, max(steps, 2), key=STEP.key, disabled=steps < 2) - 1
     if not presenting():  # projected, the slider shows the step
         st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))

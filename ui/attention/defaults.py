@@ -18,13 +18,20 @@ def open_on_teaching_view(result: DecodeResult) -> None:
     Chosen from the head statistics (lowest mean entropy), not fixed: another model or a retrained one picks its
     own. A link that names a layer or head but no kind meant the first kind of the list (encoder self-attention).
     """
-    if KIND.key in st.session_state:
+    if KIND.is_set():
         return
-    if LAYER.key in st.session_state or HEAD.key in st.session_state:
-        st.session_state[KIND.key] = "encoder_self"
+    if LAYER.is_set() or HEAD.is_set():
+        KIND.set("encoder_self")
         return
     layer, head, _ = sharpest_head(result.attention[TEACHING_KIND])
-    st.session_state.update({KIND.key: TEACHING_KIND, LAYER.key: layer, HEAD.key: head})
+    _open_head(layer, head, kind=TEACHING_KIND)
+
+
+def _open_head(layer: int, head: int, kind: str | None = None) -> None:
+    if kind is not None:
+        KIND.set(kind)
+    LAYER.set(layer)
+    HEAD.set(head)
 
 
 def why_this_head(kind: str, weights, layer: int, head: int) -> None:
@@ -40,20 +47,20 @@ def why_this_head(kind: str, weights, layer: int, head: int) -> None:
 def open_on_source_block_head(maps: KindMaps) -> None:
     """A first visit (no link, no kept view) to a causal map with a source block (a decoder-only translator) opens
     the head whose output rows put the most weight on the source words: where its cross-attention went."""
-    if LAYER.key in st.session_state or HEAD.key in st.session_state:
+    if LAYER.is_set() or HEAD.is_set():
         return
     shares = source_block_shares(maps)  # (L, h)
     layer, head = divmod(int(shares.argmax()), shares.shape[1])
-    st.session_state.update({LAYER.key: layer, HEAD.key: head})
+    _open_head(layer, head)
 
 
 def open_encoder_on_teaching_head(weights, special: list[bool]) -> None:
     """A first visit to an encoder (no link, no kept view) opens the head that links words most sharply (not the
     [CLS]/[SEP] sinks); weights (L, h, T, T) of its self-attention."""
-    if LAYER.key in st.session_state or HEAD.key in st.session_state:
+    if LAYER.is_set() or HEAD.is_set():
         return
     layer, head, _ = sharpest_content_head(weights, special)
-    st.session_state.update({LAYER.key: layer, HEAD.key: head})
+    _open_head(layer, head)
 
 
 def why_this_encoder_head(weights, special: list[bool], layer: int, head: int) -> None:

@@ -9,15 +9,15 @@ from model.families import LabModel
 from model.sources import AnalysedInput, token_movement
 from ui.attention.specs import ABLATED_HEADS
 from ui.display import presenting, show_chart
+from ui.session import WidgetKey
 from ui.analysis_queue import heavy
 from ui.state import analyse
 from ui.text import check_sentence
 from viz.encoder import token_movement_bars
 
-SECOND_SENTENCE = "bert_second"  # session_state key of the second sentence
+SECOND_SENTENCE = WidgetKey("bert_second")  # the second sentence, whose embedding the ablation compares with
 # The model reads English: the default second sentence is model input, the same in every interface language.
 SECOND_DEFAULT = "A tired dog stayed on the pavement instead of crossing."
-OFF_HEADS = ABLATED_HEADS.key  # the same key (and (kind, layer, head) values) as the translation models' ablation
 
 
 def head_option(option: tuple[str, int, int]) -> str:
@@ -30,13 +30,14 @@ def show_embedding_ablation(result: AnalysedInput, model_id: str, lab: LabModel)
     token's final vector."""
     sentence = result.text
     st.markdown(tr("bert.ablation.intro"))
-    st.session_state.setdefault(SECOND_SENTENCE, SECOND_DEFAULT)
-    second_text = st.text_input(tr("bert.ablation.second"), key=SECOND_SENTENCE, max_chars=2000,
+    SECOND_SENTENCE.setdefault(SECOND_DEFAULT)
+    second_text = st.text_input(tr("bert.ablation.second"), key=SECOND_SENTENCE.key, max_chars=2000,
                                 help=tr("bert.ablation.second_help"))
     options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items()
                for l in range(layers) for h in range(heads)]
-    st.session_state[OFF_HEADS] = [o for o in st.session_state.get(OFF_HEADS, []) if tuple(o) in options]
-    off = st.multiselect(tr("bert.ablation.heads"), options, key=OFF_HEADS, format_func=head_option)
+    # the same spec (and (kind, layer, head) values) as the translation models' ablation
+    ABLATED_HEADS.set([o for o in ABLATED_HEADS.get() or [] if tuple(o) in options])
+    off = st.multiselect(tr("bert.ablation.heads"), options, key=ABLATED_HEADS.key, format_func=head_option)
     switched_off = tuple(sorted(tuple(o) for o in off))
     second, _ = check_sentence(second_text)
 

@@ -22,11 +22,13 @@ from model.sources import AnalysedInput, as_float32
 from ui.analysis_queue import heavy
 from ui.attention.maps import AttentionMaps, head_table
 from ui.display import presenting, show_chart
-from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
+from ui.attention.ids import attention_kind_label
+from ui.attention.switches import tokens_changed
 from viz.analysis import (encoder_importance_table, gradient_importance_table, importance_table, layers_by_heads,
                           pattern_grid, pruning_curve_chart, survival_bars)
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
 from ui.result_cache import memoized
+from ui.session import lab_session
 from viz.attention import attention_heatmap
 
 
@@ -85,7 +87,7 @@ def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: Atte
     part = spec_segmented(PART, tr("explain.part"), format_func=lambda p: tr(f"explain.parts.{p}"))
     if not lab.can(NORMS):
         st.caption(tr("explain_encoder.foreign"))
-    if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
+    if result.special is not None and tokens_changed():
         st.caption(tr("explain_encoder.raw_tokens"))
     if part == "maps":
         arrays = heavy(("explain", model_id, result.text),  # the text the page analysed (cleaned)
@@ -175,10 +177,11 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
 
 
 def show_importance(model_id: str, lab: LabModel) -> None:
-    if model_id not in shipped_model_names() and not st.session_state.get(f"_importance_asked_{model_id}"):
+    asked = lab_session().input.importance_asked
+    if model_id not in shipped_model_names() and model_id not in asked:
         st.info(tr("explain.importance_ask"))
         if st.button(tr("explain.importance_run"), key="explain_importance_run"):
-            st.session_state[f"_importance_asked_{model_id}"] = True
+            asked.add(model_id)
             st.rerun(scope="fragment")
         return
     with st.spinner(tr("explain.importance_wait")):
@@ -321,13 +324,13 @@ def show_encoder_importance(model_id: str, lab: LabModel) -> None:
 def show_language_model_importance(model_id: str, lab: LabModel) -> None:
     """A causal language model's heads by the gradient of its next-token loss on fixed texts, and the loss with the
     k least important switched off (model.explain.importance.language_model_importance); asked for first."""
-    asked = f"_importance_asked_{model_id}"
-    if not st.session_state.get(asked):
+    asked = lab_session().input.importance_asked
+    if model_id not in asked:
         st.info(tr("llm_explain.importance_ask", texts=len(fixed_sets.LANGUAGE_MODEL_TEXTS), points=len(curve_counts(sum(
             layers * heads for layers, heads in lab.layout.values())))))
         # a callback: the click's own rerun (of the fragment, or of the page) then draws the importance
         st.button(tr("llm_explain.importance_run"), key="explain_importance_run",
-                  on_click=lambda: st.session_state.__setitem__(asked, True))
+                  on_click=asked.add, args=(model_id,))
         return
     with st.spinner(tr("llm_explain.importance_wait")):
         found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))

@@ -11,7 +11,6 @@ VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation"
 # attention kind id -> the tr() key of its name
 KINDS = {"encoder_self": "attention.kinds.encoder_self", "decoder_self": "attention.kinds.decoder_self",
          "cross": "attention.kinds.cross"}
-HIDE_SPECIAL, MERGE_WORDS = "bert_hide_special", "bert_merge_words"  # session_state keys of the encoder toggles
 
 
 def rescale_options(d_k: int) -> list[float]:

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from i18n import tr
 from model.sources import AnalysedInput, KindMaps, hide_tokens, merge_word_pieces
-from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, attention_kind_label
+from ui.attention.ids import attention_kind_label
+from ui.attention.switches import HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC
 from viz.attention import attention_table
 
 
@@ -64,10 +64,10 @@ def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:
     if analysed.special is None:
         return maps
     word_ids = analysed.word_ids
-    if st.session_state.get(HIDE_SPECIAL):
+    if HIDE_SPECIAL_SPEC.get():
         keep = [not special for special in analysed.special]
         maps = hide_tokens(maps, keep)
         word_ids = [w for w, k in zip(word_ids, keep) if k]
-    if st.session_state.get(MERGE_WORDS):
+    if MERGE_WORDS_SPEC.get():
         maps = merge_word_pieces(maps, word_ids)
     return maps

@@ -30,8 +30,7 @@ def show_next_token_ablation(result: AnalysedInput, model_id: str, lab: LabModel
     options = [(kind, l, h) for kind, (layers, heads) in lab.layout.items()
                for l in range(layers) for h in range(heads)]
     # the same key and (kind, layer, head) values as the other models' ablation: the link carries them
-    st.session_state[ABLATED_HEADS.key] = [o for o in st.session_state.get(ABLATED_HEADS.key, [])
-                                           if tuple(o) in options]
+    ABLATED_HEADS.set([o for o in ABLATED_HEADS.get() or [] if tuple(o) in options])
     off = st.multiselect(tr("llm_explain.heads"), options, key=ABLATED_HEADS.key, format_func=head_option,
                          help=None if presenting() else tr("llm_explain.heads_help"))
     switched_off = tuple(sorted(tuple(o) for o in off))

@@ -2,8 +2,10 @@
 which view, and each view's own choices. Layer and head bounds are the sidebar's model's."""
 from __future__ import annotations
 
-from ui.attention.ids import HIDE_SPECIAL, KINDS, MERGE_WORDS, VIEWS, rescale_options
+from ui.attention.ids import KINDS, VIEWS, rescale_options
 from ui.attention.explain import SPECS as EXPLAIN_SPECS
+from ui.attention.switches import HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC
+from ui.session import WidgetKey
 from ui.state import get_model, selected_attention_layout, selected_model_id
 from ui.widget_spec import WidgetSpec, boolean
 
@@ -34,10 +36,6 @@ def _rescale_options(state) -> list[float]:
     return rescale_options(get_model(selected_model_id(state)).head_dim)
 
 
-def _switch(key: str, url: str) -> WidgetSpec:
-    return WidgetSpec(key, url, False, PAGE, options=(False, True), convert=boolean)
-
-
 KIND = WidgetSpec("attn_kind", "kind", _first_kind, PAGE, options=_kinds)
 LAYER = WidgetSpec("attn_layer", "layer", 0, PAGE, low=0, high=_last_of(KIND, 0), convert=int, counted=True)
 HEAD = WidgetSpec("attn_head", "head", 0, PAGE, low=0, high=_last_of(KIND, 1), convert=int, counted=True)
@@ -51,8 +49,7 @@ COMPARE_LAYER = WidgetSpec("cmp_layer", "cmp_layer", 0, PAGE, low=0, high=_last_
 COMPARE_HEAD = WidgetSpec("cmp_head", "cmp_head", lambda state: min(1, _last_of(COMPARE_KIND, 1)(state)), PAGE,
                           low=0, high=_last_of(COMPARE_KIND, 1), convert=int, counted=True)
 RESCALE_FACTOR = WidgetSpec("rescale_factor", "rescale", 1.0, PAGE, options=_rescale_options, convert=float)
-HIDE_SPECIAL_SPEC = _switch(HIDE_SPECIAL, "hide_special")  # encoders: hide [CLS]/[SEP]
-MERGE_WORDS_SPEC = _switch(MERGE_WORDS, "words")  # encoders: merge subwords into words
+# the encoder's token switches (HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC) are declared in ui/attention/switches.py
 # the Explain view's are declared beside its widgets in ui/attention/explain.py
 SPECS = (KIND, LAYER, HEAD, VIEW, COMPARE_KIND, COMPARE_LAYER, COMPARE_HEAD, RESCALE_FACTOR, HIDE_SPECIAL_SPEC,
          MERGE_WORDS_SPEC, *EXPLAIN_SPECS)
@@ -95,4 +92,5 @@ ABLATED_HEADS = WidgetSpec("ablate_heads", "heads_off", lambda state: [], PAGE,
                            convert=_heads_from_text, text=_heads_text)
 SPECS = (*SPECS, ABLATED_HEADS)
 
-KEPT_ONLY = {"stats_average": lambda value, state: boolean(str(value))}
+STATS_AVERAGE = WidgetKey("stats_average")  # the Statistics view's switch: one row per layer (kept, not in links)
+KEPT_ONLY = {STATS_AVERAGE.key: lambda value, state: boolean(str(value))}

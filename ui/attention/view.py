@@ -19,13 +19,15 @@ from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, as_float
 from ui.analysis_queue import heavy
 from ui.attention.maps import AttentionMaps, head_table
 from ui.attention.defaults import why_this_encoder_head, why_this_head
-from ui.attention.ids import HIDE_SPECIAL, MERGE_WORDS, VIEW_KEYS, VIEWS, attention_kind_label
+from ui.attention.ids import VIEW_KEYS, VIEWS, attention_kind_label
+from ui.attention.switches import tokens_changed
 from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart
 from ui.attention.explain import grid_labels, show_explain
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
-                                KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, VIEW)
+                                KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, STATS_AVERAGE, VIEW)
 from ui.attention.encoder import show_embedding_ablation
 from ui.attention.next_token import show_next_token_ablation
+from ui.session import WidgetKey, lab_session, widget_values
 from ui.share import view_fragment
 from ui.state import analyse, analysis_of, get_model
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
@@ -42,7 +44,7 @@ def _number(i: int) -> str:
 
 
 LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
-GRID_KEY = "grid"  # the all-heads chart's key: its selection (a clicked thumbnail) is st.session_state[GRID_KEY]
+GRID = WidgetKey("grid")  # the all-heads chart: its value is its selection (a clicked thumbnail)
 GRID_MAX_CELLS = 48  # a grid thumbnail of a longer text averages blocks of tokens into this many cells a side
 
 
@@ -51,9 +53,9 @@ def encoder_toggles(analysed: AnalysedInput) -> None:
     c = st.columns(2)
     spec_toggle(HIDE_SPECIAL_SPEC, tr("bert.hide_special"), where=c[0], help=tr("bert.hide_special_help"))
     spec_toggle(MERGE_WORDS_SPEC, tr("bert.merge_words"), where=c[1], help=tr("bert.merge_words_help"))
-    if st.session_state.get(HIDE_SPECIAL):
+    if HIDE_SPECIAL_SPEC.get():
         st.caption(tr("bert.view_caption_hidden"))
-    if st.session_state.get(MERGE_WORDS):
+    if MERGE_WORDS_SPEC.get():
         st.caption(tr("bert.view_caption_merged"))
 
 
@@ -97,7 +99,7 @@ def _explore(model_id: str, lab: LabModel, result: AnalysedInput) -> None:
 def _pickers(result: AnalysedInput):
     """The kind, layer, head and view pickers -> (kind, maps, layer, head, view)."""
     c = st.columns([2, 1, 1])
-    if len(KIND.choices(st.session_state)) > 1:
+    if len(KIND.choices(widget_values())) > 1:
         kind = spec_select(KIND, tr("attention.kind"), where=c[0], format_func=attention_kind_label)
     else:  # one kind: said, not offered
         kind = prepare(KIND)
@@ -136,7 +138,7 @@ def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, m
         show_explain(model_id, lab, result, AttentionMaps.of(result, kind, raw=True), layer, head)
     else:
         show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head, lab.head_dim)
-        if result.special is not None and (st.session_state.get(HIDE_SPECIAL) or st.session_state.get(MERGE_WORDS)):
+        if result.special is not None and tokens_changed():
             st.caption(tr("bert.rescale_raw"))
     if presenting():
         _why_this_head(result, kind, maps, layer, head)
@@ -196,17 +198,20 @@ def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
 
 def _focus(layer: int, head: int) -> None:
     """Open one head of the grid in the Head view (a callback: it runs before the widgets are drawn)."""
-    st.session_state[LAYER.key], st.session_state[HEAD.key] = layer, head
-    st.session_state[VIEW.key] = "Head"
+    LAYER.set(layer)
+    HEAD.set(head)
+    VIEW.set("Head")
 
 
-FOCUS_ROW = "focus_layer_"  # session_state: the grid's row of head pills of a layer (0-based) follows this prefix
+def _focus_row(layer: int) -> WidgetKey:
+    """The grid's row of head pills of a layer (0-based)."""
+    return WidgetKey(f"focus_layer_{layer}")
 
 
 def _focus_picked(layer: int) -> None:
     """A head picked in a layer's row of pills under the grid opens it (picking the open one again unselects the
     pill: the Head view stays as it is)."""
-    head = st.session_state[f"{FOCUS_ROW}{layer}"]
+    head = _focus_row(layer).get()
     if head is not None:
         _focus(layer, head)
 
@@ -214,15 +219,14 @@ def _focus_picked(layer: int) -> None:
 def _focus_clicked_thumbnail() -> None:
     """A click on a thumbnail (the grid's invisible scatter points over its tiled maps, viz.attention.head_grid)
     opens that head."""
-    points = st.session_state[GRID_KEY].selection.points
+    points = GRID.get().selection.points
     heads = [head for head in map(grid_head, points) if head is not None]
     if heads:
         _focus(*heads[0])
 
 
 GRID_PAGE_LAYERS = 6  # a deeper model's grid shows this many layers at a time (SmolLM2: 30 layers × 9 heads)
-GRID_PAGE = "attn_grid_page"  # session_state: the first layer (0-based) of the page of layers the grid shows
-GRID_PAGE_FOR = "_attn_grid_page_for"  # the selected layer the page last followed
+GRID_PAGE = WidgetKey("attn_grid_page")  # the first layer (0-based) of the page of layers the grid shows
 
 
 def grid_page(layers: int, layer: int) -> tuple[int, int]:
@@ -231,11 +235,12 @@ def grid_page(layers: int, layer: int) -> tuple[int, int]:
     if layers <= GRID_PAGE_LAYERS:
         return 0, layers
     starts = list(range(0, layers, GRID_PAGE_LAYERS))
-    if st.session_state.get(GRID_PAGE_FOR) != layer or st.session_state.get(GRID_PAGE) not in starts:
-        st.session_state[GRID_PAGE] = layer - layer % GRID_PAGE_LAYERS
-        st.session_state[GRID_PAGE_FOR] = layer
+    explorer = lab_session().explorer
+    if explorer.grid_page_for != layer or GRID_PAGE.get() not in starts:
+        GRID_PAGE.set(layer - layer % GRID_PAGE_LAYERS)
+        explorer.grid_page_for = layer  # the selected layer the page last followed
     first = st.segmented_control(
-        tr("attention.grid_page"), starts, key=GRID_PAGE, help=tr("attention.grid_page_help", layers=layers),
+        tr("attention.grid_page"), starts, key=GRID_PAGE.key, help=tr("attention.grid_page_help", layers=layers),
         format_func=lambda start: tr("attention.grid_page_option", first=start + 1,
                                      last=min(start + GRID_PAGE_LAYERS, layers)))
     first = layer - layer % GRID_PAGE_LAYERS if first is None else first  # deselected: the selected layer's page
@@ -262,7 +267,7 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
            None if labels is None else tuple(map(tuple, np.asarray(labels, dtype=object).tolist())))
     grid = shared_figure(key, lambda: head_grid(weights, list(queries), list(keys), title, selected=selected,
                                                 masked=masked, labels=labels, first_layer=first))
-    show_chart(grid, f"attention_{maps.kind}_all_heads", key=GRID_KEY, on_select=_focus_clicked_thumbnail)
+    show_chart(grid, f"attention_{maps.kind}_all_heads", key=GRID.key, on_select=_focus_clicked_thumbnail)
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
     if not presenting():
@@ -270,9 +275,9 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
         if labels is not None:
             st.caption(tr("explain_encoder.grid_labels"))
     for l in range(first, last):  # the thumbnails' keyboard twin: one row of heads a layer, the open head selected
-        key = f"{FOCUS_ROW}{l}"
-        st.session_state[key] = head if l == layer else None
-        st.pills(tr("attention.focus_row", layer=l + 1), range(heads), key=key, label_visibility="collapsed",
+        row = _focus_row(l)
+        row.set(head if l == layer else None)
+        st.pills(tr("attention.focus_row", layer=l + 1), range(heads), key=row.key, label_visibility="collapsed",
                  format_func=lambda h, l=l: f"L{l + 1} H{h + 1}", on_change=_focus_picked, args=(l,))
 
 
@@ -323,7 +328,7 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
 
 
 def show_statistics(maps: AttentionMaps, encoder: bool = False) -> None:
-    average = st.toggle(tr("attention.stats_average"), key="stats_average")
+    average = st.toggle(tr("attention.stats_average"), key=STATS_AVERAGE.key)
     weights = as_float32(maps.weights)  # a long text's compact maps, as float32 while the table is computed
     stats = head_statistics(weights, key_tokens=maps.key_tokens)
     if encoder:  # an encoder's text has no <eos>: its shares on [CLS], [SEP] and punctuation instead

@@ -1,11 +1,12 @@
 """The lesson bar (on every page while a lesson is open), the lesson picker, and a student's side of a live class.
 
 app.py calls lesson_bar() after st.navigation and before the sidebar and the page, so a stop's view state can be
-put into session_state before any widget of this run is drawn. Session keys: LESSON_ID, LESSON_STOP (1-based),
-ANSWERS {question id: canonical answer}, CLASS_CODE and STUDENT_ID for a student in a class (the id is derived from
-the browser's seat cookie, so a reload or a replica's death keeps the student and their answers), TEACHER
-(ui/lessons/classroom) for the teacher's class. The address keeps ?lesson=ID&stop=K (a link to stop K opens the
-lesson there) and ?class=CODE (a link or QR code that joins the class).
+put into the widgets' values before any widget of this run is drawn. What it keeps is the session object's
+(ui/session.py): `lesson` (the open lesson, its stop, 1-based, and the answers {question id: canonical answer}) and,
+for a student in a class, `seat` (the class code and the student's id, derived from the browser's seat cookie, so a
+reload or a replica's death keeps the student and their answers); `teacher` for the teacher's class
+(ui/lessons/classroom). The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and ?class=CODE
+(a link or QR code that joins the class).
 """
 from __future__ import annotations
 
@@ -25,24 +26,15 @@ from ui.display import presenting
 from ui.errors import page_guard
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
-from ui.lessons.flags import STOP_ASKS, STOP_SECTION, TITLED_BY_LESSON
 from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
 from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.lessons.private_view import private_link
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
-from ui.share import URL_EXTRA, open_view, opened_link, report_unfit_link_value, switch_page
+from ui.session import TeacherHandle, lab_session
+from ui.share import open_view, opened_link, report_unfit_link_value, switch_page
 from ui.state import DEFAULT_MODEL
 
-LESSON_ID, LESSON_STOP, ANSWERS = "lesson_id", "lesson_stop", "lesson_answers"
-CLASS_CODE, STUDENT_ID = "class_code", "student_id"
-PROBLEM = "_lesson_problem"  # what did not fit when the current stop was opened
-CLASS_SEEN = "_class_seen"  # (stop, revealed questions, phases) of the class when this student last followed it
-URL_READ = "_lesson_url_read"
-SWITCH_TO = "_lesson_switch_to"  # the page go_to asked for
-GUESS_LIMITED = "_class_guess_limited"  # this run refused a class code for too many wrong ones
-WAITING_FOR = "_class_waiting_for"  # the class whose teacher has been asked to admit this student (it was full)
-PENDING = "_lesson_pending"  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar, done next run
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
 
 
@@ -58,18 +50,19 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[st
     """
     number = max(1, min(number, len(lesson.stops), _furthest_stop(lesson) or number))
     stop = lesson.stops[number - 1]
-    st.session_state[LESSON_ID], st.session_state[LESSON_STOP] = lesson.id, number
-    st.session_state[URL_EXTRA] = _url_extra()
+    position = lab_session().lesson
+    position.lesson_id, position.stop = lesson.id, number
+    lab_session().address.extra = _url_extra()
     teacher = teacher_class()
-    if move_class and teacher and teacher["lesson"] == lesson.id:
-        class_store().move(teacher["code"], teacher["token"], number)  # the teacher's Next moves the class
+    if move_class and teacher and teacher.lesson == lesson.id:
+        class_store().move(teacher.code, teacher.token, number)  # the teacher's Next moves the class
     if stop.problem:
-        st.session_state[PROBLEM] = stop.problem
+        position.problem = stop.problem
         return
     bad = open_stop_view(lesson, stop, link)
     open_stop_section(stop.page, stop.section)
-    st.session_state[PROBLEM] = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
-    st.session_state[SWITCH_TO] = stop.page
+    position.problem = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
+    position.switch_to = stop.page
 
 
 def open_stop_view(lesson: Lesson, stop: Stop, link: Mapping[str, str] | None = None,
@@ -89,7 +82,7 @@ def open_stop_view(lesson: Lesson, stop: Stop, link: Mapping[str, str] | None = 
 def _furthest_stop(lesson: Lesson) -> int | None:
     """A student in a class on this lesson may look back, not ahead: the class's stop (asked now, not what the poll
     last saw), the last one she may open; None for anyone else (outside a class, the teacher, another lesson)."""
-    code = st.session_state.get(CLASS_CODE)
+    code = lab_session().seat.code
     if not code:
         return None
     session = class_store().session(code)
@@ -98,18 +91,20 @@ def _furthest_stop(lesson: Lesson) -> int | None:
 
 def _url_extra() -> dict[str, str]:
     extra = {}
-    if st.session_state.get(LESSON_ID):
-        extra = {"lesson": st.session_state[LESSON_ID], "stop": str(st.session_state[LESSON_STOP])}
-    code = st.session_state.get(CLASS_CODE) or st.session_state.get(WAITING_FOR)  # a waiting join's reload asks again
+    position, seat = lab_session().lesson, lab_session().seat
+    if position.lesson_id:
+        extra = {"lesson": position.lesson_id, "stop": str(position.stop)}
+    code = seat.code or seat.waiting_for  # a waiting join's reload asks again
     if code:
         extra["class"] = code
     return extra
 
 
 def leave() -> None:
-    for key in (LESSON_ID, LESSON_STOP, PROBLEM, CLASS_CODE, CLASS_SEEN, WAITING_FOR):
-        st.session_state.pop(key, None)
-    st.session_state[URL_EXTRA] = {}
+    session = lab_session()
+    session.lesson.lesson_id = session.lesson.stop = session.lesson.problem = None
+    session.seat.code = session.seat.seen = session.seat.waiting_for = None
+    session.address.extra = {}
 
 
 def _page_name(url_path: str) -> str:
@@ -122,10 +117,11 @@ def _from_url() -> None:
     link = opened_link()
     if link is None:
         return
-    if st.session_state.get(URL_READ):
+    position = lab_session().lesson
+    if position.url_read:
         _history(link)
         return
-    st.session_state[URL_READ] = True
+    position.url_read = True
     if "class" in st.query_params:
         join(st.query_params["class"], link)  # a reload keeps its view when the class is still at its stop
         return
@@ -135,7 +131,7 @@ def _from_url() -> None:
     all_lessons, _ = lessons()
     if lesson_id not in all_lessons:
         shown = lesson_id if len(lesson_id) <= 80 else lesson_id[:80] + "…"
-        st.session_state[PROBLEM] = tr("lessons.unknown_lesson", lesson=escape_markdown(shown))
+        position.problem = tr("lessons.unknown_lesson", lesson=escape_markdown(shown))
         return
     lesson = all_lessons[lesson_id]
     number = _stop_number(st.query_params.get("stop", "1"))  # a stop of this lesson; anything else: the first
@@ -155,9 +151,10 @@ def _history(link: dict[str, str]) -> None:
     its view together, as Next does; an address without a lesson leaves the open one. The address of the open stop
     itself (a menu link to another page carries it) changes nothing: its own view stands."""
     lesson_id, number = link.get("lesson"), _stop_number(link.get("stop"))
-    if lesson_id == st.session_state.get(LESSON_ID) and number == st.session_state.get(LESSON_STOP):
+    position = lab_session().lesson
+    if lesson_id == position.lesson_id and number == position.stop:
         return
-    code = st.session_state.get(CLASS_CODE)
+    code = lab_session().seat.code
     if code:  # a student follows the class: Back may show an earlier stop of its lesson, never a later one
         session = class_store().session(code)
         lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
@@ -167,7 +164,7 @@ def _history(link: dict[str, str]) -> None:
         return
     lesson = open_lesson(lessons()[0], lesson_id) if lesson_id else None
     if lesson is None or not 1 <= number <= len(lesson.stops):
-        if st.session_state.get(LESSON_ID):
+        if position.lesson_id:
             leave()
         return
     go_to(lesson, number, link=link)  # the teacher's Back moves her class, as her Previous does
@@ -179,7 +176,7 @@ def student_id() -> str:
     seat = browser_seat()
     if seat:
         return hashlib.sha256(f"student:{seat}".encode()).hexdigest()[:24]
-    return st.session_state.get(STUDENT_ID) or secrets.token_hex(12)
+    return lab_session().seat.student_id or secrets.token_hex(12)
 
 
 def join(text: str, link: Mapping[str, str] | None = None) -> None:
@@ -188,39 +185,40 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
     before the code is looked up, and a well-formed code that names no class counts as a wrong guess. The class then
     admits the seat, or it waits for the teacher (the class is full: ClassStore.join)."""
     code = normalise_code(text)
+    seat_state = lab_session().seat
     student = student_id()
     store = class_store()
     if not (code and store.seat_status(code, student)):
         wait = guess_wait("code") if code else 0
         if wait:
-            st.session_state["_class_notice"] = tr("lessons.too_many_codes", seconds=wait)
-            st.session_state[GUESS_LIMITED] = True  # lesson_bar draws the notice and nothing else: a cheap refusal
+            seat_state.notice = tr("lessons.too_many_codes", seconds=wait)
+            seat_state.guess_limited = True  # lesson_bar draws the notice and nothing else: a cheap refusal
             return
     session = store.session(code) if code else None
     if session is None and code:
         wrong_guess("code")
     lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
     if lesson is None:
-        st.session_state["_class_notice"] = tr("lessons.bad_code")
+        seat_state.notice = tr("lessons.bad_code")
         return
     try:
         seat = store.join(code, student, seat_address())
     except StoreBusy:
-        st.session_state["_class_notice"] = tr("lessons.busy_join")
+        seat_state.notice = tr("lessons.busy_join")
         return
     except LookupError:  # ended between the two reads
-        st.session_state["_class_notice"] = tr("lessons.bad_code")
+        seat_state.notice = tr("lessons.bad_code")
         return
-    st.session_state[STUDENT_ID] = student
+    seat_state.student_id = student
     if seat != ADMITTED:  # waiting: lesson_bar says so and asks again every few seconds (_waiting_poll)
-        st.session_state[WAITING_FOR] = code if seat == WAITING else None
+        seat_state.waiting_for = code if seat == WAITING else None
         if seat != WAITING:
-            st.session_state["_class_notice"] = tr("lessons.class_full")
-        st.session_state[URL_EXTRA] = _url_extra()
+            seat_state.notice = tr("lessons.class_full")
+        lab_session().address.extra = _url_extra()
         return
-    st.session_state.pop(WAITING_FOR, None)
-    st.session_state[CLASS_CODE] = code
-    st.session_state[CLASS_SEEN] = _seen(session)
+    seat_state.waiting_for = None
+    seat_state.code = code
+    seat_state.seen = _seen(session)
     go_to(lesson, session.stop, move_class=False, link=link)
 
 
@@ -228,10 +226,11 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
 def _waiting_poll(code: str) -> None:
     """A join that waits for the teacher: asks every few seconds whether she admitted it, then joins."""
     with page_guard():
-        status = class_store().seat_status(code, st.session_state.get(STUDENT_ID, ""))
+        session = lab_session()
+        status = class_store().seat_status(code, session.seat.student_id or "")
         if status != WAITING:  # admitted (or the class ended): the join is done, or says why not
-            st.session_state.pop(WAITING_FOR, None)
-            st.session_state[PENDING] = ("join", code)
+            session.seat.waiting_for = None
+            session.lesson.pending = ("join", code)
             st.rerun(scope="app")
         st.info(tr("lessons.class_full_wait"), icon=":material/hourglass_top:")
 
@@ -239,7 +238,7 @@ def _waiting_poll(code: str) -> None:
 def _class_code() -> str | None:
     """The class this session is in, as a student or as its teacher."""
     teacher = teacher_class()
-    return st.session_state.get(CLASS_CODE) or (teacher["code"] if teacher else None)
+    return lab_session().seat.code or (teacher.code if teacher else None)
 
 
 def open_lesson(all_lessons: Mapping[str, Lesson], lesson_id: str) -> Lesson | None:
@@ -262,17 +261,18 @@ def _seen(session: ClassSession) -> tuple:
 
 def _follow_class() -> None:
     """A student in a class: when the teacher has moved the class since we last looked, go to its stop."""
-    code = st.session_state.get(CLASS_CODE)
+    seat = lab_session().seat
+    code = seat.code
     if not code:
         return
     session = class_store().session(code)
     if session is None:
-        st.session_state.pop(CLASS_CODE, None)
-        st.session_state["_class_notice"] = tr("lessons.class_ended")
-        st.session_state[URL_EXTRA] = _url_extra()
+        seat.code = None
+        seat.notice = tr("lessons.class_ended")
+        lab_session().address.extra = _url_extra()
         return
-    seen = st.session_state.get(CLASS_SEEN)
-    st.session_state[CLASS_SEEN] = _seen(session)
+    seen = seat.seen
+    seat.seen = _seen(session)
     lesson = class_lesson(session, lessons()[0], known_pages())[0]
     if (seen is None or seen[0] != session.stop) and lesson is not None:
         go_to(lesson, session.stop, move_class=False)
@@ -283,9 +283,8 @@ def _class_poll() -> None:
     """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed.
     (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
     with page_guard():
-        code = st.session_state.get(CLASS_CODE)
+        code, seen = lab_session().seat.code, lab_session().seat.seen
         session = class_store().session(code) if code else None
-        seen = st.session_state.get(CLASS_SEEN)
         if session is None or seen is None or _seen(session) != seen:
             st.rerun(scope="app")
         st.caption(tr("lessons.in_class", code=code))
@@ -295,33 +294,35 @@ def lesson_bar(url_path: str) -> bool:
     """Draw the bar of the open lesson; -> False when the page must stay hidden (a question not answered yet)."""
     current_page = _page_name(url_path)
     _from_url()
-    pending = st.session_state.pop(PENDING, None)
+    session = lab_session()
+    position, seat = session.lesson, session.seat
+    pending, position.pending = position.pending, None
     if pending and pending[0] == "join":
         join(pending[1])
     elif pending and (opened := open_lesson(lessons()[0], pending[1])) is not None:
         go_to(opened, pending[2], move_class=False)
     _follow_class()
-    target = st.session_state.pop(SWITCH_TO, current_page)
+    target, position.switch_to = position.switch_to or current_page, None
     if target != current_page:
         # with the stop's address: a switch without it leaves the browser's history an entry with no stop, where
         # Back would show one stop's bar over another stop's view
         switch_page(current_page, target)
-    notice = st.session_state.pop("_class_notice", None)
+    notice, seat.notice = seat.notice, None
     if notice:
         st.warning(notice)
-    if st.session_state.pop(GUESS_LIMITED, False):
+    limited, seat.guess_limited = seat.guess_limited, False
+    if limited:
         st.stop()  # a guesser past the limit gets this line and no page run
-    if st.session_state.get(WAITING_FOR) and not st.session_state.get(CLASS_CODE):
-        _waiting_poll(st.session_state[WAITING_FOR])
-    lesson = open_lesson(lessons()[0], st.session_state.get(LESSON_ID, ""))
-    st.session_state[TITLED_BY_LESSON] = False
-    st.session_state[STOP_SECTION] = None
-    st.session_state[STOP_ASKS] = False
+    if seat.waiting_for and not seat.code:
+        _waiting_poll(seat.waiting_for)
+    lesson = open_lesson(lessons()[0], position.lesson_id or "")
+    position.titled_by_lesson, position.stop_section, position.stop_asks = False, None, False
     if lesson is None:
-        if st.session_state.get(PROBLEM):
-            st.warning(st.session_state.pop(PROBLEM))
+        if position.problem:
+            st.warning(position.problem)
+            position.problem = None
         return True
-    number = min(max(1, st.session_state.get(LESSON_STOP, 1)), len(lesson.stops))  # the file may have shrunk
+    number = min(max(1, position.stop or 1), len(lesson.stops))  # the file may have shrunk
     stop = lesson.stops[number - 1]
     language = current_language()
     # Projected at 1280×720, the bar is one line (the stop's title and the buttons) and the stop's text, and it
@@ -330,9 +331,9 @@ def lesson_bar(url_path: str) -> bool:
     presenter = presenting()
     on_its_page = stop.page == current_page and not stop.problem
     # a stop about one section of its page names that view too (ui/page_sections), projected or not
-    st.session_state[TITLED_BY_LESSON] = on_its_page and (presenter or stop.section is not None)
-    st.session_state[STOP_SECTION] = stop.section if on_its_page else None  # shown first (ui/page_sections)
-    st.session_state[STOP_ASKS] = on_its_page and stop.question is not None
+    position.titled_by_lesson = on_its_page and (presenter or stop.section is not None)
+    position.stop_section = stop.section if on_its_page else None  # shown first (ui/page_sections)
+    position.stop_asks = on_its_page and stop.question is not None
     with st.container(border=True, key="lesson_bar"):
         head, buttons = st.columns([3, 2], vertical_alignment="center")
         # the buttons at their own width, right-aligned, wrapping onto a second line where the bar is narrow (a
@@ -348,17 +349,17 @@ def lesson_bar(url_path: str) -> bool:
         previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="content",
                         on_click=go_to, args=(lesson, number - 1))
         # a student in a class looks back, not ahead: Next stops at the class's stop (go_to holds it there too)
-        seen = st.session_state.get(CLASS_SEEN) if st.session_state.get(CLASS_CODE) else None
+        seen = seat.seen if seat.code else None
         held = seen is not None and seen[3] == lesson.id and number >= seen[0]
         following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops) or held,
                          type="primary", width="content", on_click=go_to, args=(lesson, number + 1),
                          help=tr("lessons.next_follows_teacher") if held else None)
         leaving.button(tr("lessons.leave"), key="lesson_leave", width="content", on_click=leave)
-        if st.session_state.get(CLASS_CODE):
+        if seat.code:
             _class_poll()
         if stop.page != current_page and not stop.problem:  # a stop with a problem may name no page at all
             st.page_link(f"app_pages/{stop.page}.py", label=tr("lessons.back_to_stop"), icon=":material/undo:")
-        problem = st.session_state.get(PROBLEM)
+        problem = position.problem
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
         text = st.container()  # the stop's text, drawn once the question's state is known
@@ -371,8 +372,8 @@ def lesson_bar(url_path: str) -> bool:
         else:
             text.markdown(localized(stop.text, language))
         # the lecture's check questions, under the stop's own question (its form stays the first one on the page)
-        if stop.checks and st.session_state.get(CLASS_CODE) and on_its_page:
-            check_questions(lesson.id, stop, st.session_state[CLASS_CODE], st.session_state[STUDENT_ID])
+        if stop.checks and seat.code and on_its_page:
+            check_questions(lesson.id, stop, seat.code, seat.student_id)
         if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
             show_claims(stop)
         return shown
@@ -388,25 +389,25 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
         return True
     teacher = teacher_class()
-    if teacher and teacher["lesson"] == lesson.id:  # the teacher projects the page; the question is the class's
+    if teacher and teacher.lesson == lesson.id:  # the teacher projects the page; the question is the class's
         return _teachers_question(teacher, stop, qid, expected)
-    code = st.session_state.get(CLASS_CODE)
+    seat = lab_session().seat
+    code, seen = seat.code, seat.seen
     key = f"q_{lesson.id}_{stop.number}"
-    seen = st.session_state.get(CLASS_SEEN)
     if not code or seen is None or seen[3] != lesson.id:  # outside a class (or in another lesson than the class's)
         held_back = class_store().live_unrevealed(lesson.id, stop.number, qid)
-        return solo_question(stop, qid, key, ANSWERS, expected, held_back)
+        return solo_question(stop, qid, key, expected, held_back)
     revealed = bool(seen and qid in seen[1])
     # what the class poll last saw (it reruns on a change); a question the teacher has not touched: the lesson's mode
     phase = phase_in(seen[2] if seen else frozenset(), qid, "peer" if stop.question.peer else "one")
-    return class_question(stop, qid, key, ANSWERS, code, st.session_state[STUDENT_ID], expected, phase, revealed)
+    return class_question(stop, qid, key, code, seat.student_id, expected, phase, revealed)
 
 
-def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) -> bool:
+def _teachers_question(teacher: TeacherHandle, stop: Stop, qid: str, expected: Expected) -> bool:
     """The class's question on the teacher's (projected) screen: the prompt; until she reveals it, neither the answer
     nor the page that gives it away, only her Reveal button and the link to her private view (ui/lessons/private_view)."""
     store = class_store()
-    session = store.session(teacher["code"])
+    session = store.session(teacher.code)
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
     right = right_answer(stop.question, expected)
     if session is None or qid in session.revealed:
@@ -414,7 +415,7 @@ def _teachers_question(teacher: dict, stop: Stop, qid: str, expected: Expected) 
         return True
     reveal, peek = st.columns([1, 1], vertical_alignment="center")
     reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",
-                  on_click=store.reveal, args=(teacher["code"], teacher["token"], qid))
+                  on_click=store.reveal, args=(teacher.code, teacher.token, qid))
     private_link(peek)  # the answer: in her private view, a new window the room does not see
     st.info(tr("class_teacher.hidden_until_reveal"))
     return False
@@ -424,7 +425,7 @@ def open_lesson_button(lesson_id: str, label: str) -> None:
     """A button (e.g. on Home) that opens a lesson at its first stop, as the sidebar's picker does."""
     if lesson_id in lessons()[0] and st.button(label, key=f"open_lesson_{lesson_id}", icon=":material/route:",
                                                type="tertiary"):
-        st.session_state[PENDING] = ("open", lesson_id, 1)
+        lab_session().lesson.pending = ("open", lesson_id, 1)
         st.rerun()
 
 
@@ -437,7 +438,7 @@ def lesson_picker() -> None:
             chosen = st.selectbox(tr("lessons.pick"), list(all_lessons), key="lesson_pick",
                                   format_func=lambda i: localized(all_lessons[i].title, language))
             if st.button(tr("lessons.open"), key="lesson_open"):
-                st.session_state[PENDING] = ("open", chosen, 1)  # the sidebar's widgets are drawn: apply next run
+                lab_session().lesson.pending = ("open", chosen, 1)  # the sidebar's widgets are drawn: apply next run
                 st.rerun()
         for error in errors:
             st.warning(tr("lessons.bad_file", file=escape_markdown(error.file), line=error.line or "?",
@@ -446,5 +447,5 @@ def lesson_picker() -> None:
             code = st.text_input(tr("lessons.code"), key="class_code_input", max_chars=12,
                                  placeholder="ABC123")
             if st.form_submit_button(tr("lessons.join")):
-                st.session_state[PENDING] = ("join", code or "")
+                lab_session().lesson.pending = ("join", code or "")
                 st.rerun()

@@ -14,10 +14,8 @@ from classroom import guessing
 from classroom.lessons import Lesson, LessonFileError, parse_lesson
 from classroom.store import ClassSession, ClassStore, store_location
 from serving.seat import SEAT_COOKIE, valid_seat
+from ui.session import TeacherHandle, lab_session
 
-TEACHER = "teacher_class"  # session_state: {"code", "token", "lesson"}; the token never leaves this session
-SEAT_CHECKED = "_teacher_seat_checked"  # this session has asked the store whether its browser started a class
-SESSION_ID = "_session_id"  # a random id for this session: its guesses are counted even without a seat
 LOOPBACK = {"local", "127.0.0.1", "::1"}  # the server's own machine: benches, or a proxy that passes no address
 
 _stores: dict[str, ClassStore] = {}  # location -> the process's store (this module is imported once a process)
@@ -66,7 +64,10 @@ def seat_address() -> str | None:
 
 
 def session_id() -> str:
-    return st.session_state.setdefault(SESSION_ID, secrets.token_hex(12))
+    seat = lab_session().seat
+    if seat.session_id is None:
+        seat.session_id = secrets.token_hex(12)
+    return seat.session_id
 
 
 def _guessers() -> tuple[str, ...]:
@@ -87,13 +88,13 @@ def wrong_guess(kind: str) -> None:
     class_store().record_failure(kind, (*_guessers(), f"ip:{client_address()}"))
 
 
-def teacher_class() -> dict | None:
+def teacher_class() -> TeacherHandle | None:
     """The class this session teaches. On a session's first look, a browser that started a live class (its seat) takes
     it back by itself: a reload, a new tab or a replica's death never loses the class."""
-    teacher = st.session_state.get(TEACHER)
-    if teacher is not None or st.session_state.get(SEAT_CHECKED):
-        return teacher
-    st.session_state[SEAT_CHECKED] = True
+    state = lab_session().teacher
+    if state.handle is not None or state.seat_checked:
+        return state.handle
+    state.seat_checked = True
     seat = browser_seat()
     store = class_store()
     code = store.class_of_seat(seat) if seat else None
@@ -103,8 +104,8 @@ def teacher_class() -> dict | None:
     token = store.take_back(code)
     if token is None:
         return None
-    st.session_state[TEACHER] = {"code": code, "token": token, "lesson": session.lesson}
-    return st.session_state[TEACHER]
+    state.handle = TeacherHandle(code, token, session.lesson)
+    return state.handle
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

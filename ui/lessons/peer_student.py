@@ -22,10 +22,12 @@ from ui.lessons.classroom import class_store
 from ui.page_slots import note_answer
 from ui.errors import page_guard
 from ui.lessons.questions import Expected, answer_label, ask, expected_answer, show_answer
+from ui.session import lab_session
 from ui.text import escape_markdown
 
-SECOND_ANSWERS = "lesson_second_answers"  # session_state: {question id: canonical round-2 answer}
-CHECK_ANSWERS = "lesson_check_answers"  # session_state: {check question id: canonical answer}
+# The answers this student gave, each a {question id: canonical answer} of the session's lesson state
+# (ui.session.LessonState), named by the field: round 1 (or outside a class), round 2, the check questions.
+FIRST_ANSWERS, SECOND_ANSWERS, CHECK_ANSWERS = "answers", "second_answers", "check_answers"
 COUNTDOWN_SECONDS = 1  # the discussion's countdown ticks this often (a fragment with no query: cheap)
 
 
@@ -52,6 +54,11 @@ def store_answer(code: str, student: str, qid: str, given: str, expected: Expect
     return False
 
 
+def _answers(field: str) -> dict[str, str]:
+    """This student's answers of one kind (FIRST_ANSWERS, SECOND_ANSWERS, CHECK_ANSWERS)."""
+    return getattr(lab_session().lesson, field)
+
+
 @st.fragment
 def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, student: str | None,
           expected: Expected | None, round: int, then_page: bool, done: str | None = None,
@@ -61,7 +68,7 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
     taken (this fragment's run only). In a class the page waits for the teacher's Reveal, so an answer never queues
     a whole-page run behind the class's pages (issue 24): this run confirms it."""
     with page_guard():
-        answers = st.session_state.setdefault(answers_key, {})
+        answers = _answers(answers_key)
         if qid not in answers:
             slot = st.empty()  # the form, cleared once the answer is stored
             with slot.container():
@@ -83,31 +90,30 @@ def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, st
         st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
 
 
-def solo_question(stop: Stop, qid: str, key: str, answers_key: str, expected: Expected | None,
+def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
                   held_back: bool) -> bool:
     """Outside a class: the form, then the answer and the page. `held_back`: a live class on this server is at this
     stop and has not revealed it (ClassStore.live_unrevealed): the answer and the page wait for its Reveal, or a
     student could learn them here (a private window is a new session outside the class) and answer there."""
-    answers = st.session_state.setdefault(answers_key, {})
+    answers = _answers(FIRST_ANSWERS)
     if held_back:
         if qid in answers:
             st.info(tr("lessons.held_back", answer=_label(stop, answers[qid])), icon=":material/hourglass_top:")
         else:
-            _vote(stop, qid, key, answers_key, None, None, expected, 1, False, "lessons.held_back")
+            _vote(stop, qid, key, FIRST_ANSWERS, None, None, expected, 1, False, "lessons.held_back")
         return False
     if qid in answers:
         show_answer(stop.question, answers[qid], expected)
         return True
-    _vote(stop, qid, key, answers_key, None, None, expected, 1, True)
+    _vote(stop, qid, key, FIRST_ANSWERS, None, None, expected, 1, True)
     return False
 
 
-def class_question(stop: Stop, qid: str, key: str, answers_key: str, code: str, student: str,
+def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
                    expected: Expected | None, phase: QuestionPhase, revealed: bool) -> bool:
     """A student in a class: the question as the teacher's phase for it says; -> whether the page may show."""
     store = class_store()
-    firsts = st.session_state.setdefault(answers_key, {})
-    seconds = st.session_state.setdefault(SECOND_ANSWERS, {})
+    firsts, seconds = _answers(FIRST_ANSWERS), _answers(SECOND_ANSWERS)
     for answers, round in ((firsts, 1), (seconds, 2)):  # answered before a reload or on a replica that died
         if qid not in answers and (earlier := store.student_answer(code, student, qid, round=round)) is not None:
             answers[qid] = earlier
@@ -118,10 +124,10 @@ def class_question(stop: Stop, qid: str, key: str, answers_key: str, code: str, 
             st.caption(tr("peer.changed", answer=_label(stop, first)))
         return True
     if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
-        _vote(stop, qid, key, answers_key, code, student, expected, 1, False, "lessons.answer_taken")
+        _vote(stop, qid, key, FIRST_ANSWERS, code, student, expected, 1, False, "lessons.answer_taken")
         return False
     if phase.phase == "round1":
-        _vote(stop, qid, key, answers_key, code, student, expected, 1, False)
+        _vote(stop, qid, key, FIRST_ANSWERS, code, student, expected, 1, False)
         return False
     if first is not None:
         st.caption(tr("peer.your_first", answer=_label(stop, first)))
@@ -144,7 +150,7 @@ def check_questions(lesson_id: str, stop: Stop, code: str, student: str) -> None
     """A student in a class at the first or last stop: the lecture's check questions, each its own form; the answer
     is taken, never graded on screen (the class report compares before and after)."""
     store = class_store()
-    answers = st.session_state.setdefault(CHECK_ANSWERS, {})
+    answers = _answers(CHECK_ANSWERS)
     when = stop.checks[0].when
     with st.expander(tr(f"peer.checks_{when}", count=len(stop.checks)), expanded=True, icon=":material/quiz:"):
         for check in stop.checks:

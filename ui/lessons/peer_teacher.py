@@ -14,6 +14,7 @@ from classroom.store import ClassStore, QuestionPhase, Results, Switches
 from i18n import tr
 from ui.lessons.questions import Expected, answer_label
 from ui.lessons.peer_student import check_id, countdown
+from ui.session import WidgetKey
 from viz.class_report import two_rounds_chart
 from viz.classroom import answer_chart, readable
 
@@ -21,15 +22,27 @@ DEFAULT_DISCUSSION_SECONDS = 120
 MODES = ("one", "peer")
 
 
+def _mode_widget(qid: str) -> WidgetKey:
+    return WidgetKey(f"peer_mode_{qid}")  # one round or peer instruction
+
+
+def _shown_widget(qid: str) -> WidgetKey:
+    return WidgetKey(f"peer_shown_{qid}")  # round 1's answers shown to the class during round 2
+
+
+def _seconds_widget(qid: str) -> WidgetKey:
+    return WidgetKey(f"peer_seconds_{qid}")  # the discussion's countdown
+
+
 def mode_picker(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase) -> None:
     """One round or peer instruction, chosen while round 1 is open (the lesson's `peer` gives the default)."""
     labels = {"one": tr("peer.mode_one"), "peer": tr("peer.mode_peer")}
-    st.segmented_control(tr("peer.mode"), MODES, default=phase.mode, format_func=labels.get, key=f"peer_mode_{qid}",
+    st.segmented_control(tr("peer.mode"), MODES, default=phase.mode, format_func=labels.get, key=_mode_widget(qid).key,
                          disabled=phase.phase != "round1", on_change=_set_mode, args=(store, code, token, qid))
 
 
 def _set_mode(store: ClassStore, code: str, token: str, qid: str) -> None:
-    mode = st.session_state.get(f"peer_mode_{qid}")
+    mode = _mode_widget(qid).get()
     if mode in MODES:  # a second click on the chosen segment deselects it: keep the mode then
         store.set_phase(code, token, qid, mode, "round1")
 
@@ -149,10 +162,10 @@ def peer_controls(store: ClassStore, code: str, token: str, qid: str, phase: Que
     if revealed:
         st.success(tr("class_teacher.revealed"))
     elif phase.phase == "round1":
-        st.toggle(tr("peer.show_round_one"), value=phase.shown, key=f"peer_shown_{qid}",
+        st.toggle(tr("peer.show_round_one"), value=phase.shown, key=_shown_widget(qid).key,
                   help=tr("peer.show_round_one_help"), on_change=_set_shown, args=(store, code, token, qid, phase))
         st.number_input(tr("peer.discussion_seconds"), min_value=10, max_value=1800,
-                        value=DEFAULT_DISCUSSION_SECONDS, step=10, key=f"peer_seconds_{qid}")
+                        value=DEFAULT_DISCUSSION_SECONDS, step=10, key=_seconds_widget(qid).key)
         st.button(tr("peer.start_discussion"), key="peer_discuss", type="primary",
                   on_click=_start_discussion, args=(store, code, token, qid, phase.shown))
     elif phase.phase == "discussion":
@@ -164,12 +177,12 @@ def peer_controls(store: ClassStore, code: str, token: str, qid: str, phase: Que
 
 def _start_discussion(store: ClassStore, code: str, token: str, qid: str, shown: bool) -> None:
     """Round 1 closes; the countdown the teacher set (read now: a value typed just before the click counts)."""
-    seconds = float(st.session_state.get(f"peer_seconds_{qid}") or DEFAULT_DISCUSSION_SECONDS)
+    seconds = float(_seconds_widget(qid).get() or DEFAULT_DISCUSSION_SECONDS)
     store.set_phase(code, token, qid, "peer", "discussion", discussion_seconds=seconds, shown=shown)
 
 
 def _set_shown(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase) -> None:
-    store.set_phase(code, token, qid, "peer", phase.phase, shown=bool(st.session_state.get(f"peer_shown_{qid}")))
+    store.set_phase(code, token, qid, "peer", phase.phase, shown=bool(_shown_widget(qid).get()))
 
 
 def check_count(store: ClassStore, code: str, token: str, lesson_id: str, stop: Stop) -> None:

@@ -32,7 +32,7 @@ def private_switch() -> bool:
 
 def is_private() -> bool:
     """Whether this screen is her private view (read in the live fragments, which do not draw the switch)."""
-    return bool(PRIVATE.current(st.session_state))
+    return bool(PRIVATE.get())
 
 
 def private_link(where=st) -> None:

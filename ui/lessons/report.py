@@ -18,6 +18,7 @@ from classroom.store import ClassStore
 from i18n import current_language, tr, using_language
 from serving.private_media import keep_private, private_file_name
 from ui.lessons.classroom import browser_seat
+from ui.session import lab_session
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
 
@@ -26,7 +27,6 @@ QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "roun
                     "right_right", "wrong_right", "right_wrong", "wrong_wrong"]
 CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both", "gain"]
 MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
-REPORT = "_class_report"  # session_state: {"code", "read": the ReportAnswers of the teacher's last click}
 COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
                  "wrong_wrong", "students_both", "picks", "answered")
 
@@ -132,12 +132,12 @@ def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> No
     the answers stored at that moment, of the questions she had revealed (the check questions once the class ended),
     so the projected page names no right or wrong option of a question the class still answers. A fragment: the
     click reruns the report, not the page. The downloads are served to her browser only (serving/private_media.py)."""
-    built = st.session_state.get(REPORT)
+    built = lab_session().teacher.report  # {"code", "read": the ReportAnswers of the teacher's last click}
     read = built["read"] if built and built["code"] == code else None
     if st.button(tr("report.build") if read is None else tr("report.update"), key="report_update",
                  icon=":material/refresh:"):
         read = store.report_answers(code, token)
-        st.session_state[REPORT] = {"code": code, "read": read}
+        lab_session().teacher.report = {"code": code, "read": read}
     if read is None:
         st.caption(tr("report.build_help"))
         return

@@ -1,13 +1,13 @@
 """The teacher's page of a live class: start it (code and QR code), watch the answers arrive, reveal, move on.
 
-Every control needs a teacher token (classroom/store.py); it lives only in this session's state
-(ui/lessons/classroom.TEACHER), so a student who opens this page, with or without the class code in the URL, gets no control. Starting a class and
-taking one back from another device need the teacher password (classroom/teacher_password.py: the operator's, or
-one the server generated and printed at start); the browser that started a class takes it back by itself after a
-reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one neutral
-colour: the projector never gives the answer away; the answer is in her private view (ui/lessons/private_view.py), on
-her phone or a second window. A question in
-peer instruction (ui/lessons/peer_teacher.py) has its rounds there instead; the class report is ui/lessons/report.py.
+Every control needs a teacher token (classroom/store.py); it lives only in this session's object
+(ui.session.TeacherState), so a student who opens this page, with or without the class code in the URL, gets no control.
+Starting a class and taking one back from another device need the teacher password (classroom/teacher_password.py: the
+operator's, or one the server generated and printed at start); the browser that started a class takes it back by itself
+after a reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one
+neutral colour: the projector never gives the answer away; the answer is in her private view
+(ui/lessons/private_view.py), on her phone or a second window. A question in peer instruction
+(ui/lessons/peer_teacher.py) has its rounds there instead; the class report is ui/lessons/report.py.
 """
 from __future__ import annotations
 
@@ -25,22 +25,23 @@ from classroom.store import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, normalise_code
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from i18n import current_language, tr
 from ui.train.job import active_trainings, stop_trainings
-from ui.lessons.classroom import (TEACHER, browser_seat, class_lesson, class_store, guess_wait, teacher_class,
+from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class,
                                   wrong_guess)
 from ui.display import presenting
 from ui.errors import page_guard
-from ui.lessons.bar import CLASS_CODE, PENDING, question_id
+from ui.lessons.bar import question_id
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
 from ui.lessons.report import class_report
 from ui.lessons.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
+from ui.session import TeacherHandle, WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
 
 RESULTS_SECONDS = 2  # the answer chart refreshes this often
-ENDED_CLASS = "_teacher_ended_class"  # session_state: the class this session ended (its report stays readable)
+UPLOADS = WidgetKey("class_uploads")  # the teacher's switch: students of the class may upload models
 
 
 def join_url(code: str) -> str | None:
@@ -64,20 +65,20 @@ def qr_png(text: str) -> bytes:
 def teacher_page() -> None:
     teacher = teacher_class()
     all_lessons, errors = lessons()
-    session = class_store().session(teacher["code"]) if teacher else None
+    session = class_store().session(teacher.code) if teacher else None
     lesson, from_copy = class_lesson(session, all_lessons, known_pages()) if session else (None, False)
     if teacher and lesson is None:
-        st.warning(tr("class_teacher.expired", code=teacher["code"]))
-        st.session_state.pop(TEACHER, None)
+        st.warning(tr("class_teacher.expired", code=teacher.code))
+        lab_session().teacher.handle = None
         teacher = None
     if teacher is None:
-        if st.session_state.get(CLASS_CODE):  # a student of a class: no start form, no answers of any class here
-            st.info(tr("class_teacher.student_here", code=st.session_state[CLASS_CODE]))
+        if lab_session().seat.code:  # a student of a class: no start form, no answers of any class here
+            st.info(tr("class_teacher.student_here", code=lab_session().seat.code))
             return
-        ended = st.session_state.get(ENDED_CLASS)
-        if ended and ended["lesson"] in all_lessons:  # the class she just ended: its report stays hers to read
-            with st.expander(tr("report.ended", code=ended["code"]), icon=":material/insights:"):
-                class_report(class_store(), ended["code"], ended["token"], all_lessons[ended["lesson"]])
+        ended = lab_session().teacher.ended
+        if ended and ended.lesson in all_lessons:  # the class she just ended: its report stays hers to read
+            with st.expander(tr("report.ended", code=ended.code), icon=":material/insights:"):
+                class_report(class_store(), ended.code, ended.token, all_lessons[ended.lesson])
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
         with start:
             _start(all_lessons)
@@ -95,22 +96,23 @@ def teacher_page() -> None:
         # her phone or a second window: the answers before Reveal (ui/lessons/private_view); beside the results, so
         # that projected at 1280×720 the answers' chart starts on the first screen
         private = private_switch()
-        _header(teacher["code"])
+        _header(teacher.code)
         if not private:
             private_link()
-        seats = class_store().seats(teacher["code"], teacher["token"])
+        seats = class_store().seats(teacher.code, teacher.token)
         if seats is not None:
-            _seat_controls(teacher["code"], teacher["token"], seats)
+            _seat_controls(teacher.code, teacher.token, seats)
     with results:
-        _panel(teacher["code"], teacher["token"], lesson, 0 if seats is None else len(seats.waiting))
+        _panel(teacher.code, teacher.token, lesson, 0 if seats is None else len(seats.waiting))
     with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
-        class_report(class_store(), teacher["code"], teacher["token"], lesson)
-    st.toggle(tr("class_teacher.uploads"), value=session.uploads, key="class_uploads",
+        class_report(class_store(), teacher.code, teacher.token, lesson)
+    st.toggle(tr("class_teacher.uploads"), value=session.uploads, key=UPLOADS.key,
               help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     _trainings()
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
-        class_store().end_class(teacher["code"], teacher["token"])
-        st.session_state[ENDED_CLASS] = st.session_state.pop(TEACHER, None)
+        class_store().end_class(teacher.code, teacher.token)
+        state = lab_session().teacher
+        state.ended, state.handle = state.handle, None
         st.rerun()
 
 
@@ -134,8 +136,8 @@ def _trainings() -> None:
             st.toast(tr("class_teacher.stopped_trainings", count=stop_trainings()))
 
 
-def _set_uploads(teacher: dict) -> None:
-    class_store().set_uploads(teacher["code"], teacher["token"], bool(st.session_state["class_uploads"]))
+def _set_uploads(teacher: TeacherHandle) -> None:
+    class_store().set_uploads(teacher.code, teacher.token, bool(UPLOADS.get()))
 
 
 def _password_ok(password: str) -> bool:
@@ -179,7 +181,7 @@ def _start(all_lessons: Mapping[str, Lesson]) -> None:
         source = None
     code, token = class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source,
                                              class_size=int(size))
-    st.session_state[TEACHER] = {"code": code, "token": token, "lesson": lesson_id}
+    lab_session().teacher.handle = TeacherHandle(code, token, lesson_id)
     st.rerun()
 
 
@@ -200,7 +202,7 @@ def _take_back() -> None:
     if token is None:
         st.warning(tr("class_teacher.no_such_class"))
         return
-    st.session_state[TEACHER] = {"code": code, "token": token, "lesson": session.lesson}
+    lab_session().teacher.handle = TeacherHandle(code, token, session.lesson)
     st.rerun()
 
 
@@ -303,7 +305,7 @@ def _stop_controls(store, code: str, token: str, lesson: Lesson, number: int) ->
     forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
                    type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1))
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
-        st.session_state[PENDING] = ("open", lesson.id, number)
+        lab_session().lesson.pending = ("open", lesson.id, number)
         st.rerun()
     if not presenting():  # projected, the room needs no help text; the chart gets its lines
         st.caption(tr("class_teacher.move_help"))

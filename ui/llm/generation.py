@@ -1,5 +1,5 @@
-"""The LLM page's glue: the server's shared model (read-only), this session's generation (st.session_state: token ids,
-the step records and this session's own KV cache), and the page's three parts: generation step by step, the KV
+"""The LLM page's glue: the server's shared model (read-only), this session's generation (in its session object: token
+ids, the step records and this session's own KV cache), and the page's three parts: generation step by step, the KV
 cache, grouped-query attention."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
 from model.llama import MAX_TOKENS
 from ui.display import presenting, show_chart
-from ui.lessons.flags import STOP_ASKS
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
 from ui.models import load_model
+from ui.session import WidgetKey, lab_session, widget_values
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_slider, spec_toggle
 from ui.result_cache import memoized
@@ -26,9 +26,8 @@ LLM_ID = SMOLLM2_NAME  # the page's model: an LLM with GENERATION (model/familie
 # and scores, are 2 × 30 × 9 × 512² × 4 B = 0.57 GB while it runs, then dropped but for the last query's row.
 MAX_NEW_TOKENS = 64  # per generation
 QUESTION_STEP = 20  # the predict-then-reveal question: "how many key vectors does step 20 compute?"
-TRACE = "llm_trace"  # session_state: this session's model.kv_cache.GenerationTrace
-LAYER = "llm_layer"  # session_state: the layer whose heads the attention row shows (0-based)
-ANSWER, REVEALED = "llm_kv_answer", "llm_kv_revealed"  # the question's radio and whether its answer is shown
+LAYER = WidgetKey("llm_layer")  # the layer whose heads the attention row shows (1-based in the slider)
+ANSWER = WidgetKey("llm_kv_answer")  # the KV-cache question's radio
 TEXT_KEY = "llm_text"  # the generated text's container (CSS class st-key-llm_text: the browser tests read it)
 CACHE_KEY = "llm_cache_count"  # the cache metrics' container (st-key-llm_cache_count)
 
@@ -98,9 +97,10 @@ def _cut_prompt(lab: LabModel, text: str, chat: bool) -> tuple[list[int], str]:
 
 def session_trace(ids: list[int]) -> GenerationTrace:
     """This session's generation of this prompt: a new one when the prompt (or the chat form) changed."""
-    trace = st.session_state.get(TRACE)
+    explorer = lab_session().explorer
+    trace = explorer.trace
     if trace is None or trace.prompt_ids != ids:
-        trace = st.session_state[TRACE] = GenerationTrace(list(ids))
+        trace = explorer.trace = GenerationTrace(list(ids))
     return trace
 
 
@@ -108,7 +108,7 @@ def _choice_settings() -> tuple[float, int | None, int]:
     """(temperature, top-k, seed) of the next step, in one compact row: temperature 0 is greedy."""
     cols = st.columns([3, 2, 2, 1])
     # the labels in this run's language, looked up later too (AppTest reads a radio's labels outside the run)
-    labels = {value: tr(f"llm.choice_{value}") for value in CHOICE.choices(st.session_state)}
+    labels = {value: tr(f"llm.choice_{value}") for value in CHOICE.choices(widget_values())}
     choice = spec_radio(CHOICE, tr("llm.choice"), where=cols[0], horizontal=True, format_func=labels.__getitem__,
                         help=tr("llm.choice_help"))
     if choice != SAMPLED:
@@ -132,7 +132,7 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
     next_clicked = buttons[0].button(tr("llm.next"), key="llm_next", disabled=done,
                                      help=tr("llm.next_help"))
     if buttons[1].button(tr("llm.reset"), key="llm_reset", help=tr("llm.reset_help")):
-        trace = st.session_state[TRACE] = GenerationTrace(list(ids))
+        trace = lab_session().explorer.trace = GenerationTrace(list(ids))
     with buttons[2]:
         temperature, top_k, seed = _choice_settings()
     if next_clicked and not done:
@@ -192,9 +192,8 @@ def _attention_row(lab: LabModel, trace: GenerationTrace) -> None:
     layers, heads = lab.layout["decoder_self"]
     attention = trace.attention  # (L, h, T_k): the query of the text's last token before the new one
     keys = lab.token_texts(trace.ids[:attention.shape[-1]])
-    if LAYER not in st.session_state:
-        st.session_state[LAYER] = layers  # 1-based in the widget; the last layer first
-    layer = st.slider(tr("llm.layer", layers=layers), 1, layers, key=LAYER, help=tr("llm.layer_help"))
+    LAYER.setdefault(layers)  # the last layer first
+    layer = st.slider(tr("llm.layer", layers=layers), 1, layers, key=LAYER.key, help=tr("llm.layer_help"))
     groups = [lab.config.kv_head_of(i) for i in range(heads)]
     title = tr("llm.chart.row_title", layer=layer, token=token_label(keys[-1]), keys=len(keys), heads=heads)
     show_chart(attention_row_chart(attention[layer - 1], keys, groups, title),
@@ -210,7 +209,7 @@ def kv_cache_view(lab: LabModel, trace: GenerationTrace | None) -> None:
         _cache_now(lab, trace)
     elif trace is not None:
         st.caption(tr("llm.kv_press_next"))
-    if not st.session_state.get(STOP_ASKS):  # a lesson stop asking its own question: one question per stop
+    if not lab_session().lesson.stop_asks:  # a lesson stop asking its own question: one question per stop
         _question(lab, len(trace.prompt_ids) if trace is not None else None)
 
 
@@ -270,11 +269,12 @@ def _question(lab: LabModel, prompt: int | None) -> None:
     options = sorted({1, cfg.num_kv_heads, cfg.num_layers, answer, cfg.num_layers * cfg.num_heads,
                       key_vectors_computed(cfg, QUESTION_STEP, prompt, use_cache=False)})
     st.markdown(f"**{tr('llm.question', step=QUESTION_STEP)}**")
-    guess = st.radio(tr("llm.question_label"), options, index=None, key=ANSWER, horizontal=True,
+    guess = st.radio(tr("llm.question_label"), options, index=None, key=ANSWER.key, horizontal=True,
                      format_func=lambda n: f"{n:,}")
-    if st.button(tr("llm.reveal"), key="llm_reveal", disabled=guess is None and not st.session_state.get(REVEALED)):
-        st.session_state[REVEALED] = True
-    if not st.session_state.get(REVEALED):
+    explorer = lab_session().explorer
+    if st.button(tr("llm.reveal"), key="llm_reveal", disabled=guess is None and not explorer.kv_revealed):
+        explorer.kv_revealed = True
+    if not explorer.kv_revealed:
         return
     verdict = "" if guess is None else tr("llm.right" if guess == answer else "llm.wrong")
     st.success(tr("llm.answer", step=QUESTION_STEP, answer=f"{answer:,}", layers=cfg.num_layers,

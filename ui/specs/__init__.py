@@ -36,7 +36,7 @@ _LOADED = [importlib.import_module(name) for name in spec_module_names()]
 
 # link parameter name -> spec, in the order a link is read
 SPECS: dict[str, WidgetSpec] = {spec.url: spec for module in _LOADED for spec in module.SPECS}
-# Values a page keeps while it is not shown but that are not in links: session_state key -> check(value, state),
+# Values a page keeps while it is not shown but that are not in links: widget key -> check(value, state),
 # which returns the value if the current model or page still offers it, else raises ValueError (KeyError, TypeError).
 KEPT_ONLY: dict[str, Callable[[object, State], object]] = {
     key: check for module in _LOADED for key, check in getattr(module, "KEPT_ONLY", {}).items()}

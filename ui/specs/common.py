@@ -6,7 +6,7 @@ import re
 
 from i18n import DEFAULT_LANGUAGE, LANGUAGES
 from ui.display import LANGUAGE, PRESENTER
-from ui.state import DEFAULT_MODEL, model_ids
+from ui.state import MODEL
 from ui.widget_spec import SENTENCE, WidgetSpec, boolean
 
 # The model id of the training running in this session, in the URL of every page while it runs (not in "Link to
@@ -24,6 +24,5 @@ def training_id(text: str) -> str:
 
 LANGUAGE_SPEC = WidgetSpec(LANGUAGE, "lang", DEFAULT_LANGUAGE, options=LANGUAGES)
 PRESENTER_SPEC = WidgetSpec(PRESENTER, "presenter", False, options=(False, True), convert=boolean)
-MODEL = WidgetSpec("model_id", "model", DEFAULT_MODEL, options=lambda state: model_ids())
 TRAINING = WidgetSpec(TRAINING_IN_URL, "training", None, convert=training_id)
 SPECS = (LANGUAGE_SPEC, PRESENTER_SPEC, MODEL, SENTENCE, TRAINING)

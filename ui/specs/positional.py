@@ -2,6 +2,7 @@
 position: their bounds depend on it."""
 from __future__ import annotations
 
+from ui.session import WidgetKey
 from ui.widget_spec import PageSection, WidgetSpec
 
 PAGE = ("positional",)
@@ -11,6 +12,7 @@ OFFSET = WidgetSpec("pe_k", "pe_k", 5, PAGE, low=1, high=lambda state: LENGTH.cu
 POSITION = WidgetSpec("pe_position", "pe_pos", 5, PAGE, low=0, high=lambda state: LENGTH.current(state) - 1,
                       convert=int)
 SPECS = (D_MODEL, LENGTH, OFFSET, POSITION)
+DIMS = WidgetKey("pe_dims")  # the curves' dimensions: kept while the page is not shown, not in links
 
 
 def _dimensions(value: object, state) -> list[int]:
@@ -22,6 +24,13 @@ def _dimensions(value: object, state) -> list[int]:
 
 
 FOLDED = ("dials", "similarity", "rotation", "rope", "trained")  # the page's folded sections, built only while open
+
+
+def folded_key(name: str) -> str:
+    """The key of a folded section's expander (ui/display.folded_section): open while its value is true."""
+    return f"pe_open_{name}"
+
+
 SECTIONS = (PageSection("matrix"), PageSection("curves"),
-            *(PageSection(name, folded_key=f"pe_open_{name}") for name in FOLDED))
-KEPT_ONLY = {"pe_dims": _dimensions, **{f"pe_open_{name}": lambda value, state: bool(value) for name in FOLDED}}
+            *(PageSection(name, folded_key=folded_key(name)) for name in FOLDED))
+KEPT_ONLY = {DIMS.key: _dimensions, **{folded_key(name): lambda value, state: bool(value) for name in FOLDED}}

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import functools
 
-import streamlit as st
 
 from serving.upload_gate import ENV_VAR, GATE, operator_allows_uploads
 from ui.compat import script_session_id
 from ui.lessons.classroom import class_store
-from ui.lessons.bar import CLASS_CODE
+from ui.session import lab_session
 
 __all__ = ["ENV_VAR", "operator_allows_uploads", "uploads_refusal", "uploads_allowed", "open_upload_route"]
 
@@ -38,7 +37,7 @@ def class_refusal(code: str | None) -> str | None:
 
 def uploads_refusal() -> str | None:
     """None when this session may upload; else the i18n key of why not (the operator, or this student's class)."""
-    return class_refusal(st.session_state.get(CLASS_CODE))
+    return class_refusal(lab_session().seat.code)
 
 
 def uploads_allowed() -> bool:
@@ -53,7 +52,7 @@ def open_upload_route(is_open: bool) -> None:
     if session_id is None:
         return
     if is_open:
-        code = st.session_state.get(CLASS_CODE)
+        code = lab_session().seat.code
         GATE.open_for(session_id, functools.partial(class_allows_uploads, code))
     else:
         GATE.close_for(session_id)

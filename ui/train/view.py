@@ -15,8 +15,9 @@ from ui.display import presenting, show_chart
 from model.families import trains_attention, trains_heads
 from ui.models import family_label
 from ui.page_slots import slot_released
-from ui.share import TRAINING_IN_URL
-from ui.state import USER_MODELS, example_sentences, get_model
+from ui.session import WidgetKey, lab_session
+from ui.specs.common import TRAINING
+from ui.state import MODEL, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.analysis_queue import session_name
 from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
@@ -25,7 +26,7 @@ from ui.widget_spec import SENTENCE
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
 
-JOB = "training_job"
+UPLOADS = WidgetKey("upload_files")  # the uploader's files, read by the Load button's callback
 # The form's starting values; the advanced four are hidden in presenter mode, where these defaults are used.
 # The form is not restored from links: its widgets keep value= defaults because Streamlit can reset a form widget
 # to its declared default when the training fragment reruns the app, and that default must be a sensible setting.
@@ -41,7 +42,7 @@ def _identifier(value: str) -> str:
 
 def training_form() -> TrainConfig | None:
     """The settings form; returns a config when the user presses Start."""
-    job: TrainingJob | None = st.session_state.get(JOB)
+    job = lab_session().training.job
     presenter = presenting()
     with st.form("train_form"):
         c = st.columns(3)
@@ -139,12 +140,10 @@ def time_estimate(config: TrainConfig) -> None:
 def launch(config: TrainConfig) -> None:
     job = start_job(config, example_sentences(config.task)[0], session_alive=session_alive_check(),
                     session=session_name())
-    st.session_state[JOB] = job
-    st.session_state[TRAINING_IN_URL] = job.model_id  # in the URL until the job ends (write_to_url)
-    st.session_state.pop(LOST_TRAINING, None)
-
-
-LOST_TRAINING = "lost_training"
+    training = lab_session().training
+    training.job = job
+    TRAINING.set(job.model_id)  # in the URL until the job ends (write_to_url)
+    training.lost = None
 
 
 def lost_training_notice() -> None:
@@ -153,13 +152,13 @@ def lost_training_notice() -> None:
     This happens when the replica that ran it died and HAProxy moved the student to another one (serve.py), or
     when the tab was reloaded: a training lives in one server process and one browser session.
     """
-    job: TrainingJob | None = st.session_state.get(JOB)
-    marker = st.session_state.get(TRAINING_IN_URL)
+    training = lab_session().training
+    job, marker = training.job, TRAINING.get()
     if marker and (job is None or job.model_id != marker):
-        st.session_state[LOST_TRAINING] = marker
+        training.lost = marker
     if marker and (job is None or job.model_id != marker or not job.active):
-        st.session_state[TRAINING_IN_URL] = None  # only a running training of this session stays in the URL
-    lost = st.session_state.get(LOST_TRAINING)
+        TRAINING.set(None)  # only a running training of this session stays in the URL
+    lost = training.lost
     if lost and (job is None or not job.active):
         st.warning(tr("serve.training_lost", model=escape_markdown(lost)), icon=":material/sync_problem:")
 
@@ -169,7 +168,7 @@ def _register(job: TrainingJob) -> None:
     loaded = job.result.loaded
     last = next((h for h in reversed(job.history) if "val_exact_match" in h), {})
     loaded.metrics = {"test": {"exact_match": last.get("val_exact_match"), "bleu": last.get("val_bleu")}}
-    st.session_state.setdefault(USER_MODELS, {})[job.model_id] = loaded
+    lab_session().training.user_models[job.model_id] = loaded
 
 
 def job_message(job: TrainingJob) -> str:
@@ -180,7 +179,7 @@ def job_message(job: TrainingJob) -> str:
 
 @st.fragment(run_every=1.0)
 def live_status() -> None:
-    job: TrainingJob | None = st.session_state.get(JOB)
+    job = lab_session().training.job
     if job is None:
         return
     cfg = job.config
@@ -201,13 +200,13 @@ def live_status() -> None:
         st.error(tr("train.kept" if job.result else "train.failed", reason=job_message(job)))
     else:
         st.success(tr("train.done", reason=job_message(job), model=job.model_id))
-    if job.result is not None and job.model_id not in st.session_state.get(USER_MODELS, {}):
+    if job.result is not None and job.model_id not in lab_session().training.user_models:
         _register(job)
         st.rerun(scope="app")  # the sidebar must list the new model
 
 
 def snapshot_viewer() -> None:
-    job: TrainingJob | None = st.session_state.get(JOB)
+    job = lab_session().training.job
     if job is None or not job.snapshots:
         if job is not None and not trains_attention(job.config.family):
             st.info(tr("train.no_snapshots"))
@@ -235,7 +234,7 @@ def snapshot_viewer() -> None:
 
 
 def download_buttons() -> None:
-    job: TrainingJob | None = st.session_state.get(JOB)
+    job = lab_session().training.job
     if job is None or job.result is None or presenting():
         return
     if job.checkpoint_files is None:  # serialise the model once, not on every rerun of the page
@@ -288,7 +287,7 @@ def load_upload(files: list[tuple[str, bytes]]) -> str:
     (weights_name, weights), (_, sidecar) = _checked_pair(files)
     loaded = load_checkpoint_bytes(weights, sidecar, name=weights_name.removesuffix(".safetensors"))
     loaded.model.requires_grad_(False)
-    user_models = st.session_state.setdefault(USER_MODELS, {})
+    user_models = lab_session().training.user_models
     # Unique across the server: cached analyses are keyed by model id and shared by all sessions.
     model_id = f"uploaded-{uuid.uuid4().hex[:8]}"
     user_models[model_id] = loaded
@@ -297,16 +296,16 @@ def load_upload(files: list[tuple[str, bytes]]) -> str:
 
 def _load_clicked() -> None:
     """Button callback: runs before the sidebar is drawn, so it may switch the chosen model."""
-    files = st.session_state.get("upload_files") or []
+    files = UPLOADS.get() or []
     try:
         model_id = load_upload([(f.name, f.getvalue()) for f in files])
     except CheckpointError as error:
         # The detail comes from model/checkpoint.py in English; our sentence around it is translated.
-        st.session_state["upload_message"] = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
+        lab_session().training.upload_message = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
     else:
-        st.session_state["model_id"] = model_id
-        st.session_state[SENTENCE.key] = example_sentences(get_model(model_id).task)[0]
-        st.session_state["upload_message"] = ("success", tr("train.upload_loaded", model=model_id))
+        MODEL.set(model_id)
+        SENTENCE.set(example_sentences(get_model(model_id).task)[0])
+        lab_session().training.upload_message = ("success", tr("train.upload_loaded", model=model_id))
 
 
 def upload_form() -> None:
@@ -320,10 +319,11 @@ def upload_form() -> None:
         st.info(tr(refusal), icon=":material/block:")
         return
     files = st.file_uploader(tr("train.upload_files"), type=["safetensors", "json"], accept_multiple_files=True,
-                             key="upload_files", help=tr("train.upload_help", limit=upload_limit_mib()))
+                             key=UPLOADS.key, help=tr("train.upload_help", limit=upload_limit_mib()))
     if files:
         st.button(tr("train.upload_load"), key="upload_load", on_click=_load_clicked)
-    kind, message = st.session_state.pop("upload_message", (None, None))
+    training = lab_session().training
+    (kind, message), training.upload_message = training.upload_message or (None, None), None
     if kind == "error":
         st.error(message)
     elif kind == "success":

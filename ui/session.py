@@ -1,0 +1,162 @@
+"""This user's session: the one module of ui/, app_pages/ and app.py that names Streamlit's session state.
+
+Two kinds of per-user state live there, and this module owns both:
+
+- the session object (LabSession, under one key): what this user has that is not a view. The lesson position and
+  its answers, a student's class seat, the teacher's class, the training job and the models trained or uploaded, the
+  address bookkeeping of ui/share.py, notices waiting for the next run. Typed, one field each, created on first use
+  (lab_session()).
+- the widgets' values: Streamlit keeps a keyed widget's value in the session state under its key, so that mapping is
+  the view's store. Only the specs (ui/widget_spec.py: WidgetSpec.get/set) and the view's resolution (ui/share.py:
+  links, lesson stops, keeping values across runs) take the mapping itself (widget_values()); a widget outside links
+  reads and writes its value through its WidgetKey. Nothing else reads a widget's key.
+
+tests/test_session_module.py keeps it so: no other module of ui/, app_pages/ or app.py names the session state.
+"""
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+if TYPE_CHECKING:
+    from model.checkpoint import LoadedModel
+    from model.kv_cache import GenerationTrace
+    from ui.train.job import TrainingJob
+
+SESSION_KEY = "_lab_session"  # the session object's one key (a leading "_": no widget's, and never a link's)
+
+
+@dataclass(frozen=True)
+class TeacherHandle:
+    """The class this session teaches. The token is the teacher's proof to the store; it never leaves this session."""
+    code: str
+    token: str
+    lesson: str  # the lesson id the class runs on
+
+
+@dataclass
+class AddressState:
+    """What ui/share.py keeps between runs to mirror the view in the address bar and read Back, Forward and links."""
+    restored: bool = False  # the session's first link has been read
+    kept: dict[str, Any] = field(default_factory=dict)  # {widget key: value}: the specs' values while not drawn
+    written: dict[str, str] | None = None  # the query string write_to_url left in the address bar last run
+    written_page: str | None = None  # the page whose address write_to_url wrote last
+    link_run: dict[str, str] | None = None  # the query string this full run opened as a link, else None
+    link_drawn_by: str | None = None  # the page whose fragment drew the sidebar's link in this full run
+    extra: dict[str, str] = field(default_factory=dict)  # {name: text} other parts keep in the address (lesson, stop)
+    notice: list[str] = field(default_factory=list)  # a link's names whose values did not fit, said once
+    transits: list[tuple[str, dict]] = field(default_factory=list)  # [(page, query)]: entries switch_page left
+
+
+@dataclass
+class LessonState:
+    """The open lesson and this user's way through it (ui/lessons/bar.py), and the flags its stop sets each run."""
+    lesson_id: str | None = None  # the open lesson, or None
+    stop: int | None = None  # its stop, 1-based
+    answers: dict[str, str] = field(default_factory=dict)  # {question id: canonical answer} (round 1, solo)
+    second_answers: dict[str, str] = field(default_factory=dict)  # {question id: canonical round-2 answer}
+    check_answers: dict[str, str] = field(default_factory=dict)  # {check question id: canonical answer}
+    problem: str | None = None  # what did not fit when the current stop was opened
+    url_read: bool = False  # the session's first address has been read for its lesson and class
+    switch_to: str | None = None  # the page go_to asked for
+    pending: tuple | None = None  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar
+    # set by the lesson bar on every run, read by the other rooms (ui/display.py, ui/page_sections.py, ui/llm):
+    titled_by_lesson: bool = False  # the lesson bar names the view shown (the page's title is left out)
+    stop_section: str | None = None  # the section of the page the open stop shows first
+    stop_asks: bool = False  # the open stop, on its page, asks its own question (the page asks none of its own)
+
+
+@dataclass
+class ClassSeat:
+    """A student's side of a live class, and this session's guessing of codes and passwords."""
+    code: str | None = None  # the class this student is in
+    student_id: str | None = None  # the anonymous id this student answers under
+    seen: tuple | None = None  # (stop, revealed questions, phases, lesson) of the class when last followed
+    waiting_for: str | None = None  # the class whose teacher has been asked to admit this student (it was full)
+    guess_limited: bool = False  # this run refused a class code for too many wrong ones
+    notice: str | None = None  # what the lesson bar says once on the next run (a bad code, the class ended...)
+    session_id: str | None = None  # a random id for this session: its guesses are counted even without a seat
+
+
+@dataclass
+class TeacherState:
+    """The teacher's side: her class, the class she ended, her report."""
+    handle: TeacherHandle | None = None  # the class this session teaches
+    seat_checked: bool = False  # this session has asked the store whether its browser started a class
+    ended: TeacherHandle | None = None  # the class this session ended (its report stays readable)
+    report: dict | None = None  # {"code", "read": the report's answers of the teacher's last click}
+
+
+@dataclass
+class TrainingState:
+    """The Train page's job and the models this user trained or uploaded (never shared with other users)."""
+    job: TrainingJob | None = None  # this session's training, running or done
+    lost: str | None = None  # the model id of a training this tab's address names but this session does not hold
+    user_models: dict[str, LoadedModel] = field(default_factory=dict)  # {model id: model} trained or uploaded here
+    upload_message: tuple[str, str] | None = None  # ("error" | "success", text) of the last upload, said once
+
+
+@dataclass
+class InputState:
+    """The chosen model and sentence's bookkeeping, beside their widgets (the MODEL and SENTENCE specs)."""
+    sentence_task: str | None = None  # the task the sentence belongs to (a model of another task gets an example)
+    model_error: str | None = None  # why the model chosen last could not be opened
+    importance_asked: set[str] = field(default_factory=set)  # models whose head importance this user asked for
+
+
+@dataclass
+class ExplorerState:
+    """The attention and LLM pages' own bookkeeping (not in links)."""
+    grid_page_for: int | None = None  # the selected layer the all-heads grid's page of layers last followed
+    trace: GenerationTrace | None = None  # this session's generation on the LLM page
+    kv_revealed: bool = False  # the LLM page's KV-cache question has been answered (its answer is shown)
+
+
+@dataclass
+class LabSession:
+    """Everything this user has that is not a view, in one typed object under one session key."""
+    address: AddressState = field(default_factory=AddressState)
+    lesson: LessonState = field(default_factory=LessonState)
+    seat: ClassSeat = field(default_factory=ClassSeat)
+    teacher: TeacherState = field(default_factory=TeacherState)
+    training: TrainingState = field(default_factory=TrainingState)
+    input: InputState = field(default_factory=InputState)
+    explorer: ExplorerState = field(default_factory=ExplorerState)
+
+
+def lab_session() -> LabSession:
+    """This user's session object, created on first use."""
+    session = st.session_state.get(SESSION_KEY)
+    if session is None:
+        session = st.session_state[SESSION_KEY] = LabSession()
+    return session
+
+
+def widget_values() -> MutableMapping[str, Any]:
+    """The widgets' values by key: for the specs (ui/widget_spec.py) and the view's resolution (ui/share.py) only."""
+    return st.session_state
+
+
+@dataclass(frozen=True)
+class WidgetKey:
+    """A widget that is in no link (a page's own switch, a form field read in its callback): its key, declared once,
+    and its value in this session."""
+    key: str
+
+    def get(self, default: Any = None) -> Any:
+        return st.session_state.get(self.key, default)
+
+    def set(self, value: Any) -> None:
+        st.session_state[self.key] = value
+
+    def setdefault(self, value: Any) -> Any:
+        return st.session_state.setdefault(self.key, value)
+
+    def is_set(self) -> bool:
+        return self.key in st.session_state
+
+    def forget(self) -> None:
+        st.session_state.pop(self.key, None)
