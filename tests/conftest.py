@@ -1,6 +1,7 @@
 """Shared fixtures: a real `streamlit run asgi.py` server for the browser tests; the class store on both engines."""
 import contextlib
 import os
+import tempfile
 import shutil
 import socket
 import subprocess
@@ -32,6 +33,11 @@ def pytest_configure(config):
     from serving.warmup import WARMUP_ENV
 
     os.environ[WARMUP_ENV] = "0"
+    # The class database and teacher password in a folder of this test session's own, never the clone's ./data: a
+    # class a developer left running there (`make run`, a rehearsal) held its stop's answers back from the lesson
+    # walks ("a class on this server is on this stop now"). A test that shares a folder with its servers sets its own.
+    if "ATTENTION_LAB_DATA" not in os.environ:
+        os.environ["ATTENTION_LAB_DATA"] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
 
 
 # The longest test files (seconds of one run on CI's 2 cores, `--durations`), started first: `make test` gives each of

@@ -4,9 +4,8 @@ import numpy as np
 
 from classroom.lessons import load_lessons
 from i18n import translate, using_language
-from tests.app_links import chart_specs, go_to, open_page
+from tests.app_links import chart_specs, go_to, lab_session_of, open_page
 from ui.lessons.catalogue import known_pages
-from ui.lessons.classroom import TEACHER
 from viz.attention import head_grid
 from viz.presentation import (BASE_FONT, MIN_PROJECTED_TEXT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width,
                                for_projection)
@@ -70,7 +69,7 @@ def test_a_projected_class_question_shows_no_answer_until_the_teacher_reveals_it
     texts = lambda at: " ".join(str(e.value) for e in [*at.markdown, *at.caption])  # noqa: E731
     assert "GRU without attention" not in texts(teacher)
     private = open_page("teacher", {"private": "true"})  # a second window of her browser: the class taken back
-    private.session_state[TEACHER] = teacher.session_state[TEACHER]  # (in a browser, by her seat cookie)
+    lab_session_of(private).teacher.handle = lab_session_of(teacher).teacher.handle  # (a browser: her seat cookie)
     private.run()
     assert "The model's answer: GRU without attention" in texts(private)
     assert any("Private view" in w.value for w in private.warning)
