@@ -58,7 +58,8 @@ def widget(at: AppTest, key: str):
 def test_the_registry_holds_every_page_and_each_name_once():
     keys = [spec.key for spec in SPECS.values()]
     assert len(set(keys)) == len(keys)
-    assert {page for spec in SPECS.values() for page in spec.pages} == {"attention", *PAGES}
+    # (the teacher's private switch is drawn only for a teacher who holds a class: no edge walk below)
+    assert {page for spec in SPECS.values() for page in spec.pages} == {"attention", "teacher", *PAGES}
     names = list(SPECS)
     assert names.index("model") < names.index("layer") < names.index("cmp_head")  # the model before its heads
     assert names.index("pe_len") < names.index("pe_pos") and names.index("batch") < names.index("norm_seq")
