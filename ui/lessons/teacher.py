@@ -96,14 +96,16 @@ def teacher_page() -> None:
         # her phone or a second window: the answers before Reveal (ui/lessons/private_view); beside the results, so
         # that projected at 1280×720 the answers' chart starts on the first screen
         private = private_switch()
+        seats = class_store().seats(teacher.code, teacher.token)
+        waiting = 0 if seats is None else len(seats.waiting)
+        _live_joins(teacher.code, teacher.token, waiting)  # beside the results: the answers' chart starts higher
         _header(teacher.code)
         if not private:
             private_link()
-        seats = class_store().seats(teacher.code, teacher.token)
         if seats is not None:
             _seat_controls(teacher.code, teacher.token, seats)
     with results:
-        _panel(teacher.code, teacher.token, lesson, 0 if seats is None else len(seats.waiting))
+        _panel(teacher.code, teacher.token, lesson)
     with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
         class_report(class_store(), teacher.code, teacher.token, lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key=UPLOADS.key,
@@ -233,6 +235,13 @@ def _seat_controls(code: str, token: str, seats) -> None:
                   on_click=store.admit, args=(code, token, [oldest]))
 
 
+@st.fragment(run_every=RESULTS_SECONDS)
+def _live_joins(code: str, token: str, waiting_drawn: int) -> None:
+    """The joins, refreshed by themselves beside the results (a fragment of their own: its own page guard)."""
+    with page_guard():
+        _joins(code, token, waiting_drawn)
+
+
 def _joins(code: str, token: str, waiting_drawn: int) -> None:
     """Joins as they come (in the live read-outs): how many students have a seat, the latest joins, and those who
     wait (a change in who waits reruns the page, so the buttons that let them in follow)."""
@@ -252,7 +261,7 @@ def _joins(code: str, token: str, waiting_drawn: int) -> None:
                       oldest=tr("class_teacher.join_ago", seconds=max(0, int(now - seats.waiting[0][1])))))
 
 
-def _panel(code: str, token: str, lesson: Lesson, waiting: int = 0) -> None:
+def _panel(code: str, token: str, lesson: Lesson) -> None:
     """The class's stop, its question, and the teacher's controls around the live read-outs.
 
     The controls (move, mode, show, discussion, reveal) are drawn at the page's full run, outside the fragment that
@@ -279,7 +288,7 @@ def _panel(code: str, token: str, lesson: Lesson, waiting: int = 0) -> None:
             st.info(tr("class_teacher.no_question"))
         else:
             st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-    _live(code, token, lesson, _drawn_state(session, lesson), waiting)
+    _live(code, token, lesson, _drawn_state(session, lesson))
     if qid is None:
         return
     with st.container():
@@ -322,14 +331,13 @@ def _drawn_state(session, lesson: Lesson) -> tuple:
 
 
 @st.fragment(run_every=RESULTS_SECONDS)
-def _live(code: str, token: str, lesson: Lesson, drawn: tuple, waiting: int) -> None:
+def _live(code: str, token: str, lesson: Lesson, drawn: tuple) -> None:
     """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control.
     (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
     with page_guard():
         session = class_store().session(code)
         if session is None or _drawn_state(session, lesson) != drawn:
             st.rerun(scope="app")  # expired, or moved on from another device: the controls follow
-        _joins(code, token, waiting)
         _results(code, token, lesson, session)
 
 
