@@ -71,6 +71,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from classroom.measures import answering, bounding, check_option_count, checked_args
+from classroom.measures.registry import finite_number
 
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default: lessons/ beside app.py)
@@ -169,14 +170,11 @@ def _text(value: object, what: str) -> Text:
 
 
 def _finite(value: object, what: str) -> float:
-    """A TOML number (not true/false) that is finite as a float."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            if math.isfinite(value):
-                return float(value)
-        except OverflowError:  # an integer too large for a float
-            pass
-    raise ValueError(f"{what} must be a finite number")
+    """A TOML number (not true/false) that is finite as a float (the registry's check, with what the file calls it)."""
+    try:
+        return finite_number(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a finite number") from None
 
 
 def _url_text(value: object) -> str:

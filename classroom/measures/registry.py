@@ -120,7 +120,8 @@ def _whole(value: object) -> int:
     raise ValueError
 
 
-def _finite(value: object) -> float:
+def finite_number(value: object) -> float:
+    """A TOML number (not true/false) that is finite as a float; ValueError otherwise."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             if math.isfinite(value):
@@ -132,7 +133,7 @@ def _finite(value: object) -> float:
 
 def _numbers(value: object) -> list[float]:
     if isinstance(value, list) and value:
-        return [_finite(x) for x in value]
+        return [finite_number(x) for x in value]
     raise ValueError
 
 
@@ -190,7 +191,7 @@ def whole(name: str, what: str = "a whole number >= 1", **kwargs) -> Arg:
 
 
 def number(name: str, what: str = "a finite number", **kwargs) -> Arg:
-    return Arg(name, _finite, what, **kwargs)
+    return Arg(name, finite_number, what, **kwargs)
 
 
 def numbers(name: str, what: str = "a list of numbers", **kwargs) -> Arg:
