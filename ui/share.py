@@ -20,6 +20,7 @@ module reads links with it, so a bound or a default is written once and this mod
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Collection, MutableMapping
 from typing import NoReturn
@@ -28,13 +29,13 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from i18n import tr
-from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
+from ui.display import IMAGE_FORMAT
 from ui.errors import page_guard
 from ui.session import lab_session, widget_values
 from ui.specs import KEPT_ONLY, SPECS
 from ui.specs.common import MODEL
 from ui.state import get_model
-from ui.view import (LINK_VERSION, Resolution, Source, install_view, link_text, link_values, resolve_view,
+from ui.view import (Resolution, Source, current_view, install_view, link_values, page_specs, resolve_view,
                      spec_text)
 
 # What this module keeps between runs is the session object's `address` (ui.session.AddressState).
@@ -183,25 +184,18 @@ def show_url_notice() -> None:
 
 
 def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:
-    """The shareable values of this page (and the global ones) as URL text; `v` when it has a layer or head.
+    """The shareable values of this page (and the global ones) as URL text: its View's query (ui.view).
 
     first_visit_defaults: a value the page has not set yet (never visited) is its spec's default, as the page will
     set it when it opens.
     """
-    values, state = {}, widget_values()
-    for name, spec in SPECS.items():
-        if spec.pages and page not in spec.pages:
-            continue
-        value = spec.get(state)
-        if value is None and first_visit_defaults and spec.pages:
-            value = spec.fitted(spec.current(state), state)
-        if value is None or value == "" or value == [] or (spec.key == PRESENTER and not value) or (
-                spec.key == LANGUAGE and value == "en"):
-            continue
-        values[name] = link_text(spec, value)
-        if spec.counted:
-            values["v"] = LINK_VERSION
-    return values
+    view = current_view(page)
+    if first_visit_defaults:
+        state = widget_values()
+        defaults = {spec.url: spec.fitted(spec.current(state), state) for spec in page_specs(page)
+                    if spec.url not in view.controls}
+        view = dataclasses.replace(view, controls={**view.controls, **defaults})
+    return view.query()
 
 
 # Pages whose first view is chosen from the data when they open (the attention page's sharpest head): a link to a

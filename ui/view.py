@@ -94,16 +94,20 @@ class View:
         return self.controls.get(SENTENCE.url)
 
     def query(self) -> dict[str, str]:
-        """The view as a link's query string (layer and head numbers from 1, with `v`); defaults are left out."""
-        shared = {MODEL.url: self.model}
-        if self.language != LANGUAGE_SPEC.default:
-            shared[LANGUAGE_SPEC.url] = self.language
-        if self.presenter:
-            shared[PRESENTER_SPEC.url] = "true"
-        own = {name: link_text(SPECS[name], value) for name, value in self.controls.items()
-               if value not in (None, "", ())}
-        counted = any(SPECS[name].counted for name in own)
-        return {**shared, **own, **({"v": LINK_VERSION} if counted else {})}
+        """The view as a link's query string, in the specs' order (layer and head numbers from 1, with `v`); the
+        defaults every page shares (English, presenter mode off) and empty values are left out."""
+        values = {}
+        for name, spec in SPECS.items():
+            value = self.value(spec)
+            if value in (None, "", (), []) or (spec is PRESENTER_SPEC and not value) or (
+                    spec is LANGUAGE_SPEC and value == LANGUAGE_SPEC.default):
+                continue
+            if spec.pages and (self.page is None or self.page not in spec.pages):
+                continue
+            values[name] = link_text(spec, value)
+            if spec.counted:
+                values["v"] = LINK_VERSION
+        return values
 
 
 @dataclass(frozen=True)
