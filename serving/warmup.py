@@ -7,7 +7,7 @@ would otherwise wait for. Two callers, never both on one server:
   of HAProxy (or the Service), and let students in only when the pages, the models and BEFORE_READY_LINKS have run
   without an error; the other lesson stops are opened right after (warm_in_background). They start their replicas
   with ATTENTION_LAB_WARMUP=0.
-- Every other `streamlit run asgi.py` (`make run`, the README's by-hand block) warms itself: asgi.py's lifespan calls
+- Every other `streamlit run asgi.py` (`make run`, the by-hand block of docs/development.md) warms itself: asgi.py's lifespan calls
   start_self_warm_up(), a thread that waits for the server to answer and then makes the same runs against its own
   port in the background, so the server answers from its first second. While it runs, is_warming() is true and Home
   says so (ui/warm_notice.py). ATTENTION_LAB_WARMUP=0 turns it off (the test suite's servers, the benches that warm
