@@ -93,8 +93,8 @@ def test_the_readme_is_read_in_five_minutes_and_links_every_docs_page():
     assert len(images) == 1 and (ROOT / images[0]).exists()
 
 
-def test_every_relative_link_in_the_readme_and_docs_reaches_a_file_and_heading():
-    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+def test_every_relative_link_in_the_readmes_and_docs_reaches_a_file_and_heading():
+    pages = [README, ROOT / "bench" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     assert len(pages) > len(DOC_PAGES)
     assert [broken for page in pages for broken in broken_links(page)] == []
 
