@@ -1,4 +1,4 @@
-"""The adversarial benches of issue 36: what one student can cost or do, replayed at the sizes it was found at.
+"""The adversarial benches: what one student can cost or do, each replayed at a size that once hurt a replica.
 
     python bench/adversary.py                 # every scenario, one after the other
     python bench/adversary.py memory seats    # only those

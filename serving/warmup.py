@@ -30,11 +30,11 @@ WARMUP_ENV = "ATTENTION_LAB_WARMUP"  # "0": this server does not warm itself (se
 # The first pages students open: home, then the pages whose first runs are the slowest (attention: analysis and
 # head charts; decoding; positional: the shared PE figures; compare: the three en-fr models). Then, back on the
 # attention page, every other model of the sidebar's model choice, so that each shipped model is loaded. The LLM page
-# loads SmolLM2 (6-10 s, once per process): here, not at the first student's visit, and never at the app's start.
+# loads SmolLM2 (seconds, once per process): here, not at the first student's visit, and never at the app's start.
 WARM_PAGES = ["", "attention", "decoding", "positional", "compare", "llm"]
 MODEL_CHOICE = "model_id"  # the sidebar's model selectbox (ui/sidebar.py)
-# Views outside the lessons whose first run is slow, opened by their link: SmolLM2's pattern labels (issue 26: 1.5 CPU
-# s, seconds of wall time on a busy server), which its "All heads" grid and Explain share.
+# Views outside the lessons whose first run is slow, opened by their link: SmolLM2's pattern labels (seconds on a busy
+# server), which its "All heads" grid and Explain share.
 WARM_LINKS = ["attention?model=SmolLM2-135M-Instruct&view=Explain&explain=patterns"]
 
 _warming = threading.Event()  # set while this process warms itself (start_self_warm_up)
@@ -59,8 +59,8 @@ def lesson_stop_links(folder: Path | None = None) -> list[str]:
 
 def warm_links() -> list[str]:
     """The links warmed after the pages and models: the slow views outside lessons, then every lesson stop as the
-    students open it, then as the teacher projects it (presenter mode sizes and caches its charts apart: llm stop 7's
-    first projected click took 8.2 s after a warm-up of the students' links only, 4.4 s the second time)."""
+    students open it, then as the teacher projects it (presenter mode sizes and caches its charts apart, so a warm-up of
+    the students' links alone leaves the projected stops cold)."""
     stops = lesson_stop_links()
     return WARM_LINKS + stops + [f"{link}&presenter=true" for link in stops]
 
