@@ -122,7 +122,7 @@ def warm_replica(base_url: str, pages: list[str] = WARM_PAGES, timeout: float = 
 # What serve.py's replicas (and the Kubernetes replica) run before they take students: the pages, every model and
 # the slowest first view of the lessons (the real encoder's grid with its 72 pattern labels); every other lesson stop
 # is opened just after the replica takes students (warm_in_background), so that a replica restarted mid-class is back
-# as soon as it was before the lessons were warmed.
+# without waiting for every stop.
 BEFORE_READY_LINKS = WARM_LINKS + ["attention?lesson=intro&stop=17"]
 
 

@@ -79,7 +79,7 @@ def preload_plotly(page_draws_plotly: bool) -> None:
     script = ("(() => { if (window.__plotlyPreload) return;"
               " const main = document.querySelector('script[src*=\"static/js/index.\"]'); if (!main) return;"
               f" window.__plotlyPreload = import(new URL({json.dumps(chunk)}, main.src).href).catch(() => null); }})();")
-    # hidden with its layout wrapper too: the wrapper alone, empty, still took a 16 px gap of the column
+    # hidden with its layout wrapper too: the wrapper alone, empty, still takes a gap of the column
     hide = f".stApp .st-key-{PLOTLY_PRELOAD}, .stApp [data-testid='stLayoutWrapper']:has(> .st-key-{PLOTLY_PRELOAD})"
     place.html(f"<style>{hide} {{display: none !important}}</style><script>{script}</script>",
                width="content", unsafe_allow_javascript=True)
