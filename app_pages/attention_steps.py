@@ -31,7 +31,7 @@ with sections["single_head"]:
                             help=tr("attention_steps.mask_help"))
     seed = secondary_number(SEED, tr("attention_steps.seed"), where=c[-1], help=tr("attention_steps.seed_help"))
     padded = 0
-    if mask_kind == "padding":
+    if mask_kind == "padding":  # PADDED.drawn_when says the same for links to this page
         padded = spec_slider(PADDED, tr("attention_steps.padded"), help=tr("attention_steps.padded_help"))
 
     rng = np.random.default_rng(int(seed))

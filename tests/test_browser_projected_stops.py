@@ -8,10 +8,14 @@ The focus element: the stop's section when it names one (ui/page_sections.py), o
 table or form outside the lesson bar (the page puts it first under a projected stop: ui/display.chart_first).
 Measured, not assumed: element boxes and computed font sizes as the browser lays them out.
 """
+import re
+from urllib.parse import parse_qsl, urlsplit
+
 import pytest
 from playwright.sync_api import Page, expect
 
 from classroom.lessons import load_lessons
+from i18n import translate
 from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from ui.lessons.catalogue import known_pages
@@ -52,6 +56,26 @@ MEASURE = """([selector, fold, width, smallest]) => {
 }"""
 
 LESSONS = load_lessons(known_pages())[0]
+# Every keyed picker's value as the browser shows it on the page (the lesson bar's question left out; the sidebar's
+# model, language and presenter mode are in the address): a combobox's text, a slider's value text, a segmented
+# control's or radio's choice, a switch's state.
+PICKERS = """() => { const out = {};
+  const main = document.querySelector('[data-testid="stMain"]');
+  for (const box of main.querySelectorAll('[data-testid="stElementContainer"][class*="st-key-"]')) {
+    if (box.closest('.st-key-lesson_bar')) continue;
+    const key = [...box.classList].find(c => c.startsWith('st-key-')).slice(7);
+    const combo = box.querySelector('input[role=combobox]'); if (combo) { out[key] = combo.value; continue; }
+    const slider = box.querySelector('[role=slider]');
+    if (slider) { out[key] = slider.getAttribute('aria-valuetext'); continue; }
+    if (box.querySelector('button[role=radio]')) { out[key] = Array.from(
+      box.querySelectorAll('button[aria-checked=true]')).map(b => b.innerText.trim()).join(','); continue; }
+    const radio = box.querySelector('input[type=radio]:checked');
+    if (radio) { out[key] = radio.closest('label').innerText.trim(); continue; }
+    const number = box.querySelector('input[type=number]'); if (number) { out[key] = number.value; continue; }
+    const check = box.querySelector('input[type=checkbox]'); if (check) out[key] = String(check.checked);
+  }
+  return out; }"""
+ALERTS = "() => Array.from(document.querySelectorAll('[data-testid=\"stAlert\"]')).map(e => e.innerText)"
 
 
 def _predict(page: Page, stop, language: str) -> None:
@@ -74,18 +98,14 @@ def _predict(page: Page, stop, language: str) -> None:
 @pytest.mark.parametrize("lesson_id", ["intro", "llm"])
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: Page, app_url, language, lesson_id):
+    """By its link; then, in English, the whole lesson again by Next from stop 1 (issue 37): each stop shows the same
+    pickers with the same values and the same address as by its link, and no notice that a value did not fit."""
     page.set_viewport_size({"width": WIDTH, "height": FOLD})
-    failures = []
+    failures, by_link = [], {}
     for stop in LESSONS[lesson_id].stops:
         page.goto(f"{app_url}/?lesson={lesson_id}&stop={stop.number}&lang={language}&presenter=true")
-        expect(page.locator(".st-key-lesson_bar")).to_be_visible()
-        wait_idle(page)
-        if stop.question is not None:
-            _predict(page, stop, language)
+        by_link[stop.number] = _open_stop(page, stop, language)
         selector = f".st-key-section_{stop.section}" if stop.section else FOCUS
-        expect(page.locator(selector).first).to_be_visible()
-        wait_idle(page)
-        no_exception(page)
         expect(page.locator('[data-stale="true"]')).to_have_count(0)  # the run's own elements, none left faded
         page.screenshot(path=SCREENSHOTS / f"projected_{lesson_id}_stop_{stop.number:02d}_{language}_answered.png")
         seen = page.evaluate(MEASURE, [selector, FOLD, WIDTH, SMALLEST])
@@ -95,3 +115,33 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
         if seen["small"]:
             failures.append(f"stop {stop.number} ({stop.page}): text under {SMALLEST} px: {seen['small'][:5]}")
     assert not failures, "\n".join(failures)
+    if language != "en":
+        return
+    page.goto(f"{app_url}/?lesson={lesson_id}&stop=1&lang={language}&presenter=true")
+    for stop in LESSONS[lesson_id].stops:
+        if stop.number > 1:
+            next_button = page.locator(".st-key-lesson_next button")
+            next_button.click()
+            expect(page.locator(".st-key-lesson_bar p").first).to_contain_text(re.compile(rf"\b[Ss]top {stop.number} of"))
+        by_next = _open_stop(page, stop, language)
+        if by_next != by_link[stop.number]:
+            failures.append(f"stop {stop.number} by Next {by_next} != by its link {by_link[stop.number]}")
+    assert not failures, "\n".join(failures)
+
+
+def _open_stop(page: Page, stop, language: str) -> tuple:
+    """The stop opened (its prediction made): -> its address (lesson, stop and view, as a set of pairs) and every
+    picker's value shown; a notice that a value did not fit fails the test at once."""
+    expect(page.locator(".st-key-lesson_bar")).to_be_visible()
+    wait_idle(page)
+    if stop.question is not None:
+        _predict(page, stop, language)
+    selector = f".st-key-section_{stop.section}" if stop.section else FOCUS
+    expect(page.locator(selector).first).to_be_visible()
+    wait_idle(page)
+    no_exception(page)
+    unfit = [translate(language, key, names="").strip()[:24] for key in ("share.bad_link", "lessons.stale_state")]
+    alerts = page.evaluate(ALERTS)
+    assert not [text for text in alerts if any(part in text for part in unfit)], (stop.number, alerts)
+    address = frozenset(parse_qsl(urlsplit(page.url).query))
+    return address, page.evaluate(PICKERS)

@@ -193,7 +193,7 @@ def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:
     if first_visit_defaults:
         state = widget_values()
         defaults = {spec.url: spec.fitted(spec.current(state), state) for spec in page_specs(page)
-                    if spec.url not in view.controls}
+                    if spec.url not in view.controls and spec.drawn(state)}
         view = dataclasses.replace(view, controls={**view.controls, **defaults})
     return view.query()
 

@@ -50,6 +50,9 @@ class WidgetSpec:
     counted: bool = False  # a layer or head number: 1-based in links (0-based in the session)
     refit: Any = None  # the value taken when the current one is no longer offered (None: the default)
     text: Callable[[Any], str] | None = None  # value -> link text where str() is not it (a list of heads)
+    # whether the page draws the widget with these values (None: always); a link to a page's first visit names the
+    # defaults of the widgets it will draw, no more (the padding count only under a padding mask)
+    drawn_when: Callable[[State], bool] | None = None
 
     def get(self, state: State | None = None):
         """The value in `state` (the session's widget values by default), or None before the widget has one."""
@@ -64,6 +67,9 @@ class WidgetSpec:
 
     def forget(self, state: MutableMapping | None = None) -> None:
         (widget_values() if state is None else state).pop(self.key, None)
+
+    def drawn(self, state: State) -> bool:
+        return self.drawn_when is None or self.drawn_when(state)
 
     def bounds(self, state: State) -> tuple[int, int]:
         return _read(self.low, state), _read(self.high, state)

@@ -11,7 +11,7 @@ D_K = WidgetSpec("steps_dk", "steps_dk", 3, PAGE, low=1, high=6, convert=int)
 SEED = seed_spec("steps_seed", "seed", PAGE)
 MASK = WidgetSpec("steps_mask", "mask", "none", PAGE, options=MASKS)
 PADDED = WidgetSpec("steps_padded", "padded", 1, PAGE, low=0, high=lambda state: TOKENS.current(state) - 1,
-                    convert=int)
+                    convert=int, drawn_when=lambda state: MASK.current(state) == "padding")
 HEADS = WidgetSpec("mh_heads", "heads", 2, PAGE, options=(1, 2, 4), convert=int)
 D_MODEL = WidgetSpec("mh_dmodel", "d_model", 8, PAGE, options=(4, 8, 16), convert=int)
 MULTI_HEAD_MASK = WidgetSpec("mh_mask", "mh_mask", "none", PAGE, options=MASKS)
