@@ -193,13 +193,14 @@ def test_a_lesson_file_broken_during_class_keeps_the_class_going(tmp_path, monke
 
 def test_answers_after_the_reveal_are_late_and_never_right(store_location):
     store = ClassStore(store_location)
-    code, token = store.create_class("intro")
+    teacher = store.create_class("intro")
+    code = teacher.code
     store.join(code, "early")
     store.join(code, "late")
     store.answer(code, "early", "q", "right", True, stop=1)
-    store.reveal(code, token, "q")
-    assert store.answer(code, "late", "q", "right", True, stop=1)  # stored, as late
-    results = store.results(code, token, "q")
+    teacher.reveal("q")
+    store.answer(code, "late", "q", "right", True, stop=1)  # stored, as late
+    results = teacher.results("q")
     assert (results.answered, results.correct, results.late, results.counts) == (1, 1, 1, {"right": 1})
     assert store.student_answer(code, "late", "q") == "right"
 
