@@ -32,6 +32,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+# Callers import the store's names from here (its values, errors and engines live in the modules named below).
 from classroom.database import (DATA_ENV, DATABASE_URL_ENV, DB_NAME, Connections, Database, data_folder,  # noqa: F401
                                 is_postgres, store_location, to_postgres)
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass,  # noqa: F401
@@ -77,6 +78,9 @@ def normalise_code(text: str) -> str:
 
 
 class ClassStore:
+    """One class database: a process opens it once (ui/lessons/classroom.class_store) and every session shares it;
+    it holds the location, the limits and (PostgreSQL) a pool of connections, never a class's state."""
+
     def __init__(self, path: Path | str | None = None, class_hours: float | None = None,
                  keep_days: float | None = None, busy_seconds: float = 5.0, seats_per_address: int | None = None):
         """`path`: a SQLite file or a PostgreSQL DSN (`postgresql://...`); default: `store_location()`.
