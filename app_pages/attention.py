@@ -8,6 +8,7 @@ from ui.attention.view import attention_explorer
 from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
 from ui.state import current_attention
 from ui.text import escape_markdown
+from ui.view import current_view
 from ui.vocabulary import show_translation
 from viz.attention import attention_heatmap, attention_table
 
@@ -15,7 +16,8 @@ page_title(tr("attention.title"))
 with explanation():  # presenter mode: folded, the chart above the fold at 1280×720
     st.write(tr("attention.intro", shade=strongest_shade()))
 
-analysis = current_attention()  # model.families: the maps of whatever model is chosen
+view = current_view("attention")  # what this page draws (ui/view.py)
+analysis = current_attention(view.model, view.sentence)  # model.families: the maps of whatever model is chosen
 if analysis is not None:
     model_id, lab, analysed = analysis
     result = analysed.decode  # our own translation models' greedy decode (None for encoders and foreign models)

@@ -5,17 +5,19 @@ from i18n import tr
 from ui.compare_view import length_chart, long_sentence_demo, side_by_side
 from ui.display import explanation, page_title
 from ui.page_sections import page_sections
-from ui.state import get_model, no_steps_notice, selected_model_id
+from ui.state import get_model, no_steps_notice
+from ui.view import current_view
 
 page_title(tr("compare.title"))
 with explanation():  # presenter mode: folded, the maps above the fold at 1280×720
     st.write(tr("compare.intro"))
 
+view = current_view("compare")
 sections = page_sections("compare")  # a lesson stop's section first (ui/page_sections.py)
 with sections["side_by_side"]:
     # a model that is not one of our step-by-step translators: its free English would be <unk> to them
-    if not no_steps_notice(get_model(selected_model_id()), selected_model_id()):
-        side_by_side()
+    if not no_steps_notice(get_model(view.model), view.model):
+        side_by_side(view.sentence)
 with sections["length"]:
     length_chart()
 with sections["growing"]:

@@ -6,7 +6,7 @@ Each checkpoint's data is rebuilt from the training configuration saved in its J
 TrainConfig.from_dict, make_training_data), so the held-out splits are the ones it was measured on, plus
 longest_test (100 sentences of 41-60 words, none of them a training sentence: model/data.py::make_en_fr).
 Prints one markdown row per model (exact match and sentences per length bucket, test, long_test, longest_test, and
-all held-out sentences of 20-50 words, the issue's target range);
+all held-out sentences of 20-50 words, the target range);
 --write puts these metrics into the checkpoints' JSON (train_seconds kept), where the seq2seq page's
 accuracy-against-length chart reads them.
 """
@@ -29,7 +29,7 @@ from model.train import TrainConfig, make_training_data  # noqa: E402
 
 CHECKPOINTS = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 MODELS = ("transformer_en-fr", "bahdanau_en-fr", "no-attention_en-fr")
-TARGET_WORDS = (20, 50)  # issue 17: >= 90% exact match on sentences of 20-50 words
+TARGET_WORDS = (20, 50)  # the target: >= 90% exact match on sentences of 20-50 words
 
 
 def exact_match_between(loaded, data, low: int, high: int) -> tuple[float, int]:

@@ -1,4 +1,4 @@
-"""The adversarial benches of issue 36: what one student can cost or do, replayed at the sizes it was found at.
+"""The adversarial benches: what one student can cost or do, each replayed at a size that once hurt a replica.
 
     python bench/adversary.py                 # every scenario, one after the other
     python bench/adversary.py memory seats    # only those
@@ -9,7 +9,7 @@ Each scenario is a script of its own, `bench/adversary_<name>.py`, that can also
 time, stops by itself, and prints a markdown table of what was refused or bounded. This script finds them, runs each
 in its own process (one scenario's server and memory never colour the next one's figures) and prints
 `cat /proc/loadavg` before and after, since every figure depends on what else the machine was doing. The CI tests
-replay the same findings at test size (README, "Security: who may do what").
+replay the same findings at test size (docs/security.md).
 """
 from __future__ import annotations
 

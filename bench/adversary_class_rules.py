@@ -1,10 +1,10 @@
-"""Adversary (issue 36, items 3 and 9): students answering ahead of the class to fake its gain, and the report's file
+"""Adversary: students answering ahead of the class to fake its gain, and the report's file
 fetched without the teacher's cookie. Prints one table; `run()` returns its rows.
 
 Answering ahead: N students answer the lesson's "before" checks wrong at stop 1, then every later stop's question and
-the "after" checks right while the class stays on stop 1 (what the issue's script did with 16 presses of Next), each
+the "after" checks right while the class stays on stop 1 (as a script pressing Next past the class would), each
 answer sent to the class store as the page sends it. Reported: answers tried, stored, refused, and the lecture's gain
-and shares before and after in the report once the class ended (the issue measured ⟨g⟩ = 1.00, 0 % → 100 %).
+and shares before and after in the report once the class ended (a faked gain would read ⟨g⟩ = 1.00).
 The report file: a CSV registered for the teacher's seat, fetched through serving/private_media.py's middleware in
 front of a media route, without a cookie, with another seat, with hers. In-process (a temporary SQLite store, or
 --store a DSN), bounded: a few seconds.

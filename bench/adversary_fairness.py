@@ -1,4 +1,4 @@
-"""One student's heavy links against a bystander's page on the same replica (issue 36, item 2).
+"""One student's heavy links against a bystander's page on the same replica.
 
     python bench/adversary_fairness.py [--seconds 90] [--students 1 3]
 

@@ -1,11 +1,11 @@
-"""Issue 36, items 6 and 7, replayed against a local `streamlit run asgi.py`: a student's 60 MB uploads and a
+"""Uploads and clear_cache, replayed against a local `streamlit run asgi.py`: a student's 60 MB uploads and a
 stream of clear_cache messages, with what the gateway refused and the server's memory.
 
     python bench/adversary_gateway.py [--port 0] [--mb 60] [--puts 10] [--clears 25]
 
 One server on a free loopback port (its own data folder), one student session on the train page (its uploader is
 drawn, so its route is open) and one bystander on /attention:
-* `unissued`: --puts PUTs of --mb MB to /_stcore/upload_file/<session>/<made-up id> (issue 36 stored all ten);
+* `unissued`: --puts PUTs of --mb MB to /_stcore/upload_file/<session>/<made-up id> (an ungated server stores them all);
 * `issued`: the same with ids the server issued to the session (file_urls_request for --puts names): the session's
   cap (130 MiB, 4 files) lets through what fits;
 * `after the websocket closed`: what the server still holds then;

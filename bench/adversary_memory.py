@@ -1,4 +1,4 @@
-"""Issue 36, item 1: ten students each paste a different 512-token text on the LLM's attention page of one replica.
+"""Memory: ten students each paste a different 512-token text on the LLM's attention page of one replica.
 
     python bench/adversary_memory.py [--students 10] [--budget-mb N] [--app-dir DIR]
 

@@ -1,8 +1,8 @@
-"""Issue 36, items 4 and 5, replayed against the class store: ballot stuffing and limits used as a weapon.
+"""Seats and guesses, replayed against the class store: ballot stuffing and limits used as a weapon.
 
     python bench/adversary_seats.py [--store DSN-or-file]
 
-Each burst is paced as it was found (a bounded loop, then it stops); by default on a new SQLite file in a temporary
+Each burst is paced as a hostile client would send it (a bounded loop, then it stops); by default on a new SQLite file in a temporary
 folder, or on the store named (a PostgreSQL DSN: use a scratch database, the bench creates classes in it).
 1. 60 new students (a forged seat cookie each) answer within 2.3 s, into a class of 30, from a loopback client (no
    per-address limit: the class size alone bounds them);

@@ -3,7 +3,7 @@
     python bench/analysis_speed.py [--repeats 10]
 
 1. Rollout + value-weighted norms on the longest input the toy en-fr Transformer takes (127 words + <eos> = 128
-   tokens; the BERT encoder is not on this branch): the page's forward pass with weights (what every view pays)
+   tokens): the page's forward pass with weights (what every view pays)
    against the same pass with the input hooks, the norms of every head of every kind and both rollouts. Median
    of --repeats, interleaved; "extra" is the difference of the medians.
 2. Head importance of the shipped en-fr Transformer on the 300 held-out sentences: 24 single-head ablations (plus
@@ -13,7 +13,7 @@
    sentences joined, cut to 126 pieces between [CLS] and [SEP]) against the page's forward pass with weights,
    median of --repeats, interleaved; then head importance on the 24 fixed sentences (72 ablations + baseline),
    its gradient estimate, the 13-point curve, and the encoder's label counts. `--encoder-only` runs just this part.
-5. SmolLM2-135M-Instruct (issue 26): head importance as the gradient of the next-token loss over the fixed
+5. SmolLM2-135M-Instruct: head importance as the gradient of the next-token loss over the fixed
    LANGUAGE_MODEL_TEXTS (one forward + backward pass), the 14-point pruning curve, and the head-pattern labels
    (8 texts with weights + the induction sequence), timed once each, with the label counts. `--llm-only` runs
    just this part.

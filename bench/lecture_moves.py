@@ -12,7 +12,7 @@ Click to chart: the browser records the time of the click and of every DOM chang
 the whole document, Plotly's SVG redraws included); the move ends when Streamlit's run has finished and nothing has
 changed for 400 ms, and its time is the last change's. A plain rerun ("r", Streamlit's rerun shortcut, on the same
 decoding page) is the floor every move pays: the ratio beside each move says how much more it costs.
-Issue 22's targets: decoding Next and a head switch ≤ 1 s, stop 17 ≤ 3 s.
+Targets: decoding Next and a head switch ≤ 1 s, stop 17 ≤ 3 s.
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def _settle(page, clicked_at: float, quiet_ms: int = 400, timeout_ms: int = 6000
     return (page.evaluate("() => window.__lastChange") - clicked_at) / 1000
 
 
-# The real encoder's grid drawn: its 72 thumbnails' titles (on a loaded machine a pause of 400 ms between the click's
-# first changes and the grid could end a move before the grid was there).
+# The real encoder's grid drawn: its 72 thumbnails' titles (on a loaded machine a pause between the click's first
+# changes and the grid can end a move before the grid is there).
 GRID_DRAWN = """() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length > 0
   && document.querySelectorAll('.js-plotly-plot .annotation-text-g').length >= 72"""
 HOME_DRAWN = """() => !!document.querySelector('[data-testid="stMarkdownContainer"]')"""
@@ -133,7 +133,7 @@ def _new_tab(browser, url: str, ready: str) -> float:
     return time.perf_counter() - started - (now - settled_at) / 1000
 
 
-# --start-up (issue 38.5): each lesson's slowest first clicks on a server just started (bench/lesson_first_clicks.py
+# --start-up: each lesson's slowest first clicks on a server just started (bench/lesson_first_clicks.py
 # finds them), each in a new tab, projected, on the server as `make run` starts it: after its warm-up, or (--warm-up
 # off, or a checkout from before it with --app-dir) at once. Each twice: the first is the first click, the second the
 # same new tab on a server that has drawn it once; Home in a new tab before and after is the front end's own floor.

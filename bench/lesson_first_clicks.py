@@ -8,7 +8,7 @@ its stderr, serving/warmup.py); off (ATTENTION_LAB_WARMUP=0, or a checkout from 
 starts at once, as the first students after start-up would. Then every stop of the lesson, in order, is opened as a
 new tab opens it (a new session on the stop's link: serving/streamlit_client.py speaks the browser's protocol) and
 its first script run is timed, from the request to Streamlit's script_finished: the server's part of the click (a
-browser adds its drawing, about the same cold or warm). Issue 38's target: no stop over 2 s after the warm-up.
+browser adds its drawing, about the same cold or warm). The target: no stop over 2 s after the warm-up.
 """
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The LLM analyses a teacher clicks through, uncached, at their default inputs and at 512 tokens (issue 26).
+"""The LLM analyses a teacher clicks through, uncached, at their default inputs and at 512 tokens.
 
     python bench/llm_heads.py [--rounds 3] [--threads 1] [--profile NAME]
 
 Each row is the work one cache miss of the page costs (ui/llm_heads.py's st.cache_data functions, and the attention
 explorer's analyse and explain for SmolLM2), timed on the process's one loaded SmolLM2-135M-Instruct, at --threads
 torch threads (the app's pages run at 1). Every row is given as a ratio to a plain 128-token forward with every map
-(LoadedLlama.run) timed in the same rounds, interleaved: this VM's speed drifts 2× between days, the ratio less.
+(LoadedLlama.run) timed in the same rounds, interleaved: a shared machine's speed drifts between days, the ratio less.
 Median of --rounds rounds; CPU time (time.process_time) beside wall time, the steadier figure on a shared machine.
 
 --profile NAME runs that row once under cProfile and prints its 25 most expensive calls (cumulative time).

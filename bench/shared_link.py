@@ -6,7 +6,7 @@ Starts `streamlit run app.py` (127.0.0.1, a free port), warms it (one browser op
 figures cached), then opens the link REPEATS times, each in a fresh Chromium context (a new student: new session,
 empty browser cache), and times from navigation start to the linked view drawn: the heatmap whose title names the
 linked head, and Streamlit idle. For comparison, the same page without a link (its default view) is timed the same
-way in the same run. Prints a table; the issue's target is ≤ 3 s for the link.
+way in the same run. Prints a table; the target is ≤ 3 s for the link.
 
 --baseline DIR: a second server runs the app in DIR (e.g. `git archive <commit> | tar -x -C DIR`), and its link is
 timed in the same rounds, alternating, so a change is read as a ratio on a machine whose load others change.

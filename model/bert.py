@@ -232,11 +232,11 @@ def load_bert_weights(cfg: BertConfig, tensors: dict[str, torch.Tensor], name: s
         raise CheckpointError(f"{name}: weights do not fit a BERT encoder of this config.json "
                               f"(missing {missing[:3]}, unexpected {unexpected[:3]}, wrong shape {mismatched[:3]})")
     # A NaN or ±inf anywhere makes the sum non-finite: one reduction per tensor, no (numel,) bool mask allocated
-    # (isfinite().all() over 23M weights took seconds of page faults on the 2-core server).
+    # (isfinite().all() would touch a mask as large as the weights, page by page).
     if not all(torch.isfinite(t.float().sum()) for t in ours.values()):
         raise CheckpointError(f"{name}: weights contain NaN or infinity")
     # Given the loaded tensors themselves (assign=True): no second copy of any but the fused w_qkv. (Not built on
-    # the meta device: its normal_() imports torch._dynamo, 2 s.)
+    # the meta device: its normal_() imports torch._dynamo, which is slow to import.)
     encoder = BertEncoder(cfg)
     try:
         encoder.load_state_dict({k: v.float() for k, v in ours.items()}, strict=True, assign=True)

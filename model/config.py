@@ -5,7 +5,10 @@ from dataclasses import asdict, dataclass
 
 
 @dataclass(frozen=True)
-class TransformerConfig:
+class AttentionStackConfig:
+    """The fields of a stack of our own attention layers, shared by the encoder–decoder and the decoder-only
+    translator; each subclass sets its own defaults (a field redefined there keeps its place in the order)."""
+
     # 0: not known yet (a TrainConfig's model; training fills both from its data's vocabularies)
     src_vocab_size: int = 0
     tgt_vocab_size: int = 0
@@ -17,6 +20,10 @@ class TransformerConfig:
     max_len: int = 128
     positional: str = "sinusoidal"  # or "learned"
     norm_first: bool = False  # False: post-norm, as in the paper
+
+
+@dataclass(frozen=True)
+class TransformerConfig(AttentionStackConfig):
     tie_embeddings: bool = False  # §3.4: share src/tgt embeddings and the output projection
     pad_id: int = 0
 
@@ -46,21 +53,15 @@ class Seq2SeqConfig:
 
 
 @dataclass(frozen=True)
-class DecoderOnlyConfig:
+class DecoderOnlyConfig(AttentionStackConfig):
     """A decoder-only translator (model/decoder_only.py): one causal stack over "<bos> english ⟶ french".
 
     Its embedding holds both vocabularies and the separator (src_vocab_size + 1 + tgt_vocab_size rows); it predicts
     French tokens only (tgt_vocab_size outputs). max_len bounds the whole sequence, English and French together."""
 
-    src_vocab_size: int = 0  # 0: not known yet, as in TransformerConfig
-    tgt_vocab_size: int = 0
     num_layers: int = 4
-    d_model: int = 128
-    num_heads: int = 4
     d_ff: int = 256
-    dropout: float = 0.1
     max_len: int = 256
-    positional: str = "sinusoidal"  # or "learned"
     norm_first: bool = True  # pre-norm: a 4-layer causal stack trains steadily without a long warm-up
     pad_id: int = 0
 

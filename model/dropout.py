@@ -1,14 +1,13 @@
 """Dropout (Srivastava et al. 2014; the Transformer's residual and embedding dropout, Vaswani et al. 2017 §5.4) with
 a cheaper keep mask on the CPU.
 
-torch's CPU dropout draws its mask with `bernoulli_`, one generator call per element (about 6.5 ns an element on
-this VM: a fifth of a training step at p = 0.1, bench/README.md "Training throughput"). Here one 64-bit draw gives
-two 32-bit uniform integers, so a mask costs half the generator calls, and the keep test is a float comparison
-(forward + backward about 3.4 ns an element against torch's 7.5: `python bench/dropout_speed.py`). Same placement,
+torch's CPU dropout draws its mask with `bernoulli_`, one generator call per element, a large share of a training
+step at p = 0.1. Here one 64-bit draw gives two 32-bit uniform integers, so a mask costs half the generator calls,
+and the keep test is a float comparison (`python bench/dropout_speed.py` compares the two). Same placement,
 same probability (to within 3·10⁻⁸; torch.rand's own resolution is 2⁻²⁴ ≈ 6·10⁻⁸), same inverted scaling by
 1/(1 − p), the same global generator (torch.manual_seed repeats a run). On other devices and dtypes torch's own
 dropout kernels are used unchanged. Attention-weight dropout stays inside F.scaled_dot_product_attention (dropout_p):
-the same math on this mask measured 1.01× a step, not worth a second attention path.
+the cheaper mask there saves next to nothing a step, not worth a second attention path.
 """
 from __future__ import annotations
 

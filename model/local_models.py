@@ -113,7 +113,7 @@ def _weight_files(path: Path) -> list[Path]:
 
 @functools.lru_cache(maxsize=256)
 def _tokenizer_problem(path: str, modified_ns: int, size: int) -> str | None:
-    """Why tokenizer.json cannot be used, or None; remembered per file version (a large one takes ~1 s to parse)."""
+    """Why tokenizer.json cannot be used, or None; remembered per file version (a large one is slow to parse)."""
     if size > MAX_TOKENIZER_BYTES:
         return f"tokenizer.json is over {MAX_TOKENIZER_BYTES // 2**20} MiB: not read"
     from tokenizers import Tokenizer
@@ -303,7 +303,7 @@ class TransformersModel:
 
 
 def _open_with_transformers(entry: LocalModelEntry) -> TransformersModel:
-    import transformers  # ~4 s: only here, when a teacher's non-BERT model is opened
+    import transformers  # a slow import: only here, when a teacher's non-BERT model is opened
 
     from tokenizers import Tokenizer
 

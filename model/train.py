@@ -1,4 +1,4 @@
-"""Training loop with an on_step callback (live curves, Stop button) and a CLI.
+"""Training loop with an on_step callback (live curves, stopping from outside) and a CLI.
 
     python -m model.train --model transformer --task en-fr --steps 1500 --out assets/checkpoints/transformer_en-fr
 """
@@ -28,7 +28,7 @@ FAMILIES = ("transformer", "bahdanau", "no-attention", "decoder-only")
 
 # The architecture a training run builds unless told otherwise: TransformerConfig's defaults (model/config.py: 2+2
 # layers, d_model 128, 4 heads, sinusoidal positions, post-norm), with two training choices on top: dropout 0 (the
-# generated tasks do not overfit at these sizes, and 0 learns fastest: bench/README.md) and d_ff 256.
+# generated tasks do not overfit at these sizes, and 0 learns fastest) and d_ff 256.
 RECIPE_OVERRIDES = {"dropout": 0.0}
 TRANSFORMER_OVERRIDES = {**RECIPE_OVERRIDES, "d_ff": 256}
 

@@ -3,7 +3,7 @@
 Streamlit's /_stcore/health is a coroutine on the server's event loop. In a burst (a whole class pressing Answer at
 once) that loop is behind: every script run's messages are serialized and written there, and the loop's thread waits
 for the GIL behind the script threads at each step. A health request then waits its turn like everything else, and
-HAProxy's check times out: in issue 24's bench 400 answers in 2 s made HAProxy mark both replicas DOWN ("no server
+HAProxy's check times out: a burst of a few hundred answers can get both replicas marked DOWN ("no server
 available"), so new students could not join although both replicas were alive and working through the burst.
 Marking a busy replica down never helps: its students stay on it (their websockets do not move) and the other replica
 is as busy, since the burst hits everyone at once.
@@ -30,8 +30,8 @@ from serving.haproxy import HEALTH_PATH
 
 LIVENESS_PORT_ENV = "ATTENTION_LAB_LIVENESS_PORT"  # serve.py sets it per replica: the port HAProxy checks
 BEAT_SECONDS = 1.0
-# A loop that has not turned for this long serves nobody: 30 beats missed. A burst of 200-400 answers delayed the
-# students' confirmations by 20-30 s in issue 24's bench; a loop that far behind is still turning (slowly), so its
+# A loop that has not turned for this long serves nobody: 30 beats missed. A burst of a few hundred answers can
+# delay the students' confirmations by tens of seconds; a loop that far behind is still turning (slowly), so its
 # heartbeat is late by about the backlog, not absent. 60 s is past that and far past any page a student would wait for.
 STALE_SECONDS = 60.0
 

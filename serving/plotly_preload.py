@@ -4,10 +4,10 @@ Streamlit's front end imports its Plotly chunk (`static/js/PlotlyChart.<hash>.js
 tab's first Plotly chart arrives, after the websocket has connected and the page's first run has sent its elements.
 ui/display.preload_plotly moves that import to the run's first element; this moves it earlier still, to the page load
 itself. The HTML of a Plotly page's address gets a `<link rel="modulepreload">` of the chunk (fetched from the head on)
-and a module script that imports it once the document is parsed, so the browser evaluates plotly.js (one long task of
-about 0.6 s here) before the page's first elements arrive instead of after them: in a new tab on stop 17 the first
-elements come about 0.5 s later and the chart 0.2-0.3 s sooner. A modulepreload alone (fetched and compiled, not evaluated) gained nothing: evaluating is the cost
-(bench/README.md, "Quiet machine, and plotly.js started by the page's HTML").
+and a module script that imports it once the document is parsed, so the browser evaluates plotly.js (one long task)
+while it waits for the websocket and the page's first run, instead of after the first elements arrive: the first
+elements come a little later and the chart sooner, and the chart is what such a page is opened for. A modulepreload
+alone (fetched and compiled, not evaluated) would not do: evaluating is the cost.
 
 Pure ASGI, in front of Streamlit's app (asgi.py). Only a GET for the address of a page in ui.page_list.PLOTLY_PAGES is
 touched; its request goes on without Accept-Encoding so that Streamlit sends its 5 kB HTML uncompressed, which this

@@ -8,7 +8,7 @@ GET /_stcore/health with 200 only when the warm-up is done and the replica is al
 the Service sends students only to warm pods), and GET /alive with 200 while the replica is alive (the
 livenessProbe). "Alive" is asked of the replica's liveness endpoint (serving/liveness.py, on --liveness-port, loopback
 only), answered beside Streamlit's event loop: Streamlit's own /_stcore/health waits behind a burst of script runs,
-which took a busy pod out of the Service (and, past the livenessProbe's threshold, would have restarted it mid-class).
+which would take a busy pod out of the Service (and, past the livenessProbe's threshold, restart it mid-class).
 When Streamlit exits, this exits with its code and the kubelet restarts the container.
 The cookie secret comes from the environment (STREAMLIT_SERVER_COOKIE_SECRET, a Kubernetes Secret), as in serve.py.
 """

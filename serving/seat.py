@@ -7,7 +7,7 @@ first HTML page a browser gets without a valid one: 32 random hex digits, HttpOn
 it), SameSite=Lax, for 12 hours (a school day), and Secure when the page came over HTTPS (serve.py --tls-cert, or an
 ingress with TLS). The browser then sends it with the websocket, where the app reads it
 with st.context.cookies (ui/lessons/classroom.browser_seat). It identifies, it does not authenticate: a student who clears
-cookies or opens a private window is a new, anonymous student (the README's threat model says so). serve.py's
+cookies or opens a private window is a new, anonymous student (docs/security.md says so). serve.py's
 replicas need no shared secret for it: any replica reads the same value, and the class store keys answers by it.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ would otherwise wait for. Two callers, never both on one server:
   of HAProxy (or the Service), and let students in only when the pages, the models and BEFORE_READY_LINKS have run
   without an error; the other lesson stops are opened right after (warm_in_background). They start their replicas
   with ATTENTION_LAB_WARMUP=0.
-- Every other `streamlit run asgi.py` (`make run`, the README's by-hand block) warms itself: asgi.py's lifespan calls
+- Every other `streamlit run asgi.py` (`make run`, the by-hand block of docs/development.md) warms itself: asgi.py's lifespan calls
   start_self_warm_up(), a thread that waits for the server to answer and then makes the same runs against its own
   port in the background, so the server answers from its first second. While it runs, is_warming() is true and Home
   says so (ui/warm_notice.py). ATTENTION_LAB_WARMUP=0 turns it off (the test suite's servers, the benches that warm
@@ -30,11 +30,11 @@ WARMUP_ENV = "ATTENTION_LAB_WARMUP"  # "0": this server does not warm itself (se
 # The first pages students open: home, then the pages whose first runs are the slowest (attention: analysis and
 # head charts; decoding; positional: the shared PE figures; compare: the three en-fr models). Then, back on the
 # attention page, every other model of the sidebar's model choice, so that each shipped model is loaded. The LLM page
-# loads SmolLM2 (6-10 s, once per process): here, not at the first student's visit, and never at the app's start.
+# loads SmolLM2 (seconds, once per process): here, not at the first student's visit, and never at the app's start.
 WARM_PAGES = ["", "attention", "decoding", "positional", "compare", "llm"]
 MODEL_CHOICE = "model_id"  # the sidebar's model selectbox (ui/sidebar.py)
-# Views outside the lessons whose first run is slow, opened by their link: SmolLM2's pattern labels (issue 26: 1.5 CPU
-# s, seconds of wall time on a busy server), which its "All heads" grid and Explain share.
+# Views outside the lessons whose first run is slow, opened by their link: SmolLM2's pattern labels (seconds on a busy
+# server), which its "All heads" grid and Explain share.
 WARM_LINKS = ["attention?model=SmolLM2-135M-Instruct&view=Explain&explain=patterns"]
 
 _warming = threading.Event()  # set while this process warms itself (start_self_warm_up)
@@ -59,8 +59,8 @@ def lesson_stop_links(folder: Path | None = None) -> list[str]:
 
 def warm_links() -> list[str]:
     """The links warmed after the pages and models: the slow views outside lessons, then every lesson stop as the
-    students open it, then as the teacher projects it (presenter mode sizes and caches its charts apart: llm stop 7's
-    first projected click took 8.2 s after a warm-up of the students' links only, 4.4 s the second time)."""
+    students open it, then as the teacher projects it (presenter mode sizes and caches its charts apart, so a warm-up of
+    the students' links alone leaves the projected stops cold)."""
     stops = lesson_stop_links()
     return WARM_LINKS + stops + [f"{link}&presenter=true" for link in stops]
 
@@ -122,7 +122,7 @@ def warm_replica(base_url: str, pages: list[str] = WARM_PAGES, timeout: float = 
 # What serve.py's replicas (and the Kubernetes replica) run before they take students: the pages, every model and
 # the slowest first view of the lessons (the real encoder's grid with its 72 pattern labels); every other lesson stop
 # is opened just after the replica takes students (warm_in_background), so that a replica restarted mid-class is back
-# as soon as it was before the lessons were warmed.
+# without waiting for every stop.
 BEFORE_READY_LINKS = WARM_LINKS + ["attention?lesson=intro&stop=17"]
 
 

@@ -68,7 +68,7 @@ def checked_screenshot(page: Page, name: str) -> None:
     page.screenshot(path=SCREENSHOTS / name, full_page=True)
 
 
-# WCAG 2.0 and 2.1, levels A and AA: the rules axe-core tags so (README, Accessibility).
+# WCAG 2.0 and 2.1, levels A and AA: the rules axe-core tags so (docs/classroom.md, Accessibility).
 WCAG_AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 _AXE_RUN = """([tags, enhanced]) => axe.run(document, {runOnly: {type: "tag", values: tags},
   rules: enhanced ? {"color-contrast-enhanced": {enabled: true}} : {}, resultTypes: ["violations"]})"""

@@ -3,7 +3,7 @@
 Nothing a user can send takes a server down: every hostile upload and folder below is refused with a message (a
 CheckpointError, or a listing reason), no other exception escapes, nothing is built from a config that was not
 checked, and the process's peak memory stays within a small bound while they are tried. The loops count their
-inputs (README, security section).
+inputs (docs/security.md).
 """
 import json
 import math

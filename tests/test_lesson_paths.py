@@ -11,7 +11,7 @@ from tests.app_links import BrowserPickers, assert_healthy, chart_titles, lab_se
 from tests.test_lessons import _answer
 from ui.attention.ids import attention_kind_label
 from ui.lessons.catalogue import known_pages
-from ui.share import _from_link
+from ui.view import from_link_text
 from ui.specs import SPECS
 
 LESSONS = load_lessons(known_pages())[0]
@@ -56,7 +56,7 @@ def _check(at, pickers: BrowserPickers, stop, language: str, path: str) -> None:
     assert not wrong, f"{where}: the browser shows (shown, held): {wrong}"
     for name, text in stop.state.items():
         spec = SPECS[name]
-        expected = spec.convert(_from_link(spec, text, one_based=True))  # lesson files count from 1
+        expected = spec.convert(from_link_text(spec, text, one_based=True))  # lesson files count from 1
         assert at.session_state[spec.key] == expected, f"{where}: {name}"
     title = _expected_title(stop, language)
     if title is not None:

@@ -2,8 +2,8 @@
 in the process's analysis worker, fed by a fair queue of the sessions (ui/fair_queue.py), never on a page's turn.
 
 Why: a page body holds one of the process's page slots (ui/page_slots.py) while it draws; a 512-token text on the
-LLM heads page is about 15 s of model work, and every other student's page on that replica waited behind it
-(issue 36). Now a page first tries the analysis in its own thread for INLINE_SECONDS: a cached value, or light work
+LLM heads page is many seconds of model work, and every other student's page on that replica would wait behind it.
+So a page first tries the analysis in its own thread for INLINE_SECONDS: a cached value, or light work
 (a sentence through a toy model), is done by then and drawn at once. Past that the try stops (model/forward_guard.py)
 and the analysis is queued: the page gives its slot back, says "computing…" (or its place in line) and waits, and
 draws the result when the worker has it. Each browser (its seat cookie, serving/seat.py: all its tabs together; a
@@ -47,7 +47,7 @@ TICK_SECONDS = 0.5  # the waiting page's note is redrawn this often; each redraw
 # watches it again): a few ticks, so that a rerun's page has reached its analysis again.
 UNWATCHED_SECONDS = 2.0
 # Not tried on the page's turn: inputs of more tokens × parameters than this. SmolLM2-135M reads ~30 tokens in it (a
-# sink analysis of 30 tokens is three such passes, about the whole try on this 2-core machine); the toy models'
+# sink analysis of 30 tokens is three such passes, about the whole try on a 2-core machine); the toy models'
 # (< 1 M parameters) longest sentences and a short sentence through MiniLM stay well under it.
 INLINE_SIZE = 4e9
 

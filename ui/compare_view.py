@@ -12,7 +12,7 @@ from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import show_translation
-from ui.widget_spec import SENTENCE, PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
+from ui.widget_spec import PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -76,8 +76,9 @@ SPECS = (LAYER, HEAD, METRIC, LENGTH)
 SECTIONS = (PageSection("side_by_side"), PageSection("length"), PageSection("growing"))
 
 
-def side_by_side() -> None:
-    sentence, notices = check_sentence(SENTENCE.get() or "")
+def side_by_side(text: str | None) -> None:
+    """A view's sentence through the three models, side by side."""
+    sentence, notices = check_sentence(text or "")
     for notice in notices:
         st.info(notice)
     if sentence is None:

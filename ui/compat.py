@@ -49,8 +49,8 @@ def script_session_id() -> str | None:
 def figure_from_own_dict(figure_dict: dict) -> go.Figure:
     """A figure rebuilt from the dict of a figure that plotly already validated (Figure.to_dict()).
 
-    The public go.Figure(dict) validates every property again, which made a cached chart cost as much as building
-    it (bench/README.md, Classroom load); plotly's only way to skip that is the private `_validate` argument.
+    The public go.Figure(dict) validates every property again, which makes a cached chart cost as much as building
+    it; plotly's only way to skip that is the private `_validate` argument.
     """
     return go.Figure(figure_dict, _validate=False)
 

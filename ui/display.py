@@ -33,8 +33,7 @@ CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (
 IMAGE_FORMATS = ("png", "svg")
 PLOTLY_PRELOAD = "plotly_preload"  # key of preload_plotly's hidden container
 # px a chart gets: the page's width, or a column's (most columns are half the page; another passes its own width to
-# show_chart), as measured in Chromium at a 1280 px wide window with the sidebar open (a full-width plot 820 px, one
-# of two columns 402 px; issue 26's screenshots). Only the thinning of token labels reads them, and a smaller guess
+# show_chart), in a 1280 px wide window with the sidebar open. Only the thinning of token labels reads them, and a smaller guess
 # than the real width only labels fewer tokens: with the sidebar closed or projected the charts are wider.
 PAGE_WIDTH, COLUMN_WIDTH = 820, 400
 
@@ -67,8 +66,8 @@ def preload_plotly(page_draws_plotly: bool) -> None:
     draws a Plotly chart the browser starts loading plotly.js now.
 
     Streamlit's front end imports its Plotly chunk (4.7 MB of JavaScript) only when the first Plotly chart of a tab
-    arrives, late in a page's first run; fetching and evaluating it took 2.2-2.9 s in a new tab on this machine, after
-    the run had ended (bench/README.md, stop 17 in a new tab). Imported here, with the run's first element, it loads
+    arrives, late in a page's first run; fetching and evaluating it then comes after the run has ended, the largest
+    part of a new tab's wait for its first chart. Imported here, with the run's first element, it loads
     while the server still runs the page; the chart's own import then finds it loaded (one module, one URL). The
     element is hidden (its container's CSS), so it moves nothing; the script holds only the chunk's file name, read
     from Streamlit's own files (no user text). Another Streamlit build without that chunk: nothing is preloaded.
@@ -80,7 +79,7 @@ def preload_plotly(page_draws_plotly: bool) -> None:
     script = ("(() => { if (window.__plotlyPreload) return;"
               " const main = document.querySelector('script[src*=\"static/js/index.\"]'); if (!main) return;"
               f" window.__plotlyPreload = import(new URL({json.dumps(chunk)}, main.src).href).catch(() => null); }})();")
-    # hidden with its layout wrapper too: the wrapper alone, empty, still took a 16 px gap of the column
+    # hidden with its layout wrapper too: the wrapper alone, empty, still takes a gap of the column
     hide = f".stApp .st-key-{PLOTLY_PRELOAD}, .stApp [data-testid='stLayoutWrapper']:has(> .st-key-{PLOTLY_PRELOAD})"
     place.html(f"<style>{hide} {{display: none !important}}</style><script>{script}</script>",
                width="content", unsafe_allow_javascript=True)
@@ -148,9 +147,9 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
     """A figure and its words, built once per key and language, the same object for every session (kept in the
     replica's byte-bounded store, ui/result_cache.py: a 512-token map's figure weighs megabytes).
 
-    The figure itself, not a copy: rebuilding a figure from its dict on every run was the largest part of the app's
-    own work in a class (bench/README.md, "The server's cost per interaction"). Its hundreds of gc-tracked objects
-    cost nothing per run now that Streamlit no longer collects garbage after every run (.streamlit/config.toml).
+    The figure itself, not a copy: rebuilding a figure from its dict on every run would be the largest part of the
+    app's own work in a class. Its hundreds of gc-tracked objects cost nothing per run, since Streamlit does not
+    collect garbage after every run (.streamlit/config.toml: runner.postScriptGC = false).
     """
     with i18n.using_language(language):
         figure = _build()
@@ -159,7 +158,7 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
 
 
 def shared_figure(key: tuple[Hashable, ...], build: Callable[[], go.Figure]) -> go.Figure:
-    """build() once per key and language for all sessions; afterwards the same figure (bench/README.md).
+    """build() once per key and language for all sessions; afterwards the same figure.
 
     Read-only: every session draws this very object, so change a copy (copy_of_own_figure) and never the figure;
     show_chart only reads it. The key must name everything the figure depends on besides the language (chart name,

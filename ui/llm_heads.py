@@ -35,7 +35,7 @@ TOP_HEADS = 5  # induction heads labelled on the map
 
 def smollm2() -> LoadedLlama:
     with st.spinner(tr("llm_heads.loading")):
-        return load_smollm2()  # once per process (about 6 s), then shared
+        return load_smollm2()  # once per process (seconds), then shared
 
 
 # --- attention sinks ------------------------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ def sink_view(ids: tuple[int, ...]) -> SinkView:
 @memoized
 def full_losses(ids: tuple[int, ...]) -> np.ndarray:
     """(T − 1,) the text's next-token losses under full attention: every window reads them (a window is then 2
-    passes, not 3: at 512 tokens about 4 CPU-s, not 6; bench/README.md)."""
+    passes, not 3)."""
     return next_token_losses(load_smollm2().model, list(ids))
 
 

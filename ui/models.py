@@ -19,8 +19,8 @@ from model.device import pick_device
 
 _LOG = logging.getLogger("attention_lab.models")
 
-# Page analyses are tiny forward passes (one sentence): a second intra-op thread does not make them faster
-# (bench/README.md, Classroom load), while N students' script threads × 2 OpenMP threads oversubscribe the cores. Trainings set their own thread to 1 as well (ui/train/job.py).
+# Page analyses are tiny forward passes (one sentence): a second intra-op thread does not make them faster,
+# while N students' script threads × 2 OpenMP threads oversubscribe the cores. Trainings set their own thread to 1 as well (ui/train/job.py).
 PAGE_TORCH_THREADS = 1
 
 
@@ -42,8 +42,8 @@ def _freeze_long_lived(name: str) -> None:
     """Take what is alive now (modules, torch, plotly, the shipped model) out of the cyclic GC's scans.
 
     Streamlit runs gc.collect(2) after every script run (runner.postScriptGC); with torch, plotly and pandas
-    imported that full collection walks every long-lived object on every rerun, holding the GIL for every session
-    (measured in bench/README.md, Classroom load). After gc.freeze() it only walks what was created since. Garbage is collected first, so
+    imported that full collection walks every long-lived object on every rerun, holding the GIL for every session.
+    After gc.freeze() it only walks what was created since. Garbage is collected first, so
     nothing dead is frozen; once per shipped model, so at most a handful of times per server.
     """
     with _freeze_lock:

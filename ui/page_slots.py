@@ -3,11 +3,10 @@ with a student's answer confirmed in it) is never held back.
 
 Why: one process runs every session's script on its own thread, and Python runs one thread at a time (the GIL,
 handed round every few milliseconds). When a whole class answers in the same seconds, each answer reruns the page
-the question had hidden (about 0.08 CPU-s of charts): 150 reruns per replica then share one core, every one
-advancing at 1/150th of its speed, so every student waits for the last chart of the burst before seeing "Right"
-(issue 24 measured a p95 of 13.5 s for 300 answers). Queued instead, the bodies finish one after the other at full
+the question had hidden (its charts): 150 reruns per replica then share one core, every one advancing at
+1/150th of its speed, so every student waits for the last chart of the burst before seeing "Right". Queued instead, the bodies finish one after the other at full
 speed, and the short part of each run before the body (the bar that says the answer was taken) gets the GIL at
-once. The total work is the same; the confirmation no longer waits for it. During a burst of answers the pages wait
+once. The total work is the same; the confirmation does not wait for it. During a burst of answers the pages wait
 for the burst to end (`crowded`): each answer's confirmation is a short fragment run, and the charts follow.
 
 The teacher's runs are never queued: she moves the class while it answers. Fragments (the teacher's live results,

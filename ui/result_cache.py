@@ -10,7 +10,7 @@ budget is computed and returned but not kept. Values are shared, not copied: cal
 
 What lives here (@memoized): every cache whose key a student's input chooses: ui.state.analyse (a text's maps),
 ui.attention.explain's explanations, head_importance and head_labels (per model id, a student's trained models
-included), ui.display's shared figures (a 512-token map's heatmap is ~12 MiB), ui.llm_heads' sink, window,
+included), ui.display's shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads' sink, window,
 induction and copy views, ui.llm.generation's first-step preview, ui.vocabulary's word vectors and
 ui.positional_view's demos. What stays in Streamlit's caches, each small and keyed by what the server or the teacher
 chose: example sentences, the models folder listing and the shipped models' facts (ui.models, ui.state), the loaded
@@ -213,8 +213,8 @@ class ResultStore:
                 kept = self.put(key, value)
                 if time.perf_counter() - started > HEAVY_SECONDS:
                     # a heavy computation's transients (a long text's per-layer tensors) were freed into this
-                    # thread's malloc arena, which glibc keeps: without this a replica's RSS grew by them per session
-                    # thread, far past the budget (bench/README.md, "Ten students paste 512-token texts")
+                    # thread's malloc arena, which glibc keeps: without this a replica's RSS grows by them per session
+                    # thread, far past the budget
                     return_freed_memory()
                 return kept
             finally:

@@ -20,6 +20,7 @@ module reads links with it, so a bound or a default is written once and this mod
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Collection, MutableMapping
 from typing import NoReturn
@@ -28,16 +29,16 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from i18n import tr
-from ui.display import IMAGE_FORMAT, LANGUAGE, PRESENTER
+from ui.display import IMAGE_FORMAT
 from ui.errors import page_guard
 from ui.session import lab_session, widget_values
 from ui.specs import KEPT_ONLY, SPECS
 from ui.specs.common import MODEL
 from ui.state import get_model
-from ui.widget_spec import WidgetSpec
+from ui.view import (Resolution, Source, current_view, install_view, link_values, page_specs, resolve_view,
+                     spec_text)
 
 # What this module keeps between runs is the session object's `address` (ui.session.AddressState).
-LINK_VERSION = "2"  # the `v` of links whose layer/head numbers count from 1 (no `v`: an old, 0-based link)
 TRANSITS_KEPT = 200  # the history entries switch_page left (the page left under a new address) remembered
 
 
@@ -96,33 +97,25 @@ def opened_link() -> dict[str, str] | None:
     return lab_session().address.link_run
 
 
-def _from_link(spec: WidgetSpec, text: str, one_based: bool) -> str:
-    """A link's text in the session's counting: a 1-based layer/head number becomes 0-based."""
-    if spec.counted and one_based and text.lstrip("-").isdigit():
-        return str(int(text) - 1)
-    return text
-
-
-def _to_link(spec: WidgetSpec, value: object) -> str:
-    if spec.counted and isinstance(value, int) and not isinstance(value, bool):
-        return str(value + 1)
-    return _spec_text(spec, value)
-
-
-def _spec_text(spec: WidgetSpec, value: object) -> str:
-    return spec.text(value) if spec.text is not None else _as_text(value)
-
-
-def _as_text(value: object) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)  # true/false, as parsed
-
-
 def _read_link(query: dict[str, str]) -> None:
-    lab_session().address.link_run = query
-    one_based = "v" in query  # LINK_VERSION or later; an old link has no version
-    ignored = _apply({name: query[name] for name in SPECS if name in query}, one_based)
-    if ignored:
-        lab_session().address.notice = ignored
+    """The link's view (ui.view.resolve_view, its page not known yet), installed; what did not fit is said once."""
+    address = lab_session().address
+    address.link_run = query
+    named, one_based = link_values(query)  # one_based: LINK_VERSION or later; an old link has no version
+    resolved = resolve_view(None, named, Source.LINK, widget_values(), one_based=one_based)
+    _install(resolved, model_named=MODEL.url in query)
+    if resolved.say_on_screen:
+        address.notice = [name for name in resolved.unfit]
+
+
+def _install(resolved: Resolution, model_named: bool, state: MutableMapping | None = None) -> None:
+    """Install a resolved view in the session (or in `state`, a mapping of a test's own)."""
+    if state is not None:
+        install_view(resolved, state)
+        return
+    install_view(resolved, kept=lab_session().address.kept)
+    if model_named and MODEL.url not in resolved.unfit:  # the sidebar keeps a linked sentence of its model's task
+        lab_session().input.sentence_task = get_model(resolved.view.model).task
 
 
 def report_unfit_link_value(name: str) -> None:
@@ -130,52 +123,20 @@ def report_unfit_link_value(name: str) -> None:
     lab_session().address.notice.append(name)
 
 
-def _apply(params: dict[str, str], one_based: bool, state: MutableMapping | None = None) -> list[str]:
-    """Parse each spec's URL text into `state` (the session's by default), in the specs' order; -> the names that do
-    not fit.
-
-    one_based: layer/head numbers count from 1 (links with `v`, lesson files), else from 0 (old links).
-    """
-    state = widget_values() if state is None else state
-    ignored = []
-    for name, spec in SPECS.items():
-        if name not in params:
-            continue
-        try:
-            spec.set(spec.parse(_from_link(spec, params[name], one_based), state), state)
-            if spec is MODEL and state is widget_values():  # the sidebar keeps a linked sentence of its model's task
-                lab_session().input.sentence_task = get_model(spec.get(state)).task
-        except (ValueError, KeyError, TypeError):
-            ignored.append(name)
-    return ignored
-
-
-def page_specs(page: str) -> list[WidgetSpec]:
-    """The specs of `page`'s own values (not the language, presenter mode or model, which every page shares)."""
-    return [spec for spec in SPECS.values() if spec.pages and page in spec.pages]
-
-
 def open_view(page: str, named: dict[str, str], keep: Collection[str] = (),
-              state: MutableMapping | None = None) -> list[str]:
+              state: MutableMapping | None = None, source: Source = Source.STOP) -> list[str]:
     """Open a view that names some of its page's values (a lesson stop's state, the teacher's move, Back onto a
-    stop), the same by every path: the page's values it does not name are forgotten first (the kept copies too),
-    so the page opens them as in a new session, on its model's own defaults (the encoder's sharpest word-to-word
-    head); never on a value left over from another stop or another model, which might not fit it.
+    stop), the same by every path (ui.view.resolve_view): the page's values it does not name are forgotten (the kept
+    copies too), so the page opens them as in a new session, on its model's own defaults (the encoder's sharpest
+    word-to-word head); never on a value left over from another stop or another model, which might not fit it.
 
     keep: link names whose values, read already from the link that opened this stop, stand (a link to a stop that
     names a head). Lesson files count layers and heads from 1, as on screen and in links with `v`. -> the names
     that do not fit (unknown, of another page, or not offered by the model), which the page then opens on its own.
     """
-    state = widget_values() if state is None else state
-    kept = lab_session().address.kept if state is widget_values() else {}  # a mapping of its own has no kept copies
-    for spec in page_specs(page):
-        if spec.url not in named and spec.url not in keep:
-            spec.forget(state)
-            kept.pop(spec.key, None)
-    foreign = [name for name in named
-               if name not in SPECS or (SPECS[name].pages and page not in SPECS[name].pages)]
-    return foreign + _apply({name: text for name, text in named.items() if name not in foreign}, one_based=True,
-                            state=state)
+    resolved = resolve_view(page, named, source, widget_values() if state is None else state, keep=keep)
+    _install(resolved, model_named=MODEL.url in named, state=state)
+    return list(resolved.unfit)
 
 
 def carry_view_state() -> None:
@@ -203,7 +164,7 @@ def keep_view_state() -> None:
     """
     kept = lab_session().address.kept
     values = widget_values()
-    checks = {spec.key: (lambda value, state, spec=spec: spec.parse(_spec_text(spec, value), state))
+    checks = {spec.key: (lambda value, state, spec=spec: spec.parse(spec_text(spec, value), state))
               for spec in SPECS.values()}
     for key, check in {**checks, **KEPT_ONLY}.items():
         if key in values:
@@ -223,25 +184,18 @@ def show_url_notice() -> None:
 
 
 def _current(page: str, first_visit_defaults: bool = False) -> dict[str, str]:
-    """The shareable values of this page (and the global ones) as URL text; `v` when it has a layer or head.
+    """The shareable values of this page (and the global ones) as URL text: its View's query (ui.view).
 
     first_visit_defaults: a value the page has not set yet (never visited) is its spec's default, as the page will
     set it when it opens.
     """
-    values, state = {}, widget_values()
-    for name, spec in SPECS.items():
-        if spec.pages and page not in spec.pages:
-            continue
-        value = spec.get(state)
-        if value is None and first_visit_defaults and spec.pages:
-            value = spec.fitted(spec.current(state), state)
-        if value is None or value == "" or value == [] or (spec.key == PRESENTER and not value) or (
-                spec.key == LANGUAGE and value == "en"):
-            continue
-        values[name] = _to_link(spec, value)
-        if spec.counted:
-            values["v"] = LINK_VERSION
-    return values
+    view = current_view(page)
+    if first_visit_defaults:
+        state = widget_values()
+        defaults = {spec.url: spec.fitted(spec.current(state), state) for spec in page_specs(page)
+                    if spec.url not in view.controls}
+        view = dataclasses.replace(view, controls={**view.controls, **defaults})
+    return view.query()
 
 
 # Pages whose first view is chosen from the data when they open (the attention page's sharpest head): a link to a

@@ -18,7 +18,7 @@ from ui.analysis_queue import heavy, size
 from ui.text import check_sentence, escape_markdown
 from ui.session import lab_session
 from ui.vocabulary import REAL_ENCODER, unknown_words_notice
-from ui.widget_spec import SENTENCE, WidgetSpec
+from ui.widget_spec import WidgetSpec
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -104,19 +104,18 @@ def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
                  work=size(len(sentence.split()), lab.network))  # at least a token a word
 
 
-def checked_input() -> str | None:
-    """The chosen sentence, cleaned, with notices shown; None when there is nothing to analyse."""
-    sentence, notices = check_sentence(SENTENCE.get() or "")
+def checked_input(text: str | None) -> str | None:
+    """A view's sentence, cleaned, with notices shown; None when there is nothing to analyse."""
+    sentence, notices = check_sentence(text or "")
     for notice in notices:
         st.info(notice)
     return sentence
 
 
-def current_attention() -> tuple[str, LabModel, AnalysedInput] | None:
-    """The chosen model's attention maps for the chosen sentence (model.families), with notices shown."""
-    model_id = selected_model_id()
+def current_attention(model_id: str, text: str | None) -> tuple[str, LabModel, AnalysedInput] | None:
+    """A view's model's attention maps for its sentence (model.families), with notices shown."""
     lab = get_model(model_id)
-    sentence = checked_input()
+    sentence = checked_input(text)
     if sentence is None:
         return None
     analysed = analysis_of(model_id, sentence)
@@ -150,14 +149,13 @@ def no_steps_notice(lab: LabModel, model_id: str) -> bool:
     return True
 
 
-def current_analysis() -> tuple[str, LabModel, DecodeResult] | None:
-    """The chosen translation model's greedy decode of the chosen sentence, with notices shown; None when there is
+def current_analysis(model_id: str, text: str | None) -> tuple[str, LabModel, DecodeResult] | None:
+    """A view's translation model's greedy decode of its sentence, with notices shown; None when there is
     nothing to show (a model without decoding steps: a notice says so)."""
-    model_id = selected_model_id()
     lab = get_model(model_id)
     if no_steps_notice(lab, model_id):
         return None
-    found = current_attention()
+    found = current_attention(model_id, text)
     return None if found is None else (model_id, lab, found[2].decode)
 
 

@@ -20,8 +20,8 @@ LINE_BANDS = 8  # width/opacity levels in the lines view
 DIVERGING = "RdBu_r"
 BLOCK_FRAME = "#d55e00"  # Okabe–Ito vermillion: seen on every shade of Blues and of presenter mode's Cividis
 # A heatmap of more cells than this (a 128-token text) names its cells' tokens by position in the hover, and sends its
-# weights as float32: the two tokens of each of a 512-token map's 262,144 cells were 7.7 of its 10.5 MB of JSON and
-# most of the 2 s that serialising it held the replica's page slot (bench/README.md, issue 36).
+# weights as float32: the two tokens of each of a 512-token map's 262,144 cells would be most of its JSON, and
+# serialising that holds the replica's page slot for the other students.
 TOKEN_HOVER_CELLS = 128 * 128
 
 
@@ -117,8 +117,8 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     """weights (L, h, T_q, T_k) as an L × h grid of small maps (rows: layers, columns: heads).
 
     One heatmap trace: the heads' maps tiled into one matrix, a column of empty cells between two heads and a band of
-    empty rows above each layer for the thumbnails' titles. (72 subplots, one per head of the real encoder, took
-    Chromium seconds to draw: bench/README.md.) Hover names the layer, head, query and key of each cell; the trace's
+    empty rows above each layer for the thumbnails' titles. (One subplot per head is far slower for the browser to
+    draw: each brings its own axes and layers.) Hover names the layer, head, query and key of each cell; the trace's
     `meta` says how to cut the matrix back into one map per head (grid_maps), for the CSV and the chart's words.
     labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title.
     first_layer: the model's layer (0-based) that weights[0] is, when the grid shows one page of a deep model's layers
@@ -178,8 +178,8 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
 
 
 CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter trace: controls, not data
-# Invisible markers in the whole grid: each is an SVG element Chromium draws (4608 on the real encoder's grid took
-# about as long as its heatmap and titles together: bench/README.md).
+# Invisible markers in the whole grid: each is an SVG element the browser draws, so a marker per cell of a large
+# grid would cost more than the heatmap and its titles.
 CLICK_TARGETS_MAX = 1200
 
 

@@ -17,7 +17,7 @@ def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[st
     numbers = np.vectorize(lambda v: f"{v:.{decimals}f}")(np.nan_to_num(values, neginf=0.0))
     text = np.where(hidden, "−∞", numbers)  # what hover says of each cell
     # Each cell's label is written by one trace only: plotly writes a trace's text on its empty (NaN) cells too, so
-    # the grey trace on top would write every number a second time, in the dark colour it picks for grey (issue 38)
+    # the grey trace on top would write every number a second time, in the dark colour it picks for grey
     fig = go.Figure(go.Heatmap(z=shown, x=col_labels, y=row_labels, text=np.where(hidden, "", numbers),
                                customdata=text, texttemplate="%{text}",
                                colorscale=colorscale, zmid=zmid if np.isfinite(shown).any() else None,

@@ -113,7 +113,7 @@ def dials_and_counter(angles: np.ndarray, bits: np.ndarray, wavelengths: np.ndar
                      range=[-1.3, (columns - 1) * step + 1.3], showticklabels=False, showgrid=False, zeroline=False,
                      constrain="domain", row=1, col=1)
     # Equal scales keep the circles round; constrain="domain" shrinks the box instead of padding the range, toward
-    # the top: the dials right under their subtitle (centred, they started ~80 px lower, below a projector's fold).
+    # the top: the dials right under their subtitle (centred, they would sit lower, below a projector's fold).
     fig.update_yaxes(title=tr("positional.chart.dials_y"), scaleanchor="x", scaleratio=1, constrain="domain",
                      constraintoward="top",
                      range=[-(dial_rows - 1) * step - 1.5, 1.2], showticklabels=False, showgrid=False, zeroline=False,

@@ -24,8 +24,8 @@ TITLE_FONT, PROJECTED_TITLE_FONT = 17, BASE_FONT + 4  # px, a chart title on a s
 # column), and in the whole width of the page.
 COLUMN_TITLE_WIDTH = 52
 PAGE_TITLE_WIDTH = 90
-# The same widths at projection size: the larger font fits fewer columns. (All titles were wrapped to a column's
-# width before, so the attention page's full-width grid had its title wrapped at half its width.)
+# The same widths at projection size: the larger font fits fewer columns. (A full-width chart, such as the attention
+# page's grid, passes PAGE_TITLE_WIDTH: a column's width would wrap its title at half its width.)
 TITLE_WIDTH = COLUMN_TITLE_WIDTH * TITLE_FONT // PROJECTED_TITLE_FONT  # 40
 PROJECTED_PAGE_TITLE_WIDTH = PAGE_TITLE_WIDTH * TITLE_FONT // PROJECTED_TITLE_FONT  # 69
 
@@ -35,7 +35,7 @@ def _width(text: str) -> int:
 
 
 def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
-    """Break a long title at spaces into <br>-separated lines (plotly never wraps, and large text got clipped)."""
+    """Break a long title at spaces into <br>-separated lines (plotly never wraps: a long one is clipped)."""
     lines: list[str] = []
     for word in title.split(" "):
         if lines and _width(lines[-1]) + 1 + _width(word) <= width:
@@ -66,7 +66,7 @@ def balanced_wrap(title: str, width: int) -> str:
 
 
 # Copies a figure for fit_title, which never changes the figure it is given. go.Figure(fig) validates every property
-# again (about 10 ms for an attention heatmap); a caller that knows its figure came from plotly already validated
+# again (as costly as building it); a caller that knows its figure came from plotly already validated
 # may pass a cheaper copy (ui/display.py passes ui/compat.py's). Only a title changes on that copy, so skipping
 # validation changes nothing drawn (tests/test_display_share.py compares the two).
 FigureCopy = Callable[[go.Figure], go.Figure]
@@ -147,6 +147,6 @@ def for_projection(fig: go.Figure, title_width: int = TITLE_WIDTH) -> go.Figure:
     fig.update_xaxes(ticklabelstandoff=4)
     fig.update_yaxes(ticklabelstandoff=4)
     if fig.layout.height:
-        # at least MIN_HEIGHT: a one-row map (decoding step 1) had no room for its vertical axis title at this size
+        # at least MIN_HEIGHT: a one-row map (decoding step 1) has no room for its vertical axis title at this size
         fig.update_layout(height=max(int(fig.layout.height * 1.25), MIN_HEIGHT))
     return fig

@@ -54,7 +54,7 @@ def accuracy_by_length_chart(rows_by_model: dict[str, list[dict]], metric: str =
     fig.update_layout(title=tr("compare.length_chart_title", metric=tr(f"compare.metric_{metric}")),
                       xaxis_title=tr("compare.length_axis"), yaxis_title=tr(f"compare.axis_{metric}"), height=400,
                       # which line is which model, above the plot: on a projected stop the chart's top is on the
-                      # first screen, its bottom is not (issue 38, item 4)
+                      # first screen, its bottom is not
                       margin=dict(l=10, r=10, t=80, b=10),
                       legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"))
     return fig

@@ -45,7 +45,7 @@ ENCODER_SENTENCES = (
 
 # The fixed English texts a causal language model's head importance (its next-token loss) and head-pattern labels
 # are measured on: ordinary sentences and one passage said twice (the second time it can be copied from the
-# context, the work of induction heads). About 250 SmolLM2 tokens in all: one batched pass takes a second or two.
+# context, the work of induction heads). About 250 SmolLM2 tokens in all: short enough for one batched pass.
 LANGUAGE_MODEL_TEXTS = (
     "The animal didn't cross the street because it was too tired.",
     "She forgot her umbrella, so she got wet on the way home.",

@@ -19,7 +19,7 @@ def attention_rollout(weights: np.ndarray) -> np.ndarray:
     if length != width:
         raise ValueError(f"rollout needs self-attention (T_q == T_k), got {length} queries and {width} keys")
     # The head mean summed in float64 without a float64 copy of all the maps first: at 512 tokens SmolLM2's (30, 9,
-    # 512, 512) copy was 0.57 GB and 3 of Explain's 12 s (cProfile, bench/llm_heads.py).
+    # 512, 512) maps in float64 would be 0.57 GB, copied before any work.
     mixed = 0.5 * weights.mean(axis=1, dtype=np.float64) + 0.5 * np.eye(length)  # (L, T, T): Â_l, the residual added
     rolled = np.empty_like(mixed)
     rolled[0] = mixed[0]

@@ -75,8 +75,8 @@ def sink_analysis(model, ids: list[int], top: int = 5) -> SinkResult:
     if len(ids) < 3:
         raise ValueError("a sink needs a first token and at least two more")
     tokens = torch.tensor([ids])
-    # Only the last position's logits are read: the (V × d) output product for the other T − 1 positions cost about
-    # 0.5 of the 2.5 CPU-seconds of a 512-token pass with every map (bench/README.md, issue 26's 512-token table).
+    # Only the last position's logits are read: the (V × d) output product for the other T − 1 positions is a large
+    # part of a long pass with every map, and would be thrown away.
     plain = model(tokens, need_weights=True, last_logits_only=True)
     key_mask = torch.ones(1, len(ids), dtype=torch.bool)
     key_mask[0, 0] = False  # no query may attend to the first token; it still flows through its own position

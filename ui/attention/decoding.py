@@ -1,8 +1,7 @@
 """The decoding page's step explorer: Previous / Next / step, layer and head, and the step's charts, as a fragment.
 
 A class steps through a translation one click at a time; as a fragment, a click reruns only this part of the page
-(not the sidebar, the navigation or the title above it), about half the server's work of a full rerun
-(bench/README.md, "Server CPU per interaction").
+(not the sidebar, the navigation or the title above it), a good part less of the server's work than a full rerun.
 """
 from __future__ import annotations
 

@@ -176,6 +176,31 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
                    tr("explain.raw_caption"))
 
 
+def _importance_and_curve(model_id: str, lab: LabModel, waiting: str) -> tuple | None:
+    """The model's head importance and its pruning curve, computed in the analysis worker once per server (a spinner
+    saying `waiting` meanwhile); None past the time limit, which the worker has already told the student."""
+    with st.spinner(waiting):
+        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+    return None if found is None else (found["importance"], found["curve"])
+
+
+def _flat_order_and_names(order: list[tuple[int, int]], layers: int, heads: int) -> tuple[list[int], list[str]]:
+    """The report's (layer, head) order (least important first) as flat indices into the raveled (L, h) array, and
+    every head's name ("L1 H1", ...) in that raveled order."""
+    return ([l * heads + h for l, h in order],
+            [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)])
+
+
+def _show_sorted_table(table: pd.DataFrame, intro: str, file_name: str) -> None:
+    """The sorted importance table under its intro, and (not projected) its CSV download."""
+    st.markdown(intro)
+    st.dataframe(table, hide_index=True, width="stretch", height=280)
+    if not presenting():
+        st.download_button(tr("explain.importance_csv"), table.to_csv(index=False).encode("utf-8-sig"),
+                           file_name=file_name, mime="text/csv", key="csv_importance", on_click="ignore",
+                           icon=":material/download:", type="tertiary")
+
+
 def show_importance(model_id: str, lab: LabModel) -> None:
     asked = lab_session().input.importance_asked
     if model_id not in shipped_model_names() and model_id not in asked:
@@ -184,11 +209,10 @@ def show_importance(model_id: str, lab: LabModel) -> None:
             asked.add(model_id)
             st.rerun(scope="fragment")
         return
-    with st.spinner(tr("explain.importance_wait")):
-        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+    found = _importance_and_curve(model_id, lab, tr("explain.importance_wait"))
     if found is None:  # past the time limit, with a message
         return
-    importance, curve = found["importance"], found["curve"]
+    importance, curve = found
     cfg = lab.config
     layers, heads = cfg.num_layers, cfg.num_heads
     names = [f"{tr(f'attention.kinds_short.{kind}')} L{l + 1} H{h + 1}" for kind, l, h in importance.heads]
@@ -212,12 +236,8 @@ def show_importance(model_id: str, lab: LabModel) -> None:
                "head_pruning_curve", key="explain_curve", where=right)
     table = importance_table(names, importance.exact_match_drop, importance.loss_rise, importance.gradient,
                              importance.order())
-    st.markdown(tr("explain.sorted_intro"))
-    st.dataframe(table, hide_index=True, width="stretch", height=280)
+    _show_sorted_table(table, tr("explain.sorted_intro"), "attention-lab_head_importance.csv")
     if not presenting():
-        st.download_button(tr("explain.importance_csv"), table.to_csv(index=False).encode("utf-8-sig"),
-                           file_name="attention-lab_head_importance.csv", mime="text/csv", key="csv_importance",
-                           on_click="ignore", icon=":material/download:", type="tertiary")
         st.caption(tr("explain.importance_caption", sentences=importance.sentences))
 
 
@@ -285,11 +305,11 @@ def _pattern_table(scores: dict[str, patterns.PatternScores], rows: list[str],
 
 
 def show_encoder_importance(model_id: str, lab: LabModel) -> None:
-    with st.spinner(tr("explain_encoder.importance_wait", sentences=len(fixed_sets.ENCODER_SENTENCES))):
-        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+    found = _importance_and_curve(model_id, lab, tr("explain_encoder.importance_wait",
+                                                     sentences=len(fixed_sets.ENCODER_SENTENCES)))
     if found is None:  # past the time limit, with a message
         return
-    importance, curve = found["importance"], found["curve"]
+    importance, curve = found
     layers, heads = importance.change.shape
     labels = {"change": tr("explain_encoder.change"), "gradient": tr("explain_encoder.gradient")}
     c = st.columns(3)
@@ -307,16 +327,11 @@ def show_encoder_importance(model_id: str, lab: LabModel) -> None:
     show_chart(pruning_curve_chart(curve, importance.change.size, tr("explain.curve_title"), measure="similarity",
                                    measure_label=tr("explain_encoder.similarity")),
                f"{model_id}_head_pruning_curve", key="explain_curve")
-    order = [l * heads + h for l, h in importance.order()]
-    names = [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
+    order, names = _flat_order_and_names(importance.order(), layers, heads)
     table = encoder_importance_table(names, importance.change.ravel(), importance.gradient.ravel(), order,
                                      labels["change"], labels["gradient"])
-    st.markdown(tr("explain_encoder.sorted_intro"))
-    st.dataframe(table, hide_index=True, width="stretch", height=280)
+    _show_sorted_table(table, tr("explain_encoder.sorted_intro"), f"attention-lab_{model_id}_head_importance.csv")
     if not presenting():
-        st.download_button(tr("explain.importance_csv"), table.to_csv(index=False).encode("utf-8-sig"),
-                           file_name=f"attention-lab_{model_id}_head_importance.csv", mime="text/csv",
-                           key="csv_importance", on_click="ignore", icon=":material/download:", type="tertiary")
         st.caption(tr("explain_encoder.importance_caption", sentences=importance.sentences,
                       probes=head_importance_measures.GRADIENT_PROBES))
 
@@ -332,11 +347,10 @@ def show_language_model_importance(model_id: str, lab: LabModel) -> None:
         st.button(tr("llm_explain.importance_run"), key="explain_importance_run",
                   on_click=asked.add, args=(model_id,))
         return
-    with st.spinner(tr("llm_explain.importance_wait")):
-        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+    found = _importance_and_curve(model_id, lab, tr("llm_explain.importance_wait"))
     if found is None:  # past the time limit, with a message
         return
-    importance, curve = found["importance"], found["curve"]
+    importance, curve = found
     layers, heads = importance.gradient.shape
     within = max((r["k"] for r in curve if r["loss"] <= importance.baseline_loss + 0.1), default=0)
     c = st.columns(4)
@@ -352,15 +366,10 @@ def show_language_model_importance(model_id: str, lab: LabModel) -> None:
     show_chart(pruning_curve_chart(curve, importance.gradient.size, tr("explain.curve_title"), measure="loss",
                                    measure_label=tr("llm_explain.loss")),
                f"{model_id}_head_pruning_curve", key="explain_curve")
-    order = [l * heads + h for l, h in importance.order()]
-    names = [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
+    order, names = _flat_order_and_names(importance.order(), layers, heads)
     table = gradient_importance_table(names, importance.gradient.ravel(), order, tr("llm_explain.gradient"))
-    st.markdown(tr("llm_explain.sorted_intro"))
-    st.dataframe(table, hide_index=True, width="stretch", height=280)
+    _show_sorted_table(table, tr("llm_explain.sorted_intro"), f"attention-lab_{model_id}_head_importance.csv")
     if not presenting():
-        st.download_button(tr("explain.importance_csv"), table.to_csv(index=False).encode("utf-8-sig"),
-                           file_name=f"attention-lab_{model_id}_head_importance.csv", mime="text/csv",
-                           key="csv_importance", on_click="ignore", icon=":material/download:", type="tertiary")
         st.caption(tr("llm_explain.importance_caption", texts=importance.texts, tokens=importance.tokens))
 
 

@@ -258,8 +258,8 @@ def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
     if tokens > GRID_MAX_CELLS:  # 72 heads × 256² cells would freeze the browser: block-average the thumbnails
         weights, queries, keys = pooled_maps(weights, queries, keys, GRID_MAX_CELLS)
         masked = None
-    # Built once per content for every session (a class opens the same grid; the real encoder's grid, 72 subplots
-    # then, took about 1 s to build on every run): the key is the data itself, as cached_figure's.
+    # Built once per content for every session (a class opens the same grid, and the real encoder's 72-head grid is
+    # slow to build): the key is the data itself, as cached_figure's.
     weights = np.ascontiguousarray(weights, dtype=float)
     title = tr("attention.grid_title", kind=attention_kind_label(maps.kind))
     key = ("attention", "grid", first, weights.shape, weights.tobytes(), tuple(queries), tuple(keys), title, selected,

@@ -36,6 +36,7 @@ from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.session import lab_session
 from ui.share import open_view, opened_link, report_unfit_link_value, switch_page
+from ui.view import Source
 from ui.state import DEFAULT_MODEL
 
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
@@ -45,11 +46,13 @@ def question_id(lesson_id: str, stop: Stop) -> str:
     return f"{lesson_id}:{stop.number}"
 
 
-def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[str, str] | None = None) -> None:
+def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[str, str] | None = None,
+          source: Source = Source.STOP) -> None:
     """Open stop `number` of the lesson: apply its view state and ask for its page.
 
     Runs before any widget of the run is drawn (in lesson_bar, or as a button's callback); lesson_bar then
     switches to the stop's page. link: the address this run opened (a shared link, a reload, Back or Forward).
+    source: what opened it (ui.view.Source): the stop's own controls, a link, or the teacher's move.
     """
     number = max(1, min(number, len(lesson.stops), _furthest_stop(lesson) or number))
     stop = lesson.stops[number - 1]
@@ -62,14 +65,17 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[st
     if stop.problem:
         position.problem = stop.problem
         return
-    bad = open_stop_view(lesson, stop, link)
+    bad = open_stop_view(lesson, stop, link, source=source)
     open_stop_section(stop.page, stop.section)
-    position.problem = tr("lessons.stale_state", names=", ".join(bad)) if bad else None
+    # A lesson file's value that does not fit is its author's to fix: the teacher's screen says so (she opened the
+    # stop); a student the teacher moved there sees the stop without it (ui.view: only a link says what did not fit).
+    shown = bad and source is not Source.TEACHER
+    position.problem = tr("lessons.stale_state", names=", ".join(bad)) if shown else None
     position.switch_to = stop.page
 
 
 def open_stop_view(lesson: Lesson, stop: Stop, link: Mapping[str, str] | None = None,
-                   state: MutableMapping | None = None) -> list[str]:
+                   state: MutableMapping | None = None, source: Source = Source.STOP) -> list[str]:
     """The stop's view, the same whether it is reached by Next, Previous, its link, the teacher's move or Back: the
     values the stop names, then (when `link` is the address of this very stop) the link's own, then the model's
     defaults for the rest (ui.share.open_view); -> the stop's names that do not fit.
@@ -79,7 +85,7 @@ def open_stop_view(lesson: Lesson, stop: Stop, link: Mapping[str, str] | None = 
     keep = ()
     if link and link.get("lesson") == lesson.id and _stop_number(link.get("stop")) == stop.number:
         keep = tuple(link)  # read into the state already (ui.share.restore_from_url): a head the link names stands
-    return open_view(stop.page, {"model": DEFAULT_MODEL, **stop.state}, keep, state)
+    return open_view(stop.page, {"model": DEFAULT_MODEL, **stop.state}, keep, state, source)
 
 
 def _furthest_stop(lesson: Lesson) -> int | None:
@@ -141,7 +147,7 @@ def _from_url() -> None:
     if not 1 <= number <= len(lesson.stops):
         report_unfit_link_value("stop")
         number = 1
-    go_to(lesson, number, move_class=False, link=link)
+    go_to(lesson, number, move_class=False, link=link, source=Source.LINK)
 
 
 def _stop_number(text: str | None) -> int:
@@ -163,14 +169,14 @@ def _history(link: dict[str, str]) -> None:
         lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
         if lesson is not None:
             back = lesson_id == session.lesson and 1 <= number <= session.stop
-            go_to(lesson, number if back else session.stop, move_class=False, link=link)
+            go_to(lesson, number if back else session.stop, move_class=False, link=link, source=Source.LINK)
         return
     lesson = open_lesson(lessons()[0], lesson_id) if lesson_id else None
     if lesson is None or not 1 <= number <= len(lesson.stops):
         if position.lesson_id:
             leave()
         return
-    go_to(lesson, number, link=link)  # the teacher's Back moves her class, as her Previous does
+    go_to(lesson, number, link=link, source=Source.LINK)  # the teacher's Back moves her class, as her Previous does
 
 
 def student_id() -> str:
@@ -219,7 +225,7 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
     seat_state.waiting_for = None
     seat_state.code = code
     seat_state.seen = _seen(session)
-    go_to(lesson, session.stop, move_class=False, link=link)
+    go_to(lesson, session.stop, move_class=False, link=link, source=Source.TEACHER)
 
 
 @st.fragment(run_every=FOLLOW_SECONDS)
@@ -275,7 +281,7 @@ def _follow_class() -> None:
     seat.seen = _seen(session)
     lesson = class_lesson(session, lessons()[0], known_pages())[0]
     if (seen is None or seen[0] != session.stop) and lesson is not None:
-        go_to(lesson, session.stop, move_class=False)
+        go_to(lesson, session.stop, move_class=False, source=Source.TEACHER)
 
 
 @st.fragment(run_every=FOLLOW_SECONDS)

@@ -20,8 +20,8 @@ def known_pages() -> dict[str, tuple[str, ...]]:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _load(folder: str, signature: tuple) -> tuple[Mapping[str, Lesson], tuple[LessonFileError, ...]]:
-    """Read-only and shared by every session (lessons are frozen dataclasses): st.cache_data unpickled the whole
-    catalogue on each of a run's several calls (bench/README.md, "The server's cost per interaction")."""
+    """Read-only and shared by every session (lessons are frozen dataclasses): st.cache_data would unpickle the whole
+    catalogue on each of a run's several calls."""
     found, errors = load_lessons(known_pages(), Path(folder))
     return MappingProxyType(found), tuple(errors)
 

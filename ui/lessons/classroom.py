@@ -27,8 +27,8 @@ _stores_lock = threading.Lock()
 def class_store() -> ClassStore:
     """The store of $ATTENTION_LAB_DATABASE_URL or the data folder's SQLite file, one per process: it holds only the
     location, limits and (PostgreSQL) a thread-safe pool of connections, so every session shares it. A plain dict,
-    not st.cache_resource: a class poll asks for it every few seconds per student, and the cache's key hashing was a
-    fifth of a poll's CPU (bench/README.md, issue 24)."""
+    not st.cache_resource: a class poll asks for it every few seconds per student, and the cache's key hashing would
+    be a large share of a poll's CPU."""
     location = store_location()
     store = _stores.get(location)
     if store is None:

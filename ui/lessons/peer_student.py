@@ -77,7 +77,7 @@ def _vote(ballot: Ballot, then_page: bool = False, done: str | None = None, subm
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: outside a class, with no live class holding the stop back), else the form gives way to the answer
     taken (this fragment's run only). In a class the page waits for the teacher's Reveal, so an answer never queues
-    a whole-page run behind the class's pages (issue 24): this run confirms it."""
+    a whole-page run behind the class's pages: this run confirms it."""
     stop, qid, code = ballot.stop, ballot.qid, ballot.code
     with page_guard():
         answers = _answers(ballot.answers)

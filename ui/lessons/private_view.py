@@ -1,6 +1,6 @@
 """The teacher's private view: the answer of the class's stop before its Reveal, what each wrong answer tells her and
-the answers judged as they come, on a screen the room does not see (issue 38, item 4: a peek that opened on the
-projected page showed the answer to the room on a mirrored laptop).
+the answers judged as they come, on a screen the room does not see (a peek that opened on the
+projected page would show the answer to the room on a mirrored laptop).
 
 It is the Teacher page at /teacher?private=true, on her phone or in a second window: the browser that runs the class
 takes it back by itself (its seat), another device with the class code and her password ("Take back a class"); a

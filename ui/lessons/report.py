@@ -106,7 +106,7 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str | None, title: str,
                  notes: list[str]) -> tuple[Callable[[], bytes], Callable[[], bytes]]:
     """The report's CSV and HTML files as functions that read the store when called, as the page's report did at
-    "Build": an answer given after the build is in the file (issue 38 item 1). The page hands the HTML one to
+    "Build": an answer given after the build is in the file. The page hands the HTML one to
     st.download_button, which calls it on its click; served to this seat only (serving/private_media.py)."""
     def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
         report = build_report(lesson, reportable(teacher.report_answers()))
@@ -116,7 +116,7 @@ def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str
         with using_language(language):
             return keep_private(report_csv(fresh()[1]), seat)
 
-    def html_file() -> bytes:  # it carries plotly.js (~4.7 MB): made on its click, not on every run of the page
+    def html_file() -> bytes:  # it carries all of plotly.js: made on its click, not on every run of the page
         with using_language(language):
             report, tables = fresh()
             return keep_private(report_html(title, notes, report_figures(report, language),
@@ -171,7 +171,7 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
 
     _, html_file = report_files(teacher, lesson, language, seat, title, [retention, tr("report.gain_help")])
     # The CSV is small: the tables on the page, from the answers read at "Build" (a deferred one has no address the
-    # class-gain bench's protocol client can fetch); the HTML file (~4.7 MB with plotly.js) is made on its click.
+    # class-gain bench's protocol client can fetch); the HTML file (plotly.js inside) is made on its click.
     left.download_button(tr("report.csv"), keep_private(report_csv(tables), seat), file_name=private_file_name(code, "csv"), mime="text/csv",
                          key="report_csv", on_click="ignore")
     right.download_button(tr("report.html"), html_file, file_name=private_file_name(code, "html"), mime="text/html",

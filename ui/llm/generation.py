@@ -33,7 +33,7 @@ CACHE_KEY = "llm_cache_count"  # the cache metrics' container (st-key-llm_cache_
 
 
 def llm_model() -> LabModel | None:
-    """The shared LLM, loaded on this page's first visit in this server process (about 6-10 s), never at start-up."""
+    """The shared LLM, loaded on this page's first visit in this server process (seconds), never at start-up."""
     try:
         lab = load_model(LLM_ID)
     except (OSError, ImportError, ValueError) as error:  # CheckpointError is a ValueError: package missing, bad file

@@ -35,7 +35,7 @@ from ui.fair_queue import FairQueue, Job
 # other students still find a free core.
 MAX_CONCURRENT_TRAININGS = max(1, (os.cpu_count() or 2) - 1)
 # A run stops after this many seconds of training (ATTENTION_LAB_TRAINING_SECONDS to change): a 3000-step run of the
-# largest model the form offers would otherwise hold a slot for about 22 minutes of a lesson.
+# largest model the form offers would otherwise hold a slot for a good part of a lesson.
 TRAINING_SECONDS = float(os.environ.get("ATTENTION_LAB_TRAINING_SECONDS", "600"))
 TRAININGS = FairQueue("training", workers=MAX_CONCURRENT_TRAININGS,
                       thread_setup=lambda: torch.set_num_threads(1))  # one core per training; the rest serve pages
