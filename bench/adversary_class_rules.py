@@ -30,7 +30,8 @@ def _answer_ahead(store: ClassStore, students: int) -> dict:
     from ui.lessons.catalogue import known_pages
 
     lesson = load_lessons(known_pages())[0]["intro"]
-    code, token = store.create_class("intro", class_size=max(students, 1))  # every student has a seat
+    teacher = store.create_class("intro", class_size=max(students, 1))  # every student has a seat
+    code = teacher.code
     tried = stored = refused = 0
     started = time.perf_counter()
     for index in range(students):
@@ -38,20 +39,22 @@ def _answer_ahead(store: ClassStore, students: int) -> dict:
         store.join(code, student)
         for check in lesson.stops[0].checks:
             tried += 1
-            stored += store.answer(code, student, f"intro:pre:{check.id}", "wrong", False, stop=1)
+            store.answer(code, student, f"intro:pre:{check.id}", "wrong", False, stop=1)
+            stored += 1
         for stop in lesson.stops[1:]:
             asked = [(f"intro:{stop.number}", stop.number)] if stop.question else []
             asked += [(f"intro:post:{c.id}", stop.number) for c in stop.checks if c.when == "post"]
             for question, number in asked:
                 tried += 1
                 try:
-                    stored += store.answer(code, student, question, "right", True, stop=number)
+                    store.answer(code, student, question, "right", True, stop=number)
+                    stored += 1
                 except ClassElsewhere:
                     refused += 1
     seconds = time.perf_counter() - started
     class_stop = store.session(code).stop
-    store.end_class(code, token)
-    lecture = build_report(lesson, reportable(store.report_answers(code, token))).lecture
+    teacher.end()
+    lecture = build_report(lesson, reportable(teacher.report_answers())).lecture
     shares = "–" if lecture.pre is None else f"{lecture.pre:.0%} → {lecture.post:.0%}"
     return {"check": f"{students} students answer ahead (class on stop {class_stop})", "tried": tried,
             "stored": stored, "refused": refused, "result": f"⟨g⟩ {'–' if lecture.gain is None else f'{lecture.gain:.2f}'}"

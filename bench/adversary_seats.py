@@ -41,18 +41,20 @@ def _paced(count: int, seconds: float):
 
 def stuffing(store: ClassStore, address: str | None, students: int = 60, seconds: float = 2.3,
              class_size: int = 30) -> dict:
-    code, token = store.create_class("intro", class_size=class_size)
+    teacher = store.create_class("intro", class_size=class_size)
+    code = teacher.code
     joins = {ADMITTED: 0, WAITING: 0, FULL: 0}
     stored = refused = 0
     start = time.perf_counter()
     for i in _paced(students, seconds):
         joins[store.join(code, f"forged-{i}", address)] += 1
         try:
-            stored += store.answer(code, f"forged-{i}", "intro:1", str(i), None, stop=1)
+            store.answer(code, f"forged-{i}", "intro:1", str(i), None, stop=1)
+            stored += 1
         except NotAdmitted:
             refused += 1
     took = time.perf_counter() - start
-    answered = store.results(code, token, "intro:1").answered
+    answered = teacher.results("intro:1").answered
     where = "one address" if address else "loopback (no per-address limit)"
     return {"scenario": f"{students} forged seats answer, class of {class_size}, {where}",
             "sent": students, "seconds": round(took, 1), "through": f"{joins[ADMITTED]} admitted, {stored} answers stored",
@@ -81,7 +83,8 @@ def passwords(store: ClassStore, wrong: int = 35, seconds: float = 2.0) -> dict:
 
 
 def codes(store: ClassStore, wrong: int = 31, seconds: float = 1.7) -> dict:
-    code, token = store.create_class("intro")
+    teacher = store.create_class("intro")
+    code = teacher.code
     assert store.join(code, "joined-before") == ADMITTED
     guesser, address = ("session:bench-c", "device:bench-c"), "ip:10.1.2.3"
     checked = refused = 0

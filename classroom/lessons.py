@@ -62,7 +62,6 @@ so the lesson bar shows it at that stop and the rest of the lesson works.
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
@@ -70,16 +69,14 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from classroom.measures import answering, bounding, check_option_count, checked_args
-from classroom.measures.registry import finite_number
+from classroom.lesson_questions import (CHECK_KINDS, CHECK_WHEN, QUESTION_KINDS, Check, Question,  # noqa: F401
+                                        Text, check_question_id, finite_field, misconception_of, read_check,
+                                        read_question, table_naming, text_field)
+from classroom.measures import bounding, checked_args
 
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 LESSONS_ENV = "ATTENTION_LAB_LESSONS"  # another folder of lesson files (default: lessons/ beside app.py)
-QUESTION_KINDS = ("choice", "head", "number", "token")
 CLAIM_FORMATS = ("number", "percent", "count")
-CHECK_WHEN = ("pre", "post")
-CHECK_KINDS = ("choice", "number")  # check questions need no model: a fixed answer
-_CHECK_ID = re.compile(r"[a-z0-9_-]{1,40}")
 _STOP_HEADER = re.compile(r"^\s*\[\[\s*stop\s*\]\]")
 _TOML_LINE = re.compile(r"line (\d+)")
 
@@ -91,32 +88,6 @@ class LessonFileError(ValueError):
 
     def __reduce__(self):  # picklable (st.cache_data keeps the list of errors)
         return LessonFileError, (self.file, self.line, self.reason)
-
-
-Text = dict[str, str]  # language -> text
-
-
-@dataclass(frozen=True)
-class Question:
-    kind: str
-    prompt: Text
-    options: dict[str, list[str]] = field(default_factory=dict)  # choice: language -> option labels
-    answer: object = None  # fixed answer (choice: 1-based option number; head: "L2 H3"; number; token text)
-    compute: str | None = None
-    args: dict = field(default_factory=dict)
-    tolerance: float = 0.0
-    margin: float = 0.0  # the least gap between the accepted answers and the best rejected one (0: none stated)
-    peer: bool = False  # peer instruction by default in a live class (vote, discuss, vote again)
-    misconceptions: dict[str, Text] = field(default_factory=dict)  # wrong answer (canonical text) -> the idea it catches
-
-
-@dataclass(frozen=True)
-class Check:
-    """A check question of the lecture: asked at the first stop ("pre") and again, the same or a parallel one with
-    the same id, at the last stop ("post"); the class report's normalized gain pairs them (Hake 1998)."""
-    id: str
-    when: str  # "pre" or "post"
-    question: Question
 
 
 @dataclass(frozen=True)
@@ -159,183 +130,26 @@ def localized(text: Text | str | None, language: str) -> str:
     return text.get(language) or text.get("en") or next(iter(text.values()), "")
 
 
-# A field that does not fit raises ValueError (TypeError included, hence the noqa: TRY004): _stop keeps it as the
-# stop's problem, parse_lesson turns one in the file's head into a LessonFileError.
-def _text(value: object, what: str) -> Text:
-    if isinstance(value, str):
-        return {"en": value}
-    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
-        return dict(value)
-    raise ValueError(f"{what} must be a text or a table of texts by language")
-
-
-def _finite(value: object, what: str) -> float:
-    """A TOML number (not true/false) that is finite as a float (the registry's check, with what the file calls it)."""
-    try:
-        return finite_number(value)
-    except ValueError:
-        raise ValueError(f"{what} must be a finite number") from None
-
-
 def _url_text(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, (int, float)):
-        _finite(value, "a state number")
+        finite_field(value, "a state number")
         return str(value)
     if isinstance(value, str):
         return value
     raise ValueError(f"state values must be texts, numbers or true/false, not {type(value).__name__}")
 
 
-_HEAD = re.compile(r"L[1-9]\d* H[1-9]\d*")
-
-
-def _fixed_answer(kind: str, answer: object, option_count: int) -> object:
-    """A question's fixed answer, of the shape its kind needs."""
-    if kind == "choice":
-        if isinstance(answer, int) and not isinstance(answer, bool) and 1 <= answer <= option_count:
-            return answer
-        raise ValueError(f"a choice answer is an option number from 1 to {option_count}")
-    if kind == "number":
-        _finite(answer, "a number question's answer")
-        return answer
-    if kind == "head":
-        if isinstance(answer, str) and _HEAD.fullmatch(answer):
-            return answer
-        raise ValueError('a head answer is written as on screen, e.g. "L2 H1"')
-    if isinstance(answer, str) and answer:
-        return answer
-    raise ValueError("a token answer is the token's text")
-
-
-def _table_naming(raw: object, what: str, field: str, known) -> tuple[dict, str]:
-    """-> (raw, raw[field]) when raw is a table whose `field` names one of `known`; else ValueError saying which."""
-    if not isinstance(raw, dict):
-        raise ValueError(f"{what} must be a table")  # noqa: TRY004
-    value = raw.get(field)
-    if not isinstance(value, str) or value not in known:
-        raise ValueError(f"{what.split()[-1]} {field} {value!r} is not one of {', '.join(known)}")
-    return raw, value
-
-
-def _question(raw: object) -> Question:
-    raw, kind = _table_naming(raw, "question", "kind", QUESTION_KINDS)
-    compute, answer = raw.get("compute"), raw.get("answer")
-    if compute is None and answer is None:
-        raise ValueError("question needs an answer or a compute")
-    computes = answering()
-    if compute is not None and (not isinstance(compute, str) or compute not in computes):
-        raise ValueError(f"compute {compute!r} is not one of {', '.join(computes)}")
-    if compute is not None and computes[compute].answers != kind:
-        raise ValueError(f"compute {compute!r} answers a {computes[compute].answers} question, not a {kind} question")
-    options: dict[str, list[str]] = {}
-    if kind == "choice":
-        raw_options = raw.get("options")
-        if isinstance(raw_options, list):
-            raw_options = {"en": raw_options}
-        if not isinstance(raw_options, dict) or not raw_options or not all(
-                isinstance(o, list) and len(o) >= 2 and all(isinstance(x, str) for x in o)
-                for o in raw_options.values()):
-            raise ValueError("a choice question needs options: a list of at least two texts (per language)")
-        if len({len(o) for o in raw_options.values()}) != 1:
-            raise ValueError("every language needs the same number of options")
-        options = dict(raw_options)
-    count = len(next(iter(options.values()))) if options else 0
-    if answer is not None:
-        answer = _fixed_answer(kind, answer, count)
-    tolerance = raw.get("tolerance", 0.0)
-    if _finite(tolerance, "tolerance") < 0:
-        raise ValueError("tolerance must be a number >= 0")
-    args = {}
-    if compute:
-        args = checked_args(computes[compute], raw.get("args", {}))
-        check_option_count(computes[compute], args, count)
-    margin = raw.get("margin", 0.0)
-    if _finite(margin, "margin") < 0:
-        raise ValueError("margin must be a number >= 0")
-    peer = raw.get("peer", False)
-    if not isinstance(peer, bool):
-        raise ValueError("peer must be true or false (peer instruction by default in a live class)")
-    misconceptions = _misconceptions(kind, raw.get("misconceptions", {}), count, answer, float(tolerance))
-    return Question(kind, _text(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance),
-                    float(margin), peer, misconceptions)
-
-
-def _misconceptions(kind: str, raw: object, option_count: int, answer: object, tolerance: float) -> dict[str, Text]:
-    """{wrong answer: the idea it catches}: a choice's option number or a number question's value (as text)."""
-    if not isinstance(raw, dict):
-        raise ValueError("misconceptions must be a table: wrong answer = the idea it catches")  # noqa: TRY004
-    if raw and kind not in ("choice", "number"):
-        raise ValueError("misconceptions are for choice and number questions")
-    tagged = {}
-    for key, text in raw.items():
-        if kind == "choice":
-            if not (re.fullmatch(r"[0-9]{1,3}", key) and 1 <= int(key) <= option_count):
-                raise ValueError(f"misconception {key!r}: a choice's wrong option number, from 1 to {option_count}")
-            if answer is not None and int(key) == answer:
-                raise ValueError(f"misconception {key!r} is the right answer")
-        else:
-            try:
-                value = float(key)
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
-                raise ValueError(f"misconception {key!r}: a number question's wrong value")
-            if answer is not None and abs(value - float(answer)) <= tolerance + 1e-9:
-                raise ValueError(f"misconception {key!r} is the right answer")
-        tagged[key] = _text(text, f"misconception {key!r}")
-    return tagged
-
-
-def misconception_of(question: Question, answer: str) -> str | None:
-    """The misconception key a canonical answer falls under (a number within the question's tolerance), or None."""
-    if question.kind == "number":
-        try:
-            value = float(answer)
-        except ValueError:
-            return None
-        return next((key for key in question.misconceptions
-                     if abs(float(key) - value) <= question.tolerance + 1e-9), None)
-    return answer if answer in question.misconceptions else None
-
-
-def check_question_id(lesson_id: str, when: str, check_id: str) -> str:
-    """The store's question id of a check question: 'intro:pre:scale' (the class report pairs pre and post by id)."""
-    return f"{lesson_id}:{when}:{check_id}"
-
-
-def _check(raw: object, number: int, last: int) -> Check:
-    if not isinstance(raw, dict):
-        raise ValueError("each check question is a table ([[stop.check]])")  # noqa: TRY004
-    check_id, when = raw.get("id"), raw.get("check")
-    if not isinstance(check_id, str) or not _CHECK_ID.fullmatch(check_id):
-        raise ValueError("a check question needs an id: lower-case letters, digits, - or _ (pairs pre with post)")
-    if when not in CHECK_WHEN:
-        raise ValueError(f'check question {check_id!r}: check must be "pre" or "post"')
-    if (when == "pre" and number != 1) or (when == "post" and number != last):
-        raise ValueError(f'check question {check_id!r}: "pre" goes on the first stop, "post" on the last stop')
-    fields = {k: v for k, v in raw.items() if k not in ("id", "check")}
-    if fields.get("kind") not in CHECK_KINDS or "compute" in fields:
-        raise ValueError(f"check question {check_id!r}: kind choice or number, with a fixed answer")
-    if "answer" not in fields:
-        raise ValueError(f"check question {check_id!r} needs its answer")
-    try:
-        question = _question(fields)
-    except ValueError as error:  # say which check question
-        raise ValueError(f"check question {check_id!r}: {error}") from None
-    return Check(check_id, when, question)
-
-
 def _claim(raw: object) -> Claim:
     if not isinstance(raw, dict):
         raise ValueError("each claim must be a table ([[stop.claim]])")  # noqa: TRY004
     measures = bounding()
-    raw, measure = _table_naming(raw, "claim", "measure", measures)
-    text = _text(raw.get("text"), "claim text")
+    raw, measure = table_naming(raw, "claim", "measure", measures)
+    text = text_field(raw.get("text"), "claim text")
     if not all("{value}" in t for t in text.values()):
         raise ValueError("a claim's text must show its figure: write {value} in every language")
-    bounds = {name: _finite(raw[name], f"claim {name}") for name in ("at_least", "at_most") if name in raw}
+    bounds = {name: finite_field(raw[name], f"claim {name}") for name in ("at_least", "at_most") if name in raw}
     if not bounds:
         raise ValueError("a claim needs a bound: at_least, at_most or both")
     form = raw.get("format", "number")
@@ -376,8 +190,8 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
     problem, question, section, claims, checks = None, None, None, (), ()
     stop_title, text, state = {"en": page_name or f"{number}"}, {"en": ""}, {}
     try:
-        stop_title = _text(raw.get("title", page_name or f"{number}"), "title")
-        text = _text(raw.get("text", ""), "text")
+        stop_title = text_field(raw.get("title", page_name or f"{number}"), "title")
+        text = text_field(raw.get("text", ""), "text")
         if not isinstance(page, str):
             raise ValueError("page must be the text name of one of the app's pages")  # noqa: TRY004
         if page not in known_pages:
@@ -388,7 +202,7 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
             raise ValueError("state must be a table of share-link parameters")  # noqa: TRY004
         state = {name: _url_text(value) for name, value in raw_state.items()}
         if "question" in raw:
-            question = _question(raw["question"])
+            question = read_question(raw["question"])
         raw_claims = raw.get("claim", [])
         if not isinstance(raw_claims, list):
             raise ValueError("claims are written [[stop.claim]], one table each")  # noqa: TRY004
@@ -396,7 +210,7 @@ def _stop(number: int, line: int | None, raw: dict, known_pages: Mapping[str, Co
         raw_checks = raw.get("check", [])
         if not isinstance(raw_checks, list):
             raise ValueError("check questions are written [[stop.check]], one table each")  # noqa: TRY004
-        checks = tuple(_check(item, number, last) for item in raw_checks)
+        checks = tuple(read_check(item, number, last) for item in raw_checks)
         ids = [(c.id, c.when) for c in checks]
         if len(set(ids)) != len(ids):
             raise ValueError("two check questions of a stop have the same id")
@@ -432,7 +246,7 @@ def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collecti
         reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
         raise LessonFileError(file, None, reason) from None
     try:
-        title = _text(data.get("title"), "title")
+        title = text_field(data.get("title"), "title")
     except ValueError as error:
         raise LessonFileError(file, _key_line(source, "title"), str(error)) from None
     raw_stops = data.get("stop")

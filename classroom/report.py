@@ -1,4 +1,4 @@
-"""The class report, pure Python: from the stored answers of one class (classroom/store.AnswerRow) and its lesson,
+"""The class report, pure Python: from the stored answers of one class (classroom/records.AnswerRow) and its lesson,
 per question both rounds, the switch matrix and the misconceptions picked; per check question the share right before
 and after among the students who answered both, and the normalized gain ⟨g⟩ (Hake 1998); the same for the lecture.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from classroom.lessons import CHECK_WHEN, Lesson, Question, Text, check_question_id, misconception_of
 from classroom.peer import normalized_gain
-from classroom.store import AnswerRow, ReportAnswers, Switches
+from classroom.records import AnswerRow, ReportAnswers, Switches
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def _gain(check_id: str, prompt: Text, pairs: list[tuple[str, bool, bool]]) -> C
 
 
 def build_report(lesson: Lesson, rows: list[AnswerRow]) -> ClassReport:
-    """The report of one class of `lesson` from its answers (ClassStore.answer_rows)."""
+    """The report of one class of `lesson` from its answers (ClassTeacher.answer_rows)."""
     by_id: dict[tuple[str, int], list[AnswerRow]] = defaultdict(list)
     for row in _counted(rows):
         by_id[(row.question, row.round)].append(row)

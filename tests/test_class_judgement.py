@@ -13,21 +13,23 @@ NUMBER_STOP = next(stop for stop in INTRO.stops if stop.question is not None and
 
 def _class(tmp_path, students: str):
     store = ClassStore(tmp_path / "db")
-    code, token = store.create_class("intro", stop=NUMBER_STOP.number)
+    teacher = store.create_class("intro", stop=NUMBER_STOP.number)
+    code = teacher.code
     for student in students:
         store.join(code, student)
-    return store, code, token
+    return store, teacher
 
 
 def test_the_bars_and_the_share_right_read_the_judgement_stored_with_each_answer(tmp_path):
-    store, code, token = _class(tmp_path, "abcde")
+    store, teacher = _class(tmp_path, "abcde")
+    code = teacher.code
     qid = f"intro:{NUMBER_STOP.number}"
     # the judgements as the students' pages stored them; "12" was judged wrong when given (say the lesson's
     # expected answer was another then): it stays wrong here, whatever the lesson file says now
     for student, given, right in zip("abcde", ("16", "8", "12", "16", "8"), (True, False, False, True, False),
                                      strict=True):
-        assert store.answer(code, student, qid, given, right, stop=NUMBER_STOP.number)
-    results = store.results(code, token, qid)
+        store.answer(code, student, qid, given, right, stop=NUMBER_STOP.number)
+    results = teacher.results(qid)
     assert results.right == {"12": False, "16": True, "8": False}
     hidden = answer_rows(NUMBER_STOP, results, revealed=False)
     assert hidden["right"].isna().all()  # before Reveal the bars say nothing about right or wrong
@@ -39,11 +41,12 @@ def test_the_bars_and_the_share_right_read_the_judgement_stored_with_each_answer
 
 
 def test_an_answer_stored_without_a_judgement_is_neither_right_nor_wrong(tmp_path):
-    store, code, token = _class(tmp_path, "ab")
+    store, teacher = _class(tmp_path, "ab")
+    code = teacher.code
     qid = f"intro:{NUMBER_STOP.number}"
     store.answer(code, "a", qid, "16", None, stop=NUMBER_STOP.number)
     store.answer(code, "b", qid, "8", None, stop=NUMBER_STOP.number)
-    results = store.results(code, token, qid)
+    results = teacher.results(qid)
     assert results.correct is None and results.right == {"16": None, "8": None}
     assert answer_rows(NUMBER_STOP, results, revealed=True)["right"].isna().all()
 

@@ -193,13 +193,14 @@ def test_a_lesson_file_broken_during_class_keeps_the_class_going(tmp_path, monke
 
 def test_answers_after_the_reveal_are_late_and_never_right(store_location):
     store = ClassStore(store_location)
-    code, token = store.create_class("intro")
+    teacher = store.create_class("intro")
+    code = teacher.code
     store.join(code, "early")
     store.join(code, "late")
     store.answer(code, "early", "q", "right", True, stop=1)
-    store.reveal(code, token, "q")
-    assert store.answer(code, "late", "q", "right", True, stop=1)  # stored, as late
-    results = store.results(code, token, "q")
+    teacher.reveal("q")
+    store.answer(code, "late", "q", "right", True, stop=1)  # stored, as late
+    results = teacher.results("q")
     assert (results.answered, results.correct, results.late, results.counts) == (1, 1, 1, {"right": 1})
     assert store.student_answer(code, "late", "q") == "right"
 
@@ -304,3 +305,28 @@ def test_the_teacher_turns_uploads_off_for_her_students():
     assert any("Your teacher turned uploads off" in i.value for i in student.info)
     outsider, _ = open_from_link("train")  # not in the class: the operator's setting alone
     assert outsider.get("file_uploader")
+
+
+def test_a_refused_teacher_action_is_said_on_her_page_never_raised():
+    """The store's refusals reach the teacher as words (ui/lessons/refusals.py): a click on an ended class (ended on
+    her other device) says so, and a session whose token the class does not know says it no longer holds the class
+    and offers the start and take-back forms again; neither is an exception."""
+    from tests.app_links import lab_session_of
+    from ui.session import TeacherHandle
+
+    teacher, _ = open_from_link("teacher")
+    code = _start_class(teacher)
+    handle = lab_session_of(teacher).teacher.handle
+    ClassStore().teacher(handle.code, handle.token, handle.lesson).end()  # her phone ends it
+    teacher.button(key="class_next").click().run()  # the projector's Next, drawn before the end
+    assert_healthy(teacher)
+    assert f"Class {code} has ended" in " ".join(w.value for w in teacher.warning)
+    assert lab_session_of(teacher).teacher.handle is None and teacher.text_input(key="class_take_back_code")
+
+    forged, _ = open_from_link("teacher")
+    other = _start_class(forged)
+    lab_session_of(forged).teacher.handle = TeacherHandle(other, "not-a-teacher-key", "intro")
+    forged.run()
+    assert_healthy(forged)
+    assert f"no longer holds the class {other}" in " ".join(w.value for w in forged.warning)
+    assert lab_session_of(forged).teacher.handle is None

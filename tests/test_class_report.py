@@ -9,6 +9,7 @@ import pytest
 from classroom.lessons import load_lessons
 from classroom.peer import normalized_gain, rule_of_thumb
 from classroom.report import build_report
+from classroom.errors import NotTheTeacher
 from classroom.store import ClassStore
 from ui.lessons.report import report_csv, report_figures, report_tables
 from ui.lessons.catalogue import known_pages
@@ -22,32 +23,34 @@ def lesson():
 
 def _class(tmp_path):
     store = ClassStore(tmp_path / "db")
-    code, token = store.create_class("intro")
+    teacher = store.create_class("intro")
+    code = teacher.code
     for student in ("a", "b", "c", "d", "late"):  # the students of these tests, admitted (ClassStore.join)
         store.join(code, student)
-    return store, code, token
+    return store, teacher
 
 
 def test_gain_rule_of_thumb_and_the_report_from_a_small_class(tmp_path, lesson):
     assert normalized_gain(0.25, 0.75) == pytest.approx(2 / 3) and normalized_gain(1.0, 1.0) is None
     assert [rule_of_thumb(x) for x in (0.2, 0.3, 0.7, 0.71)] == ["reteach", "discuss", "discuss", "move_on"]
-    store, code, token = _class(tmp_path)
+    store, teacher = _class(tmp_path)
+    code = teacher.code
     # check question "weight" (right: option 2): 4 students before, 3 of them after; 1 of 4 right before
     for student, before in zip("abcd", ("2", "1", "1", "3"), strict=True):
         store.answer(code, student, "intro:pre:weight", before, before == "2", stop=1)
     # stop 8 (right: option 2) in peer instruction
-    store.move(code, token, 8)
-    store.set_phase(code, token, "intro:8", "peer")
+    teacher.move(8)
+    teacher.set_phase("intro:8", "peer")
     for student, first in zip("abc", ("2", "3", "1"), strict=True):
         store.answer(code, student, "intro:8", first, first == "2", stop=8)
-    store.set_phase(code, token, "intro:8", "peer", "round2")
+    teacher.set_phase("intro:8", "peer", "round2")
     for student, second in zip("abc", ("2", "2", "3"), strict=True):
         store.answer(code, student, "intro:8", second, second == "2", round=2, stop=8)
     store.answer(code, "late", "intro:8", "3", False, stop=8)  # round 1 after it closed: not in the report
-    store.move(code, token, 17)
+    teacher.move(17)
     for student, after in zip("abc", ("2", "2", "1"), strict=True):
         store.answer(code, student, "intro:post:weight", after, after == "2", stop=17)
-    report = build_report(lesson, store.answer_rows(code, token))
+    report = build_report(lesson, teacher.answer_rows())
     question = next(q for q in report.questions if q.question_id == "intro:8")
     assert (question.first.answered, question.first.right, question.second.right) == (3, 1, 2)
     assert (question.switches.right_right, question.switches.wrong_right, question.switches.wrong_wrong) == (1, 1, 1)
@@ -76,11 +79,13 @@ def test_gain_rule_of_thumb_and_the_report_from_a_small_class(tmp_path, lesson):
 
 
 def test_only_the_teacher_reads_the_answers(tmp_path):
-    store, code, token = _class(tmp_path)
-    store.move(code, token, 8)
+    store, teacher = _class(tmp_path)
+    code = teacher.code
+    teacher.move(8)
     store.answer(code, "a", "intro:8", "2", True, stop=8)
-    assert store.answer_rows(code, "not-the-token") is None
-    assert [r.student for r in store.answer_rows(code, token)] == ["a"]
+    with pytest.raises(NotTheTeacher):
+        store.teacher(code, "not-the-token", "intro").answer_rows()
+    assert [r.student for r in teacher.answer_rows()] == ["a"]
 
 
 def test_two_rounds_chart_gives_no_answer_away_before_the_reveal():
@@ -108,17 +113,18 @@ def test_the_report_files_hold_the_answers_stored_when_they_are_downloaded(tmp_p
     answers and the reveals stored after the files were offered are in them (revealed questions only, as on the page)."""
     from ui.lessons.report import report_files
 
-    store, code, token = _class(tmp_path)
-    store.move(code, token, 8)
+    store, teacher = _class(tmp_path)
+    code = teacher.code
+    teacher.move(8)
     store.answer(code, "a", "intro:8", "2", True, stop=8)
-    csv_file, html_file = report_files(store, code, token, lesson, "en", None, "Report", ["kept"])
+    csv_file, html_file = report_files(teacher, lesson, "en", None, "Report", ["kept"])
 
     def questions() -> list[dict]:
         return [r for r in csv.DictReader(io.StringIO(csv_file().decode())) if r["table"] == "questions"]
 
     assert questions() == []  # not revealed yet: no share right of it in any file
     store.answer(code, "b", "intro:8", "3", False, stop=8)  # after the files were offered
-    store.reveal(code, token, "intro:8")
+    teacher.reveal("intro:8")
     [stop8] = questions()
     assert (stop8["stop"], stop8["round1_answered"], stop8["round1_right"]) == ("8", "2", str(1 / 2))
     assert "Plotly.newPlot" in html_file().decode()

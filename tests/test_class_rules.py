@@ -42,7 +42,8 @@ def test_ten_students_cannot_answer_ahead_or_fake_the_gain(store_location, lesso
     """The replay of the issue: ten students answer the "before" checks wrong, then answer every later stop's
     question and the "after" checks right while the class is on stop 1. Nothing of it is stored; the gain stays."""
     store = ClassStore(store_location)
-    code, token = store.create_class("intro")
+    teacher = store.create_class("intro")
+    code = teacher.code
     last = len(lesson.stops)
     pre = [c for c in lesson.stops[0].checks if c.when == "pre"]
     post = [c for c in lesson.stops[-1].checks if c.when == "post"]
@@ -50,7 +51,7 @@ def test_ten_students_cannot_answer_ahead_or_fake_the_gain(store_location, lesso
     for student in (f"s{i}" for i in range(10)):
         store.join(code, student)
         for check in pre:
-            assert store.answer(code, student, f"intro:pre:{check.id}", WRONG, False, stop=1)
+            store.answer(code, student, f"intro:pre:{check.id}", WRONG, False, stop=1)
     before = store.stored_answers(code)
     refused = 0
     for student in (f"s{i}" for i in range(10)):
@@ -64,8 +65,8 @@ def test_ten_students_cannot_answer_ahead_or_fake_the_gain(store_location, lesso
                 store.answer(code, student, f"intro:post:{check.id}", RIGHT, True, stop=last)
             refused += 1
     assert refused > 10 * len(post) and store.stored_answers(code) == before == 10 * len(pre)
-    store.end_class(code, token)
-    report = build_report(lesson, reportable(store.report_answers(code, token)))
+    teacher.end()
+    report = build_report(lesson, reportable(teacher.report_answers()))
     assert report.lecture.gain is None and report.lecture.students == 0  # no "after" answer: no gain to fake
     assert all(q.stop == 1 for q in report.questions)
     store.close()
@@ -134,14 +135,15 @@ def test_no_answer_before_the_reveal_in_the_class_or_outside_it():
 # ---- the class report (item 9)
 def test_the_report_and_its_csv_hold_nothing_of_an_unrevealed_question(store_location, lesson):
     store = ClassStore(store_location)
-    code, token = store.create_class("intro")
+    teacher = store.create_class("intro")
+    code = teacher.code
     for student, answer in (("a", WRONG), ("b", WRONG), ("c", RIGHT)):
         store.join(code, student)
         store.answer(code, student, "intro:pre:weight", answer, answer == RIGHT, stop=1)
         store.answer(code, student, "intro:1", answer, False, stop=1)  # stop 1's own question: option 3 is right
 
     def report_text():
-        read = store.report_answers(code, token)
+        read = teacher.report_answers()
         report = build_report(lesson, reportable(read))
         return report, report_csv(report_tables(report, "en")).decode()
 
@@ -150,11 +152,11 @@ def test_the_report_and_its_csv_hold_nothing_of_an_unrevealed_question(store_loc
     rows = list(csv.DictReader(io.StringIO(text)))
     assert {r["table"] for r in rows} == {"checks"} and all(r["students_both"] == "0" for r in rows)
     assert "Transformer" not in text and "importance" not in text  # no option, no misconception named
-    store.reveal(code, token, "intro:1")
+    teacher.reveal("intro:1")
     report, text = report_text()
     assert [q.question_id for q in report.questions] == ["intro:1"]  # revealed: in the report
     assert not [p for p in report.misconceptions if p.when == "pre"]  # the check questions wait for the class's end
-    store.end_class(code, token)
+    teacher.end()
     report, text = report_text()
     assert [p for p in report.misconceptions if p.when == "pre"] and "importance" in text
     store.close()

@@ -7,6 +7,7 @@ import pytest
 import streamlit as st
 
 from classroom import guessing
+from classroom.errors import ClassEnded, NoSuchClass, NotTheTeacher
 from classroom.store import ADMITTED, FULL, WAITING, WAITING_PER_ADDRESS, ClassStore, NotAdmitted
 from classroom.teacher_password import teacher_password
 from tests.app_links import assert_healthy, open_from_link
@@ -25,52 +26,65 @@ def store(store_location):
 def test_sixty_forged_seats_beyond_the_class_size_wait_and_their_answers_are_not_stored(store):
     """The finding: 60 new students (a new connection or a forged seat cookie each) in 2.3 s answered and the teacher
     read "Answered 60". With a class of 30, the first 30 seats are admitted and the other 30 wait for her."""
-    code, token = store.create_class("intro", class_size=30)
+    teacher = store.create_class("intro", class_size=30)
+    code = teacher.code
     joins = [store.join(code, f"forged-{i}") for i in range(60)]  # a loopback client: no per-address limit
     assert joins.count(ADMITTED) == 30 and joins.count(WAITING) == 30
     stored = refused = 0
     for i in range(60):
         try:
-            stored += store.answer(code, f"forged-{i}", "q", str(i), None, stop=1)
+            store.answer(code, f"forged-{i}", "q", str(i), None, stop=1)
+            stored += 1
         except NotAdmitted:
             refused += 1
     assert (stored, refused) == (30, 30)
     with pytest.raises(NotAdmitted):
         store.answer(code, "never-joined", "q", "1", True, stop=1)
-    assert store.results(code, token, "q").answered == 30 and store.stored_answers(code) == 30
-    seats = store.seats(code, token)
+    assert teacher.results("q").answered == 30 and store.stored_answers(code) == 30
+    seats = teacher.seats()
     assert (seats.size, seats.admitted, len(seats.waiting), seats.last_minute) == (30, 30, 30, 60)
-    assert store.seats(code, "wrong") is None
+    with pytest.raises(NotTheTeacher):
+        store.teacher(code, "wrong", "intro").seats()
 
 
 def test_one_address_fills_a_few_seats_and_its_waiting_list_is_bounded(tmp_path):
     store = ClassStore(tmp_path / "db", seats_per_address=5)
-    code, token = store.create_class("intro", class_size=40)
+    teacher = store.create_class("intro", class_size=40)
+    code = teacher.code
     burst = [store.join(code, f"script-{i}", address="10.0.0.66") for i in range(60)]
     assert burst.count(ADMITTED) == 5 and burst.count(WAITING) == WAITING_PER_ADDRESS
     assert burst.count(FULL) == 60 - 5 - WAITING_PER_ADDRESS  # refused, nothing stored
     assert store.join(code, "phone", address="10.0.0.7") == ADMITTED  # another student's phone is not held up
     assert store.join(code, "script-0", address="10.0.0.66") == ADMITTED  # a reload keeps its seat
-    assert store.seats(code, token).admitted == 6
+    assert teacher.seats().admitted == 6
 
 
 def test_the_teacher_admits_a_waiting_join_and_raises_the_class_size(store):
-    code, token = store.create_class("intro", class_size=1)
+    teacher = store.create_class("intro", class_size=1)
+    code = teacher.code
     assert store.join(code, "first") == ADMITTED
     assert store.join(code, "second") == WAITING and store.join(code, "second") == WAITING  # a reload still waits
     assert store.seat_status(code, "second") == WAITING and store.seat_status(code, "nobody") is None
     with pytest.raises(NotAdmitted):
         store.answer(code, "second", "q", "1", True, stop=1)
-    assert store.admit(code, "wrong") is None and store.seat_status(code, "second") == WAITING
-    assert store.admit(code, token, ["second"]) == 1
-    assert store.seat_status(code, "second") == ADMITTED and store.answer(code, "second", "q", "1", True, stop=1)
-    assert store.seats(code, token).size == 2  # grown to hold whom she let in
+    with pytest.raises(NotTheTeacher):
+        store.teacher(code, "wrong", "intro").admit()
+    assert store.seat_status(code, "second") == WAITING
+    assert teacher.admit(["second"]) == 1
+    assert store.seat_status(code, "second") == ADMITTED
+    store.answer(code, "second", "q", "1", True, stop=1)
+    assert teacher.seats().size == 2  # grown to hold whom she let in
     assert store.join(code, "third") == WAITING
-    assert not store.set_class_size(code, "wrong", 10) and store.set_class_size(code, token, 10)
+    with pytest.raises(NotTheTeacher):
+        store.teacher(code, "wrong", "intro").set_class_size(10)
+    teacher.set_class_size(10)
     assert store.join(code, "fourth") == ADMITTED and store.seat_status(code, "third") == WAITING  # she decides
-    assert store.admit(code, token) == 1 and store.seats(code, token).waiting == ()
-    with pytest.raises(LookupError):
+    assert teacher.admit() == 1 and teacher.seats().waiting == ()
+    with pytest.raises(NoSuchClass):
         store.join("ZZZZZZ", "s")
+    teacher.end()
+    with pytest.raises(ClassEnded):
+        store.join(code, "fifth")
     with pytest.raises(ValueError):
         store.create_class("intro", class_size=0)
 

@@ -176,14 +176,15 @@ def test_the_teachers_switch_closes_the_route_of_her_students(uploads_on, monkey
 
     monkeypatch.setenv(DATA_ENV, str(tmp_path))
     monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
-    code, token = class_store().create_class("intro")
+    teacher = class_store().create_class("intro")
+    code = teacher.code
     gate = UploadGate(UploadLimits())
     gate.issued("s1", "f1")
     gate.open_for("s1", functools.partial(class_allows_uploads, code))
     assert _put(gate, "s1", "f1", 1024)[0] == 204
-    assert class_store().set_uploads(code, token, False)
+    teacher.set_uploads(False)
     assert _put(gate, "s1", "f1", 1024) == (403, False, 0)
-    assert class_store().set_uploads(code, token, True)
+    teacher.set_uploads(True)
     assert _put(gate, "s1", "f1", 1024)[0] == 204
 
 

@@ -86,7 +86,8 @@ def test_every_stop_shows_its_declared_view_by_every_path(lesson_id, path, langu
         pickers = BrowserPickers()
         if path == "teacher":
             store = ClassStore()  # the app's store: the data folder set above
-            code, token = store.create_class(lesson_id)
+            teacher = store.create_class(lesson_id)
+            code = teacher.code
             at, _ = open_from_link(None, {"class": code, "lang": language})
             order = stops
         else:
@@ -95,12 +96,12 @@ def test_every_stop_shows_its_declared_view_by_every_path(lesson_id, path, langu
         reveal = None
         if path == "teacher":
             def reveal(stop):
-                store.reveal(code, token, f"{lesson_id}:{stop.number}")
+                teacher.reveal(f"{lesson_id}:{stop.number}")
                 at.run()
         _arrive(at, pickers, order[0], language, path, reveal, lesson_id)
         for stop in order[1:]:
             if path == "teacher":
-                store.move(code, token, stop.number)
+                teacher.move(stop.number)
                 at.run()
             else:
                 at.button(key="lesson_next" if path == "next" else "lesson_previous").click().run()

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from classroom.teacher import ClassTeacher
 from serving.haproxy import (COOKIE_SECRET_ENV, HEALTH_PATH, STICKY_COOKIE, check_config, haproxy_binary,
                              render_config, server_states)
 from serving.streamlit_client import StreamlitClient
@@ -416,7 +417,7 @@ def _process_groups_alive(groups: set[int]) -> list[str]:
     return alive
 
 
-def start_class(classroom: Classroom) -> tuple[str, str]:
+def start_class(classroom: Classroom) -> ClassTeacher:
     """A class in serve.py's database, as the Teacher page starts one (the lesson's text kept with it)."""
     from classroom.store import DB_NAME, ClassStore
 
@@ -438,10 +439,9 @@ def test_a_replica_killed_mid_burst_counts_every_student_once(classroom):
     was counted sees their answer, whoever was not is asked and answers. Exactly one answer per student."""
     import random
 
-    from classroom.store import DB_NAME, ClassStore
-
     wait_all_ready(classroom)
-    code, token = start_class(classroom)
+    teacher = start_class(classroom)
+    code = teacher.code
     rng = random.Random(0)
 
     async def answer(client: StreamlitClient) -> None:
@@ -492,7 +492,7 @@ def test_a_replica_killed_mid_burst_counts_every_student_once(classroom):
 
     victim, reconnected = run_in_own_loop(scenario())
     assert reconnected >= 12  # the victim held at least half of them
-    results = ClassStore(classroom.data / DB_NAME).results(code, token, "intro:1")
+    results = teacher.results("intro:1")
     assert results.answered == 24 and sum(results.counts.values()) == 24, results
     wait_all_ready(classroom)  # the killed replica is back and warm for the next test
 

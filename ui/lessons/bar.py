@@ -18,7 +18,9 @@ import secrets
 import streamlit as st
 
 from classroom.lessons import Lesson, Stop, localized
-from classroom.store import ADMITTED, WAITING, ClassSession, StoreBusy, normalise_code, phase_in
+from classroom.errors import ClassStoreError
+from classroom.store import ADMITTED, WAITING, ClassSession, normalise_code, phase_in
+from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
 from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, seat_address, teacher_class,
                                   wrong_guess)
@@ -29,9 +31,10 @@ from ui.lessons.claims import show_claims
 from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
 from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.lessons.private_view import private_link
+from ui.lessons.refusals import JOIN, message, teacher_action
 from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
-from ui.session import TeacherHandle, lab_session
+from ui.session import lab_session
 from ui.share import open_view, opened_link, report_unfit_link_value, switch_page
 from ui.view import Source
 from ui.state import DEFAULT_MODEL
@@ -58,7 +61,7 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[st
     lab_session().address.extra = _url_extra()
     teacher = teacher_class()
     if move_class and teacher and teacher.lesson == lesson.id:
-        class_store().move(teacher.code, teacher.token, number)  # the teacher's Next moves the class
+        teacher_action(teacher.move, number)  # the teacher's Next moves the class
     if stop.problem:
         position.problem = stop.problem
         return
@@ -209,11 +212,8 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
         return
     try:
         seat = store.join(code, student, seat_address())
-    except StoreBusy:
-        seat_state.notice = tr("lessons.busy_join")
-        return
-    except LookupError:  # ended between the two reads
-        seat_state.notice = tr("lessons.bad_code")
+    except ClassStoreError as error:  # busy, or ended between the two reads
+        seat_state.notice = message(error, JOIN)
         return
     seat_state.student_id = student
     if seat != ADMITTED:  # waiting: lesson_bar says so and asks again every few seconds (_waiting_poll)
@@ -409,11 +409,10 @@ def _question(lesson: Lesson, stop: Stop) -> bool:
     return class_question(stop, qid, key, code, seat.student_id, expected, phase, revealed)
 
 
-def _teachers_question(teacher: TeacherHandle, stop: Stop, qid: str, expected: Expected) -> bool:
+def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Expected) -> bool:
     """The class's question on the teacher's (projected) screen: the prompt; until she reveals it, neither the answer
     nor the page that gives it away, only her Reveal button and the link to her private view (ui/lessons/private_view)."""
-    store = class_store()
-    session = store.session(teacher.code)
+    session = teacher.session()
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
     right = right_answer(stop.question, expected)
     if session is None or qid in session.revealed:
@@ -421,7 +420,7 @@ def _teachers_question(teacher: TeacherHandle, stop: Stop, qid: str, expected: E
         return True
     reveal, peek = st.columns([1, 1], vertical_alignment="center")
     reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",
-                  on_click=store.reveal, args=(teacher.code, teacher.token, qid))
+                  on_click=teacher_action, args=(teacher.reveal, qid))
     private_link(peek)  # the answer: in her private view, a new window the room does not see
     st.info(tr("class_teacher.hidden_until_reveal"))
     return False

@@ -12,7 +12,9 @@ import streamlit as st
 
 from classroom import guessing
 from classroom.lessons import Lesson, LessonFileError, parse_lesson
+from classroom.errors import ClassStoreError
 from classroom.store import ClassSession, ClassStore, store_location
+from classroom.teacher import ClassTeacher
 from serving.seat import SEAT_COOKIE, valid_seat
 from ui.session import TeacherHandle, lab_session
 
@@ -88,24 +90,35 @@ def wrong_guess(kind: str) -> None:
     class_store().record_failure(kind, (*_guessers(), f"ip:{client_address()}"))
 
 
-def teacher_class() -> TeacherHandle | None:
-    """The class this session teaches. On a session's first look, a browser that started a live class (its seat) takes
-    it back by itself: a reload, a new tab or a replica's death never loses the class."""
+def teacher_class() -> ClassTeacher | None:
+    """The class this session teaches, as the store's teacher handle. On a session's first look, a browser that
+    started a live class (its seat) takes it back by itself: a reload, a new tab or a replica's death never loses the
+    class."""
     state = lab_session().teacher
     if state.handle is not None or state.seat_checked:
-        return state.handle
+        return as_teacher(state.handle)
     state.seat_checked = True
     seat = browser_seat()
-    store = class_store()
-    code = store.class_of_seat(seat) if seat else None
-    session = store.session(code) if code else None
-    if session is None:
+    code = class_store().class_of_seat(seat) if seat else None
+    if code is None:
         return None
-    token = store.take_back(code)
-    if token is None:
+    try:
+        teacher = class_store().take_back(code)
+    except ClassStoreError:  # ended since
         return None
-    state.handle = TeacherHandle(code, token, session.lesson)
-    return state.handle
+    keep_teacher(teacher)
+    return teacher
+
+
+def keep_teacher(teacher: ClassTeacher | None) -> None:
+    """This session teaches `teacher`'s class (None: no class); the session keeps the handle's plain data."""
+    lab_session().teacher.handle = None if teacher is None else TeacherHandle(teacher.code, teacher.token,
+                                                                              teacher.lesson)
+
+
+def as_teacher(handle: TeacherHandle | None) -> ClassTeacher | None:
+    """The store's handle again from what the session keeps."""
+    return None if handle is None else class_store().teacher(handle.code, handle.token, handle.lesson)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -11,14 +11,16 @@ replica's death finds both rounds again (the student's id is her seat's: ui/less
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
 from classroom.lessons import Check, Stop, check_question_id
-from classroom.store import ClassElsewhere, NotAdmitted, QuestionPhase, StoreBusy
+from classroom.errors import AnsweredAlready
+from classroom.store import QuestionPhase
 from i18n import tr
 from ui.lessons.classroom import class_store
+from ui.lessons.refusals import ANSWER, said
 from ui.page_slots import note_answer
 from ui.errors import page_guard
 from ui.lessons.questions import Expected, answer_label, ask, expected_answer, show_answer
@@ -35,23 +37,34 @@ def _label(stop: Stop, answer: str) -> str:
     return escape_markdown(answer_label(stop.question, answer))
 
 
-def store_answer(code: str, student: str, qid: str, given: str, expected: Expected | None, round: int,
-                 stop: int) -> bool:
-    """Send the answer to the class (`stop`: where the question is asked); -> False (with a message) when it was not
-    stored. The store takes answers only at the stop the class is on: one given elsewhere is refused, and said so."""
-    try:
-        class_store().answer(code, student, qid, given, None if expected is None else expected.is_right(given),
-                             round=round, stop=stop)
-        return True
-    except StoreBusy:
-        st.warning(tr("lessons.busy"))
-    except ClassElsewhere as elsewhere:
-        st.warning(tr("lessons.not_class_stop", stop=elsewhere.stop, here=stop))
-    except NotAdmitted:
-        st.warning(tr("lessons.not_admitted"))
-    except LookupError:
-        st.warning(tr("lessons.class_ended"))
-    return False
+@dataclass(frozen=True)
+class Ballot:
+    """One question's form in one round: the stop that asks it (a check question: the stop with it as its question),
+    its id, the form's widget key, which of the student's answers it fills (FIRST_ANSWERS, ...), the round, the
+    expected answer; in a class, the class code and the student's id (outside one: None, nothing is sent)."""
+    stop: Stop
+    qid: str
+    key: str
+    answers: str
+    expected: Expected | None
+    round: int = 1
+    code: str | None = None
+    student: str | None = None
+
+
+def store_answer(ballot: Ballot, given: str) -> str | None:
+    """Send the answer to the class -> the answer that counts (`given`, or the first one this student gave from
+    another tab), None when the store refused it (said on the page). The store takes answers only at the stop the
+    class is on: one given elsewhere is refused, and said so."""
+    store, expected = class_store(), ballot.expected
+    with said(ANSWER, here=ballot.stop.number) as outcome:
+        try:
+            store.answer(ballot.code, ballot.student, ballot.qid, given,
+                         None if expected is None else expected.is_right(given), round=ballot.round,
+                         stop=ballot.stop.number)
+        except AnsweredAlready:  # the first answer counts: this session shows that one
+            return store.student_answer(ballot.code, ballot.student, ballot.qid, ballot.round) or given
+    return None if outcome.refused else given
 
 
 def _answers(field: str) -> dict[str, str]:
@@ -60,33 +73,32 @@ def _answers(field: str) -> dict[str, str]:
 
 
 @st.fragment
-def _vote(stop: Stop, qid: str, key: str, answers_key: str, code: str | None, student: str | None,
-          expected: Expected | None, round: int, then_page: bool, done: str | None = None,
-          submit: str | None = None) -> None:
+def _vote(ballot: Ballot, then_page: bool = False, done: str | None = None, submit: str | None = None) -> None:
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: outside a class, with no live class holding the stop back), else the form gives way to the answer
     taken (this fragment's run only). In a class the page waits for the teacher's Reveal, so an answer never queues
     a whole-page run behind the class's pages: this run confirms it."""
+    stop, qid, code = ballot.stop, ballot.qid, ballot.code
     with page_guard():
-        answers = _answers(answers_key)
+        answers = _answers(ballot.answers)
         if qid not in answers:
             slot = st.empty()  # the form, cleared once the answer is stored
             with slot.container():
-                given = ask(stop, key, submit)
+                given = ask(stop, ballot.key, submit)
                 if given is None and then_page:  # in the slot: it goes with the form when the answer is confirmed
                     st.info(tr("lessons.answer_first"))
             if given is None:
                 return
-            if code and not store_answer(code, student, qid, given, expected, round, stop.number):
+            if code and (given := store_answer(ballot, given)) is None:
                 return
             if code:
-                note_answer(student)
+                note_answer(ballot.student)
             answers[qid] = given
             if then_page:
                 st.rerun(scope="app")
             slot.empty()
         # answered in this round (wait for the teacher's next phase or her Reveal)
-        done = done or ("peer.first_round_done" if round == 1 else "peer.second_round_done")
+        done = done or ("peer.first_round_done" if ballot.round == 1 else "peer.second_round_done")
         st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
 
 
@@ -100,12 +112,12 @@ def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
         if qid in answers:
             st.info(tr("lessons.held_back", answer=_label(stop, answers[qid])), icon=":material/hourglass_top:")
         else:
-            _vote(stop, qid, key, FIRST_ANSWERS, None, None, expected, 1, False, "lessons.held_back")
+            _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected), done="lessons.held_back")
         return False
     if qid in answers:
         show_answer(stop.question, answers[qid], expected)
         return True
-    _vote(stop, qid, key, FIRST_ANSWERS, None, None, expected, 1, True)
+    _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected), then_page=True)
     return False
 
 
@@ -124,10 +136,10 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
             st.caption(tr("peer.changed", answer=_label(stop, first)))
         return True
     if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
-        _vote(stop, qid, key, FIRST_ANSWERS, code, student, expected, 1, False, "lessons.answer_taken")
+        _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
         return False
     if phase.phase == "round1":
-        _vote(stop, qid, key, FIRST_ANSWERS, code, student, expected, 1, False)
+        _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))
         return False
     if first is not None:
         st.caption(tr("peer.your_first", answer=_label(stop, first)))
@@ -138,7 +150,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
         return False
     if second is None:
         st.markdown(tr("peer.second_round"))
-    _vote(stop, qid, f"{key}_round2", SECOND_ANSWERS, code, student, expected, 2, False)
+    _vote(Ballot(stop, qid, f"{key}_round2", SECOND_ANSWERS, expected, 2, code, student))
     return False
 
 
@@ -158,8 +170,8 @@ def check_questions(lesson_id: str, stop: Stop, code: str, student: str) -> None
             if qid not in answers and (earlier := store.student_answer(code, student, qid)) is not None:
                 answers[qid] = earlier
             as_stop = replace(stop, question=check.question)  # the question widgets read a stop's question
-            _vote(as_stop, qid, f"check_{when}_{check.id}", CHECK_ANSWERS, code, student,
-                  expected_answer(as_stop), 1, False, "peer.check_done", tr("peer.check_submit"))
+            _vote(Ballot(as_stop, qid, f"check_{when}_{check.id}", CHECK_ANSWERS, expected_answer(as_stop), 1, code,
+                         student), done="peer.check_done", submit=tr("peer.check_submit"))
 
 
 def clock(seconds: float) -> str:

@@ -10,10 +10,12 @@ import streamlit as st
 
 from classroom.lessons import Stop
 from classroom.peer import rule_of_thumb
-from classroom.store import ClassStore, QuestionPhase, Results, Switches
+from classroom.records import QuestionPhase, Results, Switches
+from classroom.teacher import ClassTeacher
 from i18n import tr
 from ui.lessons.questions import Expected, answer_label
 from ui.lessons.peer_student import check_id, countdown
+from ui.lessons.refusals import teacher_action
 from ui.session import WidgetKey
 from viz.class_report import two_rounds_chart
 from viz.classroom import answer_chart, readable
@@ -34,17 +36,17 @@ def _seconds_widget(qid: str) -> WidgetKey:
     return WidgetKey(f"peer_seconds_{qid}")  # the discussion's countdown
 
 
-def mode_picker(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase) -> None:
+def mode_picker(teacher: ClassTeacher, qid: str, phase: QuestionPhase) -> None:
     """One round or peer instruction, chosen while round 1 is open (the lesson's `peer` gives the default)."""
     labels = {"one": tr("peer.mode_one"), "peer": tr("peer.mode_peer")}
     st.segmented_control(tr("peer.mode"), MODES, default=phase.mode, format_func=labels.get, key=_mode_widget(qid).key,
-                         disabled=phase.phase != "round1", on_change=_set_mode, args=(store, code, token, qid))
+                         disabled=phase.phase != "round1", on_change=_set_mode, args=(teacher, qid))
 
 
-def _set_mode(store: ClassStore, code: str, token: str, qid: str) -> None:
+def _set_mode(teacher: ClassTeacher, qid: str) -> None:
     mode = _mode_widget(qid).get()
     if mode in MODES:  # a second click on the chosen segment deselects it: keep the mode then
-        store.set_phase(code, token, qid, mode, "round1")
+        teacher_action(teacher.set_phase, qid, mode, "round1")
 
 
 def share(results: Results) -> float | None:
@@ -103,15 +105,12 @@ def _shares_and_switches(first: Results, second: Results, switches: Switches) ->
     st.table(switch_table(switches))
 
 
-def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str, phase: QuestionPhase,
-                 expected: Expected | None, revealed: bool, right_answer: str | None, private: bool = False) -> None:
+def peer_results(teacher: ClassTeacher, stop: Stop, qid: str, phase: QuestionPhase, expected: Expected | None,
+                 revealed: bool, right_answer: str | None, private: bool = False) -> None:
     """The read-outs of a peer-instruction question on the teacher's screen (the live fragment's part); her controls
     are peer_controls, drawn outside that fragment."""
-    first = store.results(code, token, qid, round=1)
-    second = store.results(code, token, qid, round=2)
-    switches = store.switches(code, token, qid)
-    if first is None or second is None or switches is None:
-        return
+    first, second = teacher.results(qid, round=1), teacher.results(qid, round=2)
+    switches = teacher.switches(qid)
     rule = rule_line(first)
     if not revealed and private:  # what only her private view shows: round 1's rule of thumb, the shares, the matrix
         with st.container(border=True):
@@ -155,7 +154,7 @@ def peer_results(store: ClassStore, code: str, token: str, stop: Stop, qid: str,
         _shares_and_switches(first, second, switches)
 
 
-def peer_controls(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase, revealed: bool) -> None:
+def peer_controls(teacher: ClassTeacher, qid: str, phase: QuestionPhase, revealed: bool) -> None:
     """The teacher's controls of a peer-instruction question, for its phase: show round 1 and start the discussion,
     open round 2, reveal. Drawn at the page's full run, never inside the self-refreshing read-outs (a click there
     could be lost to their rerun)."""
@@ -163,30 +162,31 @@ def peer_controls(store: ClassStore, code: str, token: str, qid: str, phase: Que
         st.success(tr("class_teacher.revealed"))
     elif phase.phase == "round1":
         st.toggle(tr("peer.show_round_one"), value=phase.shown, key=_shown_widget(qid).key,
-                  help=tr("peer.show_round_one_help"), on_change=_set_shown, args=(store, code, token, qid, phase))
+                  help=tr("peer.show_round_one_help"), on_change=_set_shown, args=(teacher, qid, phase))
         st.number_input(tr("peer.discussion_seconds"), min_value=10, max_value=1800,
                         value=DEFAULT_DISCUSSION_SECONDS, step=10, key=_seconds_widget(qid).key)
         st.button(tr("peer.start_discussion"), key="peer_discuss", type="primary",
-                  on_click=_start_discussion, args=(store, code, token, qid, phase.shown))
+                  on_click=_start_discussion, args=(teacher, qid, phase.shown))
     elif phase.phase == "discussion":
         st.button(tr("peer.open_round_two"), key="peer_round2", type="primary",
-                  on_click=store.set_phase, args=(code, token, qid, "peer", "round2"), kwargs={"shown": phase.shown})
+                  on_click=teacher_action, args=(teacher.set_phase, qid, "peer", "round2"),
+                  kwargs={"shown": phase.shown})
     else:
-        st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
+        st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=teacher_action, args=(teacher.reveal, qid))
 
 
-def _start_discussion(store: ClassStore, code: str, token: str, qid: str, shown: bool) -> None:
+def _start_discussion(teacher: ClassTeacher, qid: str, shown: bool) -> None:
     """Round 1 closes; the countdown the teacher set (read now: a value typed just before the click counts)."""
     seconds = float(_seconds_widget(qid).get() or DEFAULT_DISCUSSION_SECONDS)
-    store.set_phase(code, token, qid, "peer", "discussion", discussion_seconds=seconds, shown=shown)
+    teacher_action(teacher.set_phase, qid, "peer", "discussion", discussion_seconds=seconds, shown=shown)
 
 
-def _set_shown(store: ClassStore, code: str, token: str, qid: str, phase: QuestionPhase) -> None:
-    store.set_phase(code, token, qid, "peer", phase.phase, shown=bool(_shown_widget(qid).get()))
+def _set_shown(teacher: ClassTeacher, qid: str, phase: QuestionPhase) -> None:
+    teacher_action(teacher.set_phase, qid, "peer", phase.phase, shown=bool(_shown_widget(qid).get()))
 
 
-def check_count(store: ClassStore, code: str, token: str, lesson_id: str, stop: Stop) -> None:
+def check_count(teacher: ClassTeacher, stop: Stop) -> None:
     """At the first or last stop: how many check answers arrived (the class report compares them)."""
-    ids = {check_id(lesson_id, check) for check in stop.checks}
-    rows = [row for row in store.answer_rows(code, token) or () if row.question in ids and not row.late]
+    ids = {check_id(teacher.lesson, check) for check in stop.checks}
+    rows = [row for row in teacher.answer_rows() if row.question in ids and not row.late]
     st.caption(tr("peer.checks_answered", answered=len(rows), students=len({row.student for row in rows})))

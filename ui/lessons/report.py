@@ -1,7 +1,7 @@
 """The class report on the teacher's page: per question both rounds, the switch matrix, the check questions' gain
 ⟨g⟩ (Hake 1998) with the number of students who answered both, the misconceptions picked; plotted, and downloadable
-as CSV and as one HTML file that opens offline. Teacher-only: it needs her class token (ui/lessons/teacher.py calls it
-only with one), its files are served to her browser only, and it names nobody: students are the store's random ids,
+as CSV and as one HTML file that opens offline. Teacher-only: it reads through her handle on the class
+(classroom/teacher.ClassTeacher), its files are served to her browser only, and it names nobody: students are the store's random ids,
 never shown. Built when she asks, from what she has revealed (classroom/report.reportable)."""
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import streamlit as st
 
 from classroom.lessons import Lesson, localized
 from classroom.report import ClassReport, build_report, reportable
-from classroom.store import ClassStore
+from classroom.teacher import ClassTeacher
 from i18n import current_language, tr, using_language
 from serving.private_media import keep_private, private_file_name
 from ui.lessons.classroom import browser_seat
+from ui.lessons.refusals import TEACHER, said
 from ui.session import lab_session
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
@@ -102,13 +103,13 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     return table.rename(columns={c: tr(f"report.col_{c}") for c in table.columns})
 
 
-def report_files(store: ClassStore, code: str, token: str, lesson: Lesson, language: str, seat: str | None,
-                 title: str, notes: list[str]) -> tuple[Callable[[], bytes], Callable[[], bytes]]:
+def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str | None, title: str,
+                 notes: list[str]) -> tuple[Callable[[], bytes], Callable[[], bytes]]:
     """The report's CSV and HTML files as functions that read the store when called, as the page's report did at
     "Build": an answer given after the build is in the file. The page hands the HTML one to
     st.download_button, which calls it on its click; served to this seat only (serving/private_media.py)."""
     def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
-        report = build_report(lesson, reportable(store.report_answers(code, token)))
+        report = build_report(lesson, reportable(teacher.report_answers()))
         return report, report_tables(report, language)
 
     def csv_file() -> bytes:
@@ -127,17 +128,19 @@ def report_files(store: ClassStore, code: str, token: str, lesson: Lesson, langu
 
 
 @st.fragment
-def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> None:
+def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
     """Draw the report (inside the teacher's page) with its CSV and HTML downloads. Built on her click only: it holds
     the answers stored at that moment, of the questions she had revealed (the check questions once the class ended),
     so the projected page names no right or wrong option of a question the class still answers. A fragment: the
     click reruns the report, not the page. The downloads are served to her browser only (serving/private_media.py)."""
+    code = teacher.code
     built = lab_session().teacher.report  # {"code", "read": the ReportAnswers of the teacher's last click}
     read = built["read"] if built and built["code"] == code else None
     if st.button(tr("report.build") if read is None else tr("report.update"), key="report_update",
                  icon=":material/refresh:"):
-        read = store.report_answers(code, token)
-        lab_session().teacher.report = {"code": code, "read": read}
+        with said(TEACHER):  # (a fragment: its click reruns it outside the page's own `said`)
+            read = teacher.report_answers()
+            lab_session().teacher.report = {"code": code, "read": read}
     if read is None:
         st.caption(tr("report.build_help"))
         return
@@ -146,7 +149,7 @@ def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> No
     held_back = len({row.question for row in read.rows} - {row.question for row in shown})
     st.caption(tr("report.built_at", time=time.strftime("%H:%M:%S", time.localtime(read.at)), held=held_back))
     report = build_report(lesson, shown)
-    days = store.keep_seconds / 86400
+    days = teacher.store.keep_seconds / 86400
     retention = tr("report.retention", days=f"{days:g}")
     st.caption(retention)
     tables = report_tables(report, language)
@@ -166,8 +169,7 @@ def class_report(store: ClassStore, code: str, token: str, lesson: Lesson) -> No
     left, right = st.columns(2)
     title = tr("report.title_file", lesson=localized(lesson.title, language), code=code)
 
-    _, html_file = report_files(store, code, token, lesson, language, seat, title,
-                                       [retention, tr("report.gain_help")])
+    _, html_file = report_files(teacher, lesson, language, seat, title, [retention, tr("report.gain_help")])
     # The CSV is small: the tables on the page, from the answers read at "Build" (a deferred one has no address the
     # class-gain bench's protocol client can fetch); the HTML file (plotly.js inside) is made on its click.
     left.download_button(tr("report.csv"), keep_private(report_csv(tables), seat), file_name=private_file_name(code, "csv"), mime="text/csv",

@@ -1,7 +1,9 @@
 """The teacher's page of a live class: start it (code and QR code), watch the answers arrive, reveal, move on.
 
-Every control needs a teacher token (classroom/store.py); it lives only in this session's object
-(ui.session.TeacherState), so a student who opens this page, with or without the class code in the URL, gets no control.
+Every control is a method of the store's teacher handle (classroom/teacher.ClassTeacher), whose token lives only in
+this session's object (ui.session.TeacherState), so a student who opens this page, with or without the class code in
+the URL, gets no control. The store's refusals (the class ended on another device, a busy database) are said in one
+place (ui/lessons/refusals.py).
 Starting a class and taking one back from another device need the teacher password (classroom/teacher_password.py: the
 operator's, or one the server generated and printed at start); the browser that started a class takes it back by itself
 after a reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one
@@ -14,29 +16,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 import io
 import os
-import time
 
 import pandas as pd
 import segno
 import streamlit as st
 
+from classroom.errors import ClassStoreError, NoSuchClass, NotTheTeacher
 from classroom.lessons import Lesson, lessons_folder, localized
 from classroom.store import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, normalise_code
+from classroom.teacher import ClassTeacher
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from i18n import current_language, tr
 from ui.train.job import active_trainings, stop_trainings
-from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, teacher_class,
-                                  wrong_guess)
+from ui.lessons.classroom import (as_teacher, browser_seat, class_lesson, class_store, guess_wait, keep_teacher,
+                                  teacher_class, wrong_guess)
 from ui.display import presenting
 from ui.errors import page_guard
 from ui.lessons.bar import question_id
+from ui.lessons.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, expected_answer
 from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
 from ui.lessons.report import class_report
 from ui.lessons.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
-from ui.session import TeacherHandle, WidgetKey, lab_session
+from ui.lessons.refusals import TEACHER, message, said, teacher_action
+from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
 
@@ -63,22 +68,29 @@ def qr_png(text: str) -> bytes:
 
 
 def teacher_page() -> None:
+    with said(TEACHER) as outcome:
+        _teacher_page()
+    if isinstance(outcome.refused, (NoSuchClass, NotTheTeacher)):  # ended on another device, or no longer hers
+        keep_teacher(None)
+
+
+def _teacher_page() -> None:
     teacher = teacher_class()
     all_lessons, errors = lessons()
-    session = class_store().session(teacher.code) if teacher else None
+    session = teacher.session() if teacher else None
     lesson, from_copy = class_lesson(session, all_lessons, known_pages()) if session else (None, False)
     if teacher and lesson is None:
         st.warning(tr("class_teacher.expired", code=teacher.code))
-        lab_session().teacher.handle = None
+        keep_teacher(None)
         teacher = None
     if teacher is None:
         if lab_session().seat.code:  # a student of a class: no start form, no answers of any class here
             st.info(tr("class_teacher.student_here", code=lab_session().seat.code))
             return
-        ended = lab_session().teacher.ended
+        ended = as_teacher(lab_session().teacher.ended)
         if ended and ended.lesson in all_lessons:  # the class she just ended: its report stays hers to read
             with st.expander(tr("report.ended", code=ended.code), icon=":material/insights:"):
-                class_report(class_store(), ended.code, ended.token, all_lessons[ended.lesson])
+                class_report(ended, all_lessons[ended.lesson])
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
         with start:
             _start(all_lessons)
@@ -96,23 +108,21 @@ def teacher_page() -> None:
         # her phone or a second window: the answers before Reveal (ui/lessons/private_view); beside the results, so
         # that projected at 1280×720 the answers' chart starts on the first screen
         private = private_switch()
-        seats = class_store().seats(teacher.code, teacher.token)
-        waiting = 0 if seats is None else len(seats.waiting)
-        _live_joins(teacher.code, teacher.token, waiting)  # beside the results: the answers' chart starts higher
+        seats = teacher.seats()
+        live_joins(teacher, len(seats.waiting))  # beside the results: the answers' chart starts higher
         _header(teacher.code)
         if not private:
             private_link()
-        if seats is not None:
-            _seat_controls(teacher.code, teacher.token, seats)
+        seat_controls(teacher, seats)
     with results:
-        _panel(teacher.code, teacher.token, lesson)
-    with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her token
-        class_report(class_store(), teacher.code, teacher.token, lesson)
+        _panel(teacher, lesson)
+    with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her handle
+        class_report(teacher, lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key=UPLOADS.key,
               help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     _trainings()
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
-        class_store().end_class(teacher.code, teacher.token)
+        teacher.end()
         state = lab_session().teacher
         state.ended, state.handle = state.handle, None
         st.rerun()
@@ -138,8 +148,8 @@ def _trainings() -> None:
             st.toast(tr("class_teacher.stopped_trainings", count=stop_trainings()))
 
 
-def _set_uploads(teacher: TeacherHandle) -> None:
-    class_store().set_uploads(teacher.code, teacher.token, bool(UPLOADS.get()))
+def _set_uploads(teacher: ClassTeacher) -> None:
+    teacher_action(teacher.set_uploads, bool(UPLOADS.get()))
 
 
 def _password_ok(password: str) -> bool:
@@ -181,9 +191,8 @@ def _start(all_lessons: Mapping[str, Lesson]) -> None:
         source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         source = None
-    code, token = class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source,
-                                             class_size=int(size))
-    lab_session().teacher.handle = TeacherHandle(code, token, lesson_id)
+    keep_teacher(class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source,
+                                            class_size=int(size)))
     st.rerun()
 
 
@@ -198,13 +207,14 @@ def _take_back() -> None:
     if not _password_ok(password):
         return
     code = normalise_code(typed)
-    store = class_store()
-    session = store.session(code) if code else None
-    token = store.take_back(code, seat=browser_seat()) if session else None
-    if token is None:
+    if not code:
         st.warning(tr("class_teacher.no_such_class"))
         return
-    lab_session().teacher.handle = TeacherHandle(code, token, session.lesson)
+    try:
+        keep_teacher(class_store().take_back(code, seat=browser_seat()))
+    except ClassStoreError as error:
+        st.warning(message(error, TEACHER))
+        return
     st.rerun()
 
 
@@ -217,51 +227,7 @@ def _header(code: str) -> None:
         st.caption(tr("class_teacher.join_help"))
 
 
-def _seat_controls(code: str, token: str, seats) -> None:
-    """The class size, and letting in the joins that wait (drawn at the page's full run: see _panel on clicks)."""
-    store = class_store()
-    with st.popover(tr("class_teacher.set_size"), icon=":material/groups:"):
-        size = st.number_input(tr("class_teacher.class_size"), min_value=1, max_value=MAX_CLASS_SIZE,
-                               value=seats.size, step=1, key=f"class_size_{seats.size}",
-                               help=tr("class_teacher.class_size_help"))
-        if int(size) != seats.size:
-            store.set_class_size(code, token, int(size))
-            st.rerun()
-    if seats.waiting:
-        oldest = seats.waiting[0][0]
-        st.button(tr("class_teacher.admit_all", count=len(seats.waiting)), key="class_admit_all", type="primary",
-                  help=tr("class_teacher.admit_help"), on_click=store.admit, args=(code, token))
-        st.button(tr("class_teacher.admit_oldest"), key="class_admit_oldest", help=tr("class_teacher.admit_help"),
-                  on_click=store.admit, args=(code, token, [oldest]))
-
-
-@st.fragment(run_every=RESULTS_SECONDS)
-def _live_joins(code: str, token: str, waiting_drawn: int) -> None:
-    """The joins, refreshed by themselves beside the results (a fragment of their own: its own page guard)."""
-    with page_guard():
-        _joins(code, token, waiting_drawn)
-
-
-def _joins(code: str, token: str, waiting_drawn: int) -> None:
-    """Joins as they come (in the live read-outs): how many students have a seat, the latest joins, and those who
-    wait (a change in who waits reruns the page, so the buttons that let them in follow)."""
-    seats = class_store().seats(code, token)
-    if seats is None:
-        return
-    if len(seats.waiting) != waiting_drawn:
-        st.rerun(scope="app")
-    now = time.time()
-    st.metric(tr("class_teacher.joined"), tr("class_teacher.joined_value", joined=seats.admitted, size=seats.size))
-    if seats.recent:
-        latest = ", ".join(tr("class_teacher.join_ago", seconds=max(0, int(now - joined)))
-                           for _, joined, _ in seats.recent[:3])
-        st.caption(tr("class_teacher.recent_joins", count=seats.last_minute, latest=latest))
-    if seats.waiting:
-        st.warning(tr("class_teacher.waiting_joins", count=len(seats.waiting),
-                      oldest=tr("class_teacher.join_ago", seconds=max(0, int(now - seats.waiting[0][1])))))
-
-
-def _panel(code: str, token: str, lesson: Lesson) -> None:
+def _panel(teacher: ClassTeacher, lesson: Lesson) -> None:
     """The class's stop, its question, and the teacher's controls around the live read-outs.
 
     The controls (move, mode, show, discussion, reveal) are drawn at the page's full run, outside the fragment that
@@ -269,8 +235,7 @@ def _panel(code: str, token: str, lesson: Lesson) -> None:
     (inside it, such a click was seen lost), and a click reruns the whole page, read-outs included. What the controls
     show depends on the class's state (stop, mode, phase, reveal); the read-outs rerun the page when another device
     of the teacher changes it."""
-    store = class_store()
-    session = store.session(code)
+    session = teacher.session()
     if session is None:
         st.rerun(scope="app")  # expired: the full page says so
     number = session.stop
@@ -283,26 +248,27 @@ def _panel(code: str, token: str, lesson: Lesson) -> None:
     # The question's mode and Reveal under the answers: projected at 1280×720, the answers' chart starts on the first
     # screen (issue 38, item 4), and her controls sit where she looks before revealing.
     with st.container():
-        _stop_controls(store, code, token, lesson, number)
+        _stop_controls(teacher, lesson, number)
         if qid is None:
             st.info(tr("class_teacher.no_question"))
         else:
             st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-    _live(code, token, lesson, _drawn_state(session, lesson))
+    _live(teacher, lesson, _drawn_state(session, lesson))
     if qid is None:
         return
     with st.container():
         if not revealed:
-            mode_picker(store, code, token, qid, phase)
+            mode_picker(teacher, qid, phase)
         if phase.mode == "peer":
-            peer_controls(store, code, token, qid, phase, revealed)
+            peer_controls(teacher, qid, phase, revealed)
         elif revealed:
             st.success(tr("class_teacher.revealed"))
         else:
-            st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=store.reveal, args=(code, token, qid))
+            st.button(tr("class_teacher.reveal"), key="class_reveal", on_click=teacher_action,
+                      args=(teacher.reveal, qid))
 
 
-def _stop_controls(store, code: str, token: str, lesson: Lesson, number: int) -> None:
+def _stop_controls(teacher: ClassTeacher, lesson: Lesson, number: int) -> None:
     """The class's stop and the buttons that move it (callbacks: the store changes before the page draws again)."""
     stop = lesson.stops[number - 1]
     st.subheader(tr("class_teacher.stop", stop=number, stops=len(lesson.stops),
@@ -310,9 +276,9 @@ def _stop_controls(store, code: str, token: str, lesson: Lesson, number: int) ->
     back, forward, here = st.columns(3)
     # No tooltip: after a click the pointer stays on the button and a tooltip covered the stop's title above
     back.button(tr("class_teacher.previous"), key="class_previous", disabled=number == 1, width="stretch",
-                on_click=store.move, args=(code, token, number - 1))
+                on_click=teacher_action, args=(teacher.move, number - 1))
     forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
-                   type="primary", width="stretch", on_click=store.move, args=(code, token, number + 1))
+                   type="primary", width="stretch", on_click=teacher_action, args=(teacher.move, number + 1))
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
         lab_session().lesson.pending = ("open", lesson.id, number)
         st.rerun()
@@ -331,29 +297,26 @@ def _drawn_state(session, lesson: Lesson) -> tuple:
 
 
 @st.fragment(run_every=RESULTS_SECONDS)
-def _live(code: str, token: str, lesson: Lesson, drawn: tuple) -> None:
+def _live(teacher: ClassTeacher, lesson: Lesson, drawn: tuple) -> None:
     """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control.
     (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
-    with page_guard():
-        session = class_store().session(code)
+    with page_guard(), said(TEACHER):
+        session = teacher.session()
         if session is None or _drawn_state(session, lesson) != drawn:
             st.rerun(scope="app")  # expired, or moved on from another device: the controls follow
-        _results(code, token, lesson, session)
+        _results(teacher, lesson, session)
 
 
-def _results(code: str, token: str, lesson: Lesson, session) -> None:
-    store = class_store()
+def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
     number = session.stop
     stop = lesson.stops[number - 1]
     if stop.checks:
-        check_count(store, code, token, lesson.id, stop)
+        check_count(teacher, stop)
     if stop.question is None:
-        _earlier(store, code, token, lesson, number, session.revealed)
+        _earlier(teacher, lesson, number, session.revealed)
         return
     qid = question_id(lesson.id, stop)
-    results = store.results(code, token, qid)
-    if results is None:
-        return
+    results = teacher.results(qid)
     try:
         expected = expected_answer(stop)
     except QuestionError as error:
@@ -366,8 +329,8 @@ def _results(code: str, token: str, lesson: Lesson, session) -> None:
     if private and not revealed:
         stop_notes(stop, expected, right_answer)
     if phase.mode == "peer":
-        peer_results(store, code, token, stop, qid, phase, expected, revealed, right_answer, private)
-        _earlier(store, code, token, lesson, number, session.revealed)
+        peer_results(teacher, stop, qid, phase, expected, revealed, right_answer, private)
+        _earlier(teacher, lesson, number, session.revealed)
         return
     columns = st.columns(3 if results.late else 2)
     columns[0].metric(tr("class_teacher.answered"), results.answered)
@@ -387,10 +350,10 @@ def _results(code: str, token: str, lesson: Lesson, session) -> None:
         st.altair_chart(readable(chart), key="class_answers")
     else:
         st.caption(tr("class_teacher.waiting"))
-    _earlier(store, code, token, lesson, number, session.revealed)
+    _earlier(teacher, lesson, number, session.revealed)
 
 
-def _earlier(store, code: str, token: str, lesson: Lesson, number: int, revealed: frozenset[str]) -> None:
+def _earlier(teacher: ClassTeacher, lesson: Lesson, number: int, revealed: frozenset[str]) -> None:
     """Every question of the stops before this one: how many answered, the share right (once revealed), the most
     common answer."""
     rows = []
@@ -398,8 +361,8 @@ def _earlier(store, code: str, token: str, lesson: Lesson, number: int, revealed
     for stop in lesson.stops[: number - 1]:
         if stop.question is None:
             continue
-        results = store.results(code, token, question_id(lesson.id, stop))
-        if results is None or not results.answered:
+        results = teacher.results(question_id(lesson.id, stop))
+        if not results.answered:
             continue
         top = max(results.counts, key=results.counts.get)
         rows.append({tr("class_teacher.table_stop"): stop.number,

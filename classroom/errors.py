@@ -1,0 +1,54 @@
+"""What the class store says when it says no: one small hierarchy, raised by the store (classroom/store.py and its
+teacher handle, classroom/teacher.py) and turned into messages in one place (ui/lessons/refusals.py).
+
+Every one of them means nothing was written. A caller's slip (an answer with round 3, a question asked at another stop
+than the one given, a class size out of range) is a ValueError instead: a bug, never something a user did.
+"""
+from __future__ import annotations
+
+
+class ClassStoreError(Exception):
+    """The store refused: nothing was written. `code`: the class it was about ('' when none)."""
+
+    def __init__(self, code: str = "", detail: str = ""):
+        super().__init__(detail or f"{type(self).__name__}: {code}")
+        self.code = code
+
+
+class StoreBusy(ClassStoreError):
+    """The database stayed locked (or out of reach) longer than the wait: the write did not happen (retry)."""
+
+    def __init__(self, detail: str):
+        super().__init__("", detail)
+
+
+class NoSuchClass(ClassStoreError):
+    """No live class has this code (never made, or deleted with its answers at the keep time)."""
+
+
+class ClassEnded(NoSuchClass):
+    """The class has ended (the teacher ended it, or it expired): no live class has this code any more."""
+
+
+class NotTheTeacher(ClassStoreError):
+    """The token is none of the class's teacher keys: no teacher operation."""
+
+
+class NotAdmitted(ClassStoreError):
+    """An answer from a student the class has not admitted (never joined, or waiting for the teacher)."""
+
+
+class ClassElsewhere(ClassStoreError):
+    """An answer to a stop the class is not on (ahead of it, or one it has left). `stop`: the stop the class is on."""
+
+    def __init__(self, code: str, stop: int):
+        super().__init__(code, f"the class is on stop {stop}")
+        self.stop = stop
+
+
+class AnsweredAlready(ClassStoreError):
+    """This student has answered this question in this round: the first answer counts."""
+
+
+class NotOpenYet(ClassStoreError):
+    """A round-2 answer before the teacher opened round 2."""

@@ -1,0 +1,66 @@
+-- The class store's tables, as a new database gets them (classroom/migrations.py creates them, then stores the
+-- latest version; an older database is brought here by the migrations instead). Written in SQLite's dialect; on
+-- PostgreSQL REAL becomes DOUBLE PRECISION (classroom/database.postgres_ddl). Comments are dropped before the
+-- file is split into statements at its semicolons (classroom/migrations.statements).
+CREATE TABLE IF NOT EXISTS classes (
+    code TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL,
+    lesson TEXT NOT NULL,
+    stop INTEGER NOT NULL,          -- 1-based stop the class is on
+    created REAL NOT NULL,          -- unix seconds
+    expires REAL NOT NULL,
+    teacher_seat TEXT,              -- sha256 of the seat cookie of the browser that started it (NULL: none)
+    lesson_source TEXT,             -- the lesson file's text when the class started (used while the file is broken)
+    uploads INTEGER NOT NULL DEFAULT 1, -- 0: the teacher turned model uploads off for her students
+    class_size INTEGER NOT NULL DEFAULT 40 -- seats admitted without the teacher (she sets it, and may raise it)
+);
+CREATE TABLE IF NOT EXISTS teacher_keys (
+    code TEXT NOT NULL,
+    token_sha256 TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (code, token_sha256)
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    kind TEXT NOT NULL,             -- 'code' or 'password'
+    client TEXT NOT NULL,           -- 'ip:...' or 'session:...'
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_by_client ON attempts (kind, client, at);
+CREATE TABLE IF NOT EXISTS seats (
+    code TEXT NOT NULL,
+    student TEXT NOT NULL,          -- the anonymous student id, as in answers
+    address TEXT,                   -- sha256 of the client address (the per-address limit); NULL: not counted
+    admitted INTEGER NOT NULL,      -- 1: may answer; 0: waits for the teacher (the class or the address was full)
+    joined REAL NOT NULL,
+    PRIMARY KEY (code, student)
+);
+CREATE INDEX IF NOT EXISTS seats_by_address ON seats (code, address);
+CREATE TABLE IF NOT EXISTS revealed (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    PRIMARY KEY (code, question)
+);
+CREATE TABLE IF NOT EXISTS answers (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    student TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    correct INTEGER,                -- 1, 0, or NULL when the right answer is not known
+    created REAL NOT NULL,
+    late INTEGER NOT NULL DEFAULT 0, -- 1: given after its round closed or the question was revealed (never counted)
+    round INTEGER NOT NULL DEFAULT 1, -- peer instruction: 1 alone, 2 after the discussion (one-round questions: 1)
+    -- one answer per student, question and round: the first one counts (repeats change nothing)
+    PRIMARY KEY (code, question, student, round)
+);
+CREATE TABLE IF NOT EXISTS phases (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    mode TEXT NOT NULL,             -- 'one' (one vote) or 'peer' (vote, discuss, vote again)
+    phase TEXT NOT NULL,            -- 'round1', 'discussion', 'round2' (revealed: the revealed table)
+    discussion_ends REAL,           -- unix seconds the discussion's countdown ends (NULL: no discussion yet)
+    shown INTEGER NOT NULL DEFAULT 0, -- 1: the teacher showed round 1's distribution to the room
+    PRIMARY KEY (code, question)
+);
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL        -- one row: the last migration applied (classroom/migrations.py)
+);

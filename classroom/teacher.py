@@ -1,0 +1,212 @@
+"""The teacher's handle on one live class: what ClassStore.create_class and ClassStore.take_back return, and the one
+way to do what only the teacher does (move the class, set a question's phase, reveal, end, read the answers, the seats,
+the uploads switch). No caller passes a code and a token side by side.
+
+Security: a class is created with a random teacher token; only its sha256 is stored (table teacher_keys, one row per
+device the teacher holds the class on: the projector and her phone hold one each). Every operation here checks the
+token, in constant time, against them: a wrong one raises NotTheTeacher, an ended class ClassEnded (the answers and
+the report stay readable until the keep time), an unknown one NoSuchClass (classroom/errors.py). The token stays in
+the teacher's session (ui/session.TeacherHandle keeps the handle's plain data) and never goes in a URL.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from classroom.database import Database
+from classroom.errors import ClassEnded, NoSuchClass, NotTheTeacher
+from classroom.records import MODES, PHASES, AnswerRow, ClassSession, ReportAnswers, Results, Seats, Switches
+
+DEFAULT_CLASS_SIZE = 40
+MAX_CLASS_SIZE = 2000
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def check_class_size(size: int) -> None:
+    if not isinstance(size, int) or not 1 <= size <= MAX_CLASS_SIZE:
+        raise ValueError(f"class size {size!r}: 1 to {MAX_CLASS_SIZE}")
+
+
+class Store(Protocol):
+    """What a handle needs of its ClassStore (named so, not imported: the store imports this module)."""
+    keep_seconds: float
+
+    def connect(self) -> AbstractContextManager[Database]: ...
+
+    def session(self, code: str, now: float | None = None) -> ClassSession | None: ...
+
+
+@dataclass(frozen=True)
+class ClassTeacher:
+    """The teacher of class `code` (running lesson `lesson`), holding teacher token `token`. Rebuilt from its plain
+    data by ClassStore.teacher; every method checks the token again (another device may have ended the class)."""
+    store: Store = field(repr=False, compare=False)
+    code: str
+    token: str = field(repr=False)
+    lesson: str
+
+    def session(self, now: float | None = None) -> ClassSession | None:
+        """The class as everyone sees it (ClassStore.session), None once it has ended."""
+        return self.store.session(self.code, now)
+
+    # ---- the one check
+    def _check(self, db: Database, now: float, ended_too: bool = False) -> None:
+        """The token is one of the class's teacher keys, and the class is live (`ended_too`: or ended, until purged:
+        its report stays readable as long as its answers are kept). Raises NoSuchClass, NotTheTeacher, ClassEnded."""
+        row = db.execute("SELECT token_sha256, expires FROM classes WHERE code = ?", (self.code,)).fetchone()
+        if row is None:
+            raise NoSuchClass(self.code)
+        hashed = token_hash(self.token or "")
+        keys = [row[0], *(key for (key,) in db.execute("SELECT token_sha256 FROM teacher_keys WHERE code = ?",
+                                                       (self.code,)))]
+        if not any(hmac.compare_digest(key, hashed) for key in keys):
+            raise NotTheTeacher(self.code)
+        if row[1] <= now and not ended_too:
+            raise ClassEnded(self.code)
+
+    def _write(self, now: float | None, sql: str, parameters: tuple[Any, ...]) -> None:
+        """One statement on the teacher's behalf, after the check."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now)
+            db.execute(sql, parameters)
+
+    # ---- the class
+    def move(self, stop: int, now: float | None = None) -> None:
+        """Move the class to `stop` (1-based)."""
+        self._write(now, "UPDATE classes SET stop = ? WHERE code = ?", (stop, self.code))
+
+    def reveal(self, question: str, now: float | None = None) -> None:
+        """Show `question`'s answer (and its page) to the class (revealing twice is harmless)."""
+        self._write(now, "INSERT INTO revealed VALUES (?, ?) ON CONFLICT DO NOTHING", (self.code, question))
+
+    def end(self, now: float | None = None) -> None:
+        """End the class now (it expires: students are told, nobody can answer; the report stays hers)."""
+        now = time.time() if now is None else now
+        self._write(now, "UPDATE classes SET expires = ? WHERE code = ?", (now, self.code))
+
+    def set_uploads(self, allowed: bool, now: float | None = None) -> None:
+        """Allow or forbid model uploads for the students of the class."""
+        self._write(now, "UPDATE classes SET uploads = ? WHERE code = ?", (int(allowed), self.code))
+
+    def set_phase(self, question: str, mode: str, phase: str = "round1", discussion_seconds: float | None = None,
+                  shown: bool = False, now: float | None = None) -> None:
+        """A question's mode ('one'/'peer') and phase ('round1', 'discussion' with a countdown of `discussion_seconds`,
+        'round2'), and whether round 1's distribution is shown to the room. Stored, so every replica and every reload
+        sees it."""
+        if mode not in MODES or phase not in PHASES:
+            raise ValueError(f"mode {mode!r} / phase {phase!r}")
+        now = time.time() if now is None else now
+        ends = None if discussion_seconds is None else now + discussion_seconds
+        # A discussion's end stays when the phase moves on (round 2 keeps it; only a new discussion sets another).
+        self._write(now, "INSERT INTO phases (code, question, mode, phase, discussion_ends, shown) "
+                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (code, question) DO UPDATE SET mode = excluded.mode, "
+                         "phase = excluded.phase, shown = excluded.shown, "
+                         "discussion_ends = COALESCE(excluded.discussion_ends, phases.discussion_ends)",
+                    (self.code, question, mode, phase, ends, int(shown)))
+
+    # ---- seats
+    def set_class_size(self, size: int, now: float | None = None) -> None:
+        """How many students join without waiting (joins already admitted stay; waiting ones wait for admit)."""
+        check_class_size(size)
+        self._write(now, "UPDATE classes SET class_size = ? WHERE code = ?", (size, self.code))
+
+    def admit(self, students: Sequence[str] | None = None, now: float | None = None) -> int:
+        """Admit waiting joins (`students`, or all of them) -> how many were admitted. The class size grows to hold
+        them (she chose them)."""
+        now = time.time() if now is None else now
+        code = self.code
+        with self.store.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            self._check(db, now)  # (an error inside BEGIN: the connection rolls back, on both engines)
+            if students is None:
+                count = db.execute("UPDATE seats SET admitted = 1 WHERE code = ? AND admitted = 0", (code,)).rowcount
+            else:
+                count = sum(db.execute("UPDATE seats SET admitted = 1 WHERE code = ? AND student = ? AND admitted = 0",
+                                       (code, student)).rowcount for student in students)
+            db.execute("UPDATE classes SET class_size = (SELECT COUNT(*) FROM seats WHERE code = ? AND admitted = 1) "
+                       "WHERE code = ? AND class_size < (SELECT COUNT(*) FROM seats WHERE code = ? AND admitted = 1)",
+                       (code, code, code))
+            db.execute("COMMIT")
+        return count
+
+    def seats(self, recent: int = 8, now: float | None = None) -> Seats:
+        """Who joined the class (see Seats)."""
+        now = time.time() if now is None else now
+        code = self.code
+        with self.store.connect() as db:
+            self._check(db, now)
+            size = db.execute("SELECT class_size FROM classes WHERE code = ?", (code,)).fetchone()[0]
+            admitted = db.execute("SELECT COUNT(*) FROM seats WHERE code = ? AND admitted = 1", (code,)).fetchone()[0]
+            waiting = db.execute("SELECT student, joined FROM seats WHERE code = ? AND admitted = 0 ORDER BY joined",
+                                 (code,)).fetchall()
+            newest = db.execute("SELECT student, joined, admitted FROM seats WHERE code = ? ORDER BY joined DESC "
+                                "LIMIT ?", (code, recent)).fetchall()
+            last_minute = db.execute("SELECT COUNT(*) FROM seats WHERE code = ? AND joined > ?",
+                                     (code, now - 60)).fetchone()[0]
+        return Seats(size, admitted, tuple((s, j) for s, j in waiting),
+                     tuple((s, j, bool(a)) for s, j, a in newest), last_minute)
+
+    # ---- answers
+    def results(self, question: str, round: int = 1, now: float | None = None) -> Results:
+        """The distribution of answers to `question` in `round` (1, or 2 after a peer discussion)."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now)
+            rows = db.execute("SELECT answer, COUNT(*), SUM(correct), COUNT(correct) FROM answers "
+                              "WHERE code = ? AND question = ? AND round = ? AND late = 0 GROUP BY answer "
+                              "ORDER BY answer", (self.code, question, round)).fetchall()
+            late = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND question = ? AND round = ? "
+                              "AND late = 1", (self.code, question, round)).fetchone()[0]
+        counts = {answer: n for answer, n, _, _ in rows}
+        known = sum(graded for *_, graded in rows)
+        correct = sum(right or 0 for _, _, right, _ in rows) if known else None
+        verdicts = {answer: None if not graded else right == graded for answer, _, right, graded in rows}
+        return Results(counts, sum(counts.values()), correct, late, verdicts)
+
+    def switches(self, question: str, now: float | None = None) -> Switches:
+        """The switch matrix of a peer-instruction question: students with a graded, counted answer in both rounds."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now)
+            rows = db.execute(
+                "SELECT r1.correct, r2.correct, COUNT(*) FROM answers r1 JOIN answers r2 "
+                "ON r2.code = r1.code AND r2.question = r1.question AND r2.student = r1.student "
+                "AND r2.round = 2 AND r2.late = 0 AND r2.correct IS NOT NULL "
+                "WHERE r1.code = ? AND r1.question = ? AND r1.round = 1 AND r1.late = 0 "
+                "AND r1.correct IS NOT NULL GROUP BY r1.correct, r2.correct", (self.code, question)).fetchall()
+        cells = {(before, after): n for before, after, n in rows}
+        return Switches(cells.get((1, 1), 0), cells.get((0, 1), 0), cells.get((1, 0), 0), cells.get((0, 0), 0))
+
+    def answer_rows(self, now: float | None = None) -> list[AnswerRow]:
+        """Every answer of the class (anonymous ids), also after the class ended (until its answers are deleted)."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now, ended_too=True)
+            return _answer_rows(db, self.code)
+
+    def report_answers(self, now: float | None = None) -> ReportAnswers:
+        """What the class report is built from, read at once (the teacher's click): every answer of the class, the
+        questions revealed, whether the class has ended; also after it ended (until purged)."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now, ended_too=True)
+            rows = _answer_rows(db, self.code)
+            revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?",
+                                                          (self.code,)))
+            expires = db.execute("SELECT expires FROM classes WHERE code = ?", (self.code,)).fetchone()[0]
+        return ReportAnswers(rows, revealed, expires <= now, now)
+
+
+def _answer_rows(db: Database, code: str) -> list[AnswerRow]:
+    rows = db.execute("SELECT question, student, round, answer, correct, late FROM answers WHERE code = ? "
+                      "ORDER BY question, round, student", (code,)).fetchall()
+    return [AnswerRow(q, s, r, a, None if c is None else bool(c), bool(late)) for q, s, r, a, c, late in rows]

@@ -1,0 +1,61 @@
+"""The class store's refusals (classroom/errors.py) as the messages a user reads: the one place that maps an error to
+its words. A student and the teacher read different words for the same refusal (her class ended, his answer came too
+late), and a join says "busy" its own way; everything else is shared.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotAdmitted,
+                              NotOpenYet, NotTheTeacher, StoreBusy)
+from i18n import tr
+
+Messages = Mapping[type[ClassStoreError], str]  # error type -> i18n key (the nearest class in the error's MRO wins)
+
+ANSWER: Messages = {  # a student's answer
+    StoreBusy: "lessons.busy",
+    ClassElsewhere: "lessons.not_class_stop",  # {stop}: the class's, {here}: the caller's
+    NotAdmitted: "lessons.not_admitted",
+    NoSuchClass: "lessons.class_ended",
+    AnsweredAlready: "lessons.answered_already",
+    NotOpenYet: "lessons.round_not_open",
+    NotTheTeacher: "class_teacher.not_teacher",
+}
+JOIN: Messages = {**ANSWER, StoreBusy: "lessons.busy_join", NoSuchClass: "lessons.bad_code"}
+TEACHER: Messages = {**ANSWER, StoreBusy: "class_teacher.busy", ClassEnded: "class_teacher.expired",
+                     NoSuchClass: "class_teacher.no_such_class"}
+
+
+def message(error: ClassStoreError, messages: Messages = ANSWER, **values: Any) -> str:
+    """The words for `error` (its class's code and the class's stop filled in, with `values`)."""
+    key = next(messages[kind] for kind in type(error).__mro__ if kind in messages)
+    return tr(key, code=error.code, stop=getattr(error, "stop", ""), **values)
+
+
+@dataclass
+class Outcome:
+    """What a `said` block ended with: the store's refusal, or None when it went through."""
+    refused: ClassStoreError | None = None
+
+
+@contextlib.contextmanager
+def said(messages: Messages = ANSWER, **values: Any) -> Iterator[Outcome]:
+    """Run a block of store calls; a refusal is said as a warning on the page (the block stops there, the page goes
+    on) and kept in the outcome."""
+    outcome = Outcome()
+    try:
+        yield outcome
+    except ClassStoreError as error:
+        outcome.refused = error
+        st.warning(message(error, messages, **values))
+
+
+def teacher_action(action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """A teacher's click (a widget's on_click/on_change): the handle's method, its refusal said on the page."""
+    with said(TEACHER):
+        action(*args, **kwargs)
