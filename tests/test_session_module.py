@@ -80,3 +80,17 @@ def test_the_session_object_is_one_key_made_on_first_use_and_widgets_are_read_by
     assert not MODEL.is_set() and MODEL.get() is None and MODEL.get({MODEL.key: "x"}) == "x"
     monkeypatch.setattr(st, "session_state", {})  # another user's session starts empty
     assert lab_session().lesson.answers == {}
+
+
+def test_every_fragment_is_guarded_by_one_decorator():
+    """A fragment's own rerun skips run_app and its page guard: every fragment of the app is made by
+    ui.errors.lab_fragment (ui.share.view_fragment for a view's), never by st.fragment by hand."""
+    owner = ROOT / "ui" / "errors.py"
+    offending = []
+    for path in _app_files():
+        if path == owner:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "fragment" and getattr(node.value, "id", "") == "st":
+                offending.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offending, "st.fragment outside ui/errors.lab_fragment:\n" + "\n".join(offending)

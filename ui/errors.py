@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -21,3 +23,15 @@ def page_guard():
     except Exception as error:  # noqa: BLE001 - the whole point is to catch anything the page raised
         _LOG.exception("page failed")
         st.error(tr("errors.guard", error=type(error).__name__) + " " + tr("errors.guard_advice"))
+
+
+def lab_fragment(run_every: float | None = None) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """@st.fragment with the page guard around every run of it: a fragment's own rerun skips run_app, and with it
+    the run's guard. Every fragment of the app is one of these (ui/share.view_fragment adds a view's framing)."""
+    def decorate(body: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(body)
+        def guarded(*args, **kwargs) -> None:
+            with page_guard():
+                body(*args, **kwargs)
+        return st.fragment(guarded, run_every=run_every)
+    return decorate

@@ -30,7 +30,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.display import IMAGE_FORMAT
-from ui.errors import page_guard
+from ui.errors import lab_fragment, page_guard
 from ui.session import lab_session, widget_values
 from ui.specs import KEPT_ONLY, SPECS
 from ui.specs.common import MODEL
@@ -236,17 +236,17 @@ def share_link(page: str) -> None:
 
 def view_fragment(body: Callable[..., None]) -> Callable[..., None]:
     """A page's fragment whose widgets belong to the view (the attention explorer, the decoding steps): called with the
-    page's url path first. Each run of it, full or its own, is framed the same way: under its own page guard (app.py's
-    does not wrap a fragment's own rerun), the kept values put back first (a rerun drops the widgets of the view it
-    leaves), then the address bar and the sidebar's link written after (its own rerun skips the end of app.py)."""
-    @st.fragment
+    page's url path first. Each run of it, full or its own, is framed the same way: its page guard
+    (ui.errors.lab_fragment, as every fragment's), the kept values put back first (a rerun drops the widgets of the
+    view it leaves), then the address bar and the sidebar's link written after (its own rerun skips the end of
+    run_app), even when the body failed."""
+    @lab_fragment()
     @functools.wraps(body)
     def fragment(page: str, *args, **kwargs) -> None:
         with page_guard():
             keep_view_state()
             body(page, *args, **kwargs)
-        with page_guard():
-            follow_fragment(page)
+        follow_fragment(page)
     return fragment
 
 

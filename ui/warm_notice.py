@@ -5,6 +5,7 @@ import streamlit as st
 
 from i18n import tr
 from serving.warmup import is_warming
+from ui.errors import lab_fragment
 
 POLL_SECONDS = 3.0  # how often an open Home asks whether the warm-up has ended
 
@@ -15,7 +16,7 @@ def warming_notice() -> None:
         _notice()
 
 
-@st.fragment(run_every=POLL_SECONDS)
+@lab_fragment(run_every=POLL_SECONDS)
 def _notice() -> None:
     if is_warming():
         st.info(tr("home.warming"), icon=":material/hourglass_top:")

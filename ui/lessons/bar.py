@@ -25,7 +25,7 @@ from i18n import current_language, tr
 from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, seat_address, teacher_class,
                                   wrong_guess)
 from ui.display import presenting
-from ui.errors import page_guard
+from ui.errors import lab_fragment
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
@@ -228,17 +228,16 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
     go_to(lesson, session.stop, move_class=False, link=link, source=Source.TEACHER)
 
 
-@st.fragment(run_every=FOLLOW_SECONDS)
+@lab_fragment(run_every=FOLLOW_SECONDS)
 def _waiting_poll(code: str) -> None:
     """A join that waits for the teacher: asks every few seconds whether she admitted it, then joins."""
-    with page_guard():
-        session = lab_session()
-        status = class_store().seat_status(code, session.seat.student_id or "")
-        if status != WAITING:  # admitted (or the class ended): the join is done, or says why not
-            session.seat.waiting_for = None
-            session.lesson.pending = ("join", code)
-            st.rerun(scope="app")
-        st.info(tr("lessons.class_full_wait"), icon=":material/hourglass_top:")
+    session = lab_session()
+    status = class_store().seat_status(code, session.seat.student_id or "")
+    if status != WAITING:  # admitted (or the class ended): the join is done, or says why not
+        session.seat.waiting_for = None
+        session.lesson.pending = ("join", code)
+        st.rerun(scope="app")
+    st.info(tr("lessons.class_full_wait"), icon=":material/hourglass_top:")
 
 
 def _class_code() -> str | None:
@@ -284,16 +283,14 @@ def _follow_class() -> None:
         go_to(lesson, session.stop, move_class=False, source=Source.TEACHER)
 
 
-@st.fragment(run_every=FOLLOW_SECONDS)
+@lab_fragment(run_every=FOLLOW_SECONDS)
 def _class_poll() -> None:
-    """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed.
-    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
-    with page_guard():
-        code, seen = lab_session().seat.code, lab_session().seat.seen
-        session = class_store().session(code) if code else None
-        if session is None or seen is None or _seen(session) != seen:
-            st.rerun(scope="app")
-        st.caption(tr("lessons.in_class", code=code))
+    """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed."""
+    code, seen = lab_session().seat.code, lab_session().seat.seen
+    session = class_store().session(code) if code else None
+    if session is None or seen is None or _seen(session) != seen:
+        st.rerun(scope="app")
+    st.caption(tr("lessons.in_class", code=code))
 
 
 def lesson_bar(url_path: str) -> bool:

@@ -9,7 +9,7 @@ import streamlit as st
 from classroom.records import Seats
 from classroom.teacher import MAX_CLASS_SIZE, ClassTeacher
 from i18n import tr
-from ui.errors import page_guard
+from ui.errors import lab_fragment
 from ui.lessons.refusals import TEACHER, said, teacher_action
 
 JOINS_SECONDS = 2  # the joins refresh this often
@@ -33,10 +33,10 @@ def seat_controls(teacher: ClassTeacher, seats: Seats) -> None:
                   on_click=teacher_action, args=(teacher.admit, [oldest]))
 
 
-@st.fragment(run_every=JOINS_SECONDS)
+@lab_fragment(run_every=JOINS_SECONDS)
 def live_joins(teacher: ClassTeacher, waiting_drawn: int) -> None:
-    """The joins, refreshed by themselves beside the results (a fragment of their own: its own page guard)."""
-    with page_guard(), said(TEACHER):
+    """The joins, refreshed by themselves beside the results (a fragment of their own)."""
+    with said(TEACHER):
         _joins(teacher, waiting_drawn)
 
 

@@ -22,7 +22,7 @@ from i18n import tr
 from ui.lessons.classroom import class_store
 from ui.lessons.refusals import ANSWER, said
 from ui.page_slots import note_answer
-from ui.errors import page_guard
+from ui.errors import lab_fragment
 from ui.lessons.questions import Expected, answer_label, ask, expected_answer, show_answer
 from ui.session import lab_session
 from ui.text import escape_markdown
@@ -72,34 +72,33 @@ def _answers(field: str) -> dict[str, str]:
     return getattr(lab_session().lesson, field)
 
 
-@st.fragment
+@lab_fragment()
 def _vote(ballot: Ballot, then_page: bool = False, done: str | None = None, submit: str | None = None) -> None:
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: outside a class, with no live class holding the stop back), else the form gives way to the answer
     taken (this fragment's run only). In a class the page waits for the teacher's Reveal, so an answer never queues
     a whole-page run behind the class's pages: this run confirms it."""
     stop, qid, code = ballot.stop, ballot.qid, ballot.code
-    with page_guard():
-        answers = _answers(ballot.answers)
-        if qid not in answers:
-            slot = st.empty()  # the form, cleared once the answer is stored
-            with slot.container():
-                given = ask(stop, ballot.key, submit)
-                if given is None and then_page:  # in the slot: it goes with the form when the answer is confirmed
-                    st.info(tr("lessons.answer_first"))
-            if given is None:
-                return
-            if code and (given := store_answer(ballot, given)) is None:
-                return
-            if code:
-                note_answer(ballot.student)
-            answers[qid] = given
-            if then_page:
-                st.rerun(scope="app")
-            slot.empty()
-        # answered in this round (wait for the teacher's next phase or her Reveal)
-        done = done or ("peer.first_round_done" if ballot.round == 1 else "peer.second_round_done")
-        st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
+    answers = _answers(ballot.answers)
+    if qid not in answers:
+        slot = st.empty()  # the form, cleared once the answer is stored
+        with slot.container():
+            given = ask(stop, ballot.key, submit)
+            if given is None and then_page:  # in the slot: it goes with the form when the answer is confirmed
+                st.info(tr("lessons.answer_first"))
+        if given is None:
+            return
+        if code and (given := store_answer(ballot, given)) is None:
+            return
+        if code:
+            note_answer(ballot.student)
+        answers[qid] = given
+        if then_page:
+            st.rerun(scope="app")
+        slot.empty()
+    # answered in this round (wait for the teacher's next phase or her Reveal)
+    done = done or ("peer.first_round_done" if ballot.round == 1 else "peer.second_round_done")
+    st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
 
 
 def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
@@ -180,7 +179,7 @@ def clock(seconds: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
-@st.fragment(run_every=COUNTDOWN_SECONDS)
+@lab_fragment(run_every=COUNTDOWN_SECONDS)
 def countdown(ends: float) -> None:
     """The discussion's countdown, the same on every screen (the end is stored: unix seconds)."""
     left = ends - time.time()

@@ -22,6 +22,7 @@ from ui.lessons.refusals import TEACHER, said
 from ui.session import lab_session
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
+from ui.errors import lab_fragment
 
 # Stable column names (the CSV's; the page shows them translated: report.col_<name>)
 QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "round2_answered", "round2_right",
@@ -127,7 +128,7 @@ def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str
     return csv_file, html_file
 
 
-@st.fragment
+@lab_fragment()
 def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
     """Draw the report (inside the teacher's page) with its CSV and HTML downloads. Built on her click only: it holds
     the answers stored at that moment, of the questions she had revealed (the check questions once the class ended),

@@ -31,7 +31,7 @@ from ui.train.job import active_trainings, stop_trainings
 from ui.lessons.classroom import (as_teacher, browser_seat, class_lesson, class_store, guess_wait, keep_teacher,
                                   teacher_class, wrong_guess)
 from ui.display import presenting
-from ui.errors import page_guard
+from ui.errors import lab_fragment
 from ui.lessons.bar import question_id
 from ui.lessons.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
@@ -296,11 +296,10 @@ def _drawn_state(session, lesson: Lesson) -> tuple:
     return session.stop, qid in session.revealed, phase.mode, phase.phase, phase.shown
 
 
-@st.fragment(run_every=RESULTS_SECONDS)
+@lab_fragment(run_every=RESULTS_SECONDS)
 def _live(teacher: ClassTeacher, lesson: Lesson, drawn: tuple) -> None:
-    """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control.
-    (A fragment's own rerun is not inside app.py's page guard: it has its own.)"""
-    with page_guard(), said(TEACHER):
+    """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control."""
+    with said(TEACHER):
         session = teacher.session()
         if session is None or _drawn_state(session, lesson) != drawn:
             st.rerun(scope="app")  # expired, or moved on from another device: the controls follow

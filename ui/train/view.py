@@ -25,6 +25,7 @@ from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
 from viz.attention import attention_heatmap, attention_table
 from viz.training import history_frame, training_curves
+from ui.errors import lab_fragment
 
 UPLOADS = WidgetKey("upload_files")  # the uploader's files, read by the Load button's callback
 # The form's starting values; the advanced four are hidden in presenter mode, where these defaults are used.
@@ -177,7 +178,7 @@ def job_message(job: TrainingJob) -> str:
     return tr(f"train.{job.message_key}", **values)
 
 
-@st.fragment(run_every=1.0)
+@lab_fragment(run_every=1.0)
 def live_status() -> None:
     job = lab_session().training.job
     if job is None:
