@@ -2,7 +2,8 @@
 import streamlit as st
 
 from i18n import tr
-from model.sources import TRANSLATION, as_float32
+from model.capabilities import TRANSLATION
+from model.sources import as_float32
 from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
 from ui.attention.view import attention_explorer
 from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade

@@ -42,7 +42,7 @@ def _analyse_with_model(model: str, text: str):
 def explanation_arrays(analysed, lab) -> dict[str, np.ndarray]:
     """rollout_<self kind> (L, T, T) and value_norms_<kind> (L, h, T_q, T_k) for models whose value norms we can
     read (NORMS); {} for the others (GRU seq2seq has no heads; transformers models keep their W_V/W_O)."""
-    from model.families import NORMS
+    from model.capabilities import NORMS
 
     if not lab.can(NORMS):
         return {}

@@ -264,7 +264,8 @@ class TransformersModel:
         """AnalysedInput of `text`: encoder_self / decoder_self (causal) / cross, as the architecture has them."""
         import torch
 
-        from model.sources import TRANSLATION, AnalysedInput, KindMaps
+        from model.capabilities import TRANSLATION
+        from model.sources import AnalysedInput, KindMaps
 
         encoding = self.tokenizer.encode(text)
         ids, tokens = list(encoding.ids)[:MAX_TOKENS], list(encoding.tokens)[:MAX_TOKENS]

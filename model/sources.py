@@ -25,14 +25,13 @@ import numpy as np
 import torch
 
 from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
+from model.capabilities import ABLATION, EMBEDDING, RESCALE, STEPS, TRANSLATION
 from model.data import is_punctuation
 from model.decode import DecodeResult
 from model.decoder_only import sequence_tokens
 from model.explain.next_token import NextTokenPrediction
 
 KIND_NAMES = ("encoder_self", "decoder_self", "cross")
-# What a model offers beyond its maps; pages show a view only when the capability is there.
-ABLATION, RESCALE, TRANSLATION, EMBEDDING, STEPS = "ablation", "rescale", "translation", "embedding", "steps"
 
 
 @dataclass(frozen=True)
@@ -168,14 +167,9 @@ def source_block_shares(maps) -> np.ndarray:
 
 
 def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
-                    switched_off: tuple[tuple[int, int], ...] = ()) -> AnalysedInput:
-    """A BERT encoder's self-attention over its real subword tokens; switched_off: (layer, head) pairs, 0-based."""
+                    head_mask: torch.Tensor | None = None) -> AnalysedInput:
+    """A BERT encoder's self-attention over its real subword tokens; head_mask (L, h): 0 switches a head off."""
     encoded: EncodedText = model.encode(text)
-    head_mask = None
-    if switched_off:
-        head_mask = torch.ones(model.config.num_layers, model.config.num_heads)
-        for layer, head in switched_off:
-            head_mask[layer, head] = 0.0
     out = model.run(encoded, head_mask=head_mask)
     hidden = out.hidden  # (1, T, d)
     embedding = mean_pooled_embedding(hidden, torch.ones(hidden.shape[:2]))[0]

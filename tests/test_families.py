@@ -6,8 +6,10 @@ import torch
 from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
-from model.families import (ABLATION, CHECKPOINT_DIR, EMBEDDING, NORMS, STEPS, TRANSLATION, LabModel, adapt,
-                            model_family, open_model, shipped_model_names)
+from model.adapters import ADAPTERS, FAMILY_NAMES, Generates, ReadsResidualStream, ScoresHeads, family
+from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, RESIDUAL_STREAM, STEPS,
+                                TRANSLATION)
+from model.families import CHECKPOINT_DIR, LabModel, adapt, model_family, open_model, shipped_model_names
 from model.transformer import HeadMasks
 
 SENTENCES = {"en-fr": "the small cat eats the red apple", "reverse": "3 1 4 15 9",
@@ -81,3 +83,29 @@ def test_an_already_loaded_network_gets_the_same_adapter_and_an_unknown_id_names
         open_model("no-such-model")
     with pytest.raises(TypeError):
         adapt("x", object())
+
+
+def test_each_protocol_is_there_exactly_where_its_capability_is(lab):
+    """A view that checks a capability may call the protocol that goes with it, and only then."""
+    assert isinstance(lab, ScoresHeads) == lab.can(IMPORTANCE)
+    assert isinstance(lab, Generates) == lab.can(GENERATION)
+    assert isinstance(lab, ReadsResidualStream) == lab.can(RESIDUAL_STREAM)
+
+
+def test_every_family_has_one_registered_adapter_and_a_second_registration_is_refused():
+    assert set(FAMILY_NAMES) == set(ADAPTERS) >= set(FAMILIES.values()) | {"transformers", "llama"}
+    with pytest.raises(ValueError, match="already has an adapter"):
+        family("bert")(type("Another", (), {}))
+
+
+def test_the_head_masks_are_built_from_the_layout_and_refuse_a_kind_it_lacks(lab):
+    if not lab.layout:
+        with pytest.raises(ValueError, match="no heads at all"):
+            lab.head_masks((("cross", 0, 0),))
+        return
+    kind = next(iter(lab.layout))
+    masks = lab.head_masks(((kind, 0, 1),))
+    assert {k: tuple(m.shape) for k, m in masks.items()} == lab.layout and lab.head_masks(()) is None
+    assert masks[kind][0, 1] == 0 and masks[kind].sum() == masks[kind].numel() - 1
+    with pytest.raises(ValueError, match="no alignment heads"):
+        lab.head_masks((("alignment", 0, 0),))

@@ -1,4 +1,4 @@
-"""Pages and views ask a model's capabilities, never its family (model/families.py is the one place that does).
+"""Pages and views ask a model's capabilities, never its family (model/adapters/ is the one place that does).
 
 Outside the adapters, no module of ui/, app_pages/ or viz/ may branch on a model class or a family name: an
 isinstance() with a class defined in model/, a comparison with a family name (or with a `.family`), or a call of
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from model.families import FAMILY_NAMES
+from model.adapters import FAMILY_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("ui", "app_pages", "viz")
@@ -21,11 +21,13 @@ OLD_HELPERS = {"is_toy", "is_encoder_only", "family_of", "analyse_toy", "analyse
 
 @cache
 def model_classes() -> frozenset[str]:
-    """Every class defined in model/ but its exceptions (an `except`-like isinstance on an error is no branch)."""
+    """Every class defined in model/ but its exceptions (an `except`-like isinstance on an error is no branch) and its
+    protocols (isinstance with model.adapters' Generates, ScoresHeads, ... asks a capability, not a family)."""
     names = set()
     for path in (ROOT / "model").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ClassDef) and not node.name.endswith("Error"):
+            protocol = isinstance(node, ast.ClassDef) and "Protocol" in _names(ast.Tuple(node.bases))
+            if isinstance(node, ast.ClassDef) and not node.name.endswith("Error") and not protocol:
                 names.add(node.name)
     return frozenset(names)
 
@@ -70,6 +72,7 @@ def family_branches(source: str, classes: frozenset[str]) -> list[tuple[int, str
 def test_the_branch_finder_catches_each_kind_of_branch():
     classes = model_classes()
     assert {"LoadedModel", "PretrainedEncoder", "TransformersModel", "TransformerConfig"} <= classes
+    assert not {"LabModel", "Generates", "ScoresHeads", "ReadsResidualStream"} & classes
     injected = {
         "if isinstance(loaded, LoadedModel):\n    pass": "isinstance with LoadedModel",
         "ok = isinstance(m.config, (model.config.TransformerConfig, int))": "isinstance with TransformerConfig",

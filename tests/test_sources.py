@@ -8,7 +8,7 @@ from model.checkpoint import load_checkpoint
 from model.data import is_punctuation
 from model.decode import greedy_decode
 from model.families import adapt
-from model.sources import analyse_encoder, analyse_toy
+from model.sources import analyse_toy
 from ui.models import CHECKPOINT_DIR
 
 TEXTS = ("i am a student", "the black cat eats the fish near the river .")
@@ -32,7 +32,7 @@ def test_an_encoders_layout_is_what_its_analyses_hold():
     layout = adapt("minilm", minilm).layout
     assert layout == {"encoder_self": (6, 12)}
     for text in TEXTS + ("Hello, world!",):
-        analysed = analyse_encoder("minilm", text, minilm, switched_off=((0, 1),))
+        analysed = adapt("minilm", minilm).analyse(text, (("encoder_self", 0, 1),))
         assert {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()} == layout
 
 

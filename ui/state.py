@@ -9,7 +9,8 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult
-from model.families import GENERATION, STEPS, TRAINING, TRANSLATION, LabModel, SwitchedOff, adapt, entry_family, model_family
+from model.capabilities import GENERATION, STEPS, TRAINING, TRANSLATION
+from model.families import LabModel, SwitchedOff, adapt, entry_family, model_family
 from model.sources import AnalysedInput, compact_maps
 from ui.result_cache import memoized
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,

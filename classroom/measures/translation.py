@@ -16,7 +16,8 @@ from i18n import tr
 from model import claims
 from model.checkpoint import read_sidecar
 from model.decode import DecodeResult
-from model.families import CHECKPOINT_DIR, STEPS, LabModel
+from model.capabilities import STEPS
+from model.families import CHECKPOINT_DIR, LabModel
 from model.metrics import head_entropy
 from model.questions import lowest_metric, most_attended_key
 from model.sources import compact_maps

@@ -16,8 +16,8 @@ from i18n import tr
 from model.explain import fixed_sets, patterns, value_norms
 from model.explain import importance as head_importance_measures
 from model.explain.kinds import ATTENTION_KINDS, SPECIAL_TOKENS
-from model.families import (EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING, LabModel,
-                            curve_counts, shipped_model_names)
+from model.capabilities import EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING
+from model.families import ImportanceReport, LabModel, ScoresHeads, curve_counts, shipped_model_names
 from model.sources import AnalysedInput, as_float32
 from ui.analysis_queue import heavy
 from ui.attention.maps import AttentionMaps, head_table
@@ -56,9 +56,9 @@ def explanations(model_id: str, sentence: str, _lab: LabModel, _analysed: Analys
 
 
 @memoized
-def head_importance(model_id: str, _lab: LabModel) -> dict:
-    """{"importance", "curve"}: ablation + gradient importance and the pruning curve (model.families); once per
-    model id on the server (shipped models: once per server)."""
+def head_importance(model_id: str, _lab: ScoresHeads) -> ImportanceReport:
+    """Ablation + gradient importance and the pruning curve (model.adapters); once per model id on the server
+    (shipped models: once per server)."""
     return _lab.importance()
 
 
@@ -181,7 +181,7 @@ def _importance_and_curve(model_id: str, lab: LabModel, waiting: str) -> tuple |
     saying `waiting` meanwhile); None past the time limit, which the worker has already told the student."""
     with st.spinner(waiting):
         found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
-    return None if found is None else (found["importance"], found["curve"])
+    return None if found is None else (found.heads, found.curve)
 
 
 def _flat_order_and_names(order: list[tuple[int, int]], layers: int, heads: int) -> tuple[list[int], list[str]]:

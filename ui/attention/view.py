@@ -13,9 +13,10 @@ from i18n import tr
 from model.attention import rescale_softmax
 from model.decode import DecodeResult
 from model.metrics import head_entropy, head_statistics
-from model.families import NEXT_TOKEN, LabModel
-from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, as_float32, source_block_shares,
-                           special_token_shares)
+from model.capabilities import NEXT_TOKEN
+from model.families import LabModel
+from model.capabilities import ABLATION, EMBEDDING, RESCALE
+from model.sources import AnalysedInput, as_float32, source_block_shares, special_token_shares
 from ui.analysis_queue import heavy
 from ui.attention.maps import AttentionMaps, head_table
 from ui.attention.defaults import why_this_encoder_head, why_this_head

@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import tr
-from model.families import GENERATION, LabModel
+from model.capabilities import GENERATION
+from model.families import LabModel
 from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
 from model.llama import MAX_TOKENS
