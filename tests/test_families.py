@@ -1,4 +1,4 @@
-"""model/families.py: every family answers the same questions, and its answers match what it computes."""
+"""model/adapters/: every family answers the same questions, and its answers match what it computes."""
 import numpy as np
 import pytest
 import torch
@@ -32,7 +32,11 @@ def test_every_shipped_model_and_the_encoder_open_by_id_with_their_family(lab):
 def test_the_layout_known_before_analysis_is_the_analysis_own(lab):
     """Links and pickers offer the kinds, layers and heads of `layout`; an analysis must have exactly them."""
     analysed = lab.analyse(SENTENCES[lab.task])
-    assert lab.layout == {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
+    shapes = {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
+    assert lab.layout == {kind: shape for kind, shape in shapes.items() if kind in lab.layout}
+    # beyond the heads a page can pick: only the GRU's one additive alignment, a map of (1, 1)
+    headless = {kind: shape for kind, shape in shapes.items() if kind not in lab.layout}
+    assert headless == ({"alignment": (1, 1)} if lab.family == "bahdanau" else {})
     assert analysed.capabilities == lab.capabilities
     for maps in analysed.maps.values():
         assert np.allclose(maps.weights.sum(-1), 1, atol=1e-5)
@@ -68,7 +72,8 @@ def test_explain_gives_norms_and_rollout_shaped_like_the_maps(lab):
     analysed = lab.analyse(SENTENCES[lab.task])
     arrays = lab.explain(analysed)
     assert set(arrays) >= {f"value_norms_{kind}" for kind in lab.layout} if lab.can(NORMS) else arrays == {}
-    for kind, maps in analysed.maps.items():
+    for kind in lab.layout:
+        maps = analysed.maps[kind]
         assert arrays[f"value_norms_{kind}"].shape == maps.weights.shape
         if kind != "cross":
             layers, _, tokens, _ = maps.weights.shape

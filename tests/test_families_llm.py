@@ -1,4 +1,4 @@
-"""model/families.py's LlamaAdapter: SmolLM2 opens by id (lazily), says what it can do, and its maps are the model's."""
+"""model/adapters/llama.py: SmolLM2 opens by id (lazily), says what it can do, and its maps are the model's."""
 import subprocess
 import sys
 from pathlib import Path
