@@ -7,6 +7,7 @@ from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
 from model.adapters import ADAPTERS, FAMILY_NAMES, Generates, ReadsResidualStream, ScoresHeads, family
+from model import capabilities
 from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, RESIDUAL_STREAM, STEPS,
                                 TRANSLATION)
 from model.families import CHECKPOINT_DIR, LabModel, adapt, model_family, open_model, shipped_model_names
@@ -92,6 +93,7 @@ def test_an_already_loaded_network_gets_the_same_adapter_and_an_unknown_id_names
 
 def test_each_protocol_is_there_exactly_where_its_capability_is(lab):
     """A view that checks a capability may call the protocol that goes with it, and only then."""
+    assert lab.capabilities <= capabilities.ALL  # every capability is one of model/capabilities.py's
     assert isinstance(lab, ScoresHeads) == lab.can(IMPORTANCE)
     assert isinstance(lab, Generates) == lab.can(GENERATION)
     assert isinstance(lab, ReadsResidualStream) == lab.can(RESIDUAL_STREAM)
