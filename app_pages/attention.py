@@ -2,7 +2,8 @@
 import streamlit as st
 
 from i18n import tr
-from model.sources import TRANSLATION, as_float32
+from model.capabilities import EMBEDDING, STEPS, TRANSLATION, VOCABULARY
+from model.sources import as_float32
 from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
 from ui.attention.view import attention_explorer
 from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
@@ -20,35 +21,34 @@ view = current_view("attention")  # what this page draws (ui/view.py)
 analysis = current_attention(view.model, view.sentence)  # model.families: the maps of whatever model is chosen
 if analysis is not None:
     model_id, lab, analysed = analysis
-    result = analysed.decode  # our own translation models' greedy decode (None for encoders and foreign models)
     if analysed.can(TRANSLATION):
         translation = " ".join(analysed.output_tokens) or tr("attention.empty")
         # One line of text, not a code block: the chart sits higher, and a shared link's first view loads no code
         # highlighter (1.5 MB of JavaScript; bench/README.md, "A shared link's view").
-        if result is not None and not result.source.unknown:
+        if analysed.can(VOCABULARY) and analysed.unknown:  # our own translators: greyed, with the reason
+            st.markdown(tr("attention.translation"))
+            show_translation(analysed.decode, translation)
+        elif analysed.can(VOCABULARY):
             st.markdown(f"{tr('attention.translation')} **{escape_markdown(translation)}**")
         else:
             st.markdown(tr("attention.translation"))
-            if result is not None:
-                show_translation(result, translation)  # greyed, with the reason, when words were unknown
-            else:
-                st.code(translation, language=None)
-    if not analysed.maps:  # a GRU seq2seq: one additive alignment, or no attention at all
-        if "alignment" in result.attention:
+            st.code(translation, language=None)
+    if not lab.layout:  # a GRU seq2seq: one additive alignment, or no attention at all
+        if analysed.maps:
             chart, aside = chart_first()  # a projected stop: the alignment first, the note under it
             aside.info(tr("attention.rnn_bahdanau"))
-            rows, columns = result.output_tokens + ["<eos>"], result.source.tokens
-            alignment = result.attention["alignment"]
+            (alignment,) = analysed.maps.values()  # (1, 1, T_out + 1, T_src): no heads
+            rows, columns, weights = alignment.query_tokens, alignment.key_tokens, alignment.weights[0, 0]
             with chart:
-                show_chart(attention_heatmap(alignment, rows, columns, tr("attention.alignment_title")),
+                show_chart(attention_heatmap(weights, rows, columns, tr("attention.alignment_title")),
                            "bahdanau_alignment", key="alignment",
-                           table=lambda: attention_table(alignment, rows, columns))
+                           table=lambda: attention_table(weights, rows, columns))
         else:
             st.info(tr("attention.rnn_plain"))
     else:
-        if result is not None and "cross" in result.attention:
-            open_on_teaching_view(result)  # a first visit: cross-attention on its sharpest head
-        elif analysed.special is not None:  # an encoder: the sharpest word-to-word head, not a [SEP] sink
+        if "cross" in lab.layout and analysed.can(STEPS):
+            open_on_teaching_view(as_float32(analysed.maps["cross"].weights))  # a first visit: its sharpest head
+        elif analysed.can(EMBEDDING):  # an encoder: the sharpest word-to-word head, not a [SEP] sink
             open_encoder_on_teaching_head(as_float32(analysed.maps["encoder_self"].weights), analysed.special)
         elif any(maps.source_block for maps in analysed.maps.values()):  # a decoder-only translator's one map
             open_on_source_block_head(next(maps for maps in analysed.maps.values() if maps.source_block))

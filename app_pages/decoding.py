@@ -14,6 +14,6 @@ with explanation():  # presenter mode: folded, the maps above the fold at 1280×
 view = current_view("decoding")  # what this page draws (ui/view.py)
 analysis = current_analysis(view.model, view.sentence)
 if analysis is not None:
-    model_id, lab, result = analysis
+    model_id, lab, analysed = analysis
     # A fragment: Previous, Next, the step, layer and head rerun only the explorer.
-    decoding_explorer("decoding", lab.network, result)
+    decoding_explorer("decoding", lab.network, analysed)

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from model.capabilities import TRANSLATION
+
+
 def model_names() -> list[str]:
     """Every name MODEL may be: shipped checkpoints, the pretrained encoder, the models folder's entries."""
     from model.bert import MINILM_NAME
@@ -42,7 +45,7 @@ def _analyse_with_model(model: str, text: str):
 def explanation_arrays(analysed, lab) -> dict[str, np.ndarray]:
     """rollout_<self kind> (L, T, T) and value_norms_<kind> (L, h, T_q, T_k) for models whose value norms we can
     read (NORMS); {} for the others (GRU seq2seq has no heads; transformers models keep their W_V/W_O)."""
-    from model.families import NORMS
+    from model.capabilities import NORMS
 
     if not lab.can(NORMS):
         return {}
@@ -81,9 +84,9 @@ def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarr
         return arrays
     analysed, lab = _analyse_with_model(model, text)
     arrays = {"tokens": np.array(analysed.input_tokens, dtype=str)}
-    for kind, maps in analysed.maps.items():
-        arrays[kind] = np.asarray(maps.weights, dtype=np.float32)  # (layers, heads, queries, keys)
-    if analysed.output_tokens is not None:
+    for kind in lab.layout:  # the kinds of heads (a GRU's one alignment is not one)
+        arrays[kind] = np.asarray(analysed.maps[kind].weights, dtype=np.float32)  # (layers, heads, queries, keys)
+    if analysed.can(TRANSLATION):
         arrays["output_tokens"] = np.array(analysed.output_tokens, dtype=str)
         if "decoder_self" in analysed.maps:
             arrays["decoder_tokens"] = np.array(analysed.maps["decoder_self"].query_tokens, dtype=str)

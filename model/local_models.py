@@ -264,7 +264,8 @@ class TransformersModel:
         """AnalysedInput of `text`: encoder_self / decoder_self (causal) / cross, as the architecture has them."""
         import torch
 
-        from model.sources import TRANSLATION, AnalysedInput, KindMaps
+        from model.capabilities import TRANSLATION
+        from model.sources import AnalysedInput, KindMaps, Translation
 
         encoding = self.tokenizer.encode(text)
         ids, tokens = list(encoding.ids)[:MAX_TOKENS], list(encoding.tokens)[:MAX_TOKENS]
@@ -294,7 +295,7 @@ class TransformersModel:
                                                  decoder_tokens, causal),
                         "cross": KindMaps("cross", stack(out.cross_attentions), None, decoder_tokens, tokens)}
                 return AnalysedInput(self.name, text, tokens, maps, frozenset({TRANSLATION}),
-                                     output_tokens=output_tokens, truncated_from=truncated_from)
+                                     translation=Translation(output_tokens), truncated_from=truncated_from)
             out = self.model(input_ids=input_ids, output_attentions=True)
         kind = "decoder_self" if self.is_decoder_only else "encoder_self"
         causal = np.triu(np.ones((len(ids), len(ids)), dtype=bool), 1) if self.is_decoder_only else None

@@ -1,6 +1,6 @@
 """What pages draw of one input to one model, whatever the model: `AnalysedInput` and its `KindMaps`.
 
-The adapters of model/families.py build them (`analyse_toy` for our translators, `analyse_encoder` for a BERT
+The adapters of model/adapters/ build them (`analyse_toy` for our translators, `analyse_encoder` for a BERT
 encoder, model.local_models for transformers models): the attention kinds the model has, each as a `KindMaps` of
 numpy arrays shaped (layers, heads, queries, keys) with the token labels of both axes, plus what the model can do
 (capabilities). Pages branch on capabilities and on the kinds present, never on the model's class.
@@ -11,11 +11,13 @@ Shapes (every array is numpy, float):
     KindMaps.scores   (L, h, T_q, T_k)  q·k/√d_k before mask and softmax, or None where the model gives none
     KindMaps.masked   (T_q, T_k)        True where a causal mask hides the key (decoder self-attention), or None
     KindMaps.source_block (first, end)  a decoder-only translator's English columns, its French rows from `end` on
-    AnalysedInput.final_vectors (T, d)  the encoder's last-layer token vectors (encoders)
-    AnalysedInput.embedding     (d,)    mean-pooled, L2-normalised sentence embedding (sentence encoders)
+    KindMaps "alignment"  (1, 1, T_out + 1, T_src)  the GRU's one additive alignment (Bahdanau et al. 2015): no heads
+    Encoding.final_vectors (T, d)       the encoder's last-layer token vectors (encoders)
+    Encoding.embedding     (d,)         mean-pooled, L2-normalised sentence embedding (sentence encoders)
 
 Queries are rows (what is attending), keys are columns (what is attended to). Kinds are named "encoder_self",
-"decoder_self" and "cross" (queries from the decoder, keys from the encoder), as in `python -m model.inspect`.
+"decoder_self" and "cross" (queries from the decoder, keys from the encoder), as in `python -m model.inspect`, and
+"alignment" (the GRU's, one map; not in its adapter's layout, which lists the heads a page can pick).
 """
 from __future__ import annotations
 
@@ -25,14 +27,13 @@ import numpy as np
 import torch
 
 from model.bert import EncodedText, PretrainedEncoder, mean_pooled_embedding
+from model.capabilities import ABLATION, EMBEDDING, RESCALE, STEPS, TRANSLATION, VOCABULARY
 from model.data import is_punctuation
 from model.decode import DecodeResult
 from model.decoder_only import sequence_tokens
 from model.explain.next_token import NextTokenPrediction
 
 KIND_NAMES = ("encoder_self", "decoder_self", "cross")
-# What a model offers beyond its maps; pages show a view only when the capability is there.
-ABLATION, RESCALE, TRANSLATION, EMBEDDING, STEPS = "ablation", "rescale", "translation", "embedding", "steps"
 
 
 @dataclass(frozen=True)
@@ -59,23 +60,42 @@ class KindMaps:
         return self.weights.shape[1]
 
 
+@dataclass(frozen=True)
+class Translation:
+    """What a translation model wrote (TRANSLATION): its tokens, and for our own translators (STEPS) the greedy decode
+    step by step (its probabilities, the source as the vocabulary read it). The decode's attention is not kept here:
+    the maps are the analysis's `maps`, once."""
+
+    output_tokens: list[str]
+    decode: DecodeResult | None = None
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """What an encoder adds to its maps (EMBEDDING): per input token, whether it is a [CLS]/[SEP]-like token and the
+    index of the word it is a piece of; its last-layer token vectors (T, d) and its sentence embedding (d,)."""
+
+    special: list[bool]
+    word_ids: list[int | None]
+    final_vectors: np.ndarray
+    embedding: np.ndarray
+
+
 @dataclass
 class AnalysedInput:
-    """Everything a page draws about one input to one model."""
+    """Everything a page draws about one input to one model: its maps of every kind, and the typed parts only some
+    models have, each behind a capability (`can(TRANSLATION)`: translation; `can(EMBEDDING)`: encoding;
+    `can(NEXT_TOKEN)`: next_token)."""
 
     model_id: str
     text: str
     input_tokens: list[str]
-    maps: dict[str, KindMaps]  # the kinds the model has, in KIND_NAMES order
+    maps: dict[str, KindMaps]  # every kind the model has: KIND_NAMES in that order, or the GRU's "alignment"
     capabilities: frozenset[str]
-    output_tokens: list[str] | None = None  # the translation, for translation models
-    special: list[bool] | None = None  # per input token: True for [CLS]/[SEP]-like tokens (encoders)
-    word_ids: list[int | None] | None = None  # per input token: index of the word it is a piece of (encoders)
     truncated_from: int | None = None  # token count before the input was cut to the model's limit
     unknown: list[str] = field(default_factory=list)  # input pieces the vocabulary does not know
-    final_vectors: np.ndarray | None = None
-    embedding: np.ndarray | None = None
-    decode: DecodeResult | None = None  # toy translation models: the full greedy decode (step probabilities)
+    translation: Translation | None = None
+    encoding: Encoding | None = None
     next_token: NextTokenPrediction | None = None  # a causal LLM: the token after the text, the text's own loss
 
     @property
@@ -84,6 +104,26 @@ class AnalysedInput:
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
+
+    @property
+    def output_tokens(self) -> list[str]:
+        """The translation's tokens (TRANSLATION)."""
+        return self._part(self.translation, TRANSLATION).output_tokens
+
+    @property
+    def decode(self) -> DecodeResult:
+        """Our own translator's greedy decode, step by step: the models with a closed VOCABULARY."""
+        return self._part(self._part(self.translation, TRANSLATION).decode, VOCABULARY)
+
+    @property
+    def special(self) -> list[bool]:
+        """Per input token: True for [CLS]/[SEP]-like tokens (EMBEDDING)."""
+        return self._part(self.encoding, EMBEDDING).special
+
+    def _part(self, part, capability: str):
+        if part is None:
+            raise AttributeError(f"{self.model_id}: no {capability} in this analysis (ask can({capability!r}))")
+        return part
 
 
 # Maps heavier than this (float32 weights and scores of one kind together) are kept in float16: a long text's maps
@@ -124,7 +164,8 @@ def as_float32(array: np.ndarray | None) -> np.ndarray | None:
 
 
 def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput:
-    """A shipped or trained toy model's greedy decode as an AnalysedInput (the Transformer has all three kinds)."""
+    """A shipped or trained toy model's greedy decode as an AnalysedInput (the Transformer has all three kinds, the
+    GRU with attention its one alignment, the GRU without none)."""
     # Decoder rows are named by the token written at that step (as on the Decoding page); the decoder's own keys are
     # its inputs (<bos> and the tokens written so far).
     source, written, inputs = result.source.tokens, result.written_tokens, result.decoder_input_tokens
@@ -137,10 +178,25 @@ def analyse_toy(model_id: str, text: str, result: DecodeResult) -> AnalysedInput
             maps[kind] = KindMaps(kind, weights, result.attention[f"{kind}_scores"], *axes[kind], masked)
         capabilities = frozenset({ABLATION, RESCALE, TRANSLATION, STEPS})
     else:  # GRU seq2seq: an additive alignment (T, S) or nothing; shown by the page as such, not as heads
+        if "alignment" in result.attention:  # (T, S): a row per step, the one that writes <eos> included
+            maps["alignment"] = KindMaps("alignment", result.attention["alignment"][None, None], None, written,
+                                         list(source))
         capabilities = frozenset({TRANSLATION, STEPS})
-    return AnalysedInput(model_id, text, list(source), maps, capabilities, output_tokens=list(result.output_tokens),
-                         truncated_from=result.source.truncated_from, unknown=list(result.source.unknown),
-                         decode=result)
+    return AnalysedInput(model_id, text, list(source), maps, capabilities, truncated_from=result.source.truncated_from,
+                         unknown=list(result.source.unknown), translation=_translation(result))
+
+
+def _translation(result: DecodeResult) -> Translation:
+    """The decode without its attention (the analysis's maps hold it)."""
+    return Translation(list(result.output_tokens), replace(result, attention={}))
+
+
+def between_sequences(result: DecodeResult) -> KindMaps | None:
+    """What a decode reads of its source as maps: a Transformer's cross-attention (L, h, T, S) or the GRU's one
+    alignment (1, 1, T, S), rows the token written at each step; None for a decoder-only translator's decode (its
+    English is in its one causal map) or a GRU without attention."""
+    maps = analyse_toy("", "", result).maps
+    return maps.get("cross") or maps.get("alignment")
 
 
 def analyse_causal_translation(model_id: str, text: str, result: DecodeResult,
@@ -155,8 +211,8 @@ def analyse_causal_translation(model_id: str, text: str, result: DecodeResult,
     maps = {"decoder_self": KindMaps("decoder_self", weights, result.attention["decoder_self_scores"], tokens,
                                      list(tokens), masked, source_block=(1, separator))}
     return AnalysedInput(model_id, text, list(result.source.tokens), maps, capabilities,
-                         output_tokens=list(result.output_tokens), truncated_from=result.source.truncated_from,
-                         unknown=list(result.source.unknown), decode=result)
+                         truncated_from=result.source.truncated_from, unknown=list(result.source.unknown),
+                         translation=_translation(result))
 
 
 def source_block_shares(maps) -> np.ndarray:
@@ -168,23 +224,18 @@ def source_block_shares(maps) -> np.ndarray:
 
 
 def analyse_encoder(model_id: str, text: str, model: PretrainedEncoder,
-                    switched_off: tuple[tuple[int, int], ...] = ()) -> AnalysedInput:
-    """A BERT encoder's self-attention over its real subword tokens; switched_off: (layer, head) pairs, 0-based."""
+                    head_mask: torch.Tensor | None = None) -> AnalysedInput:
+    """A BERT encoder's self-attention over its real subword tokens; head_mask (L, h): 0 switches a head off."""
     encoded: EncodedText = model.encode(text)
-    head_mask = None
-    if switched_off:
-        head_mask = torch.ones(model.config.num_layers, model.config.num_heads)
-        for layer, head in switched_off:
-            head_mask[layer, head] = 0.0
     out = model.run(encoded, head_mask=head_mask)
     hidden = out.hidden  # (1, T, d)
     embedding = mean_pooled_embedding(hidden, torch.ones(hidden.shape[:2]))[0]
     maps = {"encoder_self": KindMaps("encoder_self", out.weights[:, 0].numpy(), out.scores[:, 0].numpy(),
                                      list(encoded.tokens), list(encoded.tokens))}
     return AnalysedInput(model_id, text, list(encoded.tokens), maps, frozenset({ABLATION, RESCALE, EMBEDDING}),
-                         special=list(encoded.special), word_ids=list(encoded.word_ids),
                          truncated_from=encoded.truncated_from, unknown=list(encoded.unknown),
-                         final_vectors=hidden[0].numpy(), embedding=embedding.numpy())
+                         encoding=Encoding(list(encoded.special), list(encoded.word_ids), hidden[0].numpy(),
+                                           embedding.numpy()))
 
 
 # --- views of an encoder's maps: hide special tokens, merge word pieces ---------------------------------------

@@ -107,13 +107,13 @@ def test_attention_steps_page_mask_and_sizes():
 
 
 def test_an_unexpected_error_becomes_a_message_not_a_traceback(monkeypatch):
-    import model.families
+    import model.adapters.translator
     import ui.state
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(model.families, "greedy_decode", broken)  # what the translator's adapter decodes with
+    monkeypatch.setattr(model.adapters.translator, "greedy_decode", broken)  # what the translator's adapter decodes with
     ui.state.analyse.clear()
     at = open_page("attention", healthy=False, sentence="a sentence never analysed before")
     assert not at.exception

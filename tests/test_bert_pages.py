@@ -221,4 +221,4 @@ def test_an_encoder_analysis_is_computed_once_per_sentence_and_heads(monkeypatch
     first = ui.state.analyse(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
     again = ui.state.analyse(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
     assert calls == [sentence]  # the second rerun read the cache
-    np.testing.assert_array_equal(first.embedding, again.embedding)
+    np.testing.assert_array_equal(first.encoding.embedding, again.encoding.embedding)

@@ -12,7 +12,8 @@ from model.config import DecoderOnlyConfig
 from model.data import BOS_ID, PAD_ID, make_dataset, pad_batch
 from model.decode import greedy_decode
 from model.decoder_only import SEPARATOR, pack_pairs
-from model.families import CHECKPOINT_DIR, NORMS, STEPS, TRANSLATION, open_model
+from model.capabilities import NORMS, STEPS, TRANSLATION
+from model.families import CHECKPOINT_DIR, open_model
 from model.train import TrainConfig, make_training_data, parse_command
 from model.transformer import HeadMasks
 

@@ -1,4 +1,4 @@
-"""model/families.py: every family answers the same questions, and its answers match what it computes."""
+"""model/adapters/: every family answers the same questions, and its answers match what it computes."""
 import numpy as np
 import pytest
 import torch
@@ -6,8 +6,11 @@ import torch
 from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
-from model.families import (ABLATION, CHECKPOINT_DIR, EMBEDDING, NORMS, STEPS, TRANSLATION, LabModel, adapt,
-                            model_family, open_model, shipped_model_names)
+from model.adapters import ADAPTERS, FAMILY_NAMES, Generates, ReadsResidualStream, ScoresHeads, family
+from model import capabilities
+from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, RESIDUAL_STREAM, STEPS,
+                                TRANSLATION)
+from model.families import CHECKPOINT_DIR, LabModel, adapt, model_family, open_model, shipped_model_names
 from model.transformer import HeadMasks
 
 SENTENCES = {"en-fr": "the small cat eats the red apple", "reverse": "3 1 4 15 9",
@@ -30,7 +33,11 @@ def test_every_shipped_model_and_the_encoder_open_by_id_with_their_family(lab):
 def test_the_layout_known_before_analysis_is_the_analysis_own(lab):
     """Links and pickers offer the kinds, layers and heads of `layout`; an analysis must have exactly them."""
     analysed = lab.analyse(SENTENCES[lab.task])
-    assert lab.layout == {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
+    shapes = {kind: maps.weights.shape[:2] for kind, maps in analysed.maps.items()}
+    assert lab.layout == {kind: shape for kind, shape in shapes.items() if kind in lab.layout}
+    # beyond the heads a page can pick: only the GRU's one additive alignment, a map of (1, 1)
+    headless = {kind: shape for kind, shape in shapes.items() if kind not in lab.layout}
+    assert headless == ({"alignment": (1, 1)} if lab.family == "bahdanau" else {})
     assert analysed.capabilities == lab.capabilities
     for maps in analysed.maps.values():
         assert np.allclose(maps.weights.sum(-1), 1, atol=1e-5)
@@ -66,7 +73,8 @@ def test_explain_gives_norms_and_rollout_shaped_like_the_maps(lab):
     analysed = lab.analyse(SENTENCES[lab.task])
     arrays = lab.explain(analysed)
     assert set(arrays) >= {f"value_norms_{kind}" for kind in lab.layout} if lab.can(NORMS) else arrays == {}
-    for kind, maps in analysed.maps.items():
+    for kind in lab.layout:
+        maps = analysed.maps[kind]
         assert arrays[f"value_norms_{kind}"].shape == maps.weights.shape
         if kind != "cross":
             layers, _, tokens, _ = maps.weights.shape
@@ -81,3 +89,30 @@ def test_an_already_loaded_network_gets_the_same_adapter_and_an_unknown_id_names
         open_model("no-such-model")
     with pytest.raises(TypeError):
         adapt("x", object())
+
+
+def test_each_protocol_is_there_exactly_where_its_capability_is(lab):
+    """A view that checks a capability may call the protocol that goes with it, and only then."""
+    assert lab.capabilities <= capabilities.ALL  # every capability is one of model/capabilities.py's
+    assert isinstance(lab, ScoresHeads) == lab.can(IMPORTANCE)
+    assert isinstance(lab, Generates) == lab.can(GENERATION)
+    assert isinstance(lab, ReadsResidualStream) == lab.can(RESIDUAL_STREAM)
+
+
+def test_every_family_has_one_registered_adapter_and_a_second_registration_is_refused():
+    assert set(FAMILY_NAMES) == set(ADAPTERS) >= set(FAMILIES.values()) | {"transformers", "llama"}
+    with pytest.raises(ValueError, match="already has an adapter"):
+        family("bert")(type("Another", (), {}))
+
+
+def test_the_head_masks_are_built_from_the_layout_and_refuse_a_kind_it_lacks(lab):
+    if not lab.layout:
+        with pytest.raises(ValueError, match="no heads at all"):
+            lab.head_masks((("cross", 0, 0),))
+        return
+    kind = next(iter(lab.layout))
+    masks = lab.head_masks(((kind, 0, 1),))
+    assert {k: tuple(m.shape) for k, m in masks.items()} == lab.layout and lab.head_masks(()) is None
+    assert masks[kind][0, 1] == 0 and masks[kind].sum() == masks[kind].numel() - 1
+    with pytest.raises(ValueError, match="no alignment heads"):
+        lab.head_masks((("alignment", 0, 0),))

@@ -1,4 +1,4 @@
-"""model/families.py's LlamaAdapter: SmolLM2 opens by id (lazily), says what it can do, and its maps are the model's."""
+"""model/adapters/llama.py: SmolLM2 opens by id (lazily), says what it can do, and its maps are the model's."""
 import subprocess
 import sys
 from pathlib import Path
@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.families import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE, LabModel,
-                            LlamaAdapter, adapt, model_family, open_model)
+from model.capabilities import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE,
+                                RESIDUAL_STREAM)
+from model.families import (Generates, LabModel, LlamaAdapter, ReadsResidualStream, ScoresHeads, adapt, model_family,
+                            open_model)
 from model.llama import value_weighted_norms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +34,9 @@ def test_smollm2_opens_by_id_as_a_decoder_only_llm(lab):
     assert isinstance(lab, LabModel) and isinstance(lab, LlamaAdapter)
     assert lab.family == model_family(NAME) == "llama"
     assert lab.layout == {"decoder_self": (30, 9)} and lab.head_dim == 64 and lab.positions == "rotary"
-    assert lab.capabilities == {NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS}
+    assert lab.capabilities == {NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS,
+                                RESIDUAL_STREAM}
+    assert isinstance(lab, Generates) and isinstance(lab, ScoresHeads) and isinstance(lab, ReadsResidualStream)
     assert adapt("again", lab.network).layout == lab.layout and adapt("same", lab) is lab
     assert open_model(NAME).network is lab.network  # one shared copy per process
 
@@ -54,6 +58,15 @@ def test_a_head_switched_off_changes_the_layers_after_it_only(lab):
     assert np.abs(off.maps["decoder_self"].weights[1:] - plain.maps["decoder_self"].weights[1:]).max() > 1e-3
     with pytest.raises(ValueError, match="decoder_self"):
         lab.analyse(TEXT, (("cross", 0, 0),))
+
+
+def test_the_residual_streams_last_row_unembedded_is_the_models_own_prediction(lab):
+    stream = lab.residual_stream(TEXT)
+    ids = lab.encode(TEXT)
+    assert stream.ids == ids and stream.tokens == lab.token_texts(ids)
+    assert stream.hidden.shape == (31, len(ids), 576)  # (L+1, T, d): the embeddings, then each block's output
+    torch.testing.assert_close(stream.hidden[0], lab.network.model.embed.weight[ids])
+    torch.testing.assert_close(lab.unembed(stream.hidden[-1]), lab.network.run(ids).logits[0], rtol=0, atol=1e-4)
 
 
 def test_explain_gives_value_norms_and_rollout_shaped_like_the_maps(lab):

@@ -1,15 +1,18 @@
-"""Pages and views ask a model's capabilities, never its family (model/families.py is the one place that does).
+"""Pages and views ask a model's capabilities, never its family (model/adapters/ is the one place that does).
 
 Outside the adapters, no module of ui/, app_pages/ or viz/ may branch on a model class or a family name: an
 isinstance() with a class defined in model/, a comparison with a family name (or with a `.family`), or a call of
-the helpers the adapters replaced. A new family is then one adapter, and no page needs to learn its name."""
+the helpers the adapters replaced. Nor on a proxy for the family: whether an analysis's optional part is set
+(`analysed.special is not None` meant "an encoder"), which kinds a decode's `.attention` holds (`"cross" in
+result.attention`), or whether anything holds an "alignment" (the GRU with attention). A view asks `can(...)` or the
+model's `layout`. A new family is then one adapter, and no page needs to learn its name."""
 import ast
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from model.families import FAMILY_NAMES
+from model.adapters import FAMILY_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("ui", "app_pages", "viz")
@@ -17,15 +20,21 @@ FOLDERS = ("ui", "app_pages", "viz")
 OLD_HELPERS = {"is_toy", "is_encoder_only", "family_of", "analyse_toy", "analyse_encoder", "analyse_model",
                "analyse_encoder_input", "analyse_foreign_input", "analyse_ablated", "runs_in_our_encoder",
                "is_encoder_decoder", "is_decoder_only", "model_type"}
+# The typed parts of model.sources.AnalysedInput (and the fields they replaced) that only some families have: a view
+# asks the capability that goes with each, not whether it is None.
+OPTIONAL_PARTS = {"translation", "encoding", "next_token", "decode", "output_tokens", "special", "word_ids",
+                  "final_vectors", "embedding"}
 
 
 @cache
 def model_classes() -> frozenset[str]:
-    """Every class defined in model/ but its exceptions (an `except`-like isinstance on an error is no branch)."""
+    """Every class defined in model/ but its exceptions (an `except`-like isinstance on an error is no branch) and its
+    protocols (isinstance with model.adapters' Generates, ScoresHeads, ... asks a capability, not a family)."""
     names = set()
     for path in (ROOT / "model").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ClassDef) and not node.name.endswith("Error"):
+            protocol = isinstance(node, ast.ClassDef) and "Protocol" in _names(ast.Tuple(node.bases))
+            if isinstance(node, ast.ClassDef) and not node.name.endswith("Error") and not protocol:
                 names.add(node.name)
     return frozenset(names)
 
@@ -45,6 +54,18 @@ def _is_family(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "family"
 
 
+def _is_proxy(node: ast.Compare) -> bool:
+    """`x.<optional part> is (not) None`, `... in x.attention`, or `"alignment" in ...`."""
+    sides = [node.left, *node.comparators]
+    if any(isinstance(op, ast.Is | ast.IsNot) for op in node.ops):
+        none = any(isinstance(side, ast.Constant) and side.value is None for side in sides)
+        return none and any(isinstance(side, ast.Attribute) and side.attr in OPTIONAL_PARTS for side in sides)
+    if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+        return any(isinstance(side, ast.Attribute) and side.attr == "attention" for side in node.comparators) or \
+            (isinstance(node.left, ast.Constant) and node.left.value == "alignment")
+    return False
+
+
 def family_branches(source: str, classes: frozenset[str]) -> list[tuple[int, str]]:
     """(line, what) of every branch on a model's class or family in a module's source."""
     found = []
@@ -56,6 +77,8 @@ def family_branches(source: str, classes: frozenset[str]) -> list[tuple[int, str
                 found.append((node.lineno, f"isinstance with {', '.join(sorted(hit))}"))
         elif isinstance(node, ast.Compare) and any(map(_is_family, [node.left, *node.comparators])):
             found.append((node.lineno, f"comparison with a family: {ast.unparse(node)}"))
+        elif isinstance(node, ast.Compare) and _is_proxy(node):
+            found.append((node.lineno, f"proxy for a family: {ast.unparse(node)}"))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("startswith", "endswith") and any(map(_is_family, node.args)):
             found.append((node.lineno, f"family prefix test: {ast.unparse(node)}"))
@@ -70,6 +93,7 @@ def family_branches(source: str, classes: frozenset[str]) -> list[tuple[int, str
 def test_the_branch_finder_catches_each_kind_of_branch():
     classes = model_classes()
     assert {"LoadedModel", "PretrainedEncoder", "TransformersModel", "TransformerConfig"} <= classes
+    assert not {"LabModel", "Generates", "ScoresHeads", "ReadsResidualStream"} & classes
     injected = {
         "if isinstance(loaded, LoadedModel):\n    pass": "isinstance with LoadedModel",
         "ok = isinstance(m.config, (model.config.TransformerConfig, int))": "isinstance with TransformerConfig",
@@ -79,6 +103,11 @@ def test_the_branch_finder_catches_each_kind_of_branch():
         "z = family.startswith('transformers:')": "family prefix test",
         "from ui.state import is_toy": "old family helper is_toy",
         "w = entry.runs_in_our_encoder": "old family helper runs_in_our_encoder",
+        "if result.special is not None:\n    pass": "proxy for a family",
+        "encoder = analysed.encoding is None": "proxy for a family",
+        "if result.decode is not None:\n    pass": "proxy for a family",
+        "if 'cross' in result.attention:\n    pass": "proxy for a family",
+        "gru = 'alignment' not in analysed.maps": "proxy for a family",
     }
     for source, what in injected.items():
         found = family_branches(source, classes)
@@ -86,7 +115,9 @@ def test_the_branch_finder_catches_each_kind_of_branch():
     # what pages legitimately do: ask capabilities and kinds, look a family's label up, catch a model's error
     allowed = ("if lab.can(NORMS) and 'cross' in lab.layout:\n    pass\n"
                "label = tr(f'models.family_{lab.family}')\nresults = {'transformer': 1}\nr = results['transformer']\n"
-               "if isinstance(speed, SpeedProbeError):\n    pass\nif kind == 'cross':\n    pass")
+               "if isinstance(speed, SpeedProbeError):\n    pass\nif kind == 'cross':\n    pass\n"
+               "if analysed.can(EMBEDDING) and 'cross' in lab.layout and isinstance(lab, Generates):\n    pass\n"
+               "if first is None or lab.decode(ids) is None:\n    pass")
     assert family_branches(allowed, classes) == []
 
 

@@ -9,7 +9,8 @@ import math
 import pytest
 import torch
 
-from model.gguf_weights import SMOLLM2_FILE, smollm2_path
+from model.families import adapt
+from model.gguf_weights import SMOLLM2_FILE, SMOLLM2_NAME, smollm2_path
 from model.generation import choose_next, generate, generation_step, top_next_tokens
 from model.llama import KVCache, apply_rotary, load_smollm2, rotary_cos_sin
 
@@ -50,6 +51,25 @@ def test_logits_and_every_attention_map_match_transformers(smollm, reference):
     causal = torch.ones(len(ids), len(ids), dtype=torch.bool).tril()
     torch.testing.assert_close(torch.softmax(ours.scores.masked_fill(~causal, -math.inf), -1), ours.weights,
                                **TOLERANCE)
+
+
+@pytest.mark.slow  # loads transformers' reference model
+def test_the_residual_stream_and_its_unembedding_match_transformers_hidden_states(smollm, reference):
+    """What the logit lens reads: the embeddings and each block's output, and the final norm and output matrix applied
+    to them. transformers' hidden_states are the input of layer 0, each decoder layer's output, and for the last layer
+    that output after the final norm."""
+    lab = adapt(SMOLLM2_NAME, smollm)
+    stream = lab.residual_stream(TEXT)
+    with torch.no_grad():
+        theirs = reference(torch.tensor([stream.ids]), output_hidden_states=True)
+        hidden = torch.stack(theirs.hidden_states)[:, 0]  # (L+1, T, d)
+        their_lens = reference.lm_head(reference.model.norm(hidden[:-1]))  # (L, T, V): rows 0 … L-1
+    assert stream.hidden.shape == hidden.shape == (31, len(stream.ids), 576)
+    torch.testing.assert_close(stream.hidden[:-1], hidden[:-1], **TOLERANCE)
+    torch.testing.assert_close(smollm.model.final_norm(stream.hidden[-1]), hidden[-1], **TOLERANCE)
+    lens = lab.unembed(stream.hidden)  # (L+1, T, V)
+    torch.testing.assert_close(lens[:-1], their_lens, **TOLERANCE)
+    torch.testing.assert_close(lens[-1], theirs.logits[0], **TOLERANCE)
 
 
 @pytest.mark.slow  # loads transformers' reference model (about 20 s)

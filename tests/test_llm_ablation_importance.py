@@ -10,7 +10,8 @@ from model.explain.fixed_sets import LANGUAGE_MODEL_TEXTS
 from model.explain.importance import language_model_loss, language_model_texts
 from model.explain.next_token import kl_divergence
 from model.explain.patterns import PATTERNS, label_heads
-from model.families import ABLATION, IMPORTANCE, NEXT_TOKEN, PATTERNS as PATTERNS_CAPABILITY, curve_counts, open_model
+from model.capabilities import ABLATION, IMPORTANCE, NEXT_TOKEN, PATTERNS as PATTERNS_CAPABILITY
+from model.families import curve_counts, open_model
 
 REPEATED = "The cat sat on the mat. The cat sat on the mat. The cat sat on the"
 INDUCTION_HEAD = (18, 6)  # L19 H7 on screen: the top induction head of the LLM heads page (score 0.92)
@@ -81,7 +82,7 @@ def importance(lab):
 
 @pytest.mark.slow
 def test_importance_is_the_gradient_of_the_next_token_loss(lab, importance):
-    found = importance["importance"]
+    found = importance.heads
     assert found.gradient.shape == (30, 9) and (found.gradient >= 0).all()
     texts = language_model_texts(lab.encode, LANGUAGE_MODEL_TEXTS)
     assert found.texts == len(LANGUAGE_MODEL_TEXTS) and found.tokens == texts.tokens < 400
@@ -99,7 +100,7 @@ def test_importance_is_the_gradient_of_the_next_token_loss(lab, importance):
 
 @pytest.mark.slow
 def test_the_curve_switches_off_the_least_important_heads(lab, importance):
-    found, curve = importance["importance"], importance["curve"]
+    found, curve = importance.heads, importance.curve
     assert [row["k"] for row in curve] == curve_counts(270)
     assert curve[0]["loss"] == pytest.approx(found.baseline_loss, abs=1e-4)
     texts = language_model_texts(lab.encode, LANGUAGE_MODEL_TEXTS)

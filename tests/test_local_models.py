@@ -11,7 +11,7 @@ import pytest
 from i18n import translate
 from model.local_models import ENV_VAR, list_local_models, open_local_model
 from model.families import adapt, open_model
-from model.sources import ABLATION, TRANSLATION
+from model.capabilities import ABLATION, TRANSLATION
 from viz.attention import GRID
 from tests.app_links import go_to, open_from_link
 from tests.tiny_models import build_models_folder

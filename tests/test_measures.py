@@ -16,6 +16,7 @@ from classroom.lessons import parse_lesson
 from classroom.measures import (MEASURES, Asked, Measure, MeasureError, StopView, answer, checked_args, figure,
                                 head_name, model_id, view_names)
 from classroom.measures.registry import measure
+from model.decode import greedy_decode
 
 ROOT = Path(__file__).resolve().parents[1]
 APP_CODE = ("ui", "model", "viz", "classroom", "serving", "app_pages", "bench")
@@ -165,7 +166,7 @@ def translator():
 @pytest.fixture(scope="module")
 def cross(translator):
     """The translator's decode of SENTENCE, read directly: (output tokens, source tokens, cross maps (L, h, T, S))."""
-    result = translator.analyse(SENTENCE).decode
+    result = greedy_decode(translator.network, SENTENCE)
     return result.output_tokens, result.source.tokens, result.attention["cross"].astype(float)
 
 
@@ -202,7 +203,7 @@ def test_the_alignment_token_is_the_one_the_target_row_weighs_most(translator):
 
     gru = open_model(GRU)
     view = {"model": GRU, "sentence": "i am a student"}
-    result = gru.analyse(view["sentence"]).decode
+    result = greedy_decode(gru.network, view["sentence"])
     target = result.output_tokens[0]
     row = result.attention["alignment"][0]
     found = _take("alignment_source_token", gru, view, {"target": target})
@@ -239,7 +240,7 @@ def test_the_claims_on_attention_read_the_stops_weights(translator, cross):
     assert best == max(_take("row_peak", translator, VIEW, {"kind": "cross", "layer": 2, "head": h})
                        for h in range(1, weights.shape[1] + 1))
     same = _take("position_share", translator, VIEW, {"kind": "encoder_self", "layer": 1, "head": 1, "offset": 0})
-    encoder = translator.analyse(SENTENCE).decode.attention["encoder_self"].astype(float)
+    encoder = greedy_decode(translator.network, SENTENCE).attention["encoder_self"].astype(float)
     assert math.isclose(same, np.mean(np.diagonal(encoder[0, 0])), abs_tol=2e-3)
     linking = _take("linking_weight", translator, VIEW,
                     {"layer": 1, "head": 1, "target": output[0], "source": source[0]})

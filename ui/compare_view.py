@@ -7,6 +7,7 @@ import streamlit as st
 
 from i18n import tr
 from model.data import detokenize, make_dataset
+from model.sources import AnalysedInput
 from ui.display import chart_first, presenting, shared_figure, show_chart
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
@@ -21,8 +22,8 @@ METRICS = ("exact_match", "bleu")
 AVERAGE = "average"  # the head choice that averages the heads (a stable value: it is kept in links)
 
 
-def _translate_all(sentence: str) -> dict:
-    return {family: analyse(model_id, sentence, get_model(model_id)).decode for family, model_id in MODELS.items()}
+def _translate_all(sentence: str) -> dict[str, AnalysedInput]:
+    return {family: analyse(model_id, sentence, get_model(model_id)) for family, model_id in MODELS.items()}
 
 
 def marked_differences(tokens: list[str], reference: list[str]) -> tuple[str, int]:
@@ -44,7 +45,7 @@ def _outputs(results: dict, reference: list[str] | None = None) -> None:
     for col, (family, result) in zip(cols, results.items()):
         col.markdown(f"**{family_label(family)}**")
         if reference is None:
-            show_translation(result, detokenize(result.output_tokens) or tr("compare.empty_output"), where=col)
+            show_translation(result.decode, detokenize(result.output_tokens) or tr("compare.empty_output"), where=col)
             continue
         marked, missing = marked_differences(result.output_tokens, reference)
         col.markdown(marked or tr("compare.empty_output"))
@@ -84,7 +85,7 @@ def side_by_side(text: str | None) -> None:
     if sentence is None:
         return
     results = _translate_all(sentence)
-    show_input_notices(results["transformer"], get_model(MODELS["transformer"]).network)
+    show_input_notices(results["transformer"].decode, get_model(MODELS["transformer"]).network)
     st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
     c = st.columns(2)
@@ -92,20 +93,19 @@ def side_by_side(text: str | None) -> None:
     head = spec_select(HEAD, tr("compare.head"), where=c[1],
                        format_func=lambda h: tr("compare.head_average") if h == AVERAGE else str(h + 1))
     left, right = st.columns(2)
-    bahdanau = results["bahdanau"]
-    queries, keys = bahdanau.output_tokens + ["<eos>"], bahdanau.source.tokens
-    alignment = bahdanau.attention["alignment"]
+    (bahdanau,) = results["bahdanau"].maps.values()  # its one additive alignment, (1, 1, T_out + 1, T_src)
+    queries, keys, alignment = bahdanau.query_tokens, bahdanau.key_tokens, bahdanau.weights[0, 0]
     # the same sentence for a whole class: each figure is built once and shared (ui/display.shared_figure)
     figure = shared_figure(("cmp_bahdanau", MODELS["bahdanau"], sentence),
                            lambda: attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title")))
     show_chart(figure, "compare_bahdanau_alignment", key="cmp_bahdanau", where=left,
                table=lambda: attention_table(alignment, queries, keys))
-    transformer = results["transformer"]
-    cross = transformer.attention["cross"][layer]
+    transformer = results["transformer"].maps["cross"]
+    cross = transformer.weights[layer]
     weights = cross.mean(0) if head == AVERAGE else cross[head]
     title = (tr("compare.cross_title_average", layer=layer + 1) if head == AVERAGE
              else tr("compare.cross_title_head", layer=layer + 1, head=head + 1))
-    t_queries, t_keys = transformer.written_tokens, transformer.source.tokens  # rows: the token being written
+    t_queries, t_keys = transformer.query_tokens, transformer.key_tokens  # rows: the token being written
     figure = shared_figure(("cmp_cross", MODELS["transformer"], sentence, layer, head),
                            lambda: attention_heatmap(weights, t_queries, t_keys, title))
     show_chart(figure, f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",

@@ -9,7 +9,7 @@ from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, PLOTL
 from ui.models import device_label, local_model_entries
 from ui.session import WidgetKey, lab_session, widget_values
 from ui.specs.common import LANGUAGE_SPEC, PRESENTER_SPEC
-from model.families import VOCABULARY
+from model.capabilities import VOCABULARY
 from ui.state import DEFAULT_MODEL, MODEL, example_sentences, get_model, model_label, selected_model_id
 from ui.text import MAX_INPUT_CHARS, escape_markdown
 from ui.vocabulary import SEARCH, vocabulary_help

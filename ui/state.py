@@ -9,7 +9,8 @@ import streamlit as st
 from i18n import tr
 from model.checkpoint import LoadedModel
 from model.decode import DecodeResult
-from model.families import GENERATION, STEPS, TRAINING, TRANSLATION, LabModel, SwitchedOff, adapt, entry_family, model_family
+from model.capabilities import GENERATION, STEPS, TRAINING, TRANSLATION, VOCABULARY
+from model.families import LabModel, SwitchedOff, adapt, entry_family, model_family
 from model.sources import AnalysedInput, compact_maps
 from ui.result_cache import memoized
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
@@ -121,7 +122,7 @@ def current_attention(model_id: str, text: str | None) -> tuple[str, LabModel, A
     analysed = analysis_of(model_id, sentence)
     if analysed is None:  # past the time limit, with a message
         return None
-    if analysed.decode is not None:
+    if analysed.can(VOCABULARY):  # our own translators: their greedy decode and its words
         show_input_notices(analysed.decode, lab.network)
         if not analysed.decode.source.ids[:-1]:
             st.warning(tr("input.no_words"))
@@ -149,14 +150,14 @@ def no_steps_notice(lab: LabModel, model_id: str) -> bool:
     return True
 
 
-def current_analysis(model_id: str, text: str | None) -> tuple[str, LabModel, DecodeResult] | None:
-    """A view's translation model's greedy decode of its sentence, with notices shown; None when there is
-    nothing to show (a model without decoding steps: a notice says so)."""
+def current_analysis(model_id: str, text: str | None) -> tuple[str, LabModel, AnalysedInput] | None:
+    """A view's translation model's analysis of its sentence (its greedy decode: `.decode`), with notices shown; None
+    when there is nothing to show (a model without decoding steps: a notice says so)."""
     lab = get_model(model_id)
     if no_steps_notice(lab, model_id):
         return None
     found = current_attention(model_id, text)
-    return None if found is None else (model_id, lab, found[2].decode)
+    return found
 
 
 def show_input_notices(result: DecodeResult, loaded: LoadedModel) -> None:

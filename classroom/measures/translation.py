@@ -14,12 +14,13 @@ from classroom.measures.registry import (HEAD, LAYER, LAYER_SETS, OFFSET, STOP_M
                                          second_gap, text, texts, whole)
 from i18n import tr
 from model import claims
+from model.capabilities import STEPS
 from model.checkpoint import read_sidecar
 from model.decode import DecodeResult
-from model.families import CHECKPOINT_DIR, STEPS, LabModel
+from model.families import CHECKPOINT_DIR, LabModel
 from model.metrics import head_entropy
 from model.questions import lowest_metric, most_attended_key
-from model.sources import compact_maps
+from model.sources import AnalysedInput, as_float32, compact_maps
 
 TRANSLATION_VIEW = ("sentence",)  # with the model: what the stop decodes
 
@@ -34,16 +35,17 @@ def checked_sentence(lab: LabModel, view: StopView) -> str:
     return sentence
 
 
-def decoded(lab: LabModel, view: StopView) -> DecodeResult:
-    """The model's greedy decode of the stop's sentence with its attention, as the pages keep it (compact maps)."""
-    return compact_maps(lab.analyse(checked_sentence(lab, view))).decode
+def analysed(lab: LabModel, view: StopView) -> AnalysedInput:
+    """The model's analysis of the stop's sentence as the pages keep it (compact maps): every kind's maps, and its
+    greedy decode (`.decode`)."""
+    return compact_maps(lab.analyse(checked_sentence(lab, view)))
 
 
 def _cross(lab: LabModel, view: StopView) -> tuple[DecodeResult, np.ndarray]:
-    result = decoded(lab, view)
-    if result is None or "cross" not in result.attention:  # a model without cross-attention heads
+    found = analysed(lab, view)
+    if "cross" not in found.maps:  # a model without cross-attention heads
         raise MeasureError(tr("lessons.needs_transformer"))
-    return result, result.attention["cross"]  # (L, h, T_q, T_k)
+    return found.decode, as_float32(found.maps["cross"].weights)  # (L, h, T_q, T_k)
 
 
 def token_index(tokens: list[str], word: str) -> int:
@@ -53,7 +55,7 @@ def token_index(tokens: list[str], word: str) -> int:
 
 
 def _weights(lab: LabModel, view: StopView, kind: str) -> np.ndarray:
-    return decoded(lab, view).attention[kind]  # (L, h, T_q, T_k)
+    return as_float32(analysed(lab, view).maps[kind].weights)  # (L, h, T_q, T_k)
 
 
 def _metrics(model_id: str) -> dict:
@@ -85,12 +87,13 @@ def head_linking(lab: LabModel, view: StopView, args: Mapping) -> HeadValues:
          args=(text("target", "a token's text"),))
 def alignment_source_token(lab: LabModel, view: StopView, args: Mapping) -> Expected:
     """The source token the target's alignment row (a GRU's attention) weighs most."""
-    result = decoded(lab, view)
-    if "alignment" not in result.attention:
+    found = analysed(lab, view)
+    if "alignment" not in found.maps:
         raise MeasureError(tr("lessons.needs_alignment"))
+    result, alignment = found.decode, found.maps["alignment"].weights[0, 0]  # (T, S): a row per written token
     query = token_index(result.output_tokens, args["target"])
-    row = result.attention["alignment"][query]  # alignment (T, S): the row that writes the target
-    token = result.source.tokens[most_attended_key(result.attention["alignment"], query)]
+    row = alignment[query]  # the row that writes the target
+    token = result.source.tokens[most_attended_key(alignment, query)]
     return Expected(token, frozenset({token}), measured=tr("lessons.measured_weight", value=f"{row.max():.2f}"),
                     separation=second_gap(row))
 
@@ -139,10 +142,10 @@ def row_peak(lab: LabModel, view: StopView, args: Mapping) -> float:
 @measure("linking_weight", bounds=True, model=STOP_MODEL, reads=TRANSLATION_VIEW,
          args=(LAYER, HEAD, text("target", "a token's text"), text("source", "a token's text")))
 def linking_weight(lab: LabModel, view: StopView, args: Mapping) -> float:
-    result = decoded(lab, view)
+    result, cross = _cross(lab, view)
     query = token_index(result.output_tokens, args["target"])
     key = token_index(result.source.tokens, args["source"])
-    return claims.linking_weight(result.attention["cross"], query, key, args["layer"], args["head"])
+    return claims.linking_weight(cross, query, key, args["layer"], args["head"])
 
 
 @measure("exact_match_at_length", bounds=True, args=(text("model", "a shipped model's name"), whole("words")))

@@ -9,12 +9,14 @@ import numpy as np
 import streamlit as st
 
 from i18n import tr
-from ui.attention.view import cached_figure, show_top_tokens
+from model.decode import DecodeResult
+from model.sources import AnalysedInput, as_float32
+from ui.attention.view import cached_figure
 from ui.display import chart_first, presenting, show_chart
 from ui.share import view_fragment
 from ui.attention.decoding_specs import ALL_HEADS, HEAD, LAYER, STEP
 from ui.widget_spec import prepare, spec_select
-from viz.attention import html_escaped
+from viz.attention import html_escaped, probability_bars
 
 
 def _head_name(head: int | str) -> str:
@@ -22,13 +24,14 @@ def _head_name(head: int | str) -> str:
 
 
 @view_fragment
-def decoding_explorer(page: str, loaded, result) -> None:
+def decoding_explorer(page: str, loaded, analysed: AnalysedInput) -> None:
     """The step and head pickers and their charts: a fragment of the view (ui.share.view_fragment). The arguments are
     those of the last full run (a change of model or sentence reruns the whole page)."""
-    _explore(loaded, result)
+    _explore(loaded, analysed)
 
 
-def _explore(loaded, result) -> None:
+def _explore(loaded, analysed: AnalysedInput) -> None:
+    result, maps = analysed.decode, analysed.maps  # the decode's steps; its maps, one per kind
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
     STEP.set(min(prepare(STEP), steps))  # a linked step, within this sentence's translation
@@ -45,14 +48,14 @@ def _explore(loaded, result) -> None:
     writing = html_escaped(produced[step])  # model output shown in a plotly title: escaped like every token
     left, right = st.columns(2)
     with left:
-        if "cross" in result.attention:  # heads: (L, h, T_out, T_src)
+        if "cross" in maps:  # heads: (L, h, T_out, T_src)
             chart, controls = chart_first()  # a projected stop: the maps first, the layer and head under them
             c2 = controls.columns(2)
             layer = spec_select(LAYER, tr("decoding.layer"), where=c2[0], format_func=lambda i: f"{i + 1}")
             # another model with fewer heads was chosen: back to every head (HEAD's default)
             head = spec_select(HEAD, tr("decoding.head"), where=c2[1], format_func=_head_name)
             with chart:
-                cross = result.attention["cross"][layer, :, step]  # (h, S)
+                cross = as_float32(maps["cross"].weights[layer, :, step])  # (h, S)
                 heads = list(range(cross.shape[0])) if head == ALL_HEADS else [head]
                 rows = cross[heads]
                 labels = [tr("decoding.head_row", head=h + 1) for h in heads]
@@ -65,7 +68,7 @@ def _explore(loaded, result) -> None:
                            key="dec_cross")
                 if not presenting():
                     st.caption(tr("decoding.cross_caption"))
-                so_far = result.attention["decoder_self"][layer, :, : step + 1, : step + 1]  # (h, step+1, step+1)
+                so_far = as_float32(maps["decoder_self"].weights[layer, :, : step + 1, : step + 1])  # (h, s+1, s+1)
                 self_w = so_far.mean(0) if head == ALL_HEADS else so_far[head]
                 # rows: the token each step writes; columns: the decoder's inputs (<bos> and what was written before)
                 rows_written, inputs = result.written_tokens[: step + 1], result.decoder_input_tokens[: step + 1]
@@ -77,8 +80,9 @@ def _explore(loaded, result) -> None:
                            key="dec_self")
                 st.caption(tr("decoding.mask_caption"))
                 st.caption(tr("lecture.rows_written"))
-        elif "alignment" in result.attention:
-            show_chart(cached_figure("heatmap", result.attention["alignment"][step:step + 1], [produced[step]],
+        elif maps:  # the GRU's one additive alignment, (1, 1, T_out + 1, T_src)
+            (alignment,) = maps.values()
+            show_chart(cached_figure("heatmap", alignment.weights[0, 0, step:step + 1], [produced[step]],
                                      result.source.tokens, tr("decoding.alignment_title", token=writing),
                                      height=180),
                        f"decoding_bahdanau_step{step + 1}", key="dec_align")
@@ -90,3 +94,11 @@ def _explore(loaded, result) -> None:
         show_top_tokens(result, step, loaded.tgt_vocab, key="dec_topk")
         if not presenting():
             st.caption(tr("decoding.top_caption"))
+
+
+def show_top_tokens(result: DecodeResult, step: int, tgt_vocab, k: int = 5, key: str = "topk") -> None:
+    probs = result.step_probs[step]
+    top = np.argsort(probs)[::-1][:k]
+    show_chart(probability_bars([tgt_vocab.itos[i] for i in top], [float(probs[i]) for i in top],
+                                tr("decoding.top_title", k=k, step=step + 1)),
+               f"decoding_top{k}_step{step + 1}", key=key)

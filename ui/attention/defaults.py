@@ -1,10 +1,10 @@
 """What the attention page opens on, and the one line that says why: the view a teacher shows first."""
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from i18n import tr
-from model.decode import DecodeResult
 from model.metrics import sharpest_content_head, sharpest_head
 from model.sources import KindMaps, source_block_shares
 from ui.attention.specs import HEAD, KIND, LAYER
@@ -12,8 +12,9 @@ from ui.attention.specs import HEAD, KIND, LAYER
 TEACHING_KIND = "cross"  # encoder-decoder attention: which source words each written word reads
 
 
-def open_on_teaching_view(result: DecodeResult) -> None:
-    """A first visit (no link, no kept view) opens cross-attention on its sharpest head for this sentence.
+def open_on_teaching_view(cross: np.ndarray) -> None:
+    """A first visit (no link, no kept view) opens cross-attention, weights (L, h, T, S), on its sharpest head for this
+    sentence.
 
     Chosen from the head statistics (lowest mean entropy), not fixed: another model or a retrained one picks its
     own. A link that names a layer or head but no kind meant the first kind of the list (encoder self-attention).
@@ -23,7 +24,7 @@ def open_on_teaching_view(result: DecodeResult) -> None:
     if LAYER.is_set() or HEAD.is_set():
         KIND.set("encoder_self")
         return
-    layer, head, _ = sharpest_head(result.attention[TEACHING_KIND])
+    layer, head, _ = sharpest_head(cross)
     _open_head(layer, head, kind=TEACHING_KIND)
 
 

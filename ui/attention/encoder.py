@@ -54,16 +54,17 @@ def show_embedding_ablation(result: AnalysedInput, model_id: str, lab: LabModel)
         other_ablated = analysed(second, switched_off) if switched_off else other
         if other is None or other_ablated is None:
             return
-        on = cosine(result.embedding, other.embedding)
+        on = cosine(result.encoding.embedding, other.encoding.embedding)
         c[0].metric(tr("bert.ablation.similarity_on"), f"{on:.4f}")
-        changed = cosine(ablated.embedding, other_ablated.embedding)
+        changed = cosine(ablated.encoding.embedding, other_ablated.encoding.embedding)
         c[1].metric(tr("bert.ablation.similarity_off", count=len(switched_off)), f"{changed:.4f}",
                     delta=f"{changed - on:+.4f}", delta_color="off")
-    c[2].metric(tr("bert.ablation.self_similarity"), f"{cosine(result.embedding, ablated.embedding):.4f}")
+    self_similarity = cosine(result.encoding.embedding, ablated.encoding.embedding)
+    c[2].metric(tr("bert.ablation.self_similarity"), f"{self_similarity:.4f}")
     if not switched_off:
         st.caption(tr("bert.ablation.no_heads"))
         return
-    movement = token_movement(result.final_vectors, ablated.final_vectors)
+    movement = token_movement(result.encoding.final_vectors, ablated.encoding.final_vectors)
     show_chart(token_movement_bars(result.input_tokens, movement, tr("bert.ablation.movement_title"),
                                    tr("bert.ablation.movement_axis")), f"{model_id}_token_movement", key="movement")
     if not presenting():

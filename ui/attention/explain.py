@@ -13,14 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from i18n import tr
+from model.capabilities import EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING
 from model.explain import fixed_sets, patterns, value_norms
 from model.explain import importance as head_importance_measures
 from model.explain.kinds import ATTENTION_KINDS, SPECIAL_TOKENS
-from model.families import (EMBEDDING, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, TRAINING, LabModel,
-                            curve_counts, shipped_model_names)
-from model.sources import AnalysedInput, as_float32
+from model.families import ImportanceReport, LabModel, ScoresHeads, curve_counts, shipped_model_names
+from model.sources import AnalysedInput, KindMaps, as_float32
 from ui.analysis_queue import heavy
-from ui.attention.maps import AttentionMaps, head_table
+from ui.attention.maps import head_file_name, head_table, head_title
 from ui.display import presenting, show_chart
 from ui.attention.ids import attention_kind_label
 from ui.attention.switches import tokens_changed
@@ -56,9 +56,9 @@ def explanations(model_id: str, sentence: str, _lab: LabModel, _analysed: Analys
 
 
 @memoized
-def head_importance(model_id: str, _lab: LabModel) -> dict:
-    """{"importance", "curve"}: ablation + gradient importance and the pruning curve (model.families); once per
-    model id on the server (shipped models: once per server)."""
+def head_importance(model_id: str, _lab: ScoresHeads) -> ImportanceReport:
+    """Ablation + gradient importance and the pruning curve (model.adapters); once per model id on the server
+    (shipped models: once per server)."""
     return _lab.importance()
 
 
@@ -77,9 +77,9 @@ def _kind_rows(kinds, layers: int) -> list[str]:
 CELL_FORMATS = {"exact_match_drop": "{:+.1%}", "loss_rise": "{:+.4f}", "gradient": "{:.1e}"}
 
 
-def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: AttentionMaps, layer: int,
+def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: KindMaps, layer: int,
                  head: int) -> None:
-    """maps: the page's AttentionMaps of the chosen kind on the model's own tokens (raw: an encoder's [CLS]/[SEP]
+    """maps: the page's KindMaps of the chosen kind on the model's own tokens (raw: an encoder's [CLS]/[SEP]
     not hidden, pieces not merged; norms and rollout are defined on those); layer, head: the chosen head.
 
     What is shown is what the model can do (model.families): norms need NORMS (our own W_V/W_O), the importance
@@ -87,15 +87,15 @@ def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: Atte
     part = spec_segmented(PART, tr("explain.part"), format_func=lambda p: tr(f"explain.parts.{p}"))
     if not lab.can(NORMS):
         st.caption(tr("explain_encoder.foreign"))
-    if result.special is not None and tokens_changed():
+    if result.can(EMBEDDING) and tokens_changed():
         st.caption(tr("explain_encoder.raw_tokens"))
     if part == "maps":
         arrays = heavy(("explain", model_id, result.text),  # the text the page analysed (cleaned)
                        lambda: explanations(model_id, result.text, lab, result))
         if arrays is None:  # past the time limit, with a message
             return
-        show_maps(arrays, maps, layer, head, special_label=tr("explain_encoder.cls_sep" if result.special is not None
-                                                               else "explain_encoder.bos_eos"))
+        show_maps(arrays, maps, layer, head,
+                  special_label=tr("explain_encoder.cls_sep" if result.can(EMBEDDING) else "explain_encoder.bos_eos"))
     elif not lab.can(IMPORTANCE if part == "importance" else PATTERNS):
         st.info(tr("explain_encoder.foreign_part"))
     elif part == "importance":
@@ -107,12 +107,12 @@ def show_explain(model_id: str, lab: LabModel, result: AnalysedInput, maps: Atte
         show_patterns(model_id, lab)
 
 
-def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, head: int,
+def show_maps(arrays: dict[str, np.ndarray], maps: KindMaps, layer: int, head: int,
               special_label: str) -> None:
     mode = spec_segmented(MODE, tr("explain.mode"), format_func=lambda m: tr(f"explain.modes.{m}"))
     kind, queries, keys = maps.kind, maps.query_tokens, maps.key_tokens
     weights = as_float32(arrays[kind][layer, head])
-    raw_title = maps.title(layer, head)
+    raw_title = head_title(maps, layer, head)
     has_norms = f"value_norms_{kind}" in arrays
     if mode == "rollout":
         if kind == "cross":
@@ -135,7 +135,7 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
         return
     if mode == "raw" or not has_norms:
         show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
-                   maps.name(layer, head), key="explain_raw", table=head_table(weights, queries, keys))
+                   head_file_name(maps, layer, head), key="explain_raw", table=head_table(weights, queries, keys))
         if not has_norms:
             if mode == "norms":
                 st.info(tr("explain_encoder.foreign_norms"))
@@ -144,7 +144,7 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
         left, right = st.columns(2)
         norms = as_float32(arrays[f"value_norms_{kind}"][layer, head])
         show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
-                   maps.name(layer, head), key="explain_raw", where=left,
+                   head_file_name(maps, layer, head), key="explain_raw", where=left,
                    table=head_table(weights, queries, keys))
         show_chart(attention_heatmap(norms, queries, keys, tr("explain.norms_title", title=raw_title),
                                      masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm")),
@@ -181,7 +181,7 @@ def _importance_and_curve(model_id: str, lab: LabModel, waiting: str) -> tuple |
     saying `waiting` meanwhile); None past the time limit, which the worker has already told the student."""
     with st.spinner(waiting):
         found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
-    return None if found is None else (found["importance"], found["curve"])
+    return None if found is None else (found.heads, found.curve)
 
 
 def _flat_order_and_names(order: list[tuple[int, int]], layers: int, heads: int) -> tuple[list[int], list[str]]:

@@ -1,73 +1,57 @@
-"""The attention page's maps of one kind, as drawn: the type every view of the page (and the Explain view) takes.
+"""The attention page's maps of one kind, as drawn: model.sources.KindMaps with the encoder toggles applied, and the
+title, file name and CSV of one head. Every view of the page (and the Explain view) takes a KindMaps.
 
 Its own module so that the views it is handed to import it, not the page module that draws them.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from i18n import tr
+from model.capabilities import EMBEDDING
 from model.sources import AnalysedInput, KindMaps, hide_tokens, merge_word_pieces
 from ui.attention.ids import attention_kind_label
 from ui.attention.switches import HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC
 from viz.attention import attention_table
 
 
-@dataclass
-class AttentionMaps:
-    """One attention kind of one analysis: weights and scores (L, h, T_q, T_k) with their token labels."""
+def drawn_maps(analysed: AnalysedInput, kind: str, raw: bool = False) -> KindMaps:
+    """The kind's maps as the encoder toggles (hide [CLS]/[SEP], merge subwords) show them; raw=True: every token, as
+    the model computed them (what rescaling re-softmaxes)."""
+    maps = analysed.maps[kind]
+    if raw or not analysed.can(EMBEDDING):
+        return maps
+    encoding = analysed.encoding
+    word_ids = encoding.word_ids
+    if HIDE_SPECIAL_SPEC.get():
+        keep = [not special for special in encoding.special]
+        maps = hide_tokens(maps, keep)
+        word_ids = [w for w, k in zip(word_ids, keep) if k]
+    if MERGE_WORDS_SPEC.get():
+        maps = merge_word_pieces(maps, word_ids)
+    return maps
 
-    kind: str
-    weights: np.ndarray
-    scores: np.ndarray
-    query_tokens: list[str]
-    key_tokens: list[str]
-    masked: np.ndarray | None  # (T_q, T_k) True where the causal mask hides the key
-    source_block: tuple[int, int] | None = None  # model.sources.KindMaps.source_block: columns of a source sentence
 
-    @classmethod
-    def of(cls, analysed: AnalysedInput, kind: str, raw: bool = False) -> AttentionMaps:
-        """The kind's maps from model.sources, as the encoder toggles (hide [CLS]/[SEP], merge subwords) show
-        them; raw=True: every token, as the model computed them (what rescaling re-softmaxes)."""
-        maps = analysed.maps[kind]
-        if not raw:
-            maps = encoder_view(maps, analysed)
-        return cls(kind, maps.weights, maps.scores, maps.query_tokens, maps.key_tokens, maps.masked,
-                   maps.source_block)
+def head_title(maps: KindMaps, layer: int, head: int) -> str:
+    return tr("attention.head_title", kind=attention_kind_label(maps.kind), layer=layer + 1, head=head + 1)
 
-    def title(self, layer: int, head: int) -> str:
-        return tr("attention.head_title", kind=attention_kind_label(self.kind), layer=layer + 1, head=head + 1)
 
-    def name(self, layer: int, head: int) -> str:
-        """Export file name of one head's chart."""
-        return f"attention_{self.kind}_L{layer + 1}_H{head + 1}"
+def head_file_name(maps: KindMaps, layer: int, head: int) -> str:
+    """Export file name of one head's chart."""
+    return f"attention_{maps.kind}_L{layer + 1}_H{head + 1}"
 
-    def weights_table(self, layer: int, head: int) -> Callable[[], pd.DataFrame]:
-        """The builder of the head's CSV: its weights (T_q, T_k) with token-labelled rows and columns. It holds a copy
-        of that head only: a CSV button's builder outlives the run in the session, and holding these maps would keep
-        a long text's whole analysis per session after the result store let it go (ui/result_cache.py)."""
-        return head_table(self.weights[layer, head], self.query_tokens, self.key_tokens)
+
+def weights_table(maps: KindMaps, layer: int, head: int) -> Callable[[], pd.DataFrame]:
+    """The builder of the head's CSV: its weights (T_q, T_k) with token-labelled rows and columns. It holds a copy of
+    that head only: a CSV button's builder outlives the run in the session, and holding these maps would keep a long
+    text's whole analysis per session after the result store let it go (ui/result_cache.py)."""
+    return head_table(maps.weights[layer, head], maps.query_tokens, maps.key_tokens)
 
 
 def head_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> Callable[[], pd.DataFrame]:
     """A CSV builder for one (T_q, T_k) map that holds its own copy (never a view of a whole analysis's arrays)."""
     weights, queries, keys = np.array(weights, dtype=np.float32), list(query_tokens), list(key_tokens)
     return lambda: attention_table(weights, queries, keys)
-
-
-def encoder_view(maps: KindMaps, analysed: AnalysedInput) -> KindMaps:
-    """An encoder's maps with the page's toggles applied: [CLS]/[SEP] hidden first, then pieces merged."""
-    if analysed.special is None:
-        return maps
-    word_ids = analysed.word_ids
-    if HIDE_SPECIAL_SPEC.get():
-        keep = [not special for special in analysed.special]
-        maps = hide_tokens(maps, keep)
-        word_ids = [w for w, k in zip(word_ids, keep) if k]
-    if MERGE_WORDS_SPEC.get():
-        maps = merge_word_pieces(maps, word_ids)
-    return maps

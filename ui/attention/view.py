@@ -11,13 +11,12 @@ import streamlit as st
 
 from i18n import tr
 from model.attention import rescale_softmax
-from model.decode import DecodeResult
+from model.capabilities import ABLATION, EMBEDDING, NEXT_TOKEN, RESCALE
+from model.families import LabModel
 from model.metrics import head_entropy, head_statistics
-from model.families import NEXT_TOKEN, LabModel
-from model.sources import (ABLATION, EMBEDDING, RESCALE, AnalysedInput, as_float32, source_block_shares,
-                           special_token_shares)
+from model.sources import AnalysedInput, KindMaps, as_float32, source_block_shares, special_token_shares
 from ui.analysis_queue import heavy
-from ui.attention.maps import AttentionMaps, head_table
+from ui.attention.maps import drawn_maps, head_file_name, head_table, head_title, weights_table
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import VIEW_KEYS, VIEWS, attention_kind_label
 from ui.attention.switches import tokens_changed
@@ -32,7 +31,7 @@ from ui.share import view_fragment
 from ui.state import analyse, analysis_of, get_model
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, grid_head,
-                           head_grid, head_statistics_table, probability_bars)
+                           head_grid, head_statistics_table)
 
 
 def view_label(view: str) -> str:
@@ -104,9 +103,9 @@ def _pickers(result: AnalysedInput):
     else:  # one kind: said, not offered
         kind = prepare(KIND)
         c[0].markdown(tr("bert.self_only" if kind == "encoder_self" else "bert.decoder_only"))
-    if result.special is not None:
+    if result.can(EMBEDDING):
         encoder_toggles(result)
-    maps = AttentionMaps.of(result, kind)
+    maps = drawn_maps(result, kind)
     layer, head = head_picker(LAYER, HEAD, ("attention.layer", "attention.head"), c[1:])
     if not result.can(ABLATION):  # why the view is missing: rescaling works on our own modules, ablation needs more
         st.caption(tr("bert.ablation_hidden" if result.can(RESCALE) else "bert.views_hidden"))
@@ -117,7 +116,7 @@ def _pickers(result: AnalysedInput):
     return kind, maps, layer, head, view
 
 
-def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int,
+def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, maps: KindMaps, layer: int,
                head: int, view: str) -> None:
     if view == "Head":
         show_head(maps, layer, head)
@@ -126,7 +125,7 @@ def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, m
     elif view == "Compare":
         show_compare(result, maps, layer, head)
     elif view == "Statistics":
-        show_statistics(maps, encoder=result.special is not None)
+        show_statistics(maps, encoder=result.can(EMBEDDING))
     elif view == "Ablation" and lab.can(EMBEDDING):  # what switching heads off changes: the sentence embedding
         show_embedding_ablation(result, model_id, lab)
     elif view == "Ablation" and lab.can(NEXT_TOKEN):  # ... or a language model's next token and loss
@@ -135,18 +134,18 @@ def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, m
         show_ablation(result, model_id, lab)
     elif view == "Explain":
         # rollout, norms, importance, patterns: defined on the tokens the model computed (raw, not merged or hidden)
-        show_explain(model_id, lab, result, AttentionMaps.of(result, kind, raw=True), layer, head)
+        show_explain(model_id, lab, result, drawn_maps(result, kind, raw=True), layer, head)
     else:
-        show_rescale(AttentionMaps.of(result, kind, raw=True), layer, head, lab.head_dim)
-        if result.special is not None and tokens_changed():
+        show_rescale(drawn_maps(result, kind, raw=True), layer, head, lab.head_dim)
+        if result.can(EMBEDDING) and tokens_changed():
             st.caption(tr("bert.rescale_raw"))
     if presenting():
         _why_this_head(result, kind, maps, layer, head)
 
 
-def _why_this_head(result: AnalysedInput, kind: str, maps: AttentionMaps, layer: int, head: int) -> None:
+def _why_this_head(result: AnalysedInput, kind: str, maps: KindMaps, layer: int, head: int) -> None:
     """The one line saying why the page opened on this head (ui/attention/defaults.py), while it is shown."""
-    if result.special is not None:
+    if result.can(EMBEDDING):
         why_this_encoder_head(as_float32(result.maps[kind].weights), result.special, layer, head)
     else:
         why_this_head(kind, as_float32(maps.weights), layer, head)
@@ -169,23 +168,23 @@ def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], ke
                                                          **extra))
 
 
-def show_head(maps: AttentionMaps, layer: int, head: int) -> None:
+def show_head(maps: KindMaps, layer: int, head: int) -> None:
     tokens = max(len(maps.query_tokens), len(maps.key_tokens))
     left, right = st.columns([3, 2]) if tokens <= LINES_MAX_TOKENS else (st.container(), None)
     heatmap = cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                            maps.title(layer, head), masked=maps.masked, block=maps.source_block)
+                            head_title(maps, layer, head), masked=maps.masked, block=maps.source_block)
     # A long text: show_chart labels every k-th token, none overlapping (hover and CSV still name every one). The
     # map has 3/5 of the page beside the lines view, all of it without.
     width = PAGE_WIDTH * 3 // 5 if right is not None else PAGE_WIDTH
-    show_chart(heatmap, maps.name(layer, head), key="head_heatmap", where=left,
-               table=maps.weights_table(layer, head), width=width)
+    show_chart(heatmap, head_file_name(maps, layer, head), key="head_heatmap", where=left,
+               table=weights_table(maps, layer, head), width=width)
     if right is None:
         st.caption(tr("bert.lines_hidden", limit=LINES_MAX_TOKENS, tokens=tokens))
     else:
         show_chart(cached_figure("lines", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
                                  tr("attention.lines_title")),
-                   maps.name(layer, head) + "_lines", key="head_lines", where=right,
-                   table=maps.weights_table(layer, head),
+                   head_file_name(maps, layer, head) + "_lines", key="head_lines", where=right,
+                   table=weights_table(maps, layer, head),
                    summary=chart_words(heatmap, tr("attention.lines_title")))  # its lines are the same weights
     if maps.kind in ("decoder_self", "cross") and list(maps.query_tokens) != list(maps.key_tokens):
         st.caption(tr("lecture.rows_written"))  # a translation's decoder: rows are the tokens being written
@@ -247,7 +246,7 @@ def grid_page(layers: int, layer: int) -> tuple[int, int]:
     return first, min(first + GRID_PAGE_LAYERS, layers)
 
 
-def show_grid(maps: AttentionMaps, layer: int, head: int, labels=None) -> None:
+def show_grid(maps: KindMaps, layer: int, head: int, labels=None) -> None:
     """labels: (L, h) short pattern names of the kind's heads (ui.attention.explain.grid_labels), or None."""
     first, last = grid_page(maps.weights.shape[0], layer)
     heads = maps.weights.shape[1]
@@ -296,22 +295,22 @@ def pooled_maps(weights: np.ndarray, queries: list[str], keys: list[str], cells:
     return pooled, names(queries, rows), names(keys, cols)
 
 
-def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: int) -> None:
-    st.markdown(tr("attention.compare_intro", title=maps.title(layer, head)))
+def show_compare(result: AnalysedInput, maps: KindMaps, layer: int, head: int) -> None:
+    st.markdown(tr("attention.compare_intro", title=head_title(maps, layer, head)))
     c = st.columns(3)
     # B starts on A's kind (the difference map is there at once) and on the head next to A's first
     kind_b = spec_select(COMPARE_KIND, tr("attention.kind_b"), where=c[0], format_func=attention_kind_label)
-    maps_b = AttentionMaps.of(result, kind_b)
+    maps_b = drawn_maps(result, kind_b)
     layer_b, head_b = head_picker(COMPARE_LAYER, COMPARE_HEAD, ("attention.layer_b", "attention.head_b"), c[1:])
     a, b = st.columns(2)
     show_chart(cached_figure("heatmap", maps.weights[layer, head], maps.query_tokens, maps.key_tokens,
-                             "A: " + maps.title(layer, head), masked=maps.masked),
-               "compare_A_" + maps.name(layer, head), key="cmp_a", where=a,
-               table=maps.weights_table(layer, head))
+                             "A: " + head_title(maps, layer, head), masked=maps.masked),
+               "compare_A_" + head_file_name(maps, layer, head), key="cmp_a", where=a,
+               table=weights_table(maps, layer, head))
     show_chart(cached_figure("heatmap", maps_b.weights[layer_b, head_b], maps_b.query_tokens, maps_b.key_tokens,
-                             "B: " + maps_b.title(layer_b, head_b), masked=maps_b.masked),
-               "compare_B_" + maps_b.name(layer_b, head_b), key="cmp_b", where=b,
-               table=maps_b.weights_table(layer_b, head_b))
+                             "B: " + head_title(maps_b, layer_b, head_b), masked=maps_b.masked),
+               "compare_B_" + head_file_name(maps_b, layer_b, head_b), key="cmp_b", where=b,
+               table=weights_table(maps_b, layer_b, head_b))
     if maps_b.weights.shape[-2:] == maps.weights.shape[-2:] and maps_b.query_tokens == maps.query_tokens \
             and maps_b.key_tokens == maps.key_tokens:
         one, other = as_float32(maps.weights[layer, head]), as_float32(maps_b.weights[layer_b, head_b])
@@ -327,7 +326,7 @@ def show_compare(result: AnalysedInput, maps: AttentionMaps, layer: int, head: i
         st.info(tr("attention.no_difference"))
 
 
-def show_statistics(maps: AttentionMaps, encoder: bool = False) -> None:
+def show_statistics(maps: KindMaps, encoder: bool = False) -> None:
     average = st.toggle(tr("attention.stats_average"), key=STATS_AVERAGE.key)
     weights = as_float32(maps.weights)  # a long text's compact maps, as float32 while the table is computed
     stats = head_statistics(weights, key_tokens=maps.key_tokens)
@@ -375,7 +374,7 @@ def show_ablation(result: AnalysedInput, model_id: str, lab: LabModel) -> None:
         st.caption(tr("attention.ablation_same"))
 
 
-def show_rescale(maps: AttentionMaps, layer: int, head: int, d_k: int) -> None:
+def show_rescale(maps: KindMaps, layer: int, head: int, d_k: int) -> None:
     # the model's own multiples of 1/√d_k: one chosen for a model with another d_k goes back to ×1
     factor = spec_select_slider(RESCALE_FACTOR, tr("attention.rescale_label"), format_func=lambda f: f"×{f:g}")
     allowed = None if maps.masked is None else ~maps.masked
@@ -388,17 +387,11 @@ def show_rescale(maps: AttentionMaps, layer: int, head: int, d_k: int) -> None:
                 delta=f"{float(head_entropy(weights) - head_entropy(trained)):+.3f}", delta_color="off")
     c[2].metric(tr("attention.mean_max"), f"{float(weights.max(-1).mean()):.3f}")
     show_chart(attention_heatmap(weights, maps.query_tokens, maps.key_tokens,
-                                 tr("attention.rescale_title", title=maps.title(layer, head), factor=f"{factor:g}"),
+                                 tr("attention.rescale_title", title=head_title(maps, layer, head),
+                                    factor=f"{factor:g}"),
                                  masked=maps.masked),
-               f"{maps.name(layer, head)}_rescaled_x{factor:g}", key="rescaled",
+               f"{head_file_name(maps, layer, head)}_rescaled_x{factor:g}", key="rescaled",
                table=head_table(weights, maps.query_tokens, maps.key_tokens))
     if not presenting():
         st.caption(tr("attention.rescale_caption", d_k=d_k, root=f"{round(d_k ** 0.5, 2):g}"))
 
-
-def show_top_tokens(result: DecodeResult, step: int, tgt_vocab, k: int = 5, key: str = "topk") -> None:
-    probs = result.step_probs[step]
-    top = np.argsort(probs)[::-1][:k]
-    show_chart(probability_bars([tgt_vocab.itos[i] for i in top], [float(probs[i]) for i in top],
-                                tr("decoding.top_title", k=k, step=step + 1)),
-               f"decoding_top{k}_step{step + 1}", key=key)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from i18n import tr
-from model.families import GENERATION, LabModel
+from model.capabilities import GENERATION
+from model.families import LabModel
 from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
 from model.llama import MAX_TOKENS
@@ -19,7 +20,7 @@ from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_sl
 from ui.result_cache import memoized
 from viz.llm import attention_row_chart, cache_layers_chart, kv_groups_chart, next_token_chart, work_per_step_chart
 
-LLM_ID = SMOLLM2_NAME  # the page's model: an LLM with GENERATION (model/families.py LlamaAdapter)
+LLM_ID = SMOLLM2_NAME  # the page's model: an LLM with GENERATION (model/adapters/llama.py)
 # A prompt is cut to its first MAX_TOKENS tokens (model.llama, the limit of every page that reads a text with
 # SmolLM2), with a message. Per session the KV cache then stays under (512 + 64) positions × 46,080 B = 26.5 MB
 # (30 layers × 3 key/value heads × 64 × 2 × 4 B a position); the first step's transient maps, (L, h, T, T) weights

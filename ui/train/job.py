@@ -27,6 +27,7 @@ from model.checkpoint import LoadedModel
 from model.data import Dataset
 from model.decode import greedy_decode
 from model.families import adapt, trains_attention
+from model.sources import between_sequences
 from model.train import StepInfo, TrainConfig, TrainResult, make_training_data, train
 from model.training_speed import TrainingSpeed, measure_training_speed
 from ui.fair_queue import FairQueue, Job
@@ -106,19 +107,16 @@ def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: 
     was_training = model.training
     model.eval()
     result = greedy_decode(loaded, example, max_steps=40)
-    if "cross" in result.attention or "alignment" in result.attention:
-        model.train(was_training)
-        # rows: the token written at each step, for every family (the convention of every decoder chart)
-        queries = result.written_tokens
-        # a Transformer's cross-attention heads (L, h, T, S), or the one additive alignment (T, S) as (1, 1, T, S)
-        maps = result.attention["cross"] if "cross" in result.attention else result.attention["alignment"][None, None]
-        return Snapshot(step, result.output_tokens, result.source.tokens, queries, maps)
-    # No attention between two sequences: one causal map over the whole sequence (a decoder-only translator's
-    # "<bos> english ⟶ french"), (L, h, N, N) with its own tokens on both axes, as its adapter analyses it.
-    analysed = adapt("snapshot", loaded).analyse(example)
+    maps = between_sequences(result)  # cross-attention heads (L, h, T, S), or the GRU's one alignment (1, 1, T, S)
+    output_tokens = result.output_tokens
+    if maps is None:
+        # No attention between two sequences: one causal map over the whole sequence (a decoder-only translator's
+        # "<bos> english ⟶ french"), (L, h, N, N) with its own tokens on both axes, as its adapter analyses it.
+        analysed = adapt("snapshot", loaded).analyse(example)
+        (maps,) = analysed.maps.values()
+        output_tokens = analysed.output_tokens
     model.train(was_training)
-    (maps,) = analysed.maps.values()
-    return Snapshot(step, analysed.output_tokens, maps.key_tokens, maps.query_tokens, maps.weights)
+    return Snapshot(step, output_tokens, maps.key_tokens, maps.query_tokens, maps.weights)
 
 
 def start_job(config: TrainConfig, example: str, data: Dataset | None = None,

@@ -1,0 +1,113 @@
+"""What every adapter shares: the registry of families, the base class and its one head mask.
+
+An adapter registers itself under the family names it adapts (`@family("llama")`); `adapt(model_id, network)` looks
+the network's own `family` up in that registry, so a new family is one new module and no ladder to extend.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from model.adapters.protocols import LabModel, SwitchedOff
+from model.explain.kinds import SELF_KINDS
+from model.explain.patterns import PatternScores
+from model.explain.rollout import attention_rollout
+from model.sources import AnalysedInput
+
+CURVE_POINTS = 12  # evaluations of the "switch off the k least important heads" curve (plus k = 0)
+ADAPTERS: dict[str, type[Adapter]] = {}  # family name -> its adapter class, filled by @family
+
+
+def family(*names: str) -> Callable[[type[Adapter]], type[Adapter]]:
+    """Register an adapter class for the networks whose `family` is one of `names`."""
+    def register(cls: type[Adapter]) -> type[Adapter]:
+        for name in names:
+            if name in ADAPTERS:
+                raise ValueError(f"family {name!r} already has an adapter: {ADAPTERS[name].__name__}")
+            ADAPTERS[name] = cls
+        return cls
+    return register
+
+
+def adapt(model_id: str, network: Any) -> LabModel:
+    """The adapter of an already loaded network (a shipped, trained, uploaded or opened model), found by the
+    network's own `family` in the registry."""
+    if isinstance(network, Adapter):
+        return network
+    name = getattr(network, "family", None)
+    if name not in ADAPTERS:
+        raise TypeError(f"{model_id}: no adapter for {type(network).__name__} (family {name!r})")
+    return ADAPTERS[name](model_id, network)
+
+
+def curve_counts(total: int) -> list[int]:
+    """The k of the "switch off the k least important heads" curve: about CURVE_POINTS steps, 0 and every head."""
+    return sorted(set(range(0, total + 1, max(1, total // CURVE_POINTS))) | {total})
+
+
+@dataclass(eq=False)
+class Adapter:
+    """The id, the wrapped network and the questions answered from its attributes; each family's subclass sets
+    `layout`, `capabilities`, `positions` (and `label_sentences`) in its __post_init__."""
+
+    model_id: str
+    network: Any
+    family: str = ""
+    layout: dict = None  # type: ignore[assignment]  # set by each adapter's __post_init__
+    capabilities: frozenset = frozenset()
+    positions: str = "unknown"
+    label_sentences: int = 0
+
+    def __post_init__(self):
+        self.family = self.network.family
+
+    @property
+    def config(self):
+        return self.network.config
+
+    @property
+    def task(self) -> str:
+        return self.network.task
+
+    @property
+    def head_dim(self) -> int:
+        """d_k = d_model / h (1 for a model without heads)."""
+        return getattr(self.config, "d_model", 1) // max(getattr(self.config, "num_heads", 1), 1)
+
+    def can(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    def head_masks(self, switched_off: SwitchedOff) -> dict[str, torch.Tensor] | None:
+        """kind -> (L, h) of 0/1, 0 for each head switched off (it multiplies the head's output before W_o), one per
+        kind of the layout; None when nothing is switched off. ValueError for a kind the model does not have."""
+        if not switched_off:
+            return None
+        masks = {kind: torch.ones(layers, heads) for kind, (layers, heads) in self.layout.items()}
+        for kind, layer, head in switched_off:
+            if kind not in masks:
+                raise ValueError(f"{self.model_id} has no {kind} heads to switch off"
+                                 f" ({', '.join(masks) or 'no heads at all'})")
+            masks[kind][layer, head] = 0.0
+        return masks
+
+    def _analysed(self, analysed: AnalysedInput) -> AnalysedInput:
+        """The analysis with this model's capabilities (the views ask the analysis or the model: the same set)."""
+        return replace(analysed, capabilities=self.capabilities)
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        """Raw weights (L, h, T_q, T_k) and rollout_<self kind> (L, T, T); no norms (model-specific)."""
+        arrays = {kind: maps.weights for kind, maps in analysed.maps.items()}
+        arrays.update({f"rollout_{kind}": attention_rollout(analysed.maps[kind].weights)
+                       for kind in SELF_KINDS if kind in analysed.maps})
+        return arrays
+
+    def labels(self) -> dict[str, PatternScores]:
+        raise NotImplementedError(f"{self.model_id}: no head labels ({self.family})")
+
+    def position_table(self) -> torch.nn.Module | None:
+        """The position table the model adds to its inputs, where `positions` is "table"; else None."""
+        return None

@@ -1,0 +1,143 @@
+"""A decoder-only Llama LLM in our own code as a LabModel (a model.llama.LoadedLlama: SmolLM2-135M-Instruct)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from model.adapters.base import Adapter, curve_counts, family
+from model.adapters.protocols import ImportanceReport, ResidualStream, SwitchedOff
+from model.capabilities import ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE, RESIDUAL_STREAM
+from model.explain.fixed_sets import LANGUAGE_MODEL_TEXTS
+from model.explain.importance import language_model_importance, language_model_pruning_curve, language_model_texts
+from model.explain.next_token import next_token_prediction
+from model.explain.patterns import PatternScores, language_model_head_labels
+from model.explain.rollout import attention_rollout
+from model.generation import GenerationStep, generation_step
+from model.kv_cache import StepTiming, time_step_both_ways
+from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
+from model.llama import KVCache, value_weighted_norms
+from model.sources import AnalysedInput, KindMaps, compact_dtype
+
+
+@family("llama")
+@dataclass(eq=False)
+class LlamaAdapter(Adapter):
+    """One causal self-attention kind, value norms (its W_V and W_O are ours), rescaling (its scores are returned),
+    generation one token at a time with its KV cache (Generates), its residual stream (ReadsResidualStream), and
+    ablation through its head mask: what switching heads off changes is its prediction of the token after the text
+    and its loss on the text itself (NEXT_TOKEN). Head importance is the gradient on head gates of the next-token
+    loss over LANGUAGE_MODEL_TEXTS; pattern labels read those texts (the first token as the sink) and a repeated
+    random sequence (induction)."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        cfg = self.network.config
+        self.layout = {"decoder_self": (cfg.num_layers, cfg.num_heads)}
+        self.capabilities = frozenset({NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS,
+                                       RESIDUAL_STREAM})
+        self.positions = "rotary"
+        self.label_sentences = len(LANGUAGE_MODEL_TEXTS)
+
+    @property
+    def task(self) -> str:
+        return "english"  # it reads any text; the sidebar's English examples suit it
+
+    @property
+    def head_dim(self) -> int:
+        return self.network.config.head_dim
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest text analysed with every map (model.llama.MAX_TOKENS)."""
+        return LLM_MAX_TOKENS
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        """The text's causal self-attention, (L, h, T, T), over its first MAX_TOKENS tokens, and the model's
+        prediction of the token after them (with the heads switched off)."""
+        ids = self.encode(text)
+        if not ids:
+            raise ValueError(f"{self.model_id}: the text has no tokens")
+        truncated_from = len(ids) if len(ids) > LLM_MAX_TOKENS else None
+        ids = ids[:LLM_MAX_TOKENS]
+        cfg = self.network.config
+        dtype = compact_dtype(cfg.num_layers, cfg.num_heads, len(ids), len(ids))
+        masks = self.head_masks(switched_off)
+        # a long text's maps are converted layer by layer: its float32 maps are never all held at once
+        out = self.network.run(ids, head_mask=None if masks is None else masks["decoder_self"],
+                               maps_dtype=torch.float16 if dtype == np.float16 else None)
+        tokens = self.network.token_texts(ids)
+        masked = np.triu(np.ones((len(ids), len(ids)), dtype=bool), k=1)  # (T, T): key after query is hidden
+        maps = {"decoder_self": KindMaps("decoder_self", out.weights[:, 0].numpy(), out.scores[:, 0].numpy(),
+                                         tokens, tokens, masked)}
+        return AnalysedInput(self.model_id, text, tokens, maps, self.capabilities, truncated_from=truncated_from,
+                             next_token=next_token_prediction(out.logits[0], ids, self.token_texts))
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        """Weights and value norms (L, h, T, T), rollout_decoder_self (L, T, T) of the analysed text."""
+        ids = self.encode(analysed.text)[:LLM_MAX_TOKENS]
+        cfg = self.network.config
+        compact = compact_dtype(cfg.num_layers, cfg.num_heads, len(ids), len(ids)) == np.float16
+        out = self.network.run(ids, maps_dtype=torch.float16 if compact else None)  # as analyse keeps them
+        weights = out.weights[:, 0].numpy()
+        return {"decoder_self": weights, "rollout_decoder_self": attention_rollout(weights),
+                "value_norms_decoder_self": value_weighted_norms(self.network.model, out)[:, 0].numpy()}
+
+    def importance(self) -> ImportanceReport:
+        """LanguageModelImportance (gradient (L, h)) on LANGUAGE_MODEL_TEXTS; the curve's points {k, loss}: one
+        forward and backward pass, then one pass per point of the curve."""
+        texts = language_model_texts(self.encode, LANGUAGE_MODEL_TEXTS)
+        importance = language_model_importance(self.network.model, texts)
+        return ImportanceReport(importance, language_model_pruning_curve(
+            self.network.model, texts, importance, curve_counts(importance.gradient.size)))
+
+    def labels(self) -> dict[str, PatternScores]:
+        return {"decoder_self": language_model_head_labels(self.network)}
+
+    # --- the residual stream (RESIDUAL_STREAM) ----------------------------------------------------------------
+
+    def residual_stream(self, text: str) -> ResidualStream:
+        """The text's first MAX_TOKENS tokens' residual stream, (L+1, T, d): the embeddings, then each block's
+        output."""
+        ids = self.encode(text)[:LLM_MAX_TOKENS]
+        if not ids:
+            raise ValueError(f"{self.model_id}: the text has no tokens")
+        hidden = self.network.model.residual_stream(torch.tensor([ids]))[:, 0]
+        return ResidualStream(ids, self.token_texts(ids), hidden)
+
+    @torch.no_grad()
+    def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix (tied to the embedding)."""
+        return self.network.model.unembed(hidden)
+
+    # --- generation (GENERATION) ------------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        return self.network.encode(text)
+
+    def token_texts(self, ids: list[int]) -> list[str]:
+        return self.network.token_texts(ids)
+
+    def decode(self, ids: list[int]) -> str:
+        return self.network.decode(ids)
+
+    def chat_prompt(self, question: str) -> str:
+        """The question as the Instruct model was trained to read one: its chat template, up to the assistant turn."""
+        return self.network.chat_prompt([{"role": "user", "content": question}])
+
+    @property
+    def stop_ids(self) -> tuple[int, ...]:
+        """Tokens after which the model has finished (SmolLM2: <|im_end|>)."""
+        return (self.network.eos_id,)
+
+    def next_token(self, ids: list[int], cache: KVCache | None, *, temperature: float = 0.0,
+                   top_k: int | None = None, seed: int = 0) -> tuple[GenerationStep, KVCache]:
+        """One generation step with the KV cache (model.generation.generation_step): cache holds ids[:-1] (None at
+        the first step); the step's attention holds the last query's row in every layer and head, (L, h, T_k)."""
+        return generation_step(self.network.model, ids, cache, temperature=temperature, top_k=top_k, seed=seed,
+                               need_weights=True)
+
+    def time_step(self, ids: list[int], cache: KVCache) -> StepTiming:
+        """The forward pass predicting the token after ids, timed with `cache` (holding ids[:-1]) and without."""
+        return time_step_both_ways(self.network.model, ids, cache)

@@ -1,0 +1,120 @@
+"""What a view may ask a model: the core `LabModel` and the small protocols a model has only with a capability.
+
+A view checks the capability (`lab.can(GENERATION)`) or the protocol (`isinstance(lab, Generates)`), never the
+family. Each protocol is runtime-checkable, so a test can hold every adapter to what its capabilities promise.
+
+Shapes: every map (L, h, T_q, T_k), rows are queries (model.sources).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+from model.explain.importance import EncoderImportance, HeadImportance, LanguageModelImportance
+from model.explain.patterns import PatternScores
+from model.generation import GenerationStep
+from model.kv_cache import StepTiming
+from model.llama import KVCache
+from model.sources import AnalysedInput
+
+SwitchedOff = tuple[tuple[str, int, int], ...]  # (kind, layer, head), 0-based: heads switched off
+
+
+@runtime_checkable
+class LabModel(Protocol):
+    """What every family offers the pages (model/adapters/__init__.py: how to add one)."""
+
+    model_id: str
+    network: Any  # the loaded network and what it reads text with (LoadedModel, PretrainedEncoder, ...)
+    family: str
+    layout: dict[str, tuple[int, int]]  # kind -> (layers, heads); {} for a model without heads
+    capabilities: frozenset[str]
+    positions: str  # how it knows word order: "table", "learned", "rotary", "recurrence", "unknown"
+    label_sentences: int  # how many sentences labels() reads (0 without PATTERNS)
+
+    @property
+    def config(self) -> Any: ...
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def head_dim(self) -> int: ...
+
+    def can(self, capability: str) -> bool: ...
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput: ...
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]: ...
+
+    def labels(self) -> dict[str, PatternScores]: ...
+
+    def position_table(self) -> torch.nn.Module | None: ...
+
+
+@dataclass(frozen=True)
+class ImportanceReport:
+    """A model's head importance and its pruning curve, one shape for every family that scores heads.
+
+    heads: the family's scores of every head (HeadImportance for a translator: ablation drops and gradients per
+    kind; EncoderImportance: the embedding's change; LanguageModelImportance: the next-token loss's gradient);
+    curve: the "switch off the k least important heads" points, each {"k": k, <measure>: value, ...}."""
+
+    heads: HeadImportance | EncoderImportance | LanguageModelImportance
+    curve: list[dict[str, float]]
+
+
+@runtime_checkable
+class ScoresHeads(Protocol):
+    """A model whose heads can be scored and pruned (IMPORTANCE)."""
+
+    def importance(self) -> ImportanceReport: ...
+
+
+@runtime_checkable
+class Generates(Protocol):
+    """A model that writes text one token at a time with its own KV cache (GENERATION)."""
+
+    max_tokens: int  # the longest text analysed with every map
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def token_texts(self, ids: list[int]) -> list[str]: ...
+
+    def decode(self, ids: list[int]) -> str: ...
+
+    def chat_prompt(self, question: str) -> str: ...
+
+    @property
+    def stop_ids(self) -> tuple[int, ...]: ...
+
+    def next_token(self, ids: list[int], cache: KVCache | None, *, temperature: float = 0.0,
+                   top_k: int | None = None, seed: int = 0) -> tuple[GenerationStep, KVCache]: ...
+
+    def time_step(self, ids: list[int], cache: KVCache) -> StepTiming: ...
+
+
+@dataclass(frozen=True)
+class ResidualStream:
+    """The residual stream of one text: what each block adds to, as the logit lens and activation patching read it.
+
+    hidden (L+1, T, d) float32: row 0 the token embeddings, row l the output of block l (before the final norm), so
+    `unembed(hidden[-1])` is the model's own next-token logits after each position."""
+
+    ids: list[int]
+    tokens: list[str]
+    hidden: torch.Tensor
+
+
+@runtime_checkable
+class ReadsResidualStream(Protocol):
+    """A model whose residual stream after every block, and whose unembedding, can be read (RESIDUAL_STREAM)."""
+
+    def residual_stream(self, text: str) -> ResidualStream: ...
+
+    def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(..., d) residual vectors -> (..., V) logits: the final norm, then the output matrix."""
+        ...

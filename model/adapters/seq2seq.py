@@ -1,0 +1,31 @@
+"""Our GRU seq2seq pair as LabModels: with Bahdanau attention (one alignment (T_out, T_src)) or without; no heads."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from model.adapters.base import Adapter, family
+from model.adapters.protocols import SwitchedOff
+from model.capabilities import STEPS, TRAINING, TRANSLATION, VOCABULARY
+from model.decode import greedy_decode
+from model.sources import AnalysedInput, analyse_toy
+
+
+@family("bahdanau", "no-attention")
+@dataclass(eq=False)
+class Seq2SeqAdapter(Adapter):
+    """A GRU encoder-decoder: a translation step by step, its alignment (if any) shown as such, not as heads."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.layout = {}
+        self.capabilities = frozenset({TRANSLATION, STEPS, VOCABULARY, TRAINING})
+        self.positions = "recurrence"
+
+    def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
+        self.head_masks(switched_off)  # ValueError: no heads to switch off
+        return self._analysed(analyse_toy(self.model_id, text, greedy_decode(self.network, text)))
+
+    def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
+        return {}
