@@ -7,13 +7,14 @@ import pytest
 from i18n import translate
 from tests.app_links import chart_figures, open_from_link
 from viz.matrices import matrix_figure
+from ui.display import words_for
 
 
 def test_a_masked_matrix_labels_each_cell_once():
     scores = np.arange(16, dtype=float).reshape(4, 4) / 10
     hidden = np.triu(np.ones((4, 4), bool), 1)  # the causal mask: keys after the query
     fig = matrix_figure(np.where(hidden, -np.inf, scores), ["q1", "q2", "q3", "q4"], ["k1", "k2", "k3", "k4"], "mask",
-                        hidden=hidden)
+                        hidden=hidden, words=words_for("attention_steps"))
     labels = np.stack([np.asarray(trace.text, dtype=object) for trace in fig.data])  # (traces, 4, 4)
     written = labels != ""
     assert (written.sum(0) == 1).all()  # one label a cell, from one trace
