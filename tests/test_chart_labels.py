@@ -40,9 +40,12 @@ def test_the_point_of_a_projected_chart_is_at_its_top():
     from viz.training import accuracy_by_length_chart
 
     rows = [{"min_words": 1, "max_words": 5, "exact_match": 0.9, "bleu": 0.8, "sentences": 10}]
-    legend = accuracy_by_length_chart({"GRU": rows, "Transformer": rows}).layout.legend
+    legend = accuracy_by_length_chart({"GRU": rows, "Transformer": rows},
+                                      words=words_for("train", "compare")).layout.legend
     assert legend.orientation == "h" and legend.y >= 1 and legend.yanchor == "bottom"
-    bars = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy", largest_first=True)
+    bars = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy", largest_first=True,
+                              words=words_for("llm_heads"))
     assert list(bars.data[0].y) == ["5: mat", "0:The", "1: cat"] and list(bars.data[0].x) == [0.54, 0.39, 0.0]
-    in_order = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy")
+    in_order = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy",
+                                  words=words_for("llm_heads"))
     assert list(in_order.data[0].y) == ["0:The", "1: cat", "5: mat"]

@@ -11,6 +11,7 @@ from ui.text import escape_markdown
 from viz.attention import attention_heatmap, head_grid, probability_bars
 from viz.summary import figure_summary
 from viz.training import training_curves
+from ui.display import words_for
 
 TOKENS_Q, TOKENS_K = ["je", "suis", "étudiant"], ["i", "am", "a", "student"]
 
@@ -53,7 +54,7 @@ def test_bars_and_lines_say_their_values():
     bars = figure_summary(probability_bars(["le", "la", "un"], [0.6, 0.3, 0.1], "Next word"))
     assert _numbers(bars) == [0.6, 0.3, 0.1] and "le 0.60" in bars
     history = [{"step": s, "epoch": 1, "loss": 3.0 - s / 10, "val_loss": 3.1 - s / 20} for s in range(1, 11)]
-    curves = figure_summary(training_curves(history, "Training"))
+    curves = figure_summary(training_curves(history, "Training", words=words_for("train", "compare")))
     assert "2.90 at 1" in curves and "2.00 at 10" in curves  # the loss line's first and last points
 
 

@@ -5,6 +5,7 @@ import pytest
 from model.metrics import head_statistics
 from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, head_grid, head_statistics_table,
                            html_escaped, probability_bars)
+from ui.display import words_for
 
 TOKENS = ["i", "am", "a", "a", "<eos>"]
 
@@ -65,7 +66,7 @@ def test_training_curves_show_train_and_validation():
 
     history = [{"step": s, "loss": 5 / s, "token_accuracy": s / 30, "lr": 1e-3, "elapsed_s": s} for s in range(1, 31)]
     history[-1].update(val_exact_match=0.5, val_token_accuracy=0.9)
-    fig = training_curves(history)
+    fig = training_curves(history, words=words_for("train", "compare"))
     names = [t.name for t in fig.data]
     assert "training loss (cross-entropy)" in names and "validation exact match" in names
     assert "training token accuracy, 20-step mean" in names

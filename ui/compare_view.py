@@ -7,7 +7,7 @@ import streamlit as st
 
 from i18n import tr
 from model.data import detokenize, make_dataset
-from ui.display import chart_first, presenting, shared_figure, show_chart
+from ui.display import chart_first, presenting, shared_figure, show_chart, words_for
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
@@ -119,7 +119,8 @@ def length_chart() -> None:
     metric = spec_radio(METRIC, tr("compare.metric"), horizontal=True, format_func=lambda m: tr(f"compare.metric_{m}"))
     rows = {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
     # the shipped models' figures: the same for every session of the process
-    figure = shared_figure(("cmp_length", tuple(MODELS.values()), metric), lambda: accuracy_by_length_chart(rows, metric))
+    figure = shared_figure(("cmp_length", tuple(MODELS.values()), metric),
+                           lambda: accuracy_by_length_chart(rows, metric, words=words_for("train", "compare")))
     show_chart(figure, f"compare_accuracy_by_length_{metric}", key="cmp_length")
     if not presenting():
         st.caption(tr("compare.length_caption"))

@@ -11,7 +11,7 @@ from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
 from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
 from ui.compat import session_alive_check
-from ui.display import presenting, show_chart
+from ui.display import presenting, show_chart, words_for
 from model.families import trains_attention, trains_heads
 from ui.models import family_label
 from ui.page_slots import slot_released
@@ -192,7 +192,8 @@ def live_status() -> None:
         st.button(tr("train.stop"), on_click=job.stop_requested.set, key="train_stop", type="secondary")
     history = list(job.history)  # the thread appends while we draw: one copy for the chart and its CSV
     task = tr(f"train.task_{_identifier(cfg.task)}")
-    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.family), task=task)),
+    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.family), task=task),
+                               words=words_for("train", "compare")),
                f"training_curves_{job.model_id}", key="train_curves", table=lambda: history_frame(history))
     if job.active:
         return
