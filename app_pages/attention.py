@@ -5,7 +5,7 @@ from i18n import tr
 from model.sources import TRANSLATION, as_float32
 from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
 from ui.attention.view import attention_explorer
-from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
+from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade, words_for
 from ui.state import current_attention
 from ui.text import escape_markdown
 from ui.view import current_view
@@ -40,9 +40,10 @@ if analysis is not None:
             rows, columns = result.output_tokens + ["<eos>"], result.source.tokens
             alignment = result.attention["alignment"]
             with chart:
-                show_chart(attention_heatmap(alignment, rows, columns, tr("attention.alignment_title")),
+                show_chart(attention_heatmap(alignment, rows, columns, tr("attention.alignment_title"),
+                                             words=words_for("attention")),
                            "bahdanau_alignment", key="alignment",
-                           table=lambda: attention_table(alignment, rows, columns))
+                           table=lambda: attention_table(alignment, rows, columns, words=words_for("attention")))
         else:
             st.info(tr("attention.rnn_plain"))
     else:

@@ -22,7 +22,7 @@ def _numbers(text: str) -> list[float]:
 
 def test_a_heatmaps_words_name_each_rows_strongest_column_and_the_mean_of_the_row_maxima():
     weights = np.random.default_rng(0).dirichlet(np.ones(4) * 0.3, size=3)  # (T_q 3, T_k 4), rows sum to 1
-    fig = attention_heatmap(weights, TOKENS_Q, TOKENS_K, "Layer 2 · head 1")
+    fig = attention_heatmap(weights, TOKENS_Q, TOKENS_K, "Layer 2 · head 1", words=words_for("attention"))
     drawn = trace_array(fig.data[0].z)  # what the chart draws
     summary = figure_summary(fig)
     assert summary.startswith("Layer 2 · head 1: 3 rows")
@@ -37,7 +37,8 @@ def test_a_heatmaps_words_name_each_rows_strongest_column_and_the_mean_of_the_ro
 def test_masked_cells_are_not_counted():
     weights = np.array([[0.2, 0.8], [0.6, 0.4]])
     masked = np.array([[False, True], [False, False]])  # row 0 may not see column 1
-    summary = figure_summary(attention_heatmap(weights, ["a", "b"], ["x", "y"], masked=masked))
+    summary = figure_summary(attention_heatmap(weights, ["a", "b"], ["x", "y"], masked=masked,
+                                               words=words_for("attention")))
     assert "a → x 0.20" in summary and "b → x 0.60" in summary and "0.80" not in summary
     assert "Mean of the row maxima 0.40" in summary
 
@@ -46,12 +47,13 @@ def test_a_grid_of_heads_names_its_sharpest_and_broadest_head():
     weights = np.full((2, 2, 3, 4), 0.25)
     weights[1, 0] = np.eye(3, 4)  # L2 H1: one key per row (row maxima 1.0)
     weights[0, 1] = [[0.5, 0.5, 0, 0]] * 3  # L1 H2: 0.5
-    summary = figure_summary(head_grid(weights, TOKENS_Q, TOKENS_K, "All heads"))
+    summary = figure_summary(head_grid(weights, TOKENS_Q, TOKENS_K, "All heads", words=words_for("attention")))
     assert "4 maps" in summary and "highest 1.00 in L2 H1" in summary and "lowest 0.25 in L" in summary
 
 
 def test_bars_and_lines_say_their_values():
-    bars = figure_summary(probability_bars(["le", "la", "un"], [0.6, 0.3, 0.1], "Next word"))
+    bars = figure_summary(probability_bars(["le", "la", "un"], [0.6, 0.3, 0.1], "Next word",
+                                           words=words_for("attention")))
     assert _numbers(bars) == [0.6, 0.3, 0.1] and "le 0.60" in bars
     history = [{"step": s, "epoch": 1, "loss": 3.0 - s / 10, "val_loss": 3.1 - s / 20} for s in range(1, 11)]
     curves = figure_summary(training_curves(history, "Training", words=words_for("train", "compare")))

@@ -97,9 +97,10 @@ def side_by_side(text: str | None) -> None:
     alignment = bahdanau.attention["alignment"]
     # the same sentence for a whole class: each figure is built once and shared (ui/display.shared_figure)
     figure = shared_figure(("cmp_bahdanau", MODELS["bahdanau"], sentence),
-                           lambda: attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title")))
+                           lambda: attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title"),
+                                                     words=words_for("attention")))
     show_chart(figure, "compare_bahdanau_alignment", key="cmp_bahdanau", where=left,
-               table=lambda: attention_table(alignment, queries, keys))
+               table=lambda: attention_table(alignment, queries, keys, words=words_for("attention")))
     transformer = results["transformer"]
     cross = transformer.attention["cross"][layer]
     weights = cross.mean(0) if head == AVERAGE else cross[head]
@@ -107,9 +108,10 @@ def side_by_side(text: str | None) -> None:
              else tr("compare.cross_title_head", layer=layer + 1, head=head + 1))
     t_queries, t_keys = transformer.written_tokens, transformer.source.tokens  # rows: the token being written
     figure = shared_figure(("cmp_cross", MODELS["transformer"], sentence, layer, head),
-                           lambda: attention_heatmap(weights, t_queries, t_keys, title))
+                           lambda: attention_heatmap(weights, t_queries, t_keys, title, words=words_for("attention")))
     show_chart(figure, f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",
-               key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys))
+               key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys,
+                                                                                 words=words_for("attention")))
     if not presenting():
         st.caption(tr("compare.alignment_caption"))
 

@@ -205,7 +205,7 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
     labels = [f"{i}:{token}" for i, token in enumerate(view.tokens)]  # the same token twice: numbered apart
     show_chart(shared_figure(key + ("map",), lambda: attention_heatmap(
                    view.top_map, labels, labels, tr("llm_heads.chart.top_map_title", head=head_label(layer, head),
-                                                    n=length))),
+                                                    n=length), words=words_for("attention"))),
                f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where,
                width=PAGE_WIDTH)  # `where` is the page's width (chart_first), not a column
     where.caption(tr("llm_heads.stripe_caption", n=length, offset=length - 1))
@@ -242,7 +242,8 @@ def show_copy(where: DeltaGenerator, induction: InductionView) -> None:
     where.code(COPY_PROMPT + "▌" + view.continuation, language=None, wrap_lines=True)
     left, right = where.columns(2)
     show_chart(shared_figure(("llm_copy_next",), lambda: probability_bars(
-                   view.top_tokens, view.top_probs, tr("llm_heads.chart.copy_next_title"))),
+                   view.top_tokens, view.top_probs, tr("llm_heads.chart.copy_next_title"),
+                   words=words_for("attention"))),
                "llm_copy_next_tokens", key="llm_copy_next", where=left)
     labels = [f"{i}:{token}" for i, token in enumerate(view.prompt_tokens)]
     # the key the head reads most on top: "mat", the word it copies, before the sink on the first token

@@ -70,7 +70,8 @@ def show_curves(pe: SinusoidalAnalysis, length: int, d_model: int, presenter: bo
     show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(
                    pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions,
                    words=words_for("positional"))),
-               f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims, words=words_for("positional")))
+               f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims,
+                                                                                            words=words_for("positional")))
     if not presenter:
         st.caption(tr("lecture.curves_caption"))
 

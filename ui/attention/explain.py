@@ -121,20 +121,22 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
         left, right = st.columns(2)
         mean = as_float32(arrays[kind][layer]).mean(0)
         show_chart(attention_heatmap(mean, queries, keys, tr("explain.mean_title", kind=attention_kind_label(kind),
-                                                                            layer=layer + 1), masked=maps.masked),
+                                                                            layer=layer + 1), masked=maps.masked,
+                                                                            words=words_for("attention")),
                    f"mean_{kind}_L{layer + 1}", key="explain_mean", where=left,
                    table=head_table(mean, queries, keys))
         rolled = as_float32(arrays[f"rollout_{kind}"][layer])
         show_chart(attention_heatmap(rolled, queries, keys, tr("explain.rollout_title", kind=attention_kind_label(kind),
                                                                               layer=layer + 1), masked=maps.masked,
-                                     value_name=tr("explain.chart.rollout")),
+                                     value_name=tr("explain.chart.rollout"), words=words_for("attention")),
                    f"rollout_{kind}_L{layer + 1}", key="explain_rollout", where=right,
                    table=head_table(rolled, queries, keys))
         if not presenting():
             st.caption(tr("explain.rollout_caption"))
         return
     if mode == "raw" or not has_norms:
-        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
+        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked,
+                                     words=words_for("attention")),
                    maps.name(layer, head), key="explain_raw", table=head_table(weights, queries, keys))
         if not has_norms:
             if mode == "norms":
@@ -143,11 +145,13 @@ def show_maps(arrays: dict[str, np.ndarray], maps: AttentionMaps, layer: int, he
     else:
         left, right = st.columns(2)
         norms = as_float32(arrays[f"value_norms_{kind}"][layer, head])
-        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
+        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked,
+                                     words=words_for("attention")),
                    maps.name(layer, head), key="explain_raw", where=left,
                    table=head_table(weights, queries, keys))
         show_chart(attention_heatmap(norms, queries, keys, tr("explain.norms_title", title=raw_title),
-                                     masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm")),
+                                     masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm"),
+                                     words=words_for("attention")),
                    f"value_norms_{kind}_L{layer + 1}_H{head + 1}", key="explain_norms", where=right,
                    table=head_table(norms, queries, keys))
     # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the

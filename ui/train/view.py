@@ -229,9 +229,11 @@ def snapshot_viewer() -> None:
     st.code(" ".join(snap.output_tokens) or tr("train.nothing_yet"), language=None)
     weights = snap.attention[layer, head]
     show_chart(attention_heatmap(weights, snap.query_tokens, snap.source_tokens,
-                                 tr("train.snapshot_title", step=snap.step, layer=layer + 1, head=head + 1)),
+                                 tr("train.snapshot_title", step=snap.step, layer=layer + 1, head=head + 1),
+                                 words=words_for("attention")),
                f"training_snapshot_step{snap.step}_L{layer + 1}_H{head + 1}", key="snapshot_heatmap",
-               table=lambda: attention_table(weights, snap.query_tokens, snap.source_tokens))
+               table=lambda: attention_table(weights, snap.query_tokens, snap.source_tokens,
+                                             words=words_for("attention")))
 
 
 def download_buttons() -> None:
