@@ -180,4 +180,5 @@ def test_a_shared_figure_is_one_object_for_all_runs_and_drawing_it_changes_nothi
     fig = attention_heatmap(np.eye(3) * 0.5 + 0.1, list("abc"), list("xyz"),
                             "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads",
                             words=words_for("attention"))
-    assert escape_markdown(figure_summary(fig)) in [c.value for c in at.caption]  # the words computed with it
+    # the words computed with it
+    assert escape_markdown(figure_summary(fig, words=words_for("display"))) in [c.value for c in at.caption]

@@ -174,9 +174,11 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
     app's own work in a class. Its hundreds of gc-tracked objects cost nothing per run, since Streamlit does not
     collect garbage after every run (.streamlit/config.toml: runner.postScriptGC = false).
     """
+    # `language` is part of the key, and build() and the summary run under it: the words a builder is given
+    # (words_for, viz/words.py) are that language's, so a Korean figure is never served to an English session.
     with i18n.using_language(language):
         figure = _build()
-        setattr(figure, WORDS, {None: figure_summary(figure)})
+        setattr(figure, WORDS, {None: figure_summary(figure, words=words_for("display"))})
     return figure
 
 
@@ -195,9 +197,9 @@ def chart_words(fig: go.Figure, title: str | None = None) -> str:
     the same words at once both store the same text)."""
     known = getattr(fig, WORDS, None)
     if known is None:
-        return figure_summary(fig, title)
+        return figure_summary(fig, title, words=words_for("display"))
     if title not in known:
-        known[title] = figure_summary(fig, title)
+        known[title] = figure_summary(fig, title, words=words_for("display"))
     return known[title]
 
 

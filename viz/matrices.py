@@ -28,7 +28,8 @@ def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[st
                                  text=np.where(hidden, "−∞", ""),
                                  texttemplate="%{text}", colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
                                  hoverongaps=False,
-                                 hovertemplate=f"%{{y}}, %{{x}}: {words('attention_steps.chart.masked')}<extra></extra>"))
+                                 hovertemplate=f"%{{y}}, %{{x}}: {words('attention_steps.chart.masked')}"
+                                               "<extra></extra>"))
     fig.update_layout(title=title, height=140 + 36 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=col_title or words("attention_steps.chart.columns"), type="category"),
                       yaxis=dict(title=row_title or words("attention_steps.chart.rows"), type="category",

@@ -3,7 +3,8 @@
 Layout convention: one small heatmap per sequence, rows are positions (tokens), columns are features.
 Padding is drawn grey and never carries a value. Values are activations, which have no physical unit: axes and
 colour bars say "activation" (input) or "standard deviations from the mean" (output, which is what a
-normalised value measures). Every word shown comes from i18n/<lang>/normalization.toml, through the caller's `words` (viz/words.py).
+normalised value measures). Every word shown comes from i18n/<lang>/normalization.toml, through the caller's
+`words` (viz/words.py).
 """
 from __future__ import annotations
 
@@ -221,7 +222,8 @@ def comparison_table(demos: dict, *, words: Words) -> pd.DataFrame:
             _column(words, "zero_variance"): int(demo.collapsed.sum()),
             _column(words, "zeroed"): f"{demo.zeroed_fraction:.0%}",
             _column(words, "torch"): (_column(words, "agrees", diff=f"{demo.torch_max_abs_diff:.1e}")
-                                      if demo.torch_error is None else _column(words, "refuses", error=demo.torch_error)),
+                                      if demo.torch_error is None
+                                      else _column(words, "refuses", error=demo.torch_error)),
         })
     return pd.DataFrame(rows)
 

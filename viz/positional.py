@@ -197,7 +197,7 @@ def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: i
     dims = np.arange(shifted.shape[1])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=[words("positional.chart.compare_subtitle", p=position, shifted=position + k,
-                                           k=k),
+                                              k=k),
                                         words("positional.chart.error_subtitle")])
     dimension = words("positional.chart.dimension")
     fig.add_trace(go.Scatter(x=dims, y=shifted[position], mode="lines+markers",
