@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import i18n
-import ui.display  # noqa: F401  (installs the session language provider before a test replaces it)
+import ui.display  # its _session_language is the language provider each run installs (ui/run.run_app)
 from i18n import translate
 from tests.app_links import chart_specs, csv_chart_keys, open_from_link, open_page, query_param
 from ui.errors import GUARD_MESSAGE
@@ -79,8 +79,9 @@ def test_cached_head_figures_are_the_built_ones(monkeypatch, language):
 
 def test_attention_page_in_korean(monkeypatch):
     # AppTest re-serialises selectboxes through format_func outside the script thread, where the session's
-    # language is unknown; pin the provider to Korean so that the second run sees the same labels as the first.
-    monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
+    # language is unknown; pin the provider each run installs to Korean so that the second run sees the same labels
+    # as the first.
+    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
     at = open_page("attention", sentence="i am a student", lang="ko")
     assert at.title[0].value == translate("ko", "attention.title") != translate("en", "attention.title")
     intro = translate("ko", "attention.intro", shade=translate("ko", "lecture.shade_dark"))
