@@ -6,7 +6,7 @@ from model.capabilities import EMBEDDING, STEPS, TRANSLATION, VOCABULARY
 from model.sources import as_float32
 from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
 from ui.attention.view import attention_explorer
-from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade
+from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade, words_for
 from ui.state import current_attention
 from ui.text import escape_markdown
 from ui.view import current_view
@@ -40,9 +40,10 @@ if analysis is not None:
             (alignment,) = analysed.maps.values()  # (1, 1, T_out + 1, T_src): no heads
             rows, columns, weights = alignment.query_tokens, alignment.key_tokens, alignment.weights[0, 0]
             with chart:
-                show_chart(attention_heatmap(weights, rows, columns, tr("attention.alignment_title")),
+                show_chart(attention_heatmap(weights, rows, columns, tr("attention.alignment_title"),
+                                             words=words_for("attention")),
                            "bahdanau_alignment", key="alignment",
-                           table=lambda: attention_table(weights, rows, columns))
+                           table=lambda: attention_table(weights, rows, columns, words=words_for("attention")))
         else:
             st.info(tr("attention.rnn_plain"))
     else:

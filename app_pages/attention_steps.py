@@ -5,7 +5,7 @@ import streamlit as st
 
 from i18n import tr
 from model.foundations.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
-from ui.display import chart_first, explanation, page_title, presenting, projected_stop, show_chart
+from ui.display import chart_first, explanation, page_title, presenting, projected_stop, show_chart, words_for
 from ui.page_sections import page_sections
 from ui.specs.attention_steps import D_K, D_MODEL, HEADS, MASK, MULTI_HEAD_MASK, PADDED, SEED, TOKENS
 from ui.widget_spec import knob_columns, secondary_number, spec_select, spec_select_slider, spec_slider
@@ -67,11 +67,11 @@ with sections["steps"]:
     if projected_stop() and mask_kind != "none":  # a stop about the mask: its step and the softmax's first row
         steps = steps[2:] + steps[:2]  # (their titles keep their numbers: 3, 4, then 1, 2)
     for (stage, title, values, extra), col in zip(steps, grid_area.columns(2) + grid_area.columns(2)):
-        show_chart(matrix_figure(values, title=title, **show, **extra),
+        show_chart(matrix_figure(values, title=title, **show, **extra, words=words_for("attention_steps")),
                    f"attention_steps_{stage}_{mask_kind}_T{tokens}", key=f"steps_{stage}", where=col)
     show_chart(matrix_figure(stages.output, [f"q {n}" for n in names], [f"v {d}" for d in dims],
                              tr("attention_steps.step_output"), row_title=queries,
-                             col_title=tr("attention_steps.value_dimensions")),
+                             col_title=tr("attention_steps.value_dimensions"), words=words_for("attention_steps")),
                f"attention_steps_output_{mask_kind}_T{tokens}", key="output")
 
 with sections["multi_head"]:
@@ -88,16 +88,18 @@ with sections["multi_head"]:
     mh = multi_head_stages(tokens, d_model, heads, mh_mask, seed=int(seed))
     for h, col in enumerate(st.columns(heads)):
         show_chart(matrix_figure(mh.head_weights[h], colorscale="Blues", zmid=None, **show,
-                                 title=tr("attention_steps.head_weights", head=h + 1, d_k=d_model // heads)),
+                                 title=tr("attention_steps.head_weights", head=h + 1, d_k=d_model // heads),
+                                 words=words_for("attention_steps")),
                    f"multi_head_H{h + 1}_of_{heads}_{mh_mask}_T{tokens}", key=f"mh_{h}", where=col)
     a, b = st.columns(2)
     token_rows, columns = [f"t{i + 1}" for i in range(tokens)], [f"{j + 1}" for j in range(d_model)]
     show_chart(matrix_figure(mh.concat, token_rows, columns, f"Concat(head₁…head_{heads}): {tokens} × {d_model}",
-                             row_title=tr("attention_steps.tokens_axis"), col_title=tr("attention_steps.concat_axis")),
+                             row_title=tr("attention_steps.tokens_axis"), col_title=tr("attention_steps.concat_axis"),
+                             words=words_for("attention_steps")),
                f"multi_head_concat_h{heads}_d{d_model}", key="mh_concat", where=a)
     show_chart(matrix_figure(mh.output, token_rows, columns, "Concat · W_oᵀ + b_o",
                              row_title=tr("attention_steps.tokens_axis"),
-                             col_title=tr("attention_steps.dimension_axis")),
+                             col_title=tr("attention_steps.dimension_axis"), words=words_for("attention_steps")),
                f"multi_head_output_h{heads}_d{d_model}", key="mh_out", where=b)
     if not presenter:
         st.caption(tr("attention_steps.module_check", difference=f"{np.abs(mh.output - mh.module_output).max():.1e}"))

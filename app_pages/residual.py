@@ -3,7 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from model.foundations.residual import gradient_profile
-from ui.display import explanation, page_title, presenting, show_chart
+from ui.display import explanation, page_title, presenting, show_chart, words_for
 from ui.specs.residual import ACTIVATION, DEPTH, LAYER_NORM, SEED
 from ui.widget_spec import knob_columns, secondary_number, spec_radio, spec_slider, spec_toggle
 from viz.residual import gradient_norm_chart, gradient_table, wiring_label
@@ -23,12 +23,13 @@ with_ln = spec_toggle(LAYER_NORM, tr("residual.ln"))
 profile = gradient_profile(depth, activation, seed)
 shown = ["plain", "residual"] + (["residual_ln"] if with_ln else [])
 norms = {w: getattr(profile, w) for w in shown}
-show_chart(gradient_norm_chart(norms, tr("residual.chart_title", depth=depth, activation=activation)),
+show_chart(gradient_norm_chart(norms, tr("residual.chart_title", depth=depth, activation=activation),
+                               words=words_for("residual")),
            f"residual_gradient_{activation}_depth{depth}_seed{seed}", key="res_chart",
-           table=lambda: gradient_table(norms))
+           table=lambda: gradient_table(norms, words=words_for("residual")))
 m = st.columns(len(shown))
 for column, wiring in zip(m, shown):
-    column.metric(tr("residual.metric", depth=depth, wiring=wiring_label(wiring)),
+    column.metric(tr("residual.metric", depth=depth, wiring=wiring_label(wiring, words=words_for("residual"))),
                   f"{profile.first_over_last(wiring):.3g}", help=tr("residual.metric_help"))
 st.markdown(tr("residual.look", ratio=f"{profile.residual[0] / profile.plain[0]:.2g}"))
 if not presenting():

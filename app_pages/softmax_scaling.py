@@ -7,7 +7,7 @@ from i18n import tr
 from model.foundations.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples,
                                        saturation_curve, softmax, softmax_jacobian, transformer_scale)
 from model.metrics import entropy
-from ui.display import explanation, page_title, presenting, show_chart
+from ui.display import explanation, page_title, presenting, show_chart, words_for
 from ui.page_sections import page_sections
 from ui.specs.softmax_scaling import D_K, SCALE, SEED, V1_FACTOR
 from ui.widget_spec import secondary_number, spec_select_slider
@@ -37,7 +37,8 @@ with sections["dot_products"]:
     c[0].metric(tr("softmax_scaling.var_raw"), f"{raw.var():.2f}", help=tr("softmax_scaling.theory_is", value=d_k))
     c[1].metric(tr("softmax_scaling.var_scaled"), f"{scaled.var():.3f}", help=tr("softmax_scaling.theory_is", value=1))
     c[2].metric(tr("softmax_scaling.theory"), tr("softmax_scaling.theory_value", d_k=d_k))
-    show_chart(dot_product_histogram(raw, scaled, d_k), f"softmax_scaling_dot_products_dk{d_k}", key="hist",
+    show_chart(dot_product_histogram(raw, scaled, d_k, words=words_for("softmax_scaling")),
+               f"softmax_scaling_dot_products_dk{d_k}", key="hist",
                table=lambda: pd.DataFrame({"q·k": raw, "q·k / √d_k": scaled}))
 
 with sections["saturation"]:
@@ -50,7 +51,8 @@ with sections["saturation"]:
     for col, key, times in ((a, "v1", 1), (b, "v1_scaled", factor)):
         p = softmax(times * v1)
         title = "softmax(v₁)" if times == 1 else f"softmax({times} · v₁)"
-        show_chart(softmax_bars(p, [f"{x * times:g}" for x in v1], title), f"softmax_v1_times{times}", key=key,
+        show_chart(softmax_bars(p, [f"{x * times:g}" for x in v1], title, words=words_for("softmax_scaling")),
+                   f"softmax_v1_times{times}", key=key,
                    where=col)
         col.metric(tr("softmax_scaling.largest_gradient"), f"{np.abs(softmax_jacobian(p)).max():.4f}",
                    help=tr("softmax_scaling.largest_gradient_help"))
@@ -75,11 +77,14 @@ with sections["row"]:
     c[2].metric(tr("softmax_scaling.max_weight"), f"{p.max():.3f}")
     c[3].metric(tr("softmax_scaling.jacobian_norm"), f"{np.linalg.norm(jacobian):.4f}")
     a, b = st.columns(2)
-    show_chart(softmax_bars(p, labels, tr("softmax_scaling.row_chart", scale=f"{scale:g}")),
+    show_chart(softmax_bars(p, labels, tr("softmax_scaling.row_chart", scale=f"{scale:g}"),
+                            words=words_for("softmax_scaling")),
                f"softmax_row_scale{scale:g}_dk{d_k}", key="row", where=a)
-    show_chart(jacobian_heatmap(jacobian, labels, tr("softmax_scaling.jacobian_title")),
+    show_chart(jacobian_heatmap(jacobian, labels, tr("softmax_scaling.jacobian_title"),
+                                words=words_for("softmax_scaling")),
                f"softmax_jacobian_scale{scale:g}_dk{d_k}", key="jac", where=b)
-    show_chart(saturation_chart(saturation_curve(scores, np.logspace(-2, 1.5, 60)), scale),
+    show_chart(saturation_chart(saturation_curve(scores, np.logspace(-2, 1.5, 60)), scale,
+                                words=words_for("softmax_scaling")),
                f"softmax_saturation_dk{d_k}_seed{seed}", key="curve")
     if not presenter:
         st.caption(tr("softmax_scaling.caption", scale=f"{1 / np.sqrt(d_k):.3f}", d_k=d_k))

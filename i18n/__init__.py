@@ -5,8 +5,9 @@ has one place. The key is "<file>.<table>.<name>", e.g. tr("attention.title"). V
 str.format, so a template says which values it shows ({layer}, {head}); user text passed as a value is never
 re-interpreted as a template.
 
-Pure Python (no Streamlit): viz/ and model/ code can call tr() too. Which language tr() uses comes from a
-provider function that the UI installs (the browser session's choice); without one it is English.
+Pure Python (no Streamlit). Which language tr() uses comes from a provider function that the UI installs at the
+start of each run (ui/run.run_app: the browser session's choice); without one it is English. viz/ never calls
+tr(): a chart's words are built here by its caller (ui.display.words_for) and passed in.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def placeholders(template: str) -> set[str]:
 
 
 def set_language_provider(provider: Callable[[], str]) -> None:
-    """Install the function that says which language the current user reads (the UI does this once)."""
+    """Install the function that says which language the current user reads (ui/run.run_app, first in each run)."""
     global _language_provider
     _language_provider = provider
 

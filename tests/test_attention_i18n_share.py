@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import i18n
-import ui.display  # noqa: F401  (installs the session language provider before a test replaces it)
+import ui.display  # its _session_language is the language provider each run installs (ui/run.run_app)
 from i18n import translate
 from tests.app_links import chart_specs, csv_chart_keys, open_from_link, open_page, query_param
 from ui.errors import GUARD_MESSAGE
@@ -18,6 +18,7 @@ from viz.attention import (attention_heatmap, attention_lines, attention_table, 
                            probability_bars)
 from viz.export import figure_table
 from viz.presentation import BASE_FONT
+from ui.display import words_for
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
@@ -31,25 +32,26 @@ def _title(spec: dict) -> str:
 def test_chart_words_follow_the_language_and_hover_templates_stay_intact(monkeypatch):
     monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
     fig = attention_heatmap(np.tril(np.ones((3, 3))) / 3, ["<b>", "b", "c"], list("abc"),
-                            masked=np.triu(np.ones((3, 3), bool), 1))
+                            masked=np.triu(np.ones((3, 3), bool), 1), words=words_for("attention"))
     assert fig.layout.xaxis.title.text == translate("ko", "attention.chart.keys_axis")
     assert fig.layout.yaxis.title.text == translate("ko", "attention.chart.queries_axis")
     hover = fig.data[0].hovertemplate
     assert "쿼리 %{customdata[0]}" in hover and "%{z:.4f}" in hover and "<extra></extra>" in hover
     assert "소프트맥스" in fig.data[1].hovertemplate  # the mask overlay explains itself in Korean
     assert fig.layout.yaxis.ticktext[0] == "&lt;b&gt;"  # token text still escaped
-    bars = probability_bars(["je"], [1.0])
+    bars = probability_bars(["je"], [1.0], words=words_for("attention"))
     assert bars.layout.xaxis.title.text == "확률"
-    table = head_statistics_table({"entropy": np.ones((1, 2))})
+    table = head_statistics_table({"entropy": np.ones((1, 2))}, words=words_for("attention"))
     assert list(table.columns) == ["층", "헤드", "엔트로피 (nats)"]
-    assert list(head_statistics_table({"entropy": np.ones((1, 2))}, average_heads=True).columns) == \
+    assert list(head_statistics_table({"entropy": np.ones((1, 2))}, average_heads=True,
+                                      words=words_for("attention")).columns) == \
         ["층", "엔트로피 (nats)"]
-    assert attention_table(np.eye(2), list("ab"), list("ab")).index.name == "쿼리 \\ 키"
+    assert attention_table(np.eye(2), list("ab"), list("ab"), words=words_for("attention")).index.name == "쿼리 \\ 키"
 
 
 def test_head_grid_csv_names_layer_head_and_tokens():
     weights = np.random.default_rng(1).random((2, 2, 3, 3))
-    table = figure_table(head_grid(weights, ["i", "am", "<eos>"], ["je", "suis", "=x"]))
+    table = figure_table(head_grid(weights, ["i", "am", "<eos>"], ["je", "suis", "=x"], words=words_for("attention")))
     row = table[(table["series"] == "L2 H1") & (table["y"] == "am") & (table["x"] == "'=x")]
     assert len(row) == 1 and row["z"].iloc[0] == pytest.approx(weights[1, 0, 1, 2])
     assert set(table["y"]) == {"i", "am", "<eos>"}  # tokens, not positions
@@ -62,8 +64,8 @@ def test_cached_head_figures_are_the_built_ones(monkeypatch, language):
     monkeypatch.setattr(i18n, "_language_provider", lambda: language)
     weights = np.random.default_rng(2).dirichlet(np.ones(4), size=3)
     queries, keys, masked = ["<b>", "a", "b"], ["x", "y", "&", "z"], np.triu(np.ones((3, 4), bool), 1)
-    built = {"heatmap": attention_heatmap(weights, queries, keys, "t", masked=masked),
-             "lines": attention_lines(weights, queries, keys, "t")}
+    built = {"heatmap": attention_heatmap(weights, queries, keys, "t", masked=masked, words=words_for("attention")),
+             "lines": attention_lines(weights, queries, keys, "t", words=words_for("attention"))}
     for builder, fig in built.items():
         extra = {"masked": masked} if builder == "heatmap" else {}
         for _ in range(2):  # the first call fills the cache, the second reads it
@@ -77,8 +79,9 @@ def test_cached_head_figures_are_the_built_ones(monkeypatch, language):
 
 def test_attention_page_in_korean(monkeypatch):
     # AppTest re-serialises selectboxes through format_func outside the script thread, where the session's
-    # language is unknown; pin the provider to Korean so that the second run sees the same labels as the first.
-    monkeypatch.setattr(i18n, "_language_provider", lambda: "ko")
+    # language is unknown; pin the provider each run installs to Korean so that the second run sees the same labels
+    # as the first.
+    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
     at = open_page("attention", sentence="i am a student", lang="ko")
     assert at.title[0].value == translate("ko", "attention.title") != translate("en", "attention.title")
     intro = translate("ko", "attention.intro", shade=translate("ko", "lecture.shade_dark"))

@@ -7,13 +7,14 @@ import pytest
 from i18n import translate
 from tests.app_links import chart_figures, open_from_link
 from viz.matrices import matrix_figure
+from ui.display import words_for
 
 
 def test_a_masked_matrix_labels_each_cell_once():
     scores = np.arange(16, dtype=float).reshape(4, 4) / 10
     hidden = np.triu(np.ones((4, 4), bool), 1)  # the causal mask: keys after the query
     fig = matrix_figure(np.where(hidden, -np.inf, scores), ["q1", "q2", "q3", "q4"], ["k1", "k2", "k3", "k4"], "mask",
-                        hidden=hidden)
+                        hidden=hidden, words=words_for("attention_steps"))
     labels = np.stack([np.asarray(trace.text, dtype=object) for trace in fig.data])  # (traces, 4, 4)
     written = labels != ""
     assert (written.sum(0) == 1).all()  # one label a cell, from one trace
@@ -39,9 +40,12 @@ def test_the_point_of_a_projected_chart_is_at_its_top():
     from viz.training import accuracy_by_length_chart
 
     rows = [{"min_words": 1, "max_words": 5, "exact_match": 0.9, "bleu": 0.8, "sentences": 10}]
-    legend = accuracy_by_length_chart({"GRU": rows, "Transformer": rows}).layout.legend
+    legend = accuracy_by_length_chart({"GRU": rows, "Transformer": rows},
+                                      words=words_for("train", "compare")).layout.legend
     assert legend.orientation == "h" and legend.y >= 1 and legend.yanchor == "bottom"
-    bars = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy", largest_first=True)
+    bars = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy", largest_first=True,
+                              words=words_for("llm_heads"))
     assert list(bars.data[0].y) == ["5: mat", "0:The", "1: cat"] and list(bars.data[0].x) == [0.54, 0.39, 0.0]
-    in_order = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy")
+    in_order = attention_row_bars(["0:The", "1: cat", "5: mat"], np.array([0.39, 0.0, 0.54]), "copy",
+                                  words=words_for("llm_heads"))
     assert list(in_order.data[0].y) == ["0:The", "1: cat", "5: mat"]

@@ -11,6 +11,7 @@ from ui.text import escape_markdown
 from viz.attention import attention_heatmap, head_grid, probability_bars
 from viz.summary import figure_summary
 from viz.training import training_curves
+from ui.display import words_for
 
 TOKENS_Q, TOKENS_K = ["je", "suis", "étudiant"], ["i", "am", "a", "student"]
 
@@ -21,22 +22,23 @@ def _numbers(text: str) -> list[float]:
 
 def test_a_heatmaps_words_name_each_rows_strongest_column_and_the_mean_of_the_row_maxima():
     weights = np.random.default_rng(0).dirichlet(np.ones(4) * 0.3, size=3)  # (T_q 3, T_k 4), rows sum to 1
-    fig = attention_heatmap(weights, TOKENS_Q, TOKENS_K, "Layer 2 · head 1")
+    fig = attention_heatmap(weights, TOKENS_Q, TOKENS_K, "Layer 2 · head 1", words=words_for("attention"))
     drawn = trace_array(fig.data[0].z)  # what the chart draws
-    summary = figure_summary(fig)
+    summary = figure_summary(fig, words=words_for("display"))
     assert summary.startswith("Layer 2 · head 1: 3 rows")
     for row, query in enumerate(TOKENS_Q):
         column = int(drawn[row].argmax())
         assert f"{query} → {TOKENS_K[column]} {drawn[row, column]:.2f}" in summary
     assert f"Mean of the row maxima {drawn.max(axis=1).mean():.2f}" in summary
     with using_language("ko"):
-        assert f"행 최댓값의 평균 {drawn.max(axis=1).mean():.2f}" in figure_summary(fig)
+        assert f"행 최댓값의 평균 {drawn.max(axis=1).mean():.2f}" in figure_summary(fig, words=words_for("display"))
 
 
 def test_masked_cells_are_not_counted():
     weights = np.array([[0.2, 0.8], [0.6, 0.4]])
     masked = np.array([[False, True], [False, False]])  # row 0 may not see column 1
-    summary = figure_summary(attention_heatmap(weights, ["a", "b"], ["x", "y"], masked=masked))
+    summary = figure_summary(attention_heatmap(weights, ["a", "b"], ["x", "y"], masked=masked,
+                                               words=words_for("attention")), words=words_for("display"))
     assert "a → x 0.20" in summary and "b → x 0.60" in summary and "0.80" not in summary
     assert "Mean of the row maxima 0.40" in summary
 
@@ -45,15 +47,18 @@ def test_a_grid_of_heads_names_its_sharpest_and_broadest_head():
     weights = np.full((2, 2, 3, 4), 0.25)
     weights[1, 0] = np.eye(3, 4)  # L2 H1: one key per row (row maxima 1.0)
     weights[0, 1] = [[0.5, 0.5, 0, 0]] * 3  # L1 H2: 0.5
-    summary = figure_summary(head_grid(weights, TOKENS_Q, TOKENS_K, "All heads"))
+    summary = figure_summary(head_grid(weights, TOKENS_Q, TOKENS_K, "All heads",
+                                       words=words_for("attention")), words=words_for("display"))
     assert "4 maps" in summary and "highest 1.00 in L2 H1" in summary and "lowest 0.25 in L" in summary
 
 
 def test_bars_and_lines_say_their_values():
-    bars = figure_summary(probability_bars(["le", "la", "un"], [0.6, 0.3, 0.1], "Next word"))
+    bars = figure_summary(probability_bars(["le", "la", "un"], [0.6, 0.3, 0.1], "Next word",
+                                           words=words_for("attention")), words=words_for("display"))
     assert _numbers(bars) == [0.6, 0.3, 0.1] and "le 0.60" in bars
     history = [{"step": s, "epoch": 1, "loss": 3.0 - s / 10, "val_loss": 3.1 - s / 20} for s in range(1, 11)]
-    curves = figure_summary(training_curves(history, "Training"))
+    curves = figure_summary(training_curves(history, "Training",
+                                            words=words_for("train", "compare")), words=words_for("display"))
     assert "2.90 at 1" in curves and "2.00 at 10" in curves  # the loss line's first and last points
 
 
@@ -62,10 +67,11 @@ def test_the_attention_page_shows_each_charts_words_under_it():
     captions = [c.value for c in at.caption]
     figures = chart_figures(at)
     heatmap, lines = figures  # the Head view: the head's map, and the same weights as lines
-    assert escape_markdown(figure_summary(heatmap)) in captions  # as sent to the browser, with its own numbers
+    # as sent to the browser, with its own numbers
+    assert escape_markdown(figure_summary(heatmap, words=words_for("display"))) in captions
     # the lines are drawing aids: their words are the map's (the same weights), under the lines' own title
     lines_title = lines.layout.title.text
-    assert escape_markdown(figure_summary(heatmap, lines_title)) in captions
+    assert escape_markdown(figure_summary(heatmap, lines_title, words=words_for("display"))) in captions
     drawn = trace_array(heatmap.data[0].z)
     mean = np.nanmax(drawn, axis=1).mean()
     shown = [re.sub(r"\\(.)", r"\1", c) for c in captions]  # as read on screen, markdown escapes undone

@@ -8,7 +8,7 @@ import pandas as pd
 
 from i18n import translate
 from tests.app_links import open_page
-from ui.display import copy_of_own_figure
+from ui.display import copy_of_own_figure, words_for
 from viz.attention import attention_heatmap, attention_lines, head_grid, probability_bars
 from viz.export import figure_csv, figure_table
 from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, fit_title, for_projection
@@ -17,7 +17,7 @@ from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, fit_title, for_projecti
 def test_heatmap_csv_is_the_token_labelled_matrix_and_formula_safe():
     tokens = ["=cmd", "<b>x</b>", "=cmd"]
     fig = attention_heatmap(np.array([[1.0, 0, 0], [0.5, 0.5, 0], [0.2, 0.3, 0.5]]), tokens, ["a", "+1", "c"],
-                            masked=np.triu(np.ones((3, 3), bool), 1))
+                            masked=np.triu(np.ones((3, 3), bool), 1), words=words_for("attention"))
     table = pd.read_csv(io.BytesIO(figure_csv(fig)), encoding="utf-8-sig", index_col=0)
     # Repeated query tokens stay apart; nothing starts with a formula character; HTML escaping is undone.
     assert list(table.index) == ["0: =cmd", "1: <b>x</b>", "2: =cmd"]
@@ -27,16 +27,17 @@ def test_heatmap_csv_is_the_token_labelled_matrix_and_formula_safe():
 
 
 def test_csv_of_lines_bars_and_grids_is_a_long_table():
-    bars = figure_table(probability_bars(["je", "-tu"], [0.7, 0.2]))
+    bars = figure_table(probability_bars(["je", "-tu"], [0.7, 0.2], words=words_for("attention")))
     assert bars[["x", "y"]].values.tolist() == [[0.7, "je"], [0.2, "'-tu"]]
-    grid = figure_table(head_grid(np.random.default_rng(0).random((2, 3, 4, 4)), list("abcd"), list("abcd")))
+    grid = figure_table(head_grid(np.random.default_rng(0).random((2, 3, 4, 4)), list("abcd"), list("abcd"),
+                                  words=words_for("attention")))
     assert set(grid["series"]) == {f"L{l} H{h}" for l in (1, 2) for h in (1, 2, 3)} and len(grid) == 6 * 16
-    lines = figure_table(attention_lines(np.eye(3), list("abc"), list("xyz")))
+    lines = figure_table(attention_lines(np.eye(3), list("abc"), list("xyz"), words=words_for("attention")))
     assert len(lines) > 0 and "series" in lines
 
 
 def test_projection_style_is_larger_and_colour_blind_safe_and_leaves_the_original():
-    fig = attention_heatmap(np.eye(3), list("abc"), list("abc"), "t")
+    fig = attention_heatmap(np.eye(3), list("abc"), list("abc"), "t", words=words_for("attention"))
     shown = for_projection(fig)
     assert shown.layout.font.size == BASE_FONT and shown.layout.height > fig.layout.height
     assert shown.data[0].colorscale != fig.data[0].colorscale
@@ -49,8 +50,10 @@ def test_the_unvalidated_copy_shows_exactly_what_the_validated_copy_shows():
     """show_chart wraps a title on a copy made through ui.compat (no second validation, ~10x cheaper); the figure
     drawn must not change."""
     long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads"
-    figures = [attention_heatmap(np.random.default_rng(1).random((4, 5)), list("abcd"), list("vwxyz"), long_title),
-               head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("abc"), title=long_title)]
+    figures = [attention_heatmap(np.random.default_rng(1).random((4, 5)), list("abcd"), list("vwxyz"), long_title,
+                                 words=words_for("attention")),
+               head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("abc"), title=long_title,
+                         words=words_for("attention"))]
     for fig in figures:
         before = json.loads(fig.to_json())
         cheap, validated = fit_title(fig, 20, copy=copy_of_own_figure), fit_title(fig, 20)
@@ -115,7 +118,7 @@ def test_long_titles_wrap_at_spaces_when_projected():
     lines = wrap_title(korean).split("<br>")
     assert len(lines) > 1 and " ".join(lines) == korean  # nothing lost, broken only at spaces
     assert wrap_title("short title") == "short title"
-    fig = for_projection(attention_heatmap(np.eye(2), ["a", "b"], ["a", "b"], korean))
+    fig = for_projection(attention_heatmap(np.eye(2), ["a", "b"], ["a", "b"], korean, words=words_for("attention")))
     assert "<br>" in fig.layout.title.text and fig.layout.title.automargin
 
 
@@ -126,9 +129,11 @@ def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
 
     from ui.compat import figure_from_own_dict
 
-    for fig in (attention_heatmap(np.random.default_rng(1).random((4, 3)), list("abcd"), ["x", "=y", "z"]),
-                head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("xyz")),
-                probability_bars(["je", "tu"], [0.7, 0.2])):
+    for fig in (attention_heatmap(np.random.default_rng(1).random((4, 3)), list("abcd"), ["x", "=y", "z"],
+                                  words=words_for("attention")),
+                head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("xyz"),
+                          words=words_for("attention")),
+                probability_bars(["je", "tu"], [0.7, 0.2], words=words_for("attention"))):
         rebuilt = figure_from_own_dict(pickle.loads(pickle.dumps(fig.to_dict())))
         assert figure_csv(rebuilt) == figure_csv(fig)
 
@@ -141,13 +146,14 @@ def _draw_one_shared_chart_twice():
     import numpy as np
     import streamlit as st
 
-    from ui.display import PRESENTER, shared_figure, show_chart
+    from ui.display import PRESENTER, shared_figure, show_chart, words_for
     from viz.attention import attention_heatmap
 
     long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads"
     st.session_state[PRESENTER] = st.session_state.get("presenter_next", False)
     fig = shared_figure(("test_display_share", "heatmap"),
-                        lambda: attention_heatmap(np.eye(3) * 0.5 + 0.1, list("abc"), list("xyz"), long_title))
+                        lambda: attention_heatmap(np.eye(3) * 0.5 + 0.1, list("abc"), list("xyz"), long_title,
+                                                  words=words_for("attention")))
     before = json.loads(fig.to_json())
     show_chart(fig, "shared", key="shared")
     st.session_state.setdefault("figures", []).append(fig)  # kept alive: no id reused by a later object
@@ -172,5 +178,7 @@ def test_a_shared_figure_is_one_object_for_all_runs_and_drawing_it_changes_nothi
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert "<br>" in spec["layout"]["title"]["text"] and spec["layout"]["font"]["size"] == BASE_FONT  # copies drawn
     fig = attention_heatmap(np.eye(3) * 0.5 + 0.1, list("abc"), list("xyz"),
-                            "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads")
-    assert escape_markdown(figure_summary(fig)) in [c.value for c in at.caption]  # the words computed with it
+                            "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads",
+                            words=words_for("attention"))
+    # the words computed with it
+    assert escape_markdown(figure_summary(fig, words=words_for("display"))) in [c.value for c in at.caption]

@@ -6,6 +6,7 @@ import ui.display  # noqa: F401  (installs the session language provider)
 from tests.app_links import chart_figures, chart_titles, open_from_link, trace_array
 from ui.session import LabSession, TrainingState
 from viz.analysis import pattern_grid, pruning_curve_chart
+from ui.display import words_for
 
 SENTENCE = "i am not a student because my cat is big"
 
@@ -77,16 +78,19 @@ def test_importance_table_heatmap_and_curve_for_the_shipped_transformer():
 
 def test_pattern_grid_greys_the_heads_that_are_not_asked_for():
     labels = np.array([["previous", "sink"], ["broad", "previous"]])
-    fig = pattern_grid(labels, ["Encoder self L1", "Encoder self L2"], "t", shown="previous")
+    fig = pattern_grid(labels, ["Encoder self L1", "Encoder self L2"], "t", shown="previous",
+                       words=words_for("explain"))
     colours = {c for _, c in fig.data[0].colorscale}
     assert "#e5e5e5" in colours and "#1f77b4" in colours and "#d62728" not in colours
-    assert pattern_grid(labels, ["a", "b"], "t").data[0].text.tolist() == [["previous token", "special-token sink"],
+    assert pattern_grid(labels, ["a", "b"], "t",
+                        words=words_for("explain")).data[0].text.tolist() == [["previous token", "special-token sink"],
                                                                            ["broad", "previous token"]]
 
 
 def test_pruning_curve_plots_every_k():
     fig = pruning_curve_chart([{"k": 0, "exact_match": 0.97, "loss": 0.01}, {"k": 12, "exact_match": 0.5,
-                                                                            "loss": 1.0}], 24)
+                                                                            "loss": 1.0}], 24,
+                                                                            words=words_for("explain"))
     assert list(fig.data[0].x) == [0, 12] and list(fig.data[0].y) == [0.97, 0.5]
 
 

@@ -11,6 +11,7 @@ from tests.app_links import chart_figures, chart_specs, chart_titles, open_page,
 from ui.text import escape_markdown
 from viz.presentation import BASE_FONT
 from viz.summary import figure_summary
+from ui.display import words_for
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 FOUNDATION_PAGES = ["positional", "softmax_scaling", "attention_steps"]
@@ -144,7 +145,7 @@ def test_presenter_mode_hides_secondary_controls_and_enlarges_charts():
         at = open_page(page, presenter=True)
         assert not any(w.key == key for w in getattr(at, kind)), page
         # no caption but each chart's words, which presenter mode keeps for screen readers only (ui/sidebar.py)
-        words = {escape_markdown(figure_summary(fig)) for fig in chart_figures(at)}
+        words = {escape_markdown(figure_summary(fig, words=words_for("display"))) for fig in chart_figures(at)}
         assert not at.get("download_button") and not [c for c in at.main.caption if c.value not in words], page
         assert len(at.get("plotly_chart")) == len(normal.get("plotly_chart"))
         assert _fonts(at) == {BASE_FONT}

@@ -4,6 +4,7 @@ import numpy as np
 
 from viz.attention import CLICK_TARGETS, CLICK_TARGETS_MAX, grid_head, head_grid, tile_origin
 from viz.export import figure_table, grid_maps, trace_values
+from ui.display import words_for
 
 
 def _targets(fig):
@@ -12,7 +13,7 @@ def _targets(fig):
 
 def test_each_cell_of_a_small_grid_is_a_click_target_that_names_its_head_and_tokens():
     weights = np.random.default_rng(0).random((2, 4, 3, 5))
-    fig = head_grid(weights, ["i", "am", "<eos>"], list("abcde"))
+    fig = head_grid(weights, ["i", "am", "<eos>"], list("abcde"), words=words_for("attention"))
     (targets,) = _targets(fig)
     assert len(targets.x) == 8 * 15
     point = {"customdata": list(targets.customdata[6 * 15 + 7])}  # layer 2, head 3; row 1 ("am"), column 2 ("c")
@@ -26,7 +27,7 @@ def test_each_cell_of_a_small_grid_is_a_click_target_that_names_its_head_and_tok
 def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads_maps_and_each_target_lies_on_its_heads_map():
     weights = np.random.default_rng(3).random((3, 5, 4, 6))
     masked = np.triu(np.ones((4, 6), bool), 1)
-    fig = head_grid(weights, list("abcd"), list("uvwxyz"), selected=(2, 1), masked=masked)
+    fig = head_grid(weights, list("abcd"), list("uvwxyz"), selected=(2, 1), masked=masked, words=words_for("attention"))
     heatmaps = [trace for trace in fig.data if trace.type == "heatmap"]
     assert len(heatmaps) == 1  # one trace, not a subplot per head (Chromium drew 72 subplots in seconds)
     z = np.asarray(trace_values(heatmaps[0].z), dtype=float)
@@ -55,7 +56,7 @@ def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads_maps_and_each_target_
 def test_a_big_grid_gets_block_targets_within_the_budget():
     weights = np.random.default_rng(0).random((6, 12, 48, 48))
     tokens = [f"t{i}" for i in range(48)]
-    (targets,) = _targets(head_grid(weights, tokens, tokens))
+    (targets,) = _targets(head_grid(weights, tokens, tokens, words=words_for("attention")))
     heads = {(int(d[3]), int(d[4])) for d in targets.customdata}
     assert len(heads) == 72 and len(targets.x) <= CLICK_TARGETS_MAX
     first = targets.customdata[0]

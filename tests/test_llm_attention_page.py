@@ -9,7 +9,7 @@ from model.gguf_weights import SMOLLM2_NAME
 from model.llama import MAX_TOKENS
 from tests.app_links import chart_specs, chart_titles, open_from_link, open_page, query_param, trace_array
 from ui.attention.view import GRID_MAX_CELLS, GRID_PAGE, GRID_PAGE_LAYERS
-from ui.display import PAGE_WIDTH
+from ui.display import PAGE_WIDTH, words_for
 from viz.attention import GRID, grid_head, head_grid
 from viz.encoder import AXIS_MARGIN, LABEL_ROOM
 from viz.export import grid_maps
@@ -22,7 +22,8 @@ TITLE_KEYS = {"teacher": "class_teacher.title"}
 
 def test_a_page_of_the_grid_names_the_models_own_layers():
     weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))  # (2 layers, 3 heads, 4, 4)
-    fig = head_grid(weights, list("abcd"), list("abcd"), "grid", selected=(1, 2), first_layer=12)
+    fig = head_grid(weights, list("abcd"), list("abcd"), "grid", selected=(1, 2), first_layer=12,
+                    words=words_for("attention"))
     heatmap = next(trace for trace in fig.data if trace.type == "heatmap")
     assert heatmap.meta[GRID]["first_layer"] == 12
     assert [name for name, *_ in grid_maps(heatmap)] == [f"L{l} H{h}" for l in (13, 14) for h in (1, 2, 3)]

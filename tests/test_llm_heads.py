@@ -6,12 +6,13 @@ import torch
 from model.explain.induction import induction_analysis, induction_analysis_with_weights, induction_scores, top_heads
 from viz.llm_heads import (attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table,
                            window_loss_bars)
+from ui.display import words_for
 
 
 def test_a_layers_by_heads_map_labels_the_chosen_heads_by_their_1_based_names():
     values = np.zeros((30, 9))
     values[18, 6], values[17, 3] = 0.92, 0.81
-    fig = layers_by_heads_map(values, "t", "score", labelled=top_heads(values, 2))
+    fig = layers_by_heads_map(values, "t", "score", labelled=top_heads(values, 2), words=words_for("llm_heads"))
     assert fig.data[0].y[0] == "L1" and fig.data[0].y[-1] == "L30" and list(fig.data[0].x)[-1] == "H9"
     np.testing.assert_array_equal(fig.data[0].z, values)
     labels = [a.text for a in fig.layout.annotations]
@@ -22,18 +23,19 @@ def test_a_layers_by_heads_map_labels_the_chosen_heads_by_their_1_based_names():
 
 def test_layer_means_average_each_layers_heads():
     share = np.array([[0.1, 0.3], [0.5, 0.7]])
-    fig = layer_means({"weights": share, "norms": share / 2}, "t", reference=0.25)
+    fig = layer_means({"weights": share, "norms": share / 2}, "t", reference=0.25, words=words_for("llm_heads"))
     np.testing.assert_allclose(fig.data[0].y, [0.2, 0.6])
     np.testing.assert_allclose(fig.data[1].y, [0.1, 0.3])
     assert list(fig.data[0].x) == [1, 2] and fig.layout.shapes[0].y0 == 0.25
 
 
 def test_window_bars_table_and_row_show_the_numbers():
-    bars = window_loss_bars(0.6, 6.3, 2.6, 4, "w")
+    bars = window_loss_bars(0.6, 6.3, 2.6, 4, "w", words=words_for("llm_heads"))
     assert list(bars.data[0].y) == [0.6, 6.3, 2.6] and "4" in bars.data[0].x[1]
-    table = next_token_table({"a": ([" mat", "<b>"], [0.5, 0.25]), "b": ([" cat", "x"], [0.4, 0.1])})
+    table = next_token_table({"a": ([" mat", "<b>"], [0.5, 0.25]), "b": ([" cat", "x"], [0.4, 0.1])},
+                             words=words_for("llm_heads"))
     assert table.shape == (2, 2) and table.iloc[0, 0] == "' mat' (50.0%)" and table.iloc[1, 0] == "'<b>' (25.0%)"
-    row = attention_row_bars(["The", "<b>"], np.array([0.9, 0.1]), "r")
+    row = attention_row_bars(["The", "<b>"], np.array([0.9, 0.1]), "r", words=words_for("llm_heads"))
     assert list(row.data[0].y) == ["The", "&lt;b&gt;"]  # token text never becomes markup in plotly
 
 

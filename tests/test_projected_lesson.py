@@ -9,6 +9,7 @@ from ui.lessons.catalogue import known_pages
 from viz.attention import head_grid
 from viz.presentation import (BASE_FONT, MIN_PROJECTED_TEXT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width,
                                for_projection)
+from ui.display import words_for
 
 
 def test_a_projected_stop_shows_its_title_and_text_and_not_the_page_title_again():
@@ -37,7 +38,8 @@ def test_a_projected_page_away_from_its_stop_keeps_its_title():
 def test_projected_titles_wrap_at_the_width_of_the_page_or_of_a_column():
     title = "인코더 셀프 어텐션: 모든 층(행) × 헤드(열), 학습된 모델"  # 50 display columns
     assert TITLE_WIDTH < _width(title) <= PROJECTED_PAGE_TITLE_WIDTH
-    grid = head_grid(np.random.default_rng(0).random((2, 4, 3, 3)), list("abc"), list("xyz"), title=title)
+    grid = head_grid(np.random.default_rng(0).random((2, 4, 3, 3)), list("abc"), list("xyz"), title=title,
+                     words=words_for("attention"))
     assert for_projection(grid, PROJECTED_PAGE_TITLE_WIDTH).layout.title.text == title  # across the page: one line
     in_column = for_projection(grid, TITLE_WIDTH).layout.title.text
     assert in_column.replace("<br>", " ") == title and in_column.count("<br>") == 1
@@ -85,7 +87,7 @@ def test_projected_thumbnail_titles_grow_only_where_there_is_room():
     neighbours; at the grid's own 11 px the back row could not read them)."""
     def titles(layers, heads, labels=None):
         grid = head_grid(np.random.default_rng(0).random((layers, heads, 3, 3)), list("abc"), list("xyz"), title="t",
-                         labels=labels)
+                         labels=labels, words=words_for("attention"))
         projected = for_projection(grid, PROJECTED_PAGE_TITLE_WIDTH)
         return projected.layout.annotations
 

@@ -6,6 +6,7 @@ import torch
 from model.foundations.rope import (SMOLLM2_HEAD_DIM, SMOLLM2_ROPE_BASE, analyse_rope, pair_angles,
                                     rotate_by_position)
 from viz.rope import rotation_of_pairs, score_at_distance, scores_by_position
+from ui.display import words_for
 
 
 def test_the_rotation_is_the_llms_and_turns_each_pair_by_p_theta():
@@ -56,11 +57,12 @@ def test_the_page_shows_smollm2s_own_rotary_base():
 
 def test_rope_charts_hold_the_analysis():
     analysis = analyse_rope(32, 16, k=3)
-    pairs = rotation_of_pairs(analysis.query_pairs, analysis.pairs, analysis.pair_angles, 16, "t")
+    pairs = rotation_of_pairs(analysis.query_pairs, analysis.pairs, analysis.pair_angles, 16, "t",
+                              words=words_for("rope"))
     assert len(pairs.data) == 2 and pairs.data[0].marker.size[0] > pairs.data[0].marker.size[1]
     radius = np.hypot(pairs.data[1].x, pairs.data[1].y)
     np.testing.assert_allclose(radius, radius[0], rtol=1e-5)
-    heatmap = scores_by_position(analysis.scores, "s")
+    heatmap = scores_by_position(analysis.scores, "s", words=words_for("rope"))
     np.testing.assert_array_equal(heatmap.data[0].z, analysis.scores.astype(float))
-    line = score_at_distance(analysis.at_distance, 3, analysis.unrotated_score, "d")
+    line = score_at_distance(analysis.at_distance, 3, analysis.unrotated_score, "d", words=words_for("rope"))
     assert list(line.data[0].x) == list(range(3, 32))

@@ -5,6 +5,7 @@ import pytest
 from model.metrics import head_statistics
 from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, head_grid, head_statistics_table,
                            html_escaped, probability_bars)
+from ui.display import words_for
 
 TOKENS = ["i", "am", "a", "a", "<eos>"]
 
@@ -17,7 +18,7 @@ def _weights(n=5):
 
 def test_heatmap_axes_values_and_repeated_tokens():
     w = _weights()
-    fig = attention_heatmap(w, TOKENS, TOKENS, "title")
+    fig = attention_heatmap(w, TOKENS, TOKENS, "title", words=words_for("attention"))
     heat = fig.data[0]
     np.testing.assert_allclose(np.asarray(heat.z, dtype=float), w)
     assert list(fig.layout.xaxis.ticktext) == ["i", "am", "a", "a", "&lt;eos&gt;"]  # both "a" kept apart
@@ -28,7 +29,7 @@ def test_heatmap_axes_values_and_repeated_tokens():
 def test_masked_cells_are_blank_and_drawn_grey():
     w = np.tril(_weights())
     masked = np.triu(np.ones((5, 5), bool), 1)
-    fig = attention_heatmap(w, TOKENS, TOKENS, masked=masked)
+    fig = attention_heatmap(w, TOKENS, TOKENS, masked=masked, words=words_for("attention"))
     z = np.asarray(fig.data[0].z, dtype=float)
     assert np.isnan(z[masked]).all() and not np.isnan(z[~masked]).any()
     assert len(fig.data) == 2 and "masked" in fig.data[1].hovertemplate
@@ -36,27 +37,27 @@ def test_masked_cells_are_blank_and_drawn_grey():
 
 def test_difference_grid_lines_bars_and_table():
     a, b = _weights(), _weights()[::-1]
-    diff = difference_heatmap(a, b, TOKENS, TOKENS)
+    diff = difference_heatmap(a, b, TOKENS, TOKENS, words=words_for("attention"))
     np.testing.assert_allclose(np.asarray(diff.data[0].z, dtype=float), a - b)
-    grid = head_grid(np.stack([np.stack([a, b])] * 2), TOKENS, TOKENS, selected=(1, 0))
+    grid = head_grid(np.stack([np.stack([a, b])] * 2), TOKENS, TOKENS, selected=(1, 0), words=words_for("attention"))
     assert len([t for t in grid.data if t.type == "heatmap"]) == 1 and len(grid.layout.shapes) == 1  # tiled maps
-    lines = attention_lines(np.eye(5), TOKENS, TOKENS, threshold=0.5)
+    lines = attention_lines(np.eye(5), TOKENS, TOKENS, threshold=0.5, words=words_for("attention"))
     segments = [seg for t in lines.data if t.mode == "lines" for seg in zip(t.x[0::3], t.y[0::3], t.y[1::3])]
     assert sorted(segments) == [(0, i, i) for i in range(5)]  # one line per query, to its own key
-    spread = attention_lines(_weights(), TOKENS, TOKENS, threshold=0.0)
+    spread = attention_lines(_weights(), TOKENS, TOKENS, threshold=0.0, words=words_for("attention"))
     assert sum(len(t.x) // 3 for t in spread.data if t.mode == "lines") == 25 and len(spread.data) <= 8 + 2
-    bars = probability_bars(["je", "tu"], [0.9, 0.1])
+    bars = probability_bars(["je", "tu"], [0.9, 0.1], words=words_for("attention"))
     assert list(bars.data[0].x) == [0.9, 0.1]
     stats = head_statistics(np.stack([np.stack([np.eye(5), np.eye(5, k=-1)])]), key_tokens=TOKENS)
-    table = head_statistics_table(stats)
+    table = head_statistics_table(stats, words=words_for("attention"))
     assert list(table["share on same position"]) == [1.0, 0.0]
     assert table["share on previous token"].iloc[1] == 0.8  # row 0 has no previous token
-    assert len(head_statistics_table(stats, average_heads=True)) == 1
+    assert len(head_statistics_table(stats, average_heads=True, words=words_for("attention"))) == 1
 
 
 def test_user_text_is_escaped_for_plotly():
     assert html_escaped("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
-    fig = attention_heatmap(_weights(2), ["<b>x</b>", "y"], ["a", "<br>"])
+    fig = attention_heatmap(_weights(2), ["<b>x</b>", "y"], ["a", "<br>"], words=words_for("attention"))
     assert "<b>" not in "".join(fig.layout.yaxis.ticktext)
 
 
@@ -65,7 +66,7 @@ def test_training_curves_show_train_and_validation():
 
     history = [{"step": s, "loss": 5 / s, "token_accuracy": s / 30, "lr": 1e-3, "elapsed_s": s} for s in range(1, 31)]
     history[-1].update(val_exact_match=0.5, val_token_accuracy=0.9)
-    fig = training_curves(history)
+    fig = training_curves(history, words=words_for("train", "compare"))
     names = [t.name for t in fig.data]
     assert "training loss (cross-entropy)" in names and "validation exact match" in names
     assert "training token accuracy, 20-step mean" in names
@@ -75,7 +76,7 @@ def test_training_curves_show_train_and_validation():
 def test_attention_table_keeps_repeats_apart_and_defuses_formulas():
     from viz.attention import attention_table
 
-    table = attention_table(np.eye(3), ["a", "a", "=cmd"], ["@x", "b", "-1"])
+    table = attention_table(np.eye(3), ["a", "a", "=cmd"], ["@x", "b", "-1"], words=words_for("attention"))
     assert list(table.index) == ["0: a", "1: a", "2: =cmd"]
     assert list(table.columns) == ["0: @x", "1: b", "2: -1"]
     from viz.attention import csv_safe
@@ -93,7 +94,7 @@ def test_a_long_map_labels_every_kth_token_so_that_no_two_labels_overlap(size):
     from viz.export import figure_table
 
     tokens = [f"w{i}" for i in range(size)]
-    fig = attention_heatmap(np.full((size, size), 1 / size), tokens, tokens, "long")
+    fig = attention_heatmap(np.full((size, size), 1 / size), tokens, tokens, "long", words=words_for("attention"))
     for room, width in ((LABEL_ROOM, 1100), (PROJECTED_LABEL_ROOM, 1100), (LABEL_ROOM, 660), (LABEL_ROOM, 540)):
         thinned = thin_tick_labels(fig, width, room)
         for axis, length in ((thinned.layout.xaxis, width), (thinned.layout.yaxis, fig.layout.height)):
@@ -104,7 +105,7 @@ def test_a_long_map_labels_every_kth_token_so_that_no_two_labels_overlap(size):
             assert per_label >= room, (room, width, len(shown))
             assert list(axis.ticktext) == [tokens[i] for i in shown]
     assert list(figure_table(fig).columns) == tokens  # the figure given is not changed: the CSV names them all
-    short = attention_heatmap(np.eye(6), tokens[:6], tokens[:6], "short")
+    short = attention_heatmap(np.eye(6), tokens[:6], tokens[:6], "short", words=words_for("attention"))
     assert thin_tick_labels(short, 660) is short
 
 
@@ -114,9 +115,9 @@ def test_a_long_texts_heatmap_names_its_cells_by_position_and_stays_small():
 
     tokens = [f"{i}:w{i % 7}" for i in range(512)]
     weights = np.full((512, 512), 1 / 512)
-    fig = attention_heatmap(weights, tokens, tokens, "long")
+    fig = attention_heatmap(weights, tokens, tokens, "long", words=words_for("attention"))
     assert fig.data[0].customdata is None and "%{y}" in fig.data[0].hovertemplate
     assert list(fig.layout.xaxis.ticktext[:2]) == tokens[:2]  # the axes still name the tokens
     assert len(fig.to_json()) < 2_500_000
-    short = attention_heatmap(weights[:4, :4], tokens[:4], tokens[:4])
+    short = attention_heatmap(weights[:4, :4], tokens[:4], tokens[:4], words=words_for("attention"))
     assert 4 * 4 <= TOKEN_HOVER_CELLS and short.data[0].customdata[1][2].tolist() == [tokens[1], tokens[2]]

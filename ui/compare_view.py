@@ -8,7 +8,7 @@ import streamlit as st
 from i18n import tr
 from model.data import detokenize, make_dataset
 from model.sources import AnalysedInput
-from ui.display import chart_first, presenting, shared_figure, show_chart
+from ui.display import chart_first, presenting, shared_figure, show_chart, words_for
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
@@ -97,9 +97,10 @@ def side_by_side(text: str | None) -> None:
     queries, keys, alignment = bahdanau.query_tokens, bahdanau.key_tokens, bahdanau.weights[0, 0]
     # the same sentence for a whole class: each figure is built once and shared (ui/display.shared_figure)
     figure = shared_figure(("cmp_bahdanau", MODELS["bahdanau"], sentence),
-                           lambda: attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title")))
+                           lambda: attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title"),
+                                                     words=words_for("attention")))
     show_chart(figure, "compare_bahdanau_alignment", key="cmp_bahdanau", where=left,
-               table=lambda: attention_table(alignment, queries, keys))
+               table=lambda: attention_table(alignment, queries, keys, words=words_for("attention")))
     transformer = results["transformer"].maps["cross"]
     cross = transformer.weights[layer]
     weights = cross.mean(0) if head == AVERAGE else cross[head]
@@ -107,9 +108,10 @@ def side_by_side(text: str | None) -> None:
              else tr("compare.cross_title_head", layer=layer + 1, head=head + 1))
     t_queries, t_keys = transformer.query_tokens, transformer.key_tokens  # rows: the token being written
     figure = shared_figure(("cmp_cross", MODELS["transformer"], sentence, layer, head),
-                           lambda: attention_heatmap(weights, t_queries, t_keys, title))
+                           lambda: attention_heatmap(weights, t_queries, t_keys, title, words=words_for("attention")))
     show_chart(figure, f"compare_transformer_cross_L{layer + 1}_{'avg' if head == AVERAGE else f'H{head + 1}'}",
-               key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys))
+               key="cmp_transformer", where=right, table=lambda: attention_table(weights, t_queries, t_keys,
+                                                                                 words=words_for("attention")))
     if not presenting():
         st.caption(tr("compare.alignment_caption"))
 
@@ -119,7 +121,8 @@ def length_chart() -> None:
     metric = spec_radio(METRIC, tr("compare.metric"), horizontal=True, format_func=lambda m: tr(f"compare.metric_{m}"))
     rows = {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
     # the shipped models' figures: the same for every session of the process
-    figure = shared_figure(("cmp_length", tuple(MODELS.values()), metric), lambda: accuracy_by_length_chart(rows, metric))
+    figure = shared_figure(("cmp_length", tuple(MODELS.values()), metric),
+                           lambda: accuracy_by_length_chart(rows, metric, words=words_for("train", "compare")))
     show_chart(figure, f"compare_accuracy_by_length_{metric}", key="cmp_length")
     if not presenting():
         st.caption(tr("compare.length_caption"))

@@ -5,6 +5,7 @@ to Korean or to presenter mode changes nothing for anyone else.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Hashable
@@ -15,6 +16,7 @@ import streamlit as st
 
 import i18n
 from i18n import tr
+from i18n.particles import attach_particles
 from serving.plotly_preload import plotly_chunk
 from ui.compat import figure_from_own_dict, in_script_run
 from ui.result_cache import memoized
@@ -23,6 +25,7 @@ from ui.text import escape_markdown
 from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
 from viz.export import figure_csv
 from viz.summary import figure_summary
+from viz.words import Words
 from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, fit_title,
                                for_projection)
 
@@ -45,7 +48,27 @@ def _session_language() -> str:
     return _LANGUAGE.get(i18n.DEFAULT_LANGUAGE)
 
 
-i18n.set_language_provider(_session_language)
+def use_session_language() -> None:
+    """Make tr() read this browser session's language: called first in every run (ui/run.run_app), never as a side
+    effect of importing this module. A fragment's own rerun (ui/share.view_fragment) follows a full run of its session
+    in the same process, so the provider is in place; it reads the session's language at each call."""
+    i18n.set_language_provider(_session_language)
+
+
+def words_for(*tables: str) -> Words:
+    """The words of the i18n tables a chart family reads ("positional", "llm_explain", ...), in this reader's language,
+    for a viz/ builder's `words`: what tr() would say for each of their keys."""
+    return _words(i18n.current_language(), tables)
+
+
+@functools.cache
+def _words(language: str, tables: tuple[str, ...]) -> Words:
+    english, own = i18n.strings(i18n.DEFAULT_LANGUAGE), i18n.strings(language)
+    prefixes = tuple(f"{table}." for table in tables)
+    templates = {key: own.get(key, template) for key, template in english.items() if key.startswith(prefixes)}
+    if language == "ko":
+        return Words(language, tables, templates, finish=attach_particles)
+    return Words(language, tables, templates)
 
 
 def document_language() -> None:
@@ -151,9 +174,11 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
     app's own work in a class. Its hundreds of gc-tracked objects cost nothing per run, since Streamlit does not
     collect garbage after every run (.streamlit/config.toml: runner.postScriptGC = false).
     """
+    # `language` is part of the key, and build() and the summary run under it: the words a builder is given
+    # (words_for, viz/words.py) are that language's, so a Korean figure is never served to an English session.
     with i18n.using_language(language):
         figure = _build()
-        setattr(figure, WORDS, {None: figure_summary(figure)})
+        setattr(figure, WORDS, {None: figure_summary(figure, words=words_for("display"))})
     return figure
 
 
@@ -172,9 +197,9 @@ def chart_words(fig: go.Figure, title: str | None = None) -> str:
     the same words at once both store the same text)."""
     known = getattr(fig, WORDS, None)
     if known is None:
-        return figure_summary(fig, title)
+        return figure_summary(fig, title, words=words_for("display"))
     if title not in known:
-        known[title] = figure_summary(fig, title)
+        known[title] = figure_summary(fig, title, words=words_for("display"))
     return known[title]
 
 

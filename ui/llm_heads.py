@@ -21,7 +21,7 @@ from model.explain.sinks import next_token_losses, sink_analysis, window_losses
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
 from ui.analysis_queue import heavy, size
-from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart
+from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart, words_for
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
@@ -113,21 +113,23 @@ def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     metrics[2].metric(tr("llm_heads.uniform_metric"), f"{view.uniform:.3f}", help=tr("llm_heads.uniform_help"))
     left, right = where.columns(2)
     show_chart(shared_figure(key + ("share",), lambda: layers_by_heads_map(
-                   view.share, tr("llm_heads.chart.sink_title"), tr("llm_heads.chart.weight_share"))),
+                   view.share, tr("llm_heads.chart.sink_title"), tr("llm_heads.chart.weight_share"),
+                   words=words_for("llm_heads"))),
                "llm_sink_share", key="llm_sink_share", where=left)
     show_chart(shared_figure(key + ("norms",), lambda: layers_by_heads_map(
-                   view.norm_share, tr("llm_heads.chart.norm_title"), tr("llm_heads.chart.norm_share"))),
+                   view.norm_share, tr("llm_heads.chart.norm_title"), tr("llm_heads.chart.norm_share"),
+                   words=words_for("llm_heads"))),
                "llm_sink_norm_share", key="llm_sink_norm_share", where=right)
     show_chart(shared_figure(key + ("means",), lambda: layer_means(
                    {tr("llm_heads.chart.weight_share"): view.share, tr("llm_heads.chart.norm_share"): view.norm_share},
-                   tr("llm_heads.chart.means_title"), view.uniform)),
+                   tr("llm_heads.chart.means_title"), view.uniform, words=words_for("llm_heads"))),
                "llm_sink_layer_means", key="llm_sink_means", where=where)
     where.subheader(tr("llm_heads.change_title"))
     where.write(tr("llm_heads.change_text"))
     columns = {tr("llm_heads.column_plain"): view.next_tokens["plain"],
                tr("llm_heads.column_switched_off"): view.next_tokens["switched_off"],
                tr("llm_heads.column_removed"): view.next_tokens["removed"]}
-    where.dataframe(next_token_table(columns))
+    where.dataframe(next_token_table(columns, words=words_for("llm_heads")))
     kl = where.columns(2)
     kl[0].metric(tr("llm_heads.kl_switched_off"), f"{view.kl_switched_off:.4f}")
     kl[1].metric(tr("llm_heads.kl_removed"), f"{view.kl_removed:.4f}")
@@ -147,7 +149,7 @@ def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
         return
     show_chart(shared_figure(("window_losses", ids, window), lambda: window_loss_bars(
                    losses.full, losses.window_only, losses.window_with_sink, window,
-                   tr("llm_heads.chart.window_title", window=window))),
+                   tr("llm_heads.chart.window_title", window=window), words=words_for("llm_heads"))),
                f"llm_window_{window}", key="llm_window_losses", where=where)
     where.write(tr("llm_heads.window_text", full=f"{losses.full:.2f}", window_only=f"{losses.window_only:.2f}",
                    with_sink=f"{losses.window_with_sink:.2f}", window=window))
@@ -198,12 +200,12 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
     key = ("llm_induction", length, seed)
     show_chart(shared_figure(key + ("scores",), lambda: layers_by_heads_map(
                    view.scores, tr("llm_heads.chart.induction_title", n=length), tr("llm_heads.chart.induction_score"),
-                   labelled=view.top)),
+                   labelled=view.top, words=words_for("llm_heads"))),
                f"llm_induction_scores_n{length}_seed{seed}", key="llm_induction_scores", where=where)
     labels = [f"{i}:{token}" for i, token in enumerate(view.tokens)]  # the same token twice: numbered apart
     show_chart(shared_figure(key + ("map",), lambda: attention_heatmap(
                    view.top_map, labels, labels, tr("llm_heads.chart.top_map_title", head=head_label(layer, head),
-                                                    n=length))),
+                                                    n=length), words=words_for("attention"))),
                f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where,
                width=PAGE_WIDTH)  # `where` is the page's width (chart_first), not a column
     where.caption(tr("llm_heads.stripe_caption", n=length, offset=length - 1))
@@ -240,14 +242,15 @@ def show_copy(where: DeltaGenerator, induction: InductionView) -> None:
     where.code(COPY_PROMPT + "▌" + view.continuation, language=None, wrap_lines=True)
     left, right = where.columns(2)
     show_chart(shared_figure(("llm_copy_next",), lambda: probability_bars(
-                   view.top_tokens, view.top_probs, tr("llm_heads.chart.copy_next_title"))),
+                   view.top_tokens, view.top_probs, tr("llm_heads.chart.copy_next_title"),
+                   words=words_for("attention"))),
                "llm_copy_next_tokens", key="llm_copy_next", where=left)
     labels = [f"{i}:{token}" for i, token in enumerate(view.prompt_tokens)]
     # the key the head reads most on top: "mat", the word it copies, before the sink on the first token
     show_chart(shared_figure(("llm_copy_row", layer, head), lambda: attention_row_bars(
                    labels, view.head_row.tolist(), tr("llm_heads.chart.copy_row_title",
                                                       head=head_label(layer, head), token=html_escaped(view.prompt_tokens[-1])),
-                   largest_first=True)),
+                   largest_first=True, words=words_for("llm_heads"))),
                f"llm_copy_{head_label(layer, head).replace(' ', '_')}", key="llm_copy_row", where=right)
     strongest = int(np.argmax(view.head_row))
     where.caption(tr("llm_heads.copy_caption", head=head_label(layer, head),

@@ -9,7 +9,7 @@ from streamlit.delta_generator import DeltaGenerator
 from i18n import tr
 from model.foundations.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
 from model.foundations.rope import SMOLLM2_ROPE_BASE, RopeAnalysis, analyse_rope
-from ui.display import explanations_folded, folded_section, shared_figure, show_chart
+from ui.display import explanations_folded, folded_section, shared_figure, show_chart, words_for
 from ui.specs.positional import D_MODEL, DIMS, LENGTH, OFFSET, POSITION, folded_key
 from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown
@@ -55,7 +55,8 @@ def show_matrix(pe: SinusoidalAnalysis, length: int, d_model: int) -> None:
     st.subheader(tr("positional.matrix_title"))
     # shared_figure: the page's figures depend only on its sliders, and a class mostly looks at the same settings.
     show_chart(shared_figure(("pe_matrix", length, d_model), lambda: encoding_heatmap(
-                   pe.table, tr("positional.matrix_chart", length=length, d_model=d_model))),
+                   pe.table, tr("positional.matrix_chart", length=length, d_model=d_model),
+                   words=words_for("positional"))),
                f"positional_encoding_T{length}_d{d_model}", key="pe_matrix")
 
 
@@ -64,10 +65,13 @@ def show_curves(pe: SinusoidalAnalysis, length: int, d_model: int, presenter: bo
     if presenter:  # a secondary knob: the curves keep the dimensions chosen before
         dims = DIMS.get()
     else:
-        dims = st.multiselect(tr("positional.dims"), range(d_model), key=DIMS.key, format_func=dimension_name)
+        dims = st.multiselect(tr("positional.dims"), range(d_model), key=DIMS.key,
+                              format_func=lambda dim: dimension_name(dim, words=words_for("positional")))
     show_chart(shared_figure(("pe_curves", length, d_model, tuple(dims)), lambda: dimension_curves(
-                   pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions)),
-               f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims))
+                   pe.table, dims, fine=pe.fine_table, fine_positions=pe.fine_positions,
+                   words=words_for("positional"))),
+               f"positional_curves_d{d_model}", key="pe_curves", table=lambda: curves_table(pe.table, dims,
+                                                                                            words=words_for("positional")))
     if not presenter:
         st.caption(tr("lecture.curves_caption"))
 
@@ -93,9 +97,10 @@ def show_dials(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, d_m
             st.write(tr("positional.dials_text"))
         position = spec_slider(POSITION, tr("positional.position"))
         show_chart(shared_figure(("pe_dials", length, d_model, position), lambda: dials_and_counter(
-                       pe.angles[position], pe.bits[position], pe.wavelengths, position)),
+                       pe.angles[position], pe.bits[position], pe.wavelengths, position,
+                       words=words_for("positional"))),
                    f"positional_dials_p{position}_d{d_model}", key="pe_dials",
-                   table=lambda: dials_table(pe.angles[position], pe.wavelengths))
+                   table=lambda: dials_table(pe.angles[position], pe.wavelengths, words=words_for("positional")))
         if dials_first:  # under the dials (an expander cannot hold the folded one explanation() would make)
             st.write(tr("positional.dials_text"))
     return position
@@ -108,11 +113,13 @@ def show_similarity(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int
         return
     similarity_section.write(tr("positional.similarity_text"))
     left, right = similarity_section.columns(2)
-    show_chart(shared_figure(("pe_similarity", length, d_model), lambda: similarity_heatmap(pe.similarity)),
+    show_chart(shared_figure(("pe_similarity", length, d_model),
+                             lambda: similarity_heatmap(pe.similarity, words=words_for("positional"))),
                f"positional_similarity_T{length}_d{d_model}", key="pe_similarity",
                where=left)
     references = sorted({0, length // 4, length // 2, length - 1})
-    show_chart(shared_figure(("pe_offset", length, d_model), lambda: similarity_by_offset(pe.similarity, references)),
+    show_chart(shared_figure(("pe_offset", length, d_model),
+                             lambda: similarity_by_offset(pe.similarity, references, words=words_for("positional"))),
                f"positional_similarity_by_offset_T{length}_d{d_model}",
                key="pe_offset", where=right)
     if not presenter:
@@ -131,10 +138,11 @@ def show_rotation(section: DeltaGenerator, pe: SinusoidalAnalysis, length: int, 
                             f"{error:.1e}")
     left, right = rotation_section.columns([3, 2])
     show_chart(shared_figure(("pe_rotation", length, d_model, k, position),
-                             lambda: rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k)),
+                             lambda: rotation_check(pe.shifted, pe.rotated, min(position, length - k - 1), k,
+                                                    words=words_for("positional"))),
                f"positional_rotation_check_k{k}_d{d_model}", key="pe_rotation", where=left)
     show_chart(shared_figure(("pe_rotation_matrix", length, d_model, k),
-                             lambda: rotation_matrix_heatmap(pe.rotation, k)),
+                             lambda: rotation_matrix_heatmap(pe.rotation, k, words=words_for("positional"))),
                f"positional_rotation_matrix_M{k}_d{d_model}", key="pe_rotation_matrix", where=right)
 
 
@@ -153,13 +161,14 @@ def show_rope(section: DeltaGenerator, length: int, d_model: int, k: int) -> Non
     left, right = rope_section.columns(2)
     show_chart(shared_figure(("pe_rope_pairs", length, d_model), lambda: rotation_of_pairs(
                    analysis.query_pairs, analysis.pairs, analysis.pair_angles, d_model,
-                   tr("rope.chart.pair_title", last=length - 1))),
+                   tr("rope.chart.pair_title", last=length - 1), words=words_for("rope"))),
                f"positional_rope_pairs_T{length}_d{d_model}", key="pe_rope_pairs", where=left)
     show_chart(shared_figure(("pe_rope_scores", length, d_model), lambda: scores_by_position(
-                   analysis.scores, tr("rope.chart.scores_title"))),
+                   analysis.scores, tr("rope.chart.scores_title"), words=words_for("rope"))),
                f"positional_rope_scores_T{length}_d{d_model}", key="pe_rope_scores", where=right)
     show_chart(shared_figure(("pe_rope_distance", length, d_model, k), lambda: score_at_distance(
-                   analysis.at_distance, k, analysis.unrotated_score, tr("rope.chart.distance_title", k=k))),
+                   analysis.at_distance, k, analysis.unrotated_score, tr("rope.chart.distance_title", k=k),
+                   words=words_for("rope"))),
                f"positional_rope_distance_k{k}_T{length}_d{d_model}", key="pe_rope_distance", where=rope_section)
     spread = float(analysis.at_distance.max() - analysis.at_distance.min())
     rope_section.caption(tr("rope.caption", unrotated=f"{analysis.unrotated_score:.4f}", k=k,
@@ -188,7 +197,8 @@ def show_trained_table(section: DeltaGenerator) -> None:
         title = tr("positional.trained_chart", model=html_escaped(model_id), rows=rows)
         # Model ids are unique on the server (shipped names, trained-N, uploaded-<uuid>) and a model never changes.
         show_chart(shared_figure(("pe_trained", model_id, rows), lambda: encoding_heatmap(
-                       summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None)),
+                       summary.table[:rows], title, bound=1.0 if summary.kind == "sinusoidal" else None,
+                       words=words_for("positional"))),
                    f"positional_table_{model_id}", key="pe_trained", where=trained_section)
     elif lab.positions == "learned":
         trained_section.info(tr("bert.positional", model=shown_id, positions=lab.config.max_position_embeddings,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.display import document_language, preload_plotly, presenting
+from ui.display import document_language, preload_plotly, presenting, use_session_language
 from ui.errors import page_guard
 from ui.lessons.bar import lesson_bar, lesson_picker
 from ui.page_list import PLOTLY_PAGES
@@ -26,6 +26,7 @@ from ui.train.view import lost_training_notice
 
 
 def run_app() -> None:
+    use_session_language()  # before anything says a word: tr() reads this session's language from here on
     with page_guard():
         restore_from_url()  # first: the link may choose the language the page titles are drawn in
         if presenting():  # the projected page gets the whole width; the sidebar stays one click away

@@ -1,7 +1,7 @@
 """Charts of model/explain/'s results: special-token survival, head importance, pruning curve, pattern grid.
 
 Rows of every layers × heads chart are "<kind> L<layer>", columns "H<head>" (1-based, as on screen elsewhere).
-Words come from tr() (i18n/<lang>/explain.toml, table "chart").
+Words come from i18n/<lang>/explain.toml (table "chart"), through the caller's `words` (viz/words.py).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from i18n import tr
+from viz.words import Words
 
 PATTERN_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "sink": "#d62728",
                    "first": "#8c564b", "alignment": "#ff7f0e", "induction": "#e377c2", "broad": "#bcbd22",
@@ -22,11 +22,11 @@ def head_names(layers: int, heads: int) -> list[str]:
 
 
 def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str = "",
-                  series_names: tuple[str, str] | None = None) -> go.Figure:
+                  series_names: tuple[str, str] | None = None, *, words: Words) -> go.Figure:
     """weight_share, norm_share (L, h): per head, the share of α and of the norms N on special-token keys.
     series_names: the two bars' legend names (default: those of <bos>/<eos>)."""
     names = head_names(*weight_share.shape)
-    weight_name, norm_name = series_names or (tr("explain.chart.weight_share"), tr("explain.chart.norm_share"))
+    weight_name, norm_name = series_names or (words("explain.chart.weight_share"), words("explain.chart.norm_share"))
     fig = go.Figure([
         go.Bar(x=names, y=weight_share.ravel(), name=weight_name, marker_color="#1f77b4",
                hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
@@ -34,13 +34,14 @@ def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str =
                hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
     ])
     fig.update_layout(title=title, barmode="group", height=320, margin=dict(l=10, r=10, t=50, b=10),
-                      yaxis=dict(title=tr("explain.chart.share_axis"), tickformat=".0%", rangemode="tozero"),
-                      xaxis=dict(title=tr("explain.chart.head_axis")), legend=dict(orientation="h", y=-0.3))
+                      yaxis=dict(title=words("explain.chart.share_axis"), tickformat=".0%", rangemode="tozero"),
+                      xaxis=dict(title=words("explain.chart.head_axis")), legend=dict(orientation="h", y=-0.3))
     return fig
 
 
 def layers_by_heads(values: np.ndarray, row_labels: list[str], title: str, value_name: str,
-                    text: np.ndarray | None = None, colorscale: str = "Reds", zmid: float | None = None) -> go.Figure:
+                    text: np.ndarray | None = None, colorscale: str = "Reds", zmid: float | None = None,
+                    *, words: Words) -> go.Figure:
     """values (R, h): a heatmap with rows row_labels ("Encoder self L1", ...) and columns H1..Hh, numbers in cells."""
     values = np.asarray(values, dtype=float)
     columns = [f"H{h + 1}" for h in range(values.shape[1])]
@@ -49,40 +50,40 @@ def layers_by_heads(values: np.ndarray, row_labels: list[str], title: str, value
                                colorscale=colorscale, zmid=zmid, colorbar=dict(title=value_name),
                                hovertemplate=f"%{{y}} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
-                      yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
+                      xaxis=dict(title=words("explain.chart.head_axis"), type="category"),
+                      yaxis=dict(title=words("explain.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
 
 
 def importance_table(names: list[str], exact_match_drop: np.ndarray, loss_rise: np.ndarray,
-                     gradient: np.ndarray, order: list[int]) -> pd.DataFrame:
+                     gradient: np.ndarray, order: list[int], *, words: Words) -> pd.DataFrame:
     """One row per head, least important first (order), with its rank and the three importance numbers."""
     return pd.DataFrame({
-        tr("explain.chart.rank"): range(1, len(order) + 1),
-        tr("explain.chart.head"): [names[n] for n in order],
-        tr("explain.chart.exact_match_drop"): [float(exact_match_drop[n]) for n in order],
-        tr("explain.chart.loss_rise"): [float(loss_rise[n]) for n in order],
-        tr("explain.chart.gradient"): [float(gradient[n]) for n in order],
+        words("explain.chart.rank"): range(1, len(order) + 1),
+        words("explain.chart.head"): [names[n] for n in order],
+        words("explain.chart.exact_match_drop"): [float(exact_match_drop[n]) for n in order],
+        words("explain.chart.loss_rise"): [float(loss_rise[n]) for n in order],
+        words("explain.chart.gradient"): [float(gradient[n]) for n in order],
     })
 
 
 def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "", measure: str = "exact_match",
-                        measure_label: str | None = None) -> go.Figure:
+                        measure_label: str | None = None, *, words: Words) -> go.Figure:
     """rows [{k, <measure>, loss?}]: quality after switching off the k least important heads. measure "exact_match"
     (translation models, with the loss in the hover) or e.g. "similarity" (an encoder's mean cosine similarity to
     its own embeddings with every head on); both are shares, 0..1. measure "loss" (a language model's next-token
     loss in nats) is drawn on its own scale, from 0."""
     ks = [r["k"] for r in rows]
-    label = measure_label or tr(f"explain.chart.{measure}")
+    label = measure_label or words(f"explain.chart.{measure}")
     with_loss = measure != "loss" and all("loss" in r for r in rows)
     share = measure != "loss"
     hover = f"k = %{{x}}<br>{label} %{{y:{'.1%' if share else '.4f'}}}" + (
-        f"<br>{tr('explain.chart.loss')} %{{customdata:.4f}}" if with_loss else "") + "<extra></extra>"
+        f"<br>{words('explain.chart.loss')} %{{customdata:.4f}}" if with_loss else "") + "<extra></extra>"
     fig = go.Figure(go.Scatter(
         x=ks, y=[r[measure] for r in rows], mode="lines+markers", name=label,
         customdata=[r["loss"] for r in rows] if with_loss else None, hovertemplate=hover))
     fig.update_layout(title=title, height=360, margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=tr("explain.chart.k_axis", total=total_heads), range=[-0.5, total_heads + 0.5],
+                      xaxis=dict(title=words("explain.chart.k_axis", total=total_heads), range=[-0.5, total_heads + 0.5],
                                  dtick=max(2, total_heads // 12)),
                       yaxis=dict(title=label, tickformat=".0%", range=[0, 1.02]) if share else
                       dict(title=label, rangemode="tozero"))
@@ -90,27 +91,28 @@ def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "", mea
 
 
 def encoder_importance_table(names: list[str], change: np.ndarray, gradient: np.ndarray, order: list[int],
-                             change_label: str, gradient_label: str) -> pd.DataFrame:
+                             change_label: str, gradient_label: str, *, words: Words) -> pd.DataFrame:
     """An encoder's heads, least important first (order indexes names/change/gradient, all flat)."""
     return pd.DataFrame({
-        tr("explain.chart.rank"): range(1, len(order) + 1),
-        tr("explain.chart.head"): [names[n] for n in order],
+        words("explain.chart.rank"): range(1, len(order) + 1),
+        words("explain.chart.head"): [names[n] for n in order],
         change_label: [float(change[n]) for n in order],
         gradient_label: [float(gradient[n]) for n in order],
     })
 
 
 def gradient_importance_table(names: list[str], gradient: np.ndarray, order: list[int],
-                              gradient_label: str) -> pd.DataFrame:
+                              gradient_label: str, *, words: Words) -> pd.DataFrame:
     """A language model's heads, least important first (order indexes the flat names/gradient)."""
     return pd.DataFrame({
-        tr("explain.chart.rank"): range(1, len(order) + 1),
-        tr("explain.chart.head"): [names[n] for n in order],
+        words("explain.chart.rank"): range(1, len(order) + 1),
+        words("explain.chart.head"): [names[n] for n in order],
         gradient_label: [float(gradient[n]) for n in order],
     })
 
 
-def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: str | None = None) -> go.Figure:
+def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: str | None = None,
+                 *, words: Words) -> go.Figure:
     """labels (R, h) of pattern ids: each cell coloured and named by its label; with `shown`, other labels grey."""
     labels = np.asarray(labels, dtype=object)
     patterns = list(PATTERN_COLOURS)
@@ -119,7 +121,7 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
     scale = []
     for n, colour in enumerate(colours):  # one flat band of the colour scale per pattern
         scale += [[n / len(patterns), colour], [(n + 1) / len(patterns), colour]]
-    names = np.vectorize(lambda p: tr(f"explain.patterns.{p}"))(labels)
+    names = np.vectorize(lambda p: words(f"explain.patterns.{p}"))(labels)
     if labels.shape[1] > 8:  # 12 heads a row (BERT): a two-word label on two lines stays inside its cell
         names = np.vectorize(_two_lines)(names)
     columns = [f"H{h + 1}" for h in range(labels.shape[1])]
@@ -127,8 +129,8 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
                                colorscale=scale, zmin=-0.5, zmax=len(patterns) - 0.5, showscale=False,
                                xgap=2, ygap=2, hovertemplate="%{y} %{x}: %{text}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=tr("explain.chart.head_axis"), type="category"),
-                      yaxis=dict(title=tr("explain.chart.layer_axis"), type="category", autorange="reversed"))
+                      xaxis=dict(title=words("explain.chart.head_axis"), type="category"),
+                      yaxis=dict(title=words("explain.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
 
 

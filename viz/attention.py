@@ -3,7 +3,8 @@
 Convention: rows are queries (what is attending), columns are keys (what is attended to).
 Token text goes through `html_escaped()` so that nothing a user typed is interpreted by plotly's HTML subset,
 and positions (not text) are the axis values so repeated tokens stay separate rows/columns. Words come from
-tr() (i18n/<lang>/attention.toml, table "chart"); hover templates are composed here, never .format()-ed.
+i18n/<lang>/attention.toml (table "chart"), through the caller's `words` (viz/words.py); hover templates are composed
+here, never .format()-ed.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from i18n import tr
+from viz.words import Words
 
 SEQUENTIAL = "Blues"
 LINE_BANDS = 8  # width/opacity levels in the lines view
@@ -40,29 +41,30 @@ def _hover(query_tokens: list[str], key_tokens: list[str]) -> np.ndarray:
     return np.stack(np.broadcast_arrays(q, k), axis=-1)
 
 
-def _pair_hover() -> str:
+def _pair_hover(words: Words) -> str:
     """'query %{customdata[0]} → key %{customdata[1]}' in the reader's language (plotly fills the tokens in)."""
-    return f"{tr('attention.chart.query')} %{{customdata[0]}} → {tr('attention.chart.key')} %{{customdata[1]}}"
+    return f"{words('attention.chart.query')} %{{customdata[0]}} → {words('attention.chart.key')} %{{customdata[1]}}"
 
 
 def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
                       masked: np.ndarray | None = None, zmax: float | None = 1.0, colorscale: str = SEQUENTIAL,
                       value_name: str | None = None, height: int | None = None,
-                      block: tuple[int, int] | None = None, rows_title: str | None = None) -> go.Figure:
+                      block: tuple[int, int] | None = None, rows_title: str | None = None,
+                      *, words: Words) -> go.Figure:
     """weights (T_q, T_k); masked (T_q, T_k) True where the key was hidden from the query (drawn grey);
     block (first, end): framed, the rows from `end` on over the key columns first..end-1 (a decoder-only
     translator's French rows over its English words: what an encoder-decoder's cross-attention holds);
     rows_title: what the rows are when they are not queries (one query's row per head: "heads")."""
-    value_name = value_name or tr("attention.chart.weight")
+    value_name = value_name or words("attention.chart.weight")
     large = len(query_tokens) * len(key_tokens) > TOKEN_HOVER_CELLS
     weights = np.asarray(weights, dtype=np.float32 if large else float)
     z = weights.copy()
     if masked is not None:
         z[masked] = np.nan
     if large:  # the positions, which the axes' tick labels name
-        hover, pair = None, f"{tr('attention.chart.query')} %{{y}} → {tr('attention.chart.key')} %{{x}}"
+        hover, pair = None, f"{words('attention.chart.query')} %{{y}} → {words('attention.chart.key')} %{{x}}"
     else:
-        hover, pair = _hover(query_tokens, key_tokens), _pair_hover()
+        hover, pair = _hover(query_tokens, key_tokens), _pair_hover(words)
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))), customdata=hover,
         colorscale=colorscale, zmin=0 if zmax is not None and colorscale == SEQUENTIAL else None, zmax=zmax,
@@ -74,25 +76,26 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
         fig.add_trace(go.Heatmap(
             z=grey, x=list(range(len(key_tokens))), y=list(range(len(query_tokens))),
             customdata=hover, colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
-            hoverongaps=False, hovertemplate=f"{pair}<br>{tr('attention.chart.masked')}<extra></extra>"))
+            hoverongaps=False, hovertemplate=f"{pair}<br>{words('attention.chart.masked')}<extra></extra>"))
     if block is not None:
         first, end = block  # cell (row i, column j) spans i ± 0.5, j ± 0.5
         fig.add_shape(type="rect", x0=first - 0.5, x1=end - 0.5, y0=end - 0.5, y1=len(query_tokens) - 0.5,
                       line=dict(color=BLOCK_FRAME, width=2, dash="dash"), fillcolor="rgba(0,0,0,0)")
     size = max(len(query_tokens), len(key_tokens))
     fig.update_layout(title=title, height=height or min(700, max(260, 160 + 28 * size)), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=tr("attention.chart.keys_axis"), side="bottom", **_ticks(key_tokens)),
-                      yaxis=dict(title=rows_title or tr("attention.chart.queries_axis"), autorange="reversed",
+                      xaxis=dict(title=words("attention.chart.keys_axis"), side="bottom", **_ticks(key_tokens)),
+                      yaxis=dict(title=rows_title or words("attention.chart.queries_axis"), autorange="reversed",
                                  **_ticks(query_tokens)))
     return fig
 
 
-def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, title: str = "") -> go.Figure:
+def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, title: str = "",
+                       *, words: Words) -> go.Figure:
     """a − b on a diverging scale centred on 0."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     bound = float(np.nanmax(np.abs(diff))) or 1.0
     fig = attention_heatmap(diff, query_tokens, key_tokens, title, zmax=bound, colorscale=DIVERGING,
-                            value_name="A − B")
+                            value_name="A − B", words=words)
     fig.update_traces(zmin=-bound, zmid=0, selector=dict(type="heatmap"))
     return fig
 
@@ -113,7 +116,7 @@ def tile_origin(layer: int, head: int, rows: int, cols: int) -> tuple[int, int]:
 
 
 def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", selected: tuple[int, int] | None = None,
-              masked: np.ndarray | None = None, labels=None, first_layer: int = 0) -> go.Figure:
+              masked: np.ndarray | None = None, labels=None, first_layer: int = 0, *, words: Words) -> go.Figure:
     """weights (L, h, T_q, T_k) as an L × h grid of small maps (rows: layers, columns: heads).
 
     One heatmap trace: the heads' maps tiled into one matrix, a column of empty cells between two heads and a band of
@@ -139,11 +142,12 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
             if masked is not None:
                 tile[masked] = np.nan
             z[y:y + rows, x:x + cols] = tile
-            custom[y:y + rows, x:x + cols, 0] = tr("attention.chart.layer_head", layer=first_layer + l + 1, head=h + 1)
+            custom[y:y + rows, x:x + cols, 0] = words("attention.chart.layer_head", layer=first_layer + l + 1,
+                                                      head=h + 1)
             custom[y:y + rows, x:x + cols, 1] = queries[:, None]
             custom[y:y + rows, x:x + cols, 2] = keys[None, :]
-    pair = f"{tr('attention.chart.query')} %{{customdata[1]}} → {tr('attention.chart.key')} %{{customdata[2]}}"
-    weight = tr("attention.chart.weight")
+    pair = f"{words('attention.chart.query')} %{{customdata[1]}} → {words('attention.chart.key')} %{{customdata[2]}}"
+    weight = words("attention.chart.weight")
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(width_cells)), y=list(range(height_cells)), customdata=custom, coloraxis="coloraxis",
         hoverongaps=False,
@@ -158,7 +162,7 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
             fig.add_annotation(text=f"L{first_layer + l + 1} H{h + 1}" + (f" · {labels[l][h]}" if labels is not None else ""),
                                x=x + (cols - 1) / 2, y=y - 0.5, xref="x", yref="y", yanchor="bottom",
                                showarrow=False, font_size=11 if small else 16)
-    _add_click_targets(fig, weights, query_tokens, key_tokens, height, first_layer)
+    _add_click_targets(fig, weights, query_tokens, key_tokens, height, first_layer, words=words)
     if selected is not None:
         y, x = tile_origin(*selected, rows, cols)
         fig.add_shape(type="rect", xref="x", yref="y", x0=x - 0.5, x1=x + cols - 0.5, y0=y - 0.5, y1=y + rows - 0.5,
@@ -168,10 +172,10 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     fig.update_layout(title=title, coloraxis=dict(colorscale=SEQUENTIAL, cmin=0, cmax=1, colorbar=dict(title=weight)),
                       height=height, margin=dict(l=10, r=10, t=60, b=10),
                       xaxis=dict(range=[-0.5, width_cells - 0.5], tickmode="array", tickvals=centres_x,
-                                 ticktext=[tr("attention.chart.head_tick", head=h + 1) for h in range(heads)],
+                                 ticktext=[words("attention.chart.head_tick", head=h + 1) for h in range(heads)],
                                  showgrid=False, zeroline=False),
                       yaxis=dict(range=[height_cells - 0.5, -0.5], tickmode="array", tickvals=centres_y,
-                                 ticktext=[tr("attention.chart.layer_tick", layer=first_layer + l + 1)
+                                 ticktext=[words("attention.chart.layer_tick", layer=first_layer + l + 1)
                                            for l in range(layers)],
                                  showgrid=False, zeroline=False))
     return fig
@@ -193,7 +197,7 @@ def _block_name(tokens: list[str], block: np.ndarray) -> str:
 
 
 def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_tokens, height: int,
-                       first_layer: int = 0) -> None:
+                       first_layer: int = 0, *, words: Words) -> None:
     """An invisible scatter trace over the thumbnails, so that a click on one selects one of its points.
 
     Streamlit's plotly selection (st.plotly_chart on_select) reports points of scatter traces, never heatmap cells
@@ -221,13 +225,13 @@ def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_to
             grid_x.append(block_x + x)
             grid_y.append(block_y + y)
             data += [[q, k, m, first_layer + l, h] for (q, k), m in zip(names, means)]
-            text += [tr("attention.chart.layer_head", layer=first_layer + l + 1, head=h + 1)] * len(means)
+            text += [words("attention.chart.layer_head", layer=first_layer + l + 1, head=h + 1)] * len(means)
     fig.add_trace(go.Scatter(
         x=np.concatenate(grid_x), y=np.concatenate(grid_y), mode="markers", customdata=np.array(data, dtype=object),
         text=text, meta=CLICK_TARGETS, showlegend=False, name="",
         marker=dict(symbol="square", size=size, color="rgba(0,0,0,0)"),
         selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
-        hovertemplate=f"%{{text}}<br>{_pair_hover()}<br>{tr('attention.chart.weight')} %{{customdata[2]:.4f}}"
+        hovertemplate=f"%{{text}}<br>{_pair_hover(words)}<br>{words('attention.chart.weight')} %{{customdata[2]:.4f}}"
                       "<extra></extra>"))
 
 
@@ -240,7 +244,7 @@ def grid_head(point: dict) -> tuple[int, int] | None:
 
 
 def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], title: str = "",
-                    threshold: float = 0.02) -> go.Figure:
+                    threshold: float = 0.02, *, words: Words) -> go.Figure:
     """Queries on the left, keys on the right; a line per pair, its width and opacity the weight (BertViz style)."""
     weights = np.asarray(weights, dtype=float)
     fig = go.Figure()
@@ -260,7 +264,7 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
         middle = (low + high) / 2
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=1 + 8 * middle, color="#1f77b4"),
                                  opacity=0.15 + 0.85 * middle, hoverinfo="text", text=texts, showlegend=False,
-                                 name=tr("attention.chart.band", low=f"{low:.2f}", high=f"{high:.2f}")))
+                                 name=words("attention.chart.band", low=f"{low:.2f}", high=f"{high:.2f}")))
     fig.add_trace(go.Scatter(x=[0] * len(query_tokens), y=list(range(len(query_tokens))), mode="text",
                              text=[html_escaped(t) for t in query_tokens], textposition="middle left", showlegend=False,
                              hoverinfo="skip"))
@@ -270,26 +274,26 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
     rows = max(len(query_tokens), len(key_tokens))
     fig.update_layout(title=title, height=min(900, 120 + 26 * rows), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(range=[-0.6, 1.6], showticklabels=False, showgrid=False, zeroline=False,
-                                 title=tr("attention.chart.lines_axis")),
+                                 title=words("attention.chart.lines_axis")),
                       yaxis=dict(autorange="reversed", showticklabels=False, showgrid=False, zeroline=False))
     return fig
 
 
-def probability_bars(tokens: list[str], probabilities: list[float], title: str = "") -> go.Figure:
+def probability_bars(tokens: list[str], probabilities: list[float], title: str = "", *, words: Words) -> go.Figure:
     """Horizontal bars of candidate tokens and their probabilities (highest on top)."""
     fig = go.Figure(go.Bar(x=probabilities, y=[html_escaped(t) for t in tokens], orientation="h",
                            text=[f"{p:.1%}" for p in probabilities], textposition="auto",
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=title, height=120 + 30 * len(tokens), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=tr("attention.chart.probability"), range=[0, 1], tickformat=".0%"),
-                      yaxis=dict(autorange="reversed", title=tr("attention.chart.next_token")))
+                      xaxis=dict(title=words("attention.chart.probability"), range=[0, 1], tickformat=".0%"),
+                      yaxis=dict(autorange="reversed", title=words("attention.chart.next_token")))
     return fig
 
 
-def head_statistics_table(stats: dict[str, np.ndarray], average_heads: bool = False) -> pd.DataFrame:
+def head_statistics_table(stats: dict[str, np.ndarray], average_heads: bool = False, *, words: Words) -> pd.DataFrame:
     """stats values (L, h) -> a long table with layer, head and one column per statistic (names translated)."""
-    names = {name: tr(f"attention.stats.{name}") for name in stats}
-    layer, head = tr("attention.stats.layer"), tr("attention.stats.head")
+    names = {name: words(f"attention.stats.{name}") for name in stats}
+    layer, head = words("attention.stats.layer"), words("attention.stats.head")
     layers, heads = next(iter(stats.values())).shape
     rows = [{layer: l + 1, head: h + 1, **{names[k]: float(v[l, h]) for k, v in stats.items()}}
             for l in range(layers) for h in range(heads)]
@@ -304,9 +308,10 @@ def csv_safe(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def attention_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> pd.DataFrame:
+def attention_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
+                    *, words: Words) -> pd.DataFrame:
     """weights (T_q, T_k) as a table: rows 'i: query token', columns 'j: key token' (positions keep repeats apart)."""
     return pd.DataFrame(np.asarray(weights, dtype=float),
                         index=[csv_safe(f"{i}: {t}") for i, t in enumerate(query_tokens)],
                         columns=[csv_safe(f"{j}: {t}") for j, t in enumerate(key_tokens)]).rename_axis(
-                            tr("attention.chart.table_axis"))
+                            words("attention.chart.table_axis"))

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from i18n import tr
+from viz.words import Words
 from viz.attention import SEQUENTIAL, html_escaped
 
 MARGIN = dict(l=10, r=10, t=60, b=10)
@@ -23,7 +23,7 @@ def head_label(layer: int, head: int) -> str:
 
 
 def layers_by_heads_map(values: np.ndarray, title: str, value_name: str,
-                        labelled: list[tuple[int, int, float]] = (), zmax: float = 1.0) -> go.Figure:
+                        labelled: list[tuple[int, int, float]] = (), zmax: float = 1.0, *, words: Words) -> go.Figure:
     """values (L, h) in 0 … zmax: one cell per head, layer 1 at the top; `labelled` heads (0-based layer, head, value)
     get their name and value written on their cell."""
     values = np.asarray(values, dtype=float)
@@ -37,56 +37,59 @@ def layers_by_heads_map(values: np.ndarray, title: str, value_name: str,
                            showarrow=True, arrowhead=0, ax=0, ay=-22, bgcolor="#ffffff", bordercolor="#333333",
                            font=dict(color="#111111", size=12))
     fig.update_layout(title=title, height=160 + 18 * layers, margin=MARGIN,
-                      xaxis=dict(title=tr("llm_heads.chart.head_axis"), type="category"),
-                      yaxis=dict(title=tr("llm_heads.chart.layer_axis"), type="category", autorange="reversed"))
+                      xaxis=dict(title=words("llm_heads.chart.head_axis"), type="category"),
+                      yaxis=dict(title=words("llm_heads.chart.layer_axis"), type="category", autorange="reversed"))
     return fig
 
 
-def layer_means(series: dict[str, np.ndarray], title: str, reference: float | None = None) -> go.Figure:
+def layer_means(series: dict[str, np.ndarray], title: str, reference: float | None = None,
+                *, words: Words) -> go.Figure:
     """series: name -> (L, h) shares; one line per series of the mean over each layer's heads (layer 1 left).
     reference: a share to draw as a dotted line (what a head spreading its weight evenly would give)."""
     fig = go.Figure()
-    layer = tr("llm_heads.chart.layer_axis")
+    layer = words("llm_heads.chart.layer_axis")
     for name, values in series.items():
         means = np.asarray(values, dtype=float).mean(axis=1)  # (L,)
         fig.add_trace(go.Scatter(x=np.arange(1, len(means) + 1), y=means, mode="lines+markers", name=name,
                                  hovertemplate=f"{html_escaped(name)}<br>{layer} %{{x}}: %{{y:.3f}}<extra></extra>"))
     if reference is not None:
         fig.add_hline(y=reference, line=dict(color="#7f7f7f", dash="dot"),
-                      annotation_text=tr("llm_heads.chart.uniform", value=f"{reference:.3f}"),
+                      annotation_text=words("llm_heads.chart.uniform", value=f"{reference:.3f}"),
                       annotation_position="top right")
     fig.update_layout(title=title, height=380, margin=MARGIN, legend=dict(orientation="h", y=-0.25),
-                      xaxis=dict(title=layer, dtick=2), yaxis=dict(title=tr("llm_heads.chart.share_axis"),
+                      xaxis=dict(title=layer, dtick=2), yaxis=dict(title=words("llm_heads.chart.share_axis"),
                                                                  range=[0, 1], tickformat=".0%"))
     return fig
 
 
-def window_loss_bars(full: float, window_only: float, window_with_sink: float, window: int, title: str) -> go.Figure:
+def window_loss_bars(full: float, window_only: float, window_with_sink: float, window: int, title: str,
+                     *, words: Words) -> go.Figure:
     """Mean next-token loss (nats) under full attention, a sliding window of `window` keys, and the window plus the
     first token (StreamingLLM's attention sink)."""
-    names = [tr("llm_heads.chart.full"), tr("llm_heads.chart.window_only", window=window),
-             tr("llm_heads.chart.window_with_sink", window=window)]
+    names = [words("llm_heads.chart.full"), words("llm_heads.chart.window_only", window=window),
+             words("llm_heads.chart.window_with_sink", window=window)]
     values = [full, window_only, window_with_sink]
     fig = go.Figure(go.Bar(x=names, y=values, marker_color=["#7f7f7f", "#d62728", "#1f77b4"],
                            text=[f"{v:.2f}" for v in values], textposition="outside",
                            hovertemplate="%{x}: %{y:.3f}<extra></extra>"))
     fig.update_layout(title=title, height=380, margin=MARGIN, showlegend=False,
-                      yaxis=dict(title=tr("llm_heads.chart.loss_axis"), rangemode="tozero",
+                      yaxis=dict(title=words("llm_heads.chart.loss_axis"), rangemode="tozero",
                                  range=[0, max(values) * 1.2 or 1.0]))
     return fig
 
 
-def next_token_table(columns: dict[str, tuple[list[str], list[float]]]) -> pd.DataFrame:
+def next_token_table(columns: dict[str, tuple[list[str], list[float]]], *, words: Words) -> pd.DataFrame:
     """columns: heading -> (top tokens, their probabilities), most likely first; one row per rank, each cell
     "token (p)". Token text stays text (a DataFrame cell is never rendered as markdown or HTML)."""
-    rank = tr("llm_heads.chart.rank")
+    rank = words("llm_heads.chart.rank")
     frame = pd.DataFrame({heading: [f"{token!r} ({p:.1%})" for token, p in zip(tokens, probs)]
                           for heading, (tokens, probs) in columns.items()})
     frame.index = pd.RangeIndex(1, len(frame) + 1, name=rank)
     return frame
 
 
-def attention_row_bars(tokens: list[str], weights: np.ndarray, title: str, largest_first: bool = False) -> go.Figure:
+def attention_row_bars(tokens: list[str], weights: np.ndarray, title: str, largest_first: bool = False,
+                       *, words: Words) -> go.Figure:
     """One query's attention weights (T,) over the keys `tokens`, as horizontal bars in text order (top = first), or
     `largest_first`: the key it reads most on top (a projected stop's point on its first screen; the labels keep
     their positions, "5: mat")."""
@@ -94,11 +97,11 @@ def attention_row_bars(tokens: list[str], weights: np.ndarray, title: str, large
     if largest_first:
         order = np.argsort(-weights, kind="stable")
         tokens, weights = [tokens[i] for i in order], weights[order]
-    weight = tr("llm_heads.chart.weight")
+    weight = words("llm_heads.chart.weight")
     fig = go.Figure(go.Bar(x=weights, y=[html_escaped(t) for t in tokens], orientation="h",
                            text=[f"{w:.2f}" for w in weights], textposition="auto",
                            hovertemplate=f"%{{y}}: {weight} %{{x:.4f}}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 26 * len(tokens), margin=MARGIN,
                       xaxis=dict(title=weight, range=[0, 1]),
-                      yaxis=dict(title=tr("llm_heads.chart.key_axis"), autorange="reversed", type="category"))
+                      yaxis=dict(title=words("llm_heads.chart.key_axis"), autorange="reversed", type="category"))
     return fig

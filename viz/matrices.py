@@ -4,12 +4,13 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from i18n import tr
+from viz.words import Words
 
 
 def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[str], title: str,
                   row_title: str | None = None, col_title: str | None = None, colorscale: str = "RdBu_r",
-                  hidden: np.ndarray | None = None, decimals: int = 2, zmid: float | None = 0.0) -> go.Figure:
+                  hidden: np.ndarray | None = None, decimals: int = 2, zmid: float | None = 0.0,
+                  *, words: Words) -> go.Figure:
     """values (R, C); hidden (R, C) True for masked cells, which are shown as '−∞' on grey."""
     values = np.asarray(values, dtype=float)
     hidden = np.zeros(values.shape, dtype=bool) if hidden is None else (np.asarray(hidden, bool) | np.isneginf(values))
@@ -27,9 +28,10 @@ def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[st
                                  text=np.where(hidden, "−∞", ""),
                                  texttemplate="%{text}", colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], showscale=False,
                                  hoverongaps=False,
-                                 hovertemplate=f"%{{y}}, %{{x}}: {tr('attention_steps.chart.masked')}<extra></extra>"))
+                                 hovertemplate=f"%{{y}}, %{{x}}: {words('attention_steps.chart.masked')}"
+                                               "<extra></extra>"))
     fig.update_layout(title=title, height=140 + 36 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=col_title or tr("attention_steps.chart.columns"), type="category"),
-                      yaxis=dict(title=row_title or tr("attention_steps.chart.rows"), type="category",
+                      xaxis=dict(title=col_title or words("attention_steps.chart.columns"), type="category"),
+                      yaxis=dict(title=row_title or words("attention_steps.chart.rows"), type="category",
                                  autorange="reversed"))
     return fig

@@ -3,7 +3,8 @@
 Layout convention: one small heatmap per sequence, rows are positions (tokens), columns are features.
 Padding is drawn grey and never carries a value. Values are activations, which have no physical unit: axes and
 colour bars say "activation" (input) or "standard deviations from the mean" (output, which is what a
-normalised value measures). Every word shown comes from i18n/<lang>/normalization.toml (tr).
+normalised value measures). Every word shown comes from i18n/<lang>/normalization.toml, through the caller's
+`words` (viz/words.py).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from i18n import tr
+from viz.words import Words
 
 DIVERGING = "RdBu_r"
 PAD_GREY = "#d9d9d9"
@@ -22,13 +23,13 @@ HIGHLIGHT = "#111111"
 COLLAPSED = "#d62728"
 
 
-def norm_kind_label(kind: str) -> str:
+def norm_kind_label(kind: str, *, words: Words) -> str:
     """The reader's name for a normalisation kind ("layer" -> "LayerNorm")."""
-    return tr(f"normalization.kind_label.{kind}")
+    return words(f"normalization.kind_label.{kind}")
 
 
-def _word(name: str, **values: object) -> str:
-    return tr(f"normalization.chart.{name}", **values)
+def _word(words: Words, name: str, **values: object) -> str:
+    return words(f"normalization.chart.{name}", **values)
 
 
 def _bound(values: np.ndarray) -> float:
@@ -62,19 +63,19 @@ def _outline_rectangles(cells: np.ndarray) -> list[tuple[int, int, int, int]]:
 
 
 def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = None, title: str = "",
-                value_name: str | None = None, zmax: float | None = None) -> go.Figure:
+                value_name: str | None = None, zmax: float | None = None, *, words: Words) -> go.Figure:
     """x (B, T, d) as B small heatmaps (rows: positions, columns: features); mask (B, T) True for real tokens.
 
     highlight (B, T, d) boolean: the cells pooled into one statistic, outlined in black on every sequence.
     """
     x = np.asarray(x, dtype=float)
     mask = np.asarray(mask, dtype=bool)
-    value_name = value_name or _word("activation")
-    sequence, position, feature = _word("sequence"), _word("position"), _word("feature")
+    value_name = value_name or _word(words, "activation")
+    sequence, position, feature = _word(words, "sequence"), _word(words, "position"), _word(words, "feature")
     batch, length, d = x.shape
     cols = min(batch, 4)
     rows = math.ceil(batch / cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_word("sequence_title", sequence=b + 1,
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_word(words, "sequence_title", sequence=b + 1,
                                                                     length=int(mask[b].sum())) for b in range(batch)],
                         horizontal_spacing=0.04, vertical_spacing=0.12 if rows > 1 else 0.08)
     bound = zmax if zmax is not None else _bound(x[mask])
@@ -93,7 +94,7 @@ def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = 
             fig.add_trace(go.Heatmap(
                 z=grey, x=list(range(1, d + 1)), y=list(range(1, length + 1)), customdata=custom, showscale=False,
                 colorscale=[[0, PAD_GREY], [1, PAD_GREY]], hoverongaps=False,
-                hovertemplate=f"{sequence} {b + 1}, {position} %{{customdata[0]}}: {_word('padding_hover')}"
+                hovertemplate=f"{sequence} {b + 1}, {position} %{{customdata[0]}}: {_word(words, 'padding_hover')}"
                               "<extra></extra>"), row=row, col=col)
         if highlight is not None:
             index = b + 1
@@ -102,7 +103,7 @@ def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = 
                 fig.add_shape(type="rect", xref=f"x{suffix}", yref=f"y{suffix}", x0=c0 + 0.5, x1=c1 + 1.5,
                               y0=r0 + 0.5, y1=r1 + 1.5, line=dict(color=HIGHLIGHT, width=3))
         fig.update_xaxes(title_text=feature if row == rows else None, dtick=1 if d <= 16 else None, row=row, col=col)
-        fig.update_yaxes(title_text=_word("position_token") if col == 1 else None, autorange="reversed",
+        fig.update_yaxes(title_text=_word(words, "position_token") if col == 1 else None, autorange="reversed",
                          dtick=1 if length <= 16 else None, row=row, col=col)
     fig.update_layout(title=title, height=min(900, rows * (110 + 26 * length) + 80),
                       margin=dict(l=10, r=10, t=70, b=10),
@@ -112,7 +113,7 @@ def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = 
 
 
 def _statistic_heatmap(fig: go.Figure, values: np.ndarray, count: np.ndarray, col: int, x_label: str,
-                       y_label: str, name: str, colorbar_x: float, is_variance: bool) -> None:
+                       y_label: str, name: str, colorbar_x: float, is_variance: bool, *, words: Words) -> None:
     """values, count (rows, cols); cells that pooled nothing are blank; zero variances are marked with a red 0."""
     rows, cols = values.shape
     fig.add_trace(go.Heatmap(
@@ -120,14 +121,14 @@ def _statistic_heatmap(fig: go.Figure, values: np.ndarray, count: np.ndarray, co
         customdata=count, hoverongaps=False, colorbar=dict(title=name, x=colorbar_x),
         colorscale="Oranges" if is_variance else DIVERGING, zmin=0 if is_variance else None,
         zmid=None if is_variance else 0,
-        hovertemplate=f"{y_label} %{{y}}, {x_label} %{{x}}<br>{name} %{{z:.4f}}<br>{_word('pooled_values')} "
+        hovertemplate=f"{y_label} %{{y}}, {x_label} %{{x}}<br>{name} %{{z:.4f}}<br>{_word(words, 'pooled_values')} "
                       "%{customdata}<extra></extra>"), row=1, col=col)
     collapsed = (count >= 1) & (values == 0) if is_variance else np.zeros(values.shape, dtype=bool)
     if collapsed.any():
         r, c = np.nonzero(collapsed)
         fig.add_trace(go.Scatter(x=c + 1, y=r + 1, mode="text", text=["0"] * len(r), showlegend=False,
                                  textfont=dict(color=COLLAPSED, size=14),
-                                 hovertemplate=_word("zero_variance") + "<extra></extra>"),
+                                 hovertemplate=_word(words, "zero_variance") + "<extra></extra>"),
                       row=1, col=col)
     fig.update_xaxes(title_text=x_label, row=1, col=col)
     # The right map has the left one's rows: its own row labels and title would sit against the left colour bar.
@@ -135,40 +136,44 @@ def _statistic_heatmap(fig: go.Figure, values: np.ndarray, count: np.ndarray, co
                      row=1, col=col)
 
 
-def statistics_chart(mean: np.ndarray, var: np.ndarray, count: np.ndarray, kind: str, title: str = "") -> go.Figure:
+def statistics_chart(mean: np.ndarray, var: np.ndarray, count: np.ndarray, kind: str, title: str = "",
+                     *, words: Words) -> go.Figure:
     """Mean and variance side by side, in the shape the statistic has for `kind`.
 
     layer: (B, T) heatmaps, one value per token; batch: (d,) bars, one per feature; batch_per_step: (T, d) heatmaps.
     Variances of exactly 0 pooled from real values (one value only) are drawn red / marked "0".
     """
     mean, var, count = (np.asarray(a) for a in (mean, var, count))
-    mean_word, variance_word, feature = _word("mean"), _word("variance"), _word("feature")
+    mean_word, variance_word, feature = _word(words, "mean"), _word(words, "variance"), _word(words, "feature")
     fig = make_subplots(rows=1, cols=2, subplot_titles=[mean_word, variance_word], horizontal_spacing=0.14)
     if kind == "batch":
         features = list(range(1, len(mean) + 1))
         collapsed = (count >= 1) & (var == 0)
-        pooled = f"<br>{_word('pooled_tokens')} %{{customdata}}<extra></extra>"
+        pooled = f"<br>{_word(words, 'pooled_tokens')} %{{customdata}}<extra></extra>"
         fig.add_trace(go.Bar(x=features, y=mean, name=mean_word, customdata=count, marker_color="#1f77b4",
                              hovertemplate=f"{feature} %{{x}}<br>{mean_word} %{{y:.4f}}" + pooled), row=1, col=1)
         fig.add_trace(go.Bar(x=features, y=var, name=variance_word, customdata=count,
                              marker_color=np.where(collapsed, COLLAPSED, "#ff7f0e").tolist(),
                              hovertemplate=f"{feature} %{{x}}<br>{variance_word} %{{y:.4f}}" + pooled), row=1, col=2)
         fig.update_xaxes(title_text=feature, dtick=1 if len(features) <= 16 else None)
-        fig.update_yaxes(title_text=_word("mean_axis"), row=1, col=1)
-        fig.update_yaxes(title_text=_word("variance_axis"), row=1, col=2)
+        fig.update_yaxes(title_text=_word(words, "mean_axis"), row=1, col=1)
+        fig.update_yaxes(title_text=_word(words, "variance_axis"), row=1, col=2)
         fig.update_layout(showlegend=False)
         height = 340
     else:
-        x_label, y_label = ((_word("position"), _word("sequence")) if kind == "layer"
-                            else (feature, _word("position")))
-        _statistic_heatmap(fig, mean, count, 1, x_label, y_label, _word("mean_axis"), 0.43, is_variance=False)
-        _statistic_heatmap(fig, var, count, 2, x_label, y_label, _word("variance_axis"), 1.0, is_variance=True)
+        x_label, y_label = ((_word(words, "position"), _word(words, "sequence")) if kind == "layer"
+                            else (feature, _word(words, "position")))
+        _statistic_heatmap(fig, mean, count, 1, x_label, y_label, _word(words, "mean_axis"), 0.43, is_variance=False,
+                           words=words)
+        _statistic_heatmap(fig, var, count, 2, x_label, y_label, _word(words, "variance_axis"), 1.0, is_variance=True,
+                           words=words)
         height = min(700, 160 + 26 * mean.shape[0])
     fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=70, b=10))
     return fig
 
 
-def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, title: str = "") -> go.Figure:
+def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, title: str = "",
+                       *, words: Words) -> go.Figure:
     """Every real token as a row (padding dropped), features as columns: the input left, the normalised output right."""
     x, output = np.asarray(x, dtype=float), np.asarray(output, dtype=float)
     mask = np.asarray(mask, dtype=bool)
@@ -177,52 +182,54 @@ def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, titl
     before, after = x[mask], output[mask]  # (N_real, d)
     d = x.shape[-1]
     rows = list(range(len(labels)))
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[_word("before"), _word("after")], horizontal_spacing=0.16)
-    token, feature = _word("token"), _word("feature")
-    for col, (values, name, axis) in enumerate([(before, _word("activation"), "coloraxis"),
-                                                (after, _word("std_devs"), "coloraxis2")], start=1):
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[_word(words, "before"), _word(words, "after")],
+                        horizontal_spacing=0.16)
+    token, feature = _word(words, "token"), _word(words, "feature")
+    for col, (values, name, axis) in enumerate([(before, _word(words, "activation"), "coloraxis"),
+                                                (after, _word(words, "std_devs"), "coloraxis2")], start=1):
         fig.add_trace(go.Heatmap(z=values, x=list(range(1, d + 1)), y=rows, coloraxis=axis,
                                  customdata=np.array(labels, dtype=object)[:, None].repeat(d, axis=1),
                                  hovertemplate=f"{token} %{{customdata}}, {feature} %{{x}}<br>{name} %{{z:.4f}}"
                                                "<extra></extra>"), row=1, col=col)
         fig.update_xaxes(title_text=feature, dtick=1 if d <= 16 else None, row=1, col=col)
         # the right map has the same rows: labelled once, so nothing sits against the left colour bar
-        fig.update_yaxes(title_text=_word("real_token") if col == 1 else None, showticklabels=col == 1,
+        fig.update_yaxes(title_text=_word(words, "real_token") if col == 1 else None, showticklabels=col == 1,
                          autorange="reversed", tickmode="array", tickvals=rows, ticktext=labels, row=1, col=col)
     bound_before, bound_after = _bound(before), _bound(after)
     fig.update_layout(
         title=title, height=min(900, 140 + 22 * len(labels)), margin=dict(l=10, r=10, t=70, b=10),
         coloraxis=dict(colorscale=DIVERGING, cmin=-bound_before, cmax=bound_before,
-                       colorbar=dict(title=_word("activation"), x=0.42)),
+                       colorbar=dict(title=_word(words, "activation"), x=0.42)),
         coloraxis2=dict(colorscale=DIVERGING, cmin=-bound_after, cmax=bound_after,
-                        colorbar=dict(title=_word("std_devs_short"), x=1.0)))
+                        colorbar=dict(title=_word(words, "std_devs_short"), x=1.0)))
     return fig
 
 
-def _column(name: str, **values: object) -> str:
-    return tr(f"normalization.table.{name}", **values)
+def _column(words: Words, name: str, **values: object) -> str:
+    return words(f"normalization.table.{name}", **values)
 
 
-def comparison_table(demos: dict) -> pd.DataFrame:
+def comparison_table(demos: dict, *, words: Words) -> pd.DataFrame:
     """One row per normalisation kind (a dict kind -> model.foundations.normalization.NormalizationDemo) for the
     same batch."""
     rows = []
     for kind, demo in demos.items():
         real = demo.count[demo.count >= 1]
         rows.append({
-            _column("kind"): norm_kind_label(kind),
-            _column("statistics"): int(real.size),
-            _column("min_values"): int(real.min()),
-            _column("zero_variance"): int(demo.collapsed.sum()),
-            _column("zeroed"): f"{demo.zeroed_fraction:.0%}",
-            _column("torch"): (_column("agrees", diff=f"{demo.torch_max_abs_diff:.1e}") if demo.torch_error is None
-                               else _column("refuses", error=demo.torch_error)),
+            _column(words, "kind"): norm_kind_label(kind, words=words),
+            _column(words, "statistics"): int(real.size),
+            _column(words, "min_values"): int(real.min()),
+            _column(words, "zero_variance"): int(demo.collapsed.sum()),
+            _column(words, "zeroed"): f"{demo.zeroed_fraction:.0%}",
+            _column(words, "torch"): (_column(words, "agrees", diff=f"{demo.torch_max_abs_diff:.1e}")
+                                      if demo.torch_error is None
+                                      else _column(words, "refuses", error=demo.torch_error)),
         })
     return pd.DataFrame(rows)
 
 
-def cells_table(x: np.ndarray, output: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = None
-                ) -> pd.DataFrame:
+def cells_table(x: np.ndarray, output: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = None,
+                *, words: Words) -> pd.DataFrame:
     """Every real value as a row (sequence, position, feature, input, normalised, in the outlined statistic).
 
     x, output, highlight (B, T, d); mask (B, T). Padding is left out, as it is left out of every statistic.
@@ -230,18 +237,19 @@ def cells_table(x: np.ndarray, output: np.ndarray, mask: np.ndarray, highlight: 
     x, output = np.asarray(x, dtype=float), np.asarray(output, dtype=float)
     real = np.broadcast_to(np.asarray(mask, dtype=bool)[..., None], x.shape)  # (B, T, d)
     b, t, f = np.nonzero(real)
-    frame = {_column("sequence"): b + 1, _column("position"): t + 1, _column("feature"): f + 1,
-             _column("input"): x[real], _column("output"): output[real]}
+    frame = {_column(words, "sequence"): b + 1, _column(words, "position"): t + 1, _column(words, "feature"): f + 1,
+             _column(words, "input"): x[real], _column(words, "output"): output[real]}
     if highlight is not None:
-        frame[_column("outlined")] = np.asarray(highlight, dtype=bool)[real]
+        frame[_column(words, "outlined")] = np.asarray(highlight, dtype=bool)[real]
     return pd.DataFrame(frame)
 
 
-def statistics_table(mean: np.ndarray, var: np.ndarray, count: np.ndarray, kind: str) -> pd.DataFrame:
+def statistics_table(mean: np.ndarray, var: np.ndarray, count: np.ndarray, kind: str, *, words: Words) -> pd.DataFrame:
     """One row per statistic that pooled at least one real value, indexed as statistics_chart draws them."""
     mean, var, count = (np.asarray(a) for a in (mean, var, count))
     axes = {"layer": ("sequence", "position"), "batch": ("feature",), "batch_per_step": ("position", "feature")}[kind]
     where = np.nonzero(count >= 1)
-    frame = {_column(axis): index + 1 for axis, index in zip(axes, where)}
-    frame |= {_column("mean"): mean[where], _column("variance"): var[where], _column("count"): count[where]}
+    frame = {_column(words, axis): index + 1 for axis, index in zip(axes, where)}
+    frame |= {_column(words, "mean"): mean[where], _column(words, "variance"): var[where],
+              _column(words, "count"): count[where]}
     return pd.DataFrame(frame)

@@ -5,61 +5,61 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from i18n import tr
+from viz.words import Words
 
 MARGIN = dict(l=10, r=10, t=50, b=10)
 
 
-def dot_product_histogram(raw: np.ndarray, scaled: np.ndarray, d_k: int) -> go.Figure:
+def dot_product_histogram(raw: np.ndarray, scaled: np.ndarray, d_k: int, *, words: Words) -> go.Figure:
     """raw (N,) q·k and scaled (N,) q·k/√d_k of random pairs, overlaid as densities."""
     fig = go.Figure()
-    fig.add_trace(go.Histogram(x=raw, name=tr("softmax_scaling.chart.raw", variance=f"{raw.var():.2f}", d_k=d_k),
+    fig.add_trace(go.Histogram(x=raw, name=words("softmax_scaling.chart.raw", variance=f"{raw.var():.2f}", d_k=d_k),
                                opacity=0.6, histnorm="probability density", nbinsx=80))
-    fig.add_trace(go.Histogram(x=scaled, name=tr("softmax_scaling.chart.scaled", variance=f"{scaled.var():.2f}"),
+    fig.add_trace(go.Histogram(x=scaled, name=words("softmax_scaling.chart.scaled", variance=f"{scaled.var():.2f}"),
                                opacity=0.6, histnorm="probability density", nbinsx=80))
-    fig.update_layout(title=tr("softmax_scaling.chart.histogram_title", d_k=d_k, pairs=f"{len(raw):,}"),
-                      barmode="overlay", xaxis_title=tr("softmax_scaling.chart.score_axis"),
-                      yaxis_title=tr("softmax_scaling.chart.density"), height=380,
+    fig.update_layout(title=words("softmax_scaling.chart.histogram_title", d_k=d_k, pairs=f"{len(raw):,}"),
+                      barmode="overlay", xaxis_title=words("softmax_scaling.chart.score_axis"),
+                      yaxis_title=words("softmax_scaling.chart.density"), height=380,
                       legend=dict(orientation="h", y=-0.25), margin=MARGIN)
     return fig
 
 
-def softmax_bars(probabilities: np.ndarray, labels: list[str], title: str) -> go.Figure:
+def softmax_bars(probabilities: np.ndarray, labels: list[str], title: str, *, words: Words) -> go.Figure:
     """One bar per key: the softmax weight it receives (labels are plain text such as 'k1' or '0.3')."""
     fig = go.Figure(go.Bar(x=labels, y=probabilities, text=[f"{p:.3f}" for p in probabilities], textposition="auto",
                            hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title=tr("softmax_scaling.chart.key_axis"),
-                      yaxis_title=tr("softmax_scaling.chart.weight_axis"), yaxis_range=[0, 1], height=320,
+    fig.update_layout(title=title, xaxis_title=words("softmax_scaling.chart.key_axis"),
+                      yaxis_title=words("softmax_scaling.chart.weight_axis"), yaxis_range=[0, 1], height=320,
                       margin=MARGIN)
     return fig
 
 
-def jacobian_heatmap(jacobian: np.ndarray, labels: list[str], title: str) -> go.Figure:
+def jacobian_heatmap(jacobian: np.ndarray, labels: list[str], title: str, *, words: Words) -> go.Figure:
     """jacobian (n, n): ∂y_i/∂z_j, rows are outputs y_i, columns are inputs z_j."""
     bound = max(float(np.abs(jacobian).max()), 1e-9)
     fig = go.Figure(go.Heatmap(z=jacobian, x=labels, y=labels, colorscale="RdBu_r", zmin=-bound, zmax=bound, zmid=0,
                                text=np.round(jacobian, 3), texttemplate="%{text}",
                                hovertemplate="∂y_%{y} / ∂z_%{x} = %{z:.4f}<extra></extra>",
                                colorbar=dict(title="∂y_i/∂z_j")))
-    fig.update_layout(title=title, xaxis_title=tr("softmax_scaling.chart.input_axis"),
-                      yaxis_title=tr("softmax_scaling.chart.output_axis"), height=360, yaxis_autorange="reversed",
+    fig.update_layout(title=title, xaxis_title=words("softmax_scaling.chart.input_axis"),
+                      yaxis_title=words("softmax_scaling.chart.output_axis"), height=360, yaxis_autorange="reversed",
                       margin=MARGIN)
     return fig
 
 
-def saturation_chart(curve: dict[str, np.ndarray], current: float) -> go.Figure:
+def saturation_chart(curve: dict[str, np.ndarray], current: float, *, words: Words) -> go.Figure:
     """Entropy, max weight and Jacobian norm of softmax(s · scores) against the scale s; a line at `current`."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=curve["scale"], y=curve["entropy"], name=tr("softmax_scaling.entropy")),
+    fig.add_trace(go.Scatter(x=curve["scale"], y=curve["entropy"], name=words("softmax_scaling.entropy")),
                   secondary_y=False)
-    fig.add_trace(go.Scatter(x=curve["scale"], y=curve["max_weight"], name=tr("softmax_scaling.max_weight")),
+    fig.add_trace(go.Scatter(x=curve["scale"], y=curve["max_weight"], name=words("softmax_scaling.max_weight")),
                   secondary_y=False)
-    fig.add_trace(go.Scatter(x=curve["scale"], y=curve["jacobian_norm"], name=tr("softmax_scaling.chart.gradient"),
+    fig.add_trace(go.Scatter(x=curve["scale"], y=curve["jacobian_norm"], name=words("softmax_scaling.chart.gradient"),
                              line=dict(dash="dash")), secondary_y=True)
-    fig.add_vline(x=current, line=dict(color="#d62728"), annotation_text=tr("softmax_scaling.chart.current"))
-    fig.update_xaxes(title_text=tr("softmax_scaling.chart.scale_axis"), type="log")
-    fig.update_yaxes(title_text=tr("softmax_scaling.chart.left_axis"), secondary_y=False)
-    fig.update_yaxes(title_text=tr("softmax_scaling.chart.right_axis"), secondary_y=True)
-    fig.update_layout(title=tr("softmax_scaling.chart.saturation_title"), height=380,
+    fig.add_vline(x=current, line=dict(color="#d62728"), annotation_text=words("softmax_scaling.chart.current"))
+    fig.update_xaxes(title_text=words("softmax_scaling.chart.scale_axis"), type="log")
+    fig.update_yaxes(title_text=words("softmax_scaling.chart.left_axis"), secondary_y=False)
+    fig.update_yaxes(title_text=words("softmax_scaling.chart.right_axis"), secondary_y=True)
+    fig.update_layout(title=words("softmax_scaling.chart.saturation_title"), height=380,
                       legend=dict(orientation="h", y=-0.3), margin=MARGIN)
     return fig

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import plotly.graph_objects as go
 
-from i18n import tr
+from viz.words import Words
 from viz.attention import CLICK_TARGETS
 from viz.export import axis_labels, grid_maps, is_data_heatmap, trace_values
 
@@ -31,9 +31,9 @@ def number(value: float) -> str:
     return f"{value:.2f}" if 0.01 <= abs(value) < 1000 else f"{value:.3g}"
 
 
-def _more(shown: list[str], total: int) -> str:
+def _more(shown: list[str], total: int, *, words: Words) -> str:
     text = "; ".join(shown)
-    return text + (" " + tr("display.summary.more", count=total - len(shown)) if total > len(shown) else "")
+    return text + (" " + words("display.summary.more", count=total - len(shown)) if total > len(shown) else "")
 
 
 def _axis_title(fig: go.Figure, trace, axis: str) -> str:
@@ -48,7 +48,7 @@ def row_maxima(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.nanargmax(z[rows], axis=1)
 
 
-def _heatmap(fig: go.Figure, trace) -> str:
+def _heatmap(fig: go.Figure, trace, *, words: Words) -> str:
     z = np.asarray(trace_values(trace.z), dtype=float)
     row_names = axis_labels(fig, trace, "y", trace.y if trace.y is not None else range(z.shape[0]))
     column_names = axis_labels(fig, trace, "x", trace.x if trace.x is not None else range(z.shape[1]))
@@ -57,12 +57,13 @@ def _heatmap(fig: go.Figure, trace) -> str:
         return ""
     maxima = z[rows, best]
     pairs = [f"{row_names[r]} → {column_names[c]} {number(z[r, c])}" for r, c in zip(rows[:MAX_ROWS], best)]
-    return tr("display.summary.heatmap", rows=z.shape[0], row_title=_axis_title(fig, trace, "y") or "—",
-              columns=z.shape[1], column_title=_axis_title(fig, trace, "x") or "—", pairs=_more(pairs, rows.size),
-              mean=number(float(maxima.mean())), low=number(float(np.nanmin(z))), high=number(float(np.nanmax(z))))
+    return words("display.summary.heatmap", rows=z.shape[0], row_title=_axis_title(fig, trace, "y") or "—",
+                 columns=z.shape[1], column_title=_axis_title(fig, trace, "x") or "—",
+                 pairs=_more(pairs, rows.size, words=words),
+                 mean=number(float(maxima.mean())), low=number(float(np.nanmin(z))), high=number(float(np.nanmax(z))))
 
 
-def _maps(maps: list[tuple[str, np.ndarray]]) -> str:
+def _maps(maps: list[tuple[str, np.ndarray]], *, words: Words) -> str:
     """A grid of maps (e.g. every head), (name, z) each: the sharpest and the broadest by the mean of their row
     maxima."""
     means = []
@@ -73,8 +74,8 @@ def _maps(maps: list[tuple[str, np.ndarray]]) -> str:
     if not means:
         return ""
     high, low = max(means), min(means)
-    return tr("display.summary.maps", count=len(maps), high=number(high[0]), highest=high[1], low=number(low[0]),
-              lowest=low[1])
+    return words("display.summary.maps", count=len(maps), high=number(high[0]), highest=high[1], low=number(low[0]),
+                 lowest=low[1])
 
 
 def _named(trace, text: str) -> str:
@@ -83,7 +84,7 @@ def _named(trace, text: str) -> str:
     return f"{name}: {text}" if name else text
 
 
-def _bars(trace) -> str:
+def _bars(trace, *, words: Words) -> str:
     horizontal = trace.orientation == "h"
     labels = trace_values(trace.y if horizontal else trace.x)
     values = trace_values(trace.x if horizontal else trace.y)
@@ -91,10 +92,10 @@ def _bars(trace) -> str:
     if len(pairs) > MAX_ROWS:  # many bars: the largest first
         pairs = sorted(pairs, key=lambda pair: -pair[0])
     shown = [f"{label} {number(value)}" for value, label in pairs[:MAX_ROWS]]
-    return _named(trace, tr("display.summary.bars", values=_more(shown, len(pairs))))
+    return _named(trace, words("display.summary.bars", values=_more(shown, len(pairs), words=words)))
 
 
-def _line(trace) -> str:
+def _line(trace, *, words: Words) -> str:
     points = [(x, float(y)) for x, y in zip(trace_values(trace.x) if trace.x is not None else
                                             range(len(trace_values(trace.y))), trace_values(trace.y))
               if y is not None and x is not None and not np.isnan(float(y))]
@@ -104,17 +105,17 @@ def _line(trace) -> str:
     high_x, high = max(points, key=lambda point: point[1])
     def show(x) -> str:  # an x value: a label, a whole number (a position, a step) or a measure
         return plain(x) if isinstance(x, str) else str(int(x)) if float(x).is_integer() else number(float(x))
-    return _named(trace, tr("display.summary.line", first=number(first), first_x=show(first_x), last=number(last),
-                            last_x=show(last_x), high=number(high), high_x=show(high_x)))
+    return _named(trace, words("display.summary.line", first=number(first), first_x=show(first_x), last=number(last),
+                               last_x=show(last_x), high=number(high), high_x=show(high_x)))
 
 
-def _histogram(trace) -> str:
+def _histogram(trace, *, words: Words) -> str:
     values = np.asarray(trace_values(trace.x if trace.x is not None else trace.y), dtype=float)
-    return _named(trace, tr("display.summary.histogram", count=values.size, mean=number(float(values.mean())),
-                            spread=number(float(values.std()))))
+    return _named(trace, words("display.summary.histogram", count=values.size, mean=number(float(values.mean())),
+                               spread=number(float(values.std()))))
 
 
-def figure_summary(fig: go.Figure, title: str | None = None) -> str:
+def figure_summary(fig: go.Figure, title: str | None = None, *, words: Words) -> str:
     """The figure in words: its title (or `title`), then what its traces show (see the module's docstring)."""
     heatmaps = [t for t in fig.data if is_data_heatmap(t)]
     others = [t for t in fig.data if t.type != "heatmap" and getattr(t, "mode", None) != "text"
@@ -122,16 +123,17 @@ def figure_summary(fig: go.Figure, title: str | None = None) -> str:
     parts = []
     grid = grid_maps(heatmaps[0]) if len(heatmaps) == 1 else None
     if grid is not None:  # the all-heads grid: one heatmap of tiled maps
-        parts.append(_maps([(name, z) for name, z, _, _ in grid]))
+        parts.append(_maps([(name, z) for name, z, _, _ in grid], words=words))
     elif len(heatmaps) == 1:
-        parts.append(_heatmap(fig, heatmaps[0]))
+        parts.append(_heatmap(fig, heatmaps[0], words=words))
     elif heatmaps:
-        parts.append(_maps([(trace.name, np.asarray(trace_values(trace.z), dtype=float)) for trace in heatmaps]))
+        parts.append(_maps([(trace.name, np.asarray(trace_values(trace.z), dtype=float)) for trace in heatmaps],
+                           words=words))
     described = {"bar": _bars, "scatter": _line, "histogram": _histogram}
     series = [t for t in others if t.type in described]
-    parts += [described[t.type](t) for t in series[:MAX_ROWS]]
+    parts += [described[t.type](t, words=words) for t in series[:MAX_ROWS]]
     if len(series) > MAX_ROWS:
-        parts.append(tr("display.summary.more_series", count=len(series) - MAX_ROWS))
+        parts.append(words("display.summary.more_series", count=len(series) - MAX_ROWS))
     if title is None:
         title = plain(fig.layout.title.text) if fig.layout.title is not None else ""
     body = " ".join(part for part in parts if part)

@@ -5,7 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from i18n import tr
+from viz.words import Words
 
 
 def history_frame(history: list[dict]) -> pd.DataFrame:
@@ -13,46 +13,47 @@ def history_frame(history: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(history)
 
 
-def training_curves(history: list[dict], title: str | None = None) -> go.Figure:
+def training_curves(history: list[dict], title: str | None = None, *, words: Words) -> go.Figure:
     frame = history_frame(history)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     if not frame.empty:
-        fig.add_trace(go.Scatter(x=frame["step"], y=frame["loss"], name=tr("train.curve_loss"),
+        fig.add_trace(go.Scatter(x=frame["step"], y=frame["loss"], name=words("train.curve_loss"),
                                  line=dict(width=1)), secondary_y=False)
         if len(frame) >= 20:
             smooth = frame["loss"].rolling(20, min_periods=1).mean()
-            fig.add_trace(go.Scatter(x=frame["step"], y=smooth, name=tr("train.curve_loss_mean")),
+            fig.add_trace(go.Scatter(x=frame["step"], y=smooth, name=words("train.curve_loss_mean")),
                           secondary_y=False)
         if "token_accuracy" in frame:
             fig.add_trace(go.Scatter(x=frame["step"], y=frame["token_accuracy"].rolling(20, min_periods=1).mean(),
-                                     name=tr("train.curve_token_accuracy"), line=dict(dash="dash")),
+                                     name=words("train.curve_token_accuracy"), line=dict(dash="dash")),
                           secondary_y=True)
         if "val_exact_match" in frame:
             val = frame.dropna(subset=["val_exact_match"])
-            fig.add_trace(go.Scatter(x=val["step"], y=val["val_exact_match"], name=tr("train.curve_val_exact"),
+            fig.add_trace(go.Scatter(x=val["step"], y=val["val_exact_match"], name=words("train.curve_val_exact"),
                                      mode="lines+markers"), secondary_y=True)
-            fig.add_trace(go.Scatter(x=val["step"], y=val["val_token_accuracy"], name=tr("train.curve_val_tokens"),
+            fig.add_trace(go.Scatter(x=val["step"], y=val["val_token_accuracy"], name=words("train.curve_val_tokens"),
                                      mode="lines+markers", line=dict(dash="dot")), secondary_y=True)
-    fig.update_xaxes(title_text=tr("train.axis_step"))
-    fig.update_yaxes(title_text=tr("train.axis_loss"), secondary_y=False)
-    fig.update_yaxes(title_text=tr("train.axis_accuracy"), range=[0, 1.02], secondary_y=True)
-    fig.update_layout(title=title if title is not None else tr("train.curves_default_title"), height=380,
+    fig.update_xaxes(title_text=words("train.axis_step"))
+    fig.update_yaxes(title_text=words("train.axis_loss"), secondary_y=False)
+    fig.update_yaxes(title_text=words("train.axis_accuracy"), range=[0, 1.02], secondary_y=True)
+    fig.update_layout(title=title if title is not None else words("train.curves_default_title"), height=380,
                       legend=dict(orientation="h", y=-0.3), margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
 
-def accuracy_by_length_chart(rows_by_model: dict[str, list[dict]], metric: str = "exact_match") -> go.Figure:
+def accuracy_by_length_chart(rows_by_model: dict[str, list[dict]], metric: str = "exact_match",
+                             *, words: Words) -> go.Figure:
     """One line per model: metric ("exact_match" or "bleu") against the source-length bucket (words)."""
     # Only the words are translated; the %{...} placeholders are composed here, never passed through a template.
-    hover = f"%{{x}} {tr('compare.hover_words')}: %{{y:.3f}} (%{{customdata}} {tr('compare.hover_sentences')})" \
+    hover = f"%{{x}} {words('compare.hover_words')}: %{{y:.3f}} (%{{customdata}} {words('compare.hover_sentences')})" \
             "<extra></extra>"
     fig = go.Figure()
     for name, rows in rows_by_model.items():
         fig.add_trace(go.Scatter(x=[f"{r['min_words']}–{r['max_words']}" for r in rows], y=[r[metric] for r in rows],
                                  mode="lines+markers", name=name, customdata=[r["sentences"] for r in rows],
                                  hovertemplate=hover))
-    fig.update_layout(title=tr("compare.length_chart_title", metric=tr(f"compare.metric_{metric}")),
-                      xaxis_title=tr("compare.length_axis"), yaxis_title=tr(f"compare.axis_{metric}"), height=400,
+    fig.update_layout(title=words("compare.length_chart_title", metric=words(f"compare.metric_{metric}")),
+                      xaxis_title=words("compare.length_axis"), yaxis_title=words(f"compare.axis_{metric}"), height=400,
                       # which line is which model, above the plot: on a projected stop the chart's top is on the
                       # first screen, its bottom is not
                       margin=dict(l=10, r=10, t=80, b=10),

@@ -12,7 +12,7 @@ from i18n import tr
 from model.decode import DecodeResult
 from model.sources import AnalysedInput, as_float32
 from ui.attention.view import cached_figure
-from ui.display import chart_first, presenting, show_chart
+from ui.display import chart_first, presenting, show_chart, words_for
 from ui.share import view_fragment
 from ui.attention.decoding_specs import ALL_HEADS, HEAD, LAYER, STEP
 from ui.widget_spec import prepare, spec_select
@@ -100,5 +100,5 @@ def show_top_tokens(result: DecodeResult, step: int, tgt_vocab, k: int = 5, key:
     probs = result.step_probs[step]
     top = np.argsort(probs)[::-1][:k]
     show_chart(probability_bars([tgt_vocab.itos[i] for i in top], [float(probs[i]) for i in top],
-                                tr("decoding.top_title", k=k, step=step + 1)),
+                                tr("decoding.top_title", k=k, step=step + 1), words=words_for("attention")),
                f"decoding_top{k}_step{step + 1}", key=key)

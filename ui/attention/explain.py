@@ -21,7 +21,7 @@ from model.families import ImportanceReport, LabModel, ScoresHeads, curve_counts
 from model.sources import AnalysedInput, KindMaps, as_float32
 from ui.analysis_queue import heavy
 from ui.attention.maps import head_file_name, head_table, head_title
-from ui.display import presenting, show_chart
+from ui.display import presenting, show_chart, words_for
 from ui.attention.ids import attention_kind_label
 from ui.attention.switches import tokens_changed
 from viz.analysis import (encoder_importance_table, gradient_importance_table, importance_table, layers_by_heads,
@@ -121,20 +121,22 @@ def show_maps(arrays: dict[str, np.ndarray], maps: KindMaps, layer: int, head: i
         left, right = st.columns(2)
         mean = as_float32(arrays[kind][layer]).mean(0)
         show_chart(attention_heatmap(mean, queries, keys, tr("explain.mean_title", kind=attention_kind_label(kind),
-                                                                            layer=layer + 1), masked=maps.masked),
+                                                                            layer=layer + 1), masked=maps.masked,
+                                                                            words=words_for("attention")),
                    f"mean_{kind}_L{layer + 1}", key="explain_mean", where=left,
                    table=head_table(mean, queries, keys))
         rolled = as_float32(arrays[f"rollout_{kind}"][layer])
         show_chart(attention_heatmap(rolled, queries, keys, tr("explain.rollout_title", kind=attention_kind_label(kind),
                                                                               layer=layer + 1), masked=maps.masked,
-                                     value_name=tr("explain.chart.rollout")),
+                                     value_name=tr("explain.chart.rollout"), words=words_for("attention")),
                    f"rollout_{kind}_L{layer + 1}", key="explain_rollout", where=right,
                    table=head_table(rolled, queries, keys))
         if not presenting():
             st.caption(tr("explain.rollout_caption"))
         return
     if mode == "raw" or not has_norms:
-        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
+        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked,
+                                     words=words_for("attention")),
                    head_file_name(maps, layer, head), key="explain_raw", table=head_table(weights, queries, keys))
         if not has_norms:
             if mode == "norms":
@@ -143,11 +145,13 @@ def show_maps(arrays: dict[str, np.ndarray], maps: KindMaps, layer: int, head: i
     else:
         left, right = st.columns(2)
         norms = as_float32(arrays[f"value_norms_{kind}"][layer, head])
-        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked),
+        show_chart(attention_heatmap(weights, queries, keys, raw_title, masked=maps.masked,
+                                     words=words_for("attention")),
                    head_file_name(maps, layer, head), key="explain_raw", where=left,
                    table=head_table(weights, queries, keys))
         show_chart(attention_heatmap(norms, queries, keys, tr("explain.norms_title", title=raw_title),
-                                     masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm")),
+                                     masked=maps.masked, zmax=None, value_name=tr("explain.chart.norm"),
+                                     words=words_for("attention")),
                    f"value_norms_{kind}_L{layer + 1}_H{head + 1}", key="explain_norms", where=right,
                    table=head_table(norms, queries, keys))
     # the special tokens this model's keys have (an encoder's [CLS]/[SEP], a translation model's <eos>), so the
@@ -169,7 +173,7 @@ def show_maps(arrays: dict[str, np.ndarray], maps: KindMaps, layer: int, head: i
                              tr("explain_encoder.survival_title", kind=attention_kind_label(kind),
                                 special=special_label),
                              (tr("explain_encoder.weight_share", special=special_label),
-                              tr("explain_encoder.norm_share", special=special_label))),
+                              tr("explain_encoder.norm_share", special=special_label)), words=words_for("explain")),
                f"special_token_survival_{kind}", key="explain_survival")
     if not presenting():
         st.caption(tr("explain.norms_caption", special=special_label) if mode == "norms" else
@@ -230,12 +234,12 @@ def show_importance(model_id: str, lab: LabModel) -> None:
     show_chart(layers_by_heads(values, rows, tr("explain.importance_title", sentences=importance.sentences),
                                tr(f"explain.chart.{metric}"), text=cells,
                                zmid=None if metric == "gradient" else 0.0,
-                               colorscale="Reds" if metric == "gradient" else "RdBu_r"),
+                               colorscale="Reds" if metric == "gradient" else "RdBu_r", words=words_for("explain")),
                f"head_importance_{metric}", key="explain_importance", where=left)
-    show_chart(pruning_curve_chart(curve, len(importance.heads), tr("explain.curve_title")),
+    show_chart(pruning_curve_chart(curve, len(importance.heads), tr("explain.curve_title"), words=words_for("explain")),
                "head_pruning_curve", key="explain_curve", where=right)
     table = importance_table(names, importance.exact_match_drop, importance.loss_rise, importance.gradient,
-                             importance.order())
+                             importance.order(), words=words_for("explain"))
     _show_sorted_table(table, tr("explain.sorted_intro"), "attention-lab_head_importance.csv")
     if not presenting():
         st.caption(tr("explain.importance_caption", sentences=importance.sentences))
@@ -252,7 +256,8 @@ def _show_pattern_grid(labels: np.ndarray, rows: list[str], title: str, name: st
     """The grid of head pattern labels (rows = kind × layer, h), the picked pattern's heads named under it, and the
     labelling thresholds in a caption: the same view for toy models and encoders."""
     shown = _pattern_filter()
-    show_chart(pattern_grid(labels, rows, title, None if shown == "all" else shown), name, key="explain_patterns",
+    show_chart(pattern_grid(labels, rows, title, None if shown == "all" else shown,
+                            words=words_for("explain")), name, key="explain_patterns",
                table=table)
     if shown != "all":
         matching = [f"{rows[r]} H{h + 1}" for r, h in np.ndindex(labels.shape) if labels[r, h] == shown]
@@ -322,14 +327,14 @@ def show_encoder_importance(model_id: str, lab: LabModel) -> None:
     rows = _kind_rows(("encoder_self",), layers)
     # Full width: 12 heads a row leave the cells' numbers unreadable in a 3/5 column.
     show_chart(layers_by_heads(values, rows, tr("explain_encoder.importance_title", sentences=importance.sentences),
-                               labels[metric], text=np.vectorize("{:.3f}".format)(values)),
+                               labels[metric], text=np.vectorize("{:.3f}".format)(values), words=words_for("explain")),
                f"{model_id}_head_importance_{metric}", key="explain_importance")
     show_chart(pruning_curve_chart(curve, importance.change.size, tr("explain.curve_title"), measure="similarity",
-                                   measure_label=tr("explain_encoder.similarity")),
+                                   measure_label=tr("explain_encoder.similarity"), words=words_for("explain")),
                f"{model_id}_head_pruning_curve", key="explain_curve")
     order, names = _flat_order_and_names(importance.order(), layers, heads)
     table = encoder_importance_table(names, importance.change.ravel(), importance.gradient.ravel(), order,
-                                     labels["change"], labels["gradient"])
+                                     labels["change"], labels["gradient"], words=words_for("explain"))
     _show_sorted_table(table, tr("explain_encoder.sorted_intro"), f"attention-lab_{model_id}_head_importance.csv")
     if not presenting():
         st.caption(tr("explain_encoder.importance_caption", sentences=importance.sentences,
@@ -361,13 +366,15 @@ def show_language_model_importance(model_id: str, lab: LabModel) -> None:
     rows = _kind_rows(("decoder_self",), layers)
     show_chart(layers_by_heads(importance.gradient, rows,
                                tr("llm_explain.importance_title", texts=importance.texts),
-                               tr("llm_explain.gradient"), text=np.vectorize("{:.1e}".format)(importance.gradient)),
+                               tr("llm_explain.gradient"), text=np.vectorize("{:.1e}".format)(importance.gradient),
+                               words=words_for("explain")),
                f"{model_id}_head_importance_gradient", key="explain_importance")
     show_chart(pruning_curve_chart(curve, importance.gradient.size, tr("explain.curve_title"), measure="loss",
-                                   measure_label=tr("llm_explain.loss")),
+                                   measure_label=tr("llm_explain.loss"), words=words_for("explain")),
                f"{model_id}_head_pruning_curve", key="explain_curve")
     order, names = _flat_order_and_names(importance.order(), layers, heads)
-    table = gradient_importance_table(names, importance.gradient.ravel(), order, tr("llm_explain.gradient"))
+    table = gradient_importance_table(names, importance.gradient.ravel(), order, tr("llm_explain.gradient"),
+                                      words=words_for("explain"))
     _show_sorted_table(table, tr("llm_explain.sorted_intro"), f"attention-lab_{model_id}_head_importance.csv")
     if not presenting():
         st.caption(tr("llm_explain.importance_caption", texts=importance.texts, tokens=importance.tokens))

@@ -16,6 +16,7 @@ from model.sources import AnalysedInput, KindMaps, hide_tokens, merge_word_piece
 from ui.attention.ids import attention_kind_label
 from ui.attention.switches import HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC
 from viz.attention import attention_table
+from ui.display import words_for
 
 
 def drawn_maps(analysed: AnalysedInput, kind: str, raw: bool = False) -> KindMaps:
@@ -54,4 +55,4 @@ def weights_table(maps: KindMaps, layer: int, head: int) -> Callable[[], pd.Data
 def head_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> Callable[[], pd.DataFrame]:
     """A CSV builder for one (T_q, T_k) map that holds its own copy (never a view of a whole analysis's arrays)."""
     weights, queries, keys = np.array(weights, dtype=np.float32), list(query_tokens), list(key_tokens)
-    return lambda: attention_table(weights, queries, keys)
+    return lambda: attention_table(weights, queries, keys, words=words_for("attention"))

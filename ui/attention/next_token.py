@@ -14,7 +14,7 @@ from model.sources import AnalysedInput
 from ui.analysis_queue import heavy
 from ui.attention.encoder import head_option
 from ui.attention.specs import ABLATED_HEADS
-from ui.display import presenting, show_chart
+from ui.display import presenting, show_chart, words_for
 from ui.state import analyse
 from viz.llm import next_token_chart, next_token_table
 
@@ -45,12 +45,15 @@ def show_next_token_ablation(result: AnalysedInput, model_id: str, lab: LabModel
                 delta=None if math.isnan(on.loss) else f"{changed.loss - on.loss:+.3f}", delta_color="inverse")
     c[2].metric(tr("llm_explain.kl"), f"{kl_divergence(on.log_probs, changed.log_probs):.4f}")
     left, right = st.columns(2)
-    show_chart(next_token_chart(on.top_tokens, on.top_probs, 0, tr("llm_explain.title_on")),
+    show_chart(next_token_chart(on.top_tokens, on.top_probs, 0, tr("llm_explain.title_on"),
+                                words=words_for("llm", "llm_explain")),
                f"{model_id}_next_token_all_heads", key="next_token_on", where=left)
     show_chart(next_token_chart(changed.top_tokens, changed.top_probs, 0,
-                                tr("llm_explain.title_off", count=len(switched_off))),
+                                tr("llm_explain.title_off", count=len(switched_off)),
+                                words=words_for("llm", "llm_explain")),
                f"{model_id}_next_token_heads_off", key="next_token_off", where=right)
-    st.dataframe(next_token_table(on.top_tokens, on.top_probs, changed.top_tokens, changed.top_probs),
+    st.dataframe(next_token_table(on.top_tokens, on.top_probs, changed.top_tokens, changed.top_probs,
+                                  words=words_for("llm", "llm_explain")),
                  hide_index=True, width="stretch")
     if not switched_off:
         st.caption(tr("llm_explain.no_heads"))

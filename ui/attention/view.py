@@ -20,7 +20,7 @@ from ui.attention.maps import drawn_maps, head_file_name, head_table, head_title
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import VIEW_KEYS, VIEWS, attention_kind_label
 from ui.attention.switches import tokens_changed
-from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart
+from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart, words_for
 from ui.attention.explain import grid_labels, show_explain
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
                                 KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, STATS_AVERAGE, VIEW)
@@ -165,7 +165,7 @@ def cached_figure(builder: str, weights: np.ndarray, query_tokens: list[str], ke
     key = ("attention", builder, weights.shape, weights.tobytes(), tuple(query_tokens), tuple(key_tokens), title,
            None if masked is None else np.asarray(masked).tobytes(), height, block, rows_title)
     return shared_figure(key, lambda: _BUILDERS[builder](weights, list(query_tokens), list(key_tokens), title,
-                                                         **extra))
+                                                         **extra, words=words_for("attention")))
 
 
 def show_head(maps: KindMaps, layer: int, head: int) -> None:
@@ -265,7 +265,8 @@ def show_grid(maps: KindMaps, layer: int, head: int, labels=None) -> None:
            None if masked is None else np.asarray(masked).tobytes(),
            None if labels is None else tuple(map(tuple, np.asarray(labels, dtype=object).tolist())))
     grid = shared_figure(key, lambda: head_grid(weights, list(queries), list(keys), title, selected=selected,
-                                                masked=masked, labels=labels, first_layer=first))
+                                                masked=masked, labels=labels, first_layer=first,
+                                                words=words_for("attention")))
     show_chart(grid, f"attention_{maps.kind}_all_heads", key=GRID.key, on_select=_focus_clicked_thumbnail)
     if tokens > GRID_MAX_CELLS:
         st.caption(tr("bert.grid_pooled", tokens=tokens, cells=GRID_MAX_CELLS))
@@ -316,7 +317,8 @@ def show_compare(result: AnalysedInput, maps: KindMaps, layer: int, head: int) -
         one, other = as_float32(maps.weights[layer, head]), as_float32(maps_b.weights[layer_b, head_b])
         diff = one - other
         show_chart(difference_heatmap(one, other,
-                                      maps.query_tokens, maps.key_tokens, tr("attention.difference_title")),
+                                      maps.query_tokens, maps.key_tokens, tr("attention.difference_title"),
+                                      words=words_for("attention")),
                    f"compare_difference_{maps.kind}_L{layer + 1}_H{head + 1}_vs_{maps_b.kind}_L{layer_b + 1}_H"
                    f"{head_b + 1}", key="cmp_diff",
                    table=head_table(diff, maps.query_tokens, maps.key_tokens))
@@ -333,7 +335,7 @@ def show_statistics(maps: KindMaps, encoder: bool = False) -> None:
     if encoder:  # an encoder's text has no <eos>: its shares on [CLS], [SEP] and punctuation instead
         stats.pop("eos", None)
         stats.update(special_token_shares(weights, maps.key_tokens))
-    table = head_statistics_table(stats, average_heads=average)
+    table = head_statistics_table(stats, average_heads=average, words=words_for("attention"))
     st.dataframe(table, hide_index=True, width="stretch")
     if not presenting():
         st.download_button(tr("attention.stats_csv"), table.to_csv(index=False).encode("utf-8-sig"),
@@ -389,7 +391,7 @@ def show_rescale(maps: KindMaps, layer: int, head: int, d_k: int) -> None:
     show_chart(attention_heatmap(weights, maps.query_tokens, maps.key_tokens,
                                  tr("attention.rescale_title", title=head_title(maps, layer, head),
                                     factor=f"{factor:g}"),
-                                 masked=maps.masked),
+                                 masked=maps.masked, words=words_for("attention")),
                f"{head_file_name(maps, layer, head)}_rescaled_x{factor:g}", key="rescaled",
                table=head_table(weights, maps.query_tokens, maps.key_tokens))
     if not presenting():

@@ -11,7 +11,7 @@ from model.families import LabModel
 from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
 from model.llama import MAX_TOKENS
-from ui.display import presenting, show_chart
+from ui.display import presenting, show_chart, words_for
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
 from ui.models import load_model
 from ui.session import WidgetKey, lab_session, widget_values
@@ -146,7 +146,8 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
         _show_text(lab, trace)
     if not trace.steps:  # before step 1: what the model would write next, so the first view has the point
         tokens, probabilities, greedy = _first_step_preview(lab, tuple(ids))
-        show_chart(next_token_chart(tokens, probabilities, greedy, tr("llm.chart.preview_title")),
+        show_chart(next_token_chart(tokens, probabilities, greedy, tr("llm.chart.preview_title"),
+                                    words=words_for("llm", "llm_explain")),
                    "llm_next_tokens_before_step1", key="llm_top", where=chart_column)
         chart_column.caption(tr("llm.press_next", tokens=len(ids)))  # a hint, not a notice
         return trace
@@ -155,7 +156,8 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
     tokens = lab.token_texts(last.top_ids)
     chosen = last.top_ids.index(last.token_id) if last.token_id in last.top_ids else None
     title = tr("llm.chart.next_title", step=step, token=token_label(lab.token_texts([last.token_id])[0]))
-    show_chart(next_token_chart(tokens, last.top_probs, chosen, title), f"llm_next_tokens_step{step}", key="llm_top",
+    show_chart(next_token_chart(tokens, last.top_probs, chosen, title,
+                                words=words_for("llm", "llm_explain")), f"llm_next_tokens_step{step}", key="llm_top",
                where=chart_column)
     if chosen is None:
         chart_column.caption(tr("llm.chosen_outside"))
@@ -197,7 +199,7 @@ def _attention_row(lab: LabModel, trace: GenerationTrace) -> None:
     layer = st.slider(tr("llm.layer", layers=layers), 1, layers, key=LAYER.key, help=tr("llm.layer_help"))
     groups = [lab.config.kv_head_of(i) for i in range(heads)]
     title = tr("llm.chart.row_title", layer=layer, token=token_label(keys[-1]), keys=len(keys), heads=heads)
-    show_chart(attention_row_chart(attention[layer - 1], keys, groups, title),
+    show_chart(attention_row_chart(attention[layer - 1], keys, groups, title, words=words_for("llm", "llm_explain")),
                f"llm_attention_row_step{len(trace.steps)}_L{layer}", key="llm_row")
 
 
@@ -231,13 +233,16 @@ def _cache_now(lab: LabModel, trace: GenerationTrace) -> None:
                 keys=f"{keys_now:,}", layers=cfg.num_layers, kv_heads=cfg.num_kv_heads, total=cached))
     tokens = lab.token_texts(trace.ids[:cached])
     show_chart(cache_layers_chart(cfg.num_layers, tokens, last.reused_positions,
-                                  tr("llm.chart.cache_title", step=step, layers=cfg.num_layers, positions=cached)),
+                                  tr("llm.chart.cache_title", step=step, layers=cfg.num_layers, positions=cached),
+                                  words=words_for("llm", "llm_explain")),
                f"llm_kv_cache_step{step}", key="llm_cache_layers")
     prompt = len(trace.prompt_ids)
     with_cache = [key_vectors_computed(cfg, n, prompt, True) for n in range(1, step + 1)]
     without = [key_vectors_computed(cfg, n, prompt, False) for n in range(1, step + 1)]
     show_chart(work_per_step_chart(with_cache, without, tr("llm.chart.work_title", steps=step,
-                                                           with_sum=f"{sum(with_cache):,}", without_sum=f"{sum(without):,}")),
+                                                           with_sum=f"{sum(with_cache):,}",
+                                                           without_sum=f"{sum(without):,}"),
+                                   words=words_for("llm", "llm_explain")),
                f"llm_kv_work_{step}_steps", key="llm_work")
     _timing(lab, trace)
 
@@ -293,7 +298,8 @@ def gqa_view(lab: LabModel, trace: GenerationTrace | None) -> None:
     st.write(tr("llm.gqa_text", heads=cfg.num_heads, kv_heads=cfg.num_kv_heads, group=cfg.group_size))
     chart, numbers = st.columns([1, 1])
     show_chart(kv_groups_chart(groups, cfg.num_heads, tr("llm.chart.gqa_title", heads=cfg.num_heads,
-                                                          kv_heads=cfg.num_kv_heads)),
+                                                          kv_heads=cfg.num_kv_heads),
+                                                          words=words_for("llm", "llm_explain")),
                "llm_gqa_groups", key="llm_gqa", where=chart)
     grouped, full = cfg.cache_bytes_per_token(), cfg.cache_bytes_per_token(cfg.num_heads)
     numbers.metric(tr("llm.gqa_bytes", kv_heads=cfg.num_kv_heads), f"{grouped:,} B")

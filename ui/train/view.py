@@ -11,7 +11,7 @@ from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
 from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
 from ui.compat import session_alive_check
-from ui.display import presenting, show_chart
+from ui.display import presenting, show_chart, words_for
 from model.families import trains_attention, trains_heads
 from ui.models import family_label
 from ui.page_slots import slot_released
@@ -193,7 +193,8 @@ def live_status() -> None:
         st.button(tr("train.stop"), on_click=job.stop_requested.set, key="train_stop", type="secondary")
     history = list(job.history)  # the thread appends while we draw: one copy for the chart and its CSV
     task = tr(f"train.task_{_identifier(cfg.task)}")
-    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.family), task=task)),
+    show_chart(training_curves(history, tr("train.curves_title", family=family_label(cfg.family), task=task),
+                               words=words_for("train", "compare")),
                f"training_curves_{job.model_id}", key="train_curves", table=lambda: history_frame(history))
     if job.active:
         return
@@ -229,9 +230,11 @@ def snapshot_viewer() -> None:
     st.code(" ".join(snap.output_tokens) or tr("train.nothing_yet"), language=None)
     weights = snap.attention[layer, head]
     show_chart(attention_heatmap(weights, snap.query_tokens, snap.source_tokens,
-                                 tr("train.snapshot_title", step=snap.step, layer=layer + 1, head=head + 1)),
+                                 tr("train.snapshot_title", step=snap.step, layer=layer + 1, head=head + 1),
+                                 words=words_for("attention")),
                f"training_snapshot_step{snap.step}_L{layer + 1}_H{head + 1}", key="snapshot_heatmap",
-               table=lambda: attention_table(weights, snap.query_tokens, snap.source_tokens))
+               table=lambda: attention_table(weights, snap.query_tokens, snap.source_tokens,
+                                             words=words_for("attention")))
 
 
 def download_buttons() -> None:
