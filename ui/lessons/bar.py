@@ -10,9 +10,8 @@ reload or a replica's death keeps the student and their answers); `teacher` for 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 import hashlib
-import re
 import secrets
 
 import streamlit as st
@@ -32,88 +31,13 @@ from ui.lessons.questions import Expected, QuestionError, expected_answer, right
 from ui.lessons.peer_student import check_questions, class_question, solo_question
 from ui.lessons.private_view import private_link
 from ui.lessons.refusals import JOIN, message, teacher_action
-from ui.page_sections import open_stop_section
 from ui.text import escape_markdown
 from ui.session import lab_session
-from ui.share import open_view, opened_link, report_unfit_link_value, switch_page
+from ui.share import opened_link, report_unfit_link_value, switch_page
+from ui.lessons.stops import go_to, leave, question_id, stop_number, url_extra
 from ui.view import Source
-from ui.state import DEFAULT_MODEL
 
 FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
-
-
-def question_id(lesson_id: str, stop: Stop) -> str:
-    return f"{lesson_id}:{stop.number}"
-
-
-def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[str, str] | None = None,
-          source: Source = Source.STOP) -> None:
-    """Open stop `number` of the lesson: apply its view state and ask for its page.
-
-    Runs before any widget of the run is drawn (in lesson_bar, or as a button's callback); lesson_bar then
-    switches to the stop's page. link: the address this run opened (a shared link, a reload, Back or Forward).
-    source: what opened it (ui.view.Source): the stop's own controls, a link, or the teacher's move.
-    """
-    number = max(1, min(number, len(lesson.stops), _furthest_stop(lesson) or number))
-    stop = lesson.stops[number - 1]
-    position = lab_session().lesson
-    position.lesson_id, position.stop = lesson.id, number
-    lab_session().address.extra = _url_extra()
-    teacher = teacher_class()
-    if move_class and teacher and teacher.lesson == lesson.id:
-        teacher_action(teacher.move, number)  # the teacher's Next moves the class
-    if stop.problem:
-        position.problem = stop.problem
-        return
-    bad = open_stop_view(lesson, stop, link, source=source)
-    open_stop_section(stop.page, stop.section)
-    # A lesson file's value that does not fit is its author's to fix: the teacher's screen says so (she opened the
-    # stop); a student the teacher moved there sees the stop without it (ui.view: only a link says what did not fit).
-    shown = bad and source is not Source.TEACHER
-    position.problem = tr("lessons.stale_state", names=", ".join(bad)) if shown else None
-    position.switch_to = stop.page
-
-
-def open_stop_view(lesson: Lesson, stop: Stop, link: Mapping[str, str] | None = None,
-                   state: MutableMapping | None = None, source: Source = Source.STOP) -> list[str]:
-    """The stop's view, the same whether it is reached by Next, Previous, its link, the teacher's move or Back: the
-    values the stop names, then (when `link` is the address of this very stop) the link's own, then the model's
-    defaults for the rest (ui.share.open_view); -> the stop's names that do not fit.
-
-    A stop is written for a model: the default one unless it names another (a teacher who had picked the real
-    encoder before opening the lesson still gets the translation model the stop's kinds and heads belong to)."""
-    keep = ()
-    if link and link.get("lesson") == lesson.id and _stop_number(link.get("stop")) == stop.number:
-        keep = tuple(link)  # read into the state already (ui.share.restore_from_url): a head the link names stands
-    return open_view(stop.page, {"model": DEFAULT_MODEL, **stop.state}, keep, state, source)
-
-
-def _furthest_stop(lesson: Lesson) -> int | None:
-    """A student in a class on this lesson may look back, not ahead: the class's stop (asked now, not what the poll
-    last saw), the last one she may open; None for anyone else (outside a class, the teacher, another lesson)."""
-    code = lab_session().seat.code
-    if not code:
-        return None
-    session = class_store().session(code)
-    return session.stop if session is not None and session.lesson == lesson.id else None
-
-
-def _url_extra() -> dict[str, str]:
-    extra = {}
-    position, seat = lab_session().lesson, lab_session().seat
-    if position.lesson_id:
-        extra = {"lesson": position.lesson_id, "stop": str(position.stop)}
-    code = seat.code or seat.waiting_for  # a waiting join's reload asks again
-    if code:
-        extra["class"] = code
-    return extra
-
-
-def leave() -> None:
-    session = lab_session()
-    session.lesson.lesson_id = session.lesson.stop = session.lesson.problem = None
-    session.seat.code = session.seat.seen = session.seat.waiting_for = None
-    session.address.extra = {}
 
 
 def _page_name(url_path: str) -> str:
@@ -143,23 +67,18 @@ def _from_url() -> None:
         position.problem = tr("lessons.unknown_lesson", lesson=escape_markdown(shown))
         return
     lesson = all_lessons[lesson_id]
-    number = _stop_number(st.query_params.get("stop", "1"))  # a stop of this lesson; anything else: the first
+    number = stop_number(st.query_params.get("stop", "1"))  # a stop of this lesson; anything else: the first
     if not 1 <= number <= len(lesson.stops):
         report_unfit_link_value("stop")
         number = 1
     go_to(lesson, number, move_class=False, link=link, source=Source.LINK)
 
 
-def _stop_number(text: str | None) -> int:
-    """A link's ?stop= (ASCII digits only: '²'.isdigit() is true), or 0."""
-    return int(text) if text is not None and re.fullmatch(r"[0-9]{1,4}", text) else 0
-
-
 def _history(link: dict[str, str]) -> None:
     """Back or Forward (or an address edited by hand) inside the app: the stop the address names opens, its bar and
     its view together, as Next does; an address without a lesson leaves the open one. The address of the open stop
     itself (a menu link to another page carries it) changes nothing: its own view stands."""
-    lesson_id, number = link.get("lesson"), _stop_number(link.get("stop"))
+    lesson_id, number = link.get("lesson"), stop_number(link.get("stop"))
     position = lab_session().lesson
     if lesson_id == position.lesson_id and number == position.stop:
         return
@@ -220,7 +139,7 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
         seat_state.waiting_for = code if seat == WAITING else None
         if seat != WAITING:
             seat_state.notice = tr("lessons.class_full")
-        lab_session().address.extra = _url_extra()
+        lab_session().address.extra = url_extra()
         return
     seat_state.waiting_for = None
     seat_state.code = code
@@ -274,7 +193,7 @@ def _follow_class() -> None:
     if session is None:
         seat.code = None
         seat.notice = tr("lessons.class_ended")
-        lab_session().address.extra = _url_extra()
+        lab_session().address.extra = url_extra()
         return
     seen = seat.seen
     seat.seen = _seen(session)
