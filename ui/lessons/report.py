@@ -19,7 +19,7 @@ from i18n import current_language, tr, using_language
 from serving.private_media import keep_private, private_file_name
 from ui.lessons.classroom import browser_seat
 from ui.lessons.refusals import TEACHER, said
-from ui.session import lab_session
+from ui.session import BuiltReport, lab_session
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
 from ui.errors import lab_fragment
@@ -135,13 +135,13 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
     so the projected page names no right or wrong option of a question the class still answers. A fragment: the
     click reruns the report, not the page. The downloads are served to her browser only (serving/private_media.py)."""
     code = teacher.code
-    built = lab_session().teacher.report  # {"code", "read": the ReportAnswers of the teacher's last click}
-    read = built["read"] if built and built["code"] == code else None
+    built = lab_session().teacher.report  # the answers of her last click on this report
+    read = built.read if built is not None and built.code == code else None
     if st.button(tr("report.build") if read is None else tr("report.update"), key="report_update",
                  icon=":material/refresh:"):
         with said(TEACHER):  # (a fragment: its click reruns it outside the page's own `said`)
             read = teacher.report_answers()
-            lab_session().teacher.report = {"code": code, "read": read}
+            lab_session().teacher.report = BuiltReport(code, read)
     if read is None:
         st.caption(tr("report.build_help"))
         return
