@@ -83,8 +83,8 @@ def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "", mea
         x=ks, y=[r[measure] for r in rows], mode="lines+markers", name=label,
         customdata=[r["loss"] for r in rows] if with_loss else None, hovertemplate=hover))
     fig.update_layout(title=title, height=360, margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=words("explain.chart.k_axis", total=total_heads), range=[-0.5, total_heads + 0.5],
-                                 dtick=max(2, total_heads // 12)),
+                      xaxis=dict(title=words("explain.chart.k_axis", total=total_heads),
+                                 range=[-0.5, total_heads + 0.5], dtick=max(2, total_heads // 12)),
                       yaxis=dict(title=label, tickformat=".0%", range=[0, 1.02]) if share else
                       dict(title=label, rangemode="tozero"))
     return fig

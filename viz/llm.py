@@ -87,8 +87,9 @@ def cache_layers_chart(layers: int, key_tokens: list[str], computed_from: int, t
                                  marker=dict(symbol="square", size=14, color=colour)))
     fig.update_layout(title=title, height=520, margin=MARGIN, legend=dict(orientation="h", y=-0.18),
                       plot_bgcolor="white",
-                      xaxis=dict(title=words("llm.chart.positions_axis"), tickmode="array", tickvals=list(range(length)),
-                                 ticktext=[html_escaped(t) for t in key_tokens], showgrid=False),
+                      xaxis=dict(title=words("llm.chart.positions_axis"), tickmode="array",
+                                 tickvals=list(range(length)), ticktext=[html_escaped(t) for t in key_tokens],
+                                 showgrid=False),
                       yaxis=dict(title=words("llm.chart.layers_axis"), autorange="reversed", type="category",
                                  showgrid=False))
     return thin_tick_labels(fig, CHART_WIDTH)
