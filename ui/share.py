@@ -147,9 +147,9 @@ def carry_view_state() -> None:
     switch sends no widget states, and Streamlit then drops the values of widgets not on the new page's first run
     (the sidebar's language, presenter mode, model...). And Streamlit 1.67 keeps a value set through the session state
     twice, under the key and, once the widget has been drawn, under the widget's id; a run that does not draw the
-    widget forgets the second copy and the first, older one comes back. A lesson stop hidden behind its question
-    for two runs (the class's move, then the student's answer) showed the previous visit's tokens (4, from stop 4)
-    at stop 7 instead of the stop's 5 (tests/test_lesson_paths.py, the teacher's path)."""
+    widget forgets the second copy and the first, older one comes back: a lesson stop hidden behind its question
+    for two runs (the class's move, then the student's answer) would show an earlier visit's value
+    (tests/test_lesson_paths.py, the teacher's path)."""
     values = widget_values()
     for key in [spec.key for spec in SPECS.values()] + [IMAGE_FORMAT]:
         if key in values:

@@ -99,7 +99,7 @@ def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
 
     What a fragment calls with (model_id, sentence) instead of being handed the analysis: Streamlit keeps a
     fragment's arguments in its session for the fragment's reruns, so an analysis passed to one was held by every
-    open session outside the store's budget (a 512-token SmolLM2 text: 270 MiB per session, bench/README.md)."""
+    open session outside the store's budget (a long LLM text's maps are hundreds of MiB)."""
     lab = get_model(model_id)
     return heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab),
                  work=size(len(sentence.split()), lab.network))  # at least a token a word

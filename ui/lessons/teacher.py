@@ -244,9 +244,9 @@ def _panel(teacher: ClassTeacher, lesson: Lesson) -> None:
     revealed = qid in session.revealed
     phase = None if qid is None else session.phase_of(qid, "peer" if stop.question.peer else "one")
     # Three containers: the live fragment keeps one place on the page whatever the controls above it are (a
-    # fragment whose place moved between full runs, the mode picker gone after Reveal, was seen drawn twice).
-    # The question's mode and Reveal under the answers: projected at 1280×720, the answers' chart starts on the first
-    # screen (issue 38, item 4), and her controls sit where she looks before revealing.
+    # fragment whose place moves between full runs is drawn twice). The question's mode and Reveal under the
+    # answers: projected at 1280×720, the answers' chart starts on the first screen, and her controls sit where she
+    # looks before revealing.
     with st.container():
         _stop_controls(teacher, lesson, number)
         if qid is None:
