@@ -44,6 +44,13 @@ def written(tmp_path_factory, lab):
     return dict(np.load(out))
 
 
+@pytest.fixture(scope="module")
+def sweep(lab):
+    """The sweep without a wrong token, and the progress calls it made."""
+    calls = []
+    return residual_patching(lab, CLEAN, CORRUPT, ANSWER, progress=lambda done, total: calls.append((done, total))), calls
+
+
 def _output(value):
     """A decoder layer's hidden states, whether transformers returns them alone or first in a tuple."""
     return value[0] if isinstance(value, tuple) else value
@@ -110,10 +117,10 @@ def test_patching_moves_the_answer_only_where_the_prompts_differ(written):
     assert written["patch_logit_diff"][0, 3] > 0 > float(written["corrupt_logit_diff"])
 
 
-def test_a_single_patched_run_is_the_sweeps_cell(lab):
+def test_a_single_patched_run_is_the_sweeps_cell(lab, sweep):
     from model.explain.patching import matched_streams
 
-    sweep = residual_patching(lab, CLEAN, CORRUPT, ANSWER)
+    sweep, _ = sweep
     clean, corrupt = matched_streams(lab, CLEAN, CORRUPT)
     for layer, position in ((0, 3), (12, 4), (29, 4)):
         logits = patched_run(lab, clean, corrupt, layer, position)  # (V,)
@@ -132,9 +139,8 @@ def test_blocks_from_reruns_the_blocks_after_a_row_of_the_residual_stream(lab):
     assert model.blocks_from(30, last) is last  # after the last block nothing runs
 
 
-def test_progress_counts_every_run(lab):
-    calls = []
-    residual_patching(lab, CLEAN, CORRUPT, ANSWER, progress=lambda done, total: calls.append((done, total)))
+def test_progress_counts_every_run(sweep):
+    _, calls = sweep
     assert calls[-1] == (150, 150) and all(total == 150 for _, total in calls)
     assert [done for done, _ in calls] == sorted(done for done, _ in calls)
 
