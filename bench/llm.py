@@ -15,6 +15,11 @@
    shows); and transformers' generate() with its cache for reference. All choose the same tokens (checked).
    --generation-rounds interleaved rounds, the fastest of each kind (a load spike on a shared machine only adds).
 
+4. The logit lens of a --lens-tokens-token text (model.explain.logit_lens: the residual stream once, then (L+1)·T
+   unembeddings) and one patched run (model.explain.patching.patched_run at block 0, the worst case: 29 blocks run
+   again, from the corrupted run's residual), each beside one plain forward of the same text (logits, no maps);
+   then the full residual sweep of a 16-token pair (30 × 16 runs). `--lens-only` runs this part alone.
+
 Prints markdown tables and `cat /proc/loadavg` (results are noisy on a shared machine).
 """
 from __future__ import annotations
@@ -84,6 +89,55 @@ def median_ms(times: list[float]) -> float:
     return 1000 * statistics.median(times)
 
 
+def time_lens_and_patching(loaded, tokens: int, rounds: int) -> None:
+    """Section 4 of the module docstring: medians of `rounds` interleaved rounds, CPU time beside wall time."""
+    from model.explain.logit_lens import logit_lens
+    from model.explain.patching import matched_streams, patched_run, residual_patching
+    from model.families import adapt
+
+    lab = adapt(loaded.name, loaded)
+    text = loaded.decode(text_of(loaded, tokens))
+    ids = torch.tensor([loaded.encode(text)])
+    corrupt = text.replace("teacher", "student", 1)  # one token changed: " teacher" and " student" are one each
+    clean_stream, corrupt_stream = matched_streams(lab, text, corrupt)
+
+    @torch.no_grad()
+    def forward():
+        loaded.model(ids, need_weights=False)
+
+    def lens():
+        logit_lens(lab, text)
+
+    def patched():
+        patched_run(lab, clean_stream, corrupt_stream, 0, len(clean_stream.ids) // 2)
+
+    functions = {"one forward (logits, no maps)": forward, "logit lens": lens, "one patched run (from block 0)": patched}
+    wall = {name: [] for name in functions}
+    cpu = {name: [] for name in functions}
+    for function in functions.values():
+        function()  # warm-up
+    for _ in range(rounds):
+        for name, function in functions.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            function()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    base, base_cpu = median_ms(wall["one forward (logits, no maps)"]), median_ms(cpu["one forward (logits, no maps)"])
+    print(f"\nLogit lens and activation patching, a {len(clean_stream.ids)}-token text, median of {rounds} interleaved "
+          "rounds:\n")
+    print("| run | wall | CPU | × one forward (wall / CPU) | target |\n|---|---|---|---|---|")
+    for (name, times), target in zip(wall.items(), ("", "≤ 1.5×", "≤ 1.1×")):
+        ratio, cpu_ratio = median_ms(times) / base, median_ms(cpu[name]) / base_cpu
+        print(f"| {name} | {median_ms(times):.0f} ms | {median_ms(cpu[name]):.0f} ms | {ratio:.2f}× / "
+              f"{cpu_ratio:.2f}× | {target} |")
+    short = loaded.decode(text_of(loaded, 16))
+    pair = short, short.replace("teacher", "student", 1)
+    start, start_cpu = time.perf_counter(), time.process_time()
+    sweep = residual_patching(lab, *pair, loaded.token_texts(text_of(loaded, 1))[0])
+    print(f"| full residual sweep, 16-token pair ({sweep.patched_probs.size} runs) | {time.perf_counter() - start:.1f} s "
+          f"| {time.process_time() - start_cpu:.1f} s | | ≤ 30 s |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -91,8 +145,15 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--generation-rounds", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the app's pages run at 1)")
+    parser.add_argument("--lens-tokens", type=int, default=64)
+    parser.add_argument("--lens-only", action="store_true", help="only section 4: the logit lens and patching")
     args = parser.parse_args()
     print(f"load average at start: {Path('/proc/loadavg').read_text().strip()}")
+    if args.lens_only:
+        torch.set_num_threads(args.threads)
+        time_lens_and_patching(load_smollm2(), args.lens_tokens, args.rounds)
+        print(f"load average at end: {Path('/proc/loadavg').read_text().strip()}")
+        return
 
     probe = probe_load(args.tokens, args.threads)
     print("\n| what | value |\n|---|---|")
@@ -175,6 +236,7 @@ def main() -> None:
     print(f"| transformers generate (its cache) | {hf_s:.2f} s | — | {1000 * hf_s / n:.0f} ms | — |")
     print(f"\nKV-cache speed-up (uncached / cached): wall **{speedup:.1f}×**, CPU **{cpu_speedup:.1f}×** "
           f"(target ≥ 3×: {'met' if min(speedup, cpu_speedup) >= 3 else 'missed'})")
+    time_lens_and_patching(loaded, args.lens_tokens, args.rounds)
     print(f"load average at end: {Path('/proc/loadavg').read_text().strip()}")
 
 

@@ -182,3 +182,20 @@ def build_tokenizer(data: GGUFTokenizerData):
                                   for token, kind in zip(data.tokens, data.token_types)
                                   if kind == CONTROL_TOKEN_TYPE])
     return tokenizer
+
+
+# --- GGUF tensor names -> model.llama's state dict --------------------------------------------------------------------
+
+_LAYER_PARTS = {"attn_norm": "attention_norm", "attn_output": "self_attn.w_o", "ffn_norm": "ffn_norm",
+                "ffn_gate": "ffn_gate", "ffn_up": "ffn_up", "ffn_down": "ffn_down"}
+
+
+def gguf_to_state_dict(cfg: LlamaConfig, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Our state dict from GGUF tensor names (Q/K rows already in the rotate-half layout); W_q, W_k, W_v fused."""
+    state = {"embed.weight": tensors["token_embd.weight"], "final_norm.weight": tensors["output_norm.weight"]}
+    for i in range(cfg.num_layers):
+        for gguf_part, ours in _LAYER_PARTS.items():
+            state[f"layers.{i}.{ours}.weight"] = tensors[f"blk.{i}.{gguf_part}.weight"]
+        state[f"layers.{i}.self_attn.w_qkv.weight"] = torch.cat(
+            [tensors[f"blk.{i}.attn_{part}.weight"] for part in "qkv"])  # (h·d_k + 2·h_kv·d_k, d)
+    return state

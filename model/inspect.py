@@ -5,6 +5,13 @@ has, named encoder_self, decoder_self and cross, each shaped (layers, heads, que
 model `output_tokens` (the greedy translation) and `decoder_tokens` (the decoder's query tokens: <bos> + output).
 The numbers are those of the app's CSV export: both open the model with model.families.open_model and analyse it
 with its adapter.
+
+For a model that reads its residual stream (SmolLM2-135M-Instruct), `--logit-lens` adds `lens_top_ids` (int64) and
+`lens_top_probs` (float32), each (L+1, T, 5): the top five next tokens of the embeddings (row 0) and of each block's
+output, through the final norm and the output matrix (model.explain.logit_lens); `--patch CORRUPT --answer TOKEN`
+adds `patch_residual` (float32, (L, T)): p(answer) at CORRUPT's last position with block l's output at position t
+taken from TEXT's run, and `clean_prob`, `corrupt_prob`; with `--wrong TOKEN` also `patch_logit_diff` (L, T),
+`clean_logit_diff`, `corrupt_logit_diff`: logit(answer) − logit(wrong) (model.explain.patching).
 """
 from __future__ import annotations
 
@@ -73,13 +80,43 @@ def llm_arrays(text: str) -> dict[str, np.ndarray]:
             "rollout_decoder_self": attention_rollout(weights), "value_norms_decoder_self": norms[:, 0].numpy()}
 
 
-def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarray]:
+def residual_arrays(model: str, text: str, lens: bool = False, corrupt: str | None = None, answer: str | None = None,
+                    wrong: str | None = None) -> dict[str, np.ndarray]:
+    """The logit lens's and the residual patching's arrays (the module docstring); ValueError for a model without a
+    residual stream, a TEXT and CORRUPT of different token counts, or an answer or wrong token that is not one token."""
+    from model.explain.logit_lens import logit_lens
+    from model.explain.patching import residual_patching
+    from model.families import ReadsResidualStream, open_model
+
+    lab = open_model(model)
+    if not isinstance(lab, ReadsResidualStream):
+        raise ValueError(f"{model} has no residual stream to read; --logit-lens and --patch take a decoder-only LLM")
+    arrays = {}
+    if corrupt is not None:
+        patching = residual_patching(lab, text, corrupt, answer, wrong)
+        arrays.update(patch_residual=patching.patched_probs, clean_prob=np.float32(patching.clean_prob),
+                      corrupt_prob=np.float32(patching.corrupt_prob))
+        if wrong is not None:
+            arrays.update(patch_logit_diff=patching.patched_logit_diffs,
+                          clean_logit_diff=np.float32(patching.clean_logit_diff),
+                          corrupt_logit_diff=np.float32(patching.corrupt_logit_diff))
+    if lens:
+        result = logit_lens(lab, text)
+        arrays.update(lens_top_ids=result.top_ids, lens_top_probs=result.top_probs)
+    return arrays
+
+
+def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, corrupt: str | None = None,
+                   answer: str | None = None, wrong: str | None = None) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
+    # first, so that a refused answer or prompt pair costs no attention maps
+    extra = residual_arrays(model, text, lens, corrupt, answer, wrong) if lens or corrupt is not None else {}
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
+        arrays.update(extra)
         np.savez(out, **arrays)
         return arrays
     analysed, lab = _analyse_with_model(model, text)
@@ -92,6 +129,7 @@ def inspect_to_npz(model: str, text: str, out: str | Path) -> dict[str, np.ndarr
             arrays["decoder_tokens"] = np.array(analysed.maps["decoder_self"].query_tokens, dtype=str)
     arrays.update({name: np.asarray(value, dtype=np.float32)
                    for name, value in explanation_arrays(analysed, lab).items()})
+    arrays.update(extra)
     np.savez(out, **arrays)
     return arrays
 
@@ -103,23 +141,34 @@ def main(argv: list[str] | None = None) -> int:
                "(layers, heads, queries, keys), rows are queries and sum to 1; output_tokens and decoder_tokens "
                "for translation models; for models on our own modules also rollout_encoder_self, "
                "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
-               "keys). Models folder: the ATTENTION_LAB_MODELS environment variable or "
+               "keys); with --logit-lens lens_top_ids and lens_top_probs (L+1, T, 5), with --patch patch_residual "
+               "(L, T), clean_prob and corrupt_prob (the module's docstring). Models folder: the ATTENTION_LAB_MODELS environment variable or "
                ".streamlit/attention_lab.toml (see docs/models.md).")
     parser.add_argument("model", metavar="MODEL",
                         help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, SmolLM2-135M-Instruct "
                              "(decoder_self only: a decoder-only model), or a folder name in the models folder")
     parser.add_argument("text", metavar="TEXT", help="the sentence to analyse")
     parser.add_argument("--out", required=True, metavar="FILE.npz", help="where to write the arrays")
+    parser.add_argument("--logit-lens", action="store_true",
+                        help="add lens_top_ids and lens_top_probs (L+1, T, 5): each block's output read as the last")
+    parser.add_argument("--patch", metavar="CORRUPT", help="a corrupted prompt of TEXT's token count: add "
+                        "patch_residual (L, T), p(answer) with block l's output at t taken from TEXT's run")
+    parser.add_argument("--answer", metavar="TOKEN", help="the answer token of --patch (one token, e.g. ' Paris')")
+    parser.add_argument("--wrong", metavar="TOKEN", help="a wrong token: --patch adds logit(answer) − logit(wrong)")
     args = parser.parse_args(argv)
+    if (args.patch is None) != (args.answer is None) or (args.wrong is not None and args.patch is None):
+        parser.error("--patch CORRUPT and --answer TOKEN go together (--wrong TOKEN only with them)")
     from model.checkpoint import CheckpointError
 
     try:
-        arrays = inspect_to_npz(args.model, args.text, args.out)
+        arrays = inspect_to_npz(args.model, args.text, args.out, args.logit_lens, args.patch, args.answer,
+                                args.wrong)
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
                        if name in arrays)
+    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual") if name in arrays)
     print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
     return 0
 

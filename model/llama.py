@@ -248,14 +248,21 @@ class LlamaModel(nn.Module):
     @torch.no_grad()
     def residual_stream(self, input_ids: torch.Tensor) -> torch.Tensor:
         """(L+1, B, T, d): the embeddings, then each block's output (before the final norm), as forward computes."""
-        x = self.embed(input_ids)  # (B, T, d)
-        cos, sin = rotary_cos_sin(torch.arange(x.size(1), device=x.device), self.cfg.head_dim, self.cfg.rope_theta)
-        mask = causal_mask_after(0, x.size(1), x.device)[None, None]  # (1, 1, T, T)
-        stream = [x]
-        for layer in self.layers:
-            x, _, _ = layer(x, cos, sin, mask, None, True)
-            stream.append(x)
+        stream = [self.embed(input_ids)]  # (B, T, d) each
+        self.blocks_from(0, stream[0], each=stream.append)
         return torch.stack(stream)
+
+    @torch.no_grad()
+    def blocks_from(self, start: int, hidden: torch.Tensor, each=None) -> torch.Tensor:
+        """Blocks start … L−1 on hidden (B, T, d), the residual entering block `start` at positions 0 … T−1 (no cache):
+        the rest of a forward (activation patching). The last block's output (B, T, d); each(x) sees every block's."""
+        cos, sin = rotary_cos_sin(torch.arange(hidden.size(1), device=hidden.device), self.cfg.head_dim,
+                                  self.cfg.rope_theta)  # (T, d_k) each
+        for layer in self.layers[start:]:
+            hidden = layer(hidden, cos, sin, None, None, True)[0]  # mask None: the block's own causal mask
+            if each is not None:
+                each(hidden)
+        return hidden
 
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
         """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix, tied to the embedding."""
@@ -264,24 +271,10 @@ class LlamaModel(nn.Module):
 
 # --- weights: GGUF names -> ours ------------------------------------------------------------------------------------
 
-_LAYER_PARTS = {"attn_norm": "attention_norm", "attn_output": "self_attn.w_o", "ffn_norm": "ffn_norm",
-                "ffn_gate": "ffn_gate", "ffn_up": "ffn_up", "ffn_down": "ffn_down"}
-
-
-def gguf_to_state_dict(cfg: LlamaConfig, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Our state dict from GGUF tensor names (Q/K rows already in the rotate-half layout); W_q, W_k, W_v fused."""
-    state = {"embed.weight": tensors["token_embd.weight"], "final_norm.weight": tensors["output_norm.weight"]}
-    for i in range(cfg.num_layers):
-        for gguf_part, ours in _LAYER_PARTS.items():
-            state[f"layers.{i}.{ours}.weight"] = tensors[f"blk.{i}.{gguf_part}.weight"]
-        state[f"layers.{i}.self_attn.w_qkv.weight"] = torch.cat(
-            [tensors[f"blk.{i}.attn_{part}.weight"] for part in "qkv"])  # (h·d_k + 2·h_kv·d_k, d)
-    return state
-
-
 def load_llama_weights(cfg: LlamaConfig, tensors: dict[str, torch.Tensor], name: str) -> LlamaModel:
     """A LlamaModel in eval mode, parameters frozen; CheckpointError naming missing or misshapen tensors."""
     from model.checkpoint import CheckpointError
+    from model.gguf_weights import gguf_to_state_dict
 
     if "output.weight" in tensors:  # an untied output matrix: not this model's shape
         raise CheckpointError(f"{name}: has a separate output.weight; only tied embeddings are supported")

@@ -111,6 +111,10 @@ class LlamaAdapter(Adapter):
         """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix (tied to the embedding)."""
         return self.network.model.unembed(hidden)
 
+    def blocks_from(self, start: int, hidden: torch.Tensor) -> torch.Tensor:
+        """Blocks start … L−1 on the residual hidden (B, T, d) entering block `start` (LlamaModel.blocks_from)."""
+        return self.network.model.blocks_from(start, hidden)
+
     # --- generation (GENERATION) ------------------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:

@@ -118,3 +118,13 @@ class ReadsResidualStream(Protocol):
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
         """(..., d) residual vectors -> (..., V) logits: the final norm, then the output matrix."""
         ...
+
+    def blocks_from(self, start: int, hidden: torch.Tensor) -> torch.Tensor:
+        """The rest of a forward: blocks start … L−1 on hidden (B, T, d), the residual stream entering block `start`
+        (row `start` of residual_stream's hidden), at positions 0 … T−1; their output (B, T, d) before the final norm,
+        hidden itself when start = L. Activation patching edits a row and runs only the blocks after it."""
+        ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def token_texts(self, ids: list[int]) -> list[str]: ...

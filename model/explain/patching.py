@@ -1,0 +1,110 @@
+"""Activation patching of the residual stream (Meng et al. 2022's causal tracing; Wang et al. 2022): which
+(layer, position) carries what the answer needs.
+
+Two prompts of the same token count, a clean one ("The capital of France is") and a corrupted one ("The capital of
+Italy is"), and an answer token (" Paris"). For each block l and position t, the corrupted run is repeated with block
+l's output at position t replaced by the clean run's, and p(answer) is read at the last position: a cell near the
+clean run's p(answer) carries the difference between the prompts there. Both residual streams are computed once; a
+patched run starts from the corrupted run's residual after block l and runs only blocks l+1 … L−1 again, the T runs
+of one block batched together (at most PATCH_ROWS token positions at once).
+
+Shapes: L blocks, T positions, d width, V vocabulary.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+if TYPE_CHECKING:  # only types here: the adapters package imports every family
+    from model.adapters.protocols import ReadsResidualStream, ResidualStream
+
+PATCH_ROWS = 2048  # token positions through the blocks at once: runs per batch × T
+
+Progress = Callable[[int, int], None]  # (runs done, runs in all)
+
+
+@dataclass(frozen=True)
+class ResidualPatching:
+    """A residual-stream patching sweep; the logit differences are None without a wrong token."""
+
+    clean_tokens: list[str]  # (T,)
+    corrupt_tokens: list[str]  # (T,)
+    answer_id: int
+    wrong_id: int | None
+    patched_probs: np.ndarray  # (L, T) float32: p(answer) at the last position, block l's output at t from clean
+    clean_prob: float  # p(answer) after the clean prompt
+    corrupt_prob: float  # … after the corrupted one
+    patched_logit_diffs: np.ndarray | None = None  # (L, T) float32: logit(answer) − logit(wrong), patched
+    clean_logit_diff: float | None = None
+    corrupt_logit_diff: float | None = None
+
+
+def single_token(lab: ReadsResidualStream, text: str, role: str = "answer") -> int:
+    """The id of the one token `text` is; ValueError naming its tokens when it is none or several."""
+    ids = lab.encode(text)
+    if len(ids) != 1:
+        raise ValueError(f"the {role} {text!r} must be one token; it is {len(ids)}: {lab.token_texts(ids)}")
+    return ids[0]
+
+
+def matched_streams(lab: ReadsResidualStream, clean: str, corrupt: str) -> tuple[ResidualStream, ResidualStream]:
+    """Both prompts' residual streams; ValueError showing both tokenizations when their token counts differ."""
+    clean_stream, corrupt_stream = lab.residual_stream(clean), lab.residual_stream(corrupt)
+    if len(clean_stream.ids) != len(corrupt_stream.ids):
+        raise ValueError(f"the clean and corrupted prompts must have the same number of tokens: the clean one has "
+                         f"{len(clean_stream.ids)} {clean_stream.tokens}, the corrupted one "
+                         f"{len(corrupt_stream.ids)} {corrupt_stream.tokens}")
+    return clean_stream, corrupt_stream
+
+
+@torch.no_grad()
+def patched_last_logits(lab: ReadsResidualStream, clean: ResidualStream, corrupt: ResidualStream, layer: int,
+                        positions: Sequence[int]) -> torch.Tensor:
+    """(n, V) logits at the last position of n patched runs, one per position: the corrupted run with block
+    `layer`'s output at that position replaced by the clean run's, then blocks layer+1 … L−1 on the result."""
+    corrupted = corrupt.hidden[layer + 1]  # (T, d): block `layer`'s output, row layer + 1 of the stream
+    index = torch.as_tensor(list(positions), dtype=torch.long)
+    runs = corrupted.expand(len(index), *corrupted.shape).clone()  # (n, T, d)
+    runs[torch.arange(len(index)), index] = clean.hidden[layer + 1, index]
+    return lab.unembed(lab.blocks_from(layer + 1, runs)[:, -1]).float()  # (n, V)
+
+
+def patched_run(lab: ReadsResidualStream, clean: ResidualStream, corrupt: ResidualStream, layer: int,
+                position: int) -> torch.Tensor:
+    """(V,) logits after the corrupted prompt with block `layer`'s output at `position` taken from the clean run."""
+    return patched_last_logits(lab, clean, corrupt, layer, [position])[0]
+
+
+def residual_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer: str, wrong: str | None = None,
+                      progress: Progress | None = None) -> ResidualPatching:
+    """Every (block, position) patch of the corrupted prompt from the clean one: p(answer) at the last position,
+    and logit(answer) − logit(wrong) when a wrong token is given; progress(done, total) after each batch of runs."""
+    answer_id = single_token(lab, answer)  # refused before any block runs
+    wrong_id = None if wrong is None else single_token(lab, wrong, "wrong token")
+    clean_stream, corrupt_stream = matched_streams(lab, clean, corrupt)
+    rows, length = clean_stream.hidden.shape[:2]
+    layers, total = rows - 1, (rows - 1) * length
+    batch = max(1, PATCH_ROWS // length)
+    probs = np.empty((layers, length), dtype=np.float32)
+    diffs = np.empty((layers, length), dtype=np.float32)
+    done = 0
+    for layer in range(layers):
+        for first in range(0, length, batch):
+            positions = range(first, min(length, first + batch))
+            logits = patched_last_logits(lab, clean_stream, corrupt_stream, layer, positions)  # (n, V)
+            probs[layer, positions.start:positions.stop] = torch.softmax(logits, -1)[:, answer_id].numpy()
+            if wrong_id is not None:
+                diffs[layer, positions.start:positions.stop] = (logits[:, answer_id] - logits[:, wrong_id]).numpy()
+            done += len(positions)
+            if progress is not None:
+                progress(done, total)
+    with torch.no_grad():
+        ends = lab.unembed(torch.stack([clean_stream.hidden[-1, -1], corrupt_stream.hidden[-1, -1]])).float()
+    end_probs = torch.softmax(ends, -1)[:, answer_id].tolist()  # (2,): clean, corrupted
+    end_diffs = [None, None] if wrong_id is None else (ends[:, answer_id] - ends[:, wrong_id]).tolist()
+    return ResidualPatching(clean_stream.tokens, corrupt_stream.tokens, answer_id, wrong_id, probs, end_probs[0],
+                            end_probs[1], None if wrong_id is None else diffs, end_diffs[0], end_diffs[1])
