@@ -5,6 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from i18n import translate
 from model.metrics import head_statistics
+from model.sources import as_float32
 from tests.app_links import chart_specs, chart_titles, go_to, open_from_link, query_param
 from ui.compare_view import marked_differences
 from ui.state import analyse, get_model
@@ -91,8 +92,8 @@ def _heatmap_rows(at: AppTest) -> list[str]:
 
 def test_the_attention_page_opens_on_the_sharpest_cross_attention_head_and_says_why():
     at, _ = open_from_link("attention", {"sentence": "i am a student"})
-    result = analyse("transformer_en-fr", "i am a student", get_model("transformer_en-fr")).decode
-    entropy = head_statistics(result.attention["cross"])["entropy"]  # (L, h): the Statistics view's column
+    cross = analyse("transformer_en-fr", "i am a student", get_model("transformer_en-fr")).maps["cross"]
+    entropy = head_statistics(as_float32(cross.weights))["entropy"]  # (L, h): the Statistics view's column
     best = np.unravel_index(np.argmin(entropy), entropy.shape)
     assert at.selectbox(key="attn_kind").value == "cross"
     assert (at.selectbox(key="attn_layer").value, at.selectbox(key="attn_head").value) == tuple(map(int, best))
