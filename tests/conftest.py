@@ -169,3 +169,19 @@ def run_in_own_loop(coroutine):
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """transformers' LlamaForCausalLM on SmolLM2's shipped GGUF file (offline): the reference our Llama code, its
+    logit lens and its patching are compared with (tests/test_llama.py, tests/test_logit_lens.py)."""
+    import torch
+    from transformers import LlamaForCausalLM
+
+    from model.gguf_weights import SMOLLM2_FILE, smollm2_path
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        model = LlamaForCausalLM.from_pretrained(str(smollm2_path().parent), gguf_file=SMOLLM2_FILE,
+                                                 attn_implementation="eager", dtype=torch.float32)
+    return model.eval()

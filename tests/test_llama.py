@@ -27,17 +27,6 @@ def smollm():
     return load_smollm2()
 
 
-@pytest.fixture(scope="module")
-def reference():
-    from transformers import LlamaForCausalLM
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        model = LlamaForCausalLM.from_pretrained(str(smollm2_path().parent), gguf_file=SMOLLM2_FILE,
-                                                 attn_implementation="eager", dtype=torch.float32)
-    return model.eval()
-
-
 @pytest.mark.slow  # loads transformers' reference model (about 20 s)
 def test_logits_and_every_attention_map_match_transformers(smollm, reference):
     ids = smollm.encode(TEXT)

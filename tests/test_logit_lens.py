@@ -10,7 +10,7 @@ import torch
 from model.explain.logit_lens import commitment_layers, logit_lens
 from model.explain.patching import patched_run, residual_patching
 from model.families import adapt
-from model.gguf_weights import SMOLLM2_FILE, SMOLLM2_NAME, smollm2_path
+from model.gguf_weights import SMOLLM2_NAME
 from model.inspect import main
 from model.llama import load_smollm2
 
@@ -22,17 +22,6 @@ TOLERANCE = dict(rtol=0, atol=1e-4)
 @pytest.fixture(scope="module")
 def lab():
     return adapt(SMOLLM2_NAME, load_smollm2())
-
-
-@pytest.fixture(scope="module")
-def reference():
-    from transformers import LlamaForCausalLM
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        model = LlamaForCausalLM.from_pretrained(str(smollm2_path().parent), gguf_file=SMOLLM2_FILE,
-                                                 attn_implementation="eager", dtype=torch.float32)
-    return model.eval()
 
 
 @pytest.fixture(scope="module")
