@@ -54,7 +54,7 @@ INSERT INTO answers VALUES ('OLDCLS', 'intro:8', 'a', '2', 0, {NOW}, 0, 1), ('OL
 """
 
 
-def _run_script(location: str, script: str) -> None:
+def run_script(location: str, script: str) -> None:
     """Run SQL on the database itself, as an older release did (not through the store)."""
     if is_postgres(location):
         import psycopg
@@ -78,7 +78,7 @@ def _version(store: ClassStore) -> int:
 
 
 def test_a_database_made_by_the_inline_schema_opens_migrated_with_everything_in_it(store_location, tmp_path):
-    _run_script(store_location, INLINE_SCHEMA + ROWS)
+    run_script(store_location, INLINE_SCHEMA + ROWS)
     store = ClassStore(store_location)
     assert _version(store) == LATEST
     session = store.session("OLDCLS")
@@ -97,7 +97,7 @@ def test_a_database_made_by_the_inline_schema_opens_migrated_with_everything_in_
 
 
 def test_a_database_of_the_first_release_ends_in_the_shape_of_a_new_one(store_location, tmp_path):
-    _run_script(store_location, """
+    run_script(store_location, """
         CREATE TABLE classes (code TEXT PRIMARY KEY, token_sha256 TEXT NOT NULL, lesson TEXT NOT NULL,
                               stop INTEGER NOT NULL, created REAL NOT NULL, expires REAL NOT NULL);
         CREATE TABLE answers (code TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL, answer TEXT NOT NULL,

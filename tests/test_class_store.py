@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from tests.test_class_schema import run_script
 from classroom.errors import AnsweredAlready, ClassEnded, NoSuchClass, NotOpenYet, NotTheTeacher
 from classroom.store import (DATABASE_URL_ENV, MAX_CLASS_SIZE, ClassElsewhere, ClassStore, QuestionPhase, StoreBusy,
                              Switches, is_postgres, normalise_code, store_location, to_postgres)
@@ -284,14 +285,7 @@ INSERT INTO answers VALUES ('ABCDEF', 'q', 'early', '1', 1, 0);
 
 def test_a_database_of_the_first_release_gains_the_new_columns(store_location):
     """Classes and answers made before teacher_seat, lesson_source, uploads and late still work after an upgrade."""
-    if is_postgres(store_location):
-        import psycopg
-
-        with psycopg.connect(store_location, autocommit=True) as db:
-            db.execute(OLD_SCHEMA.replace("REAL", "DOUBLE PRECISION"))
-    else:
-        with sqlite3.connect(store_location) as db:
-            db.executescript(OLD_SCHEMA)
+    run_script(store_location, OLD_SCHEMA)
     store = ClassStore(store_location)
     old = store.session("ABCDEF", now=1.0)
     assert (old.stop, old.uploads, old.lesson_source) == (2, True, None)
@@ -409,7 +403,6 @@ def test_reveal_makes_both_rounds_late(store):
 
 
 def test_a_database_from_before_rounds_keeps_its_answers(tmp_path):
-    import sqlite3
 
     path = tmp_path / "old.sqlite3"
     with sqlite3.connect(path) as db:  # the answers table as the first releases made it
