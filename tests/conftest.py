@@ -61,6 +61,18 @@ def pytest_collection_modifyitems(items):
                 item.add_marker(pytest.mark.flaky(reruns=BROWSER_RERUNS, reruns_delay=2))
 
 
+@pytest.fixture(autouse=True)
+def _language_provider_restored():
+    """Each test ends with the language provider it began with. An AppTest run installs its session's provider
+    (ui/run.run_app: use_session_language), and a test that pins that provider to Korean left Korean behind for the
+    next test in its worker: viz tests read "쿼리" where they expected "queries" (CI, 11 failures)."""
+    import i18n
+
+    provider = i18n._language_provider
+    yield
+    i18n.set_language_provider(provider)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
