@@ -16,4 +16,4 @@ analysis = current_analysis(view.model, view.sentence)
 if analysis is not None:
     model_id, lab, analysed = analysis
     # A fragment: Previous, Next, the step, layer and head rerun only the explorer.
-    decoding_explorer("decoding", lab.network, analysed)
+    decoding_explorer("decoding", lab.vocabulary.target, analysed)

@@ -134,6 +134,6 @@ def test_a_heavy_input_is_never_tried_on_the_pages_turn_unless_the_worker_comput
     assert analysis_queue.heavy("long text", compute, queue=queue, work=heavy_input) == "maps"
     assert threads[-1] == page  # computed lately (so likely cached): tried here
     import torch
-    assert analysis_queue.size(3, torch.nn.Linear(10, 10)) == 3 * 110  # tokens × parameters
+    assert analysis_queue.size(3, analysis_queue.parameters(torch.nn.Linear(10, 10))) == 3 * 110  # tokens × parameters
     smollm2_parameters = 134_515_008
     assert 512 * smollm2_parameters > analysis_queue.INLINE_SIZE > 256 * 800_000  # a paragraph; a toy's longest

@@ -6,10 +6,11 @@ import torch
 from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
-from model.adapters import ADAPTERS, FAMILY_NAMES, Generates, ReadsResidualStream, ScoresHeads, family
+from model.adapters import (ADAPTERS, FAMILY_NAMES, EmbedsWords, Generates, HasWordVocabulary, ReadsResidualStream,
+                            ScoresHeads, family)
 from model import capabilities
 from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, RESIDUAL_STREAM, STEPS,
-                                TRANSLATION)
+                                TRANSLATION, VOCABULARY)
 from model.families import CHECKPOINT_DIR, LabModel, adapt, model_family, open_model, shipped_model_names
 from model.transformer import HeadMasks
 
@@ -97,6 +98,37 @@ def test_each_protocol_is_there_exactly_where_its_capability_is(lab):
     assert isinstance(lab, ScoresHeads) == lab.can(IMPORTANCE)
     assert isinstance(lab, Generates) == lab.can(GENERATION)
     assert isinstance(lab, ReadsResidualStream) == lab.can(RESIDUAL_STREAM)
+    assert isinstance(lab, HasWordVocabulary) == lab.can(VOCABULARY)
+    assert isinstance(lab, EmbedsWords) == lab.can(EMBEDDING)
+
+
+def test_a_closed_vocabulary_is_the_networks_own(lab):
+    """The typed vocabulary part says what the network's vocabularies say: its words, unknown id and input length."""
+    if not lab.can(VOCABULARY):
+        pytest.skip(f"{lab.model_id} reads subword tokens, not a closed word list")
+    vocabulary, network = lab.vocabulary, lab.network
+    assert vocabulary.known_words == [w for w in network.src_vocab.itos if not w.startswith("<")]
+    assert vocabulary.target is network.tgt_vocab and vocabulary.task == network.task
+    assert vocabulary.source.itos[vocabulary.unknown_id] == "<unk>"
+    assert all(vocabulary.knows(w) for w in vocabulary.known_words[:20]) and not vocabulary.knows("zzzz")
+    # the decode reads at most this many words (plus <eos>): a longer sentence is cut there
+    assert greedy_decode(network, " ".join([vocabulary.known_words[0]] * 400)).source.truncated_from
+    assert len(greedy_decode(network, " ".join([vocabulary.known_words[0]] * 400)).source.tokens) == \
+        vocabulary.max_words + 1
+
+
+def test_every_model_freezes_and_counts_its_weights(lab):
+    """Shared read-only by every session: no weight keeps a gradient after freeze(); the analysis queue sizes its
+    work by the count."""
+    module = lab.weights()
+    assert lab.parameter_count == sum(p.numel() for p in module.parameters()) > 0
+    before = [p.requires_grad for p in module.parameters()]
+    try:
+        lab.freeze()
+        assert not any(p.requires_grad for p in module.parameters())
+    finally:  # the module-scoped model may be shared with the other tests here: leave it as it was
+        for parameter, required in zip(module.parameters(), before):
+            parameter.requires_grad_(required)
 
 
 def test_every_family_has_one_registered_adapter_and_a_second_registration_is_refused():

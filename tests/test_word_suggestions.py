@@ -4,16 +4,16 @@ import pytest
 from tests.app_links import open_from_link
 from tests.bad_inputs import load_bad_inputs
 from ui.state import get_model
-from ui.vocabulary import completions, known_words, last_unknown_word, replace_last
+from ui.vocabulary import completions, last_unknown_word, replace_last
 
 
 @pytest.fixture(scope="module")
 def en_fr():
-    return get_model("transformer_en-fr").network  # the translator: its vocabularies
+    return get_model("transformer_en-fr").vocabulary  # the translator's words (model.adapters.WordVocabulary)
 
 
 def test_half_a_word_and_a_misspelling_get_known_words(en_fr):
-    words = known_words(en_fr)
+    words = en_fr.known_words
     assert completions("stud", words)[:2] == ["student", "students"]  # what it begins, shortest first
     assert completions("studnet", words)[0] == "student"  # then the closest spelling
     assert "student" not in completions("student", words)  # a known word is not suggested for itself
@@ -32,7 +32,7 @@ def test_a_suggestion_replaces_only_the_last_occurrence_and_keeps_the_rest_as_ty
 
 
 def test_every_hostile_sentence_gets_suggestions_or_none_without_error(en_fr):
-    words = known_words(en_fr)
+    words = en_fr.known_words
     for text in load_bad_inputs():
         word = last_unknown_word(text, en_fr)
         if word is not None:

@@ -79,11 +79,9 @@ def parameters(model: torch.nn.Module) -> int:
     return count
 
 
-def size(tokens: int, model: object) -> float:
-    """tokens × the parameters of `model` (a torch module, or a loaded model with one as `.model` or `.encoder`; 0
-    when none)."""
-    module = model if isinstance(model, torch.nn.Module) else getattr(model, "model", getattr(model, "encoder", None))
-    return float(tokens * parameters(module)) if isinstance(module, torch.nn.Module) else 0.0
+def size(tokens: int, parameter_count: int) -> float:
+    """tokens × parameters: the work of a forward (0 when the model's weights are unknown)."""
+    return float(tokens * parameter_count)
 
 
 def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = ANALYSES,

@@ -85,7 +85,7 @@ def side_by_side(text: str | None) -> None:
     if sentence is None:
         return
     results = _translate_all(sentence)
-    show_input_notices(results["transformer"].decode, get_model(MODELS["transformer"]).network)
+    show_input_notices(results["transformer"].decode, get_model(MODELS["transformer"]).vocabulary)
     st.subheader(tr("compare.side_by_side_title"))
     _outputs(results)
     c = st.columns(2)

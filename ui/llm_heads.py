@@ -20,7 +20,7 @@ from model.explain.induction import COPY_PROMPT, induction_analysis_with_weights
 from model.explain.sinks import next_token_losses, sink_analysis, window_losses
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
-from ui.analysis_queue import heavy, size
+from ui.analysis_queue import heavy, parameters, size
 from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart, words_for
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
@@ -99,7 +99,7 @@ def sink_input(where: DeltaGenerator) -> tuple[int, ...] | None:
 
 
 def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
-    view = heavy(("llm_sinks", ids), lambda: sink_view(ids), where=where, work=size(len(ids), load_smollm2()))
+    view = heavy(("llm_sinks", ids), lambda: sink_view(ids), where=where, work=size(len(ids), parameters(load_smollm2().model)))
     if view is None:
         return
     key = ("llm_sinks", ids)
@@ -144,7 +144,7 @@ def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
         where.info(tr("llm_heads.window_too_short", tokens=len(ids), window=window))
         return
     losses = heavy(("window_losses", ids, window), lambda: window_view(ids, window), where=where,
-                   work=size(len(ids), load_smollm2()))
+                   work=size(len(ids), parameters(load_smollm2().model)))
     if losses is None:
         return
     show_chart(shared_figure(("window_losses", ids, window), lambda: window_loss_bars(
@@ -186,7 +186,7 @@ def induction_controls(where: DeltaGenerator) -> tuple[int, int]:
 
 def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionView | None:
     view = heavy(("llm_induction", length, seed), lambda: induction_view(length, seed), where=where,
-                 work=size(2 * length, load_smollm2()))  # the random sequence, then it again
+                 work=size(2 * length, parameters(load_smollm2().model)))  # the random sequence, then it again
     if view is None:
         return None
     layer, head, best = view.top[0]

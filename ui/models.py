@@ -67,8 +67,7 @@ def cached_model(model_id: str, folder: str = "") -> LabModel:
     per server and shared read-only by every session; a shipped one in eval mode with gradients off."""
     lab = open_model(model_id, device=pick_device("auto"), folder=Path(folder) if folder else None)
     if model_id in shipped_model_names():
-        for parameter in lab.network.model.parameters():
-            parameter.requires_grad_(False)
+        lab.freeze()
         _LOG.info("loaded shipped model %s", model_id)
     else:
         _LOG.info("loaded model %s", model_id)

@@ -147,6 +147,6 @@ def render_sidebar() -> None:
         sentence_help = "sidebar.sentence_help" if lab.can(VOCABULARY) else "sidebar.sentence_help_subwords"
         st.text_input(tr("sidebar.sentence"), key=SENTENCE.key, max_chars=MAX_INPUT_CHARS, help=tr(sentence_help))
         if lab.can(VOCABULARY):  # a word list only where the model has a closed vocabulary (not a WordPiece encoder)
-            vocabulary_help(lab.network)
+            vocabulary_help(lab.vocabulary)
         st.caption(tr("sidebar.caption", model=model_label(MODEL.get()), task=lab.task,
                       device=device_label()))

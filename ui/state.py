@@ -7,9 +7,9 @@ from pathlib import Path
 import streamlit as st
 
 from i18n import tr
-from model.checkpoint import LoadedModel
 from model.decode import DecodeResult
 from model.capabilities import GENERATION, STEPS, TRAINING, TRANSLATION, VOCABULARY
+from model.adapters import WordVocabulary
 from model.families import LabModel, SwitchedOff, adapt, entry_family, model_family
 from model.sources import AnalysedInput, compact_maps
 from ui.result_cache import memoized
@@ -102,7 +102,7 @@ def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
     open session outside the store's budget (a long LLM text's maps are hundreds of MiB)."""
     lab = get_model(model_id)
     return heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab),
-                 work=size(len(sentence.split()), lab.network))  # at least a token a word
+                 work=size(len(sentence.split()), lab.parameter_count))  # at least a token a word
 
 
 def checked_input(text: str | None) -> str | None:
@@ -123,7 +123,7 @@ def current_attention(model_id: str, text: str | None) -> tuple[str, LabModel, A
     if analysed is None:  # past the time limit, with a message
         return None
     if analysed.can(VOCABULARY):  # our own translators: their greedy decode and its words
-        show_input_notices(analysed.decode, lab.network)
+        show_input_notices(analysed.decode, lab.vocabulary)
         if not analysed.decode.source.ids[:-1]:
             st.warning(tr("input.no_words"))
             return None
@@ -160,11 +160,11 @@ def current_analysis(model_id: str, text: str | None) -> tuple[str, LabModel, An
     return found
 
 
-def show_input_notices(result: DecodeResult, loaded: LoadedModel) -> None:
+def show_input_notices(result: DecodeResult, vocabulary: WordVocabulary) -> None:
     source = result.source
     if source.truncated_from:
         st.warning(tr("input.truncated", tokens=source.truncated_from, limit=len(source.tokens) - 1))
-    unknown_words_notice(loaded, result, on_real_encoder=_use_real_encoder)
+    unknown_words_notice(vocabulary, result, on_real_encoder=_use_real_encoder)
 
 
 def _use_real_encoder() -> None:

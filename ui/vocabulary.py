@@ -11,11 +11,12 @@ import streamlit as st
 
 from i18n import tr
 from model.bert import MINILM_NAME
-from model.checkpoint import CheckpointError, LoadedModel
-from model.data import SPECIALS, is_punctuation, tokenize
+from model.adapters import WordVocabulary
+from model.checkpoint import CheckpointError
+from model.data import is_punctuation, tokenize
 from model.en_fr import english_parts_of_speech
 from model.decode import DecodeResult
-from model.readable_sentence import ReadableSentence, Replacement, readable_sentence, word_vectors
+from model.readable_sentence import ReadableSentence, Replacement, readable_sentence
 from ui.models import load_model
 from ui.text import escape_markdown
 from ui.session import WidgetKey
@@ -27,15 +28,10 @@ SEARCH = WidgetKey("vocab_search")  # the word list's search field
 REAL_ENCODER = MINILM_NAME  # the pretrained encoder for free English (the "real pretrained models" issue)
 
 
-def known_words(loaded: LoadedModel) -> list[str]:
-    """The source words the model has an id for (no <pad>/<bos>/<eos>/<unk>)."""
-    return [t for t in loaded.src_vocab.itos if t not in SPECIALS]
-
-
-def grouped_words(loaded: LoadedModel) -> dict[str, list[str]]:
+def grouped_words(vocabulary: WordVocabulary) -> dict[str, list[str]]:
     """Known words by part of speech for the English->French models; one group ("symbols") for the others."""
-    words = known_words(loaded)
-    if loaded.task != "en-fr":
+    words = vocabulary.known_words
+    if vocabulary.task != "en-fr":
         return {"symbols": sorted(words, key=lambda w: (len(w), w))}
     known = set(words)
     groups = {part: [w for w in members if w in known] for part, members in english_parts_of_speech().items()}
@@ -63,10 +59,10 @@ def completions(typed: str, words: list[str], count: int = SUGGESTIONS) -> list[
     return [w for w in dict.fromkeys(starting + similar) if w != typed][:count]
 
 
-def last_unknown_word(sentence: str, loaded: LoadedModel) -> str | None:
+def last_unknown_word(sentence: str, vocabulary: WordVocabulary) -> str | None:
     """The last word of the sentence the model has no id for (the one most likely being typed); punctuation is not
     a word (model.decode leaves it out)."""
-    unknown = [t for t in tokenize(sentence) if t not in loaded.src_vocab.stoi and not is_punctuation(t)]
+    unknown = [t for t in tokenize(sentence) if not vocabulary.knows(t) and not is_punctuation(t)]
     return unknown[-1] if unknown else None
 
 
@@ -83,14 +79,14 @@ def _use_suggestion(word: str, suggestion: str) -> None:
     SENTENCE.set(replace_last(SENTENCE.get() or "", word, suggestion))
 
 
-def word_suggestions(loaded: LoadedModel) -> None:
+def word_suggestions(vocabulary: WordVocabulary) -> None:
     """Under the sentence box: when its last unknown word has known words like it, one button each; a click puts the
     word in the sentence. Updated each time the sentence is submitted (Enter), since Streamlit's text box reports
     whole entries, not key presses."""
-    word = last_unknown_word(SENTENCE.get() or "", loaded)
+    word = last_unknown_word(SENTENCE.get() or "", vocabulary)
     if word is None:
         return
-    suggestions = completions(word, known_words(loaded))
+    suggestions = completions(word, vocabulary.known_words)
     if not suggestions:
         st.caption(tr("suggestions.none", word=escape_markdown(word)))
         return
@@ -103,17 +99,17 @@ def word_suggestions(loaded: LoadedModel) -> None:
                                                           suggestion=escape_markdown(suggestion)))
 
 
-def vocabulary_help(loaded: LoadedModel) -> None:
+def vocabulary_help(vocabulary: WordVocabulary) -> None:
     """Sidebar: suggestions for an unknown word typed, a word picker that filters as you type (it adds the word to
     the sentence) and the grouped list."""
-    word_suggestions(loaded)
-    words = known_words(loaded)
+    word_suggestions(vocabulary)
+    words = vocabulary.known_words
     st.selectbox(tr("lecture.vocab_add"), sorted(words), index=None, key=ADD_WORD.key, on_change=_add_word,
                  placeholder=tr("lecture.vocab_add_placeholder"), help=tr("lecture.vocab_add_help"))
     with st.expander(tr("lecture.vocab_title", count=len(words)), icon=":material/menu_book:"):
         query = st.text_input(tr("lecture.vocab_search"), key=SEARCH.key, max_chars=40).strip().lower()
         shown = 0
-        for part, members in grouped_words(loaded).items():
+        for part, members in grouped_words(vocabulary).items():
             matching = [w for w in members if query in w]
             if matching:
                 shown += len(matching)
@@ -126,7 +122,7 @@ def vocabulary_help(loaded: LoadedModel) -> None:
 @memoized
 def _word_vectors(words: tuple[str, ...]) -> np.ndarray:
     """all-MiniLM-L6-v2's vectors of single words (the lexicon's groups and each unknown word, cached)."""
-    return word_vectors(load_model(REAL_ENCODER).network, words)
+    return load_model(REAL_ENCODER).word_vectors(words)
 
 
 def _vectors_by_meaning():
@@ -138,17 +134,17 @@ def _vectors_by_meaning():
     return lambda words: _word_vectors(tuple(words))
 
 
-def readable_version(loaded: LoadedModel, result: DecodeResult) -> ReadableSentence:
+def readable_version(vocabulary: WordVocabulary, result: DecodeResult) -> ReadableSentence:
     """The typed sentence the model can read: for the English->French models each unknown word becomes the closest
     known word of its part of speech (model.readable_sentence); otherwise the most similar known symbol."""
     tokens, ids = result.source.tokens[:-1], result.source.ids[:-1]  # without <eos>
-    known = known_words(loaded)
-    if loaded.task == "en-fr":
+    known = vocabulary.known_words
+    if vocabulary.task == "en-fr":
         typed = SENTENCE.get() or ""  # as typed: a capital marks a name ("Maria")
         words = [t for t in tokenize(typed) if not is_punctuation(t)]
         text = typed if words[:len(tokens)] == tokens else " ".join(tokens)
-        return readable_sentence(text, set(known), _vectors_by_meaning(), max_words=loaded.config.max_len - 1)
-    unk = loaded.src_vocab.stoi["<unk>"]
+        return readable_sentence(text, set(known), _vectors_by_meaning(), max_words=vocabulary.max_words)
+    unk = vocabulary.unknown_id
     chosen = [(difflib.get_close_matches(t, known, n=1, cutoff=0.0) or [t])[0] if i == unk else t
               for t, i in zip(tokens, ids)]
     return ReadableSentence(tuple(chosen), tuple(Replacement(t, (c,), "symbols")
@@ -159,7 +155,7 @@ def _use_sentence(sentence: str) -> None:
     SENTENCE.set(sentence)
 
 
-def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "use_nearest",
+def unknown_words_notice(vocabulary: WordVocabulary, result: DecodeResult, key: str = "use_nearest",
                          on_real_encoder: Callable[[], None] | None = None) -> None:
     """Unknown words: say which, offer the nearest sentence the model can read, point to the real encoder (a button
     calling on_real_encoder, which switches the sidebar's model: ui.state owns that spec)."""
@@ -171,7 +167,7 @@ def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "
         return
     unique = list(dict.fromkeys(source.unknown))
     shown = ", ".join(escape_markdown(w) for w in unique[:12]) + (" …" if len(unique) > 12 else "")
-    readable = readable_version(loaded, result)
+    readable = readable_version(vocabulary, result)
     nearest = readable.text
     with st.container(border=True):
         st.warning(tr("input.unknown", count=len(unique), words=shown))
@@ -183,7 +179,7 @@ def unknown_words_notice(loaded: LoadedModel, result: DecodeResult, key: str = "
                 for r in readable.replacements[:12])))
         right.button(tr("lecture.use_nearest"), key=key, on_click=_use_sentence, args=(nearest,),
                      icon=":material/edit_note:")
-        if loaded.task == "en-fr" and on_real_encoder is not None:
+        if vocabulary.task == "en-fr" and on_real_encoder is not None:
             # the button under its caption, as wide as its label (a narrow column cut it: "Read it with th…")
             st.caption(tr("lecture.real_encoder", model=REAL_ENCODER))
             st.button(tr("lecture.use_real_encoder", model=REAL_ENCODER), key=f"{key}_encoder",

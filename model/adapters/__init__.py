@@ -31,15 +31,8 @@ from model.adapters import encoder, llama, seq2seq, transformers, translator  # 
 from model.adapters.base import ADAPTERS, Adapter, adapt, curve_counts, family
 from model.adapters.encoder import EncoderAdapter
 from model.adapters.llama import LlamaAdapter
-from model.adapters.protocols import (
-                                      Generates,
-                                      ImportanceReport,
-                                      LabModel,
-                                      ReadsResidualStream,
-                                      ResidualStream,
-                                      ScoresHeads,
-                                      SwitchedOff,
-)
+from model.adapters.protocols import (EmbedsWords, Generates, HasWordVocabulary, ImportanceReport, LabModel,
+                                      ReadsResidualStream, ResidualStream, ScoresHeads, SwitchedOff, WordVocabulary)
 from model.adapters.seq2seq import Seq2SeqAdapter
 from model.adapters.transformers import TransformersAdapter
 from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
@@ -48,7 +41,7 @@ from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
 # compare anything with one of them.
 FAMILY_NAMES = tuple(ADAPTERS)
 
-__all__ = ["ADAPTERS", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EncoderAdapter", "Generates",
-           "ImportanceReport", "LabModel", "LlamaAdapter", "ReadsResidualStream", "ResidualStream", "ScoresHeads",
-           "Seq2SeqAdapter", "SwitchedOff", "TransformersAdapter", "TranslatorAdapter", "adapt", "curve_counts",
-           "family"]
+__all__ = ["ADAPTERS", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EmbedsWords", "EncoderAdapter", "Generates",
+           "HasWordVocabulary", "ImportanceReport", "LabModel", "LlamaAdapter", "ReadsResidualStream",
+           "ResidualStream", "ScoresHeads", "Seq2SeqAdapter", "SwitchedOff", "TransformersAdapter",
+           "TranslatorAdapter", "WordVocabulary", "adapt", "curve_counts", "family"]

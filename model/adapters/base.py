@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from model.adapters.protocols import LabModel, SwitchedOff
+from model.adapters.protocols import LabModel, SwitchedOff, WordVocabulary
 from model.explain.kinds import SELF_KINDS
 from model.explain.patterns import PatternScores
 from model.explain.rollout import attention_rollout
@@ -78,6 +78,23 @@ class Adapter:
         """d_k = d_model / h (1 for a model without heads)."""
         return getattr(self.config, "d_model", 1) // max(getattr(self.config, "num_heads", 1), 1)
 
+    def weights(self) -> torch.nn.Module | None:
+        """The network's torch module (its weights); None for a network that has none of ours."""
+        module = getattr(self.network, "model", None)
+        return module if isinstance(module, torch.nn.Module) else None
+
+    @property
+    def parameter_count(self) -> int:
+        """How many weights a forward multiplies by (the analysis queue sizes its work by it); 0 when unknown."""
+        module = self.weights()
+        return 0 if module is None else sum(parameter.numel() for parameter in module.parameters())
+
+    def freeze(self) -> None:
+        """Gradients off for every weight: a model shared read-only by every session."""
+        module = self.weights()
+        if module is not None:
+            module.requires_grad_(False)
+
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
 
@@ -111,3 +128,17 @@ class Adapter:
     def position_table(self) -> torch.nn.Module | None:
         """The position table the model adds to its inputs, where `positions` is "table"; else None."""
         return None
+
+
+class ClosedVocabulary:
+    """The typed vocabulary part of our own translators (a model.checkpoint.LoadedModel network), for the adapters
+    that declare VOCABULARY."""
+
+    network: Any
+
+    @property
+    def vocabulary(self) -> WordVocabulary:
+        network, config = self.network, self.network.config
+        # a decoder-only translator reads its English in half its sequence (max_source_len), the French follows
+        longest = getattr(config, "max_source_len", config.max_len) - 1  # room for <eos>, as model/decode.py
+        return WordVocabulary(network.task, network.src_vocab, network.tgt_vocab, longest)

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from collections.abc import Sequence
+
 import numpy as np
+import torch
 
 from model.adapters.base import Adapter, curve_counts, family
 from model.adapters.protocols import ImportanceReport, SwitchedOff
@@ -12,6 +15,7 @@ from model.explain.explanations import encoder_explanations
 from model.explain.fixed_sets import ENCODER_SENTENCES
 from model.explain.importance import encoder_importance, encoder_pruning_curve
 from model.explain.patterns import PatternScores, encoder_head_labels
+from model.readable_sentence import word_vectors
 from model.sources import AnalysedInput, analyse_encoder
 
 
@@ -32,6 +36,13 @@ class EncoderAdapter(Adapter):
         masks = self.head_masks(switched_off)
         head_mask = None if masks is None else masks["encoder_self"]
         return self._analysed(analyse_encoder(self.model_id, text, self.network, head_mask))
+
+    def weights(self) -> torch.nn.Module:
+        return self.network.encoder
+
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """(n, d) unit-length vectors of single words, mean-pooled over their pieces (EmbedsWords)."""
+        return word_vectors(self.network, words)
 
     def explain(self, analysed: AnalysedInput) -> dict[str, np.ndarray]:
         """Weights, value norms (L, h, T, T) and rollout (L, T, T) over the text's raw tokens."""

@@ -8,11 +8,13 @@ Shapes: every map (L, h, T_q, T_k), rows are queries (model.sources).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
+from model.data import SPECIALS, UNK, Vocabulary
 from model.explain.importance import EncoderImportance, HeadImportance, LanguageModelImportance
 from model.explain.patterns import PatternScores
 from model.generation import GenerationStep
@@ -128,3 +130,45 @@ class ReadsResidualStream(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
     def token_texts(self, ids: list[int]) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class WordVocabulary:
+    """The closed word vocabulary of one of our own translators (VOCABULARY): the words it reads, the words it
+    writes, and how many words it reads at most. A word outside `source` is read as <unk>."""
+
+    task: str  # what it was trained on: "en-fr", "copy", ...
+    source: Vocabulary  # the words of its input language, the four specials first
+    target: Vocabulary  # the words it writes
+    max_words: int  # the longest input it reads, in words (its longest sequence less the <eos>)
+
+    @property
+    def known_words(self) -> list[str]:
+        """The input words, without the specials, in the vocabulary's order."""
+        return [word for word in self.source.itos if word not in SPECIALS]
+
+    def knows(self, word: str) -> bool:
+        return word in self.source.stoi
+
+    @property
+    def unknown_id(self) -> int:
+        return self.source.stoi[UNK]
+
+
+@runtime_checkable
+class HasWordVocabulary(Protocol):
+    """A model with a closed word vocabulary (VOCABULARY): the sidebar lists its words, unknown words get a
+    suggestion, the decoding page reads its output words."""
+
+    @property
+    def vocabulary(self) -> WordVocabulary: ...
+
+
+@runtime_checkable
+class EmbedsWords(Protocol):
+    """An encoder whose vectors of single words compare words by meaning (EMBEDDING): the closest known word to
+    an unknown one."""
+
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """(n, d) float32 unit-length vectors of the words, mean-pooled over their pieces."""
+        ...

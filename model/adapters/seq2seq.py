@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.adapters.base import Adapter, family
+from model.adapters.base import Adapter, ClosedVocabulary, family
 from model.adapters.protocols import SwitchedOff
 from model.capabilities import STEPS, TRAINING, TRANSLATION, VOCABULARY
 from model.decode import greedy_decode
@@ -14,7 +14,7 @@ from model.sources import AnalysedInput, analyse_toy
 
 @family("bahdanau", "no-attention")
 @dataclass(eq=False)
-class Seq2SeqAdapter(Adapter):
+class Seq2SeqAdapter(ClosedVocabulary, Adapter):
     """A GRU encoder-decoder: a translation step by step, its alignment (if any) shown as such, not as heads."""
 
     def __post_init__(self):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.adapters.base import Adapter, curve_counts, family
+from model.adapters.base import Adapter, ClosedVocabulary, curve_counts, family
 from model.adapters.protocols import ImportanceReport, SwitchedOff
 from model.capabilities import ABLATION, IMPORTANCE, NORMS, PATTERNS, RESCALE, STEPS, TRAINING, TRANSLATION, VOCABULARY
 from model.data import BOS_ID
@@ -34,7 +34,7 @@ def _teacher_forced(analysed: AnalysedInput, loaded, explanations) -> dict[str, 
 
 @family("transformer")
 @dataclass(eq=False)
-class TranslatorAdapter(Adapter):
+class TranslatorAdapter(ClosedVocabulary, Adapter):
     """Our encoder-decoder Transformer (a shipped or trained LoadedModel): every capability."""
 
     def __post_init__(self):
@@ -74,7 +74,7 @@ class TranslatorAdapter(Adapter):
 
 @family("decoder-only")
 @dataclass(eq=False)
-class DecoderOnlyAdapter(Adapter):
+class DecoderOnlyAdapter(ClosedVocabulary, Adapter):
     """Our decoder-only translator (a shipped or trained LoadedModel of model/decoder_only.py): one causal
     self-attention map per layer, decoder_self (L, h, N, N), over "<bos> english ⟶ french"; the query rows after
     "⟶" are the French tokens, and their columns before it the English block, where the encoder-decoder's

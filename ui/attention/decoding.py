@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from i18n import tr
+from model.data import Vocabulary
 from model.decode import DecodeResult
 from model.sources import AnalysedInput, as_float32
 from ui.attention.view import cached_figure
@@ -24,13 +25,13 @@ def _head_name(head: int | str) -> str:
 
 
 @view_fragment
-def decoding_explorer(page: str, loaded, analysed: AnalysedInput) -> None:
+def decoding_explorer(page: str, written_words: Vocabulary, analysed: AnalysedInput) -> None:
     """The step and head pickers and their charts: a fragment of the view (ui.share.view_fragment). The arguments are
     those of the last full run (a change of model or sentence reruns the whole page)."""
-    _explore(loaded, analysed)
+    _explore(written_words, analysed)
 
 
-def _explore(loaded, analysed: AnalysedInput) -> None:
+def _explore(written_words: Vocabulary, analysed: AnalysedInput) -> None:
     result, maps = analysed.decode, analysed.maps  # the decode's steps; its maps, one per kind
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
@@ -91,7 +92,7 @@ def _explore(loaded, analysed: AnalysedInput) -> None:
         else:
             st.info(tr("decoding.no_attention"))
     with right:
-        show_top_tokens(result, step, loaded.tgt_vocab, key="dec_topk")
+        show_top_tokens(result, step, written_words, key="dec_topk")
         if not presenting():
             st.caption(tr("decoding.top_caption"))
 
