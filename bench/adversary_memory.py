@@ -18,8 +18,6 @@ import argparse
 import asyncio
 import os
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from serving.local_server import free_port, start_streamlit, started  # noqa: E402
 from serving.streamlit_client import StreamlitClient  # noqa: E402
 
 LLM = "SmolLM2-135M-Instruct"
@@ -77,12 +76,6 @@ class PeakSampler:
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, rss_mib(self.pid))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def _open(url: str, path: str, query: str = "", timeout: float = 180.0) -> tuple[StreamlitClient, float]:
@@ -135,20 +128,9 @@ def run(students: int = 10, budget_mb: float | None = DEFAULT_BUDGET_MB, app_dir
     env = dict(os.environ)
     if budget_mb is not None:
         env["ATTENTION_LAB_CACHE_MB"] = str(budget_mb)
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
-                               "--server.port", str(port), "--server.address", "127.0.0.1",
-                               "--browser.gatherUsageStats", "false"], cwd=app_dir, env=env,
-                              stdout=subprocess.DEVNULL, stderr=log)
-    url = f"http://127.0.0.1:{port}"
+    server = start_streamlit(app_dir, port, env, stderr=log)
     try:
-        for _ in range(240):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("the server did not start")
+        url = started(server, port, timeout=120)
         _wait_for_warm_up(Path(log.name))
         return asyncio.run(_drive(url, server.pid, students))
     finally:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -21,6 +19,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from serving.local_server import free_port, start_streamlit, started  # noqa: E402
+
 WORDS = "the teacher explained how every word in a sentence looks at the other words before lunch".split()
 
 
@@ -35,22 +36,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=30)
     args = parser.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
-                               "--server.port", str(port), "--server.address", "127.0.0.1",
-                               "--browser.gatherUsageStats", "false"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env={**os.environ, "ATTENTION_LAB_WARMUP": "0"})
-    url = f"http://127.0.0.1:{port}"
+    port = free_port()
+    server = start_streamlit(ROOT, port, {**os.environ, "ATTENTION_LAB_WARMUP": "0"})
     rows = []
     try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
+        url = started(server, port, timeout=60)
         rows.append((0, rss_mib(server.pid), 0.0))
         from playwright.sync_api import sync_playwright
 

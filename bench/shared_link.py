@@ -16,39 +16,30 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from serving.local_server import free_port, start_streamlit, started  # noqa: E402
+
 LINK = "/attention?model=transformer_en-fr&sentence=she+is+a+student&kind=cross&layer=2&head=4&view=Head&v=2"
 LINK_TITLE = "Encoder–decoder (cross) attention · layer 2 · head 4"
 PLAIN = "/attention"
 
 
 def _server(folder: Path = ROOT) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true",
-                                "--server.port", str(port), "--server.address", "127.0.0.1",
-                                "--browser.gatherUsageStats", "false"], cwd=folder,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.kill()
-    raise SystemExit("the server did not start")
+    port = free_port()
+    process = start_streamlit(folder, port)
+    try:
+        return process, started(process, port, timeout=60)
+    except RuntimeError as error:
+        raise SystemExit(str(error)) from None
 
 
 def _time_view(browser, url: str, title: str | None) -> float:

@@ -3,11 +3,6 @@ import contextlib
 import os
 import tempfile
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -73,37 +68,21 @@ def _language_provider_restored():
     i18n.set_language_provider(provider)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def streamlit_server(folder: Path = ROOT, env: dict[str, str] | None = None):
     """`streamlit run asgi.py` (the app with its seat cookie, as `make run` serves it) in `folder`, or `app.py` in a
     folder without one (a toy app), on a free loopback port; yields its URL once /_stcore/health answers. It does not
     warm itself unless env sets ATTENTION_LAB_WARMUP (the benches that use it warm it with serving/warmup.py)."""
+    from serving.local_server import free_port, start_streamlit, started
     from serving.warmup import WARMUP_ENV
 
     env = {WARMUP_ENV: "0", **(os.environ if env is None else env)}
-    port = _free_port()
-    script = "asgi.py" if (folder / "asgi.py").exists() else "app.py"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("streamlit did not become healthy within 60 s")
+    port = free_port()
+    process = start_streamlit(folder, port, env)
+    try:
+        url = started(process, port, timeout=60)
+    except RuntimeError as error:
+        pytest.fail(str(error))
     try:
         yield url
     finally:

@@ -7,7 +7,7 @@ import time
 from serving.haproxy import HEALTH_PATH
 from serving.liveness import Liveness
 from serving.streamlit_client import http_get
-from tests.conftest import _free_port
+from serving.local_server import free_port
 
 
 def _spin(stop: threading.Event) -> None:
@@ -20,7 +20,7 @@ def test_the_check_answers_while_the_loop_is_busy_and_says_down_only_when_it_han
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
     asyncio.run_coroutine_threadsafe(liveness.beat(), loop)
-    port = _free_port()
+    port = free_port()
     server = liveness.serve(port)
     url = f"http://127.0.0.1:{port}{HEALTH_PATH}"
     stop = threading.Event()

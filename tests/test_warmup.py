@@ -10,7 +10,8 @@ import pytest
 from classroom.lessons import load_lessons
 from serving.warmup import WARMUP_ENV, _warming, lesson_stop_links, warm_links
 from tests.app_links import open_page
-from tests.conftest import ROOT, _free_port, run_in_own_loop
+from serving.local_server import free_port
+from tests.conftest import ROOT, run_in_own_loop
 
 WARMING_NOTE = "Getting ready: the lab is loading its models"
 WARM_CLICK_SECONDS = 5.0  # SmolLM2's loading alone takes 6-10 s on a quiet machine
@@ -45,7 +46,7 @@ def test_serve_and_the_kubernetes_replica_start_their_replicas_without_their_own
     """They warm each replica from outside before students reach it: a second warm-up inside would run it twice."""
     from serve import Launcher
 
-    assert Launcher(1, "127.0.0.1", _free_port(), ROOT / "run").env[WARMUP_ENV] == "0"
+    assert Launcher(1, "127.0.0.1", free_port(), ROOT / "run").env[WARMUP_ENV] == "0"
     assert 'WARMUP_ENV: "0"' in (ROOT / "serving" / "replica.py").read_text()
 
 
@@ -72,7 +73,7 @@ def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_pat
     from serving.streamlit_client import StreamlitClient
     from serving.warmup import open_links, wait_healthy
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, WARMUP_ENV: "1", "ATTENTION_LAB_DATA": str(tmp_path), "PYTHONUNBUFFERED": "1"}
     server = subprocess.Popen(

@@ -174,28 +174,17 @@ class Arg:
     per_option: bool = False  # a choice's: one entry per option of the question
 
 
-def text(name: str, what: str = "a text", **kwargs) -> Arg:
-    return Arg(name, _text, what, **kwargs)
+def _arg_of(kind: Callable[[object], Any], default_what: str) -> Callable[..., Arg]:
+    """A constructor of one kind of argument: `text("token", "a token's text", required=False)`."""
+    def make(name: str, what: str = default_what, **kwargs) -> Arg:
+        return Arg(name, kind, what, **kwargs)
+    return make
 
 
-def texts(name: str, what: str = "a list of texts", **kwargs) -> Arg:
-    return Arg(name, _texts, what, **kwargs)
-
-
-def flag(name: str, what: str = "true or false", **kwargs) -> Arg:
-    return Arg(name, _flag, what, **kwargs)
-
-
-def whole(name: str, what: str = "a whole number >= 1", **kwargs) -> Arg:
-    return Arg(name, _whole, what, **kwargs)
-
-
-def number(name: str, what: str = "a finite number", **kwargs) -> Arg:
-    return Arg(name, finite_number, what, **kwargs)
-
-
-def numbers(name: str, what: str = "a list of numbers", **kwargs) -> Arg:
-    return Arg(name, _numbers, what, **kwargs)
+text, texts = _arg_of(_text, "a text"), _arg_of(_texts, "a list of texts")
+flag = _arg_of(_flag, "true or false")
+whole, number, numbers = (_arg_of(_whole, "a whole number >= 1"), _arg_of(finite_number, "a finite number"),
+                          _arg_of(_numbers, "a list of numbers"))
 
 
 LAYER = Arg("layer", _layer, "a layer number (1-based)")
