@@ -2,7 +2,10 @@
 by its link as the teacher's screen opens it: once its prediction is made (a question hides the page until then),
 the element that makes the stop's point starts on the first screen with at least 300 px of it visible (all of it
 when it is shorter), and no text on that screen that carries meaning is under 14 CSS px (chart SVG text included:
-tick labels, colour bars, legends, thumbnail titles, pattern labels; the step tables).
+tick labels, colour bars, legends, thumbnail titles, pattern labels; the step tables). On the same walk axe-core
+finds no WCAG 2.1 AA violation, nor text under AAA's 7:1 contrast (the projector's rule), on each stop's page and on
+the lesson bar's question of each kind before it is answered (tests/test_browser_accessibility.py checks every page
+outside a lesson in both languages and modes; a stop draws its page's widgets).
 
 The focus element: the stop's section when it names one (ui/page_sections.py), otherwise the page's first chart,
 table or form outside the lesson bar (the page puts it first under a projected stop: ui/display.chart_first).
@@ -16,7 +19,7 @@ from playwright.sync_api import Page, expect
 
 from classroom.lessons import load_lessons
 from i18n import translate
-from tests.browser_steps import no_exception, wait_idle
+from tests.browser_steps import axe_violations, no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from ui.lessons.catalogue import known_pages
 
@@ -95,16 +98,16 @@ def _predict(page: Page, stop, language: str) -> None:
     wait_idle(page)
 
 
-@pytest.mark.parametrize("lesson_id", ["intro", "llm"])
+@pytest.mark.parametrize("lesson_id", sorted(LESSONS))
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: Page, app_url, language, lesson_id):
     """By its link; then, in English, the whole lesson again by Next from stop 1 (issue 37): each stop shows the same
     pickers with the same values and the same address as by its link, and no notice that a value did not fit."""
     page.set_viewport_size({"width": WIDTH, "height": FOLD})
-    failures, by_link = [], {}
+    failures, by_link, unreadable, asked = [], {}, {}, set()
     for stop in LESSONS[lesson_id].stops:
         page.goto(f"{app_url}/?lesson={lesson_id}&stop={stop.number}&lang={language}&presenter=true")
-        by_link[stop.number] = _open_stop(page, stop, language)
+        by_link[stop.number] = _open_stop(page, stop, language, unreadable, asked)
         selector = f".st-key-section_{stop.section}" if stop.section else FOCUS
         expect(page.locator('[data-stale="true"]')).to_have_count(0)  # the run's own elements, none left faded
         page.screenshot(path=SCREENSHOTS / f"projected_{lesson_id}_stop_{stop.number:02d}_{language}_answered.png")
@@ -114,6 +117,7 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
             failures.append(f"stop {stop.number} ({stop.page}): focus {focus}")
         if seen["small"]:
             failures.append(f"stop {stop.number} ({stop.page}): text under {SMALLEST} px: {seen['small'][:5]}")
+    failures += [f"{view}: {line}" for view, lines in unreadable.items() for line in lines]
     assert not failures, "\n".join(failures)
     if language != "en":
         return
@@ -129,17 +133,27 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
     assert not failures, "\n".join(failures)
 
 
-def _open_stop(page: Page, stop, language: str) -> tuple:
+def _open_stop(page: Page, stop, language: str, unreadable: dict | None = None, asked: set | None = None) -> tuple:
     """The stop opened (its prediction made): -> its address (lesson, stop and view, as a set of pairs) and every
-    picker's value shown; a notice that a value did not fit fails the test at once."""
+    picker's value shown; a notice that a value did not fit fails the test at once. With `unreadable`, axe-core's
+    violations (presenter mode's enhanced contrast) of the stop's page and, once per kind of question (`asked`),
+    of the unanswered question, by view."""
     expect(page.locator(".st-key-lesson_bar")).to_be_visible()
     wait_idle(page)
     if stop.question is not None:
+        if unreadable is not None and stop.question.kind not in asked:
+            asked.add(stop.question.kind)
+            if found := axe_violations(page, enhanced_contrast=True):
+                unreadable[f"stop {stop.number}, its {stop.question.kind} question"] = found
         _predict(page, stop, language)
     selector = f".st-key-section_{stop.section}" if stop.section else FOCUS
     expect(page.locator(selector).first).to_be_visible()
     wait_idle(page)
     no_exception(page)
+    if unreadable is not None:
+        expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=90000)  # axe would read faded text
+        if found := axe_violations(page, enhanced_contrast=True):
+            unreadable[f"stop {stop.number} ({stop.page})"] = found
     unfit = [translate(language, key, names="").strip()[:24] for key in ("share.bad_link", "lessons.stale_state")]
     alerts = page.evaluate(ALERTS)
     assert not [text for text in alerts if any(part in text for part in unfit)], (stop.number, alerts)

@@ -42,7 +42,9 @@ _APP_CSS = f"""<style>
 .stApp .st-key-{PLOTLY_PRELOAD}, .stApp [data-testid="stLayoutWrapper"]:has(> .st-key-{PLOTLY_PRELOAD}) {{
   display: none !important; }}
 </style>"""
-# Presenter mode: larger text for the back of the room (static CSS only; no user text). The main block starts below
+# Presenter mode: larger text for the back of the room (static CSS only; no user text). Captions, labels and a
+# metric's delta (Streamlit's grey of delta_color="off" is 5.5:1 on its chip) are darkened to 7:1, the projector's
+# rule; a delta's sign and arrow still say which way it goes. The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
 # (ui/lessons/bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
 _PRESENTER_CSS = """<style>
@@ -58,6 +60,7 @@ _PRESENTER_CSS = """<style>
 """ + f"""[data-testid="stCaptionContainer"], .stApp [data-testid="stWidgetLabel"],
 .stApp [data-testid="stWidgetLabel"][disabled], [data-testid="stTooltipHoverTarget"] {{
   color: {PRESENTER_COLOURS["faded"]} !important; opacity: 1 !important; }}
+[data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {{ color: {PRESENTER_COLOURS["faded"]} !important; }}
 [data-selected="true"] [data-testid="stMarkdownContainer"] p {{ color: {PRESENTER_COLOURS["selected"]} !important; }}
 [data-testid="stAlertContainer"] [data-testid="stMarkdownContainer"] * {{ color: {PRESENTER_COLOURS["text"]} !important; }}
 [class*="st-key-{CHART_WORDS}"] {{ position: absolute !important; width: 1px !important; height: 1px !important;
