@@ -41,7 +41,7 @@ def rotary_cos_sin(positions: torch.Tensor, head_dim: int, theta: float) -> tupl
     Computed in float32 exactly as transformers' default rope (inv_freq from an arange, then a product).
     """
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float) / head_dim))  # (d_k/2,)
-    angles = positions.float()[:, None] * inv_freq[None, :]  # (T, d_k/2)
+    angles = positions.float()[:, None] * inv_freq.to(positions.device)[None, :]  # (T, d_k/2)
     angles = torch.cat([angles, angles], dim=-1)  # (T, d_k): dims i and i + d_k/2 form a rotation pair
     return angles.cos(), angles.sin()
 

@@ -103,8 +103,13 @@ class LlamaAdapter(Adapter):
         ids = self.encode(text)[:LLM_MAX_TOKENS]
         if not ids:
             raise ValueError(f"{self.model_id}: the text has no tokens")
-        hidden = self.network.model.residual_stream(torch.tensor([ids]))[:, 0]
+        hidden = self.network.model.residual_stream(torch.tensor([ids], device=self.device))[:, 0]
         return ResidualStream(ids, self.token_texts(ids), hidden)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the network's weights are (the CPU in the app; CUDA in scripts/gpu_check.py)."""
+        return self.network.model.embed.weight.device
 
     @torch.no_grad()
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -133,7 +138,7 @@ class LlamaAdapter(Adapter):
             raise ValueError(f"{self.model_id}: the text has no tokens")
         at = range(len(ids))[position]
         model, cfg = self.network.model, self.network.config
-        stream, results = [model.embed(torch.tensor([ids]))], []  # (1, T, d) each; each block's AttentionResult
+        stream, results = [model.embed(torch.tensor([ids], device=self.device))], []  # (1, T, d) each; each block's AttentionResult
         model.blocks_from(0, stream[0], each=lambda hidden, attn: (stream.append(hidden), results.append(attn)))
         rows = torch.stack(stream)[:, 0, at]  # (L+1, d)
         values = torch.stack([attn.heads[0, :, at] for attn in results])  # (L, h, d_k)

@@ -47,5 +47,5 @@ def direct_logit_attribution(lab: ReadsResidualStream, text: str, token_id: int 
         mlps = parts.mlps @ direction  # (L,)
         embedding = parts.embedding @ direction
     return LogitAttribution(list(parts.tokens), chosen, parts.position, float(embedding),
-                            heads.float().numpy().astype(np.float32), mlps.float().numpy().astype(np.float32),
-                            float(logits[chosen]), parts.attention[:, :, 0].float().numpy().astype(np.float32))
+                            heads.float().cpu().numpy().astype(np.float32), mlps.float().cpu().numpy().astype(np.float32),
+                            float(logits[chosen]), parts.attention[:, :, 0].float().cpu().numpy().astype(np.float32))

@@ -71,9 +71,9 @@ def patched_last_logits(lab: ReadsResidualStream, clean: ResidualStream, corrupt
     """(n, V) logits at the last position of n patched runs, one per position: the corrupted run with block
     `layer`'s output at that position replaced by the clean run's, then blocks layer+1 … L−1 on the result."""
     corrupted = corrupt.hidden[layer + 1]  # (T, d): block `layer`'s output, row layer + 1 of the stream
-    index = torch.as_tensor(list(positions), dtype=torch.long)
+    index = torch.as_tensor(list(positions), dtype=torch.long, device=corrupted.device)
     runs = corrupted.expand(len(index), *corrupted.shape).clone()  # (n, T, d)
-    runs[torch.arange(len(index)), index] = clean.hidden[layer + 1, index]
+    runs[torch.arange(len(index), device=index.device), index] = clean.hidden[layer + 1, index]
     return lab.unembed(lab.blocks_from(layer + 1, runs)[:, -1]).float()  # (n, V)
 
 
@@ -100,9 +100,9 @@ def residual_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer
         for first in range(0, length, batch):
             positions = range(first, min(length, first + batch))
             logits = patched_last_logits(lab, clean_stream, corrupt_stream, layer, positions)  # (n, V)
-            probs[layer, positions.start:positions.stop] = torch.softmax(logits, -1)[:, answer_id].numpy()
+            probs[layer, positions.start:positions.stop] = torch.softmax(logits, -1)[:, answer_id].cpu().numpy()
             if wrong_id is not None:
-                diffs[layer, positions.start:positions.stop] = (logits[:, answer_id] - logits[:, wrong_id]).numpy()
+                diffs[layer, positions.start:positions.stop] = (logits[:, answer_id] - logits[:, wrong_id]).cpu().numpy()
             done += len(positions)
             if progress is not None:
                 progress(done, total)
@@ -141,7 +141,7 @@ def head_patched_last_logits(lab: ReadsResidualStream, clean_values: torch.Tenso
     entering = corrupt.hidden[layer]  # (T, d): row `layer` of the stream enters block `layer`
     runs = entering.expand(heads, *entering.shape)  # (H, T, d), read only: the blocks add to copies
     patch = HeadPatch(entering.shape[0] - 1, clean_values.expand(heads, *clean_values.shape),
-                      torch.eye(heads, dtype=torch.bool))  # run b takes head b's clean output
+                      torch.eye(heads, dtype=torch.bool, device=entering.device))  # run b takes head b's clean output
     return lab.unembed(lab.blocks_from(layer, runs, heads=patch)[:, -1]).float()  # (H, V)
 
 
@@ -158,9 +158,9 @@ def head_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer: st
     diffs = np.empty((layers, heads), dtype=np.float32)
     for layer in range(layers):
         logits = head_patched_last_logits(lab, clean_values[layer], corrupt_stream, layer)  # (H, V)
-        probs[layer] = torch.softmax(logits, -1)[:, answer_id].numpy()
+        probs[layer] = torch.softmax(logits, -1)[:, answer_id].cpu().numpy()
         if wrong_id is not None:
-            diffs[layer] = (logits[:, answer_id] - logits[:, wrong_id]).numpy()
+            diffs[layer] = (logits[:, answer_id] - logits[:, wrong_id]).cpu().numpy()
         if progress is not None:
             progress((layer + 1) * heads, layers * heads)
     with torch.no_grad():
