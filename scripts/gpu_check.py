@@ -64,14 +64,8 @@ def train_curve(cfg, data, device: str, steps: int, reseed: int | None = None) -
         if reseed is not None:
             torch.manual_seed(reseed)
 
-    if device == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    result = train(dataclasses.replace(cfg, device=device), data=data, on_model=on_model,
-                   on_step=lambda info: info.step >= steps)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
+    result, seconds = timed(lambda: train(dataclasses.replace(cfg, device=device), data=data, on_model=on_model,
+                                          on_step=lambda info: info.step >= steps), device)
     losses = [record["loss"] for record in result.history]
     if len(losses) != steps:
         raise RuntimeError(f"training on {device} stopped after {len(losses)} of {steps} steps: {result.stopped}")
@@ -93,14 +87,14 @@ def timed(function, device: str):
     return result, time.perf_counter() - start
 
 
-def check_training(steps: int, window: int, rows: list[tuple[str, float, float]]) -> bool:
+def check_training(steps: int, window: int, rows: list[tuple[str, float, float]], device: str = "cuda") -> bool:
     from model.train import make_training_data
 
     cfg, argv = shipped_recipe(steps)
     data = make_training_data(cfg)
     cpu, cpu_s = train_curve(cfg, data, "cpu", steps)
     other, _ = train_curve(cfg, data, "cpu", steps, reseed=cfg.seed + 1)
-    cuda, cuda_s = train_curve(cfg, data, "cuda", steps)
+    cuda, cuda_s = train_curve(cfg, data, device, steps)
     means = {name: window_means(curve, window) for name, curve in (("cpu", cpu), ("other", other), ("cuda", cuda))}
     noise = max(abs(a - b) for a, b in zip(means["cpu"], means["other"]))
     print(f"\nTraining: python -m model.train {' '.join(argv)}, its first {steps} steps (seed {cfg.seed}); mean loss "
@@ -118,7 +112,7 @@ def check_training(steps: int, window: int, rows: list[tuple[str, float, float]]
     return passed
 
 
-def check_llm(rows: list[tuple[str, float, float]]) -> bool:
+def check_llm(rows: list[tuple[str, float, float]], device: str = "cuda") -> bool:
     sys.path.insert(0, str(ROOT / "bench"))
     from llm import text_of  # bench/llm.py: English text of an exact token count
 
@@ -129,22 +123,25 @@ def check_llm(rows: list[tuple[str, float, float]]) -> bool:
     torch.backends.cuda.matmul.allow_tf32 = False  # float32 products in float32, as on the CPU
     torch.backends.cudnn.allow_tf32 = False
     loaded = load_smollm2()
-    networks = {"cpu": loaded, "cuda": dataclasses.replace(loaded, model=copy.deepcopy(loaded.model).to("cuda"))}
+    # "cuda": a copy of the model on `device` (the GPU; a dry run may name the CPU)
+    devices = {"cpu": "cpu", "cuda": device}
+    networks = {"cpu": loaded, "cuda": dataclasses.replace(loaded, model=copy.deepcopy(loaded.model).to(device))}
     ids = text_of(loaded, 64)
 
     @torch.no_grad()
-    def forward(device: str):  # LoadedLlama.run, with the ids on the model's device
-        return networks[device].model(torch.tensor([ids], device=device), need_weights=True)
+    def forward(name: str):  # LoadedLlama.run, with the ids on the model's device
+        return networks[name].model(torch.tensor([ids], device=devices[name]), need_weights=True)
 
     short = loaded.decode(text_of(loaded, 16))
     pair = (short, short.replace("teacher", "student", 1))  # one token changed, as bench/llm.py's sweep
     answer = loaded.token_texts(text_of(loaded, 1))[0]
     outputs, sweeps, seconds = {}, {}, {"forward": {}, "sweep": {}}
-    for device in networks:
-        forward(device)  # warm-up (CUDA: kernels load on first use)
-        outputs[device], seconds["forward"][device] = timed(lambda device=device: forward(device), device)
-        lab = adapt(loaded.name, networks[device])
-        sweeps[device], seconds["sweep"][device] = timed(lambda lab=lab: residual_patching(lab, *pair, answer), device)
+    for name in networks:
+        forward(name)  # warm-up (CUDA: kernels load on first use)
+        outputs[name], seconds["forward"][name] = timed(lambda name=name: forward(name), devices[name])
+        lab = adapt(loaded.name, networks[name])
+        sweeps[name], seconds["sweep"][name] = timed(lambda lab=lab: residual_patching(lab, *pair, answer),
+                                                     devices[name])
     rows.append(("SmolLM2 forward, 64 tokens, every attention map", *seconds["forward"].values()))
     rows.append((f"residual patching sweep, 16-token pair ({sweeps['cpu'].patched_probs.size} runs)",
                  *seconds["sweep"].values()))
@@ -174,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         print(NO_CUDA)
         return 0
     sys.path.insert(0, str(ROOT))
+    torch.zeros(1, device="cuda")  # the CUDA context starts here, outside every timing
     print(f"gpu-check on {torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
           f"{torch.get_num_threads()} CPU threads")
     rows: list[tuple[str, float, float]] = []

@@ -138,17 +138,24 @@ class LlamaAdapter(Adapter):
             raise ValueError(f"{self.model_id}: the text has no tokens")
         at = range(len(ids))[position]
         model, cfg = self.network.model, self.network.config
-        stream, results = [model.embed(torch.tensor([ids], device=self.device))], []  # (1, T, d) each; each block's AttentionResult
-        model.blocks_from(0, stream[0], each=lambda hidden, attn: (stream.append(hidden), results.append(attn)))
-        rows = torch.stack(stream)[:, 0, at]  # (L+1, d)
-        values = torch.stack([attn.heads[0, :, at] for attn in results])  # (L, h, d_k)
+        embedded = model.embed(torch.tensor([ids], device=self.device))  # (1, T, d)
+        rows, outputs, values, attention = [embedded[0, at]], [], [], []  # only position `at`: a long text's maps
+        # of every block at once would be (L, h, T, T)
+
+        def keep(hidden: torch.Tensor, attn) -> None:  # a block's output (1, T, d) and its AttentionResult; copies,
+            rows.append(hidden[0, at].clone())  # since a view would keep the whole tensor alive
+            outputs.append(attn.output[0, at].clone())  # (d,) the attention's output, the sum of its heads'
+            values.append(attn.heads[0, :, at].clone())  # (h, d_k)
+            attention.append(attn.weights[0, :, at].clone())  # (h, T)
+
+        model.blocks_from(0, embedded, each=keep)
+        rows, values = torch.stack(rows), torch.stack(values)  # (L+1, d), (L, h, d_k)
         w_o = torch.stack([layer.self_attn.projection("o")[0] for layer in model.layers])  # (L, d, h·d_k)
-        heads = torch.einsum("lhk,ldhk->lhd", values, w_o.view(len(results), cfg.hidden_size, cfg.num_heads,
+        heads = torch.einsum("lhk,ldhk->lhd", values, w_o.view(len(outputs), cfg.hidden_size, cfg.num_heads,
                                                                 cfg.head_dim))  # (L, h, d)
-        entering_mlp = rows[:-1] + torch.stack([attn.output[0, at] for attn in results])  # (L, d)
-        attention = torch.stack([attn.weights[0, :, at] for attn in results])  # (L, h, T)
+        entering_mlp = rows[:-1] + torch.stack(outputs)  # (L, d): as the block adds its attention's output
         return PositionParts(ids, self.token_texts(ids), at, rows[0], values, heads, rows[1:] - entering_mlp,
-                             rows[-1], attention)
+                             rows[-1], torch.stack(attention))
 
     @torch.no_grad()
     def logit_direction(self, final: torch.Tensor, token_id: int) -> torch.Tensor:
