@@ -18,7 +18,11 @@
 4. The logit lens of a --lens-tokens-token text (model.explain.logit_lens: the residual stream once, then (L+1)·T
    unembeddings) and one patched run (model.explain.patching.patched_run at block 0, the worst case: 29 blocks run
    again, from the corrupted run's residual), each beside one plain forward of the same text (logits, no maps);
-   then the full residual sweep of a 16-token pair (30 × 16 runs). `--lens-only` runs this part alone.
+   then the full residual sweep of a 16-token pair (30 × 16 runs). The direct logit attribution of the same text
+   (model.explain.attribution: one run of the blocks, each part read at the last position) in the same rounds, and
+   the per-head patching sweep of the same pair (model.explain.patching.head_patching: 30 × 9 runs, a block's 9 in one
+   batch, each from the corrupted residual entering the block), timed once, both beside one forward.
+   `--lens-only` runs this part alone.
 
 Prints markdown tables and `cat /proc/loadavg` (results are noisy on a shared machine).
 """
@@ -91,8 +95,9 @@ def median_ms(times: list[float]) -> float:
 
 def time_lens_and_patching(loaded, tokens: int, rounds: int) -> None:
     """Section 4 of the module docstring: medians of `rounds` interleaved rounds, CPU time beside wall time."""
+    from model.explain.attribution import direct_logit_attribution
     from model.explain.logit_lens import logit_lens
-    from model.explain.patching import matched_streams, patched_run, residual_patching
+    from model.explain.patching import head_patching, matched_streams, patched_run, residual_patching
     from model.families import adapt
 
     lab = adapt(loaded.name, loaded)
@@ -111,7 +116,11 @@ def time_lens_and_patching(loaded, tokens: int, rounds: int) -> None:
     def patched():
         patched_run(lab, clean_stream, corrupt_stream, 0, len(clean_stream.ids) // 2)
 
-    functions = {"one forward (logits, no maps)": forward, "logit lens": lens, "one patched run (from block 0)": patched}
+    def attribution():
+        direct_logit_attribution(lab, text)
+
+    functions = {"one forward (logits, no maps)": forward, "logit lens": lens, "one patched run (from block 0)": patched,
+                 "direct logit attribution": attribution}
     wall = {name: [] for name in functions}
     cpu = {name: [] for name in functions}
     for function in functions.values():
@@ -126,14 +135,20 @@ def time_lens_and_patching(loaded, tokens: int, rounds: int) -> None:
     print(f"\nLogit lens and activation patching, a {len(clean_stream.ids)}-token text, median of {rounds} interleaved "
           "rounds:\n")
     print("| run | wall | CPU | × one forward (wall / CPU) | target |\n|---|---|---|---|---|")
-    for (name, times), target in zip(wall.items(), ("", "≤ 1.5×", "≤ 1.1×")):
+    for (name, times), target in zip(wall.items(), ("", "≤ 1.5×", "≤ 1.1×", "")):
         ratio, cpu_ratio = median_ms(times) / base, median_ms(cpu[name]) / base_cpu
         print(f"| {name} | {median_ms(times):.0f} ms | {median_ms(cpu[name]):.0f} ms | {ratio:.2f}× / "
               f"{cpu_ratio:.2f}× | {target} |")
+    answer = loaded.token_texts(text_of(loaded, 1))[0]
+    start, start_cpu = time.perf_counter(), time.process_time()
+    heads = head_patching(lab, text, corrupt, answer)
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
+    print(f"| per-head sweep, the same pair ({heads.patched_probs.size} runs), once | {seconds:.1f} s | "
+          f"{cpu_seconds:.1f} s | {1000 * seconds / base:.0f}× / {1000 * cpu_seconds / base_cpu:.0f}× | |")
     short = loaded.decode(text_of(loaded, 16))
     pair = short, short.replace("teacher", "student", 1)
     start, start_cpu = time.perf_counter(), time.process_time()
-    sweep = residual_patching(lab, *pair, loaded.token_texts(text_of(loaded, 1))[0])
+    sweep = residual_patching(lab, *pair, answer)
     print(f"| full residual sweep, 16-token pair ({sweep.patched_probs.size} runs) | {time.perf_counter() - start:.1f} s "
           f"| {time.process_time() - start_cpu:.1f} s | | ≤ 30 s |")
 
