@@ -24,7 +24,7 @@ Adding a family is one more module here, imported below:
 2. `analyse(text, switched_off)` returning a model.sources.AnalysedInput with a KindMaps per kind of `layout`
    (`self.head_masks(switched_off)` builds the head masks); `explain`, `labels` for the capabilities it declares,
    and the protocols that go with its capabilities (`importance` for IMPORTANCE, Generates for GENERATION,
-   ReadsResidualStream for RESIDUAL_STREAM);
+   ReadsResidualStream for RESIDUAL_STREAM, ReadsQueriesKeys for QUERIES_KEYS);
 3. when it is opened by id, a line in model.families.open_model.
 """
 from model.adapters import encoder, llama, seq2seq, transformers, translator  # noqa: F401  (each registers itself)
@@ -35,6 +35,8 @@ from model.adapters.protocols import (
                                       Generates,
                                       ImportanceReport,
                                       LabModel,
+                                      QueriesKeys,
+                                      ReadsQueriesKeys,
                                       ReadsResidualStream,
                                       ResidualStream,
                                       ScoresHeads,
@@ -49,6 +51,7 @@ from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
 FAMILY_NAMES = tuple(ADAPTERS)
 
 __all__ = ["ADAPTERS", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EncoderAdapter", "Generates",
-           "ImportanceReport", "LabModel", "LlamaAdapter", "ReadsResidualStream", "ResidualStream", "ScoresHeads",
+           "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
+           "ReadsResidualStream", "ResidualStream", "ScoresHeads",
            "Seq2SeqAdapter", "SwitchedOff", "TransformersAdapter", "TranslatorAdapter", "adapt", "curve_counts",
            "family"]
