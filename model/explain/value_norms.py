@@ -1,7 +1,8 @@
 """Value-weighted norms (Kobayashi et al. 2020, eq. 6-8): f_h(x_j) = (x_j W_V^h + b_V^h) W_O^h and
 N^h[i, j] = ‖α^h_ij · f_h(x_j)‖₂, with x_j the input of the attention sublayer at key j.
 
-Any model built on model.attention.MultiHeadAttention works: weights are read with `projection()` and the
+Any model built on model.attention.MultiHeadAttention works (llama_value_norms: SmolLM2's grouped-query
+attention, from its cache): weights are read with `projection()` and the
 sublayer inputs x_j are captured with forward pre-hooks (`capture_attention_inputs`), so nothing here depends on
 how a module stores W_q/W_k/W_v or on the model around it. Shapes: L layers, B batch, h heads, T_q queries,
 T_k keys, d model width, d_k = d / h.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -18,6 +20,9 @@ import torch.nn.functional as F
 
 from model.attention import MultiHeadAttention
 from model.explain.kinds import SPECIAL_TOKENS
+
+if TYPE_CHECKING:  # only types: model.llama's blocks do not need this module
+    from model.llama import LlamaModel, LlamaOutput
 
 
 def transformed_value_norms(value_input: torch.Tensor, value_projection: tuple[torch.Tensor, torch.Tensor | None],
@@ -124,3 +129,23 @@ def special_token_survival(weights: np.ndarray, norms: np.ndarray, key_tokens: S
     with np.errstate(invalid="ignore", divide="ignore"):
         survival = np.where(weight_share > 1e-9, norm_share / weight_share, np.nan)
     return {"weight_share": weight_share, "norm_share": norm_share, "survival": survival}
+
+
+@torch.no_grad()
+def llama_value_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:
+    """N^h[i, j] = α^h_ij · ‖f_h(x_j)‖₂ with f_h(x_j) = v_j^{h // group} W_O^h (Kobayashi et al. 2020, eq. 6-8).
+
+    The values v_j are the cache's own (no bias in Llama), so no second pass is needed. out must hold weights;
+    returns (L, B, h, T_q, T_k) in the weights' dtype, computed in float32 one layer at a time (compact float16 maps
+    never become a float32 copy of every layer): how far each key's value actually moves each query's output.
+    """
+    if out.weights is None:
+        raise ValueError("value-weighted norms need the attention weights (need_weights=True)")
+    cfg, layers = model.cfg, []
+    for layer, values, weights in zip(model.layers, out.cache.values, out.weights):
+        w_o, _ = layer.self_attn.projection("o")  # (d, h·d_k)
+        w_o_heads = w_o.view(cfg.hidden_size, cfg.num_heads, cfg.head_dim).permute(1, 2, 0)  # (h, d_k, d)
+        per_head = values.repeat_interleave(cfg.group_size, dim=1)  # (B, h, T_k, d_k)
+        norms = torch.matmul(per_head, w_o_heads[None]).norm(dim=-1)  # (B, h, T_k)
+        layers.append((weights.float() * norms.unsqueeze(-2)).to(weights.dtype))  # (B, h, 1, T_k) over queries
+    return torch.stack(layers)
