@@ -38,7 +38,8 @@ def _axis(labels: list[str]) -> dict:
     return dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels)
 
 
-def _cell_text(token: str) -> str:
+def cell_text(token: str) -> str:
+    """A token as a lens cell writes it: without quotes (a newline as \\n), cut to CELL_TEXT_CHARACTERS, escaped."""
     shown = repr(token)[1:-1]  # the token without its quotes; a newline shows as \n
     return html_escaped(shown if len(shown) <= CELL_TEXT_CHARACTERS else shown[:CELL_TEXT_CHARACTERS - 1] + "…")
 
@@ -62,7 +63,7 @@ def lens_map(top_tokens: np.ndarray, top_probs: np.ndarray, tokens: list[str], c
             hover[row, position] = f"{row_names[row]} · {columns[position]}<br>{candidates}"
     text = None
     if length <= LENS_TEXT_COLUMNS:
-        text = np.vectorize(_cell_text, otypes=[object])(np.asarray(top_tokens)[..., 0])
+        text = np.vectorize(cell_text, otypes=[object])(np.asarray(top_tokens)[..., 0])
     probability = words("llm_answer.chart.top_probability")
     fig = go.Figure(go.Heatmap(
         z=top_probs[..., 0], x=list(range(length)), y=list(range(rows)), colorscale=SEQUENTIAL, zmin=0, zmax=1,

@@ -26,9 +26,9 @@ from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
 from ui.display import presenting, shared_figure, show_chart, words_for
 from ui.models import load_model
 from ui.result_cache import memoized
-from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, LENS_TEXT, LENS_TOKEN, WRONG
+from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
-from ui.widget_spec import WidgetSpec, prepare
+from ui.widget_spec import WidgetSpec, prepare, spec_toggle
 from viz.attention import html_escaped
 from viz.llm_answer import lens_map, patching_map, rank_by_layer
 
@@ -168,7 +168,7 @@ class PatchingInputs:
     clean: str
     corrupt: str
     answer: str  # one token
-    wrong: str | None  # one token, or None: no logit difference
+    wrong: str | None  # one token, or None: no logit difference (its switch is off)
 
 
 @memoized
@@ -181,11 +181,15 @@ def patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: s
 def patching_input(where: DeltaGenerator, lab: LabModel) -> PatchingInputs | None:
     """The four fields -> the sweep's inputs, or None with a message: prompts of different token counts (both
     tokenizations shown), an answer or wrong token that is not one token (its tokens named), a prompt too long."""
-    top, bottom = where.columns([3, 1]), where.columns([3, 1])
+    top, bottom = where.columns([3, 1, 1], vertical_alignment="bottom"), where.columns([3, 1, 1])
     clean = _prompt(CLEAN, tr("llm_answer.clean_label"), tr("llm_answer.clean_help"), top[0])
     answer = _token_field(ANSWER, tr("llm_answer.answer_label"), tr("llm_answer.answer_help"), top[1])
+    difference = spec_toggle(DIFFERENCE, tr("llm_answer.difference_label"), where=top[2],
+                             help=tr("llm_answer.difference_help"))
     corrupt = _prompt(CORRUPT, tr("llm_answer.corrupt_label"), tr("llm_answer.corrupt_help"), bottom[0])
-    wrong = _token_field(WRONG, tr("llm_answer.wrong_label"), tr("llm_answer.wrong_help"), bottom[1])
+    wrong = None
+    if difference:
+        wrong = _token_field(WRONG, tr("llm_answer.wrong_label"), tr("llm_answer.wrong_help"), bottom[1])
     if clean is None or corrupt is None:
         return None
     clean_ids, corrupt_ids = lab.encode(clean), lab.encode(corrupt)
@@ -205,9 +209,12 @@ def patching_input(where: DeltaGenerator, lab: LabModel) -> PatchingInputs | Non
         return None
     if not _one_token(lab, answer, where, "llm_answer.answer_not_one"):
         return None
-    if wrong and not _one_token(lab, wrong, where, "llm_answer.wrong_not_one"):
+    if wrong is not None and not wrong:
+        where.info(tr("llm_answer.no_wrong"))
         return None
-    return PatchingInputs(clean, corrupt, answer, wrong or None)
+    if wrong is not None and not _one_token(lab, wrong, where, "llm_answer.wrong_not_one"):
+        return None
+    return PatchingInputs(clean, corrupt, answer, wrong)
 
 
 def show_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) -> ResidualPatching | None:

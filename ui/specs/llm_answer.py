@@ -1,10 +1,11 @@
 """Specs of the page "How an LLM finds its answer" (app_pages/llm_answer.py): the logit lens's text and chosen token,
 and the activation patching's clean and corrupted prompts, answer and wrong token. Token fields keep their leading
 space (" Paris" is one token of SmolLM2, "Paris" another); an empty token field means: the model's own prediction
-(the lens), no logit difference (the wrong token)."""
+(the lens). The logit difference is a switch of its own, not an empty wrong token: a link leaves empty values out, so
+an emptied field would open on its default again."""
 from __future__ import annotations
 
-from ui.widget_spec import PageSection, WidgetSpec, sentence_text
+from ui.widget_spec import PageSection, WidgetSpec, boolean, sentence_text
 
 PAGE = ("llm_answer",)
 # A fact whose answer forms late: SmolLM2-135M-Instruct's top token after it is " Paris" (77 %) only in the last row
@@ -23,7 +24,15 @@ LENS_TOKEN = WidgetSpec("answer_lens_token", "lens_token", "", PAGE, convert=sen
 CLEAN = WidgetSpec("answer_clean", "clean", DEFAULT_CLEAN, PAGE, convert=sentence_text)
 CORRUPT = WidgetSpec("answer_corrupt", "corrupt", DEFAULT_CORRUPT, PAGE, convert=sentence_text)
 ANSWER = WidgetSpec("answer_token", "answer", DEFAULT_ANSWER, PAGE, convert=sentence_text)
-WRONG = WidgetSpec("answer_wrong", "wrong", DEFAULT_WRONG, PAGE, convert=sentence_text)
-SPECS = (LENS_TEXT, LENS_TOKEN, CLEAN, CORRUPT, ANSWER, WRONG)
+# Wang et al. 2022's measure, logit(answer) − logit(wrong), beside p(answer); the wrong token is asked for only with it.
+DIFFERENCE = WidgetSpec("answer_difference", "difference", True, PAGE, options=(False, True), convert=boolean)
+
+
+def _with_difference(state) -> bool:
+    return DIFFERENCE.current(state)
+
+
+WRONG = WidgetSpec("answer_wrong", "wrong", DEFAULT_WRONG, PAGE, convert=sentence_text, drawn_when=_with_difference)
+SPECS = (LENS_TEXT, LENS_TOKEN, CLEAN, CORRUPT, ANSWER, DIFFERENCE, WRONG)
 # 1 · the logit lens (nostalgebraist 2020), 2 · activation patching of the residual stream (Meng et al. 2022)
 SECTIONS = (PageSection("lens"), PageSection("patching"))
