@@ -1,6 +1,6 @@
 # Attention Lab's two commands (README): `make run` opens the lab, `make test` passes every test.
 # Both make the clone's own .venv from the hashed lock first, and reuse it while requirements.lock is unchanged.
-.PHONY: run test fast serve lint venv system-packages
+.PHONY: run test fast serve lint venv system-packages gpu-check
 
 PYTHON ?= python3
 PORT ?= 8501
@@ -34,3 +34,8 @@ lint: venv
 ## A class: several replicas behind HAProxy (python serve.py --help)
 serve: venv system-packages
 	$(VENV_PYTHON) serve.py $(SERVE_ARGS)
+
+## On a CUDA GPU: train the shipped recipe 400 steps and run SmolLM2 and a patching sweep there, against the CPU's
+## results, with timings (scripts/gpu_check.py); without CUDA it says so and exits 0
+gpu-check: venv
+	$(VENV_PYTHON) scripts/gpu_check.py

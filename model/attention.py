@@ -19,6 +19,7 @@ class AttentionResult:
     output: torch.Tensor  # (B, h, T_q, d_v) or (B, T_q, d_model) after projection
     weights: torch.Tensor | None  # (B, h, T_q, T_k), rows sum to 1 (or 0 when fully masked)
     scores: torch.Tensor | None  # (B, h, T_q, T_k), q·k/√d_k before masking and softmax
+    heads: torch.Tensor | None = None  # (B, h, T_q, d_v): each head's weighted values before W_o, where kept
 
 
 def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:

@@ -41,7 +41,7 @@ def rotary_cos_sin(positions: torch.Tensor, head_dim: int, theta: float) -> tupl
     Computed in float32 exactly as transformers' default rope (inv_freq from an arange, then a product).
     """
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float) / head_dim))  # (d_k/2,)
-    angles = positions.float()[:, None] * inv_freq[None, :]  # (T, d_k/2)
+    angles = positions.float()[:, None] * inv_freq.to(positions.device)[None, :]  # (T, d_k/2)
     angles = torch.cat([angles, angles], dim=-1)  # (T, d_k): dims i and i + d_k/2 form a rotation pair
     return angles.cos(), angles.sin()
 
@@ -71,7 +71,10 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+        return self.weight * (x * self.inverse_rms(x))
+
+    def inverse_rms(self, x: torch.Tensor) -> torch.Tensor:  # (..., 1): the scale a direct logit attribution holds
+        return torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
 class GroupedQueryAttention(nn.Module):
@@ -98,12 +101,13 @@ class GroupedQueryAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
                 past: tuple[torch.Tensor, torch.Tensor] | None, need_weights: bool,
-                head_mask: torch.Tensor | None = None, scale: float | None = None,
+                head_mask: torch.Tensor | None = None, scale: float | None = None, edit_heads=None,
                 ) -> tuple[AttentionResult, tuple[torch.Tensor, torch.Tensor]]:
-        """x (B, T_q, d); mask (T_q, T_k) or (B, 1, T_q, T_k), True = may attend, None = the plain causal mask.
+        """x (B, T_q, d); mask (T_q, T_k) or (B, 1, T_q, T_k), True = may attend, None = the plain causal mask;
+        edit_heads(heads) -> heads, on the heads' outputs (B, h, T_q, d_k) before W_o (per-head patching).
 
-        Returns the result (output (B, T_q, d), weights and scores (B, h, T_q, T_k)) and this layer's keys and
-        values including the past, (B, h_kv, T_k, d_k) each: the next step's cache.
+        Returns the result (output (B, T_q, d), weights and scores (B, h, T_q, T_k), the heads' outputs it used) and
+        this layer's keys and values including the past, (B, h_kv, T_k, d_k) each: the next step's cache.
         """
         batch, length, _ = x.shape
         q, k, v = F.linear(x, self.w_qkv.weight).split(self.split_sizes, dim=-1)
@@ -136,8 +140,9 @@ class GroupedQueryAttention(nn.Module):
             weights = scores = None
         if head_mask is not None:
             heads = heads * head_mask.to(heads.dtype).view(1, -1, 1, 1)
+        heads = heads if edit_heads is None else edit_heads(heads)
         concat = heads.transpose(1, 2).reshape(batch, length, self.num_heads * self.d_k)  # (B, T_q, h·d_k)
-        return AttentionResult(self.w_o(concat), weights, scores), (k, v)
+        return AttentionResult(self.w_o(concat), weights, scores, heads), (k, v)
 
 
 def causal_mask_after(cached: int, length: int, device=None) -> torch.Tensor:
@@ -155,8 +160,9 @@ class LlamaBlock(nn.Module):
         self.ffn_up = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.ffn_down = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
 
-    def forward(self, x, cos, sin, mask, past, need_weights: bool, head_mask=None, scale: float | None = None):
-        attn, present = self.self_attn(self.attention_norm(x), cos, sin, mask, past, need_weights, head_mask, scale)
+    def forward(self, x, cos, sin, mask, past, need_weights: bool, head_mask=None, scale=None, edit_heads=None):
+        attn, present = self.self_attn(self.attention_norm(x), cos, sin, mask, past, need_weights, head_mask, scale,
+                                       edit_heads)
         x = x + attn.output
         normed = self.ffn_norm(x)
         x = x + self.ffn_down(F.silu(self.ffn_gate(normed)) * self.ffn_up(normed))  # SwiGLU
@@ -249,19 +255,20 @@ class LlamaModel(nn.Module):
     def residual_stream(self, input_ids: torch.Tensor) -> torch.Tensor:
         """(L+1, B, T, d): the embeddings, then each block's output (before the final norm), as forward computes."""
         stream = [self.embed(input_ids)]  # (B, T, d) each
-        self.blocks_from(0, stream[0], each=stream.append)
+        self.blocks_from(0, stream[0], each=lambda hidden, attn: stream.append(hidden))
         return torch.stack(stream)
 
     @torch.no_grad()
-    def blocks_from(self, start: int, hidden: torch.Tensor, each=None) -> torch.Tensor:
+    def blocks_from(self, start: int, hidden: torch.Tensor, each=None, edit_heads=None) -> torch.Tensor:
         """Blocks start … L−1 on hidden (B, T, d), the residual entering block `start` at positions 0 … T−1 (no cache):
-        the rest of a forward (activation patching). The last block's output (B, T, d); each(x) sees every block's."""
+        the rest of a forward (activation patching). The last block's output (B, T, d); each(x, attn) sees every
+        block's output and AttentionResult; edit_heads (GroupedQueryAttention) edits block `start`'s heads only."""
         cos, sin = rotary_cos_sin(torch.arange(hidden.size(1), device=hidden.device), self.cfg.head_dim,
                                   self.cfg.rope_theta)  # (T, d_k) each
-        for layer in self.layers[start:]:
-            hidden = layer(hidden, cos, sin, None, None, True)[0]  # mask None: the block's own causal mask
+        for index, layer in enumerate(self.layers[start:]):  # mask None: the block's own causal mask
+            hidden, attn, _ = layer(hidden, cos, sin, None, None, True, edit_heads=None if index else edit_heads)
             if each is not None:
-                each(hidden)
+                each(hidden, attn)
         return hidden
 
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from model.adapters.base import Adapter, curve_counts, family
-from model.adapters.protocols import ImportanceReport, ResidualStream, SwitchedOff
+from model.adapters.protocols import HeadPatch, ImportanceReport, PositionParts, ResidualStream, SwitchedOff
 from model.capabilities import ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE, RESIDUAL_STREAM
 from model.explain.fixed_sets import LANGUAGE_MODEL_TEXTS
 from model.explain.importance import language_model_importance, language_model_pruning_curve, language_model_texts
@@ -103,17 +103,58 @@ class LlamaAdapter(Adapter):
         ids = self.encode(text)[:LLM_MAX_TOKENS]
         if not ids:
             raise ValueError(f"{self.model_id}: the text has no tokens")
-        hidden = self.network.model.residual_stream(torch.tensor([ids]))[:, 0]
+        hidden = self.network.model.residual_stream(torch.tensor([ids], device=self.device))[:, 0]
         return ResidualStream(ids, self.token_texts(ids), hidden)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the network's weights are (the CPU in the app; CUDA in scripts/gpu_check.py)."""
+        return self.network.model.embed.weight.device
 
     @torch.no_grad()
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
         """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix (tied to the embedding)."""
         return self.network.model.unembed(hidden)
 
-    def blocks_from(self, start: int, hidden: torch.Tensor) -> torch.Tensor:
-        """Blocks start … L−1 on the residual hidden (B, T, d) entering block `start` (LlamaModel.blocks_from)."""
-        return self.network.model.blocks_from(start, hidden)
+    def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None) -> torch.Tensor:
+        """Blocks start … L−1 on the residual hidden (B, T, d) entering block `start` (LlamaModel.blocks_from), with
+        block `start`'s heads patched where `heads` says."""
+        edit = None
+        if heads is not None:
+            def edit(outputs: torch.Tensor) -> torch.Tensor:  # (B, h, T, d_k) -> the same, the chosen heads replaced
+                outputs = outputs.clone()
+                at = outputs[:, :, heads.position]  # (B, h, d_k)
+                outputs[:, :, heads.position] = torch.where(heads.chosen[..., None], heads.values.to(at.dtype), at)
+                return outputs
+        return self.network.model.blocks_from(start, hidden, edit_heads=edit)
+
+    @torch.no_grad()
+    def position_parts(self, text: str, position: int = -1) -> PositionParts:
+        """The parts' outputs at one position of the text's first MAX_TOKENS tokens, from one run of the blocks: each
+        head's weighted values times its columns of W_o, and each MLP's as its block's output less what entered the
+        MLP (the block's input plus its attention's output, added as the block adds them)."""
+        ids = self.encode(text)[:LLM_MAX_TOKENS]
+        if not ids:
+            raise ValueError(f"{self.model_id}: the text has no tokens")
+        at = range(len(ids))[position]
+        model, cfg = self.network.model, self.network.config
+        stream, results = [model.embed(torch.tensor([ids], device=self.device))], []  # (1, T, d) each; each block's AttentionResult
+        model.blocks_from(0, stream[0], each=lambda hidden, attn: (stream.append(hidden), results.append(attn)))
+        rows = torch.stack(stream)[:, 0, at]  # (L+1, d)
+        values = torch.stack([attn.heads[0, :, at] for attn in results])  # (L, h, d_k)
+        w_o = torch.stack([layer.self_attn.projection("o")[0] for layer in model.layers])  # (L, d, h·d_k)
+        heads = torch.einsum("lhk,ldhk->lhd", values, w_o.view(len(results), cfg.hidden_size, cfg.num_heads,
+                                                                cfg.head_dim))  # (L, h, d)
+        entering_mlp = rows[:-1] + torch.stack([attn.output[0, at] for attn in results])  # (L, d)
+        attention = torch.stack([attn.weights[0, :, at] for attn in results])  # (L, h, T)
+        return PositionParts(ids, self.token_texts(ids), at, rows[0], values, heads, rows[1:] - entering_mlp,
+                             rows[-1], attention)
+
+    @torch.no_grad()
+    def logit_direction(self, final: torch.Tensor, token_id: int) -> torch.Tensor:
+        """(d,): g ⊙ W_U[token] / rms(final), the final RMSNorm's own scale at `final` (RMSNorm.inverse_rms)."""
+        norm, embedding = self.network.model.final_norm, self.network.model.embed.weight
+        return norm.weight * embedding[token_id] * norm.inverse_rms(final)
 
     # --- generation (GENERATION) ------------------------------------------------------------------------------
 

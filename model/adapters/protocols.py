@@ -109,6 +109,33 @@ class ResidualStream:
     hidden: torch.Tensor
 
 
+@dataclass(frozen=True)
+class PositionParts:
+    """What each part of the model writes into the residual stream at one position of one text, as the direct logit
+    attribution reads it: final = embedding + heads.sum((0, 1)) + mlps.sum(0) up to float rounding, since each block
+    adds its attention's output (the sum of its heads') and then its MLP's."""
+
+    ids: list[int]
+    tokens: list[str]
+    position: int  # the position read, 0 … T−1
+    embedding: torch.Tensor  # (d,) the token embedding there
+    head_values: torch.Tensor  # (L, h, d_k): each head's attention-weighted values, before the output matrix
+    heads: torch.Tensor  # (L, h, d): … times the head's columns of the output matrix: what the head adds
+    mlps: torch.Tensor  # (L, d): what each block's MLP adds
+    final: torch.Tensor  # (d,) the last block's output (before the final norm)
+    attention: torch.Tensor  # (L, h, T): that position's attention weights over the keys, in each head
+
+
+@dataclass(frozen=True)
+class HeadPatch:
+    """Heads' outputs put in place of a run's own at one position, in the first block a blocks_from runs (per-head
+    patching): run b's head i takes values[b, i] where chosen[b, i], the rest keep their own."""
+
+    position: int
+    values: torch.Tensor  # (B, h, d_k) attention-weighted values before the output matrix, as PositionParts'
+    chosen: torch.Tensor  # (B, h) bool
+
+
 @runtime_checkable
 class ReadsResidualStream(Protocol):
     """A model whose residual stream after every block, and whose unembedding, can be read (RESIDUAL_STREAM)."""
@@ -119,10 +146,22 @@ class ReadsResidualStream(Protocol):
         """(..., d) residual vectors -> (..., V) logits: the final norm, then the output matrix."""
         ...
 
-    def blocks_from(self, start: int, hidden: torch.Tensor) -> torch.Tensor:
+    def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None) -> torch.Tensor:
         """The rest of a forward: blocks start … L−1 on hidden (B, T, d), the residual stream entering block `start`
         (row `start` of residual_stream's hidden), at positions 0 … T−1; their output (B, T, d) before the final norm,
-        hidden itself when start = L. Activation patching edits a row and runs only the blocks after it."""
+        hidden itself when start = L. Activation patching edits a row and runs only the blocks after it; with
+        `heads`, block `start`'s heads are patched too (per-head patching)."""
+        ...
+
+    def position_parts(self, text: str, position: int = -1) -> PositionParts:
+        """Every part's output at one position of the text (the last by default): the embedding, each head, each
+        block's MLP, and that position's attention weights."""
+        ...
+
+    def logit_direction(self, final: torch.Tensor, token_id: int) -> torch.Tensor:
+        """(d,): the vector whose dot product with the final residual `final` (d,), or with any part of it, is that
+        part's direct contribution to the token's logit: the output matrix's row through the final norm, the norm's
+        scale at `final` held fixed (an RMSNorm has no mean, so the parts' contributions sum to the logit)."""
         ...
 
     def encode(self, text: str) -> list[int]: ...

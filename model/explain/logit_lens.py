@@ -59,13 +59,13 @@ def logit_lens(lab: ReadsResidualStream, text: str, token_id: int | None = None,
                 chosen = logits[:, token_id:token_id + 1]  # (n, 1)
                 ranks.append(1 + (logits > chosen).sum(-1))  # tokens strictly more likely, plus one
                 probs.append(distribution[:, token_id])
-    ids = torch.cat(top_ids).reshape(rows, length, k).numpy().astype(np.int64)
+    ids = torch.cat(top_ids).reshape(rows, length, k).cpu().numpy().astype(np.int64)
     chosen_ranks = chosen_probs = None
     if token_id is not None:
-        chosen_ranks = torch.cat(ranks).reshape(rows, length).numpy().astype(np.int64)
-        chosen_probs = torch.cat(probs).reshape(rows, length).numpy().astype(np.float32)
+        chosen_ranks = torch.cat(ranks).reshape(rows, length).cpu().numpy().astype(np.int64)
+        chosen_probs = torch.cat(probs).reshape(rows, length).cpu().numpy().astype(np.float32)
     return LogitLens(list(stream.ids), list(stream.tokens), ids,
-                     torch.cat(top_probs).reshape(rows, length, k).numpy().astype(np.float32),
+                     torch.cat(top_probs).reshape(rows, length, k).cpu().numpy().astype(np.float32),
                      commitment_layers(ids[..., 0]), token_id, chosen_ranks, chosen_probs)
 
 

@@ -8,7 +8,11 @@ clean run's p(answer) carries the difference between the prompts there. Both res
 patched run starts from the corrupted run's residual after block l and runs only blocks l+1 … L−1 again, the T runs
 of one block batched together (at most PATCH_ROWS token positions at once).
 
-Shapes: L blocks, T positions, d width, V vocabulary.
+Per head (Wang et al. 2022): the same, with one head's output at the last position of the corrupted run replaced by
+the clean run's (its attention-weighted values, before the output matrix, so that its slice of W_o carries them in);
+a patched run starts from the corrupted residual entering block l, and the H runs of a block go as one batch.
+
+Shapes: L blocks, T positions, H heads per block, d width, d_k head width, V vocabulary.
 """
 from __future__ import annotations
 
@@ -67,9 +71,9 @@ def patched_last_logits(lab: ReadsResidualStream, clean: ResidualStream, corrupt
     """(n, V) logits at the last position of n patched runs, one per position: the corrupted run with block
     `layer`'s output at that position replaced by the clean run's, then blocks layer+1 … L−1 on the result."""
     corrupted = corrupt.hidden[layer + 1]  # (T, d): block `layer`'s output, row layer + 1 of the stream
-    index = torch.as_tensor(list(positions), dtype=torch.long)
+    index = torch.as_tensor(list(positions), dtype=torch.long, device=corrupted.device)
     runs = corrupted.expand(len(index), *corrupted.shape).clone()  # (n, T, d)
-    runs[torch.arange(len(index)), index] = clean.hidden[layer + 1, index]
+    runs[torch.arange(len(index), device=index.device), index] = clean.hidden[layer + 1, index]
     return lab.unembed(lab.blocks_from(layer + 1, runs)[:, -1]).float()  # (n, V)
 
 
@@ -96,9 +100,9 @@ def residual_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer
         for first in range(0, length, batch):
             positions = range(first, min(length, first + batch))
             logits = patched_last_logits(lab, clean_stream, corrupt_stream, layer, positions)  # (n, V)
-            probs[layer, positions.start:positions.stop] = torch.softmax(logits, -1)[:, answer_id].numpy()
+            probs[layer, positions.start:positions.stop] = torch.softmax(logits, -1)[:, answer_id].cpu().numpy()
             if wrong_id is not None:
-                diffs[layer, positions.start:positions.stop] = (logits[:, answer_id] - logits[:, wrong_id]).numpy()
+                diffs[layer, positions.start:positions.stop] = (logits[:, answer_id] - logits[:, wrong_id]).cpu().numpy()
             done += len(positions)
             if progress is not None:
                 progress(done, total)
@@ -108,3 +112,59 @@ def residual_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer
     end_diffs = [None, None] if wrong_id is None else (ends[:, answer_id] - ends[:, wrong_id]).tolist()
     return ResidualPatching(clean_stream.tokens, corrupt_stream.tokens, answer_id, wrong_id, probs, end_probs[0],
                             end_probs[1], None if wrong_id is None else diffs, end_diffs[0], end_diffs[1])
+
+
+@dataclass(frozen=True)
+class HeadPatching:
+    """A per-head patching sweep at the last position; the logit differences are None without a wrong token."""
+
+    clean_tokens: list[str]  # (T,)
+    corrupt_tokens: list[str]  # (T,)
+    answer_id: int
+    wrong_id: int | None
+    patched_probs: np.ndarray  # (L, H) float32: p(answer) at the last position when head (l, h)'s output at the
+    # last position in the corrupted run is the clean run's
+    clean_prob: float  # p(answer) after the clean prompt
+    corrupt_prob: float  # … after the corrupted one
+    patched_logit_diffs: np.ndarray | None = None  # (L, H) float32: logit(answer) − logit(wrong), patched
+
+
+@torch.no_grad()
+def head_patched_last_logits(lab: ReadsResidualStream, clean_values: torch.Tensor, corrupt: ResidualStream,
+                             layer: int) -> torch.Tensor:
+    """(H, V) logits at the last position of H patched runs, one per head of block `layer`: the corrupted run with
+    that head's output at the last position replaced by clean_values[head] ((H, d_k), the clean run's), block
+    `layer` and the ones after it run again from the corrupted residual entering it."""
+    from model.adapters.protocols import HeadPatch
+
+    heads = clean_values.shape[0]
+    entering = corrupt.hidden[layer]  # (T, d): row `layer` of the stream enters block `layer`
+    runs = entering.expand(heads, *entering.shape)  # (H, T, d), read only: the blocks add to copies
+    patch = HeadPatch(entering.shape[0] - 1, clean_values.expand(heads, *clean_values.shape),
+                      torch.eye(heads, dtype=torch.bool, device=entering.device))  # run b takes head b's clean output
+    return lab.unembed(lab.blocks_from(layer, runs, heads=patch)[:, -1]).float()  # (H, V)
+
+
+def head_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer: str, wrong: str | None = None,
+                  progress: Progress | None = None) -> HeadPatching:
+    """Every head's patch at the last position of the corrupted prompt from the clean one: p(answer) there, and
+    logit(answer) − logit(wrong) when a wrong token is given; progress(done, total) after each block's runs."""
+    answer_id = single_token(lab, answer)  # refused before any block runs
+    wrong_id = None if wrong is None else single_token(lab, wrong, "wrong token")
+    clean_stream, corrupt_stream = matched_streams(lab, clean, corrupt)
+    clean_values = lab.position_parts(clean, -1).head_values  # (L, H, d_k) at the last position
+    layers, heads = clean_values.shape[:2]
+    probs = np.empty((layers, heads), dtype=np.float32)
+    diffs = np.empty((layers, heads), dtype=np.float32)
+    for layer in range(layers):
+        logits = head_patched_last_logits(lab, clean_values[layer], corrupt_stream, layer)  # (H, V)
+        probs[layer] = torch.softmax(logits, -1)[:, answer_id].cpu().numpy()
+        if wrong_id is not None:
+            diffs[layer] = (logits[:, answer_id] - logits[:, wrong_id]).cpu().numpy()
+        if progress is not None:
+            progress((layer + 1) * heads, layers * heads)
+    with torch.no_grad():
+        ends = lab.unembed(torch.stack([clean_stream.hidden[-1, -1], corrupt_stream.hidden[-1, -1]])).float()
+    end_probs = torch.softmax(ends, -1)[:, answer_id].tolist()  # (2,): clean, corrupted
+    return HeadPatching(clean_stream.tokens, corrupt_stream.tokens, answer_id, wrong_id, probs, end_probs[0],
+                        end_probs[1], None if wrong_id is None else diffs)
