@@ -1,7 +1,8 @@
 """Charts of the page "How an LLM finds its answer" (app_pages/llm_answer.py): the logit lens (nostalgebraist 2020) as a
-layer × position map of each cell's top token, one token's rank and probability by layer, and residual-stream
-activation patching (Meng et al. 2022; Wang et al. 2022) as a layer × position map of p(answer) or of the logit
-difference.
+layer × position map of each cell's top token, one token's rank and probability by layer, residual-stream activation
+patching (Meng et al. 2022; Wang et al. 2022) as a layer × position map of p(answer) or of the logit difference, the
+same per head at the last position (layer × head), and direct logit attribution: the parts that write most into the
+answer's logit, and the sink heads' contributions beside their weight on the first token.
 
 Both maps put positions on x ("3: ' France'", counted from 0) and the residual stream's rows on y, the output at the
 top: the lens's row 0 is the token embeddings ("emb"), row l the output of block l ("L1" … "L30"); the patching map's
@@ -11,6 +12,7 @@ escaped (plotly renders a small HTML subset in labels).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -121,15 +123,91 @@ def patching_map(values: np.ndarray, clean_tokens: list[str], corrupt_tokens: li
     hover = np.array([[f"{words('llm_answer.chart.patched', layer=row, position=column)}" for column in columns]
                       for row in rows], dtype=object)
     shown = "%{z:.2f}" if difference else "%{z:.1%}"
-    if difference:
-        bound = float(np.abs(values).max()) or 1.0
-        scale = dict(colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, colorbar=dict(title=value_name))
-    else:
-        scale = dict(colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=dict(title=value_name, tickformat=".0%"))
     fig = go.Figure(go.Heatmap(z=values, x=list(range(length)), y=list(range(layers)), hovertext=hover,
                                hovertemplate=f"%{{hovertext}}<br>{html_escaped(value_name)} {shown}<extra></extra>",
-                               **scale))
+                               **_value_scale(values, value_name, difference)))
     fig.update_layout(title=title, height=140 + ROW_PX * layers, margin=MARGIN,
                       xaxis=dict(title=words("llm_answer.chart.position_axis"), **_axis(columns)),
                       yaxis=dict(title=words("llm_answer.chart.patched_axis"), **_axis(rows)))
     return fig
+
+
+def _value_scale(values: np.ndarray, value_name: str, difference: bool) -> dict:
+    """p(answer) on 0 … 1; a logit difference on a diverging scale centred on 0 (presenter mode keeps it diverging)."""
+    if difference:
+        bound = float(np.abs(values).max()) or 1.0
+        return dict(colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, colorbar=dict(title=value_name))
+    return dict(colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=dict(title=value_name, tickformat=".0%"))
+
+
+def head_label(layer: int, head: int) -> str:
+    """0-based (layer, head) -> "L19 H7", as every page names a head."""
+    return f"L{layer + 1} H{head + 1}"
+
+
+def heads_map(values: np.ndarray, title: str, value_name: str, labelled: int = 3, *, difference: bool = False,
+              words: Words) -> go.Figure:
+    """values (L, H): the corrupted run's result when one head's output at the last position is the clean run's;
+    the `labelled` cells furthest from the map's median are named on the map. Layer 30 at the top, as in the maps
+    above it."""
+    values = np.asarray(values, dtype=float)
+    layers, heads = values.shape
+    rows, columns = [f"L{layer}" for layer in range(1, layers + 1)], [f"H{head}" for head in range(1, heads + 1)]
+    shown = "%{z:.2f}" if difference else "%{z:.1%}"
+    fig = go.Figure(go.Heatmap(z=values, x=columns, y=rows, hovertemplate=f"%{{y}} %{{x}}<br>{html_escaped(value_name)} "
+                               f"{shown}<extra></extra>", **_value_scale(values, value_name, difference)))
+    distance = np.abs(values - np.median(values))
+    for flat in np.argsort(distance, axis=None)[::-1][:labelled]:
+        layer, head = divmod(int(flat), heads)
+        value = f"{values[layer, head]:+.2f}" if difference else f"{values[layer, head]:.0%}"
+        fig.add_annotation(x=columns[head], y=rows[layer], text=f"<b>{head_label(layer, head)}</b> {value}",
+                           showarrow=True, arrowhead=0, ax=0, ay=-22, bgcolor="#ffffff", bordercolor="#333333",
+                           font=dict(color="#111111", size=12))
+    fig.update_layout(title=title, height=140 + ROW_PX * layers, margin=MARGIN,
+                      xaxis=dict(title=words("llm_answer.chart.head_axis"), type="category"),
+                      yaxis=dict(title=words("llm_answer.chart.patched_axis"), type="category"))
+    return fig
+
+
+def attribution_parts(heads: np.ndarray, mlps: np.ndarray, embedding: float, *, words: Words) -> pd.DataFrame:
+    """Every part's direct contribution (logit units) in one table, largest first: heads (L, H) as "L20 H3", MLPs (L,)
+    as "MLP 12", and the embeddings."""
+    heads, mlps = np.asarray(heads, dtype=float), np.asarray(mlps, dtype=float)
+    names = [head_label(layer, head) for layer in range(heads.shape[0]) for head in range(heads.shape[1])]
+    names += [words("llm_answer.chart.mlp", layer=layer + 1) for layer in range(len(mlps))]
+    names.append(words("llm_answer.chart.embeddings_part"))
+    values = np.concatenate([heads.ravel(), mlps, [embedding]])
+    frame = pd.DataFrame({"part": names, "contribution": values})
+    return frame.sort_values("contribution", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def attribution_bars(heads: np.ndarray, mlps: np.ndarray, embedding: float, title: str, count: int = 15,
+                     *, words: Words) -> go.Figure:
+    """The `count` parts with the largest direct contributions in size (either sign), sorted by contribution, the
+    largest on top; positive bars push the token's logit up, negative ones down."""
+    parts = attribution_parts(heads, mlps, embedding, words=words)
+    kept = parts.loc[parts["contribution"].abs().sort_values(ascending=False, kind="stable").index[:count]]
+    kept = kept.sort_values("contribution", ascending=False, kind="stable")
+    contribution = words("llm_answer.chart.contribution")
+    colours = ["#0072B2" if value >= 0 else "#D55E00" for value in kept["contribution"]]
+    fig = go.Figure(go.Bar(x=kept["contribution"], y=kept["part"], orientation="h", marker_color=colours,
+                           text=[f"{value:+.2f}" for value in kept["contribution"]], textposition="auto",
+                           hovertemplate=f"%{{y}}: {contribution} %{{x:+.3f}}<extra></extra>"))
+    fig.update_layout(title=title, height=140 + 26 * len(kept), margin=MARGIN, showlegend=False,
+                      xaxis=dict(title=contribution, zeroline=True),
+                      yaxis=dict(title=words("llm_answer.chart.part_axis"), autorange="reversed", type="category"))
+    return fig
+
+
+def sink_heads_table(heads: np.ndarray, attention_to_first: np.ndarray, count: int = 8,
+                     *, words: Words) -> pd.DataFrame:
+    """The `count` heads that put the most weight on the first token (from the last position), with their direct
+    contribution beside it: a sink head's large weight writes almost nothing into the answer's logit."""
+    heads, weights = np.asarray(heads, dtype=float), np.asarray(attention_to_first, dtype=float)
+    order = np.argsort(weights, axis=None)[::-1][:count]
+    rows = [divmod(int(flat), weights.shape[1]) for flat in order]
+    return pd.DataFrame({
+        words("llm_answer.chart.head_column"): [head_label(layer, head) for layer, head in rows],
+        words("llm_answer.chart.first_weight_column"): [round(float(weights[layer, head]), 3) for layer, head in rows],
+        words("llm_answer.chart.contribution_column"): [round(float(heads[layer, head]), 3) for layer, head in rows],
+    })
