@@ -8,7 +8,8 @@ import pytest
 
 from i18n import translate
 from model.explain.logit_lens import logit_lens
-from model.explain.patching import residual_patching
+from model.explain.attribution import direct_logit_attribution
+from model.explain.patching import head_patching, residual_patching
 from model.families import open_model
 from tests.app_links import assert_healthy, chart_specs, open_page, query_param, trace_array
 from tests.bad_inputs import load_bad_inputs
@@ -47,7 +48,8 @@ def metrics(at) -> dict[str, tuple[str, str]]:
 def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(lab):
     at = open_page("llm_answer")
     assert at.title[0].value == translate("en", "llm_answer.title")
-    assert [h.value for h in at.header] == ["The logit lens", "Activation patching"]
+    assert [h.value for h in at.header] == ["The logit lens", "Activation patching", "Patching one head at a time",
+                                            "Direct logit attribution"]
     # the lens: each cell's top token and its probability, as model.explain.logit_lens computes them
     lens = logit_lens(lab, DEFAULT_LENS_TEXT)
     lens_map = chart(at, "Logit lens: the top next token")
@@ -79,6 +81,41 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     # patching the last position at the last block gives the clean run's answer back: its residual is the clean one
     assert probs[-1, -1] == pytest.approx(clean, abs=0.001)
     assert (DEFAULT_ANSWER, DEFAULT_WRONG) == (" Mary", " John")
+    heads = chart(at, "p(&#x27; Mary&#x27;) after the corrupted prompt, one head")
+    assert trace_array(heads["data"][0]["z"]).shape == (30, 9)
+    assert chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;), one head")
+    assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
+
+
+def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(lab):
+    at = open_page("llm_answer", {**SHORT, "difference": "true", "wrong": " Rome"})
+    expected = head_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"], " Rome")
+    heads = chart(at, "p(&#x27; Paris&#x27;) after the corrupted prompt, one head")
+    np.testing.assert_allclose(trace_array(heads["data"][0]["z"]), expected.patched_probs, atol=1e-6)
+    diffs = chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;), one head")
+    np.testing.assert_allclose(trace_array(diffs["data"][0]["z"]), expected.patched_logit_diffs, atol=1e-5)
+    strongest = np.unravel_index(np.argmax(expected.patched_probs), expected.patched_probs.shape)
+    name = f"L{strongest[0] + 1} H{strongest[1] + 1}"
+    assert any(a["text"].startswith(f"<b>{name}</b>") for a in heads["layout"]["annotations"])
+    assert any(f"The strongest head: {name}" in c.value for c in at.caption)
+    # direct logit attribution of the clean prompt's prediction: the 15 bars are the 15 largest parts in size
+    parts = direct_logit_attribution(lab, SHORT["clean"])
+    bars = chart(at, "The 15 parts that write most into the logit of &#x27; Paris&#x27;")
+    values = trace_array(bars["data"][0]["x"])
+    every = np.concatenate([parts.heads.ravel(), parts.mlps, [parts.embedding]])
+    np.testing.assert_allclose(np.sort(np.abs(values)), np.sort(np.abs(every))[-15:], atol=1e-5)
+    assert list(values) == sorted(values, reverse=True)
+    shown = metrics(at)
+    assert shown["Logit of \\' Paris\\', the prediction after the clean prompt"][0] == f"{parts.logit:.2f}"
+    assert float(shown["Sum of the parts"][0]) == pytest.approx(parts.logit, abs=0.01)
+    # the sink table: the heads with the most weight on the first token, each with its (small) contribution
+    table = at.dataframe[0].value
+    first = parts.attention_to_first
+    order = np.argsort(first, axis=None)[::-1][:len(table)]
+    assert list(table["head"]) == [f"L{i // 9 + 1} H{i % 9 + 1}" for i in order]
+    np.testing.assert_allclose(table["direct contribution (logit)"], [parts.heads.flat[i] for i in order], atol=1e-3)
+    assert table["weight on the first token"].min() > 0.9  # sinks: nearly all their weight on the first token
+    assert np.abs(table["direct contribution (logit)"]).max() < 0.1 * np.abs(parts.heads).max()
 
 
 def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):

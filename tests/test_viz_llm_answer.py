@@ -6,8 +6,8 @@ import pytest
 import i18n
 from i18n import translate
 from ui.display import words_for
-from viz.llm_answer import (CELL_TEXT_CHARACTERS, LENS_TEXT_COLUMNS, cell_text, lens_map, patching_columns,
-                            patching_map, rank_by_layer)
+from viz.llm_answer import (CELL_TEXT_CHARACTERS, LENS_TEXT_COLUMNS, attribution_bars, attribution_parts, cell_text,
+                            heads_map, lens_map, patching_columns, patching_map, rank_by_layer, sink_heads_table)
 
 WORDS = words_for("llm_answer")
 
@@ -78,3 +78,29 @@ def test_the_charts_speak_korean():
     fig = lens_map(tokens, probs, ["a", "b", "c"], np.zeros(3), "lens", words=korean)
     assert fig.layout.yaxis.title.text == translate("ko", "llm_answer.chart.row_axis")
     assert fig.data[1].name == translate("ko", "llm_answer.chart.commitment")
+
+
+def test_the_heads_map_names_the_heads_furthest_from_the_median():
+    values = np.full((4, 3), 0.01)
+    values[2, 1], values[3, 0] = 0.8, 0.3
+    fig = heads_map(values, "heads", "p", labelled=2, words=WORDS)
+    np.testing.assert_allclose(fig.data[0].z, values)
+    assert [a.text for a in fig.layout.annotations] == ["<b>L3 H2</b> 80%", "<b>L4 H1</b> 30%"]
+    assert list(fig.data[0].y) == ["L1", "L2", "L3", "L4"] and list(fig.data[0].x) == ["H1", "H2", "H3"]
+    diffs = heads_map(values - 0.5, "d", "diff", difference=True, words=WORDS)
+    assert diffs.data[0].zmid == 0 and diffs.data[0].zmin == -diffs.data[0].zmax
+
+
+def test_the_attribution_bars_are_the_largest_parts_sorted_and_the_sink_table_pairs_weight_and_contribution():
+    heads = np.array([[0.1, -3.0], [2.5, 0.0]])  # (L, H)
+    mlps, embedding = np.array([1.0, -0.2]), 0.4
+    parts = attribution_parts(heads, mlps, embedding, words=WORDS)
+    assert list(parts["part"]) == ["L2 H1", "MLP 1", "embeddings", "L1 H1", "L2 H2", "MLP 2", "L1 H2"]
+    assert parts["contribution"].sum() == pytest.approx(heads.sum() + mlps.sum() + embedding)
+    fig = attribution_bars(heads, mlps, embedding, "bars", count=3, words=WORDS)
+    assert list(fig.data[0].y) == ["L2 H1", "MLP 1", "L1 H2"]  # the 3 largest in size, by contribution
+    assert list(fig.data[0].x) == [2.5, 1.0, -3.0] and fig.data[0].marker.color[-1] != fig.data[0].marker.color[0]
+    weights = np.array([[0.99, 0.1], [0.2, 0.95]])
+    table = sink_heads_table(heads, weights, count=2, words=WORDS)
+    assert list(table.columns) == ["head", "weight on the first token", "direct contribution (logit)"]
+    assert table.values.tolist() == [["L1 H1", 0.99, 0.1], ["L2 H2", 0.95, 0.0]]
