@@ -134,8 +134,8 @@ def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
 def test_the_page_in_korean():
     at = open_page("llm_answer", SHORT, lang="ko")
     assert at.title[0].value == translate("ko", "llm_answer.title")
-    assert [h.value for h in at.header] == [translate("ko", "llm_answer.lens_title"),
-                                            translate("ko", "llm_answer.patching_title")]
+    assert [h.value for h in at.header] == [translate("ko", f"llm_answer.{name}_title")
+                                            for name in ("lens", "patching", "heads", "attribution")]
     titles = [c["layout"]["title"]["text"].replace("<br>", " ") for c in chart_specs(at)]
     assert titles[0] == translate("ko", "llm_answer.chart.lens_title", rows=31)
     assert any(title.startswith("오염된 프롬프트 뒤 p(") for title in titles)
