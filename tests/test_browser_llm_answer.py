@@ -1,5 +1,5 @@
 """Real browser: the page "How an LLM finds its answer" projected (presenter mode, 1280×720), in English and Korean:
-the logit lens's map starts above the fold on arrival, and with the patching section's heading at the top of the
+the logit lens's map starts above the fold on arrival, and with each other section's heading at the top of the
 screen its map starts above the fold too (a 5-token pair: a sweep of seconds). Viewport screenshots are kept in
 tests/screenshots/ for people to look at (SmolLM2 loads on the first visit: the first waits are long, not speed
 assertions)."""
@@ -14,7 +14,8 @@ from tests.conftest import SCREENSHOTS
 
 FIRST_VISIT_MS = 180_000  # model load, the lens and a sweep on a loaded 2-core machine
 FOLD = 720
-SHORT = {"clean": "The capital of France is", "corrupt": "The capital of Italy is", "answer": " Paris"}
+SHORT = {"clean": "The capital of France is", "corrupt": "The capital of Italy is", "answer": " Paris",
+         "wrong": " Rome"}
 # A heatmap "starts above the fold" when this much of it shows on the first screen: its title and its top rows.
 SHOWN_PX = 200
 
@@ -29,18 +30,22 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
         expect(lens.locator(".ytick").filter(has_text=re.compile(r"^L30$"))).to_have_count(1)  # 30 blocks
         expect(lens.locator(".xtick").filter(has_text="France")).to_have_count(1)
         expect(page.locator(".st-key-section_lens h2")).to_have_text(translate(language, "llm_answer.lens_title"))
+        # the last section's chart drawn: every sweep of the run is done (a loaded machine: over a minute)
+        attribution = page.locator(".st-key-section_attribution .js-plotly-plot").first
+        expect(attribution.locator(".barlayer")).to_have_count(1, timeout=FIRST_VISIT_MS)
         wait_idle(page)
         no_exception(page)
         assert lens.bounding_box()["y"] + SHOWN_PX < FOLD, lens.bounding_box()
         page.screenshot(path=SCREENSHOTS / f"llm_answer_lens_{language}.png")  # the first screen, as projected
 
-        patching = page.locator(".st-key-section_patching .js-plotly-plot").first
-        expect(patching.locator(".heatmaplayer")).to_have_count(1, timeout=FIRST_VISIT_MS)
-        heading = page.locator(".st-key-section_patching h2")
-        expect(heading).to_have_text(translate(language, "llm_answer.patching_title"))
-        heading.evaluate("element => element.scrollIntoView({block: 'start'})")
-        page.wait_for_timeout(300)
-        top = heading.bounding_box()["y"]
-        assert 0 <= top < 100, top
-        assert patching.bounding_box()["y"] + SHOWN_PX < FOLD, patching.bounding_box()
-        page.screenshot(path=SCREENSHOTS / f"llm_answer_patching_{language}.png")
+        for section, layer in (("patching", ".heatmaplayer"), ("heads", ".heatmaplayer"), ("attribution", ".barlayer")):
+            chart = page.locator(f".st-key-section_{section} .js-plotly-plot").first
+            expect(chart.locator(layer)).to_have_count(1)
+            heading = page.locator(f".st-key-section_{section} h2")
+            expect(heading).to_have_text(translate(language, f"llm_answer.{section}_title"))
+            heading.evaluate("element => element.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)
+            top = heading.bounding_box()["y"]
+            assert 0 <= top < 100, (section, top)
+            assert chart.bounding_box()["y"] + SHOWN_PX < FOLD, (section, chart.bounding_box())
+            page.screenshot(path=SCREENSHOTS / f"llm_answer_{section}_{language}.png")

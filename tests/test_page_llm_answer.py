@@ -52,7 +52,7 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
                                             "Direct logit attribution"]
     # the lens: each cell's top token and its probability, as model.explain.logit_lens computes them
     lens = logit_lens(lab, DEFAULT_LENS_TEXT)
-    lens_map = chart(at, "Logit lens: the top next token")
+    lens_map = chart(at, "Logit lens: top next token")
     heatmap, marks = lens_map["data"]
     np.testing.assert_allclose(trace_array(heatmap["z"]), lens.top_probs[..., 0], atol=1e-6)
     tops = np.array(lab.token_texts(lens.top_ids[..., 0].ravel().tolist()), dtype=object).reshape(
@@ -72,7 +72,7 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     assert ranks["layout"]["yaxis"]["type"] == "log" and ranks["layout"]["yaxis"]["autorange"] == "reversed"
     # the sweep on the indirect-object sentence: same token count, p(answer) clearly apart, both maps drawn
     assert len(lab.encode(DEFAULT_CLEAN)) == len(lab.encode(DEFAULT_CORRUPT))
-    probs = trace_array(chart(at, "p(&#x27; Mary&#x27;) after the corrupted prompt")["data"][0]["z"])
+    probs = trace_array(chart(at, "p(&#x27; Mary&#x27;), one block")["data"][0]["z"])
     diffs = trace_array(chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;)")["data"][0]["z"])
     assert probs.shape == diffs.shape == (30, len(lab.encode(DEFAULT_CLEAN)))
     clean, corrupt = (float(shown[f"p(\\' Mary\\') after the {which} prompt"][0].rstrip("%")) / 100
@@ -81,7 +81,7 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     # patching the last position at the last block gives the clean run's answer back: its residual is the clean one
     assert probs[-1, -1] == pytest.approx(clean, abs=0.001)
     assert (DEFAULT_ANSWER, DEFAULT_WRONG) == (" Mary", " John")
-    heads = chart(at, "p(&#x27; Mary&#x27;) after the corrupted prompt, one head")
+    heads = chart(at, "p(&#x27; Mary&#x27;), one head")
     assert trace_array(heads["data"][0]["z"]).shape == (30, 9)
     assert chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;), one head")
     assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
@@ -90,7 +90,7 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
 def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(lab):
     at = open_page("llm_answer", {**SHORT, "difference": "true", "wrong": " Rome"})
     expected = head_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"], " Rome")
-    heads = chart(at, "p(&#x27; Paris&#x27;) after the corrupted prompt, one head")
+    heads = chart(at, "p(&#x27; Paris&#x27;), one head")
     np.testing.assert_allclose(trace_array(heads["data"][0]["z"]), expected.patched_probs, atol=1e-6)
     diffs = chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;), one head")
     np.testing.assert_allclose(trace_array(diffs["data"][0]["z"]), expected.patched_logit_diffs, atol=1e-5)
@@ -122,7 +122,7 @@ def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
     at = open_page("llm_answer", SHORT)
     assert_healthy(at)
     expected = residual_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"])
-    probs = chart(at, "p(&#x27; Paris&#x27;) after the corrupted prompt")
+    probs = chart(at, "p(&#x27; Paris&#x27;), one block")
     np.testing.assert_allclose(trace_array(probs["data"][0]["z"]), expected.patched_probs, atol=1e-6)
     assert probs["layout"]["xaxis"]["ticktext"][3] == "3: &#x27; France&#x27; → &#x27; Italy&#x27;"
     assert not any("logit(" in c["layout"]["title"]["text"] for c in chart_specs(at))  # no wrong token: no difference
@@ -138,7 +138,7 @@ def test_the_page_in_korean():
                                             for name in ("lens", "patching", "heads", "attribution")]
     titles = [c["layout"]["title"]["text"].replace("<br>", " ") for c in chart_specs(at)]
     assert titles[0] == translate("ko", "llm_answer.chart.lens_title", rows=31)
-    assert any(title.startswith("오염된 프롬프트 뒤 p(") for title in titles)
+    assert any(title.endswith("한 위치의 블록 하나를 패칭") for title in titles)
     assert chart_specs(at)[0]["layout"]["yaxis"]["ticktext"][0] == translate("ko", "llm_answer.chart.embeddings_row")
 
 

@@ -34,6 +34,8 @@ def test_the_lens_map_colours_each_cell_by_its_top_token_and_writes_it():
     assert list(fig.layout.yaxis.ticktext) == [translate("en", "llm_answer.chart.embeddings_row"), "L1", "L2", "L3"]
     assert list(fig.layout.xaxis.ticktext) == ["0: &#x27;The&#x27;", "1: &#x27; cat&#x27;", "2: &#x27;\\n&#x27;"]
     assert list(marks.x) == [0, 1, 2] and list(marks.y) == [3, 0, 2]  # each position's commitment row
+    frames = [(shape.x0, shape.y0) for shape in fig.layout.shapes]  # a frame around each commitment cell
+    assert frames == [(-0.5, 2.5), (0.5, -0.5), (1.5, 1.5)]
     assert list(marks.customdata) == ["L3", "emb", "L2"]
 
 

@@ -52,8 +52,8 @@ def lens_map(top_tokens: np.ndarray, top_probs: np.ndarray, tokens: list[str], c
     (L+1, T, k) their probabilities; tokens (T,) the input; commitment (T,) each position's commitment row.
 
     Colour: the top token's probability; the cell's text: the top token (up to LENS_TEXT_COLUMNS positions); hover:
-    all k with their probabilities; an open square on each position's commitment row (from it on, the top token is
-    the model's final prediction)."""
+    all k with their probabilities; a frame around each position's commitment cell (from that row on, the top token
+    is the model's final prediction)."""
     top_probs = np.asarray(top_probs, dtype=float)
     rows, length, k = top_probs.shape
     row_names, columns = lens_row_labels(rows - 1, words=words), position_labels(tokens)
@@ -72,13 +72,15 @@ def lens_map(top_tokens: np.ndarray, top_probs: np.ndarray, tokens: list[str], c
         colorbar=dict(title=probability, tickformat=".0%"), text=text, texttemplate=None if text is None else "%{text}",
         textfont=dict(size=10), hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
     commit = np.asarray(commitment, dtype=int)
+    for position, row in enumerate(commit):  # a frame around the cell, clear of the token written in it
+        fig.add_shape(type="rect", x0=position - 0.5, x1=position + 0.5, y0=row - 0.5, y1=row + 0.5,
+                      line=dict(color=COMMITMENT_MARK, width=3), fillcolor="rgba(0,0,0,0)")
+    # the frames' hover and their rows in the figure's own data (CSV, the chart in words): invisible points
     fig.add_trace(go.Scatter(
         x=list(range(length)), y=commit.tolist(), mode="markers", name=words("llm_answer.chart.commitment"),
-        marker=dict(symbol="square-open", size=16, color=COMMITMENT_MARK, line=dict(width=3)),
-        customdata=[row_names[row] for row in commit],
+        marker=dict(size=14, opacity=0), showlegend=False, customdata=[row_names[row] for row in commit],
         hovertemplate=f"{words('llm_answer.chart.commitment')}: %{{customdata}}<extra></extra>"))
-    fig.update_layout(title=title, height=140 + ROW_PX * rows, margin=MARGIN, showlegend=True,
-                      legend=dict(orientation="h", y=-0.02, yanchor="top", x=0),
+    fig.update_layout(title=title, height=140 + ROW_PX * rows, margin=MARGIN,
                       xaxis=dict(title=words("llm_answer.chart.position_axis"), **_axis(columns)),
                       yaxis=dict(title=words("llm_answer.chart.row_axis"), **_axis(row_names)))
     return fig
@@ -165,7 +167,7 @@ def heads_map(values: np.ndarray, title: str, value_name: str, labelled: int = 3
                            font=dict(color="#111111", size=12))
     fig.update_layout(title=title, height=140 + ROW_PX * layers, margin=MARGIN,
                       xaxis=dict(title=words("llm_answer.chart.head_axis"), type="category"),
-                      yaxis=dict(title=words("llm_answer.chart.patched_axis"), type="category"))
+                      yaxis=dict(title=words("llm_answer.chart.head_layer_axis"), type="category"))
     return fig
 
 
