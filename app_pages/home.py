@@ -22,6 +22,7 @@ st.markdown(tr("home.story"))
 st.page_link("app_pages/attention.py", label=tr("home.link_attention"), icon=":material/grid_on:")
 st.page_link("app_pages/decoding.py", label=tr("home.link_decoding"), icon=":material/skip_next:")
 st.page_link("app_pages/positional.py", label=tr("home.link_foundations"), icon=":material/school:")
+st.page_link("app_pages/llm_answer.py", label=tr("home.link_llm_answer"), icon=":material/lightbulb:")
 open_lesson_button("intro", tr("home.link_lesson"))
 st.page_link("app_pages/attention.py", label=tr("home.link_real_encoder", model=PRETRAINED_MODELS[0]),
              icon=":material/psychology:",

@@ -16,7 +16,7 @@ from viz.export import grid_maps
 
 SENTENCE = "The cat sat on the mat. The cat sat on the"
 PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
-         "decoding", "compare", "llm", "llm_heads", "train", "teacher"]
+         "decoding", "compare", "llm", "llm_heads", "llm_answer", "train", "teacher"]
 TITLE_KEYS = {"teacher": "class_teacher.title"}
 
 

@@ -20,7 +20,7 @@ OPEN_SECTIONS = {"positional": {"pe_open_dials": True}}  # the position slider i
 # Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length
 NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key}
 PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare",
-         "llm_heads", "llm"]
+         "llm_heads", "llm", "llm_answer"]
 
 
 def page_specs(page: str) -> list[WidgetSpec]:

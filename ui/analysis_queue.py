@@ -10,7 +10,8 @@ draws the result when the worker has it. Each browser (its seat cookie, serving/
 session without one, alone) has at most one analysis running and one waiting (a newer request replaces the waiting
 one), the browsers take turns, and an analysis stops at ANALYSIS_SECONDS with a message that suggests a shorter text or
 a smaller setting. An analysis no page waits for any more (a rerun asked for something else, the tab was closed or
-reloaded) is withdrawn if it waits, and stopped at its model's next forward if it runs (ui/fair_queue.py).
+reloaded) is withdrawn if it waits, and stopped at its model's next forward if it runs (ui/fair_queue.py). An analysis
+that reports its progress (report_progress: a patching sweep's runs) is waited for under a progress bar.
 
 A page does not try what is known to be heavy: an input of more than INLINE_SIZE token-parameters (tokens × the
 model's parameters) that the worker has not computed lately goes to the queue at once, so a student's 512-token text
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 import weakref
 from collections.abc import Callable, Hashable
@@ -50,6 +52,32 @@ UNWATCHED_SECONDS = 2.0
 # sink analysis of 30 tokens is three such passes, about the whole try on a 2-core machine); the toy models'
 # (< 1 M parameters) longest sentences and a short sentence through MiniLM stay well under it.
 INLINE_SIZE = 4e9
+# Work that is known to be heavy whatever its input (a patching sweep: hundreds of runs of the model's blocks): never
+# tried on the page's turn, except when the worker computed it lately (then it is most likely cached).
+KNOWN_HEAVY = float("inf")
+
+
+_progress: dict[Hashable, tuple[int, int]] = {}  # analysis key -> (steps done, steps in all), while it runs
+_progress_lock = threading.Lock()
+
+
+def report_progress(key: Hashable) -> Callable[[int, int], None]:
+    """A progress callback (done, total) for the analysis `key`: the note of every page waiting for it (heavy) is a
+    progress bar. Keyed by the analysis, not the page: two sessions asking for the same input share one computation
+    (ui/result_cache.py), and so its progress."""
+    def report(done: int, total: int) -> None:
+        with _progress_lock:
+            if done < total:
+                _progress[key] = (done, total)
+            else:  # the last step: nothing is left to show, and no entry outlives its analysis
+                _progress.pop(key, None)
+    return report
+
+
+def progress_of(key: Hashable) -> tuple[int, int] | None:
+    """(done, total) reported for the analysis `key` since it started; None when it reports none (or has ended)."""
+    with _progress_lock:
+        return _progress.get(key)
 
 
 def _worker_setup() -> None:
@@ -101,7 +129,12 @@ def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = 
         finally:
             queue.end_probe(key)
     job = queue.submit(session_name(), key, compute, watch=True)
-    _wait(job, queue, where)
+    try:
+        _wait(job, queue, where)
+    finally:
+        if job.ended:  # a running job another page still waits for keeps its progress
+            with _progress_lock:
+                _progress.pop(key, None)
     if job.state == DONE:
         return job.result
     if job.state == FAILED and job.error is not None:
@@ -119,8 +152,15 @@ def _wait(job: Job, queue: FairQueue, where) -> None:
         with slot_released():
             while not job.done.wait(TICK_SECONDS):
                 place = queue.place(job)
+                progress = progress_of(job.key)
                 if place:
                     note.info(tr("analysis_queue.waiting", place=place), icon=":material/hourglass_top:")
+                elif progress is not None and progress[1] > 0:
+                    done, total = progress
+                    seconds = time.monotonic() - (job.started or time.monotonic())
+                    note.progress(min(done / total, 1.0), text=tr("analysis_queue.progress", done=done, total=total,
+                                                                   seconds=f"{seconds:.0f}",
+                                                                   limit=f"{queue.time_limit:.0f}"))
                 else:
                     seconds = time.monotonic() - (job.started or time.monotonic())
                     note.info(tr("analysis_queue.computing", seconds=f"{seconds:.0f}",

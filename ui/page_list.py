@@ -33,7 +33,8 @@ PAGE_SECTIONS: tuple[tuple[str, tuple[AppPage, ...]], ...] = (
     )),
     ("nav.models", (AppPage("compare", "nav.compare", ":material/compare:"),)),
     ("llm.nav_group", (AppPage("llm", "llm.nav", ":material/smart_toy:"),
-                       AppPage("llm_heads", "llm_heads.nav", ":material/psychology:"))),
+                       AppPage("llm_heads", "llm_heads.nav", ":material/psychology:"),
+                       AppPage("llm_answer", "llm_answer.nav", ":material/lightbulb:"))),
     ("nav.train_group", (AppPage("train", "nav.train", ":material/model_training:"),)),
     ("lessons.nav_group", (AppPage("teacher", "lessons.nav_teacher", ":material/co_present:", plotly=False),)),
 )

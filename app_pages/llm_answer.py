@@ -1,0 +1,41 @@
+"""How an LLM finds its answer: the logit lens (nostalgebraist 2020), activation patching of the residual stream and of
+each head (Meng et al. 2022; Wang et al. 2022) and direct logit attribution (Elhage et al. 2021) on SmolLM2-135M."""
+import streamlit as st
+
+from i18n import tr
+from ui.display import chart_first, explanation, page_title
+from ui.llm.answer import answer_model, lens_input, patching_input, show_lens, show_patching
+from ui.llm.attribution import show_attribution, show_head_patching
+from ui.page_sections import page_sections
+
+page_title(tr("llm_answer.title"))
+with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the first map higher up
+    st.write(tr("llm_answer.intro"))
+
+lab = answer_model()  # the shared model, loaded on the first visit; None (with a message) where it cannot be
+if lab is not None:
+    sections = page_sections("llm_answer")  # a lesson stop's section first (ui/page_sections.py)
+    with sections["lens"]:
+        st.header(tr("llm_answer.lens_title"))
+        charts, controls = chart_first()  # a projected stop: the map first, the text fields under it
+        lens = lens_input(controls, lab)
+        if lens is not None:
+            show_lens(charts, lab, *lens)
+    with sections["patching"]:
+        st.header(tr("llm_answer.patching_title"))
+        charts, controls = chart_first()
+        inputs = patching_input(controls, lab)
+        if inputs is not None:
+            show_patching(charts, lab, inputs)
+    with sections["heads"]:
+        st.header(tr("llm_answer.heads_title"))
+        if inputs is None:
+            st.info(tr("llm_answer.needs_prompts"))
+        else:
+            show_head_patching(st.container(), lab, inputs)  # the patching section's prompts: no controls of its own
+    with sections["attribution"]:
+        st.header(tr("llm_answer.attribution_title"))
+        if inputs is None:
+            st.info(tr("llm_answer.needs_prompts"))
+        else:
+            show_attribution(st.container(), lab, inputs.clean)

@@ -1,0 +1,51 @@
+"""Real browser: the page "How an LLM finds its answer" projected (presenter mode, 1280×720), in English and Korean:
+the logit lens's map starts above the fold on arrival, and with each other section's heading at the top of the
+screen its map starts above the fold too (a 5-token pair: a sweep of seconds). Viewport screenshots are kept in
+tests/screenshots/ for people to look at (SmolLM2 loads on the first visit: the first waits are long, not speed
+assertions)."""
+import re
+from urllib.parse import urlencode
+
+from playwright.sync_api import Page, expect
+
+from i18n import translate
+from tests.browser_steps import no_exception, wait_idle
+from tests.conftest import SCREENSHOTS
+
+FIRST_VISIT_MS = 180_000  # model load, the lens and a sweep on a loaded 2-core machine
+FOLD = 720
+SHORT = {"clean": "The capital of France is", "corrupt": "The capital of Italy is", "answer": " Paris",
+         "wrong": " Rome"}
+# A heatmap "starts above the fold" when this much of it shows on the first screen: its title and its top rows.
+SHOWN_PX = 200
+
+
+def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Page, app_url):
+    page.set_viewport_size({"width": 1280, "height": FOLD})
+    for language in ("en", "ko"):
+        page.goto(f"{app_url}/llm_answer?{urlencode({'lang': language, 'presenter': 'true', **SHORT})}")
+        lens = page.locator(".st-key-section_lens .js-plotly-plot").first
+        expect(lens).to_be_visible(timeout=FIRST_VISIT_MS)
+        expect(lens.locator(".heatmaplayer")).to_have_count(1)
+        expect(lens.locator(".ytick").filter(has_text=re.compile(r"^L30$"))).to_have_count(1)  # 30 blocks
+        expect(lens.locator(".xtick").filter(has_text="France")).to_have_count(1)
+        expect(page.locator(".st-key-section_lens h2")).to_have_text(translate(language, "llm_answer.lens_title"))
+        # the last section's chart drawn: every sweep of the run is done (a loaded machine: over a minute)
+        attribution = page.locator(".st-key-section_attribution .js-plotly-plot").first
+        expect(attribution.locator(".barlayer")).to_have_count(1, timeout=FIRST_VISIT_MS)
+        wait_idle(page)
+        no_exception(page)
+        assert lens.bounding_box()["y"] + SHOWN_PX < FOLD, lens.bounding_box()
+        page.screenshot(path=SCREENSHOTS / f"llm_answer_lens_{language}.png")  # the first screen, as projected
+
+        for section, layer in (("patching", ".heatmaplayer"), ("heads", ".heatmaplayer"), ("attribution", ".barlayer")):
+            chart = page.locator(f".st-key-section_{section} .js-plotly-plot").first
+            expect(chart.locator(layer)).to_have_count(1)
+            heading = page.locator(f".st-key-section_{section} h2")
+            expect(heading).to_have_text(translate(language, f"llm_answer.{section}_title"))
+            heading.evaluate("element => element.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)
+            top = heading.bounding_box()["y"]
+            assert 0 <= top < 100, (section, top)
+            assert chart.bounding_box()["y"] + SHOWN_PX < FOLD, (section, chart.bounding_box())
+            page.screenshot(path=SCREENSHOTS / f"llm_answer_{section}_{language}.png")

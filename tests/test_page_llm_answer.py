@@ -1,0 +1,231 @@
+"""AppTest for the page "How an LLM finds its answer" (the logit lens and activation patching on SmolLM2-135M-Instruct):
+the defaults draw every section with the model functions' own numbers, in English and Korean; refusals show the tokens;
+a link restores every field; a sweep runs once per input; hostile text gives a map or a message.
+
+Tests that are not about the defaults patch a 5-token pair (a sweep of 30 × 5 runs, seconds)."""
+import numpy as np
+import pytest
+
+from i18n import translate
+from model.explain.logit_lens import logit_lens
+from model.explain.attribution import direct_logit_attribution
+from model.explain.patching import head_patching, residual_patching
+from model.families import open_model
+from tests.app_links import assert_healthy, chart_specs, open_page, query_param, trace_array
+from tests.bad_inputs import load_bad_inputs
+from ui import analysis_queue
+from ui.llm import answer as answer_view
+from ui.llm.answer import LENS_MAX_TOKENS, PATCH_MAX_TOKENS
+from viz.llm_answer import cell_text
+from ui.specs.llm_answer import (ANSWER, CLEAN, CORRUPT, DEFAULT_ANSWER, DEFAULT_CLEAN, DEFAULT_CORRUPT,
+                                 DEFAULT_LENS_TEXT, DEFAULT_WRONG, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG)
+
+SHORT = {"clean": "The capital of France is", "corrupt": "The capital of Italy is", "answer": " Paris",
+         "difference": "false"}
+
+
+@pytest.fixture(autouse=True)
+def unhurried_worker(monkeypatch):
+    """The analysis worker's time limit lifted: on a shared 2-core test machine the default sweep's 30 × 14 runs may
+    pass the seconds a server gives one analysis, and that limit is not what these tests check
+    (tests/test_analysis_queue_page.py does)."""
+    monkeypatch.setattr(analysis_queue.ANALYSES, "time_limit", 600.0)
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return open_model("SmolLM2-135M-Instruct")  # the process's one copy, which the page's load_model shares
+
+
+def chart(at, title_start: str) -> dict:
+    return next(c for c in chart_specs(at) if c["layout"]["title"]["text"].replace("<br>", " ").startswith(title_start))
+
+
+def metrics(at) -> dict[str, tuple[str, str]]:
+    return {m.label: (m.value, m.delta) for m in at.metric}
+
+
+def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(lab):
+    at = open_page("llm_answer")
+    assert at.title[0].value == translate("en", "llm_answer.title")
+    assert [h.value for h in at.header] == ["The logit lens", "Activation patching", "Patching one head at a time",
+                                            "Direct logit attribution"]
+    # the lens: each cell's top token and its probability, as model.explain.logit_lens computes them
+    lens = logit_lens(lab, DEFAULT_LENS_TEXT)
+    lens_map = chart(at, "Logit lens: top next token")
+    heatmap, marks = lens_map["data"]
+    np.testing.assert_allclose(trace_array(heatmap["z"]), lens.top_probs[..., 0], atol=1e-6)
+    tops = np.array(lab.token_texts(lens.top_ids[..., 0].ravel().tolist()), dtype=object).reshape(
+        lens.top_ids.shape[:2])
+    assert heatmap["text"] == [[cell_text(token) for token in row] for row in tops]
+    assert trace_array(marks["y"]).tolist() == lens.commitment.tolist()  # each position's commitment row
+    # the fact's answer forms late: " Paris" is the prediction and the last position commits only in the last rows
+    assert tops[-1, -1] == " Paris" and lens.commitment[-1] >= lens.layers - 3
+    shown = metrics(at)
+    assert shown["The model's prediction after the prompt (p)"] == ("' Paris'", f"{lens.top_probs[-1, -1, 0]:.1%}")
+    assert shown["Commitment of the last position"][0] == f"layer {lens.commitment[-1]} of {lens.layers}"
+    # the rank chart follows the prediction through the rows, at the last position
+    followed = logit_lens(lab, DEFAULT_LENS_TEXT, lens.top_ids[-1, -1, 0])
+    ranks = chart(at, "The model's prediction")
+    assert trace_array(ranks["data"][0]["y"]).tolist() == followed.token_ranks[:, -1].tolist()
+    np.testing.assert_allclose(trace_array(ranks["data"][1]["y"]), followed.token_probs[:, -1], atol=1e-6)
+    assert ranks["layout"]["yaxis"]["type"] == "log" and ranks["layout"]["yaxis"]["autorange"] == "reversed"
+    # the sweep on the indirect-object sentence: same token count, p(answer) clearly apart, both maps drawn
+    assert len(lab.encode(DEFAULT_CLEAN)) == len(lab.encode(DEFAULT_CORRUPT))
+    probs = trace_array(chart(at, "p(&#x27; Mary&#x27;), one block")["data"][0]["z"])
+    diffs = trace_array(chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;)")["data"][0]["z"])
+    assert probs.shape == diffs.shape == (30, len(lab.encode(DEFAULT_CLEAN)))
+    clean, corrupt = (float(shown[f"p(\\' Mary\\') after the {which} prompt"][0].rstrip("%")) / 100
+                      for which in ("clean", "corrupted"))
+    assert clean > 0.5 > 0.05 > corrupt
+    # patching the last position at the last block gives the clean run's answer back: its residual is the clean one
+    assert probs[-1, -1] == pytest.approx(clean, abs=0.001)
+    assert (DEFAULT_ANSWER, DEFAULT_WRONG) == (" Mary", " John")
+    heads = chart(at, "p(&#x27; Mary&#x27;), one head")
+    assert trace_array(heads["data"][0]["z"]).shape == (30, 9)
+    assert chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;), one head")
+    assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
+
+
+def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(lab):
+    at = open_page("llm_answer", {**SHORT, "difference": "true", "wrong": " Rome"})
+    expected = head_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"], " Rome")
+    heads = chart(at, "p(&#x27; Paris&#x27;), one head")
+    np.testing.assert_allclose(trace_array(heads["data"][0]["z"]), expected.patched_probs, atol=1e-6)
+    diffs = chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;), one head")
+    np.testing.assert_allclose(trace_array(diffs["data"][0]["z"]), expected.patched_logit_diffs, atol=1e-5)
+    strongest = np.unravel_index(np.argmax(expected.patched_probs), expected.patched_probs.shape)
+    name = f"L{strongest[0] + 1} H{strongest[1] + 1}"
+    assert any(a["text"].startswith(f"<b>{name}</b>") for a in heads["layout"]["annotations"])
+    assert any(f"The strongest head: {name}" in c.value for c in at.caption)
+    # direct logit attribution of the clean prompt's prediction: the 15 bars are the 15 largest parts in size
+    parts = direct_logit_attribution(lab, SHORT["clean"])
+    bars = chart(at, "The 15 parts that write most into the logit of &#x27; Paris&#x27;")
+    values = trace_array(bars["data"][0]["x"])
+    every = np.concatenate([parts.heads.ravel(), parts.mlps, [parts.embedding]])
+    np.testing.assert_allclose(np.sort(np.abs(values)), np.sort(np.abs(every))[-15:], atol=1e-5)
+    assert list(values) == sorted(values, reverse=True)
+    shown = metrics(at)
+    assert shown["Logit of \\' Paris\\', the prediction after the clean prompt"][0] == f"{parts.logit:.2f}"
+    assert float(shown["Sum of the parts"][0]) == pytest.approx(parts.logit, abs=0.01)
+    # the sink table: the heads with the most weight on the first token, each with its (small) contribution
+    table = at.dataframe[0].value
+    first = parts.attention_to_first
+    order = np.argsort(first, axis=None)[::-1][:len(table)]
+    assert list(table["head"]) == [f"L{i // 9 + 1} H{i % 9 + 1}" for i in order]
+    np.testing.assert_allclose(table["direct contribution (logit)"], [parts.heads.flat[i] for i in order], atol=1e-3)
+    assert table["weight on the first token"].min() > 0.9  # sinks: nearly all their weight on the first token
+    assert np.abs(table["direct contribution (logit)"]).max() < 0.1 * np.abs(parts.heads).max()
+
+
+def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
+    at = open_page("llm_answer", SHORT)
+    assert_healthy(at)
+    expected = residual_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"])
+    probs = chart(at, "p(&#x27; Paris&#x27;), one block")
+    np.testing.assert_allclose(trace_array(probs["data"][0]["z"]), expected.patched_probs, atol=1e-6)
+    assert probs["layout"]["xaxis"]["ticktext"][3] == "3: &#x27; France&#x27; → &#x27; Italy&#x27;"
+    assert not any("logit(" in c["layout"]["title"]["text"] for c in chart_specs(at))  # no wrong token: no difference
+    shown = metrics(at)
+    assert shown["p(\\' Paris\\') after the clean prompt"][0] == f"{expected.clean_prob:.1%}"
+    assert shown["p(\\' Paris\\') after the corrupted prompt"][0] == f"{expected.corrupt_prob:.1%}"
+
+
+def test_the_page_in_korean():
+    at = open_page("llm_answer", SHORT, lang="ko")
+    assert at.title[0].value == translate("ko", "llm_answer.title")
+    assert [h.value for h in at.header] == [translate("ko", f"llm_answer.{name}_title")
+                                            for name in ("lens", "patching", "heads", "attribution")]
+    titles = [c["layout"]["title"]["text"].replace("<br>", " ") for c in chart_specs(at)]
+    assert titles[0] == translate("ko", "llm_answer.chart.lens_title", rows=31)
+    assert any(title.endswith("한 위치의 블록 하나를 패칭") for title in titles)
+    assert chart_specs(at)[0]["layout"]["yaxis"]["ticktext"][0] == translate("ko", "llm_answer.chart.embeddings_row")
+
+
+def test_refusals_show_both_tokenizations_and_name_the_tokens_of_a_multi_token_answer(lab):
+    at = open_page("llm_answer", SHORT)
+    at.text_input(key=CORRUPT.key).set_value("The capital of the Netherlands is").run()
+    assert_healthy(at)
+    message = next(i.value for i in at.info if "same number of tokens" in i.value)
+    assert "has 5: \\'The\\', \\' capital\\', \\' of\\', \\' France\\', \\' is\\'" in message
+    assert "\\' the\\', \\' Netherlands\\'" in message and f"has {len(lab.encode('The capital of the Netherlands is'))}" \
+        in message
+    assert not any(c["layout"]["title"]["text"].startswith("p(") for c in chart_specs(at))
+    at.text_input(key=CORRUPT.key).set_value(SHORT["corrupt"]).run()
+    at.text_input(key=ANSWER.key).set_value(" Parisian").run()
+    tokens = lab.token_texts(lab.encode(" Parisian"))
+    assert len(tokens) > 1
+    message = next(i.value for i in at.info if "is not one token" in i.value)
+    assert f"but {len(tokens)}: " + ", ".join(repr(t).replace("'", "\\'") for t in tokens) in message
+    at.text_input(key=ANSWER.key).set_value(SHORT["answer"]).run()
+    assert WRONG.key not in [t.key for t in at.text_input]  # no logit difference: no wrong token asked for
+    at.toggle(key=DIFFERENCE.key).set_value(True).run()  # the wrong token is asked for with the logit difference
+    at.text_input(key=WRONG.key).set_value(" Romeland").run()
+    assert any(i.value.startswith("The wrong token") for i in at.info)
+    at.text_input(key=WRONG.key).set_value("").run()
+    assert translate("en", "llm_answer.no_wrong") in [i.value for i in at.info]
+    at.text_input(key=LENS_TOKEN.key).set_value("Parisian").run()
+    assert any(i.value.startswith("The token to follow") for i in at.info)
+    assert not any(c["layout"]["title"]["text"].startswith("Logit lens") for c in chart_specs(at))
+    at.text_input(key=LENS_TOKEN.key).set_value("").run()
+    at.text_input(key=LENS_TEXT.key).set_value("word " * (LENS_MAX_TOKENS + 1)).run()
+    assert any(f"reads at most {LENS_MAX_TOKENS}" in i.value for i in at.info)
+    long = "word " * (PATCH_MAX_TOKENS + 1)
+    at.text_input(key=CLEAN.key).set_value(long).run()
+    at.text_input(key=CORRUPT.key).set_value(long).run()
+    assert any(f"patches at most {PATCH_MAX_TOKENS}" in i.value for i in at.info)
+    assert_healthy(at)
+
+
+def test_a_link_restores_every_field_and_the_address_keeps_them():
+    query = {"lens_text": "The capital of Japan is", "lens_token": " Tokyo", **SHORT, "difference": "true",
+             "wrong": " Rome"}
+    at = open_page("llm_answer", query)
+    for spec, value in ((LENS_TEXT, query["lens_text"]), (LENS_TOKEN, " Tokyo"), (CLEAN, SHORT["clean"]),
+                        (CORRUPT, SHORT["corrupt"]), (ANSWER, " Paris"), (WRONG, " Rome")):
+        assert at.text_input(key=spec.key).value == value, spec.key
+        assert query_param(at, spec.url) == value, spec.url
+    assert chart(at, "&#x27; Tokyo&#x27;: rank and probability")
+    assert chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;)")
+    assert query_param(at, DIFFERENCE.url) == "true"
+    # the address written after a change opens the same page again: the logit difference switched off stays off
+    at.toggle(key=DIFFERENCE.key).set_value(False).run()
+    address = {name: query_param(at, name) for name in ("lens_text", "lens_token", "clean", "corrupt", "answer",
+                                                        "difference", "wrong")}
+    assert address["difference"] == "false"
+    again = open_page("llm_answer", {name: value for name, value in address.items() if value is not None})
+    assert [c["layout"]["title"]["text"] for c in chart_specs(again)] == \
+        [c["layout"]["title"]["text"] for c in chart_specs(at)]
+    assert not any(c["layout"]["title"]["text"].startswith("logit(") for c in chart_specs(again))
+
+
+def test_a_sweep_runs_once_per_input_whoever_asks(monkeypatch):
+    runs = []
+
+    def counted(*args, **kwargs):
+        runs.append(args[1:4])
+        return residual_patching(*args, **kwargs)
+
+    monkeypatch.setattr(answer_view, "residual_patching", counted)
+    pair = {"clean": "The capital of Spain is", "corrupt": "The capital of Italy is", "answer": " Madrid"}
+    first = open_page("llm_answer", pair)
+    first.text_input(key=LENS_TEXT.key).set_value("The capital of Spain is").run()  # a rerun of the same session
+    second = open_page("llm_answer", pair)  # another student
+    assert runs == [(pair["clean"], pair["corrupt"], pair["answer"])]
+    assert chart_specs(first)[-1] == chart_specs(second)[-1]
+
+
+def test_every_bad_text_gives_a_map_or_a_message():
+    at = open_page("llm_answer", SHORT)
+    for text in load_bad_inputs():
+        for spec in (LENS_TEXT, CLEAN):
+            at.text_input(key=spec.key).set_value(text).run()
+            assert_healthy(at)
+            assert not at.error, repr(text[:40])
+            shown = " ".join(str(m.value) for m in list(at.markdown) + list(at.info) + list(at.caption))
+            assert "<script>" not in shown and "<img" not in shown, repr(text[:40])
+            titles = [c["layout"]["title"]["text"] for c in chart_specs(at)]
+            drawn = any(t.startswith("Logit lens") for t in titles) if spec is LENS_TEXT else \
+                any(t.startswith("p(") for t in titles)
+            assert drawn or at.info, repr(text[:40])  # nothing drawn: a message says why
+        at.text_input(key=CLEAN.key).set_value(SHORT["clean"]).run()

@@ -1,0 +1,254 @@
+"""The page "How an LLM finds its answer" (app_pages/llm_answer.py): the logit lens (nostalgebraist 2020) of a prompt
+and activation patching of the residual stream (Meng et al. 2022; Wang et al. 2022) on SmolLM2-135M-Instruct, computed
+by model/explain/logit_lens.py and patching.py on a model with RESIDUAL_STREAM.
+
+Every result is kept for the whole server (ui/result_cache.py, keyed by the model and the inputs), so a class opening
+the page costs one computation, and a sweep never runs twice for the same input: while one runs, a second page asking
+for it waits for it (ui/fair_queue.py's job, the store's per-key lock). A sweep is hundreds of runs of the model's
+blocks: it goes to the process's analysis worker at once (ui/analysis_queue.py), and its page waits under a progress
+bar fed by the sweep's progress callback.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from i18n import tr
+from model.capabilities import RESIDUAL_STREAM
+from model.explain.logit_lens import LogitLens, logit_lens
+from model.explain.patching import ResidualPatching, residual_patching
+from model.families import LabModel
+from model.gguf_weights import SMOLLM2_NAME
+from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
+from ui.display import presenting, shared_figure, show_chart, words_for
+from ui.models import load_model
+from ui.result_cache import memoized
+from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG
+from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
+from ui.widget_spec import WidgetSpec, prepare, spec_toggle
+from viz.attention import html_escaped
+from viz.llm_answer import lens_map, patching_map, rank_by_layer
+
+LLM_ID = SMOLLM2_NAME  # the page's model: an LLM that reads its residual stream (model/adapters/llama.py)
+# The longest text the lens reads: its map is (L+1) × T cells, each hover naming 5 tokens; past 64 positions neither
+# the cells nor their labels can be read on a screen.
+LENS_MAX_TOKENS = 64
+# The longest prompts a sweep patches: L × T runs, each of up to L blocks over T positions, so its time grows with T²;
+# 20 tokens stay well inside the analysis time limit on a 2-core server (bench/llm.py times the 16-token sweep).
+PATCH_MAX_TOKENS = 20
+
+
+def answer_model() -> LabModel | None:
+    """The shared LLM, loaded on the first visit of a page that needs it; None (with a message) where it cannot be
+    loaded or cannot read its residual stream."""
+    try:
+        lab = load_model(LLM_ID)
+    except (OSError, ImportError, ValueError) as error:  # CheckpointError is a ValueError: package missing, bad file
+        st.error(tr("llm_answer.unavailable", model=LLM_ID, error=escape_markdown(str(error))))
+        return None
+    if not lab.can(RESIDUAL_STREAM):
+        st.info(tr("llm_answer.no_residual_stream", model=LLM_ID))
+        return None
+    return lab
+
+
+def token_list(tokens: list[str]) -> str:
+    """Tokens as a message shows them: each quoted (a leading space shows), escaped for markdown."""
+    return escape_markdown(", ".join(repr(token) for token in tokens))
+
+
+def _token_field(spec: WidgetSpec, label: str, help_text: str, where: DeltaGenerator) -> str:
+    """A one-token field: its text as typed, leading space kept, control characters made spaces (a link may hold
+    them)."""
+    prepare(spec)
+    typed = where.text_input(label, key=spec.key, max_chars=MAX_INPUT_CHARS, help=help_text) or ""
+    return "".join(ch if ch.isprintable() else " " for ch in typed)
+
+
+def _one_token(lab: LabModel, text: str, where: DeltaGenerator, message: str) -> bool:
+    """Whether `text` is one token of the model; if not, `message` (an i18n key) with its tokens named."""
+    ids = lab.encode(text)
+    if len(ids) == 1:
+        return True
+    where.info(tr(message, text=escape_markdown(repr(text)), count=len(ids), tokens=token_list(lab.token_texts(ids))))
+    return False
+
+
+def _prompt(spec: WidgetSpec, label: str, help_text: str, where: DeltaGenerator) -> str | None:
+    """A prompt field -> its text, or None with a message when there is nothing to read."""
+    prepare(spec)
+    typed = where.text_input(label, key=spec.key, max_chars=MAX_INPUT_CHARS, help=help_text)
+    text, notices = check_sentence(typed)  # control characters become spaces; past MAX_INPUT_CHARS it is cut
+    for notice in notices:
+        where.info(notice)
+    return text
+
+
+# --- the logit lens -------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LensView:
+    lens: LogitLens  # with the chosen token's ranks and probabilities
+    top_tokens: np.ndarray  # (L+1, T, k) object: lens.top_ids as text
+    token: str  # the chosen token as text
+    predicted: bool  # whether it is the model's own prediction after the text (no token was typed)
+
+
+@memoized
+def lens_view(model_id: str, text: str, token: str, _lab: LabModel) -> LensView:
+    """The lens of `text` with `token`'s rank and probability in every cell; "" chooses the model's prediction."""
+    if token:
+        token_id = _lab.encode(token)[0]  # one token: checked by lens_input
+    else:  # the model's own next token: the last row of the stream, at the last position, through the output
+        stream = _lab.residual_stream(text)
+        token_id = int(_lab.unembed(stream.hidden[-1, -1]).argmax())
+    lens = logit_lens(_lab, text, token_id)
+    texts = _lab.token_texts(lens.top_ids.ravel().tolist())
+    top_tokens = np.array(texts, dtype=object).reshape(lens.top_ids.shape)
+    return LensView(lens, top_tokens, _lab.token_texts([token_id])[0], not token)
+
+
+def lens_input(where: DeltaGenerator, lab: LabModel) -> tuple[str, str] | None:
+    """The lens's text and token fields -> (text, token; "" for the model's prediction), or None with a message."""
+    left, right = where.columns([3, 1])
+    text = _prompt(LENS_TEXT, tr("llm_answer.lens_text_label"), tr("llm_answer.lens_text_help",
+                                                                   limit=LENS_MAX_TOKENS), left)
+    token = _token_field(LENS_TOKEN, tr("llm_answer.lens_token_label"), tr("llm_answer.lens_token_help"), right)
+    if text is None:
+        return None
+    length = len(lab.encode(text))
+    if length > LENS_MAX_TOKENS:
+        where.info(tr("llm_answer.lens_too_long", tokens=length, limit=LENS_MAX_TOKENS))
+        return None
+    if length == 0:  # text the tokenizer reads as nothing
+        where.info(tr("input.empty"))
+        return None
+    if token and not _one_token(lab, token, where, "llm_answer.token_not_one"):
+        return None
+    return text, token
+
+
+def show_lens(where: DeltaGenerator, lab: LabModel, text: str, token: str) -> LensView | None:
+    key = ("llm_lens", LLM_ID, text, token)
+    view = heavy(key, lambda: lens_view(LLM_ID, text, token, lab), where=where)
+    if view is None:
+        return None
+    lens, words = view.lens, words_for("llm_answer")
+    last = len(lens.tokens) - 1
+    show_chart(shared_figure(key + ("map",), lambda: lens_map(
+                   view.top_tokens, lens.top_probs, lens.tokens, lens.commitment,
+                   tr("llm_answer.chart.lens_title", rows=lens.layers + 1), words=words)),
+               "llm_logit_lens", key="llm_lens_map", where=where)
+    final = str(view.top_tokens[-1, -1, 0])
+    metrics = where.columns(3)
+    metrics[0].metric(tr("llm_answer.prediction"), repr(final), f"{lens.top_probs[-1, -1, 0]:.1%}",
+                      delta_color="off", delta_arrow="off")
+    metrics[1].metric(tr("llm_answer.commitment"), tr("llm_answer.commitment_value", row=int(lens.commitment[last]),
+                                                      layers=lens.layers), help=tr("llm_answer.commitment_help"))
+    metrics[2].metric(tr("llm_answer.token_rank", token=escape_markdown(repr(view.token))), f"{lens.token_ranks[-1, last]:,}",
+                      f"{lens.token_probs[-1, last]:.1%}", delta_color="off", delta_arrow="off")
+    where.caption(tr("llm_answer.lens_caption"))
+    title = "llm_answer.chart.rank_title_predicted" if view.predicted else "llm_answer.chart.rank_title"
+    show_chart(shared_figure(key + ("rank",), lambda: rank_by_layer(
+                   lens.token_ranks[:, last], lens.token_probs[:, last], view.token,
+                   tr(title, token=html_escaped(repr(view.token))), words=words)),
+               "llm_lens_rank", key="llm_lens_rank", where=where)
+    if not presenting():
+        where.write(tr("llm_answer.lens_text"))
+    return view
+
+
+# --- activation patching --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PatchingInputs:
+    clean: str
+    corrupt: str
+    answer: str  # one token
+    wrong: str | None  # one token, or None: no logit difference (its switch is off)
+
+
+@memoized
+def patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: LabModel,
+                  _progress=None) -> ResidualPatching:
+    """The whole (block, position) sweep, once per input for the server (the progress callback is not its key)."""
+    return residual_patching(_lab, clean, corrupt, answer, wrong, progress=_progress)
+
+
+def patching_input(where: DeltaGenerator, lab: LabModel) -> PatchingInputs | None:
+    """The four fields -> the sweep's inputs, or None with a message: prompts of different token counts (both
+    tokenizations shown), an answer or wrong token that is not one token (its tokens named), a prompt too long."""
+    top, bottom = where.columns([3, 1, 1], vertical_alignment="bottom"), where.columns([3, 1, 1])
+    clean = _prompt(CLEAN, tr("llm_answer.clean_label"), tr("llm_answer.clean_help"), top[0])
+    answer = _token_field(ANSWER, tr("llm_answer.answer_label"), tr("llm_answer.answer_help"), top[1])
+    difference = spec_toggle(DIFFERENCE, tr("llm_answer.difference_label"), where=top[2],
+                             help=tr("llm_answer.difference_help"))
+    corrupt = _prompt(CORRUPT, tr("llm_answer.corrupt_label"), tr("llm_answer.corrupt_help"), bottom[0])
+    wrong = None
+    if difference:
+        wrong = _token_field(WRONG, tr("llm_answer.wrong_label"), tr("llm_answer.wrong_help"), bottom[1])
+    if clean is None or corrupt is None:
+        return None
+    clean_ids, corrupt_ids = lab.encode(clean), lab.encode(corrupt)
+    if len(clean_ids) != len(corrupt_ids):
+        where.info(tr("llm_answer.counts_differ", clean=len(clean_ids), corrupt=len(corrupt_ids),
+                      clean_tokens=token_list(lab.token_texts(clean_ids)),
+                      corrupt_tokens=token_list(lab.token_texts(corrupt_ids))))
+        return None
+    if not clean_ids:
+        where.info(tr("input.empty"))
+        return None
+    if len(clean_ids) > PATCH_MAX_TOKENS:
+        where.info(tr("llm_answer.patch_too_long", tokens=len(clean_ids), limit=PATCH_MAX_TOKENS))
+        return None
+    if not answer:
+        where.info(tr("llm_answer.no_answer"))
+        return None
+    if not _one_token(lab, answer, where, "llm_answer.answer_not_one"):
+        return None
+    if wrong is not None and not wrong:
+        where.info(tr("llm_answer.no_wrong"))
+        return None
+    if wrong is not None and not _one_token(lab, wrong, where, "llm_answer.wrong_not_one"):
+        return None
+    return PatchingInputs(clean, corrupt, answer, wrong)
+
+
+def show_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) -> ResidualPatching | None:
+    clean, corrupt, answer, wrong = inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong
+    key = ("llm_patching", LLM_ID, clean, corrupt, answer, wrong)
+    result = heavy(key, lambda: patching_view(LLM_ID, clean, corrupt, answer, wrong, lab, report_progress(key)),
+                   where=where, work=KNOWN_HEAVY)
+    if result is None:
+        return None
+    words = words_for("llm_answer")
+    metrics = where.columns(4 if wrong else 2)
+    shown = escape_markdown(repr(answer))
+    metrics[0].metric(tr("llm_answer.clean_prob", answer=shown), f"{result.clean_prob:.1%}")
+    metrics[1].metric(tr("llm_answer.corrupt_prob", answer=shown), f"{result.corrupt_prob:.1%}")
+    if wrong:
+        metrics[2].metric(tr("llm_answer.clean_diff"), f"{result.clean_logit_diff:+.2f}")
+        metrics[3].metric(tr("llm_answer.corrupt_diff"), f"{result.corrupt_logit_diff:+.2f}")
+    answer_text, wrong_text = html_escaped(repr(answer)), html_escaped(repr(wrong))  # in plotly's labels
+    probability = tr("llm_answer.chart.answer_probability", answer=answer_text)
+    show_chart(shared_figure(key + ("probs",), lambda: patching_map(
+                   result.patched_probs, result.clean_tokens, result.corrupt_tokens,
+                   tr("llm_answer.chart.patching_title", answer=answer_text), probability, words=words)),
+               "llm_patching_probability", key="llm_patching_probs", where=where)
+    layer, position = np.unravel_index(int(np.argmax(result.patched_probs)), result.patched_probs.shape)
+    where.caption(tr("llm_answer.patching_caption", answer=escape_markdown(repr(answer)), layer=int(layer) + 1,
+                     position=int(position), token=escape_markdown(repr(result.clean_tokens[position])),
+                     prob=f"{result.patched_probs[layer, position]:.1%}"))
+    if wrong:
+        difference = tr("llm_answer.chart.logit_difference", answer=answer_text, wrong=wrong_text)
+        show_chart(shared_figure(key + ("diffs",), lambda: patching_map(
+                       result.patched_logit_diffs, result.clean_tokens, result.corrupt_tokens,
+                       tr("llm_answer.chart.difference_title", answer=answer_text, wrong=wrong_text), difference,
+                       difference=True, words=words)),
+                   "llm_patching_logit_difference", key="llm_patching_diffs", where=where)
+    if not presenting():
+        where.write(tr("llm_answer.patching_text"))
+    return result

@@ -1,0 +1,95 @@
+"""The answer page's last two sections (app_pages/llm_answer.py), on the patching section's prompts: per-head
+activation patching at the last position (Wang et al. 2022) and direct logit attribution (Elhage et al. 2021), computed
+by model/explain/patching.head_patching and model/explain/attribution.py on a model with RESIDUAL_STREAM.
+
+Cached for the whole server per input (ui/result_cache.py); the head sweep (L × H runs) goes to the analysis worker at
+once and its page waits under a progress bar, as the residual sweep does (ui/llm/answer.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+from streamlit.delta_generator import DeltaGenerator
+
+from i18n import tr
+from model.explain.attribution import LogitAttribution, direct_logit_attribution
+from model.explain.patching import HeadPatching, head_patching
+from model.families import LabModel
+from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
+from ui.display import presenting, shared_figure, show_chart, words_for
+from ui.llm.answer import LLM_ID, PatchingInputs
+from ui.result_cache import memoized
+from ui.text import escape_markdown
+from viz.attention import html_escaped
+from viz.llm_answer import attribution_bars, head_label, heads_map, sink_heads_table
+
+TOP_PARTS = 15  # bars of the attribution chart: the parts with the largest contributions in size
+SINK_HEADS = 8  # rows of the sink table: the heads with the most weight on the first token
+
+
+@memoized
+def head_patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: LabModel,
+                       _progress=None) -> HeadPatching:
+    """Every head's patch at the last position, once per input for the server (the callback is not its key)."""
+    return head_patching(_lab, clean, corrupt, answer, wrong, progress=_progress)
+
+
+@memoized
+def attribution_view(model_id: str, text: str, _lab: LabModel) -> LogitAttribution:
+    """Each part's direct contribution to the model's own next token after `text`."""
+    return direct_logit_attribution(_lab, text)
+
+
+def show_head_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) -> HeadPatching | None:
+    clean, corrupt, answer, wrong = inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong
+    key = ("llm_head_patching", LLM_ID, clean, corrupt, answer, wrong)
+    result = heavy(key, lambda: head_patching_view(LLM_ID, clean, corrupt, answer, wrong, lab, report_progress(key)),
+                   where=where, work=KNOWN_HEAVY)
+    if result is None:
+        return None
+    words = words_for("llm_answer")
+    answer_text = html_escaped(repr(answer))  # in plotly's labels
+    probability = tr("llm_answer.chart.answer_probability", answer=answer_text)
+    show_chart(shared_figure(key + ("probs",), lambda: heads_map(
+                   result.patched_probs, tr("llm_answer.chart.heads_title", answer=answer_text), probability,
+                   words=words)),
+               "llm_head_patching_probability", key="llm_head_patching_probs", where=where)
+    layer, head = np.unravel_index(int(np.argmax(result.patched_probs)), result.patched_probs.shape)
+    where.caption(tr("llm_answer.heads_caption", answer=escape_markdown(repr(answer)), head=head_label(layer, head),
+                     prob=f"{result.patched_probs[layer, head]:.1%}", clean=f"{result.clean_prob:.1%}",
+                     corrupt=f"{result.corrupt_prob:.1%}"))
+    if wrong is not None:
+        wrong_text = html_escaped(repr(wrong))
+        difference = tr("llm_answer.chart.logit_difference", answer=answer_text, wrong=wrong_text)
+        show_chart(shared_figure(key + ("diffs",), lambda: heads_map(
+                       result.patched_logit_diffs, tr("llm_answer.chart.heads_difference_title", answer=answer_text,
+                                                      wrong=wrong_text), difference, difference=True, words=words)),
+                   "llm_head_patching_logit_difference", key="llm_head_patching_diffs", where=where)
+    if not presenting():
+        where.write(tr("llm_answer.heads_text"))
+    return result
+
+
+def show_attribution(where: DeltaGenerator, lab: LabModel, text: str) -> LogitAttribution | None:
+    key = ("llm_attribution", LLM_ID, text)
+    result = heavy(key, lambda: attribution_view(LLM_ID, text, lab), where=where)
+    if result is None:
+        return None
+    words = words_for("llm_answer")
+    token = lab.token_texts([result.token_id])[0]
+    parts = result.embedding + float(result.heads.sum()) + float(result.mlps.sum())
+    metrics = where.columns(2)
+    metrics[0].metric(tr("llm_answer.attributed_logit", token=escape_markdown(repr(token))), f"{result.logit:.2f}")
+    metrics[1].metric(tr("llm_answer.parts_sum"), f"{parts:.2f}", help=tr("llm_answer.parts_sum_help"))
+    show_chart(shared_figure(key + ("bars",), lambda: attribution_bars(
+                   result.heads, result.mlps, result.embedding,
+                   tr("llm_answer.chart.attribution_title", count=TOP_PARTS, token=html_escaped(repr(token))),
+                   TOP_PARTS, words=words)),
+               "llm_direct_logit_attribution", key="llm_attribution_bars", where=where)
+    where.subheader(tr("llm_answer.sinks_title"))
+    where.dataframe(sink_heads_table(result.heads, result.attention_to_first, SINK_HEADS, words=words),
+                    hide_index=True)
+    largest = float(np.abs(result.heads).max())
+    where.caption(tr("llm_answer.sinks_caption", largest=f"{largest:.2f}"))
+    if not presenting():
+        where.write(tr("llm_answer.attribution_text"))
+    return result

@@ -1,0 +1,39 @@
+"""Specs of the page "How an LLM finds its answer" (app_pages/llm_answer.py): the logit lens's text and chosen token,
+and the activation patching's clean and corrupted prompts, answer and wrong token. Token fields keep their leading
+space (" Paris" is one token of SmolLM2, "Paris" another); an empty token field means: the model's own prediction
+(the lens). The logit difference is a switch of its own, not an empty wrong token: a link leaves empty values out, so
+an emptied field would open on its default again."""
+from __future__ import annotations
+
+from ui.widget_spec import PageSection, WidgetSpec, boolean, sentence_text
+
+PAGE = ("llm_answer",)
+# A fact whose answer forms late: SmolLM2-135M-Instruct's top token after it is " Paris" (77 %) only in the last row
+# of the lens: its commitment is row 30 of 30 (" Paris" is 396th at layer 24, 3rd at layer 29; measured with
+# model.explain.logit_lens).
+DEFAULT_LENS_TEXT = "The capital of France is"
+# Wang et al. 2022's indirect-object sentence, and the same with the two names swapped: 14 tokens each, and
+# p(" Mary") is 0.92 after the clean prompt, 0.001 after the corrupted one (measured with
+# model.explain.patching.residual_patching). " John" is the subject, the wrong answer.
+DEFAULT_CLEAN = "When Mary and John went to the store, John gave a drink to"
+DEFAULT_CORRUPT = "When John and Mary went to the store, Mary gave a drink to"
+DEFAULT_ANSWER, DEFAULT_WRONG = " Mary", " John"
+
+LENS_TEXT = WidgetSpec("answer_lens_text", "lens_text", DEFAULT_LENS_TEXT, PAGE, convert=sentence_text)
+LENS_TOKEN = WidgetSpec("answer_lens_token", "lens_token", "", PAGE, convert=sentence_text)
+CLEAN = WidgetSpec("answer_clean", "clean", DEFAULT_CLEAN, PAGE, convert=sentence_text)
+CORRUPT = WidgetSpec("answer_corrupt", "corrupt", DEFAULT_CORRUPT, PAGE, convert=sentence_text)
+ANSWER = WidgetSpec("answer_token", "answer", DEFAULT_ANSWER, PAGE, convert=sentence_text)
+# Wang et al. 2022's measure, logit(answer) − logit(wrong), beside p(answer); the wrong token is asked for only with it.
+DIFFERENCE = WidgetSpec("answer_difference", "difference", True, PAGE, options=(False, True), convert=boolean)
+
+
+def _with_difference(state) -> bool:
+    return DIFFERENCE.current(state)
+
+
+WRONG = WidgetSpec("answer_wrong", "wrong", DEFAULT_WRONG, PAGE, convert=sentence_text, drawn_when=_with_difference)
+SPECS = (LENS_TEXT, LENS_TOKEN, CLEAN, CORRUPT, ANSWER, DIFFERENCE, WRONG)
+# 1 · the logit lens (nostalgebraist 2020), 2 · activation patching of the residual stream (Meng et al. 2022),
+# 3 · per head at the last position (Wang et al. 2022), 4 · direct logit attribution (Elhage et al. 2021)
+SECTIONS = (PageSection("lens"), PageSection("patching"), PageSection("heads"), PageSection("attribution"))
