@@ -19,6 +19,8 @@ TRAINING = "training"  # trained in this app (model/train.py); its held-out set 
 GENERATION = "generation"  # writes text with its own decoding loop (model.adapters.protocols.Generates)
 NEXT_TOKEN = "next_token"  # predicts the token after any text: AnalysedInput.next_token (ablation compares it)
 RESIDUAL_STREAM = "residual_stream"  # its residual stream per layer and its unembedding (ReadsResidualStream)
+QUERIES_KEYS = "queries_keys"  # each head's queries and keys as its scores read them, after RoPE (ReadsQueriesKeys):
+# a head over many texts (model.explain.qk_embedding)
 
 ALL = frozenset({ABLATION, RESCALE, TRANSLATION, EMBEDDING, STEPS, NORMS, IMPORTANCE, PATTERNS, VOCABULARY,
-                 TRAINING, GENERATION, NEXT_TOKEN, RESIDUAL_STREAM})
+                 TRAINING, GENERATION, NEXT_TOKEN, RESIDUAL_STREAM, QUERIES_KEYS})

@@ -19,6 +19,8 @@ from model.adapters import (
     ImportanceReport,
     LabModel,
     LlamaAdapter,
+    QueriesKeys,
+    ReadsQueriesKeys,
     ReadsResidualStream,
     ResidualStream,
     ScoresHeads,
@@ -37,7 +39,8 @@ from model.llama import load_smollm2
 from model.local_models import LocalModelEntry, local_model_entry, open_local_model
 
 __all__ = ["CHECKPOINT_DIR", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EncoderAdapter", "Generates",
-           "ImportanceReport", "LabModel", "LlamaAdapter", "ReadsResidualStream", "ResidualStream", "ScoresHeads",
+           "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
+           "ReadsResidualStream", "ResidualStream", "ScoresHeads",
            "Seq2SeqAdapter", "SwitchedOff", "TransformersAdapter", "TranslatorAdapter", "adapt", "curve_counts",
            "entry_family", "model_family", "open_model", "shipped_model_names", "trains_attention", "trains_heads"]
 

@@ -12,6 +12,11 @@ output, through the final norm and the output matrix (model.explain.logit_lens);
 adds `patch_residual` (float32, (L, T)): p(answer) at CORRUPT's last position with block l's output at position t
 taken from TEXT's run, and `clean_prob`, `corrupt_prob`; with `--wrong TOKEN` also `patch_logit_diff` (L, T),
 `clean_logit_diff`, `corrupt_logit_diff`: logit(answer) − logit(wrong) (model.explain.patching).
+
+For any model with heads, `--find QUERY KEY` adds `finder_weight` (float32, (L, h)): each head's weight from the first
+token spelled QUERY to the first token spelled KEY in the model's first kind of heads (encoder_self for a
+translator or an encoder, decoder_self for a decoder-only model); a word split into pieces is named by its first
+piece (model.explain.head_finder.token_index). A token that is not there exits 2 naming the tokens, and writes nothing.
 """
 from __future__ import annotations
 
@@ -106,8 +111,19 @@ def residual_arrays(model: str, text: str, lens: bool = False, corrupt: str | No
     return arrays
 
 
+def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
+                  find: tuple[str, str]) -> np.ndarray:
+    """(L, h) float32: each head's weight in weights (L, h, T_q, T_k) from the first query token spelled find[0] to
+    the first key token spelled find[1]; ValueError naming the tokens when either is not there."""
+    from model.explain.head_finder import token_index
+
+    query, key = find
+    return np.asarray(weights[:, :, token_index(query_tokens, query), token_index(key_tokens, key)], dtype=np.float32)
+
+
 def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, corrupt: str | None = None,
-                   answer: str | None = None, wrong: str | None = None) -> dict[str, np.ndarray]:
+                   answer: str | None = None, wrong: str | None = None,
+                   find: tuple[str, str] | None = None) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
@@ -116,10 +132,18 @@ def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, c
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
+        if find is not None:
+            tokens = [str(token) for token in arrays["tokens"]]
+            arrays["finder_weight"] = finder_weight(arrays["decoder_self"], tokens, tokens, find)
         arrays.update(extra)
         np.savez(out, **arrays)
         return arrays
     analysed, lab = _analyse_with_model(model, text)
+    if find is not None:
+        from model.explain.head_finder import default_kind
+
+        maps = analysed.maps[default_kind(analysed, lab.layout)]
+        extra["finder_weight"] = finder_weight(maps.weights, maps.query_tokens, maps.key_tokens, find)
     arrays = {"tokens": np.array(analysed.input_tokens, dtype=str)}
     for kind in lab.layout:  # the kinds of heads (a GRU's one alignment is not one)
         arrays[kind] = np.asarray(analysed.maps[kind].weights, dtype=np.float32)  # (layers, heads, queries, keys)
@@ -142,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                "for translation models; for models on our own modules also rollout_encoder_self, "
                "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
                "keys); with --logit-lens lens_top_ids and lens_top_probs (L+1, T, 5), with --patch patch_residual "
-               "(L, T), clean_prob and corrupt_prob (the module's docstring). Models folder: the ATTENTION_LAB_MODELS environment variable or "
+               "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h) (the module's docstring). Models folder: the ATTENTION_LAB_MODELS environment variable or "
                ".streamlit/attention_lab.toml (see docs/models.md).")
     parser.add_argument("model", metavar="MODEL",
                         help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, SmolLM2-135M-Instruct "
@@ -155,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                         "patch_residual (L, T), p(answer) with block l's output at t taken from TEXT's run")
     parser.add_argument("--answer", metavar="TOKEN", help="the answer token of --patch (one token, e.g. ' Paris')")
     parser.add_argument("--wrong", metavar="TOKEN", help="a wrong token: --patch adds logit(answer) − logit(wrong)")
+    parser.add_argument("--find", nargs=2, metavar=("QUERY", "KEY"), help="add finder_weight (L, h): each head's "
+                        "weight from the first token spelled QUERY to the first token spelled KEY")
     args = parser.parse_args(argv)
     if (args.patch is None) != (args.answer is None) or (args.wrong is not None and args.patch is None):
         parser.error("--patch CORRUPT and --answer TOKEN go together (--wrong TOKEN only with them)")
@@ -162,13 +188,14 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         arrays = inspect_to_npz(args.model, args.text, args.out, args.logit_lens, args.patch, args.answer,
-                                args.wrong)
+                                args.wrong, None if args.find is None else tuple(args.find))
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
                        if name in arrays)
-    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual") if name in arrays)
+    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight")
+                      if name in arrays)
     print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
     return 0
 

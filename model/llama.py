@@ -96,6 +96,14 @@ class GroupedQueryAttention(nn.Module):
         start = sum(self.split_sizes[:index])
         return self.w_qkv.weight[start:start + self.split_sizes[index]], None
 
+    def rotated_qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """x (B, T, d) -> q (B, h, T, d_k) and k (B, h_kv, T, d_k) after RoPE, v (B, h_kv, T, d_k): what forward attends
+        with, and what a reader of a head's queries and keys (model.explain.qk_embedding) reads."""
+        batch, length, _ = x.shape
+        q, k, v = (part.view(batch, length, -1, self.d_k).transpose(1, 2)
+                   for part in F.linear(x, self.w_qkv.weight).split(self.split_sizes, dim=-1))
+        return apply_rotary(q, cos, sin), apply_rotary(k, cos, sin), v
+
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
                 past: tuple[torch.Tensor, torch.Tensor] | None, need_weights: bool,
                 head_mask: torch.Tensor | None = None, scale: float | None = None,
@@ -106,11 +114,7 @@ class GroupedQueryAttention(nn.Module):
         values including the past, (B, h_kv, T_k, d_k) each: the next step's cache.
         """
         batch, length, _ = x.shape
-        q, k, v = F.linear(x, self.w_qkv.weight).split(self.split_sizes, dim=-1)
-        q = q.view(batch, length, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T_q, d_k)
-        k = k.view(batch, length, self.num_kv_heads, self.d_k).transpose(1, 2)  # (B, h_kv, T_q, d_k)
-        v = v.view(batch, length, self.num_kv_heads, self.d_k).transpose(1, 2)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)  # keys are cached after their rotation
+        q, k, v = self.rotated_qkv(x, cos, sin)  # keys are cached after their rotation
         if past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)  # (B, h_kv, T_k, d_k)
         group = self.num_heads // self.num_kv_heads

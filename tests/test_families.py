@@ -6,11 +6,11 @@ import torch
 from model.bert import MINILM_NAME
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
-from model.adapters import (ADAPTERS, FAMILY_NAMES, EmbedsWords, Generates, HasWordVocabulary, ReadsResidualStream,
-                            ScoresHeads, family)
+from model.adapters import (ADAPTERS, FAMILY_NAMES, EmbedsWords, Generates, HasWordVocabulary, ReadsQueriesKeys,
+                            ReadsResidualStream, ScoresHeads, family)
 from model import capabilities
-from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, RESIDUAL_STREAM, STEPS,
-                                TRANSLATION, VOCABULARY)
+from model.capabilities import (ABLATION, EMBEDDING, GENERATION, IMPORTANCE, NORMS, QUERIES_KEYS, RESIDUAL_STREAM,
+                                STEPS, TRANSLATION, VOCABULARY)
 from model.families import CHECKPOINT_DIR, LabModel, adapt, model_family, open_model, shipped_model_names
 from model.transformer import HeadMasks
 
@@ -100,6 +100,7 @@ def test_each_protocol_is_there_exactly_where_its_capability_is(lab):
     assert isinstance(lab, ReadsResidualStream) == lab.can(RESIDUAL_STREAM)
     assert isinstance(lab, HasWordVocabulary) == lab.can(VOCABULARY)
     assert isinstance(lab, EmbedsWords) == lab.can(EMBEDDING)
+    assert isinstance(lab, ReadsQueriesKeys) == lab.can(QUERIES_KEYS)
 
 
 def test_a_closed_vocabulary_is_the_networks_own(lab):

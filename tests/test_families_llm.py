@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.capabilities import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE,
+from model.capabilities import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, QUERIES_KEYS, RESCALE,
                                 RESIDUAL_STREAM)
-from model.families import (Generates, LabModel, LlamaAdapter, ReadsResidualStream, ScoresHeads, adapt, model_family,
-                            open_model)
+from model.families import (Generates, LabModel, LlamaAdapter, ReadsQueriesKeys, ReadsResidualStream, ScoresHeads,
+                            adapt, model_family, open_model)
 from model.llama import value_weighted_norms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,8 +35,9 @@ def test_smollm2_opens_by_id_as_a_decoder_only_llm(lab):
     assert lab.family == model_family(NAME) == "llama"
     assert lab.layout == {"decoder_self": (30, 9)} and lab.head_dim == 64 and lab.positions == "rotary"
     assert lab.capabilities == {NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS,
-                                RESIDUAL_STREAM}
+                                RESIDUAL_STREAM, QUERIES_KEYS}
     assert isinstance(lab, Generates) and isinstance(lab, ScoresHeads) and isinstance(lab, ReadsResidualStream)
+    assert isinstance(lab, ReadsQueriesKeys)
     assert adapt("again", lab.network).layout == lab.layout and adapt("same", lab) is lab
     assert open_model(NAME).network is lab.network  # one shared copy per process
 

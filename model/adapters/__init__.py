@@ -24,7 +24,7 @@ Adding a family is one more module here, imported below:
 2. `analyse(text, switched_off)` returning a model.sources.AnalysedInput with a KindMaps per kind of `layout`
    (`self.head_masks(switched_off)` builds the head masks); `explain`, `labels` for the capabilities it declares,
    and the protocols that go with its capabilities (`importance` for IMPORTANCE, Generates for GENERATION,
-   ReadsResidualStream for RESIDUAL_STREAM);
+   ReadsResidualStream for RESIDUAL_STREAM, ReadsQueriesKeys for QUERIES_KEYS);
 3. when it is opened by id, a line in model.families.open_model.
 """
 from model.adapters import encoder, llama, seq2seq, transformers, translator  # noqa: F401  (each registers itself)
@@ -32,7 +32,8 @@ from model.adapters.base import ADAPTERS, Adapter, adapt, curve_counts, family
 from model.adapters.encoder import EncoderAdapter
 from model.adapters.llama import LlamaAdapter
 from model.adapters.protocols import (EmbedsWords, Generates, HasWordVocabulary, ImportanceReport, LabModel,
-                                      ReadsResidualStream, ResidualStream, ScoresHeads, SwitchedOff, WordVocabulary)
+                                      QueriesKeys, ReadsQueriesKeys, ReadsResidualStream, ResidualStream, ScoresHeads,
+                                      SwitchedOff, WordVocabulary)
 from model.adapters.seq2seq import Seq2SeqAdapter
 from model.adapters.transformers import TransformersAdapter
 from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
@@ -42,6 +43,6 @@ from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
 FAMILY_NAMES = tuple(ADAPTERS)
 
 __all__ = ["ADAPTERS", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EmbedsWords", "EncoderAdapter", "Generates",
-           "HasWordVocabulary", "ImportanceReport", "LabModel", "LlamaAdapter", "ReadsResidualStream",
-           "ResidualStream", "ScoresHeads", "Seq2SeqAdapter", "SwitchedOff", "TransformersAdapter",
-           "TranslatorAdapter", "WordVocabulary", "adapt", "curve_counts", "family"]
+           "HasWordVocabulary", "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
+           "ReadsResidualStream", "ResidualStream", "ScoresHeads", "Seq2SeqAdapter", "SwitchedOff",
+           "TransformersAdapter", "TranslatorAdapter", "WordVocabulary", "adapt", "curve_counts", "family"]

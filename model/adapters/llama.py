@@ -7,8 +7,9 @@ import numpy as np
 import torch
 
 from model.adapters.base import Adapter, curve_counts, family
-from model.adapters.protocols import ImportanceReport, ResidualStream, SwitchedOff
-from model.capabilities import ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, RESCALE, RESIDUAL_STREAM
+from model.adapters.protocols import ImportanceReport, QueriesKeys, ResidualStream, SwitchedOff
+from model.capabilities import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, QUERIES_KEYS, RESCALE,
+                                RESIDUAL_STREAM)
 from model.explain.fixed_sets import LANGUAGE_MODEL_TEXTS
 from model.explain.importance import language_model_importance, language_model_pruning_curve, language_model_texts
 from model.explain.next_token import next_token_prediction
@@ -17,7 +18,7 @@ from model.explain.rollout import attention_rollout
 from model.generation import GenerationStep, generation_step
 from model.kv_cache import StepTiming, time_step_both_ways
 from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
-from model.llama import KVCache, value_weighted_norms
+from model.llama import KVCache, rotary_cos_sin, value_weighted_norms
 from model.sources import AnalysedInput, KindMaps, compact_dtype
 
 
@@ -29,14 +30,15 @@ class LlamaAdapter(Adapter):
     ablation through its head mask: what switching heads off changes is its prediction of the token after the text
     and its loss on the text itself (NEXT_TOKEN). Head importance is the gradient on head gates of the next-token
     loss over LANGUAGE_MODEL_TEXTS; pattern labels read those texts (the first token as the sink) and a repeated
-    random sequence (induction)."""
+    random sequence (induction). Its heads' rotated queries and keys are read as its scores read them
+    (ReadsQueriesKeys)."""
 
     def __post_init__(self):
         super().__post_init__()
         cfg = self.network.config
         self.layout = {"decoder_self": (cfg.num_layers, cfg.num_heads)}
         self.capabilities = frozenset({NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS,
-                                       RESIDUAL_STREAM})
+                                       RESIDUAL_STREAM, QUERIES_KEYS})
         self.positions = "rotary"
         self.label_sentences = len(LANGUAGE_MODEL_TEXTS)
 
@@ -114,6 +116,31 @@ class LlamaAdapter(Adapter):
     def blocks_from(self, start: int, hidden: torch.Tensor) -> torch.Tensor:
         """Blocks start … L−1 on the residual hidden (B, T, d) entering block `start` (LlamaModel.blocks_from)."""
         return self.network.model.blocks_from(start, hidden)
+
+    # --- queries and keys (QUERIES_KEYS) ------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def queries_keys(self, text: str, layers: int | None = None) -> QueriesKeys:
+        """Queries and keys (L', h, T, d_k) after RoPE of the text's first MAX_TOKENS tokens in layers 0 … L'−1, read
+        with each attention module's own projection and rotation (GroupedQueryAttention.rotated_qkv); the blocks
+        after the last layer asked are not run."""
+        ids = self.encode(text)[:LLM_MAX_TOKENS]
+        if not ids:
+            raise ValueError(f"{self.model_id}: the text has no tokens")
+        model, cfg = self.network.model, self.network.config
+        cos, sin = rotary_cos_sin(torch.arange(len(ids)), cfg.head_dim, cfg.rope_theta)  # (T, d_k) each
+        hidden = model.embed(torch.tensor([ids]))  # (1, T, d): the residual entering block 0
+        queries, keys = [], []
+        for block in model.layers[:cfg.num_layers if layers is None else layers]:
+            q, k, _ = block.self_attn.rotated_qkv(block.attention_norm(hidden), cos, sin)  # (1, h | h_kv, T, d_k)
+            queries.append(q[0])
+            keys.append(k[0].repeat_interleave(cfg.group_size, dim=0))  # (h, T, d_k): query head i reads i // group
+            hidden = block(hidden, cos, sin, None, None, False)[0]  # no maps: the fused causal kernel
+        half = cfg.head_dim // 2  # rotate_half turns dimension p with p + d_k/2
+        pairs = np.stack([np.arange(half), np.arange(half) + half], axis=1)  # (P, 2)
+        frequencies = 1.0 / cfg.rope_theta ** (np.arange(0, cfg.head_dim, 2) / cfg.head_dim)  # (P,) as rotary_cos_sin
+        return QueriesKeys(ids, self.token_texts(ids), torch.stack(queries), torch.stack(keys), pairs,
+                           frequencies, cfg.head_dim ** -0.5)
 
     # --- generation (GENERATION) ------------------------------------------------------------------------------
 

@@ -172,3 +172,35 @@ class EmbedsWords(Protocol):
     def word_vectors(self, words: Sequence[str]) -> np.ndarray:
         """(n, d) float32 unit-length vectors of the words, mean-pooled over their pieces."""
         ...
+
+
+@dataclass(frozen=True)
+class QueriesKeys:
+    """Every head's queries and keys of one text as its pre-softmax scores read them: scores = q·kᵀ · scale.
+
+    queries, keys (L', h, T, d_k) float32 for layers 0 … L'−1, after the rotary position embedding; keys per query
+    head (a grouped-query model's shared key heads repeated, so keys[l, h] is what head h reads). rotary_pairs (P, 2)
+    int: the dimensions each RoPE rotation turns together (P = d_k / 2), turned rotary_frequencies[p] radians per
+    position (P,); scale: the 1/√d_k the scores are multiplied by."""
+
+    ids: list[int]
+    tokens: list[str]
+    queries: torch.Tensor
+    keys: torch.Tensor
+    rotary_pairs: np.ndarray
+    rotary_frequencies: np.ndarray
+    scale: float
+
+
+@runtime_checkable
+class ReadsQueriesKeys(Protocol):
+    """A rotary model whose heads' queries and keys can be read (QUERIES_KEYS)."""
+
+    def queries_keys(self, text: str, layers: int | None = None) -> QueriesKeys:
+        """The text's queries and keys in the first `layers` layers (every layer when None): a forward that stops
+        after the last layer asked."""
+        ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def token_texts(self, ids: list[int]) -> list[str]: ...
