@@ -64,7 +64,7 @@ def finder_section(lab: LabModel) -> tuple[AnalysedInput, str, tuple[int, int]] 
     st.subheader(tr("head_finder.pair_title"))
     chosen = _head_of(st.selectbox(tr("head_finder.head"), names, key=QK_HEAD.key), (layers, heads)) or chosen
     chart, controls = chart_first()
-    second, query, key = second_analysis(MODEL_ID, FIND_TEXT_B, analysed.maps[kind], controls)
+    second, query, key = second_analysis(MODEL_ID, FIND_TEXT_B, analysed.maps[kind], controls, pickers=False)
     if second is not None:
         with chart:
             show_two_texts(analysed, second, kind, *chosen, query, key)
@@ -96,6 +96,7 @@ def across_section(lab: LabModel, analysed: AnalysedInput, kind: str, chosen: tu
     layer, head = chosen
     name = head_label(layer, head)
     chart, controls = chart_first()
+    below = st.container()  # the RoPE pairs, under the picture whichever comes first
     if not projected_stop():
         controls.write(tr("head_finder.across_text"))
     colour = spec_segmented(QK_COLOUR, tr("head_finder.colour_by"), where=controls, offered=list(COLOUR_BY),
@@ -112,20 +113,20 @@ def across_section(lab: LabModel, analysed: AnalysedInput, kind: str, chosen: tu
         embedding.explained, words=words_for("head_finder")))
     show_chart(figure, f"qk_embedding_{name.replace(' ', '_')}", key="qk_embedding", where=chart)
     pairs = heavy(("rope_pairs", MODEL_ID, analysed.text, layer, head),
-                  lambda: head_pairs(MODEL_ID, analysed.text, layer, head, lab), where=controls,
+                  lambda: head_pairs(MODEL_ID, analysed.text, layer, head, lab), where=below,
                   work=size(len(analysed.input_tokens), lab.parameter_count))
     if pairs is None:
         return
     show_chart(rotary_share_bars(pairs.mean_shares, pairs.frequencies, tr("head_finder.rope_title", head=name),
                                  words=words_for("head_finder")),
-               f"rope_pairs_{name.replace(' ', '_')}", key="rope_pairs", where=controls)
-    controls.write(tr("head_finder.rope_text"))
+               f"rope_pairs_{name.replace(' ', '_')}", key="rope_pairs", where=below)
+    below.write(tr("head_finder.rope_text"))
     scores = analysed.maps[kind].scores
     if scores is not None and scores.dtype == np.float32:  # a long text's float16 maps are too coarse to check
         seen = np.tril(np.ones(pairs.terms.shape[:2], dtype=bool))  # (T, T): the cells a causal query sees
         gap = np.abs(pairs.scores - as_float32(scores[layer, head]))[seen].max()
-        controls.caption(tr("head_finder.rope_check", gap=f"{gap:.1e}", cells=int(seen.sum())))
-    controls.page_link("app_pages/positional.py", label=tr("head_finder.rope_link"), icon=":material/rotate_right:")
+        below.caption(tr("head_finder.rope_check", gap=f"{gap:.1e}", cells=int(seen.sum())))
+    below.page_link("app_pages/positional.py", label=tr("head_finder.rope_link"), icon=":material/rotate_right:")
 
 
 def show_finder_sections(sections: dict) -> None:

@@ -175,13 +175,22 @@ def show_two_texts(first: AnalysedInput, second: AnalysedInput, kind: str, layer
         st.caption(tr("head_finder.difference_caption"))
 
 
+def _named(spec: WidgetSpec, tokens: list[str], default: int) -> int:
+    """The token the spec names (its picker drawn already), else `default`."""
+    try:
+        return named_token(tokens, spec.get() or "")
+    except ValueError:
+        return default
+
+
 def _state_row(first: np.ndarray, second: np.ndarray, maps: KindMaps, query: int, key: int, query_b: int | None,
                key_b: int | None) -> None:
     """One line: the query token's weight on the key token in A, and in B where both tokens align."""
     a = float(as_float32(first)[query, key])
     b = None if query_b is None or key_b is None else float(second[query_b, key_b])
     st.markdown(tr("head_finder.row_stated" if b is not None else "head_finder.row_stated_a",
-                   query=escape_markdown(maps.query_tokens[query]), key_token=escape_markdown(maps.key_tokens[key]),
+                   query=escape_markdown(maps.query_tokens[query].strip()),  # " it": bold needs no space inside
+                   key_token=escape_markdown(maps.key_tokens[key].strip()),
                    position=query + 1, a=f"{a:.2f}", b="" if b is None else f"{b:.2f}"))
 
 
@@ -198,18 +207,22 @@ def show_find_view(model_id: str, lab: LabModel, analysed: AnalysedInput, kind: 
     show_finder(model_id, lab, analysed, kind, open_head, selected=(layer, head))
 
 
-def second_analysis(model_id: str, text_spec: WidgetSpec, maps: KindMaps, where) -> tuple[AnalysedInput | None,
-                                                                                           int, int]:
-    """The second text's box and the query and key pickers, in `where` -> (the second text's analysis or None,
-    query, key): indices into the first text's tokens."""
+def second_analysis(model_id: str, text_spec: WidgetSpec, maps: KindMaps, where, pickers: bool = True
+                    ) -> tuple[AnalysedInput | None, int, int]:
+    """The second text's box and (pickers) the query and key pickers, in `where` -> (the second text's analysis or
+    None, query, key): indices into the first text's tokens. pickers=False: the page drew them above (the finder's)."""
     with where:
         text, notices = check_sentence(two_texts_input(text_spec))
         for notice in notices:
             st.info(notice)
         default_query, default_key = default_pair(maps)
-        c = st.columns(2)
-        query = token_picker(FIND_QUERY, tr("head_finder.query"), maps.query_tokens, default_query, c[0])
-        key = token_picker(FIND_KEY, tr("head_finder.key"), maps.key_tokens, default_key, c[1])
+        if pickers:
+            c = st.columns(2)
+            query = token_picker(FIND_QUERY, tr("head_finder.query"), maps.query_tokens, default_query, c[0])
+            key = token_picker(FIND_KEY, tr("head_finder.key"), maps.key_tokens, default_key, c[1])
+        else:
+            query, key = _named(FIND_QUERY, maps.query_tokens, default_query), _named(FIND_KEY, maps.key_tokens,
+                                                                                     default_key)
     return (None if text is None else analysis_of(model_id, text)), query, key
 
 
