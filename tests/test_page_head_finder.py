@@ -4,6 +4,8 @@ ranking shown is model.explain.head_finder's, the link names the two tokens and 
 import numpy as np
 import pytest
 
+import ui.display
+
 from i18n import translate
 from model.bert import MINILM_NAME
 from model.explain.head_finder import compare_head, find_heads
@@ -90,14 +92,17 @@ def test_two_texts_show_one_head_on_both_and_their_aligned_difference(minilm):
     assert f"**{comparison.first[10, 2]:.2f}** in A and **{comparison.second[10, 2]:.2f}** in B" in stated
 
 
-def test_the_attention_pages_finder_and_two_texts_in_korean():
+def test_the_attention_pages_finder_and_two_texts_in_korean(monkeypatch):
+    # AppTest re-serialises widgets through format_func outside the script thread (tests/test_attention_i18n_share.py)
+    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
     at = open_page("attention", {**FIND, "lang": "ko"})
     title = translate("ko", "head_finder.chart.title", query="it", key_token="animal", top=15,
                       kind=translate("ko", "attention.kinds.encoder_self"))
     assert _chart(at, title.split(":")[0])["layout"]["title"]["text"].replace("<br>", " ") == title
     assert at.selectbox(key="find_query").label == translate("ko", "head_finder.query")
     assert translate("ko", "head_finder.chart.norm") in next(iter(at.dataframe)).value.columns
-    at.button_group(key="attn_view").set_value("Two texts").run()
+    at.session_state["attn_view"] = "Two texts"
+    at.run()
     assert not at.exception
     assert at.text_input(key="text_b").label == translate("ko", "head_finder.text_b")
     assert any(m.value.startswith("행 **it**") for m in at.markdown)
@@ -131,7 +136,8 @@ def test_the_llm_heads_page_finds_a_head_and_shows_it_across_many_texts(smollm2)
     assert _chart(at, f"{_labels(ranking.by_weight[1:2])[0]}: queries and keys")
 
 
-def test_the_llm_heads_pages_finder_in_korean():
+def test_the_llm_heads_pages_finder_in_korean(monkeypatch):
+    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
     at = open_page("llm_heads", {"find_q": "it", "find_k": "animal", "lang": "ko"})
     headers = [h.value for h in at.header]
     assert headers[-2:] == [translate("ko", "head_finder.finder_title"), translate("ko", "head_finder.across_title")]
