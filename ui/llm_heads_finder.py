@@ -20,8 +20,8 @@ from model.families import LabModel, ReadsQueriesKeys
 from model.gguf_weights import SMOLLM2_NAME
 from model.sources import AnalysedInput, as_float32
 from ui.analysis_queue import heavy, size
-from ui.attention.finder import second_analysis, show_finder, show_two_texts
-from ui.display import chart_first, projected_stop, shared_figure, show_chart, words_for
+from ui.attention.finder import chart_above, second_analysis, show_finder, show_two_texts
+from ui.display import projected_stop, shared_figure, show_chart, words_for
 from ui.result_cache import memoized
 from ui.specs.llm_heads import COLOUR_BY, FIND_TEXT, FIND_TEXT_B, QK_COLOUR, QK_HEAD
 from ui.state import analysis_of, checked_input, get_model
@@ -63,7 +63,7 @@ def finder_section(lab: LabModel) -> tuple[AnalysedInput, str, tuple[int, int]] 
     QK_HEAD.set(head_label(*chosen))
     st.subheader(tr("head_finder.pair_title"))
     chosen = _head_of(st.selectbox(tr("head_finder.head"), names, key=QK_HEAD.key), (layers, heads)) or chosen
-    chart, controls = chart_first()
+    chart, controls = chart_above()
     second, query, key = second_analysis(MODEL_ID, FIND_TEXT_B, analysed.maps[kind], controls, pickers=False)
     if second is not None:
         with chart:
@@ -95,7 +95,7 @@ def across_section(lab: LabModel, analysed: AnalysedInput, kind: str, chosen: tu
         return
     layer, head = chosen
     name = head_label(layer, head)
-    chart, controls = chart_first()
+    chart, controls = chart_above()
     below = st.container()  # the RoPE pairs, under the picture whichever comes first
     if not projected_stop():
         controls.write(tr("head_finder.across_text"))

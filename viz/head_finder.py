@@ -77,7 +77,7 @@ def qk_scatter(points: np.ndarray, is_query: np.ndarray, position: np.ndarray, c
                           colorbar=dict(title=words("head_finder.chart.position")))
         else:
             marker.update(color=colour)
-        fig.add_trace(go.Scattergl(
+        fig.add_trace(go.Scatter(
             x=points[chosen, 0], y=points[chosen, 1], mode="markers", name=name, marker=marker,
             customdata=np.stack([[html_escaped(context[i]) for i in chosen], np.asarray(position)[chosen]], -1),
             hovertemplate=f"{name} %{{customdata[1]}}<br>%{{customdata[0]}}<extra></extra>"))

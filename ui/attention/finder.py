@@ -39,6 +39,14 @@ OPEN_ROW = 5  # heads in the row of buttons under the chart (the bars' keyboard 
 RANKING = WidgetKey("finder_ranking")  # the bar chart's selection (a clicked bar)
 OPEN = WidgetKey("finder_open")  # the row of head buttons
 
+def chart_above() -> tuple:
+    """-> (chart, controls) containers: the chart above its pickers when presenting (a view's chart must start on
+    the first 1280×720 screen under the explorer's own pickers), else as chart_first orders them."""
+    if presenting():
+        return st.container(), st.container()
+    return chart_first()
+
+
 OpenHead = Callable[[int, int], None]  # (layer, head), 0-based: open that head where the page shows one
 
 
@@ -96,7 +104,8 @@ def show_finder(model_id: str, lab: LabModel, analysed: AnalysedInput, kind: str
                 selected: tuple[int, int] | None = None) -> HeadRanking | None:
     """The finder: its pickers, the top heads as bars (the chart above the fold when projected), every head in a
     table, and a row of the first heads' buttons; a click opens the head (open_head)."""
-    chart, controls = chart_first()
+    chart, controls = chart_above()
+    below = st.container()  # the table under both
     ranking = finder_ranking(model_id, lab, analysed, kind, where=controls)
     if ranking is None:
         return None
@@ -119,9 +128,9 @@ def show_finder(model_id: str, lab: LabModel, analysed: AnalysedInput, kind: str
         show_chart(figure, f"head_finder_{kind}_{'norm' if by_norm else 'weight'}", key=RANKING.key,
                    on_select=clicked, table=table)
         _open_row(order[:OPEN_ROW], open_head)
-    controls.dataframe(table, height=240, width="stretch")
+    below.dataframe(table, height=240, width="stretch")
     if not presenting():
-        controls.caption(tr("head_finder.caption_norm" if lab.can(NORMS) else "head_finder.caption"))
+        below.caption(tr("head_finder.caption_norm" if lab.can(NORMS) else "head_finder.caption"))
     return ranking
 
 
@@ -228,7 +237,7 @@ def second_analysis(model_id: str, text_spec: WidgetSpec, maps: KindMaps, where,
 
 def show_pair_view(model_id: str, analysed: AnalysedInput, kind: str, layer: int, head: int) -> None:
     """The "Two texts" view: the explorer's head on the sidebar's text (A) and a second one (B)."""
-    chart, controls = chart_first()
+    chart, controls = chart_above()
     second, query, key = second_analysis(model_id, TEXT_B, analysed.maps[kind], controls)
     if second is not None:
         with chart:
