@@ -166,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
                "for translation models; for models on our own modules also rollout_encoder_self, "
                "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
                "keys); with --logit-lens lens_top_ids and lens_top_probs (L+1, T, 5), with --patch patch_residual "
-               "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h) (the module's docstring). Models folder: the ATTENTION_LAB_MODELS environment variable or "
-               ".streamlit/attention_lab.toml (see docs/models.md).")
+               "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h) (the module's docstring). "
+               "Models folder: the ATTENTION_LAB_MODELS environment variable or .streamlit/attention_lab.toml (see "
+               "docs/models.md).")
     parser.add_argument("model", metavar="MODEL",
                         help="a shipped model (e.g. transformer_en-fr), all-MiniLM-L6-v2, SmolLM2-135M-Instruct "
                              "(decoder_self only: a decoder-only model), or a folder name in the models folder")

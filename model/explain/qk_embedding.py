@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 
 from model.explain.fixed_sets import LANGUAGE_MODEL_TEXTS
 
@@ -98,7 +99,9 @@ def embed_head(readings: list[QueriesKeys], layer: int, head: int) -> QKEmbeddin
     keys = keys + shift
     both = np.concatenate([queries, keys])  # (2N, d_k)
     centred = both - both.mean(0)
-    _, singular, axes = np.linalg.svd(centred, full_matrices=False)  # axes (d_k, d_k), rows by variance
+    # axes (d_k, d_k), rows by variance. torch's SVD keeps to the process's torch threads; numpy's BLAS spreads even
+    # this small one over threads of its own, which on a loaded server's cores cost many times the work
+    _, singular, axes = (part.numpy() for part in torch.linalg.svd(torch.from_numpy(centred), full_matrices=False))
     axes = axes[:2] * np.sign(axes[:2, np.abs(axes[:2]).argmax(1)].diagonal())[:, None]  # a fixed sign per axis
     variance = singular ** 2
     text_index = np.concatenate([np.full(len(r.ids), t) for t, r in enumerate(readings)])
