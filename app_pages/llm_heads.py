@@ -1,10 +1,12 @@
-"""Inside an LLM: attention sinks (Xiao et al. 2023) and induction heads (Olsson et al. 2022) in SmolLM2-135M."""
+"""Inside an LLM: attention sinks (Xiao et al. 2023), induction heads (Olsson et al. 2022), a head finder and a head
+across many texts (Yeh et al. 2023) in SmolLM2-135M."""
 import streamlit as st
 
 from i18n import tr
 from ui.display import chart_first, explanation, page_title
 from ui.llm_heads import (induction_controls, show_copy, show_induction, show_sinks, show_window, sink_input,
                           smollm2)
+from ui.llm_heads_finder import show_finder_sections
 from ui.page_sections import page_sections
 
 page_title(tr("llm_heads.title"))
@@ -30,3 +32,4 @@ with sections["copy"]:
     st.subheader(tr("llm_heads.copy_title"))
     if induction is not None:  # None: past the analysis time limit, with a message saying so
         show_copy(st, induction)
+show_finder_sections(sections)  # find a head; a head across many texts (ui/llm_heads_finder.py)

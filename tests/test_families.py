@@ -98,9 +98,9 @@ def test_each_protocol_is_there_exactly_where_its_capability_is(lab):
     assert isinstance(lab, ScoresHeads) == lab.can(IMPORTANCE)
     assert isinstance(lab, Generates) == lab.can(GENERATION)
     assert isinstance(lab, ReadsResidualStream) == lab.can(RESIDUAL_STREAM)
-    assert isinstance(lab, ReadsQueriesKeys) == lab.can(QUERIES_KEYS)
     assert isinstance(lab, HasWordVocabulary) == lab.can(VOCABULARY)
     assert isinstance(lab, EmbedsWords) == lab.can(EMBEDDING)
+    assert isinstance(lab, ReadsQueriesKeys) == lab.can(QUERIES_KEYS)
 
 
 def test_a_closed_vocabulary_is_the_networks_own(lab):

@@ -15,7 +15,8 @@ from viz.encoder import AXIS_MARGIN, LABEL_ROOM
 def test_the_page_shows_the_sinks_the_top_induction_head_and_the_live_copy():
     at = open_page("llm_heads")
     assert at.title[0].value == "Inside an LLM: attention sinks and induction heads"
-    assert [h.value for h in at.header] == ["Attention sinks", "Induction heads"]
+    assert [h.value for h in at.header] == ["Attention sinks", "Induction heads", "Find a head",
+                                            "A head across many texts"]  # the last two: test_page_head_finder.py
     charts = chart_specs(at)
     share = trace_array(charts[0]["data"][0]["z"])
     assert share.shape == (30, 9) and charts[0]["data"][0]["y"][0] == "L1"
@@ -50,8 +51,8 @@ def test_the_page_shows_the_sinks_the_top_induction_head_and_the_live_copy():
 def test_the_page_in_korean():
     at = open_page("llm_heads", lang="ko")
     assert at.title[0].value == translate("ko", "llm_heads.title")
-    assert [h.value for h in at.header] == [translate("ko", "llm_heads.sinks_title"),
-                                            translate("ko", "llm_heads.induction_title")]
+    assert [h.value for h in at.header][:2] == [translate("ko", "llm_heads.sinks_title"),
+                                                translate("ko", "llm_heads.induction_title")]
     labels = [m.label for m in at.metric]
     assert translate("ko", "llm_heads.sink_metric") in labels and translate("ko", "llm_heads.top_head") in labels
     titles = [c["layout"]["title"]["text"].replace("<br>", " ") for c in chart_specs(at)]

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from i18n import tr
 
-VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain")  # the page's views
-VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale", "explain")))
+VIEWS = ("Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain", "Find heads",
+         "Two texts")  # the page's views
+VIEW_KEYS = dict(zip(VIEWS, ("head", "grid", "compare", "statistics", "ablation", "rescale", "explain", "find",
+                             "pair")))
 # attention kind id -> the tr() key of its name
 KINDS = {"encoder_self": "attention.kinds.encoder_self", "decoder_self": "attention.kinds.decoder_self",
          "cross": "attention.kinds.cross"}

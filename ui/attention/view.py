@@ -22,6 +22,7 @@ from ui.attention.ids import VIEW_KEYS, VIEWS, attention_kind_label
 from ui.attention.switches import tokens_changed
 from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart, words_for
 from ui.attention.explain import grid_labels, show_explain
+from ui.attention.finder import show_find_view, show_pair_view
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
                                 KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, STATS_AVERAGE, VIEW)
 from ui.attention.encoder import show_embedding_ablation
@@ -36,10 +37,6 @@ from viz.attention import (attention_heatmap, attention_lines, difference_heatma
 
 def view_label(view: str) -> str:
     return tr(f"attention.views.{VIEW_KEYS[view]}")
-
-
-def _number(i: int) -> str:
-    return f"{i + 1}"
 
 
 LINES_MAX_TOKENS = 40  # above this many tokens the lines view is a blur: hidden, with a line saying why
@@ -61,8 +58,8 @@ def encoder_toggles(analysed: AnalysedInput) -> None:
 def head_picker(layer_spec: WidgetSpec, head_spec: WidgetSpec, labels: tuple[str, str], columns
                 ) -> tuple[int, int]:
     """Layer and head pickers, offering what the specs offer: the chosen kind's layers and heads of this model."""
-    layer = spec_select(layer_spec, tr(labels[0]), where=columns[0], format_func=_number)
-    head = spec_select(head_spec, tr(labels[1]), where=columns[1], format_func=_number)
+    layer = spec_select(layer_spec, tr(labels[0]), where=columns[0], format_func=lambda i: f"{i + 1}")
+    head = spec_select(head_spec, tr(labels[1]), where=columns[1], format_func=lambda i: f"{i + 1}")
     return layer, head
 
 
@@ -132,6 +129,9 @@ def _show_view(model_id: str, lab: LabModel, result: AnalysedInput, kind: str, m
         show_next_token_ablation(result, model_id, lab)
     elif view == "Ablation":  # ... or the translation
         show_ablation(result, model_id, lab)
+    elif view in ("Find heads", "Two texts"):  # which heads link two tokens; one head on two texts (finder.py)
+        show_find_view(model_id, lab, result, kind, layer, head) if view == "Find heads" else \
+            show_pair_view(model_id, result, kind, layer, head)
     elif view == "Explain":
         # rollout, norms, importance, patterns: defined on the tokens the model computed (raw, not merged or hidden)
         show_explain(model_id, lab, result, drawn_maps(result, kind, raw=True), layer, head)
