@@ -104,7 +104,7 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lesson_id", ["intro", "llm"])
+@pytest.mark.parametrize("lesson_id", sorted(load_lessons(PAGES)[0]))
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_walk_the_shipped_lesson_stop_by_stop(language, lesson_id):
     """Every stop of every shipped lesson opens its page with its state; a question hides the page until answered;

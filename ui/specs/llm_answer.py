@@ -12,11 +12,12 @@ PAGE = ("llm_answer",)
 # of the lens: its commitment is row 30 of 30 (" Paris" is 396th at layer 24, 3rd at layer 29; measured with
 # model.explain.logit_lens).
 DEFAULT_LENS_TEXT = "The capital of France is"
-# Wang et al. 2022's indirect-object sentence, and the same with the two names swapped: 14 tokens each, and
-# p(" Mary") is 0.92 after the clean prompt, 0.001 after the corrupted one (measured with
-# model.explain.patching.residual_patching). " John" is the subject, the wrong answer.
-DEFAULT_CLEAN = "When Mary and John went to the store, John gave a drink to"
-DEFAULT_CORRUPT = "When John and Mary went to the store, Mary gave a drink to"
+# An indirect-object sentence (Wang et al. 2022, §2), and the same with the two names swapped: 11 tokens each, and
+# p(" Mary") is 0.91 after the clean prompt, 0.001 after the corrupted one. Shorter than the paper's "When Mary and
+# John went to the store, John gave a drink to" (14 tokens), whose two sweeps cost about 1.6× as much.
+# " John" is the subject, the wrong answer. The answer lesson (lessons/answer.toml) reads the same pair.
+DEFAULT_CLEAN = "When Mary and John met, John gave a drink to"
+DEFAULT_CORRUPT = "When John and Mary met, Mary gave a drink to"
 DEFAULT_ANSWER, DEFAULT_WRONG = " Mary", " John"
 
 LENS_TEXT = WidgetSpec("answer_lens_text", "lens_text", DEFAULT_LENS_TEXT, PAGE, convert=sentence_text)
