@@ -33,7 +33,7 @@ def _check(page: Page, stop: int) -> None:
     wait_idle(page)
     no_exception(page)
     bar = page.locator(".st-key-lesson_bar p").first
-    expect(bar).to_contain_text(f"stop {stop} of 17")
+    expect(bar).to_contain_text(f"stop {stop} of 18")
     assert f"stop={stop}" in page.url
     pickers, title = EXPECTED[stop]
     expect(page.locator(f".st-key-{next(iter(pickers))}")).to_be_visible()
@@ -53,7 +53,7 @@ def _history(page: Page, step, stop: int) -> None:
     under the next stop's address, is stepped over: ui/share.follow_page_change; it took a second press), and the
     pickers are those of that stop."""
     step()
-    expect(page.locator(".st-key-lesson_bar p").first).to_contain_text(f"stop {stop} of 17", timeout=30000)
+    expect(page.locator(".st-key-lesson_bar p").first).to_contain_text(f"stop {stop} of 18", timeout=30000)
     _check(page, stop)
 
 

@@ -47,9 +47,9 @@ def test_gain_rule_of_thumb_and_the_report_from_a_small_class(tmp_path, lesson):
     for student, second in zip("abc", ("2", "2", "3"), strict=True):
         store.answer(code, student, "intro:8", second, second == "2", round=2, stop=8)
     store.answer(code, "late", "intro:8", "3", False, stop=8)  # round 1 after it closed: not in the report
-    teacher.move(17)
+    teacher.move(18)
     for student, after in zip("abc", ("2", "2", "1"), strict=True):
-        store.answer(code, student, "intro:post:weight", after, after == "2", stop=17)
+        store.answer(code, student, "intro:post:weight", after, after == "2", stop=18)
     report = build_report(lesson, teacher.answer_rows())
     question = next(q for q in report.questions if q.question_id == "intro:8")
     assert (question.first.answered, question.first.right, question.second.right) == (3, 1, 2)

@@ -47,7 +47,7 @@ def test_ten_students_cannot_answer_ahead_or_fake_the_gain(store_location, lesso
     last = len(lesson.stops)
     pre = [c for c in lesson.stops[0].checks if c.when == "pre"]
     post = [c for c in lesson.stops[-1].checks if c.when == "post"]
-    assert pre and post and last == 17
+    assert pre and post and last == 18
     for student in (f"s{i}" for i in range(10)):
         store.join(code, student)
         for check in pre:

@@ -444,7 +444,7 @@ def test_only_the_stop_the_class_is_on_takes_answers(store):
         store.answer(code, "a", "intro:3", "1", True, stop=3)
     assert ahead.value.stop == 1
     with pytest.raises(ClassElsewhere):
-        store.answer(code, "a", "intro:post:weight", "2", True, stop=17)  # the post-test while the class is on 1
+        store.answer(code, "a", "intro:post:weight", "2", True, stop=18)  # the post-test while the class is on 1
     with pytest.raises(ClassElsewhere):
         store.answer(code, "a", "llm:1", "2", True, stop=1)  # another lesson's question: not this class's
     with pytest.raises(ValueError):
@@ -458,8 +458,8 @@ def test_only_the_stop_the_class_is_on_takes_answers(store):
     store.answer(code, "a", "intro:3", "1", True, stop=3)
     with pytest.raises(ClassElsewhere):  # the class has left stop 1: no more pre-test answers, no second chances
         store.answer(code, "b", "intro:pre:weight", "2", True, stop=1)
-    teacher.move(17)
-    store.answer(code, "a", "intro:post:weight", "2", True, stop=17)
+    teacher.move(18)
+    store.answer(code, "a", "intro:post:weight", "2", True, stop=18)
     assert store.stored_answers(code) == 4
 
 

@@ -8,7 +8,7 @@ def test_home_opens_the_guided_lesson_at_its_first_stop_on_the_default_model():
     button.click().run()
     at.run()  # the lesson bar switches to the stop's page on the next run
     assert not at.exception
-    assert any("stop 1 of 17" in m.value for m in at.markdown), [m.value for m in at.markdown][:5]
+    assert any("stop 1 of 18" in m.value for m in at.markdown), [m.value for m in at.markdown][:5]
     assert at.session_state["model_id"] == "transformer_en-fr"  # the stop's model, not the one picked before
 
 

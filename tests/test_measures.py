@@ -358,5 +358,27 @@ def test_the_induction_measures_agree_on_the_strongest_head(llm):
     assert _take("copy_probability", llm, {}, {"token": " zebra"}) == 0.0
 
 
+@covers("finder_head")
+def test_the_finder_measure_is_the_finders_first_head_and_accepts_its_near_ties():
+    """MiniLM on the Winograd sentence: "it" → "animal" in L4 H2 (0.68) and L6 H12 (0.67), a near-tie both accepted
+    within the stop's tolerance; the next head is far below."""
+    from model.bert import MINILM_NAME
+    from model.explain.head_finder import find_heads
+    from model.families import open_model
+
+    lab, sentence = open_model(MINILM_NAME), "The animal didn't cross the street because it was too tired."
+    view = {"model": MINILM_NAME, "sentence": sentence, "find_q": "it", "find_k": "animal"}
+    ranking = find_heads(lab, lab.analyse(sentence), "it", "animal")
+    first, second, third = ranking.by_weight[:3]
+    found = _take("finder_head", lab, view, Asked(tolerance=0.02))
+    assert found.shown == f"L{first[0] + 1} H{first[1] + 1}"
+    assert {f"L{layer + 1} H{head + 1}" for layer, head in (first, second)} <= found.accepted
+    assert f"L{third[0] + 1} H{third[1] + 1}" not in found.accepted
+    with pytest.raises(MeasureError):  # a token the sentence lacks
+        _take("finder_head", lab, {**view, "find_k": "zebra"})
+    with pytest.raises(MeasureError):  # no tokens named
+        _take("finder_head", lab, {**view, "find_q": ""})
+
+
 def test_every_measure_is_taken_on_a_shipped_model_above():
     assert COVERED == set(MEASURES)

@@ -3,7 +3,7 @@ its measures, one per kind of model they read. Importing this package registers 
 the one list of their names (tests/test_measures.py keeps it so)."""
 from __future__ import annotations
 
-from classroom.measures import foundations, llm, llm_answer, translation  # noqa: F401  (each declares its measures)
+from classroom.measures import finder, foundations, llm, llm_answer, translation  # noqa: F401  (each declares its measures)
 from classroom.measures.registry import (ANSWER_KINDS, MEASURES, STOP_MODEL, Asked, Expected, HeadValues, Measure,
                                          MeasureError, StopView, answer, answering, as_answer, as_figure, bounding,
                                          check_option_count, checked_args, figure, head_name, model_id, number_answer,
