@@ -272,12 +272,13 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
                           help=tr("display.csv_help"))
 
 
-def folded_section(title: str, key: str, icon: str | None = None):
-    """A folded section whose content is built only while it is open: -> (container, is_open).
+def folded_section(title: str, key: str, icon: str | None = None, expanded: bool = False):
+    """A folded section whose content is built only while it is open: -> (container, is_open). `expanded`: open
+    when first drawn.
 
     A page's secondary charts sit in these. Streamlit runs the body of a plain expander on every run, open or not,
     so a folded chart still cost the server its figure and its serialisation for every student; an expander with a
     key and on_change="rerun" tracks its state (public API), and the page draws the content only when it is open.
     """
-    section = st.expander(title, icon=icon, key=key, on_change="rerun")
+    section = st.expander(title, expanded=expanded, icon=icon, key=key, on_change="rerun")
     return section, bool(section.open)
