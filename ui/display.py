@@ -163,6 +163,7 @@ def strongest_shade() -> str:
 
 
 WORDS = "_attention_lab_words"  # a shared figure's words (viz/summary.py) by title override, computed once each
+SHARED_KEY = "_attention_lab_shared_key"  # a shared figure's (key, language): what its shown copies are cached by
 
 
 @memoized
@@ -179,6 +180,7 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
     with i18n.using_language(language):
         figure = _build()
         setattr(figure, WORDS, {None: figure_summary(figure, words=words_for("display"))})
+    setattr(figure, SHARED_KEY, (key, language))
     return figure
 
 
@@ -201,6 +203,26 @@ def chart_words(fig: go.Figure, title: str | None = None) -> str:
     if title not in known:
         known[title] = figure_summary(fig, title, words=words_for("display"))
     return known[title]
+
+
+def _as_shown(fig: go.Figure, presenter: bool, in_column: bool, width: int) -> go.Figure:
+    """fig as show_chart draws it: projected (larger text, colour-blind-safe scales) or its title wrapped to its
+    width, its token labels thinned to those that fit (fig itself when nothing changes; else a copy)."""
+    # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
+    if presenter:
+        shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
+    else:
+        shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
+    return thin_tick_labels(shown, width, PROJECTED_LABEL_ROOM if presenter else LABEL_ROOM,
+                            copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
+
+
+@memoized
+def _shown_shared(shared: tuple, presenter: bool, in_column: bool, width: int, _fig: go.Figure) -> go.Figure:
+    """A shared figure (shared_figure: its key and language) as show_chart draws it, made once per process and way
+    of showing it, the same object for every session (read-only, like the shared figure). Kept in the replica's
+    byte-bounded store beside the figure it copies; the key names everything the result depends on."""
+    return _as_shown(_fig, presenter, in_column, width)
 
 
 def copy_of_own_figure(fig: go.Figure) -> go.Figure:
@@ -233,14 +255,12 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     where = where or st
     key = key or name
     presenter = presenting()
-    # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
-    if presenter:
-        shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
-    else:
-        shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
-    shown = thin_tick_labels(shown, width or (COLUMN_WIDTH if in_column else PAGE_WIDTH),
-                             PROJECTED_LABEL_ROOM if presenter else LABEL_ROOM,
-                             copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
+    width = width or (COLUMN_WIDTH if in_column else PAGE_WIDTH)
+    shared = getattr(fig, SHARED_KEY, None)
+    if shared is None:
+        shown = _as_shown(fig, presenter, in_column, width)
+    else:  # every session at a stop draws the same chart: made ready once per process (a class after a Reveal)
+        shown = _shown_shared(shared, presenter, in_column, width, fig)
     image_format = IMAGE_FORMAT_WIDGET.get(IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}
