@@ -22,7 +22,7 @@ from ui.compat import figure_from_own_dict, in_script_run
 from ui.result_cache import memoized
 from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
-from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
+from viz.encoder import LABEL_FONT, PROJECTED_LABEL_FONT, thin_tick_labels
 from viz.export import figure_csv
 from viz.summary import figure_summary
 from viz.words import Words
@@ -39,6 +39,13 @@ PLOTLY_PRELOAD = "plotly_preload"  # key of preload_plotly's hidden container
 # show_chart), in a 1280 px wide window with the sidebar open. Only the thinning of token labels reads them, and a smaller guess
 # than the real width only labels fewer tokens: with the sidebar closed or projected the charts are wider.
 PAGE_WIDTH, COLUMN_WIDTH = 820, 400
+# Projected, the sidebar starts collapsed (ui/run.py): the page gains the sidebar's 300 px
+PROJECTED_PAGE_WIDTH, PROJECTED_COLUMN_WIDTH = PAGE_WIDTH + 300, COLUMN_WIDTH + 150
+
+
+def page_width() -> int:
+    """px of the page's width a full-width chart gets (see PAGE_WIDTH): wider projected, the sidebar folded."""
+    return PROJECTED_PAGE_WIDTH if presenting() else PAGE_WIDTH
 
 
 def _session_language() -> str:
@@ -213,7 +220,7 @@ def _as_shown(fig: go.Figure, presenter: bool, in_column: bool, width: int) -> g
         shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
     else:
         shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
-    return thin_tick_labels(shown, width, PROJECTED_LABEL_ROOM if presenter else LABEL_ROOM,
+    return thin_tick_labels(shown, width, PROJECTED_LABEL_FONT if presenter else LABEL_FONT,
                             copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
 
 
@@ -249,13 +256,14 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
     replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
     width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column): a long text's token labels are
-    thinned to every k-th one so that none overlap (viz.encoder.thin_tick_labels; hover and CSV name every token).
+    thinned to every k-th one where they would overlap, by their measured widths (viz.encoder.thin_tick_labels;
+    hover and CSV name every token).
     """
     in_column = where is not None
     where = where or st
     key = key or name
     presenter = presenting()
-    width = width or (COLUMN_WIDTH if in_column else PAGE_WIDTH)
+    width = width or ((PROJECTED_COLUMN_WIDTH if presenter else COLUMN_WIDTH) if in_column else page_width())
     shared = getattr(fig, SHARED_KEY, None)
     if shared is None:
         shown = _as_shown(fig, presenter, in_column, width)
