@@ -175,6 +175,9 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
         teacher.screenshot(path=SCREENSHOTS / "peer_round1_hidden_ko_presenter.png")
         teacher.get_by_text(translate("ko", "peer.show_round_one")).click()
         expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
+        wait_idle(teacher)
+        chart = teacher.get_by_test_id("stVegaLiteChart").first.bounding_box()  # issue 38 item 4: on screen one
+        assert chart is not None and chart["y"] + min(100, chart["height"]) <= 720, chart
         left = re.compile(re.escape(translate("ko", "peer.time_left", time="@")).replace("@", r"\d:\d\d"))
         _click_once(teacher, translate("ko", "peer.start_discussion"), teacher.get_by_text(left).first)
         expect(student.get_by_text(translate("ko", "peer.discussion"))).to_be_visible(timeout=30000)
