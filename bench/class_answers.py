@@ -20,9 +20,11 @@ counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the
 3. Within --window seconds (uniformly random start times) every student picks an option and submits. From the
    window's start each student's class poll also reruns every STUDENT_POLL_SECONDS, as her browser's
    st.fragment(run_every) timer makes it do (ui/lessons/bar._class_poll), until every student's page is drawn.
-   Measured per student, from the click: the confirmation ("Right"/"Your answer") reaching her (a browser draws
-   each element as it arrives, before the run ends), and the end of the whole-page run that draws the stop's chart
-   under it (the answer's own run when the server is not crowded; else her next class poll's: ui/page_slots.py).
+   Measured per student, from the click: the confirmation ("Your answer is taken") reaching her (a browser draws
+   each element as it arrives, before the run ends). In a class the stop's page (its chart gives the answer away)
+   waits for the teacher's Reveal: once every student's answer is confirmed, the teacher presses "Reveal the answer
+   to everyone", and each student's class poll then reruns her whole page, which draws the stop's chart: measured
+   from the Reveal's click to the end of that whole-page run (the same chart for the whole class, at once).
 4. Meanwhile the teacher's results fragment reruns every --poll seconds, as the browser's st.fragment(run_every)
    timer makes it do; each rerun's "Answered" metric is recorded.
 5. With --late-joiners K, K more students open the join link at random times within the window (a burst must not
@@ -71,6 +73,7 @@ QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
 STUDENT_POLL_SECONDS = 3  # a student's class poll (ui/lessons/bar.FOLLOW_SECONDS: its st.fragment's run_every)
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
 CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts
+REVEAL = "Reveal the answer to everyone"  # the teacher's button (i18n/en/class_teacher.toml: reveal)
 
 
 class ClassClient(StreamlitClient):
@@ -81,8 +84,9 @@ class ClassClient(StreamlitClient):
         self.index = index
         self.metrics: dict[str, tuple[str, str]] = {}
         self.confirmation_seen: float | None = None  # when the answer's message first reached this client
-        self.page_drawn: float | None = None  # when a whole-page run after the answer ended (its chart drawn)
+        self.page_drawn: float | None = None  # when a whole-page run after the Reveal ended (its chart drawn)
         self.watching_confirmation = False
+        self.watching_page = False  # the teacher has revealed: the next whole-page run draws the stop's chart
         self.poll_fragment = ""  # the id of the class poll's st.fragment (its run_every timer is simulated)
         self._full_run = False
 
@@ -100,7 +104,7 @@ class ClassClient(StreamlitClient):
                 self.confirmation_seen = received
         elif message.WhichOneof("type") == "new_session":
             self._full_run = not message.metadata.run.fragment_ids
-        elif (message.WhichOneof("type") == "script_finished" and self._full_run and self.watching_confirmation
+        elif (message.WhichOneof("type") == "script_finished" and self._full_run and self.watching_page
               and self.page_drawn is None and message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY):
             self.page_drawn = received
         super()._handle(message, received)
@@ -197,8 +201,11 @@ async def run(args, base_url: str) -> dict:
             raise RuntimeError(f"student {student.index} did not reach the question: {outcome.problems}")
 
     rng = random.Random(args.seed)
-    # (when the confirmation was seen, click to confirmation, click to the page drawn, the answer's own run)
+    # (when the confirmation was seen, click to confirmation, Reveal to the page drawn, the answer's own run)
     confirmed: list[tuple[float, float, float, float]] = []
+    answered = {"count": 0}  # students whose answer is confirmed (or failed): at all of them the teacher reveals
+    everyone_answered = asyncio.Event()
+    reveal: dict[str, float] = {}  # "at": when the teacher's Reveal was clicked
     drawn_students: set[int] = set()
     failures: list[str] = []
     polls: list[tuple[float, str]] = []  # (time of the teacher refresh, its "Answered" value)
@@ -208,7 +215,14 @@ async def run(args, base_url: str) -> dict:
     done = {"pages": 0}  # students whose page is drawn after their answer (or who failed)
     everyone_done = asyncio.Event()
 
+    def answer_done() -> None:
+        answered["count"] += 1
+        if answered["count"] == len(students):
+            everyone_answered.set()
+
     def finished(student: ClassClient) -> None:
+        if not student.watching_confirmation or student.confirmation_seen is None:
+            answer_done()  # failed before its answer was confirmed: the Reveal does not wait for it
         done["pages"] += 1
         if done["pages"] == len(students):
             everyone_done.set()
@@ -236,7 +250,7 @@ async def run(args, base_url: str) -> dict:
             if clicked is not None and student.page_drawn is not None and student.index not in drawn_students:
                 drawn_students.add(student.index)
                 confirmed.append((student.confirmation_seen, student.confirmation_seen - clicked,
-                                  student.page_drawn - clicked, answer_run))
+                                  student.page_drawn - reveal["at"], answer_run))
                 finished(student)
             if clicked is None and answer_at <= next_poll:
                 await asyncio.sleep(max(0.0, answer_at - time.perf_counter()))
@@ -260,9 +274,10 @@ async def run(args, base_url: str) -> dict:
                     failures.append(f"student {student.index}: {outcome.problems} {student.run_texts[-3:]}")
                     finished(student)
                     return
+                answer_done()
                 continue
-            if clicked is not None and time.perf_counter() - clicked > timeout:
-                failures.append(f"student {student.index}: no page within {timeout:.0f} s of the answer")
+            if "at" in reveal and time.perf_counter() - reveal["at"] > timeout:
+                failures.append(f"student {student.index}: no page within {timeout:.0f} s of the Reveal")
                 finished(student)
                 return
             await asyncio.sleep(max(0.0, next_poll - time.perf_counter()))
@@ -291,10 +306,22 @@ async def run(args, base_url: str) -> dict:
             joins.append(time.perf_counter() - start)
 
     async def teacher_timer(stop: asyncio.Event) -> None:
+        """Her live results every --poll s (her browser's timer); once every answer is confirmed, her Reveal (one
+        click at a time: a session runs one script at a time)."""
         while not stop.is_set():
             await asyncio.sleep(args.poll)
             await teacher.rerun(teacher.widget_rerun_msg(live_fragment), timeout)
             polls.append((time.perf_counter(), teacher.metrics.get("Answered", ("?", ""))[0]))
+            if everyone_answered.is_set() and "at" not in reveal:
+                button = teacher.button_id(REVEAL)
+                if button is None:
+                    raise RuntimeError(f"no {REVEAL!r} button on the teacher's page")
+                for student in students:
+                    student.watching_page = True
+                reveal["at"] = time.perf_counter()
+                outcome = await teacher.rerun(teacher.click_msg(button), timeout)
+                if not outcome.ok:
+                    raise RuntimeError(f"the teacher's Reveal failed: {outcome.problems}")
 
     stop = asyncio.Event()
     timer = asyncio.create_task(teacher_timer(stop))
@@ -388,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     stored = ClassStore(location).stored_answers(result["code"])
     latencies = [seen for _, seen, _, _ in result["confirmed"]]  # click -> the answer's message on screen
-    drawn = [page for _, _, page, _ in result["confirmed"]]  # click -> a whole-page run ended: the stop's chart
+    drawn = [page for _, _, page, _ in result["confirmed"]]  # Reveal -> a whole-page run ended: the stop's chart
     delay = result["chart_delay"]
     load_after = os.getloadavg()
     target = f"{args.url}" if args.url else "own server"
@@ -404,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         return f"{fmt(statistics.median(values))} / {fmt(percentile(values, 95))} / {fmt(max(values))}"
 
     print("| students | answered within | stored in the DB | confirmed on screen | confirmation p50 / p95 / max "
-          "| page drawn under it p50 / p95 / max | teacher chart shows all after the last answer | target |")
+          "| page drawn after the Reveal p50 / p95 / max | teacher chart shows all after the last answer | target |")
     print("|---|---|---|---|---|---|---|---|")
     print(f"| {args.students} | {result['answer_window']:.1f} s | {stored} | {len(latencies)} | "
           f"{spread_of(latencies)} | {spread_of(drawn)} | "

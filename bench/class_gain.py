@@ -218,14 +218,14 @@ async def play(args, base_url: str, students: list[Student]) -> list[dict]:
     for _ in range(LAST_STOP - PEER_STOP):
         await teacher_click(teacher, "class_next", timeout)
     await each(post)
-    # The report takes the post-test once the class has ended (it asks the pre-test's questions again), and is built
-    # on the teacher's click, from what is stored then
+    # The report takes the post-test once the class has ended (it asks the pre-test's questions again); the ended
+    # class's report opens by itself, and its CSV is made on the click, from what is stored then
     await teacher_click(teacher, "class_end", timeout)
-    await teacher_click(teacher, "report_update", timeout)
     download = (teacher.keyed("report_csv") or (None, None))[1]
-    if download is None or not download.url:
-        raise RuntimeError("no CSV download in the teacher's class report")
-    rows = await asyncio.to_thread(fetch_csv, f"{base_url}{download.url}", teacher.cookie_header())
+    if download is None or not download.deferred_file_id:
+        raise RuntimeError("no CSV download (made on its click) in the teacher's class report")
+    url = await teacher.deferred_file_url(download.deferred_file_id, timeout)
+    rows = await asyncio.to_thread(fetch_csv, f"{base_url}{url}", teacher.cookie_header())
     await teacher.close()
     return rows
 

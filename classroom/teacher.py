@@ -194,8 +194,8 @@ class ClassTeacher:
             return _answer_rows(db, self.code)
 
     def report_answers(self, now: float | None = None) -> ReportAnswers:
-        """What the class report is built from, read at once (the teacher's click): every answer of the class, the
-        questions revealed, whether the class has ended; also after it ended (until purged)."""
+        """What the class report is built from, read at once (each time her report is drawn): every answer of the
+        class, the questions revealed, whether the class has ended; also after it ended (until purged)."""
         now = time.time() if now is None else now
         with self.store.connect() as db:
             self._check(db, now, ended_too=True)

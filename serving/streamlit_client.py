@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from streamlit.proto.Alert_pb2 import Alert
-from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.BackMsg_pb2 import BackendOperationRequest, BackMsg, DeferredFileRequestPayload
 from streamlit.proto.ClientState_pb2 import ClientState, ContextInfo
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -108,6 +108,8 @@ class StreamlitClient:
         self.run_errors: list[str] = []
         self.run_texts: list[str] = []  # markdown/alert bodies of the last run, for checks that read the page
         self.bytes_in = 0
+        self.session_id = ""  # the server's id of this session (a backend operation names it)
+        self.operations: dict[str, asyncio.Future] = {}  # request id -> the server's backend operation response
         self._reader_task: asyncio.Task | None = None
 
     # ---- connection
@@ -186,6 +188,7 @@ class StreamlitClient:
 
         if kind == "new_session":
             session = message.new_session
+            self.session_id = session.initialize.session_id or self.session_id
             self.main_hash = session.main_script_hash
             self.max_cache_age = session.config.max_cached_message_age or self.max_cache_age
             if message.metadata.run.fragment_ids:  # a fragment rerun: widgets outside the fragment stay as drawn
@@ -215,6 +218,16 @@ class StreamlitClient:
                 proto = getattr(element, element_kind)
                 self.run_widgets[proto.id] = (element_kind, proto, message.metadata.active_script_hash)
                 self.fragment_of[proto.id] = message.delta.fragment_id
+        elif kind == "delta" and message.delta.WhichOneof("type") == "add_block":
+            block = message.delta.add_block
+            if block.WhichOneof("type") == "expandable" and block.expandable.id:  # an expander with a state (a key)
+                self.run_widgets[block.expandable.id] = ("expandable", block.expandable,
+                                                         message.metadata.active_script_hash)
+                self.fragment_of[block.expandable.id] = message.delta.fragment_id
+        elif kind == "backend_operation_response":
+            waiting = self.operations.pop(message.backend_operation_response.request_id, None)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message.backend_operation_response)
         elif kind == "script_finished":
             status = message.script_finished
             if status in FINISHED_OK:
@@ -330,6 +343,24 @@ class StreamlitClient:
             return self.widget_rerun_msg(fragment_id)
         finally:
             del self.widgets[widget_id]
+
+    def open_expander_msg(self, widget_id: str) -> bytes:
+        """A click that opens an expander with a state (st.expander(key=..., on_change="rerun")): its rerun."""
+        self.widgets[widget_id] = WidgetState(id=widget_id, bool_value=True)
+        return self.widget_rerun_msg(self.fragment_of.get(widget_id, ""))
+
+    async def deferred_file_url(self, file_id: str, timeout: float) -> str:
+        """What a click on a deferred st.download_button (data=a callable) asks: the server runs the callable and
+        answers the file's URL, which the browser then fetches. Raises RuntimeError when the server refused."""
+        request_id = f"bench-{len(self.operations)}-{time.perf_counter_ns()}"
+        answer = asyncio.get_running_loop().create_future()
+        self.operations[request_id] = answer
+        await self.ws.send(BackMsg(backend_operation_request=BackendOperationRequest(
+            request_id=request_id, session_id=self.session_id, deferred_file=DeferredFileRequestPayload(file_id=file_id))).SerializeToString())
+        response = await asyncio.wait_for(answer, timeout)
+        if response.error_msg or not response.deferred_file.url:
+            raise RuntimeError(f"deferred file {file_id}: {response.error_msg or 'no URL'}")
+        return response.deferred_file.url
 
     async def rerun(self, payload: bytes, timeout: float, expected_page: str | None = None) -> RunOutcome:
         """Send one rerun and wait for its `script_finished` (skipping runs ended early for a newer rerun).

@@ -39,6 +39,8 @@ def default_widget_state(kind: str, proto) -> WidgetState | None:
             state.double_array_value.data[:] = list(proto.value if set_value else proto.default)
     elif kind == "checkbox":
         state.bool_value = proto.value if set_value else proto.default
+    elif kind == "expandable":  # an expander with a state: open or not, as the server drew it
+        state.bool_value = proto.expanded
     elif kind == "number_input":
         value = proto.value if set_value and proto.HasField("value") else (
             proto.default if proto.HasField("default") else None)

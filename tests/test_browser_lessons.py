@@ -211,7 +211,7 @@ def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class
     contexts = [browser.new_context(viewport={"width": 1280, "height": 720}) for _ in range(3)]
     try:
         teacher = contexts[0].new_page()
-        code = _start_class(teacher, class_app_url, class_data, "?presenter=1")
+        code = _start_class(teacher, class_app_url, class_data, "?presenter=true")  # (=1 is no switch value)
         for context, option in zip(contexts[1:], ("Transformer", "GRU without attention (one context vector)")):
             student = context.new_page()
             student.goto(f"{class_app_url}/?class={code}")
@@ -227,6 +227,8 @@ def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class
         share = teacher.get_by_test_id("stMetric").filter(has_text="Share correct").get_by_test_id("stMetricValue")
         expect(share).to_have_text("–")
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_projected_before_reveal.png")
+        chart = teacher.get_by_test_id("stVegaLiteChart").first.bounding_box()  # issue 38 item 4: on screen one
+        assert chart is not None and chart["y"] + min(100, chart["height"]) <= 720, chart
         expect(teacher.get_by_role("button", name="Peek at the answer")).to_have_count(0)  # nothing to open here
         private = contexts[0].new_page()  # "Answer and notes": a second window of her browser, off the projector
         private.goto(f"{class_app_url}/teacher?private=true")

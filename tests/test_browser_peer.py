@@ -115,11 +115,12 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
 
 def _report_downloads(browser, teacher: Page, code: str) -> None:
     """The class report: its charts on the page, its CSV, and its HTML file opened offline (plotly.js inside)."""
-    teacher.get_by_text("Class report: what the class learned").click()
-    teacher.get_by_role("button", name="Build the report").click()  # built on her click from the answers stored then
+    teacher.get_by_text("Class report: what the class learned").click()  # opening it reads the store: no other click
     wait_idle(teacher)
     report = teacher.get_by_test_id("stExpanderDetails").filter(has_text="Anonymous: students are random ids")
     expect(report.locator(".js-plotly-plot").first).to_be_visible(timeout=15000)
+    expect(report.get_by_text("Questions left out until you reveal them", exact=False)).to_contain_text(": 0.")
+    expect(report.locator(".js-plotly-plot text", has_text="67%").first).to_be_visible()  # round 2's share right
     report.screenshot(path=SCREENSHOTS / "peer_class_report.png")
     with teacher.expect_download() as info:
         teacher.get_by_role("button", name="Download the report (CSV)").click()
@@ -174,6 +175,9 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
         teacher.screenshot(path=SCREENSHOTS / "peer_round1_hidden_ko_presenter.png")
         teacher.get_by_text(translate("ko", "peer.show_round_one")).click()
         expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
+        wait_idle(teacher)
+        chart = teacher.get_by_test_id("stVegaLiteChart").first.bounding_box()  # issue 38 item 4: on screen one
+        assert chart is not None and chart["y"] + min(100, chart["height"]) <= 720, chart
         left = re.compile(re.escape(translate("ko", "peer.time_left", time="@")).replace("@", r"\d:\d\d"))
         _click_once(teacher, translate("ko", "peer.start_discussion"), teacher.get_by_text(left).first)
         expect(student.get_by_text(translate("ko", "peer.discussion"))).to_be_visible(timeout=30000)
@@ -191,6 +195,14 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
         expect(_metric(teacher, translate("ko", "peer.before"))).to_have_text("0%", timeout=15000)
         expect(_metric(teacher, translate("ko", "peer.after"))).to_have_text("100%")
         teacher.screenshot(path=SCREENSHOTS / "peer_after_reveal_ko_presenter.png", full_page=True)
+        # the class report, opened: the answers stored now, with no button to build it (issue 38, item 1)
+        teacher.get_by_text(translate("ko", "report.open")).click()
+        wait_idle(teacher)
+        report = teacher.get_by_test_id("stExpanderDetails").filter(
+            has_text=translate("ko", "report.retention", days="7"))
+        expect(report.locator(".js-plotly-plot text", has_text="100%").first).to_be_visible(timeout=15000)
+        expect(report.get_by_role("button", name=translate("ko", "report.csv"))).to_be_visible()
+        report.screenshot(path=SCREENSHOTS / "peer_class_report_ko.png")
         # projected: the charts' axis labels, titles and legend readable from the back row (viz/classroom.readable)
         sizes = teacher.evaluate("""() => Array.from(document.querySelectorAll(
             '[data-testid="stVegaLiteChart"] svg text')).filter(t => t.textContent.trim())

@@ -117,8 +117,19 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
             failures.append(f"stop {stop.number} ({stop.page}): focus {focus}")
         if seen["small"]:
             failures.append(f"stop {stop.number} ({stop.page}): text under {SMALLEST} px: {seen['small'][:5]}")
+        # issue 38 item 2: the lesson bar's Next is the only button called Next (a page's stepper says what it steps)
+        nexts = page.get_by_role("button", name=translate(language, "lessons.next"), exact=True)
+        if nexts.count() != 1 or page.locator(".st-key-lesson_bar").get_by_role(
+                "button", name=translate(language, "lessons.next"), exact=True).count() != 1:
+            failures.append(f"stop {stop.number} ({stop.page}): {nexts.count()} buttons called Next")
+        if (lesson_id, stop.number) == ("intro", 1):  # issue 38 item 4: which line is which model, on screen one
+            legend = page.locator(".st-key-section_length .js-plotly-plot .legend").first.bounding_box()
+            if legend is None or legend["y"] + legend["height"] > FOLD:
+                failures.append(f"intro stop 1: the legend at {legend}, below the first screen")
     failures += [f"{view}: {line}" for view, lines in unreadable.items() for line in lines]
     assert not failures, "\n".join(failures)
+    if lesson_id == "intro":
+        _all_labels_of_a_sixteen_token_head_view(page, app_url, language)
     if language != "en":
         return
     page.goto(f"{app_url}/?lesson={lesson_id}&stop=1&lang={language}&presenter=true")
@@ -131,6 +142,26 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
         if by_next != by_link[stop.number]:
             failures.append(f"stop {stop.number} by Next {by_next} != by its link {by_link[stop.number]}")
     assert not failures, "\n".join(failures)
+
+
+def _all_labels_of_a_sixteen_token_head_view(page: Page, app_url: str, language: str) -> None:
+    """Issue 38 item 8: projected, the real encoder's head view of the issue's sentence (16 word pieces) beside its
+    lines view labels every token on both axes, none overlapping (labels are thinned by measured width only where
+    they would overlap)."""
+    sentence = "The animal didn't cross the street because it was too tired."
+    page.goto(f"{app_url}/attention?model=all-MiniLM-L6-v2&layer=2&head=4&lang={language}&presenter=true"
+              f"&sentence={sentence.replace(' ', '+')}")
+    chart = page.locator(".st-key-head_heatmap .js-plotly-plot")
+    expect(chart.locator(".xtick text").first).to_be_visible(timeout=60000)
+    wait_idle(page)
+    chart.screenshot(path=SCREENSHOTS / f"projected_head_view_16_tokens_{language}.png")
+    boxes = {axis: chart.locator(f".{axis}tick text").evaluate_all(
+        "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })")
+        for axis in ("x", "y")}
+    assert len(boxes["x"]) == len(boxes["y"]) == 16, {axis: len(b) for axis, b in boxes.items()}
+    for axis, along in (("x", 0), ("y", 1)):  # neighbours apart along their axis: no two labels overlap
+        spans = sorted((b[along], b[along + 2]) for b in boxes[axis])
+        assert all(end <= start + 1 for (_, end), (start, _) in zip(spans, spans[1:])), (axis, spans)
 
 
 def _open_stop(page: Page, stop, language: str, unreadable: dict | None = None, asked: set | None = None) -> tuple:

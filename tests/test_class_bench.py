@@ -80,4 +80,9 @@ def test_the_confirmation_is_timed_when_it_arrives_and_the_page_when_a_whole_run
     started, finished = lifecycle([], ForwardMsg.FINISHED_SUCCESSFULLY)
     client._handle(started, 3.0)
     client._handle(finished, 3.5)
-    assert client.page_drawn == 3.5 and client.confirmation_seen == 2.1
+    assert client.page_drawn is None  # before the teacher's Reveal a whole run is not the stop's page
+    client.watching_page = True  # the teacher revealed: the next whole run draws the stop's chart
+    started, finished = lifecycle([], ForwardMsg.FINISHED_SUCCESSFULLY)
+    client._handle(started, 4.0)
+    client._handle(finished, 4.5)
+    assert client.page_drawn == 4.5 and client.confirmation_seen == 2.1

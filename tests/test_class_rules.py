@@ -1,6 +1,7 @@
 """Issue 36, items 3 and 9: a student answers only at the class's stop and learns no answer before the Reveal (in the
-class, or by opening the same stop outside it while a class runs it); the class report is built on the teacher's
-click, holds nothing of an unrevealed question, and its files are served to her browser only."""
+class, or by opening the same stop outside it while a class runs it); the class report is read from the store when
+it is opened and on each of the teacher's moves, holds nothing of an unrevealed question, and its files are served to
+her browser only."""
 import csv
 import io
 
@@ -14,6 +15,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryFile
 
 from classroom.lessons import load_lessons
 from classroom.report import build_report, reportable
+from classroom.database import store_location
 from classroom.store import ClassElsewhere, ClassStore
 from serving import private_media
 from serving.private_media import PrivateMediaMiddleware, keep_private, private_file_name
@@ -162,26 +164,44 @@ def test_the_report_and_its_csv_hold_nothing_of_an_unrevealed_question(store_loc
     store.close()
 
 
-def test_the_teachers_report_is_built_on_her_click_and_keeps_that_moment():
+def test_the_teachers_report_is_current_when_opened_and_after_each_move_of_hers():
+    """Issue 38 item 1: no button builds the report. Closed, it is not drawn; opened, it holds the answers stored
+    then; a reveal and the class's end (her clicks, which rerun the page) bring what they let in at once: three
+    students who answered the checks before and after give gain 1.00 and "Students counted" 3 with no other click."""
+    from classroom.lessons import check_question_id
+
     teacher, _ = open_from_link("teacher")
     code = _start_class(teacher)
-    student, _ = open_from_link(None, {"class": code})
-    student.radio(key="q_intro_1_choice").set_value(1)
-    next(b for b in student.form_submit_button if b.form_id == "q_intro_1_form").click().run()
+    store = ClassStore(store_location())  # the page's store (the data_folder fixture's folder)
+    phone = store.take_back(code)  # her second device: moves the class while the projector's page stays open
+    students = ("s1", "s2", "s3")
+    for student in students:
+        store.join(code, student)
+        store.answer(code, student, "intro:1", "1", False, stop=1)
+        store.answer(code, student, check_question_id("intro", "pre", "scale"), "1", False, stop=1)
     teacher.run()
-    assert "The report is built when you click" in _texts(teacher)
-    assert not [d for d in teacher.dataframe if "wrong→right" in d.value.columns]  # nothing until she asks
-    teacher.button(key="report_update").click().run()
-    assert "Questions left out until you reveal them (or, for the check questions, until the class ends): 1." in _texts(teacher)
+    assert not [d for d in teacher.dataframe if "wrong→right" in d.value.columns]  # closed: not drawn, not read
+    assert not [b for b in teacher.button if b.key == "report_update"]  # no button builds it
+    teacher.session_state["report_open"] = True  # she opens it (its expander reruns the page)
+    teacher.run()
+    assert "Questions left out until you reveal them (or, for the check questions, until the class ends): 2." in \
+        _texts(teacher)
     questions = next(d.value for d in teacher.dataframe if "wrong→right" in d.value.columns)
-    assert questions.empty  # stop 1 not revealed: not in it, not in its picks
-    assert not [c for c in teacher.get("plotly_chart")]
-    teacher.button(key="class_reveal").click().run()
+    assert questions.empty  # stop 1 not revealed: not in it
+    teacher.button(key="class_reveal").click().run()  # her click: the page, and the open report, read again
     questions = next(d.value for d in teacher.dataframe if "wrong→right" in d.value.columns)
-    assert questions.empty  # the report holds the moment of her click until she builds it again
-    teacher.button(key="report_update").click().run()
-    questions = next(d.value for d in teacher.dataframe if "wrong→right" in d.value.columns)
-    assert questions["Round 1 answered"].tolist() == [1]
+    assert questions["Round 1 answered"].tolist() == [3]
+    assert _metric(teacher, "Students counted before and after") == "0"  # the checks wait for the class's end
+    last = 17
+    phone.move(last)
+    for student in students:
+        store.answer(code, student, check_question_id("intro", "post", "scale"), "2", True, stop=last)
+    teacher.button(key="class_end").click().run()  # the report of the ended class, still open: read now
+    assert_healthy(teacher)
+    assert _metric(teacher, "Students counted before and after") == "3"
+    assert _metric(teacher, "Normalized gain ⟨g⟩ of the lecture") == "1.00"
+    assert _metric(teacher, "Right before → after (check questions)") == "0% → 100%"
+    assert {d.label for d in teacher.get("download_button")} >= {"Download the report (CSV)"}
 
 
 def _media_client(files: dict[str, MemoryFile]) -> TestClient:

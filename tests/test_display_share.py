@@ -182,3 +182,26 @@ def test_a_shared_figure_is_one_object_for_all_runs_and_drawing_it_changes_nothi
                             words=words_for("attention"))
     # the words computed with it
     assert escape_markdown(figure_summary(fig, words=words_for("display"))) in [c.value for c in at.caption]
+
+
+def test_a_shared_figure_is_made_ready_to_draw_once_per_way_of_showing_it():
+    """Issue 38 item 6: after a Reveal every student of the class draws the stop's chart; the shown copy of a shared
+    figure (its title wrapped, or projected; its labels thinned) is made once per process and way of showing it and
+    is the same object for every session, while another way of showing it (projected, a column) gets its own."""
+    from ui.display import SHARED_KEY, _as_shown, _shown_shared, shared_figure
+
+    long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads, for every student"
+    fig = shared_figure(("test_display_share", "shown once"),
+                        lambda: attention_heatmap(np.eye(3) * 0.5 + 0.1, list("abc"), list("xyz"), long_title,
+                                                  words=words_for("attention")))
+    key = getattr(fig, SHARED_KEY)
+    assert key == (("test_display_share", "shown once"), "en")
+    plain = _shown_shared(key, False, False, 820, fig)
+    assert plain is not fig and "<br>" in plain.layout.title.text  # a copy, its title wrapped; fig left as it was
+    assert "<br>" not in fig.layout.title.text
+    assert _shown_shared(key, False, False, 820, fig) is plain  # the next session gets the very same object
+    projected = _shown_shared(key, True, False, 820, fig)
+    assert projected is not plain and projected.layout.font.size == BASE_FONT
+    assert _shown_shared(key, False, True, 400, fig) is not plain  # a column: its own width
+    # what it draws is what the page drew before it was kept: the same figure as made afresh
+    assert plain.to_json() == _as_shown(fig, False, False, 820).to_json()

@@ -11,7 +11,7 @@ from tests.app_links import chart_specs, chart_titles, open_from_link, open_page
 from ui.attention.view import GRID_MAX_CELLS, GRID_PAGE, GRID_PAGE_LAYERS
 from ui.display import PAGE_WIDTH, words_for
 from viz.attention import GRID, grid_head, head_grid
-from viz.encoder import AXIS_MARGIN, LABEL_ROOM
+from viz.encoder import LABEL_FONT, label_pitch, label_rooms
 from viz.export import grid_maps
 
 SENTENCE = "The cat sat on the mat. The cat sat on the"
@@ -145,9 +145,13 @@ def words(count: int) -> str:
 
 
 def token_axes_fit(spec: dict, width: int) -> bool:
-    """No two token labels of a drawn map overlap: at most one a LABEL_ROOM px of the axis (as viz.encoder reckons)."""
-    rooms = {"xaxis": width - AXIS_MARGIN, "yaxis": spec["layout"].get("height", 450) - AXIS_MARGIN}
-    return all(len(spec["layout"][axis].get("tickvals") or []) <= room // LABEL_ROOM for axis, room in rooms.items())
+    """No two token labels of a drawn map overlap: each has a label's pitch of the room viz.encoder measures."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Heatmap(), layout=spec["layout"])
+    rooms = label_rooms(fig, width)
+    return all(len(spec["layout"][axis].get("tickvals") or []) * label_pitch(LABEL_FONT) <= room
+               for axis, room in rooms.items())
 
 
 @pytest.mark.slow

@@ -86,27 +86,53 @@ def test_attention_table_keeps_repeats_apart_and_defuses_formulas():
 
 @pytest.mark.parametrize("size", [256, 512])
 def test_a_long_map_labels_every_kth_token_so_that_no_two_labels_overlap(size):
-    """Issues 22 and 26: a 256- or 512-token heatmap's axes carry evenly spaced labels at least one label's room
-    apart (16 px on a screen, 22 px projected), the CSV still names every token, and a short sentence keeps every
-    label."""
+    """Issues 22 and 26: a 256- or 512-token heatmap's axes carry evenly spaced labels, each a label's pitch of the
+    room its axis has once the other axis' measured labels are off it; as many as fit; the CSV still names every
+    token, and a short sentence keeps every label."""
     from viz.attention import attention_heatmap
-    from viz.encoder import AXIS_MARGIN, LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
+    from viz.encoder import LABEL_FONT, PROJECTED_LABEL_FONT, label_pitch, label_rooms, thin_tick_labels
     from viz.export import figure_table
 
     tokens = [f"w{i}" for i in range(size)]
     fig = attention_heatmap(np.full((size, size), 1 / size), tokens, tokens, "long", words=words_for("attention"))
-    for room, width in ((LABEL_ROOM, 1100), (PROJECTED_LABEL_ROOM, 1100), (LABEL_ROOM, 660), (LABEL_ROOM, 540)):
-        thinned = thin_tick_labels(fig, width, room)
-        for axis, length in ((thinned.layout.xaxis, width), (thinned.layout.yaxis, fig.layout.height)):
-            shown = list(axis.tickvals)
-            assert 2 <= len(shown) <= (length - AXIS_MARGIN) // room and shown[0] == 0
+    for font, width in ((LABEL_FONT, 1100), (PROJECTED_LABEL_FONT, 1100), (LABEL_FONT, 660), (LABEL_FONT, 540)):
+        thinned = thin_tick_labels(fig, width, font)
+        rooms = label_rooms(fig, width, font)
+        for name in ("xaxis", "yaxis"):
+            shown = list(thinned.layout[name].tickvals)
+            assert 2 <= len(shown) and shown[0] == 0
             assert len({b - a for a, b in zip(shown, shown[1:])}) == 1  # evenly spaced
-            per_label = (length - AXIS_MARGIN) / len(shown)
-            assert per_label >= room, (room, width, len(shown))
-            assert list(axis.ticktext) == [tokens[i] for i in shown]
+            assert len(shown) * label_pitch(font) <= rooms[name], (font, width, name, len(shown))
+            assert 2 * len(shown) * label_pitch(font) > rooms[name]  # not thinned further than it must be
+            assert list(thinned.layout[name].ticktext) == [tokens[i] for i in shown]
     assert list(figure_table(fig).columns) == tokens  # the figure given is not changed: the CSV names them all
     short = attention_heatmap(np.eye(6), tokens[:6], tokens[:6], "short", words=words_for("attention"))
     assert thin_tick_labels(short, 660) is short
+
+
+def test_labels_are_thinned_only_where_their_measured_widths_overlap():
+    """Issue 38 item 8: "The animal didn't cross the street because it was too tired." keeps all 16 labels of its
+    head view beside the lines view, on a screen and projected; the room an axis has is what the other axis'
+    measured labels leave: long words on the rows take more of the width than short ones, and Hangul is wider."""
+    from viz.attention import attention_heatmap
+    from viz.encoder import LABEL_FONT, PROJECTED_LABEL_FONT, label_rooms, thin_tick_labels
+    from viz.presentation import for_projection
+    from viz.text_width import text_width
+
+    tokens = "[CLS] the animal didn ' t cross the street because it was too tired . [SEP]".split()
+    assert len(tokens) == 16
+    fig = attention_heatmap(np.full((16, 16), 1 / 16), tokens, tokens, "L1 H1", words=words_for("attention"))
+    for shown, font, width in ((fig, LABEL_FONT, 820 * 3 // 5), (for_projection(fig), PROJECTED_LABEL_FONT,
+                                                                    1120 * 3 // 5)):
+        assert thin_tick_labels(shown, width, font) is shown  # all 16, both axes
+    # measured: the rows' labels come off the width; longer words leave less of it
+    long_rows = attention_heatmap(np.full((16, 16), 1 / 16), ["interdisciplinary"] * 16, tokens, "L1 H1",
+                                  words=words_for("attention"))
+    assert label_rooms(long_rows, 492)["xaxis"] < label_rooms(fig, 492)["xaxis"] - 40
+    assert text_width("because", 12) > text_width("it", 12) * 3 and text_width("한국어", 12) > text_width("abc", 12)
+    # where they really overlap (a narrow chart) they are thinned, to every other one
+    narrow = thin_tick_labels(fig, 320, LABEL_FONT)
+    assert list(narrow.layout.xaxis.tickvals) == list(range(0, 16, 2)) and len(narrow.layout.yaxis.tickvals) == 16
 
 
 def test_a_long_texts_heatmap_names_its_cells_by_position_and_stays_small():

@@ -22,7 +22,7 @@ from ui.compat import figure_from_own_dict, in_script_run
 from ui.result_cache import memoized
 from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
-from viz.encoder import LABEL_ROOM, PROJECTED_LABEL_ROOM, thin_tick_labels
+from viz.encoder import LABEL_FONT, PROJECTED_LABEL_FONT, thin_tick_labels
 from viz.export import figure_csv
 from viz.summary import figure_summary
 from viz.words import Words
@@ -39,6 +39,13 @@ PLOTLY_PRELOAD = "plotly_preload"  # key of preload_plotly's hidden container
 # show_chart), in a 1280 px wide window with the sidebar open. Only the thinning of token labels reads them, and a smaller guess
 # than the real width only labels fewer tokens: with the sidebar closed or projected the charts are wider.
 PAGE_WIDTH, COLUMN_WIDTH = 820, 400
+# Projected, the sidebar starts collapsed (ui/run.py): the page gains the sidebar's 300 px
+PROJECTED_PAGE_WIDTH, PROJECTED_COLUMN_WIDTH = PAGE_WIDTH + 300, COLUMN_WIDTH + 150
+
+
+def page_width() -> int:
+    """px of the page's width a full-width chart gets (see PAGE_WIDTH): wider projected, the sidebar folded."""
+    return PROJECTED_PAGE_WIDTH if presenting() else PAGE_WIDTH
 
 
 def _session_language() -> str:
@@ -163,6 +170,7 @@ def strongest_shade() -> str:
 
 
 WORDS = "_attention_lab_words"  # a shared figure's words (viz/summary.py) by title override, computed once each
+SHARED_KEY = "_attention_lab_shared_key"  # a shared figure's (key, language): what its shown copies are cached by
 
 
 @memoized
@@ -179,6 +187,7 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
     with i18n.using_language(language):
         figure = _build()
         setattr(figure, WORDS, {None: figure_summary(figure, words=words_for("display"))})
+    setattr(figure, SHARED_KEY, (key, language))
     return figure
 
 
@@ -201,6 +210,26 @@ def chart_words(fig: go.Figure, title: str | None = None) -> str:
     if title not in known:
         known[title] = figure_summary(fig, title, words=words_for("display"))
     return known[title]
+
+
+def _as_shown(fig: go.Figure, presenter: bool, in_column: bool, width: int) -> go.Figure:
+    """fig as show_chart draws it: projected (larger text, colour-blind-safe scales) or its title wrapped to its
+    width, its token labels thinned to those that fit (fig itself when nothing changes; else a copy)."""
+    # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
+    if presenter:
+        shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
+    else:
+        shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
+    return thin_tick_labels(shown, width, PROJECTED_LABEL_FONT if presenter else LABEL_FONT,
+                            copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
+
+
+@memoized
+def _shown_shared(shared: tuple, presenter: bool, in_column: bool, width: int, _fig: go.Figure) -> go.Figure:
+    """A shared figure (shared_figure: its key and language) as show_chart draws it, made once per process and way
+    of showing it, the same object for every session (read-only, like the shared figure). Kept in the replica's
+    byte-bounded store beside the figure it copies; the key names everything the result depends on."""
+    return _as_shown(_fig, presenter, in_column, width)
 
 
 def copy_of_own_figure(fig: go.Figure) -> go.Figure:
@@ -227,20 +256,19 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
     replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
     width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column): a long text's token labels are
-    thinned to every k-th one so that none overlap (viz.encoder.thin_tick_labels; hover and CSV name every token).
+    thinned to every k-th one where they would overlap, by their measured widths (viz.encoder.thin_tick_labels;
+    hover and CSV name every token).
     """
     in_column = where is not None
     where = where or st
     key = key or name
     presenter = presenting()
-    # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
-    if presenter:
-        shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
-    else:
-        shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
-    shown = thin_tick_labels(shown, width or (COLUMN_WIDTH if in_column else PAGE_WIDTH),
-                             PROJECTED_LABEL_ROOM if presenter else LABEL_ROOM,
-                             copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
+    width = width or ((PROJECTED_COLUMN_WIDTH if presenter else COLUMN_WIDTH) if in_column else page_width())
+    shared = getattr(fig, SHARED_KEY, None)
+    if shared is None:
+        shown = _as_shown(fig, presenter, in_column, width)
+    else:  # every session at a stop draws the same chart: made ready once per process (a class after a Reveal)
+        shown = _shown_shared(shared, presenter, in_column, width, fig)
     image_format = IMAGE_FORMAT_WIDGET.get(IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}
@@ -272,12 +300,13 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
                           help=tr("display.csv_help"))
 
 
-def folded_section(title: str, key: str, icon: str | None = None):
-    """A folded section whose content is built only while it is open: -> (container, is_open).
+def folded_section(title: str, key: str, icon: str | None = None, expanded: bool = False):
+    """A folded section whose content is built only while it is open: -> (container, is_open). `expanded`: open
+    when first drawn.
 
     A page's secondary charts sit in these. Streamlit runs the body of a plain expander on every run, open or not,
     so a folded chart still cost the server its figure and its serialisation for every student; an expander with a
     key and on_change="rerun" tracks its state (public API), and the page draws the content only when it is open.
     """
-    section = st.expander(title, icon=icon, key=key, on_change="rerun")
+    section = st.expander(title, expanded=expanded, icon=icon, key=key, on_change="rerun")
     return section, bool(section.open)

@@ -21,7 +21,7 @@ from model.explain.sinks import next_token_losses, sink_analysis, window_losses
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
 from ui.analysis_queue import heavy, parameters, size
-from ui.display import PAGE_WIDTH, presenting, projected_stop, shared_figure, show_chart, words_for
+from ui.display import page_width, presenting, projected_stop, shared_figure, show_chart, words_for
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
@@ -207,7 +207,7 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
                    view.top_map, labels, labels, tr("llm_heads.chart.top_map_title", head=head_label(layer, head),
                                                     n=length), words=words_for("attention"))),
                f"llm_induction_{head_label(layer, head).replace(' ', '_')}", key="llm_induction_map", where=where,
-               width=PAGE_WIDTH)  # `where` is the page's width (chart_first), not a column
+               width=page_width())  # `where` is the page's width (chart_first), not a column
     where.caption(tr("llm_heads.stripe_caption", n=length, offset=length - 1))
     return view
 

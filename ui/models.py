@@ -54,11 +54,20 @@ def _freeze_long_lived(name: str) -> None:
         gc.freeze()
 
 
+_loaded: set[tuple[str, str]] = set()  # (model id, folder) that cached_model has returned in this process
+
+
 def load_model(model_id: str, folder: str = "") -> LabModel:
-    """cached_model, with a message in the user's language while a model loads (st.spinner shows only after 0.5 s,
-    so a model already loaded shows none; st.cache_resource's own spinner text is fixed once, in English)."""
-    with st.spinner(tr("models.loading", model=model_id)):
+    """cached_model, with a message in the user's language while a model loads (st.spinner shows only after 0.5 s;
+    st.cache_resource's own spinner text is fixed once, in English). A model already loaded goes without the spinner:
+    each st.spinner starts a thread, and a page asks for its models a dozen times a run (a class after a Reveal runs
+    the page once per student)."""
+    if (model_id, folder) in _loaded:
         return cached_model(model_id, folder)
+    with st.spinner(tr("models.loading", model=model_id)):
+        model = cached_model(model_id, folder)
+    _loaded.add((model_id, folder))
+    return model
 
 
 @st.cache_resource(show_spinner=False)

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 if TYPE_CHECKING:
-    from classroom.records import ReportAnswers
     from model.checkpoint import LoadedModel
     from model.kv_cache import GenerationTrace
     from ui.train.job import TrainingJob
@@ -82,20 +81,12 @@ class ClassSeat:
     session_id: str | None = None  # a random id for this session: its guesses are counted even without a seat
 
 
-@dataclass(frozen=True)
-class BuiltReport:
-    """The class report as the teacher's last click built it: the answers stored at that moment."""
-    code: str  # the class it reads
-    read: ReportAnswers
-
-
 @dataclass
 class TeacherState:
-    """The teacher's side: her class, the class she ended, her report."""
+    """The teacher's side: her class, the class she ended."""
     handle: TeacherHandle | None = None  # the class this session teaches
     seat_checked: bool = False  # this session has asked the store whether its browser started a class
     ended: TeacherHandle | None = None  # the class this session ended (its report stays readable)
-    report: BuiltReport | None = None  # the answers her last click on the report read
 
 
 @dataclass

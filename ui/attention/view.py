@@ -20,7 +20,7 @@ from ui.attention.maps import drawn_maps, head_file_name, head_table, head_title
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import VIEW_KEYS, VIEWS, attention_kind_label
 from ui.attention.switches import tokens_changed
-from ui.display import PAGE_WIDTH, chart_first, chart_words, presenting, shared_figure, show_chart, words_for
+from ui.display import chart_first, page_width, chart_words, presenting, shared_figure, show_chart, words_for
 from ui.attention.explain import grid_labels, show_explain
 from ui.attention.finder import show_find_view, show_pair_view
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
@@ -175,7 +175,7 @@ def show_head(maps: KindMaps, layer: int, head: int) -> None:
                             head_title(maps, layer, head), masked=maps.masked, block=maps.source_block)
     # A long text: show_chart labels every k-th token, none overlapping (hover and CSV still name every one). The
     # map has 3/5 of the page beside the lines view, all of it without.
-    width = PAGE_WIDTH * 3 // 5 if right is not None else PAGE_WIDTH
+    width = page_width() * 3 // 5 if right is not None else page_width()
     show_chart(heatmap, head_file_name(maps, layer, head), key="head_heatmap", where=left,
                table=weights_table(maps, layer, head), width=width)
     if right is None:

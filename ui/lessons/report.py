@@ -2,7 +2,8 @@
 ⟨g⟩ (Hake 1998) with the number of students who answered both, the misconceptions picked; plotted, and downloadable
 as CSV and as one HTML file that opens offline. Teacher-only: it reads through her handle on the class
 (classroom/teacher.ClassTeacher), its files are served to her browser only, and it names nobody: students are the store's random ids,
-never shown. Built when she asks, from what she has revealed (classroom/report.reportable)."""
+never shown. Read from the store whenever it is drawn (it is drawn only while its section is open) and each file when
+it is downloaded, from what she has revealed (classroom/report.reportable)."""
 from __future__ import annotations
 
 import io
@@ -18,11 +19,8 @@ from classroom.teacher import ClassTeacher
 from i18n import current_language, tr, using_language
 from serving.private_media import keep_private, private_file_name
 from ui.lessons.classroom import browser_seat
-from ui.lessons.refusals import TEACHER, said
-from ui.session import BuiltReport, lab_session
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
-from ui.errors import lab_fragment
 
 # Stable column names (the CSV's; the page shows them translated: report.col_<name>)
 QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "round2_answered", "round2_right",
@@ -106,9 +104,9 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 
 def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str | None, title: str,
                  notes: list[str]) -> tuple[Callable[[], bytes], Callable[[], bytes]]:
-    """The report's CSV and HTML files as functions that read the store when called, as the page's report did at
-    "Build": an answer given after the build is in the file. The page hands the HTML one to
-    st.download_button, which calls it on its click; served to this seat only (serving/private_media.py)."""
+    """The report's CSV and HTML files as functions that read the store when called: an answer stored after the page
+    drew the report is in the file. The page hands both to st.download_button, which calls them on their click;
+    served to this seat only (serving/private_media.py)."""
     def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
         report = build_report(lesson, reportable(teacher.report_answers()))
         return report, report_tables(report, language)
@@ -128,27 +126,19 @@ def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str
     return csv_file, html_file
 
 
-@lab_fragment()
 def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
-    """Draw the report (inside the teacher's page) with its CSV and HTML downloads. Built on her click only: it holds
-    the answers stored at that moment, of the questions she had revealed (the check questions once the class ended),
-    so the projected page names no right or wrong option of a question the class still answers. A fragment: the
-    click reruns the report, not the page. The downloads are served to her browser only (serving/private_media.py)."""
-    code = teacher.code
-    built = lab_session().teacher.report  # the answers of her last click on this report
-    read = built.read if built is not None and built.code == code else None
-    if st.button(tr("report.build") if read is None else tr("report.update"), key="report_update",
-                 icon=":material/refresh:"):
-        with said(TEACHER):  # (a fragment: its click reruns it outside the page's own `said`)
-            read = teacher.report_answers()
-            lab_session().teacher.report = BuiltReport(code, read)
-    if read is None:
-        st.caption(tr("report.build_help"))
-        return
+    """Draw the report (inside the teacher's page, in a section drawn only while open) with its CSV and HTML
+    downloads. Read from the store on every run that draws it: opening the section reruns the page, and what enters
+    the report (a question she reveals, the check questions when she ends the class) comes with a click of hers,
+    which reruns the page too. So it holds the answers stored when it is opened or drawn again, and each file holds
+    those stored when it is downloaded (built on its click). Only questions she has revealed (the check questions once
+    the class ended): the projected page names no right or wrong option of a question the class still answers. The
+    downloads are served to her browser only (serving/private_media.py)."""
+    read = teacher.report_answers()  # (drawn inside the teacher page's `said`: a refusal is said there)
     language = current_language()
     shown = reportable(read)
     held_back = len({row.question for row in read.rows} - {row.question for row in shown})
-    st.caption(tr("report.built_at", time=time.strftime("%H:%M:%S", time.localtime(read.at)), held=held_back))
+    st.caption(tr("report.read_at", time=time.strftime("%H:%M:%S", time.localtime(read.at)), held=held_back))
     report = build_report(lesson, shown)
     days = teacher.store.keep_seconds / 86400
     retention = tr("report.retention", days=f"{days:g}")
@@ -168,12 +158,10 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
         st.dataframe(_shown(table), hide_index=True)  # cells are plain text
     seat = browser_seat()
     left, right = st.columns(2)
-    title = tr("report.title_file", lesson=localized(lesson.title, language), code=code)
-
-    _, html_file = report_files(teacher, lesson, language, seat, title, [retention, tr("report.gain_help")])
-    # The CSV is small: the tables on the page, from the answers read at "Build" (a deferred one has no address the
-    # class-gain bench's protocol client can fetch); the HTML file (plotly.js inside) is made on its click.
-    left.download_button(tr("report.csv"), keep_private(report_csv(tables), seat), file_name=private_file_name(code, "csv"), mime="text/csv",
-                         key="report_csv", on_click="ignore")
-    right.download_button(tr("report.html"), html_file, file_name=private_file_name(code, "html"), mime="text/html",
-                          key="report_html", on_click="ignore")
+    title = tr("report.title_file", lesson=localized(lesson.title, language), code=teacher.code)
+    csv_file, html_file = report_files(teacher, lesson, language, seat, title, [retention, tr("report.gain_help")])
+    # Both made on their click (st.download_button calls them then): the answers stored when she downloads
+    left.download_button(tr("report.csv"), csv_file, file_name=private_file_name(teacher.code, "csv"),
+                         mime="text/csv", key="report_csv", on_click="ignore", help=tr("report.files_help"))
+    right.download_button(tr("report.html"), html_file, file_name=private_file_name(teacher.code, "html"),
+                          mime="text/html", key="report_html", on_click="ignore", help=tr("report.files_help"))

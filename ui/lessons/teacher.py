@@ -30,7 +30,7 @@ from i18n import current_language, tr
 from ui.train.job import active_trainings, stop_trainings
 from ui.lessons.classroom import (as_teacher, browser_seat, class_lesson, class_store, guess_wait, keep_teacher,
                                   teacher_class, wrong_guess)
-from ui.display import presenting
+from ui.display import folded_section, presenting
 from ui.errors import lab_fragment
 from ui.lessons.bar import question_id
 from ui.lessons.class_seats import live_joins, seat_controls
@@ -46,7 +46,8 @@ from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
 
 RESULTS_SECONDS = 2  # the answer chart refreshes this often
-UPLOADS = WidgetKey("class_uploads")  # the teacher's switch: students of the class may upload models
+UPLOADS = WidgetKey("class_uploads")
+REPORT_OPEN = "report_open"  # the class report's section (ui/display.folded_section): open while true  # the teacher's switch: students of the class may upload models
 
 
 def join_url(code: str) -> str | None:
@@ -89,8 +90,12 @@ def _teacher_page() -> None:
             return
         ended = as_teacher(lab_session().teacher.ended)
         if ended and ended.lesson in all_lessons:  # the class she just ended: its report stays hers to read
-            with st.expander(tr("report.ended", code=ended.code), icon=":material/insights:"):
-                class_report(ended, all_lessons[ended.lesson])
+            # open at first: she has just ended the class, and the report now holds its check questions too
+            section, is_open = folded_section(tr("report.ended", code=ended.code), REPORT_OPEN, ":material/insights:",
+                                              expanded=True)
+            if is_open:  # read from the store at every run while open
+                with section:
+                    class_report(ended, all_lessons[ended.lesson])
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
         with start:
             _start(all_lessons)
@@ -116,8 +121,11 @@ def _teacher_page() -> None:
         seat_controls(teacher, seats)
     with results:
         _panel(teacher, lesson)
-    with st.expander(tr("report.open"), icon=":material/insights:"):  # teacher-only: it needs her handle
-        class_report(teacher, lesson)
+    # teacher-only (it needs her handle); drawn, and read from the store, only while open: opening it reruns the page
+    section, is_open = folded_section(tr("report.open"), REPORT_OPEN, ":material/insights:")
+    if is_open:
+        with section:
+            class_report(teacher, lesson)
     st.toggle(tr("class_teacher.uploads"), value=session.uploads, key=UPLOADS.key,
               help=tr("class_teacher.uploads_help"), on_change=_set_uploads, args=(teacher,))
     _trainings()
