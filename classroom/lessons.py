@@ -261,15 +261,23 @@ def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collecti
     return Lesson(lesson_id, title, _pair_checks(stops))
 
 
+# The shipped lessons in the order a course teaches them (the Teacher page's list, its first one preselected); any
+# other lesson file follows, by name.
+COURSE = ("intro", "llm", "answer")
+
+
 def lessons_folder() -> Path:
     return Path(os.environ.get(LESSONS_ENV) or LESSONS)
 
 
 def load_lessons(known_pages: Mapping[str, Collection[str]], folder: Path | None = None) -> tuple[dict[str, Lesson], list[LessonFileError]]:
-    """Every lesson file in the folder -> ({lesson id: Lesson}, errors of the files that could not be read)."""
+    """Every lesson file in the folder -> ({lesson id: Lesson} in COURSE order, then by name; errors of the files
+    that could not be read)."""
     folder = folder or lessons_folder()
     lessons, errors = {}, []
-    for path in sorted(folder.glob("*.toml")):
+    paths = sorted(folder.glob("*.toml"), key=lambda path: (
+        COURSE.index(path.stem) if path.stem in COURSE else len(COURSE), path.name))
+    for path in paths:
         try:
             lessons[path.stem] = parse_lesson(path.stem, path.read_text(encoding="utf-8"), known_pages)
         except LessonFileError as error:

@@ -370,7 +370,7 @@ def test_the_finder_measure_is_the_finders_first_head_and_accepts_its_near_ties(
     view = {"model": MINILM_NAME, "sentence": sentence, "find_q": "it", "find_k": "animal"}
     ranking = find_heads(lab, lab.analyse(sentence), "it", "animal")
     first, second, third = ranking.by_weight[:3]
-    found = _take("finder_head", lab, view, Asked(tolerance=0.02))
+    found = _take("finder_head", lab, view, None, Asked(tolerance=0.02))
     assert found.shown == f"L{first[0] + 1} H{first[1] + 1}"
     assert {f"L{layer + 1} H{head + 1}" for layer, head in (first, second)} <= found.accepted
     assert f"L{third[0] + 1} H{third[1] + 1}" not in found.accepted
@@ -378,6 +378,49 @@ def test_the_finder_measure_is_the_finders_first_head_and_accepts_its_near_ties(
         _take("finder_head", lab, {**view, "find_k": "zebra"})
     with pytest.raises(MeasureError):  # no tokens named
         _take("finder_head", lab, {**view, "find_q": ""})
+@pytest.mark.slow
+@covers("lens_commitment_band", "lens_top_probability", "lens_rank_at_layer", "patching_position",
+        "patching_recovered", "patching_head", "sink_heads_logit_share", "sink_heads_attention", "largest_logit_part")
+def test_the_answer_lessons_measures_read_what_the_model_functions_compute(llm):
+    """The answer lesson's measures (classroom/measures/llm_answer.py) on a 5-token pair, against the model
+    functions the page draws (cheap: 150 residual and 270 head runs of 5 tokens)."""
+    from model.explain.attribution import direct_logit_attribution
+    from model.explain.logit_lens import logit_lens
+    from model.explain.patching import head_patching, residual_patching
+
+    text, corrupt = "The capital of France is", "The capital of Italy is"
+    lens = logit_lens(llm, text)
+    top, commitment = int(lens.top_ids[-1, -1, 0]), int(lens.commitment[-1])
+    view = {"lens_text": text}
+    band = _take("lens_commitment_band", llm, view, {"bands": [[1, commitment], [commitment + 1, 10_000]]})
+    assert band.shown == "1" and band.separation == 1.0 and str(commitment) in band.measured
+    assert math.isclose(_take("lens_top_probability", llm, view), float(lens.top_probs[-1, -1, 0]), rel_tol=1e-6)
+    ranks = logit_lens(llm, text, token_id=top).token_ranks  # (L+1, T)
+    assert _take("lens_rank_at_layer", llm, view, {"layer": lens.layers}) == 1.0  # the last row's top is itself
+    assert _take("lens_rank_at_layer", llm, view, {"layer": 12}) == float(ranks[12, -1])
+    with pytest.raises(MeasureError):
+        _take("lens_rank_at_layer", llm, view, {"layer": lens.layers + 1})
+
+    view = {"clean": text, "corrupt": corrupt, "answer": " Paris", "difference": False, "wrong": " Rome"}
+    swept = residual_patching(llm, text, corrupt, " Paris")
+    early = swept.patched_probs[:5]  # (5, T): layers 1 … 5
+    position = _take("patching_position", llm, view, {"option_positions": [1, 4], "from_layer": 1, "to_layer": 5})
+    means = [float(early[:, 0].mean()), float(early[:, 3].mean())]
+    assert position.shown == str(1 + int(np.argmax(means))) == "2"  # " France": the only token that differs
+    assert math.isclose(position.separation, abs(means[1] - means[0]), rel_tol=1e-6)
+    assert math.isclose(_take("patching_recovered", llm, view), swept.clean_prob - swept.corrupt_prob, rel_tol=1e-6)
+    heads = head_patching(llm, text, corrupt, " Paris").patched_probs  # (L, H)
+    layer, head = np.unravel_index(heads.argmax(), heads.shape)
+    assert _take("patching_head", llm, view).shown == f"L{layer + 1} H{head + 1}"
+
+    parts = direct_logit_attribution(llm, text)
+    sinks = np.argsort(-parts.attention_to_first.ravel())[:10]
+    share = np.abs(parts.heads.ravel()[sinks]).max() / np.abs(parts.heads).max()
+    assert math.isclose(_take("sink_heads_logit_share", llm, view, {"heads": 10}), float(share), rel_tol=1e-6)
+    assert math.isclose(_take("sink_heads_attention", llm, view, {"heads": 10}),
+                        float(parts.attention_to_first.ravel()[sinks].mean()), rel_tol=1e-6)
+    largest = [float(parts.heads.max()), float(parts.mlps.max()), parts.embedding]
+    assert _take("largest_logit_part", llm, view).shown == str(1 + int(np.argmax(largest)))
 
 
 def test_every_measure_is_taken_on_a_shipped_model_above():

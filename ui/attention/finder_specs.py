@@ -28,12 +28,10 @@ def contrast(text: str | None) -> str:
     return CONTRASTS.get(text or "", text or "")
 
 
-def _name(text: str) -> str:
-    return sentence_text(text).strip()
-
-
-FIND_QUERY = WidgetSpec("find_query", "find_q", "", PAGES, convert=_name)
-FIND_KEY = WidgetSpec("find_key", "find_k", "", PAGES, convert=_name)
+# A token's name is any text (a spelling, "spelling#position"): the finder looks it up in the text it reads and
+# says when the text lacks it (model.explain.head_finder.token_index strips the spaces round it).
+FIND_QUERY = WidgetSpec("find_query", "find_q", "", PAGES, convert=sentence_text)
+FIND_KEY = WidgetSpec("find_key", "find_k", "", PAGES, convert=sentence_text)
 FIND_BY = WidgetSpec("find_by", "find_by", RANK_BY[0], PAGES, options=RANK_BY)
 # the attention page's second text (the LLM heads page has its own, beside its own first text)
 TEXT_B = WidgetSpec("text_b", "text_b", lambda state: contrast(SENTENCE.current(state)), ("attention",),

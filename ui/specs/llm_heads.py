@@ -26,8 +26,8 @@ FIND_TEXT_B = WidgetSpec("llm_find_text_b", "find_text_b", lambda state: contras
 
 def head_name(text: str) -> str:
     """A head as the page names it, "L4 H2" (1-based): checked against the model where it is drawn, so that reading
-    a link never loads the model."""
-    if not re.fullmatch(r"L[1-9][0-9]{0,2} H[1-9][0-9]{0,2}", text):
+    a link never loads the model. Empty: none named (the finder's top head)."""
+    if text and not re.fullmatch(r"L[1-9][0-9]{0,2} H[1-9][0-9]{0,2}", text):
         raise ValueError(f"{text!r} is not a head like 'L4 H2'")
     return text
 
