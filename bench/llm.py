@@ -21,7 +21,8 @@
    then the full residual sweep of a 16-token pair (30 × 16 runs). The direct logit attribution of the same text
    (model.explain.attribution: one run of the blocks, each part read at the last position) in the same rounds, and
    the per-head patching sweep of the same pair (model.explain.patching.head_patching: 30 × 9 runs, a block's 9 in one
-   batch, each from the corrupted residual entering the block), timed once, both beside one forward.
+   batch, each from the corrupted residual entering the block, at the last position only, the earlier positions' keys
+   and values read from the corrupted run's cache), timed once, both beside one forward.
    `--lens-only` runs this part alone.
 
 Prints markdown tables and `cat /proc/loadavg` (results are noisy on a shared machine).

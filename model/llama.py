@@ -258,21 +258,35 @@ class LlamaModel(nn.Module):
     @torch.no_grad()
     def residual_stream(self, input_ids: torch.Tensor) -> torch.Tensor:
         """(L+1, B, T, d): the embeddings, then each block's output (before the final norm), as forward computes."""
-        stream = [self.embed(input_ids)]  # (B, T, d) each
-        self.blocks_from(0, stream[0], each=lambda hidden, attn: stream.append(hidden))
-        return torch.stack(stream)
+        return self.residual_stream_and_cache(input_ids)[0]
 
     @torch.no_grad()
-    def blocks_from(self, start: int, hidden: torch.Tensor, each=None, edit_heads=None) -> torch.Tensor:
-        """Blocks start … L−1 on hidden (B, T, d), the residual entering block `start` at positions 0 … T−1 (no cache):
-        the rest of a forward (activation patching). The last block's output (B, T, d); each(x, attn) sees every
-        block's output and AttentionResult; edit_heads (GroupedQueryAttention) edits block `start`'s heads only."""
-        cos, sin = rotary_cos_sin(torch.arange(hidden.size(1), device=hidden.device), self.cfg.head_dim,
-                                  self.cfg.rope_theta)  # (T, d_k) each
-        for index, layer in enumerate(self.layers[start:]):  # mask None: the block's own causal mask
-            hidden, attn, _ = layer(hidden, cos, sin, None, None, True, edit_heads=None if index else edit_heads)
+    def residual_stream_and_cache(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
+        """residual_stream, and every block's keys and values from the same pass (what blocks_from's `past` reads)."""
+        stream, keys, values = [self.embed(input_ids)], [], []  # (B, T, d) each
+
+        def keep(hidden, attn, kv):  # a block's output, its AttentionResult, its keys and values
+            for kept, part in zip((stream, keys, values), (hidden, *kv)):
+                kept.append(part)
+        self.blocks_from(0, stream[0], each=keep)
+        return torch.stack(stream), KVCache(tuple(keys), tuple(values))
+
+    @torch.no_grad()
+    def blocks_from(self, start: int, hidden: torch.Tensor, each=None, edit_heads=None, past=None) -> torch.Tensor:
+        """Blocks start … L−1 on hidden (B, T', d), the residual entering block `start` at positions P … P+T'−1, past
+        (a batch of one's KVCache, every layer) holding 0 … P−1 (none: P = 0): the rest of a forward (activation
+        patching; causal, so a patch at P changes nothing before it). The last block's output (B, T', d); each(x, attn,
+        (k, v)) sees each block's output, AttentionResult (with its maps) and keys and values; edit_heads
+        (GroupedQueryAttention) edits block `start`'s heads only."""
+        offset, runs = 0 if past is None else past.length, hidden.size(0)
+        cos, sin = rotary_cos_sin(torch.arange(offset, offset + hidden.size(1), device=hidden.device),
+                                  self.cfg.head_dim, self.cfg.rope_theta)  # (T', d_k) each
+        for index, layer in enumerate(self.layers[start:], start):  # mask None: the causal mask after P keys
+            kv = None if past is None else tuple(t[index].expand(runs, -1, -1, -1) for t in (past.keys, past.values))
+            hidden, attn, present = layer(hidden, cos, sin, None, kv, True,
+                                          edit_heads=None if index > start else edit_heads)
             if each is not None:
-                each(hidden, attn)
+                each(hidden, attn, present)
         return hidden
 
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -106,8 +106,8 @@ class LlamaAdapter(Adapter):
         ids = self.encode(text)[:LLM_MAX_TOKENS]
         if not ids:
             raise ValueError(f"{self.model_id}: the text has no tokens")
-        hidden = self.network.model.residual_stream(torch.tensor([ids], device=self.device))[:, 0]
-        return ResidualStream(ids, self.token_texts(ids), hidden)
+        hidden, cache = self.network.model.residual_stream_and_cache(torch.tensor([ids], device=self.device))
+        return ResidualStream(ids, self.token_texts(ids), hidden[:, 0], cache)
 
     @property
     def device(self) -> torch.device:
@@ -119,17 +119,24 @@ class LlamaAdapter(Adapter):
         """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix (tied to the embedding)."""
         return self.network.model.unembed(hidden)
 
-    def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None) -> torch.Tensor:
+    def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None,
+                    prefix: ResidualStream | None = None) -> torch.Tensor:
         """Blocks start … L−1 on the residual hidden (B, T, d) entering block `start` (LlamaModel.blocks_from), with
-        block `start`'s heads patched where `heads` says."""
+        block `start`'s heads patched where `heads` says; with `prefix` (this adapter's residual_stream), hidden is
+        the text's last T positions, and the keys and values of the positions before them are prefix.cache's."""
+        offset = 0 if prefix is None else prefix.hidden.size(1) - hidden.size(1)
+        past = None if not offset else KVCache(*(tuple(t[:, :, :offset] for t in part)
+                                                 for part in (prefix.cache.keys, prefix.cache.values)))
         edit = None
         if heads is not None:
+            column = heads.position - offset  # the patched position among hidden's
+
             def edit(outputs: torch.Tensor) -> torch.Tensor:  # (B, h, T, d_k) -> the same, the chosen heads replaced
                 outputs = outputs.clone()
-                at = outputs[:, :, heads.position]  # (B, h, d_k)
-                outputs[:, :, heads.position] = torch.where(heads.chosen[..., None], heads.values.to(at.dtype), at)
+                at = outputs[:, :, column]  # (B, h, d_k)
+                outputs[:, :, column] = torch.where(heads.chosen[..., None], heads.values.to(at.dtype), at)
                 return outputs
-        return self.network.model.blocks_from(start, hidden, edit_heads=edit)
+        return self.network.model.blocks_from(start, hidden, edit_heads=edit, past=past)
 
     @torch.no_grad()
     def position_parts(self, text: str, position: int = -1) -> PositionParts:
@@ -145,7 +152,7 @@ class LlamaAdapter(Adapter):
         rows, outputs, values, attention = [embedded[0, at]], [], [], []  # only position `at`: a long text's maps
         # of every block at once would be (L, h, T, T)
 
-        def keep(hidden: torch.Tensor, attn) -> None:  # a block's output (1, T, d) and its AttentionResult; copies,
+        def keep(hidden: torch.Tensor, attn, kv) -> None:  # a block's output (1, T, d) and its AttentionResult; copies,
             rows.append(hidden[0, at].clone())  # since a view would keep the whole tensor alive
             outputs.append(attn.output[0, at].clone())  # (d,) the attention's output, the sum of its heads'
             values.append(attn.heads[0, :, at].clone())  # (h, d_k)

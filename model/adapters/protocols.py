@@ -109,6 +109,8 @@ class ResidualStream:
     ids: list[int]
     tokens: list[str]
     hidden: torch.Tensor
+    cache: KVCache | None = None  # every block's keys and values over the text, from the same pass (batch of one):
+    # what blocks_from reads for the positions before a shorter run's (None: the family keeps none)
 
 
 @dataclass(frozen=True)
@@ -148,11 +150,15 @@ class ReadsResidualStream(Protocol):
         """(..., d) residual vectors -> (..., V) logits: the final norm, then the output matrix."""
         ...
 
-    def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None) -> torch.Tensor:
+    def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None,
+                    prefix: ResidualStream | None = None) -> torch.Tensor:
         """The rest of a forward: blocks start … L−1 on hidden (B, T, d), the residual stream entering block `start`
         (row `start` of residual_stream's hidden), at positions 0 … T−1; their output (B, T, d) before the final norm,
         hidden itself when start = L. Activation patching edits a row and runs only the blocks after it; with
-        `heads`, block `start`'s heads are patched too (per-head patching)."""
+        `heads`, block `start`'s heads are patched too (per-head patching). With `prefix`, the residual stream of a
+        text of T₀ ≥ T tokens, hidden holds its last T positions only, T₀−T … T₀−1 (a HeadPatch's position still
+        counts from the text's start), and every block reads the keys and values of the positions before them from
+        prefix: a causal model's patch at position t changes nothing before t, so only t … T₀−1 need to run again."""
         ...
 
     def position_parts(self, text: str, position: int = -1) -> PositionParts:

@@ -6,11 +6,14 @@ Italy is"), and an answer token (" Paris"). For each block l and position t, the
 l's output at position t replaced by the clean run's, and p(answer) is read at the last position: a cell near the
 clean run's p(answer) carries the difference between the prompts there. Both residual streams are computed once; a
 patched run starts from the corrupted run's residual after block l and runs only blocks l+1 … L−1 again, the T runs
-of one block batched together (at most PATCH_ROWS token positions at once).
+of one block batched together (at most PATCH_ROWS token positions at once). The model is causal, so a patch at t
+changes nothing before t: a batch runs only the positions from its first patch on, each block reading the earlier
+positions' keys and values from the corrupted run's residual stream (its KV cache, ResidualStream.cache).
 
 Per head (Wang et al. 2022): the same, with one head's output at the last position of the corrupted run replaced by
 the clean run's (its attention-weighted values, before the output matrix, so that its slice of W_o carries them in);
-a patched run starts from the corrupted residual entering block l, and the H runs of a block go as one batch.
+a patched run starts from the corrupted residual entering block l and runs the last position only, and the H runs of
+a block go as one batch.
 
 Shapes: L blocks, T positions, H heads per block, d width, d_k head width, V vocabulary.
 """
@@ -67,14 +70,17 @@ def matched_streams(lab: ReadsResidualStream, clean: str, corrupt: str) -> tuple
 
 @torch.no_grad()
 def patched_last_logits(lab: ReadsResidualStream, clean: ResidualStream, corrupt: ResidualStream, layer: int,
-                        positions: Sequence[int]) -> torch.Tensor:
+                        positions: Sequence[int], full: bool = False) -> torch.Tensor:
     """(n, V) logits at the last position of n patched runs, one per position: the corrupted run with block
-    `layer`'s output at that position replaced by the clean run's, then blocks layer+1 … L−1 on the result."""
-    corrupted = corrupt.hidden[layer + 1]  # (T, d): block `layer`'s output, row layer + 1 of the stream
+    `layer`'s output at that position replaced by the clean run's, then blocks layer+1 … L−1 on the result, over
+    the positions from the first patched one on (the earlier ones read the corrupted run's keys and values), or over
+    every position with `full` (the reference the shorter runs are tested against)."""
+    first = 0 if full else min(positions)
+    corrupted = corrupt.hidden[layer + 1, first:]  # (T − first, d): block `layer`'s output, row layer + 1
     index = torch.as_tensor(list(positions), dtype=torch.long, device=corrupted.device)
-    runs = corrupted.expand(len(index), *corrupted.shape).clone()  # (n, T, d)
-    runs[torch.arange(len(index), device=index.device), index] = clean.hidden[layer + 1, index]
-    return lab.unembed(lab.blocks_from(layer + 1, runs)[:, -1]).float()  # (n, V)
+    runs = corrupted.expand(len(index), *corrupted.shape).clone()  # (n, T − first, d)
+    runs[torch.arange(len(index), device=index.device), index - first] = clean.hidden[layer + 1, index]
+    return lab.unembed(lab.blocks_from(layer + 1, runs, prefix=None if full else corrupt)[:, -1]).float()  # (n, V)
 
 
 def patched_run(lab: ReadsResidualStream, clean: ResidualStream, corrupt: ResidualStream, layer: int,
@@ -131,18 +137,20 @@ class HeadPatching:
 
 @torch.no_grad()
 def head_patched_last_logits(lab: ReadsResidualStream, clean_values: torch.Tensor, corrupt: ResidualStream,
-                             layer: int) -> torch.Tensor:
+                             layer: int, full: bool = False) -> torch.Tensor:
     """(H, V) logits at the last position of H patched runs, one per head of block `layer`: the corrupted run with
     that head's output at the last position replaced by clean_values[head] ((H, d_k), the clean run's), block
-    `layer` and the ones after it run again from the corrupted residual entering it."""
+    `layer` and the ones after it run again from the corrupted residual entering it, at the last position only (the
+    earlier ones read the corrupted run's keys and values), or at every position with `full` (the reference)."""
     from model.adapters.protocols import HeadPatch
 
     heads = clean_values.shape[0]
-    entering = corrupt.hidden[layer]  # (T, d): row `layer` of the stream enters block `layer`
-    runs = entering.expand(heads, *entering.shape)  # (H, T, d), read only: the blocks add to copies
-    patch = HeadPatch(entering.shape[0] - 1, clean_values.expand(heads, *clean_values.shape),
+    last = corrupt.hidden.shape[1] - 1
+    entering = corrupt.hidden[layer, 0 if full else last:]  # (T or 1, d): row `layer` of the stream enters block `layer`
+    runs = entering.expand(heads, *entering.shape)  # (H, T or 1, d), read only: the blocks add to copies
+    patch = HeadPatch(last, clean_values.expand(heads, *clean_values.shape),
                       torch.eye(heads, dtype=torch.bool, device=entering.device))  # run b takes head b's clean output
-    return lab.unembed(lab.blocks_from(layer, runs, heads=patch)[:, -1]).float()  # (H, V)
+    return lab.unembed(lab.blocks_from(layer, runs, heads=patch, prefix=None if full else corrupt)[:, -1]).float()
 
 
 def head_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer: str, wrong: str | None = None,
