@@ -380,7 +380,7 @@ def test_the_finder_measure_is_the_finders_first_head_and_accepts_its_near_ties(
         _take("finder_head", lab, {**view, "find_q": ""})
 @pytest.mark.slow
 @covers("lens_commitment_band", "lens_top_probability", "lens_rank_at_layer", "patching_position",
-        "patching_recovered", "patching_head", "sink_heads_logit_share", "sink_heads_attention", "largest_logit_part")
+        "patching_recovered", "patching_head_band", "sink_heads_logit_share", "sink_heads_attention", "largest_logit_part")
 def test_the_answer_lessons_measures_read_what_the_model_functions_compute(llm):
     """The answer lesson's measures (classroom/measures/llm_answer.py) on a 5-token pair, against the model
     functions the page draws (cheap: 150 residual and 270 head runs of 5 tokens)."""
@@ -411,7 +411,10 @@ def test_the_answer_lessons_measures_read_what_the_model_functions_compute(llm):
     assert math.isclose(_take("patching_recovered", llm, view), swept.clean_prob - swept.corrupt_prob, rel_tol=1e-6)
     heads = head_patching(llm, text, corrupt, " Paris").patched_probs  # (L, H)
     layer, head = np.unravel_index(heads.argmax(), heads.shape)
-    assert _take("patching_head", llm, view).shown == f"L{layer + 1} H{head + 1}"
+    band = _take("patching_head_band", llm, view, {"bands": [[1, int(layer) + 1], [int(layer) + 2, 10_000]]})
+    assert band.shown == "1" and f"L{layer + 1} H{head + 1}" in band.measured
+    outside = heads[int(layer) + 1:].max() if layer + 1 < heads.shape[0] else None
+    assert outside is None or math.isclose(band.separation, float(heads.max() - outside), rel_tol=1e-5)
 
     parts = direct_logit_attribution(llm, text)
     sinks = np.argsort(-parts.attention_to_first.ravel())[:10]

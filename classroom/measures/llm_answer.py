@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from classroom.measures.registry import (BANDS, Expected, HeadValues, MeasureError, StopView, choice, measure,
+from classroom.measures.registry import (BANDS, Expected, MeasureError, StopView, choice, measure,
                                          numbers, option_of, whole)
 from i18n import tr
 from model.explain.attribution import direct_logit_attribution
@@ -117,10 +117,20 @@ def patching_recovered(lab: LabModel, view: StopView, args: Mapping) -> float:
     return float(found.clean_prob - found.corrupt_prob)
 
 
-@measure("patching_head", answers="head", model=SMOLLM2_NAME, reads=PATCHING_VIEW)
-def patching_head(lab: LabModel, view: StopView, args: Mapping) -> HeadValues:
-    """The head whose output at the last position, taken from the clean run, brings p(answer) back most."""
-    return HeadValues(_heads(lab, view).patched_probs, False, "lessons.measured_probability_of_answer")
+@measure("patching_head_band", answers="choice", model=SMOLLM2_NAME, reads=PATCHING_VIEW, args=(BANDS,))
+def patching_head_band(lab: LabModel, view: StopView, args: Mapping) -> Expected:
+    """The option whose band of layers holds the head whose output at the last position, taken from the clean run,
+    brings p(answer) back most (a band, not one of 270 heads: the lesson bar offers no 30 × 9 grid); the gap: that
+    head's p(answer) over the best head's outside the band."""
+    probs = _heads(lab, view).patched_probs  # (L, H)
+    layer, head = (int(i) for i in np.unravel_index(int(probs.argmax()), probs.shape))
+    bands = [lambda found, band=band: band[0] <= found <= band[1] for band in args["bands"]]
+    answer = option_of(bands, layer + 1, str(layer + 1))
+    first, last = args["bands"][int(answer) - 1]
+    outside = [float(probs[at].max()) for at in range(probs.shape[0]) if not first <= at + 1 <= last]
+    return choice(answer, tr("lessons.measured_head_patched", head=f"L{layer + 1} H{head + 1}",
+                             probability=f"{probs[layer, head]:.2f}"),
+                  float(probs.max()) - max(outside) if outside else None)
 
 
 @measure("sink_heads_logit_share", bounds=True, model=SMOLLM2_NAME, reads=PATCHING_VIEW,
