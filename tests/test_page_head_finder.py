@@ -12,7 +12,8 @@ from model.explain.head_finder import compare_head, find_heads
 from model.explain.qk_embedding import embed_head, read_texts
 from model.families import open_model
 from model.gguf_weights import SMOLLM2_NAME
-from tests.app_links import chart_specs, open_page, query_param, trace_array
+from tests.app_links import assert_healthy, chart_specs, open_page, query_param, trace_array
+from tests.bad_inputs import load_bad_inputs
 
 COREFERENCE = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -143,3 +144,31 @@ def test_the_llm_heads_pages_finder_in_korean(monkeypatch):
     assert headers[-2:] == [translate("ko", "head_finder.finder_title"), translate("ko", "head_finder.across_title")]
     assert at.button_group(key="llm_qk_colour").label == translate("ko", "head_finder.colour_by")
     assert any(c.value.startswith("쌍들의 합") for c in at.caption)
+
+
+def _healthy_with_no_markup(at, text: str) -> None:
+    assert_healthy(at)
+    assert not at.error, repr(text[:40])
+    shown = " ".join(str(m.value) for m in list(at.markdown) + list(at.info) + list(at.caption))
+    assert "<script>" not in shown and "<img" not in shown, repr(text[:40])
+
+
+def test_every_bad_second_text_gives_the_two_texts_or_a_message():
+    """The attention page's second text (the Two texts view, MiniLM): every hostile input draws the view or says
+    why not, with no error and no markup rendered."""
+    at = open_page("attention", {"model": MINILM_NAME, "sentence": COREFERENCE, "view": "Two texts", "layer": "4",
+                                 "head": "2", "v": "2", "find_q": "it", "find_k": "animal"})
+    for text in load_bad_inputs():
+        at.text_input(key="text_b").set_value(text).run()
+        _healthy_with_no_markup(at, text)
+
+
+@pytest.mark.slow
+def test_every_bad_finder_text_on_the_llm_heads_page_gives_a_ranking_or_a_message():
+    """The LLM heads page's finder text and its second text (SmolLM2): every hostile input draws or says why not."""
+    at = open_page("llm_heads", {"find_q": "it", "find_k": "animal"})
+    for text in load_bad_inputs():
+        for key in ("llm_find_text", "llm_find_text_b"):
+            at.text_input(key=key).set_value(text).run()
+            _healthy_with_no_markup(at, text)
+        at.text_input(key="llm_find_text").set_value(COREFERENCE).run()
