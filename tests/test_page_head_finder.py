@@ -168,7 +168,8 @@ def test_every_bad_finder_text_on_the_llm_heads_page_gives_a_ranking_or_a_messag
     """The LLM heads page's finder text and its second text (SmolLM2): every hostile input draws or says why not."""
     at = open_page("llm_heads", {"find_q": "it", "find_k": "animal"})
     for text in load_bad_inputs():
-        for key in ("llm_find_text", "llm_find_text_b"):
-            at.text_input(key=key).set_value(text).run()
-            _healthy_with_no_markup(at, text)
+        at.text_input(key="llm_find_text").set_value(text).run()  # the finder's text (no second text without it)
+        _healthy_with_no_markup(at, text)
         at.text_input(key="llm_find_text").set_value(COREFERENCE).run()
+        at.text_input(key="llm_find_text_b").set_value(text).run()  # the second text beside a good first one
+        _healthy_with_no_markup(at, text)
