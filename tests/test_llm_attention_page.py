@@ -50,7 +50,8 @@ def test_every_page_opens_with_the_llm_picked():
 def test_every_view_of_the_llm_draws_and_its_grid_is_paged_by_layer():
     at = open_page("attention", model_id=SMOLLM2_NAME, sentence=SENTENCE)
     views = at.button_group(key="attn_view").options
-    assert {"Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain"} == set(views)
+    assert {"Head", "All heads", "Compare", "Statistics", "Ablation", "Rescale", "Explain", "Find heads",
+            "Two texts"} == set(views)
     assert translate("en", "bert.ablation_hidden") not in [c.value for c in at.caption]
     assert at.selectbox(key="attn_layer").options[-1] == "30" and len(at.selectbox(key="attn_head").options) == 9
     for view in views:
