@@ -33,6 +33,7 @@ import random
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +50,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 CHECKS = {"scale": 2, "weight": 2, "order": 1}  # check id -> right option (lessons/intro.toml, 3 options each)
 CHECK_OPTIONS = 3
 PEER_STOP, PEER_RIGHT, PEER_OPTIONS = 8, 2, 4  # stop 8: d_k for d_model = 8, h = 2 -> "4", the second of four
-LAST_STOP = 17
+LAST_STOP = len(tomllib.loads((ROOT / "lessons" / "intro.toml").read_text(encoding="utf-8"))["stop"])  # post-test
 
 
 @dataclass

@@ -17,10 +17,10 @@ from model.train import TrainConfig
 from ui.train.job import SESSION_CHECK_EVERY, start_job, wait
 
 ROOT = Path(__file__).resolve().parents[1]
-# What a closed session may leave behind: torch/glibc caches, fragmentation. Measured: 22-24 MiB alone, 49.7 MiB once
-# with the suite's other worker busy beside it; the training it frees peaks about 220 MiB above `before`, so a session
-# kept alive still fails this by far.
-RSS_MARGIN_MIB = 64
+# What a closed session may leave behind, as a share of what its training took above `before`: torch/glibc caches and
+# fragmentation. Measured: 22-24 MiB of ~225 alone, 49.7 beside the suite's other worker, 80.6 of 226 once in CI on
+# 2 busy cores (a fixed 64 MiB margin failed there). A session kept alive leaves about all of it (~220 of 225).
+LEFT_BEHIND_SHARE = 0.5
 
 
 def _rss_mib() -> float:
@@ -110,4 +110,4 @@ def test_rss_falls_back_after_a_closed_session_mid_training():
     figures = json.loads(out.stdout.strip().splitlines()[-1])
     assert figures["model_freed"]
     assert figures["peak"] - figures["before"] > 100, figures  # the training really allocated something
-    assert figures["after"] <= figures["before"] + RSS_MARGIN_MIB, figures
+    assert figures["after"] - figures["before"] <= LEFT_BEHIND_SHARE * (figures["peak"] - figures["before"]), figures

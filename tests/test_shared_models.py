@@ -90,6 +90,7 @@ def test_a_loading_model_says_so_in_the_users_language(monkeypatch):
     shown: list[str] = []
     monkeypatch.setattr(ui.models.st, "spinner", lambda text: (shown.append(text), contextlib.nullcontext())[1])
     monkeypatch.setattr(ui.models, "tr", lambda key, **values: translate("ko", key, **values))
+    monkeypatch.setattr(ui.models, "_loaded", set())  # as in a fresh server: an earlier test may have loaded it here
     name = shipped_model_names()[0]
     assert ui.models.load_model(name) is cached_model(name, "")  # the cached copy, shared by every session
     assert shown == [translate("ko", "models.loading", model=name)] and name in shown[0]
