@@ -18,13 +18,16 @@ counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the
 2. N students open /?class=CODE (the join link of the QR code): the app joins them and opens stop 1 of the
    lesson. Each finds the stop's radio question (key q_intro_1_choice) and the "Answer" submit button.
 3. Within --window seconds (uniformly random start times) every student picks an option and submits. From the
-   window's start each student's class poll also reruns every STUDENT_POLL_SECONDS, as her browser's
-   st.fragment(run_every) timer makes it do (ui/lessons/bar._class_poll), until every student's page is drawn.
+   window's start each student's class poll also reruns at its interval, as her browser's st.fragment(run_every)
+   timer makes it do (ui/lessons/live_question.py; on main, ui/lessons/bar._class_poll), until every student's
+   page is drawn.
    Measured per student, from the click: the confirmation ("Your answer is taken") reaching her (a browser draws
    each element as it arrives, before the run ends). In a class the stop's page (its chart gives the answer away)
    waits for the teacher's Reveal: once every student's answer is confirmed, the teacher presses "Reveal the answer
-   to everyone", and each student's class poll then reruns her whole page, which draws the stop's chart: measured
-   from the Reveal's click to the end of that whole-page run (the same chart for the whole class, at once).
+   to everyone", and each student's class poll then draws the stop's chart (her live question's fragment run, or a
+   whole-page run where the app reruns the page): measured from the Reveal's click to the end of the first run
+   after it that drew a chart (the same chart for the whole class, at once). The poll ticks at the interval its
+   fragment's st.fragment(run_every) timer message names (the app under test's), STUDENT_POLL_SECONDS until seen.
 4. Meanwhile the teacher's results fragment reruns every --poll seconds, as the browser's st.fragment(run_every)
    timer makes it do; each rerun's "Answered" metric is recorded.
 5. With --late-joiners K, K more students open the join link at random times within the window (a burst must not
@@ -70,7 +73,8 @@ from serving.streamlit_client import StreamlitClient, http_get  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
-STUDENT_POLL_SECONDS = 3  # a student's class poll (ui/lessons/bar.FOLLOW_SECONDS: its st.fragment's run_every)
+STUDENT_POLL_SECONDS = 3  # a class poll's interval until its timer message says (ui/lessons/bar.FOLLOW_SECONDS)
+CHARTS = ("plotly_chart", "arrow_vega_lite_chart")  # the elements that are a stop's chart
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
 CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts
 REVEAL = "Reveal the answer to everyone"  # the teacher's button (i18n/en/class_teacher.toml: reveal)
@@ -84,28 +88,42 @@ class ClassClient(StreamlitClient):
         self.index = index
         self.metrics: dict[str, tuple[str, str]] = {}
         self.confirmation_seen: float | None = None  # when the answer's message first reached this client
-        self.page_drawn: float | None = None  # when a whole-page run after the Reveal ended (its chart drawn)
+        self.page_drawn: float | None = None  # when the first run after the Reveal that drew a chart ended
         self.watching_confirmation = False
-        self.watching_page = False  # the teacher has revealed: the next whole-page run draws the stop's chart
+        self.watching_page = False  # the teacher has revealed: the next run that draws a chart draws the stop's
         self.poll_fragment = ""  # the id of the class poll's st.fragment (its run_every timer is simulated)
-        self._full_run = False
+        self.timers: dict[str, float] = {}  # fragment id -> its run_every seconds (the app's auto_rerun messages)
+        self._run_chart = False  # the run under way drew a chart
+
+    @property
+    def poll_seconds(self) -> float:
+        """How often the browser's timer reruns the class poll's fragment."""
+        return self.timers.get(self.poll_fragment, STUDENT_POLL_SECONDS)
 
     def _handle(self, message: ForwardMsg, received: float) -> None:
-        if message.WhichOneof("type") == "delta" and message.delta.WhichOneof("type") == "new_element":
-            element = message.delta.new_element
+        shown = message
+        if message.WhichOneof("type") == "ref_hash" and message.ref_hash in self.cache:  # a delta sent before
+            shown = self.cache[message.ref_hash][0]
+        if shown.WhichOneof("type") == "auto_rerun":
+            self.timers[shown.auto_rerun.fragment_id] = shown.auto_rerun.interval
+        elif shown.WhichOneof("type") == "delta" and shown.delta.WhichOneof("type") == "new_element":
+            element = shown.delta.new_element
             kind = element.WhichOneof("type")
-            if kind == "metric":
-                self.metrics[element.metric.label] = (element.metric.body, message.delta.fragment_id)
-            elif kind == "markdown" and element.markdown.body.startswith(IN_CLASS) and message.delta.fragment_id:
-                self.poll_fragment = message.delta.fragment_id
+            if kind in CHARTS:
+                self._run_chart = True
+            elif kind == "metric":
+                self.metrics[element.metric.label] = (element.metric.body, shown.delta.fragment_id)
+            elif kind == "markdown" and element.markdown.body.startswith(IN_CLASS) and shown.delta.fragment_id:
+                self.poll_fragment = shown.delta.fragment_id
             elif (self.watching_confirmation and self.confirmation_seen is None and kind in ("alert", "markdown")
                   and getattr(element, kind).body.startswith(CONFIRMATIONS)):
                 # the browser draws a delta as it arrives, before the run ends: the student sees it from now
                 self.confirmation_seen = received
-        elif message.WhichOneof("type") == "new_session":
-            self._full_run = not message.metadata.run.fragment_ids
-        elif (message.WhichOneof("type") == "script_finished" and self._full_run and self.watching_page
-              and self.page_drawn is None and message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY):
+        elif shown.WhichOneof("type") == "new_session":
+            self._run_chart = False
+        elif (shown.WhichOneof("type") == "script_finished" and self._run_chart and self.watching_page
+              and self.page_drawn is None and shown.script_finished in (
+                  ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)):
             self.page_drawn = received
         super()._handle(message, received)
 
@@ -240,10 +258,10 @@ async def run(args, base_url: str) -> dict:
         return True
 
     async def answer(student: ClassClient) -> None:
-        """The student's tab from the window's start: her class poll every STUDENT_POLL_SECONDS (her browser's
+        """The student's tab from the window's start: her class poll at its timer's interval (her browser's
         timer), her answer at a random moment of the window, and polls on until everyone's page is drawn."""
         answer_at = window_start + rng.uniform(0, args.window)
-        next_poll = window_start + rng.uniform(0, STUDENT_POLL_SECONDS)
+        next_poll = window_start + rng.uniform(0, student.poll_seconds)
         clicked: float | None = None
         answer_run = 0.0
         while not everyone_done.is_set():
@@ -281,7 +299,7 @@ async def run(args, base_url: str) -> dict:
                 finished(student)
                 return
             await asyncio.sleep(max(0.0, next_poll - time.perf_counter()))
-            next_poll += STUDENT_POLL_SECONDS
+            next_poll += student.poll_seconds
             if not student.poll_fragment or not await poll(student):
                 if not student.poll_fragment:
                     failures.append(f"student {student.index}: no class poll on the page")

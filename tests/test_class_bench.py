@@ -45,44 +45,81 @@ def test_a_click_presses_the_button_in_one_rerun_only():
     assert button.id not in sent_widgets(client.widget_rerun_msg())  # the next rerun does not press it again
 
 
-def test_the_confirmation_is_timed_when_it_arrives_and_the_page_when_a_whole_run_ends():
+def _delta(body: str, fragment: str = ""):
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    message = ForwardMsg()
+    message.delta.new_element.markdown.body = body
+    message.delta.fragment_id = fragment
+    return message
+
+
+def _chart(fragment: str = ""):
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    message = ForwardMsg()
+    message.delta.new_element.plotly_chart.spec = "{}"
+    message.delta.fragment_id = fragment
+    return message
+
+
+def _lifecycle(fragments: list[str], status) -> list:
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    started, finished = ForwardMsg(), ForwardMsg()
+    started.new_session.main_script_hash = "h"
+    started.metadata.run.fragment_ids.extend(fragments)
+    finished.script_finished = status
+    return [started, finished]
+
+
+def test_the_confirmation_is_timed_when_it_arrives_and_the_page_when_a_run_after_the_reveal_draws_a_chart():
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     from ui.lessons.bar import FOLLOW_SECONDS
 
     bench = load_bench()
-    assert bench.STUDENT_POLL_SECONDS == FOLLOW_SECONDS  # the bench ticks as the browser's timer does
+    assert bench.STUDENT_POLL_SECONDS == FOLLOW_SECONDS  # until the poll's timer message is seen: the class poll's
     client = bench.ClassClient(0, "http://127.0.0.1:1")
 
-    def delta(body: str, fragment: str = "") -> ForwardMsg:
-        message = ForwardMsg()
-        message.delta.new_element.markdown.body = body
-        message.delta.fragment_id = fragment
-        return message
-
-    def lifecycle(fragments: list[str], status) -> list[ForwardMsg]:
-        started, finished = ForwardMsg(), ForwardMsg()
-        started.new_session.main_script_hash = "h"
-        started.metadata.run.fragment_ids.extend(fragments)
-        finished.script_finished = status
-        return [started, finished]
-
-    client._handle(delta("In class ABC123: this page follows the teacher.", "poll"), 0.5)
-    assert client.poll_fragment == "poll"
-    client._handle(delta("Right: Transformer"), 1.0)
+    client._handle(_delta("In class ABC123: this page follows the teacher.", "poll"), 0.5)
+    assert client.poll_fragment == "poll" and client.poll_seconds == FOLLOW_SECONDS
+    timer = ForwardMsg()
+    timer.auto_rerun.fragment_id, timer.auto_rerun.interval = "poll", 2.0
+    client._handle(timer, 0.6)
+    assert client.poll_seconds == 2.0  # the bench ticks as the browser's timer of that fragment does
+    client._handle(_delta("Right: Transformer"), 1.0)
     assert client.confirmation_seen is None  # before the click nothing is timed
     client.watching_confirmation = True
-    started, finished = lifecycle(["form"], ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+    started, finished = _lifecycle(["form"], ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
     client._handle(started, 2.0)
-    client._handle(delta("Right: Transformer", "form"), 2.1)
+    client._handle(_delta("Right: Transformer", "form"), 2.1)
     client._handle(finished, 2.2)
-    assert client.confirmation_seen == 2.1 and client.page_drawn is None  # a fragment's run draws no page
-    started, finished = lifecycle([], ForwardMsg.FINISHED_SUCCESSFULLY)
+    assert client.confirmation_seen == 2.1 and client.page_drawn is None  # no chart in that run
+    started, finished = _lifecycle([], ForwardMsg.FINISHED_SUCCESSFULLY)
     client._handle(started, 3.0)
+    client._handle(_chart(), 3.2)
     client._handle(finished, 3.5)
-    assert client.page_drawn is None  # before the teacher's Reveal a whole run is not the stop's page
-    client.watching_page = True  # the teacher revealed: the next whole run draws the stop's chart
-    started, finished = lifecycle([], ForwardMsg.FINISHED_SUCCESSFULLY)
+    assert client.page_drawn is None  # before the teacher's Reveal a chart is not the revealed stop's
+    client.watching_page = True  # the teacher revealed: the next run that draws a chart draws the stop's
+    started, finished = _lifecycle(["poll"], ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
     client._handle(started, 4.0)
-    client._handle(finished, 4.5)
-    assert client.page_drawn == 4.5 and client.confirmation_seen == 2.1
+    client._handle(finished, 4.1)
+    assert client.page_drawn is None  # a poll that drew no chart
+    started, finished = _lifecycle(["poll"], ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+    client._handle(started, 5.0)
+    client._handle(_chart("poll"), 5.2)
+    client._handle(finished, 5.5)
+    assert client.page_drawn == 5.5 and client.confirmation_seen == 2.1
+
+
+def test_a_whole_page_run_that_draws_the_chart_after_the_reveal_counts_too():
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    client = load_bench().ClassClient(0, "http://127.0.0.1:1")
+    client.watching_page = True
+    started, finished = _lifecycle([], ForwardMsg.FINISHED_SUCCESSFULLY)
+    client._handle(started, 1.0)
+    client._handle(_chart(), 1.5)
+    client._handle(finished, 2.0)
+    assert client.page_drawn == 2.0

@@ -74,7 +74,7 @@ LENGTH = WidgetSpec("cmp_length_slider", "compare_len",
                     options=lambda state: sentence_lengths(), convert=int)
 SPECS = (LAYER, HEAD, METRIC, LENGTH)
 # the three models on the sidebar's sentence, accuracy against sentence length, a growing held-out sentence
-SECTIONS = (PageSection("side_by_side"), PageSection("length"), PageSection("growing"))
+SECTIONS = (PageSection("side_by_side"), PageSection("length", alone=lambda: length_chart()), PageSection("growing"))
 
 
 def side_by_side(text: str | None) -> None:

@@ -10,6 +10,8 @@ While a stop shows a section first, the page's explanations fold (ui/display.exp
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -40,3 +42,8 @@ def page_sections(page: str) -> dict[str, DeltaGenerator]:
     shown = sorted(names, key=lambda name: name != first)  # stable: the others keep their page order
     containers = {name: st.container(key=f"section_{name}") for name in shown}
     return {name: containers[name] for name in names}
+
+
+def section_alone(page: str, name: str | None) -> Callable[[], None] | None:
+    """What draws section `name` of `page` alone, without the page around it (PageSection.alone), or None."""
+    return next((section.alone for section in SECTIONS.get(page, ()) if section.name == name), None)

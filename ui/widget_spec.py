@@ -120,6 +120,10 @@ class PageSection:
     part first when the stop opens (ui/page_sections.py). Declared in ui/specs/<page>.py as SECTIONS, in page order."""
     name: str  # the id lesson files use; also the container's key: CSS class st-key-section_<name>
     folded_key: str | None = None  # a folded section's expander key (ui/display.folded_section): the stop opens it
+    # The section alone, as its page draws it from the view (no value the page computes before it): a student's live
+    # question draws it under her answer at the class's Reveal, in that fragment's own rerun (ui/lessons/
+    # live_question.py). None: the section needs the page around it, and the Reveal reruns her whole page.
+    alone: Callable[[], None] | None = None
 
 
 SEED_MAX = 10_000  # the pages' random seeds: 0..SEED_MAX

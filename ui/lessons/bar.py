@@ -18,7 +18,7 @@ import streamlit as st
 
 from classroom.lessons import Lesson, Stop, localized
 from classroom.errors import ClassStoreError
-from classroom.store import ADMITTED, WAITING, ClassSession, normalise_code, phase_in
+from classroom.store import ADMITTED, WAITING, normalise_code
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
 from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, seat_address, teacher_class,
@@ -28,7 +28,8 @@ from ui.errors import lab_fragment
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
-from ui.lessons.peer_student import check_questions, class_question, solo_question
+from ui.lessons.live_question import LiveQuestion, live_question, seen_of
+from ui.lessons.peer_student import check_questions, earlier_answers, solo_question
 from ui.lessons.private_view import private_link
 from ui.lessons.refusals import JOIN, message, teacher_action
 from ui.text import escape_markdown
@@ -143,7 +144,7 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
         return
     seat_state.waiting_for = None
     seat_state.code = code
-    seat_state.seen = _seen(session)
+    seat_state.seen = seen_of(session)
     go_to(lesson, session.stop, move_class=False, link=link, source=Source.TEACHER)
 
 
@@ -177,12 +178,6 @@ def open_lesson(all_lessons: Mapping[str, Lesson], lesson_id: str) -> Lesson | N
     return class_lesson(session, all_lessons, known_pages())[0]
 
 
-def _seen(session: ClassSession) -> tuple:
-    """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase
-    (a change to any of them reruns her page), and the class's lesson."""
-    return session.stop, session.revealed, session.phases, session.lesson
-
-
 def _follow_class() -> None:
     """A student in a class: when the teacher has moved the class since we last looked, go to its stop."""
     seat = lab_session().seat
@@ -196,7 +191,7 @@ def _follow_class() -> None:
         lab_session().address.extra = url_extra()
         return
     seen = seat.seen
-    seat.seen = _seen(session)
+    seat.seen = seen_of(session)
     lesson = class_lesson(session, lessons()[0], known_pages())[0]
     if (seen is None or seen[0] != session.stop) and lesson is not None:
         go_to(lesson, session.stop, move_class=False, source=Source.TEACHER)
@@ -204,10 +199,11 @@ def _follow_class() -> None:
 
 @lab_fragment(run_every=FOLLOW_SECONDS)
 def _class_poll() -> None:
-    """Runs every few seconds on a student's page: a full rerun when the class moved or an answer was revealed."""
+    """Runs every few seconds on a student's page without her live question (another stop, another page): a full
+    rerun when the class moved or an answer was revealed."""
     code, seen = lab_session().seat.code, lab_session().seat.seen
     session = class_store().session(code) if code else None
-    if session is None or seen is None or _seen(session) != seen:
+    if session is None or seen is None or seen_of(session) != seen:
         st.rerun(scope="app")
     st.caption(tr("lessons.in_class", code=code))
 
@@ -277,15 +273,17 @@ def lesson_bar(url_path: str) -> bool:
                          type="primary", width="content", on_click=go_to, args=(lesson, number + 1),
                          help=tr("lessons.next_follows_teacher") if held else None)
         leaving.button(tr("lessons.leave"), key="lesson_leave", width="content", on_click=leave)
-        if seat.code:
-            _class_poll()
+        poll = st.container()  # the class poll's line: the live question's own, or _class_poll's
         if stop.page != current_page and not stop.problem:  # a stop with a problem may name no page at all
             st.page_link(f"app_pages/{stop.page}.py", label=tr("lessons.back_to_stop"), icon=":material/undo:")
         problem = position.problem
         if problem:
             st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
         text = st.container()  # the stop's text, drawn once the question's state is known
-        shown = True if stop.question is None or not on_its_page else _question(lesson, stop)
+        shown, live = (True, False) if stop.question is None or not on_its_page else _question(lesson, stop)
+        if seat.code and not live:  # the live question polls for the class itself
+            with poll:
+                _class_poll()
         if presenter and shown and stop.question is not None and on_its_page:
             # Projected, once answered: the text folds (it was read before the prediction), so the chart that
             # gives the answer starts on the first screen (tests/test_browser_projected_stops.py).
@@ -301,28 +299,29 @@ def lesson_bar(url_path: str) -> bool:
         return shown
 
 
-def _question(lesson: Lesson, stop: Stop) -> bool:
+def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     """Predict, then reveal: the page (whose chart gives the answer away) shows once the student has answered
-    or the teacher has revealed the answer to the class."""
+    or the teacher has revealed the answer to the class. -> (whether the page shows, whether the question is a
+    student's live question: ui/lessons/live_question.py, her class poll while it is drawn)."""
     qid = question_id(lesson.id, stop)
     try:
         expected: Expected | None = expected_answer(stop)
     except QuestionError as error:
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
-        return True
+        return True, False
     teacher = teacher_class()
     if teacher and teacher.lesson == lesson.id:  # the teacher projects the page; the question is the class's
-        return _teachers_question(teacher, stop, qid, expected)
+        return _teachers_question(teacher, stop, qid, expected), False
     seat = lab_session().seat
     code, seen = seat.code, seat.seen
     key = f"q_{lesson.id}_{stop.number}"
     if not code or seen is None or seen[3] != lesson.id:  # outside a class (or in another lesson than the class's)
         held_back = class_store().live_unrevealed(lesson.id, stop.number, qid)
-        return solo_question(stop, qid, key, expected, held_back)
-    revealed = bool(seen and qid in seen[1])
-    # what the class poll last saw (it reruns on a change); a question the teacher has not touched: the lesson's mode
-    phase = phase_in(seen[2] if seen else frozenset(), qid, "peer" if stop.question.peer else "one")
-    return class_question(stop, qid, key, code, seat.student_id, expected, phase, revealed)
+        return solo_question(stop, qid, key, expected, held_back), False
+    earlier_answers(qid, code, seat.student_id)
+    revealed = qid in seen[1]  # as _follow_class read the class this run: revealed now, the page shows below
+    live_question(LiveQuestion(stop, qid, key, expected, page_below=revealed))
+    return revealed, True
 
 
 def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Expected) -> bool:

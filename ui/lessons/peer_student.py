@@ -72,12 +72,12 @@ def _answers(field: str) -> dict[str, str]:
     return getattr(lab_session().lesson, field)
 
 
-@lab_fragment()
-def _vote(ballot: Ballot, then_page: bool = False, done: str | None = None, submit: str | None = None) -> None:
+def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, submit: str | None = None) -> None:
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: outside a class, with no live class holding the stop back), else the form gives way to the answer
-    taken (this fragment's run only). In a class the page waits for the teacher's Reveal, so an answer never queues
-    a whole-page run behind the class's pages: this run confirms it."""
+    taken (the run of the fragment it is in only: its own, _vote, or a student's live question,
+    ui/lessons/live_question.py). In a class the page waits for the teacher's Reveal, so an answer never queues a
+    whole-page run behind the class's pages: this run confirms it."""
     stop, qid, code = ballot.stop, ballot.qid, ballot.code
     answers = _answers(ballot.answers)
     if qid not in answers:
@@ -101,6 +101,9 @@ def _vote(ballot: Ballot, then_page: bool = False, done: str | None = None, subm
     st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
 
 
+_vote = lab_fragment()(vote_form)  # a form that reruns alone (outside a class; a check question)
+
+
 def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
                   held_back: bool) -> bool:
     """Outside a class: the form, then the answer and the page. `held_back`: a live class on this server is at this
@@ -120,14 +123,21 @@ def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
     return False
 
 
-def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
-                   expected: Expected | None, phase: QuestionPhase, revealed: bool) -> bool:
-    """A student in a class: the question as the teacher's phase for it says; -> whether the page may show."""
+def earlier_answers(qid: str, code: str, student: str) -> None:
+    """This student's answers to a class question given before a reload or on a replica that died, from the store
+    (a whole run's work: the live question's polls between whole runs read only the class's phase)."""
     store = class_store()
-    firsts, seconds = _answers(FIRST_ANSWERS), _answers(SECOND_ANSWERS)
-    for answers, round in ((firsts, 1), (seconds, 2)):  # answered before a reload or on a replica that died
+    for answers, round in ((_answers(FIRST_ANSWERS), 1), (_answers(SECOND_ANSWERS), 2)):
         if qid not in answers and (earlier := store.student_answer(code, student, qid, round=round)) is not None:
             answers[qid] = earlier
+
+
+def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
+                   expected: Expected | None, phase: QuestionPhase, revealed: bool) -> bool:
+    """A student in a class: the question as the teacher's phase for it says; -> whether the page may show.
+    Drawn inside the student's live question (ui/lessons/live_question.py, a fragment): its forms are plain forms
+    there, whose answer reruns that fragment."""
+    firsts, seconds = _answers(FIRST_ANSWERS), _answers(SECOND_ANSWERS)
     first, second = firsts.get(qid), seconds.get(qid)
     if revealed:  # the last answer counts for the student; after the reveal the question is no longer asked
         show_answer(stop.question, second or first, expected)
@@ -135,10 +145,10 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
             st.caption(tr("peer.changed", answer=_label(stop, first)))
         return True
     if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
-        _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
+        vote_form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
         return False
     if phase.phase == "round1":
-        _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))
+        vote_form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))
         return False
     if first is not None:
         st.caption(tr("peer.your_first", answer=_label(stop, first)))
@@ -149,7 +159,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
         return False
     if second is None:
         st.markdown(tr("peer.second_round"))
-    _vote(Ballot(stop, qid, f"{key}_round2", SECOND_ANSWERS, expected, 2, code, student))
+    vote_form(Ballot(stop, qid, f"{key}_round2", SECOND_ANSWERS, expected, 2, code, student))
     return False
 
 

@@ -1,0 +1,99 @@
+"""A student's question in a live class: her form, its confirmation and, at the teacher's Reveal, right or wrong with
+the stop's chart under it, all in one fragment of their own, which is also her class poll while she is at the stop.
+
+Why one fragment: after a Reveal each student's page used to rerun whole (st.rerun(scope="app")), 150 whole pages
+per replica at once (the sidebar, the menu, every section of the stop's page), each far dearer than the one chart
+the question was about. Here the question's own rerun (its timer, every LIVE_POLL_SECONDS) sees the class's new
+phase and redraws only itself: a peer-instruction phase (discussion, round 2) and the Reveal, where it draws the
+stop's section alone (ui.widget_spec.PageSection.alone; the whole page when the section has none, as before). The
+rest of the page comes with the student's next whole run: her "Show the whole page", the teacher's next move or a
+reload. When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lessons/bar._follow_class
+opens the new stop). Every class rule stays in the store (ClassStore.answer: one answer, at the class's stop, none
+taken as right after the Reveal); this fragment only draws what the store says.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import streamlit as st
+
+from classroom.lessons import Stop
+from classroom.store import ClassSession, phase_in
+from i18n import tr
+from ui.errors import lab_fragment
+from ui.lessons.classroom import class_store
+from ui.lessons.peer_student import class_question
+from ui.lessons.questions import Expected
+from ui.page_sections import section_alone
+from ui.session import lab_session
+
+# How often the question asks the store for its class's phase. The Reveal reaches a student within this many seconds
+# (plus her fragment's run): 2 rather than the class poll's 3 (ui/lessons/bar.FOLLOW_SECONDS), which alone would put
+# the slowest tenth of a class past 2.7 s of the issue's 3; each poll is one short fragment run.
+LIVE_POLL_SECONDS = 2
+
+
+class Scope(Enum):
+    """What a student's class poll reruns after reading the class from the store."""
+    NOTHING = "nothing"  # nothing changed: the poll's run redraws what it drew
+    FRAGMENT = "fragment"  # a question's phase or its reveal: the live question redraws itself
+    APP = "app"  # the class moved to another stop or lesson, or ended: the whole page follows it
+
+
+def seen_of(session: ClassSession) -> tuple:
+    """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase,
+    and the class's lesson."""
+    return session.stop, session.revealed, session.phases, session.lesson
+
+
+def poll_scope(seen: tuple | None, session: ClassSession | None) -> Scope:
+    """The rerun a change of the class calls for, from what the page last saw (seen_of) and the class now."""
+    if session is None or seen is None:
+        return Scope.APP
+    now = seen_of(session)
+    if (now[0], now[3]) != (seen[0], seen[3]):
+        return Scope.APP
+    return Scope.NOTHING if now == seen else Scope.FRAGMENT
+
+
+@dataclass(frozen=True)
+class LiveQuestion:
+    """The question of the stop a student in a class has open: the stop, the question's id, its widget key, the
+    expected answer; `page_below`: the whole run that drew this fragment showed the stop's page under the bar (the
+    question was revealed then), so the fragment draws no chart of its own."""
+    stop: Stop
+    qid: str
+    key: str
+    expected: Expected | None
+    page_below: bool
+
+
+@lab_fragment(run_every=LIVE_POLL_SECONDS)
+def live_question(asked: LiveQuestion) -> None:
+    """The student's question as her class's phase for it says, then (revealed, with no page under the bar) the stop's
+    chart; and the class poll's line. Rerun by its timer, by her answer, or by "Show the whole page"."""
+    seat = lab_session().seat
+    session = class_store().session(seat.code) if seat.code else None
+    if poll_scope(seat.seen, session) is Scope.APP:
+        st.rerun(scope="app")
+    seat.seen = seen_of(session)
+    stop, qid = asked.stop, asked.qid
+    phase = phase_in(session.phases, qid, "peer" if stop.question.peer else "one")
+    shown = class_question(stop, qid, asked.key, seat.code, seat.student_id, asked.expected, phase,
+                           qid in session.revealed)
+    if shown and not asked.page_below:
+        revealed_section(stop)
+    st.caption(tr("lessons.in_class", code=seat.code))
+
+
+def revealed_section(stop: Stop) -> None:
+    """Under the revealed answer: the stop's section alone (its chart), then the way to the whole page; a stop whose
+    section needs its page around it (or that names none) reruns the whole page instead."""
+    draw = section_alone(stop.page, stop.section)
+    if draw is None:
+        st.rerun(scope="app")
+    with st.container(key="revealed_section"):
+        draw()
+    if st.button(tr("lessons.whole_page"), key="revealed_whole_page", type="tertiary", icon=":material/expand_more:"):
+        st.rerun(scope="app")
