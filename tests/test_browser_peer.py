@@ -15,6 +15,7 @@ from i18n import translate
 from tests.browser_steps import axe_violations, no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from tests.test_browser_lessons import _password, _serve, _start_class
+from ui.lessons.live_question import LIVE_POLL_SECONDS
 
 RIGHT, WRONG = "GRU without attention (one context vector)", "Transformer"
 
@@ -117,6 +118,29 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
         for page in [teacher, *students]:
             no_exception(page)
         _report_downloads(browser, teacher, code)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_a_choice_not_yet_sent_survives_the_questions_own_polls(browser, peer_url, peer_data):
+    """The question's fragment reruns itself every LIVE_POLL_SECONDS (ui/lessons/live_question.py) while a student
+    still thinks: the option she picked and has not sent yet stays picked, and is the answer taken."""
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 720}),
+                browser.new_context(viewport={"width": 400, "height": 800})]  # a phone
+    try:
+        code = _start_class(contexts[0].new_page(), peer_url, peer_data)
+        student = contexts[1].new_page()
+        student.goto(f"{peer_url}/?class={code}")
+        wait_idle(student)
+        main = student.get_by_test_id("stMain")
+        main.get_by_text(RIGHT, exact=True).first.click()
+        student.wait_for_timeout(3 * LIVE_POLL_SECONDS * 1000)  # three of her question's polls
+        expect(main.get_by_role("radio", name=RIGHT).first).to_be_checked()
+        main.get_by_role("button", name="Answer").first.click()
+        wait_idle(student)
+        expect(student.get_by_text(re.compile(r"Your answer is taken: GRU without attention"))).to_be_visible()
+        no_exception(student)
     finally:
         for context in contexts:
             context.close()
