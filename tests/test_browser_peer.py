@@ -108,7 +108,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
         expect(students[1].get_by_text(re.compile(r"Your first answer was Transformer"))).to_be_visible()
         # her question's own run draws the stop's chart under her answer (accuracy by length), not a whole page
         live = students[1].locator(".st-key-revealed_section")
-        expect(live.locator(".js-plotly-plot")).to_have_count(1)
+        expect(live.locator(".js-plotly-plot")).to_have_count(1, timeout=15000)
         expect(students[1].locator(".st-key-section_side_by_side")).to_have_count(0)
         students[1].screenshot(path=SCREENSHOTS / "peer_student_after_reveal.png", full_page=True)
         students[1].get_by_role("button", name="Show the whole page").click()  # then the rest of the stop's page
