@@ -1,8 +1,8 @@
 """Real browser, 1280×720: the head finder, two texts side by side and a head across many texts (issue 41), in English
 and Korean, one walk on one server. all-MiniLM-L6-v2 on the attention page: the finder ranks L4 H2 and L6 H12 first
-for "it" → "animal" and a head button opens L6 H12 in the Head view; the two-texts view draws both maps and their
-difference; the LLM heads page finds SmolLM2's head and draws its queries and keys over the fixed texts. Screenshots
-of the first screen go to tests/screenshots/ (head_finder_*.png)."""
+for "it" → "animal", a head button opens L6 H12 and a click on the first bar opens L4 H2 in the Head view; the
+two-texts view draws both maps and their difference; the LLM heads page finds SmolLM2's head and draws its queries
+and keys over the fixed texts. Screenshots of the first screen go to tests/screenshots/ (head_finder_*.png)."""
 import re
 from urllib.parse import quote
 
@@ -79,3 +79,36 @@ def test_finder_two_texts_and_a_head_across_texts_in_english_and_korean(page: Pa
         _first_screen(page, f"head_finder_llm_{language}.png")
         picture.scroll_into_view_if_needed()
         _first_screen(page, f"head_finder_across_{language}.png")
+
+
+def _bar_centre(chart, rank: int) -> tuple[float, float]:
+    """The viewport centre of the bar of the `rank`-th head (0: the first ranked): plotly draws a bar trace's points
+    in its data's order, the first ranked first (ranking_bars), whatever the axis' direction."""
+    bar = chart.locator(".barlayer .point path").nth(rank)
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    assert box is not None and box["width"] > 0, box
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_a_click_on_a_bar_opens_that_head_in_english_and_korean(page: Page, app_url):
+    page.set_viewport_size(SCREEN)
+    for language in ("en", "ko"):
+        page.goto(_attention(app_url, language, "Find heads"))
+        bars = page.locator(".js-plotly-plot").filter(has=page.locator(".barlayer")).first
+        expect(bars).to_be_visible(timeout=FIRST_VISIT_MS)
+        wait_idle(page)
+        x, y = _bar_centre(bars, 0)
+        page.mouse.move(x, y)  # the hover names the bar's head before the click opens it
+        expect(bars.locator(".hoverlayer .hovertext")).to_contain_text("L4 H2")
+        page.mouse.click(x, y)
+        wait_idle(page)
+        expect(page).to_have_url(re.compile(r"view=Head"))
+        assert "layer=4" in page.url and "head=2" in page.url, page.url
+        # the Head view's pickers show the clicked head (their options are 1-based numbers)
+        expect(page.locator(".st-key-attn_view").get_by_role(
+            "radio", name=translate(language, "attention.views.head"), exact=True)).to_be_checked()
+        expect(page.locator(".st-key-attn_layer input[role=combobox]")).to_have_value("4")
+        expect(page.locator(".st-key-attn_head input[role=combobox]")).to_have_value("2")
+        no_exception(page)
+        page.screenshot(path=SCREENSHOTS / f"head_finder_bar_click_{language}.png")

@@ -27,7 +27,6 @@ FOLD, WIDTH = 720, 1280
 SEEN = 300  # px of the focus element on the first screen (or all of it, when it is shorter)
 SMALLEST = 14  # CSS px
 ANSWER = {"en": "Answer", "ko": "답하기"}
-HEAD_1 = {"en": "Head 1", "ko": "헤드 1"}
 FOCUS = ('[data-testid="stMain"] .js-plotly-plot, [data-testid="stMain"] .vega-embed, '
          '[data-testid="stMain"] [data-testid="stDataFrame"], [data-testid="stMain"] [data-testid="stForm"]')
 # Text on the first screen under 14 px (a zero-width strut of KaTeX is no text; its MathML copy is for screen readers
@@ -86,7 +85,7 @@ def _predict(page: Page, stop, language: str) -> None:
     bar = page.locator(".st-key-lesson_bar")
     kind = stop.question.kind
     if kind == "head":
-        bar.get_by_role("button", name=HEAD_1[language], exact=True).first.click()
+        bar.locator('[class*="_L0_H0"] button').first.click()  # layer 1, head 1 of the grid (its key)
     else:
         if kind == "choice":
             bar.get_by_role("radio").first.check(force=True)

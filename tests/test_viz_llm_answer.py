@@ -45,6 +45,8 @@ def test_a_long_lens_writes_no_text_in_its_cells():
                    "lens", words=WORDS)
     assert fig.data[0].text is None and fig.data[0].hovertext is not None
     assert cell_text("a\nb") == "a\\nb"
+    assert cell_text(" ") == "\u2423" and cell_text("  ") == "\u2423\u2423"  # a space token is no empty cell
+    assert cell_text(" the") == " the"
 
 
 def test_the_rank_chart_puts_rank_1_on_top_on_a_log_axis_beside_the_probability():

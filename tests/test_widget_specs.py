@@ -13,7 +13,8 @@ from ui.specs import normalization
 from ui.attention import decoding_specs as decoding
 from ui.widget_spec import WidgetSpec, sentence_text
 
-WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
+# button_group: a segmented control (ui.widget_spec.spec_segmented: the LLM heads page's "rank by" and "colour by")
+WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle", "button_group")
 # What a page draws at the edge only with another value set (the padded count, under the padding mask)
 EDGE_EXTRA = {"attention_steps": {"mask": "padding"}}
 OPEN_SECTIONS = {"positional": {"pe_open_dials": True}}  # the position slider is in a folded section
@@ -91,11 +92,7 @@ def test_a_value_out_of_bounds_is_brought_back_inside():
     assert SPECS["dec_head"].fitted(7, {}) == "all"  # a head the model lacks: back to every head
 
 
-# llm_heads: at every spec's upper bound at once, the head finder's "rank by" control is not drawn (drawn with
-# find_by=norm alone); found in the last full run of session 15, not yet diagnosed: the closing note names it.
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xfail(
-    reason="llm_heads at every upper bound draws no find_by control: open defect, see the closing note",
-    strict=False)) if page == "llm_heads" else page for page in PAGES])
+@pytest.mark.parametrize("page", PAGES)
 def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page):
     specs = [spec for spec in page_specs(page) if spec.key not in NARROWED_BY_DATA]
     at = open_from_link(page, **OPEN_SECTIONS.get(page, {}))[0]
@@ -112,7 +109,7 @@ def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page)
         assert drawn.value == spec.choices(at.session_state)[-1], spec.key
         if drawn.type in ("slider", "number_input"):  # its bounds are the parser's
             assert (drawn.min, drawn.max) == spec.bounds(at.session_state), spec.key
-        elif drawn.type != "toggle":  # a select slider, selectbox or radio: one option per offered value
+        elif drawn.type != "toggle":  # a select slider, selectbox, radio or segmented control: one option per value
             assert len(drawn.options) == len(spec.choices(at.session_state)), spec.key
     past = {spec.url: bad_texts(spec, state)[-1] for spec in specs}
     notice = open_from_link(page, {**past, "v": "2"})[1]

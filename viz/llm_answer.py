@@ -41,8 +41,11 @@ def _axis(labels: list[str]) -> dict:
 
 
 def cell_text(token: str) -> str:
-    """A token as a lens cell writes it: without quotes (a newline as \\n), cut to CELL_TEXT_CHARACTERS, escaped."""
+    """A token as a lens cell writes it: without quotes (a newline as \\n, a token of spaces as ␣), cut to
+    CELL_TEXT_CHARACTERS, escaped."""
     shown = repr(token)[1:-1]  # the token without its quotes; a newline shows as \n
+    if not shown.strip():  # a token of spaces only would be an empty cell: each space as ␣
+        shown = shown.replace(" ", "\u2423") or "\u2423"
     return html_escaped(shown if len(shown) <= CELL_TEXT_CHARACTERS else shown[:CELL_TEXT_CHARACTERS - 1] + "…")
 
 

@@ -67,6 +67,9 @@ def answer_label(question: Question, answer: str) -> str:
     return answer
 
 
+GRID_WORDED_HEADS = 6  # a head question's grid words its buttons "Head n" up to this many heads a layer
+
+
 def _shape(stop: Stop) -> tuple[int, int]:
     """(layers, heads) of the stop's model, which a head question's grid offers."""
     loaded = stop_model(stop_view(stop, ("model",))["model"])
@@ -87,8 +90,11 @@ def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
             columns = st.columns(heads + 1)
             columns[0].markdown(tr("lessons.layer_label", layer=layer + 1))
             for head in range(heads):
-                if columns[head + 1].button(tr("lessons.head_label", head=head + 1), key=f"{key}_L{layer}_H{head}",
-                                            width="stretch"):
+                # past GRID_WORDED_HEADS columns "Head 12" is cut to "He…" (12 columns at 1280 px projected): the
+                # number alone, the caption saying columns are heads, and the whole name on hover
+                label = tr("lessons.head_label", head=head + 1) if heads <= GRID_WORDED_HEADS else str(head + 1)
+                if columns[head + 1].button(label, key=f"{key}_L{layer}_H{head}", width="stretch",
+                                            help=tr("lessons.head_name", layer=layer + 1, head=head + 1)):
                     return head_name(layer, head)
         return None
     with st.form(f"{key}_form", border=False):
