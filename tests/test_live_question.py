@@ -9,7 +9,8 @@ from streamlit.testing.v1 import AppTest
 from classroom.database import DATABASE_URL_ENV, store_location
 from classroom.records import ClassSession
 from classroom.store import ClassStore, QuestionPhase
-from ui.lessons.live_question import Scope, poll_scope, seen_of
+from ui.lessons.catalogue import lessons
+from ui.lessons.live_question import Scope, poll_scope, polls_itself, seen_of
 
 QID = "intro:1"  # stop 1: which model translates long sentences worst (right: option 3)
 LIVE = ClassSession("ABC123", "intro", 1, 2e9, frozenset())
@@ -28,6 +29,15 @@ def test_which_rerun_each_change_of_the_class_calls_for():
     assert poll_scope(seen, replace(LIVE, lesson="llm")) is Scope.APP
     assert poll_scope(seen, None) is Scope.APP
     assert poll_scope(None, LIVE) is Scope.APP  # a page that never saw its class
+
+
+def test_a_head_grid_is_no_live_question():
+    """A head question's grid (a button per head) would be drawn again at every poll of every student still choosing:
+    it keeps its own form and the class poll; a short question is a live question."""
+    stops = lessons()[0]["intro"].stops
+    kinds = {stop.question.kind: polls_itself(stop) for stop in stops if stop.question is not None}
+    assert kinds["choice"] and kinds["number"] and not kinds["head"]
+    assert not any(polls_itself(stop) for stop in stops if stop.question is None)
 
 
 def _student_at_stop_one(code: str, student: str, seen: tuple) -> None:

@@ -18,7 +18,7 @@ import streamlit as st
 
 from classroom.lessons import Lesson, Stop, localized
 from classroom.errors import ClassStoreError
-from classroom.store import ADMITTED, WAITING, normalise_code
+from classroom.store import ADMITTED, WAITING, normalise_code, phase_in
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
 from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, seat_address, teacher_class,
@@ -28,8 +28,8 @@ from ui.errors import lab_fragment
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
-from ui.lessons.live_question import LiveQuestion, live_question, seen_of
-from ui.lessons.peer_student import check_questions, earlier_answers, solo_question
+from ui.lessons.live_question import LiveQuestion, live_question, polls_itself, seen_of
+from ui.lessons.peer_student import check_questions, class_question, earlier_answers, solo_question
 from ui.lessons.private_view import private_link
 from ui.lessons.refusals import JOIN, message, teacher_action
 from ui.text import escape_markdown
@@ -320,6 +320,9 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
         return solo_question(stop, qid, key, expected, held_back), False
     earlier_answers(qid, code, seat.student_id)
     revealed = qid in seen[1]  # as _follow_class read the class this run: revealed now, the page shows below
+    if not polls_itself(stop):  # what the class poll last saw; a question the teacher has not touched: the lesson's mode
+        phase = phase_in(seen[2], qid, "peer" if stop.question.peer else "one")
+        return class_question(stop, qid, key, code, seat.student_id, expected, phase, revealed, live=False), False
     live_question(LiveQuestion(stop, qid, key, expected, page_below=revealed))
     return revealed, True
 

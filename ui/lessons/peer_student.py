@@ -133,10 +133,11 @@ def earlier_answers(qid: str, code: str, student: str) -> None:
 
 
 def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
-                   expected: Expected | None, phase: QuestionPhase, revealed: bool) -> bool:
+                   expected: Expected | None, phase: QuestionPhase, revealed: bool, live: bool = True) -> bool:
     """A student in a class: the question as the teacher's phase for it says; -> whether the page may show.
-    Drawn inside the student's live question (ui/lessons/live_question.py, a fragment): its forms are plain forms
-    there, whose answer reruns that fragment."""
+    `live`: drawn inside the student's live question (ui/lessons/live_question.py, a fragment), its forms are plain
+    forms whose answer reruns that fragment; else each form is a fragment of its own (_vote)."""
+    form = vote_form if live else _vote
     firsts, seconds = _answers(FIRST_ANSWERS), _answers(SECOND_ANSWERS)
     first, second = firsts.get(qid), seconds.get(qid)
     if revealed:  # the last answer counts for the student; after the reveal the question is no longer asked
@@ -145,10 +146,10 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
             st.caption(tr("peer.changed", answer=_label(stop, first)))
         return True
     if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
-        vote_form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
+        form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
         return False
     if phase.phase == "round1":
-        vote_form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))
+        form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))
         return False
     if first is not None:
         st.caption(tr("peer.your_first", answer=_label(stop, first)))
@@ -159,7 +160,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
         return False
     if second is None:
         st.markdown(tr("peer.second_round"))
-    vote_form(Ballot(stop, qid, f"{key}_round2", SECOND_ANSWERS, expected, 2, code, student))
+    form(Ballot(stop, qid, f"{key}_round2", SECOND_ANSWERS, expected, 2, code, student))
     return False
 
 
