@@ -320,7 +320,7 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
         return solo_question(stop, qid, key, expected, held_back), False
     earlier_answers(qid, code, seat.student_id)
     revealed = qid in seen[1]  # as _follow_class read the class this run: revealed now, the page shows below
-    if not polls_itself(stop):  # what the class poll last saw; a question the teacher has not touched: the lesson's mode
+    if not polls_itself(stop):  # a head grid: its phase as the class poll last saw it (untouched: the lesson's mode)
         phase = phase_in(seen[2], qid, "peer" if stop.question.peer else "one")
         return class_question(stop, qid, key, code, seat.student_id, expected, phase, revealed, live=False), False
     live_question(LiveQuestion(stop, qid, key, expected, page_below=revealed))

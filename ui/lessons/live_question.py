@@ -8,8 +8,9 @@ phase and redraws only itself: a peer-instruction phase (discussion, round 2) an
 stop's section alone (ui.widget_spec.PageSection.alone; the whole page when the section has none, as before). The
 rest of the page comes with the student's next whole run: her "Show the whole page", the teacher's next move or a
 reload. When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lessons/bar._follow_class
-opens the new stop). A head question keeps the old way (polls_itself). Every class rule stays in the store (ClassStore.answer: one answer, at the class's stop, none
-taken as right after the Reveal); this fragment only draws what the store says.
+opens the new stop). A head question keeps the old way (polls_itself). Every class rule stays in the store
+(ClassStore.answer: one answer, at the class's stop, none taken as right after the Reveal); this fragment only draws
+what the store says.
 """
 from __future__ import annotations
 
@@ -58,9 +59,9 @@ def poll_scope(seen: tuple | None, session: ClassSession | None) -> Scope:
 
 
 def polls_itself(stop: Stop) -> bool:
-    """Whether a stop's question is a live question. A head question's grid (a button per head: 72 for MiniLM) would be
-    drawn again at every poll of every student still choosing, several times a short question's cost: it keeps its
-    own form fragment and the class poll, and the Reveal reruns the whole page, as before."""
+    """Whether a stop's question is a live question. A head question's grid (a button per head: 72 for MiniLM) would
+    be drawn again at every poll of every student still choosing, several times a short question's cost: it keeps
+    its own form fragment and the class poll, and the Reveal reruns the whole page, as before."""
     return stop.question is not None and stop.question.kind != "head"
 
 

@@ -101,7 +101,7 @@ def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, 
     st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
 
 
-_vote = lab_fragment()(vote_form)  # a form that reruns alone (outside a class; a check question)
+_vote = lab_fragment()(vote_form)  # a form that reruns alone (outside a class, a check question, a head grid)
 
 
 def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
