@@ -214,7 +214,8 @@ def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab
               inputs: PatchingInputs) -> tuple[tuple, Sweep | None]:
     """A patching sweep's key, (name, the model, the inputs), and the sweep (patching_view or head_patching_view: L × T
     or L × H runs of the model's blocks), cached for the server under that key: it goes to the analysis worker at once
-    and the page waits under a progress bar the sweep feeds; None past the analysis time limit (heavy's message)."""
+    and the page waits under a progress bar the sweep feeds; None (heavy's message shown) past the time limit or when
+    another tab replaced it."""
     key = (name, LLM_ID, inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong)
     result = heavy(key, lambda: sweep(LLM_ID, inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong, lab,
                                       report_progress(key)), where=where, work=KNOWN_HEAVY)
