@@ -14,9 +14,9 @@ from i18n import tr
 from model.explain.attribution import LogitAttribution, direct_logit_attribution
 from model.explain.patching import HeadPatching, head_patching
 from model.families import LabModel
-from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
+from ui.analysis_queue import heavy
 from ui.display import presenting, shared_figure, show_chart, words_for
-from ui.llm.answer import LLM_ID, PatchingInputs
+from ui.llm.answer import LLM_ID, PatchingInputs, run_sweep
 from ui.result_cache import memoized
 from ui.text import escape_markdown
 from viz.attention import html_escaped
@@ -40,12 +40,10 @@ def attribution_view(model_id: str, text: str, _lab: LabModel) -> LogitAttributi
 
 
 def show_head_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) -> HeadPatching | None:
-    clean, corrupt, answer, wrong = inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong
-    key = ("llm_head_patching", LLM_ID, clean, corrupt, answer, wrong)
-    result = heavy(key, lambda: head_patching_view(LLM_ID, clean, corrupt, answer, wrong, lab, report_progress(key)),
-                   where=where, work=KNOWN_HEAVY)
+    key, result = run_sweep(where, "llm_head_patching", head_patching_view, lab, inputs)
     if result is None:
         return None
+    answer, wrong = inputs.answer, inputs.wrong
     words = words_for("llm_answer")
     answer_text = html_escaped(repr(answer))  # in plotly's labels
     probability = tr("llm_answer.chart.answer_probability", answer=answer_text)

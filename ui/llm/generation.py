@@ -13,7 +13,7 @@ from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, pos
 from model.llama import MAX_TOKENS
 from ui.display import presenting, show_chart, words_for
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
-from ui.models import load_model
+from ui.models import capable_model
 from ui.session import WidgetKey, lab_session, widget_values
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_slider, spec_toggle
@@ -34,16 +34,8 @@ CACHE_KEY = "llm_cache_count"  # the cache metrics' container (st-key-llm_cache_
 
 
 def llm_model() -> LabModel | None:
-    """The shared LLM, loaded on this page's first visit in this server process (seconds), never at start-up."""
-    try:
-        lab = load_model(LLM_ID)
-    except (OSError, ImportError, ValueError) as error:  # CheckpointError is a ValueError: package missing, bad file
-        st.error(tr("llm.unavailable", model=LLM_ID, error=escape_markdown(str(error))))
-        return None
-    if not lab.can(GENERATION):
-        st.info(tr("llm.no_generation", model=LLM_ID))
-        return None
-    return lab
+    """The shared LLM; None (with a message) where it cannot be loaded or cannot generate."""
+    return capable_model(LLM_ID, GENERATION, "llm.unavailable", "llm.no_generation")
 
 
 def token_label(text: str) -> str:
