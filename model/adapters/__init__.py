@@ -33,9 +33,9 @@ from model.adapters import encoder, llama, seq2seq, transformers, translator  # 
 from model.adapters.base import ADAPTERS, Adapter, adapt, curve_counts, family
 from model.adapters.encoder import EncoderAdapter
 from model.adapters.llama import LlamaAdapter
-from model.adapters.protocols import (EmbedsWords, Generates, HasWordVocabulary, ImportanceReport, LabModel,
-                                      QueriesKeys, ReadsQueriesKeys, ReadsResidualStream, ResidualStream, ScoresHeads,
-                                      SwitchedOff, WordVocabulary)
+from model.adapters.protocols import (EmbedsWords, GeneratingModel, Generates, HasWordVocabulary, ImportanceReport,
+                                      LabModel, QueriesKeys, ReadsQueriesKeys, ReadsResidualStream, ResidualModel,
+                                      ResidualStream, ScoresHeads, SwitchedOff, WordVocabulary)
 from model.adapters.seq2seq import Seq2SeqAdapter
 from model.adapters.transformers import TransformersAdapter
 from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
@@ -45,6 +45,6 @@ from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
 FAMILY_NAMES = tuple(ADAPTERS)
 
 __all__ = ["ADAPTERS", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EmbedsWords", "EncoderAdapter", "Generates",
-           "HasWordVocabulary", "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
+           "GeneratingModel", "ResidualModel", "HasWordVocabulary", "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
            "ReadsResidualStream", "ResidualStream", "ScoresHeads", "Seq2SeqAdapter", "SwitchedOff",
            "TransformersAdapter", "TranslatorAdapter", "WordVocabulary", "adapt", "curve_counts", "family"]

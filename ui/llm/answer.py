@@ -21,7 +21,7 @@ from i18n import tr
 from model.capabilities import RESIDUAL_STREAM
 from model.explain.logit_lens import LogitLens, logit_lens
 from model.explain.patching import PatchingSweep, ResidualPatching, residual_patching
-from model.families import LabModel
+from model.families import ResidualModel
 from model.gguf_weights import SMOLLM2_NAME
 from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
 from ui.display import presenting, shared_figure, show_chart, words_for
@@ -43,7 +43,7 @@ PATCH_MAX_TOKENS = 20
 Sweep = TypeVar("Sweep", bound=PatchingSweep)  # ResidualPatching or HeadPatching: what run_sweep's sweep returns
 
 
-def answer_model() -> LabModel | None:
+def answer_model() -> ResidualModel | None:
     """The shared LLM; None (with a message) where it cannot be loaded or cannot read its residual stream."""
     return capable_model(LLM_ID, RESIDUAL_STREAM, "llm_answer.unavailable", "llm_answer.no_residual_stream")
 
@@ -61,7 +61,7 @@ def _token_field(spec: WidgetSpec, label: str, help_text: str, where: DeltaGener
     return "".join(ch if ch.isprintable() else " " for ch in typed)
 
 
-def _one_token(lab: LabModel, text: str, where: DeltaGenerator, message: str) -> bool:
+def _one_token(lab: ResidualModel, text: str, where: DeltaGenerator, message: str) -> bool:
     """Whether `text` is one token of the model; if not, `message` (an i18n key) with its tokens named."""
     ids = lab.encode(text)
     if len(ids) == 1:
@@ -91,7 +91,7 @@ class LensView:
 
 
 @memoized
-def lens_view(model_id: str, text: str, token: str, _lab: LabModel) -> LensView:
+def lens_view(model_id: str, text: str, token: str, _lab: ResidualModel) -> LensView:
     """The lens of `text` with `token`'s rank and probability in every cell; "" chooses the model's prediction."""
     if token:
         token_id = _lab.encode(token)[0]  # one token: checked by lens_input
@@ -104,7 +104,7 @@ def lens_view(model_id: str, text: str, token: str, _lab: LabModel) -> LensView:
     return LensView(lens, top_tokens, _lab.token_texts([token_id])[0], not token)
 
 
-def lens_input(where: DeltaGenerator, lab: LabModel) -> tuple[str, str] | None:
+def lens_input(where: DeltaGenerator, lab: ResidualModel) -> tuple[str, str] | None:
     """The lens's text and token fields -> (text, token; "" for the model's prediction), or None with a message."""
     left, right = where.columns([3, 1])
     text = _prompt(LENS_TEXT, tr("llm_answer.lens_text_label"), tr("llm_answer.lens_text_help",
@@ -124,7 +124,7 @@ def lens_input(where: DeltaGenerator, lab: LabModel) -> tuple[str, str] | None:
     return text, token
 
 
-def show_lens(where: DeltaGenerator, lab: LabModel, text: str, token: str) -> LensView | None:
+def show_lens(where: DeltaGenerator, lab: ResidualModel, text: str, token: str) -> LensView | None:
     key = ("llm_lens", LLM_ID, text, token)
     view = heavy(key, lambda: lens_view(LLM_ID, text, token, lab), where=where)
     if view is None:
@@ -165,13 +165,13 @@ class PatchingInputs:
 
 
 @memoized
-def patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: LabModel,
+def patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: ResidualModel,
                   _progress=None) -> ResidualPatching:
     """The whole (block, position) sweep, once per input for the server (the progress callback is not its key)."""
     return residual_patching(_lab, clean, corrupt, answer, wrong, progress=_progress)
 
 
-def patching_input(where: DeltaGenerator, lab: LabModel) -> PatchingInputs | None:
+def patching_input(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs | None:
     """The four fields -> the sweep's inputs, or None with a message: prompts of different token counts (both
     tokenizations shown), an answer or wrong token that is not one token (its tokens named), a prompt too long."""
     top, bottom = where.columns([3, 1, 1], vertical_alignment="bottom"), where.columns([3, 1, 1])
@@ -210,7 +210,7 @@ def patching_input(where: DeltaGenerator, lab: LabModel) -> PatchingInputs | Non
     return PatchingInputs(clean, corrupt, answer, wrong)
 
 
-def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab: LabModel,
+def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab: ResidualModel,
               inputs: PatchingInputs) -> tuple[tuple, Sweep | None]:
     """A patching sweep's key, (name, the model, the inputs), and the sweep (patching_view or head_patching_view: L × T
     or L × H runs of the model's blocks), cached for the server under that key: it goes to the analysis worker at once
@@ -222,7 +222,7 @@ def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab
     return key, result
 
 
-def show_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) -> ResidualPatching | None:
+def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> ResidualPatching | None:
     key, result = run_sweep(where, "llm_patching", patching_view, lab, inputs)
     if result is None:
         return None
