@@ -15,6 +15,7 @@ from model.adapters import (
     Adapter,
     DecoderOnlyAdapter,
     EncoderAdapter,
+    GeneratingModel,
     Generates,
     ImportanceReport,
     LabModel,
@@ -22,6 +23,7 @@ from model.adapters import (
     QueriesKeys,
     ReadsQueriesKeys,
     ReadsResidualStream,
+    ResidualModel,
     ResidualStream,
     ScoresHeads,
     Seq2SeqAdapter,
@@ -39,7 +41,7 @@ from model.llama import load_smollm2
 from model.local_models import LocalModelEntry, local_model_entry, open_local_model
 
 __all__ = ["CHECKPOINT_DIR", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EncoderAdapter", "Generates",
-           "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
+           "GeneratingModel", "ResidualModel", "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
            "ReadsResidualStream", "ResidualStream", "ScoresHeads",
            "Seq2SeqAdapter", "SwitchedOff", "TransformersAdapter", "TranslatorAdapter", "adapt", "curve_counts",
            "entry_family", "model_family", "open_model", "shipped_model_names", "trains_attention", "trains_heads"]

@@ -16,6 +16,7 @@ from model.checkpoint import count_parameters, read_sidecar
 from model.families import CHECKPOINT_DIR, LabModel, model_family, open_model, shipped_model_names
 from model.local_models import LocalModelEntry, list_local_models, models_folder
 from model.device import pick_device
+from ui.text import escape_markdown
 
 _LOG = logging.getLogger("attention_lab.models")
 
@@ -68,6 +69,21 @@ def load_model(model_id: str, folder: str = "") -> LabModel:
         model = cached_model(model_id, folder)
     _loaded.add((model_id, folder))
     return model
+
+
+def capable_model(model_id: str, capability: str, unavailable: str, lacking: str) -> LabModel | None:
+    """The shared model `model_id`, loaded on the first visit of a page that needs it (seconds), never at start-up;
+    None where it cannot be loaded (the i18n message `unavailable`, with the model and the error) or lacks
+    `capability` (the message `lacking`, with the model): the page then draws nothing else."""
+    try:
+        lab = load_model(model_id)
+    except (OSError, ImportError, ValueError) as error:  # CheckpointError is a ValueError: package missing, bad file
+        st.error(tr(unavailable, model=model_id, error=escape_markdown(str(error))))
+        return None
+    if not lab.can(capability):
+        st.info(tr(lacking, model=model_id))
+        return None
+    return lab
 
 
 @st.cache_resource(show_spinner=False)

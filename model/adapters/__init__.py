@@ -17,10 +17,12 @@ Families today (the one name of each: `LabModel.family`, the wrapped network's o
 
 Adding a family is one more module here, imported below:
 
-1. a subclass of base.Adapter registered with `@family("name")` (the wrapped network's `family`), whose
-   __post_init__ sets `layout` (kind -> (layers, heads); a decoder-only model has {"decoder_self": (L, h)}),
-   `capabilities` (the model.capabilities constants it really offers), `positions` (how it knows word order:
-   "table", "learned", "rotary", "recurrence", "unknown") and `label_sentences`;
+1. a subclass of base.Adapter registered with `@family("name")` (the wrapped network's `family`), declaring as class
+   attributes KINDS (its kinds of attention: the layout is then kind -> (config.num_layers, config.num_heads); a
+   decoder-only model has ("decoder_self",)), CAPABILITIES (the model.capabilities constants it really offers),
+   POSITIONS (how it knows word order: "table", "learned", "rotary", "recurrence", "unknown") and LABEL_SENTENCES;
+   the base __post_init__ sets `layout`, `capabilities`, `positions`, `label_sentences` from them (a family whose
+   layout or capabilities depend on the network overrides declared_layout() / declared_capabilities());
 2. `analyse(text, switched_off)` returning a model.sources.AnalysedInput with a KindMaps per kind of `layout`
    (`self.head_masks(switched_off)` builds the head masks); `explain`, `labels` for the capabilities it declares,
    and the protocols that go with its capabilities (`importance` for IMPORTANCE, Generates for GENERATION,
@@ -31,9 +33,9 @@ from model.adapters import encoder, llama, seq2seq, transformers, translator  # 
 from model.adapters.base import ADAPTERS, Adapter, adapt, curve_counts, family
 from model.adapters.encoder import EncoderAdapter
 from model.adapters.llama import LlamaAdapter
-from model.adapters.protocols import (EmbedsWords, Generates, HasWordVocabulary, ImportanceReport, LabModel,
-                                      QueriesKeys, ReadsQueriesKeys, ReadsResidualStream, ResidualStream, ScoresHeads,
-                                      SwitchedOff, WordVocabulary)
+from model.adapters.protocols import (EmbedsWords, GeneratingModel, Generates, HasWordVocabulary, ImportanceReport,
+                                      LabModel, QueriesKeys, ReadsQueriesKeys, ReadsResidualStream, ResidualModel,
+                                      ResidualStream, ScoresHeads, SwitchedOff, WordVocabulary)
 from model.adapters.seq2seq import Seq2SeqAdapter
 from model.adapters.transformers import TransformersAdapter
 from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
@@ -43,6 +45,6 @@ from model.adapters.translator import DecoderOnlyAdapter, TranslatorAdapter
 FAMILY_NAMES = tuple(ADAPTERS)
 
 __all__ = ["ADAPTERS", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "EmbedsWords", "EncoderAdapter", "Generates",
-           "HasWordVocabulary", "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
+           "GeneratingModel", "ResidualModel", "HasWordVocabulary", "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
            "ReadsResidualStream", "ResidualStream", "ScoresHeads", "Seq2SeqAdapter", "SwitchedOff",
            "TransformersAdapter", "TranslatorAdapter", "WordVocabulary", "adapt", "curve_counts", "family"]

@@ -6,8 +6,8 @@ the network's own `family` up in that registry, so a new family is one new modul
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -51,19 +51,38 @@ def curve_counts(total: int) -> list[int]:
 
 @dataclass(eq=False)
 class Adapter:
-    """The id, the wrapped network and the questions answered from its attributes; each family's subclass sets
-    `layout`, `capabilities`, `positions` (and `label_sentences`) in its __post_init__."""
+    """The id, the wrapped network and the questions answered from its attributes. Each family's subclass declares
+    what sets it apart, once, as class attributes: KINDS (its kinds of attention, each (config.num_layers,
+    config.num_heads)), CAPABILITIES, POSITIONS, LABEL_SENTENCES; a family whose layout or capabilities depend on the
+    network itself overrides declared_layout() / declared_capabilities(). __post_init__ sets the instance's `layout`,
+    `capabilities`, `positions` and `label_sentences` from them, for every family alike."""
+
+    KINDS: ClassVar[tuple[str, ...]] = ()  # () : no heads, layout {}
+    CAPABILITIES: ClassVar[frozenset[str]] = frozenset()  # model.capabilities constants it really offers
+    POSITIONS: ClassVar[str] = "unknown"  # how it knows word order: "table", "learned", "rotary", "recurrence"
+    LABEL_SENTENCES: ClassVar[int] = 0  # how many sentences labels() reads (0 without PATTERNS)
 
     model_id: str
     network: Any
-    family: str = ""
-    layout: dict = None  # type: ignore[assignment]  # set by each adapter's __post_init__
-    capabilities: frozenset = frozenset()
-    positions: str = "unknown"
-    label_sentences: int = 0
+    family: str = field(init=False)
+    layout: dict[str, tuple[int, int]] = field(init=False)  # kind -> (layers, heads)
+    capabilities: frozenset[str] = field(init=False)
+    positions: str = field(init=False)
+    label_sentences: int = field(init=False)
 
     def __post_init__(self):
         self.family = self.network.family
+        self.layout = self.declared_layout()
+        self.capabilities = self.declared_capabilities()
+        self.positions = self.POSITIONS
+        self.label_sentences = self.LABEL_SENTENCES
+
+    def declared_layout(self) -> dict[str, tuple[int, int]]:
+        """kind -> (layers, heads): each of KINDS with the config's layers and heads ({} without KINDS)."""
+        return {kind: (self.config.num_layers, self.config.num_heads) for kind in self.KINDS}
+
+    def declared_capabilities(self) -> frozenset[str]:
+        return self.CAPABILITIES
 
     @property
     def config(self):

@@ -24,13 +24,10 @@ from model.sources import AnalysedInput, analyse_encoder
 class EncoderAdapter(Adapter):
     """Self-attention only, over the text's real subword tokens, with its special tokens and sentence embedding."""
 
-    def __post_init__(self):
-        super().__post_init__()
-        cfg = self.network.config
-        self.layout = {"encoder_self": (cfg.num_layers, cfg.num_heads)}
-        self.capabilities = frozenset({ABLATION, RESCALE, EMBEDDING, NORMS, IMPORTANCE, PATTERNS})
-        self.positions = "learned"
-        self.label_sentences = len(ENCODER_SENTENCES)
+    KINDS = ("encoder_self",)
+    CAPABILITIES = frozenset({ABLATION, RESCALE, EMBEDDING, NORMS, IMPORTANCE, PATTERNS})
+    POSITIONS = "learned"
+    LABEL_SENTENCES = len(ENCODER_SENTENCES)
 
     def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
         masks = self.head_masks(switched_off)

@@ -34,14 +34,11 @@ class LlamaAdapter(Adapter):
     random sequence (induction). Its heads' rotated queries and keys are read as its scores read them
     (ReadsQueriesKeys)."""
 
-    def __post_init__(self):
-        super().__post_init__()
-        cfg = self.network.config
-        self.layout = {"decoder_self": (cfg.num_layers, cfg.num_heads)}
-        self.capabilities = frozenset({NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS,
-                                       RESIDUAL_STREAM, QUERIES_KEYS})
-        self.positions = "rotary"
-        self.label_sentences = len(LANGUAGE_MODEL_TEXTS)
+    KINDS = ("decoder_self",)
+    CAPABILITIES = frozenset({NORMS, RESCALE, GENERATION, ABLATION, NEXT_TOKEN, IMPORTANCE, PATTERNS, RESIDUAL_STREAM,
+                              QUERIES_KEYS})
+    POSITIONS = "rotary"
+    LABEL_SENTENCES = len(LANGUAGE_MODEL_TEXTS)
 
     @property
     def task(self) -> str:

@@ -249,3 +249,11 @@ class ReadsQueriesKeys(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
     def token_texts(self, ids: list[int]) -> list[str]: ...
+
+
+class GeneratingModel(LabModel, Generates, Protocol):
+    """What the generation page's views take: a model with GENERATION (its tokens in and out, one step at a time)."""
+
+
+class ResidualModel(LabModel, Generates, ReadsResidualStream, Protocol):
+    """What the answer page's views take: its tokens in and out, and its residual stream (RESIDUAL_STREAM)."""

@@ -17,11 +17,8 @@ from model.sources import AnalysedInput, analyse_toy
 class Seq2SeqAdapter(ClosedVocabulary, Adapter):
     """A GRU encoder-decoder: a translation step by step, its alignment (if any) shown as such, not as heads."""
 
-    def __post_init__(self):
-        super().__post_init__()
-        self.layout = {}
-        self.capabilities = frozenset({TRANSLATION, STEPS, VOCABULARY, TRAINING})
-        self.positions = "recurrence"
+    CAPABILITIES = frozenset({TRANSLATION, STEPS, VOCABULARY, TRAINING})  # no KINDS: no heads, layout {}
+    POSITIONS = "recurrence"
 
     def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
         self.head_masks(switched_off)  # ValueError: no heads to switch off

@@ -14,10 +14,11 @@ from model.sources import AnalysedInput
 class TransformersAdapter(Adapter):
     """Raw weights and rollout only: its W_V/W_O and head gates are not ours to read."""
 
-    def __post_init__(self):
-        super().__post_init__()
-        self.layout = dict(self.network.attention_layout)
-        self.capabilities = frozenset({TRANSLATION} if self.network.is_encoder_decoder else ())
+    def declared_layout(self) -> dict[str, tuple[int, int]]:
+        return dict(self.network.attention_layout)  # read from the library's config: its kinds vary by model
+
+    def declared_capabilities(self) -> frozenset[str]:
+        return frozenset({TRANSLATION} if self.network.is_encoder_decoder else ())
 
     @property
     def architecture(self) -> str:

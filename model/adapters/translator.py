@@ -19,8 +19,6 @@ from model.explain.patterns import PatternScores, labelling_sentences, transform
 from model.sources import KIND_NAMES, AnalysedInput, analyse_causal_translation, analyse_toy
 from model.transformer import HeadMasks
 
-LABEL_SENTENCES = 100  # held-out sentences a translator's pattern labels are read from
-
 
 def _teacher_forced(analysed: AnalysedInput, loaded, explanations) -> dict[str, np.ndarray]:
     """A translation's explanations (model.explain.explanations: weights, value norms, rollout) from one
@@ -37,14 +35,11 @@ def _teacher_forced(analysed: AnalysedInput, loaded, explanations) -> dict[str, 
 class TranslatorAdapter(ClosedVocabulary, Adapter):
     """Our encoder-decoder Transformer (a shipped or trained LoadedModel): every capability."""
 
-    def __post_init__(self):
-        super().__post_init__()
-        cfg = self.network.config
-        self.layout = {kind: (cfg.num_layers, cfg.num_heads) for kind in KIND_NAMES}
-        self.capabilities = frozenset({ABLATION, RESCALE, TRANSLATION, STEPS, NORMS, IMPORTANCE, PATTERNS,
-                                       VOCABULARY, TRAINING})
-        self.positions = "table"
-        self.label_sentences = LABEL_SENTENCES
+    KINDS = KIND_NAMES
+    CAPABILITIES = frozenset({ABLATION, RESCALE, TRANSLATION, STEPS, NORMS, IMPORTANCE, PATTERNS, VOCABULARY,
+                              TRAINING})
+    POSITIONS = "table"
+    LABEL_SENTENCES = 100  # held-out sentences its pattern labels are read from
 
     def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
         masks = self.head_masks(switched_off)
@@ -64,7 +59,7 @@ class TranslatorAdapter(ClosedVocabulary, Adapter):
         return ImportanceReport(importance, pruning_curve(self.network.model, evaluation, importance, counts))
 
     def labels(self) -> dict[str, PatternScores]:
-        sentences = labelling_sentences(self.network, held_out_pairs(self.network, LABEL_SENTENCES))
+        sentences = labelling_sentences(self.network, held_out_pairs(self.network, self.LABEL_SENTENCES))
         return transformer_head_labels(self.network.model, sentences)
 
     def position_table(self) -> torch.nn.Module:
@@ -81,12 +76,9 @@ class DecoderOnlyAdapter(ClosedVocabulary, Adapter):
     cross-attention looks. Ablation, rescale, raw weights, rollout and value norms; no step-by-step decoding page
     (it draws cross-attention), no head importance or pattern labels (written for the encoder-decoder)."""
 
-    def __post_init__(self):
-        super().__post_init__()
-        cfg = self.network.config
-        self.layout = {"decoder_self": (cfg.num_layers, cfg.num_heads)}
-        self.capabilities = frozenset({ABLATION, RESCALE, TRANSLATION, NORMS, VOCABULARY, TRAINING})
-        self.positions = "table"
+    KINDS = ("decoder_self",)
+    CAPABILITIES = frozenset({ABLATION, RESCALE, TRANSLATION, NORMS, VOCABULARY, TRAINING})
+    POSITIONS = "table"
 
     def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
         masks = self.head_masks(switched_off)

@@ -35,17 +35,26 @@ Progress = Callable[[int, int], None]  # (runs done, runs in all)
 
 
 @dataclass(frozen=True)
-class ResidualPatching:
-    """A residual-stream patching sweep; the logit differences are None without a wrong token."""
+class PatchingSweep:
+    """What every patching sweep gives: both prompts' tokens, the answer (and wrong) token, p(answer) of each patched
+    run in a grid whose shape the subclass names, and of the two unpatched runs; the logit differences are None
+    without a wrong token. The fields with a default come last, so a subclass adds only defaulted ones."""
 
     clean_tokens: list[str]  # (T,)
     corrupt_tokens: list[str]  # (T,)
     answer_id: int
     wrong_id: int | None
-    patched_probs: np.ndarray  # (L, T) float32: p(answer) at the last position, block l's output at t from clean
+    patched_probs: np.ndarray  # float32 grid of p(answer) at the last position, one cell a patched run
     clean_prob: float  # p(answer) after the clean prompt
     corrupt_prob: float  # … after the corrupted one
-    patched_logit_diffs: np.ndarray | None = None  # (L, T) float32: logit(answer) − logit(wrong), patched
+    patched_logit_diffs: np.ndarray | None = None  # float32, the grid's shape: logit(answer) − logit(wrong), patched
+
+
+@dataclass(frozen=True)
+class ResidualPatching(PatchingSweep):
+    """A residual-stream patching sweep: patched_probs and patched_logit_diffs are (L, T), cell (l, t) the run with
+    block l's output at position t from the clean run; the unpatched runs' logit differences too."""
+
     clean_logit_diff: float | None = None
     corrupt_logit_diff: float | None = None
 
@@ -121,18 +130,9 @@ def residual_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer
 
 
 @dataclass(frozen=True)
-class HeadPatching:
-    """A per-head patching sweep at the last position; the logit differences are None without a wrong token."""
-
-    clean_tokens: list[str]  # (T,)
-    corrupt_tokens: list[str]  # (T,)
-    answer_id: int
-    wrong_id: int | None
-    patched_probs: np.ndarray  # (L, H) float32: p(answer) at the last position when head (l, h)'s output at the
-    # last position in the corrupted run is the clean run's
-    clean_prob: float  # p(answer) after the clean prompt
-    corrupt_prob: float  # … after the corrupted one
-    patched_logit_diffs: np.ndarray | None = None  # (L, H) float32: logit(answer) − logit(wrong), patched
+class HeadPatching(PatchingSweep):
+    """A per-head patching sweep at the last position: patched_probs and patched_logit_diffs are (L, H), cell (l, h)
+    the run with head (l, h)'s output at the last position of the corrupted run taken from the clean run."""
 
 
 @torch.no_grad()

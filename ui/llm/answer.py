@@ -10,21 +10,22 @@ bar fed by the sweep's progress callback.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
-import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
 from model.capabilities import RESIDUAL_STREAM
 from model.explain.logit_lens import LogitLens, logit_lens
-from model.explain.patching import ResidualPatching, residual_patching
-from model.families import LabModel
+from model.explain.patching import PatchingSweep, ResidualPatching, residual_patching
+from model.families import ResidualModel
 from model.gguf_weights import SMOLLM2_NAME
 from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
 from ui.display import presenting, shared_figure, show_chart, words_for
-from ui.models import load_model
+from ui.models import capable_model
 from ui.result_cache import memoized
 from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
@@ -39,20 +40,12 @@ LENS_MAX_TOKENS = 64
 # The longest prompts a sweep patches: L × T runs, each of up to L blocks over T positions, so its time grows with T²;
 # 20 tokens stay well inside the analysis time limit on a 2-core server (bench/llm.py times the 16-token sweep).
 PATCH_MAX_TOKENS = 20
+Sweep = TypeVar("Sweep", bound=PatchingSweep)  # ResidualPatching or HeadPatching: what run_sweep's sweep returns
 
 
-def answer_model() -> LabModel | None:
-    """The shared LLM, loaded on the first visit of a page that needs it; None (with a message) where it cannot be
-    loaded or cannot read its residual stream."""
-    try:
-        lab = load_model(LLM_ID)
-    except (OSError, ImportError, ValueError) as error:  # CheckpointError is a ValueError: package missing, bad file
-        st.error(tr("llm_answer.unavailable", model=LLM_ID, error=escape_markdown(str(error))))
-        return None
-    if not lab.can(RESIDUAL_STREAM):
-        st.info(tr("llm_answer.no_residual_stream", model=LLM_ID))
-        return None
-    return lab
+def answer_model() -> ResidualModel | None:
+    """The shared LLM; None (with a message) where it cannot be loaded or cannot read its residual stream."""
+    return capable_model(LLM_ID, RESIDUAL_STREAM, "llm_answer.unavailable", "llm_answer.no_residual_stream")
 
 
 def token_list(tokens: list[str]) -> str:
@@ -68,7 +61,7 @@ def _token_field(spec: WidgetSpec, label: str, help_text: str, where: DeltaGener
     return "".join(ch if ch.isprintable() else " " for ch in typed)
 
 
-def _one_token(lab: LabModel, text: str, where: DeltaGenerator, message: str) -> bool:
+def _one_token(lab: ResidualModel, text: str, where: DeltaGenerator, message: str) -> bool:
     """Whether `text` is one token of the model; if not, `message` (an i18n key) with its tokens named."""
     ids = lab.encode(text)
     if len(ids) == 1:
@@ -98,7 +91,7 @@ class LensView:
 
 
 @memoized
-def lens_view(model_id: str, text: str, token: str, _lab: LabModel) -> LensView:
+def lens_view(model_id: str, text: str, token: str, _lab: ResidualModel) -> LensView:
     """The lens of `text` with `token`'s rank and probability in every cell; "" chooses the model's prediction."""
     if token:
         token_id = _lab.encode(token)[0]  # one token: checked by lens_input
@@ -111,7 +104,7 @@ def lens_view(model_id: str, text: str, token: str, _lab: LabModel) -> LensView:
     return LensView(lens, top_tokens, _lab.token_texts([token_id])[0], not token)
 
 
-def lens_input(where: DeltaGenerator, lab: LabModel) -> tuple[str, str] | None:
+def lens_input(where: DeltaGenerator, lab: ResidualModel) -> tuple[str, str] | None:
     """The lens's text and token fields -> (text, token; "" for the model's prediction), or None with a message."""
     left, right = where.columns([3, 1])
     text = _prompt(LENS_TEXT, tr("llm_answer.lens_text_label"), tr("llm_answer.lens_text_help",
@@ -131,7 +124,7 @@ def lens_input(where: DeltaGenerator, lab: LabModel) -> tuple[str, str] | None:
     return text, token
 
 
-def show_lens(where: DeltaGenerator, lab: LabModel, text: str, token: str) -> LensView | None:
+def show_lens(where: DeltaGenerator, lab: ResidualModel, text: str, token: str) -> LensView | None:
     key = ("llm_lens", LLM_ID, text, token)
     view = heavy(key, lambda: lens_view(LLM_ID, text, token, lab), where=where)
     if view is None:
@@ -172,13 +165,13 @@ class PatchingInputs:
 
 
 @memoized
-def patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: LabModel,
+def patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: ResidualModel,
                   _progress=None) -> ResidualPatching:
     """The whole (block, position) sweep, once per input for the server (the progress callback is not its key)."""
     return residual_patching(_lab, clean, corrupt, answer, wrong, progress=_progress)
 
 
-def patching_input(where: DeltaGenerator, lab: LabModel) -> PatchingInputs | None:
+def patching_input(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs | None:
     """The four fields -> the sweep's inputs, or None with a message: prompts of different token counts (both
     tokenizations shown), an answer or wrong token that is not one token (its tokens named), a prompt too long."""
     top, bottom = where.columns([3, 1, 1], vertical_alignment="bottom"), where.columns([3, 1, 1])
@@ -217,14 +210,23 @@ def patching_input(where: DeltaGenerator, lab: LabModel) -> PatchingInputs | Non
     return PatchingInputs(clean, corrupt, answer, wrong)
 
 
-def show_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) -> ResidualPatching | None:
-    clean, corrupt, answer, wrong = inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong
-    key = ("llm_patching", LLM_ID, clean, corrupt, answer, wrong)
-    result = heavy(key, lambda: patching_view(LLM_ID, clean, corrupt, answer, wrong, lab, report_progress(key)),
-                   where=where, work=KNOWN_HEAVY)
+def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab: ResidualModel,
+              inputs: PatchingInputs) -> tuple[tuple, Sweep | None]:
+    """A patching sweep's key, (name, the model, the inputs), and the sweep (patching_view or head_patching_view: L × T
+    or L × H runs of the model's blocks), cached for the server under that key: it goes to the analysis worker at once
+    and the page waits under a progress bar the sweep feeds; None (heavy's message shown) past the time limit or when
+    another tab replaced it."""
+    key = (name, LLM_ID, inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong)
+    result = heavy(key, lambda: sweep(LLM_ID, inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong, lab,
+                                      report_progress(key)), where=where, work=KNOWN_HEAVY)
+    return key, result
+
+
+def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> ResidualPatching | None:
+    key, result = run_sweep(where, "llm_patching", patching_view, lab, inputs)
     if result is None:
         return None
-    words = words_for("llm_answer")
+    answer, wrong = inputs.answer, inputs.wrong
     metrics = where.columns(4 if wrong else 2)
     shown = escape_markdown(repr(answer))
     metrics[0].metric(tr("llm_answer.clean_prob", answer=shown), f"{result.clean_prob:.1%}")
@@ -233,7 +235,7 @@ def show_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) 
         metrics[2].metric(tr("llm_answer.clean_diff"), f"{result.clean_logit_diff:+.2f}")
         metrics[3].metric(tr("llm_answer.corrupt_diff"), f"{result.corrupt_logit_diff:+.2f}")
     answer_text, wrong_text = html_escaped(repr(answer)), html_escaped(repr(wrong))  # in plotly's labels
-    probability = tr("llm_answer.chart.answer_probability", answer=answer_text)
+    probability, words = tr("llm_answer.chart.answer_probability", answer=answer_text), words_for("llm_answer")
     show_chart(shared_figure(key + ("probs",), lambda: patching_map(
                    result.patched_probs, result.clean_tokens, result.corrupt_tokens,
                    tr("llm_answer.chart.patching_title", answer=answer_text), probability, words=words)),

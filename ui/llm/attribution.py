@@ -13,10 +13,10 @@ from streamlit.delta_generator import DeltaGenerator
 from i18n import tr
 from model.explain.attribution import LogitAttribution, direct_logit_attribution
 from model.explain.patching import HeadPatching, head_patching
-from model.families import LabModel
-from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
+from model.families import ResidualModel
+from ui.analysis_queue import heavy
 from ui.display import presenting, shared_figure, show_chart, words_for
-from ui.llm.answer import LLM_ID, PatchingInputs
+from ui.llm.answer import LLM_ID, PatchingInputs, run_sweep
 from ui.result_cache import memoized
 from ui.text import escape_markdown
 from viz.attention import html_escaped
@@ -27,25 +27,23 @@ SINK_HEADS = 8  # rows of the sink table: the heads with the most weight on the 
 
 
 @memoized
-def head_patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: LabModel,
+def head_patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: ResidualModel,
                        _progress=None) -> HeadPatching:
     """Every head's patch at the last position, once per input for the server (the callback is not its key)."""
     return head_patching(_lab, clean, corrupt, answer, wrong, progress=_progress)
 
 
 @memoized
-def attribution_view(model_id: str, text: str, _lab: LabModel) -> LogitAttribution:
+def attribution_view(model_id: str, text: str, _lab: ResidualModel) -> LogitAttribution:
     """Each part's direct contribution to the model's own next token after `text`."""
     return direct_logit_attribution(_lab, text)
 
 
-def show_head_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInputs) -> HeadPatching | None:
-    clean, corrupt, answer, wrong = inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong
-    key = ("llm_head_patching", LLM_ID, clean, corrupt, answer, wrong)
-    result = heavy(key, lambda: head_patching_view(LLM_ID, clean, corrupt, answer, wrong, lab, report_progress(key)),
-                   where=where, work=KNOWN_HEAVY)
+def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> HeadPatching | None:
+    key, result = run_sweep(where, "llm_head_patching", head_patching_view, lab, inputs)
     if result is None:
         return None
+    answer, wrong = inputs.answer, inputs.wrong
     words = words_for("llm_answer")
     answer_text = html_escaped(repr(answer))  # in plotly's labels
     probability = tr("llm_answer.chart.answer_probability", answer=answer_text)
@@ -69,7 +67,7 @@ def show_head_patching(where: DeltaGenerator, lab: LabModel, inputs: PatchingInp
     return result
 
 
-def show_attribution(where: DeltaGenerator, lab: LabModel, text: str) -> LogitAttribution | None:
+def show_attribution(where: DeltaGenerator, lab: ResidualModel, text: str) -> LogitAttribution | None:
     key = ("llm_attribution", LLM_ID, text)
     result = heavy(key, lambda: attribution_view(LLM_ID, text, lab), where=where)
     if result is None:

@@ -7,13 +7,13 @@ import streamlit as st
 
 from i18n import tr
 from model.capabilities import GENERATION
-from model.families import LabModel
+from model.families import GeneratingModel
 from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
 from model.llama import MAX_TOKENS
 from ui.display import presenting, show_chart, words_for
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
-from ui.models import load_model
+from ui.models import capable_model
 from ui.session import WidgetKey, lab_session, widget_values
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_slider, spec_toggle
@@ -33,17 +33,9 @@ TEXT_KEY = "llm_text"  # the generated text's container (CSS class st-key-llm_te
 CACHE_KEY = "llm_cache_count"  # the cache metrics' container (st-key-llm_cache_count)
 
 
-def llm_model() -> LabModel | None:
-    """The shared LLM, loaded on this page's first visit in this server process (seconds), never at start-up."""
-    try:
-        lab = load_model(LLM_ID)
-    except (OSError, ImportError, ValueError) as error:  # CheckpointError is a ValueError: package missing, bad file
-        st.error(tr("llm.unavailable", model=LLM_ID, error=escape_markdown(str(error))))
-        return None
-    if not lab.can(GENERATION):
-        st.info(tr("llm.no_generation", model=LLM_ID))
-        return None
-    return lab
+def llm_model() -> GeneratingModel | None:
+    """The shared LLM; None (with a message) where it cannot be loaded or cannot generate."""
+    return capable_model(LLM_ID, GENERATION, "llm.unavailable", "llm.no_generation")
 
 
 def token_label(text: str) -> str:
@@ -51,7 +43,7 @@ def token_label(text: str) -> str:
     return repr(text)
 
 
-def prompt_ids(lab: LabModel) -> list[int] | None:
+def prompt_ids(lab: GeneratingModel) -> list[int] | None:
     """The prompt box and the chat-form switch -> the prompt's token ids (at most MAX_TOKENS: a longer prompt is cut,
     with a message), or None (with a message) when there is nothing to run."""
     prepare(PROMPT)
@@ -79,7 +71,7 @@ def prompt_ids(lab: LabModel) -> list[int] | None:
     return ids
 
 
-def _cut_prompt(lab: LabModel, text: str, chat: bool) -> tuple[list[int], str]:
+def _cut_prompt(lab: GeneratingModel, text: str, chat: bool) -> tuple[list[int], str]:
     """(ids, prompt) of text cut to at most MAX_TOKENS tokens. In the chat form the question is cut, not the
     template, so the model still reads its assistant turn opening; a cut question, decoded and encoded again, can
     come out a token or two longer (a split character), hence the loop."""
@@ -121,7 +113,7 @@ def _choice_settings() -> tuple[float, int | None, int]:
     return float(temperature), int(top_k), int(seed)
 
 
-def generation_view(lab: LabModel) -> GenerationTrace | None:
+def generation_view(lab: GeneratingModel) -> GenerationTrace | None:
     """Part 1: the prompt, Next token ▸ / Reset, the text so far, the top-5 next tokens and the new token's attention row."""
     st.subheader(tr("llm.generation_title"))
     ids = prompt_ids(lab)
@@ -166,7 +158,7 @@ def generation_view(lab: LabModel) -> GenerationTrace | None:
 
 
 @memoized
-def _first_step_preview(_lab: LabModel, ids: tuple[int, ...]) -> tuple[list[str], list[float], int | None]:
+def _first_step_preview(_lab: GeneratingModel, ids: tuple[int, ...]) -> tuple[list[str], list[float], int | None]:
     """The 5 most likely first tokens after the prompt (their texts, probabilities at temperature 1) and which one
     greedy decoding takes; shared by every session with the same prompt (a class opens the page on the same one).
     _lab is the one shared LLM (not hashed: the page has one)."""
@@ -175,7 +167,7 @@ def _first_step_preview(_lab: LabModel, ids: tuple[int, ...]) -> tuple[list[str]
     return _lab.token_texts(step.top_ids), list(step.top_probs), greedy
 
 
-def _show_text(lab: LabModel, trace: GenerationTrace) -> None:
+def _show_text(lab: GeneratingModel, trace: GenerationTrace) -> None:
     """The prompt, then the generated text in bold (user and model text escaped: never markdown)."""
     new = lab.decode(trace.new_ids)
     shown = escape_markdown(lab.decode(trace.prompt_ids))
@@ -190,7 +182,7 @@ def _show_text(lab: LabModel, trace: GenerationTrace) -> None:
                       tokens=len(trace.ids)))
 
 
-def _attention_row(lab: LabModel, trace: GenerationTrace) -> None:
+def _attention_row(lab: GeneratingModel, trace: GenerationTrace) -> None:
     """The last step's query row in one layer's heads: (h, T_k) from the trace's (L, h, T_k)."""
     layers, heads = lab.layout["decoder_self"]
     attention = trace.attention  # (L, h, T_k): the query of the text's last token before the new one
@@ -203,7 +195,7 @@ def _attention_row(lab: LabModel, trace: GenerationTrace) -> None:
                f"llm_attention_row_step{len(trace.steps)}_L{layer}", key="llm_row")
 
 
-def kv_cache_view(lab: LabModel, trace: GenerationTrace | None) -> None:
+def kv_cache_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None:
     """Part 2: this step's cache per layer, what was computed and reused, its bytes, a timing, and a question."""
     st.subheader(tr("llm.kv_title"))
     cfg = lab.config
@@ -216,7 +208,7 @@ def kv_cache_view(lab: LabModel, trace: GenerationTrace | None) -> None:
         _question(lab, len(trace.prompt_ids) if trace is not None else None)
 
 
-def _cache_now(lab: LabModel, trace: GenerationTrace) -> None:
+def _cache_now(lab: GeneratingModel, trace: GenerationTrace) -> None:
     cfg, last, step = lab.config, trace.steps[-1], len(trace.steps)
     cached = trace.cache.length  # positions whose K and V every layer now holds, per key/value head
     keys_now = last.computed_positions * cfg.num_layers * cfg.num_kv_heads
@@ -251,7 +243,7 @@ def _bytes(count: int) -> str:
     return f"{count / 2 ** 20:.2f} MiB" if count >= 2 ** 20 else f"{count / 2 ** 10:.1f} KiB"
 
 
-def _timing(lab: LabModel, trace: GenerationTrace) -> None:
+def _timing(lab: GeneratingModel, trace: GenerationTrace) -> None:
     """The next step's forward pass timed both ways on this server, now, on the live model."""
     if st.button(tr("llm.time_button", step=len(trace.steps) + 1), key="llm_time", help=tr("llm.time_help")):
         with st.spinner(tr("llm.timing")):
@@ -267,7 +259,7 @@ def _timing(lab: LabModel, trace: GenerationTrace) -> None:
         st.caption(tr("llm.time_caption"))
 
 
-def _question(lab: LabModel, prompt: int | None) -> None:
+def _question(lab: GeneratingModel, prompt: int | None) -> None:
     """Predict, then reveal: how many key vectors does step QUESTION_STEP compute (with the cache)?"""
     cfg = lab.config
     prompt = prompt or 1
@@ -290,7 +282,7 @@ def _question(lab: LabModel, prompt: int | None) -> None:
                   heads=cfg.num_heads, full=f"{cfg.num_layers * cfg.num_heads:,}"))
 
 
-def gqa_view(lab: LabModel, trace: GenerationTrace | None) -> None:
+def gqa_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None:
     """Part 3: which query heads share each key/value head, and the cache bytes per token against full heads."""
     st.subheader(tr("llm.gqa_title"))
     cfg = lab.config
