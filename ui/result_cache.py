@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from classroom.shared_results import use_store
 from model.memory import return_freed_memory
 
 ENV_VAR = "ATTENTION_LAB_CACHE_MB"
@@ -233,8 +234,10 @@ class ResultStore:
             self._total = 0
 
 
-# Every per-input cache of the app lives in this one store, so that the budget is the replica's, not one cache's.
+# Every per-input cache of the app lives in this one store, so that the budget is the replica's, not one cache's; the
+# lesson measures' shared results too (a patching sweep the page draws and the stop's question reads).
 RESULTS = ResultStore()
+use_store(RESULTS)
 
 
 def cached(name: str, key: tuple, compute: Callable[[], T]) -> T:
