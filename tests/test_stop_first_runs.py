@@ -83,3 +83,29 @@ def test_the_answer_pages_sweep_and_its_stops_measures_are_one_computation(monke
     assert recovered == pytest.approx(0.5) and len(runs) == 1
     assert any(key[-5:] == ("a test's LLM", *runs[0]) for key in RESULTS.keys())
     assert llm_answer.residual_sweep(lab, *runs[0]) is drawn
+
+
+def test_the_three_induction_measures_of_a_stop_read_one_analysis(monkeypatch):
+    """intro's induction stop asks a band, states a layer and bounds a score: one analysis of the repeated sequence."""
+    import numpy as np
+
+    from classroom.measures import checked_args, llm
+
+    runs = []
+
+    def analysis(model, vocab_size, length, seed):
+        runs.append((length, seed))
+        scores = np.zeros((4, 3))
+        scores[2, 1] = 0.9  # (L, H): the strongest head is L3 H2
+        return SimpleNamespace(scores=scores)
+
+    monkeypatch.setattr(llm, "induction_analysis", analysis)
+    lab = SimpleNamespace(model_id="a test's induction LLM", network=SimpleNamespace(
+        model=None, config=SimpleNamespace(vocab_size=10)))
+    RESULTS.drop(lambda key: "a test's induction LLM" in key)
+    view = llm.StopView.of({"ind_len": 20, "ind_seed": 0})
+    assert MEASURES["induction_layer"].function(lab, view, {}) == 3
+    band = MEASURES["induction_layer_band"]
+    assert band.function(lab, view, checked_args(band, {"bands": [[1, 2], [3, 4]]})).shown == "2"
+    assert MEASURES["induction_score"].function(lab, view, {}) == pytest.approx(0.9)
+    assert runs == [(20, 0)]
