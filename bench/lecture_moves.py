@@ -189,25 +189,31 @@ def _walk(context, url: str, links: list[str], lang: str) -> list[float]:
 
 def _teacher_clicks(browser, url: str, walks: dict[str, list[str]], lang: str) -> dict[str, float]:
     """Home in a new context and in the teacher's browser (a context of its own, its cache filled by a first tab),
-    then each lesson walked by Next in that browser: {move: seconds}."""
+    then each lesson walked by Next in that browser: {move: seconds}, each also printed as it is taken (a run cut
+    short keeps them)."""
+    times: dict[str, float] = {}
+
+    def record(move: str, seconds: float) -> None:
+        times[move] = seconds
+        print(f"#   {move}: {seconds:.2f} s", flush=True)
+
     home = f"{url}/?lang={lang}&presenter=true"
-    times = {"a new tab: Home, a new browser context (the front end's floor)": _new_tab(browser, home, HOME_DRAWN)}
+    record("a new tab: Home, a new browser context (the front end's floor)", _new_tab(browser, home, HOME_DRAWN))
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     same = SimpleNamespace(new_page=lambda **_: context.new_page())
     _new_tab(same, home, HOME_DRAWN)  # the teacher's first tab: fills the browser's cache
-    times["a new tab: Home, the same browser (bundle cached)"] = _new_tab(same, home, HOME_DRAWN)
+    record("a new tab: Home, the same browser (bundle cached)", _new_tab(same, home, HOME_DRAWN))
     for lesson, links in walks.items():
         walked = dict(zip(links, _walk(context, url, links, lang), strict=True))
         for link, seconds in walked.items():
             page, number = link.split("?")[0], link.rsplit("=", 1)[1]
-            times[f"{lesson} stop {number} ({page}, {'new tab' if number == '1' else 'Next'})"] = seconds
-            print(f"#   {lesson} stop {number} {seconds:.2f} s", flush=True)  # kept if the run is cut short
+            record(f"{lesson} stop {number} ({page}, {'new tab' if number == '1' else 'Next'})", seconds)
         # the issue's own figure: a new tab of the teacher's browser on the lesson's slowest stop (its server part is
         # a first click's: after the warm-up the server has drawn each stop before, walked or not)
         slowest = max(links[1:] or links, key=walked.get)
         number = int(slowest.rsplit("=", 1)[1])
-        times[f"{lesson} stop {number} (the walk's slowest, new tab)"] = _new_tab(
-            same, f"{url}/{slowest}&lang={lang}&presenter=true", STOP_DRAWN, arg=number)
+        record(f"{lesson} stop {number} (the walk's slowest, new tab)",
+               _new_tab(same, f"{url}/{slowest}&lang={lang}&presenter=true", STOP_DRAWN, arg=number))
     context.close()
     return times
 
