@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import platform
 import shutil
@@ -158,6 +159,13 @@ def _new_tab(browser, url: str, ready: str, close: bool = True, arg=None) -> flo
 NEXT = ".st-key-lesson_next button"
 # A stop is drawn once the address names it, the lesson bar is there (a new tab: the run has begun drawing), Streamlit's
 # run has ended and every plotly chart of the page has drawn its SVG (then _settle waits for 400 ms without a change).
+STOP_STARTED = """(stop) => new URLSearchParams(location.search).get('stop') === String(stop)
+  || !!document.querySelector('[data-testid="stStatusWidget"]')"""
+STOP_STATE = """() => ({address: location.search, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
+  charts: document.querySelectorAll('.js-plotly-plot').length,
+  undrawn: [...document.querySelectorAll('.js-plotly-plot')].filter(plot => !plot.querySelector('.main-svg')).length,
+  error: [...document.querySelectorAll('[data-testid="stException"], [data-testid="stAlertContentError"]')]
+    .map(e => e.innerText.slice(0, 200))})"""
 STOP_DRAWN = """(stop) => new URLSearchParams(location.search).get('stop') === String(stop)
   && !!document.querySelector('.st-key-lesson_bar')
   && !document.querySelector('[data-testid="stStatusWidget"]')
@@ -174,17 +182,35 @@ def _lesson_walks(folder: Path) -> dict[str, list[str]]:
     return walks
 
 
-def _walk(context, url: str, links: list[str], lang: str) -> list[float]:
-    """Stop 1 in a new tab of `context`, then each Next to the last stop: seconds of each (stop 1's: the new tab's)."""
-    first = links[0]
-    seconds = [_new_tab(SimpleNamespace(new_page=lambda **_: context.new_page()), f"{url}/{first}&lang={lang}"
-                        f"&presenter=true", STOP_DRAWN, close=False, arg=1)]
+def _walk(context, url: str, links: list[str], lang: str, each=lambda link, seconds: None) -> dict[str, float]:
+    """Stop 1 in a new tab of `context`, then each Next to the last stop: {link: seconds} (stop 1's: the new tab's),
+    each handed to each() as it is taken; NaN for a stop never drawn (the walk of that lesson ends there)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    def took(link: str, seconds: float) -> None:
+        walked[link] = seconds
+        each(link, seconds)
+
+    walked: dict[str, float] = {}
+    took(links[0], _new_tab(SimpleNamespace(new_page=lambda **_: context.new_page()),
+                            f"{url}/{links[0]}&lang={lang}&presenter=true", STOP_DRAWN, close=False, arg=1))
     tab = context.pages[-1]
     for number in range(2, len(links) + 1):
-        # a cold server (--warm-up off) loads a model or runs a sweep at a first click: minutes on a busy machine
-        seconds.append(_move(tab, lambda: tab.locator(NEXT).click(), STOP_DRAWN, number, timeout_ms=300000))
+        def click_next(number: int = number) -> None:
+            tab.locator(NEXT).click()
+            try:  # the run has begun (or is over) within seconds of the click
+                tab.wait_for_function(STOP_STARTED, arg=number, timeout=20000, polling=50)
+            except PlaywrightTimeout:  # a click lost on a page still busy (seen once at load 15): click once more
+                print(f"#   stop {number}: Next clicked again {tab.evaluate(STOP_STATE)}", flush=True)
+                tab.locator(NEXT).click()
+        try:  # a cold server (--warm-up off) loads a model or runs a sweep at a first click: minutes on a busy machine
+            took(links[number - 1], _move(tab, click_next, STOP_DRAWN, number, timeout_ms=300000))
+        except PlaywrightTimeout:  # said, and the lesson left: the other lessons are still measured
+            print(f"#   stop {number} never drawn: {tab.evaluate(STOP_STATE)}", flush=True)
+            took(links[number - 1], math.nan)
+            break
     tab.close()
-    return seconds
+    return walked
 
 
 def _teacher_clicks(browser, url: str, walks: dict[str, list[str]], lang: str) -> dict[str, float]:
@@ -204,12 +230,15 @@ def _teacher_clicks(browser, url: str, walks: dict[str, list[str]], lang: str) -
     _new_tab(same, home, HOME_DRAWN)  # the teacher's first tab: fills the browser's cache
     record("a new tab: Home, the same browser (bundle cached)", _new_tab(same, home, HOME_DRAWN))
     for lesson, links in walks.items():
-        walked = dict(zip(links, _walk(context, url, links, lang), strict=True))
-        for link, seconds in walked.items():
+        def each(link: str, seconds: float, lesson: str = lesson) -> None:
             page, number = link.split("?")[0], link.rsplit("=", 1)[1]
             record(f"{lesson} stop {number} ({page}, {'new tab' if number == '1' else 'Next'})", seconds)
+
+        walked = _walk(context, url, links, lang, each)
         # the issue's own figure: a new tab of the teacher's browser on the lesson's slowest stop (its server part is
         # a first click's: after the warm-up the server has drawn each stop before, walked or not)
+        if any(math.isnan(seconds) for seconds in walked.values()):
+            continue
         slowest = max(links[1:] or links, key=walked.get)
         number = int(slowest.rsplit("=", 1)[1])
         record(f"{lesson} stop {number} (the walk's slowest, new tab)",
@@ -292,8 +321,9 @@ def main() -> None:
                       if " stop " in move and "slowest" not in move and column in values}
             for lesson in dict.fromkeys(move.split(" stop ")[0] for move in clicks):
                 mine = {move: s for move, s in clicks.items() if move.startswith(f"{lesson} stop ")}
-                slowest = sorted(mine, key=mine.get, reverse=True)[:3]
-                print(f"# {' '.join(column)} {lesson}: {len(mine)} stops, {sum(s > 2 for s in mine.values())} over "
+                slowest = sorted(mine, key=lambda move: math.inf if math.isnan(mine[move]) else mine[move],
+                                 reverse=True)[:3]
+                print(f"# {' '.join(column)} {lesson}: {len(mine)} stops, {sum(not s <= 2 for s in mine.values())} over "
                       "2 s; slowest " + ", ".join(f"{move.split(' stop ')[1]} {mine[move]:.2f} s" for move in slowest))
         print(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return
