@@ -12,8 +12,9 @@ What lives here (@memoized): every cache whose key a student's input chooses: ui
 ui.attention.explain's explanations, head_importance and head_labels (per model id, a student's trained models
 included), ui.display's shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads' sink, window,
 induction and copy views, ui.llm.generation's first-step preview, ui.vocabulary's word vectors and
-ui.positional_view's demos. What stays in Streamlit's caches, each small and keyed by what the server or the teacher
-chose: example sentences, the models folder listing and the shipped models' facts (ui.models, ui.state), the loaded
+ui.positional_view's demos, the foundations pages' sweeps (residual, softmax scaling), and the lesson measures'
+shared results (classroom/shared_results.py: the answer page's patching sweeps, which its stops' questions read
+too). What stays in Streamlit's caches, each small and keyed by what the server or the teacher chose: example sentences, the models folder listing and the shipped models' facts (ui.models, ui.state), the loaded
 models themselves (cache_resource: shared read-only weights, one per model), lesson files (ui.lessons.catalogue,
 classroom), the class link's QR code (ui.lessons.teacher), the training speed probe (ui.train.view), the compare
 page's held-out sentences; and model.local_models' lru_cache of tokenizer verdicts (strings).
