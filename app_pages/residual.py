@@ -3,7 +3,8 @@ import streamlit as st
 
 from i18n import tr
 from model.foundations.residual import gradient_profile
-from ui.display import explanation, page_title, presenting, show_chart, words_for
+from ui.display import explanation, page_title, presenting, shared_figure, show_chart, words_for
+from ui.result_cache import cached
 from ui.specs.residual import ACTIVATION, DEPTH, LAYER_NORM, SEED
 from ui.widget_spec import knob_columns, secondary_number, spec_radio, spec_slider, spec_toggle
 from viz.residual import gradient_norm_chart, gradient_table, wiring_label
@@ -20,11 +21,13 @@ activation = spec_radio(ACTIVATION, tr("residual.activation"), where=c[1], horiz
 seed = int(secondary_number(SEED, tr("residual.seed"), where=c[-1], help=tr("residual.seed_help")))
 with_ln = spec_toggle(LAYER_NORM, tr("residual.ln"))
 
-profile = gradient_profile(depth, activation, seed)
+# Three backward passes through up to 64 layers: seconds on a busy server, the same for every session at a stop.
+profile = cached("residual_gradient_profile", (depth, activation, seed),
+                 lambda: gradient_profile(depth, activation, seed))
 shown = ["plain", "residual"] + (["residual_ln"] if with_ln else [])
 norms = {w: getattr(profile, w) for w in shown}
-show_chart(gradient_norm_chart(norms, tr("residual.chart_title", depth=depth, activation=activation),
-                               words=words_for("residual")),
+show_chart(shared_figure(("residual_gradient", depth, activation, seed, with_ln), lambda: gradient_norm_chart(
+               norms, tr("residual.chart_title", depth=depth, activation=activation), words=words_for("residual"))),
            f"residual_gradient_{activation}_depth{depth}_seed{seed}", key="res_chart",
            table=lambda: gradient_table(norms, words=words_for("residual")))
 m = st.columns(len(shown))

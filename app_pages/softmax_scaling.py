@@ -7,8 +7,9 @@ from i18n import tr
 from model.foundations.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples,
                                        saturation_curve, softmax, softmax_jacobian, transformer_scale)
 from model.metrics import entropy
-from ui.display import explanation, page_title, presenting, show_chart, words_for
+from ui.display import explanation, page_title, presenting, shared_figure, show_chart, words_for
 from ui.page_sections import page_sections
+from ui.result_cache import cached
 from ui.specs.softmax_scaling import D_K, SCALE, SEED, V1_FACTOR
 from ui.widget_spec import secondary_number, spec_select_slider
 from viz.scaling import dot_product_histogram, jacobian_heatmap, saturation_chart, softmax_bars
@@ -32,12 +33,14 @@ with sections["dot_products"]:
         col.metric(f"{a.astype(int).tolist()} · {b.astype(int).tolist()}", f"{float(a @ b):g}",
                    help=tr("softmax_scaling.dot_help", d_k=len(a)))
     d_k = spec_select_slider(D_K, "d_k", help=tr("softmax_scaling.dk_help"))
-    raw, scaled = dot_product_samples(d_k, seed=0)
+    # 2 × 20,000 × d_k normal numbers: most of a run's time at d_k = 512, the same for every session
+    raw, scaled = cached("softmax_scaling_dot_products", (d_k,), lambda: dot_product_samples(d_k, seed=0))
     c = st.columns(3)
     c[0].metric(tr("softmax_scaling.var_raw"), f"{raw.var():.2f}", help=tr("softmax_scaling.theory_is", value=d_k))
     c[1].metric(tr("softmax_scaling.var_scaled"), f"{scaled.var():.3f}", help=tr("softmax_scaling.theory_is", value=1))
     c[2].metric(tr("softmax_scaling.theory"), tr("softmax_scaling.theory_value", d_k=d_k))
-    show_chart(dot_product_histogram(raw, scaled, d_k, words=words_for("softmax_scaling")),
+    show_chart(shared_figure(("softmax_scaling_dot_products", d_k),
+                             lambda: dot_product_histogram(raw, scaled, d_k, words=words_for("softmax_scaling"))),
                f"softmax_scaling_dot_products_dk{d_k}", key="hist",
                table=lambda: pd.DataFrame({"q·k": raw, "q·k / √d_k": scaled}))
 

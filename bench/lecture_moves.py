@@ -2,7 +2,8 @@
 encoder's grid), each beside a plain rerun of the same page measured in the same run.
 
     python bench/lecture_moves.py [--repeat 8] [--url http://127.0.0.1:8501]
-    python bench/lecture_moves.py --start-up [--warm-up on|off] [--app-dir DIR]   # first clicks after start-up
+    python bench/lecture_moves.py --start-up [--warm-up on|off] [--app-dir DIR] [--baseline DIR]
+                        [--lang en ko] [--lessons intro ...]
 
 Without --url it starts `streamlit run asgi.py` on a free port and warms it as serve.py does (serving/warmup.py:
 the shipped models, the first charts, stop 17), so the figures are what a class meets on a warmed server; the
@@ -13,10 +14,20 @@ the whole document, Plotly's SVG redraws included); the move ends when Streamlit
 changed for 400 ms, and its time is the last change's. A plain rerun ("r", Streamlit's rerun shortcut, on the same
 decoding page) is the floor every move pays: the ratio beside each move says how much more it costs.
 Targets: decoding Next and a head switch ≤ 1 s, stop 17 ≤ 3 s.
+
+--start-up measures what a teacher's browser does right after `make run`: one browser, whose first tab has loaded
+Streamlit's front end (its hashed bundle is served `Cache-Control: public, immutable`, so every later tab of that
+browser reads it from the cache); each lesson opened at stop 1 in a new projected tab and walked by the lesson bar's
+Next, every stop's first click timed (issue 38's target: none over 2 s after the warm-up). Home in a new tab of that
+browser, and in a new browser context (a browser that never loaded the lab: what a student's first visit costs, and
+what each stop cost in this bench's earlier runs, which opened every stop in a context of its own), are the front
+end's own floor beside them.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
 import platform
 import shutil
@@ -24,6 +35,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -49,15 +61,16 @@ GRID_DRAWN = """() => document.querySelectorAll('.js-plotly-plot .heatmaplayer')
 HOME_DRAWN = """() => !!document.querySelector('[data-testid="stMarkdownContainer"]')"""
 
 
-def _move(page, act, drawn: str | None = None) -> float:
-    """Seconds from act() to the move's last DOM change; drawn: a JS predicate the page meets once the move is done."""
+def _move(page, act, drawn: str | None = None, arg=None, timeout_ms: int = 60000) -> float:
+    """Seconds from act() to the move's last DOM change; drawn: a JS predicate (of arg) the page meets once the move
+    is done."""
     page.evaluate(WATCH)
     page.wait_for_timeout(200)
     clicked_at = page.evaluate("() => performance.now()")
     act()
     if drawn:
-        page.wait_for_function(drawn, timeout=60000, polling=50)
-    return _settle(page, clicked_at)
+        page.wait_for_function(drawn, arg=arg, timeout=timeout_ms, polling=50)
+    return _settle(page, clicked_at, timeout_ms=timeout_ms)
 
 
 def _open(page, url: str, ready: str = ".js-plotly-plot") -> None:
@@ -120,66 +133,198 @@ def measure(base: str, repeat: int) -> dict[str, list[float]]:
     return times
 
 
-def _new_tab(browser, url: str, ready: str) -> float:
-    """Seconds from a new tab's navigation to url until its page is drawn (`ready`) and settled."""
+def _new_tab(browser, url: str, ready: str, close: bool = True, arg=None) -> float:
+    """Seconds from a new tab's navigation to url until its page is drawn (`ready`) and settled. browser.new_page
+    opens it in a new context of its own (a browser that never loaded the lab) unless `browser` is a context's
+    stand-in."""
     tab = browser.new_page(viewport={"width": 1280, "height": 720})
     started = time.perf_counter()
     tab.goto(url)
-    tab.wait_for_function(ready, timeout=120000, polling=50)
+    tab.wait_for_function(ready, arg=arg, timeout=120000, polling=50)
     tab.evaluate(WATCH)
     tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)
     settled_at, now = tab.evaluate("() => [window.__lastChange, performance.now()]")
-    tab.close()
+    if close:
+        tab.close()
     return time.perf_counter() - started - (now - settled_at) / 1000
 
 
-# --start-up: each lesson's slowest first clicks on a server just started (bench/lesson_first_clicks.py
-# finds them), each in a new tab, projected, on the server as `make run` starts it: after its warm-up, or (--warm-up
-# off, or a checkout from before it with --app-dir) at once. Each twice: the first is the first click, the second the
-# same new tab on a server that has drawn it once; Home in a new tab before and after is the front end's own floor.
-LESSON_BAR = """() => !!document.querySelector('.st-key-lesson_bar')"""
-START_UP_STOPS = [("intro stop 1 (compare)", "/compare?lesson=intro&stop=1", LESSON_BAR),
-                  ("intro stop 16 (train)", "/train?lesson=intro&stop=16", LESSON_BAR),
-                  ("intro stop 17 (the real encoder's grid)", "/attention?lesson=intro&stop=17", GRID_DRAWN),
-                  ("llm stop 2 (SmolLM2)", "/llm?lesson=llm&stop=2", LESSON_BAR),
-                  ("llm stop 7 (llm_heads)", "/llm_heads?lesson=llm&stop=7", LESSON_BAR)]
+# --start-up: every lesson's first clicks on a server just started, as a teacher makes them: in one Chromium browser
+# (one context: its HTTP cache holds Streamlit's bundle, served `immutable`, after her first tab), each lesson opened
+# at stop 1 in a new projected tab and walked by the lesson bar's Next to its last stop, each Next timed from the
+# click to the stop's page drawn and settled. No session had opened any stop before: the server only through its
+# warm-up. Beside them the front end's own floor, Home in a new tab: in that same browser, and in a new context (a
+# browser that never loaded the lab: the bundle fetched, parsed and compiled), the cold-context figure earlier runs of
+# this bench gave for every stop (a tab per stop, each in a browser of its own).
+NEXT = ".st-key-lesson_next button"
+# A stop is drawn once the address names it, the lesson bar is there (a new tab: the run has begun drawing), Streamlit's
+# run has ended and every plotly chart of the page has drawn its SVG (then _settle waits for 400 ms without a change).
+STOP_STARTED = """(stop) => new URLSearchParams(location.search).get('stop') === String(stop)
+  || !!document.querySelector('[data-testid="stStatusWidget"]')"""
+STOP_STATE = """() => ({address: location.search, running: !!document.querySelector('[data-testid="stStatusWidget"]'),
+  charts: document.querySelectorAll('.js-plotly-plot').length,
+  undrawn: [...document.querySelectorAll('.js-plotly-plot')].filter(plot => !plot.querySelector('.main-svg')).length,
+  error: [...document.querySelectorAll('[data-testid="stException"], [data-testid="stAlertContentError"]')]
+    .map(e => e.innerText.slice(0, 200))})"""
+STOP_DRAWN = """(stop) => new URLSearchParams(location.search).get('stop') === String(stop)
+  && !!document.querySelector('.st-key-lesson_bar')
+  && !document.querySelector('[data-testid="stStatusWidget"]')
+  && [...document.querySelectorAll('.js-plotly-plot')].every(plot => plot.querySelector('.main-svg'))"""
 
 
-def start_up_clicks(app_dir: Path, warm_up: bool) -> dict[str, list[float]]:
+def _lesson_walks(folder: Path) -> dict[str, list[str]]:
+    """lesson id -> its stops' links in order ("attention?lesson=intro&stop=17"), from the served checkout's files."""
+    from serving.warmup import lesson_stop_links
+
+    walks: dict[str, list[str]] = {}
+    for link in lesson_stop_links(folder):
+        walks.setdefault(link.split("lesson=")[1].split("&")[0], []).append(link)
+    return walks
+
+
+def _walk(context, url: str, links: list[str], lang: str, each=lambda link, seconds: None) -> dict[str, float]:
+    """Stop 1 in a new tab of `context`, then each Next to the last stop: {link: seconds} (stop 1's: the new tab's),
+    each handed to each() as it is taken; NaN for a stop never drawn (the walk of that lesson ends there)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    def took(link: str, seconds: float) -> None:
+        walked[link] = seconds
+        each(link, seconds)
+
+    walked: dict[str, float] = {}
+    took(links[0], _new_tab(SimpleNamespace(new_page=lambda **_: context.new_page()),
+                            f"{url}/{links[0]}&lang={lang}&presenter=true", STOP_DRAWN, close=False, arg=1))
+    tab = context.pages[-1]
+    for number in range(2, len(links) + 1):
+        def click_next(number: int = number) -> None:
+            tab.locator(NEXT).click()
+            try:  # the run has begun (or is over) within seconds of the click
+                tab.wait_for_function(STOP_STARTED, arg=number, timeout=20000, polling=50)
+            except PlaywrightTimeout:  # a click lost on a page still busy (seen once at load 15): click once more
+                print(f"#   stop {number}: Next clicked again {tab.evaluate(STOP_STATE)}", flush=True)
+                tab.locator(NEXT).click()
+        try:  # a cold server (--warm-up off) loads a model or runs a sweep at a first click: minutes on a busy machine
+            took(links[number - 1], _move(tab, click_next, STOP_DRAWN, number, timeout_ms=300000))
+        except PlaywrightTimeout:  # said, and the lesson left: the other lessons are still measured
+            print(f"#   stop {number} never drawn: {tab.evaluate(STOP_STATE)}", flush=True)
+            took(links[number - 1], math.nan)
+            break
+    tab.close()
+    return walked
+
+
+def _teacher_clicks(browser, url: str, walks: dict[str, list[str]], lang: str) -> dict[str, float]:
+    """Home in a new context and in the teacher's browser (a context of its own, its cache filled by a first tab),
+    then each lesson walked by Next in that browser: {move: seconds}, each also printed as it is taken (a run cut
+    short keeps them)."""
+    times: dict[str, float] = {}
+
+    def record(move: str, seconds: float) -> None:
+        times[move] = seconds
+        print(f"#   {move}: {seconds:.2f} s", flush=True)
+
+    home = f"{url}/?lang={lang}&presenter=true"
+    record("a new tab: Home, a new browser context (the front end's floor)", _new_tab(browser, home, HOME_DRAWN))
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    same = SimpleNamespace(new_page=lambda **_: context.new_page())
+    _new_tab(same, home, HOME_DRAWN)  # the teacher's first tab: fills the browser's cache
+    record("a new tab: Home, the same browser (bundle cached)", _new_tab(same, home, HOME_DRAWN))
+    for lesson, links in walks.items():
+        def each(link: str, seconds: float, lesson: str = lesson) -> None:
+            page, number = link.split("?")[0], link.rsplit("=", 1)[1]
+            record(f"{lesson} stop {number} ({page}, {'new tab' if number == '1' else 'Next'})", seconds)
+
+        walked = _walk(context, url, links, lang, each)
+        # the issue's own figure: a new tab of the teacher's browser on the lesson's slowest stop (its server part is
+        # a first click's: after the warm-up the server has drawn each stop before, walked or not)
+        if any(math.isnan(seconds) for seconds in walked.values()):
+            continue
+        slowest = max(links[1:] or links, key=walked.get)
+        number = int(slowest.rsplit("=", 1)[1])
+        record(f"{lesson} stop {number} (the walk's slowest, new tab)",
+               _new_tab(same, f"{url}/{slowest}&lang={lang}&presenter=true", STOP_DRAWN, arg=number))
+    context.close()
+    return times
+
+
+def start_up_clicks(app_dirs: list[Path], warm_up: bool, languages: list[str],
+                    lessons: list[str] | None) -> dict[str, dict[tuple[str, str], float]]:
+    """{move: {(checkout, language): seconds}}: a server of each checkout started at once (each warming itself
+    meanwhile), then, once all are warm, each language's clicks on each server in turn (the first checkout first)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from playwright.sync_api import sync_playwright
 
     from bench.lesson_first_clicks import fresh_server
 
-    with fresh_server(app_dir, warm_up) as (url, warmed):
-        print(f"# {app_dir}, warm-up: {warmed}")
+    times: dict[str, dict[tuple[str, str], float]] = {}
+    with contextlib.ExitStack() as stack:
+        managers = [fresh_server(app_dir, warm_up) for app_dir in app_dirs]
+        with ThreadPoolExecutor(len(managers)) as pool:  # the warm-ups side by side: minutes each on 2 cores
+            started = [pool.submit(manager.__enter__) for manager in managers]
+        servers = []
+        for manager, future in zip(managers, started, strict=True):
+            if future.exception() is None:
+                stack.push(manager.__exit__)
+                servers.append(future.result())
+        for future in started:
+            future.result()  # raises a server's failure, the started ones stopped by the stack
+        for app_dir, (_, warmed) in zip(app_dirs, servers, strict=True):
+            print(f"# {app_dir} ({_checkout(app_dir)}), warm-up: {warmed}", flush=True)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
-            # the floor first: Home in a new tab (the front end's own start, no stop's page)
-            times = {"a new tab: Home": [_new_tab(browser, f"{url}/?lang=en&presenter=true", HOME_DRAWN)]}
-            for name, path, ready in START_UP_STOPS:  # each stop's first click, then the same tab again
-                times[name] = [_new_tab(browser, f"{url}{path}&lang=en&presenter=true", ready) for _ in range(2)]
-            times["a new tab: Home"].append(_new_tab(browser, f"{url}/?lang=en&presenter=true", HOME_DRAWN))
+            for lang in languages:
+                for app_dir, (url, _) in zip(app_dirs, servers, strict=True):
+                    walks = {lesson: links for lesson, links in _lesson_walks(app_dir / "lessons").items()
+                             if not lessons or lesson in lessons}
+                    print(f"# {time.strftime('%H:%M:%S')} {_checkout(app_dir)} lang={lang}, load average "
+                          f"{os.getloadavg()[0]:.2f}", flush=True)
+                    for move, seconds in _teacher_clicks(browser, url, walks, lang).items():
+                        times.setdefault(move, {})[(_checkout(app_dir), lang)] = seconds
             browser.close()
     return times
+
+
+def _checkout(app_dir: Path) -> str:
+    """The checkout's short commit, or its folder's name."""
+    import subprocess
+
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=app_dir, capture_output=True, text=True)
+    return found.stdout.strip() or app_dir.name
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=8)
     parser.add_argument("--url", help="a running, warmed app (default: start and warm one)")
-    parser.add_argument("--start-up", action="store_true", help="only the lessons' slowest stops, each opened once "
-                        "in a new tab on a server just started (after its own warm-up unless --warm-up off)")
+    parser.add_argument("--start-up", action="store_true", help="every lesson walked by Next in one projected tab of "
+                        "a teacher's browser on a server just started (after its own warm-up unless --warm-up off)")
     parser.add_argument("--warm-up", choices=("on", "off"), default="on")
     parser.add_argument("--app-dir", type=Path, default=ROOT, help="--start-up: the checkout whose asgi.py is served")
+    parser.add_argument("--baseline", type=Path, help="--start-up: another checkout (e.g. a worktree of main) served "
+                        "beside it, started at the same time and walked first, in turn with it")
+    parser.add_argument("--lang", nargs="+", default=["en"], help="--start-up: the interface languages (en ko)")
+    parser.add_argument("--lessons", nargs="*", help="--start-up: only these lessons (default: every lesson file)")
     args = parser.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     if args.start_up:
-        times = start_up_clicks(args.app_dir.resolve(), args.warm_up == "on")
-        print("| new tab after start-up, projected | first s | again s |")
-        print("|---|---|---|")
+        app_dirs = [path.resolve() for path in ([args.baseline] if args.baseline else []) + [args.app_dir]]
+        times = start_up_clicks(app_dirs, args.warm_up == "on", args.lang, args.lessons)
+        columns = list(dict.fromkeys(column for values in times.values() for column in values))
+        print(f"| first click after start-up, projected | {' | '.join(f'{c} {l} s' for c, l in columns)} |")
+        print(f"|---|{'---|' * len(columns)}")
         for move, values in times.items():
-            print(f"| {move} | {values[0]:.2f} | {values[1]:.2f} |")
+            print(f"| {move} | {' | '.join(f'{values[c]:.2f}' if c in values else '–' for c in columns)} |")
+        for column in columns:
+            clicks = {move: values[column] for move, values in times.items()
+                      if " stop " in move and "slowest" not in move and column in values}
+            for lesson in dict.fromkeys(move.split(" stop ")[0] for move in clicks):
+                mine = {move: s for move, s in clicks.items() if move.startswith(f"{lesson} stop ")}
+                slowest = sorted(mine, key=lambda move: math.inf if math.isnan(mine[move]) else mine[move],
+                                 reverse=True)[:3]
+                print(f"# {' '.join(column)} {lesson}: {len(mine)} stops, {sum(not s <= 2 for s in mine.values())} over "
+                      "2 s; slowest " + ", ".join(f"{move.split(' stop ')[1]} {mine[move]:.2f} s" for move in slowest))
         print(f"# load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return
     if args.url:

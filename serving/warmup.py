@@ -13,7 +13,8 @@ would otherwise wait for. Two callers, never both on one server:
   says so (ui/warm_notice.py). ATTENTION_LAB_WARMUP=0 turns it off (the test suite's servers, the benches that warm
   on their own).
 What is warmed: the pages below, every shipped model of the sidebar's choice, and every stop of every lesson file,
-each opened as a class opens it (a new session on its link), so a stop added to a lesson is warmed too.
+each opened as a class opens it (a new session on its link), so a stop added to a lesson is warmed too; each stop as a
+student opens it and as the teacher projects it, in every language of the interface.
 """
 from __future__ import annotations
 
@@ -59,10 +60,17 @@ def lesson_stop_links(folder: Path | None = None) -> list[str]:
 
 def warm_links() -> list[str]:
     """The links warmed after the pages and models: the slow views outside lessons, then every lesson stop as the
-    students open it, then as the teacher projects it (presenter mode sizes and caches its charts apart, so a warm-up of
-    the students' links alone leaves the projected stops cold)."""
+    students open it and as the teacher projects it (presenter mode sizes and caches its charts apart, so a warm-up of
+    the students' links alone leaves the projected stops cold), then both in each other language of the interface (a
+    figure and an answer stated in words are kept per language: an English warm-up leaves a Korean class cold)."""
+    from i18n import DEFAULT_LANGUAGE, LANGUAGES
+
     stops = lesson_stop_links()
-    return WARM_LINKS + stops + [f"{link}&presenter=true" for link in stops]
+    projected = [f"{link}&presenter=true" for link in stops]
+    links = WARM_LINKS + stops + projected
+    for language in (code for code in LANGUAGES if code != DEFAULT_LANGUAGE):  # the teacher's projected stops first
+        links += [f"{link}&lang={language}" for link in projected + stops]
+    return links
 
 
 async def _warm(base_url: str, pages: list[str], links: list[str], timeout: float) -> list[tuple[str, float]]:

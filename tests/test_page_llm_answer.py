@@ -13,8 +13,8 @@ from model.explain.patching import head_patching, residual_patching
 from model.families import open_model
 from tests.app_links import assert_healthy, chart_specs, open_page, query_param, trace_array
 from tests.bad_inputs import load_bad_inputs
+from classroom.measures import llm_answer as sweeps
 from ui import analysis_queue
-from ui.llm import answer as answer_view
 from ui.llm.answer import LENS_MAX_TOKENS, PATCH_MAX_TOKENS
 from viz.llm_answer import cell_text
 from ui.specs.llm_answer import (ANSWER, CLEAN, CORRUPT, DEFAULT_ANSWER, DEFAULT_CLEAN, DEFAULT_CORRUPT,
@@ -206,7 +206,7 @@ def test_a_sweep_runs_once_per_input_whoever_asks(monkeypatch):
         runs.append(args[1:4])
         return residual_patching(*args, **kwargs)
 
-    monkeypatch.setattr(answer_view, "residual_patching", counted)
+    monkeypatch.setattr(sweeps, "residual_patching", counted)  # the page sweeps with the lesson measures' own
     pair = {"clean": "The capital of Spain is", "corrupt": "The capital of Italy is", "answer": " Madrid"}
     first = open_page("llm_answer", pair)
     first.text_input(key=LENS_TEXT.key).set_value("The capital of Spain is").run()  # a rerun of the same session

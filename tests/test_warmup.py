@@ -31,6 +31,19 @@ def test_the_warm_up_opens_every_stop_of_every_shipped_lesson_and_each_model_the
             assert stop.state.get("model", "transformer_en-fr") in model_ids(), (lesson.id, stop.number)
 
 
+def test_the_warm_up_opens_each_stop_as_students_and_the_projected_teacher_see_it_in_every_language():
+    """A stop's figures are kept per language and sized apart when projected, and an answer stated in words per
+    language: each of the four is a first click of its own unless the warm-up opens it (issue 38, a Korean class)."""
+    from i18n import DEFAULT_LANGUAGE, LANGUAGES
+
+    links = warm_links()
+    assert len(links) == len(set(links))
+    for stop in lesson_stop_links():
+        for language in LANGUAGES:
+            tail = "" if language == DEFAULT_LANGUAGE else f"&lang={language}"
+            assert f"{stop}{tail}" in links and f"{stop}&presenter=true{tail}" in links, (stop, language)
+
+
 def test_a_stop_added_to_a_lesson_file_is_warmed_too(tmp_path):
     source = (ROOT / "lessons" / "llm.toml").read_text(encoding="utf-8")
     (tmp_path / "llm.toml").write_text(source + '\n[[stop]]\npage = "decoding"\ntitle = "one more"\n',

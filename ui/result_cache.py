@@ -12,8 +12,9 @@ What lives here (@memoized): every cache whose key a student's input chooses: ui
 ui.attention.explain's explanations, head_importance and head_labels (per model id, a student's trained models
 included), ui.display's shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads' sink, window,
 induction and copy views, ui.llm.generation's first-step preview, ui.vocabulary's word vectors and
-ui.positional_view's demos. What stays in Streamlit's caches, each small and keyed by what the server or the teacher
-chose: example sentences, the models folder listing and the shipped models' facts (ui.models, ui.state), the loaded
+ui.positional_view's demos, the foundations pages' sweeps (residual, softmax scaling), and the lesson measures'
+shared results (classroom/shared_results.py: the answer page's patching sweeps, which its stops' questions read
+too). What stays in Streamlit's caches, each small and keyed by what the server or the teacher chose: example sentences, the models folder listing and the shipped models' facts (ui.models, ui.state), the loaded
 models themselves (cache_resource: shared read-only weights, one per model), lesson files (ui.lessons.catalogue,
 classroom), the class link's QR code (ui.lessons.teacher), the training speed probe (ui.train.view), the compare
 page's held-out sentences; and model.local_models' lru_cache of tokenizer verdicts (strings).
@@ -37,6 +38,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from classroom.shared_results import use_store
 from model.memory import return_freed_memory
 
 ENV_VAR = "ATTENTION_LAB_CACHE_MB"
@@ -233,8 +235,10 @@ class ResultStore:
             self._total = 0
 
 
-# Every per-input cache of the app lives in this one store, so that the budget is the replica's, not one cache's.
+# Every per-input cache of the app lives in this one store, so that the budget is the replica's, not one cache's; the
+# lesson measures' shared results too (a patching sweep the page draws and the stop's question reads).
 RESULTS = ResultStore()
+use_store(RESULTS)
 
 
 def cached(name: str, key: tuple, compute: Callable[[], T]) -> T:

@@ -10,6 +10,7 @@ import numpy as np
 
 from classroom.measures.registry import (BANDS, Expected, MeasureError, StopView, choice, flag, measure, option_of,
                                          second_gap, text, texts, whole)
+from classroom.shared_results import shared
 from i18n import tr
 from model.explain.induction import COPY_PROMPT, InductionResult, induction_analysis, top_heads
 from model.explain.sinks import sink_analysis, window_losses
@@ -34,8 +35,10 @@ def _sink_ids(lab: LabModel, view: StopView) -> list[int]:
 
 
 def _induction(lab: LabModel, view: StopView) -> InductionResult:
-    loaded = lab.network
-    return induction_analysis(loaded.model, loaded.config.vocab_size, int(view["ind_len"]), int(view["ind_seed"]))
+    """The stop's induction scores, once per process for the three measures that read them (seconds on 2 cores)."""
+    loaded, length, seed = lab.network, int(view["ind_len"]), int(view["ind_seed"])
+    return shared(("induction_analysis", lab.model_id, length, seed),
+                  lambda: induction_analysis(loaded.model, loaded.config.vocab_size, length, seed))
 
 
 def _best_layer(result: InductionResult) -> int:

@@ -4,17 +4,18 @@ and corrupted prompts with their answer and wrong token. Each reads the view as 
 functions, model/explain/), so the lesson's answer is what the page under it shows. Layers count from 1."""
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 
 import numpy as np
 
 from classroom.measures.registry import (BANDS, Expected, MeasureError, StopView, choice, measure,
                                          numbers, option_of, whole)
+from classroom.shared_results import shared
 from i18n import tr
-from model.explain.attribution import direct_logit_attribution
+from model.explain.attribution import LogitAttribution, direct_logit_attribution
 from model.explain.logit_lens import logit_lens
-from model.explain.patching import head_patching, residual_patching
+from model.explain.patching import (HeadPatching, Progress, ResidualPatching, head_patching,
+                                    residual_patching)
 from model.families import LabModel
 from model.gguf_weights import SMOLLM2_NAME
 
@@ -27,29 +28,35 @@ def _wrong(view: StopView) -> str | None:
     return str(view["wrong"]) if view["difference"] else None
 
 
-# A stop's measures read the same sweep (its question and its claims): each computed once per process and view.
-# The results are small ((L, T) and (L, H) arrays); the sweeps take seconds to a minute.
-@functools.lru_cache(maxsize=8)
-def _residual_of(lab: LabModel, clean: str, corrupt: str, answer: str, wrong: str | None):
-    return residual_patching(lab, clean, corrupt, answer, wrong)
+# A stop's measures read the sweeps its page draws (its question and its claims too): each computed once per process
+# and input for all of them, in the app's store (classroom/shared_results.py). The results are small ((L, T) and
+# (L, H) arrays); the sweeps take seconds to a minute.
+def residual_sweep(lab: LabModel, clean: str, corrupt: str, answer: str, wrong: str | None,
+                   progress: Progress | None = None) -> ResidualPatching:
+    """The (block, position) sweep of the answer page's patching section; `progress` (not part of the key) is told
+    the sweep's progress when this call is the one that computes it."""
+    return shared(("residual_patching", lab.model_id, clean, corrupt, answer, wrong),
+                  lambda: residual_patching(lab, clean, corrupt, answer, wrong, progress=progress))
 
 
-@functools.lru_cache(maxsize=8)
-def _heads_of(lab: LabModel, clean: str, corrupt: str, answer: str, wrong: str | None):
-    return head_patching(lab, clean, corrupt, answer, wrong)
+def head_sweep(lab: LabModel, clean: str, corrupt: str, answer: str, wrong: str | None,
+               progress: Progress | None = None) -> HeadPatching:
+    """Every head's patch at the last position (the answer page's heads section)."""
+    return shared(("head_patching", lab.model_id, clean, corrupt, answer, wrong),
+                  lambda: head_patching(lab, clean, corrupt, answer, wrong, progress=progress))
 
 
-@functools.lru_cache(maxsize=8)
-def _attribution_of(lab: LabModel, text: str):
-    return direct_logit_attribution(lab, text)
+def logit_attribution(lab: LabModel, text: str) -> LogitAttribution:
+    """Each part's direct contribution to the model's own next token after `text` (the answer page's last section)."""
+    return shared(("logit_attribution", lab.model_id, text), lambda: direct_logit_attribution(lab, text))
 
 
-def _residual(lab: LabModel, view: StopView):
-    return _residual_of(lab, str(view["clean"]), str(view["corrupt"]), str(view["answer"]), _wrong(view))
+def _residual(lab: LabModel, view: StopView) -> ResidualPatching:
+    return residual_sweep(lab, str(view["clean"]), str(view["corrupt"]), str(view["answer"]), _wrong(view))
 
 
-def _heads(lab: LabModel, view: StopView):
-    return _heads_of(lab, str(view["clean"]), str(view["corrupt"]), str(view["answer"]), _wrong(view))
+def _heads(lab: LabModel, view: StopView) -> HeadPatching:
+    return head_sweep(lab, str(view["clean"]), str(view["corrupt"]), str(view["answer"]), _wrong(view))
 
 
 def _band_gap(found: int, bands: list, chosen: int) -> int:
@@ -138,7 +145,7 @@ def patching_head_band(lab: LabModel, view: StopView, args: Mapping) -> Expected
 def sink_heads_logit_share(lab: LabModel, view: StopView, args: Mapping) -> float:
     """The largest direct contribution to the predicted token's logit (after the clean prompt) of the args.heads
     heads that put the most weight on the first token, as a share of the largest contribution of any head."""
-    parts = _attribution_of(lab, str(view["clean"]))
+    parts = logit_attribution(lab, str(view["clean"]))
     sinks = np.argsort(-parts.attention_to_first.ravel())[:int(args["heads"])]  # flat (layer, head) indices
     largest = float(np.abs(parts.heads).max())
     return float(np.abs(parts.heads.ravel()[sinks]).max() / largest) if largest > 0 else 0.0
@@ -149,7 +156,7 @@ def sink_heads_logit_share(lab: LabModel, view: StopView, args: Mapping) -> floa
 def sink_heads_attention(lab: LabModel, view: StopView, args: Mapping) -> float:
     """The mean weight the args.heads heads with the most weight on the first token put on it (the last position
     of the clean prompt)."""
-    parts = _attribution_of(lab, str(view["clean"]))
+    parts = logit_attribution(lab, str(view["clean"]))
     return float(np.sort(parts.attention_to_first.ravel())[::-1][:int(args["heads"])].mean())
 
 
@@ -158,7 +165,7 @@ def largest_logit_part(lab: LabModel, view: StopView, args: Mapping) -> Expected
     """Which kind of part writes the most into the predicted token's logit after the clean prompt (direct logit
     attribution): option 1 an attention head, 2 an MLP, 3 the token embeddings. The gap: its largest contribution
     over the largest of the other two kinds, in logits."""
-    parts = _attribution_of(lab, str(view["clean"]))
+    parts = logit_attribution(lab, str(view["clean"]))
     largest = [float(parts.heads.max()), float(parts.mlps.max()), float(parts.embedding)]
     best = int(np.argmax(largest))
     ordered = sorted(largest, reverse=True)

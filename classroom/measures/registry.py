@@ -318,6 +318,13 @@ def take(measure: Measure, model: Any, view: StopView, args: Mapping) -> Any:
     return measure.function(model, view, args)
 
 
+def found_in_words(measure: Measure) -> bool:
+    """Whether what the measure finds holds words of the session's language (an Expected whose feedback states the
+    measured value, built with tr): the kinds as_answer returns as found. A number, a head or a claim's figure is the
+    same in every language, so a cache of it needs no language in its key."""
+    return measure.answers is not None and measure.answers not in ("number", "head")
+
+
 def as_answer(measure: Measure, found: Any, asked: Asked) -> Expected:
     """The right answer of a question that computes `measure`, from what the measure found."""
     if measure.answers is None:

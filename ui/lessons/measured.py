@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from classroom.lessons import Claim, Question, Stop
 from classroom.measures import (MEASURES, Asked, Expected, Measure, MeasureError, StopView, as_answer, as_figure,
-                                model_id, take, view_names)
+                                found_in_words, model_id, take, view_names)
 from i18n import current_language, tr
 from model.checkpoint import CheckpointError
 from model.families import LabModel
@@ -55,11 +55,18 @@ def _inputs(measure: Measure, stop: Stop, args: dict) -> tuple[str | None, LabMo
 
 
 @memoized
-def _found(name: str, model: str | None, view: StopView, args: tuple, language: str, _lab: LabModel | None,
+def _found(name: str, model: str | None, view: StopView, args: tuple, language: str | None, _lab: LabModel | None,
            _args: dict):
     """What the measure finds at the stop, once per server: a stop's question and its claims of one measure share
-    it (`language`: the measured value some answers state in words)."""
+    it, and the sessions of every language too unless it holds words (`language`: None, or the language of an
+    answer that states its measured value in words, registry.found_in_words)."""
     return take(MEASURES[name], _lab, view, _args)
+
+
+def _found_language(measure: Measure) -> str | None:
+    """The language in _found's key: a Korean session's first click at a stop reads the number an English session
+    measured, and only an answer in words is measured again (its heavy part is shared below it, e.g. a sweep)."""
+    return current_language() if found_in_words(measure) else None
 
 
 def computed_answer(stop: Stop) -> Expected:
@@ -67,7 +74,8 @@ def computed_answer(stop: Stop) -> Expected:
     question = stop.question
     measure = MEASURES[question.compute]
     needed, lab, view = _inputs(measure, stop, question.args)
-    found = _found(measure.name, needed, view, _frozen(question.args), current_language(), lab, question.args)
+    found = _found(measure.name, needed, view, _frozen(question.args), _found_language(measure), lab,
+                   question.args)
     return as_answer(measure, found, asked(question))
 
 
@@ -75,5 +83,5 @@ def claim_figure(stop: Stop, claim: Claim) -> float:
     """A claim's figure on the model and view the stop shows."""
     measure = MEASURES[claim.measure]
     needed, lab, view = _inputs(measure, stop, claim.args)
-    return as_figure(measure, _found(measure.name, needed, view, _frozen(claim.args), current_language(), lab,
-                                     claim.args))
+    return as_figure(measure, _found(measure.name, needed, view, _frozen(claim.args), _found_language(measure),
+                                     lab, claim.args))

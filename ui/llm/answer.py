@@ -3,7 +3,8 @@ and activation patching of the residual stream (Meng et al. 2022; Wang et al. 20
 by model/explain/logit_lens.py and patching.py on a model with RESIDUAL_STREAM.
 
 Every result is kept for the whole server (ui/result_cache.py, keyed by the model and the inputs), so a class opening
-the page costs one computation, and a sweep never runs twice for the same input: while one runs, a second page asking
+the page costs one computation, and a sweep never runs twice for the same input (the sweeps are the lesson measures'
+own, classroom/measures/llm_answer.py: a stop's question reads the entry the page draws): while one runs, a second page asking
 for it waits for it (ui/fair_queue.py's job, the store's per-key lock). A sweep is hundreds of runs of the model's
 blocks: it goes to the process's analysis worker at once (ui/analysis_queue.py), and its page waits under a progress
 bar fed by the sweep's progress callback.
@@ -17,10 +18,11 @@ from typing import TypeVar
 import numpy as np
 from streamlit.delta_generator import DeltaGenerator
 
+from classroom.measures.llm_answer import residual_sweep
 from i18n import tr
 from model.capabilities import RESIDUAL_STREAM
 from model.explain.logit_lens import LogitLens, logit_lens
-from model.explain.patching import PatchingSweep, ResidualPatching, residual_patching
+from model.explain.patching import PatchingSweep, ResidualPatching
 from model.families import ResidualModel
 from model.gguf_weights import SMOLLM2_NAME
 from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
@@ -164,13 +166,6 @@ class PatchingInputs:
     wrong: str | None  # one token, or None: no logit difference (its switch is off)
 
 
-@memoized
-def patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: ResidualModel,
-                  _progress=None) -> ResidualPatching:
-    """The whole (block, position) sweep, once per input for the server (the progress callback is not its key)."""
-    return residual_patching(_lab, clean, corrupt, answer, wrong, progress=_progress)
-
-
 def patching_input(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs | None:
     """The four fields -> the sweep's inputs, or None with a message: prompts of different token counts (both
     tokenizations shown), an answer or wrong token that is not one token (its tokens named), a prompt too long."""
@@ -212,18 +207,19 @@ def patching_input(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs 
 
 def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab: ResidualModel,
               inputs: PatchingInputs) -> tuple[tuple, Sweep | None]:
-    """A patching sweep's key, (name, the model, the inputs), and the sweep (patching_view or head_patching_view: L × T
-    or L × H runs of the model's blocks), cached for the server under that key: it goes to the analysis worker at once
+    """A patching sweep's key, (name, the model, the inputs), and the sweep (residual_sweep or head_sweep: L × T or
+    L × H runs of the model's blocks, the lesson measures' own, classroom/measures/llm_answer.py, so a stop's question
+    reads the entry the page draws), cached for the server: it goes to the analysis worker at once
     and the page waits under a progress bar the sweep feeds; None (heavy's message shown) past the time limit or when
     another tab replaced it."""
     key = (name, LLM_ID, inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong)
-    result = heavy(key, lambda: sweep(LLM_ID, inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong, lab,
+    result = heavy(key, lambda: sweep(lab, inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong,
                                       report_progress(key)), where=where, work=KNOWN_HEAVY)
     return key, result
 
 
 def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> ResidualPatching | None:
-    key, result = run_sweep(where, "llm_patching", patching_view, lab, inputs)
+    key, result = run_sweep(where, "llm_patching", residual_sweep, lab, inputs)
     if result is None:
         return None
     answer, wrong = inputs.answer, inputs.wrong

@@ -2,7 +2,8 @@
 activation patching at the last position (Wang et al. 2022) and direct logit attribution (Elhage et al. 2021), computed
 by model/explain/patching.head_patching and model/explain/attribution.py on a model with RESIDUAL_STREAM.
 
-Cached for the whole server per input (ui/result_cache.py); the head sweep (L × H runs) goes to the analysis worker at
+Cached for the whole server per input (ui/result_cache.py, through the lesson measures' own sweeps,
+classroom/measures/llm_answer.py, so a stop's question and the page share one computation); the head sweep (L × H runs) goes to the analysis worker at
 once and its page waits under a progress bar, as the residual sweep does (ui/llm/answer.py).
 """
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 from streamlit.delta_generator import DeltaGenerator
 
+from classroom.measures.llm_answer import head_sweep, logit_attribution
 from i18n import tr
-from model.explain.attribution import LogitAttribution, direct_logit_attribution
-from model.explain.patching import HeadPatching, head_patching
+from model.explain.attribution import LogitAttribution
+from model.explain.patching import HeadPatching
 from model.families import ResidualModel
 from ui.analysis_queue import heavy
 from ui.display import presenting, shared_figure, show_chart, words_for
 from ui.llm.answer import LLM_ID, PatchingInputs, run_sweep
-from ui.result_cache import memoized
 from ui.text import escape_markdown
 from viz.attention import html_escaped
 from viz.llm_answer import attribution_bars, head_label, heads_map, sink_heads_table
@@ -26,21 +27,8 @@ TOP_PARTS = 15  # bars of the attribution chart: the parts with the largest cont
 SINK_HEADS = 8  # rows of the sink table: the heads with the most weight on the first token
 
 
-@memoized
-def head_patching_view(model_id: str, clean: str, corrupt: str, answer: str, wrong: str | None, _lab: ResidualModel,
-                       _progress=None) -> HeadPatching:
-    """Every head's patch at the last position, once per input for the server (the callback is not its key)."""
-    return head_patching(_lab, clean, corrupt, answer, wrong, progress=_progress)
-
-
-@memoized
-def attribution_view(model_id: str, text: str, _lab: ResidualModel) -> LogitAttribution:
-    """Each part's direct contribution to the model's own next token after `text`."""
-    return direct_logit_attribution(_lab, text)
-
-
 def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> HeadPatching | None:
-    key, result = run_sweep(where, "llm_head_patching", head_patching_view, lab, inputs)
+    key, result = run_sweep(where, "llm_head_patching", head_sweep, lab, inputs)
     if result is None:
         return None
     answer, wrong = inputs.answer, inputs.wrong
@@ -69,7 +57,7 @@ def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: Patchi
 
 def show_attribution(where: DeltaGenerator, lab: ResidualModel, text: str) -> LogitAttribution | None:
     key = ("llm_attribution", LLM_ID, text)
-    result = heavy(key, lambda: attribution_view(LLM_ID, text, lab), where=where)
+    result = heavy(key, lambda: logit_attribution(lab, text), where=where)
     if result is None:
         return None
     words = words_for("llm_answer")
