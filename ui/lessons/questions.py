@@ -91,10 +91,9 @@ def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
             columns[0].markdown(tr("lessons.layer_label", layer=layer + 1))
             for head in range(heads):
                 # past GRID_WORDED_HEADS columns "Head 12" is cut to "He…" (12 columns at 1280 px projected): the
-                # number alone, the caption saying columns are heads, and the whole name on hover
+                # number alone, under the caption that says columns are heads
                 label = tr("lessons.head_label", head=head + 1) if heads <= GRID_WORDED_HEADS else str(head + 1)
-                if columns[head + 1].button(label, key=f"{key}_L{layer}_H{head}", width="stretch",
-                                            help=tr("lessons.head_name", layer=layer + 1, head=head + 1)):
+                if columns[head + 1].button(label, key=f"{key}_L{layer}_H{head}", width="stretch"):
                     return head_name(layer, head)
         return None
     with st.form(f"{key}_form", border=False):
