@@ -40,13 +40,19 @@ def _top_on_screen(locator) -> None:
     assert box is not None and box["y"] + 150 < SCREEN["height"], box
 
 
+def _finder_bars(page: Page, app_url: str, language: str):
+    """The attention page's finder on the coreference sentence, drawn: its chart of ranked heads."""
+    page.goto(_attention(app_url, language, "Find heads"))
+    bars = page.locator(".js-plotly-plot").filter(has=page.locator(".barlayer")).first
+    expect(bars).to_be_visible(timeout=FIRST_VISIT_MS)
+    wait_idle(page)
+    return bars
+
+
 def test_finder_two_texts_and_a_head_across_texts_in_english_and_korean(page: Page, app_url):
     page.set_viewport_size(SCREEN)
     for language in ("en", "ko"):
-        page.goto(_attention(app_url, language, "Find heads"))
-        bars = page.locator(".js-plotly-plot").filter(has=page.locator(".barlayer")).first
-        expect(bars).to_be_visible(timeout=FIRST_VISIT_MS)
-        wait_idle(page)
+        bars = _finder_bars(page, app_url, language)
         expect(bars.locator(".ytick text").filter(has_text=re.compile(r"^L4 H2$"))).to_have_count(1)
         assert _ticks_top_down(bars)[:2] == ["L4 H2", "L6 H12"]  # the first ranked on top
         _first_screen(page, f"head_finder_attention_{language}.png")
@@ -94,10 +100,7 @@ def _bar_centre(chart, rank: int) -> tuple[float, float]:
 def test_a_click_on_a_bar_opens_that_head_in_english_and_korean(page: Page, app_url):
     page.set_viewport_size(SCREEN)
     for language in ("en", "ko"):
-        page.goto(_attention(app_url, language, "Find heads"))
-        bars = page.locator(".js-plotly-plot").filter(has=page.locator(".barlayer")).first
-        expect(bars).to_be_visible(timeout=FIRST_VISIT_MS)
-        wait_idle(page)
+        bars = _finder_bars(page, app_url, language)
         x, y = _bar_centre(bars, 0)
         page.mouse.move(x, y)  # the hover names the bar's head before the click opens it
         expect(bars.locator(".hoverlayer .hovertext")).to_contain_text("L4 H2")
