@@ -245,7 +245,6 @@ def probe_speed(config: TrainConfig) -> TrainingSpeed:
 
 
 def wait(job: TrainingJob, timeout: float = 600) -> None:
-    """Block until the job ends (for tests and scripts)."""
-    deadline = time.time() + timeout
-    while job.active and time.time() < deadline:
-        time.sleep(0.05)
+    """Block until the job has ended and is freed (for tests and scripts): its state says it is over before its
+    thread has returned its memory and left active_trainings(), so the state alone would return too early."""
+    job.finished.wait(timeout)
