@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
