@@ -11,6 +11,7 @@ In front of everything: Streamlit's developer messages (clear_cache, ...) droppe
 (serving/operator_only.py), and its upload route bounded to issued ids, caps and the uploads switches
 (serving/upload_gate.py).
 The class report's downloads are served to the teacher's browser only (serving/private_media.py).
+`/_stcore/metrics` counts the app's result store beside Streamlit's caches (serving/result_metrics.py).
 Unless ATTENTION_LAB_WARMUP=0 (serve.py's replicas, which it warms itself; the tests), the server warms itself in the
 background from its first second: every shipped model and every lesson stop opened once (serving/warmup.py), while
 Home says it is warming up.
@@ -25,6 +26,7 @@ from serving.liveness import liveness_from_environment
 from serving.operator_only import OperatorOnlyMiddleware
 from serving.plotly_preload import PlotlyPreloadMiddleware
 from serving.private_media import PrivateMediaMiddleware
+from serving.result_metrics import register_result_metrics
 from serving.seat import SeatCookieMiddleware
 from serving.upload_gate import UploadGateMiddleware
 from serving.warmup import start_self_warm_up
@@ -34,6 +36,7 @@ from ui.page_list import PLOTLY_PAGES
 @contextlib.asynccontextmanager
 async def _lifespan(_app):
     announce_teacher_password()
+    register_result_metrics()
     start_self_warm_up()  # a thread: it waits for this server to answer, then warms it (off under serve.py)
     async with liveness_from_environment():
         yield

@@ -14,6 +14,22 @@ def wait_idle(page: Page) -> None:
     page.wait_for_timeout(300)
 
 
+def wait_run_over(page: Page, timeout: float = 60000) -> None:
+    """Wait until the run that the caller saw start (a page just opened, a stop's bar drawn) is over, read from the
+    app's own record instead of wait_idle's fixed pauses: its last element drawn (ui/run.py's page_language, or the
+    guard's message or a traceback where the run broke), stApp's data-test-script-state "notRunning", no status widget,
+    and no element of an earlier run left faded (data-stale: a run that switched page or asked for a rerun leaves
+    them until the run after it ends)."""
+    from ui.errors import GUARD_MESSAGE
+
+    end = page.locator(".st-key-page_language").or_(page.get_by_test_id("stException")).or_(
+        page.get_by_text(GUARD_MESSAGE[:40]))
+    expect(end.first).to_be_attached(timeout=timeout)
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning", timeout=timeout)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout)
+    expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=timeout)
+
+
 def no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from classroom.lessons import LESSONS
 from tests.bad_inputs import load_bad_inputs
-from tests.browser_steps import wait_idle
+from tests.browser_steps import wait_run_over
 from tests.conftest import streamlit_server
 from ui.errors import GUARD_MESSAGE
 from ui.page_list import PAGE_NAMES
@@ -84,29 +84,56 @@ def _link(base: str, page: str, params: dict[str, str]) -> str:
     return f"{base}/{'' if page == 'home' else page}?{urlencode(cut)}"
 
 
+TABS = 2  # links open in two tabs at once: one tab's run on the server while the other's page loads and is read
+
+
+def _hostile_links(base: str) -> list[tuple[str, str]]:
+    """(text, link): each text on one page, the pages taken in turn, then as a class code, and for a third of the
+    texts as the stop of a lesson that exists (never shown; a third keeps it short)."""
+    links = []
+    for number, text in enumerate(_hostile_inputs()):
+        page_name = PAGE_NAMES[number % len(PAGE_NAMES)]
+        params = {name: text for name, spec in SPECS.items() if not spec.pages or page_name in spec.pages}
+        links += [(text, _link(base, page_name, {"lesson": text, "stop": text, "v": text, **params})),
+                  (text, _link(base, "home", {"class": text}))]
+        if number % 3 == 0:
+            links.append((text, _link(base, "home", {"lesson": "intro", "stop": text})))
+    return links
+
+
 def test_link_values_and_file_names_render_no_outside_link_and_fetch_nothing_outside(browser, hostile_app_url):
     """Every hostile text as the lesson name, the stop, the class code and every parameter a page reads (each text
-    on one page, the pages taken in turn), and as lesson file names (listed in the sidebar of every page)."""
+    on one page, the pages taken in turn), and as lesson file names (listed in the sidebar of every page). Each link
+    is a new page load of its own (a new session), read once its first run is over; TABS of them are under way at
+    once, each tab's requests recorded apart."""
     origin = urlsplit(hostile_app_url)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(30000)
-    requests: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    texts, failures, opened = _hostile_inputs(), [], 0
+    tabs = []
+    for _ in range(TABS):
+        tab, requests = context.new_page(), []
+        tab.set_default_timeout(30000)
+        tab.on("request", lambda request, requests=requests: requests.append(request.url))
+        tabs.append((tab, requests))
+    texts, links, failures, opened = _hostile_inputs(), _hostile_links(hostile_app_url), [], 0
+    waiting = iter(links)
+    showing: dict[int, tuple[str, str]] = {}  # tab -> (text, link) loading in it
+
+    def load(number: int) -> None:
+        following = next(waiting, None)
+        if following is not None:
+            tabs[number][1].clear()
+            tabs[number][0].goto(following[1])
+            showing[number] = following
+
     try:
-        for number, text in enumerate(texts):
-            page_name = PAGE_NAMES[number % len(PAGE_NAMES)]
-            params = {name: text for name, spec in SPECS.items() if not spec.pages or page_name in spec.pages}
-            links = [_link(hostile_app_url, page_name, {"lesson": text, "stop": text, "v": text, **params}),
-                     _link(hostile_app_url, "home", {"class": text})]
-            if number % 3 == 0:  # the stop of a lesson that exists (never shown; a third of the texts keeps it short)
-                links.append(_link(hostile_app_url, "home", {"lesson": "intro", "stop": text}))
-            for link in links:
-                requests.clear()
-                page.goto(link)
+        for number in range(TABS):
+            load(number)
+        number = 0
+        while showing:
+            if number in showing:
+                (page, requests), (text, link) = tabs[number], showing.pop(number)
                 expect(page.get_by_test_id("stSidebar")).to_be_visible()
-                wait_idle(page)
+                wait_run_over(page)
                 opened += 1
                 outside = [url for url in requests if urlsplit(url).scheme in ("http", "https", "ws", "wss")
                            and urlsplit(url).netloc != origin.netloc]
@@ -116,7 +143,9 @@ def test_link_values_and_file_names_render_no_outside_link_and_fetch_nothing_out
                 broken = page.get_by_test_id("stException").count() or GUARD_MESSAGE in page.inner_text("body")
                 if outside or anchors or broken or [src for src in images if urlsplit(src).netloc != origin.netloc]:
                     failures.append((text[:40], link[len(hostile_app_url):][:60], outside[:3], anchors[:3], broken))
+                load(number)
+            number = (number + 1) % TABS
     finally:
         context.close()
-    assert len(texts) >= 20 and opened >= 2 * len(texts)
+    assert len(texts) >= 20 and opened == len(links) >= 2 * len(texts)
     assert not failures, f"{len(failures)} of {opened} links: {failures}"

@@ -107,6 +107,24 @@ def test_memoized_keys_by_the_arguments_without_underscore():
     assert calls == [3, 3]
 
 
+
+def test_the_metrics_count_the_stores_hits_and_misses_and_what_it_holds():
+    """/_stcore/metrics's figures of the store (serving/result_metrics.py), which the warm-up test reads."""
+    from serving.result_metrics import BYTES, ENTRIES, LOOKUPS, ResultStoreStats
+
+    def figures() -> dict:
+        stats = ResultStoreStats().get_stats()
+        return {**{stat.labels["result"]: stat.value for stat in stats[LOOKUPS]},
+                "entries": stats[ENTRIES][0].value, "bytes": stats[BYTES][0].value}
+
+    before = figures()
+    result_cache.cached("test_metrics", (object(),), lambda: np.zeros(1000))  # a key of its own: one computation
+    computed = figures()
+    assert computed["miss"] == before["miss"] + 1 and computed["hit"] == before["hit"]
+    assert computed["entries"] == before["entries"] + 1 and computed["bytes"] >= before["bytes"] + 8000
+    result_cache.RESULTS.drop(lambda key: key[0] == "test_metrics")
+    assert set(ResultStoreStats().get_stats([LOOKUPS])) == {LOOKUPS}
+
 # A 512-token text on SmolLM2: 30 × 9 maps of 512² weights and as many scores. In float32 they were 0.57 GB an
 # entry (plus the pickled copy st.cache_data kept); compact, an entry is at most 0.3 GB.
 LONG_TEXT_ENTRY_BOUND = 300 * 10**6
