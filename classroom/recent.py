@@ -29,12 +29,12 @@ class _Read:
 
 
 class RecentSessions:
-    """Reads of `read(code)` (ClassStore.session), each kept `max_age` seconds and shared by every thread; `forget`
-    drops a class's read (a write by this process), and a read that began before the forget is not kept."""
+    """Reads of the classes of one database (ClassStore.session), each kept `max_age` seconds and shared by every
+    thread; `forget` drops a class's read (a write by this process), and a read that began before the forget is not
+    kept. One per database and process (shared_reads): every ClassStore a process opens on it shares it."""
 
-    def __init__(self, read: Callable[[str], ClassSession | None], max_age: float = SHARED_SECONDS,
-                 clock: Callable[[], float] = time.monotonic):
-        self._read, self.max_age, self._clock = read, max_age, clock
+    def __init__(self, max_age: float = SHARED_SECONDS, clock: Callable[[], float] = time.monotonic):
+        self.max_age, self._clock = max_age, clock
         self._lock = threading.Lock()  # guards the three dicts below (held for lookups only, never during a read)
         self._reads: dict[str, _Read] = {}
         self._forgets: dict[str, int] = {}  # code -> how many times it was forgotten (a read keeps only if unchanged)
@@ -44,8 +44,8 @@ class RecentSessions:
         kept = self._reads.get(code)
         return kept if kept is not None and self._clock() - kept.at < self.max_age else None
 
-    def get(self, code: str) -> ClassSession | None:
-        """The class as read at most max_age seconds ago (None: no live class of that code). While one thread reads a
+    def get(self, code: str, read: Callable[[str], ClassSession | None]) -> ClassSession | None:
+        """The class as `read` gave it at most max_age seconds ago (None: no live class of that code). While one thread reads a
         class, the others that want it wait for that read (sleeping, without the GIL) instead of reading again."""
         with self._lock:
             kept = self._fresh(code)
@@ -58,7 +58,7 @@ class RecentSessions:
                 if kept is not None:
                     return kept.session
             began = self.began(code)
-            session = self._read(code)
+            session = read(code)
             self.keep(began, session)
         return session
 
@@ -82,3 +82,14 @@ class RecentSessions:
         with self._lock:
             self._reads.pop(code, None)
             self._forgets[code] = self._forgets.get(code, 0) + 1
+
+
+_shared: dict[str, RecentSessions] = {}  # database location -> its reads in this process
+_shared_lock = threading.Lock()
+
+
+def shared_reads(location: str) -> RecentSessions:
+    """The reads of the database at `location` shared by this process: one however many stores open it (the app's
+    store, a teacher's handle, a test's own store), so a write through any of them is seen by the others' polls."""
+    with _shared_lock:
+        return _shared.setdefault(location, RecentSessions())
