@@ -47,13 +47,14 @@ def script_session_id() -> str | None:
     return ctx.session_id if ctx is not None else None
 
 
-def figure_from_own_dict(figure_dict: dict) -> go.Figure:
-    """A figure rebuilt from the dict of a figure that plotly already validated (Figure.to_dict()).
+def figure_from_own_dict(figure_dict: dict, figure_class: type[go.Figure] = go.Figure) -> go.Figure:
+    """A figure (of `figure_class`, go.Figure or a subclass) rebuilt from the dict of a figure that plotly already
+    validated (Figure.to_dict()).
 
     The public go.Figure(dict) validates every property again, which makes a cached chart cost as much as building
     it; plotly's only way to skip that is the private `_validate` argument.
     """
-    return go.Figure(figure_dict, _validate=False)
+    return figure_class(figure_dict, _validate=False)
 
 
 # ---- used by the tests only (kept here so that every internal the project touches is in one file)
