@@ -30,6 +30,7 @@ from serving.result_metrics import register_result_metrics
 from serving.seat import SeatCookieMiddleware
 from serving.upload_gate import UploadGateMiddleware
 from serving.warmup import start_self_warm_up
+from ui.compat import build_session_theme_once
 from ui.page_list import PLOTLY_PAGES
 
 
@@ -51,4 +52,5 @@ MIDDLEWARE = [
     Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES),
     Middleware(PrivateMediaMiddleware),
 ]
+build_session_theme_once()  # every run's new_session theme built once, not walked six times a run (ui/compat.py)
 app = st.App("app.py", middleware=MIDDLEWARE, lifespan=_lifespan)

@@ -1,11 +1,11 @@
-"""Server CPU per run of a student's class poll (the st.fragment(run_every=3 s) every student's page runs all lesson
-long: 100 runs a second for 300 students), beside the same kind of run of an empty fragment in a one-line app.
+"""Server CPU per run of a student's class poll (the st.fragment(run_every) every student's page runs all lesson
+long: 150 runs a second for 300 students at 2 s), beside the same kind of run of an empty fragment in a one-line app.
 
     python bench/class_poll_cost.py [--students 10] [--seconds 15]
 
 Starts the app (load_classroom.Server: `streamlit run asgi.py`, a fresh data folder), a teacher starts a class,
 N students join (bench/class_answers.py's ClassClient), then each ticks its poll fragment back to back for
---seconds, before and after answering stop 1's question; the server's CPU from /proc over the runs, per run. The
+--seconds, before and after answering stop 1's question, and after the teacher's Reveal; the server's CPU from /proc over the runs, per run. The
 floor: the same loop against a one-fragment app (an st.caption in a fragment) run with this repository's
 .streamlit/config.toml (runner.postScriptGC = false), in a temporary folder.
 """
@@ -80,11 +80,17 @@ async def app_polls(url: str, pid: int, students: int, seconds: float) -> list[t
         if not client.poll_fragment:
             raise RuntimeError("no class poll on the student's page")
     rows = []
-    for label in ("before answering", "after answering"):
+    for label in ("before answering", "after answering", "after the Reveal"):
         if label == "after answering":
             for client in clients:
                 client.choose_option(class_answers.QUESTION_KEY, lambda options: options[0])
                 await client.rerun(client.click_msg(client.button_id("Answer")), 60)
+        if label == "after the Reveal":  # her ticks from now on (until she opens the whole page or the class moves)
+            outcome = await teacher.rerun(teacher.click_msg(teacher.button_id(class_answers.REVEAL)), 60)
+            if not outcome.ok:
+                raise RuntimeError(f"the teacher's Reveal failed: {outcome.problems}")
+            for client in clients:  # the first tick after it (the verdict and the chart's first drawing), untimed
+                await client.rerun(client.widget_rerun_msg(client.poll_fragment), 60)
         cpu = server_cpu(pid)
         runs = await tick(clients, lambda c: c.poll_fragment, seconds)
         rows.append((f"the app's class poll, {label}", runs, server_cpu(pid) - cpu))

@@ -38,6 +38,7 @@ from classroom.database import (DATA_ENV, DATABASE_URL_ENV, DB_NAME, Connections
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass,  # noqa: F401
                               NotAdmitted, NotOpenYet, NotTheTeacher, StoreBusy)
 from classroom.migrations import migrate
+from classroom.recent import shared_reads
 from classroom.records import (AnswerRow, ClassSession, QuestionPhase, ReportAnswers, Results, Seats,  # noqa: F401
                                Switches, phase_in)
 from classroom.teacher import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, ClassTeacher, check_class_size, token_hash  # noqa: F401
@@ -86,7 +87,8 @@ class ClassStore:
         """`path`: a SQLite file or a PostgreSQL DSN (`postgresql://...`); default: `store_location()`.
         `seats_per_address`: seats one client address fills without the teacher (0: no limit; default
         $ATTENTION_LAB_SEATS_PER_ADDRESS or SEATS_PER_ADDRESS). Opening brings the database to the latest schema."""
-        self.connections = Connections(str(path) if path else store_location(), busy_seconds)
+        location = str(path) if path else store_location()
+        self.connections = Connections(location, busy_seconds)
         self.postgres, self.path = self.connections.postgres, self.connections.path
         self.class_seconds = 3600 * (class_hours if class_hours is not None
                                      else float(os.environ.get(CLASS_HOURS_ENV) or 4))
@@ -95,6 +97,7 @@ class ClassStore:
         self.busy_seconds = busy_seconds
         self.seats_per_address = (seats_per_address if seats_per_address is not None
                                   else int(os.environ.get(SEATS_PER_ADDRESS_ENV) or SEATS_PER_ADDRESS))
+        self.recent = shared_reads(location)  # the class as the students' polls read it (classroom/recent.py)
         with self.connect() as db:
             if not self.postgres:
                 db.execute("PRAGMA journal_mode=WAL")  # persistent: readers never block the writer, across processes
@@ -220,7 +223,9 @@ class ClassStore:
         return None if row is None else ADMITTED if row[0] else WAITING
 
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
-        """The class a code names, or None when the code is unknown or the class has expired."""
+        """The class a code names, or None when the code is unknown or the class has expired. A read of the class as
+        it is now is shared with the students' polls (shared_session)."""
+        began = self.recent.began(code) if now is None else None
         now = time.time() if now is None else now
         with self.connect() as db:
             row = db.execute("SELECT code, lesson, stop, expires, lesson_source, uploads FROM classes "
@@ -232,7 +237,19 @@ class ClassStore:
                                db.execute("SELECT question, mode, phase, discussion_ends, shown FROM phases "
                                           "WHERE code = ?", (code,)))
         code, lesson, stop, expires, source, uploads = row
-        return ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases)
+        session = ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases)
+        if began is not None:
+            self.recent.keep(began, session)
+        return session
+
+    def shared_session(self, code: str) -> ClassSession | None:
+        """The class as read at most classroom/recent.SHARED_SECONDS ago, one read for every poll of this process
+        (a student's poll); a write through this process's teacher handle is seen at once."""
+        return self.recent.get(code, self.session)
+
+    def changed(self, code: str) -> None:
+        """The class was written through this process (ClassTeacher): shared_session reads it again."""
+        self.recent.forget(code)
 
     def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
                now: float | None = None, round: int = 1, *, stop: int) -> None:

@@ -43,6 +43,8 @@ class Store(Protocol):
 
     def session(self, code: str, now: float | None = None) -> ClassSession | None: ...
 
+    def changed(self, code: str) -> None: ...
+
 
 @dataclass(frozen=True)
 class ClassTeacher:
@@ -78,6 +80,7 @@ class ClassTeacher:
         with self.store.connect() as db:
             self._check(db, now)
             db.execute(sql, parameters)
+        self.store.changed(self.code)  # this process's students' polls read it again (classroom/recent.py)
 
     # ---- the class
     def move(self, stop: int, now: float | None = None) -> None:

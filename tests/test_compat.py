@@ -44,3 +44,43 @@ def test_fragment_ids_names_the_fragment_of_a_page():
     at = AppTest.from_string("import streamlit as st\n@st.fragment\ndef part():\n    st.write('x')\npart()")
     at.run()
     assert len(fragment_ids(at)) == 1
+
+
+def _new_session_theme():
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime import app_session
+
+    msg = ForwardMsg()
+    theme = msg.new_session.custom_theme
+    for section, part in (("theme", theme), ("theme.light", theme.light), ("theme.dark", theme.dark),
+                          ("theme.sidebar", theme.sidebar), ("theme.light.sidebar", theme.light.sidebar),
+                          ("theme.dark.sidebar", theme.dark.sidebar)):
+        app_session._populate_theme_msg(part, section)
+    return msg
+
+
+def test_the_session_theme_is_built_once_per_reading_of_the_config(monkeypatch):
+    import copy
+
+    from streamlit import config
+    from streamlit.runtime import app_session
+
+    from ui.compat import build_session_theme_once
+
+    config.get_config_options()
+    monkeypatch.setattr(app_session, "_populate_theme_msg", app_session._populate_theme_msg)  # undone after
+    built_by_streamlit = _new_session_theme()
+    walks = []
+    walk = config.get_options_for_section
+    monkeypatch.setattr(config, "get_options_for_section", lambda section: walks.append(section) or walk(section))
+    build_session_theme_once()
+    build_session_theme_once()  # twice: still one wrapper
+    first, second = _new_session_theme(), _new_session_theme()
+    assert first == second == built_by_streamlit
+    assert first.new_session.HasField("custom_theme") == built_by_streamlit.new_session.HasField("custom_theme")
+    assert len(walks) == 6  # one walk per section, on the first run only
+    options = copy.deepcopy(config._config_options)  # the config read again, with a theme colour
+    options["theme.primaryColor"].set_value("#123456")
+    monkeypatch.setattr(config, "_config_options", options)
+    assert _new_session_theme().new_session.custom_theme.primary_color == "#123456"
+    assert len(walks) == 12

@@ -205,3 +205,6 @@ def test_a_shared_figure_is_made_ready_to_draw_once_per_way_of_showing_it():
     assert _shown_shared(key, False, True, 400, fig) is not plain  # a column: its own width
     # what it draws is what the page drew before it was kept: the same figure as made afresh
     assert plain.to_json() == _as_shown(fig, False, False, 820).to_json()
+    # the dict st.plotly_chart serialises is made once too (a student's question redraws the chart at every tick of
+    # her poll after the Reveal); plain.to_json() above is made from it
+    assert plain.to_dict() is plain.to_dict()

@@ -5,6 +5,7 @@ wrapper), instead of somewhere in a page. Everything else in the project uses pu
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import plotly.graph_objects as go
@@ -46,13 +47,14 @@ def script_session_id() -> str | None:
     return ctx.session_id if ctx is not None else None
 
 
-def figure_from_own_dict(figure_dict: dict) -> go.Figure:
-    """A figure rebuilt from the dict of a figure that plotly already validated (Figure.to_dict()).
+def figure_from_own_dict(figure_dict: dict, figure_class: type[go.Figure] = go.Figure) -> go.Figure:
+    """A figure (of `figure_class`, go.Figure or a subclass) rebuilt from the dict of a figure that plotly already
+    validated (Figure.to_dict()).
 
     The public go.Figure(dict) validates every property again, which makes a cached chart cost as much as building
     it; plotly's only way to skip that is the private `_validate` argument.
     """
-    return go.Figure(figure_dict, _validate=False)
+    return figure_class(figure_dict, _validate=False)
 
 
 # ---- used by the tests only (kept here so that every internal the project touches is in one file)
@@ -67,3 +69,36 @@ def data_editor_cell_parser() -> Callable[[str], float | None]:
 def fragment_ids(app_test) -> list[str]:
     """The ids of the fragments an AppTest run registered (AppTest has no public way to name them)."""
     return list(app_test._fragment_storage._fragments)
+
+
+def build_session_theme_once() -> None:
+    """Every script run (a student's class poll too) starts with a new_session message whose theme Streamlit builds
+    by walking every config option once per theme section, six walks a run: a tenth of the server's CPU while 10
+    students polled (py-spy, bench/HISTORY.md). Each section's message is built once per reading of the config
+    (config._config_options is replaced when the config is read again) and merged into every run's message.
+    Idempotent; asgi.py calls it at start."""
+    from streamlit import config
+    from streamlit.runtime import app_session
+
+    original = app_session._populate_theme_msg
+    if getattr(original, "built_once", False):
+        return
+    built: dict[tuple[int, str], object] = {}
+    lock = threading.Lock()
+
+    def populate(msg, section: str = "theme") -> None:
+        key = (id(config._config_options), section)
+        with lock:
+            ready = built.get(key)
+        if ready is None:
+            ready = type(msg)()
+            original(ready, section)  # the sections are independent messages (light, dark, sidebar, ...)
+            with lock:
+                if len(built) > 64:  # the config read again many times (a developer editing it): start over
+                    built.clear()
+                built[key] = ready
+        if ready.ByteSize():  # an unset section stays unset (not present), as Streamlit leaves it
+            msg.MergeFrom(ready)  # into the run's empty section: the same fields as building it there
+
+    populate.built_once = True
+    app_session._populate_theme_msg = populate

@@ -224,12 +224,24 @@ def _as_shown(fig: go.Figure, presenter: bool, in_column: bool, width: int) -> g
                             copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
 
 
+class _SharedShown(go.Figure):
+    """A shared figure as shown (_shown_shared): read-only and the same object for every session, so the dict that
+    st.plotly_chart serialises (Figure.to_dict, a deep copy of every trace at every call) is made once. After a
+    Reveal every student's question redraws the stop's chart at each tick of her poll (ui/lessons/live_question.py)."""
+
+    def to_dict(self) -> dict:
+        kept = getattr(self, "_lab_dict", None)
+        if kept is None:
+            kept = self._lab_dict = super().to_dict()
+        return kept  # read by its readers only (st.plotly_chart's JSON, the CSV), like the figure itself
+
+
 @memoized
 def _shown_shared(shared: tuple, presenter: bool, in_column: bool, width: int, _fig: go.Figure) -> go.Figure:
     """A shared figure (shared_figure: its key and language) as show_chart draws it, made once per process and way
     of showing it, the same object for every session (read-only, like the shared figure). Kept in the replica's
     byte-bounded store beside the figure it copies; the key names everything the result depends on."""
-    return _as_shown(_fig, presenter, in_column, width)
+    return figure_from_own_dict(_as_shown(_fig, presenter, in_column, width).to_dict(), _SharedShown)
 
 
 def copy_of_own_figure(fig: go.Figure) -> go.Figure:

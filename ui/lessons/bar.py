@@ -184,7 +184,7 @@ def _follow_class() -> None:
     code = seat.code
     if not code:
         return
-    session = class_store().session(code)
+    session = class_store().shared_session(code)  # the read the polls share (classroom/recent.py)
     if session is None:
         seat.code = None
         seat.notice = tr("lessons.class_ended")
@@ -202,7 +202,7 @@ def _class_poll() -> None:
     """Runs every few seconds on a student's page without her live question (another stop, another page): a full
     rerun when the class moved or an answer was revealed."""
     code, seen = lab_session().seat.code, lab_session().seat.seen
-    session = class_store().session(code) if code else None
+    session = class_store().shared_session(code) if code else None  # one read a process and half second
     if session is None or seen is None or seen_of(session) != seen:
         st.rerun(scope="app")
     st.caption(tr("lessons.in_class", code=code))

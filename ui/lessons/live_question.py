@@ -82,7 +82,7 @@ def live_question(asked: LiveQuestion) -> None:
     """The student's question as her class's phase for it says, then (revealed, with no page under the bar) the stop's
     chart; and the class poll's line. Rerun by its timer, by her answer, or by "Show the whole page"."""
     seat = lab_session().seat
-    session = class_store().session(seat.code) if seat.code else None
+    session = class_store().shared_session(seat.code) if seat.code else None  # one read a process and half second
     if poll_scope(seat.seen, session) is Scope.APP:
         st.rerun(scope="app")
     seat.seen = seen_of(session)

@@ -1,0 +1,95 @@
+"""A class's state as read at most SHARED_SECONDS ago, one read shared by every session of a process that polls it.
+
+Why: every student at a stop polls her class (ui/lessons/live_question.py, every 2 s): 150 polls a second per replica
+for 300 students, each of which read the class (ClassStore.session: a connection and 3 queries, about a fifth of an
+unchanged poll's own CPU, longer under load). The class changes a few times a lesson; one read per class and half
+second serves them all. A teacher's write through this process (ClassTeacher._write: a move, a Reveal, a phase)
+forgets the class's read at once, so her own next page and this replica's students see it without waiting; another
+replica's students see it within SHARED_SECONDS. Only reads are shared: every class rule is checked by the store in
+the statement that stores an answer.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from classroom.records import ClassSession
+
+# How old a shared read may be. The Reveal reaches a student within her poll's interval plus this (2 + 0.5 s, within
+# issue 38's 3 s); 150 polls a second per replica become 2 reads a second per class.
+SHARED_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class _Read:
+    at: float  # time.monotonic() when the read began (a read that began earlier is never taken as newer)
+    session: ClassSession | None
+
+
+class RecentSessions:
+    """Reads of the classes of one database (ClassStore.session), each kept `max_age` seconds and shared by every
+    thread; `forget` drops a class's read (a write by this process), and a read that began before the forget is not
+    kept. One per database and process (shared_reads): every ClassStore a process opens on it shares it."""
+
+    def __init__(self, max_age: float = SHARED_SECONDS, clock: Callable[[], float] = time.monotonic):
+        self.max_age, self._clock = max_age, clock
+        self._lock = threading.Lock()  # guards the three dicts below (held for lookups only, never during a read)
+        self._reads: dict[str, _Read] = {}
+        self._forgets: dict[str, int] = {}  # code -> how many times it was forgotten (a read keeps only if unchanged)
+        self._readers: dict[str, threading.Lock] = {}  # code -> held by the one thread reading that class now
+
+    def _fresh(self, code: str) -> _Read | None:
+        kept = self._reads.get(code)
+        return kept if kept is not None and self._clock() - kept.at < self.max_age else None
+
+    def get(self, code: str, read: Callable[[str], ClassSession | None]) -> ClassSession | None:
+        """The class as `read` gave it at most max_age seconds ago (None: no live class of that code). While one thread reads a
+        class, the others that want it wait for that read (sleeping, without the GIL) instead of reading again."""
+        with self._lock:
+            kept = self._fresh(code)
+            if kept is not None:
+                return kept.session
+            reader = self._readers.setdefault(code, threading.Lock())
+        with reader:
+            with self._lock:
+                kept = self._fresh(code)  # the thread before us in line read it
+                if kept is not None:
+                    return kept.session
+            began = self.began(code)
+            session = read(code)
+            self.keep(began, session)
+        return session
+
+    def began(self, code: str) -> tuple[str, int, float]:
+        """Before a read of the class (this one's or another caller's, ClassStore.session): what keep() needs."""
+        with self._lock:
+            return code, self._forgets.get(code, 0), self._clock()
+
+    def keep(self, began: tuple[str, int, float], session: ClassSession | None) -> None:
+        """Share a read that began at `began`, unless the class was forgotten since (a write may have come after it)
+        or a read that began later is kept already. A direct read (a join, a whole run) is shared too, so a poll
+        never sees the class older than a read this process made before it."""
+        code, forgets, at = began
+        with self._lock:
+            kept = self._reads.get(code)
+            if self._forgets.get(code, 0) == forgets and (kept is None or kept.at <= at):
+                self._reads[code] = _Read(at, session)
+
+    def forget(self, code: str) -> None:
+        """The class changed through this process: the next get reads it again."""
+        with self._lock:
+            self._reads.pop(code, None)
+            self._forgets[code] = self._forgets.get(code, 0) + 1
+
+
+_shared: dict[str, RecentSessions] = {}  # database location -> its reads in this process
+_shared_lock = threading.Lock()
+
+
+def shared_reads(location: str) -> RecentSessions:
+    """The reads of the database at `location` shared by this process: one however many stores open it (the app's
+    store, a teacher's handle, a test's own store), so a write through any of them is seen by the others' polls."""
+    with _shared_lock:
+        return _shared.setdefault(location, RecentSessions())
