@@ -84,3 +84,13 @@ def test_the_session_theme_is_built_once_per_reading_of_the_config(monkeypatch):
     monkeypatch.setattr(config, "_config_options", options)
     assert _new_session_theme().new_session.custom_theme.primary_color == "#123456"
     assert len(walks) == 12
+
+
+def test_a_streamlit_without_the_theme_internal_starts_without_the_saving(monkeypatch):
+    from streamlit.runtime import app_session
+
+    from ui.compat import build_session_theme_once
+
+    monkeypatch.delattr(app_session, "_populate_theme_msg")
+    build_session_theme_once()  # another Streamlit version: no error at start, nothing patched
+    assert not hasattr(app_session, "_populate_theme_msg")

@@ -76,12 +76,13 @@ def build_session_theme_once() -> None:
     by walking every config option once per theme section, six walks a run: a tenth of the server's CPU while 10
     students polled (py-spy, bench/HISTORY.md). Each section's message is built once per reading of the config
     (config._config_options is replaced when the config is read again) and merged into every run's message.
-    Idempotent; asgi.py calls it at start."""
+    Idempotent; asgi.py calls it at start. A Streamlit without these internals (another version than the lock's)
+    keeps its own way: the server starts and only this saving is lost (tests/test_compat.py fails on the lock's)."""
     from streamlit import config
     from streamlit.runtime import app_session
 
-    original = app_session._populate_theme_msg
-    if getattr(original, "built_once", False):
+    original = getattr(app_session, "_populate_theme_msg", None)
+    if original is None or not hasattr(config, "_config_options") or getattr(original, "built_once", False):
         return
     built: dict[tuple[int, str], object] = {}
     lock = threading.Lock()
