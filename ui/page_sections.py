@@ -20,8 +20,10 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
-from ui.session import WidgetKey, lab_session
+from ui.session import WidgetKey, lab_session, widget_values
 from ui.specs import SECTIONS
+from ui.view import page_specs
+from ui.widget_spec import prepare
 
 
 def section_names(page: str) -> tuple[str, ...]:
@@ -62,6 +64,12 @@ def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
         if not st.toggle(tr("page_sections.show_rest"), key=WidgetKey(f"sections_rest_{page}_{first}").key,
                          help=tr("page_sections.show_rest_help")):
             drawn = frozenset((first,))
+            # the undrawn sections' values as their widgets would set them: the view (and the address) is the same
+            # by a link as by Next, which writes the page's values when the stop opens
+            state = widget_values()
+            for spec in page_specs(page):
+                if spec.drawn(state):
+                    prepare(spec)
     containers |= {name: st.container(key=f"section_{name}") for name in shown[1:]}
     sections = PageSections((name, containers[name]) for name in names)
     sections.drawn = drawn
