@@ -1,5 +1,4 @@
 """Home: the story of the app and the shipped models with their measured test metrics."""
-import pandas as pd
 import streamlit as st
 
 from i18n import tr
@@ -10,6 +9,7 @@ from ui.widget_spec import SENTENCE
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
 from ui.lessons.bar import open_lesson_button
 from ui.state import example_sentences
+from ui.text import markdown_table
 from ui.warm_notice import warming_notice
 
 page_title(tr("home.title"))
@@ -43,12 +43,10 @@ for name in shipped_model_names():
               "parameters": info["parameters"], "test_exact": test.get("exact_match"), "test_bleu": test.get("bleu"),
               "long_exact": long_test.get("exact_match"), "long_bleu": long_test.get("bleu")}
     rows.append({columns[k]: v for k, v in values.items()})
-if rows:
+if rows:  # a static table (ui/text.markdown_table): a new tab of Home loads no data grid
     st.subheader(tr("home.models_title"))
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={columns[c]: st.column_config.NumberColumn(format="%.3f")
-                                for c in ("test_exact", "long_exact")}
-                 | {columns[c]: st.column_config.NumberColumn(format="%.1f") for c in ("test_bleu", "long_bleu")})
+    st.markdown(markdown_table(rows, {columns[c]: "{:.3f}" for c in ("test_exact", "long_exact")}
+                               | {columns[c]: "{:.1f}" for c in ("test_bleu", "long_bleu")}))
     st.caption(tr("home.models_caption"))
 else:
     st.warning(tr("home.no_models"))

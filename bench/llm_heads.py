@@ -73,7 +73,7 @@ def main() -> None:
         generate(model, copy_ids, COPY_TOKENS)
         loaded.run(copy_ids)
 
-    full_long = next_token_losses(model, long_ids)  # ui/llm_heads.full_losses: once per text
+    full_long = next_token_losses(model, long_ids)  # classroom/measures/llm.shared_full_losses: once per text
     analysed = lab.analyse(long_text)  # what the explorer holds (cached) when the teacher clicks Explain
 
     rows = {

@@ -11,7 +11,7 @@ from tests.conftest import SCREENSHOTS
 
 def test_home_shows_models(page: Page, app_url):
     open_url(page, app_url, "Attention Lab")
-    expect(page.get_by_test_id("stDataFrame")).to_be_visible()
+    expect(page.get_by_test_id("stMain").locator("table").get_by_text("transformer_en-fr")).to_be_visible()
     checked_screenshot(page, "home.png")
 
 

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 
 from i18n import translate
-from tests.app_links import chart_specs, open_page, trace_array
+from tests.app_links import assert_healthy, chart_specs, open_page, trace_array
 from tests.bad_inputs import load_bad_inputs
 from model.llama import MAX_TOKENS
 from ui.display import PAGE_WIDTH
 from ui.llm_heads import COPY_PROMPT
+from ui.session import LabSession, LessonState
 from tests.test_llm_attention_page import token_axes_fit
 
 
@@ -113,3 +114,70 @@ def test_a_512_token_induction_map_labels_every_kth_token_so_that_none_overlap()
     assert token_axes_fit(stripe, PAGE_WIDTH)
     for axis in ("xaxis", "yaxis"):
         assert 2 <= len(stripe["layout"][axis]["tickvals"]) < MAX_TOKENS, axis
+
+
+def _counted(monkeypatch, module, names: list[str], calls: list[str] | None = None) -> list[str]:
+    """Each call of these functions of `module` (the page reads them from the module at each run) noted by name in
+    `calls` (a new list unless given)."""
+    calls = [] if calls is None else calls
+    for name in names:
+        real = getattr(module, name)
+
+        def counted(*args, real=real, name=name, **kwargs):
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("stop, section, drawn", [
+    (8, "induction", ["induction_of", "show_induction"]),
+    (9, "copy", ["induction_of", "show_copy"]),  # the copy reads the top induction head, its map left undrawn
+    (7, "window", ["sink_ids", "show_window"]),  # the window reads the sinks' text, its box left undrawn
+])
+def test_a_stop_draws_its_own_section_and_the_rest_when_asked(monkeypatch, stop, section, drawn):
+    """Issue 38 item 5: a stop of the LLM lesson draws (and computes) its own section of the page; the other
+    sections, a dozen charts of 270 heads for the browser, come when the toggle under it is turned on."""
+    import ui.llm_heads
+    import ui.llm_heads_finder
+
+    sections = ["show_sinks", "sink_ids", "show_window", "show_induction", "induction_of", "show_copy"]
+    calls = _counted(monkeypatch, ui.llm_heads, sections)
+    _counted(monkeypatch, ui.llm_heads_finder, ["finder_section", "across_section"], calls)
+    at = open_page(None, {"lesson": "llm", "stop": str(stop), "presenter": "true"},
+                   lab=LabSession(lesson=LessonState(answers={f"llm:{stop}": "2"})))
+    assert sorted(calls) == sorted(drawn)
+    assert [e.key for e in at.main.get_by_key(f"section_{section}").children.values()]  # the stop's section, drawn
+    toggle = at.toggle(key=f"sections_rest_llm_heads_{section}")
+    assert toggle.label == translate("en", "page_sections.show_rest") and not toggle.value
+    calls.clear()
+    toggle.set_value(True).run()
+    assert_healthy(at)
+    assert {"show_sinks", "show_window", "show_induction", "show_copy", "finder_section", "across_section"} <= set(calls)
+    assert sorted(h.value for h in at.header) == ["A head across many texts", "Attention sinks", "Find a head",
+                                                  "Induction heads"]
+
+
+def test_the_page_and_the_lessons_measures_share_one_induction_and_one_sink_analysis(monkeypatch):
+    """The LLM lesson's measures at stops 6 and 8 read the analyses the page under them computed (one entry each
+    in the app's store), not a second run of the model."""
+    from classroom.measures import llm as measures
+    from ui.lessons import measured
+    from ui.lessons.catalogue import lessons
+    from ui.llm_heads import induction_view, sink_view
+    from ui.result_cache import RESULTS
+
+    RESULTS.drop(lambda key: key[:2] in {("shared", "sink_analysis"), ("shared", "induction_analysis")})
+    sink_view.clear()
+    induction_view.clear()
+    runs = _counted(monkeypatch, measures, ["sink_analysis", "induction_analysis_with_weights"])
+    open_page("llm_heads")  # every section: the default text's sinks, the default sequence's induction heads
+    # (a run cut by the inline probe's time limit and done again by the analysis worker counts twice)
+    assert set(runs) == {"induction_analysis_with_weights", "sink_analysis"}
+    page_runs = len(runs)
+    stops = lessons()[0]["llm"].stops
+    measured._found.clear()
+    for number in (6, 8):
+        assert measured.computed_answer(stops[number - 1]) is not None
+    assert len(runs) == page_runs  # the measures ran neither analysis again

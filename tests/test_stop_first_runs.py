@@ -86,8 +86,10 @@ def test_the_answer_pages_sweep_and_its_stops_measures_are_one_computation(monke
 
 
 def test_the_three_induction_measures_of_a_stop_read_one_analysis(monkeypatch):
-    """intro's induction stop asks a band, states a layer and bounds a score: one analysis of the repeated sequence."""
+    """intro's induction stop asks a band, states a layer and bounds a score: one analysis of the repeated sequence
+    (the one the LLM heads page draws too, classroom/measures/llm.shared_induction)."""
     import numpy as np
+    import torch
 
     from classroom.measures import checked_args, llm
 
@@ -97,11 +99,11 @@ def test_the_three_induction_measures_of_a_stop_read_one_analysis(monkeypatch):
         runs.append((length, seed))
         scores = np.zeros((4, 3))
         scores[2, 1] = 0.9  # (L, H): the strongest head is L3 H2
-        return SimpleNamespace(scores=scores)
+        return SimpleNamespace(scores=scores), torch.zeros(4, 3, 2 * length, 2 * length)  # (L, H, T, T)
 
-    monkeypatch.setattr(llm, "induction_analysis", analysis)
+    monkeypatch.setattr(llm, "induction_analysis_with_weights", analysis)
     lab = SimpleNamespace(model_id="a test's induction LLM", network=SimpleNamespace(
-        model=None, config=SimpleNamespace(vocab_size=10)))
+        name="a test's induction LLM", model=None, config=SimpleNamespace(vocab_size=10)))
     RESULTS.drop(lambda key: "a test's induction LLM" in key)
     view = llm.StopView.of({"ind_len": 20, "ind_seed": 0})
     assert MEASURES["induction_layer"].function(lab, view, {}) == 3

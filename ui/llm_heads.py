@@ -16,8 +16,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
-from model.explain.induction import COPY_PROMPT, induction_analysis_with_weights, top_heads
-from model.explain.sinks import next_token_losses, sink_analysis, window_losses
+from classroom.measures.llm import shared_induction, shared_sinks, shared_window
+from model.explain.induction import COPY_PROMPT, top_heads
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
 from ui.analysis_queue import heavy, parameters, size
@@ -54,7 +54,7 @@ class SinkView:
 @memoized
 def sink_view(ids: tuple[int, ...]) -> SinkView:
     loaded = load_smollm2()
-    result = sink_analysis(loaded.model, list(ids))
+    result = shared_sinks(loaded, ids)  # the lesson's measures read this one too
     change = result.change
     texts = {name: (loaded.token_texts(top), probs) for name, top, probs in (
         ("plain", change.top_ids, change.top_probs), ("switched_off", change.switched_off_ids,
@@ -66,15 +66,8 @@ def sink_view(ids: tuple[int, ...]) -> SinkView:
 
 
 @memoized
-def full_losses(ids: tuple[int, ...]) -> np.ndarray:
-    """(T − 1,) the text's next-token losses under full attention: every window reads them (a window is then 2
-    passes, not 3)."""
-    return next_token_losses(load_smollm2().model, list(ids))
-
-
-@memoized
 def window_view(ids: tuple[int, ...], window: int):
-    return window_losses(load_smollm2().model, list(ids), window, full=full_losses(ids))
+    return shared_window(load_smollm2(), ids, window)  # one full-attention pass per text for every window
 
 
 def sink_input(where: DeltaGenerator) -> tuple[int, ...] | None:
@@ -86,6 +79,17 @@ def sink_input(where: DeltaGenerator) -> tuple[int, ...] | None:
     text, notices = check_sentence(typed)
     for notice in notices:
         where.info(notice)
+    return _checked_ids(text, where)
+
+
+def sink_ids(where: DeltaGenerator) -> tuple[int, ...] | None:
+    """The view's text as sink_input reads it, without its text box (a stop about the window), or None with a
+    message."""
+    text, _ = check_sentence(str(prepare(SINK_TEXT)))
+    return _checked_ids(text, where)
+
+
+def _checked_ids(text: str | None, where: DeltaGenerator) -> tuple[int, ...] | None:
     if text is None:
         return None
     ids = load_smollm2().encode(text)
@@ -171,10 +175,9 @@ class InductionView:
 @memoized
 def induction_view(length: int, seed: int) -> InductionView:
     loaded = load_smollm2()
-    result, weights = induction_analysis_with_weights(loaded.model, loaded.config.vocab_size, length, seed)
-    top = top_heads(result.scores, TOP_HEADS)
-    return InductionView(length, loaded.token_texts(result.tokens), result.scores, top,
-                         weights[top[0][0], top[0][1]].numpy(), result.first_copy_loss, result.second_copy_loss)
+    result, top_map = shared_induction(loaded, length, seed)  # the lesson's measures read this one too
+    return InductionView(length, loaded.token_texts(result.tokens), result.scores, top_heads(result.scores, TOP_HEADS),
+                         top_map, result.first_copy_loss, result.second_copy_loss)
 
 
 def induction_controls(where: DeltaGenerator) -> tuple[int, int]:
@@ -184,9 +187,20 @@ def induction_controls(where: DeltaGenerator) -> tuple[int, int]:
     return int(length), seed
 
 
-def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionView | None:
-    view = heavy(("llm_induction", length, seed), lambda: induction_view(length, seed), where=where,
+def induction_of(where: DeltaGenerator, length: int, seed: int) -> InductionView | None:
+    """The induction analysis of the view's sequence, computed off the page's turn when new; None: past the time
+    limit, with a message in `where`."""
+    return heavy(("llm_induction", length, seed), lambda: induction_view(length, seed), where=where,
                  work=size(2 * length, parameters(load_smollm2().model)))  # the random sequence, then it again
+
+
+def induction_values() -> tuple[int, int]:
+    """The sequence's length and seed as the view has them, without drawing their widgets (a stop about the copy)."""
+    return int(prepare(INDUCTION_LENGTH)), int(prepare(INDUCTION_SEED))
+
+
+def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionView | None:
+    view = induction_of(where, length, seed)
     if view is None:
         return None
     layer, head, best = view.top[0]

@@ -22,6 +22,7 @@ from model.sources import AnalysedInput, as_float32
 from ui.analysis_queue import heavy, size
 from ui.attention.finder import chart_above, second_analysis, show_finder, show_two_texts
 from ui.display import projected_stop, shared_figure, show_chart, words_for
+from ui.page_sections import PageSections
 from ui.result_cache import memoized
 from ui.specs.llm_heads import COLOUR_BY, FIND_TEXT, FIND_TEXT_B, QK_COLOUR, QK_HEAD
 from ui.state import analysis_of, checked_input, get_model
@@ -129,13 +130,16 @@ def across_section(lab: LabModel, analysed: AnalysedInput, kind: str, chosen: tu
     below.page_link("app_pages/positional.py", label=tr("head_finder.rope_link"), icon=":material/rotate_right:")
 
 
-def show_finder_sections(sections: dict) -> None:
-    """The page's "finder" and "across" sections, each in its container (ui/page_sections.py)."""
+def show_finder_sections(sections: PageSections) -> None:
+    """The page's "finder" and "across" sections, each in its container (ui/page_sections.py), where drawn."""
+    if not {"finder", "across"} & sections.drawn:
+        return
     lab = get_model(MODEL_ID)
-    with sections["finder"]:
+    with sections["finder"]:  # drawn with the head across many texts too: that section reads its text and head
         st.header(tr("head_finder.finder_title"))
         found = finder_section(lab)
     with sections["across"]:
-        st.header(tr("head_finder.across_title"))
-        if found is not None:
-            across_section(lab, *found)
+        if "across" in sections.drawn:
+            st.header(tr("head_finder.across_title"))
+            if found is not None:
+                across_section(lab, *found)

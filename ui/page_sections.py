@@ -7,6 +7,10 @@ the others in page order after it, so a stop about the third section opens on th
 1280×720, its chart starts above the fold) and the rest of the page is still there below it. The page's code keeps
 its own order: a section may use a value a section shown after it has set (the d_k slider of section 1).
 While a stop shows a section first, the page's explanations fold (ui/display.explanation), as in presenter mode.
+
+A page whose sections are each heavy for the browser (the LLM heads page: a dozen charts of SmolLM2's 270 heads)
+draws the others only when asked (`rest_on_request`): at a stop it draws the stop's section and, under it, a toggle
+that draws the rest; it asks `sections.drawn` which sections to compute and draw in this run.
 """
 from __future__ import annotations
 
@@ -15,8 +19,11 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui.session import WidgetKey, lab_session
+from i18n import tr
+from ui.session import WidgetKey, lab_session, widget_values
 from ui.specs import SECTIONS
+from ui.view import page_specs
+from ui.widget_spec import prepare
 
 
 def section_names(page: str) -> tuple[str, ...]:
@@ -32,16 +39,41 @@ def open_stop_section(page: str, name: str | None) -> None:
             WidgetKey(section.folded_key).set(True)
 
 
-def page_sections(page: str) -> dict[str, DeltaGenerator]:
-    """{section id: container}, one per declared section of `page`; write a section's content `with sections[id]:`.
+class PageSections(dict[str, DeltaGenerator]):
+    """{section id: container} in page order; `drawn`: the ids whose content this run draws (all, unless the page
+    draws the others on request and the stop's section is alone)."""
+
+    drawn: frozenset[str]
+
+
+def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
+    """{section id: container}, one per declared section of `page`; write a section's content `with sections[id]:`,
+    if its id is in `sections.drawn`.
 
     The containers' keys give each a CSS class (st-key-section_<id>), which the browser tests find it by.
+    rest_on_request: at a stop naming a section, the other sections are drawn only once the toggle under it is on.
     """
     names = section_names(page)
     first = lab_session().lesson.stop_section  # the section the open stop is about (set by ui/lessons/bar)
     shown = sorted(names, key=lambda name: name != first)  # stable: the others keep their page order
-    containers = {name: st.container(key=f"section_{name}") for name in shown}
-    return {name: containers[name] for name in names}
+    containers = {name: st.container(key=f"section_{name}") for name in shown[:1]}
+    drawn = frozenset(names)
+    if rest_on_request and first in names:
+        # one toggle per page and section: the next stop's section opens alone again (a widget left undrawn is
+        # forgotten by Streamlit, so coming back to this stop opens it alone too)
+        if not st.toggle(tr("page_sections.show_rest"), key=WidgetKey(f"sections_rest_{page}_{first}").key,
+                         help=tr("page_sections.show_rest_help")):
+            drawn = frozenset((first,))
+            # the undrawn sections' values as their widgets would set them: the view (and the address) is the same
+            # by a link as by Next, which writes the page's values when the stop opens
+            state = widget_values()
+            for spec in page_specs(page):
+                if spec.drawn(state):
+                    prepare(spec)
+    containers |= {name: st.container(key=f"section_{name}") for name in shown[1:]}
+    sections = PageSections((name, containers[name]) for name in names)
+    sections.drawn = drawn
+    return sections
 
 
 def section_alone(page: str, name: str | None) -> Callable[[], None] | None:

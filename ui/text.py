@@ -36,3 +36,23 @@ def check_sentence(text: str | None) -> tuple[str | None, list[str]]:
     if not cleaned.strip():
         return None, [tr("input.empty")]
     return cleaned, notices
+
+
+def markdown_table(rows: list[dict[str, object]], formats: dict[str, str] | None = None) -> str:
+    """rows (one dict a row, the same keys in the same order) as a GitHub-style markdown table, every cell escaped;
+    formats: a column's number format ("{:.3f}"), missing values shown as "–". A static table is drawn with the
+    page's markdown: no data-grid chunk (1.3 MB of JavaScript) for the browser to fetch, parse and run."""
+    formats = formats or {}
+    columns = list(rows[0])
+
+    def cell(column: str, value: object) -> str:
+        if value is None or (isinstance(value, float) and value != value):  # None or NaN
+            return "–"
+        shown = formats[column].format(value) if column in formats and isinstance(value, (int, float)) else str(value)
+        return escape_markdown(shown)
+
+    numeric = [all(isinstance(row[c], (int, float)) or row[c] is None for row in rows) for c in columns]
+    lines = ["| " + " | ".join(escape_markdown(c) for c in columns) + " |",
+             "|" + "|".join("---:" if right else "---" for right in numeric) + "|"]
+    lines += ["| " + " | ".join(cell(c, row[c]) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)

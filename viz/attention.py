@@ -121,8 +121,11 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
 
     One heatmap trace: the heads' maps tiled into one matrix, a column of empty cells between two heads and a band of
     empty rows above each layer for the thumbnails' titles. (One subplot per head is far slower for the browser to
-    draw: each brings its own axes and layers.) Hover names the layer, head, query and key of each cell; the trace's
-    `meta` says how to cut the matrix back into one map per head (grid_maps), for the CSV and the chart's words.
+    draw: each brings its own axes and layers.) The hover is the click targets' (_add_click_targets: the layer, head,
+    query and key of each cell, or of each block of a big grid), which win plotly's hover over every cell anyway: the
+    heatmap itself sends no per-cell text (three strings a cell were 0.75 of the real encoder's 1.15 MB grid, which
+    the server serialised and the browser parsed at every first draw). The trace's `meta` says how to cut the matrix
+    back into one map per head (grid_maps), for the CSV and the chart's words.
     labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title.
     first_layer: the model's layer (0-based) that weights[0] is, when the grid shows one page of a deep model's layers
     (SmolLM2's 30): titles, ticks, hover and click targets name the model's own layer numbers; selected is 0-based
@@ -132,9 +135,6 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     band = _grid_bands(rows)
     height_cells, width_cells = layers * (rows + band), heads * (cols + GRID_GAP_COLUMNS) - GRID_GAP_COLUMNS
     z = np.full((height_cells, width_cells), np.nan)
-    custom = np.full((height_cells, width_cells, 3), "", dtype=object)
-    queries = np.array([html_escaped(t) for t in query_tokens], dtype=object)
-    keys = np.array([html_escaped(t) for t in key_tokens], dtype=object)
     for l in range(layers):
         for h in range(heads):
             y, x = tile_origin(l, h, rows, cols)
@@ -142,18 +142,11 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
             if masked is not None:
                 tile[masked] = np.nan
             z[y:y + rows, x:x + cols] = tile
-            custom[y:y + rows, x:x + cols, 0] = words("attention.chart.layer_head", layer=first_layer + l + 1,
-                                                      head=h + 1)
-            custom[y:y + rows, x:x + cols, 1] = queries[:, None]
-            custom[y:y + rows, x:x + cols, 2] = keys[None, :]
-    pair = f"{words('attention.chart.query')} %{{customdata[1]}} → {words('attention.chart.key')} %{{customdata[2]}}"
     weight = words("attention.chart.weight")
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(width_cells)), y=list(range(height_cells)), customdata=custom, coloraxis="coloraxis",
-        hoverongaps=False,
-        meta={GRID: {"layers": layers, "heads": heads, "first_layer": first_layer, "queries": [str(q) for q in queries],
-                     "keys": [str(k) for k in keys]}},
-        hovertemplate=f"%{{customdata[0]}}<br>{pair}<br>{weight} %{{z:.4f}}<extra></extra>"))
+        z=z, x=list(range(width_cells)), y=list(range(height_cells)), coloraxis="coloraxis", hoverinfo="skip",
+        meta={GRID: {"layers": layers, "heads": heads, "first_layer": first_layer,
+                     "queries": [html_escaped(t) for t in query_tokens], "keys": [html_escaped(t) for t in key_tokens]}}))
     height = max(260, 170 * layers + 60)
     small = labels is not None and heads > 8  # 12 thumbnails a row: the longer titles in a smaller font
     for l in range(layers):
@@ -204,8 +197,7 @@ def _add_click_targets(fig: go.Figure, weights: np.ndarray, query_tokens, key_to
     (streamlit issue #8760, plotly.js has no click data for heatmaps). Each point carries its head as
     customdata[3:5] (layer, head, 0-based). One marker per cell while the whole grid stays under CLICK_TARGETS_MAX
     markers; a bigger grid gets one marker per block of cells, its hover naming the block ("first…last") and its
-    mean weight. The markers win plotly's hover over the heatmap (a point under the cursor is nearer than a cell),
-    so they carry the same "layer … head …, query … → key …" hover.
+    mean weight. They are the grid's hover (the heatmap has none): "layer … head …, query … → key …" and the weight.
     """
     layers, heads, rows, cols = weights.shape
     side = max(2, int((CLICK_TARGETS_MAX / (layers * heads)) ** 0.5))  # markers a side per thumbnail

@@ -10,13 +10,40 @@ from viz.words import Words
 MARGIN = dict(l=10, r=10, t=50, b=10)
 
 
+HISTOGRAM_BINS = 80  # at most this many bars per histogram, as plotly's nbinsx: the bin width is a round number
+
+
+def density_bins(values: np.ndarray, max_bins: int = HISTOGRAM_BINS) -> tuple[np.ndarray, np.ndarray]:
+    """values (N,) -> (edges (B + 1,), counts (B,)), B ≤ max_bins: bins of one round width (2, 5 or 10 × 10^k, the
+    width plotly.js's autobin picks for nbinsx = max_bins) starting at a multiple of it, every value in one bin."""
+    values = np.asarray(values, dtype=float)
+    low, high = float(values.min()), float(values.max())
+    rough = ((high - low) or max(abs(low), 1.0)) / max_bins  # all values equal: bins around them
+    base = 10.0 ** np.floor(np.log10(rough))
+    width = base * next(step for step in (2, 5, 10) if step * base >= rough)
+    start = np.floor(low / width) * width
+    bins = max(1, int(np.floor((high - start) / width)) + 1)  # the last edge lies past the largest value
+    edges = start + width * np.arange(bins + 1)
+    counts, _ = np.histogram(values, edges)
+    return edges, counts
+
+
+def _density_bars(values: np.ndarray, name: str) -> go.Bar:
+    """The histogram of values as probability density bars, binned here (numpy): the browser gets B bars, not N
+    samples to bin (2 × 20,000 of them made the page slow to draw)."""
+    edges, counts = density_bins(values)
+    width = float(edges[1] - edges[0])
+    return go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=counts / (len(values) * width), width=width, name=name,
+                  opacity=0.6, marker_line_width=0, customdata=np.stack([edges[:-1], edges[1:]], axis=1),
+                  hovertemplate="%{customdata[0]:.4g} – %{customdata[1]:.4g}: %{y:.4f}")
+
+
 def dot_product_histogram(raw: np.ndarray, scaled: np.ndarray, d_k: int, *, words: Words) -> go.Figure:
-    """raw (N,) q·k and scaled (N,) q·k/√d_k of random pairs, overlaid as densities."""
+    """raw (N,) q·k and scaled (N,) q·k/√d_k of random pairs, overlaid as densities (each binned on its own, as
+    plotly overlays two histograms)."""
     fig = go.Figure()
-    fig.add_trace(go.Histogram(x=raw, name=words("softmax_scaling.chart.raw", variance=f"{raw.var():.2f}", d_k=d_k),
-                               opacity=0.6, histnorm="probability density", nbinsx=80))
-    fig.add_trace(go.Histogram(x=scaled, name=words("softmax_scaling.chart.scaled", variance=f"{scaled.var():.2f}"),
-                               opacity=0.6, histnorm="probability density", nbinsx=80))
+    fig.add_trace(_density_bars(raw, words("softmax_scaling.chart.raw", variance=f"{raw.var():.2f}", d_k=d_k)))
+    fig.add_trace(_density_bars(scaled, words("softmax_scaling.chart.scaled", variance=f"{scaled.var():.2f}")))
     fig.update_layout(title=words("softmax_scaling.chart.histogram_title", d_k=d_k, pairs=f"{len(raw):,}"),
                       barmode="overlay", xaxis_title=words("softmax_scaling.chart.score_axis"),
                       yaxis_title=words("softmax_scaling.chart.density"), height=380,

@@ -4,7 +4,7 @@ Each reads the view as its page does, so the lesson's answer is what the page un
 returned for the screen count from 1."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -12,12 +12,13 @@ from classroom.measures.registry import (BANDS, Expected, MeasureError, StopView
                                          second_gap, text, texts, whole)
 from classroom.shared_results import shared
 from i18n import tr
-from model.explain.induction import COPY_PROMPT, InductionResult, induction_analysis, top_heads
-from model.explain.sinks import sink_analysis, window_losses
+from model.explain.induction import COPY_PROMPT, InductionResult, induction_analysis_with_weights, top_heads
+from model.explain.sinks import SinkResult, WindowLosses, next_token_losses, sink_analysis, window_losses
 from model.families import LabModel
 from model.generation import generate
 from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import key_vectors_computed
+from model.llama import LoadedLlama
 
 PROMPT_VIEW = ("llm_prompt", "llm_chat")  # the LLM page's prompt, in chat form or not
 SINK_VIEW = ("sink_text",)
@@ -34,11 +35,40 @@ def _sink_ids(lab: LabModel, view: StopView) -> list[int]:
     return lab.encode(str(view["sink_text"]))
 
 
+# The LLM heads page (ui/llm_heads.py) and these measures read one result per process for each of its analyses: the
+# store's key names the model and the input, never the page, the session or its language.
+
+def shared_sinks(loaded: LoadedLlama, ids: Sequence[int]) -> SinkResult:
+    """The sink analysis of a text's token ids (three passes of the model), once per process."""
+    return shared(("sink_analysis", loaded.name, tuple(ids)), lambda: sink_analysis(loaded.model, list(ids)))
+
+
+def shared_full_losses(loaded: LoadedLlama, ids: Sequence[int]) -> np.ndarray:
+    """(T − 1,) the text's next-token losses under full attention: every window reads them (one pass)."""
+    return shared(("next_token_losses", loaded.name, tuple(ids)), lambda: next_token_losses(loaded.model, list(ids)))
+
+
+def shared_window(loaded: LoadedLlama, ids: Sequence[int], window: int) -> WindowLosses:
+    """A sliding window's losses on the text (two passes beside the full one), once per process."""
+    return shared(("window_losses", loaded.name, tuple(ids), window),
+                  lambda: window_losses(loaded.model, list(ids), window, full=shared_full_losses(loaded, ids)))
+
+
+def shared_induction(loaded: LoadedLlama, length: int, seed: int) -> tuple[InductionResult, np.ndarray]:
+    """The induction analysis of the repeated random sequence (n = length) and its top head's (2n, 2n) attention
+    weights (the page draws its stripe), once per process; the other heads' weights are not kept."""
+    def compute() -> tuple[InductionResult, np.ndarray]:
+        result, weights = induction_analysis_with_weights(loaded.model, loaded.config.vocab_size, length, seed)
+        layer, head, _ = top_heads(result.scores, 1)[0]
+        return result, weights[layer, head].numpy()
+
+    return shared(("induction_analysis", loaded.name, length, seed), compute)
+
+
 def _induction(lab: LabModel, view: StopView) -> InductionResult:
-    """The stop's induction scores, once per process for the three measures that read them (seconds on 2 cores)."""
-    loaded, length, seed = lab.network, int(view["ind_len"]), int(view["ind_seed"])
-    return shared(("induction_analysis", lab.model_id, length, seed),
-                  lambda: induction_analysis(loaded.model, loaded.config.vocab_size, length, seed))
+    """The stop's induction scores, once per process for the three measures that read them and the page (seconds on
+    2 cores)."""
+    return shared_induction(lab.network, int(view["ind_len"]), int(view["ind_seed"]))[0]
 
 
 def _best_layer(result: InductionResult) -> int:
@@ -84,7 +114,7 @@ def query_heads_per_kv_head(lab: LabModel, view: StopView, args: Mapping) -> flo
          reads=SINK_VIEW, args=(whole("from_layer", "a whole number >= 1 (1-based)"),))
 def sink_share(lab: LabModel, view: StopView, args: Mapping) -> float:
     """Mean share of attention on the first token of the stop's text over the heads of layers from_layer … L."""
-    share = sink_analysis(lab.network.model, _sink_ids(lab, view)).share  # (L, h)
+    share = shared_sinks(lab.network, _sink_ids(lab, view)).share  # (L, h)
     from_layer = int(args["from_layer"])
     if not 1 <= from_layer <= share.shape[0]:
         raise ValueError(f"from_layer must be 1 … {share.shape[0]}")
@@ -94,7 +124,7 @@ def sink_share(lab: LabModel, view: StopView, args: Mapping) -> float:
 @measure("window_gain", bounds=True, model=SMOLLM2_NAME, reads=(*SINK_VIEW, "window"))
 def window_gain(lab: LabModel, view: StopView, args: Mapping) -> float:
     """How much lower the loss is (nats) when a sliding window keeps the first token than when it does not."""
-    losses = window_losses(lab.network.model, _sink_ids(lab, view), int(view["window"]))
+    losses = shared_window(lab.network, _sink_ids(lab, view), int(view["window"]))
     return float(losses.window_only - losses.window_with_sink)
 
 
