@@ -53,13 +53,14 @@ def accuracy_by_length_chart(rows_by_model: dict[str, list[dict]], metric: str =
                                  mode="lines+markers", name=name, customdata=[r["sentences"] for r in rows],
                                  hovertemplate=hover))
     fig.update_layout(title=dict(text=words("compare.length_chart_title", metric=words(f"compare.metric_{metric}")),
-                                 # at the container's top, its own room kept: a narrow chart (a phone, the lesson
-                                 # bar's revealed chart) stacks the legend in three rows, which grow the top margin
-                                 # (autoexpand) up into a title placed by the margin
+                                 # at the container's top (about 30 px with its pad)
                                  automargin=True, yref="container", y=1, yanchor="top", pad=dict(t=8, b=4)),
-                      xaxis_title=words("compare.length_axis"), yaxis_title=words(f"compare.axis_{metric}"), height=400,
+                      xaxis_title=words("compare.length_axis"), yaxis_title=words(f"compare.axis_{metric}"), height=440,
                       # which line is which model, above the plot: on a projected stop the chart's top is on the
-                      # first screen, its bottom is not
-                      margin=dict(l=10, r=10, t=40, b=10),
+                      # first screen, its bottom is not. The top margin holds the title AND three legend rows (about
+                      # 20 px each): a narrow chart (a phone, a student's revealed chart beside the sidebar) stacks one
+                      # model a row, and plotly grows the margin for the legend or the title, whichever is taller, never
+                      # for both, so a margin sized for either alone let the legend's rows cover the title
+                      margin=dict(l=10, r=10, t=100, b=10),
                       legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"))
     return fig
