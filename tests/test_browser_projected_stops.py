@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 
 from classroom.lessons import load_lessons
 from i18n import translate
-from tests.browser_steps import axe_violations, no_exception, wait_idle, wait_run_over
+from tests.browser_steps import axe_violations, no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from ui.lessons.catalogue import known_pages
 
@@ -169,7 +169,7 @@ def _open_stop(page: Page, stop, language: str, unreadable: dict | None = None, 
     violations (presenter mode's enhanced contrast) of the stop's page and, once per kind of question (`asked`),
     of the unanswered question, by view."""
     expect(page.locator(".st-key-lesson_bar")).to_be_visible()
-    wait_run_over(page)  # the bar's run seen to start: its end by the app's record, not by pauses (93 stops a file)
+    wait_idle(page)
     if stop.question is not None:
         if unreadable is not None and stop.question.kind not in asked:
             asked.add(stop.question.kind)
