@@ -11,6 +11,8 @@ In front of everything: Streamlit's developer messages (clear_cache, ...) droppe
 (serving/operator_only.py), and its upload route bounded to issued ids, caps and the uploads switches
 (serving/upload_gate.py).
 The class report's downloads are served to the teacher's browser only (serving/private_media.py).
+A class's version, which every student's page asks every second instead of rerunning a fragment, is answered
+before anything else, with no script run (serving/class_version.py).
 `/_stcore/metrics` counts the app's result store beside Streamlit's caches (serving/result_metrics.py).
 Unless ATTENTION_LAB_WARMUP=0 (serve.py's replicas, which it warms itself; the tests), the server warms itself in the
 background from its first second: every shipped model and every lesson stop opened once (serving/warmup.py), while
@@ -22,6 +24,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from classroom.teacher_password import announce_teacher_password
+from serving.class_version import ClassVersionMiddleware
 from serving.liveness import liveness_from_environment
 from serving.operator_only import OperatorOnlyMiddleware
 from serving.plotly_preload import PlotlyPreloadMiddleware
@@ -43,9 +46,11 @@ async def _lifespan(_app):
         yield
 
 
-# First to last on a request: operator-only messages and routes closed, uploads bounded, the seat cookie, the preload,
-# the report's downloads for the teacher's browser only.
+# First to last on a request: a class's version answered (the most frequent request in a class, and the cheapest),
+# operator-only messages and routes closed, uploads bounded, the seat cookie, the preload, the report's downloads for
+# the teacher's browser only.
 MIDDLEWARE = [
+    Middleware(ClassVersionMiddleware),
     Middleware(OperatorOnlyMiddleware),
     Middleware(UploadGateMiddleware),
     Middleware(SeatCookieMiddleware),

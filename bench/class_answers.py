@@ -18,16 +18,20 @@ counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the
 2. N students open /?class=CODE (the join link of the QR code): the app joins them and opens stop 1 of the
    lesson. Each finds the stop's radio question (key q_intro_1_choice) and the "Answer" submit button.
 3. Within --window seconds (uniformly random start times) every student picks an option and submits. From the
-   window's start each student's class poll also reruns at its interval, as her browser's st.fragment(run_every)
-   timer makes it do (ui/lessons/live_question.py; on main, ui/lessons/bar._class_poll), until every student's
-   page is drawn.
+   window's start each student's page also follows her class, as her browser does, until every student's page is
+   drawn: where the page holds a class watch (ui/lessons/class_watch.py), the client does what its JavaScript
+   does: a GET of the class's version every `every_ms` over one kept connection (serving/class_version.py), and
+   a rerun of the watch's fragment with its trigger value when the version differs from the page's; a page
+   without one (an older commit) has its class poll's fragment rerun at the interval of its st.fragment(run_every)
+   timer (ui/lessons/live_question.py, ui/lessons/bar._class_poll).
    Measured per student, from the click: the confirmation ("Your answer is taken") reaching her (a browser draws
    each element as it arrives, before the run ends). In a class the stop's page (its chart gives the answer away)
    waits for the teacher's Reveal: once every student's answer is confirmed, the teacher presses "Reveal the answer
    to everyone", and each student's class poll then draws the stop's chart (her live question's fragment run, or a
    whole-page run where the app reruns the page): measured from the Reveal's click to the end of the first run
-   after it that drew a chart (the same chart for the whole class, at once). The poll ticks at the interval its
-   fragment's st.fragment(run_every) timer message names (the app under test's), STUDENT_POLL_SECONDS until seen.
+   after it that drew a chart (the same chart for the whole class, at once). A timer poll ticks at the interval
+   its fragment's st.fragment(run_every) timer message names (the app under test's), STUDENT_POLL_SECONDS until
+   seen.
 4. Meanwhile the teacher's results fragment reruns every --poll seconds, as the browser's st.fragment(run_every)
    timer makes it do; each rerun's "Answered" metric is recorded.
 5. With --late-joiners K, K more students open the join link at random times within the window (a burst must not
@@ -49,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import json
 import os
 import random
 import statistics
@@ -58,7 +63,9 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -69,7 +76,7 @@ from classroom.teacher_password import teacher_password  # noqa: E402
 from classroom_report import machine, percentile  # noqa: E402
 from load_classroom import SERVE_STATE, Server, free_port, process_status, read_serve_state  # noqa: E402
 from serving.haproxy import HEALTH_PATH, STICKY_COOKIE, server_states  # noqa: E402
-from serving.streamlit_client import StreamlitClient, http_get  # noqa: E402
+from serving.streamlit_client import KeptConnection, StreamlitClient, http_get  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
@@ -78,6 +85,21 @@ CHARTS = ("plotly_chart", "arrow_vega_lite_chart")  # the elements that are a st
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
 CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts
 REVEAL = "Reveal the answer to everyone"  # the teacher's button (i18n/en/class_teacher.toml: reveal)
+WATCH_COMPONENT = "attention_lab_class_watch"  # ui/lessons/class_watch.py's component (its element's name)
+
+
+@dataclass
+class ClassWatch:
+    """A page's class watch as its last run drew it: the component's element id, its fragment, the version route
+    (relative to the page), the version the page was drawn at, how often it asks, and the version it last rerun
+    for (class_watch.js's `asked`)."""
+    element: str
+    fragment: str
+    url: str
+    version: str
+    every: float
+    fallback: float
+    asked: str | None = None
 
 
 class ClassClient(StreamlitClient):
@@ -94,11 +116,41 @@ class ClassClient(StreamlitClient):
         self.poll_fragment = ""  # the id of the class poll's st.fragment (its run_every timer is simulated)
         self.timers: dict[str, float] = {}  # fragment id -> its run_every seconds (the app's auto_rerun messages)
         self._run_chart = False  # the run under way drew a chart
+        self.watch: ClassWatch | None = None  # the page's class watch, if it has one
+        self.connection = KeptConnection(base_url)  # the browser's kept connection for the watch's GETs
+        self.version_gets: list[float] = []  # seconds each GET of the class's version took
 
     @property
     def poll_seconds(self) -> float:
-        """How often the browser's timer reruns the class poll's fragment."""
+        """How often the page asks about its class: its class watch's interval, or its poll fragment's timer."""
+        if self.watch is not None:
+            return self.watch.every
         return self.timers.get(self.poll_fragment, STUDENT_POLL_SECONDS)
+
+    def _keep_watch(self, element, fragment: str) -> None:
+        component = element.bidi_component
+        if component.component_name != WATCH_COMPONENT:
+            return
+        data = json.loads(component.json or component.mixed.json or "{}")
+        asked = self.watch.asked if self.watch is not None else None
+        self.watch = ClassWatch(component.id, fragment, data["url"], data["version"], data["every_ms"] / 1000,
+                                data["fallback_ms"] / 1000, asked)
+
+    async def follow_class(self) -> tuple[bytes | None, str]:
+        """One tick of the class watch, as class_watch.js does it: -> (the rerun to send, or None; what happened)."""
+        watch = self.watch
+        page = f"{self.base_url}/{self.page_path}"
+        path = urlsplit(urljoin(page, watch.url)).path
+        start = time.perf_counter()
+        status, body = await self.connection.get(path, self.cookie_header())
+        self.version_gets.append(time.perf_counter() - start)
+        if status != 200:  # the route could not be asked: the watch reruns its fragment, the poll of before
+            return self.trigger_msg(watch.element, "changed", f"poll {time.time()}", watch.fragment), f"GET {status}"
+        version = body.strip()
+        if version in (watch.version, watch.asked):
+            return None, "unchanged"
+        watch.asked = version
+        return self.trigger_msg(watch.element, "changed", version, watch.fragment), "changed"
 
     def _handle(self, message: ForwardMsg, received: float) -> None:
         shown = message
@@ -113,6 +165,8 @@ class ClassClient(StreamlitClient):
                 self._run_chart = True
             elif kind == "metric":
                 self.metrics[element.metric.label] = (element.metric.body, shown.delta.fragment_id)
+            elif kind == "bidi_component":
+                self._keep_watch(element, shown.delta.fragment_id)
             elif kind == "markdown" and element.markdown.body.startswith(IN_CLASS) and shown.delta.fragment_id:
                 self.poll_fragment = shown.delta.fragment_id
             elif (self.watching_confirmation and self.confirmation_seen is None and kind in ("alert", "markdown")
@@ -246,9 +300,17 @@ async def run(args, base_url: str) -> dict:
             everyone_done.set()
 
     async def poll(student: ClassClient) -> bool:
-        """One tick of the student's class poll, as her browser's run_every timer sends it; False if it failed."""
+        """One tick of the student's page following her class: her class watch's GET (and its fragment's rerun when
+        the class changed), or, on a page without one, her class poll's run as its run_every timer sends it; False
+        if it failed."""
         try:
-            outcome = await student.rerun(student.widget_rerun_msg(student.poll_fragment), timeout)
+            if student.watch is not None:
+                message, _ = await student.follow_class()
+                if message is None:
+                    return True
+            else:
+                message = student.widget_rerun_msg(student.poll_fragment)
+            outcome = await student.rerun(message, timeout)
         except (TimeoutError, ConnectionError) as error:
             failures.append(f"student {student.index} poll: {type(error).__name__}: {error}")
             return False
@@ -300,8 +362,8 @@ async def run(args, base_url: str) -> dict:
                 return
             await asyncio.sleep(max(0.0, next_poll - time.perf_counter()))
             next_poll += student.poll_seconds
-            if not student.poll_fragment or not await poll(student):
-                if not student.poll_fragment:
+            if not (student.poll_fragment or student.watch) or not await poll(student):
+                if not (student.poll_fragment or student.watch):
                     failures.append(f"student {student.index}: no class poll on the page")
                 finished(student)
                 return
@@ -357,9 +419,12 @@ async def run(args, base_url: str) -> dict:
     watched = args.watch.finish()
     for client in students + late + [teacher]:
         await client.close()
+        await client.connection.close()
     return {"code": code, "confirmed": confirmed, "failures": failures, "polls": polls, "joins": joins,
             "replicas": Counter(s.replica for s in students if s.replica), "teacher_replica": teacher.replica,
             "answer_window": last_answer - window_start,
+            "watched": sum(s.watch is not None for s in students),
+            "version_gets": [t for s in students for t in s.version_gets],
             "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None, **watched}
 
 
@@ -459,6 +524,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nFrom the window's start to the end: server CPU "
           f"{'–' if server_cpu is None else f'{server_cpu:.1f} s'}, this bench client's CPU "
           f"{result['client_cpu']:.1f} s (the same {os.cpu_count()} cores)")
+    gets = result["version_gets"]
+    print(f"Following the class: {result['watched']} of {args.students} pages with a class watch"
+          + (f"; {len(gets)} GETs of the class's version, p50 {1000 * statistics.median(gets):.1f} ms, "
+             f"p95 {1000 * percentile(gets, 95):.1f} ms" if gets else " (each page's poll fragment on its timer)"))
     if args.late_joiners:
         joins = result["joins"]
         print(f"Joining during the burst: {len(joins)} of {args.late_joiners} reached the question; "

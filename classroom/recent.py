@@ -10,12 +10,37 @@ the statement that stores an answer.
 """
 from __future__ import annotations
 
+import hashlib
+import secrets
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from classroom.records import ClassSession
+
+# A version is a keyed hash, so that it names no stop, question or phase: this process's key (a page's version and
+# the route's answer come from the same process: serve.py's HAProxy keeps a browser on its replica).
+_VERSION_KEY = secrets.token_bytes(16)
+ENDED = "ended"  # the version of a class that is not live (ended, or no such code)
+
+
+def seen_of(session: ClassSession) -> tuple:
+    """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase,
+    and the class's lesson."""
+    return session.stop, session.revealed, session.phases, session.lesson
+
+
+def class_version(session: ClassSession | None) -> str:
+    """An opaque version of what a student's page follows (seen_of), ENDED for a class that is not live: equal
+    versions, nothing for her page to redraw. Her browser compares it with the version her page was drawn at
+    (serving/class_version.py, ui/lessons/class_watch.py) instead of rerunning a fragment to find out."""
+    if session is None:
+        return ENDED
+    stop, revealed, phases, lesson = seen_of(session)
+    followed = repr((stop, sorted(revealed), sorted(map(repr, phases)), lesson)).encode()
+    return hashlib.blake2s(followed, key=_VERSION_KEY, digest_size=8).hexdigest()
+
 
 # How old a shared read may be. The Reveal reaches a student within her poll's interval plus this (2 + 0.5 s, within
 # issue 38's 3 s); 150 polls a second per replica become 2 reads a second per class.
@@ -61,6 +86,13 @@ class RecentSessions:
             session = read(code)
             self.keep(began, session)
         return session
+
+    def kept(self, code: str) -> tuple[bool, ClassSession | None]:
+        """(True, the class) when a read at most max_age old is kept, else (False, None); never reads nor waits for a
+        read (the version route asks it on the server's event loop, and reads in a thread only when it misses)."""
+        with self._lock:
+            kept = self._fresh(code)
+        return (True, kept.session) if kept is not None else (False, None)
 
     def began(self, code: str) -> tuple[str, int, float]:
         """Before a read of the class (this one's or another caller's, ClassStore.session): what keep() needs."""

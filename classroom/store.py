@@ -28,6 +28,7 @@ import contextlib
 import os
 import re
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -353,3 +354,21 @@ class ClassStore:
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
             db.execute("COMMIT")
+
+
+_process_stores: dict[str, ClassStore] = {}  # location -> this process's store
+_process_stores_lock = threading.Lock()
+
+
+def process_store() -> ClassStore:
+    """The store of $ATTENTION_LAB_DATABASE_URL or the data folder's SQLite file, one per process and location: it
+    holds only the location, limits and (PostgreSQL) a thread-safe pool of connections, so every session, and the
+    server's class-version route (serving/class_version.py), share it."""
+    location = store_location()
+    store = _process_stores.get(location)
+    if store is None:
+        with _process_stores_lock:  # two first calls at once make one store
+            if location not in _process_stores:
+                _process_stores[location] = ClassStore(location)
+            store = _process_stores[location]
+    return store

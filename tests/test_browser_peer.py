@@ -15,7 +15,7 @@ from i18n import translate
 from tests.browser_steps import axe_violations, no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from tests.test_browser_lessons import _password, _serve, _start_class
-from ui.lessons.live_question import LIVE_POLL_SECONDS
+from ui.lessons.class_watch import FALLBACK_SECONDS
 
 RIGHT, WRONG = "GRU without attention (one context vector)", "Transformer"
 
@@ -123,19 +123,28 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
             context.close()
 
 
-def test_a_choice_not_yet_sent_survives_the_questions_own_polls(browser, peer_url, peer_data):
-    """The question's fragment reruns itself every LIVE_POLL_SECONDS (ui/lessons/live_question.py) while a student
-    still thinks: the option she picked and has not sent yet stays picked, and is the answer taken."""
+def test_a_choice_not_yet_sent_survives_the_questions_fallback_polls(browser, peer_url, peer_data):
+    """Where the class's version route cannot be asked (a proxy blocks it: here the browser aborts it), the class
+    watch reruns the question's fragment every FALLBACK_SECONDS (ui/lessons/class_watch.py) while a student still
+    thinks: the option she picked and has not sent yet stays picked, and is the answer taken."""
     contexts = [browser.new_context(viewport={"width": 1280, "height": 720}),
                 browser.new_context(viewport={"width": 400, "height": 800})]  # a phone
     try:
         code = _start_class(contexts[0].new_page(), peer_url, peer_data)
         student = contexts[1].new_page()
+        asked: list[str] = []
+
+        def blocked(route):
+            asked.append(route.request.url)
+            route.abort()
+
+        student.route("**/_lab/class/*/version", blocked)
         student.goto(f"{peer_url}/?class={code}")
         wait_idle(student)
         main = student.get_by_test_id("stMain")
         main.get_by_text(RIGHT, exact=True).first.click()
-        student.wait_for_timeout(3 * LIVE_POLL_SECONDS * 1000)  # three of her question's polls
+        student.wait_for_timeout(3 * FALLBACK_SECONDS * 1000)  # three of her question's fallback polls
+        assert len(asked) >= 2, asked  # the watch asked, was refused, and polled on
         expect(main.get_by_role("radio", name=RIGHT).first).to_be_checked()
         main.get_by_role("button", name="Answer").first.click()
         wait_idle(student)

@@ -1,6 +1,9 @@
 """bench/class_answers.py (the live-class bench) still imports and parses its options after a refactor of the
 modules it builds on, and the protocol client's button click is sent once, not on every later rerun."""
+import asyncio
 import importlib.util
+import json
+import sys
 from pathlib import Path
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -14,6 +17,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench" / "class_answers.py"
 def load_bench():
     spec = importlib.util.spec_from_file_location("class_answers", BENCH)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as `python bench/class_answers.py` has it (its dataclasses look it up)
     spec.loader.exec_module(module)  # fails loudly when a name it imports from the split modules is gone
     return module
 
@@ -123,3 +127,39 @@ def test_a_whole_page_run_that_draws_the_chart_after_the_reveal_counts_too():
     client._handle(_chart(), 1.5)
     client._handle(finished, 2.0)
     assert client.page_drawn == 2.0
+
+
+def test_the_clients_class_watch_asks_the_version_and_reruns_its_fragment_once_per_change():
+    """What ui/lessons/class_watch.js does, the bench client does: a page's watch element is kept, each tick GETs the
+    version relative to the page, and only a version neither drawn nor asked already sends a rerun of the watch's
+    fragment with its trigger (the id Streamlit's bidi component reads); a refused GET falls back to a rerun."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    bench = load_bench()
+    client = bench.ClassClient(0, "http://127.0.0.1:9")
+    client.page_path = "intro"
+    drawn = ForwardMsg()
+    drawn.delta.fragment_id = "frag1"
+    component = drawn.delta.new_element.bidi_component
+    component.component_name, component.id = bench.WATCH_COMPONENT, "el1"
+    component.json = json.dumps({"url": "_lab/class/ABC234/version", "version": "v1", "every_ms": 1000,
+                                 "fallback_ms": 2000})
+    client._handle(drawn, 0.0)
+    assert client.watch is not None and client.poll_seconds == 1.0
+    answers = iter([(200, "v1"), (200, "v2"), (200, "v2"), (503, "")])
+    asked: list[str] = []
+
+    async def fake_get(path, cookie, timeout=10.0):
+        asked.append(path)
+        return next(answers)
+
+    client.connection.get = fake_get
+    ticks = [asyncio.run(client.follow_class()) for _ in range(4)]
+    assert asked == ["/_lab/class/ABC234/version"] * 4
+    assert [what for _, what in ticks] == ["unchanged", "changed", "unchanged", "GET 503"]
+    message = BackMsg()
+    message.ParseFromString(ticks[1][0])
+    assert message.rerun_script.fragment_id == "frag1"
+    trigger = sent_widgets(ticks[1][0])["$$STREAMLIT_INTERNAL_KEY_el1__events"]
+    assert json.loads(trigger.json_trigger_value) == [{"event": "changed", "value": "v2"}]
+    assert "$$STREAMLIT_INTERNAL_KEY_el1__events" not in client.widgets  # sent once, not with every later rerun

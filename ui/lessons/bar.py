@@ -28,6 +28,7 @@ from ui.errors import lab_fragment
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
+from ui.lessons.class_watch import watch_class
 from ui.lessons.live_question import LiveQuestion, live_question, polls_itself, seen_of
 from ui.lessons.peer_student import check_questions, class_question, earlier_answers, solo_question
 from ui.lessons.private_view import private_link
@@ -38,7 +39,7 @@ from ui.share import opened_link, report_unfit_link_value, switch_page
 from ui.lessons.stops import go_to, leave, question_id, stop_number, url_extra
 from ui.view import Source
 
-FOLLOW_SECONDS = 3  # how often a student's page asks the store where the class is
+FOLLOW_SECONDS = 3  # how often a waiting student's page asks whether the teacher admitted her
 
 
 def _page_name(url_path: str) -> str:
@@ -197,15 +198,16 @@ def _follow_class() -> None:
         go_to(lesson, session.stop, move_class=False, source=Source.TEACHER)
 
 
-@lab_fragment(run_every=FOLLOW_SECONDS)
+@lab_fragment()
 def _class_poll() -> None:
-    """Runs every few seconds on a student's page without her live question (another stop, another page): a full
-    rerun when the class moved or an answer was revealed."""
+    """On a student's page without her live question (another stop, another page): rerun by her class watch when
+    the class changed, a full rerun when it moved or an answer was revealed."""
     code, seen = lab_session().seat.code, lab_session().seat.seen
     session = class_store().shared_session(code) if code else None  # one read a process and half second
     if session is None or seen is None or seen_of(session) != seen:
         st.rerun(scope="app")
     st.caption(tr("lessons.in_class", code=code))
+    watch_class(code, session, key="class_poll_watch")
 
 
 def lesson_bar(url_path: str) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 import hashlib
 import secrets
-import threading
 import time
 
 import streamlit as st
@@ -13,30 +12,18 @@ import streamlit as st
 from classroom import guessing
 from classroom.lessons import Lesson, LessonFileError, parse_lesson
 from classroom.errors import ClassStoreError
-from classroom.store import ClassSession, ClassStore, store_location
+from classroom.store import ClassSession, ClassStore, process_store
 from classroom.teacher import ClassTeacher
 from serving.seat import SEAT_COOKIE, valid_seat
 from ui.session import TeacherHandle, lab_session
 
 LOOPBACK = {"local", "127.0.0.1", "::1"}  # the server's own machine: benches, or a proxy that passes no address
 
-_stores: dict[str, ClassStore] = {}  # location -> the process's store (this module is imported once a process)
-_stores_lock = threading.Lock()
-
-
 def class_store() -> ClassStore:
-    """The store of $ATTENTION_LAB_DATABASE_URL or the data folder's SQLite file, one per process: it holds only the
-    location, limits and (PostgreSQL) a thread-safe pool of connections, so every session shares it. A plain dict,
-    not st.cache_resource: a class poll asks for it every few seconds per student, and the cache's key hashing would
-    be a large share of a poll's CPU."""
-    location = store_location()
-    store = _stores.get(location)
-    if store is None:
-        with _stores_lock:  # two sessions' first calls at once make one store
-            if location not in _stores:
-                _stores[location] = ClassStore(location)
-            store = _stores[location]
-    return store
+    """The store of $ATTENTION_LAB_DATABASE_URL or the data folder's SQLite file, one per process
+    (classroom.store.process_store). A plain dict, not st.cache_resource: a class poll asks for it every time, and the
+    cache's key hashing would be a large share of a poll's CPU."""
+    return process_store()
 
 
 def browser_seat() -> str | None:

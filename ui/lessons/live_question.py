@@ -20,19 +20,18 @@ from enum import Enum
 import streamlit as st
 
 from classroom.lessons import Stop
+from classroom.recent import seen_of
 from classroom.store import ClassSession, phase_in
 from i18n import tr
 from ui.errors import lab_fragment
+from ui.lessons.class_watch import watch_class
 from ui.lessons.classroom import class_store
 from ui.lessons.peer_student import class_question
 from ui.lessons.questions import Expected
 from ui.page_sections import section_alone
 from ui.session import lab_session
 
-# How often the question asks the store for its class's phase. The Reveal reaches a student within this many seconds
-# (plus her fragment's run): 2 rather than the class poll's 3 (ui/lessons/bar.FOLLOW_SECONDS), which alone would put
-# the slowest tenth of a class past 2.7 s of the issue's 3; each poll is one short fragment run.
-LIVE_POLL_SECONDS = 2
+__all__ = ["LiveQuestion", "Scope", "live_question", "poll_scope", "polls_itself", "seen_of"]
 
 
 class Scope(Enum):
@@ -40,12 +39,6 @@ class Scope(Enum):
     NOTHING = "nothing"  # nothing changed: the poll's run redraws what it drew
     FRAGMENT = "fragment"  # a question's phase or its reveal: the live question redraws itself
     APP = "app"  # the class moved to another stop or lesson, or ended: the whole page follows it
-
-
-def seen_of(session: ClassSession) -> tuple:
-    """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase,
-    and the class's lesson."""
-    return session.stop, session.revealed, session.phases, session.lesson
 
 
 def poll_scope(seen: tuple | None, session: ClassSession | None) -> Scope:
@@ -77,10 +70,11 @@ class LiveQuestion:
     page_below: bool
 
 
-@lab_fragment(run_every=LIVE_POLL_SECONDS)
+@lab_fragment()
 def live_question(asked: LiveQuestion) -> None:
     """The student's question as her class's phase for it says, then (revealed, with no page under the bar) the stop's
-    chart; and the class poll's line. Rerun by its timer, by her answer, or by "Show the whole page"."""
+    chart; and the class poll's line. Rerun by her class watch (the class changed), by her answer, or by "Show the
+    whole page"."""
     seat = lab_session().seat
     session = class_store().shared_session(seat.code) if seat.code else None  # one read a process and half second
     if poll_scope(seat.seen, session) is Scope.APP:
@@ -93,6 +87,7 @@ def live_question(asked: LiveQuestion) -> None:
     if shown and not asked.page_below:
         revealed_section(stop)
     st.caption(tr("lessons.in_class", code=seat.code))
+    watch_class(seat.code, session, key="class_watch")
 
 
 def revealed_section(stop: Stop) -> None:

@@ -1,0 +1,84 @@
+"""serving/class_version.py and classroom/recent.class_version: a student's browser asks her class's version with a
+plain GET instead of a fragment run; the version changes exactly when what her page follows changes, names nothing,
+and is answered only to a browser with a seat, for a well-formed code, under any path prefix."""
+from dataclasses import replace
+
+import pytest
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from classroom.database import DATABASE_URL_ENV
+from classroom.recent import ENDED, class_version
+from classroom.records import ClassSession
+from classroom.store import QuestionPhase, process_store
+from serving.class_version import ClassVersionMiddleware, version_url
+from serving.seat import SEAT_COOKIE
+
+SEAT = "0123456789abcdef0123456789abcdef"
+QID = "intro:1"
+
+
+def _app(request):
+    return PlainTextResponse("the app")
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    return process_store()  # the one the route reads: this process's, for this data folder
+
+
+@pytest.fixture
+def client(store) -> TestClient:
+    app = Starlette(routes=[Route("/{path:path}", _app, methods=["GET", "POST"])])
+    return TestClient(ClassVersionMiddleware(app), cookies={SEAT_COOKIE: SEAT})
+
+
+def test_the_version_changes_with_what_a_students_page_follows_and_only_then(store, client):
+    teacher = store.create_class("intro")
+    url = "/" + version_url(teacher.code)
+    asked = client.get(url)
+    assert asked.status_code == 200 and asked.headers["cache-control"] == "no-store"
+    first = asked.text
+    assert first == class_version(store.session(teacher.code)) and first != ENDED
+    store.join(teacher.code, "s1")
+    store.answer(teacher.code, "s1", QID, "1", False, stop=1)
+    assert client.get(url).text == first  # answers and joins change nothing a student's page shows
+    versions = [first]
+    for change in (lambda: teacher.reveal(QID), lambda: teacher.move(2), lambda: teacher.end()):
+        change()  # a teacher's write through this process: the shared read is forgotten at once
+        versions.append(client.get(url).text)
+    assert len(set(versions)) == 4 and versions[-1] == ENDED
+
+
+def test_the_version_is_a_keyed_hash_of_what_the_page_follows():
+    phase = QuestionPhase(QID, "peer", "discussion", 2e9, False)
+    live = ClassSession("ABC123", "intro", 12, 2e9, frozenset({QID, "intro:3"}), phases=frozenset({phase}))
+    version = class_version(live)
+    assert len(version) == 16 and all(ch in "0123456789abcdef" for ch in version)  # a hash: it names nothing
+    same = ClassSession("ABC123", "intro", 12, 2e9, frozenset({"intro:3", QID}), phases=frozenset({phase}))
+    assert class_version(same) == version  # a set's order is no change
+    assert class_version(replace(live, expires=3e9, uploads=False)) == version  # nothing a student's page follows
+    for changed in (replace(live, stop=13), replace(live, revealed=frozenset({QID})), replace(live, phases=frozenset()),
+                    replace(live, lesson="llm")):
+        assert class_version(changed) != version
+    assert class_version(None) == ENDED
+
+
+def test_only_a_browser_with_a_seat_asks_a_well_formed_code_under_any_prefix(store, client):
+    teacher = store.create_class("intro")
+    path = "/" + version_url(teacher.code)
+    assert client.get(path).status_code == 200
+    assert client.get("/lab/deeper" + path).text == client.get(path).text  # server.baseUrlPath, an ingress's path
+    assert client.get("/" + version_url("ZZZZZZ")).text == ENDED  # no such class: nothing to follow
+    assert client.get("/" + version_url("abc12")).status_code == 404  # not a code: no read at all
+    assert client.get("/" + version_url("<script>")).status_code == 404
+    assert client.post(path).status_code == 405
+    anonymous = TestClient(client.app)
+    assert anonymous.get(path).status_code == 403  # no seat cookie
+    assert anonymous.get(path, headers={"Cookie": f"{SEAT_COOKIE}=forged"}).status_code == 403
+    assert client.get("/intro").text == "the app"  # every other request passes to the app
+    assert client.get(path + "/more").text == "the app"

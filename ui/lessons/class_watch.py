@@ -1,0 +1,37 @@
+"""A student's class watch: a small component (class_watch.js) in her class poll's fragment that asks the server
+for her class's version every WATCH_SECONDS (serving/class_version.py: a plain GET, no script run) and reruns the
+fragment only when the class changed since the page was drawn: a move, a Reveal, a peer-instruction phase, the end.
+
+It replaces the fragment's run_every timer, which reran every student's fragment every 2-3 s (150 runs a second per
+replica for 300 students) to find, nearly always, that nothing had changed. Where the route cannot be asked (a
+proxy that blocks it), the component reruns the fragment every FALLBACK_SECONDS instead, the timer of before.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from classroom.recent import class_version
+from classroom.records import ClassSession
+from serving.class_version import version_url
+
+# How often a student's browser asks the version: the Reveal reaches her within this, plus the shared read's age
+# (classroom/recent.SHARED_SECONDS) and her fragment's run. A GET costs the server a fraction of a fragment run.
+WATCH_SECONDS = 1.0
+FALLBACK_SECONDS = 2.0  # the fragment's own poll where the route cannot be asked (ui/lessons/live_question.py's)
+
+_WATCH = st.components.v2.component("attention_lab_class_watch",
+                                    js=(Path(__file__).with_name("class_watch.js")).read_text(encoding="utf-8"))
+
+
+def watch_class(code: str, session: ClassSession | None, key: str) -> None:
+    """Draw the watch of class `code`, as `session` (the read this run drew from) has it: the fragment this is called
+    in reruns when the class's version differs from it. `key`: unique on the page."""
+    _WATCH(key=key, data={"url": version_url(code), "version": class_version(session),
+                          "every_ms": int(WATCH_SECONDS * 1000), "fallback_ms": int(FALLBACK_SECONDS * 1000)},
+           on_changed_change=_nothing)
+
+
+def _nothing() -> None:
+    """The trigger's callback: the rerun it causes is what the watch is for; there is nothing more to do."""
