@@ -86,6 +86,7 @@ IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds t
 CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts
 REVEAL = "Reveal the answer to everyone"  # the teacher's button (i18n/en/class_teacher.toml: reveal)
 WATCH_COMPONENT = "attention_lab_class_watch"  # ui/lessons/class_watch.py's component (its element's name)
+HELD_SECONDS = 20.0  # the longest the server holds a watch's GET (serving/class_version.HOLD_SECONDS)
 
 
 @dataclass
@@ -119,6 +120,8 @@ class ClassClient(StreamlitClient):
         self.watch: ClassWatch | None = None  # the page's class watch, if it has one
         self.connection = KeptConnection(base_url)  # the browser's kept connection for the watch's GETs
         self.version_gets: list[float] = []  # seconds each GET of the class's version took
+        self.change_seen: float | None = None  # after the Reveal: when the watch's GET first saw the class changed
+        self.lock = asyncio.Lock()  # a session runs one script at a time: the watch's reruns and the answer take turns
 
     @property
     def poll_seconds(self) -> float:
@@ -137,12 +140,13 @@ class ClassClient(StreamlitClient):
                                 data["fallback_ms"] / 1000, asked)
 
     async def follow_class(self) -> tuple[bytes | None, str]:
-        """One tick of the class watch, as class_watch.js does it: -> (the rerun to send, or None; what happened)."""
+        """One ask of the class watch, as class_watch.js does it (naming the version its page was drawn at, so the
+        server may hold it until the class changes): -> (the rerun to send, or None; what happened)."""
         watch = self.watch
         page = f"{self.base_url}/{self.page_path}"
-        path = urlsplit(urljoin(page, watch.url)).path
+        path = f"{urlsplit(urljoin(page, watch.url)).path}?seen={watch.asked or watch.version}"
         start = time.perf_counter()
-        status, body = await self.connection.get(path, self.cookie_header())
+        status, body = await self.connection.get(path, self.cookie_header(), timeout=HELD_SECONDS + 10)
         self.version_gets.append(time.perf_counter() - start)
         if status != 200:  # the route could not be asked: the watch reruns its fragment, the poll of before
             return self.trigger_msg(watch.element, "changed", f"poll {time.time()}", watch.fragment), f"GET {status}"
@@ -150,6 +154,8 @@ class ClassClient(StreamlitClient):
         if version in (watch.version, watch.asked):
             return None, "unchanged"
         watch.asked = version
+        if self.watching_page and self.change_seen is None:
+            self.change_seen = time.perf_counter()
         return self.trigger_msg(watch.element, "changed", version, watch.fragment), "changed"
 
     def _handle(self, message: ForwardMsg, received: float) -> None:
@@ -319,9 +325,72 @@ async def run(args, base_url: str) -> dict:
             return False
         return True
 
+    async def follow(student: ClassClient) -> None:
+        """The page's class watch, as class_watch.js runs it beside everything else on the page: its GET (held by the
+        server until the class changes), its fragment's rerun when it changed, a pause, again."""
+        while not everyone_done.is_set():
+            message, _ = await student.follow_class()
+            if message is not None:
+                async with student.lock:
+                    try:
+                        outcome = await student.rerun(message, timeout)
+                    except (TimeoutError, ConnectionError) as error:
+                        failures.append(f"student {student.index} watch: {type(error).__name__}: {error}")
+                        return
+                if not outcome.ok:
+                    failures.append(f"student {student.index} watch: {outcome.problems}")
+            await asyncio.sleep(student.watch.every)
+
+    async def answer_watching(student: ClassClient) -> None:
+        """A page with a class watch: the watch runs on its own; her answer at a random moment of the window; then
+        her page drawn after the Reveal (or a failure, or the Reveal's timeout) ends her part."""
+        follower = asyncio.create_task(follow(student))
+        try:
+            await asyncio.sleep(max(0.0, window_start + rng.uniform(0, args.window) - time.perf_counter()))
+            problem = student.choose_option(QUESTION_KEY, rng.choice)
+            if problem is not None:
+                failures.append(f"student {student.index}: {problem}")
+                finished(student)
+                return
+            async with student.lock:
+                student.watching_confirmation = True
+                clicked = time.perf_counter()
+                button = student.button_id("Answer")
+                try:
+                    outcome = await student.rerun(student.click_msg(button, student.fragment_of.get(button, "")),
+                                                  timeout)
+                except (TimeoutError, ConnectionError) as error:
+                    failures.append(f"student {student.index}: {type(error).__name__}: {error}")
+                    finished(student)
+                    return
+            if not outcome.ok or student.confirmation_seen is None:
+                failures.append(f"student {student.index}: {outcome.problems} {student.run_texts[-3:]}")
+                finished(student)
+                return
+            answer_done()
+            while student.page_drawn is None and not follower.done():
+                if "at" in reveal and time.perf_counter() - reveal["at"] > timeout:
+                    failures.append(f"student {student.index}: no page within {timeout:.0f} s of the Reveal")
+                    finished(student)
+                    return
+                await asyncio.sleep(0.05)
+            if student.page_drawn is None:
+                failures.append(f"student {student.index}: her class watch stopped before the Reveal reached her")
+                finished(student)
+                return
+            drawn_students.add(student.index)
+            confirmed.append((student.confirmation_seen, student.confirmation_seen - clicked,
+                              student.page_drawn - reveal["at"], outcome.seconds))
+            finished(student)
+        finally:
+            follower.cancel()
+
     async def answer(student: ClassClient) -> None:
         """The student's tab from the window's start: her class poll at its timer's interval (her browser's
         timer), her answer at a random moment of the window, and polls on until everyone's page is drawn."""
+        if student.watch is not None:
+            await answer_watching(student)
+            return
         answer_at = window_start + rng.uniform(0, args.window)
         next_poll = window_start + rng.uniform(0, student.poll_seconds)
         clicked: float | None = None
@@ -402,6 +471,7 @@ async def run(args, base_url: str) -> dict:
                 outcome = await teacher.rerun(teacher.click_msg(button), timeout)
                 if not outcome.ok:
                     raise RuntimeError(f"the teacher's Reveal failed: {outcome.problems}")
+                reveal["run"] = outcome.seconds
 
     stop = asyncio.Event()
     timer = asyncio.create_task(teacher_timer(stop))
@@ -424,6 +494,8 @@ async def run(args, base_url: str) -> dict:
             "replicas": Counter(s.replica for s in students if s.replica), "teacher_replica": teacher.replica,
             "answer_window": last_answer - window_start,
             "watched": sum(s.watch is not None for s in students),
+            "change_seen": [s.change_seen - reveal["at"] for s in students if s.change_seen and "at" in reveal],
+            "reveal_run": reveal.get("run"),
             "version_gets": [t for s in students for t in s.version_gets],
             "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None, **watched}
 
@@ -526,8 +598,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['client_cpu']:.1f} s (the same {os.cpu_count()} cores)")
     gets = result["version_gets"]
     print(f"Following the class: {result['watched']} of {args.students} pages with a class watch"
-          + (f"; {len(gets)} GETs of the class's version, p50 {1000 * statistics.median(gets):.1f} ms, "
-             f"p95 {1000 * percentile(gets, 95):.1f} ms" if gets else " (each page's poll fragment on its timer)"))
+          + (f"; {len(gets)} GETs of the class's version (each held by the server until the class changed), answered "
+             f"after p50 {fmt(statistics.median(gets))}, p95 {fmt(percentile(gets, 95))}" if gets
+             else " (each page's poll fragment on its timer)"))
+    if result["change_seen"]:
+        print(f"After the Reveal, each watch saw the class changed (p50 / p95 / max): "
+              f"{spread_of(result['change_seen'])}, then its fragment's run drew the chart; the teacher's Reveal run "
+              f"took {fmt(result['reveal_run'] or 0)}")
     if args.late_joiners:
         joins = result["joins"]
         print(f"Joining during the burst: {len(joins)} of {args.late_joiners} reached the question; "

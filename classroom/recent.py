@@ -1,12 +1,13 @@
 """A class's state as read at most SHARED_SECONDS ago, one read shared by every session of a process that polls it.
 
-Why: every student at a stop polls her class (ui/lessons/live_question.py, every 2 s): 150 polls a second per replica
-for 300 students, each of which read the class (ClassStore.session: a connection and 3 queries, about a fifth of an
-unchanged poll's own CPU, longer under load). The class changes a few times a lesson; one read per class and half
-second serves them all. A teacher's write through this process (ClassTeacher._write: a move, a Reveal, a phase)
-forgets the class's read at once, so her own next page and this replica's students see it without waiting; another
-replica's students see it within SHARED_SECONDS. Only reads are shared: every class rule is checked by the store in
-the statement that stores an answer.
+Why: every student at a stop follows her class: her browser asks the class's version every second
+(serving/class_version.py, ui/lessons/class_watch.py), and her fragment reruns when it changed (150 asks a second
+per replica for 300 students). Each would otherwise read the class (ClassStore.session: a connection and 3 queries,
+longer under load); the class changes a few times a lesson, and one read per class and half second serves them all.
+A teacher's write through this process (ClassTeacher._write: a move, a Reveal, a phase) forgets the class's read at
+once, so her own next page and this replica's students see it without waiting; another replica's students see it
+within SHARED_SECONDS. Only reads are shared: every class rule is checked by the store in the statement that stores
+an answer.
 """
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def class_version(session: ClassSession | None) -> str:
     return hashlib.blake2s(followed, key=_VERSION_KEY, digest_size=8).hexdigest()
 
 
-# How old a shared read may be. The Reveal reaches a student within her poll's interval plus this (2 + 0.5 s, within
-# issue 38's 3 s); 150 polls a second per replica become 2 reads a second per class.
+# How old a shared read may be. The Reveal reaches a student within her watch's interval plus this (1 + 0.5 s) and her
+# fragment's run; 150 asks a second per replica become 2 reads a second per class.
 SHARED_SECONDS = 0.5
 
 

@@ -5,11 +5,12 @@ the peer-instruction phases, the lesson; "ended" for a class that is not live), 
 Why: every student's page in a class used to rerun a fragment every 2-3 s to ask its class whether anything had
 changed (ui/lessons/live_question.py, ui/lessons/bar._class_poll): 150 script runs a second per replica for 300
 students, each 5-12 ms of the replica's one core for the script and the messages it sends, almost always to redraw
-what was already there. Now her page holds a small component (ui/lessons/class_watch.py) that fetches this version
-every second and reruns her fragment only when it differs from the version the page was drawn at: once per change
-of her class, not once per tick. An answer here is a dict lookup on the server's event loop (the class as read at
-most classroom/recent.SHARED_SECONDS ago, shared with every session of this process); a read of the database, when
-the kept one is older, runs in a worker thread.
+what was already there. Now her page holds a small component (ui/lessons/class_watch.py) that asks this version,
+naming the one her page was drawn at (`?seen=V`): the request is held until the class changes (HOLD_SECONDS at
+most), and her fragment reruns only then: once per change of her class, not once per tick. A held request costs
+nothing while it waits; one task per class and process checks the class's version every CHECK_SECONDS for all of
+them (the class as read at most classroom/recent.SHARED_SECONDS ago, shared with every session of this process; a
+read of the database runs in a worker thread). Without `seen` the version is answered at once.
 
 Who may ask: a browser with a seat cookie (serving/seat.py: every page of the lab sets one), else 403. The version
 is a keyed hash (a random key per process), so it tells nothing but "changed" to whoever knows a class's code, which
@@ -21,11 +22,25 @@ from __future__ import annotations
 
 import asyncio
 import re
+import weakref
+from collections import Counter
+from urllib.parse import parse_qs
 
 from classroom.recent import class_version
 from classroom.store import CODE_ALPHABET, CODE_LENGTH, process_store
 from serving.seat import seat_from_cookie_header
 
+# A request that names the version its page was drawn at (`?seen=V`) is held until the class's version differs, at
+# most HOLD_SECONDS (HAProxy's `timeout server` is 60 s, ingress-nginx's read timeout 7200 s), so a student's browser
+# asks once per change of her class or per HOLD_SECONDS, not once a second; a change reaches her as soon as this
+# process sees it: at once after a write through this process (ClassStore.changed forgets the kept read), within
+# SHARED_SECONDS + CHECK_SECONDS of a write through another replica. Held requests are bounded per process
+# (MAX_HELD; each holds a connection, beside its websocket, against HAProxy's maxconn 1000 a replica): past it one is
+# answered at once, and the browser asks again a second later, as without holding.
+HOLD_SECONDS = 20.0
+CHECK_SECONDS = 0.2  # how often a process looks at the classes it holds requests for (a dict lookup; a read at most
+# every classroom/recent.SHARED_SECONDS)
+MAX_HELD = 600
 VERSION_PATH = re.compile(r"(?:/[^/]+)*/_lab/class/([^/]{1,16})/version")
 CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 
@@ -42,6 +57,64 @@ async def current_version(code: str) -> str:
     if not fresh:
         session = await asyncio.to_thread(store.shared_session, code)
     return class_version(session)
+
+
+class _HeldRequests:
+    """The requests one event loop holds: per class, one task that checks its version every CHECK_SECONDS while a
+    request waits, and wakes them all when it changes."""
+
+    def __init__(self):
+        self.waiting: Counter[str] = Counter()  # class code -> requests held now
+        self.changed: dict[str, asyncio.Event] = {}  # class code -> set when its version next changes
+        self.checkers: dict[str, asyncio.Task] = {}
+
+    @property
+    def held(self) -> int:
+        return sum(self.waiting.values())
+
+    async def until_changed(self, code: str, seen: str, hold: float) -> str:
+        """The class's version once it differs from `seen`, or after `hold` seconds (or at once when too many
+        requests are held already) the version then."""
+        version = await current_version(code)
+        if version != seen or self.held >= MAX_HELD:
+            return version
+        changed = self.changed.setdefault(code, asyncio.Event())
+        self.waiting[code] += 1
+        if code not in self.checkers:
+            self.checkers[code] = asyncio.create_task(self._check(code, version))
+        try:
+            await asyncio.wait_for(changed.wait(), hold)
+        except TimeoutError:
+            pass
+        finally:
+            self.waiting[code] -= 1
+            if not self.waiting[code]:
+                del self.waiting[code]
+        return await current_version(code)
+
+    async def _check(self, code: str, version: str) -> None:
+        try:
+            while self.waiting.get(code):
+                await asyncio.sleep(CHECK_SECONDS)
+                now = await current_version(code)
+                if now != version:
+                    version = now
+                    self.changed.pop(code, asyncio.Event()).set()  # wakes every request held on the old version
+        finally:
+            self.checkers.pop(code, None)
+            if not self.waiting.get(code):
+                self.changed.pop(code, None)
+
+
+_held_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its _HeldRequests
+
+
+def held_requests() -> _HeldRequests:
+    loop = asyncio.get_running_loop()
+    held = _held_by_loop.get(loop)
+    if held is None:
+        held = _held_by_loop[loop] = _HeldRequests()
+    return held
 
 
 async def _respond(send, status: int, body: bytes) -> None:
@@ -73,4 +146,7 @@ class ClassVersionMiddleware:
         if not CODE.fullmatch(code):
             await _respond(send, 404, b"no such class\n")
             return
-        await _respond(send, 200, (await current_version(code)).encode())
+        seen = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("seen", [""])[0][:64]
+        version = (await held_requests().until_changed(code, seen, HOLD_SECONDS)) if seen \
+            else await current_version(code)
+        await _respond(send, 200, version.encode())

@@ -130,9 +130,10 @@ def test_a_whole_page_run_that_draws_the_chart_after_the_reveal_counts_too():
 
 
 def test_the_clients_class_watch_asks_the_version_and_reruns_its_fragment_once_per_change():
-    """What ui/lessons/class_watch.js does, the bench client does: a page's watch element is kept, each tick GETs the
-    version relative to the page, and only a version neither drawn nor asked already sends a rerun of the watch's
-    fragment with its trigger (the id Streamlit's bidi component reads); a refused GET falls back to a rerun."""
+    """What ui/lessons/class_watch.js does, the bench client does: a page's watch element is kept, each ask GETs the
+    version relative to the page, naming the version it follows, and only a version neither drawn nor asked already
+    sends a rerun of the watch's fragment with its trigger (the id Streamlit's bidi component reads); a refused GET
+    falls back to a rerun."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     bench = load_bench()
@@ -155,7 +156,8 @@ def test_the_clients_class_watch_asks_the_version_and_reruns_its_fragment_once_p
 
     client.connection.get = fake_get
     ticks = [asyncio.run(client.follow_class()) for _ in range(4)]
-    assert asked == ["/_lab/class/ABC234/version"] * 4
+    # each ask names the version the page was drawn at, or the one it last reran for (the server holds it till then)
+    assert asked == [f"/_lab/class/ABC234/version?seen={seen}" for seen in ("v1", "v1", "v2", "v2")]
     assert [what for _, what in ticks] == ["unchanged", "changed", "unchanged", "GET 503"]
     message = BackMsg()
     message.ParseFromString(ticks[1][0])

@@ -1,6 +1,8 @@
 """serving/class_version.py and classroom/recent.class_version: a student's browser asks her class's version with a
 plain GET instead of a fragment run; the version changes exactly when what her page follows changes, names nothing,
 and is answered only to a browser with a seat, for a well-formed code, under any path prefix."""
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
@@ -13,6 +15,7 @@ from classroom.database import DATABASE_URL_ENV
 from classroom.recent import ENDED, class_version
 from classroom.records import ClassSession
 from classroom.store import QuestionPhase, process_store
+from serving import class_version as version_route
 from serving.class_version import ClassVersionMiddleware, version_url
 from serving.seat import SEAT_COOKIE
 
@@ -82,3 +85,28 @@ def test_only_a_browser_with_a_seat_asks_a_well_formed_code_under_any_prefix(sto
     assert anonymous.get(path, headers={"Cookie": f"{SEAT_COOKIE}=forged"}).status_code == 403
     assert client.get("/intro").text == "the app"  # every other request passes to the app
     assert client.get(path + "/more").text == "the app"
+
+
+def test_a_request_that_names_its_pages_version_is_held_until_the_class_changes(store, client, monkeypatch):
+    """`?seen=V`: answered when the class's version is no longer V (a Reveal through this process: within a check),
+    else after HOLD_SECONDS with V; a page drawn at an older version is answered at once; past MAX_HELD at once."""
+    teacher = store.create_class("intro")
+    url = "/" + version_url(teacher.code)
+    first = client.get(url).text
+    with ThreadPoolExecutor(1) as pool:
+        start = time.monotonic()
+        held = pool.submit(client.get, f"{url}?seen={first}")
+        time.sleep(1.0)
+        assert not held.done()  # nothing changed: the request waits, no answer to ask again after
+        teacher.reveal(QID)
+        revealed = held.result(timeout=10).text
+        took = time.monotonic() - start
+    assert revealed == client.get(url).text != first and took < 1.0 + 1.0  # the Reveal, within a check or two
+    start = time.monotonic()
+    assert client.get(f"{url}?seen={first}").text == revealed and time.monotonic() - start < 0.5  # drawn before it
+    monkeypatch.setattr(version_route, "HOLD_SECONDS", 0.4)
+    start = time.monotonic()
+    assert client.get(f"{url}?seen={revealed}").text == revealed and time.monotonic() - start >= 0.4  # held, unchanged
+    monkeypatch.setattr(version_route, "MAX_HELD", 0)
+    start = time.monotonic()
+    assert client.get(f"{url}?seen={revealed}").text == revealed and time.monotonic() - start < 0.3  # none held

@@ -1,6 +1,7 @@
-// A student's class watch (ui/lessons/class_watch.py): asks the server for her class's version every `every_ms`
-// (serving/class_version.py, a plain GET, no script run) and reruns the fragment it is drawn in (a trigger value)
-// only when the version differs from the one her page was drawn at. If the route cannot be asked (no seat cookie, a
+// A student's class watch (ui/lessons/class_watch.py): asks the server for her class's version, naming the one her
+// page was drawn at (serving/class_version.py: a plain GET, no script run, held by the server until the class
+// changes), `every_ms` after each answer, and reruns the fragment it is drawn in (a trigger value) only when the
+// version differs from the one her page was drawn at. If the route cannot be asked (no seat cookie, a
 // proxy that blocks it, a server without it), it reruns the fragment every `fallback_ms` instead: the class poll of
 // before, so a page never stops following its class.
 // Streamlit calls this function at the first draw and again with each new `data` (a fragment run), with no cleanup
@@ -22,8 +23,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
     if (watch.stopped) return;
     let now = null;
     try {
-      const response = await fetch(new URL(watch.url, document.baseURI), { cache: "no-store",
-                                                                            credentials: "same-origin" });
+      const url = new URL(watch.url, document.baseURI);
+      url.searchParams.set("seen", watch.asked ?? watch.version);
+      watch.request = new AbortController();
+      const response = await fetch(url, { cache: "no-store", credentials: "same-origin",
+                                          signal: watch.request.signal });
       if (response.ok) now = (await response.text()).trim();
     } catch (error) {
       now = null; // offline for a moment, or the route is not there: the fallback below
@@ -44,6 +48,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
   return () => {
     watch.stopped = true;
     clearTimeout(watch.timer);
+    if (watch.request) watch.request.abort(); // a held request is let go with the element
     watches.delete(parentElement);
   };
 }

@@ -1,6 +1,7 @@
 """A student's class watch: a small component (class_watch.js) in her class poll's fragment that asks the server
-for her class's version every WATCH_SECONDS (serving/class_version.py: a plain GET, no script run) and reruns the
-fragment only when the class changed since the page was drawn: a move, a Reveal, a peer-instruction phase, the end.
+for her class's version (serving/class_version.py: a plain GET, no script run, held by the server until the class
+changes from the version her page was drawn at) and reruns the fragment only when the class changed since the page
+was drawn: a move, a Reveal, a peer-instruction phase, the end.
 
 It replaces the fragment's run_every timer, which reran every student's fragment every 2-3 s (150 runs a second per
 replica for 300 students) to find, nearly always, that nothing had changed. Where the route cannot be asked (a
@@ -16,8 +17,8 @@ from classroom.recent import class_version
 from classroom.records import ClassSession
 from serving.class_version import version_url
 
-# How often a student's browser asks the version: the Reveal reaches her within this, plus the shared read's age
-# (classroom/recent.SHARED_SECONDS) and her fragment's run. A GET costs the server a fraction of a fragment run.
+# The pause after each answer before a student's browser asks again: an answer comes when the class changed, after
+# serving/class_version.HOLD_SECONDS, or at once where the server holds no request (then this is a 1 s poll).
 WATCH_SECONDS = 1.0
 FALLBACK_SECONDS = 2.0  # the fragment's own poll where the route cannot be asked (ui/lessons/live_question.py's)
 

@@ -29,6 +29,7 @@ from ui.lessons.classroom import class_store
 from ui.lessons.peer_student import class_question
 from ui.lessons.questions import Expected
 from ui.page_sections import section_alone
+from ui.page_slots import page_slot
 from ui.session import lab_session
 
 __all__ = ["LiveQuestion", "Scope", "live_question", "poll_scope", "polls_itself", "seen_of"]
@@ -96,7 +97,11 @@ def revealed_section(stop: Stop) -> None:
     draw = section_alone(stop.page, stop.section)
     if draw is None:
         st.rerun(scope="app")
-    with st.container(key="revealed_section"):
+    # in line for the process's page slot (ui/page_slots.py): at a Reveal 150 students' fragments per replica reach
+    # here within a second; drawn one after another at full speed, the charts arrive in turn instead of all at the
+    # end of 150 runs sharing the GIL (which also starves the event loop that sends them); right or wrong, above, is
+    # not held back
+    with st.container(key="revealed_section"), page_slot():
         draw()
     if st.button(tr("lessons.whole_page"), key="revealed_whole_page", type="tertiary", icon=":material/expand_more:"):
         st.rerun(scope="app")
