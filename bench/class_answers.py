@@ -473,6 +473,17 @@ async def run(args, base_url: str) -> dict:
                     raise RuntimeError(f"the teacher's Reveal failed: {outcome.problems}")
                 reveal["run"] = outcome.seconds
 
+    lags: list[tuple[float, float]] = []  # (when, how late) this client's event loop woke from a 20 ms sleep
+
+    async def loop_lag() -> None:
+        """This bench client's own lateness: a reading taken while it parsed 300 pages' messages is its, not the
+        server's; reported for the seconds after the Reveal."""
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.02)
+            lags.append((before, time.perf_counter() - before - 0.02))
+
+    lag_task = asyncio.create_task(loop_lag())
     stop = asyncio.Event()
     timer = asyncio.create_task(teacher_timer(stop))
     await asyncio.gather(*(answer(s) for s in students), *(join_late(s) for s in late))
@@ -485,6 +496,7 @@ async def run(args, base_url: str) -> dict:
     while time.perf_counter() < deadline and not seen_all() and not timer.done():
         await asyncio.sleep(0.1)
     stop.set()
+    lag_task.cancel()
     await timer  # a teacher refresh that failed raises here: the run cannot be judged
     watched = args.watch.finish()
     for client in students + late + [teacher]:
@@ -496,6 +508,7 @@ async def run(args, base_url: str) -> dict:
             "watched": sum(s.watch is not None for s in students),
             "change_seen": [s.change_seen - reveal["at"] for s in students if s.change_seen and "at" in reveal],
             "reveal_run": reveal.get("run"),
+            "client_lag": max((lag for at, lag in lags if "at" in reveal and at >= reveal["at"]), default=None),
             "version_gets": [t for s in students for t in s.version_gets],
             "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None, **watched}
 
@@ -604,7 +617,8 @@ def main(argv: list[str] | None = None) -> int:
     if result["change_seen"]:
         print(f"After the Reveal, each watch saw the class changed (p50 / p95 / max): "
               f"{spread_of(result['change_seen'])}, then its fragment's run drew the chart; the teacher's Reveal run "
-              f"took {fmt(result['reveal_run'] or 0)}")
+              f"took {fmt(result['reveal_run'] or 0)}; this bench client's event loop was at most "
+              f"{fmt(result['client_lag'] or 0)} late after the Reveal")
     if args.late_joiners:
         joins = result["joins"]
         print(f"Joining during the burst: {len(joins)} of {args.late_joiners} reached the question; "

@@ -113,7 +113,10 @@ class KeptConnection:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         self.writer.write(request)
         await self.writer.drain()
-        status = int((await self.reader.readline()).split()[1])
+        status_line = (await self.reader.readline()).split()
+        if len(status_line) < 2:  # the server closed the kept connection (its keep-alive ran out): ask on a new one
+            raise ConnectionResetError("connection closed before a status line")
+        status = int(status_line[1])
         length, close = 0, False
         while (line := await self.reader.readline()) not in (b"\r\n", b"\n", b""):
             name, _, value = line.decode("latin-1").partition(":")

@@ -63,7 +63,7 @@ def _start_class(teacher: Page, url: str, data: Path, query: str = "") -> str:
 
 
 def _next_stop_moves(teacher: Page, student: Page) -> None:
-    """The teacher's Next stop: the student's page, which polls the class every 3 s, opens stop 2 by itself."""
+    """The teacher's Next stop: the student's page, whose class watch sees the class move, opens stop 2 by itself."""
     teacher.get_by_role("button", name="Next stop").click()
     expect(student.get_by_text("stop 2 of")).to_be_visible(timeout=15000)
     no_exception(student)
@@ -107,7 +107,7 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         # One click: the button is drawn outside the results that rerun themselves every 2 s (ui/lessons/teacher._panel).
         teacher.get_by_role("button", name="Reveal the answer to everyone").click()
         expect(share).to_have_text("100%", timeout=15000)
-        # the student's page, which polls the class every 3 s, shows the verdict and the chart by itself
+        # the student's page, whose class watch sees the Reveal, shows the verdict and the chart by itself
         expect(student.get_by_text(re.compile("^Right:"))).to_be_visible(timeout=15000)
         expect(accuracy).to_be_visible()
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_counted.png", full_page=True)

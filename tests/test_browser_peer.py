@@ -80,7 +80,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
 
         _click_once(teacher, "Close round 1, start the discussion",
                      teacher.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first)
-        for student in students:  # the class poll (every 3 s) brings the discussion and its countdown
+        for student in students:  # her class watch brings the discussion and its countdown
             expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=30000)
             expect(student.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible()
             expect(student.get_by_test_id("stMain").get_by_text(RIGHT, exact=True)).to_have_count(0)  # no vote now

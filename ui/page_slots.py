@@ -98,3 +98,24 @@ def crowded() -> bool:
     their confirmation: the answer is then confirmed by its own form, and the student's page drawn at her first class
     poll after the burst (ui/lessons/peer_student.py, ui/lessons/bar.py)."""
     return _in_line >= PAGE_SLOTS or answer_burst()
+
+
+# A live question's runs (ui/lessons/live_question.py) at once per process. At a Reveal, every student of a replica
+# whose class watch was held (serving/class_version.py) is answered in the same tenth of a second, and her question's
+# fragment reruns: 150 runs sharing the GIL would each finish at the end of all of them (and starve the event loop
+# that sends their messages). Two at a time (one runs while the other waits on the database), in the order they came,
+# each finishes at full speed; the total is the same, and the first students see the answer first.
+LIVE_SLOTS = 2
+_live_slots = threading.BoundedSemaphore(LIVE_SLOTS)
+
+
+@contextmanager
+def live_slot() -> Iterator[None]:
+    """Hold one of the process's live-question slots while a live question is drawn (WAIT_SECONDS at most: then it
+    draws anyway)."""
+    taken = _live_slots.acquire(timeout=WAIT_SECONDS)
+    try:
+        yield
+    finally:
+        if taken:
+            _live_slots.release()

@@ -29,7 +29,7 @@ from ui.lessons.classroom import class_store
 from ui.lessons.peer_student import class_question
 from ui.lessons.questions import Expected
 from ui.page_sections import section_alone
-from ui.page_slots import page_slot
+from ui.page_slots import live_slot, page_slot
 from ui.session import lab_session
 
 __all__ = ["LiveQuestion", "Scope", "live_question", "poll_scope", "polls_itself", "seen_of"]
@@ -75,7 +75,13 @@ class LiveQuestion:
 def live_question(asked: LiveQuestion) -> None:
     """The student's question as her class's phase for it says, then (revealed, with no page under the bar) the stop's
     chart; and the class poll's line. Rerun by her class watch (the class changed), by her answer, or by "Show the
-    whole page"."""
+    whole page". In line for the process's live-question slots (ui/page_slots.live_slot): at a Reveal a replica's
+    whole class reruns it in the same moment."""
+    with live_slot():
+        _draw_live_question(asked)
+
+
+def _draw_live_question(asked: LiveQuestion) -> None:
     seat = lab_session().seat
     session = class_store().shared_session(seat.code) if seat.code else None  # one read a process and half second
     if poll_scope(seat.seen, session) is Scope.APP:
