@@ -206,8 +206,7 @@ def _class_poll() -> None:
     session = class_store().shared_session(code) if code else None  # one read a process and half second
     if session is None or seen is None or seen_of(session) != seen:
         st.rerun(scope="app")
-    st.caption(tr("lessons.in_class", code=code))
-    watch_class(code, session, key="class_poll_watch")
+    watch_class(code, session, key="class_poll_watch", line=tr("lessons.in_class", code=code))
 
 
 def lesson_bar(url_path: str) -> bool:

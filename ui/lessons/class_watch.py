@@ -26,12 +26,15 @@ _WATCH = st.components.v2.component("attention_lab_class_watch",
                                     js=(Path(__file__).with_name("class_watch.js")).read_text(encoding="utf-8"))
 
 
-def watch_class(code: str, session: ClassSession | None, key: str) -> None:
-    """Draw the watch of class `code`, as `session` (the read this run drew from) has it: the fragment this is called
-    in reruns when the class's version differs from it. `key`: unique on the page."""
-    _WATCH(key=key, data={"url": version_url(code), "version": class_version(session),
-                          "every_ms": int(WATCH_SECONDS * 1000), "fallback_ms": int(FALLBACK_SECONDS * 1000)},
-           on_changed_change=_nothing)
+def watch_class(code: str, session: ClassSession | None, key: str, line: str) -> None:
+    """The class's line (`line`, a caption: "In class …") with the watch of class `code` beside it, as `session` (the
+    read this run drew from) has it: the fragment this is called in reruns when the class's version differs from it.
+    The watch draws nothing; in a row with the line it adds no empty row under it. `key`: unique on the page."""
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption(line)
+        _WATCH(key=key, data={"url": version_url(code), "version": class_version(session),
+                              "every_ms": int(WATCH_SECONDS * 1000), "fallback_ms": int(FALLBACK_SECONDS * 1000)},
+               on_changed_change=_nothing, width="content")
 
 
 def _nothing() -> None:

@@ -93,8 +93,7 @@ def _draw_live_question(asked: LiveQuestion) -> None:
                            qid in session.revealed)
     if shown and not asked.page_below:
         revealed_section(stop)
-    st.caption(tr("lessons.in_class", code=seat.code))
-    watch_class(seat.code, session, key="class_watch")
+    watch_class(seat.code, session, key="class_watch", line=tr("lessons.in_class", code=seat.code))
 
 
 def revealed_section(stop: Stop) -> None:
