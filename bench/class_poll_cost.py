@@ -1,5 +1,6 @@
-"""Server CPU per run of a student's class poll (the st.fragment(run_every) every student's page runs all lesson
-long: 150 runs a second for 300 students at 2 s), beside the same kind of run of an empty fragment in a one-line app.
+"""Server CPU per run of a student's class poll (her live question's fragment: rerun by her class watch at each change
+of her class, ui/lessons/class_watch.py; before the watch, by a st.fragment(run_every) timer every 2 s all lesson
+long), beside the same kind of run of an empty fragment in a one-line app.
 
     python bench/class_poll_cost.py [--students 10] [--seconds 15]
 

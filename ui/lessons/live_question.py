@@ -3,8 +3,8 @@ the stop's chart under it, all in one fragment of their own, which is also her c
 
 Why one fragment: after a Reveal each student's page used to rerun whole (st.rerun(scope="app")), 150 whole pages
 per replica at once (the sidebar, the menu, every section of the stop's page), each far dearer than the one chart
-the question was about. Here the question's own rerun (its timer, every LIVE_POLL_SECONDS) sees the class's new
-phase and redraws only itself: a peer-instruction phase (discussion, round 2) and the Reveal, where it draws the
+the question was about. Here the question's own rerun (by her class watch, ui/lessons/class_watch.py, when the
+class's version changed; no run while nothing changes) sees the class's new phase and redraws only itself: a peer-instruction phase (discussion, round 2) and the Reveal, where it draws the
 stop's section alone (ui.widget_spec.PageSection.alone; the whole page when the section has none, as before). The
 rest of the page comes with the student's next whole run: her "Show the whole page", the teacher's next move or a
 reload. When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lessons/bar._follow_class
