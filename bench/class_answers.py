@@ -55,6 +55,7 @@ import asyncio
 import datetime
 import json
 import os
+import re
 import random
 import statistics
 import sys
@@ -86,6 +87,7 @@ IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds t
 CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts
 REVEAL = "Reveal the answer to everyone"  # the teacher's button (i18n/en/class_teacher.toml: reveal)
 WATCH_COMPONENT = "attention_lab_class_watch"  # ui/lessons/class_watch.py's component (its element's name)
+VERSION = re.compile(r"[0-9a-f]{16}|ended")  # what the route answers (classroom/recent.class_version)
 HELD_SECONDS = 20.0  # the longest the server holds a watch's GET (serving/class_version.HOLD_SECONDS)
 
 
@@ -148,9 +150,9 @@ class ClassClient(StreamlitClient):
         start = time.perf_counter()
         status, body = await self.connection.get(path, self.cookie_header(), timeout=HELD_SECONDS + 10)
         self.version_gets.append(time.perf_counter() - start)
-        if status != 200:  # the route could not be asked: the watch reruns its fragment, the poll of before
-            return self.trigger_msg(watch.element, "changed", f"poll {time.time()}", watch.fragment), f"GET {status}"
         version = body.strip()
+        if status != 200 or not VERSION.fullmatch(version):  # no answer: the watch reruns its fragment, the old poll
+            return self.trigger_msg(watch.element, "changed", f"poll {time.time()}", watch.fragment), f"GET {status}"
         if version in (watch.version, watch.asked):
             return None, "unchanged"
         watch.asked = version

@@ -124,8 +124,9 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
 
 
 def test_a_choice_not_yet_sent_survives_the_questions_fallback_polls(browser, peer_url, peer_data):
-    """Where the class's version route cannot be asked (a proxy blocks it: here the browser aborts it), the class
-    watch reruns the question's fragment every FALLBACK_SECONDS (ui/lessons/class_watch.py) while a student still
+    """Where the class's version route cannot be asked (a proxy blocks it, or a server without it, `streamlit run
+    app.py`, answers its index page: here the browser does both), the class watch reruns the question's fragment every
+    FALLBACK_SECONDS (ui/lessons/class_watch.py) while a student still
     thinks: the option she picked and has not sent yet stays picked, and is the answer taken."""
     contexts = [browser.new_context(viewport={"width": 1280, "height": 720}),
                 browser.new_context(viewport={"width": 400, "height": 800})]  # a phone
@@ -134,9 +135,12 @@ def test_a_choice_not_yet_sent_survives_the_questions_fallback_polls(browser, pe
         student = contexts[1].new_page()
         asked: list[str] = []
 
-        def blocked(route):
+        def blocked(route):  # refused, then answered as a server without the route does (its index page, 200)
             asked.append(route.request.url)
-            route.abort()
+            if len(asked) == 1:
+                route.abort()
+            else:
+                route.fulfill(status=200, content_type="text/html", body="<!doctype html><html></html>")
 
         student.route(re.compile(r"/_lab/class/[^/]+/version"), blocked)
         student.goto(f"{peer_url}/?class={code}")

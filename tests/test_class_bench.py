@@ -143,11 +143,12 @@ def test_the_clients_class_watch_asks_the_version_and_reruns_its_fragment_once_p
     drawn.delta.fragment_id = "frag1"
     component = drawn.delta.new_element.bidi_component
     component.component_name, component.id = bench.WATCH_COMPONENT, "el1"
-    component.json = json.dumps({"url": "_lab/class/ABC234/version", "version": "v1", "every_ms": 1000,
+    v1, v2 = "0123456789abcdef", "fedcba9876543210"  # versions as the route answers them
+    component.json = json.dumps({"url": "_lab/class/ABC234/version", "version": v1, "every_ms": 1000,
                                  "fallback_ms": 2000})
     client._handle(drawn, 0.0)
     assert client.watch is not None and client.poll_seconds == 1.0
-    answers = iter([(200, "v1"), (200, "v2"), (200, "v2"), (503, "")])
+    answers = iter([(200, v1), (200, v2), (200, v2), (503, ""), (200, "<!doctype html>")])
     asked: list[str] = []
 
     async def fake_get(path, cookie, timeout=10.0):
@@ -155,13 +156,14 @@ def test_the_clients_class_watch_asks_the_version_and_reruns_its_fragment_once_p
         return next(answers)
 
     client.connection.get = fake_get
-    ticks = [asyncio.run(client.follow_class()) for _ in range(4)]
+    ticks = [asyncio.run(client.follow_class()) for _ in range(5)]
     # each ask names the version the page was drawn at, or the one it last reran for (the server holds it till then)
-    assert asked == [f"/_lab/class/ABC234/version?seen={seen}" for seen in ("v1", "v1", "v2", "v2")]
-    assert [what for _, what in ticks] == ["unchanged", "changed", "unchanged", "GET 503"]
+    assert asked == [f"/_lab/class/ABC234/version?seen={seen}" for seen in (v1, v1, v2, v2, v2)]
+    # a refusal, or a page that is no version (a server without the route): the fragment's poll of before
+    assert [what for _, what in ticks] == ["unchanged", "changed", "unchanged", "GET 503", "GET 200"]
     message = BackMsg()
     message.ParseFromString(ticks[1][0])
     assert message.rerun_script.fragment_id == "frag1"
     trigger = sent_widgets(ticks[1][0])["$$STREAMLIT_INTERNAL_KEY_el1__events"]
-    assert json.loads(trigger.json_trigger_value) == [{"event": "changed", "value": "v2"}]
+    assert json.loads(trigger.json_trigger_value) == [{"event": "changed", "value": v2}]
     assert "$$STREAMLIT_INTERNAL_KEY_el1__events" not in client.widgets  # sent once, not with every later rerun

@@ -7,6 +7,7 @@
 // Streamlit calls this function at the first draw and again with each new `data` (a fragment run), with no cleanup
 // in between: one watch per mounted element, kept in `watches`; the cleanup runs when the element leaves the page.
 const watches = new WeakMap();
+const VERSION = /^([0-9a-f]{16}|ended)$/;
 
 export default function ({ data, parentElement, setTriggerValue }) {
   let watch = watches.get(parentElement);
@@ -28,7 +29,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
       watch.request = new AbortController();
       const response = await fetch(url, { cache: "no-store", credentials: "same-origin",
                                           signal: watch.request.signal });
-      if (response.ok) now = (await response.text()).trim();
+      const text = (await response.text()).trim();
+      // a version is 16 hex digits or "ended" (classroom/recent.class_version); anything else (a server without the
+      // route answers its index page) is no answer, and the fragment polls instead
+      if (response.ok && VERSION.test(text)) now = text;
     } catch (error) {
       now = null; // offline for a moment, or the route is not there: the fallback below
     }
