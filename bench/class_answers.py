@@ -77,8 +77,10 @@ from classroom.teacher_password import teacher_password  # noqa: E402
 from classroom_report import machine, percentile  # noqa: E402
 from load_classroom import SERVE_STATE, Server, free_port, process_status, read_serve_state  # noqa: E402
 from serving.haproxy import HEALTH_PATH, STICKY_COOKIE, server_states  # noqa: E402
-from serving.streamlit_client import KeptConnection, StreamlitClient, http_get  # noqa: E402
+from serving.kept_connection import KeptConnection  # noqa: E402
+from serving.streamlit_client import StreamlitClient, http_get  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
 QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
 STUDENT_POLL_SECONDS = 3  # a class poll's interval until its timer message says (ui/lessons/bar.FOLLOW_SECONDS)
@@ -140,6 +142,17 @@ class ClassClient(StreamlitClient):
         asked = self.watch.asked if self.watch is not None else None
         self.watch = ClassWatch(component.id, fragment, data["url"], data["version"], data["every_ms"] / 1000,
                                 data["fallback_ms"] / 1000, asked)
+
+    def trigger_msg(self, component_id: str, event: str, value, fragment_id: str = "") -> bytes:
+        """What an st.components.v2 component's setTriggerValue(event, value) sends: a rerun (of the fragment the
+        component is drawn in) carrying the component's trigger payload once, beside the other widgets' states."""
+        trigger_id = f"$$STREAMLIT_INTERNAL_KEY_{component_id}__events"  # bidi_component.main._make_trigger_id
+        self.widgets[trigger_id] = WidgetState(id=trigger_id, json_trigger_value=json.dumps(
+            [{"event": event, "value": value}]))
+        try:
+            return self.widget_rerun_msg(fragment_id)
+        finally:
+            del self.widgets[trigger_id]
 
     async def follow_class(self) -> tuple[bytes | None, str]:
         """One ask of the class watch, as class_watch.js does it (naming the version its page was drawn at, so the

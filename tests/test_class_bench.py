@@ -2,6 +2,7 @@
 modules it builds on, and the protocol client's button click is sent once, not on every later rerun."""
 import asyncio
 import importlib.util
+from concurrent.futures import ThreadPoolExecutor
 import json
 import sys
 from pathlib import Path
@@ -156,7 +157,8 @@ def test_the_clients_class_watch_asks_the_version_and_reruns_its_fragment_once_p
         return next(answers)
 
     client.connection.get = fake_get
-    ticks = [asyncio.run(client.follow_class()) for _ in range(5)]
+    with ThreadPoolExecutor(1) as thread:  # a loop of its own: a browser test before this file leaves Playwright's running
+        ticks = [thread.submit(asyncio.run, client.follow_class()).result() for _ in range(5)]
     # each ask names the version the page was drawn at, or the one it last reran for (the server holds it till then)
     assert asked == [f"/_lab/class/ABC234/version?seen={seen}" for seen in (v1, v1, v2, v2, v2)]
     # a refusal, or a page that is no version (a server without the route): the fragment's poll of before
