@@ -32,7 +32,7 @@ def watch_class(code: str, session: ClassSession | None, key: str, line: str) ->
     The watch draws nothing; in a row with the line it adds no empty row under it. `key`: unique on the page."""
     with st.container(horizontal=True, vertical_alignment="center"):
         st.caption(line)
-        _WATCH(key=key, data={"url": version_url(code), "version": class_version(session),
+        _WATCH(key=key, data={"key": f"{key}:{code}", "url": version_url(code), "version": class_version(session),
                               "every_ms": int(WATCH_SECONDS * 1000), "fallback_ms": int(FALLBACK_SECONDS * 1000)},
                on_changed_change=_nothing, width="content")
 
