@@ -340,6 +340,22 @@ async def run(args, base_url: str) -> dict:
             return False
         return True
 
+    async def send_answer(student: ClassClient) -> tuple[float, float] | None:
+        """Her click on "Answer" as a browser sends it (the click names the st.fragment the form is in, which reruns
+        alone) -> (when she clicked, the run's seconds), or None when it failed (said in `failures`)."""
+        student.watching_confirmation = True
+        clicked = time.perf_counter()
+        button = student.button_id("Answer")
+        try:
+            outcome = await student.rerun(student.click_msg(button, student.fragment_of.get(button, "")), timeout)
+        except (TimeoutError, ConnectionError) as error:
+            failures.append(f"student {student.index}: {type(error).__name__}: {error}")
+            return None
+        if not outcome.ok or student.confirmation_seen is None:
+            failures.append(f"student {student.index}: {outcome.problems} {student.run_texts[-3:]}")
+            return None
+        return clicked, outcome.seconds
+
     async def follow(student: ClassClient) -> None:
         """The page's class watch, as class_watch.js runs it beside everything else on the page: its GET (held by the
         server until the class changes), its fragment's rerun when it changed, a pause, again."""
@@ -368,20 +384,11 @@ async def run(args, base_url: str) -> dict:
                 finished(student)
                 return
             async with student.lock:
-                student.watching_confirmation = True
-                clicked = time.perf_counter()
-                button = student.button_id("Answer")
-                try:
-                    outcome = await student.rerun(student.click_msg(button, student.fragment_of.get(button, "")),
-                                                  timeout)
-                except (TimeoutError, ConnectionError) as error:
-                    failures.append(f"student {student.index}: {type(error).__name__}: {error}")
-                    finished(student)
-                    return
-            if not outcome.ok or student.confirmation_seen is None:
-                failures.append(f"student {student.index}: {outcome.problems} {student.run_texts[-3:]}")
+                sent = await send_answer(student)
+            if sent is None:
                 finished(student)
                 return
+            clicked, answer_run = sent
             answer_done()
             while student.page_drawn is None and not follower.done():
                 if "at" in reveal and time.perf_counter() - reveal["at"] > timeout:
@@ -395,7 +402,7 @@ async def run(args, base_url: str) -> dict:
                 return
             drawn_students.add(student.index)
             confirmed.append((student.confirmation_seen, student.confirmation_seen - clicked,
-                              student.page_drawn - reveal["at"], outcome.seconds))
+                              student.page_drawn - reveal["at"], answer_run))
             finished(student)
         finally:
             follower.cancel()
@@ -423,21 +430,11 @@ async def run(args, base_url: str) -> dict:
                     failures.append(f"student {student.index}: {problem}")
                     finished(student)
                     return
-                student.watching_confirmation = True
-                clicked = time.perf_counter()
-                button = student.button_id("Answer")
-                try:  # as a browser does: the click names the st.fragment the form is in, which reruns alone
-                    outcome = await student.rerun(student.click_msg(button, student.fragment_of.get(button, "")),
-                                                  timeout)
-                except (TimeoutError, ConnectionError) as error:
-                    failures.append(f"student {student.index}: {type(error).__name__}: {error}")
+                sent = await send_answer(student)
+                if sent is None:
                     finished(student)
                     return
-                answer_run = outcome.seconds
-                if not outcome.ok or student.confirmation_seen is None:
-                    failures.append(f"student {student.index}: {outcome.problems} {student.run_texts[-3:]}")
-                    finished(student)
-                    return
+                clicked, answer_run = sent
                 answer_done()
                 continue
             if "at" in reveal and time.perf_counter() - reveal["at"] > timeout:
