@@ -341,16 +341,22 @@ async def run(args, base_url: str) -> dict:
         return True
 
     async def send_answer(student: ClassClient) -> tuple[float, float] | None:
-        """Her click on "Answer" as a browser sends it (the click names the st.fragment the form is in, which reruns
-        alone) -> (when she clicked, the run's seconds), or None when it failed (said in `failures`)."""
-        student.watching_confirmation = True
-        clicked = time.perf_counter()
-        button = student.button_id("Answer")
-        try:
-            outcome = await student.rerun(student.click_msg(button, student.fragment_of.get(button, "")), timeout)
-        except (TimeoutError, ConnectionError) as error:
-            failures.append(f"student {student.index}: {type(error).__name__}: {error}")
+        """Her choice, then her click on "Answer" as a browser sends it (the click names the st.fragment the form is
+        in, which reruns alone; her session runs one script at a time, so it waits for her watch's rerun) -> (when she
+        clicked, the run's seconds), or None when it failed (said in `failures`)."""
+        problem = student.choose_option(QUESTION_KEY, rng.choice)
+        if problem is not None:
+            failures.append(f"student {student.index}: {problem}")
             return None
+        async with student.lock:
+            student.watching_confirmation = True
+            clicked = time.perf_counter()
+            button = student.button_id("Answer")
+            try:
+                outcome = await student.rerun(student.click_msg(button, student.fragment_of.get(button, "")), timeout)
+            except (TimeoutError, ConnectionError) as error:
+                failures.append(f"student {student.index}: {type(error).__name__}: {error}")
+                return None
         if not outcome.ok or student.confirmation_seen is None:
             failures.append(f"student {student.index}: {outcome.problems} {student.run_texts[-3:]}")
             return None
@@ -378,13 +384,7 @@ async def run(args, base_url: str) -> dict:
         follower = asyncio.create_task(follow(student))
         try:
             await asyncio.sleep(max(0.0, window_start + rng.uniform(0, args.window) - time.perf_counter()))
-            problem = student.choose_option(QUESTION_KEY, rng.choice)
-            if problem is not None:
-                failures.append(f"student {student.index}: {problem}")
-                finished(student)
-                return
-            async with student.lock:
-                sent = await send_answer(student)
+            sent = await send_answer(student)
             if sent is None:
                 finished(student)
                 return
@@ -425,11 +425,6 @@ async def run(args, base_url: str) -> dict:
                 finished(student)
             if clicked is None and answer_at <= next_poll:
                 await asyncio.sleep(max(0.0, answer_at - time.perf_counter()))
-                problem = student.choose_option(QUESTION_KEY, rng.choice)
-                if problem is not None:
-                    failures.append(f"student {student.index}: {problem}")
-                    finished(student)
-                    return
                 sent = await send_answer(student)
                 if sent is None:
                     finished(student)
