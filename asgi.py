@@ -13,12 +13,14 @@ In front of everything: Streamlit's developer messages (clear_cache, ...) droppe
 The class report's downloads are served to the teacher's browser only (serving/private_media.py).
 A class's version, which every student's page asks every second instead of rerunning a fragment, is answered
 before anything else, with no script run (serving/class_version.py).
+The GIL is handed between threads every millisecond, not every 5 (GIL_SWITCH_SECONDS, below).
 `/_stcore/metrics` counts the app's result store beside Streamlit's caches (serving/result_metrics.py).
 Unless ATTENTION_LAB_WARMUP=0 (serve.py's replicas, which it warms itself; the tests), the server warms itself in the
 background from its first second: every shipped model and every lesson stop opened once (serving/warmup.py), while
 Home says it is warming up.
 """
 import contextlib
+import sys
 
 import streamlit as st
 from starlette.middleware import Middleware
@@ -57,5 +59,12 @@ MIDDLEWARE = [
     Middleware(PlotlyPreloadMiddleware, pages=PLOTLY_PAGES),
     Middleware(PrivateMediaMiddleware),
 ]
+# The event loop (every browser's messages, the class watch's answers) shares the GIL with the script runs. At a Reveal a
+# replica starts 150 fragment runs at once: at Python's default switch interval (5 ms) the loop, which gives up the GIL
+# at every socket write and select, waits up to 5 ms behind a run to take it back at each of those (the convoy
+# effect), so the runs' starts and their messages trickle out. At 1 ms the same work reaches the class sooner
+# (bench/README.md, "300 students answering"); the CPU-bound parts (torch) release the GIL and do not care.
+GIL_SWITCH_SECONDS = 0.001
+sys.setswitchinterval(GIL_SWITCH_SECONDS)
 build_session_theme_once()  # every run's new_session theme built once, not walked six times a run (ui/compat.py)
 app = st.App("app.py", middleware=MIDDLEWARE, lifespan=_lifespan)

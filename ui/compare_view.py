@@ -116,13 +116,18 @@ def side_by_side(text: str | None) -> None:
         st.caption(tr("compare.alignment_caption"))
 
 
+def _rows_by_length() -> dict[str, list[dict]]:
+    return {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
+
+
 def length_chart() -> None:
     st.subheader(tr("compare.length_title"))
     metric = spec_radio(METRIC, tr("compare.metric"), horizontal=True, format_func=lambda m: tr(f"compare.metric_{m}"))
-    rows = {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
-    # the shipped models' figures: the same for every session of the process
+    # the shipped models' figures: the same for every session of the process, their metrics read only to build it
+    # (after a Reveal every student of a stop-1 class draws this chart)
     figure = shared_figure(("cmp_length", tuple(MODELS.values()), metric),
-                           lambda: accuracy_by_length_chart(rows, metric, words=words_for("train", "compare")))
+                           lambda: accuracy_by_length_chart(_rows_by_length(), metric,
+                                                            words=words_for("train", "compare")))
     show_chart(figure, f"compare_accuracy_by_length_{metric}", key="cmp_length")
     if not presenting():
         st.caption(tr("compare.length_caption"))
