@@ -12,7 +12,8 @@ that never loaded the lab: every chunk of the bundle fetched) and in one context
 
 - front end: `DOMContentLoaded` (the HTML and the entry bundle parsed and run) and the websocket open;
 - script run: the first and the last message of the page's run (and the bytes it sent);
-- drawn: the page's first text on screen (Home: its first markdown); settled: the last DOM change before 400 ms
+- drawn: the page's first text on screen (Home: its first markdown; a lesson stop, `--path "/softmax_scaling?lesson=
+  intro&stop=6&presenter=true"`: its lesson bar and every Plotly chart drawn); settled: the last DOM change before 400 ms
   without one (lazily loaded chunks, charts and tables included);
 - JavaScript: what the tab fetched over the network (0 when the cache held it all).
 """
@@ -25,11 +26,12 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.lecture_moves import HOME_DRAWN, SETTLED, WATCH  # noqa: E402
+from bench.lecture_moves import HOME_DRAWN, SETTLED, STOP_DRAWN, WATCH  # noqa: E402
 
 # The websocket's open, its first send (the run's request) and every message's arrival, in the page's own clock.
 SOCKET_CLOCK = """(() => { const Socket = window.WebSocket; window.__socket = {bytes: 0};
@@ -48,13 +50,16 @@ SPLIT = """() => { const page = performance.getEntriesByType('navigation')[0];
 COLUMNS = ("dom_ready", "socket_open", "first_message", "last_message", "drawn", "settled", "run_kb", "js_mb")
 
 
-def open_tab(opener, url: str, ready: str = HOME_DRAWN) -> dict[str, float]:
-    """A new tab of `opener` (a browser: a new context each time; or a context) on url -> its split."""
+def open_tab(opener, url: str) -> dict[str, float]:
+    """A new tab of `opener` (a browser: a new context each time; or a context) on url -> its split. Drawn: Home's
+    first text, or a lesson stop's page (`stop=N` in url) with its lesson bar and every chart drawn."""
+    stop = parse_qs(urlsplit(url).query).get("stop")
+    ready, arg = (STOP_DRAWN, int(stop[0])) if stop else (HOME_DRAWN, None)
     tab = opener.new_page()
     tab.set_viewport_size({"width": 1280, "height": 720})
     tab.add_init_script(SOCKET_CLOCK)
     tab.goto(url)
-    tab.wait_for_function(ready, timeout=120000, polling=10)
+    tab.wait_for_function(ready, arg=arg, timeout=120000, polling=10)
     tab.evaluate("() => { window.__drawn = performance.now(); }")
     tab.evaluate(WATCH)
     tab.wait_for_function(SETTLED, arg=[0, 400], timeout=120000, polling=50)

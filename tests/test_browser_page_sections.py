@@ -3,6 +3,7 @@ chart starts on the first screen, under the stop's text, and the rest of the pag
 from playwright.sync_api import Page, expect
 
 from classroom.lessons import load_lessons
+from i18n import translate
 from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from ui.lessons.catalogue import known_pages
@@ -39,7 +40,9 @@ def _assert_section_first_and_its_chart_on_screen(page: Page, number: int, secti
     wait_idle(page)
     page.screenshot(path=SCREENSHOTS / f"projected_section_stop_{number}_{language}.png")
     boxes = page.evaluate(BOXES, section)
-    assert boxes["sections"][0] == section and len(boxes["sections"]) > 1, boxes  # first; the others below
+    assert boxes["sections"][0] == section, boxes
+    # the others below it, or (a page whose other sections are drawn when asked) the switch that draws them
+    assert len(boxes["sections"]) > 1 or page.locator(f".st-key-sections_rest_{stop.page}_{section}").count(), boxes
     assert boxes["bar"]["bottom"] <= boxes["section"]["top"], boxes
     assert boxes["chart"]["top"] <= FOLD - SEEN, boxes
     expect(page.locator(".st-key-lesson_bar").get_by_text(stop.title[language], exact=True)).to_be_visible()
@@ -49,6 +52,12 @@ def _assert_section_first_and_its_chart_on_screen(page: Page, number: int, secti
 def test_the_saturation_stop_shows_its_row_of_scores_above_the_fold_in_korean(page: Page, app_url):
     _open_stop(page, app_url, 6, "ko")
     _assert_section_first_and_its_chart_on_screen(page, 6, "row", "ko")
+    # the page's other two sections (four more charts) under it, once asked for
+    page.locator(".st-key-sections_rest_softmax_scaling_row").get_by_text(translate("ko", "page_sections.show_rest")).click()
+    wait_idle(page)
+    expect(page.locator(".st-key-section_dot_products .js-plotly-plot")).to_be_visible()
+    assert page.evaluate(BOXES, "row")["sections"] == ["row", "dot_products", "saturation"]
+    no_exception(page)
 
 
 def test_the_compare_stop_shows_accuracy_by_length_above_the_fold_then_next_the_growing_sentence(page: Page, app_url):

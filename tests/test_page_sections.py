@@ -58,13 +58,22 @@ def test_a_stop_opens_on_its_section_and_previous_next_and_leave_move_it(languag
     # stop 5 asks a question first: answered here, so its page is shown
     at = open_page(None, {"lesson": "intro", "stop": "6", "presenter": "true", "lang": language},
                    lab=LabSession(lesson=LessonState(answers={"intro:5": "0.73"})))
-    assert _subheaders(at) == [row, dot, saturation]  # the stop's section first, the rest of the page below it
+    # the stop's section alone (its 3 charts, not the page's 6), the rest of the page under it when asked
+    assert _subheaders(at) == [row]
     assert chart_titles(at)[0] == translate(language, "softmax_scaling.row_chart", scale="1")
+    assert at.metric[0].label == translate(language, "softmax_scaling.entropy")  # d_k from the view: 512, not drawn
+    assert at.session_state["scaling_dk"] == 512
+    rest = at.toggle(key="sections_rest_softmax_scaling_row")
+    assert rest.label == translate(language, "page_sections.show_rest") and not rest.value
+    rest.set_value(True).run()
+    assert_healthy(at)
+    assert _subheaders(at) == [row, dot, saturation]
+    assert at.select_slider(key="scaling_dk").value == 512
     at.button(key="lesson_previous").click().run()
     assert_healthy(at)
-    assert _subheaders(at) == [saturation, dot, row]
+    assert _subheaders(at) == [saturation]
     at.button(key="lesson_next").click().run()
-    assert _subheaders(at) == [row, dot, saturation]
+    assert _subheaders(at) == [row]  # the toggle is per stop: the stop opens alone again
     at.button(key="lesson_leave").click().run()
     assert_healthy(at)
     assert _subheaders(at) == [dot, saturation, row]  # no lesson: the page in its own order
