@@ -65,22 +65,26 @@ class RecentSessions:
         self._reads: dict[str, _Read] = {}
         self._forgets: dict[str, int] = {}  # code -> how many times it was forgotten (a read keeps only if unchanged)
         self._readers: dict[str, threading.Lock] = {}  # code -> held by the one thread reading that class now
+        self._listeners: list[Callable[[str], None]] = []  # told each class forgotten (serving/class_version.py)
 
-    def _fresh(self, code: str) -> _Read | None:
+    def _fresh(self, code: str, max_age: float | None = None) -> _Read | None:
         kept = self._reads.get(code)
-        return kept if kept is not None and self._clock() - kept.at < self.max_age else None
+        age = self.max_age if max_age is None else min(max_age, self.max_age)
+        return kept if kept is not None and self._clock() - kept.at < age else None
 
-    def get(self, code: str, read: Callable[[str], ClassSession | None]) -> ClassSession | None:
-        """The class as `read` gave it at most max_age seconds ago (None: no live class of that code). While one thread reads a
-        class, the others that want it wait for that read (sleeping, without the GIL) instead of reading again."""
+    def get(self, code: str, read: Callable[[str], ClassSession | None],
+            max_age: float | None = None) -> ClassSession | None:
+        """The class as `read` gave it at most max_age seconds ago (default: the shared age; None: no live class of
+        that code). While one thread reads a class, the others that want it wait for that read (sleeping, without the
+        GIL) instead of reading again."""
         with self._lock:
-            kept = self._fresh(code)
+            kept = self._fresh(code, max_age)
             if kept is not None:
                 return kept.session
             reader = self._readers.setdefault(code, threading.Lock())
         with reader:
             with self._lock:
-                kept = self._fresh(code)  # the thread before us in line read it
+                kept = self._fresh(code, max_age)  # the thread before us in line read it
                 if kept is not None:
                     return kept.session
             began = self.began(code)
@@ -88,11 +92,11 @@ class RecentSessions:
             self.keep(began, session)
         return session
 
-    def kept(self, code: str) -> tuple[bool, ClassSession | None]:
+    def kept(self, code: str, max_age: float | None = None) -> tuple[bool, ClassSession | None]:
         """(True, the class) when a read at most max_age old is kept, else (False, None); never reads nor waits for a
         read (the version route asks it on the server's event loop, and reads in a thread only when it misses)."""
         with self._lock:
-            kept = self._fresh(code)
+            kept = self._fresh(code, max_age)
         return (True, kept.session) if kept is not None else (False, None)
 
     def began(self, code: str) -> tuple[str, int, float]:
@@ -111,10 +115,25 @@ class RecentSessions:
                 self._reads[code] = _Read(at, session)
 
     def forget(self, code: str) -> None:
-        """The class changed through this process: the next get reads it again."""
+        """The class changed through this process: the next get reads it again, and each listener is told."""
         with self._lock:
             self._reads.pop(code, None)
             self._forgets[code] = self._forgets.get(code, 0) + 1
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(code)
+
+    def listen(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call listener(code) (in the writing thread, after the read is dropped) whenever a class is forgotten here;
+        -> a function that stops it. The version route wakes the requests it holds for that class at once."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def stop() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+        return stop
 
 
 _shared: dict[str, RecentSessions] = {}  # database location -> its reads in this process

@@ -243,10 +243,10 @@ class ClassStore:
             self.recent.keep(began, session)
         return session
 
-    def shared_session(self, code: str) -> ClassSession | None:
-        """The class as read at most classroom/recent.SHARED_SECONDS ago, one read for every poll of this process
-        (a student's poll); a write through this process's teacher handle is seen at once."""
-        return self.recent.get(code, self.session)
+    def shared_session(self, code: str, max_age: float | None = None) -> ClassSession | None:
+        """The class as read at most classroom/recent.SHARED_SECONDS ago (or max_age, when younger), one read for every
+        poll of this process (a student's poll); a write through this process's teacher handle is seen at once."""
+        return self.recent.get(code, self.session, max_age)
 
     def changed(self, code: str) -> None:
         """The class was written through this process (ClassTeacher): shared_session reads it again."""

@@ -21,6 +21,7 @@ relative to its page, as Streamlit's own front end asks its routes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import weakref
 from collections import Counter
@@ -33,13 +34,15 @@ from serving.seat import seat_from_cookie_header
 # A request that names the version its page was drawn at (`?seen=V`) is held until the class's version differs, at
 # most HOLD_SECONDS (HAProxy's `timeout server` is 60 s, ingress-nginx's read timeout 7200 s), so a student's browser
 # asks once per change of her class or per HOLD_SECONDS, not once a second; a change reaches her as soon as this
-# process sees it: at once after a write through this process (ClassStore.changed forgets the kept read), within
-# SHARED_SECONDS + CHECK_SECONDS of a write through another replica. Held requests are bounded per process
+# process sees it: at once after a write through this process (ClassStore.changed forgets the kept read and wakes the
+# class's checker), within about 2 × CHECK_SECONDS of a write through another replica (the checker reads the class
+# when its kept read is older than CHECK_SECONDS: at a Reveal the other replica's 150 students used to wait up to
+# SHARED_SECONDS + CHECK_SECONDS, 0.7 s, while its core idled). Held requests are bounded per process
 # (MAX_HELD; each holds a connection, beside its websocket, against HAProxy's maxconn 1000 a replica): past it one is
 # answered at once, and the browser asks again a second later, as without holding.
 HOLD_SECONDS = 20.0
-CHECK_SECONDS = 0.2  # how often a process looks at the classes it holds requests for (a dict lookup; a read at most
-# every classroom/recent.SHARED_SECONDS)
+CHECK_SECONDS = 0.2  # how often a process looks at the classes it holds requests for (a dict lookup; a read of the
+# class, one connection and 3 indexed queries, at most once per class and CHECK_SECONDS)
 MAX_HELD = 600
 VERSION_PATH = re.compile(r"(?:/[^/]+)*/_lab/class/([^/]{1,16})/version")
 CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
@@ -50,23 +53,32 @@ def version_url(code: str) -> str:
     return f"_lab/class/{code}/version"
 
 
-async def current_version(code: str) -> str:
-    """The class's version now: the kept read when fresh (no wait), else a read in a worker thread."""
+async def current_version(code: str, max_age: float | None = None) -> str:
+    """The class's version now: the kept read when fresh (younger than max_age, when given), else a read in a worker
+    thread."""
     store = process_store()
-    fresh, session = store.recent.kept(code)
+    fresh, session = store.recent.kept(code, max_age)
     if not fresh:
-        session = await asyncio.to_thread(store.shared_session, code)
+        session = await asyncio.to_thread(store.shared_session, code, max_age)
     return class_version(session)
 
 
 class _HeldRequests:
     """The requests one event loop holds: per class, one task that checks its version every CHECK_SECONDS while a
-    request waits, and wakes them all when it changes."""
+    request waits (a read of the class at most CHECK_SECONDS old: another replica's write is seen within about that),
+    and at once when this process writes the class (a teacher's Reveal here); it wakes them all when it changes."""
 
     def __init__(self):
         self.waiting: Counter[str] = Counter()  # class code -> requests held now
         self.changed: dict[str, asyncio.Event] = {}  # class code -> set when its version next changes
         self.checkers: dict[str, asyncio.Task] = {}
+        self.written: dict[str, asyncio.Event] = {}  # class code -> set when this process wrote it (check now)
+
+    def wake(self, code: str) -> None:
+        """This process wrote class `code` (on the loop: _listen): its checker looks at once, not at its next tick."""
+        written = self.written.get(code)
+        if written is not None:
+            written.set()
 
     @property
     def held(self) -> int:
@@ -93,15 +105,19 @@ class _HeldRequests:
         return await current_version(code)
 
     async def _check(self, code: str, version: str) -> None:
+        written = self.written.setdefault(code, asyncio.Event())
         try:
             while self.waiting.get(code):
-                await asyncio.sleep(CHECK_SECONDS)
-                now = await current_version(code)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(written.wait(), CHECK_SECONDS)
+                written.clear()
+                now = await current_version(code, CHECK_SECONDS)
                 if now != version:
                     version = now
                     self.changed.pop(code, asyncio.Event()).set()  # wakes every request held on the old version
         finally:
             self.checkers.pop(code, None)
+            self.written.pop(code, None)
             if not self.waiting.get(code):
                 self.changed.pop(code, None)
 
@@ -114,7 +130,26 @@ def held_requests() -> _HeldRequests:
     held = _held_by_loop.get(loop)
     if held is None:
         held = _held_by_loop[loop] = _HeldRequests()
+        _listen(held, loop)
     return held
+
+
+def _listen(held: _HeldRequests, loop: asyncio.AbstractEventLoop) -> None:
+    """Wake held's checker of a class as soon as this process writes it (classroom/recent.RecentSessions.forget, in
+    the writing script's thread): a Reveal reaches this replica's students without waiting for the next check. Held
+    weakly: the listener stops itself once the loop is gone or closed."""
+    held_ref, loop_ref = weakref.ref(held), weakref.ref(loop)
+
+    def written(code: str) -> None:
+        current_loop, current_held = loop_ref(), held_ref()
+        try:
+            if current_loop is None or current_held is None or current_loop.is_closed():
+                raise RuntimeError("its event loop is gone")
+            current_loop.call_soon_threadsafe(current_held.wake, code)
+        except RuntimeError:  # closed, or closing meanwhile
+            stop()
+
+    stop = process_store().recent.listen(written)
 
 
 async def _respond(send, status: int, body: bytes) -> None:

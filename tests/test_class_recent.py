@@ -130,3 +130,21 @@ def test_a_direct_read_is_shared_so_a_poll_never_sees_the_class_older(store):
     _another_replica(store, teacher.code, teacher.token)
     assert store.session(teacher.code).stop == 3  # the join's read
     assert store.shared_session(teacher.code).stop == 3  # the poll's, within SHARED_SECONDS of the older read
+
+
+def test_a_younger_read_is_asked_for_and_each_forget_is_told(store):
+    """The version route's checker asks for a read younger than the shared one (another replica's write seen within
+    its own interval), and is told at once of a write through this process."""
+    teacher = store.create_class("intro", stop=1)
+    assert store.shared_session(teacher.code).stop == 1
+    _another_replica(store, teacher.code, teacher.token)
+    time.sleep(0.06)
+    assert store.shared_session(teacher.code).stop == 1  # the poll's: its read is younger than SHARED_SECONDS
+    assert store.shared_session(teacher.code, max_age=0.05).stop == 3  # the checker's: older than 0.05 s, read again
+    assert store.recent.kept(teacher.code, max_age=10.0)[0] and not store.recent.kept(teacher.code, max_age=0.0)[0]
+    told: list[str] = []
+    stop = store.recent.listen(told.append)
+    teacher.reveal("intro:1")
+    stop()
+    teacher.move(2)
+    assert told == [teacher.code]  # the Reveal's write, and nothing after the listener stopped

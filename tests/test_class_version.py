@@ -110,3 +110,30 @@ def test_a_request_that_names_its_pages_version_is_held_until_the_class_changes(
     monkeypatch.setattr(version_route, "MAX_HELD", 0)
     start = time.monotonic()
     assert client.get(f"{url}?seen={revealed}").text == revealed and time.monotonic() - start < 0.3  # none held
+
+
+def test_a_write_here_wakes_the_held_requests_at_once_and_another_replicas_within_a_check(store, client, monkeypatch):
+    """A Reveal through this process answers the requests held on its class without waiting for the next check; a
+    write through another replica (the database alone) is seen at the next check, not after the shared read's age."""
+    teacher = store.create_class("intro")
+    url = "/" + version_url(teacher.code)
+    first = client.get(url).text
+    monkeypatch.setattr(version_route, "HOLD_SECONDS", 8.0)
+    monkeypatch.setattr(version_route, "CHECK_SECONDS", 6.0)  # only the write's wake-up answers within 5 s
+    with ThreadPoolExecutor(1) as pool:
+        held = pool.submit(client.get, f"{url}?seen={first}")
+        time.sleep(0.5)
+        assert not held.done()
+        start = time.monotonic()
+        teacher.reveal(QID)
+        revealed = held.result(timeout=10).text
+        assert revealed != first and time.monotonic() - start < 5.0
+    monkeypatch.setattr(version_route, "CHECK_SECONDS", 0.1)
+    monkeypatch.setattr(store.recent, "max_age", 60.0)  # the shared read alone would keep the old stop for a minute
+    with ThreadPoolExecutor(1) as pool:
+        held = pool.submit(client.get, f"{url}?seen={revealed}")
+        time.sleep(0.5)
+        with store.connect() as db:  # the teacher's move through another replica: this process is not told
+            db.execute("UPDATE classes SET stop = 2 WHERE code = ?", (teacher.code,))
+        moved = held.result(timeout=10).text
+    assert moved not in (first, revealed) and moved == class_version(store.session(teacher.code))

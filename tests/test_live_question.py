@@ -82,6 +82,9 @@ def test_the_reveal_is_drawn_by_the_question_alone_and_a_move_reruns_the_page(st
     assert not at.exception and not reruns  # the verdict and the chart come without a whole-page run
     assert any("The model's answer: GRU without attention" in w.value for w in at.warning)
     assert len(at.get("plotly_chart")) == 1  # the stop's section alone: accuracy by sentence length
+    # the chart alone, in the view's metric: the metric's radio and the CSV come with the whole page (150 students
+    # per replica draw this run at once)
+    assert not [r for r in at.radio if r.key == "cmp_metric"] and not at.get("download_button")
     assert at.button(key="revealed_whole_page").label == "Show the whole page"
 
     teacher.move(2)

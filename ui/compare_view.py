@@ -13,7 +13,7 @@ from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import show_translation
-from ui.widget_spec import PageSection, WidgetSpec, spec_radio, spec_select, spec_select_slider
+from ui.widget_spec import PageSection, WidgetSpec, prepare, spec_radio, spec_select, spec_select_slider
 from viz.attention import attention_heatmap, attention_table
 from viz.training import accuracy_by_length_chart
 
@@ -74,7 +74,8 @@ LENGTH = WidgetSpec("cmp_length_slider", "compare_len",
                     options=lambda state: sentence_lengths(), convert=int)
 SPECS = (LAYER, HEAD, METRIC, LENGTH)
 # the three models on the sidebar's sentence, accuracy against sentence length, a growing held-out sentence
-SECTIONS = (PageSection("side_by_side"), PageSection("length", alone=lambda: length_chart()), PageSection("growing"))
+SECTIONS = (PageSection("side_by_side"), PageSection("length", alone=lambda: length_chart(controls=False)),
+            PageSection("growing"))
 
 
 def side_by_side(text: str | None) -> None:
@@ -120,15 +121,19 @@ def _rows_by_length() -> dict[str, list[dict]]:
     return {family_label(f): shipped_model_info(m)["metrics"].get("by_length", []) for f, m in MODELS.items()}
 
 
-def length_chart() -> None:
+def length_chart(controls: bool = True) -> None:
+    """Accuracy against sentence length. controls=False (the chart under a student's revealed answer, which 150
+    students per replica draw at once after a Reveal): the view's metric without its radio, and no CSV button; her
+    "Show the whole page" gives both."""
     st.subheader(tr("compare.length_title"))
-    metric = spec_radio(METRIC, tr("compare.metric"), horizontal=True, format_func=lambda m: tr(f"compare.metric_{m}"))
+    metric = (spec_radio(METRIC, tr("compare.metric"), horizontal=True, format_func=lambda m: tr(f"compare.metric_{m}"))
+              if controls else prepare(METRIC))
     # the shipped models' figures: the same for every session of the process, their metrics read only to build it
     # (after a Reveal every student of a stop-1 class draws this chart)
     figure = shared_figure(("cmp_length", tuple(MODELS.values()), metric),
                            lambda: accuracy_by_length_chart(_rows_by_length(), metric,
                                                             words=words_for("train", "compare")))
-    show_chart(figure, f"compare_accuracy_by_length_{metric}", key="cmp_length")
+    show_chart(figure, f"compare_accuracy_by_length_{metric}", key="cmp_length", offer_csv=controls)
     if not presenting():
         st.caption(tr("compare.length_caption"))
 

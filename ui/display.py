@@ -201,6 +201,13 @@ def shared_figure(key: tuple[Hashable, ...], build: Callable[[], go.Figure]) -> 
     return _shared_chart(key, i18n.current_language(), build)
 
 
+@functools.lru_cache(maxsize=256)
+def _escaped(summary: str) -> str:
+    """escape_markdown(summary), once per text: a shared chart's words are the same for its whole class (after a Reveal
+    every student's run shows them), and escaping a long summary each run was a tenth of such a run's chart."""
+    return escape_markdown(summary)
+
+
 def chart_words(fig: go.Figure, title: str | None = None) -> str:
     """figure_summary(fig, title): a shared figure's words are computed once for the class (two sessions computing
     the same words at once both store the same text)."""
@@ -256,7 +263,7 @@ def _file_stem(name: str) -> str:
 def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
                table: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
                on_select: Callable[[], None] | None = None, summary: str | None = None,
-               width: int | None = None) -> None:
+               width: int | None = None, offer_csv: bool = True) -> None:
     """Draw a plotly figure the same way everywhere.
 
     name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
@@ -269,7 +276,7 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
     width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column): a long text's token labels are
     thinned to every k-th one where they would overlap, by their measured widths (viz.encoder.thin_tick_labels;
-    hover and CSV name every token).
+    hover and CSV name every token). offer_csv=False: no CSV button (where the same chart is offered whole nearby).
     """
     in_column = where is not None
     where = where or st
@@ -292,8 +299,8 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     if summary:  # token text is user text: escaped, never markdown
         # Projected, the words are for screen readers only (ui/sidebar.py hides CHART_WORDS containers from the eye):
         # the room reads the chart, and the projected page keeps its text to the stop's.
-        where.container(key=f"{CHART_WORDS}{key}").caption(escape_markdown(summary))
-    if presenter:
+        where.container(key=f"{CHART_WORDS}{key}").caption(_escaped(summary))
+    if presenter or not offer_csv:
         return
 
     language = i18n.current_language()
