@@ -116,3 +116,51 @@ def test_the_training_speed_probe_gives_the_page_slot_back(monkeypatch):
         assert not page_slots._slots.acquire(blocking=False)  # and has it back once the probe is done
     view.measured_speed.clear()
     assert isinstance(result, SpeedProbeError) and free_during_probe == [True]
+
+
+def test_students_runs_wait_for_the_teachers_run_that_changed_the_class(monkeypatch):
+    """Her click (a Reveal) wakes her class at once; the students' live questions and page bodies of this process go
+    after her run, which ends at its outermost page guard (a fragment's guard inside her run does not end it), and
+    never wait more than TEACHER_FIRST_SECONDS."""
+    from ui.errors import page_guard
+
+    order: list[str] = []
+    acted, inner_done, finish = threading.Event(), threading.Event(), threading.Event()
+
+    def teacher():
+        with page_guard():  # her run (run_app's guard)
+            page_slots.teacher_acts()  # the Reveal's callback
+            acted.set()
+            with page_guard():  # a fragment drawn inside her run
+                pass
+            inner_done.set()
+            finish.wait(5)
+            order.append("teacher drawn")
+
+    def student(slot):
+        acted.wait(5)
+        with slot():
+            order.append("student")
+
+    threads = [threading.Thread(target=teacher), threading.Thread(target=student, args=(page_slots.live_slot,)),
+               threading.Thread(target=student, args=(page_slot,))]
+    for thread in threads:
+        thread.start()
+    inner_done.wait(5)
+    time.sleep(0.3)
+    assert order == []  # both students wait while her run draws
+    finish.set()
+    for thread in threads:
+        thread.join(5)
+    assert order == ["teacher drawn", "student", "student"]
+
+    monkeypatch.setattr(page_slots, "TEACHER_FIRST_SECONDS", 0.3)
+    page_slots.teacher_acts()  # a run that never says it ended (killed): the class waits 0.3 s, no more
+    started = time.monotonic()
+    with page_slots.live_slot():
+        waited = time.monotonic() - started
+    page_slots.run_ended()
+    assert 0.2 < waited < 2.0
+    started = time.monotonic()
+    with page_slot():  # nothing of the teacher's is drawing: no wait
+        assert time.monotonic() - started < 0.2

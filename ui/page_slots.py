@@ -9,7 +9,8 @@ speed, and the short part of each run before the body (the bar that says the ans
 once. The total work is the same; the confirmation does not wait for it. During a burst of answers the pages wait
 for the burst to end (`crowded`): each answer's confirmation is a short fragment run, and the charts follow.
 
-The teacher's runs are never queued: she moves the class while it answers. Fragments (the teacher's live results,
+The teacher's runs are never queued: she moves the class while it answers; and a run of hers that changed the class
+(a Reveal, a move) goes first: the students' runs it causes wait for it (teacher_acts). Fragments (the teacher's live results,
 a student's answer form, the class poll) do not run app.py and are not queued either. A run that has waited
 WAIT_SECONDS draws anyway: a slow page must delay the others, never hide one.
 """
@@ -35,6 +36,15 @@ _in_line = 0  # page bodies drawing or waiting for a slot in this process
 _holder = threading.local()  # .taken: this thread's script run holds a slot now
 _answers: deque[tuple[float, str]] = deque(maxlen=4 * BURST_ANSWERS)  # (monotonic time, student) of the latest
 
+# The teacher's run first. Her click that changes the class (a Reveal, a move, a phase: ui/lessons/refusals.
+# teacher_action) wakes every student of her class at once (serving/class_version.py), and this process's 150 reruns
+# would share the GIL with hers: the projected Reveal, which the whole room watches, took 2.5 s. From her click until
+# her run has drawn (TEACHER_FIRST_SECONDS at most: a slow page of hers delays the class, never stalls it), students'
+# page bodies and live questions wait before their slot, sleeping without the GIL.
+TEACHER_FIRST_SECONDS = 2.0
+_teacher_first = threading.Condition()
+_teacher_until = 0.0  # time.monotonic() until which students' runs wait for a teacher's run (0: none is drawing)
+
 
 @contextmanager
 def page_slot(queued: bool = True) -> Iterator[None]:
@@ -46,6 +56,7 @@ def page_slot(queued: bool = True) -> Iterator[None]:
         return
     with _count_lock:
         _in_line += 1
+    after_the_teacher()
     _holder.taken = _slots.acquire(timeout=WAIT_SECONDS)
     _holder.in_line = True
     try:
@@ -82,6 +93,34 @@ def slot_released() -> Iterator[None]:
     _holder.taken = _slots.acquire(timeout=WAIT_SECONDS)
 
 
+def teacher_acts() -> None:
+    """A teacher's click changed her class, at the start of her run (its callback, on her run's thread): students'
+    runs of this process wait (after_the_teacher) until that run ends (run_ended) or TEACHER_FIRST_SECONDS pass."""
+    global _teacher_until
+    with _teacher_first:
+        _teacher_until = time.monotonic() + TEACHER_FIRST_SECONDS
+    _holder.teacher_acted = True
+
+
+def run_ended() -> None:
+    """A script run has ended (ui/errors.page_guard, the run's outermost): if it was a teacher's that acted, the
+    students' runs go on now."""
+    global _teacher_until
+    if getattr(_holder, "teacher_acted", False):
+        _holder.teacher_acted = False
+        with _teacher_first:
+            _teacher_until = 0.0
+            _teacher_first.notify_all()
+
+
+def after_the_teacher() -> None:
+    """Wait, without the GIL, while a teacher's run that changed her class is drawing (TEACHER_FIRST_SECONDS after her
+    click at most)."""
+    with _teacher_first:
+        while (left := _teacher_until - time.monotonic()) > 0:
+            _teacher_first.wait(left)
+
+
 def note_answer(student: str) -> None:
     """A student's answer was stored by this process (ui/lessons/peer_student.py)."""
     _answers.append((time.monotonic(), student))
@@ -112,7 +151,8 @@ _live_slots = threading.BoundedSemaphore(LIVE_SLOTS)
 @contextmanager
 def live_slot() -> Iterator[None]:
     """Hold one of the process's live-question slots while a live question is drawn (WAIT_SECONDS at most: then it
-    draws anyway)."""
+    draws anyway), after a teacher's run that changed the class (after_the_teacher)."""
+    after_the_teacher()
     taken = _live_slots.acquire(timeout=WAIT_SECONDS)
     try:
         yield
