@@ -84,6 +84,11 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
             expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=30000)
             expect(student.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible()
             expect(student.get_by_test_id("stMain").get_by_text(RIGHT, exact=True)).to_have_count(0)  # no vote now
+        # her countdown is counted by her browser (ui/lessons/countdown.js), not redrawn by the server
+        clock = students[0].get_by_role("timer")
+        before = clock.inner_text()
+        students[0].wait_for_timeout(2100)
+        assert clock.inner_text() != before and re.fullmatch(r"Discussion: \d:\d\d left", clock.inner_text())
         students[0].screenshot(path=SCREENSHOTS / "peer_student_discussion.png")
         assert not axe_violations(students[0])
 

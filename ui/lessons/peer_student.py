@@ -20,6 +20,7 @@ from classroom.errors import AnsweredAlready
 from classroom.store import QuestionPhase
 from i18n import tr
 from ui.lessons.classroom import class_store
+from ui.lessons.countdown import student_countdown
 from ui.lessons.refusals import ANSWER, said
 from ui.page_slots import note_answer
 from ui.errors import lab_fragment
@@ -156,7 +157,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
     if phase.phase == "discussion":
         st.info(tr("peer.discussion"), icon=":material/forum:")
         if phase.discussion_ends is not None:
-            countdown(phase.discussion_ends)
+            student_countdown(phase.discussion_ends)  # counted in her browser (ui/lessons/countdown.py)
         return False
     if second is None:
         st.markdown(tr("peer.second_round"))
@@ -192,7 +193,8 @@ def clock(seconds: float) -> str:
 
 @lab_fragment(run_every=COUNTDOWN_SECONDS)
 def countdown(ends: float) -> None:
-    """The discussion's countdown, the same on every screen (the end is stored: unix seconds)."""
+    """The discussion's countdown on the teacher's projected page, the same on every screen (the end is stored: unix
+    seconds); a student's is counted in her browser (ui/lessons/countdown.py)."""
     left = ends - time.time()
     if left > 0:
         st.markdown(f"### {tr('peer.time_left', time=clock(left))}")
