@@ -8,9 +8,10 @@ students, each 5-12 ms of the replica's one core for the script and the messages
 what was already there. Now her page holds a small component (ui/lessons/class_watch.py) that asks this version,
 naming the one her page was drawn at (`?seen=V`): the request is held until the class changes (HOLD_SECONDS at
 most), and her fragment reruns only then: once per change of her class, not once per tick. A held request costs
-nothing while it waits; one task per class and process checks the class's version every CHECK_SECONDS for all of
-them (the class as read at most classroom/recent.SHARED_SECONDS ago, shared with every session of this process; a
-read of the database runs in a worker thread). Without `seen` the version is answered at once.
+nothing while it waits; one task per class and process checks the class's version for all of them every
+CHECK_SECONDS (the class as read at most that long ago; the read is shared with every session of this process and
+runs in a worker thread), and at once when this process writes the class (a Reveal by a teacher on this replica).
+Without `seen` the version is answered at once.
 
 Who may ask: a browser with a seat cookie (serving/seat.py: every page of the lab sets one), else 403. The version
 is a keyed hash (a random key per process), so it tells nothing but "changed" to whoever knows a class's code, which
