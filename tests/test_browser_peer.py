@@ -233,6 +233,8 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
         _click_once(teacher, translate("ko", "peer.start_discussion"), teacher.get_by_text(left).first)
         expect(student.get_by_text(translate("ko", "peer.discussion"))).to_be_visible(timeout=30000)
         expect(student.get_by_text(left).first).to_be_visible()
+        expect(student.get_by_role("timer")).to_have_text(left)  # her browser's countdown, in Korean
+        student.screenshot(path=SCREENSHOTS / "peer_student_discussion_ko.png")
         _click_once(teacher, translate("ko", "peer.open_round_two"), teacher.get_by_text(
             re.compile(re.escape(translate("ko", "peer.round_two")))).first)
         expect(student.get_by_text(translate("ko", "peer.second_round"))).to_be_visible(timeout=30000)
