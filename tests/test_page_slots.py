@@ -155,7 +155,13 @@ def test_students_runs_wait_for_the_teachers_run_that_changed_the_class(monkeypa
     assert order == ["teacher drawn", "student", "student"]
 
     monkeypatch.setattr(page_slots, "TEACHER_FIRST_SECONDS", 0.3)
+    page_slots.teacher_acts()  # her own run, queued, does not wait for itself
+    started = time.monotonic()
+    with page_slot():
+        assert time.monotonic() - started < 0.2
+    page_slots.run_ended()
     page_slots.teacher_acts()  # a run that never says it ended (killed): the class waits 0.3 s, no more
+    page_slots._holder.teacher_acted = False  # ... as seen from another thread (a student's)
     started = time.monotonic()
     with page_slots.live_slot():
         waited = time.monotonic() - started

@@ -115,7 +115,10 @@ def run_ended() -> None:
 
 def after_the_teacher() -> None:
     """Wait, without the GIL, while a teacher's run that changed her class is drawing (TEACHER_FIRST_SECONDS after her
-    click at most)."""
+    click at most). The teacher's own run never waits for itself (a run of hers that is queued: before her handle is
+    back in a new session)."""
+    if getattr(_holder, "teacher_acted", False):
+        return
     with _teacher_first:
         while (left := _teacher_until - time.monotonic()) > 0:
             _teacher_first.wait(left)
