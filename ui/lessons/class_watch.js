@@ -6,7 +6,10 @@
 // page never stops following its class.
 // Streamlit calls this function at the first draw and again at each run of the fragment, not always on the same
 // parent element and not always with a cleanup in between: so there is one watch per element key (data.key), whatever
-// element it is drawn in now, and one chain of asks per watch. The chain ends when its element has left the page.
+// element it is drawn in now, and one chain of asks per watch. The chain ends when its element has left the page, or
+// with the cleanup of the latest call. A cleanup of an earlier call can come after a later call, on the same element
+// (Streamlit's BidiComponent cleans up a call whose draw was superseded while it loaded, once it has returned): it
+// is let go, or two quick redraws would end the chain and her page would stop following the class.
 const watches = new Map();
 const VERSION = /^([0-9a-f]{16}|ended)$/;
 
@@ -47,9 +50,10 @@ async function ask(key) {
 export default function ({ data, parentElement, setTriggerValue }) {
   let watch = watches.get(data.key);
   if (watch === undefined) {
-    watch = { timer: null, asked: null, request: null };
+    watch = { timer: null, asked: null, request: null, calls: 0 };
     watches.set(data.key, watch);
   }
+  const call = ++watch.calls;
   // the page was drawn at data.version: a version already asked for is only asked again once it changes
   if (watch.version !== data.version) watch.asked = null;
   Object.assign(watch, { version: data.version, url: data.url, every: data.every_ms, fallback: data.fallback_ms,
@@ -59,7 +63,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
     watch.timer = setTimeout(ask, watch.every, data.key);
   }
   return () => {
-    if (watch.element !== parentElement) return; // an older element of the same watch: the chain goes on
+    if (watch.calls !== call) return; // an earlier call's cleanup, after a later call: the chain goes on
     watch.stopped = true;
     clearTimeout(watch.timer);
     if (watch.request) watch.request.abort(); // a held request is let go with the element

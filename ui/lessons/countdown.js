@@ -2,7 +2,8 @@
 // run once a second for it (150 runs a second per replica for a class of 300 in a discussion). The server gives the
 // seconds left when it drew the page (`left_ms`, from the stored end: her phone's clock is never asked) and the words;
 // the text is set with textContent only. Streamlit calls this at each draw of the element, not always on the same
-// parent element: one countdown per key (the class's stored end), its deadline fixed at its first draw.
+// parent element: one countdown per key (the class's stored end), its deadline fixed at its first draw. Only the
+// latest call's cleanup ends it (an earlier call's can come after a later one: ui/lessons/class_watch.js).
 const countdowns = new Map();
 
 function clock(ms) {
@@ -32,14 +33,15 @@ function tick(key) {
 export default function ({ data, parentElement }) {
   let countdown = countdowns.get(data.key);
   if (countdown === undefined) {
-    countdown = { deadline: performance.now() + data.left_ms, timer: null };
+    countdown = { deadline: performance.now() + data.left_ms, timer: null, calls: 0 };
     countdowns.set(data.key, countdown);
   }
+  const call = ++countdown.calls;
   Object.assign(countdown, { words: { left: data.left, up: data.up }, element: parentElement });
   clearTimeout(countdown.timer);
   tick(data.key);
   return () => {
-    if (countdown.element !== parentElement) return; // an older element of the same countdown: it goes on
+    if (countdown.calls !== call) return; // an earlier call's cleanup, after a later call: it goes on
     clearTimeout(countdown.timer);
     countdowns.delete(data.key);
   };
