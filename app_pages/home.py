@@ -24,6 +24,7 @@ st.page_link("app_pages/decoding.py", label=tr("home.link_decoding"), icon=":mat
 st.page_link("app_pages/positional.py", label=tr("home.link_foundations"), icon=":material/school:")
 st.page_link("app_pages/llm_answer.py", label=tr("home.link_llm_answer"), icon=":material/lightbulb:")
 open_lesson_button("intro", tr("home.link_lesson"))
+open_lesson_button("llm", tr("home.link_llm_lesson"))
 open_lesson_button("answer", tr("home.link_answer_lesson"))
 st.page_link("app_pages/attention.py", label=tr("home.link_real_encoder", model=PRETRAINED_MODELS[0]),
              icon=":material/psychology:",

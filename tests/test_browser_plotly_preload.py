@@ -1,8 +1,9 @@
 """plotly.js starts loading with the page itself (serving/plotly_preload: a modulepreload in the HTML of a Plotly
 page's address) and is imported with the page's first element (ui/display.preload_plotly), in a new tab, before the
 page's first Plotly chart arrives: stop 17 (the real encoder's grid) asks for Streamlit's Plotly chunk once, before its
-first delta is drawn, and its chart is then drawn from that one module. Home, which draws no Plotly chart, never
-loads it. The hidden element takes no room."""
+first delta is drawn, and its chart is then drawn from that one module. Home, which draws no Plotly chart, loads it
+once its own page is drawn and the browser is idle (ui/display.preload_plotly_when_idle), so that the lesson its
+button opens in the same tab finds it evaluated. The hidden elements take no room."""
 from playwright.sync_api import Page, expect
 
 from tests.browser_steps import no_exception, wait_idle
@@ -38,11 +39,33 @@ def test_a_new_tab_on_stop_17_loads_plotly_with_its_first_element(page: Page, ap
     expect(box).to_be_hidden()  # display: none, so it moves nothing on the page
 
 
-def test_home_loads_no_plotly(page: Page, app_url):
-    page.goto(f"{app_url}/")
+# the time (performance.now()) Home's text was first drawn
+HOME_DRAWN_AT = """() => { window.__homeAt = null; const tick = () => {
+  if (document.querySelector('[data-testid="stMarkdownContainer"]')) { window.__homeAt = performance.now(); return; }
+  requestAnimationFrame(tick); }; requestAnimationFrame(tick); }"""
+
+
+def test_home_loads_plotly_after_its_page_is_drawn_and_its_lesson_button_uses_it(page: Page, app_url):
+    page.add_init_script(f"({HOME_DRAWN_AT})()")
+    page.goto(f"{app_url}/?lang=en")
     expect(page.get_by_test_id("stSidebar")).to_be_visible()
     wait_idle(page)
     no_exception(page)
-    assert page.evaluate(CHUNKS) == []
-    assert page.evaluate(PRELOAD_LINKS) == 0
-    expect(page.locator(".st-key-plotly_preload")).to_be_hidden()
+    page.wait_for_function("() => window.__plotlyPreload !== undefined", timeout=15000)
+    assert page.evaluate("async () => (await window.__plotlyPreload) !== null")  # fetched and evaluated
+    requested = page.evaluate(CHUNKS)
+    assert len(requested) == 1, requested
+    home_at = page.evaluate("() => window.__homeAt")
+    assert home_at is not None and requested[0] > home_at, (requested[0], home_at)  # never before Home's own text
+    assert page.evaluate(PRELOAD_LINKS) == 0  # Home's HTML names no chunk: its own load is not slowed
+    for key in ("plotly_preload", "plotly_when_idle"):
+        expect(page.locator(f".st-key-{key}")).to_be_hidden()
+    page.get_by_role("button", name="Follow the guided lesson", exact=False).click()  # the same tab
+    expect(page.get_by_text("stop 1 of 18", exact=False)).to_be_visible(timeout=60000)
+    main = page.get_by_test_id("stMain")  # the stop asks its question first; its chart comes with the answer
+    main.get_by_text("GRU without attention (one context vector)", exact=True).click()
+    main.get_by_role("button", name="Answer").click()
+    expect(page.locator(".js-plotly-plot .main-svg").first).to_be_visible(timeout=60000)
+    wait_idle(page)
+    no_exception(page)
+    assert len(page.evaluate(CHUNKS)) == 1  # the stop's charts were drawn from the module Home loaded

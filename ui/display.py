@@ -35,6 +35,7 @@ _LANGUAGE, _PRESENTER, IMAGE_FORMAT_WIDGET = WidgetKey(LANGUAGE), WidgetKey(PRES
 CHART_WORDS = "chart_words_"  # key prefix of the container of a chart's words (CSS class st-key-chart_words_<key>)
 IMAGE_FORMATS = ("png", "svg")
 PLOTLY_PRELOAD = "plotly_preload"  # key of preload_plotly's hidden container
+PLOTLY_WHEN_IDLE = "plotly_when_idle"  # key of preload_plotly_when_idle's hidden container
 # px a chart gets: the page's width, or a column's (most columns are half the page; another passes its own width to
 # show_chart), in a 1280 px wide window with the sidebar open. Only the thinning of token labels reads them, and a smaller guess
 # than the real width only labels fewer tokens: with the sidebar closed or projected the charts are wider.
@@ -102,15 +103,40 @@ def preload_plotly(page_draws_plotly: bool) -> None:
     element is hidden (its container's CSS), so it moves nothing; the script holds only the chunk's file name, read
     from Streamlit's own files (no user text). Another Streamlit build without that chunk: nothing is preloaded.
     """
-    chunk = plotly_chunk()
     place = st.container(key=PLOTLY_PRELOAD)
-    if chunk is None or not page_draws_plotly:
+    if page_draws_plotly:
+        _plotly_import(place, "now")
+
+
+def preload_plotly_when_idle(page_draws_plotly: bool) -> None:
+    """Last in a run of a page that draws no Plotly chart (Home): once that page is drawn and the browser has
+    nothing else to do, plotly.js is evaluated for the page that comes next. Home's buttons open a lesson at a stop
+    with charts in the same tab: without this the click waited for plotly.js's evaluation (a long task of about
+    0.6 s on a laptop's core) before its first chart; the page itself is drawn before it starts. Hidden, like
+    preload_plotly's element."""
+    place = st.container(key=PLOTLY_WHEN_IDLE)
+    if not page_draws_plotly:
+        _plotly_import(place, "idle")
+
+
+def _plotly_import(place, when: str) -> None:
+    """The hidden script in `place` that imports Streamlit's Plotly chunk once per tab (window.__plotlyPreload, the
+    promise serving/plotly_preload's module script may have set already): at once, or (`when="idle"`) after two
+    frames and at the browser's next idle time."""
+    chunk = plotly_chunk()
+    if chunk is None:
         return
+    load = ("const load = () => { window.__plotlyPreload = window.__plotlyPreload"
+            f" || import(new URL({json.dumps(chunk)}, main.src).href).catch(() => null); }};")
+    start = ("load();" if when == "now" else
+             "requestAnimationFrame(() => requestAnimationFrame(() => (window.requestIdleCallback"
+             " ? window.requestIdleCallback(load, {timeout: 3000}) : setTimeout(load, 500))));")
     script = ("(() => { if (window.__plotlyPreload) return;"
               " const main = document.querySelector('script[src*=\"static/js/index.\"]'); if (!main) return;"
-              f" window.__plotlyPreload = import(new URL({json.dumps(chunk)}, main.src).href).catch(() => null); }})();")
+              f" {load} {start} }})();")
+    key = PLOTLY_PRELOAD if when == "now" else PLOTLY_WHEN_IDLE
     # hidden with its layout wrapper too: the wrapper alone, empty, still takes a gap of the column
-    hide = f".stApp .st-key-{PLOTLY_PRELOAD}, .stApp [data-testid='stLayoutWrapper']:has(> .st-key-{PLOTLY_PRELOAD})"
+    hide = f".stApp .st-key-{key}, .stApp [data-testid='stLayoutWrapper']:has(> .st-key-{key})"
     place.html(f"<style>{hide} {{display: none !important}}</style><script>{script}</script>",
                width="content", unsafe_allow_javascript=True)
 

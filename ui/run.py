@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.display import document_language, preload_plotly, presenting, use_session_language
+from ui.display import document_language, preload_plotly, preload_plotly_when_idle, presenting, use_session_language
 from ui.errors import page_guard
 from ui.lessons.bar import lesson_bar, lesson_picker
 from ui.page_list import PLOTLY_PAGES
@@ -33,7 +33,8 @@ def run_app() -> None:
             st.set_page_config(initial_sidebar_state="collapsed")
         pages = navigation_pages()  # ui/page_list.PAGE_SECTIONS: the app's one list of pages
         navigation = st.navigation(pages, position="hidden")
-        preload_plotly((navigation.url_path or "home") in PLOTLY_PAGES)  # plotly.js loads while this run goes on
+        draws_plotly = (navigation.url_path or "home") in PLOTLY_PAGES
+        preload_plotly(draws_plotly)  # plotly.js loads while this run goes on
         follow_page_change(navigation.url_path)  # Back onto the entry a page switch left behind: stepped over
         menu = page_menu_place()
         show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
@@ -52,3 +53,4 @@ def run_app() -> None:
                 share_link(navigation.url_path)
                 with st.container(key="page_language"):  # <html lang>; last, so its element moves no other
                     document_language()
+                preload_plotly_when_idle(draws_plotly)  # Home: plotly.js for the lesson its buttons open
