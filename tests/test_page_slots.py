@@ -112,10 +112,50 @@ def test_the_training_speed_probe_gives_the_page_slot_back(monkeypatch):
     view.measured_speed.clear()
     with page_slot():
         assert not page_slots._slots.acquire(blocking=False)  # the body holds the only slot
-        result = view.measured_speed("transformer", "en-fr", 1, 32, 2)
+        result = view.speed_for_the_form(view.form_config("transformer", "en-fr", 100, 1, 32, 2))
         assert not page_slots._slots.acquire(blocking=False)  # and has it back once the probe is done
     view.measured_speed.clear()
     assert isinstance(result, SpeedProbeError) and free_during_probe == [True]
+
+
+def test_two_pages_waiting_for_one_speed_probe_both_take_their_slot_back(monkeypatch):
+    """A class opens the Train page at once: the first page probes (its slot given back), the second waits on the
+    cache's lock for that probe. Neither may wait for the other's slot while the other waits for it: the slot is
+    taken back outside the cache's lock, so both pages have it again at once, not after WAIT_SECONDS."""
+    from model.training_speed import SpeedProbeError
+    from ui.train import view
+
+    monkeypatch.setattr(page_slots, "WAIT_SECONDS", 3.0)
+    probing, second_waits = threading.Event(), threading.Event()
+
+    def probe(config):
+        probing.set()
+        assert second_waits.wait(10)
+        time.sleep(0.3)  # the second page is in the cache's lock by now
+        raise SpeedProbeError("nonfinite_loss", 0, "stopped")
+
+    monkeypatch.setattr(view, "probe_speed", probe)
+    view.measured_speed.clear()
+    config = view.form_config("transformer", "en-fr", 100, 1, 32, 2)
+    slot_back: dict[str, bool] = {}
+
+    def page(name: str, before=None) -> None:
+        if before is not None:
+            assert before.wait(10)
+        with page_slot():
+            if name == "second":
+                second_waits.set()
+            view.speed_for_the_form(config)
+            slot_back[name] = page_slots._holder.taken  # False: its wait for a slot ran out
+
+    pages = [threading.Thread(target=page, args=("first",)),
+             threading.Thread(target=page, args=("second", probing))]
+    for thread in pages:
+        thread.start()
+    for thread in pages:
+        thread.join(20)
+    view.measured_speed.clear()
+    assert slot_back == {"first": True, "second": True}
 
 
 def test_students_runs_wait_for_the_teachers_run_that_changed_the_class(monkeypatch):

@@ -100,14 +100,22 @@ def measured_speed(family: str, task: str, layers: int, d_model: int,
                    heads: int) -> TrainingSpeed | SpeedProbeError:
     """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
     half hour, shared by every session: the estimate is this server's, under its current load. A probe that could
-    time no step returns its SpeedProbeError, cached like a speed (so a rerun does not probe again)."""
-    # The probe runs seconds in a thread of its own: this page gives its page slot back meanwhile (as an analysis
-    # does, ui/analysis_queue.py), so that a probe never makes another student's page wait behind it.
+    time no step returns its SpeedProbeError, cached like a speed (so a rerun does not probe again). Called through
+    speed_for_the_form, which gives the page slot back around it."""
+    try:
+        return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
+    except SpeedProbeError as error:  # caught inside: the page draws the refusal
+        return error
+
+
+def speed_for_the_form(config: TrainConfig) -> TrainingSpeed | SpeedProbeError:
+    """measured_speed for the form's shape, the page slot given back meanwhile (as an analysis does,
+    ui/analysis_queue.py): the probe runs seconds in a thread of its own, and a class opening the Train page at once
+    has every page but the first wait on the cache's lock for it. Given back around the call, not inside the cached
+    function: a page taking its slot back inside would wait, holding that lock, on a page that holds the slot and
+    waits for the lock (every page body of the replica stalled until the slot's wait ran out)."""
     with slot_released():
-        try:
-            return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
-        except SpeedProbeError as error:  # caught inside: the page takes its slot back and draws the refusal
-            return error
+        return measured_speed(config.family, config.task, *form_shape(config))
 
 
 def form_shape(config: TrainConfig) -> tuple[int, int, int]:
@@ -128,7 +136,7 @@ def format_duration(seconds: float) -> str:
 def time_estimate(config: TrainConfig) -> None:
     """Before Start: how long these settings will take here, from the measured speed (never a fixed number)."""
     with st.spinner(tr("train_estimate.measuring")):
-        speed = measured_speed(config.family, config.task, *form_shape(config))
+        speed = speed_for_the_form(config)
     if isinstance(speed, SpeedProbeError):
         st.warning(tr("training_probe.no_estimate", why=tr(f"train.job_{speed.reason}", step=speed.step)))
         return
