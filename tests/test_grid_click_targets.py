@@ -24,7 +24,8 @@ def test_each_cell_of_a_small_grid_is_a_click_target_that_names_its_head_and_tok
     assert len(figure_table(fig)) == 8 * 15  # the heatmaps' cells only
 
 
-def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads_maps_and_each_target_lies_on_its_heads_map():
+def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads_maps_and_each_target_lies_on_its_heads_map(monkeypatch):
+    monkeypatch.setattr("viz.attention.CLICK_TARGETS_MAX", 600)  # a budget of 6 × 6 a map: a target per cell
     weights = np.random.default_rng(3).random((3, 5, 4, 6))
     masked = np.triu(np.ones((4, 6), bool), 1)
     fig = head_grid(weights, list("abcd"), list("uvwxyz"), selected=(2, 1), masked=masked, words=words_for("attention"))

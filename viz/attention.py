@@ -176,8 +176,11 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
 
 CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter trace: controls, not data
 # Invisible markers in the whole grid: each is an SVG element the browser draws, so a marker per cell of a large
-# grid would cost more than the heatmap and its titles.
-CLICK_TARGETS_MAX = 1200
+# grid would cost more than the heatmap and its titles. The real encoder's 72 thumbnails (intro stop 17) get 2 × 2
+# blocks each (288 markers; 1,152 at 4 × 4 made the grid's draw the slowest Next of the lesson): a thumbnail is
+# about 90 px wide on a projector, too small to aim at one of its 256 cells, and its click opens the head, whose own
+# map hovers per cell.
+CLICK_TARGETS_MAX = 300
 
 
 def _blocks(length: int, count: int) -> list[np.ndarray]:
