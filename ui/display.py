@@ -121,16 +121,18 @@ def preload_plotly_when_idle(page_draws_plotly: bool) -> None:
 
 def _plotly_import(place, when: str) -> None:
     """The hidden script in `place` that imports Streamlit's Plotly chunk once per tab (window.__plotlyPreload, the
-    promise serving/plotly_preload's module script may have set already): at once, or (`when="idle"`) after two
-    frames and at the browser's next idle time."""
+    promise serving/plotly_preload's module script may have set already): at once, or (`when="idle"`) a second
+    later, at the browser's next idle time."""
     chunk = plotly_chunk()
     if chunk is None:
         return
     load = ("const load = () => { window.__plotlyPreload = window.__plotlyPreload"
             f" || import(new URL({json.dumps(chunk)}, main.src).href).catch(() => null); }};")
+    # idle: a second after the page's last element (its run's end is drawn by then), at the browser's next idle
+    # time; evaluating plotly.js is one long task, which must not hold back the page's own last changes
     start = ("load();" if when == "now" else
-             "requestAnimationFrame(() => requestAnimationFrame(() => (window.requestIdleCallback"
-             " ? window.requestIdleCallback(load, {timeout: 3000}) : setTimeout(load, 500))));")
+             "setTimeout(() => (window.requestIdleCallback ? window.requestIdleCallback(load, {timeout: 2000})"
+             " : load()), 1000);")
     script = ("(() => { if (window.__plotlyPreload) return;"
               " const main = document.querySelector('script[src*=\"static/js/index.\"]'); if (!main) return;"
               f" {load} {start} }})();")
