@@ -4,6 +4,8 @@ page's first Plotly chart arrives: stop 17 (the real encoder's grid) asks for St
 first delta is drawn, and its chart is then drawn from that one module. Home, which draws no Plotly chart, loads it
 once its own page is drawn and the browser is idle (ui/display.preload_plotly_when_idle), so that the lesson its
 button opens in the same tab finds it evaluated. The hidden elements take no room."""
+import json
+
 from playwright.sync_api import Page, expect
 
 from tests.browser_steps import no_exception, wait_idle
@@ -13,14 +15,17 @@ CHUNKS = """() => performance.getEntriesByType('resource').filter(e => /\\/Plotl
 # the page's modulepreload links to that chunk (serving/plotly_preload)
 PRELOAD_LINKS = """() => [...document.querySelectorAll('link[rel=modulepreload]')]
   .filter(link => /\\/PlotlyChart\\.[^/]*\\.js$/.test(link.href)).length"""
-# the time (performance.now()) the first element of the run was drawn: the lesson bar, the run's first visible part
-FIRST_DRAWN = """() => { window.__barAt = null; const tick = () => {
-  if (document.querySelector('.st-key-lesson_bar')) { window.__barAt = performance.now(); return; }
-  requestAnimationFrame(tick); }; requestAnimationFrame(tick); }"""
+
+
+def drawn_at(selector: str) -> str:
+    """An init script that keeps in window.__drawnAt the time (performance.now()) `selector` is first drawn."""
+    return (f"window.__drawnAt = null; const tick = () => {{ if (document.querySelector({json.dumps(selector)})) "
+            "{ window.__drawnAt = performance.now(); return; } requestAnimationFrame(tick); }; "
+            "requestAnimationFrame(tick);")
 
 
 def test_a_new_tab_on_stop_17_loads_plotly_with_its_first_element(page: Page, app_url):
-    page.add_init_script(f"({FIRST_DRAWN})()")
+    page.add_init_script(drawn_at(".st-key-lesson_bar"))  # the run's first visible part
     page.goto(f"{app_url}/attention?lesson=intro&stop=17")
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60000)
     wait_idle(page)
@@ -28,7 +33,7 @@ def test_a_new_tab_on_stop_17_loads_plotly_with_its_first_element(page: Page, ap
     requested = page.evaluate(CHUNKS)
     assert len(requested) == 1, requested  # one module: the chart's own import found the preloaded one
     assert page.evaluate(PRELOAD_LINKS) == 1  # named by the page's HTML
-    bar_at = page.evaluate("() => window.__barAt")
+    bar_at = page.evaluate("() => window.__drawnAt")
     assert bar_at is not None
     # asked for by the page's HTML, before the run's first element (the lesson bar) is drawn, not by the chart at the
     # end (without the preloads: about a second after the bar, when the grid arrived)
@@ -39,14 +44,8 @@ def test_a_new_tab_on_stop_17_loads_plotly_with_its_first_element(page: Page, ap
     expect(box).to_be_hidden()  # display: none, so it moves nothing on the page
 
 
-# the time (performance.now()) Home's text was first drawn
-HOME_DRAWN_AT = """() => { window.__homeAt = null; const tick = () => {
-  if (document.querySelector('[data-testid="stMarkdownContainer"]')) { window.__homeAt = performance.now(); return; }
-  requestAnimationFrame(tick); }; requestAnimationFrame(tick); }"""
-
-
 def test_home_loads_plotly_after_its_page_is_drawn_and_its_lesson_button_uses_it(page: Page, app_url):
-    page.add_init_script(f"({HOME_DRAWN_AT})()")
+    page.add_init_script(drawn_at('[data-testid="stMarkdownContainer"]'))  # Home's text
     page.goto(f"{app_url}/?lang=en")
     expect(page.get_by_test_id("stSidebar")).to_be_visible()
     wait_idle(page)
@@ -55,7 +54,7 @@ def test_home_loads_plotly_after_its_page_is_drawn_and_its_lesson_button_uses_it
     assert page.evaluate("async () => (await window.__plotlyPreload) !== null")  # fetched and evaluated
     requested = page.evaluate(CHUNKS)
     assert len(requested) == 1, requested
-    home_at = page.evaluate("() => window.__homeAt")
+    home_at = page.evaluate("() => window.__drawnAt")
     assert home_at is not None and requested[0] > home_at, (requested[0], home_at)  # never before Home's own text
     assert page.evaluate(PRELOAD_LINKS) == 0  # Home's HTML names no chunk: its own load is not slowed
     for key in ("plotly_preload", "plotly_when_idle"):
