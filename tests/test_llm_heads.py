@@ -32,6 +32,9 @@ def test_layer_means_average_each_layers_heads():
 def test_window_bars_table_and_row_show_the_numbers():
     bars = window_loss_bars(0.6, 6.3, 2.6, 4, "w", words=words_for("llm_heads"))
     assert list(bars.data[0].y) == [0.6, 6.3, 2.6] and "4" in bars.data[0].x[1]
+    lying = window_loss_bars(0.6, 6.3, 2.6, 4, "w", compact=True, words=words_for("llm_heads"))
+    assert lying.data[0].orientation == "h" and list(lying.data[0].x) == [0.6, 6.3, 2.6]
+    assert list(lying.data[0].text) == ["0.60", "6.30", "2.60"] and lying.layout.height <= 250
     table = next_token_table({"a": ([" mat", "<b>"], [0.5, 0.25]), "b": ([" cat", "x"], [0.4, 0.1])},
                              words=words_for("llm_heads"))
     assert table.shape == (2, 2) and table.iloc[0, 0] == "' mat' (50.0%)" and table.iloc[1, 0] == "'<b>' (25.0%)"

@@ -1,5 +1,7 @@
 """AppTest for the LLM heads page (attention sinks, induction heads) on SmolLM2-135M-Instruct, in English and Korean,
 and every hostile text in its text box."""
+import json
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,22 @@ def test_the_page_and_the_lessons_measures_share_one_induction_and_one_sink_anal
     for number in (6, 8):
         assert measured.computed_answer(stops[number - 1]) is not None
     assert len(runs) == page_runs  # the measures ran neither analysis again
+
+
+def test_the_projected_window_stop_shows_its_three_losses_first_as_lying_bars():
+    """llm stop 7 projected: the three losses above the window's slider, as horizontal bars short enough for the
+    first screen at 1280×720 (standing bars under the slider left two of the three values under the fold); the page
+    outside a projected stop keeps the slider first and standing bars."""
+    window = translate("en", "llm_heads.window")
+    for query, projected in (({"lesson": "llm", "stop": "7", "presenter": "true"}, True),
+                             ({"lesson": "llm", "stop": "7"}, False)):
+        at = open_page(None, query)
+        in_order = [node for node in at.main if node.type == "plotly_chart"
+                    or (node.type == "slider" and node.label == window)]
+        chart = next(i for i, node in enumerate(in_order) if node.type == "plotly_chart"
+                     and "sliding window" in json.loads(node.proto.spec)["layout"]["title"]["text"])
+        slider = next(i for i, node in enumerate(in_order) if node.type == "slider")
+        assert (chart < slider) == projected
+        bars = json.loads(in_order[chart].proto.spec)
+        assert bars["data"][0].get("orientation") == ("h" if projected else None)
+        assert len(bars["data"][0]["text"]) == 3  # each loss written at its bar

@@ -302,14 +302,15 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     then the value of WidgetKey(key)). Under the chart, in every mode, the chart in words (viz/summary.py: computed
     from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
     replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
-    width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column): a long text's token labels are
+    width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column; page_width() for a `where` that
+    spans the page, whose title then wraps at the page's width, not a column's): a long text's token labels are
     thinned to every k-th one where they would overlap, by their measured widths (viz.encoder.thin_tick_labels;
     hover and CSV name every token). offer_csv=False: no CSV button (where the same chart is offered whole nearby).
     """
-    in_column = where is not None
+    presenter = presenting()
+    in_column = where is not None and (width is None or width < page_width())  # a `where` across the page is none
     where = where or st
     key = key or name
-    presenter = presenting()
     width = width or ((PROJECTED_COLUMN_WIDTH if presenter else COLUMN_WIDTH) if in_column else page_width())
     shared = getattr(fig, SHARED_KEY, None)
     if shared is None:

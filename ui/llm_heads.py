@@ -143,18 +143,24 @@ def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
 
 def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     where.subheader(tr("llm_heads.window_title"))
-    window = spec_slider(WINDOW, tr("llm_heads.window"), where=where, help=tr("llm_heads.window_help"))
+    # A projected stop (llm stop 7): the three losses first, as short lying bars, and the slider under them: at
+    # 1280×720 the slider and standing bars left two of the three values under the fold.
+    compact = projected_stop()
+    first, second = where.container(), where.container()
+    chart_place, controls = (first, second) if compact else (second, first)
+    window = spec_slider(WINDOW, tr("llm_heads.window"), where=controls, help=tr("llm_heads.window_help"))
     if len(ids) <= window + 1:
-        where.info(tr("llm_heads.window_too_short", tokens=len(ids), window=window))
+        controls.info(tr("llm_heads.window_too_short", tokens=len(ids), window=window))
         return
-    losses = heavy(("window_losses", ids, window), lambda: window_view(ids, window), where=where,
+    losses = heavy(("window_losses", ids, window), lambda: window_view(ids, window), where=chart_place,
                    work=size(len(ids), parameters(load_smollm2().model)))
     if losses is None:
         return
-    show_chart(shared_figure(("window_losses", ids, window), lambda: window_loss_bars(
+    show_chart(shared_figure(("window_losses", ids, window, compact), lambda: window_loss_bars(
                    losses.full, losses.window_only, losses.window_with_sink, window,
-                   tr("llm_heads.chart.window_title", window=window), words=words_for("llm_heads"))),
-               f"llm_window_{window}", key="llm_window_losses", where=where)
+                   tr("llm_heads.chart.window_title", window=window), compact, words=words_for("llm_heads"))),
+               f"llm_window_{window}", key="llm_window_losses", where=chart_place,
+               width=page_width())  # a container across the page, not a column: its title on one line
     where.write(tr("llm_heads.window_text", full=f"{losses.full:.2f}", window_only=f"{losses.window_only:.2f}",
                    with_sink=f"{losses.window_with_sink:.2f}", window=window))
 

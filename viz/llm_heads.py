@@ -63,18 +63,24 @@ def layer_means(series: dict[str, np.ndarray], title: str, reference: float | No
 
 
 def window_loss_bars(full: float, window_only: float, window_with_sink: float, window: int, title: str,
-                     *, words: Words) -> go.Figure:
+                     compact: bool = False, *, words: Words) -> go.Figure:
     """Mean next-token loss (nats) under full attention, a sliding window of `window` keys, and the window plus the
-    first token (StreamingLLM's attention sink)."""
+    first token (StreamingLLM's attention sink). compact: horizontal bars, each value at its bar's end, in 250 px (a
+    projected stop's first screen holds the three bars under its slider-free heading; standing bars took 380 px)."""
     names = [words("llm_heads.chart.full"), words("llm_heads.chart.window_only", window=window),
              words("llm_heads.chart.window_with_sink", window=window)]
     values = [full, window_only, window_with_sink]
-    fig = go.Figure(go.Bar(x=names, y=values, marker_color=["#7f7f7f", "#d62728", "#1f77b4"],
-                           text=[f"{v:.2f}" for v in values], textposition="outside",
-                           hovertemplate="%{x}: %{y:.3f}<extra></extra>"))
-    fig.update_layout(title=title, height=380, margin=MARGIN, showlegend=False,
-                      yaxis=dict(title=words("llm_heads.chart.loss_axis"), rangemode="tozero",
-                                 range=[0, max(values) * 1.2 or 1.0]))
+    loss = dict(title=words("llm_heads.chart.loss_axis"), rangemode="tozero", range=[0, max(values) * 1.2 or 1.0])
+    bars = dict(marker_color=["#7f7f7f", "#d62728", "#1f77b4"], text=[f"{v:.2f}" for v in values],
+                textposition="outside")
+    if compact:
+        fig = go.Figure(go.Bar(x=values, y=names, orientation="h", hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+                               **bars))
+        fig.update_layout(title=title, height=250, margin=MARGIN, showlegend=False, xaxis=loss,
+                          yaxis=dict(autorange="reversed", type="category"))
+        return fig
+    fig = go.Figure(go.Bar(x=names, y=values, hovertemplate="%{x}: %{y:.3f}<extra></extra>", **bars))
+    fig.update_layout(title=title, height=380, margin=MARGIN, showlegend=False, yaxis=loss)
     return fig
 
 
