@@ -23,7 +23,9 @@ button for the lesson, clicked READING_SECONDS after Home is drawn), and walked 
 first click timed (issue 38's target: none over 2 s after the warm-up); then a new tab on the walk's slowest stop.
 Home in a new tab of that browser, and in a new browser context (a browser that never loaded the lab: what a student's
 first visit costs, and what each stop cost in this bench's earlier runs, which opened every stop in a context of its
-own), are the front end's own floor beside them.
+own), are the front end's own floor beside them; and the same new tab of her browser on bench/streamlit_floor.py, a
+Streamlit page with nothing of the lab's, bare and with one small Plotly chart: the least any charted stop's new tab
+can cost where the browser runs.
 """
 from __future__ import annotations
 
@@ -62,6 +64,9 @@ def _settle(page, clicked_at: float, quiet_ms: int = 400, timeout_ms: int = 6000
 GRID_DRAWN = """() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length > 0
   && document.querySelectorAll('.js-plotly-plot .annotation-text-g').length >= 72"""
 HOME_DRAWN = """() => !!document.querySelector('[data-testid="stMarkdownContainer"]')"""
+# bench/streamlit_floor.py?chart=plotly drawn: its text and its one chart's SVG.
+FLOOR_CHART_DRAWN = """() => !!document.querySelector('[data-testid="stMarkdownContainer"]')
+  && !!document.querySelector('.js-plotly-plot .main-svg')"""
 
 
 def _move(page, act, drawn: str | None = None, arg=None, timeout_ms: int = 60000) -> float:
@@ -240,10 +245,11 @@ def _walk(context, url: str, links: list[str], lang: str, each=lambda link, seco
 
 
 def _teacher_clicks(browser, teacher_browser, url: str, walks: dict[str, list[str]],
-                    lang: str) -> dict[str, float]:
+                    lang: str, floor_url: str | None = None) -> dict[str, float]:
     """Home in a new context, then in the teacher's browser (teacher_browser(): a browser context with a profile on
     disk, its caches filled by her first tabs), then each lesson walked by Next in that browser: {move: seconds},
-    each also printed as it is taken (a run cut short keeps them)."""
+    each also printed as it is taken (a run cut short keeps them); then, with floor_url (bench/streamlit_floor.py
+    served), the same new tab of her browser on a bare Streamlit page and on one with a single Plotly chart."""
     times: dict[str, float] = {}
 
     def record(move: str, seconds: float) -> None:
@@ -277,6 +283,14 @@ def _teacher_clicks(browser, teacher_browser, url: str, walks: dict[str, list[st
         number = int(slowest.rsplit("=", 1)[1])
         record(f"{lesson} stop {number} (the walk's slowest, new tab)",
                _new_tab(same, f"{url}/{slowest}&lang={lang}&presenter=true", STOP_DRAWN, arg=number))
+    if floor_url:
+        # The same kind of tab on a page with nothing of the lab's (bench/streamlit_floor.py), once her browser has
+        # opened it twice too: Streamlit alone, and Streamlit with one Plotly chart.
+        for name, path, ready in (("a bare Streamlit page", "/", HOME_DRAWN),
+                                  ("a bare Streamlit page with one Plotly chart", "/?chart=plotly", FLOOR_CHART_DRAWN)):
+            for _ in range(2):
+                _new_tab(same, floor_url + path, ready)
+            record(f"a new tab: {name}, the teacher's browser (the floor)", _new_tab(same, floor_url + path, ready))
     context.close()
     return times
 
@@ -303,6 +317,7 @@ def start_up_clicks(app_dirs: list[Path], warm_up: bool, languages: list[str],
                 servers.append(future.result())
         for future in started:
             future.result()  # raises a server's failure, the started ones stopped by the stack
+        floor_url, _ = stack.enter_context(fresh_server(ROOT, warm_up=False, script="bench/streamlit_floor.py"))
         for app_dir, (_, warmed) in zip(app_dirs, servers, strict=True):
             print(f"# {app_dir} ({_checkout(app_dir)}), warm-up: {warmed}", flush=True)
         with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="teacher-profile-") as profiles:
@@ -319,7 +334,8 @@ def start_up_clicks(app_dirs: list[Path], warm_up: bool, languages: list[str],
                             folder, executable_path=shutil.which("chromium"), args=["--no-sandbox"],
                             viewport={"width": 1280, "height": 720})
 
-                    for move, seconds in _teacher_clicks(browser, teacher_browser, url, walks, lang).items():
+                    for move, seconds in _teacher_clicks(browser, teacher_browser, url, walks, lang,
+                                                         floor_url).items():
                         times.setdefault(move, {})[(_checkout(app_dir), lang)] = seconds
             browser.close()
     return times

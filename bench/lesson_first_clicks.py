@@ -42,14 +42,15 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def fresh_server(app_dir: Path = ROOT, warm_up: bool = True, timeout: float = 600.0):
-    """A new `streamlit run asgi.py` of app_dir (127.0.0.1, a free port, a fresh data folder) -> (its URL, what it
-    said of its warm-up: "off", or its "Warm: ..." line), yielded once it answers and, with warm_up, once warm."""
+def fresh_server(app_dir: Path = ROOT, warm_up: bool = True, timeout: float = 600.0, script: str = "asgi.py"):
+    """A new `streamlit run asgi.py` (or another script) of app_dir (127.0.0.1, a free port, a fresh data folder) ->
+    (its URL, what it said of its warm-up: "off", or its "Warm: ..." line), yielded once it answers and, with warm_up,
+    once warm."""
     port = _free_port()
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "ATTENTION_LAB_DATA": data, WARMUP_ENV: "1" if warm_up else "0", "PYTHONUNBUFFERED": "1"}
         server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "asgi.py", "--server.headless", "true", "--server.address",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.address",
              "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
             cwd=app_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True, start_new_session=True)
