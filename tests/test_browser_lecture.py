@@ -99,10 +99,12 @@ def test_the_attention_page_opens_on_cross_attention_and_the_grid_opens_a_head(p
 
 # --- presenter mode at a projector's 1280 × 720 -------------------------------------------------------------------
 
-# Text boxes of every plotly chart: titles, subplot titles, axis titles, colour-bar titles and numbers, cell numbers.
+# Text boxes of every plotly chart: titles, subplot titles, axis titles, colour-bar titles and numbers, cell numbers,
+# legend entries.
 TEXT_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
   const kinds = ['.gtitle', '.annotation-text-g', 'g[class^="g-x"]', 'g[class^="g-y"]', '.cbtitle',
-                 '.colorbar .cbaxis text', '.heatmaplayer text', '.textpoint', 'g.xtick text', 'g.ytick text'];
+                 '.colorbar .cbaxis text', '.heatmaplayer text', '.textpoint', 'g.xtick text', 'g.ytick text',
+                 '.legendtext'];
   const boxes = [];
   for (const kind of kinds) for (const el of plot.querySelectorAll(kind)) {
     const r = el.getBoundingClientRect();

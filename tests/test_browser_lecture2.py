@@ -47,14 +47,14 @@ PAGES = ["", "positional", "softmax_scaling", "attention_steps", "normalization"
          "decoding", "compare", "train"]  # every page of the sidebar, in its default view
 
 # Per chart: its svg's box, and the boxes of its title and of the other titles it could run into (subplot titles,
-# axis titles, colour-bar titles).
+# axis titles, colour-bar titles, a legend's entries).
 TITLE_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
   const box = el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
   const svg = box(plot.querySelector('svg.main-svg'));
   const texts = kind => [...plot.querySelectorAll(kind)].filter(el => el.getBoundingClientRect().width > 0)
     .map(el => [kind, (el.textContent || '').slice(0, 60), ...box(el)]);
   return {svg, titles: texts('.gtitle'), others: [...texts('.annotation-text-g'), ...texts('.xtitle'),
-          ...texts('.ytitle'), ...texts('.cbtitle')]}; })"""
+          ...texts('.ytitle'), ...texts('.cbtitle'), ...texts('.legendtext')]}; })"""
 
 
 def _overlap(a: list, b: list) -> bool:

@@ -147,3 +147,25 @@ def test_a_long_texts_heatmap_names_its_cells_by_position_and_stays_small():
     assert len(fig.to_json()) < 2_500_000
     short = attention_heatmap(weights[:4, :4], tokens[:4], tokens[:4], words=words_for("attention"))
     assert 4 * 4 <= TOKEN_HOVER_CELLS and short.data[0].customdata[1][2].tolist() == [tokens[1], tokens[2]]
+
+
+def test_a_projected_legend_keeps_clear_of_the_title_and_of_the_axis_titles():
+    """Projected, a legend along the plot's top lifts the title by its own height, and a legend under the plot moves
+    down as far again as the tick labels and axis titles above it grew (tests/test_browser_lecture.py measures the
+    boxes in the browser)."""
+    import plotly.graph_objects as go
+
+    from viz.presentation import BASE_FONT, for_projection
+
+    def lines(legend: dict) -> go.Figure:
+        fig = go.Figure([go.Scatter(x=[1, 2], y=[1, 2], name="a"), go.Scatter(x=[1, 2], y=[2, 1], name="b")])
+        return fig.update_layout(title="t", legend=legend)
+
+    plain = for_projection(lines(dict(orientation="v")))
+    on_top = for_projection(lines(dict(orientation="h", yanchor="bottom", y=1.0, x=0)))
+    assert on_top.layout.title.pad.b >= plain.layout.title.pad.b + BASE_FONT
+    below = for_projection(lines(dict(orientation="h", y=-0.2)))
+    assert below.layout.legend.y == pytest.approx(-0.3)
+    single = go.Figure(go.Scatter(x=[1], y=[1])).update_layout(title="t", legend=dict(orientation="h", y=1.0,
+                                                                                       yanchor="bottom"))
+    assert for_projection(single).layout.title.pad.b == plain.layout.title.pad.b  # one trace: no legend drawn

@@ -195,7 +195,9 @@ def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: i
     shifted, rotated = np.asarray(shifted, dtype=float), np.asarray(rotated, dtype=float)
     error = np.abs(shifted - rotated).max(axis=1)  # (P,)
     dims = np.arange(shifted.shape[1])
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+    # One above the other: side by side in the page's 3/5 column, the right one's axis title ran into the left one's
+    # lines and its subplot title was cut at the chart's edge (projected at 1280×720).
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=[words("positional.chart.compare_subtitle", p=position, shifted=position + k,
                                               k=k),
                                         words("positional.chart.error_subtitle")])
@@ -207,11 +209,11 @@ def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: i
                              name=words("positional.chart.from_rotation", k=k), marker=dict(symbol="x", size=8),
                              hovertemplate=f"{dimension} %{{x}}: %{{y:.6f}}<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=np.arange(len(error)), y=error, mode="lines", name="max |PE(p+k) − M_k·PE(p)|",
-                             hovertemplate="p %{x}: %{y:.2e}<extra></extra>"), row=1, col=2)
+                             hovertemplate="p %{x}: %{y:.2e}<extra></extra>"), row=2, col=1)
     fig.update_xaxes(title=dimension, row=1, col=1)
     fig.update_yaxes(title=words("positional.chart.value_axis"), range=[-1.1, 1.1], row=1, col=1)
-    fig.update_xaxes(title=words("positional.chart.position_axis"), row=1, col=2)
-    fig.update_yaxes(title=words("positional.chart.error_y"), exponentformat="e", rangemode="tozero", row=1, col=2)
-    fig.update_layout(title=words("positional.chart.rotation_title", k=k), height=420, margin=MARGIN,
-                      legend=dict(orientation="h", y=-0.2))
+    fig.update_xaxes(title=words("positional.chart.position_axis"), row=2, col=1)
+    fig.update_yaxes(title=words("positional.chart.error_y"), exponentformat="e", rangemode="tozero", row=2, col=1)
+    fig.update_layout(title=words("positional.chart.rotation_title", k=k), height=640, margin=MARGIN,
+                      legend=dict(orientation="h", y=-0.14))
     return fig

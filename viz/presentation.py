@@ -95,7 +95,17 @@ def _place_title(fig: go.Figure, text: str, font_size: int) -> None:
     of it sticks out), or the subplot titles (annotations at the top of the first row) when there are any."""
     lines = max(str(a.text).count("<br>") + 1 for a in _subplot_titles(fig)) if _subplot_titles(fig) else 0
     lift = int(font_size * (0.6 + 1.3 * lines)) if lines else int(font_size * 1.6)
+    if _legend_on_top(fig):  # and clear of a legend laid along the plot area's top (the residual page's lines)
+        lift += int(font_size * 1.6)
     fig.update_layout(title=dict(text=text, automargin=True, yref="paper", y=1, yanchor="bottom", pad=dict(b=lift)))
+
+
+def _legend_on_top(fig: go.Figure) -> bool:
+    """Whether fig shows a legend laid along the top of its plot area (horizontal, its bottom at the plot's top)."""
+    legend = fig.layout.legend
+    shown = [trace for trace in fig.data if trace.showlegend is not False]
+    return (fig.layout.showlegend is not False and len(shown) > 1 and legend.orientation == "h"
+            and legend.yanchor == "bottom" and (legend.y or 0) >= 1)
 
 
 def _is_diverging(trace) -> bool:
@@ -123,6 +133,11 @@ def for_projection(fig: go.Figure, title_width: int = TITLE_WIDTH) -> go.Figure:
             annotation.font.size = MIN_PROJECTED_TEXT
             annotation.text = str(annotation.text).replace(" · ", "<br>")
     fig.update_layout(legend_font_size=BASE_FONT)
+    legend = fig.layout.legend
+    if legend.orientation == "h" and legend.y is not None and legend.y < 0:
+        # A legend under the plot area moves down as far again as the tick labels and axis titles above it grew
+        # (12 -> 18 px): at its screen place it ran into the projected axis titles (the positional page's check).
+        fig.update_layout(legend_y=legend.y * BASE_FONT / 12)
     for trace in fig.data:
         if trace.type == "heatmap" and trace.showscale is not False:
             trace.colorscale = DIVERGING_SAFE if _is_diverging(trace) else SEQUENTIAL_SAFE
