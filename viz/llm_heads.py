@@ -65,8 +65,8 @@ def layer_means(series: dict[str, np.ndarray], title: str, reference: float | No
 def window_loss_bars(full: float, window_only: float, window_with_sink: float, window: int, title: str,
                      compact: bool = False, *, words: Words) -> go.Figure:
     """Mean next-token loss (nats) under full attention, a sliding window of `window` keys, and the window plus the
-    first token (StreamingLLM's attention sink). compact: horizontal bars, each value at its bar's end, in 250 px (a
-    projected stop's first screen holds the three bars under its slider-free heading; standing bars took 380 px)."""
+    first token (StreamingLLM's attention sink). compact: lying bars, each value at its bar's end, 250 px high (a
+    projected stop's first screen holds all three; standing bars took 380 px and left two values under the fold)."""
     names = [words("llm_heads.chart.full"), words("llm_heads.chart.window_only", window=window),
              words("llm_heads.chart.window_with_sink", window=window)]
     values = [full, window_only, window_with_sink]
