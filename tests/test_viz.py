@@ -169,3 +169,19 @@ def test_a_projected_legend_keeps_clear_of_the_title_and_of_the_axis_titles():
     single = go.Figure(go.Scatter(x=[1], y=[1])).update_layout(title="t", legend=dict(orientation="h", y=1.0,
                                                                                        yanchor="bottom"))
     assert for_projection(single).layout.title.pad.b == plain.layout.title.pad.b  # one trace: no legend drawn
+
+
+def test_a_legend_along_the_top_of_a_narrow_chart_takes_rows_and_the_title_rises_over_them():
+    """A phone's chart (340 px): the accuracy chart's three long model names take three rows of its legend, and its
+    wrapped title rises over all three; across a page they take one."""
+    import plotly.graph_objects as go
+
+    from viz.presentation import _legend_rows, fit_title
+
+    names = ["GRU seq2seq, no attention", "GRU seq2seq + Bahdanau attention", "Transformer"]
+    fig = go.Figure([go.Scatter(x=[1, 2], y=[1, 2], name=name) for name in names]).update_layout(
+        title="exact match against sentence length (test + long-sentence splits)",
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0))
+    assert _legend_rows(fig, 820, 12) == 1 and _legend_rows(fig, 340, 12) >= 2 and _legend_rows(fig, None, 12) == 1
+    narrow, wide = fit_title(fig, 44, chart_px=340), fit_title(fig, 44, chart_px=820)
+    assert narrow.layout.title.pad.b > wide.layout.title.pad.b

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -44,9 +44,28 @@ PAGE_WIDTH, COLUMN_WIDTH = 820, 400
 PROJECTED_PAGE_WIDTH, PROJECTED_COLUMN_WIDTH = PAGE_WIDTH + 300, COLUMN_WIDTH + 150
 
 
+# A phone (a student's, in class): the page is about 360 px wide and stacks columns, so every chart gets about this
+PHONE_WIDTH = 340
+PHONE_TITLE_WIDTH = COLUMN_TITLE_WIDTH * PHONE_WIDTH // COLUMN_WIDTH  # display columns of a title: 44
+
+
+def is_phone(headers: Mapping[str, str]) -> bool:
+    """Whether a browser's request headers say it is a phone: "Mobi" in its User-Agent (the rule MDN gives for
+    phones, tablets left out) or the client hint Sec-CH-UA-Mobile: ?1 (sent where the page is a secure context)."""
+    return "Mobi" in headers.get("User-Agent", "") or headers.get("Sec-CH-UA-Mobile", "") == "?1"
+
+
+def on_phone() -> bool:
+    """Whether this session's browser is a phone (is_phone of the headers that opened its session)."""
+    return in_script_run() and is_phone(st.context.headers)
+
+
 def page_width() -> int:
-    """px of the page's width a full-width chart gets (see PAGE_WIDTH): wider projected, the sidebar folded."""
-    return PROJECTED_PAGE_WIDTH if presenting() else PAGE_WIDTH
+    """px of the page's width a full-width chart gets (see PAGE_WIDTH): wider projected, the sidebar folded; a
+    phone's narrow screen (PHONE_WIDTH)."""
+    if presenting():
+        return PROJECTED_PAGE_WIDTH
+    return PHONE_WIDTH if on_phone() else PAGE_WIDTH
 
 
 def _session_language() -> str:
@@ -253,8 +272,9 @@ def _as_shown(fig: go.Figure, presenter: bool, in_column: bool, width: int) -> g
     # A title longer than its chart is wide is wrapped (a column is half the page or less): plotly clips it.
     if presenter:
         shown = for_projection(fig, TITLE_WIDTH if in_column else PROJECTED_PAGE_TITLE_WIDTH)
-    else:
-        shown = fit_title(fig, COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH, copy=copy_of_own_figure)
+    else:  # a phone's chart (width PHONE_WIDTH) wraps its title at its own width, column or not
+        title_width = PHONE_TITLE_WIDTH if width <= PHONE_WIDTH else COLUMN_TITLE_WIDTH if in_column else PAGE_TITLE_WIDTH
+        shown = fit_title(fig, title_width, copy=copy_of_own_figure, chart_px=width)
     return thin_tick_labels(shown, width, PROJECTED_LABEL_FONT if presenter else LABEL_FONT,
                             copy=copy_of_own_figure if shown is fig else lambda own: own)  # fig is shared: copied
 
@@ -311,7 +331,9 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     in_column = where is not None and (width is None or width < page_width())  # a `where` across the page is none
     where = where or st
     key = key or name
-    width = width or ((PROJECTED_COLUMN_WIDTH if presenter else COLUMN_WIDTH) if in_column else page_width())
+    phone = not presenter and on_phone()  # a phone stacks columns: every chart is the screen's width
+    width = PHONE_WIDTH if phone else width or (
+        (PROJECTED_COLUMN_WIDTH if presenter else COLUMN_WIDTH) if in_column else page_width())
     shared = getattr(fig, SHARED_KEY, None)
     if shared is None:
         shown = _as_shown(fig, presenter, in_column, width)
@@ -320,6 +342,8 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     image_format = IMAGE_FORMAT_WIDGET.get(IMAGE_FORMATS[0])
     config = {"displaylogo": False,
               "toImageButtonOptions": {"format": image_format, "filename": _file_stem(name), "scale": 2}}
+    if phone:  # on a touch screen plotly's tool bar stays over the title; a student's phone needs neither
+        config["displayModeBar"] = False
     if on_select is None:
         where.plotly_chart(shown, key=key, config=config)
     else:

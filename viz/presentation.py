@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import plotly.graph_objects as go
 
+from viz.text_width import text_width
+
 SEQUENTIAL_SAFE = "Cividis"
 DIVERGING_SAFE = "RdBu_r"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
@@ -72,10 +74,12 @@ def balanced_wrap(title: str, width: int) -> str:
 FigureCopy = Callable[[go.Figure], go.Figure]
 
 
-def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH, copy: FigureCopy = go.Figure) -> go.Figure:
+def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH, copy: FigureCopy = go.Figure,
+              chart_px: int | None = None) -> go.Figure:
     """fig, or a copy with its title wrapped to `width` display columns (plotly clips a title wider than its chart)
     and, when it has subplot titles side by side, those wrapped to their share of `width` and the title lifted clear
-    of them (they sat on each other in half-page columns). copy: how to copy fig (see FigureCopy)."""
+    of them (they sat on each other in half-page columns); chart_px: the chart's width, which says how many rows a
+    legend along its top takes (a phone's three). copy: how to copy fig (see FigureCopy)."""
     title = fig.layout.title.text
     below = _subplot_titles(fig)
     wrapped = balanced_wrap(title, width) if title else title
@@ -85,27 +89,43 @@ def fit_title(fig: go.Figure, width: int = COLUMN_TITLE_WIDTH, copy: FigureCopy 
     for annotation in _subplot_titles(fig) if len(below) >= 2 else ():  # side by side: each its share of the width
         if annotation.text and "<br>" not in annotation.text:
             annotation.text = wrap_title(annotation.text, width // len(below) + 4)
-    _place_title(fig, wrapped, font_size=TITLE_FONT)
+    _place_title(fig, wrapped, font_size=TITLE_FONT, chart_px=chart_px)
     return fig
 
 
-def _place_title(fig: go.Figure, text: str, font_size: int) -> None:
+def _place_title(fig: go.Figure, text: str, font_size: int, chart_px: int | None = None) -> None:
     """The title above the plot area (automargin with yref="paper": plotly pushes the plot area down until its lines
     fit), anchored at its bottom and lifted clear of what sits just above the plot area: the top tick label (half
     of it sticks out), or the subplot titles (annotations at the top of the first row) when there are any."""
     lines = max(str(a.text).count("<br>") + 1 for a in _subplot_titles(fig)) if _subplot_titles(fig) else 0
     lift = int(font_size * (0.6 + 1.3 * lines)) if lines else int(font_size * 1.6)
-    if _legend_on_top(fig):  # and clear of a legend laid along the plot area's top (the residual page's lines)
-        lift += int(font_size * 1.6)
+    # and clear of a legend laid along the plot area's top (the residual page's lines), each of its rows
+    legend_font = fig.layout.legend.font.size or fig.layout.font.size or 12
+    lift += _legend_rows(fig, chart_px, legend_font) * int(legend_font * 1.6 + 6)
     fig.update_layout(title=dict(text=text, automargin=True, yref="paper", y=1, yanchor="bottom", pad=dict(b=lift)))
 
 
-def _legend_on_top(fig: go.Figure) -> bool:
-    """Whether fig shows a legend laid along the top of its plot area (horizontal, its bottom at the plot's top)."""
+LEGEND_ENTRY_PX = 40  # an entry of a horizontal legend besides its text: its symbol and the gaps around it
+
+
+def _legend_rows(fig: go.Figure, chart_px: int | None, font_px: float) -> int:
+    """Rows of the legend laid along the top of fig's plot area (horizontal, its bottom at the plot's top): 0 when
+    there is none, 1 when the chart's width is not known, else its entries packed into chart_px as plotly packs
+    them (by their measured widths)."""
     legend = fig.layout.legend
-    shown = [trace for trace in fig.data if trace.showlegend is not False]
-    return (fig.layout.showlegend is not False and len(shown) > 1 and legend.orientation == "h"
-            and legend.yanchor == "bottom" and (legend.y or 0) >= 1)
+    names = [str(trace.name or "") for trace in fig.data if trace.showlegend is not False]
+    if (fig.layout.showlegend is False or len(names) < 2 or legend.orientation != "h" or legend.yanchor != "bottom"
+            or (legend.y or 0) < 1):
+        return 0
+    if chart_px is None:
+        return 1
+    rows, used = 1, 0.0
+    for name in names:
+        entry = LEGEND_ENTRY_PX + text_width(name, font_px)
+        if used and used + entry > chart_px - 20:
+            rows, used = rows + 1, 0.0
+        used += entry
+    return rows
 
 
 def _is_diverging(trace) -> bool:
