@@ -193,15 +193,13 @@ def projected_stop() -> bool:
     return presenting() and lab_session().lesson.titled_by_lesson
 
 
-def chart_first():
-    """-> (chart, controls) containers, in the order they are shown: the chart above its controls for a projected
-    stop, below them otherwise. The page draws the controls first in its code either way (their values pick the
-    chart); only where they appear changes."""
-    if projected_stop():
-        chart = st.container()
-        return chart, st.container()
-    controls = st.container()
-    return st.container(), controls
+def chart_first(where=None):
+    """-> (chart, controls) containers in `where` (default: the page), in the order they are shown: the chart above
+    its controls for a projected stop, below them otherwise. The page draws the controls first in its code either way
+    (their values pick the chart); only where they appear changes."""
+    where = where or st
+    first, second = where.container(), where.container()
+    return (first, second) if projected_stop() else (second, first)
 
 
 def explanations_folded() -> bool:

@@ -21,7 +21,7 @@ from model.explain.induction import COPY_PROMPT, top_heads
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
 from ui.analysis_queue import heavy, parameters, size
-from ui.display import page_width, presenting, projected_stop, shared_figure, show_chart, words_for
+from ui.display import chart_first, page_width, presenting, projected_stop, shared_figure, show_chart, words_for
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
@@ -146,8 +146,7 @@ def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     # A projected stop (llm stop 7): the three losses first, as short lying bars, and the slider under them: at
     # 1280×720 the slider and standing bars left two of the three values under the fold.
     compact = projected_stop()
-    first, second = where.container(), where.container()
-    chart_place, controls = (first, second) if compact else (second, first)
+    chart_place, controls = chart_first(where)
     window = spec_slider(WINDOW, tr("llm_heads.window"), where=controls, help=tr("llm_heads.window_help"))
     if len(ids) <= window + 1:
         controls.info(tr("llm_heads.window_too_short", tokens=len(ids), window=window))
