@@ -75,8 +75,9 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
         assert not axe_violations(teacher)  # WCAG 2.1 AA: the mode control, the toggle, the countdown's screen
         teacher.get_by_text("Show round 1's answers to the room").click()
         expect(teacher.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=15000)
-        expect(teacher.get_by_text(re.compile(r"33% right alone: between about 30% and 70%"))).to_be_visible()
-        expect(teacher.get_by_text(re.compile(r"Crouch & Mazur 2001"))).to_be_visible()
+        # neither the answer nor a share right on the projector before Reveal (tests/test_hidden_answers.py walks
+        # every path in AppTest; this is the projected page as the room sees it)
+        expect(teacher.get_by_text(re.compile(r"right alone|The model's answer"))).to_have_count(0)
 
         _click_once(teacher, "Close round 1, start the discussion",
                      teacher.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first)

@@ -48,7 +48,11 @@ def test_two_rounds_with_three_students_and_the_teacher():
     teacher.toggle(key=f"peer_shown_{QID}").set_value(True).run()
     bars = json.loads(teacher.get("vega_lite_chart")[0].proto.spec)
     assert bars["mark"]["color"] == "#0072B2"  # neutral: showing round 1 does not reveal the answer
+    # the rule of thumb is a share right: beside the bars it points at the right one, so it stays on her private screen
+    assert "33% right alone" not in _texts(teacher) and "Crouch & Mazur 2001" not in _texts(teacher)
+    teacher.toggle(key="teacher_private").set_value(True).run()
     assert "33% right alone: between about 30% and 70%" in _texts(teacher) and "Crouch & Mazur 2001" in _texts(teacher)
+    teacher.toggle(key="teacher_private").set_value(False).run()
 
     teacher.number_input(key=f"peer_seconds_{QID}").set_value(60)
     teacher.button(key="peer_discuss").click().run()

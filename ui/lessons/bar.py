@@ -27,7 +27,7 @@ from ui.display import presenting
 from ui.errors import lab_fragment
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
-from ui.lessons.questions import Expected, QuestionError, expected_answer, right_answer
+from ui.lessons.questions import Expected, QuestionError, answer_shown, expected_answer, right_answer
 from ui.lessons.class_watch import watch_class
 from ui.lessons.live_question import LiveQuestion, live_question, polls_itself, seen_of
 from ui.lessons.peer_student import check_questions, class_question, earlier_answers, solo_question
@@ -333,9 +333,8 @@ def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Ex
     nor the page that gives it away, only her Reveal button and the link to her private view (ui/lessons/private_view)."""
     session = teacher.session()
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-    right = right_answer(stop.question, expected)
-    if session is None or qid in session.revealed:
-        st.caption(right)
+    if answer_shown(session is None or qid in session.revealed):  # no class any more: her page is a lesson alone
+        st.caption(right_answer(stop.question, expected))
         return True
     reveal, peek = st.columns([1, 1], vertical_alignment="center")
     reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",

@@ -24,7 +24,7 @@ from ui.lessons.countdown import student_countdown
 from ui.lessons.refusals import ANSWER, said
 from ui.page_slots import note_answer
 from ui.errors import lab_fragment
-from ui.lessons.questions import Expected, answer_label, ask, expected_answer, show_answer
+from ui.lessons.questions import Expected, answer_label, answer_shown, ask, expected_answer, show_answer
 from ui.session import lab_session
 from ui.text import escape_markdown
 
@@ -117,7 +117,7 @@ def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
         else:
             _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected), done="lessons.held_back")
         return False
-    if qid in answers:
+    if answer_shown(qid in answers):  # alone, her own answer reveals it
         show_answer(stop.question, answers[qid], expected)
         return True
     _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected), then_page=True)
@@ -141,7 +141,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
     form = vote_form if live else _vote
     firsts, seconds = _answers(FIRST_ANSWERS), _answers(SECOND_ANSWERS)
     first, second = firsts.get(qid), seconds.get(qid)
-    if revealed:  # the last answer counts for the student; after the reveal the question is no longer asked
+    if answer_shown(revealed):  # the last answer counts for the student; after the reveal the question is not asked
         show_answer(stop.question, second or first, expected)
         if second is not None and first is not None and first != second:
             st.caption(tr("peer.changed", answer=_label(stop, first)))

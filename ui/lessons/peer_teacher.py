@@ -1,8 +1,9 @@
 """The teacher's (projected) screen for a peer-instruction question: round 1 alone with its distribution hidden from
 the room until she shows it, the rule of thumb on round 1's share right (Crouch & Mazur 2001), a discussion with her
 countdown, round 2, then both rounds side by side, the share right before and after and the switch matrix.
-Before Reveal nothing on the projected screen gives the answer away (neutral bars); the answer, the shares and the
-matrix are in her private view (ui/lessons/private_view.py)."""
+Before Reveal nothing on the projected screen gives the answer away (neutral bars, no share right, no rule of thumb on
+it): the answer, the rule of thumb, the shares and the matrix are in her private view (ui/lessons/private_view.py), by
+the one rule of ui/lessons/questions.answer_shown."""
 from __future__ import annotations
 
 import pandas as pd
@@ -13,7 +14,7 @@ from classroom.peer import rule_of_thumb
 from classroom.records import QuestionPhase, Results, Switches
 from classroom.teacher import ClassTeacher
 from i18n import tr
-from ui.lessons.questions import Expected, answer_label
+from ui.lessons.questions import Expected, answer_label, answer_shown
 from ui.lessons.peer_student import check_id, countdown
 from ui.lessons.refusals import teacher_action
 from ui.session import WidgetKey
@@ -111,23 +112,19 @@ def peer_results(teacher: ClassTeacher, stop: Stop, qid: str, phase: QuestionPha
     are peer_controls, drawn outside that fragment."""
     first, second = teacher.results(qid, round=1), teacher.results(qid, round=2)
     switches = teacher.switches(qid)
-    rule = rule_line(first)
     if not revealed and private:  # what only her private view shows: round 1's rule of thumb, the shares, the matrix
         with st.container(border=True):
-            if rule:
+            if rule := rule_line(first):  # a share right: with round 1's bars it would point at the right one
                 st.markdown(rule)
                 st.caption(tr("peer.rule_source"))
             if phase.phase == "round2":
                 _shares_and_switches(first, second, switches)
-    elif right_answer:
+    elif right_answer and answer_shown(revealed):
         st.caption(right_answer)
     if phase.phase == "round1" and not revealed:
         st.metric(tr("class_teacher.answered"), first.answered)
         if phase.shown:
             _chart(stop, first, False, "peer_round1")
-            if rule:
-                st.info(rule)
-                st.caption(tr("peer.rule_source"))
         else:
             st.caption(tr("peer.round_one_hidden", answered=first.answered))
         return
@@ -135,8 +132,6 @@ def peer_results(teacher: ClassTeacher, stop: Stop, qid: str, phase: QuestionPha
         st.info(tr("peer.discussion"), icon=":material/forum:")
         if phase.discussion_ends is not None:
             countdown(phase.discussion_ends)
-        if phase.shown and rule:
-            st.caption(rule)
         return
     # Round 2 (or revealed): both rounds side by side, per answer; right/wrong said only after the reveal.
     left, right = st.columns(2)
@@ -150,7 +145,7 @@ def peer_results(teacher: ClassTeacher, stop: Stop, qid: str, phase: QuestionPha
         st.altair_chart(readable(chart), key="peer_two_rounds")
     else:
         st.caption(tr("class_teacher.waiting"))
-    if revealed:
+    if answer_shown(revealed):
         _shares_and_switches(first, second, switches)
 
 

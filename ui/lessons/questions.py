@@ -17,6 +17,15 @@ from ui.text import escape_markdown
 QuestionError = MeasureError  # the right answer cannot be computed for this stop (shown at the stop)
 
 
+def answer_shown(revealed: bool, private: bool = False) -> bool:
+    """The one rule for every right answer, judgement (right or wrong, a share right, the rule of thumb on it) and
+    measured value a lesson's question has, on every screen: `revealed` (to a class: the teacher pressed Reveal; to a
+    student alone: she has answered, and no live class on this server holds the stop back), or `private`, the
+    teacher's private screen (ui/lessons/private_view.py), which the room never sees. Every path that draws one of
+    them asks this, so no screen shows one before its time (tests/test_hidden_answers.py walks them)."""
+    return revealed or private
+
+
 def right_answer(question: Question, expected: Expected) -> str:
     """'The model's answer: 16' where a model gave it, 'The answer: 16' where arithmetic did (markdown-safe)."""
     key = "class_teacher.right_answer" if expected.by_model else "class_teacher.right_answer_worked"

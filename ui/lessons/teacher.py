@@ -35,7 +35,7 @@ from ui.errors import lab_fragment
 from ui.lessons.bar import question_id
 from ui.lessons.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
-from ui.lessons.questions import QuestionError, answer_label, expected_answer
+from ui.lessons.questions import QuestionError, answer_label, answer_shown, expected_answer
 from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
 from ui.lessons.report import class_report
@@ -342,13 +342,13 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
     columns = st.columns(3 if results.late else 2)
     columns[0].metric(tr("class_teacher.answered"), results.answered)
     # Before the reveal the share right would give the answer away on the projector (0% after one answer...).
-    judged = revealed or private  # her private view judges the answers as they come; the projector after Reveal
+    judged = answer_shown(revealed, private)  # her private view judges the answers as they come; the room after Reveal
     share = (f"{results.correct / results.answered:.0%}" if judged and results.answered
              and results.correct is not None else "–")
     columns[1].metric(tr("class_teacher.correct"), share, help=None if judged else tr("class_teacher.after_reveal"))
     if results.late:
         columns[2].metric(tr("class_teacher.late"), results.late, help=tr("class_teacher.late_help"))
-    if right_answer and revealed:
+    if right_answer and answer_shown(revealed):  # her private view has it in its notes above
         st.caption(right_answer)
     rows = answer_rows(stop, results, judged)
     if results.answered:

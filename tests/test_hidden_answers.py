@@ -1,0 +1,158 @@
+"""No answer before its time (issue 51): every screen that can show a question's right answer, a judgement (right or
+wrong, a share right, the rule of thumb on it) or its measured value shows none of them before the class's Reveal,
+except the teacher's private screen; after the Reveal each of them does. One walk per lesson, language and mode (one
+round, peer instruction) over the paths: the teacher projected, her private view, two students in the class, a
+student alone on the same stop, and "Open this stop here" on the teacher's own page; checked after each round.
+The rule they all follow is ui/lessons/questions.answer_shown."""
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from classroom.lessons import localized
+from i18n import translate, using_language
+from tests.app_links import assert_healthy, chart_specs, go_to, open_from_link
+from tests.test_class_pages import _texts, _walk
+from ui.lessons.catalogue import lessons
+from ui.lessons.questions import expected_answer, right_answer
+
+# (lesson, language, mode): the intro lesson's model question in both languages and both modes; the LLM lesson's
+# worked number and the answer lesson's measured choice, each in the peer instruction its file opens them in.
+WALKS = [("intro", "en", "one"), ("intro", "ko", "peer"), ("intro", "en", "peer"), ("intro", "ko", "one"),
+         ("answer", "en", "peer"), ("llm", "ko", "peer")]
+
+
+@pytest.fixture(autouse=True)
+def data_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_TEACHER_PASSWORD", raising=False)
+
+
+@dataclass(frozen=True)
+class Secret:
+    """What a screen must not show before the Reveal: the right-answer line and the measured value, as the
+    language words them; and the right and a wrong answer to give."""
+    line: str
+    measured: str | None
+    right: str
+    wrong: str
+
+
+def _secret(lesson_id: str, language: str) -> Secret:
+    stop = lessons()[0][lesson_id].stops[0]
+    with using_language(language):
+        expected = expected_answer(stop)
+        line = right_answer(stop.question, expected)
+    if stop.question.kind == "choice":
+        options = range(1, len(stop.question.options["en"]) + 1)
+        wrong = next(str(o) for o in options if not expected.is_right(str(o)))
+    else:
+        wrong = f"{float(expected.shown) + 7:g}"
+    return Secret(line, expected.measured, expected.shown, wrong)
+
+
+def _leaks(at, secret: Secret, language: str, *, student: bool) -> list[str]:
+    """Every way this screen gives the answer away now (outside popovers, which the room does not see opened)."""
+    text = _texts(at)
+    found = [f"the answer line {secret.line!r}"] if secret.line in text else []
+    if secret.measured and secret.measured in text:
+        found.append(f"the measured value {secret.measured!r}")
+    if translate(language, "peer.rule_source") in text:
+        found.append("the rule of thumb on the share right")
+    for label in ("class_teacher.correct", "peer.before", "peer.after"):
+        found += [f"{m.label} = {m.value}" for m in at.metric
+                  if m.label == translate(language, label) and m.value not in ("–", "")]
+    found += ["a chart coloured by verdict" for c in at.get("vega_lite_chart") if '"field": "verdict"' in c.proto.spec]
+    if student:
+        found += [f"a verdict: {s.value}" for s in at.success]
+        found += ["the stop's chart" for _ in chart_specs(at)]
+    return found
+
+
+def _shows(at, secret: Secret) -> bool:
+    return secret.line in _texts(at) or any(secret.line in str(getattr(n, "value", "")) for n in _walk(at._tree))
+
+
+def _start(lesson_id: str, language: str):
+    teacher, _ = open_from_link("teacher", {"lang": language})
+    from classroom.teacher_password import teacher_password
+
+    teacher.text_input(key="class_start_password").input(teacher_password())
+    lesson_box = next(s for s in teacher.selectbox if s.label == translate(language, "class_teacher.lesson"))
+    lesson_box.set_value(lesson_id)
+    next(b for b in teacher.form_submit_button
+         if b.label == translate(language, "class_teacher.start")).click().run()
+    assert_healthy(teacher)
+    code = next(m.value for m in teacher.metric if m.label == translate(language, "class_teacher.code"))
+    return teacher, code
+
+
+def _answer(at, lesson_id: str, kind: str, value: str, round: int = 1) -> None:
+    key = f"q_{lesson_id}_1" + ("_round2" if round == 2 else "")
+    if kind == "choice":
+        at.radio(key=f"{key}_choice").set_value(int(value))
+    else:
+        at.number_input(key=f"{key}_number").set_value(float(value))
+    next(b for b in at.form_submit_button if b.form_id == f"{key}_form").click().run()
+    assert_healthy(at)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson_id,language,mode", WALKS)
+def test_no_screen_shows_the_answer_before_the_reveal(lesson_id, language, mode):
+    secret = _secret(lesson_id, language)
+    stop = lessons()[0][lesson_id].stops[0]
+    kind, qid = stop.question.kind, f"{lesson_id}:1"
+    seen: dict[str, list[str]] = {}
+
+    def check(name: str, at, *, student: bool, rerun: bool = True) -> None:
+        if rerun:  # as her class watch or the teacher's read-outs rerun it
+            at.run()
+        assert_healthy(at)
+        leaks = _leaks(at, secret, language, student=student)
+        if leaks:
+            seen[name] = leaks
+
+    teacher, code = _start(lesson_id, language)
+    teacher.button_group(key=f"peer_mode_{qid}").set_value(mode).run()
+    check("the projector, nobody answered", teacher, student=False)
+    students = [open_from_link(None, {"class": code, "lang": language})[0] for _ in range(2)]
+    for student, value, name in zip(students, (secret.wrong, secret.right), ("wrong", "right"), strict=True):
+        _answer(student, lesson_id, kind, value)
+        check(f"a student who answered {name}, round 1", student, student=True)
+    check("the projector after round 1's answers", teacher, student=False)
+
+    alone, _ = open_from_link(None, {"lesson": lesson_id, "stop": "1", "lang": language})  # a new session, no class
+    check("a student alone on the class's stop", alone, student=True)
+    _answer(alone, lesson_id, kind, secret.right)
+    check("a student alone who answered the class's stop", alone, student=True)
+
+    if mode == "peer":
+        teacher.toggle(key=f"peer_shown_{qid}").set_value(True).run()
+        check("the projector showing round 1", teacher, student=False)
+        teacher.button(key="peer_discuss").click().run()
+        check("the projector in the discussion", teacher, student=False)
+        for student in students:
+            check("a student in the discussion", student, student=True)
+        teacher.button(key="peer_round2").click().run()
+        for student, value in zip(students, (secret.right, secret.wrong), strict=True):
+            student.run()
+            _answer(student, lesson_id, kind, value, round=2)
+            check("a student after round 2", student, student=True)
+        check("the projector after round 2", teacher, student=False)
+
+    teacher.toggle(key="teacher_private").set_value(True).run()
+    assert _shows(teacher, secret), "her private view shows the answer before the Reveal"
+    teacher.toggle(key="teacher_private").set_value(False).run()
+    check("the projector, back from her private view", teacher, student=False)
+    teacher.button(key="class_open_stop").click().run()  # "Open this stop here": the stop's page on her screen
+    assert localized(stop.title, language) in _texts(teacher)
+    check("the stop opened here by the teacher", teacher, student=True, rerun=False)
+
+    assert not seen, json.dumps(seen, ensure_ascii=False, indent=1)
+    teacher.button(key="stop_reveal").click().run()  # her Reveal on the stop's page, the class's Reveal
+    go_to(teacher, stop.page)  # AppTest runs the page it was opened on again; the browser stays on the stop's page
+    assert _shows(teacher, secret) and chart_specs(teacher), "her page shows the answer and the chart after it"
+    for student in students:
+        student.run()
+        assert _shows(student, secret) or student.success, "a student sees the answer after the Reveal"
