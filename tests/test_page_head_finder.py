@@ -86,7 +86,9 @@ def test_two_texts_show_one_head_on_both_and_their_aligned_difference(minilm):
     comparison = compare_head(analysed, lab.analyse(WIDE), "encoder_self", 3, 1)
     np.testing.assert_allclose(trace_array(_chart(at, "A: L4 H2")["data"][0]["z"]), comparison.first, atol=1e-6)
     np.testing.assert_allclose(trace_array(_chart(at, "B: L4 H2")["data"][0]["z"]), comparison.second, atol=1e-6)
-    np.testing.assert_allclose(trace_array(_chart(at, "B − A")["data"][0]["z"]), comparison.difference, atol=1e-6)
+    difference = _chart(at, "B − A")["data"][0]
+    np.testing.assert_allclose(trace_array(difference["z"]), comparison.difference, atol=1e-6)
+    assert difference["colorbar"]["title"]["text"] == "B − A" and "B − A" in difference["hovertemplate"]  # as titled
     row = [s for s in _chart(at, "A: L4 H2")["layout"]["shapes"] if s["type"] == "rect"]
     assert [(s["y0"], s["y1"]) for s in row] == [(9.5, 10.5)]  # "it", token 11, framed
     stated = next(m.value for m in at.markdown if m.value.startswith("Row **it**"))

@@ -90,12 +90,13 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
 
 
 def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, title: str = "",
-                       *, words: Words) -> go.Figure:
-    """a − b on a diverging scale centred on 0."""
+                       *, words: Words, value_name: str = "A − B") -> go.Figure:
+    """a − b on a diverging scale centred on 0; `value_name` names it on the colour bar and in the hover (the head
+    finder passes its B as `a`: "B − A")."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     bound = float(np.nanmax(np.abs(diff))) or 1.0
     fig = attention_heatmap(diff, query_tokens, key_tokens, title, zmax=bound, colorscale=DIVERGING,
-                            value_name="A − B", words=words)
+                            value_name=value_name, words=words)
     fig.update_traces(zmin=-bound, zmid=0, selector=dict(type="heatmap"))
     return fig
 

@@ -177,7 +177,7 @@ def show_two_texts(first: AnalysedInput, second: AnalysedInput, kind: str, layer
                                         [i for i, _ in comparison.aligned_keys])]
     show_chart(difference_heatmap(aligned_a + comparison.difference, aligned_a, comparison.aligned_query_tokens,
                                   comparison.aligned_key_tokens, tr("head_finder.chart.difference_title"),
-                                  words=words_for("attention")),
+                                  words=words_for("attention"), value_name="B − A"),
                f"two_texts_difference_{kind}_L{layer + 1}_H{head + 1}", key="two_texts_difference",
                table=head_table(comparison.difference, comparison.aligned_query_tokens, comparison.aligned_key_tokens))
     if not presenting():

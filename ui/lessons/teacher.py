@@ -97,8 +97,8 @@ def _teacher_page() -> None:
                 with section:
                     class_report(ended, all_lessons[ended.lesson])
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
-        with start:
-            _start(all_lessons)
+        with start:  # the lesson she last ran here, else the one open in her browser
+            _start(all_lessons, ended.lesson if ended else lab_session().lesson.lesson_id)
         with take_back:
             _take_back()
         return
@@ -179,13 +179,15 @@ def _password_field(key: str) -> str:
                          help=tr("class_teacher.password_help", where=where), max_chars=200)
 
 
-def _start(all_lessons: Mapping[str, Lesson]) -> None:
+def _start(all_lessons: Mapping[str, Lesson], preferred: str | None = None) -> None:
+    """The form that starts a class, on `preferred` (the lesson she last ran or has open) where it still exists."""
     if not all_lessons:
         st.info(tr("class_teacher.no_lessons"))
         return
     language = current_language()
+    ids = list(all_lessons)
     with st.form("class_start"):
-        lesson_id = st.selectbox(tr("class_teacher.lesson"), list(all_lessons),
+        lesson_id = st.selectbox(tr("class_teacher.lesson"), ids, index=ids.index(preferred) if preferred in ids else 0,
                                  format_func=lambda i: localized(all_lessons[i].title, language))
         size = st.number_input(tr("class_teacher.class_size"), min_value=1, max_value=MAX_CLASS_SIZE,
                                value=DEFAULT_CLASS_SIZE, step=1, key="class_start_size",
