@@ -14,11 +14,14 @@ with explanation():  # presenter mode: folded, the maps above the fold at 1280×
 
 view = current_view("compare")
 sections = page_sections("compare")  # a lesson stop's section first (ui/page_sections.py)
-with sections["side_by_side"]:
-    # a model that is not one of our step-by-step translators: its free English would be <unk> to them
-    if not no_steps_notice(get_model(view.model), view.model):
-        side_by_side(view.sentence)
-with sections["length"]:
-    length_chart()
-with sections["growing"]:
-    long_sentence_demo()
+if "side_by_side" in sections.drawn:  # a section held for a later question is neither drawn nor computed
+    with sections["side_by_side"]:
+        # a model that is not one of our step-by-step translators: its free English would be <unk> to them
+        if not no_steps_notice(get_model(view.model), view.model):
+            side_by_side(view.sentence)
+if "length" in sections.drawn:
+    with sections["length"]:
+        length_chart()
+if "growing" in sections.drawn:
+    with sections["growing"]:
+        long_sentence_demo()

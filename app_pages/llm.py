@@ -13,9 +13,12 @@ with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, 
 lab = llm_model()  # the shared model, loaded on the first visit; None (with a message) where it cannot be
 if lab is not None:
     sections = page_sections("llm")  # a lesson stop's section first (ui/page_sections.py)
+    drawn = sections.drawn  # a section held for a later question is neither drawn nor computed
     with sections["generation"]:
         trace = generation_view(lab)
-    with sections["kv_cache"]:
-        kv_cache_view(lab, trace)
-    with sections["gqa"]:
-        gqa_view(lab, trace)
+    if "kv_cache" in drawn:
+        with sections["kv_cache"]:
+            kv_cache_view(lab, trace)
+    if "gqa" in drawn:
+        with sections["gqa"]:
+            gqa_view(lab, trace)

@@ -15,27 +15,32 @@ with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, 
 lab = answer_model()  # the shared model, loaded on the first visit; None (with a message) where it cannot be
 if lab is not None:
     sections = page_sections("llm_answer")  # a lesson stop's section first (ui/page_sections.py)
-    with sections["lens"]:
-        st.header(tr("llm_answer.lens_title"))
-        charts, controls = chart_first()  # a projected stop: the map first, the text fields under it
-        lens = lens_input(controls, lab)
-        if lens is not None:
-            show_lens(charts, lab, *lens)
-    with sections["patching"]:
-        st.header(tr("llm_answer.patching_title"))
-        charts, controls = chart_first()
-        inputs = patching_input(controls, lab)
-        if inputs is not None:
-            show_patching(charts, lab, inputs)
-    with sections["heads"]:
-        st.header(tr("llm_answer.heads_title"))
-        if inputs is None:
-            st.info(tr("llm_answer.needs_prompts"))
-        else:
-            show_head_patching(st.container(), lab, inputs)  # the patching section's prompts: no controls of its own
-    with sections["attribution"]:
-        st.header(tr("llm_answer.attribution_title"))
-        if inputs is None:
-            st.info(tr("llm_answer.needs_prompts"))
-        else:
-            show_attribution(st.container(), lab, inputs.clean)
+    drawn, inputs = sections.drawn, None  # a section held for a later question is neither drawn nor computed
+    if "lens" in drawn:
+        with sections["lens"]:
+            st.header(tr("llm_answer.lens_title"))
+            charts, controls = chart_first()  # a projected stop: the map first, the text fields under it
+            lens = lens_input(controls, lab)
+            if lens is not None:
+                show_lens(charts, lab, *lens)
+    if "patching" in drawn:
+        with sections["patching"]:
+            st.header(tr("llm_answer.patching_title"))
+            charts, controls = chart_first()
+            inputs = patching_input(controls, lab)
+            if inputs is not None:
+                show_patching(charts, lab, inputs)
+    if "heads" in drawn:
+        with sections["heads"]:
+            st.header(tr("llm_answer.heads_title"))
+            if inputs is None:
+                st.info(tr("llm_answer.needs_prompts"))
+            else:
+                show_head_patching(st.container(), lab, inputs)  # the patching section's prompts: no controls
+    if "attribution" in drawn:
+        with sections["attribution"]:
+            st.header(tr("llm_answer.attribution_title"))
+            if inputs is None:
+                st.info(tr("llm_answer.needs_prompts"))
+            else:
+                show_attribution(st.container(), lab, inputs.clean)

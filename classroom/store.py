@@ -312,6 +312,19 @@ class ClassStore:
                 "(SELECT 1 FROM revealed WHERE revealed.code = classes.code AND revealed.question = ?) LIMIT 1",
                 (lesson, stop, now, question)).fetchone() is not None
 
+    def live_positions(self, now: float | None = None) -> list[tuple[str, int, frozenset[str]]]:
+        """Every live class on this store as (lesson, stop, its revealed questions): what a page opened outside those
+        classes holds back (classroom/answers_ahead.py), so nobody reads a class's answers on another page first."""
+        now = time.time() if now is None else now
+        with self.connect() as db:
+            rows = db.execute("SELECT code, lesson, stop FROM classes WHERE expires > ?", (now,)).fetchall()
+            revealed: dict[str, set[str]] = {code: set() for code, _, _ in rows}
+            for code, question in db.execute(
+                    "SELECT revealed.code, revealed.question FROM revealed JOIN classes ON classes.code = revealed.code "
+                    "WHERE classes.expires > ?", (now,)):
+                revealed.setdefault(code, set()).add(question)
+        return [(lesson, stop, frozenset(revealed[code])) for code, lesson, stop in rows]
+
     def student_answer(self, code: str, student: str, question: str, round: int = 1) -> str | None:
         """The answer this student gave in `round` (a new session after a reload or a replica's death finds it)."""
         with self.connect() as db:

@@ -11,7 +11,7 @@ import pytest
 
 from classroom.lessons import localized
 from i18n import translate, using_language
-from tests.app_links import assert_healthy, chart_specs, go_to, open_from_link
+from tests.app_links import assert_healthy, chart_specs, chart_titles, go_to, open_from_link
 from tests.test_class_pages import _texts, _walk
 from ui.lessons.catalogue import lessons
 from ui.lessons.questions import expected_answer, right_answer
@@ -122,6 +122,12 @@ def test_no_screen_shows_the_answer_before_the_reveal(lesson_id, language, mode)
         check(f"a student who answered {name}, round 1", student, student=True)
     check("the projector after round 1's answers", teacher, student=False)
 
+    # the stop's page opened plainly in a new tab or a private window (a session outside the class): the stop's
+    # section waits for the Reveal, the rest of the page is there (classroom/answers_ahead.py)
+    plain, _ = open_from_link(stop.page, {"lang": language})
+    held_line = translate(language, "page_sections.held", stop=1)
+    assert held_line in " ".join(i.value for i in plain.info)
+    check("the stop's page opened outside the class", plain, student=False, rerun=False)
     alone, _ = open_from_link(None, {"lesson": lesson_id, "stop": "1", "lang": language})  # a new session, no class
     check("a student alone on the class's stop", alone, student=True)
     _answer(alone, lesson_id, kind, secret.right)
@@ -156,3 +162,25 @@ def test_no_screen_shows_the_answer_before_the_reveal(lesson_id, language, mode)
     for student in students:
         student.run()
         assert _shows(student, secret) or student.success, "a student sees the answer after the Reveal"
+    plain, _ = open_from_link(stop.page, {"lang": language})  # (a rerun of AppTest's Korean selectboxes fails)
+    assert held_line not in " ".join(i.value for i in plain.info), "revealed: the page outside the class opens"
+
+
+@pytest.mark.slow
+def test_a_stop_alone_holds_the_sections_that_answer_the_stops_after_it():
+    """The answer lesson's four stops share one page: after answering stop 1, the page under the lens says where the
+    patching map, the strongest head and the attribution bars open, and draws none of them; answering stop 2 opens
+    the patching map on stop 2's page and still holds stops 3 and 4."""
+    at, _ = open_from_link(None, {"lesson": "answer", "stop": "1"})
+    _answer(at, "answer", "choice", "3")
+    infos = " ".join(i.value for i in at.info)
+    for later in (2, 3, 4):
+        assert translate("en", "page_sections.held", stop=later) in infos
+    titles = chart_titles(at)  # the lens's map and its answer's rank by layer, nothing of the sections below
+    assert len(titles) == 2 and all("Logit lens" in t or "rank and probability by layer" in t for t in titles), titles
+    at.button(key="lesson_next").click().run()
+    at.radio(key="q_answer_2_choice").set_value(1)
+    next(b for b in at.form_submit_button if b.form_id == "q_answer_2_form").click().run()
+    infos = " ".join(i.value for i in at.info)
+    assert translate("en", "page_sections.held", stop=2) not in infos
+    assert all(translate("en", "page_sections.held", stop=later) in infos for later in (3, 4))

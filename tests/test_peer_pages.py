@@ -110,12 +110,19 @@ def test_check_questions_at_the_first_stop_are_taken_not_graded():
     code = _start_class(teacher)
     student, _ = open_from_link(None, {"class": code})
     assert any("Before the lecture: 3 quick questions" in e.label for e in student.expander)
+    stop_text = "squeezes the whole English sentence"  # would answer a check: it waits for the three
+    assert stop_text not in _texts(student) and "opens once you have answered the check questions" in _infos(student)
     _send(student, "check_pre_weight_choice", 1)  # "attention weight = importance"
     assert "Answer taken: that word matters most" in _infos(student)
     assert not student.success and not [w for w in student.warning if "weight" in w.value]  # not graded on screen
     assert not chart_specs(student)  # the stop's own question still hides the page
+    assert stop_text not in _texts(student)
     teacher.run()
     assert "Check questions: 1 answers from 1 students" in _texts(teacher)
+    _send(student, "check_pre_scale_choice", 2)
+    _send(student, "check_pre_order_choice", 2)
+    assert stop_text in _texts(student) and "opens once you have answered" not in _infos(student)
+    assert not chart_specs(student)  # the text, not the page: the stop's own question still hides it
 
 
 def test_the_report_stays_after_the_class_ends():

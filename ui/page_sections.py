@@ -11,6 +11,9 @@ While a stop shows a section first, the page's explanations fold (ui/display.exp
 A page whose sections are each heavy for the browser (the LLM heads page: a dozen charts of SmolLM2's 270 heads)
 draws the others only when asked (`rest_on_request`): at a stop it draws the stop's section and, under it, a toggle
 that draws the rest; it asks `sections.drawn` which sections to compute and draw in this run.
+
+A section that answers a later question (classroom/answers_ahead.py, set by the lesson bar) is not in `drawn` either:
+its container says which stop it opens at. Every page with sections draws only `sections.drawn`.
 """
 from __future__ import annotations
 
@@ -64,16 +67,25 @@ def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
         if not st.toggle(tr("page_sections.show_rest"), key=WidgetKey(f"sections_rest_{page}_{first}").key,
                          help=tr("page_sections.show_rest_help")):
             drawn = frozenset((first,))
-            # the undrawn sections' values as their widgets would set them: the view (and the address) is the same
-            # by a link as by Next, which writes the page's values when the stop opens
-            state = widget_values()
-            for spec in page_specs(page):
-                if spec.drawn(state):
-                    prepare(spec)
+            _prepare_undrawn(page)
     containers |= {name: st.container(key=f"section_{name}") for name in shown[1:]}
+    # a later question's section (classroom/answers_ahead.py): a line where it will be, none of its results
+    held = {name: stop for name, stop in lab_session().lesson.held_sections.items() if name in names}
+    for name, stop in held.items():
+        containers[name].info(tr("page_sections.held", stop=stop), icon=":material/hourglass_top:")
+    drawn -= held.keys()  # their widgets' values are kept by ui.share.keep_view_state, as any undrawn widget's
     sections = PageSections((name, containers[name]) for name in names)
     sections.drawn = drawn
     return sections
+
+
+def _prepare_undrawn(page: str) -> None:
+    """The undrawn sections' values as their widgets would set them: the view (and the address) is the same by a
+    link as by Next, which writes the page's values when the stop opens, and a section drawn may read them."""
+    state = widget_values()
+    for spec in page_specs(page):
+        if spec.drawn(state):
+            prepare(spec)
 
 
 def section_alone(page: str, name: str | None) -> Callable[[], None] | None:

@@ -67,6 +67,8 @@ class LessonState:
     titled_by_lesson: bool = False  # the lesson bar names the view shown (the page's title is left out)
     stop_section: str | None = None  # the section of the page the open stop shows first
     stop_asks: bool = False  # the open stop, on its page, asks its own question (the page asks none of its own)
+    # {section of this page, or None for the whole page: the stop whose question it answers}, held back until then
+    held_sections: dict[str | None, int] = field(default_factory=dict)
 
 
 @dataclass

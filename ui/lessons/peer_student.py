@@ -73,7 +73,8 @@ def _answers(field: str) -> dict[str, str]:
     return getattr(lab_session().lesson, field)
 
 
-def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, submit: str | None = None) -> None:
+def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, submit: str | None = None,
+              hint: bool = True) -> None:
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: outside a class, with no live class holding the stop back), else the form gives way to the answer
     taken (the run of the fragment it is in only: its own, _vote, or a student's live question,
@@ -85,7 +86,7 @@ def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, 
         slot = st.empty()  # the form, cleared once the answer is stored
         with slot.container():
             given = ask(stop, ballot.key, submit)
-            if given is None and then_page:  # in the slot: it goes with the form when the answer is confirmed
+            if given is None and then_page and hint:  # in the slot: it goes with the form once answered
                 st.info(tr("lessons.answer_first"))
         if given is None:
             return
@@ -169,20 +170,27 @@ def check_id(lesson_id: str, check: Check) -> str:
     return check_question_id(lesson_id, check.when, check.id)
 
 
-def check_questions(lesson_id: str, stop: Stop, code: str, student: str) -> None:
+def check_questions(lesson_id: str, stop: Stop, code: str, student: str) -> bool:
     """A student in a class at the first or last stop: the lecture's check questions, each its own form; the answer
-    is taken, never graded on screen (the class report compares before and after)."""
+    is taken, never graded on screen (the class report compares before and after). -> whether a "pre" check is still
+    unanswered: the stop's text waits for them (it would answer them: the gain would be understated), and the last
+    answer reruns the page to show it."""
     store = class_store()
     answers = _answers(CHECK_ANSWERS)
     when = stop.checks[0].when
+    for check in stop.checks:
+        qid = check_id(lesson_id, check)
+        if qid not in answers and (earlier := store.student_answer(code, student, qid)) is not None:
+            answers[qid] = earlier
+    pending = when == "pre" and any(check_id(lesson_id, check) not in answers for check in stop.checks)
     with st.expander(tr(f"peer.checks_{when}", count=len(stop.checks)), expanded=True, icon=":material/quiz:"):
         for check in stop.checks:
             qid = check_id(lesson_id, check)
-            if qid not in answers and (earlier := store.student_answer(code, student, qid)) is not None:
-                answers[qid] = earlier
             as_stop = replace(stop, question=check.question)  # the question widgets read a stop's question
             _vote(Ballot(as_stop, qid, f"check_{when}_{check.id}", CHECK_ANSWERS, expected_answer(as_stop), 1, code,
-                         student), done="peer.check_done", submit=tr("peer.check_submit"))
+                         student), then_page=pending, done="peer.check_done", submit=tr("peer.check_submit"),
+                  hint=False)
+    return pending
 
 
 def clock(seconds: float) -> str:
