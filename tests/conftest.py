@@ -12,6 +12,8 @@ SCREENSHOTS = ROOT / "tests" / "screenshots"
 
 
 BROWSER_FIXTURES = {"page", "browser"}
+# make test's closing table: seconds by file, tier and worker (and --suite-times: every test phase as JSON).
+pytest_plugins = ("tests.suite_times",)
 
 
 # A browser test that fails runs once more (pytest-rerunfailures). On CI's loaded 2-core machine two test files run at

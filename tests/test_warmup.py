@@ -96,6 +96,7 @@ def _computations(url: str) -> dict[str, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_path):
     """`make run`'s server: it answers at once and Home says it is warming; it ends warm: Home's note gone, and the
     issue's slowest first click (the LLM lesson's stop 2, which loads SmolLM2 when cold: 11.6 s in issue 38, 31 s on
