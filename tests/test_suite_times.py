@@ -1,11 +1,13 @@
 """make test's closing table (tests/suite_times.py): the slowest files, the tiers and each worker's idle tail, from the
-reports of one process or of xdist's workers."""
+reports of one process or of xdist's workers; and the order make test hands the files out in."""
 import json
 import os
+import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
-from tests.conftest import ROOT
+from tests.conftest import LONGEST_FILES, ROOT, pytest_collection_modifyitems
 from tests.suite_times import Record, summary
 
 
@@ -73,3 +75,59 @@ def test_under_xdist_the_controller_keeps_every_workers_reports(tmp_path):
     assert workers == {"gw0", "gw1"}, workers
     assert len({test for test, *_ in written["records"]}) == 4
     assert "  gw0 " in output and "  gw1 " in output
+
+
+def hand_out(nodeids: list[str], reorder: bool) -> list[str]:
+    """The files in the order pytest-xdist's own LoadFileScheduling hands them to two workers that each finish their
+    oldest test in turn."""
+    from xdist.scheduler.loadfile import LoadFileScheduling
+
+    class Quiet:  # xdist's log producer, silenced
+        def __getattr__(self, name):
+            return self
+
+        def __call__(self, *args):
+            pass
+
+    handed = []
+
+    class Worker:
+        def __init__(self, name: str):
+            self.gateway, self.shutting_down, self.running = SimpleNamespace(id=name), False, []
+
+        def send_runtest_some(self, indexes):
+            handed.append(nodeids[indexes[0]].split("::")[0])
+            self.running += indexes
+
+        def shutdown(self):
+            self.shutting_down = True
+
+    config = SimpleNamespace(option=SimpleNamespace(loadscopereorder=reorder),
+                             getvalue=lambda name: ["2*popen"] if name == "tx" else None)
+    scheduler = LoadFileScheduling(config, Quiet())
+    workers = [Worker("gw0"), Worker("gw1")]
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, nodeids)
+    scheduler.schedule()
+    while any(worker.running for worker in workers):
+        for worker in workers:
+            if worker.running:
+                scheduler.mark_test_complete(worker, worker.running.pop(0))
+    return handed
+
+
+def test_make_test_hands_the_longest_files_out_first():
+    """conftest puts LONGEST_FILES first; make test's xdist options hand the files out in that order, where xdist's
+    default (files by their number of tests) would start them last."""
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert "--dist loadfile" in recipe
+    files = sorted({*LONGEST_FILES, "test_a_hundred_quick_ones.py", "test_many.py", "test_zillions.py"})
+    items = [SimpleNamespace(path=ROOT / "tests" / name, nodeid=f"tests/{name}::test_{number}")
+             for name in files for number in range(1 if name in LONGEST_FILES else 20)]
+    pytest_collection_modifyitems(items)
+    nodeids = [item.nodeid for item in items]
+    longest = [f"tests/{name}" for name in LONGEST_FILES]
+    assert hand_out(nodeids, reorder="--no-loadscope-reorder" not in recipe)[:len(longest)] == longest
+    assert hand_out(nodeids, reorder=True)[:3] == ["tests/test_a_hundred_quick_ones.py", "tests/test_many.py",
+                                                   "tests/test_zillions.py"]
