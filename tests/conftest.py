@@ -26,10 +26,21 @@ BROWSER_RERUNS = 1
 def pytest_configure(config):
     """No server this test session starts warms itself (asgi.py's background warm-up, serving/warmup.py): each would
     spend a minute of CPU loading every model and opening every lesson stop. A test that wants it sets it in the
-    server's env."""
+    server's env. Under xdist, each worker's torch gets its share of the cores."""
     from serving.warmup import WARMUP_ENV
 
     os.environ[WARMUP_ENV] = "0"
+    # An xdist worker shares the machine's cores with the other workers: torch's default (a thread per core) in each
+    # made two workers run four busy threads on CI's two cores. Each worker gets its share, and so do the servers and
+    # scripts it starts (they inherit the variables; the app's pages already run on one thread, ui/models.py).
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if hasattr(config, "workerinput") and workers > 1:
+        share = str(max(1, (os.cpu_count() or 1) // workers))
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(variable, share)
+        import torch
+
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     # The class database and teacher password in a folder of this test session's own, never the clone's ./data: a
     # class a developer left running there (`make run`, a rehearsal) held its stop's answers back from the lesson
     # walks ("a class on this server is on this stop now"). A test that shares a folder with its servers sets its own.
