@@ -27,9 +27,13 @@ def pytest_configure(config):
     """No server this test session starts warms itself (asgi.py's background warm-up, serving/warmup.py): each would
     spend a minute of CPU loading every model and opening every lesson stop. A test that wants it sets it in the
     server's env. Under xdist, each worker's torch gets its share of the cores."""
-    from serving.warmup import WARMUP_ENV
+    from serving.warmup import WARM_STOPS_ENV, WARMUP_ENV
 
     os.environ[WARMUP_ENV] = "0"
+    # Nor do serve.py's replicas open every other lesson stop once they are ready (test_serve's two, its restarted
+    # one, the Kubernetes replica: 123 links each, in the background, taking the other worker's CPU): no test there
+    # needs them; test_warmup tests that pass itself.
+    os.environ[WARM_STOPS_ENV] = "0"
     # An xdist worker shares the machine's cores with the other workers: torch's default (a thread per core) in each
     # made two workers run four busy threads on CI's two cores. Each worker gets its share, and so do the servers and
     # scripts it starts (they inherit the variables; the app's pages already run on one thread, ui/models.py).

@@ -167,9 +167,29 @@ def test_a_replica_takes_students_after_the_first_views_and_warms_every_other_st
         return [(link, 0.0) for link in links]
 
     monkeypatch.setattr(warmup, "open_links", open_links)
+    monkeypatch.setenv(warmup.WARM_STOPS_ENV, "1")  # the suite turns it off for its servers (tests/conftest.py)
     warmup.warm_in_background("http://127.0.0.1:1", stream=open("/dev/null", "w")).join(30)
     assert set(opened) | set(warmup.BEFORE_READY_LINKS) == set(warmup.warm_links())
     assert not set(opened) & set(warmup.BEFORE_READY_LINKS) and len(opened) == len(set(opened))
     for launcher in ("serve.py", "serving/replica.py"):
         source = (ROOT / launcher).read_text()
         assert "links=BEFORE_READY_LINKS" in source and "warm_in_background(" in source
+
+
+def test_a_launcher_told_to_leave_the_other_stops_cold_opens_none_and_says_so(monkeypatch):
+    """ATTENTION_LAB_WARM_STOPS=0 (the test suite's serve.py and replicas): nothing opened after ready, one line said,
+    and not a line that reads as a replica warm ("warm after", which test_serve counts)."""
+    import io
+
+    from serving import warmup
+
+    opened, said = [], io.StringIO()
+
+    async def open_links(base_url, links, timeout=120.0):
+        opened.extend(links)
+        return []
+
+    monkeypatch.setattr(warmup, "open_links", open_links)
+    monkeypatch.setenv(warmup.WARM_STOPS_ENV, "0")
+    warmup.warm_in_background("http://127.0.0.1:1", stream=said).join(30)
+    assert opened == [] and "left cold" in said.getvalue() and "warm after" not in said.getvalue()
