@@ -10,8 +10,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 
-
-BROWSER_FIXTURES = {"page", "browser"}
 # make test's closing table: seconds by file, tier and worker (and --suite-times: every test phase as JSON).
 pytest_plugins = ("tests.suite_times",)
 
@@ -69,6 +67,8 @@ LONGEST_FILES = ("test_browser_projected_stops.py", "test_browser_accessibility.
 def pytest_collection_modifyitems(items):
     """Mark every test that drives a real browser, so `-m "not browser"` skips it without a list to keep, and give
     it one rerun (BROWSER_RERUNS); then put the longest files first (LONGEST_FILES), each file's tests in their order."""
+    from tests.suite_times import BROWSER_FIXTURES  # the browser tier's rule too (imported once pytest loaded it)
+
     rank = {name: place for place, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep collection order
     for item in items:

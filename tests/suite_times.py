@@ -159,6 +159,8 @@ class SuiteTimes:
         self.records.append(Record(report.nodeid, str(tier), str(worker), report.start, report.stop))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.config.option.collectonly:
+            return
         end = time.time()
         terminalreporter.write_sep("=", "where the time went (tests/suite_times.py)")
         for line in summary(self.records, self.start, end):
