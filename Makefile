@@ -20,9 +20,15 @@ run: venv
 ## Every test, browser tests included, with the venv's Python (CI runs this: .ci/run). Two workers (pytest-xdist),
 ## one test file each at a time (--dist loadfile: a file's session server and browser stay in one worker): the suite's
 ## time is mostly waiting on Streamlit servers and Chromium, and two files at once fill both cores. TEST_WORKERS=0: one.
+## Files are handed out in collection order (--no-loadscope-reorder), which tests/conftest.py starts with the longest
+## (LONGEST_FILES), so that no long file starts near the end while the other worker runs out of work.
+## It ends with where the time went (tests/suite_times.py: the slowest files, each tier, each worker's idle tail) and
+## leaves each test's time in test-results/ (junit XML, and every test phase with its worker as JSON).
 TEST_WORKERS ?= 2
+TEST_RESULTS := test-results
 test: venv system-packages lint
-	$(VENV_PYTHON) -m pytest -q -rfER -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(VENV_PYTHON) -m pytest -q -rfER -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 \
+		--junitxml=$(TEST_RESULTS)/junit.xml --suite-times=$(TEST_RESULTS)/suite-times.json $(PYTEST_ARGS)
 
 ## The fast local loop (no browser, nothing slow)
 fast: venv

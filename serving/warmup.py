@@ -28,6 +28,10 @@ from pathlib import Path
 from serving.streamlit_client import StreamlitClient
 
 WARMUP_ENV = "ATTENTION_LAB_WARMUP"  # "0": this server does not warm itself (serve.py warms its replicas from outside)
+# "0" in serve.py's or serving/replica.py's environment: a replica is still warmed before it takes students, but the
+# other lesson stops are not opened after (warm_in_background). The test suite sets it: no test there needs them, and
+# each replica's pass over every stop took minutes of CPU from the other test worker.
+WARM_STOPS_ENV = "ATTENTION_LAB_WARM_STOPS"
 # The first pages students open: home, then the pages whose first runs are the slowest (attention: analysis and
 # head charts; decoding; positional: the shared PE figures; compare: the three en-fr models). Then, back on the
 # attention page, every other model of the sidebar's model choice, so that each shipped model is loaded. The LLM page
@@ -136,10 +140,15 @@ BEFORE_READY_LINKS = WARM_LINKS + ["attention?lesson=intro&stop=17"]
 
 def warm_in_background(base_url: str, alive=lambda: True, stream=sys.stdout) -> threading.Thread:
     """Open every lesson stop not warmed before the replica was ready, each in a session of its own, from a daemon
-    thread; a failure only means a slower first click there, so it is said and nothing else."""
+    thread; a failure only means a slower first click there, so it is said and nothing else. Nothing is opened when
+    ATTENTION_LAB_WARM_STOPS is "0" (the test suite)."""
     links = [link for link in warm_links() if link not in BEFORE_READY_LINKS]
+    enabled = _switched_on(WARM_STOPS_ENV)
 
     def warm() -> None:
+        if not enabled:
+            print(f"{base_url}: the other lesson stops are left cold ({WARM_STOPS_ENV}=0)", file=stream, flush=True)
+            return
         started = time.monotonic()
         try:
             for link in links:
@@ -156,8 +165,12 @@ def warm_in_background(base_url: str, alive=lambda: True, stream=sys.stdout) -> 
     return thread
 
 
+def _switched_on(variable: str) -> bool:
+    return os.environ.get(variable, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def self_warm_up_enabled() -> bool:
-    return os.environ.get(WARMUP_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return _switched_on(WARMUP_ENV)
 
 
 def own_url() -> str | None:

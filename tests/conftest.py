@@ -10,8 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 
-
-BROWSER_FIXTURES = {"page", "browser"}
+# make test's closing table: seconds by file, tier and worker (and --suite-times: every test phase as JSON).
+pytest_plugins = ("tests.suite_times",)
 
 
 # A browser test that fails runs once more (pytest-rerunfailures). On CI's loaded 2-core machine two test files run at
@@ -24,10 +24,25 @@ BROWSER_RERUNS = 1
 def pytest_configure(config):
     """No server this test session starts warms itself (asgi.py's background warm-up, serving/warmup.py): each would
     spend a minute of CPU loading every model and opening every lesson stop. A test that wants it sets it in the
-    server's env."""
-    from serving.warmup import WARMUP_ENV
+    server's env. Under xdist, each worker's torch gets its share of the cores."""
+    from serving.warmup import WARM_STOPS_ENV, WARMUP_ENV
 
     os.environ[WARMUP_ENV] = "0"
+    # Nor do serve.py's replicas open every other lesson stop once they are ready (test_serve's two, its restarted
+    # one, the Kubernetes replica: 123 links each, in the background, taking the other worker's CPU): no test there
+    # needs them; test_warmup tests that pass itself.
+    os.environ[WARM_STOPS_ENV] = "0"
+    # An xdist worker shares the machine's cores with the other workers: torch's default (a thread per core) in each
+    # made two workers run four busy threads on CI's two cores. Each worker gets its share, and so do the servers and
+    # scripts it starts (they inherit the variables; the app's pages already run on one thread, ui/models.py).
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if hasattr(config, "workerinput") and workers > 1:
+        share = str(max(1, (os.cpu_count() or 1) // workers))
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(variable, share)
+        import torch
+
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     # The class database and teacher password in a folder of this test session's own, never the clone's ./data: a
     # class a developer left running there (`make run`, a rehearsal) held its stop's answers back from the lesson
     # walks ("a class on this server is on this stop now"). A test that shares a folder with its servers sets its own.
@@ -35,18 +50,25 @@ def pytest_configure(config):
         os.environ["ATTENTION_LAB_DATA"] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
 
 
-# The longest test files (seconds of one run on CI's 2 cores, `--durations`), started first: `make test` gives each of
-# its two workers whole files (--dist loadfile) in collection order, and a long file taken last kept one worker busy
-# for minutes after the other had finished. Order only; a file not named keeps its place after these.
-LONGEST_FILES = ("test_browser_accessibility.py", "test_serve.py", "test_browser_lessons.py",
-                 "test_browser_projected_stops.py", "test_link_text.py", "test_browser_peer.py", "test_browser.py",
-                 "test_browser_lecture.py", "test_browser_lecture2.py", "test_page_llm_heads.py",
-                 "test_shipped_models.py", "test_warmup.py")
+# The longest test files, started first. `make test` hands whole files to its two workers (--dist loadfile) in
+# collection order (--no-loadscope-reorder: without it pytest-xdist sorts the files by their number of tests, and this
+# list only broke ties, so these started near the end and kept one worker busy for minutes after the other was done).
+# Ordered by the figures recorded so far (the six projected walks about 12 minutes, the two accessibility walks about 6,
+# test_link_text 236 s; the shipped-models fixture 71 s, the self-warming server 52 s), then the files that start
+# servers or hold many slow tests. `make test`'s closing table gives each file's seconds: keep this list to its top.
+# Order only; a file not named keeps its place after these.
+LONGEST_FILES = ("test_browser_projected_stops.py", "test_browser_accessibility.py", "test_link_text.py",
+                 "test_serve.py", "test_browser_lessons.py", "test_browser_peer.py", "test_browser.py",
+                 "test_browser_lecture.py", "test_browser_lecture2.py", "test_question_rules.py",
+                 "test_lesson_paths.py", "test_lessons.py", "test_shipped_models.py", "test_page_llm_heads.py",
+                 "test_warmup.py", "test_llm_attention_page.py")
 
 
 def pytest_collection_modifyitems(items):
     """Mark every test that drives a real browser, so `-m "not browser"` skips it without a list to keep, and give
     it one rerun (BROWSER_RERUNS); then put the longest files first (LONGEST_FILES), each file's tests in their order."""
+    from tests.suite_times import BROWSER_FIXTURES  # the browser tier's rule too (imported once pytest loaded it)
+
     rank = {name: place for place, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep collection order
     for item in items:

@@ -131,9 +131,9 @@ def test_unknown_pieces_are_shown_as_unk():
     assert "[UNK]" in _ticks(chart_specs(at)[0])
 
 
-@pytest.mark.parametrize("page", ["decoding", "compare"])
-def test_pages_that_need_a_decoder_say_so_for_an_encoder(page):
-    at = _open(page, sentence=COREFERENCE)
+@pytest.mark.parametrize("page_name", ["decoding", "compare"])
+def test_pages_that_need_a_decoder_say_so_for_an_encoder(page_name):
+    at = _open(page_name, sentence=COREFERENCE)
     assert not at.exception and not at.error
     assert any("encoder only" in i.value for i in at.info)
 

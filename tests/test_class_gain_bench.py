@@ -40,6 +40,7 @@ def test_ground_truth_of_a_hand_made_class():
 
 
 @pytest.mark.slow
+@pytest.mark.server  # the bench starts a `streamlit run asgi.py`
 @pytest.mark.parametrize("seed", [3, 11])
 def test_the_report_agrees_with_the_simulated_class(seed, capsys):
     # In a thread of its own, as from the command line: the bench calls asyncio.run, and a browser test that ran

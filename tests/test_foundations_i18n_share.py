@@ -25,13 +25,13 @@ def ko(key: str, **values) -> str:
     return translate("ko", key, **values)
 
 
-@pytest.mark.parametrize("page", FOUNDATION_PAGES)
-def test_page_in_korean(page):
-    at = open_page(page, lang="ko")
-    assert at.title[0].value == ko(f"{page}.title") and HANGUL.search(at.title[0].value)
+@pytest.mark.parametrize("page_name", FOUNDATION_PAGES)
+def test_page_in_korean(page_name):
+    at = open_page(page_name, lang="ko")
+    assert at.title[0].value == ko(f"{page_name}.title") and HANGUL.search(at.title[0].value)
     shown = texts(at)
-    assert ko(f"{page}.intro") in shown
-    assert translate("en", f"{page}.intro") not in shown
+    assert ko(f"{page_name}.intro") in shown
+    assert translate("en", f"{page_name}.intro") not in shown
     labels = [w.label for w in [*at.slider, *at.select_slider, *at.selectbox, *at.number_input, *at.multiselect]]
     assert any(HANGUL.search(label) for label in labels), labels
     titles = chart_titles(at)

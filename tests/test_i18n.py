@@ -50,12 +50,12 @@ def test_unknown_key_is_an_error_and_values_are_not_templates():
     assert "{model}" in translate("en", "sidebar.caption", model="{model}", task="t", device="CPU")
 
 
-@pytest.mark.parametrize("page", APP_PAGES)
-def test_language_switch_changes_the_page(page):
+@pytest.mark.parametrize("page_name", APP_PAGES)
+def test_language_switch_changes_the_page(page_name):
     """The same page in English and Korean: the Korean title is Korean, and the sidebar follows."""
     titles = {}
     for language in LANGUAGES:
-        at = open_page(page, lang=language, sentence="i am a student")
+        at = open_page(page_name, lang=language, sentence="i am a student")
         titles[language] = at.title[0].value
         assert at.sidebar.text_input[0].label == translate(language, "sidebar.sentence")
     assert titles["en"] != titles["ko"] and HANGUL.search(titles["ko"]), titles

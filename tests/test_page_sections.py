@@ -99,9 +99,9 @@ def test_a_compare_stop_opens_on_accuracy_by_length_projected_or_not():
     assert "The sidebar's sentence through the three models" in _subheaders(at)  # still on the page, below
 
 
-@pytest.mark.parametrize("page", sorted(SECTIONS))
-def test_every_declared_section_is_drawn_by_its_page(page):
-    folded = {s.folded_key: True for s in SECTIONS[page] if s.folded_key}
-    at = open_page(page, **folded)
-    for section in SECTIONS[page]:
-        assert len(at.main.get_by_key(f"section_{section.name}").children), f"{page}: {section.name} is empty"
+@pytest.mark.parametrize("page_name", sorted(SECTIONS))
+def test_every_declared_section_is_drawn_by_its_page(page_name):
+    folded = {s.folded_key: True for s in SECTIONS[page_name] if s.folded_key}
+    at = open_page(page_name, **folded)
+    for section in SECTIONS[page_name]:
+        assert len(at.main.get_by_key(f"section_{section.name}").children), f"{page_name}: {section.name} is empty"

@@ -152,6 +152,7 @@ def test_without_haproxy_serve_says_what_to_install(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_kubernetes_replica_is_ready_only_after_its_warm_up():
     """serving/replica.py (the container's command): its readiness endpoint says 503 until the warm-up is done."""
     from serving.streamlit_client import http_get

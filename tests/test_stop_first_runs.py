@@ -23,18 +23,18 @@ def _counting(monkeypatch, module, name: str) -> list:
     return calls
 
 
-@pytest.mark.parametrize("page, module, function, query", [
+@pytest.mark.parametrize("page_name, module, function, query", [
     ("residual", "model.foundations.residual", "gradient_profile", {"depth": "32", "act": "tanh"}),
     ("softmax_scaling", "model.foundations.scaling", "dot_product_samples", {"dk": "512"}),
 ])
-def test_a_foundations_stops_sweep_runs_once_for_every_session(monkeypatch, page, module, function, query):
+def test_a_foundations_stops_sweep_runs_once_for_every_session(monkeypatch, page_name, module, function, query):
     """Two sessions at the stop's view (a student's, then the projected teacher's in Korean): one computation."""
     import importlib
 
-    RESULTS.drop(lambda key: isinstance(key[0], str) and key[0].startswith(page))
+    RESULTS.drop(lambda key: isinstance(key[0], str) and key[0].startswith(page_name))
     calls = _counting(monkeypatch, importlib.import_module(module), function)
-    open_page(page, query)
-    open_page(page, {**query, "lang": "ko", "presenter": "true"})
+    open_page(page_name, query)
+    open_page(page_name, {**query, "lang": "ko", "presenter": "true"})
     assert len(calls) == 1
 
 

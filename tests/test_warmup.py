@@ -96,6 +96,7 @@ def _computations(url: str) -> dict[str, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_path):
     """`make run`'s server: it answers at once and Home says it is warming; it ends warm: Home's note gone, and the
     issue's slowest first click (the LLM lesson's stop 2, which loads SmolLM2 when cold: 11.6 s in issue 38, 31 s on
@@ -166,9 +167,29 @@ def test_a_replica_takes_students_after_the_first_views_and_warms_every_other_st
         return [(link, 0.0) for link in links]
 
     monkeypatch.setattr(warmup, "open_links", open_links)
+    monkeypatch.setenv(warmup.WARM_STOPS_ENV, "1")  # the suite turns it off for its servers (tests/conftest.py)
     warmup.warm_in_background("http://127.0.0.1:1", stream=open("/dev/null", "w")).join(30)
     assert set(opened) | set(warmup.BEFORE_READY_LINKS) == set(warmup.warm_links())
     assert not set(opened) & set(warmup.BEFORE_READY_LINKS) and len(opened) == len(set(opened))
     for launcher in ("serve.py", "serving/replica.py"):
         source = (ROOT / launcher).read_text()
         assert "links=BEFORE_READY_LINKS" in source and "warm_in_background(" in source
+
+
+def test_a_launcher_told_to_leave_the_other_stops_cold_opens_none_and_says_so(monkeypatch):
+    """ATTENTION_LAB_WARM_STOPS=0 (the test suite's serve.py and replicas): nothing opened after ready, one line said,
+    and not a line that reads as a replica warm ("warm after", which test_serve counts)."""
+    import io
+
+    from serving import warmup
+
+    opened, said = [], io.StringIO()
+
+    async def open_links(base_url, links, timeout=120.0):
+        opened.extend(links)
+        return []
+
+    monkeypatch.setattr(warmup, "open_links", open_links)
+    monkeypatch.setenv(warmup.WARM_STOPS_ENV, "0")
+    warmup.warm_in_background("http://127.0.0.1:1", stream=said).join(30)
+    assert opened == [] and "left cold" in said.getvalue() and "warm after" not in said.getvalue()

@@ -92,17 +92,18 @@ def test_a_value_out_of_bounds_is_brought_back_inside():
     assert SPECS["dec_head"].fitted(7, {}) == "all"  # a head the model lacks: back to every head
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page):
-    specs = [spec for spec in page_specs(page) if spec.key not in NARROWED_BY_DATA]
-    at = open_from_link(page, **OPEN_SECTIONS.get(page, {}))[0]
-    state = {key: at.session_state[key] for key in [spec.key for spec in page_specs(page)]
+@pytest.mark.parametrize("page_name", PAGES)
+def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page_name):
+    specs = [spec for spec in page_specs(page_name) if spec.key not in NARROWED_BY_DATA]
+    at = open_from_link(page_name, **OPEN_SECTIONS.get(page_name, {}))[0]
+    state = {key: at.session_state[key] for key in [spec.key for spec in page_specs(page_name)]
              if key in at.session_state}
     edge = {}
     for spec in specs:  # in the specs' order: a bound that depends on a length reads the length's edge
         state[spec.key] = spec.choices(state)[-1]
         edge[spec.url] = link_text(spec, state[spec.key])
-    at, notice = open_from_link(page, {**edge, **EDGE_EXTRA.get(page, {}), "v": "2"}, **OPEN_SECTIONS.get(page, {}))
+    at, notice = open_from_link(page_name, {**edge, **EDGE_EXTRA.get(page_name, {}), "v": "2"},
+                                **OPEN_SECTIONS.get(page_name, {}))
     assert notice == ""
     for spec in specs:
         drawn = widget(at, spec.key)
@@ -112,6 +113,6 @@ def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page)
         elif drawn.type != "toggle":  # a select slider, selectbox, radio or segmented control: one option per value
             assert len(drawn.options) == len(spec.choices(at.session_state)), spec.key
     past = {spec.url: bad_texts(spec, state)[-1] for spec in specs}
-    notice = open_from_link(page, {**past, "v": "2"})[1]
+    notice = open_from_link(page_name, {**past, "v": "2"})[1]
     assert notice.startswith(translate("en", "share.bad_link", names="")[:30])
     assert set(re.search(r"\(([^)]*)\)", notice).group(1).split(", ")) == set(past), notice
