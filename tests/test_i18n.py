@@ -50,6 +50,7 @@ def test_unknown_key_is_an_error_and_values_are_not_templates():
     assert "{model}" in translate("en", "sidebar.caption", model="{model}", task="t", device="CPU")
 
 
+@pytest.mark.slow  # every page opened in both languages: the full suite runs it, make fast leaves it out
 @pytest.mark.parametrize("page_name", APP_PAGES)
 def test_language_switch_changes_the_page(page_name):
     """The same page in English and Korean: the Korean title is Korean, and the sidebar follows."""
