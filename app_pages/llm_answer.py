@@ -4,11 +4,13 @@ import streamlit as st
 
 from i18n import tr
 from ui.display import chart_first, explanation, page_title
-from ui.llm.answer import answer_model, lens_input, patching_input, show_lens, show_patching
+from ui.llm.answer import LENS_MAX_TOKENS, answer_model, lens_input, patching_input, show_lens, show_patching
 from ui.llm.attribution import show_attribution, show_head_patching
 from ui.page_sections import page_sections
+from ui.warm_notice import warming_notice
 
 page_title(tr("llm_answer.title"))
+warming_notice()  # a lesson stop opened while the server warms: its first results wait for the model
 with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the first map higher up
     st.write(tr("llm_answer.intro"))
 
@@ -24,18 +26,22 @@ if lab is not None:
     with sections["patching"]:
         st.header(tr("llm_answer.patching_title"))
         charts, controls = chart_first()
-        inputs = patching_input(controls, lab)
-        if inputs is not None:
-            show_patching(charts, lab, inputs)
+        request = patching_input(controls, lab)  # the sweeps run on the Run button only
+        if request.asked:
+            show_patching(charts, lab, request.inputs)
+        elif request.inputs is not None:
+            charts.info(tr("llm_answer.press_run"))
     with sections["heads"]:
         st.header(tr("llm_answer.heads_title"))
-        if inputs is None:
+        if request.inputs is None:
             st.info(tr("llm_answer.needs_prompts"))
+        elif not request.asked:
+            st.info(tr("llm_answer.press_run"))
         else:
-            show_head_patching(st.container(), lab, inputs)  # the patching section's prompts: no controls of its own
+            show_head_patching(st.container(), lab, request.inputs)  # the patching section's prompts and Run
     with sections["attribution"]:
         st.header(tr("llm_answer.attribution_title"))
-        if inputs is None:
-            st.info(tr("llm_answer.needs_prompts"))
+        if request.clean is None:  # one prompt is enough: no pair, no Run
+            st.info(tr("llm_answer.attribution_needs_prompt", limit=LENS_MAX_TOKENS))
         else:
-            show_attribution(st.container(), lab, inputs.clean)
+            show_attribution(st.container(), lab, request.clean)
