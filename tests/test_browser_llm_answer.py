@@ -36,7 +36,8 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
         expect(attribution.locator(".barlayer")).to_have_count(1, timeout=FIRST_VISIT_MS)
         heads = page.locator(".st-key-section_heads .js-plotly-plot")
         expect(heads).to_have_count(0)
-        page.locator(".st-key-answer_patching_run button").click()
+        page.locator(".st-key-answer_patching_run").get_by_role(
+            "button", name=translate(language, "llm_answer.run_patching")).click()
         expect(heads.first.locator(".heatmaplayer")).to_have_count(1, timeout=FIRST_VISIT_MS)  # both sweeps done
         wait_idle(page)
         no_exception(page)
