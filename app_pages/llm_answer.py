@@ -4,18 +4,20 @@ import streamlit as st
 
 from i18n import tr
 from ui.display import chart_first, explanation, page_title
-from ui.llm.answer import answer_model, lens_input, patching_input, show_lens, show_patching
+from ui.llm.answer import LENS_MAX_TOKENS, answer_model, lens_input, patching_input, show_lens, show_patching
 from ui.llm.attribution import show_attribution, show_head_patching
 from ui.page_sections import page_sections
+from ui.warm_notice import warming_notice
 
 page_title(tr("llm_answer.title"))
+warming_notice()  # a lesson stop opened while the server warms: its first results wait for the model
 with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the first map higher up
     st.write(tr("llm_answer.intro"))
 
 lab = answer_model()  # the shared model, loaded on the first visit; None (with a message) where it cannot be
 if lab is not None:
     sections = page_sections("llm_answer")  # a lesson stop's section first (ui/page_sections.py)
-    drawn, inputs = sections.drawn, None  # a section held for a later question is neither drawn nor computed
+    drawn, request = sections.drawn, None  # a section held for a later question is neither drawn nor computed
     if "lens" in drawn:
         with sections["lens"]:
             st.header(tr("llm_answer.lens_title"))
@@ -27,20 +29,24 @@ if lab is not None:
         with sections["patching"]:
             st.header(tr("llm_answer.patching_title"))
             charts, controls = chart_first()
-            inputs = patching_input(controls, lab)
-            if inputs is not None:
-                show_patching(charts, lab, inputs)
+            request = patching_input(controls, lab)  # the sweeps run on the Run button only
+            if request.asked:
+                show_patching(charts, lab, request.inputs)
+            elif request.inputs is not None:
+                charts.info(tr("llm_answer.press_run"))
     if "heads" in drawn:
         with sections["heads"]:
             st.header(tr("llm_answer.heads_title"))
-            if inputs is None:
+            if request is None or request.inputs is None:
                 st.info(tr("llm_answer.needs_prompts"))
+            elif not request.asked:
+                st.info(tr("llm_answer.press_run"))
             else:
-                show_head_patching(st.container(), lab, inputs)  # the patching section's prompts: no controls
+                show_head_patching(st.container(), lab, request.inputs)  # the patching section's prompts and Run
     if "attribution" in drawn:
         with sections["attribution"]:
             st.header(tr("llm_answer.attribution_title"))
-            if inputs is None:
-                st.info(tr("llm_answer.needs_prompts"))
+            if request is None or request.clean is None:  # one prompt is enough: no pair, no Run
+                st.info(tr("llm_answer.attribution_needs_prompt", limit=LENS_MAX_TOKENS))
             else:
-                show_attribution(st.container(), lab, inputs.clean)
+                show_attribution(st.container(), lab, request.clean)

@@ -20,9 +20,10 @@
    again, from the corrupted run's residual), each beside one plain forward of the same text (logits, no maps);
    then the full residual sweep of a 16-token pair (30 × 16 runs). The direct logit attribution of the same text
    (model.explain.attribution: one run of the blocks, each part read at the last position) in the same rounds, and
-   the per-head patching sweep of the same pair (model.explain.patching.head_patching: 30 × 9 runs, a block's 9 in one
-   batch, each from the corrupted residual entering the block, at the last position only, the earlier positions' keys
-   and values read from the corrupted run's cache), timed once, both beside one forward.
+   the per-head patching sweep of the same pair (model.explain.patching.head_patching: 30 × 9 runs in one batch that
+   grows block by block, each from the corrupted residual entering its block, at the last position only, the earlier
+   positions' keys and values read from the corrupted run's cache), timed once, both beside one forward.
+   bench/patching_speed.py times both sweeps against the way they ran before issue 51.
    `--lens-only` runs this part alone.
 
 Prints markdown tables and `cat /proc/loadavg` (results are noisy on a shared machine).

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -25,7 +26,9 @@ from typing import Any
 from serving.seat import seat_from_cookie_header
 
 PRIVATE_NAME = re.compile(r"class-[A-Z0-9]{6}-report\.(csv|html)")
-MEDIA_PATH = re.compile(r"/media/([0-9a-f]{1,128})(?:\.[A-Za-z0-9]{1,16})?")  # Streamlit's file id, its extension
+# Streamlit's media route is `media/{file_id:path}` after its base path: every request path with "/media/" in it is
+# read the way Streamlit reads it (media_file_id), whatever follows the id.
+MEDIA_PREFIX = re.compile(r"/media/")
 MAX_FILES = 1024  # registered files per process (a few per click of a teacher); the oldest forgotten first
 
 _owners: collections.OrderedDict[str, frozenset[str]] = collections.OrderedDict()  # sha256 of bytes -> seat hashes
@@ -80,6 +83,14 @@ def streamlit_media_file(file_id: str) -> Any:
     return manager.read_file(file_id) if manager.can_read_files else None
 
 
+def media_file_ids(path: str) -> set[str]:
+    """The file ids Streamlit could serve at this (decoded) request path: for each "/media/" in it (the base path, if
+    any, comes before one of them), what follows read as Streamlit's MemoryMediaFileStorage.get_file reads its name,
+    os.path.splitext(name)[0]. So `<id>.csv`, `<id>.`, `<id>.-` and `<id>.anything` all name `<id>`; a query string
+    is not in the path, and percent-escapes are decoded by the server before either reads it."""
+    return {os.path.splitext(path[match.end():])[0] for match in MEDIA_PREFIX.finditer(path)}
+
+
 class PrivateMediaMiddleware:
     """Pure ASGI: a GET or HEAD of `/media/<id>` whose file has a private download name gets 403 unless the request's
     seat cookie is registered for the file's bytes. `lookup`: file id -> the stored file (Streamlit's by default)."""
@@ -91,14 +102,14 @@ class PrivateMediaMiddleware:
     def _refused(self, scope) -> bool:
         if scope["type"] != "http":
             return False
-        match = MEDIA_PATH.search(scope.get("path", ""))
-        if match is None or match.end() != len(scope["path"]):
-            return False
-        file = self.lookup(match.group(1))
-        if file is None or not PRIVATE_NAME.fullmatch(getattr(file, "filename", None) or ""):
+        files = [self.lookup(file_id) for file_id in media_file_ids(scope.get("path", ""))]
+        private = [file for file in files
+                   if file is not None and PRIVATE_NAME.fullmatch(getattr(file, "filename", None) or "")]
+        if not private:
             return False
         header = b"; ".join(value for name, value in scope.get("headers", ()) if name == b"cookie")
-        return not may_fetch(file.content, seat_from_cookie_header(header.decode("latin-1")))
+        seat = seat_from_cookie_header(header.decode("latin-1"))
+        return not all(may_fetch(file.content, seat) for file in private)
 
     async def __call__(self, scope, receive, send):
         if not self._refused(scope):

@@ -1,6 +1,7 @@
 """Real browser: the page "How an LLM finds its answer" projected (presenter mode, 1280×720), in English and Korean:
 the logit lens's map starts above the fold on arrival, and with each other section's heading at the top of the
-screen its map starts above the fold too (a 5-token pair: a sweep of seconds). Viewport screenshots are kept in
+screen its map starts above the fold too (a 5-token pair: a sweep of seconds, run by the Run button; attribution is
+drawn before it, from the clean prompt alone). Viewport screenshots are kept in
 tests/screenshots/ for people to look at (SmolLM2 loads on the first visit: the first waits are long, not speed
 assertions)."""
 import re
@@ -30,9 +31,14 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
         expect(lens.locator(".ytick").filter(has_text=re.compile(r"^L30$"))).to_have_count(1)  # 30 blocks
         expect(lens.locator(".xtick").filter(has_text="France")).to_have_count(1)
         expect(page.locator(".st-key-section_lens h2")).to_have_text(translate(language, "llm_answer.lens_title"))
-        # the last section's chart drawn: every sweep of the run is done (a loaded machine: over a minute)
+        # attribution reads the clean prompt alone: drawn before any sweep; the sweeps wait for Run
         attribution = page.locator(".st-key-section_attribution .js-plotly-plot").first
         expect(attribution.locator(".barlayer")).to_have_count(1, timeout=FIRST_VISIT_MS)
+        heads = page.locator(".st-key-section_heads .js-plotly-plot")
+        expect(heads).to_have_count(0)
+        page.locator(".st-key-answer_patching_run").get_by_role(
+            "button", name=translate(language, "llm_answer.run_patching")).click()
+        expect(heads.first.locator(".heatmaplayer")).to_have_count(1, timeout=FIRST_VISIT_MS)  # both sweeps done
         wait_idle(page)
         no_exception(page)
         assert lens.bounding_box()["y"] + SHOWN_PX < FOLD, lens.bounding_box()

@@ -233,3 +233,37 @@ def test_the_report_files_are_served_to_the_teachers_browser_only(monkeypatch):
     assert client.get("/media/e2.png").status_code == 200 and client.get("/media/f3.csv").status_code == 200
     with pytest.raises(ValueError):
         private_file_name("../x", "csv")
+
+
+def test_every_spelling_streamlit_serves_the_report_at_is_refused_to_another_browser(monkeypatch):
+    """Streamlit's own media route (its handler, its storage) serves a file at `/media/<id>` followed by any
+    extension, or a bare dot: each spelling it answers with the report's bytes is refused without the teacher's
+    cookie, and served with it."""
+    from streamlit.runtime.media_file_storage import MediaFileStorageError
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.web.server.starlette.starlette_routes import create_media_routes
+
+    monkeypatch.setattr(private_media, "_owners", type(private_media._owners)())
+    seat, other = "a" * 32, "b" * 32
+    storage = MemoryMediaFileStorage("/media")
+    data = keep_private(b"table,stop\nquestions,1\n", seat)
+    file_id = storage.load_and_get_id(data, "text/csv", MediaFileKind.DOWNLOADABLE, private_file_name("ABC234", "csv"))
+
+    def lookup(name):
+        try:
+            return storage.get_file(name)
+        except MediaFileStorageError:
+            return None
+    streamlit_alone = TestClient(Starlette(routes=create_media_routes(storage, "")))
+    guarded = TestClient(PrivateMediaMiddleware(Starlette(routes=create_media_routes(storage, "")), lookup=lookup))
+    spellings = [f"/media/{file_id}{tail}" for tail in
+                 (".csv", ".", ".-", "", ".CSV", ".html", ".csv?download=1", "%2Ecsv", ".%2D", "%2E", ".x.y", "/")]
+    spellings += [f"/media/{file_id.upper()}.csv", f"/media//{file_id}.csv", "/media/" + "".join(
+        f"%{ord(ch):02x}" for ch in file_id) + ".csv"]
+    served = [path for path in spellings if streamlit_alone.get(path).content == data]
+    assert {f"/media/{file_id}.", f"/media/{file_id}.-", f"/media/{file_id}%2Ecsv"} <= set(served)  # the bug's spellings
+    for path in spellings:
+        assert guarded.get(path).status_code != 200, path  # no cookie
+        assert guarded.get(path, headers={"cookie": f"{SEAT_COOKIE}={other}"}).status_code != 200, path
+        mine = guarded.get(path, headers={"cookie": f"{SEAT_COOKIE}={seat}"})
+        assert (mine.status_code == 200 and mine.content == data) == (path in served), path

@@ -14,8 +14,9 @@ from model.families import open_model
 from tests.app_links import assert_healthy, chart_specs, open_page, query_param, trace_array
 from tests.bad_inputs import load_bad_inputs
 from classroom.measures import llm_answer as sweeps
+from model.forward_guard import TimeLimitExceeded
 from ui import analysis_queue
-from ui.llm.answer import LENS_MAX_TOKENS, PATCH_MAX_TOKENS
+from ui.llm.answer import LENS_MAX_TOKENS, PATCH_MAX_TOKENS, RUN_KEY
 from viz.llm_answer import cell_text
 from ui.specs.llm_answer import (ANSWER, CLEAN, CORRUPT, DEFAULT_ANSWER, DEFAULT_CLEAN, DEFAULT_CORRUPT,
                                  DEFAULT_LENS_TEXT, DEFAULT_WRONG, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG)
@@ -45,6 +46,17 @@ def metrics(at) -> dict[str, tuple[str, str]]:
     return {m.label: (m.value, m.delta) for m in at.metric}
 
 
+def press_run(at):
+    """The student presses Run patching: both sweeps of the fields' prompts."""
+    at.button(key=RUN_KEY).click().run()
+    assert_healthy(at)
+    return at
+
+
+def patched(at) -> bool:
+    return any(c["layout"]["title"]["text"].startswith("p(") for c in chart_specs(at))
+
+
 def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(lab):
     at = open_page("llm_answer")
     assert at.title[0].value == translate("en", "llm_answer.title")
@@ -70,6 +82,11 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     assert trace_array(ranks["data"][0]["y"]).tolist() == followed.token_ranks[:, -1].tolist()
     np.testing.assert_allclose(trace_array(ranks["data"][1]["y"]), followed.token_probs[:, -1], atol=1e-6)
     assert ranks["layout"]["yaxis"]["type"] == "log" and ranks["layout"]["yaxis"]["autorange"] == "reversed"
+    # the sweeps wait for Run; direct logit attribution reads the clean prompt at once
+    assert not patched(at) and [i.value for i in at.info].count(translate("en", "llm_answer.press_run")) == 2
+    assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
+    press_run(at)
+    shown = metrics(at)
     # the sweep on the indirect-object sentence: same token count, p(answer) clearly apart, both maps drawn
     assert len(lab.encode(DEFAULT_CLEAN)) == len(lab.encode(DEFAULT_CORRUPT))
     probs = trace_array(chart(at, "p(&#x27; Mary&#x27;), one block")["data"][0]["z"])
@@ -88,7 +105,7 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
 
 
 def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(lab):
-    at = open_page("llm_answer", {**SHORT, "difference": "true", "wrong": " Rome"})
+    at = press_run(open_page("llm_answer", {**SHORT, "difference": "true", "wrong": " Rome"}))
     expected = head_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"], " Rome")
     heads = chart(at, "p(&#x27; Paris&#x27;), one head")
     np.testing.assert_allclose(trace_array(heads["data"][0]["z"]), expected.patched_probs, atol=1e-6)
@@ -119,8 +136,7 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
 
 
 def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
-    at = open_page("llm_answer", SHORT)
-    assert_healthy(at)
+    at = press_run(open_page("llm_answer", SHORT))
     expected = residual_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"])
     probs = chart(at, "p(&#x27; Paris&#x27;), one block")
     np.testing.assert_allclose(trace_array(probs["data"][0]["z"]), expected.patched_probs, atol=1e-6)
@@ -132,7 +148,7 @@ def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
 
 
 def test_the_page_in_korean():
-    at = open_page("llm_answer", SHORT, lang="ko")
+    at = press_run(open_page("llm_answer", SHORT, lang="ko"))
     assert at.title[0].value == translate("ko", "llm_answer.title")
     assert [h.value for h in at.header] == [translate("ko", f"llm_answer.{name}_title")
                                             for name in ("lens", "patching", "heads", "attribution")]
@@ -180,7 +196,7 @@ def test_refusals_show_both_tokenizations_and_name_the_tokens_of_a_multi_token_a
 def test_a_link_restores_every_field_and_the_address_keeps_them():
     query = {"lens_text": "The capital of Japan is", "lens_token": " Tokyo", **SHORT, "difference": "true",
              "wrong": " Rome"}
-    at = open_page("llm_answer", query)
+    at = press_run(open_page("llm_answer", query))
     for spec, value in ((LENS_TEXT, query["lens_text"]), (LENS_TOKEN, " Tokyo"), (CLEAN, SHORT["clean"]),
                         (CORRUPT, SHORT["corrupt"]), (ANSWER, " Paris"), (WRONG, " Rome")):
         assert at.text_input(key=spec.key).value == value, spec.key
@@ -189,11 +205,11 @@ def test_a_link_restores_every_field_and_the_address_keeps_them():
     assert chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;)")
     assert query_param(at, DIFFERENCE.url) == "true"
     # the address written after a change opens the same page again: the logit difference switched off stays off
-    at.toggle(key=DIFFERENCE.key).set_value(False).run()
+    press_run(at.toggle(key=DIFFERENCE.key).set_value(False).run())  # other inputs: another press
     address = {name: query_param(at, name) for name in ("lens_text", "lens_token", "clean", "corrupt", "answer",
                                                         "difference", "wrong")}
     assert address["difference"] == "false"
-    again = open_page("llm_answer", {name: value for name, value in address.items() if value is not None})
+    again = press_run(open_page("llm_answer", {name: value for name, value in address.items() if value is not None}))
     assert [c["layout"]["title"]["text"] for c in chart_specs(again)] == \
         [c["layout"]["title"]["text"] for c in chart_specs(at)]
     assert not any(c["layout"]["title"]["text"].startswith("logit(") for c in chart_specs(again))
@@ -208,11 +224,54 @@ def test_a_sweep_runs_once_per_input_whoever_asks(monkeypatch):
 
     monkeypatch.setattr(sweeps, "residual_patching", counted)  # the page sweeps with the lesson measures' own
     pair = {"clean": "The capital of Spain is", "corrupt": "The capital of Italy is", "answer": " Madrid"}
-    first = open_page("llm_answer", pair)
+    first = press_run(open_page("llm_answer", pair))
     first.text_input(key=LENS_TEXT.key).set_value("The capital of Spain is").run()  # a rerun of the same session
-    second = open_page("llm_answer", pair)  # another student
+    assert patched(first)  # the press is kept while the fields keep its prompts
+    second = press_run(open_page("llm_answer", pair))  # another student
     assert runs == [(pair["clean"], pair["corrupt"], pair["answer"])]
-    assert chart_specs(first)[-1] == chart_specs(second)[-1]
+    assert chart(first, "p(&#x27; Madrid&#x27;), one block") == chart(second, "p(&#x27; Madrid&#x27;), one block")
+    # an edit of a patching field runs nothing: it asks for another press
+    first.text_input(key=ANSWER.key).set_value(" Barcelona").run()
+    assert not patched(first) and translate("en", "llm_answer.press_run") in [i.value for i in first.info]
+    first.text_input(key=ANSWER.key).set_value(pair["answer"]).run()
+    assert patched(first)  # back to the prompts Run was pressed on: their result again, from the cache
+    assert runs == [(pair["clean"], pair["corrupt"], pair["answer"])]
+
+
+def test_a_sweep_past_the_time_limit_is_tried_again_by_run_only(monkeypatch):
+    """A time-out says so once; a later action elsewhere on the page (the lens's prompt) neither runs the sweep
+    again nor shows the time-out again, and attribution, which reads one prompt, is drawn throughout."""
+    runs, slow = [], [True]
+
+    def timed(sweep):
+        def run(*args, **kwargs):
+            runs.append((sweep.__name__, *args[1:4]))
+            if slow[0]:  # as the worker's deadline stops a sweep on a loaded server
+                raise TimeLimitExceeded
+            return sweep(*args, **kwargs)
+        return run
+
+    monkeypatch.setattr(sweeps, "residual_patching", timed(residual_patching))
+    monkeypatch.setattr(sweeps, "head_patching", timed(head_patching))
+    pair = {"clean": "The capital of Peru is", "corrupt": "The capital of Chile is", "answer": " Lima"}
+    at = press_run(open_page("llm_answer", pair))
+    too_slow = translate("en", "analysis_queue.too_slow", seconds=f"{analysis_queue.ANALYSES.time_limit:.0f}")
+    assert [w.value for w in at.warning].count(too_slow) == 2 and not patched(at) and len(runs) == 2
+    at.text_input(key=LENS_TEXT.key).set_value("The capital of Peru is").run()
+    assert_healthy(at)
+    assert len(runs) == 2 and too_slow not in [w.value for w in at.warning]
+    assert translate("en", "llm_answer.press_run") in [i.value for i in at.info]
+    assert chart(at, "The 15 parts that write most into the logit of")
+    slow[0] = False
+    press_run(at)  # Run again: now it has the time
+    assert patched(at) and len(runs) == 4
+
+
+def test_attribution_reads_the_clean_prompt_without_a_pair():
+    at = open_page("llm_answer", {**SHORT, "corrupt": "The capital of the Netherlands is"})
+    assert any("same number of tokens" in i.value for i in at.info)
+    assert at.button(key=RUN_KEY).disabled  # no pair: nothing to run
+    assert chart(at, "The 15 parts that write most into the logit of &#x27; Paris&#x27;")
 
 
 def test_every_bad_text_gives_a_map_or_a_message():
@@ -229,3 +288,33 @@ def test_every_bad_text_gives_a_map_or_a_message():
                 any(t.startswith("p(") for t in titles)
             assert drawn or at.info, repr(text[:40])  # nothing drawn: a message says why
         at.text_input(key=CLEAN.key).set_value(SHORT["clean"]).run()
+
+
+def test_the_answer_lessons_patching_stops_show_their_sweeps_without_a_press():
+    """A stop about patching opens with its sweeps, by link and by Next (its prompts count as asked); the lens's stop
+    leaves them to Run, and an edit at a patching stop waits for a press like anywhere else."""
+    from classroom.lessons import load_lessons
+    from tests.app_links import lab_session_of, open_from_link
+    from tests.test_lessons import _answer
+    from ui.lessons.catalogue import known_pages
+
+    stops = load_lessons(known_pages())[0]["answer"].stops
+    assert [stop.section for stop in stops[:3]] == ["lens", "patching", "heads"]
+
+    def answered(at, stop):
+        if stop.question and f"answer:{stop.number}" not in lab_session_of(at).lesson.answers:
+            _answer(at, f"q_answer_{stop.number}", stop.question.kind, None)
+        assert_healthy(at)
+        return at
+    at = answered(open_from_link(None, {"lesson": "answer", "stop": "1"})[0], stops[0])
+    assert not patched(at) and translate("en", "llm_answer.press_run") in [i.value for i in at.info]
+    at.button(key="lesson_next").click().run()
+    answered(at, stops[1])
+    assert chart(at, "p(&#x27; Mary&#x27;), one block") and chart(at, "p(&#x27; Mary&#x27;), one head")
+    at.button(key="lesson_next").click().run()
+    answered(at, stops[2])
+    assert chart(at, "p(&#x27; Mary&#x27;), one head")
+    at.text_input(key=ANSWER.key).set_value(" John").run()
+    assert not patched(at)
+    linked = answered(open_from_link(None, {"lesson": "answer", "stop": "3"})[0], stops[2])
+    assert chart(linked, "p(&#x27; Mary&#x27;), one head")

@@ -9,7 +9,8 @@ within 1e-5, the logits (about ±22) within 1e-4, float32's rounding of the same
 import pytest
 import torch
 
-from model.explain.patching import head_patched_last_logits, matched_streams, patched_last_logits
+from model.explain.patching import (head_patched_last_logits, head_patching, matched_streams, patched_last_logits,
+                                    residual_patching)
 from model.families import adapt
 from model.gguf_weights import SMOLLM2_NAME
 from model.llama import load_smollm2
@@ -84,3 +85,23 @@ def test_a_head_patch_runs_the_last_position_only_and_changes_nothing(lab, strea
     # and each head's patch moves the logits (the values differ from the corrupted run's own), except where they agree
     corrupted_end = lab.unembed(corrupt.hidden[-1, -1]).float()
     assert (short - corrupted_end).abs().amax() > 1e-3
+
+
+def test_the_sweeps_batched_by_position_give_the_one_block_at_a_time_sweeps_cells(lab):
+    """residual_patching's batches by position (run l joining before block l+1, the positions before the prompts'
+    first difference not run again) and head_patching's one growing batch give every cell of the sweeps as they ran
+    before issue 51 (by_block, each block's runs a batch through the later blocks), with the same progress counts."""
+    for sweep, total in ((residual_patching, 30 * 12), (head_patching, 30 * 9)):
+        calls = {True: [], False: []}
+        old, new = (sweep(lab, CLEAN, CORRUPT, " school", " house", by_block=by_block,
+                          progress=lambda done, all_, made=calls[by_block]: made.append((done, all_)))
+                    for by_block in (True, False))
+        assert new.patched_probs.shape == old.patched_probs.shape and new.patched_probs.dtype == old.patched_probs.dtype
+        torch.testing.assert_close(torch.from_numpy(new.patched_probs), torch.from_numpy(old.patched_probs),
+                                   **PROBABILITY)
+        torch.testing.assert_close(torch.from_numpy(new.patched_logit_diffs), torch.from_numpy(old.patched_logit_diffs),
+                                   **LOGIT)
+        spread = new.patched_logit_diffs.max() - new.patched_logit_diffs.min()
+        assert spread > 0.05  # the patches move the answer: not one value in every cell
+        for made in calls.values():
+            assert made[-1] == (total, total) and [done for done, _ in made] == sorted(done for done, _ in made)

@@ -114,6 +114,10 @@ class ExplorerState:
     grid_page_for: int | None = None  # the selected layer the all-heads grid's page of layers last followed
     trace: GenerationTrace | None = None  # this session's generation on the LLM page
     kv_revealed: bool = False  # the LLM page's KV-cache question has been answered (its answer is shown)
+    # the answer page's patching inputs (clean, corrupted, answer, wrong or None) its Run button was last pressed on:
+    # both sweeps are shown while the fields keep them, and run again only by another press (ui/llm/answer.py)
+    patching_asked: tuple[str, str, str, str | None] | None = None
+    patching_stop: tuple[str | None, int | None] | None = None  # the lesson stop about patching open last run
 
 
 @dataclass

@@ -117,10 +117,11 @@ class LlamaAdapter(Adapter):
         return self.network.model.unembed(hidden)
 
     def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None,
-                    prefix: ResidualStream | None = None) -> torch.Tensor:
-        """Blocks start … L−1 on the residual hidden (B, T, d) entering block `start` (LlamaModel.blocks_from), with
-        block `start`'s heads patched where `heads` says; with `prefix` (this adapter's residual_stream), hidden is
-        the text's last T positions, and the keys and values of the positions before them are prefix.cache's."""
+                    prefix: ResidualStream | None = None, stop: int | None = None) -> torch.Tensor:
+        """Blocks start … stop−1 (all the rest without stop) on the residual hidden (B, T, d) entering block `start`
+        (LlamaModel.blocks_from), with block `start`'s heads patched where `heads` says; with `prefix` (this
+        adapter's residual_stream), hidden is the text's last T positions, and the keys and values of the positions
+        before them are prefix.cache's."""
         offset = 0 if prefix is None else prefix.hidden.size(1) - hidden.size(1)
         past = None if not offset else KVCache(*(tuple(t[:, :, :offset] for t in part)
                                                  for part in (prefix.cache.keys, prefix.cache.values)))
@@ -133,7 +134,7 @@ class LlamaAdapter(Adapter):
                 at = outputs[:, :, column]  # (B, h, d_k)
                 outputs[:, :, column] = torch.where(heads.chosen[..., None], heads.values.to(at.dtype), at)
                 return outputs
-        return self.network.model.blocks_from(start, hidden, edit_heads=edit, past=past)
+        return self.network.model.blocks_from(start, hidden, edit_heads=edit, past=past, stop=stop)
 
     @torch.no_grad()
     def position_parts(self, text: str, position: int = -1) -> PositionParts:

@@ -151,8 +151,9 @@ class ReadsResidualStream(Protocol):
         ...
 
     def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None,
-                    prefix: ResidualStream | None = None) -> torch.Tensor:
-        """The rest of a forward: blocks start … L−1 on hidden (B, T, d), the residual stream entering block `start`
+                    prefix: ResidualStream | None = None, stop: int | None = None) -> torch.Tensor:
+        """The rest of a forward: blocks start … L−1 (… stop−1 with `stop`: a sweep that adds runs block by block) on
+        hidden (B, T, d), the residual stream entering block `start`
         (row `start` of residual_stream's hidden), at positions 0 … T−1; their output (B, T, d) before the final norm,
         hidden itself when start = L. Activation patching edits a row and runs only the blocks after it; with
         `heads`, block `start`'s heads are patched too (per-head patching). With `prefix`, the residual stream of a

@@ -29,6 +29,7 @@ from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
 from ui.display import presenting, shared_figure, show_chart, words_for
 from ui.models import capable_model
 from ui.result_cache import memoized
+from ui.session import lab_session
 from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import WidgetSpec, prepare, spec_toggle
@@ -42,6 +43,9 @@ LENS_MAX_TOKENS = 64
 # The longest prompts a sweep patches: L × T runs, each of up to L blocks over T positions, so its time grows with T²;
 # 20 tokens stay well inside the analysis time limit on a 2-core server (bench/llm.py times the 16-token sweep).
 PATCH_MAX_TOKENS = 20
+RUN_KEY = "answer_patching_run"  # the Run button's key: in no link (a press is not a view)
+# The sections whose lesson stops open with their sweeps shown: the stop's prompts count as asked (patching_input).
+PATCHING_SECTIONS = ("patching", "heads")
 Sweep = TypeVar("Sweep", bound=PatchingSweep)  # ResidualPatching or HeadPatching: what run_sweep's sweep returns
 
 
@@ -166,7 +170,42 @@ class PatchingInputs:
     wrong: str | None  # one token, or None: no logit difference (its switch is off)
 
 
-def patching_input(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs | None:
+@dataclass(frozen=True)
+class PatchingRequest:
+    clean: str | None  # the clean prompt, where direct logit attribution can read it (1 … LENS_MAX_TOKENS tokens)
+    inputs: PatchingInputs | None  # the sweeps' inputs, None while the fields do not make a pair (a message says why)
+    asked: bool  # whether the sweeps of `inputs` are shown: Run was pressed on them, or a stop about them opened
+
+
+def patching_input(where: DeltaGenerator, lab: ResidualModel) -> PatchingRequest:
+    """The four fields and the Run button -> what the patching sections show. The sweeps (about a minute of the
+    worker's time together on a loaded server) run only on a press, never on an edit: a press is kept for its inputs
+    (the session's patching_asked), so that the result stays on every rerun while the fields keep them, and an edit
+    asks for another press. A lesson stop about patching counts as pressed on the prompts it opens with."""
+    inputs = _checked_inputs(where, lab)
+    pressed = where.button(tr("llm_answer.run_patching"), key=RUN_KEY, type="primary", disabled=inputs is None,
+                           help=tr("llm_answer.run_patching_help"))
+    explorer, position = lab_session().explorer, lab_session().lesson
+    asked = None if inputs is None else (inputs.clean, inputs.corrupt, inputs.answer, inputs.wrong)
+    stop = (position.lesson_id, position.stop) if position.stop_section in PATCHING_SECTIONS else None
+    if stop != explorer.patching_stop:  # a stop about patching just opened, with its own prompts in the fields
+        explorer.patching_stop = stop
+        if stop is not None and asked is not None:
+            explorer.patching_asked = asked
+    if pressed and asked is not None:
+        explorer.patching_asked = asked
+    clean = check_sentence(CLEAN.get())[0]  # as the field's own check reads it (its notices are shown already)
+    readable = clean is not None and 0 < len(lab.encode(clean)) <= LENS_MAX_TOKENS
+    return PatchingRequest(clean if readable else None, inputs,
+                           asked is not None and explorer.patching_asked == asked)
+
+
+def forget_patching_request() -> None:
+    """A sweep that stopped at the time limit (or was replaced) is not run again by the next rerun: by a press only."""
+    lab_session().explorer.patching_asked = None
+
+
+def _checked_inputs(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs | None:
     """The four fields -> the sweep's inputs, or None with a message: prompts of different token counts (both
     tokenizations shown), an answer or wrong token that is not one token (its tokens named), a prompt too long."""
     top, bottom = where.columns([3, 1, 1], vertical_alignment="bottom"), where.columns([3, 1, 1])
@@ -221,6 +260,7 @@ def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab
 def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> ResidualPatching | None:
     key, result = run_sweep(where, "llm_patching", residual_sweep, lab, inputs)
     if result is None:
+        forget_patching_request()
         return None
     answer, wrong = inputs.answer, inputs.wrong
     metrics = where.columns(4 if wrong else 2)

@@ -18,7 +18,7 @@ from model.explain.patching import HeadPatching
 from model.families import ResidualModel
 from ui.analysis_queue import heavy
 from ui.display import presenting, shared_figure, show_chart, words_for
-from ui.llm.answer import LLM_ID, PatchingInputs, run_sweep
+from ui.llm.answer import LLM_ID, PatchingInputs, forget_patching_request, run_sweep
 from ui.text import escape_markdown
 from viz.attention import html_escaped
 from viz.llm_answer import attribution_bars, head_label, heads_map, sink_heads_table
@@ -30,6 +30,7 @@ SINK_HEADS = 8  # rows of the sink table: the heads with the most weight on the 
 def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> HeadPatching | None:
     key, result = run_sweep(where, "llm_head_patching", head_sweep, lab, inputs)
     if result is None:
+        forget_patching_request()
         return None
     answer, wrong = inputs.answer, inputs.wrong
     words = words_for("llm_answer")
