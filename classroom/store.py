@@ -223,6 +223,17 @@ class ClassStore:
                              (code, student, now)).fetchone()
         return None if row is None else ADMITTED if row[0] else WAITING
 
+    def follows(self, code: str, student: str, seat: str, now: float | None = None) -> bool:
+        """Whether a browser may follow live class `code`: it took a seat there (`student`, admitted or waiting) or
+        started it (`seat`, its cookie: the class keeps its sha256). One indexed read; the class-version route asks
+        it before it answers anything about a class (serving/class_version.py)."""
+        now = time.time() if now is None else now
+        with self.connect() as db:
+            row = db.execute("SELECT 1 FROM classes WHERE code = ? AND expires > ? AND (teacher_seat = ? OR EXISTS "
+                             "(SELECT 1 FROM seats WHERE seats.code = classes.code AND seats.student = ?))",
+                             (code, now, token_hash(seat), student)).fetchone()
+        return row is not None
+
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
         """The class a code names, or None when the code is unknown or the class has expired. A read of the class as
         it is now is shared with the students' polls (shared_session)."""

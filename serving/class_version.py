@@ -13,9 +13,13 @@ CHECK_SECONDS (the class as read at most that long ago; the read is shared with 
 runs in a worker thread), and at once when this process writes the class (a Reveal by a teacher on this replica).
 Without `seen` the version is answered at once.
 
-Who may ask: a browser with a seat cookie (serving/seat.py: every page of the lab sets one), else 403. The version
-is a keyed hash (a random key per process), so it tells nothing but "changed" to whoever knows a class's code, which
-the join link already tells; a code that is not one (wrong length or letters) is 404 before any read. The path ends
+Who may ask: a browser with a seat cookie (serving/seat.py: every page of the lab sets one), else 403; a code that is
+not one (wrong length or letters) is 404 before any read. Only a seat that joined the class (admitted or waiting) or
+started it is told its version (ClassStore.follows); any other seat is answered "ended" at once, as for a code that
+names no class, so the route tells a guesser nothing about which codes are live (a forged cookie is a new seat: the
+seat alone proved nothing). Wrong codes are not counted against the guessing limit here: with no oracle there is
+nothing to gain by guessing, and a write per request would make every forged-cookie request cost a write. The version
+is a keyed hash (a random key per process), so it tells a joined student nothing but "changed". The path ends
 in `/_lab/class/<CODE>/version` under whatever prefix (server.baseUrlPath, an ingress's path): the browser asks it
 relative to its page, as Streamlit's own front end asks its routes.
 """
@@ -28,9 +32,9 @@ import weakref
 from collections import Counter
 from urllib.parse import parse_qs
 
-from classroom.recent import class_version
+from classroom.recent import ENDED, class_version
 from classroom.store import CODE_ALPHABET, CODE_LENGTH, process_store
-from serving.seat import seat_from_cookie_header
+from serving.seat import seat_from_cookie_header, seat_student
 
 # A request that names the version its page was drawn at (`?seen=V`) is held until the class's version differs, at
 # most HOLD_SECONDS (HAProxy's `timeout server` is 60 s, ingress-nginx's read timeout 7200 s), so a student's browser
@@ -47,6 +51,31 @@ CHECK_SECONDS = 0.2  # how often a process looks at the classes it holds request
 MAX_HELD = 600
 VERSION_PATH = re.compile(r"(?:/[^/]+)*/_lab/class/([^/]{1,16})/version")
 CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
+
+
+FOLLOWERS_KEPT = 20_000  # (class, seat) pairs this process found in the store: their next asks need no read
+
+
+class _Followers:
+    """The seats this process knows follow a class (ClassStore.follows said so): a seat never leaves a class it
+    joined, and an ended class answers "ended" anyway, so a yes is kept (cleared when FOLLOWERS_KEPT are kept) and a
+    joined student's asks cost no read; a no is asked again (she may join a moment later)."""
+
+    def __init__(self):
+        self.known: set[tuple[str, str]] = set()
+
+    async def __call__(self, code: str, seat: str) -> bool:
+        if (code, seat) in self.known:
+            return True
+        if not await asyncio.to_thread(process_store().follows, code, seat_student(seat), seat):
+            return False
+        if len(self.known) >= FOLLOWERS_KEPT:
+            self.known.clear()
+        self.known.add((code, seat))
+        return True
+
+
+follows = _Followers()
 
 
 def version_url(code: str) -> str:
@@ -175,12 +204,16 @@ class ClassVersionMiddleware:
             await _respond(send, 405, b"GET only\n")
             return
         cookie = b"; ".join(value for name, value in scope.get("headers", []) if name == b"cookie")
-        if seat_from_cookie_header(cookie.decode("latin-1")) is None:
+        seat = seat_from_cookie_header(cookie.decode("latin-1"))
+        if seat is None:
             await _respond(send, 403, b"no seat\n")
             return
         code = match.group(1)
         if not CODE.fullmatch(code):
             await _respond(send, 404, b"no such class\n")
+            return
+        if not await follows(code, seat):  # not her class, or no class: the same answer, at once
+            await _respond(send, 200, ENDED.encode())
             return
         seen = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("seen", [""])[0][:64]
         version = (await held_requests().until_changed(code, seen, HOLD_SECONDS)) if seen \

@@ -12,6 +12,7 @@ replicas need no shared secret for it: any replica reads the same value, and the
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from http.cookies import SimpleCookie
@@ -24,6 +25,12 @@ SEAT_SECONDS = 12 * 3600
 def valid_seat(value: str | None) -> str | None:
     """The seat if `value` is one this server could have set, else None (a forged or broken cookie is no seat)."""
     return value if value is not None and SEAT_PATTERN.fullmatch(value) else None
+
+
+def seat_student(seat: str) -> str:
+    """The anonymous student id a seat is known by in the class store (seats and answers): a hash, so the seat itself
+    is never stored. The one derivation: the pages (ui/lessons/bar.student_id) and the class-version route use it."""
+    return hashlib.sha256(f"student:{seat}".encode()).hexdigest()[:24]
 
 
 def seat_from_cookie_header(header: str) -> str | None:

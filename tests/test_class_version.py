@@ -1,6 +1,7 @@
 """serving/class_version.py and classroom/recent.class_version: a student's browser asks her class's version with a
 plain GET instead of a fragment run; the version changes exactly when what her page follows changes, names nothing,
-and is answered only to a browser with a seat, for a well-formed code, under any path prefix."""
+and is answered only to a browser with a seat in that class (or the one that started it), for a well-formed code,
+under any path prefix; any other seat is answered as for a code that names no class."""
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -14,10 +15,10 @@ from starlette.testclient import TestClient
 from classroom.database import DATABASE_URL_ENV
 from classroom.recent import ENDED, class_version
 from classroom.records import ClassSession
-from classroom.store import QuestionPhase, process_store
+from classroom.store import WAITING, QuestionPhase, process_store
 from serving import class_version as version_route
 from serving.class_version import ClassVersionMiddleware, version_url
-from serving.seat import SEAT_COOKIE
+from serving.seat import SEAT_COOKIE, seat_student
 
 SEAT = "0123456789abcdef0123456789abcdef"
 QID = "intro:1"
@@ -34,6 +35,13 @@ def store(tmp_path, monkeypatch):
     return process_store()  # the one the route reads: this process's, for this data folder
 
 
+def _class(store):
+    """A live class that the client's seat joined (a student's browser after her join)."""
+    teacher = store.create_class("intro")
+    store.join(teacher.code, seat_student(SEAT))
+    return teacher
+
+
 @pytest.fixture
 def client(store) -> TestClient:
     app = Starlette(routes=[Route("/{path:path}", _app, methods=["GET", "POST"])])
@@ -41,7 +49,7 @@ def client(store) -> TestClient:
 
 
 def test_the_version_changes_with_what_a_students_page_follows_and_only_then(store, client):
-    teacher = store.create_class("intro")
+    teacher = _class(store)
     url = "/" + version_url(teacher.code)
     asked = client.get(url)
     assert asked.status_code == 200 and asked.headers["cache-control"] == "no-store"
@@ -72,7 +80,7 @@ def test_the_version_is_a_keyed_hash_of_what_the_page_follows():
 
 
 def test_only_a_browser_with_a_seat_asks_a_well_formed_code_under_any_prefix(store, client):
-    teacher = store.create_class("intro")
+    teacher = _class(store)
     path = "/" + version_url(teacher.code)
     assert client.get(path).status_code == 200
     assert client.get("/lab/deeper" + path).text == client.get(path).text  # server.baseUrlPath, an ingress's path
@@ -87,10 +95,30 @@ def test_only_a_browser_with_a_seat_asks_a_well_formed_code_under_any_prefix(sto
     assert client.get(path + "/more").text == "the app"
 
 
+def test_only_a_seat_in_the_class_or_its_teachers_learns_its_version_and_any_other_seat_learns_nothing(store, client):
+    """A forged seat cookie asking codes one by one is answered "ended" for a live class as for no class (no oracle);
+    a seat that joined (admitted or waiting) or started the class is answered its version, as soon as it joined."""
+    teacher = store.create_class("intro", teacher_seat="f" * 32, class_size=1)
+    store.join(teacher.code, "s0")  # the one seat: a later join waits for the teacher
+    live, unknown = "/" + version_url(teacher.code), "/" + version_url("ZZZZZZ")
+    version = class_version(store.session(teacher.code))
+    guesser = TestClient(client.app, cookies={SEAT_COOKIE: "a" * 32})
+    for path in (live, unknown, live + f"?seen={version}", unknown + f"?seen={ENDED}"):
+        start = time.monotonic()
+        answer = guesser.get(path)
+        assert (answer.status_code, answer.text) == (200, ENDED) and time.monotonic() - start < 0.5  # never held
+    assert TestClient(client.app, cookies={SEAT_COOKIE: "f" * 32}).get(live).text == version  # her teacher's browser
+    assert store.join(teacher.code, seat_student("a" * 32)) == WAITING  # she joins after all, and waits
+    assert guesser.get(live).text == version  # a "no" was not kept
+    assert client.get(live).text == ENDED  # the client's seat never joined this class
+    teacher.end()
+    assert guesser.get(live).text == ENDED
+
+
 def test_a_request_that_names_its_pages_version_is_held_until_the_class_changes(store, client, monkeypatch):
     """`?seen=V`: answered when the class's version is no longer V (a Reveal through this process: within a check),
     else after HOLD_SECONDS with V; a page drawn at an older version is answered at once; past MAX_HELD at once."""
-    teacher = store.create_class("intro")
+    teacher = _class(store)
     url = "/" + version_url(teacher.code)
     first = client.get(url).text
     with ThreadPoolExecutor(1) as pool:
@@ -115,7 +143,7 @@ def test_a_request_that_names_its_pages_version_is_held_until_the_class_changes(
 def test_a_write_here_wakes_the_held_requests_at_once_and_another_replicas_within_a_check(store, client, monkeypatch):
     """A Reveal through this process answers the requests held on its class without waiting for the next check; a
     write through another replica (the database alone) is seen at the next check, not after the shared read's age."""
-    teacher = store.create_class("intro")
+    teacher = _class(store)
     url = "/" + version_url(teacher.code)
     first = client.get(url).text
     monkeypatch.setattr(version_route, "HOLD_SECONDS", 8.0)

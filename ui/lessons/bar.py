@@ -11,7 +11,6 @@ reload or a replica's death keeps the student and their answers); `teacher` for 
 from __future__ import annotations
 
 from collections.abc import Mapping
-import hashlib
 import secrets
 
 import streamlit as st
@@ -21,6 +20,7 @@ from classroom.errors import ClassStoreError
 from classroom.store import ADMITTED, WAITING, normalise_code, phase_in
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
+from serving.seat import seat_student
 from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, seat_address, teacher_class,
                                   wrong_guess)
 from ui.display import presenting
@@ -106,7 +106,7 @@ def student_id() -> str:
     replica), or a random id for this session where there is no seat. The seat itself is never stored."""
     seat = browser_seat()
     if seat:
-        return hashlib.sha256(f"student:{seat}".encode()).hexdigest()[:24]
+        return seat_student(seat)
     return lab_session().seat.student_id or secrets.token_hex(12)
 
 
