@@ -118,6 +118,43 @@ def test_upload_through_the_page(case):
         assert {"truncated": "truncated", "pickle renamed": "pickle", "oversized": "limit"}[case] in at.error[0].value
 
 
+def test_loading_the_same_files_again_holds_one_model_and_a_third_upload_releases_the_oldest():
+    """Each click on Load these files used to add another copy of the model to the session (issue 53): 25 clicks on
+    one 34 MiB checkpoint held 25 models. The same files give the model they loaded; at most MAX_UPLOADED_MODELS
+    uploads are held, the oldest released first, and the page says which."""
+    import json
+
+    from ui.train.view import MAX_UPLOADED_MODELS
+
+    weights, sidecar = shipped_checkpoint_upload()
+    # other files of the same model: the config written with another indent (other bytes, another sha256)
+    others = [json.dumps(json.loads(sidecar), indent=indent).encode() for indent in (2, 3)]
+    at = open_page("train")
+
+    def load(config: bytes) -> str:
+        at.file_uploader(key="upload_files").set_value([("mine.safetensors", weights, "application/octet-stream"),
+                                                        ("mine.json", config, "application/json")]).run()
+        at.button(key="upload_load").click().run()
+        assert not at.exception and not at.error
+        return at.session_state["model_id"]
+
+    first = load(sidecar)
+    training = lab_session_of(at).training
+    held = training.user_models[first]
+    for _ in range(2):
+        assert load(sidecar) == first and list(training.user_models) == [first]
+        assert training.user_models[first] is held  # the same model object, not a copy loaded again
+        assert "loaded already" in at.success[0].value
+    second = load(others[0])
+    assert second != first and list(training.user_models) == [first, second] == list(training.uploads.values())
+    third = load(others[1])
+    assert list(training.user_models) == [second, third] and MAX_UPLOADED_MODELS == 2
+    said = at.success[0].value
+    assert third in said and first in said and "released" in said  # the oldest went, and the page says so
+    assert first not in at.sidebar.selectbox[0].options and third in at.sidebar.selectbox[0].options
+    assert load(others[0]) == second and list(training.user_models) == [second, third]  # still held: no load
+
+
 def test_training_stops_when_the_session_is_gone():
     alive = {"value": True}
     job = start_job(TrainConfig.for_model(task="reverse", steps=2000, eval_every=0, d_model=32, num_heads=2, d_ff=64), "1 2",

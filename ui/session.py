@@ -97,6 +97,9 @@ class TrainingState:
     job: TrainingJob | None = None  # this session's training, running or done
     lost: str | None = None  # the model id of a training this tab's address names but this session does not hold
     user_models: dict[str, LoadedModel] = field(default_factory=dict)  # {model id: model} trained or uploaded here
+    # {sha256 of an upload's two files: its model id in user_models}, oldest first (ui/train/view.load_upload: the same
+    # files load once, and at most MAX_UPLOADED_MODELS uploads are held)
+    uploads: dict[str, str] = field(default_factory=dict)
     upload_message: tuple[str, str] | None = None  # ("error" | "success", text) of the last upload, said once
 
 

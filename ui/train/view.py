@@ -1,6 +1,7 @@
 """The train page's pieces: the form, the live status, snapshots, download and upload of checkpoints."""
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 import streamlit as st
@@ -13,6 +14,7 @@ from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_step
 from ui.compat import session_alive_check
 from ui.display import presenting, show_chart, words_for
 from model.families import trains_attention, trains_heads
+from model.memory import return_freed_memory
 from ui.models import family_label
 from ui.page_slots import slot_released
 from ui.session import WidgetKey, lab_session
@@ -28,6 +30,10 @@ from viz.training import history_frame, training_curves
 from ui.errors import lab_fragment
 
 UPLOADS = WidgetKey("upload_files")  # the uploader's files, read by the Load button's callback
+# Uploaded models a session holds at once: the one just loaded and the one before it (to compare the two); a third
+# releases the oldest. Each is up to a 64 MiB checkpoint's weights in memory, held as long as the session (minutes
+# after its tab closed), so without a bound every click on Load added one (issue 53).
+MAX_UPLOADED_MODELS = 2
 # The form's starting values; the advanced four are hidden in presenter mode, where these defaults are used.
 # The form is not restored from links: its widgets keep value= defaults because Streamlit can reset a form widget
 # to its declared default when the training fragment reruns the app, and that default must be a sensible setting.
@@ -291,33 +297,62 @@ def _checked_pair(files: list[tuple[str, bytes]]) -> tuple[tuple[str, bytes], tu
     return weights[0], sidecars[0]
 
 
+def upload_digest(weights: bytes, sidecar: bytes) -> str:
+    """The sha256 of an upload's two files (the weights' length first, so no two pairs of files share one text)."""
+    digest = hashlib.sha256(len(weights).to_bytes(8, "little"))
+    digest.update(weights)
+    digest.update(sidecar)
+    return digest.hexdigest()
+
+
 def load_upload(files: list[tuple[str, bytes]]) -> str:
-    """Validate uploaded (name, bytes) files and add the model to the session; returns its id or raises."""
+    """Validate uploaded (name, bytes) files and add the model to the session; returns its id or raises. Files this
+    session has loaded already give the model they loaded (nothing is read again); past MAX_UPLOADED_MODELS uploads
+    the oldest is released."""
     refusal = uploads_refusal()  # the uploader is hidden then; this also refuses a request that skips the page
     if refusal:
         raise CheckpointError(tr(refusal))
     (weights_name, weights), (_, sidecar) = _checked_pair(files)
+    training = lab_session().training
+    user_models, uploads = training.user_models, training.uploads
+    digest = upload_digest(weights, sidecar)
+    known = uploads.get(digest)
+    if known in user_models:
+        return known
     loaded = load_checkpoint_bytes(weights, sidecar, name=weights_name.removesuffix(".safetensors"))
     loaded.model.requires_grad_(False)
-    user_models = lab_session().training.user_models
+    for old_digest in [d for d, model_id in uploads.items() if model_id not in user_models]:
+        del uploads[old_digest]  # (a model that left the list some other way)
+    released = False
+    while len(uploads) >= MAX_UPLOADED_MODELS:
+        user_models.pop(uploads.pop(next(iter(uploads))), None)
+        released = True
     # Unique across the server: cached analyses are keyed by model id and shared by all sessions.
     model_id = f"uploaded-{uuid.uuid4().hex[:8]}"
     user_models[model_id] = loaded
+    uploads[digest] = model_id
+    if released:
+        return_freed_memory()  # the released weights' pages go back to the system, not only to the heap
     return model_id
 
 
 def _load_clicked() -> None:
     """Button callback: runs before the sidebar is drawn, so it may switch the chosen model."""
     files = UPLOADS.get() or []
+    training = lab_session().training
+    before = set(training.user_models)
     try:
         model_id = load_upload([(f.name, f.getvalue()) for f in files])
     except CheckpointError as error:
         # The detail comes from model/checkpoint.py in English; our sentence around it is translated.
-        lab_session().training.upload_message = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
+        training.upload_message = ("error", tr("train.upload_failed", error=escape_markdown(str(error))))
     else:
         MODEL.set(model_id)
         SENTENCE.set(example_sentences(get_model(model_id).task)[0])
-        lab_session().training.upload_message = ("success", tr("train.upload_loaded", model=model_id))
+        said = [tr("train.upload_again" if model_id in before else "train.upload_loaded", model=model_id)]
+        said += [tr("train.upload_released", model=gone, count=MAX_UPLOADED_MODELS)
+                 for gone in sorted(before - set(training.user_models))]
+        training.upload_message = ("success", " ".join(said))
 
 
 def upload_form() -> None:
