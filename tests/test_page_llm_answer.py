@@ -290,6 +290,19 @@ def test_every_bad_text_gives_a_map_or_a_message():
         at.text_input(key=CLEAN.key).set_value(SHORT["clean"]).run()
 
 
+def test_an_empty_prompt_asks_for_one_in_the_pages_own_words():
+    """Not the attention pages' "Type a sentence (or pick an example) to see its attention": this page has no
+    example picker and is about the next token (issue 51)."""
+    at = open_page("llm_answer", SHORT, lang="ko")
+    for spec in (LENS_TEXT, CLEAN):
+        at.text_input(key=spec.key).set_value("  ").run()
+        assert_healthy(at)
+        shown = [str(message.value) for message in at.info]
+        assert translate("ko", "llm_answer.empty_prompt") in shown
+        assert translate("ko", "input.empty") not in shown
+        at.text_input(key=spec.key).set_value(SHORT["clean"]).run()
+
+
 def test_the_answer_lessons_patching_stops_show_their_sweeps_without_a_press():
     """A stop about patching opens with its sweeps, by link and by Next (its prompts count as asked); the lens's stop
     leaves them to Run, and an edit at a patching stop waits for a press like anywhere else."""

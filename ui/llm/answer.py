@@ -80,7 +80,7 @@ def _prompt(spec: WidgetSpec, label: str, help_text: str, where: DeltaGenerator)
     """A prompt field -> its text, or None with a message when there is nothing to read."""
     prepare(spec)
     typed = where.text_input(label, key=spec.key, max_chars=MAX_INPUT_CHARS, help=help_text)
-    text, notices = check_sentence(typed)  # control characters become spaces; past MAX_INPUT_CHARS it is cut
+    text, notices = check_sentence(typed, "llm_answer.empty_prompt")  # control characters become spaces; past MAX_INPUT_CHARS it is cut
     for notice in notices:
         where.info(notice)
     return text
@@ -123,7 +123,7 @@ def lens_input(where: DeltaGenerator, lab: ResidualModel) -> tuple[str, str] | N
         where.info(tr("llm_answer.lens_too_long", tokens=length, limit=LENS_MAX_TOKENS))
         return None
     if length == 0:  # text the tokenizer reads as nothing
-        where.info(tr("input.empty"))
+        where.info(tr("llm_answer.empty_prompt"))
         return None
     if token and not _one_token(lab, token, where, "llm_answer.token_not_one"):
         return None
@@ -226,7 +226,7 @@ def _checked_inputs(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs
                       corrupt_tokens=token_list(lab.token_texts(corrupt_ids))))
         return None
     if not clean_ids:
-        where.info(tr("input.empty"))
+        where.info(tr("llm_answer.empty_prompt"))
         return None
     if len(clean_ids) > PATCH_MAX_TOKENS:
         where.info(tr("llm_answer.patch_too_long", tokens=len(clean_ids), limit=PATCH_MAX_TOKENS))
