@@ -84,13 +84,13 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     assert ranks["layout"]["yaxis"]["type"] == "log" and ranks["layout"]["yaxis"]["autorange"] == "reversed"
     # the sweeps wait for Run; direct logit attribution reads the clean prompt at once
     assert not patched(at) and [i.value for i in at.info].count(translate("en", "llm_answer.press_run")) == 2
-    assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
+    assert chart(at, "The 15 parts that write most into the logit of ' Mary'")
     press_run(at)
     shown = metrics(at)
     # the sweep on the indirect-object sentence: same token count, p(answer) clearly apart, both maps drawn
     assert len(lab.encode(DEFAULT_CLEAN)) == len(lab.encode(DEFAULT_CORRUPT))
-    probs = trace_array(chart(at, "p(&#x27; Mary&#x27;), one block")["data"][0]["z"])
-    diffs = trace_array(chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;)")["data"][0]["z"])
+    probs = trace_array(chart(at, "p(' Mary'), one block")["data"][0]["z"])
+    diffs = trace_array(chart(at, "logit(' Mary') − logit(' John')")["data"][0]["z"])
     assert probs.shape == diffs.shape == (30, len(lab.encode(DEFAULT_CLEAN)))
     clean, corrupt = (float(shown[f"p(\\' Mary\\') after the {which} prompt"][0].rstrip("%")) / 100
                       for which in ("clean", "corrupted"))
@@ -98,18 +98,18 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     # patching the last position at the last block gives the clean run's answer back: its residual is the clean one
     assert probs[-1, -1] == pytest.approx(clean, abs=0.001)
     assert (DEFAULT_ANSWER, DEFAULT_WRONG) == (" Mary", " John")
-    heads = chart(at, "p(&#x27; Mary&#x27;), one head")
+    heads = chart(at, "p(' Mary'), one head")
     assert trace_array(heads["data"][0]["z"]).shape == (30, 9)
-    assert chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;), one head")
-    assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
+    assert chart(at, "logit(' Mary') − logit(' John'), one head")
+    assert chart(at, "The 15 parts that write most into the logit of ' Mary'")
 
 
 def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(lab):
     at = press_run(open_page("llm_answer", {**SHORT, "difference": "true", "wrong": " Rome"}))
     expected = head_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"], " Rome")
-    heads = chart(at, "p(&#x27; Paris&#x27;), one head")
+    heads = chart(at, "p(' Paris'), one head")
     np.testing.assert_allclose(trace_array(heads["data"][0]["z"]), expected.patched_probs, atol=1e-6)
-    diffs = chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;), one head")
+    diffs = chart(at, "logit(' Paris') − logit(' Rome'), one head")
     np.testing.assert_allclose(trace_array(diffs["data"][0]["z"]), expected.patched_logit_diffs, atol=1e-5)
     strongest = np.unravel_index(np.argmax(expected.patched_probs), expected.patched_probs.shape)
     name = f"L{strongest[0] + 1} H{strongest[1] + 1}"
@@ -117,7 +117,7 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
     assert any(f"The strongest head: {name}" in c.value for c in at.caption)
     # direct logit attribution of the clean prompt's prediction: the 15 bars are the 15 largest parts in size
     parts = direct_logit_attribution(lab, SHORT["clean"])
-    bars = chart(at, "The 15 parts that write most into the logit of &#x27; Paris&#x27;")
+    bars = chart(at, "The 15 parts that write most into the logit of ' Paris'")
     values = trace_array(bars["data"][0]["x"])
     every = np.concatenate([parts.heads.ravel(), parts.mlps, [parts.embedding]])
     np.testing.assert_allclose(np.sort(np.abs(values)), np.sort(np.abs(every))[-15:], atol=1e-5)
@@ -138,9 +138,9 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
 def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
     at = press_run(open_page("llm_answer", SHORT))
     expected = residual_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"])
-    probs = chart(at, "p(&#x27; Paris&#x27;), one block")
+    probs = chart(at, "p(' Paris'), one block")
     np.testing.assert_allclose(trace_array(probs["data"][0]["z"]), expected.patched_probs, atol=1e-6)
-    assert probs["layout"]["xaxis"]["ticktext"][3] == "3: &#x27; France&#x27; → &#x27; Italy&#x27;"
+    assert probs["layout"]["xaxis"]["ticktext"][3] == "3: ' France' → ' Italy'"
     assert not any("logit(" in c["layout"]["title"]["text"] for c in chart_specs(at))  # no wrong token: no difference
     shown = metrics(at)
     assert shown["p(\\' Paris\\') after the clean prompt"][0] == f"{expected.clean_prob:.1%}"
@@ -201,8 +201,8 @@ def test_a_link_restores_every_field_and_the_address_keeps_them():
                         (CORRUPT, SHORT["corrupt"]), (ANSWER, " Paris"), (WRONG, " Rome")):
         assert at.text_input(key=spec.key).value == value, spec.key
         assert query_param(at, spec.url) == value, spec.url
-    assert chart(at, "&#x27; Tokyo&#x27;: rank and probability")
-    assert chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;)")
+    assert chart(at, "' Tokyo': rank and probability")
+    assert chart(at, "logit(' Paris') − logit(' Rome')")
     assert query_param(at, DIFFERENCE.url) == "true"
     # the address written after a change opens the same page again: the logit difference switched off stays off
     press_run(at.toggle(key=DIFFERENCE.key).set_value(False).run())  # other inputs: another press
@@ -229,7 +229,7 @@ def test_a_sweep_runs_once_per_input_whoever_asks(monkeypatch):
     assert patched(first)  # the press is kept while the fields keep its prompts
     second = press_run(open_page("llm_answer", pair))  # another student
     assert runs == [(pair["clean"], pair["corrupt"], pair["answer"])]
-    assert chart(first, "p(&#x27; Madrid&#x27;), one block") == chart(second, "p(&#x27; Madrid&#x27;), one block")
+    assert chart(first, "p(' Madrid'), one block") == chart(second, "p(' Madrid'), one block")
     # an edit of a patching field runs nothing: it asks for another press
     first.text_input(key=ANSWER.key).set_value(" Barcelona").run()
     assert not patched(first) and translate("en", "llm_answer.press_run") in [i.value for i in first.info]
@@ -271,7 +271,7 @@ def test_attribution_reads_the_clean_prompt_without_a_pair():
     at = open_page("llm_answer", {**SHORT, "corrupt": "The capital of the Netherlands is"})
     assert any("same number of tokens" in i.value for i in at.info)
     assert at.button(key=RUN_KEY).disabled  # no pair: nothing to run
-    assert chart(at, "The 15 parts that write most into the logit of &#x27; Paris&#x27;")
+    assert chart(at, "The 15 parts that write most into the logit of ' Paris'")
 
 
 def test_every_bad_text_gives_a_map_or_a_message():
@@ -324,12 +324,12 @@ def test_the_answer_lessons_patching_stops_show_their_sweeps_without_a_press():
     assert not patched(at) and translate("en", "page_sections.held", stop=2) in [i.value for i in at.info]
     at.button(key="lesson_next").click().run()
     answered(at, stops[1])
-    assert chart(at, "p(&#x27; Mary&#x27;), one block")
+    assert chart(at, "p(' Mary'), one block")
     assert not [c for c in chart_specs(at) if "one head" in c["layout"]["title"]["text"]]  # stop 3's, held
     at.button(key="lesson_next").click().run()
     answered(at, stops[2])
-    assert chart(at, "p(&#x27; Mary&#x27;), one head")
+    assert chart(at, "p(' Mary'), one head")
     at.text_input(key=ANSWER.key).set_value(" John").run()
     assert not patched(at)
     linked = answered(open_from_link(None, {"lesson": "answer", "stop": "3"})[0], stops[2])
-    assert chart(linked, "p(&#x27; Mary&#x27;), one head")
+    assert chart(linked, "p(' Mary'), one head")

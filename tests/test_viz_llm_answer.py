@@ -29,14 +29,25 @@ def test_the_lens_map_colours_each_cell_by_its_top_token_and_writes_it():
     assert (heatmap.zmin, heatmap.zmax) == (0, 1)
     assert heatmap.text[1][0] == "r1p0k0" and heatmap.text[2][1] == "&lt;b&gt;bold…"
     assert len(heatmap.text[2][1].replace("&lt;", "<").replace("&gt;", ">")) == CELL_TEXT_CHARACTERS
-    assert "1. &#x27;r3p2k0&#x27;" in heatmap.hovertext[3][2] and "2. &#x27;r3p2k1&#x27;" in heatmap.hovertext[3][2]
+    assert "1. 'r3p2k0'" in heatmap.hovertext[3][2] and "2. 'r3p2k1'" in heatmap.hovertext[3][2]
     assert "&lt;b&gt;" in heatmap.hovertext[2][1] and "<b>bold" not in heatmap.hovertext[2][1]
     assert list(fig.layout.yaxis.ticktext) == [translate("en", "llm_answer.chart.embeddings_row"), "L1", "L2", "L3"]
-    assert list(fig.layout.xaxis.ticktext) == ["0: &#x27;The&#x27;", "1: &#x27; cat&#x27;", "2: &#x27;\\n&#x27;"]
+    assert list(fig.layout.xaxis.ticktext) == ["0: 'The'", "1: ' cat'", "2: '\\n'"]
     assert list(marks.x) == [0, 1, 2] and list(marks.y) == [3, 0, 2]  # each position's commitment row
     frames = [(shape.x0, shape.y0) for shape in fig.layout.shapes]  # a frame around each commitment cell
     assert frames == [(-0.5, 2.5), (0.5, -0.5), (1.5, 1.5)]
     assert list(marks.customdata) == ["L3", "emb", "L2"]
+
+
+def test_a_quote_shows_as_a_quote_in_the_lens_and_markup_stays_text():
+    """Plotly decodes only a few named entities: an escaped quote showed as &quot; in a cell (issue 51)."""
+    tokens, probs = lens_arrays()
+    tokens[1, 0, 0], tokens[1, 1, 0] = '"', " don't"
+    fig = lens_map(tokens, probs, ['"', " it's", "<i>"], np.array([0, 0, 0]), 'the "lens"', words=WORDS)
+    heatmap = fig.data[0]
+    assert heatmap.text[1][0] == '"' and heatmap.text[1][1] == " don't"
+    assert list(fig.layout.xaxis.ticktext) == ["0: '\"'", '1: " it\'s"', "2: '&lt;i&gt;'"]
+    assert not any("&quot;" in str(text) or "&#x27;" in str(text) for row in heatmap.hovertext for text in row)
 
 
 def test_a_long_lens_writes_no_text_in_its_cells():
@@ -57,19 +68,19 @@ def test_the_rank_chart_puts_rank_1_on_top_on_a_log_axis_beside_the_probability(
     assert list(rank.x) == ["emb", "L1", "L2", "L3"]
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.autorange == "reversed"
     assert probability.yaxis == "y2" and tuple(fig.layout.yaxis2.range) == (0, 1)
-    assert "&#x27; Paris&#x27;" in rank.name
+    assert "' Paris'" in rank.name
 
 
 def test_the_patching_maps_name_the_changed_positions_and_centre_the_difference_on_zero():
     values = np.array([[0.1, 0.9, 0.0], [0.2, 0.5, 0.7]])
     clean, corrupt = ["When", " Mary", " to"], ["When", " John", " to"]
-    assert patching_columns(clean, corrupt) == ["0: &#x27;When&#x27;", "1: &#x27; Mary&#x27; → &#x27; John&#x27;",
-                                                "2: &#x27; to&#x27;"]
+    assert patching_columns(clean, corrupt) == ["0: 'When'", "1: ' Mary' → ' John'",
+                                                "2: ' to'"]
     fig = patching_map(values, clean, corrupt, "p", "p(answer)", words=WORDS)
     np.testing.assert_allclose(fig.data[0].z, values)
     assert (fig.data[0].zmin, fig.data[0].zmax, fig.data[0].zmid) == (0, 1, None)
     assert list(fig.layout.yaxis.ticktext) == ["L1", "L2"]
-    assert "patched L2, 1: &#x27; Mary&#x27; → &#x27; John&#x27;" in fig.data[0].hovertext[1][1]
+    assert "patched L2, 1: ' Mary' → ' John'" in fig.data[0].hovertext[1][1]
     diffs = np.array([[-2.0, 6.0, 0.5], [1.0, -3.0, 0.0]])
     fig = patching_map(diffs, clean, corrupt, "d", "logit difference", difference=True, words=WORDS)
     assert (fig.data[0].zmin, fig.data[0].zmid, fig.data[0].zmax) == (-6.0, 0, 6.0)
