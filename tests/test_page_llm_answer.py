@@ -303,6 +303,24 @@ def test_an_empty_prompt_asks_for_one_in_the_pages_own_words():
         at.text_input(key=spec.key).set_value(SHORT["clean"]).run()
 
 
+def test_a_korean_prompt_shows_its_byte_pieces_and_says_the_model_reads_english(lab):
+    """Byte-level BPE splits a Hangul syllable into bytes; each decoded alone was '�' (a lens of blank cells, a token
+    list of '�'), with no word that SmolLM2 reads English mostly (issue 51)."""
+    pieces = lab.token_texts(lab.encode("한국의 수도는"))
+    assert not any("\ufffd" in piece for piece in pieces)
+    assert pieces[:2] == ["<0xED><0x95>", "<0x9C>"]  # 한 is ED 95 9C in UTF-8, read as two tokens
+    assert lab.token_texts(lab.encode(" café <|im_start|>")) == [" café", " ", "<|im_start|>"]
+    at = open_page("llm_answer", {**SHORT, "clean": "한국의 수도는", "corrupt": "Seoul"}, lang="ko")
+    at.text_input(key=LENS_TEXT.key).set_value("한국의 수도는").run()
+    assert_healthy(at)
+    shown = " ".join(str(message.value) for message in at.info)
+    assert translate("ko", "llm_answer.not_english") in shown
+    assert "\ufffd" not in shown and "0xED" in shown  # the pair's differing token counts, named by their bytes
+    lens = chart(at, translate("ko", "llm_answer.chart.lens_title", rows=31).split(":")[0])
+    assert "&lt;0xED&gt;" in lens["layout"]["xaxis"]["ticktext"][0]  # plotly shows &lt; as <
+    assert not any("\ufffd" in str(cell) for row in lens["data"][0].get("text", []) for cell in row)
+
+
 def test_the_answer_lessons_patching_stops_show_their_sweeps_without_a_press():
     """A stop about patching opens with its sweeps, by link and by Next (its prompts count as asked); the lens's stop
     leaves them to Run, and an edit at a patching stop waits for a press like anywhere else."""

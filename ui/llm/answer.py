@@ -36,6 +36,7 @@ from ui.widget_spec import WidgetSpec, prepare, spec_toggle
 from viz.attention import html_escaped
 from viz.llm_answer import lens_map, patching_map, rank_by_layer
 
+LATIN_LAST = 0x24F  # the end of Unicode's Latin Extended-B: letters past it are another script
 LLM_ID = SMOLLM2_NAME  # the page's model: an LLM that reads its residual stream (model/adapters/llama.py)
 # The longest text the lens reads: its map is (L+1) × T cells, each hover naming 5 tokens; past 64 positions neither
 # the cells nor their labels can be read on a screen.
@@ -83,7 +84,15 @@ def _prompt(spec: WidgetSpec, label: str, help_text: str, where: DeltaGenerator)
     text, notices = check_sentence(typed, "llm_answer.empty_prompt")  # control characters become spaces; past MAX_INPUT_CHARS it is cut
     for notice in notices:
         where.info(notice)
+    if text is not None and written_in_another_script(text):
+        where.info(tr("llm_answer.not_english"))
     return text
+
+
+def written_in_another_script(text: str) -> bool:
+    """Whether `text` has letters beyond the Latin script (Hangul, Cyrillic, Han…): SmolLM2 read English mostly, and
+    it splits such letters into bytes, so its lens and its patching say little there."""
+    return any(character.isalpha() and ord(character) > LATIN_LAST for character in text)
 
 
 # --- the logit lens -------------------------------------------------------------------------------------------------
