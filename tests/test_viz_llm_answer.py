@@ -39,6 +39,17 @@ def test_the_lens_map_colours_each_cell_by_its_top_token_and_writes_it():
     assert list(marks.customdata) == ["L3", "emb", "L2"]
 
 
+def test_the_lens_in_words_names_each_positions_commitment_row():
+    """Not "commitment: 30.00 at 0, 30.00 at 4, highest 30.00 at 0" (issue 51): a row and a position a student reads."""
+    from viz.summary import figure_summary
+
+    tokens, probs = lens_arrays()
+    fig = lens_map(tokens, probs, ["The", " cat", "\n"], np.array([3, 0, 2]), "lens", words=WORDS)
+    summary = figure_summary(fig, words=words_for("llm_answer", "display"))
+    assert "The row from which the top token stays the answer: L3 at 0: 'The'; emb at 1: ' cat'; L2 at" in summary
+    assert "highest" not in summary and "3.00" not in summary
+
+
 def test_a_quote_shows_as_a_quote_in_the_lens_and_markup_stays_text():
     """Plotly decodes only a few named entities: an escaped quote showed as &quot; in a cell (issue 51)."""
     tokens, probs = lens_arrays()
