@@ -127,6 +127,7 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
     assert float(shown["Sum of the parts"][0]) == pytest.approx(parts.logit, abs=0.01)
     # the sink table: the heads with the most weight on the first token, each with its (small) contribution
     table = at.dataframe[0].value
+    assert len(table) == 10  # the heads the answer lesson's claims above it name: "the 10 heads…" (issue 51)
     first = parts.attention_to_first
     order = np.argsort(first, axis=None)[::-1][:len(table)]
     assert list(table["head"]) == [f"L{i // 9 + 1} H{i % 9 + 1}" for i in order]
@@ -301,6 +302,21 @@ def test_an_empty_prompt_asks_for_one_in_the_pages_own_words():
         assert translate("ko", "llm_answer.empty_prompt") in shown
         assert translate("ko", "input.empty") not in shown
         at.text_input(key=spec.key).set_value(SHORT["clean"]).run()
+
+
+def test_the_sink_table_has_as_many_heads_as_the_lessons_sink_claims_name():
+    """The answer lesson's stop 4 says "The 10 heads that look most at the first token…" above the page's sink table,
+    which had 8 rows (issue 51)."""
+    import tomllib
+    from pathlib import Path
+    from ui.llm.attribution import SINK_HEADS
+
+    lesson = tomllib.loads((Path(__file__).resolve().parents[1] / "lessons" / "answer.toml").read_text("utf-8"))
+    named = {claim["args"]["heads"] for stop in lesson["stop"] for claim in stop.get("claim", [])
+             if claim["measure"].startswith("sink_heads")}
+    assert named == {SINK_HEADS}
+    assert all(f"{SINK_HEADS} heads" in claim["text"]["en"] for stop in lesson["stop"] for claim in stop.get("claim", [])
+               if claim["measure"] == "sink_heads_attention")
 
 
 def test_a_korean_prompt_shows_its_byte_pieces_and_says_the_model_reads_english(lab):

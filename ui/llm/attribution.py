@@ -24,7 +24,8 @@ from viz.attention import html_escaped
 from viz.llm_answer import attribution_bars, head_label, heads_map, sink_heads_table
 
 TOP_PARTS = 15  # bars of the attribution chart: the parts with the largest contributions in size
-SINK_HEADS = 8  # rows of the sink table: the heads with the most weight on the first token
+SINK_HEADS = 10  # rows of the sink table: the heads with the most weight on the first token, as many as the
+# answer lesson's sink claims measure ("the 10 heads…"), so the table under them shows those heads
 
 
 def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> HeadPatching | None:
