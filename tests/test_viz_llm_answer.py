@@ -113,6 +113,9 @@ def test_the_heads_map_names_the_heads_furthest_from_the_median():
     np.testing.assert_allclose(fig.data[0].z, values)
     assert [a.text for a in fig.layout.annotations] == ["<b>L3 H2</b> 80%", "<b>L4 H1</b> 30%"]
     assert list(fig.data[0].y) == ["L1", "L2", "L3", "L4"] and list(fig.data[0].x) == ["H1", "H2", "H3"]
+    values[0, 0] = 0.0  # a head that reads 0%: further from the median than any other, but no label (issue 51)
+    assert [a.text for a in heads_map(values, "heads", "p", labelled=3, words=WORDS).layout.annotations] == [
+        "<b>L3 H2</b> 80%", "<b>L4 H1</b> 30%"]
     diffs = heads_map(values - 0.5, "d", "diff", difference=True, words=WORDS)
     assert diffs.data[0].zmid == 0 and diffs.data[0].zmin == -diffs.data[0].zmax
 
@@ -126,6 +129,7 @@ def test_the_attribution_bars_are_the_largest_parts_sorted_and_the_sink_table_pa
     fig = attribution_bars(heads, mlps, embedding, "bars", count=3, words=WORDS)
     assert list(fig.data[0].y) == ["L2 H1", "MLP 1", "L1 H2"]  # the 3 largest in size, by contribution
     assert list(fig.data[0].x) == [2.5, 1.0, -3.0] and fig.data[0].marker.color[-1] != fig.data[0].marker.color[0]
+    assert "MLP" in fig.layout.yaxis.title.text  # the axis names every kind of bar on it, MLPs too (issue 51)
     weights = np.array([[0.99, 0.1], [0.2, 0.95]])
     table = sink_heads_table(heads, weights, count=2, words=WORDS)
     assert list(table.columns) == ["head", "weight on the first token", "direct contribution (logit)"]
