@@ -92,7 +92,7 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     probs = trace_array(chart(at, "p(' Mary'), one block")["data"][0]["z"])
     diffs = trace_array(chart(at, "logit(' Mary') − logit(' John')")["data"][0]["z"])
     assert probs.shape == diffs.shape == (30, len(lab.encode(DEFAULT_CLEAN)))
-    clean, corrupt = (float(shown[f"p(\\' Mary\\') after the {which} prompt"][0].rstrip("%")) / 100
+    clean, corrupt = (float(shown[f"p(\\' Mary\\'), {which}"][0].rstrip("%")) / 100
                       for which in ("clean", "corrupted"))
     assert clean > 0.5 > 0.05 > corrupt
     # patching the last position at the last block gives the clean run's answer back: its residual is the clean one
@@ -101,6 +101,10 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     heads = chart(at, "p(' Mary'), one head")
     assert trace_array(heads["data"][0]["z"]).shape == (30, 9)
     assert chart(at, "logit(' Mary') − logit(' John'), one head")
+    # full-width charts: a title wraps at the page's width, not a column's (issue 51: "logit(' Mary') − / logit(' John'),
+    # one / head at the last position patched" across the whole page)
+    assert not any("<br>" in c["layout"]["title"]["text"] for c in chart_specs(at)), [
+        c["layout"]["title"]["text"] for c in chart_specs(at)]
     assert chart(at, "The 15 parts that write most into the logit of ' Mary'")
 
 
@@ -123,7 +127,7 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
     np.testing.assert_allclose(np.sort(np.abs(values)), np.sort(np.abs(every))[-15:], atol=1e-5)
     assert list(values) == sorted(values, reverse=True)
     shown = metrics(at)
-    assert shown["Logit of \\' Paris\\', the prediction after the clean prompt"][0] == f"{parts.logit:.2f}"
+    assert shown["Logit of \\' Paris\\'"][0] == f"{parts.logit:.2f}"
     assert float(shown["Sum of the parts"][0]) == pytest.approx(parts.logit, abs=0.01)
     # the sink table: the heads with the most weight on the first token, each with its (small) contribution
     table = at.dataframe[0].value
@@ -144,8 +148,12 @@ def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
     assert probs["layout"]["xaxis"]["ticktext"][3] == "3: ' France' → ' Italy'"
     assert not any("logit(" in c["layout"]["title"]["text"] for c in chart_specs(at))  # no wrong token: no difference
     shown = metrics(at)
-    assert shown["p(\\' Paris\\') after the clean prompt"][0] == f"{expected.clean_prob:.1%}"
-    assert shown["p(\\' Paris\\') after the corrupted prompt"][0] == f"{expected.corrupt_prob:.1%}"
+    assert shown["p(\\' Paris\\'), clean"][0] == f"{expected.clean_prob:.1%}"
+    assert shown["p(\\' Paris\\'), corrupted"][0] == f"{expected.corrupt_prob:.1%}"
+    # each label fits its column: "p(' Mary') after the clean prom…" was cut (issue 51)
+    from viz.text_width import text_width
+    assert all(text_width(label.replace("\\", ""), 14) < text_width("p(' Mary') after the clean pro", 14)
+               for label in shown if label.startswith(("p(", "Logit"))), list(shown)  # the four-column rows
 
 
 def test_the_page_in_korean():

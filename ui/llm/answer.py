@@ -26,7 +26,7 @@ from model.explain.patching import PatchingSweep, ResidualPatching
 from model.families import ResidualModel
 from model.gguf_weights import SMOLLM2_NAME
 from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
-from ui.display import presenting, shared_figure, show_chart, words_for
+from ui.display import page_width, presenting, shared_figure, show_chart, words_for
 from ui.models import capable_model
 from ui.result_cache import memoized
 from ui.session import lab_session
@@ -149,7 +149,8 @@ def show_lens(where: DeltaGenerator, lab: ResidualModel, text: str, token: str) 
     show_chart(shared_figure(key + ("map",), lambda: lens_map(
                    view.top_tokens, lens.top_probs, lens.tokens, lens.commitment,
                    tr("llm_answer.chart.lens_title", rows=lens.layers + 1), words=words)),
-               "llm_logit_lens", key="llm_lens_map", where=where)
+               "llm_logit_lens", key="llm_lens_map", where=where,
+               width=page_width())  # the section spans the page: titles wrap at its width, not a column's
     final = str(view.top_tokens[-1, -1, 0])
     metrics = where.columns(3)
     metrics[0].metric(tr("llm_answer.prediction"), repr(final), f"{lens.top_probs[-1, -1, 0]:.1%}",
@@ -163,7 +164,8 @@ def show_lens(where: DeltaGenerator, lab: ResidualModel, text: str, token: str) 
     show_chart(shared_figure(key + ("rank",), lambda: rank_by_layer(
                    lens.token_ranks[:, last], lens.token_probs[:, last], view.token,
                    tr(title, token=html_escaped(repr(view.token))), words=words)),
-               "llm_lens_rank", key="llm_lens_rank", where=where)
+               "llm_lens_rank", key="llm_lens_rank", where=where,
+               width=page_width())
     if not presenting():
         where.write(tr("llm_answer.lens_text"))
     return view
@@ -274,8 +276,10 @@ def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInp
     answer, wrong = inputs.answer, inputs.wrong
     metrics = where.columns(4 if wrong else 2)
     shown = escape_markdown(repr(answer))
-    metrics[0].metric(tr("llm_answer.clean_prob", answer=shown), f"{result.clean_prob:.1%}")
-    metrics[1].metric(tr("llm_answer.corrupt_prob", answer=shown), f"{result.corrupt_prob:.1%}")
+    metrics[0].metric(tr("llm_answer.clean_prob", answer=shown), f"{result.clean_prob:.1%}",
+                      help=tr("llm_answer.clean_prob_help"))
+    metrics[1].metric(tr("llm_answer.corrupt_prob", answer=shown), f"{result.corrupt_prob:.1%}",
+                      help=tr("llm_answer.corrupt_prob_help"))
     if wrong:
         metrics[2].metric(tr("llm_answer.clean_diff"), f"{result.clean_logit_diff:+.2f}")
         metrics[3].metric(tr("llm_answer.corrupt_diff"), f"{result.corrupt_logit_diff:+.2f}")
@@ -284,7 +288,8 @@ def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInp
     show_chart(shared_figure(key + ("probs",), lambda: patching_map(
                    result.patched_probs, result.clean_tokens, result.corrupt_tokens,
                    tr("llm_answer.chart.patching_title", answer=answer_text), probability, words=words)),
-               "llm_patching_probability", key="llm_patching_probs", where=where)
+               "llm_patching_probability", key="llm_patching_probs", where=where,
+               width=page_width())
     layer, position = np.unravel_index(int(np.argmax(result.patched_probs)), result.patched_probs.shape)
     where.caption(tr("llm_answer.patching_caption", answer=escape_markdown(repr(answer)), layer=int(layer) + 1,
                      position=int(position), token=escape_markdown(repr(result.clean_tokens[position])),
@@ -295,7 +300,8 @@ def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInp
                        result.patched_logit_diffs, result.clean_tokens, result.corrupt_tokens,
                        tr("llm_answer.chart.difference_title", answer=answer_text, wrong=wrong_text), difference,
                        difference=True, words=words)),
-                   "llm_patching_logit_difference", key="llm_patching_diffs", where=where)
+                   "llm_patching_logit_difference", key="llm_patching_diffs", where=where,
+                   width=page_width())
     if not presenting():
         where.write(tr("llm_answer.patching_text"))
     return result
