@@ -235,3 +235,16 @@ def test_every_bold_span_of_the_shipped_texts_closes():
         found += [f"{path.name}: {match.group()}" for match in UNCLOSED_BOLD.finditer(text)]
     assert not found, found
     assert UNCLOSED_BOLD.search("**다음 토큰 ▸**을") and not UNCLOSED_BOLD.search("**다음 토큰 ▸** 버튼을")
+
+
+def test_no_lesson_claim_leaves_its_korean_particle_to_the_figure():
+    """A claim's figure is put into the lesson's own text (ui/lessons/claims.py), which picks no particle: a pair after
+    it showed as "모델은 답에 77%을(를) 줍니다" (issue 51). The Korean after {value} reads right after any figure."""
+    from i18n.particles import PAIRS
+
+    folder = Path(__file__).resolve().parents[1]
+    found = [f"{path.name}: {claim.text['ko']}" for path in sorted((folder / "lessons").glob("*.toml"))
+             for lesson in [parse_lesson(path.stem, path.read_text(encoding="utf-8"), PAGES)]
+             for stop in lesson.stops for claim in stop.claims
+             if any(pair in claim.text.get("ko", "") for pair in PAIRS)]
+    assert not found, found

@@ -84,32 +84,36 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     assert ranks["layout"]["yaxis"]["type"] == "log" and ranks["layout"]["yaxis"]["autorange"] == "reversed"
     # the sweeps wait for Run; direct logit attribution reads the clean prompt at once
     assert not patched(at) and [i.value for i in at.info].count(translate("en", "llm_answer.press_run")) == 2
-    assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
+    assert chart(at, "The 15 parts that write most into the logit of ' Mary'")
     press_run(at)
     shown = metrics(at)
     # the sweep on the indirect-object sentence: same token count, p(answer) clearly apart, both maps drawn
     assert len(lab.encode(DEFAULT_CLEAN)) == len(lab.encode(DEFAULT_CORRUPT))
-    probs = trace_array(chart(at, "p(&#x27; Mary&#x27;), one block")["data"][0]["z"])
-    diffs = trace_array(chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;)")["data"][0]["z"])
+    probs = trace_array(chart(at, "p(' Mary'), one block")["data"][0]["z"])
+    diffs = trace_array(chart(at, "logit(' Mary') − logit(' John')")["data"][0]["z"])
     assert probs.shape == diffs.shape == (30, len(lab.encode(DEFAULT_CLEAN)))
-    clean, corrupt = (float(shown[f"p(\\' Mary\\') after the {which} prompt"][0].rstrip("%")) / 100
+    clean, corrupt = (float(shown[f"p(\\' Mary\\'), {which}"][0].rstrip("%")) / 100
                       for which in ("clean", "corrupted"))
     assert clean > 0.5 > 0.05 > corrupt
     # patching the last position at the last block gives the clean run's answer back: its residual is the clean one
     assert probs[-1, -1] == pytest.approx(clean, abs=0.001)
     assert (DEFAULT_ANSWER, DEFAULT_WRONG) == (" Mary", " John")
-    heads = chart(at, "p(&#x27; Mary&#x27;), one head")
+    heads = chart(at, "p(' Mary'), one head")
     assert trace_array(heads["data"][0]["z"]).shape == (30, 9)
-    assert chart(at, "logit(&#x27; Mary&#x27;) − logit(&#x27; John&#x27;), one head")
-    assert chart(at, "The 15 parts that write most into the logit of &#x27; Mary&#x27;")
+    assert chart(at, "logit(' Mary') − logit(' John'), one head")
+    # full-width charts: a title wraps at the page's width, not a column's (issue 51: "logit(' Mary') − / logit(' John'),
+    # one / head at the last position patched" across the whole page)
+    assert not any("<br>" in c["layout"]["title"]["text"] for c in chart_specs(at)), [
+        c["layout"]["title"]["text"] for c in chart_specs(at)]
+    assert chart(at, "The 15 parts that write most into the logit of ' Mary'")
 
 
 def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(lab):
     at = press_run(open_page("llm_answer", {**SHORT, "difference": "true", "wrong": " Rome"}))
     expected = head_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"], " Rome")
-    heads = chart(at, "p(&#x27; Paris&#x27;), one head")
+    heads = chart(at, "p(' Paris'), one head")
     np.testing.assert_allclose(trace_array(heads["data"][0]["z"]), expected.patched_probs, atol=1e-6)
-    diffs = chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;), one head")
+    diffs = chart(at, "logit(' Paris') − logit(' Rome'), one head")
     np.testing.assert_allclose(trace_array(diffs["data"][0]["z"]), expected.patched_logit_diffs, atol=1e-5)
     strongest = np.unravel_index(np.argmax(expected.patched_probs), expected.patched_probs.shape)
     name = f"L{strongest[0] + 1} H{strongest[1] + 1}"
@@ -117,16 +121,17 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
     assert any(f"The strongest head: {name}" in c.value for c in at.caption)
     # direct logit attribution of the clean prompt's prediction: the 15 bars are the 15 largest parts in size
     parts = direct_logit_attribution(lab, SHORT["clean"])
-    bars = chart(at, "The 15 parts that write most into the logit of &#x27; Paris&#x27;")
+    bars = chart(at, "The 15 parts that write most into the logit of ' Paris'")
     values = trace_array(bars["data"][0]["x"])
     every = np.concatenate([parts.heads.ravel(), parts.mlps, [parts.embedding]])
     np.testing.assert_allclose(np.sort(np.abs(values)), np.sort(np.abs(every))[-15:], atol=1e-5)
     assert list(values) == sorted(values, reverse=True)
     shown = metrics(at)
-    assert shown["Logit of \\' Paris\\', the prediction after the clean prompt"][0] == f"{parts.logit:.2f}"
+    assert shown["Logit of \\' Paris\\'"][0] == f"{parts.logit:.2f}"
     assert float(shown["Sum of the parts"][0]) == pytest.approx(parts.logit, abs=0.01)
     # the sink table: the heads with the most weight on the first token, each with its (small) contribution
     table = at.dataframe[0].value
+    assert len(table) == 10  # the heads the answer lesson's claims above it name: "the 10 heads…" (issue 51)
     first = parts.attention_to_first
     order = np.argsort(first, axis=None)[::-1][:len(table)]
     assert list(table["head"]) == [f"L{i // 9 + 1} H{i % 9 + 1}" for i in order]
@@ -138,13 +143,17 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
 def test_a_short_pair_is_patched_with_the_model_functions_numbers(lab):
     at = press_run(open_page("llm_answer", SHORT))
     expected = residual_patching(lab, SHORT["clean"], SHORT["corrupt"], SHORT["answer"])
-    probs = chart(at, "p(&#x27; Paris&#x27;), one block")
+    probs = chart(at, "p(' Paris'), one block")
     np.testing.assert_allclose(trace_array(probs["data"][0]["z"]), expected.patched_probs, atol=1e-6)
-    assert probs["layout"]["xaxis"]["ticktext"][3] == "3: &#x27; France&#x27; → &#x27; Italy&#x27;"
+    assert probs["layout"]["xaxis"]["ticktext"][3] == "3: ' France' → ' Italy'"
     assert not any("logit(" in c["layout"]["title"]["text"] for c in chart_specs(at))  # no wrong token: no difference
     shown = metrics(at)
-    assert shown["p(\\' Paris\\') after the clean prompt"][0] == f"{expected.clean_prob:.1%}"
-    assert shown["p(\\' Paris\\') after the corrupted prompt"][0] == f"{expected.corrupt_prob:.1%}"
+    assert shown["p(\\' Paris\\'), clean"][0] == f"{expected.clean_prob:.1%}"
+    assert shown["p(\\' Paris\\'), corrupted"][0] == f"{expected.corrupt_prob:.1%}"
+    # each label fits its column: "p(' Mary') after the clean prom…" was cut (issue 51)
+    from viz.text_width import text_width
+    assert all(text_width(label.replace("\\", ""), 14) < text_width("p(' Mary') after the clean pro", 14)
+               for label in shown if label.startswith(("p(", "Logit"))), list(shown)  # the four-column rows
 
 
 def test_the_page_in_korean():
@@ -201,8 +210,8 @@ def test_a_link_restores_every_field_and_the_address_keeps_them():
                         (CORRUPT, SHORT["corrupt"]), (ANSWER, " Paris"), (WRONG, " Rome")):
         assert at.text_input(key=spec.key).value == value, spec.key
         assert query_param(at, spec.url) == value, spec.url
-    assert chart(at, "&#x27; Tokyo&#x27;: rank and probability")
-    assert chart(at, "logit(&#x27; Paris&#x27;) − logit(&#x27; Rome&#x27;)")
+    assert chart(at, "' Tokyo': rank and probability")
+    assert chart(at, "logit(' Paris') − logit(' Rome')")
     assert query_param(at, DIFFERENCE.url) == "true"
     # the address written after a change opens the same page again: the logit difference switched off stays off
     press_run(at.toggle(key=DIFFERENCE.key).set_value(False).run())  # other inputs: another press
@@ -229,7 +238,7 @@ def test_a_sweep_runs_once_per_input_whoever_asks(monkeypatch):
     assert patched(first)  # the press is kept while the fields keep its prompts
     second = press_run(open_page("llm_answer", pair))  # another student
     assert runs == [(pair["clean"], pair["corrupt"], pair["answer"])]
-    assert chart(first, "p(&#x27; Madrid&#x27;), one block") == chart(second, "p(&#x27; Madrid&#x27;), one block")
+    assert chart(first, "p(' Madrid'), one block") == chart(second, "p(' Madrid'), one block")
     # an edit of a patching field runs nothing: it asks for another press
     first.text_input(key=ANSWER.key).set_value(" Barcelona").run()
     assert not patched(first) and translate("en", "llm_answer.press_run") in [i.value for i in first.info]
@@ -271,7 +280,7 @@ def test_attribution_reads_the_clean_prompt_without_a_pair():
     at = open_page("llm_answer", {**SHORT, "corrupt": "The capital of the Netherlands is"})
     assert any("same number of tokens" in i.value for i in at.info)
     assert at.button(key=RUN_KEY).disabled  # no pair: nothing to run
-    assert chart(at, "The 15 parts that write most into the logit of &#x27; Paris&#x27;")
+    assert chart(at, "The 15 parts that write most into the logit of ' Paris'")
 
 
 def test_every_bad_text_gives_a_map_or_a_message():
@@ -288,6 +297,52 @@ def test_every_bad_text_gives_a_map_or_a_message():
                 any(t.startswith("p(") for t in titles)
             assert drawn or at.info, repr(text[:40])  # nothing drawn: a message says why
         at.text_input(key=CLEAN.key).set_value(SHORT["clean"]).run()
+
+
+def test_an_empty_prompt_asks_for_one_in_the_pages_own_words():
+    """Not the attention pages' "Type a sentence (or pick an example) to see its attention": this page has no
+    example picker and is about the next token (issue 51)."""
+    at = open_page("llm_answer", SHORT, lang="ko")
+    for spec in (LENS_TEXT, CLEAN):
+        at.text_input(key=spec.key).set_value("  ").run()
+        assert_healthy(at)
+        shown = [str(message.value) for message in at.info]
+        assert translate("ko", "llm_answer.empty_prompt") in shown
+        assert translate("ko", "input.empty") not in shown
+        at.text_input(key=spec.key).set_value(SHORT["clean"]).run()
+
+
+def test_the_sink_table_has_as_many_heads_as_the_lessons_sink_claims_name():
+    """The answer lesson's stop 4 says "The 10 heads that look most at the first token…" above the page's sink table,
+    which had 8 rows (issue 51)."""
+    import tomllib
+    from pathlib import Path
+    from ui.llm.attribution import SINK_HEADS
+
+    lesson = tomllib.loads((Path(__file__).resolve().parents[1] / "lessons" / "answer.toml").read_text("utf-8"))
+    named = {claim["args"]["heads"] for stop in lesson["stop"] for claim in stop.get("claim", [])
+             if claim["measure"].startswith("sink_heads")}
+    assert named == {SINK_HEADS}
+    assert all(f"{SINK_HEADS} heads" in claim["text"]["en"] for stop in lesson["stop"] for claim in stop.get("claim", [])
+               if claim["measure"] == "sink_heads_attention")
+
+
+def test_a_korean_prompt_shows_its_byte_pieces_and_says_the_model_reads_english(lab):
+    """Byte-level BPE splits a Hangul syllable into bytes; each decoded alone was '�' (a lens of blank cells, a token
+    list of '�'), with no word that SmolLM2 reads English mostly (issue 51)."""
+    pieces = lab.token_texts(lab.encode("한국의 수도는"))
+    assert not any("\ufffd" in piece for piece in pieces)
+    assert pieces[:2] == ["<0xED><0x95>", "<0x9C>"]  # 한 is ED 95 9C in UTF-8, read as two tokens
+    assert lab.token_texts(lab.encode(" café <|im_start|>")) == [" café", " ", "<|im_start|>"]
+    at = open_page("llm_answer", {**SHORT, "clean": "한국의 수도는", "corrupt": "Seoul"}, lang="ko")
+    at.text_input(key=LENS_TEXT.key).set_value("한국의 수도는").run()
+    assert_healthy(at)
+    shown = " ".join(str(message.value) for message in at.info)
+    assert translate("ko", "llm_answer.not_english") in shown
+    assert "\ufffd" not in shown and "0xED" in shown  # the pair's differing token counts, named by their bytes
+    lens = chart(at, translate("ko", "llm_answer.chart.lens_title", rows=31).split(":")[0])
+    assert "&lt;0xED&gt;" in lens["layout"]["xaxis"]["ticktext"][0]  # plotly shows &lt; as <
+    assert not any("\ufffd" in str(cell) for row in lens["data"][0].get("text", []) for cell in row)
 
 
 def test_the_answer_lessons_patching_stops_show_their_sweeps_without_a_press():
@@ -311,12 +366,12 @@ def test_the_answer_lessons_patching_stops_show_their_sweeps_without_a_press():
     assert not patched(at) and translate("en", "page_sections.held", stop=2) in [i.value for i in at.info]
     at.button(key="lesson_next").click().run()
     answered(at, stops[1])
-    assert chart(at, "p(&#x27; Mary&#x27;), one block")
+    assert chart(at, "p(' Mary'), one block")
     assert not [c for c in chart_specs(at) if "one head" in c["layout"]["title"]["text"]]  # stop 3's, held
     at.button(key="lesson_next").click().run()
     answered(at, stops[2])
-    assert chart(at, "p(&#x27; Mary&#x27;), one head")
+    assert chart(at, "p(' Mary'), one head")
     at.text_input(key=ANSWER.key).set_value(" John").run()
     assert not patched(at)
     linked = answered(open_from_link(None, {"lesson": "answer", "stop": "3"})[0], stops[2])
-    assert chart(linked, "p(&#x27; Mary&#x27;), one head")
+    assert chart(linked, "p(' Mary'), one head")

@@ -29,14 +29,36 @@ def test_the_lens_map_colours_each_cell_by_its_top_token_and_writes_it():
     assert (heatmap.zmin, heatmap.zmax) == (0, 1)
     assert heatmap.text[1][0] == "r1p0k0" and heatmap.text[2][1] == "&lt;b&gt;bold…"
     assert len(heatmap.text[2][1].replace("&lt;", "<").replace("&gt;", ">")) == CELL_TEXT_CHARACTERS
-    assert "1. &#x27;r3p2k0&#x27;" in heatmap.hovertext[3][2] and "2. &#x27;r3p2k1&#x27;" in heatmap.hovertext[3][2]
+    assert "1. 'r3p2k0'" in heatmap.hovertext[3][2] and "2. 'r3p2k1'" in heatmap.hovertext[3][2]
     assert "&lt;b&gt;" in heatmap.hovertext[2][1] and "<b>bold" not in heatmap.hovertext[2][1]
     assert list(fig.layout.yaxis.ticktext) == [translate("en", "llm_answer.chart.embeddings_row"), "L1", "L2", "L3"]
-    assert list(fig.layout.xaxis.ticktext) == ["0: &#x27;The&#x27;", "1: &#x27; cat&#x27;", "2: &#x27;\\n&#x27;"]
+    assert list(fig.layout.xaxis.ticktext) == ["0: 'The'", "1: ' cat'", "2: '\\n'"]
     assert list(marks.x) == [0, 1, 2] and list(marks.y) == [3, 0, 2]  # each position's commitment row
     frames = [(shape.x0, shape.y0) for shape in fig.layout.shapes]  # a frame around each commitment cell
     assert frames == [(-0.5, 2.5), (0.5, -0.5), (1.5, 1.5)]
     assert list(marks.customdata) == ["L3", "emb", "L2"]
+
+
+def test_the_lens_in_words_names_each_positions_commitment_row():
+    """Not "commitment: 30.00 at 0, 30.00 at 4, highest 30.00 at 0" (issue 51): a row and a position a student reads."""
+    from viz.summary import figure_summary
+
+    tokens, probs = lens_arrays()
+    fig = lens_map(tokens, probs, ["The", " cat", "\n"], np.array([3, 0, 2]), "lens", words=WORDS)
+    summary = figure_summary(fig, words=words_for("llm_answer", "display"))
+    assert "The row from which the top token stays the answer: L3 at 0: 'The'; emb at 1: ' cat'; L2 at" in summary
+    assert "highest" not in summary and "3.00" not in summary
+
+
+def test_a_quote_shows_as_a_quote_in_the_lens_and_markup_stays_text():
+    """Plotly decodes only a few named entities: an escaped quote showed as &quot; in a cell (issue 51)."""
+    tokens, probs = lens_arrays()
+    tokens[1, 0, 0], tokens[1, 1, 0] = '"', " don't"
+    fig = lens_map(tokens, probs, ['"', " it's", "<i>"], np.array([0, 0, 0]), 'the "lens"', words=WORDS)
+    heatmap = fig.data[0]
+    assert heatmap.text[1][0] == '"' and heatmap.text[1][1] == " don't"
+    assert list(fig.layout.xaxis.ticktext) == ["0: '\"'", '1: " it\'s"', "2: '&lt;i&gt;'"]
+    assert not any("&quot;" in str(text) or "&#x27;" in str(text) for row in heatmap.hovertext for text in row)
 
 
 def test_a_long_lens_writes_no_text_in_its_cells():
@@ -57,19 +79,19 @@ def test_the_rank_chart_puts_rank_1_on_top_on_a_log_axis_beside_the_probability(
     assert list(rank.x) == ["emb", "L1", "L2", "L3"]
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.autorange == "reversed"
     assert probability.yaxis == "y2" and tuple(fig.layout.yaxis2.range) == (0, 1)
-    assert "&#x27; Paris&#x27;" in rank.name
+    assert "' Paris'" in rank.name
 
 
 def test_the_patching_maps_name_the_changed_positions_and_centre_the_difference_on_zero():
     values = np.array([[0.1, 0.9, 0.0], [0.2, 0.5, 0.7]])
     clean, corrupt = ["When", " Mary", " to"], ["When", " John", " to"]
-    assert patching_columns(clean, corrupt) == ["0: &#x27;When&#x27;", "1: &#x27; Mary&#x27; → &#x27; John&#x27;",
-                                                "2: &#x27; to&#x27;"]
+    assert patching_columns(clean, corrupt) == ["0: 'When'", "1: ' Mary' → ' John'",
+                                                "2: ' to'"]
     fig = patching_map(values, clean, corrupt, "p", "p(answer)", words=WORDS)
     np.testing.assert_allclose(fig.data[0].z, values)
     assert (fig.data[0].zmin, fig.data[0].zmax, fig.data[0].zmid) == (0, 1, None)
     assert list(fig.layout.yaxis.ticktext) == ["L1", "L2"]
-    assert "patched L2, 1: &#x27; Mary&#x27; → &#x27; John&#x27;" in fig.data[0].hovertext[1][1]
+    assert "patched L2, 1: ' Mary' → ' John'" in fig.data[0].hovertext[1][1]
     diffs = np.array([[-2.0, 6.0, 0.5], [1.0, -3.0, 0.0]])
     fig = patching_map(diffs, clean, corrupt, "d", "logit difference", difference=True, words=WORDS)
     assert (fig.data[0].zmin, fig.data[0].zmid, fig.data[0].zmax) == (-6.0, 0, 6.0)
@@ -91,6 +113,9 @@ def test_the_heads_map_names_the_heads_furthest_from_the_median():
     np.testing.assert_allclose(fig.data[0].z, values)
     assert [a.text for a in fig.layout.annotations] == ["<b>L3 H2</b> 80%", "<b>L4 H1</b> 30%"]
     assert list(fig.data[0].y) == ["L1", "L2", "L3", "L4"] and list(fig.data[0].x) == ["H1", "H2", "H3"]
+    values[0, 0] = 0.0  # a head that reads 0%: further from the median than any other, but no label (issue 51)
+    assert [a.text for a in heads_map(values, "heads", "p", labelled=3, words=WORDS).layout.annotations] == [
+        "<b>L3 H2</b> 80%", "<b>L4 H1</b> 30%"]
     diffs = heads_map(values - 0.5, "d", "diff", difference=True, words=WORDS)
     assert diffs.data[0].zmid == 0 and diffs.data[0].zmin == -diffs.data[0].zmax
 
@@ -104,6 +129,7 @@ def test_the_attribution_bars_are_the_largest_parts_sorted_and_the_sink_table_pa
     fig = attribution_bars(heads, mlps, embedding, "bars", count=3, words=WORDS)
     assert list(fig.data[0].y) == ["L2 H1", "MLP 1", "L1 H2"]  # the 3 largest in size, by contribution
     assert list(fig.data[0].x) == [2.5, 1.0, -3.0] and fig.data[0].marker.color[-1] != fig.data[0].marker.color[0]
+    assert "MLP" in fig.layout.yaxis.title.text  # the axis names every kind of bar on it, MLPs too (issue 51)
     weights = np.array([[0.99, 0.1], [0.2, 0.95]])
     table = sink_heads_table(heads, weights, count=2, words=WORDS)
     assert list(table.columns) == ["head", "weight on the first token", "direct contribution (logit)"]

@@ -25,8 +25,9 @@ def escape_markdown(text: str) -> str:
     return _WWW_DOT.sub(_INVISIBLE_BREAK, text)
 
 
-def check_sentence(text: str | None) -> tuple[str | None, list[str]]:
-    """-> (text to analyse or None, notices). Empty or blank input gives None and a prompt."""
+def check_sentence(text: str | None, empty: str = "input.empty") -> tuple[str | None, list[str]]:
+    """-> (text to analyse or None, notices). Empty or blank input gives None and the prompt `empty` (a text key:
+    a page that is not about a sentence's attention asks in its own words)."""
     notices = []
     text = text or ""
     if len(text) > MAX_INPUT_CHARS:
@@ -34,7 +35,7 @@ def check_sentence(text: str | None) -> tuple[str | None, list[str]]:
         text = text[:MAX_INPUT_CHARS]
     cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
     if not cleaned.strip():
-        return None, [tr("input.empty")]
+        return None, [tr(empty)]
     return cleaned, notices
 
 

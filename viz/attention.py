@@ -27,8 +27,11 @@ TOKEN_HOVER_CELLS = 128 * 128
 
 
 def html_escaped(token: str) -> str:
-    """Token text safe for plotly (which renders a small HTML subset in labels)."""
-    return html.escape(token, quote=True)
+    """Token text safe for plotly (which renders a small HTML subset in labels): &, < and > escaped.
+
+    Quotes are left as they are: without a "<" no tag, and so no attribute, can start, and plotly decodes only a few
+    named entities (not &quot;), so an escaped quote showed as &quot; in a lens cell or a title."""
+    return html.escape(token, quote=False)
 
 
 def _ticks(tokens: list[str]) -> dict:

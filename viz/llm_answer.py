@@ -161,10 +161,18 @@ def heads_map(values: np.ndarray, title: str, value_name: str, labelled: int = 3
     shown = "%{z:.2f}" if difference else "%{z:.1%}"
     fig = go.Figure(go.Heatmap(z=values, x=columns, y=rows, hovertemplate=f"%{{y}} %{{x}}<br>{html_escaped(value_name)} "
                                f"{shown}<extra></extra>", **_value_scale(values, value_name, difference)))
-    distance = np.abs(values - np.median(values))
+    median = float(np.median(values))
+    distance = np.abs(values - median)
+    def shown_value(value: float) -> str:
+        return f"{value:+.2f}" if difference else f"{value:.0%}"
+    # A label that reads zero, or the same as the map's ordinary cell, names nothing: it only covers its neighbours
+    # (on a phone "L24 H1 0%" lay over "L24 H4 42%").
+    ordinary = {shown_value(0.0), shown_value(-0.0), shown_value(median)}
     for flat in np.argsort(distance, axis=None)[::-1][:labelled]:
         layer, head = divmod(int(flat), heads)
-        value = f"{values[layer, head]:+.2f}" if difference else f"{values[layer, head]:.0%}"
+        value = shown_value(float(values[layer, head]))
+        if value in ordinary:
+            continue
         fig.add_annotation(x=columns[head], y=rows[layer], text=f"<b>{head_label(layer, head)}</b> {value}",
                            showarrow=True, arrowhead=0, ax=0, ay=-22, bgcolor="#ffffff", bordercolor="#333333",
                            font=dict(color="#111111", size=12))

@@ -95,6 +95,18 @@ def _bars(trace, *, words: Words) -> str:
     return _named(trace, words("display.summary.bars", values=_more(shown, len(pairs), words=words)))
 
 
+def _marks(fig: go.Figure, trace, *, words: Words) -> str:
+    """Marks that name a row for each column (the lens's commitment: customdata holds the row's name): each column
+    with its row, a sentence, where a line's first, last and highest value would be numbers without meaning."""
+    ticks = list(fig.layout.xaxis.ticktext or [])
+    def column(x) -> str:  # the x axis's own label where it has one ("4: ' Mary'")
+        return plain(ticks[int(x)]) if float(x).is_integer() and 0 <= int(x) < len(ticks) else plain(x)
+    shown = [words("display.summary.mark", row=plain(row), column=column(x))
+             for x, row in zip(trace_values(trace.x), trace_values(trace.customdata))]
+    return words("display.summary.marks", name=plain(trace.name), marks=_more(shown[:MAX_ROWS], len(shown),
+                                                                                words=words))
+
+
 def _line(trace, *, words: Words) -> str:
     points = [(x, float(y)) for x, y in zip(trace_values(trace.x) if trace.x is not None else
                                             range(len(trace_values(trace.y))), trace_values(trace.y))
@@ -115,6 +127,12 @@ def _histogram(trace, *, words: Words) -> str:
                                spread=number(float(values.std()))))
 
 
+def _names_rows(trace) -> bool:
+    """A scatter of marks whose customdata names each mark's row (text, not a number to summarise)."""
+    data = trace_values(trace.customdata) if trace.type == "scatter" and trace.mode == "markers" else None
+    return data is not None and len(data) > 0 and all(isinstance(value, str) for value in data)
+
+
 def figure_summary(fig: go.Figure, title: str | None = None, *, words: Words) -> str:
     """The figure in words: its title (or `title`), then what its traces show (see the module's docstring)."""
     heatmaps = [t for t in fig.data if is_data_heatmap(t)]
@@ -131,7 +149,8 @@ def figure_summary(fig: go.Figure, title: str | None = None, *, words: Words) ->
                            words=words))
     described = {"bar": _bars, "scatter": _line, "histogram": _histogram}
     series = [t for t in others if t.type in described]
-    parts += [described[t.type](t, words=words) for t in series[:MAX_ROWS]]
+    parts += [_marks(fig, t, words=words) if _names_rows(t) else described[t.type](t, words=words)
+              for t in series[:MAX_ROWS]]
     if len(series) > MAX_ROWS:
         parts.append(words("display.summary.more_series", count=len(series) - MAX_ROWS))
     if title is None:

@@ -26,7 +26,7 @@ from model.explain.patching import PatchingSweep, ResidualPatching
 from model.families import ResidualModel
 from model.gguf_weights import SMOLLM2_NAME
 from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
-from ui.display import presenting, shared_figure, show_chart, words_for
+from ui.display import page_width, presenting, shared_figure, show_chart, words_for
 from ui.models import capable_model
 from ui.result_cache import memoized
 from ui.session import lab_session
@@ -36,6 +36,7 @@ from ui.widget_spec import WidgetSpec, prepare, spec_toggle
 from viz.attention import html_escaped
 from viz.llm_answer import lens_map, patching_map, rank_by_layer
 
+LATIN_LAST = 0x24F  # the end of Unicode's Latin Extended-B: letters past it are another script
 LLM_ID = SMOLLM2_NAME  # the page's model: an LLM that reads its residual stream (model/adapters/llama.py)
 # The longest text the lens reads: its map is (L+1) × T cells, each hover naming 5 tokens; past 64 positions neither
 # the cells nor their labels can be read on a screen.
@@ -80,10 +81,18 @@ def _prompt(spec: WidgetSpec, label: str, help_text: str, where: DeltaGenerator)
     """A prompt field -> its text, or None with a message when there is nothing to read."""
     prepare(spec)
     typed = where.text_input(label, key=spec.key, max_chars=MAX_INPUT_CHARS, help=help_text)
-    text, notices = check_sentence(typed)  # control characters become spaces; past MAX_INPUT_CHARS it is cut
+    text, notices = check_sentence(typed, "llm_answer.empty_prompt")  # control characters become spaces; past MAX_INPUT_CHARS it is cut
     for notice in notices:
         where.info(notice)
+    if text is not None and written_in_another_script(text):
+        where.info(tr("llm_answer.not_english"))
     return text
+
+
+def written_in_another_script(text: str) -> bool:
+    """Whether `text` has letters beyond the Latin script (Hangul, Cyrillic, Han…): SmolLM2 read English mostly, and
+    it splits such letters into bytes, so its lens and its patching say little there."""
+    return any(character.isalpha() and ord(character) > LATIN_LAST for character in text)
 
 
 # --- the logit lens -------------------------------------------------------------------------------------------------
@@ -123,7 +132,7 @@ def lens_input(where: DeltaGenerator, lab: ResidualModel) -> tuple[str, str] | N
         where.info(tr("llm_answer.lens_too_long", tokens=length, limit=LENS_MAX_TOKENS))
         return None
     if length == 0:  # text the tokenizer reads as nothing
-        where.info(tr("input.empty"))
+        where.info(tr("llm_answer.empty_prompt"))
         return None
     if token and not _one_token(lab, token, where, "llm_answer.token_not_one"):
         return None
@@ -140,7 +149,8 @@ def show_lens(where: DeltaGenerator, lab: ResidualModel, text: str, token: str) 
     show_chart(shared_figure(key + ("map",), lambda: lens_map(
                    view.top_tokens, lens.top_probs, lens.tokens, lens.commitment,
                    tr("llm_answer.chart.lens_title", rows=lens.layers + 1), words=words)),
-               "llm_logit_lens", key="llm_lens_map", where=where)
+               "llm_logit_lens", key="llm_lens_map", where=where,
+               width=page_width())  # the section spans the page: titles wrap at its width, not a column's
     final = str(view.top_tokens[-1, -1, 0])
     metrics = where.columns(3)
     metrics[0].metric(tr("llm_answer.prediction"), repr(final), f"{lens.top_probs[-1, -1, 0]:.1%}",
@@ -154,7 +164,8 @@ def show_lens(where: DeltaGenerator, lab: ResidualModel, text: str, token: str) 
     show_chart(shared_figure(key + ("rank",), lambda: rank_by_layer(
                    lens.token_ranks[:, last], lens.token_probs[:, last], view.token,
                    tr(title, token=html_escaped(repr(view.token))), words=words)),
-               "llm_lens_rank", key="llm_lens_rank", where=where)
+               "llm_lens_rank", key="llm_lens_rank", where=where,
+               width=page_width())
     if not presenting():
         where.write(tr("llm_answer.lens_text"))
     return view
@@ -226,7 +237,7 @@ def _checked_inputs(where: DeltaGenerator, lab: ResidualModel) -> PatchingInputs
                       corrupt_tokens=token_list(lab.token_texts(corrupt_ids))))
         return None
     if not clean_ids:
-        where.info(tr("input.empty"))
+        where.info(tr("llm_answer.empty_prompt"))
         return None
     if len(clean_ids) > PATCH_MAX_TOKENS:
         where.info(tr("llm_answer.patch_too_long", tokens=len(clean_ids), limit=PATCH_MAX_TOKENS))
@@ -265,8 +276,10 @@ def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInp
     answer, wrong = inputs.answer, inputs.wrong
     metrics = where.columns(4 if wrong else 2)
     shown = escape_markdown(repr(answer))
-    metrics[0].metric(tr("llm_answer.clean_prob", answer=shown), f"{result.clean_prob:.1%}")
-    metrics[1].metric(tr("llm_answer.corrupt_prob", answer=shown), f"{result.corrupt_prob:.1%}")
+    metrics[0].metric(tr("llm_answer.clean_prob", answer=shown), f"{result.clean_prob:.1%}",
+                      help=tr("llm_answer.clean_prob_help"))
+    metrics[1].metric(tr("llm_answer.corrupt_prob", answer=shown), f"{result.corrupt_prob:.1%}",
+                      help=tr("llm_answer.corrupt_prob_help"))
     if wrong:
         metrics[2].metric(tr("llm_answer.clean_diff"), f"{result.clean_logit_diff:+.2f}")
         metrics[3].metric(tr("llm_answer.corrupt_diff"), f"{result.corrupt_logit_diff:+.2f}")
@@ -275,7 +288,8 @@ def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInp
     show_chart(shared_figure(key + ("probs",), lambda: patching_map(
                    result.patched_probs, result.clean_tokens, result.corrupt_tokens,
                    tr("llm_answer.chart.patching_title", answer=answer_text), probability, words=words)),
-               "llm_patching_probability", key="llm_patching_probs", where=where)
+               "llm_patching_probability", key="llm_patching_probs", where=where,
+               width=page_width())
     layer, position = np.unravel_index(int(np.argmax(result.patched_probs)), result.patched_probs.shape)
     where.caption(tr("llm_answer.patching_caption", answer=escape_markdown(repr(answer)), layer=int(layer) + 1,
                      position=int(position), token=escape_markdown(repr(result.clean_tokens[position])),
@@ -286,7 +300,8 @@ def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInp
                        result.patched_logit_diffs, result.clean_tokens, result.corrupt_tokens,
                        tr("llm_answer.chart.difference_title", answer=answer_text, wrong=wrong_text), difference,
                        difference=True, words=words)),
-                   "llm_patching_logit_difference", key="llm_patching_diffs", where=where)
+                   "llm_patching_logit_difference", key="llm_patching_diffs", where=where,
+                   width=page_width())
     if not presenting():
         where.write(tr("llm_answer.patching_text"))
     return result

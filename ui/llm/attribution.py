@@ -17,14 +17,15 @@ from model.explain.attribution import LogitAttribution
 from model.explain.patching import HeadPatching
 from model.families import ResidualModel
 from ui.analysis_queue import heavy
-from ui.display import presenting, shared_figure, show_chart, words_for
+from ui.display import page_width, presenting, shared_figure, show_chart, words_for
 from ui.llm.answer import LLM_ID, PatchingInputs, forget_patching_request, run_sweep
 from ui.text import escape_markdown
 from viz.attention import html_escaped
 from viz.llm_answer import attribution_bars, head_label, heads_map, sink_heads_table
 
 TOP_PARTS = 15  # bars of the attribution chart: the parts with the largest contributions in size
-SINK_HEADS = 8  # rows of the sink table: the heads with the most weight on the first token
+SINK_HEADS = 10  # rows of the sink table: the heads with the most weight on the first token, as many as the
+# answer lesson's sink claims measure ("the 10 heads…"), so the table under them shows those heads
 
 
 def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> HeadPatching | None:
@@ -39,7 +40,8 @@ def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: Patchi
     show_chart(shared_figure(key + ("probs",), lambda: heads_map(
                    result.patched_probs, tr("llm_answer.chart.heads_title", answer=answer_text), probability,
                    words=words)),
-               "llm_head_patching_probability", key="llm_head_patching_probs", where=where)
+               "llm_head_patching_probability", key="llm_head_patching_probs", where=where,
+               width=page_width())
     layer, head = np.unravel_index(int(np.argmax(result.patched_probs)), result.patched_probs.shape)
     where.caption(tr("llm_answer.heads_caption", answer=escape_markdown(repr(answer)), head=head_label(layer, head),
                      prob=f"{result.patched_probs[layer, head]:.1%}", clean=f"{result.clean_prob:.1%}",
@@ -50,7 +52,8 @@ def show_head_patching(where: DeltaGenerator, lab: ResidualModel, inputs: Patchi
         show_chart(shared_figure(key + ("diffs",), lambda: heads_map(
                        result.patched_logit_diffs, tr("llm_answer.chart.heads_difference_title", answer=answer_text,
                                                       wrong=wrong_text), difference, difference=True, words=words)),
-                   "llm_head_patching_logit_difference", key="llm_head_patching_diffs", where=where)
+                   "llm_head_patching_logit_difference", key="llm_head_patching_diffs", where=where,
+                   width=page_width())
     if not presenting():
         where.write(tr("llm_answer.heads_text"))
     return result
@@ -65,13 +68,15 @@ def show_attribution(where: DeltaGenerator, lab: ResidualModel, text: str) -> Lo
     token = lab.token_texts([result.token_id])[0]
     parts = result.embedding + float(result.heads.sum()) + float(result.mlps.sum())
     metrics = where.columns(2)
-    metrics[0].metric(tr("llm_answer.attributed_logit", token=escape_markdown(repr(token))), f"{result.logit:.2f}")
+    metrics[0].metric(tr("llm_answer.attributed_logit", token=escape_markdown(repr(token))), f"{result.logit:.2f}",
+                      help=tr("llm_answer.attributed_logit_help"))
     metrics[1].metric(tr("llm_answer.parts_sum"), f"{parts:.2f}", help=tr("llm_answer.parts_sum_help"))
     show_chart(shared_figure(key + ("bars",), lambda: attribution_bars(
                    result.heads, result.mlps, result.embedding,
                    tr("llm_answer.chart.attribution_title", count=TOP_PARTS, token=html_escaped(repr(token))),
                    TOP_PARTS, words=words)),
-               "llm_direct_logit_attribution", key="llm_attribution_bars", where=where)
+               "llm_direct_logit_attribution", key="llm_attribution_bars", where=where,
+               width=page_width())
     where.subheader(tr("llm_answer.sinks_title"))
     where.dataframe(sink_heads_table(result.heads, result.attention_to_first, SINK_HEADS, words=words),
                     hide_index=True)
