@@ -237,14 +237,14 @@ def test_every_bold_span_of_the_shipped_texts_closes():
     assert UNCLOSED_BOLD.search("**다음 토큰 ▸**을") and not UNCLOSED_BOLD.search("**다음 토큰 ▸** 버튼을")
 
 
-def test_no_lesson_claim_leaves_its_korean_particle_to_the_figure():
-    """A claim's figure is put into the lesson's own text (ui/lessons/claims.py), which picks no particle: a pair after
-    it showed as "모델은 답에 77%을(를) 줍니다" (issue 51). The Korean after {value} reads right after any figure."""
+def test_a_claims_korean_particle_after_its_figure_reads_right():
+    """A claim's figure is put into the lesson's own text (ui/lessons/claims.claim_line): a particle pair after it
+    showed as "모델은 답에 77%을(를) 줍니다" (issue 51); the line now chooses it for the figure as read."""
+    from classroom.lessons import Claim
     from i18n.particles import PAIRS
+    from ui.lessons.claims import Measured, claim_line
 
-    folder = Path(__file__).resolve().parents[1]
-    found = [f"{path.name}: {claim.text['ko']}" for path in sorted((folder / "lessons").glob("*.toml"))
-             for lesson in [parse_lesson(path.stem, path.read_text(encoding="utf-8"), PAGES)]
-             for stop in lesson.stops for claim in stop.claims
-             if any(pair in claim.text.get("ko", "") for pair in PAIRS)]
-    assert not found, found
+    claim = Claim(measure="m", args={}, text={"en": "{value} to the answer", "ko": "모델은 답에 {value}을(를) 줍니다"},
+                  at_least=0.5, at_most=None, format="percent")
+    line = claim_line(Measured(claim, 0.77, True), "ko")
+    assert line == "✓ 모델은 답에 77%를 줍니다" and not any(pair in line for pair in PAIRS), line

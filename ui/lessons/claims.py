@@ -9,6 +9,7 @@ import streamlit as st
 
 from classroom.lessons import Claim, Stop, localized
 from i18n import current_language, tr
+from i18n.particles import attach_particles
 from model.claims import holds
 from ui.display import presenting
 from ui.lessons.measured import claim_figure
@@ -48,7 +49,8 @@ def claim_line(measured: Measured, language: str) -> str:
     text = localized(measured.claim.text, language)
     if measured.value is None:
         return tr("lessons.claim_unmeasured", text=text.replace("{value}", "?"), reason=measured.error)
-    line = text.replace("{value}", figure(measured.value, measured.claim.format))
+    # the figure is put into the lesson's own text: a Korean particle after it is chosen for the figure as read
+    line = attach_particles(text.replace("{value}", figure(measured.value, measured.claim.format)))
     if measured.holds:
         return f"✓ {line}"
     claim = measured.claim
