@@ -230,6 +230,23 @@ def _pair_checks(stops: list[Stop]) -> list[Stop]:
     return [*stops[:-1], replace(stops[-1], problem=problem, question=None, section=None, claims=(), checks=())]
 
 
+def _answered_early(stops: list[Stop]) -> list[Stop]:
+    """A stop's own section is never held back for a later question (classroom/answers_ahead.py: its question hides
+    it until answered): a later question about the same section of the same page in the same view would have its
+    answer on that earlier stop's page. Such a later stop says so, and which stop gives it away."""
+    checked = []
+    for stop in stops:
+        earlier = next((e for e in checked if stop.question is not None and stop.section is not None
+                        and (e.page, e.section, e.state) == (stop.page, stop.section, stop.state)), None)
+        if earlier is not None:
+            stop = replace(stop, problem=f"its question is about the {stop.section!r} section of {stop.page!r} in the "
+                                         f"same view as stop {earlier.number}, whose page shows that section first: "
+                                         "it gives the answer away; give this stop its own view (state) or section",
+                           question=None, claims=())
+        checked.append(stop)
+    return checked
+
+
 def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collection[str]]) -> Lesson:
     """Read one lesson's TOML text. Raises LessonFileError for a file that cannot be used at all.
 
@@ -258,7 +275,7 @@ def parse_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collecti
     lines = _stop_lines(source)
     stops = [_stop(index + 1, lines[index] if index < len(lines) else None, raw, known_pages, len(raw_stops))
              for index, raw in enumerate(raw_stops)]
-    return Lesson(lesson_id, title, _pair_checks(stops))
+    return Lesson(lesson_id, title, _answered_early(_pair_checks(stops)))
 
 
 # The shipped lessons in the order a course teaches them (the Teacher page's list, its first one preselected); any

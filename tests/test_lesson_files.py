@@ -285,3 +285,14 @@ answer = "cat"
         assert at.title, f"{expected}: the page is not shown"
         if expected != "no sentence":
             at.button(key="lesson_next").click().run()
+
+
+def test_a_question_whose_section_and_view_an_earlier_stop_opens_on_is_a_problem_at_its_stop():
+    """An earlier stop's own section is never held back (classroom/answers_ahead.py): a later question about the same
+    section in the same view would be answered there first, so the later stop says so; another view is fine."""
+    question = '[stop.question]\nkind = "number"\nprompt = "How many?"\nanswer = 16\n'
+    stop = '[[stop]]\npage = "attention_steps"\nsection = "steps"\nstate = {{ tokens = {tokens} }}\n'
+    source = 'title = "t"\n' + stop.format(tokens=4) + stop.format(tokens=4) + question + stop.format(tokens=5) + question
+    first, same, other = parse_lesson("t", source, PAGES).stops
+    assert first.problem is None and other.problem is None and other.question is not None
+    assert "same view as stop 1" in same.problem and same.question is None
