@@ -16,13 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from classroom.lessons import Lesson, Stop
+from classroom.lessons import Lesson, question_id
 
 WHOLE_PAGE = None  # the key of a held-back page that has no sections to hold
-
-
-def _qid(lesson: Lesson, stop: Stop) -> str:
-    return f"{lesson.id}:{stop.number}"  # ui/lessons/stops.question_id
 
 
 ClassAt = tuple[Lesson, int, Collection[str]]  # a live class: its lesson, its stop, its revealed questions
@@ -46,7 +42,7 @@ def held_back(page: str, lesson: Lesson | None, stop: int | None, answered: Coll
     for class_lesson, class_stop, revealed in classes:
         on_class_stop = lesson is not None and lesson.id == class_lesson.id and stop == class_stop
         for later in class_lesson.stops[class_stop - 1:]:
-            if later.page != page or later.question is None or _qid(class_lesson, later) in revealed:
+            if later.page != page or later.question is None or question_id(class_lesson.id, later) in revealed:
                 continue
             if later.section is not None:
                 hold(later.section, later.number)
@@ -55,6 +51,6 @@ def held_back(page: str, lesson: Lesson | None, stop: int | None, answered: Coll
     if lesson is not None and stop is not None:
         for later in lesson.stops[stop:]:
             if (later.page == page and later.question is not None and later.section is not None
-                    and _qid(lesson, later) not in answered):
+                    and question_id(lesson.id, later) not in answered):
                 hold(later.section, later.number)
     return held

@@ -122,6 +122,11 @@ class Lesson:
     stops: list[Stop]
 
 
+def question_id(lesson_id: str, stop: Stop) -> str:
+    """The id a stop's question is stored, revealed and answered under: "<lesson>:<stop number>"."""
+    return f"{lesson_id}:{stop.number}"
+
+
 def localized(text: Text | str | None, language: str) -> str:
     if text is None:
         return ""

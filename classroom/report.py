@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from classroom.lessons import CHECK_WHEN, Lesson, Question, Text, check_question_id, misconception_of
+from classroom.lessons import (CHECK_WHEN, Lesson, Question, Text, check_question_id, misconception_of,
+                               question_id)
 from classroom.peer import normalized_gain
 from classroom.records import AnswerRow, ReportAnswers, Switches
 
@@ -134,7 +135,7 @@ def build_report(lesson: Lesson, rows: list[AnswerRow]) -> ClassReport:
     for stop in lesson.stops:
         if stop.question is None:
             continue
-        qid = f"{lesson.id}:{stop.number}"  # ui/lessons/bar.question_id
+        qid = question_id(lesson.id, stop)
         first, second = by_id.get((qid, 1), []), by_id.get((qid, 2), [])
         if not first and not second:
             continue

@@ -15,7 +15,7 @@ import secrets
 
 import streamlit as st
 
-from classroom.lessons import Lesson, Stop, localized
+from classroom.lessons import Lesson, Stop, localized, question_id
 from classroom.errors import ClassStoreError
 from classroom.store import ADMITTED, WAITING, normalise_code, phase_in
 from classroom.teacher import ClassTeacher
@@ -37,7 +37,7 @@ from ui.lessons.refusals import JOIN, message, teacher_action
 from ui.text import escape_markdown
 from ui.session import lab_session
 from ui.share import opened_link, report_unfit_link_value, switch_page
-from ui.lessons.stops import go_to, leave, question_id, stop_number, url_extra
+from ui.lessons.stops import go_to, leave, stop_number, url_extra
 from ui.view import Source
 
 FOLLOW_SECONDS = 3  # how often a waiting student's page asks whether the teacher admitted her

@@ -17,10 +17,6 @@ from ui.state import DEFAULT_MODEL
 from ui.view import Source
 
 
-def question_id(lesson_id: str, stop: Stop) -> str:
-    return f"{lesson_id}:{stop.number}"
-
-
 def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[str, str] | None = None,
           source: Source = Source.STOP) -> None:
     """Open stop `number` of the lesson: apply its view state and ask for its page.

@@ -22,7 +22,7 @@ import segno
 import streamlit as st
 
 from classroom.errors import ClassStoreError, NoSuchClass, NotTheTeacher
-from classroom.lessons import Lesson, lessons_folder, localized
+from classroom.lessons import Lesson, lessons_folder, localized, question_id
 from classroom.store import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, normalise_code
 from classroom.teacher import ClassTeacher
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
@@ -32,7 +32,6 @@ from ui.lessons.classroom import (as_teacher, browser_seat, class_lesson, class_
                                   teacher_class, wrong_guess)
 from ui.display import folded_section, presenting
 from ui.errors import lab_fragment
-from ui.lessons.bar import question_id
 from ui.lessons.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.questions import QuestionError, answer_label, answer_shown, expected_answer
