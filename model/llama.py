@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from model.attention import AttentionResult, scaled_dot_product_attention
+from model.byte_tokens import token_text
 from model.config import LlamaConfig
 
 # The longest text analysed with every map: 30·9 maps of 512² weights and as many scores are 0.57 GB in float32
@@ -322,31 +323,6 @@ def load_llama_weights(cfg: LlamaConfig, tensors: dict[str, torch.Tensor], name:
     return model.eval()
 
 
-def _byte_level_alphabet() -> dict[str, int]:
-    """GPT-2's byte-level BPE writes byte b as one printable character (Radford et al. 2019's bytes_to_unicode):
-    that character -> b."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    shifted = [b for b in range(256) if b not in printable]
-    return {**{chr(b): b for b in printable}, **{chr(256 + n): b for n, b in enumerate(shifted)}}
-
-
-_BYTE_OF = _byte_level_alphabet()
-
-
-def readable_bytes(data: bytes) -> str:
-    """UTF-8 text with each byte that is not part of a whole character written <0xEB>."""
-    out, start = [], 0
-    while start < len(data):
-        try:
-            out.append(data[start:].decode("utf-8"))
-            break
-        except UnicodeDecodeError as error:
-            bad = start + error.start
-            out.append(data[start:bad].decode("utf-8") + f"<0x{data[bad]:02X}>")
-            start = bad + 1
-    return "".join(out)
-
-
 # --- the shipped model, with its tokenizer ---------------------------------------------------------------------------
 
 @dataclass
@@ -370,17 +346,8 @@ class LoadedLlama:
         return list(self.tokenizer.encode(text).ids)
 
     def token_texts(self, ids: list[int]) -> list[str]:
-        """Each token as text; a byte of a character split over tokens (Korean, emoji: byte-level BPE) as <0xEB>,
-        since decoded alone it is only �, the same for every byte."""
-        texts = []
-        for i in ids:
-            text = self.tokenizer.decode([i], skip_special_tokens=False)
-            if "\ufffd" in text:
-                piece = self.tokenizer.id_to_token(i)
-                if piece is not None and all(ch in _BYTE_OF for ch in piece):
-                    text = readable_bytes(bytes(_BYTE_OF[ch] for ch in piece))
-            texts.append(text)
-        return texts
+        """Each token as text; a byte of a character split over tokens as <0xEB> (model/byte_tokens.py)."""
+        return [token_text(self.tokenizer, i) for i in ids]
 
     def decode(self, ids: list[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
+from streamlit.errors import StreamlitAPIException
 
 from i18n import tr
 from ui.session import WidgetKey, lab_session, widget_values
@@ -73,7 +74,9 @@ def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
     held = {name: stop for name, stop in lab_session().lesson.held_sections.items() if name in names}
     for name, stop in held.items():
         containers[name].info(tr("page_sections.held", stop=stop), icon=":material/hourglass_top:")
-    drawn -= held.keys()  # their widgets' values are kept by ui.share.keep_view_state, as any undrawn widget's
+    if held.keys() & drawn:
+        drawn -= held.keys()
+        _prepare_undrawn(page)  # their values in the view (and the address) as by Next, which writes them
     sections = PageSections((name, containers[name]) for name in names)
     sections.drawn = drawn
     return sections
@@ -85,7 +88,10 @@ def _prepare_undrawn(page: str) -> None:
     state = widget_values()
     for spec in page_specs(page):
         if spec.drawn(state):
-            prepare(spec)
+            try:
+                prepare(spec)
+            except StreamlitAPIException:  # drawn already in this run (the sidebar's sentence): its value is set
+                pass
 
 
 def section_alone(page: str, name: str | None) -> Callable[[], None] | None:

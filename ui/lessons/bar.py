@@ -25,7 +25,7 @@ from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess
                                   wrong_guess)
 from ui.display import presenting
 from ui.errors import lab_fragment
-from classroom.answers_ahead import WHOLE_PAGE, held_back
+from ui.lessons.answers_held import held_back_here, page_not_held
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.questions import Expected, QuestionError, answer_shown, expected_answer, right_answer
@@ -237,12 +237,12 @@ def lesson_bar(url_path: str) -> bool:
         _waiting_poll(seat.waiting_for)
     lesson = open_lesson(lessons()[0], position.lesson_id or "")
     position.titled_by_lesson, position.stop_section, position.stop_asks = False, None, False
-    position.held_sections = _held_back(current_page, lesson)
+    position.held_sections = held_back_here(current_page, lesson)
     if lesson is None:
         if position.problem:
             st.warning(position.problem)
             position.problem = None
-        return _page_not_held(position.held_sections)
+        return page_not_held(position.held_sections)
     number = min(max(1, position.stop or 1), len(lesson.stops))  # the file may have shrunk
     stop = lesson.stops[number - 1]
     language = current_language()
@@ -302,34 +302,7 @@ def lesson_bar(url_path: str) -> bool:
             text.markdown(localized(stop.text, language))
         if shown and on_its_page:  # the claims' figures once the page shows them (after the prediction)
             show_claims(stop)
-        return shown and _page_not_held(position.held_sections)
-
-
-def _held_back(page: str, lesson: Lesson | None) -> dict[str | None, int]:
-    """The sections of `page` (or the whole page: WHOLE_PAGE) that answer a question before its time, for this
-    session (classroom/answers_ahead.py): her lesson's later stops; the stop of her class and of every live class on
-    this server, and the stops after it. The teacher's own screens hold nothing back (her private view shows it all)."""
-    all_lessons = lessons()[0]
-    if not any(stop.page == page and stop.question is not None for one in all_lessons.values() for stop in one.stops):
-        return {}  # no question is asked about this page: no read of the store
-    position, seat = lab_session().lesson, lab_session().seat
-    number = None if lesson is None else min(max(1, position.stop or 1), len(lesson.stops))
-    classes = [] if teacher_class() else [
-        (all_lessons[lesson_id], stop, revealed) for lesson_id, stop, revealed in class_store().live_positions()
-        if lesson_id in all_lessons and 1 <= stop <= len(all_lessons[lesson_id].stops)]
-    seen = seat.seen if seat.code else None
-    if seen is not None and seen[3] in all_lessons:  # her class as she last followed it (the same class, read once)
-        classes.append((all_lessons[seen[3]], seen[0], seen[1]))
-    return held_back(page, lesson, number, position.answers, classes)
-
-
-def _page_not_held(held: dict[str | None, int]) -> bool:
-    """False, with the reason, where the class's stop is on this page and not revealed yet (its whole page answers
-    it): the page opens at the stop, by the bar's link, or here after the teacher's Reveal."""
-    if WHOLE_PAGE not in held:
-        return True
-    st.info(tr("lessons.page_held", stop=held[WHOLE_PAGE]), icon=":material/hourglass_top:")
-    return False
+        return shown and page_not_held(position.held_sections)
 
 
 def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:

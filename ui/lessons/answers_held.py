@@ -1,0 +1,40 @@
+"""What of the page this run draws waits for a question's time (classroom/answers_ahead.py decides; this asks it with
+this session's lesson, answers and classes, and says so where a whole page waits). Set by the lesson bar on every
+run (ui/lessons/bar.lesson_bar) before the page draws."""
+from __future__ import annotations
+
+import streamlit as st
+
+from classroom.answers_ahead import WHOLE_PAGE, held_back
+from classroom.lessons import Lesson
+from i18n import tr
+from ui.lessons.catalogue import lessons
+from ui.lessons.classroom import class_store, teacher_class
+from ui.session import lab_session
+
+
+def held_back_here(page: str, lesson: Lesson | None) -> dict[str | None, int]:
+    """The sections of `page` (or the whole page: WHOLE_PAGE) that answer a question before its time, for this
+    session (classroom/answers_ahead.py): her lesson's later stops; the stop of her class and of every live class on
+    this server, and the stops after it. The teacher's own screens hold nothing back (her private view shows it all)."""
+    all_lessons = lessons()[0]
+    if not any(stop.page == page and stop.question is not None for one in all_lessons.values() for stop in one.stops):
+        return {}  # no question is asked about this page: no read of the store
+    position, seat = lab_session().lesson, lab_session().seat
+    number = None if lesson is None else min(max(1, position.stop or 1), len(lesson.stops))
+    classes = [] if teacher_class() else [
+        (all_lessons[lesson_id], stop, revealed) for lesson_id, stop, revealed in class_store().live_positions()
+        if lesson_id in all_lessons and 1 <= stop <= len(all_lessons[lesson_id].stops)]
+    seen = seat.seen if seat.code else None
+    if seen is not None and seen[3] in all_lessons:  # her class as she last followed it (the same class, read once)
+        classes.append((all_lessons[seen[3]], seen[0], seen[1]))
+    return held_back(page, lesson, number, position.answers, classes)
+
+
+def page_not_held(held: dict[str | None, int]) -> bool:
+    """False, with the reason, where the class's stop is on this page and not revealed yet (its whole page answers
+    it): the page opens at the stop, by the bar's link, or here after the teacher's Reveal."""
+    if WHOLE_PAGE not in held:
+        return True
+    st.info(tr("lessons.page_held", stop=held[WHOLE_PAGE]), icon=":material/hourglass_top:")
+    return False
