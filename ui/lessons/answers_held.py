@@ -13,15 +13,15 @@ from ui.lessons.classroom import class_store, teacher_class
 from ui.session import lab_session
 
 
-def held_back_here(page: str, lesson: Lesson | None) -> dict[str | None, int]:
+def held_back_here(page: str, lesson: Lesson | None, number: int | None) -> dict[str | None, int]:
     """The sections of `page` (or the whole page: WHOLE_PAGE) that answer a question before its time, for this
     session (classroom/answers_ahead.py): her lesson's later stops; the stop of her class and of every live class on
-    this server, and the stops after it. The teacher's own screens hold nothing back (her private view shows it all)."""
+    this server, and the stops after it (`number`: the open stop of `lesson`). The teacher's own screens hold
+    nothing back (her private view shows it all)."""
     all_lessons = lessons()[0]
     if not any(stop.page == page and stop.question is not None for one in all_lessons.values() for stop in one.stops):
         return {}  # no question is asked about this page: no read of the store
     position, seat = lab_session().lesson, lab_session().seat
-    number = None if lesson is None else min(max(1, position.stop or 1), len(lesson.stops))
     classes = [] if teacher_class() else [
         (all_lessons[lesson_id], stop, revealed) for lesson_id, stop, revealed in class_store().live_positions()
         if lesson_id in all_lessons and 1 <= stop <= len(all_lessons[lesson_id].stops)]

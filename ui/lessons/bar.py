@@ -237,13 +237,13 @@ def lesson_bar(url_path: str) -> bool:
         _waiting_poll(seat.waiting_for)
     lesson = open_lesson(lessons()[0], position.lesson_id or "")
     position.titled_by_lesson, position.stop_section, position.stop_asks = False, None, False
-    position.held_sections = held_back_here(current_page, lesson)
+    number = None if lesson is None else min(max(1, position.stop or 1), len(lesson.stops))  # the file may shrink
+    position.held_sections = held_back_here(current_page, lesson, number)
     if lesson is None:
         if position.problem:
             st.warning(position.problem)
             position.problem = None
         return page_not_held(position.held_sections)
-    number = min(max(1, position.stop or 1), len(lesson.stops))  # the file may have shrunk
     stop = lesson.stops[number - 1]
     language = current_language()
     # Projected at 1280×720, the bar is one line (the stop's title and the buttons) and the stop's text, and it
