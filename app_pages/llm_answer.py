@@ -20,14 +20,14 @@ if lab is not None:
     drawn, request = sections.drawn, None  # a section held for a later question is neither drawn nor computed
     if "lens" in drawn:
         with sections["lens"]:
-            st.header(tr("llm_answer.lens_title"))
+            sections.header("lens", tr("llm_answer.lens_title"))
             charts, controls = chart_first()  # a projected stop: the map first, the text fields under it
             lens = lens_input(controls, lab)
             if lens is not None:
                 show_lens(charts, lab, *lens)
     if "patching" in drawn:
         with sections["patching"]:
-            st.header(tr("llm_answer.patching_title"))
+            sections.header("patching", tr("llm_answer.patching_title"))
             charts, controls = chart_first()
             request = patching_input(controls, lab)  # the sweeps run on the Run button only
             if request.asked:
@@ -36,7 +36,7 @@ if lab is not None:
                 charts.info(tr("llm_answer.press_run"))
     if "heads" in drawn:
         with sections["heads"]:
-            st.header(tr("llm_answer.heads_title"))
+            sections.header("heads", tr("llm_answer.heads_title"))
             if request is None or request.inputs is None:
                 st.info(tr("llm_answer.needs_prompts"))
             elif not request.asked:
@@ -45,7 +45,7 @@ if lab is not None:
                 show_head_patching(st.container(), lab, request.inputs)  # the patching section's prompts and Run
     if "attribution" in drawn:
         with sections["attribution"]:
-            st.header(tr("llm_answer.attribution_title"))
+            sections.header("attribution", tr("llm_answer.attribution_title"))
             if request is None or request.clean is None:  # one prompt is enough: no pair, no Run
                 st.info(tr("llm_answer.attribution_needs_prompt", limit=LENS_MAX_TOKENS))
             else:

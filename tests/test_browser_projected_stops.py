@@ -7,7 +7,8 @@ finds no WCAG 2.1 AA violation, nor text under AAA's 7:1 contrast (the projector
 the lesson bar's question of each kind before it is answered (tests/test_browser_accessibility.py checks every page
 outside a lesson in both languages and modes; a stop draws its page's widgets).
 
-The focus element: the stop's section when it names one (ui/page_sections.py), otherwise the page's first chart,
+The focus element: the first chart or table of the stop's section when it names one (ui/page_sections.py; the
+section itself when it has none: issue 51 found a section on the first screen with only its chart's title), otherwise the page's first chart,
 table or form outside the lesson bar (the page puts it first under a projected stop: ui/display.chart_first).
 Measured, not assumed: element boxes and computed font sizes as the browser lays them out.
 """
@@ -27,11 +28,12 @@ FOLD, WIDTH = 720, 1280
 SEEN = 300  # px of the focus element on the first screen (or all of it, when it is shorter)
 SMALLEST = 14  # CSS px
 ANSWER = {"en": "Answer", "ko": "답하기"}
+CHARTS = ".js-plotly-plot, .vega-embed, [data-testid=\"stDataFrame\"]"
 FOCUS = ('[data-testid="stMain"] .js-plotly-plot, [data-testid="stMain"] .vega-embed, '
          '[data-testid="stMain"] [data-testid="stDataFrame"], [data-testid="stMain"] [data-testid="stForm"]')
 # Text on the first screen under 14 px (a zero-width strut of KaTeX is no text; its MathML copy is for screen readers
 # and clipped to nothing), and the focus element's box.
-MEASURE = """([selector, fold, width, smallest]) => {
+MEASURE = """([selector, charts, fold, width, smallest]) => {
   const onScreen = el => { const r = el.getBoundingClientRect();
     return r.width > 0 && r.height > 0 && r.top < fold && r.bottom > 0 && r.left < width; };
   const main = document.querySelector('[data-testid="stMain"]');
@@ -51,7 +53,9 @@ MEASURE = """([selector, fold, width, smallest]) => {
     const size = parseFloat(style.fontSize);
     if (size < smallest) small.push(`${el.tagName} ${size}px "${n.textContent.trim().slice(0, 24)}"`);
   }
-  const focus = [...document.querySelectorAll(selector)].find(el => !el.closest('.st-key-lesson_bar'));
+  let focus = [...document.querySelectorAll(selector)].find(el => !el.closest('.st-key-lesson_bar'));
+  const chart = focus && focus.querySelector(charts);  // a section's chart: what answers the stop's question
+  if (chart) focus = chart;
   const box = focus ? focus.getBoundingClientRect() : null;
   return {small, focus: box && {top: box.top, height: box.height,
                                 seen: Math.min(fold, box.bottom) - Math.max(0, box.top)}};
@@ -110,7 +114,7 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
         selector = f".st-key-section_{stop.section}" if stop.section else FOCUS
         expect(page.locator('[data-stale="true"]')).to_have_count(0)  # the run's own elements, none left faded
         page.screenshot(path=SCREENSHOTS / f"projected_{lesson_id}_stop_{stop.number:02d}_{language}_answered.png")
-        seen = page.evaluate(MEASURE, [selector, FOLD, WIDTH, SMALLEST])
+        seen = page.evaluate(MEASURE, [selector, CHARTS, FOLD, WIDTH, SMALLEST])
         focus = seen["focus"]
         if focus is None or focus["top"] >= FOLD or focus["seen"] < min(SEEN, focus["height"]) - 1:
             failures.append(f"stop {stop.number} ({stop.page}): focus {focus}")

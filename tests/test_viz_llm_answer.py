@@ -6,7 +6,8 @@ import pytest
 import i18n
 from i18n import translate
 from ui.display import words_for
-from viz.llm_answer import (CELL_TEXT_CHARACTERS, LENS_TEXT_COLUMNS, attribution_bars, attribution_parts, cell_text,
+from viz.llm_answer import (CELL_TEXT_CHARACTERS, COMPACT_ROW_PX, LENS_TEXT_COLUMNS, ROW_PX, attribution_bars,
+                            attribution_parts, cell_text,
                             heads_map, lens_map, patching_columns, patching_map, rank_by_layer, sink_heads_table)
 
 WORDS = words_for("llm_answer")
@@ -95,6 +96,10 @@ def test_the_patching_maps_name_the_changed_positions_and_centre_the_difference_
     diffs = np.array([[-2.0, 6.0, 0.5], [1.0, -3.0, 0.0]])
     fig = patching_map(diffs, clean, corrupt, "d", "logit difference", difference=True, words=WORDS)
     assert (fig.data[0].zmin, fig.data[0].zmid, fig.data[0].zmax) == (-6.0, 0, 6.0)
+    projected = patching_map(diffs, clean, corrupt, "d", "logit difference", difference=True, compact=True, words=WORDS)
+    np.testing.assert_allclose(projected.data[0].z, diffs)  # the same cells and labels, lower rows
+    assert list(projected.layout.yaxis.ticktext) == ["L1", "L2"]
+    assert projected.layout.height == fig.layout.height - 2 * (ROW_PX - COMPACT_ROW_PX)
 
 
 def test_the_charts_speak_korean():

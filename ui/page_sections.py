@@ -24,6 +24,7 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitAPIException
 
 from i18n import tr
+from ui.display import projected_stop
 from ui.session import WidgetKey, lab_session, widget_values
 from ui.specs import SECTIONS
 from ui.view import page_specs
@@ -48,6 +49,13 @@ class PageSections(dict[str, DeltaGenerator]):
     draws the others on request and the stop's section is alone)."""
 
     drawn: frozenset[str]
+    first: str | None  # the section the open stop is about, drawn first; None outside a stop naming one
+
+    def header(self, name: str, title: str) -> None:
+        """Section `name`'s header, in its container; left out where a projected stop opens on it: the stop's title
+        above names it, and its 80 px kept the section's chart under the first screen at 1280×720 (issue 51)."""
+        if not (name == self.first and projected_stop()):
+            self[name].header(title)
 
 
 def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
@@ -78,7 +86,7 @@ def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
         drawn -= held.keys()
         _prepare_undrawn(page)  # their values in the view (and the address) as by Next, which writes them
     sections = PageSections((name, containers[name]) for name in names)
-    sections.drawn = drawn
+    sections.drawn, sections.first = drawn, first if first in names else None
     return sections
 
 

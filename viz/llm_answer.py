@@ -24,6 +24,10 @@ LENS_TEXT_COLUMNS = 12  # a lens map writes each cell's top token in it up to th
 CELL_TEXT_CHARACTERS = 8  # a cell's token is cut to this many characters on the map (the hover has it whole)
 COMMITMENT_MARK = "#d55e00"  # Okabe–Ito vermillion: seen on every shade of Blues and of presenter mode's Cividis
 ROW_PX = 17  # px per layer row: 31 rows and their cell text fit a 1280×720 screen below the controls
+# A patching map has no cell text: projected, its rows are this low (the page names every k-th layer where 14 px labels
+# would overlap: ui/display.show_chart), so that the whole map from L30 down to the early layers fits under a stop's
+# bar at 1280×720 (issue 51: only L29–L27 were on the first screen).
+COMPACT_ROW_PX = 9
 
 
 def position_labels(tokens: list[str]) -> list[str]:
@@ -119,9 +123,10 @@ def patching_columns(clean_tokens: list[str], corrupt_tokens: list[str]) -> list
 
 
 def patching_map(values: np.ndarray, clean_tokens: list[str], corrupt_tokens: list[str], title: str, value_name: str,
-                 *, difference: bool = False, words: Words) -> go.Figure:
+                 *, difference: bool = False, compact: bool = False, words: Words) -> go.Figure:
     """values (L, T): the corrupted run's result at its last position when block l's output at position t is the clean
-    run's; p(answer) in 0 … 1, or (difference) logit(answer) − logit(wrong) on a diverging scale centred on 0."""
+    run's; p(answer) in 0 … 1, or (difference) logit(answer) − logit(wrong) on a diverging scale centred on 0.
+    compact (projected): rows of COMPACT_ROW_PX."""
     values = np.asarray(values, dtype=float)
     layers, length = values.shape
     rows, columns = [f"L{layer}" for layer in range(1, layers + 1)], patching_columns(clean_tokens, corrupt_tokens)
@@ -131,7 +136,7 @@ def patching_map(values: np.ndarray, clean_tokens: list[str], corrupt_tokens: li
     fig = go.Figure(go.Heatmap(z=values, x=list(range(length)), y=list(range(layers)), hovertext=hover,
                                hovertemplate=f"%{{hovertext}}<br>{html_escaped(value_name)} {shown}<extra></extra>",
                                **_value_scale(values, value_name, difference)))
-    fig.update_layout(title=title, height=140 + ROW_PX * layers, margin=MARGIN,
+    fig.update_layout(title=title, height=140 + (COMPACT_ROW_PX if compact else ROW_PX) * layers, margin=MARGIN,
                       xaxis=dict(title=words("llm_answer.chart.position_axis"), **_axis(columns)),
                       yaxis=dict(title=words("llm_answer.chart.patched_axis"), **_axis(rows)))
     return fig

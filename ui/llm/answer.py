@@ -268,12 +268,8 @@ def run_sweep(where: DeltaGenerator, name: str, sweep: Callable[..., Sweep], lab
     return key, result
 
 
-def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> ResidualPatching | None:
-    key, result = run_sweep(where, "llm_patching", residual_sweep, lab, inputs)
-    if result is None:
-        forget_patching_request()
-        return None
-    answer, wrong = inputs.answer, inputs.wrong
+def _patching_metrics(where: DeltaGenerator, result: ResidualPatching, answer: str, wrong: str | None) -> None:
+    """p(answer) after each prompt, and their logit differences with a wrong token."""
     metrics = where.columns(4 if wrong else 2)
     shown = escape_markdown(repr(answer))
     metrics[0].metric(tr("llm_answer.clean_prob", answer=shown), f"{result.clean_prob:.1%}",
@@ -283,23 +279,37 @@ def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInp
     if wrong:
         metrics[2].metric(tr("llm_answer.clean_diff"), f"{result.clean_logit_diff:+.2f}")
         metrics[3].metric(tr("llm_answer.corrupt_diff"), f"{result.corrupt_logit_diff:+.2f}")
+
+
+def show_patching(where: DeltaGenerator, lab: ResidualModel, inputs: PatchingInputs) -> ResidualPatching | None:
+    key, result = run_sweep(where, "llm_patching", residual_sweep, lab, inputs)
+    if result is None:
+        forget_patching_request()
+        return None
+    answer, wrong = inputs.answer, inputs.wrong
+    projected = presenting()  # the map first, the four numbers under it: the map answers a stop's question
+    if not projected:
+        _patching_metrics(where, result, answer, wrong)
     answer_text, wrong_text = html_escaped(repr(answer)), html_escaped(repr(wrong))  # in plotly's labels
     probability, words = tr("llm_answer.chart.answer_probability", answer=answer_text), words_for("llm_answer")
-    show_chart(shared_figure(key + ("probs",), lambda: patching_map(
+    show_chart(shared_figure(key + ("probs", projected), lambda: patching_map(
                    result.patched_probs, result.clean_tokens, result.corrupt_tokens,
-                   tr("llm_answer.chart.patching_title", answer=answer_text), probability, words=words)),
+                   tr("llm_answer.chart.patching_title", answer=answer_text), probability, compact=projected,
+                   words=words)),
                "llm_patching_probability", key="llm_patching_probs", where=where,
                width=page_width())
     layer, position = np.unravel_index(int(np.argmax(result.patched_probs)), result.patched_probs.shape)
     where.caption(tr("llm_answer.patching_caption", answer=escape_markdown(repr(answer)), layer=int(layer) + 1,
                      position=int(position), token=escape_markdown(repr(result.clean_tokens[position])),
                      prob=f"{result.patched_probs[layer, position]:.1%}"))
+    if projected:
+        _patching_metrics(where, result, answer, wrong)
     if wrong:
         difference = tr("llm_answer.chart.logit_difference", answer=answer_text, wrong=wrong_text)
-        show_chart(shared_figure(key + ("diffs",), lambda: patching_map(
+        show_chart(shared_figure(key + ("diffs", projected), lambda: patching_map(
                        result.patched_logit_diffs, result.clean_tokens, result.corrupt_tokens,
                        tr("llm_answer.chart.difference_title", answer=answer_text, wrong=wrong_text), difference,
-                       difference=True, words=words)),
+                       difference=True, compact=projected, words=words)),
                    "llm_patching_logit_difference", key="llm_patching_diffs", where=where,
                    width=page_width())
     if not presenting():

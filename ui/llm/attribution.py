@@ -67,16 +67,22 @@ def show_attribution(where: DeltaGenerator, lab: ResidualModel, text: str) -> Lo
     words = words_for("llm_answer")
     token = lab.token_texts([result.token_id])[0]
     parts = result.embedding + float(result.heads.sum()) + float(result.mlps.sum())
-    metrics = where.columns(2)
-    metrics[0].metric(tr("llm_answer.attributed_logit", token=escape_markdown(repr(token))), f"{result.logit:.2f}",
-                      help=tr("llm_answer.attributed_logit_help"))
-    metrics[1].metric(tr("llm_answer.parts_sum"), f"{parts:.2f}", help=tr("llm_answer.parts_sum_help"))
+
+    def metrics() -> None:  # the logit and the sum of its parts: above the bars, under them when projected
+        columns = where.columns(2)
+        columns[0].metric(tr("llm_answer.attributed_logit", token=escape_markdown(repr(token))),
+                          f"{result.logit:.2f}", help=tr("llm_answer.attributed_logit_help"))
+        columns[1].metric(tr("llm_answer.parts_sum"), f"{parts:.2f}", help=tr("llm_answer.parts_sum_help"))
+    if not presenting():
+        metrics()
     show_chart(shared_figure(key + ("bars",), lambda: attribution_bars(
                    result.heads, result.mlps, result.embedding,
                    tr("llm_answer.chart.attribution_title", count=TOP_PARTS, token=html_escaped(repr(token))),
                    TOP_PARTS, words=words)),
                "llm_direct_logit_attribution", key="llm_attribution_bars", where=where,
                width=page_width())
+    if presenting():
+        metrics()
     where.subheader(tr("llm_answer.sinks_title"))
     where.dataframe(sink_heads_table(result.heads, result.attention_to_first, SINK_HEADS, words=words),
                     hide_index=True)
