@@ -8,7 +8,7 @@ import ui.display
 
 from i18n import translate
 from model.bert import MINILM_NAME
-from model.explain.head_finder import compare_head, find_heads
+from model.explain.head_finder import compare_head, find_heads, rank_heads
 from model.explain.qk_embedding import embed_head, read_texts
 from model.families import open_model
 from model.gguf_weights import SMOLLM2_NAME
@@ -93,6 +93,24 @@ def test_two_texts_show_one_head_on_both_and_their_aligned_difference(minilm):
     assert [(s["y0"], s["y1"]) for s in row] == [(9.5, 10.5)]  # "it", token 11, framed
     stated = next(m.value for m in at.markdown if m.value.startswith("Row **it**"))
     assert f"**{comparison.first[10, 2]:.2f}** in A and **{comparison.second[10, 2]:.2f}** in B" in stated
+
+
+def test_two_texts_opened_on_the_pages_head_offers_the_finders_strongest_one(minilm):
+    """Issue 51: the finder's stop opened by its link, then "Two texts", showed the page's default head ("0.00 in A");
+    a line names the finder's strongest head for the pair and a button opens it in this view."""
+    lab, analysed = minilm
+    ranking = rank_heads(analysed.maps["encoder_self"], 10, 2)  # "it" (token 11) → "animal" (token 3)
+    strongest = ranking.by_weight[0]
+    at = open_page("attention", {"model": MINILM_NAME, "sentence": COREFERENCE, "view": "Two texts",
+                                 "find_q": "it", "find_k": "animal"})
+    label = f"L{strongest[0] + 1} H{strongest[1] + 1}"
+    line = next(m.value for m in at.markdown if m.value.startswith("The finder's strongest head"))
+    shown = _chart(at, "A: ")["layout"]["title"]["text"].split(",")[0][3:]  # "L1 H3": the page's default head
+    assert shown != label and f"**{label}** ({ranking.weight[strongest]:.2f})" in line and f"shows {shown} (" in line
+    at.button(key="two_texts_strongest").click().run()
+    assert not at.exception
+    _chart(at, f"A: {label}")  # the same view, now on the strongest head, and no offer left
+    assert not [m for m in at.markdown if m.value.startswith("The finder's strongest head")]
 
 
 def test_the_attention_pages_finder_and_two_texts_in_korean(monkeypatch):

@@ -235,10 +235,33 @@ def second_analysis(model_id: str, text_spec: WidgetSpec, maps: KindMaps, where,
     return (None if text is None else analysis_of(model_id, text)), query, key
 
 
+def _strongest_head(maps: KindMaps, query: int, key: int, shown: tuple[int, int]) -> None:
+    """The finder's strongest head by weight for (query, key), with a button that opens it in this view, unless it is
+    the head `shown`."""
+    ranking = rank_heads(maps, query, key)
+    strongest = ranking.by_weight[0]
+    if strongest == tuple(shown):
+        return
+
+    def show() -> None:  # a callback: it runs before the explorer's pickers are drawn
+        LAYER.set(strongest[0])
+        HEAD.set(strongest[1])
+    st.markdown(tr("head_finder.strongest", query=escape_markdown(ranking.query_token.strip()),
+                   key_token=escape_markdown(ranking.key_token.strip()), head=head_label(*strongest),
+                   weight=f"{ranking.weight[strongest]:.2f}", shown=head_label(*shown),
+                   shown_weight=f"{ranking.weight[tuple(shown)]:.2f}"))
+    st.button(tr("head_finder.show_strongest", head=head_label(*strongest)), key="two_texts_strongest",
+              on_click=show)
+
+
 def show_pair_view(model_id: str, analysed: AnalysedInput, kind: str, layer: int, head: int) -> None:
-    """The "Two texts" view: the explorer's head on the sidebar's text (A) and a second one (B)."""
+    """The "Two texts" view: the explorer's head on the sidebar's text (A) and a second one (B); where that head is
+    not the finder's strongest for the query and key, a line names the strongest and a button shows it (issue 51:
+    a stop opened on "Find heads" by its link, then "Two texts", showed the page's default head, "0.00 in A")."""
     chart, controls = chart_above()
     second, query, key = second_analysis(model_id, TEXT_B, analysed.maps[kind], controls)
+    with controls:
+        _strongest_head(analysed.maps[kind], query, key, (layer, head))
     if second is not None:
         with chart:
             show_two_texts(analysed, second, kind, layer, head, query, key)
