@@ -7,9 +7,10 @@ finds no WCAG 2.1 AA violation, nor text under AAA's 7:1 contrast (the projector
 the lesson bar's question of each kind before it is answered (tests/test_browser_accessibility.py checks every page
 outside a lesson in both languages and modes; a stop draws its page's widgets).
 
-The focus element: the first chart or table of the stop's section when it names one (ui/page_sections.py; the
-section itself when it has none: issue 51 found a section on the first screen with only its chart's title), otherwise the page's first chart,
-table or form outside the lesson bar (the page puts it first under a projected stop: ui/display.chart_first).
+The focus element: the stop's section when it names one (ui/page_sections.py), and then its first chart or table
+too, at least CHART_SEEN px of it (issue 51 found a section on the first screen with only its chart's title);
+otherwise the page's first chart, table or form outside the lesson bar (the page puts it first under a projected
+stop: ui/display.chart_first).
 Measured, not assumed: element boxes and computed font sizes as the browser lays them out.
 """
 import re
@@ -26,6 +27,9 @@ from ui.lessons.catalogue import known_pages
 
 FOLD, WIDTH = 720, 1280
 SEEN = 300  # px of the focus element on the first screen (or all of it, when it is shorter)
+# px of a section's first chart or table on it: its title and the top of its plot, where the values that answer the
+# stop are read (issue 51: answer stop 2 showed the patching map's title and rows L29–L27, about 170 px, and passed)
+CHART_SEEN = 200
 SMALLEST = 14  # CSS px
 ANSWER = {"en": "Answer", "ko": "답하기"}
 CHARTS = ".js-plotly-plot, .vega-embed, [data-testid=\"stDataFrame\"]"
@@ -53,12 +57,11 @@ MEASURE = """([selector, charts, fold, width, smallest]) => {
     const size = parseFloat(style.fontSize);
     if (size < smallest) small.push(`${el.tagName} ${size}px "${n.textContent.trim().slice(0, 24)}"`);
   }
-  let focus = [...document.querySelectorAll(selector)].find(el => !el.closest('.st-key-lesson_bar'));
+  const focus = [...document.querySelectorAll(selector)].find(el => !el.closest('.st-key-lesson_bar'));
   const chart = focus && focus.querySelector(charts);  // a section's chart: what answers the stop's question
-  if (chart) focus = chart;
-  const box = focus ? focus.getBoundingClientRect() : null;
-  return {small, focus: box && {top: box.top, height: box.height,
-                                seen: Math.min(fold, box.bottom) - Math.max(0, box.top)}};
+  const seen = el => { if (!el) return null; const box = el.getBoundingClientRect();
+    return {top: box.top, height: box.height, seen: Math.min(fold, box.bottom) - Math.max(0, box.top)}; };
+  return {small, focus: seen(focus), chart: seen(chart)};
 }"""
 
 LESSONS = load_lessons(known_pages())[0]
@@ -118,6 +121,8 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
         focus = seen["focus"]
         if focus is None or focus["top"] >= FOLD or focus["seen"] < min(SEEN, focus["height"]) - 1:
             failures.append(f"stop {stop.number} ({stop.page}): focus {focus}")
+        if (chart := seen["chart"]) is not None and chart["seen"] < min(CHART_SEEN, chart["height"]) - 1:
+            failures.append(f"stop {stop.number} ({stop.page}): its section's chart {chart}")
         if seen["small"]:
             failures.append(f"stop {stop.number} ({stop.page}): text under {SMALLEST} px: {seen['small'][:5]}")
         # issue 38 item 2: the lesson bar's Next is the only button called Next (a page's stepper says what it steps)
