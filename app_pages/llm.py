@@ -14,6 +14,7 @@ lab = llm_model()  # the shared model, loaded on the first visit; None (with a m
 if lab is not None:
     sections = page_sections("llm")  # a lesson stop's section first (ui/page_sections.py)
     drawn = sections.drawn  # a section held for a later question is neither drawn nor computed
+    sections.header("generation", tr("llm.generation_title"), sub=True)
     with sections["generation"]:
         trace = generation_view(lab)
     if "kv_cache" in drawn:

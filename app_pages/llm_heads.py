@@ -34,7 +34,7 @@ with sections["window"]:
             show_window(st, ids)
 with sections["induction"]:
     if "induction" in drawn:
-        st.header(tr("llm_heads.induction_title"))
+        sections.header("induction", tr("llm_heads.induction_title"))
         charts, controls = chart_first()
         induction = show_induction(charts, *induction_controls(controls))
 with sections["copy"]:

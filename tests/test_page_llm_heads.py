@@ -160,8 +160,11 @@ def test_a_stop_draws_its_own_section_and_the_rest_when_asked(monkeypatch, stop,
     held = {"show_induction"} if stop == 7 else set()
     rest = {"show_sinks", "show_window", "show_induction", "show_copy", "finder_section", "across_section"}
     assert rest - held <= set(calls) and not held & set(calls)
+    # the projected stop's own section has no header: the stop's title above names it (issue 51)
+    own = {8: "Induction heads"}.get(stop)
     assert sorted(h.value for h in at.header) == sorted(
-        ["A head across many texts", "Attention sinks", "Find a head"] + ([] if held else ["Induction heads"]))
+        {"A head across many texts", "Attention sinks", "Find a head"} | ({"Induction heads"} - {own} if not held
+                                                                            else set()))
     assert (translate("en", "page_sections.held", stop=8) in [i.value for i in at.info]) == bool(held)
 
 

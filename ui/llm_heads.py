@@ -211,16 +211,22 @@ def show_induction(where: DeltaGenerator, length: int, seed: int) -> InductionVi
     layer, head, best = view.top[0]
     if not projected_stop():
         where.write(tr("llm_heads.induction_text", n=length))
-    metrics = where.columns(3)
-    metrics[0].metric(tr("llm_heads.top_head"), head_label(layer, head), f"{best:.2f}", delta_color="off",
-                      delta_arrow="off")
-    metrics[1].metric(tr("llm_heads.first_copy_loss"), f"{view.first_copy_loss:.2f}")
-    metrics[2].metric(tr("llm_heads.second_copy_loss"), f"{view.second_copy_loss:.2f}")
+
+    def metrics() -> None:  # above the maps; under the first when projected, so that it starts on the first screen
+        columns = where.columns(3)
+        columns[0].metric(tr("llm_heads.top_head"), head_label(layer, head), f"{best:.2f}", delta_color="off",
+                          delta_arrow="off")
+        columns[1].metric(tr("llm_heads.first_copy_loss"), f"{view.first_copy_loss:.2f}")
+        columns[2].metric(tr("llm_heads.second_copy_loss"), f"{view.second_copy_loss:.2f}")
+    if not presenting():
+        metrics()
     key = ("llm_induction", length, seed)
     show_chart(shared_figure(key + ("scores",), lambda: layers_by_heads_map(
                    view.scores, tr("llm_heads.chart.induction_title", n=length), tr("llm_heads.chart.induction_score"),
                    labelled=view.top, words=words_for("llm_heads"))),
                f"llm_induction_scores_n{length}_seed{seed}", key="llm_induction_scores", where=where)
+    if presenting():
+        metrics()
     labels = [f"{i}:{token}" for i, token in enumerate(view.tokens)]  # the same token twice: numbered apart
     show_chart(shared_figure(key + ("map",), lambda: attention_heatmap(
                    view.top_map, labels, labels, tr("llm_heads.chart.top_map_title", head=head_label(layer, head),
@@ -257,7 +263,8 @@ def show_copy(where: DeltaGenerator, induction: InductionView) -> None:
     view = heavy(("llm_copy", layer, head), lambda: copy_view(layer, head), where=where)
     if view is None:
         return
-    where.write(tr("llm_heads.copy_text"))
+    if not projected_stop():  # the stop's text says it
+        where.write(tr("llm_heads.copy_text"))
     where.code(COPY_PROMPT + "▌" + view.continuation, language=None, wrap_lines=True)
     left, right = where.columns(2)
     show_chart(shared_figure(("llm_copy_next",), lambda: probability_bars(

@@ -51,11 +51,12 @@ class PageSections(dict[str, DeltaGenerator]):
     drawn: frozenset[str]
     first: str | None  # the section the open stop is about, drawn first; None outside a stop naming one
 
-    def header(self, name: str, title: str) -> None:
-        """Section `name`'s header, in its container; left out where a projected stop opens on it: the stop's title
-        above names it, and its 80 px kept the section's chart under the first screen at 1280×720 (issue 51)."""
+    def header(self, name: str, title: str, sub: bool = False) -> None:
+        """Section `name`'s header (`sub`: a subheader), in its container; left out where a projected stop opens on
+        it: the stop's title above names it, and its 80 px kept the section's chart under the first screen at
+        1280×720 (issue 51)."""
         if not (name == self.first and projected_stop()):
-            self[name].header(title)
+            (self[name].subheader if sub else self[name].header)(title)
 
 
 def page_sections(page: str, rest_on_request: bool = False) -> PageSections:

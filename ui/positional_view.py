@@ -9,7 +9,7 @@ from streamlit.delta_generator import DeltaGenerator
 from i18n import tr
 from model.foundations.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
 from model.foundations.rope import SMOLLM2_ROPE_BASE, RopeAnalysis, analyse_rope
-from ui.display import explanations_folded, folded_section, shared_figure, show_chart, words_for
+from ui.display import explanations_folded, folded_section, presenting, shared_figure, show_chart, words_for
 from ui.specs.positional import D_MODEL, DIMS, LENGTH, OFFSET, POSITION, folded_key
 from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown
@@ -156,8 +156,11 @@ def show_rope(section: DeltaGenerator, length: int, d_model: int, k: int) -> Non
     # Projected, or under a lesson stop about this section: the text folds, so the charts start on the first screen
     text_place = rope_section.expander(tr("rope.text_title")) if explanations_folded() else rope_section
     text_place.write(tr("rope.text", d_k=d_model, base=f"{SMOLLM2_ROPE_BASE:,.0f}"))
-    rope_section.metric(tr("rope.metric", positions=length, d_k=d_model), f"{analysis.diagonal_spread:.1e}",
-                        help=tr("rope.metric_help", largest=f"{analysis.largest_score:.1f}"))
+    def metric() -> None:  # above the charts; under them when projected, so that they start on the first screen
+        rope_section.metric(tr("rope.metric", positions=length, d_k=d_model), f"{analysis.diagonal_spread:.1e}",
+                            help=tr("rope.metric_help", largest=f"{analysis.largest_score:.1f}"))
+    if not presenting():
+        metric()
     left, right = rope_section.columns(2)
     show_chart(shared_figure(("pe_rope_pairs", length, d_model), lambda: rotation_of_pairs(
                    analysis.query_pairs, analysis.pairs, analysis.pair_angles, d_model,
@@ -166,6 +169,8 @@ def show_rope(section: DeltaGenerator, length: int, d_model: int, k: int) -> Non
     show_chart(shared_figure(("pe_rope_scores", length, d_model), lambda: scores_by_position(
                    analysis.scores, tr("rope.chart.scores_title"), words=words_for("rope"))),
                f"positional_rope_scores_T{length}_d{d_model}", key="pe_rope_scores", where=right)
+    if presenting():
+        metric()
     show_chart(shared_figure(("pe_rope_distance", length, d_model, k), lambda: score_at_distance(
                    analysis.at_distance, k, analysis.unrotated_score, tr("rope.chart.distance_title", k=k),
                    words=words_for("rope"))),

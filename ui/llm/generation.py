@@ -114,8 +114,8 @@ def _choice_settings() -> tuple[float, int | None, int]:
 
 
 def generation_view(lab: GeneratingModel) -> GenerationTrace | None:
-    """Part 1: the prompt, Next token ▸ / Reset, the text so far, the top-5 next tokens and the new token's attention row."""
-    st.subheader(tr("llm.generation_title"))
+    """Part 1 (its header the page's): the prompt, Next token ▸ / Reset, the text so far, the top-5 next tokens and the
+    new token's attention row."""
     ids = prompt_ids(lab)
     if ids is None:
         return None
