@@ -419,3 +419,16 @@ def test_a_websocket_that_says_nothing_after_its_handshake_is_ended():
     opened, ended = _sockets_through(middleware, [("d" * 32, "10.0.0.4")] * 3, silent={0, 2},
                                      first_message_seconds=0.2)
     assert opened == [True, True, True] and ended == {0, 2}  # the talking one goes on
+
+
+def test_a_frame_over_streamlits_cap_is_passed_on_unparsed(monkeypatch):
+    """Issue 53 item 3: a 190 MiB frame was parsed here before Streamlit refused it (507 MB for a moment). A frame over
+    server.maxWidgetStateSize goes to Streamlit unread (it closes the connection with 1009); smaller ones are read."""
+    parsed = []
+    monkeypatch.setattr(operator_only, "backmsg_kind", lambda frame: parsed.append(len(frame)) or "rerun_script")
+    largest = operator_only.largest_student_frame()
+    assert largest == 2_000_000  # .streamlit/config.toml: a page's widget values are a few KB
+    small, big = _frame(rerun_script={"query_string": ""}), b"\x00" * (largest + 1)
+    assert _run_websocket(OperatorOnlyMiddleware, [small, big]) == [small, big]
+    assert parsed == [len(small)]
+    assert st.get_option("server.maxMessageSize") == 64  # a frame past it is refused from its header
