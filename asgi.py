@@ -11,6 +11,8 @@ In front of everything: Streamlit's developer messages (clear_cache, ...) droppe
 (serving/operator_only.py), and its upload route bounded to issued ids, caps and the uploads switches
 (serving/upload_gate.py).
 The class report's downloads are served to the teacher's browser only (serving/private_media.py).
+The websockets one browser (its seat) and one address hold open are capped, and a silent one is closed
+(serving/socket_caps.py).
 A class's version, which every student's page asks every second instead of rerunning a fragment, is answered
 before anything else, with no script run (serving/class_version.py).
 The GIL is handed between threads every millisecond, not every 5 (GIL_SWITCH_SECONDS, below).
@@ -33,6 +35,7 @@ from serving.plotly_preload import PlotlyPreloadMiddleware
 from serving.private_media import PrivateMediaMiddleware
 from serving.result_metrics import register_result_metrics
 from serving.seat import SeatCookieMiddleware
+from serving.socket_caps import SocketCapMiddleware
 from serving.upload_gate import UploadGateMiddleware
 from serving.warmup import start_self_warm_up
 from ui.compat import build_session_theme_once
@@ -49,10 +52,11 @@ async def _lifespan(_app):
 
 
 # First to last on a request: a class's version answered (the most frequent request in a class, and the cheapest),
-# operator-only messages and routes closed, uploads bounded, the seat cookie, the preload, the report's downloads for
+# a browser's and an address's websockets capped, operator-only messages and routes closed, uploads bounded, the seat cookie, the preload, the report's downloads for
 # the teacher's browser only.
 MIDDLEWARE = [
     Middleware(ClassVersionMiddleware),
+    Middleware(SocketCapMiddleware),
     Middleware(OperatorOnlyMiddleware),
     Middleware(UploadGateMiddleware),
     Middleware(SeatCookieMiddleware),

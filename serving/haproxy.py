@@ -14,6 +14,8 @@ import subprocess
 from pathlib import Path
 from string import Template
 
+from serving.seat import SEAT_COOKIE
+from serving.socket_caps import SOCKETS_PER_SEAT
 from serving.upload_gate import MAX_UPLOAD_BODY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +51,8 @@ def render_config(bind: str, replica_ports: list[int], stats_socket: Path, liven
     return Template(TEMPLATE.read_text()).substitute(
         bind=bind, binds=binds, https_redirect=redirect, replicas=len(replica_ports), servers=servers,
         stats_socket=stats_socket, cookie=STICKY_COOKIE, cookie_secure=" secure" if tls_cert else "",
-        health_path=HEALTH_PATH, max_body=MAX_UPLOAD_BODY)
+        health_path=HEALTH_PATH, max_body=MAX_UPLOAD_BODY, seat_cookie=SEAT_COOKIE,
+        seat_sockets=SOCKETS_PER_SEAT * max(2, len(replica_ports)))
 
 
 def haproxy_binary() -> str | None:

@@ -6,6 +6,9 @@ them), `set_run_on_save`, `load_git_info` (runs git), and the debug_* pair. Any 
 middleware (asgi.py puts it first) reads each frame a browser sends on /_stcore/stream and passes on only the kinds a
 student's page needs (STUDENT_BACKMSGS); anything else is dropped there and never reaches Streamlit. It is an
 allow-list: a kind a new Streamlit adds stays closed until it is named here (tests/test_gateway.py names every kind).
+A frame over Streamlit's own cap on what a browser sends (server.maxWidgetStateSize, 2 MB in .streamlit/config.toml)
+is passed on unparsed: Streamlit closes the connection on it (1009) without parsing it, and so does this (issue 53: a
+190 MiB frame parsed here first took 507 MB for a moment). server.maxMessageSize caps a frame before it is read whole.
 
 `/_stcore/metrics` (cache names and sizes, sessions, upload bytes) and `/_stcore/script-health-check` answer only
 the operator: a request from a loopback address that came through no proxy (no X-Forwarded-For, Forwarded or
@@ -20,6 +23,7 @@ import ipaddress
 import logging
 import os
 
+import streamlit as st
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 OPERATOR_TOKEN_ENV = "ATTENTION_LAB_OPERATOR_TOKEN"
@@ -32,6 +36,11 @@ STUDENT_BACKMSGS = frozenset({"rerun_script", "stop_script", "file_urls_request"
 PROXY_HEADERS = (b"x-forwarded-for", b"forwarded", b"x-real-ip")
 
 _LOGGER = logging.getLogger(__name__)
+
+
+def largest_student_frame() -> int:
+    """Bytes: the largest frame Streamlit takes from a browser (server.maxWidgetStateSize, in MB)."""
+    return int(st.get_option("server.maxWidgetStateSize") * 1_000_000)
 
 
 def backmsg_kind(frame: bytes) -> str | None:
@@ -80,15 +89,15 @@ class OperatorOnlyMiddleware:
 
     @staticmethod
     def _filtered(receive):
-        dropped = 0
+        dropped, largest = 0, largest_student_frame()
 
         async def receive_student_messages():
             nonlocal dropped
             while True:
                 message = await receive()
                 frame = message.get("bytes") if message["type"] == "websocket.receive" else None
-                if frame is None:
-                    return message  # connect, disconnect, and text frames (Streamlit refuses those itself)
+                if frame is None or len(frame) > largest:
+                    return message  # connect, disconnect, text frames and oversized ones: Streamlit refuses them
                 kind = backmsg_kind(frame)
                 if kind is None or kind in STUDENT_BACKMSGS:
                     return message

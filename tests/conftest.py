@@ -184,10 +184,12 @@ def run_in_own_loop(coroutine):
         return pool.submit(asyncio.run, coroutine).result()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference():
     """transformers' LlamaForCausalLM on SmolLM2's shipped GGUF file (offline): the reference our Llama code, its
-    logit lens and its patching are compared with (tests/test_llama.py, tests/test_logit_lens.py)."""
+    logit lens and its patching are compared with (tests/test_llama.py, tests/test_logit_lens.py,
+    tests/test_attribution.py). Loaded once per test worker (about 20 s; issue 52: it was loaded once per file), so a
+    test that hooks into it removes its hooks in a `finally`."""
     import torch
     from transformers import LlamaForCausalLM
 

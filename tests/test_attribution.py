@@ -77,10 +77,13 @@ def test_heads_and_mlps_match_transformers_hooks_through_its_final_norm_and_lm_h
             lambda module, args, output: mlp_outputs.append(output[0, -1].clone())))  # (d,)
     handles.append(reference.model.layers[-1].register_forward_hook(
         lambda module, args, output: final.append(_output(output)[0, -1].clone())))  # before the final norm
-    with torch.no_grad():
-        logits = reference(ids).logits[0, -1]  # (V,)
+    try:
+        with torch.no_grad():
+            logits = reference(ids).logits[0, -1]  # (V,)
+    finally:  # the reference is the worker's (tests/conftest.py): no hook outlives this test
         for handle in handles:
             handle.remove()
+    with torch.no_grad():
         norm = reference.model.norm
         rms = torch.sqrt(final[0].pow(2).mean() + norm.variance_epsilon)
         direction = norm.weight * reference.lm_head.weight[attribution.token_id] / rms  # (d,)
@@ -107,10 +110,12 @@ def test_per_head_patching_matches_a_pre_hook_on_transformers_o_proj(sweep, lab,
     captured = []  # each o_proj's input at the last position in the clean run, (h·d_k,)
     handles = [layer.self_attn.o_proj.register_forward_pre_hook(
         lambda module, args: captured.append(args[0][0, -1].clone())) for layer in layers]
-    with torch.no_grad():
-        reference(clean)
-    for handle in handles:
-        handle.remove()
+    try:
+        with torch.no_grad():
+            reference(clean)
+    finally:  # the reference is the worker's (tests/conftest.py): no hook outlives this test
+        for handle in handles:
+            handle.remove()
     for layer, head in ((0, 0), (12, 5), (23, 4), (29, 8)):
         columns = slice(head * d_k, (head + 1) * d_k)
 
@@ -120,9 +125,11 @@ def test_per_head_patching_matches_a_pre_hook_on_transformers_o_proj(sweep, lab,
             return (values, *args[1:])
 
         handle = layers[layer].self_attn.o_proj.register_forward_pre_hook(patch)
-        with torch.no_grad():
-            logits = reference(corrupt).logits[0, -1]  # (V,)
-        handle.remove()
+        try:
+            with torch.no_grad():
+                logits = reference(corrupt).logits[0, -1]  # (V,)
+        finally:
+            handle.remove()
         probability = float(torch.softmax(logits, -1)[sweep.answer_id])
         assert float(sweep.patched_probs[layer, head]) == pytest.approx(probability, abs=1e-4), (layer, head)
         difference = float(logits[sweep.answer_id] - logits[sweep.wrong_id])

@@ -12,9 +12,10 @@ from starlette.testclient import TestClient
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from serving import operator_only
+from serving import operator_only, socket_caps
 from serving.operator_only import STUDENT_BACKMSGS, OperatorOnlyMiddleware
 from serving.seat import SeatCookieMiddleware
+from serving.socket_caps import SocketCapMiddleware
 from serving.upload_gate import ENV_VAR, UploadGate, UploadGateMiddleware, UploadLimits
 from tests.conftest import run_in_own_loop
 
@@ -324,3 +325,110 @@ def test_the_seat_cookie_is_secure_over_https_only():
     assert "; Secure" not in _seat_cookie("http", [("x-forwarded-proto", "http"), ("x-forwarded-for", "10.0.0.7")])
     # A client that claims HTTPS itself is not believed (its cookie would be dropped on the plain-HTTP site).
     assert "; Secure" not in _seat_cookie("http", [("x-forwarded-proto", "https")], client=("10.0.0.7", 5000))
+
+
+# ---- websockets per seat and per address (serving/socket_caps.py)
+
+def _sockets_through(middleware: SocketCapMiddleware, handshakes: list[tuple[str | None, str]], *, silent=(),
+                     first_message_seconds: float = 5.0):
+    """Opens one websocket per (seat, client address) through `middleware`, all held open at once; then closes them.
+    -> [True for an accepted one, False for a refused one], and which of the `silent` ones (indices: they send nothing)
+    the app behind was told had left."""
+    import asyncio
+
+    middleware.first_message_seconds = first_message_seconds
+
+    async def run():
+        release = asyncio.Event()
+        outcomes, ended = {}, set()
+
+        async def app(scope, receive, send):
+            assert (await receive())["type"] == "websocket.connect"
+            await send({"type": "websocket.accept"})
+            index, heard = scope["index"], False
+            outcomes[index] = True
+            while (await receive())["type"] != "websocket.disconnect":
+                heard = True
+            if not heard:
+                ended.add(index)
+
+        middleware.app = app
+
+        async def one(index: int, seat: str | None, address: str):
+            messages = [{"type": "websocket.connect"}]
+            if index not in silent:
+                messages.append({"type": "websocket.receive", "bytes": b"x"})  # the page's run, at once
+
+            async def receive():
+                if messages:
+                    return messages.pop(0)
+                if index in silent:
+                    await asyncio.sleep(3600)  # never a word
+                await release.wait()
+                return {"type": "websocket.disconnect", "code": 1000}  # the tab closed
+
+            async def send(message):
+                if message["type"] == "websocket.close" and index not in outcomes:
+                    outcomes[index] = False  # closed before it was accepted: HTTP 403
+
+            headers = [(b"cookie", f"attention_lab_seat={seat}".encode())] if seat else []
+            scope = {"type": "websocket", "path": "/_stcore/stream", "headers": headers, "client": (address, 50000),
+                     "index": index}
+            await middleware(scope, receive, send)
+
+        tasks = [asyncio.ensure_future(one(i, seat, address)) for i, (seat, address) in enumerate(handshakes)]
+        while len(outcomes) < len(handshakes):
+            await asyncio.sleep(0.001)
+        if silent:
+            await asyncio.sleep(first_message_seconds + 0.1)
+        release.set()
+        await asyncio.wait_for(asyncio.gather(*tasks), 10)
+        return [outcomes[i] for i in range(len(handshakes))], ended
+
+    return run_in_own_loop(run())
+
+
+def test_a_seat_and_an_address_hold_a_bounded_number_of_websockets_and_the_teacher_is_never_refused(monkeypatch):
+    """Issue 53 item 1: one cookie jar opened about 1,000 idle websockets a replica and locked the class out."""
+    student, other, teacher = "a" * 32, "b" * 32, "c" * 32
+    middleware = SocketCapMiddleware(None, is_teacher=lambda seat: seat == teacher)
+    per_seat = socket_caps.SOCKETS_PER_SEAT
+    opened, _ = _sockets_through(middleware, [(student, "10.0.0.1")] * (per_seat + 5) + [(other, "10.0.0.1")] +
+                                 [(teacher, "10.0.0.1")] * (per_seat + 5) + [(student, "127.0.0.1")])
+    assert opened[:per_seat] == [True] * per_seat and opened[per_seat:per_seat + 5] == [False] * 5
+    assert opened[per_seat + 5] is True  # another student at the same address
+    assert opened[per_seat + 6:-1] == [True] * (per_seat + 5)  # the teacher's seat: her projector, laptop, phone
+    assert opened[-1] is False  # the seat's cap holds on the loopback address too
+    assert middleware.per_seat == {} and middleware.per_address == {}  # every count given back when they closed
+    opened, _ = _sockets_through(middleware, [(student, "10.0.0.1")] * per_seat)
+    assert all(opened)  # closed sockets free their places
+    # Without a seat cookie: SEATLESS_PER_ADDRESS an address, none of them counted on loopback
+    seatless = socket_caps.SEATLESS_PER_ADDRESS
+    opened, _ = _sockets_through(middleware, [(None, "10.0.0.2")] * (seatless + 3) + [(None, "127.0.0.1")] * 40)
+    assert opened == [True] * seatless + [False] * 3 + [True] * 40
+    # An address's cap: a school behind one NAT fills it only with SOCKETS_PER_ADDRESS tabs; the teacher still gets in
+    monkeypatch.setattr(socket_caps, "SOCKETS_PER_ADDRESS", 10)
+    seats = [(f"{i:032x}", "10.0.0.3") for i in range(12)] + [(teacher, "10.0.0.3")]
+    opened, _ = _sockets_through(middleware, seats)
+    assert opened == [True] * 10 + [False] * 2 + [True]
+    assert middleware.refused and all(count > 0 for count in middleware.refused.values())
+
+
+def test_a_websocket_that_says_nothing_after_its_handshake_is_ended():
+    middleware = SocketCapMiddleware(None, is_teacher=lambda seat: False)
+    opened, ended = _sockets_through(middleware, [("d" * 32, "10.0.0.4")] * 3, silent={0, 2},
+                                     first_message_seconds=0.2)
+    assert opened == [True, True, True] and ended == {0, 2}  # the talking one goes on
+
+
+def test_a_frame_over_streamlits_cap_is_passed_on_unparsed(monkeypatch):
+    """Issue 53 item 3: a 190 MiB frame was parsed here before Streamlit refused it (507 MB for a moment). A frame over
+    server.maxWidgetStateSize goes to Streamlit unread (it closes the connection with 1009); smaller ones are read."""
+    parsed = []
+    monkeypatch.setattr(operator_only, "backmsg_kind", lambda frame: parsed.append(len(frame)) or "rerun_script")
+    largest = operator_only.largest_student_frame()
+    assert largest == 2_000_000  # .streamlit/config.toml: a page's widget values are a few KB
+    small, big = _frame(rerun_script={"query_string": ""}), b"\x00" * (largest + 1)
+    assert _run_websocket(OperatorOnlyMiddleware, [small, big]) == [small, big]
+    assert parsed == [len(small)]
+    assert st.get_option("server.maxMessageSize") == 64  # a frame past it is refused from its header

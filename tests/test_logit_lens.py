@@ -68,10 +68,12 @@ def test_the_patching_npz_matches_forward_hooks_on_transformers_decoder_layers(w
     captured = []  # each decoder layer's output in the clean run, (1, T, d)
     handles = [layer.register_forward_hook(lambda module, args, output: captured.append(_output(output).clone()))
                for layer in layers]
-    with torch.no_grad():
-        ends = reference(torch.tensor([clean, corrupt])).logits[:, -1]  # (2, V)
-    for handle in handles:
-        handle.remove()
+    try:
+        with torch.no_grad():
+            ends = reference(torch.tensor([clean, corrupt])).logits[:, -1]  # (2, V)
+    finally:  # the reference is the worker's (tests/conftest.py): no hook outlives this test
+        for handle in handles:
+            handle.remove()
     probs, diffs = np.empty((len(layers), length)), np.empty((len(layers), length))
     for index, layer in enumerate(layers):
         def patch(module, args, output, index=index):  # run b takes position b from the clean run
@@ -81,9 +83,11 @@ def test_the_patching_npz_matches_forward_hooks_on_transformers_decoder_layers(w
             return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
 
         handle = layer.register_forward_hook(patch)
-        with torch.no_grad():
-            logits = reference(torch.tensor([corrupt] * length)).logits[:, -1]  # (T, V): one run per position
-        handle.remove()
+        try:
+            with torch.no_grad():
+                logits = reference(torch.tensor([corrupt] * length)).logits[:, -1]  # (T, V): one run per position
+        finally:
+            handle.remove()
         probs[index] = torch.softmax(logits, -1)[:, answer].numpy()
         diffs[index] = (logits[:, answer] - logits[:, wrong]).numpy()
     assert written["patch_residual"].shape == (30, length) and written["patch_residual"].dtype == np.float32

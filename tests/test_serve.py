@@ -22,6 +22,8 @@ import yaml
 from classroom.teacher import ClassTeacher
 from serving.haproxy import (COOKIE_SECRET_ENV, HEALTH_PATH, STICKY_COOKIE, check_config, haproxy_binary,
                              render_config, server_states)
+from serving.seat import SEAT_COOKIE
+from serving.socket_caps import SOCKETS_PER_SEAT
 from serving.streamlit_client import StreamlitClient
 from serving.upload_gate import MAX_UPLOAD_BODY
 from tests.conftest import run_in_own_loop
@@ -68,6 +70,9 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     assert not check_config(path)[0]  # the check really checks
     # A request body over one upload's limit, and an upload without a Content-Length, never reach a replica.
     assert f"gt {MAX_UPLOAD_BODY} }}" in config and "status 411" in config
+    # A seat's websockets across the replicas: tracked by its cookie, refused past the replicas' own caps together.
+    assert f"req.cook({SEAT_COOKIE}) table seat_sockets" in config
+    assert f"sc1_conn_cur(seat_sockets) gt {2 * SOCKETS_PER_SEAT} }}" in config
     assert haproxy_setting(config, "bind") == "127.0.0.1:18080" and "ssl_fc }" in config  # no TLS: plain HTTP
     # serve.py --tls-cert: HTTPS with the PEM, the plain-HTTP port only redirects, HAProxy's cookie is Secure too.
     pem = tmp_path / "tls.pem"

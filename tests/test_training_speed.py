@@ -1,6 +1,8 @@
 """The train page's time estimate comes from a speed measured on this machine, and the schedule has its shape."""
 from dataclasses import replace
 
+import threading
+
 import pytest
 
 from model.data import make_algorithmic
@@ -81,10 +83,11 @@ def test_the_estimate_scales_with_steps_and_evaluations():
 def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
     import ui.train.view as train_view
 
-    probed = []
+    probed, threads = [], []
 
     def fake_probe(config):
         probed.append(config)
+        threads.append(threading.current_thread().name)
         return TrainingSpeed(data_s=1.0, step_s=0.25, eval_s=2.0)
 
     monkeypatch.setattr(train_view, "probe_speed", fake_probe)
@@ -95,6 +98,7 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
         # the page's defaults: 1000 steps, evaluation every 166 steps and at the end -> 1 + 1000 × 0.25 + 7 × 2 = 265 s
         assert "4 min 25 s" in text and "250 ms" in text, text
         assert len(probed) == 1 and probed[0].family == "transformer" and probed[0].model.d_model == 128
+        assert threads == ["analysis-1"]  # in the analysis worker, the browser's turn (issue 53), not the page's
         at.run()
         assert len(probed) == 1  # measured once per process, not on every rerun
     finally:

@@ -16,12 +16,11 @@ from ui.display import presenting, show_chart, words_for
 from model.families import trains_attention, trains_heads
 from model.memory import return_freed_memory
 from ui.models import family_label
-from ui.page_slots import slot_released
 from ui.session import WidgetKey, lab_session
 from ui.specs.common import TRAINING
 from ui.state import MODEL, example_sentences, get_model
 from ui.text import escape_markdown
-from ui.analysis_queue import session_name
+from ui.analysis_queue import KNOWN_HEAVY, heavy, session_name
 from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
 from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
@@ -107,21 +106,23 @@ def measured_speed(family: str, task: str, layers: int, d_model: int,
     """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
     half hour, shared by every session: the estimate is this server's, under its current load. A probe that could
     time no step returns its SpeedProbeError, cached like a speed (so a rerun does not probe again). Called through
-    speed_for_the_form, which gives the page slot back around it."""
+    speed_for_the_form, in the analysis queue."""
     try:
         return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
     except SpeedProbeError as error:  # caught inside: the page draws the refusal
         return error
 
 
-def speed_for_the_form(config: TrainConfig) -> TrainingSpeed | SpeedProbeError:
-    """measured_speed for the form's shape, the page slot given back meanwhile (as an analysis does,
-    ui/analysis_queue.py): the probe runs seconds in a thread of its own, and a class opening the Train page at once
-    has every page but the first wait on the cache's lock for it. Given back around the call, not inside the cached
-    function: a page taking its slot back inside would wait, holding that lock, on a page that holds the slot and
-    waits for the lock (every page body of the replica stalled until the slot's wait ran out)."""
-    with slot_released():
-        return measured_speed(config.family, config.task, *form_shape(config))
+def speed_for_the_form(config: TrainConfig) -> TrainingSpeed | SpeedProbeError | None:
+    """measured_speed for the form's shape, probed by the analysis worker in the browser's turn (ui/analysis_queue.py:
+    one running and one waiting per browser, a newer form replacing its waiting probe, a probe no page waits for
+    stopped), the page off its slot meanwhile; None when it ran past the time limit or another tab replaced it (the
+    page has said so). Issue 53: outside any queue, three sessions changing the form ran 12 probes of 6–36 s in 74 s.
+    The page waits off its slot, not inside the cached function: a page taking its slot back inside would wait,
+    holding that function's lock, on a page that holds the slot and waits for the lock."""
+    shape = form_shape(config)
+    return heavy(("train_speed_probe", config.family, config.task, *shape),
+                 lambda: measured_speed(config.family, config.task, *shape), work=KNOWN_HEAVY)
 
 
 def form_shape(config: TrainConfig) -> tuple[int, int, int]:
@@ -143,6 +144,8 @@ def time_estimate(config: TrainConfig) -> None:
     """Before Start: how long these settings will take here, from the measured speed (never a fixed number)."""
     with st.spinner(tr("train_estimate.measuring")):
         speed = speed_for_the_form(config)
+    if speed is None:  # past the time limit, or replaced by a newer form: the note says which
+        return
     if isinstance(speed, SpeedProbeError):
         st.warning(tr("training_probe.no_estimate", why=tr(f"train.job_{speed.reason}", step=speed.step)))
         return
