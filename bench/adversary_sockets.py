@@ -1,7 +1,13 @@
-"""Idle websockets from one browser, replayed against a local server (issue 53 item 1): one cookie jar opens --sockets
-websockets as fast as it can and sends nothing; then a newcomer opens Home.
+"""Idle websockets from one browser, and large values in a text box, replayed against a local server (issue 53 items 1
+and 3).
 
-    python bench/adversary_sockets.py [--sockets 1100] [--hold 40]
+    python bench/adversary_sockets.py [--sockets 1100] [--hold 40] [--big-values 40] [--value-mib 22]
+
+1. One cookie jar opens --sockets websockets as fast as it can and sends nothing; then a newcomer opens Home.
+2. --big-values sessions each open /attention and send its sentence box a value of --value-mib MiB, every session
+   kept open: the server's RSS before and after, and how many sessions the server closed. Against the lab and against
+   the same lab with Streamlit's own caps (STREAMLIT_SERVER_MAX_WIDGET_STATE_SIZE=25, _MAX_MESSAGE_SIZE=200: what
+   .streamlit/config.toml set before).
 
 Two servers of this checkout, one after the other, each on a free loopback port with its own data folder: `streamlit
 run asgi.py` (the lab as `make run` and serve.py serve it: serving/socket_caps.py in front) and `streamlit run app.py`
@@ -85,9 +91,36 @@ async def still_open(sockets: list) -> int:
     return alive
 
 
-def run_one(script: str, count: int, hold: float) -> dict:
+async def big_values(url: str, sessions: int, mib: int, pid: int) -> dict:
+    """`sessions` sessions, each sending its sentence box `mib` MiB once, all kept open."""
+    value, clients, sent = "x" * (mib * 2**20), [], 0
+    before = rss_mib(pid)
+    peak = before
+    for _ in range(sessions):
+        client = StreamlitClient(url)
+        await client.connect("attention")
+        outcome = await client.rerun(client.open_page_msg("attention"), 120, "attention")
+        if not outcome.ok or client.set_text("sentence", value) is not None:
+            raise RuntimeError(f"the attention page: {outcome.problems}")
+        try:
+            await client.ws.send(client.widget_rerun_msg())
+            sent += 1
+        except Exception:
+            pass
+        await asyncio.sleep(0.5)  # the server reads and keeps (or refuses) it
+        peak = max(peak, rss_mib(pid))
+        clients.append(client)
+    await asyncio.sleep(3)
+    after = rss_mib(pid)
+    closed = sum(1 for client in clients if client.closed)
+    for client in clients:
+        await client.close()
+    return {"sent": sent, "closed": closed, "rss": f"{before:.0f} → {after:.0f} MiB (peak {peak:.0f})"}
+
+
+def run_one(script: str, count: int, hold: float, env_extra: dict | None = None, values: tuple | None = None) -> dict:
     with tempfile.TemporaryDirectory() as data:
-        env = {**os.environ, WARMUP_ENV: "0", "ATTENTION_LAB_DATA": data}
+        env = {**os.environ, WARMUP_ENV: "0", "ATTENTION_LAB_DATA": data, **(env_extra or {})}
         port = free_port()
         folder = ROOT
         if script == "app.py":  # the same app without the gateway: a folder whose asgi.py is absent
@@ -101,6 +134,8 @@ def run_one(script: str, count: int, hold: float) -> dict:
             url = started(process, port, timeout=120)
 
             async def scenario():
+                if values is not None:
+                    return await big_values(url, *values, process.pid)
                 before = rss_mib(process.pid)
                 first = await newcomer(url)  # the server's first page (imports) is not the flood's doing
                 opened, refused, took = await flood(url, count)
@@ -123,6 +158,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sockets", type=int, default=1100)
     parser.add_argument("--hold", type=float, default=FIRST_MESSAGE_SECONDS + 10)
+    parser.add_argument("--big-values", type=int, default=40)
+    parser.add_argument("--value-mib", type=int, default=22)
     args = parser.parse_args()
     print(f"load average at start: {Path('/proc/loadavg').read_text().strip()}")
     print(f"\n{args.sockets} idle websockets from one browser (cap {SOCKETS_PER_SEAT} a seat; a silent one closed "
@@ -134,6 +171,14 @@ def main() -> None:
         row = run_one(script, args.sockets, args.hold)
         print(f"| {row['server']} | {row['accepted']} | {row['refused']} | {row['seconds']:.1f} s | {row['rss']} | "
               f"{row['alive']} | {row['newcomer_before']:.2f} s → {row['newcomer']:.2f} s |")
+    print(f"\n{args.big_values} sessions each sending {args.value_mib} MiB in the sentence box, all kept open:\n")
+    print("| server | sent | sessions the server closed | server RSS |")
+    print("|---|---|---|---|")
+    streamlit_caps = {"STREAMLIT_SERVER_MAX_WIDGET_STATE_SIZE": "25", "STREAMLIT_SERVER_MAX_MESSAGE_SIZE": "200"}
+    for label, extra in (("the lab (2 MB a frame, 64 MB a message)", None),
+                         ("Streamlit's caps (25 MB, 200 MB: the config before)", streamlit_caps)):
+        row = run_one("asgi.py", 0, 0, extra, (args.big_values, args.value_mib))
+        print(f"| {label} | {row['sent']} | {row['closed']} | {row['rss']} |")
     print(f"\nload average at end: {Path('/proc/loadavg').read_text().strip()}")
 
 
