@@ -94,15 +94,18 @@ def test_a_burst_of_answers_makes_the_server_crowded_until_it_ends():
 
 
 def test_the_training_speed_probe_gives_the_page_slot_back(monkeypatch):
-    """The Train page's speed probe runs seconds in its own thread (8 s of data generation on a busy 2-core server):
-    the page that waits for it holds no page slot meanwhile, so every other student's page on the replica goes on."""
+    """The Train page's speed probe runs seconds in its own thread (8 s of data generation on a busy 2-core server),
+    in the analysis queue: the page that waits for it holds no page slot meanwhile, so every other student's page on
+    the replica goes on."""
     from model.training_speed import SpeedProbeError
     from ui.train import view
 
     free_during_probe = []
 
-    def probe(config):
-        taken = page_slots._slots.acquire(blocking=False)  # another page could take a slot now
+    def probe(config):  # seconds, as a real probe: the page is waiting for it by then, off its slot
+        deadline = time.monotonic() + 5
+        while not (taken := page_slots._slots.acquire(blocking=False)) and time.monotonic() < deadline:
+            time.sleep(0.01)  # another page could take a slot now
         if taken:
             page_slots._slots.release()
         free_during_probe.append(taken)

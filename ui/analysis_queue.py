@@ -113,13 +113,14 @@ def size(tokens: int, parameter_count: int) -> float:
 
 
 def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = ANALYSES,
-          work: float = 0.0) -> T | None:
+          work: float = 0.0, inline: bool = True) -> T | None:
     """compute() (a cached analysis), here when it is quick, else by the analysis worker while the page waits off
     its slot, its note in `where`; None, with a message shown there, when it ran past the time limit or another
     tab of the browser replaced it. key names what compute() computes; `work` is its size (size(): tokens ×
     parameters) where the caller knows it: past INLINE_SIZE it is not tried here unless the worker computed it
-    lately (then it is likely cached)."""
-    tried = work <= INLINE_SIZE or queue.finished_lately(key)
+    lately (then it is likely cached). inline=False: never tried here (compute() blocks for seconds outside the
+    models' forwards, where the page's deadline cannot stop it: the Train page's speed probe, in a thread of its own)."""
+    tried = inline and (work <= INLINE_SIZE or queue.finished_lately(key))
     if tried and queue.begin_probe(key):  # not when a worker computes key now: the cache's lock would hold the page
         try:
             with deadline(INLINE_SECONDS):

@@ -20,7 +20,7 @@ from ui.session import WidgetKey, lab_session
 from ui.specs.common import TRAINING
 from ui.state import MODEL, example_sentences, get_model
 from ui.text import escape_markdown
-from ui.analysis_queue import KNOWN_HEAVY, heavy, session_name
+from ui.analysis_queue import heavy, session_name
 from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
 from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
@@ -122,7 +122,7 @@ def speed_for_the_form(config: TrainConfig) -> TrainingSpeed | SpeedProbeError |
     holding that function's lock, on a page that holds the slot and waits for the lock."""
     shape = form_shape(config)
     return heavy(("train_speed_probe", config.family, config.task, *shape),
-                 lambda: measured_speed(config.family, config.task, *shape), work=KNOWN_HEAVY)
+                 lambda: measured_speed(config.family, config.task, *shape), inline=False)
 
 
 def form_shape(config: TrainConfig) -> tuple[int, int, int]:
