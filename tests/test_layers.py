@@ -1,0 +1,91 @@
+"""The layer table: every import of the product runs down it, never up (issue 54). One place says which room is above
+which; an import from a lower room into a higher one fails here by file and line, imports inside functions and under
+`if TYPE_CHECKING:` counted (a circle hides that way: tests/test_import_graph.py). docs/development.md draws it.
+
+Rooms on one floor do not import each other either (classroom and viz know nothing of one another). KNOWN_UPWARD lists
+the upward imports of today that are yet to move, each with where it should go: the list only shrinks (an entry that
+no longer exists fails too, so it is taken off when its import is)."""
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Top to bottom: a room imports only rooms on lower floors (and the libraries).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("app.py", "asgi.py", "serve.py", "app_pages"),  # the entries: what `streamlit run` and serve.py start
+    ("ui",),  # the Streamlit layer: pages' views, the lesson bar, the live class's pages
+    ("serving",),  # the server around Streamlit: the gateway, the seat, the class's version route, HAProxy, warm-up
+    ("classroom", "viz"),  # the class store and lessons; the charts (both Streamlit-free)
+    ("model",),  # the models, their analyses and their references
+    ("i18n",),  # the words
+)
+# (importing file, imported module): upward today, and where each goes (issue 54's floor plan).
+KNOWN_UPWARD = {
+    ("serving/warmup.py", "ui.page_list"): "the page list handed to the warm-up by asgi.py and serve.py",
+    ("serving/result_metrics.py", "ui.result_cache"): "the result cache moves below ui (a runtime room)",
+}
+
+
+def floor(path_or_module: str) -> int | None:
+    """The floor (0 = top) of a file path or a dotted module; None outside the product (a library)."""
+    first = path_or_module.replace("\\", "/").split("/")[0].split(".")[0]
+    for index, rooms in enumerate(LAYERS):
+        if first in rooms or f"{first}.py" in rooms:
+            return index
+    return None
+
+
+def room(path_or_module: str) -> str:
+    return path_or_module.replace("\\", "/").split("/")[0].split(".")[0]
+
+
+def product_files() -> list[Path]:
+    files = [ROOT / name for rooms in LAYERS for name in rooms if name.endswith(".py")]
+    return files + sorted(path for rooms in LAYERS for name in rooms if not name.endswith(".py")
+                          for path in (ROOT / name).rglob("*.py"))
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every absolute import in the file, at module level, in functions and under TYPE_CHECKING."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def wrong_way(files: list[Path], names: list[str] | None = None) -> list[tuple[str, int, str]]:
+    """(file, line, module) of each import from a floor to a higher one, or to another room of its own floor; `names`:
+    where each file stands in the project (default: where it is)."""
+    wrong = []
+    for path, name in zip(files, names or [path.relative_to(ROOT).as_posix() for path in files], strict=True):
+        here = floor(name)
+        for line, module in imports_of(path):
+            there = floor(module)
+            if there is None or here is None or room(module) == room(name):
+                continue
+            if there < here or (there == here and room(module) != room(name)):
+                wrong.append((name, line, module))
+    return wrong
+
+
+def test_the_table_finds_an_upward_import_by_file_and_line(tmp_path):
+    planted = tmp_path / "planted.py"  # as if it were model/planted.py: a function-level import of the page layer
+    planted.write_text("import torch\nfrom model.llama import LlamaModel\ndef f():\n    from ui.display import presenting\n"
+                       "    import viz.attention\n")
+    assert wrong_way([planted], ["model/planted.py"]) == [("model/planted.py", 4, "ui.display"),
+                                                          ("model/planted.py", 5, "viz.attention")]
+    assert wrong_way([planted], ["ui/planted.py"]) == []  # the same imports from the page layer run down
+    assert floor("app_pages/attention.py") == 0 and floor("i18n") == 5 and floor("torch") is None
+
+
+def test_every_import_runs_down_the_layer_table():
+    files = product_files()
+    assert len(files) > 200 and all(floor(path.relative_to(ROOT).as_posix()) is not None for path in files)
+    wrong = wrong_way(files)
+    new = [f"{name}:{line} imports {module}" for name, line, module in wrong if (name, module) not in KNOWN_UPWARD]
+    assert new == [], "imports up the layer table (tests/test_layers.py, docs/development.md):\n" + "\n".join(new)
+    moved = set(KNOWN_UPWARD) - {(name, module) for name, _, module in wrong}
+    assert not moved, f"no longer imported: take them off KNOWN_UPWARD: {sorted(moved)}"
