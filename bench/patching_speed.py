@@ -5,7 +5,8 @@ the same process, interleaved, at --threads torch threads (the analysis worker r
 
 Before (`by_block=True`): each block's runs a batch of their own through every later block (a residual batch of the
 T positions of one block, a head batch of the H heads of one block). Now: the residual runs of one position as one
-batch that grows block by block, the positions before the prompts' first difference not run again; the L × H head
+batch that grows block by block, every position's batch through each block together (one matrix of their rows), the
+positions before the prompts' first difference not run again; the L × H head
 runs as one batch that grows block by block. Pairs: bench/llm.py's 16-token pair (" teacher" → " student" at
 position 1), Wang et al. 2022's 14-token sentence with the two names swapped in its first clause, and the answer
 page's default 11-token pair (ui/specs/llm_answer.py). Each new sweep's cells are checked against the old one's.

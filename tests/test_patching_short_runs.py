@@ -105,3 +105,21 @@ def test_the_sweeps_batched_by_position_give_the_one_block_at_a_time_sweeps_cell
         assert spread > 0.05  # the patches move the answer: not one value in every cell
         for made in calls.values():
             assert made[-1] == (total, total) and [done for done, _ in made] == sorted(done for done, _ in made)
+
+
+@pytest.mark.parametrize("block", [0, 13, 29])
+def test_one_block_on_runs_of_several_lengths_is_that_block_on_each(lab, streams, block):
+    """block_on_suffixes (the rows of every batch one matrix, the attention per batch) gives what blocks_from gives
+    for each batch alone, and with last_only each run's last position of it."""
+    clean, corrupt = streams
+    length = len(clean.ids)
+    suffixes = [clean.hidden[block, t:].expand(runs, -1, -1) + 0.01 * torch.randn(runs, length - t, clean.hidden.shape[-1])
+                for t, runs in ((1, 3), (5, 1), (length - 1, 2))]
+    alone = [lab.blocks_from(block, suffix, prefix=corrupt, stop=block + 1) for suffix in suffixes]
+    together = lab.block_on_suffixes(block, suffixes, corrupt)
+    last = lab.block_on_suffixes(block, suffixes, corrupt, last_only=True)
+    for one, both, only in zip(alone, together, last):
+        assert both.shape == one.shape and only.shape == (one.shape[0], 1, one.shape[-1])
+        # the same sums over other shapes: float32 rounding, in rows whose largest entries reach about 2·10⁴ (a sink)
+        torch.testing.assert_close(both, one, rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(only, one[:, -1:], rtol=1e-5, atol=1e-4)

@@ -136,6 +136,12 @@ class LlamaAdapter(Adapter):
                 return outputs
         return self.network.model.blocks_from(start, hidden, edit_heads=edit, past=past, stop=stop)
 
+    def block_on_suffixes(self, block: int, suffixes: list[torch.Tensor], prefix: ResidualStream,
+                          last_only: bool = False) -> list[torch.Tensor]:
+        """Block `block` on batches of runs over the text's last T_i positions each (LlamaModel.block_on_suffixes),
+        the earlier positions' keys and values prefix.cache's."""
+        return self.network.model.block_on_suffixes(block, suffixes, prefix.cache, last_only)
+
     @torch.no_grad()
     def position_parts(self, text: str, position: int = -1) -> PositionParts:
         """The parts' outputs at one position of the text's first MAX_TOKENS tokens, from one run of the blocks: each

@@ -162,6 +162,14 @@ class ReadsResidualStream(Protocol):
         prefix: a causal model's patch at position t changes nothing before t, so only t … T₀−1 need to run again."""
         ...
 
+    def block_on_suffixes(self, block: int, suffixes: list[torch.Tensor], prefix: ResidualStream,
+                          last_only: bool = False) -> list[torch.Tensor]:
+        """One block on several batches at once, batch i (n_i, T_i, d) the residual entering block `block` at the
+        last T_i positions of prefix's text, the positions before read from prefix (as blocks_from with `prefix` and
+        stop = block + 1, for each batch); with last_only, each run's last position only comes out, (n_i, 1, d).
+        A residual sweep's runs of every patched position go through a block together."""
+        ...
+
     def position_parts(self, text: str, position: int = -1) -> PositionParts:
         """Every part's output at one position of the text (the last by default): the embedding, each head, each
         block's MLP, and that position's attention weights."""

@@ -9,7 +9,9 @@ patched run starts from the corrupted run's residual after block l and runs only
 causal, so a patch at t changes nothing before t: a run (l, t) runs positions t … T−1 only, each block reading the
 earlier positions' keys and values from the corrupted run's residual stream (its KV cache, ResidualStream.cache). The
 L runs of one position read the same earlier keys and values and run the same positions, so they go as one batch that
-grows block by block: run l joins before block l+1 (at most PATCH_ROWS positions and PATCH_KEYS keys at once). A patch
+grows block by block: run l joins before block l+1. The batches of every position go through each block together,
+their rows one matrix for the norms, projections and MLP and only the attention per position (block_on_suffixes;
+at most PATCH_ROWS rows and PATCH_KEYS keys at once), and the last block runs each run's last position only. A patch
 that changes nothing (a position before the prompts' first difference, where both runs hold the same row) is the
 corrupted run, and is not run again.
 
@@ -35,7 +37,9 @@ import torch
 if TYPE_CHECKING:  # only types here: the adapters package imports every family
     from model.adapters.protocols import ReadsResidualStream, ResidualStream
 
-PATCH_ROWS = 2048  # token positions through the blocks at once: runs per batch × the positions each runs
+# Token positions through a block at once (runs × the positions each runs): 4,096 rows make the MLP's (4096, 1536)
+# float32 products 25 MB each, and multiply faster than 2,048 (bench/README.md, the residual sweep).
+PATCH_ROWS = 4096
 # Keys and values read at once: runs per batch × T (a run of the per-head sweep runs one position but reads all T), so
 # that a batch's attention holds tens of MB, not hundreds, on a server a class shares.
 PATCH_KEYS = 16384
@@ -107,79 +111,128 @@ def patched_run(lab: ReadsResidualStream, clean: ResidualStream, corrupt: Residu
     return patched_last_logits(lab, clean, corrupt, layer, [position])[0]
 
 
+def _moves(clean: ResidualStream, corrupt: ResidualStream) -> torch.Tensor:
+    """(L, T) boolean: whether the patch (l, t) puts in a row the corrupted run does not already hold there. A position
+    before the prompts' first difference (both runs have read the same tokens) holds the same row in both: its patch is
+    the corrupted run itself, and is not run again."""
+    return (clean.hidden[1:] != corrupt.hidden[1:]).any(dim=-1)
+
+
 @torch.no_grad()
-def position_patched_last_logits(lab: ReadsResidualStream, clean: ResidualStream, corrupt: ResidualStream,
-                                 position: int, layers: range) -> torch.Tensor:
-    """(n, V) logits at the last position of the n = len(layers) patched runs (l, position), l in `layers`, the same
-    runs patched_last_logits makes, taken by position instead of by block: every run reads the same earlier
-    positions' keys and values (the corrupted run's, positions 0 … position−1) and runs positions position … T−1, so
-    they go as one batch that grows block by block: run l joins before block l+1, from the corrupted run's residual
-    there with its row `position` from the clean run. One call per block, not one per block and patched layer."""
-    blocks, last = corrupt.hidden.shape[0] - 1, corrupt.hidden.shape[1] - 1
-    # A patch that puts the same row in (a position before the prompts' first difference, where both runs have read
-    # the same tokens) is the corrupted run itself: it is not run again.
-    moves = [not torch.equal(clean.hidden[layer + 1, position], corrupt.hidden[layer + 1, position])
-             for layer in layers]
-    runs = corrupt.hidden.new_empty((0, last + 1 - position, corrupt.hidden.shape[-1]))  # (n so far, T − position, d)
-    for block in range(layers.start + 1, blocks):
-        if block - 1 in layers and moves[block - 1 - layers.start]:
-            # run l = block − 1 joins: the corrupted stream's row `block` (what enters block `block`), with block l's
-            # output at `position` from the clean run
-            joining = corrupt.hidden[block, position:].clone()  # (T − position, d)
-            joining[0] = clean.hidden[block, position]
-            runs = torch.cat([runs, joining[None]])
-        if len(runs):
-            runs = lab.blocks_from(block, runs, prefix=corrupt, stop=block + 1)
-    finals = corrupt.hidden[blocks, last].expand(len(layers), -1).clone()  # (n, d): the corrupted run's, where unmoved
-    ran = [index for index, layer in enumerate(layers) if moves[index] and layer < blocks - 1]
-    finals[ran] = runs[:, -1]
-    if blocks - 1 in layers and position == last:  # a patch of the last block's output runs nothing: its row is
-        finals[-1] = clean.hidden[blocks, last]  # the final residual
-    return lab.unembed(finals).float()
+def positions_patched_finals(lab: ReadsResidualStream, clean: ResidualStream, corrupt: ResidualStream,
+                             positions: Sequence[int], ran: Callable[[int], None] | None = None) -> torch.Tensor:
+    """(L, n, d): the final residual at the last position of every run (l, t), l a block, t in `positions` (n of
+    them), the same runs patched_last_logits makes. A run (l, t) reads the corrupted run's keys and values of
+    positions 0 … t−1 and runs positions t … T−1, so the runs of one position go as a batch that grows block by
+    block: run l joins before block l+1, from the corrupted run's residual there with its row t from the clean run.
+    The batches of all the positions go through each block together (block_on_suffixes: their rows as one matrix),
+    the last block running each run's last position only. ran(rows) after each block, with the rows it ran."""
+    blocks, last, width = corrupt.hidden.shape[0] - 1, corrupt.hidden.shape[1] - 1, corrupt.hidden.shape[-1]
+    moves = _moves(clean, corrupt)
+    runs = {t: corrupt.hidden.new_empty((0, last + 1 - t, width)) for t in positions}  # (n_t so far, T − t, d)
+    joined: dict[int, list[int]] = {t: [] for t in positions}  # the blocks l whose runs (l, t) are in runs[t]
+    for block in range(1, blocks):
+        for t in positions:
+            if moves[block - 1, t]:
+                # run (block − 1, t) joins: the corrupted stream's row `block` (what enters block `block`), with
+                # block − 1's output at t from the clean run
+                joining = corrupt.hidden[block, t:].clone()  # (T − t, d)
+                joining[0] = clean.hidden[block, t]
+                runs[t] = torch.cat([runs[t], joining[None]])
+                joined[t].append(block - 1)
+        live = [t for t in positions if len(runs[t])]
+        if live:
+            outputs = lab.block_on_suffixes(block, [runs[t] for t in live], corrupt, last_only=block == blocks - 1)
+            runs.update(zip(live, outputs))
+            if ran is not None:
+                ran(sum(output.shape[0] * output.shape[1] for output in outputs))
+    finals = corrupt.hidden[blocks, last].expand(blocks, len(positions), width).clone()  # the corrupted run's, where
+    for column, t in enumerate(positions):  # a patch moves nothing
+        if joined[t]:
+            finals[joined[t], column] = runs[t][:, -1]
+        if t == last and moves[blocks - 1, t]:  # a patch of the last block's output runs nothing: its row is the
+            finals[blocks - 1, column] = clean.hidden[blocks, last]  # final residual
+    return finals
+
+
+def _position_batches(moves: torch.Tensor) -> list[list[int]]:
+    """The positions whose patches move something, in batches of at most PATCH_ROWS rows through a block and
+    PATCH_KEYS keys read at once (a run of position t runs T − t rows and reads T keys); in order."""
+    blocks, length = moves.shape
+    batches, rows, keys = [[]], 0, 0
+    for t in range(length):
+        runs = int(moves[:blocks - 1, t].sum()) + int(t == length - 1 and moves[-1, t])
+        if not runs:
+            continue
+        if batches[-1] and (rows + runs * (length - t) > PATCH_ROWS or keys + runs * length > PATCH_KEYS):
+            batches.append([])
+            rows = keys = 0
+        batches[-1].append(t)
+        rows, keys = rows + runs * (length - t), keys + runs * length
+    return [batch for batch in batches if batch]
+
+
+def _rows_to_run(moves: torch.Tensor, positions: Sequence[int]) -> int:
+    """The rows positions_patched_finals runs through the blocks for `positions`: before block b, the runs (l, t) with
+    l < b that move something, T − t rows each, one each in the last block."""
+    blocks, length = moves.shape
+    joined = moves[:blocks - 1, list(positions)].long().cumsum(0)  # (L − 1, n): row b − 1, the runs in block b
+    widths = torch.tensor([length - t for t in positions])
+    return int((joined[:-1] * widths).sum() + joined[-1].sum()) if blocks > 1 else 0
 
 
 def residual_patching(lab: ReadsResidualStream, clean: str, corrupt: str, answer: str, wrong: str | None = None,
                       progress: Progress | None = None, by_block: bool = False) -> ResidualPatching:
     """Every (block, position) patch of the corrupted prompt from the clean one: p(answer) at the last position,
-    and logit(answer) − logit(wrong) when a wrong token is given; progress(done, total) after each batch of runs.
-    The runs of one position go as one batch (position_patched_last_logits); `by_block` takes them as the sweep did
-    before, the runs of one block as a batch over every later block (patched_last_logits), the reference the batches
-    by position are tested and benched against (bench/patching_speed.py)."""
+    and logit(answer) − logit(wrong) when a wrong token is given; progress(done, total) as the blocks run (runs done
+    in proportion to the rows run). The runs of every position go through each block together
+    (positions_patched_finals); `by_block` takes them as the sweep did before issue 51, the runs of one block as a
+    batch over every later block (patched_last_logits), the reference the batches by position are tested and benched
+    against (bench/patching_speed.py)."""
     answer_id = single_token(lab, answer)  # refused before any block runs
     wrong_id = None if wrong is None else single_token(lab, wrong, "wrong token")
     clean_stream, corrupt_stream = matched_streams(lab, clean, corrupt)
     rows, length = clean_stream.hidden.shape[:2]
     layers, total = rows - 1, (rows - 1) * length
-    probs = np.empty((layers, length), dtype=np.float32)
-    diffs = np.empty((layers, length), dtype=np.float32)
-    cells = []  # (block rows, position columns) of each batch, in the order they run
-    if by_block:
-        batch = max(1, PATCH_ROWS // length)
-        cells = [(range(layer, layer + 1), range(first, min(length, first + batch)))
-                 for layer in range(layers) for first in range(0, length, batch)]
-    else:
-        for position in range(length):
-            batch = max(1, min(PATCH_ROWS // (length - position), PATCH_KEYS // length))
-            cells += [(range(first, min(layers, first + batch)), range(position, position + 1))
-                      for first in range(0, layers, batch)]
-    done = 0
-    for blocks, positions in cells:
-        if by_block:
-            logits = patched_last_logits(lab, clean_stream, corrupt_stream, blocks.start, positions)  # (n, V)
-        else:
-            logits = position_patched_last_logits(lab, clean_stream, corrupt_stream, positions.start, blocks)
-        shape = (len(blocks), len(positions))
-        cell = (slice(blocks.start, blocks.stop), slice(positions.start, positions.stop))
-        probs[cell] = torch.softmax(logits, -1)[:, answer_id].cpu().numpy().reshape(shape)
-        if wrong_id is not None:
-            diffs[cell] = (logits[:, answer_id] - logits[:, wrong_id]).cpu().numpy().reshape(shape)
-        done += logits.shape[0]
-        if progress is not None:
-            progress(done, total)
     with torch.no_grad():
         ends = lab.unembed(torch.stack([clean_stream.hidden[-1, -1], corrupt_stream.hidden[-1, -1]])).float()
     end_probs = torch.softmax(ends, -1)[:, answer_id].tolist()  # (2,): clean, corrupted
     end_diffs = [None, None] if wrong_id is None else (ends[:, answer_id] - ends[:, wrong_id]).tolist()
+    # a cell whose patch moves nothing is the corrupted run's
+    probs = np.full((layers, length), end_probs[1], dtype=np.float32)
+    diffs = np.full((layers, length), np.nan if wrong_id is None else end_diffs[1], dtype=np.float32)
+
+    def fill(logits: torch.Tensor, cell: tuple[slice, slice], shape: tuple[int, int]) -> None:  # logits (n, V)
+        probs[cell] = torch.softmax(logits, -1)[:, answer_id].cpu().numpy().reshape(shape)
+        if wrong_id is not None:
+            diffs[cell] = (logits[:, answer_id] - logits[:, wrong_id]).cpu().numpy().reshape(shape)
+    if by_block:
+        batch = max(1, PATCH_ROWS // length)
+        for layer in range(layers):
+            for first in range(0, length, batch):
+                positions = range(first, min(length, first + batch))
+                fill(patched_last_logits(lab, clean_stream, corrupt_stream, layer, positions),
+                     (slice(layer, layer + 1), slice(positions.start, positions.stop)), (1, len(positions)))
+                if progress is not None:
+                    progress(layer * length + positions.stop, total)
+    else:
+        moves = _moves(clean_stream, corrupt_stream)
+        batches = _position_batches(moves)
+        work, done = max(1, sum(_rows_to_run(moves, batch) for batch in batches)), 0
+
+        def ran(rows: int) -> None:
+            nonlocal done
+            done += rows
+            if progress is not None:
+                progress(total * done // work, total)
+        for batch in batches:
+            finals = positions_patched_finals(lab, clean_stream, corrupt_stream, batch, ran)  # (L, n, d)
+            for column, position in enumerate(batch):  # one position's L logits at a time: (L, V), not (L, n, V)
+                with torch.no_grad():
+                    logits = lab.unembed(finals[:, column]).float()
+                fill(logits, (slice(None), slice(position, position + 1)), (layers, 1))
+        if progress is not None:
+            progress(total, total)
     return ResidualPatching(clean_stream.tokens, corrupt_stream.tokens, answer_id, wrong_id, probs, end_probs[0],
                             end_probs[1], None if wrong_id is None else diffs, end_diffs[0], end_diffs[1])
 
