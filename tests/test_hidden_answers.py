@@ -14,6 +14,7 @@ from i18n import translate, using_language
 from tests.app_links import assert_healthy, chart_specs, chart_titles, go_to, open_from_link
 from tests.test_class_pages import _texts, _walk
 from ui.lessons.catalogue import lessons
+from ui.lessons.measured import worded
 from ui.lessons.questions import expected_answer, right_answer
 
 # (lesson, language, mode): the intro lesson's model question in both languages and both modes; the LLM lesson's
@@ -43,12 +44,13 @@ def _secret(lesson_id: str, language: str) -> Secret:
     with using_language(language):
         expected = expected_answer(stop)
         line = right_answer(stop.question, expected)
+        measured = worded(expected.measured)  # as the session's screen words it
     if stop.question.kind == "choice":
         options = range(1, len(stop.question.options["en"]) + 1)
         wrong = next(str(o) for o in options if not expected.is_right(str(o)))
     else:
         wrong = f"{float(expected.shown) + 7:g}"
-    return Secret(line, expected.measured, expected.shown, wrong)
+    return Secret(line, measured, expected.shown, wrong)
 
 
 def _leaks(at, secret: Secret, language: str, *, student: bool) -> list[str]:

@@ -89,3 +89,16 @@ def test_every_import_runs_down_the_layer_table():
     assert new == [], "imports up the layer table (tests/test_layers.py, docs/development.md):\n" + "\n".join(new)
     moved = set(KNOWN_UPWARD) - {(name, module) for name, _, module in wrong}
     assert not moved, f"no longer imported: take them off KNOWN_UPWARD: {sorted(moved)}"
+
+
+# Rooms that say nothing in the interface's words: they return values and Phrase (classroom/measures/registry.py), and
+# the page words them in the reader's language (issue 54 item 4).
+WORDLESS = ("classroom", "model", "viz")
+
+
+def test_the_domain_writes_no_interface_text():
+    files = [path for room_name in WORDLESS for path in (ROOT / room_name).rglob("*.py")]
+    assert len(files) > 50
+    found = [f"{path.relative_to(ROOT)}:{line} imports {module}" for path in files for line, module in imports_of(path)
+             if room(module) == "i18n"]
+    assert found == [], "the domain words its own results:\n" + "\n".join(found)

@@ -228,7 +228,7 @@ def test_the_lowest_long_sentence_model_follows_its_option_wherever_it_is_listed
     first = _take("lowest_long_sentence_model", None, {}, {"models": models})
     lowest = models[int(first.shown) - 1]
     again = _take("lowest_long_sentence_model", None, {}, {"models": models[::-1]})
-    assert models[::-1][int(again.shown) - 1] == lowest and "%" in first.measured
+    assert models[::-1][int(again.shown) - 1] == lowest and "%" in dict(first.measured.values)["value"]
 
 
 @covers("position_share", "row_peak", "linking_weight")
@@ -393,7 +393,7 @@ def test_the_answer_lessons_measures_read_what_the_model_functions_compute(llm):
     top, commitment = int(lens.top_ids[-1, -1, 0]), int(lens.commitment[-1])
     view = {"lens_text": text}
     band = _take("lens_commitment_band", llm, view, {"bands": [[1, commitment], [commitment + 1, 10_000]]})
-    assert band.shown == "1" and band.separation == 1.0 and str(commitment) in band.measured
+    assert band.shown == "1" and band.separation == 1.0 and dict(band.measured.values)["layer"] == str(commitment)
     assert math.isclose(_take("lens_top_probability", llm, view), float(lens.top_probs[-1, -1, 0]), rel_tol=1e-6)
     ranks = logit_lens(llm, text, token_id=top).token_ranks  # (L+1, T)
     assert _take("lens_rank_at_layer", llm, view, {"layer": lens.layers}) == 1.0  # the last row's top is itself
@@ -412,7 +412,7 @@ def test_the_answer_lessons_measures_read_what_the_model_functions_compute(llm):
     heads = head_patching(llm, text, corrupt, " Paris").patched_probs  # (L, H)
     layer, head = np.unravel_index(heads.argmax(), heads.shape)
     band = _take("patching_head_band", llm, view, {"bands": [[1, int(layer) + 1], [int(layer) + 2, 10_000]]})
-    assert band.shown == "1" and f"L{layer + 1} H{head + 1}" in band.measured
+    assert band.shown == "1" and dict(band.measured.values)["head"] == f"L{layer + 1} H{head + 1}"
     outside = heads[int(layer) + 1:].max() if layer + 1 < heads.shape[0] else None
     assert outside is None or math.isclose(band.separation, float(heads.max() - outside), rel_tol=1e-5)
 

@@ -160,12 +160,13 @@ MEASURED = [q for q in QUESTIONS if _measured(*q)]
 def test_feedback_states_the_measured_value(lesson_id, stop, language, expected):
     """A right answer that is not the measured value itself ("0.5" where the model gives 0.43, a band holding
     layer 19, a head) is told the value: "Right: 0.5 (measured: 0.43)"."""
+    from ui.lessons.measured import worded
     from ui.lessons.questions import expected_answer, feedback
 
     question = stop.question
     with using_language(language):  # the measured value is written in the reader's language ("19층")
         answer = expected_answer(stop)
-        measured = getattr(answer, "measured", None)
+        measured = worded(answer.measured)
         assert measured, f"{lesson_id} stop {stop.number}: the answer {answer.shown} is measured but states no value"
         given = f"{answer.number + question.tolerance / 2:g}" if question.kind == "number" else answer.shown
         assert answer.is_right(given)

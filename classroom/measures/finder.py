@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from classroom.measures.registry import STOP_MODEL, HeadValues, MeasureError, StopView, measure
-from i18n import tr
+from classroom.measures.registry import STOP_MODEL, HeadValues, MeasureError, Phrase, StopView, measure
 from model.explain.head_finder import default_kind, token_index
 from model.families import LabModel
 from model.sources import as_float32
@@ -20,7 +19,7 @@ def finder_head(lab: LabModel, view: StopView, args: Mapping) -> HeadValues:
     the model's first kind of heads: the finder's first bar."""
     sentence, query, key = (str(view.get(name) or "") for name in FINDER_VIEW)
     if not (sentence and query and key):
-        raise MeasureError(tr("lessons.needs_finder_tokens"))
+        raise MeasureError(Phrase.of("lessons.needs_finder_tokens"))
     analysed = lab.analyse(sentence)
     try:
         maps = analysed.maps[default_kind(analysed, lab.layout)]

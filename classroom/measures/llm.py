@@ -8,10 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from classroom.measures.registry import (BANDS, Expected, MeasureError, StopView, choice, flag, measure, option_of,
+from classroom.measures.registry import (BANDS, Expected, MeasureError, Phrase, StopView, choice, flag, measure, option_of,
                                          second_gap, text, texts, whole)
 from classroom.shared_results import shared
-from i18n import tr
 from model.explain.induction import COPY_PROMPT, InductionResult, induction_analysis_with_weights, top_heads
 from model.explain.sinks import SinkResult, WindowLosses, next_token_losses, sink_analysis, window_losses
 from model.families import LabModel
@@ -89,8 +88,8 @@ def llm_next_token(lab: LabModel, view: StopView, args: Mapping) -> Expected:
     token = lab.token_texts([step.token_id])[0]
     probabilities = {option: float(top.get(option, min(step.top_probs))) for option in options}
     if token not in options:
-        raise MeasureError(tr("lessons.llm_token_not_offered", token=repr(token)))
-    return choice(str(options.index(token) + 1), tr("lessons.measured_probability",
+        raise MeasureError(Phrase.of("lessons.llm_token_not_offered", token=repr(token)))
+    return choice(str(options.index(token) + 1), Phrase.of("lessons.measured_probability",
                                                     probability=f"{probabilities[token]:.2f}"),
                   second_gap(probabilities.values()))
 
@@ -144,7 +143,7 @@ def induction_layer_band(lab: LabModel, view: StopView, args: Mapping) -> Expect
     answer = option_of(bands, layer, str(layer))
     first, last = args["bands"][int(answer) - 1]
     outside = [score for at, score in enumerate(scores, start=1) if not first <= at <= last]
-    return choice(answer, tr("lessons.measured_layer", layer=layer),
+    return choice(answer, Phrase.of("lessons.measured_layer", layer=layer),
                   float(max(scores) - max(outside)) if outside else None)
 
 

@@ -8,10 +8,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from classroom.measures.registry import (BANDS, Expected, MeasureError, StopView, choice, measure,
+from classroom.measures.registry import (BANDS, Expected, MeasureError, Phrase, StopView, choice, measure,
                                          numbers, option_of, whole)
 from classroom.shared_results import shared
-from i18n import tr
 from model.explain.attribution import LogitAttribution, direct_logit_attribution
 from model.explain.logit_lens import logit_lens
 from model.explain.patching import (HeadPatching, Progress, ResidualPatching, head_patching,
@@ -75,7 +74,7 @@ def lens_commitment_band(lab: LabModel, view: StopView, args: Mapping) -> Expect
     layer = int(lens.commitment[-1])  # row l of the lens is the output of block l (row 0: the embeddings)
     bands = [lambda found, band=band: band[0] <= found <= band[1] for band in args["bands"]]
     answer = option_of(bands, layer, str(layer))
-    return choice(answer, tr("lessons.measured_commitment", layer=layer),
+    return choice(answer, Phrase.of("lessons.measured_commitment", layer=layer),
                   float(_band_gap(layer, args["bands"], int(answer))))
 
 
@@ -93,7 +92,7 @@ def lens_rank_at_layer(lab: LabModel, view: StopView, args: Mapping) -> float:
     lens = logit_lens(lab, text, token_id=int(logit_lens(lab, text).top_ids[-1, -1, 0]))  # the model's own token
     layer = int(args["layer"])
     if not 1 <= layer <= lens.layers:
-        raise MeasureError(tr("lessons.no_option_fits", value=str(layer)))
+        raise MeasureError(Phrase.of("lessons.no_option_fits", value=str(layer)))
     return float(lens.token_ranks[layer, -1])
 
 
@@ -109,11 +108,11 @@ def patching_position(lab: LabModel, view: StopView, args: Mapping) -> Expected:
     positions = [int(p) for p in args["option_positions"]]
     first, last = int(args["from_layer"]), int(args["to_layer"])
     if not all(1 <= p <= length for p in positions) or not 1 <= first <= last <= found.patched_probs.shape[0]:
-        raise MeasureError(tr("lessons.no_option_fits", value=f"{positions}, {first}–{last}"))
+        raise MeasureError(Phrase.of("lessons.no_option_fits", value=f"{positions}, {first}–{last}"))
     means = [float(found.patched_probs[first - 1:last, p - 1].mean()) for p in positions]
     best = int(np.argmax(means))
     ordered = sorted(means, reverse=True)
-    return choice(str(best + 1), tr("lessons.measured_patched", token=found.clean_tokens[positions[best] - 1].strip(),
+    return choice(str(best + 1), Phrase.of("lessons.measured_patched", token=found.clean_tokens[positions[best] - 1].strip(),
                                     probability=f"{means[best]:.2f}"), ordered[0] - ordered[1])
 
 
@@ -135,7 +134,7 @@ def patching_head_band(lab: LabModel, view: StopView, args: Mapping) -> Expected
     answer = option_of(bands, layer + 1, str(layer + 1))
     first, last = args["bands"][int(answer) - 1]
     outside = [float(probs[at].max()) for at in range(probs.shape[0]) if not first <= at + 1 <= last]
-    return choice(answer, tr("lessons.measured_head_patched", head=f"L{layer + 1} H{head + 1}",
+    return choice(answer, Phrase.of("lessons.measured_head_patched", head=f"L{layer + 1} H{head + 1}",
                              probability=f"{probs[layer, head]:.2f}"),
                   float(probs.max()) - max(outside) if outside else None)
 
@@ -169,5 +168,5 @@ def largest_logit_part(lab: LabModel, view: StopView, args: Mapping) -> Expected
     largest = [float(parts.heads.max()), float(parts.mlps.max()), float(parts.embedding)]
     best = int(np.argmax(largest))
     ordered = sorted(largest, reverse=True)
-    return choice(str(best + 1), tr("lessons.measured_logit_part", value=f"{largest[best]:.2f}"),
+    return choice(str(best + 1), Phrase.of("lessons.measured_logit_part", value=f"{largest[best]:.2f}"),
                   ordered[0] - ordered[1])

@@ -23,15 +23,34 @@ from typing import Any
 
 import numpy as np
 
-from i18n import tr
-
 ANSWER_KINDS = ("choice", "head", "number", "token")
 STOP_MODEL = "stop"  # a measure of the model the stop shows (its view's "model"), not of one fixed model
 
 
+@dataclass(frozen=True)
+class Phrase:
+    """A sentence for the interface to write: a key of i18n's table and the values it names (texts and numbers as the
+    sentence shows them). Hashable and the same in every language: the page words it in the reader's."""
+    key: str
+    values: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, key: str, **values: object) -> Phrase:
+        return cls(key, tuple(sorted((name, str(value)) for name, value in values.items())))
+
+
+# What a result says in words: a sentence, several (the page joins them), or text that is the same in every language
+# (a number as it is shown).
+Said = Phrase | tuple[Phrase, ...] | str
+
+
 class MeasureError(ValueError):
     """The measure cannot be taken at this stop (shown at the stop, in the reader's language; the page is then shown
-    as usual)."""
+    as usual). reason: the Phrase that says why, or a message of the model's own (its text as it is)."""
+
+    def __init__(self, reason: Phrase | str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -65,7 +84,7 @@ class Expected:
     accepted: frozenset[str] = field(default_factory=frozenset)  # canonical answers counted right
     number: float | None = None  # number questions: the value, right within the tolerance
     tolerance: float = 0.0
-    measured: str | None = None  # the measurement the answer rests on, as the feedback states it ("0.43", "layer 19")
+    measured: Said | None = None  # the measurement the answer rests on, as the feedback states it ("0.43", "layer 19")
     separation: float | None = None  # gap between the accepted answers and the best rejected one (measure's units)
     by_model: bool = True  # read from a model; False: worked out from the question itself (softmax of given scores)
 
@@ -83,7 +102,7 @@ class HeadValues:
     """A head question's measurement: one value per head, and which end is best."""
     values: np.ndarray  # (L, h)
     best_is_low: bool
-    measured: str  # the lessons.measured_* text that states the best head's value
+    measured: str  # the key of the lessons.measured_* sentence that states the best head's value
 
 
 @dataclass(frozen=True)
@@ -289,7 +308,7 @@ def head_name(layer: int, head: int) -> str:
     return f"L{layer + 1} H{head + 1}"
 
 
-def number_answer(shown: str, value: float, asked: Asked, measured: str | None = None,
+def number_answer(shown: str, value: float, asked: Asked, measured: Said | None = None,
                   by_model: bool = True) -> Expected:
     """A number answer; its gap is how far the nearest wrong answer the lesson names (a misconception) lies outside
     the tolerance."""
@@ -309,20 +328,13 @@ def heads_near_best(found: HeadValues, tolerance: float) -> Expected:
     rejected = values[~near]
     separation = None if rejected.size == 0 else float(
         rejected.min() - values[near].max() if low else values[near].min() - rejected.max())
-    measured = tr(found.measured, value=f"{values[layer, head]:.2f}")
+    measured = Phrase.of(found.measured, value=f"{values[layer, head]:.2f}")
     return Expected(head_name(layer, head), accepted, measured=measured, separation=separation)
 
 
 def take(measure: Measure, model: Any, view: StopView, args: Mapping) -> Any:
     """What the measure finds at a stop of this view (module docstring: a question's or a claim's result)."""
     return measure.function(model, view, args)
-
-
-def found_in_words(measure: Measure) -> bool:
-    """Whether what the measure finds holds words of the session's language (an Expected whose feedback states the
-    measured value, built with tr): the kinds as_answer returns as found. A number, a head or a claim's figure is the
-    same in every language, so a cache of it needs no language in its key."""
-    return measure.answers is not None and measure.answers not in ("number", "head")
 
 
 def as_answer(measure: Measure, found: Any, asked: Asked) -> Expected:
@@ -366,10 +378,10 @@ def option_of(sets: list, value, shown: str) -> str:
     canonical text."""
     matches = [i for i, entry in enumerate(sets) if entry(value)]
     if len(matches) != 1:
-        raise MeasureError(tr("lessons.no_option_fits", value=shown))
+        raise MeasureError(Phrase.of("lessons.no_option_fits", value=shown))
     return str(matches[0] + 1)
 
 
-def choice(number: str, measured: str | None, separation: float | None) -> Expected:
+def choice(number: str, measured: Said | None, separation: float | None) -> Expected:
     """A choice answer: one right option."""
     return Expected(number, frozenset({number}), measured=measured, separation=separation)

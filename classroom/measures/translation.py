@@ -10,9 +10,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from classroom.measures.registry import (HEAD, LAYER, LAYER_SETS, OFFSET, STOP_MODEL, Expected, HeadValues,
-                                         MeasureError, StopView, choice, flag, measure, number, option_of,
+                                         MeasureError, Phrase, StopView, choice, flag, measure, number, option_of,
                                          second_gap, text, texts, whole)
-from i18n import tr
 from model import claims
 from model.capabilities import STEPS
 from model.checkpoint import read_sidecar
@@ -29,9 +28,9 @@ def checked_sentence(lab: LabModel, view: StopView) -> str:
     """The stop's sentence, for a model that decodes it step by step; MeasureError saying what is missing."""
     sentence = view.get("sentence")
     if not sentence:
-        raise MeasureError(tr("lessons.needs_sentence"))
+        raise MeasureError(Phrase.of("lessons.needs_sentence"))
     if not lab.can(STEPS):  # no greedy decode to read (an encoder, a transformers model)
-        raise MeasureError(tr("lessons.needs_transformer"))
+        raise MeasureError(Phrase.of("lessons.needs_transformer"))
     return sentence
 
 
@@ -44,13 +43,13 @@ def analysed(lab: LabModel, view: StopView) -> AnalysedInput:
 def _cross(lab: LabModel, view: StopView) -> tuple[DecodeResult, np.ndarray]:
     found = analysed(lab, view)
     if "cross" not in found.maps:  # a model without cross-attention heads
-        raise MeasureError(tr("lessons.needs_transformer"))
+        raise MeasureError(Phrase.of("lessons.needs_transformer"))
     return found.decode, as_float32(found.maps["cross"].weights)  # (L, h, T_q, T_k)
 
 
 def token_index(tokens: list[str], word: str) -> int:
     if word not in tokens:
-        raise MeasureError(tr("lessons.word_missing", word=word, tokens=" ".join(tokens)))
+        raise MeasureError(Phrase.of("lessons.word_missing", word=word, tokens=" ".join(tokens)))
     return tokens.index(word)
 
 
@@ -89,12 +88,12 @@ def alignment_source_token(lab: LabModel, view: StopView, args: Mapping) -> Expe
     """The source token the target's alignment row (a GRU's attention) weighs most."""
     found = analysed(lab, view)
     if "alignment" not in found.maps:
-        raise MeasureError(tr("lessons.needs_alignment"))
+        raise MeasureError(Phrase.of("lessons.needs_alignment"))
     result, alignment = found.decode, found.maps["alignment"].weights[0, 0]  # (T, S): a row per written token
     query = token_index(result.output_tokens, args["target"])
     row = alignment[query]  # the row that writes the target
     token = result.source.tokens[most_attended_key(alignment, query)]
-    return Expected(token, frozenset({token}), measured=tr("lessons.measured_weight", value=f"{row.max():.2f}"),
+    return Expected(token, frozenset({token}), measured=Phrase.of("lessons.measured_weight", value=f"{row.max():.2f}"),
                     separation=second_gap(row))
 
 
@@ -104,7 +103,7 @@ def lowest_long_sentence_model(lab: None, view: StopView, args: Mapping) -> Expe
     models = list(args["models"])
     metrics = {m: _metrics(m)["long_test"]["exact_match"] for m in models}
     lowest = lowest_metric(metrics)
-    return choice(str(models.index(lowest) + 1), tr("lessons.measured_exact_match", value=f"{metrics[lowest]:.0%}"),
+    return choice(str(models.index(lowest) + 1), Phrase.of("lessons.measured_exact_match", value=f"{metrics[lowest]:.0%}"),
                   second_gap([-v for v in metrics.values()]))
 
 
@@ -119,8 +118,8 @@ def aligned_cross_layers(lab: LabModel, view: StopView, args: Mapping) -> Expect
     aligned = frozenset(layer + 1 for layer in range(peaks.shape[0]) if peaks[layer].min() >= at_least)
     sets = [lambda found, layers=frozenset(o): found == layers for o in args["option_layers"]]
     answer = option_of(sets, aligned, ", ".join(map(str, sorted(aligned))) or "-")
-    measured = "; ".join(tr("lessons.measured_peaks", layer=layer + 1, low=f"{peaks[layer].min():.2f}",
-                            high=f"{peaks[layer].max():.2f}") for layer in range(peaks.shape[0]))
+    measured = tuple(Phrase.of("lessons.measured_peaks", layer=layer + 1, low=f"{peaks[layer].min():.2f}",
+                              high=f"{peaks[layer].max():.2f}") for layer in range(peaks.shape[0]))
     return choice(answer, measured, float(abs(peaks - at_least).min()))
 
 

@@ -28,6 +28,7 @@ from ui.errors import lab_fragment
 from ui.lessons.answers_held import held_back_here, page_not_held
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
+from ui.lessons.measured import worded
 from ui.lessons.questions import Expected, QuestionError, answer_shown, expected_answer, right_answer
 from ui.lessons.class_watch import watch_class
 from ui.lessons.live_question import LiveQuestion, live_question, polls_itself, seen_of
@@ -313,7 +314,7 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     try:
         expected: Expected | None = expected_answer(stop)
     except QuestionError as error:
-        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
+        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=worded(error)))
         return True, False
     teacher = teacher_class()
     if teacher and teacher.lesson == lesson.id:  # the teacher projects the page; the question is the class's

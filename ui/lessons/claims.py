@@ -12,7 +12,7 @@ from i18n import current_language, tr
 from i18n.particles import attach_particles
 from model.claims import holds
 from ui.display import presenting
-from ui.lessons.measured import claim_figure
+from ui.lessons.measured import claim_figure, worded
 from ui.lessons.questions import QuestionError
 
 
@@ -30,7 +30,8 @@ def check(stop: Stop) -> list[Measured]:
         try:
             value = claim_figure(stop, claim)
         except (QuestionError, KeyError, ValueError, IndexError, TypeError) as error:
-            checked.append(Measured(claim, None, False, f"{type(error).__name__}: {error}"))
+            reason = worded(error) if isinstance(error, QuestionError) else str(error)
+            checked.append(Measured(claim, None, False, f"{type(error).__name__}: {reason}"))
             continue
         checked.append(Measured(claim, value, holds(value, claim.at_least, claim.at_most)))
     return checked

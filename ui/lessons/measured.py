@@ -4,9 +4,9 @@ result kept in the server-wide store (ui/result_cache.py), so a class at a stop 
 from __future__ import annotations
 
 from classroom.lessons import Claim, Question, Stop
-from classroom.measures import (MEASURES, Asked, Expected, Measure, MeasureError, StopView, as_answer, as_figure,
-                                found_in_words, model_id, take, view_names)
-from i18n import current_language, tr
+from classroom.measures import (MEASURES, Asked, Expected, Measure, MeasureError, Phrase, Said, StopView, as_answer,
+                                as_figure, model_id, take, view_names)
+from i18n import tr
 from model.checkpoint import CheckpointError
 from model.families import LabModel
 from ui.result_cache import memoized
@@ -32,7 +32,7 @@ def stop_model(model_id: str) -> LabModel:
     try:
         return get_model(model_id)
     except (CheckpointError, KeyError) as error:
-        raise MeasureError(tr("lessons.no_model", model=model_id)) from error
+        raise MeasureError(Phrase.of("lessons.no_model", model=model_id)) from error
 
 
 def asked(question: Question) -> Asked:
@@ -55,18 +55,24 @@ def _inputs(measure: Measure, stop: Stop, args: dict) -> tuple[str | None, LabMo
 
 
 @memoized
-def _found(name: str, model: str | None, view: StopView, args: tuple, language: str | None, _lab: LabModel | None,
-           _args: dict):
+def _found(name: str, model: str | None, view: StopView, args: tuple, _lab: LabModel | None, _args: dict):
     """What the measure finds at the stop, once per server: a stop's question and its claims of one measure share
-    it, and the sessions of every language too unless it holds words (`language`: None, or the language of an
-    answer that states its measured value in words, registry.found_in_words)."""
+    it, and the sessions of every language too (what it says in words it says as Phrase, worded on the page)."""
     return take(MEASURES[name], _lab, view, _args)
 
 
-def _found_language(measure: Measure) -> str | None:
-    """The language in _found's key: a Korean session's first click at a stop reads the number an English session
-    measured, and only an answer in words is measured again (its heavy part is shared below it, e.g. a sweep)."""
-    return current_language() if found_in_words(measure) else None
+def worded(said: Said | MeasureError | None) -> str:
+    """What a measure said, in the reader's language: a sentence of the table, several joined, or text as it is (a
+    number, a model's own message); a MeasureError's reason."""
+    if isinstance(said, MeasureError):
+        said = said.reason
+    if said is None:
+        return ""
+    if isinstance(said, Phrase):
+        return tr(said.key, **dict(said.values))
+    if isinstance(said, tuple):
+        return "; ".join(worded(words) for words in said)
+    return str(said)
 
 
 def computed_answer(stop: Stop) -> Expected:
@@ -74,8 +80,7 @@ def computed_answer(stop: Stop) -> Expected:
     question = stop.question
     measure = MEASURES[question.compute]
     needed, lab, view = _inputs(measure, stop, question.args)
-    found = _found(measure.name, needed, view, _frozen(question.args), _found_language(measure), lab,
-                   question.args)
+    found = _found(measure.name, needed, view, _frozen(question.args), lab, question.args)
     return as_answer(measure, found, asked(question))
 
 
@@ -83,5 +88,4 @@ def claim_figure(stop: Stop, claim: Claim) -> float:
     """A claim's figure on the model and view the stop shows."""
     measure = MEASURES[claim.measure]
     needed, lab, view = _inputs(measure, stop, claim.args)
-    return as_figure(measure, _found(measure.name, needed, view, _frozen(claim.args), _found_language(measure),
-                                     lab, claim.args))
+    return as_figure(measure, _found(measure.name, needed, view, _frozen(claim.args), lab, claim.args))

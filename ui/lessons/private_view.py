@@ -14,6 +14,7 @@ import streamlit as st
 from classroom.lessons import Stop, localized
 from i18n import current_language, tr
 from classroom.measures import Expected
+from ui.lessons.measured import worded
 from ui.lessons.questions import answer_label
 from ui.specs.teacher import PRIVATE
 from ui.text import escape_markdown
@@ -53,7 +54,7 @@ def stop_notes(stop: Stop, expected: Expected | None, right_answer: str | None) 
         if right_answer:
             st.markdown(right_answer)
         if expected is not None and expected.measured:
-            st.caption(tr("class_teacher.private_measured", measured=escape_markdown(expected.measured)))
+            st.caption(tr("class_teacher.private_measured", measured=escape_markdown(worded(expected.measured))))
         for wrong, idea in question.misconceptions.items():
             st.markdown(tr("class_teacher.private_misconception", answer=escape_markdown(answer_label(question, wrong)),
                            idea=escape_markdown(localized(idea, language))))

@@ -10,7 +10,7 @@ from classroom.lessons import Question, Stop, localized
 from classroom.measures import Expected, MeasureError, head_name, number_answer
 from classroom.measures.translation import TRANSLATION_VIEW, checked_sentence, token_index
 from i18n import current_language, tr
-from ui.lessons.measured import asked, computed_answer, stop_model, stop_view
+from ui.lessons.measured import asked, computed_answer, stop_model, stop_view, worded
 from ui.state import analyse
 from ui.text import escape_markdown
 
@@ -137,9 +137,10 @@ def feedback(question: Question, given: str | None, expected: Expected | None) -
     if given is None and expected is None:
         return None
     def measured(beside: str) -> str:  # the measured value, unless the line already says it
-        if expected is None or not expected.measured or expected.measured == beside:
+        said = "" if expected is None else worded(expected.measured)
+        if not said or said == beside:
             return ""
-        return tr("lessons.measured", value=escape_markdown(expected.measured))
+        return tr("lessons.measured", value=escape_markdown(said))
 
     if given is None:
         right = answer_label(question, expected.shown)

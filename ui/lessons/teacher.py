@@ -34,6 +34,7 @@ from ui.display import folded_section, presenting
 from ui.errors import lab_fragment
 from ui.lessons.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.measured import worded
 from ui.lessons.questions import QuestionError, answer_label, answer_shown, expected_answer
 from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
@@ -329,7 +330,7 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
         expected = expected_answer(stop)
     except QuestionError as error:
         expected = None
-        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=str(error)))
+        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=worded(error)))
     revealed = qid in session.revealed
     phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
     right_answer = None if expected is None else right_answer_line(stop.question, expected)
