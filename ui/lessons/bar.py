@@ -18,6 +18,7 @@ import streamlit as st
 from classroom.lessons import Lesson, Stop, localized, question_id
 from classroom.errors import ClassStoreError
 from classroom.store import ADMITTED, WAITING, normalise_code, phase_in
+from classroom.measures import Expected, MeasureError
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
 from serving.seat import seat_student
@@ -29,7 +30,7 @@ from ui.lessons.answers_held import held_back_here, page_not_held
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.measured import worded
-from ui.lessons.questions import Expected, QuestionError, answer_shown, expected_answer, right_answer
+from ui.lessons.questions import answer_shown, expected_answer, right_answer
 from ui.lessons.class_watch import watch_class
 from ui.lessons.live_question import LiveQuestion, live_question, polls_itself, seen_of
 from ui.lessons.peer_student import check_questions, class_question, earlier_answers, solo_question
@@ -313,7 +314,7 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     qid = question_id(lesson.id, stop)
     try:
         expected: Expected | None = expected_answer(stop)
-    except QuestionError as error:
+    except MeasureError as error:
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=worded(error)))
         return True, False
     teacher = teacher_class()

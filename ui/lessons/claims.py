@@ -8,12 +8,12 @@ from dataclasses import dataclass
 import streamlit as st
 
 from classroom.lessons import Claim, Stop, localized
+from classroom.measures import MeasureError
 from i18n import current_language, tr
 from i18n.particles import attach_particles
 from model.claims import holds
 from ui.display import presenting
 from ui.lessons.measured import claim_figure, worded
-from ui.lessons.questions import QuestionError
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ def check(stop: Stop) -> list[Measured]:
     for claim in stop.claims:
         try:
             value = claim_figure(stop, claim)
-        except (QuestionError, KeyError, ValueError, IndexError, TypeError) as error:
-            reason = worded(error) if isinstance(error, QuestionError) else str(error)
+        except (MeasureError, KeyError, ValueError, IndexError, TypeError) as error:
+            reason = worded(error) if isinstance(error, MeasureError) else str(error)
             checked.append(Measured(claim, None, False, f"{type(error).__name__}: {reason}"))
             continue
         checked.append(Measured(claim, value, holds(value, claim.at_least, claim.at_most)))

@@ -14,7 +14,6 @@ from ui.lessons.measured import asked, computed_answer, stop_model, stop_view, w
 from ui.state import analyse
 from ui.text import escape_markdown
 
-QuestionError = MeasureError  # the right answer cannot be computed for this stop (shown at the stop)
 
 
 def answer_shown(revealed: bool, private: bool = False) -> bool:
@@ -47,21 +46,21 @@ def expected_answer(stop: Stop) -> Expected:
     if question.compute:
         try:
             return computed_answer(stop)
-        except QuestionError:
+        except MeasureError:
             raise
         except (KeyError, ValueError, TypeError, IndexError) as error:
-            raise QuestionError(f"{question.compute}: {type(error).__name__} {error}") from error
+            raise MeasureError(f"{question.compute}: {type(error).__name__} {error}") from error
     if question.kind == "number":
         try:
             return number_answer(f"{float(question.answer):g}", float(question.answer), asked(question))
         except (TypeError, ValueError) as error:
-            raise QuestionError(tr("lessons.bad_fixed_answer")) from error
+            raise MeasureError(tr("lessons.bad_fixed_answer")) from error
     answer = str(question.answer)
     # A fixed answer the widget cannot offer would hide the page for good: say so at the stop instead.
     if question.kind == "head":
         layers, heads = _shape(stop)
         if answer not in {head_name(layer, head) for layer in range(layers) for head in range(heads)}:
-            raise QuestionError(tr("lessons.no_such_head", answer=answer, layers=layers, heads=heads))
+            raise MeasureError(tr("lessons.no_such_head", answer=answer, layers=layers, heads=heads))
     elif question.kind == "token":
         token_index(_stop_tokens(stop), answer)
     return Expected(answer, frozenset({answer}))
@@ -127,7 +126,7 @@ def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
 def _source_tokens(stop: Stop) -> list[str]:
     try:
         return _stop_tokens(stop)
-    except QuestionError:
+    except MeasureError:
         return []
 
 

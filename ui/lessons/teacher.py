@@ -26,6 +26,7 @@ from classroom.lessons import Lesson, lessons_folder, localized, question_id
 from classroom.store import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, normalise_code
 from classroom.teacher import ClassTeacher
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
+from classroom.measures import MeasureError
 from i18n import current_language, tr
 from ui.train.job import active_trainings, stop_trainings
 from ui.lessons.classroom import (as_teacher, browser_seat, class_lesson, class_store, guess_wait, keep_teacher,
@@ -35,7 +36,7 @@ from ui.errors import lab_fragment
 from ui.lessons.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.measured import worded
-from ui.lessons.questions import QuestionError, answer_label, answer_shown, expected_answer
+from ui.lessons.questions import answer_label, answer_shown, expected_answer
 from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
 from ui.lessons.report import class_report
@@ -328,7 +329,7 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
     results = teacher.results(qid)
     try:
         expected = expected_answer(stop)
-    except QuestionError as error:
+    except MeasureError as error:
         expected = None
         st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=worded(error)))
     revealed = qid in session.revealed
