@@ -9,7 +9,7 @@ default) pay one attribute read per module call.
 
 ui/analysis_queue.py uses it twice: a page first tries an analysis in its own thread for a fraction of a second
 (a cached value, or light work, is done by then), and the process's analysis worker runs the rest under the
-analysis time limit, with the job's stop flag (ui/fair_queue.py stops a job no page waits for any more).
+analysis time limit, with the job's stop flag (runtime/fair_queue.py stops a job no page waits for any more).
 """
 from __future__ import annotations
 

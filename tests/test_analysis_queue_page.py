@@ -90,7 +90,7 @@ def test_a_link_cannot_ask_the_llm_heads_page_for_more_work_than_its_widgets_off
 def test_the_tabs_of_one_browser_are_one_student_in_the_queue_and_cannot_hold_two_workers(monkeypatch):
     from types import SimpleNamespace
 
-    from ui.fair_queue import FairQueue
+    from runtime.fair_queue import FairQueue
 
     def name(seat, session_id):
         monkeypatch.setattr(analysis_queue, "browser_seat", lambda: seat)
@@ -117,7 +117,7 @@ def test_the_tabs_of_one_browser_are_one_student_in_the_queue_and_cannot_hold_tw
 
 
 def test_a_heavy_input_is_never_tried_on_the_pages_turn_unless_the_worker_computed_it_lately():
-    from ui.fair_queue import FairQueue
+    from runtime.fair_queue import FairQueue
 
     queue = FairQueue("test", workers=1, time_limit=30, stop_unwatched=0.1)
     threads: list[str] = []

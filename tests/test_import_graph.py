@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("ui", "model", "viz", "i18n", "classroom", "serving")
+PACKAGES = ("ui", "runtime", "model", "viz", "i18n", "classroom", "serving")
 
 
 def _module_name(path: Path) -> str:

@@ -15,6 +15,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("app.py", "asgi.py", "serve.py", "app_pages"),  # the entries: what `streamlit run` and serve.py start
     ("ui",),  # the Streamlit layer: pages' views, the lesson bar, the live class's pages
     ("serving",),  # the server around Streamlit: the gateway, the seat, the class's version route, HAProxy, warm-up
+    ("runtime",),  # what a replica's sessions share, Streamlit-free: result store, fair queues, page slots, trainings
     ("classroom", "viz"),  # the class store and lessons; the charts (both Streamlit-free)
     ("model",),  # the models, their analyses and their references
     ("i18n",),  # the words
@@ -22,7 +23,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # (importing file, imported module): upward today, and where each goes (issue 54's floor plan).
 KNOWN_UPWARD = {
     ("serving/warmup.py", "ui.page_list"): "the page list handed to the warm-up by asgi.py and serve.py",
-    ("serving/result_metrics.py", "ui.result_cache"): "the result cache moves below ui (a runtime room)",
 }
 
 
@@ -78,7 +78,7 @@ def test_the_table_finds_an_upward_import_by_file_and_line(tmp_path):
     assert wrong_way([planted], ["model/planted.py"]) == [("model/planted.py", 4, "ui.display"),
                                                           ("model/planted.py", 5, "viz.attention")]
     assert wrong_way([planted], ["ui/planted.py"]) == []  # the same imports from the page layer run down
-    assert floor("app_pages/attention.py") == 0 and floor("i18n") == 5 and floor("torch") is None
+    assert floor("app_pages/attention.py") == 0 and floor("i18n") == 6 and floor("torch") is None
 
 
 def test_every_import_runs_down_the_layer_table():

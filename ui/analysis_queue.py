@@ -1,7 +1,7 @@
 """Heavy analyses (seconds of model work: a long text through SmolLM2, head importance, rollout of a long text) run
-in the process's analysis worker, fed by a fair queue of the sessions (ui/fair_queue.py), never on a page's turn.
+in the process's analysis worker, fed by a fair queue of the sessions (runtime/fair_queue.py), never on a page's turn.
 
-Why: a page body holds one of the process's page slots (ui/page_slots.py) while it draws; a 512-token text on the
+Why: a page body holds one of the process's page slots (runtime/page_slots.py) while it draws; a 512-token text on the
 LLM heads page is many seconds of model work, and every other student's page on that replica would wait behind it.
 So a page first tries the analysis in its own thread for INLINE_SECONDS: a cached value, or light work
 (a sentence through a toy model), is done by then and drawn at once. Past that the try stops (model/forward_guard.py)
@@ -10,7 +10,7 @@ draws the result when the worker has it. Each browser (its seat cookie, serving/
 session without one, alone) has at most one analysis running and one waiting (a newer request replaces the waiting
 one), the browsers take turns, and an analysis stops at ANALYSIS_SECONDS with a message that suggests a shorter text or
 a smaller setting. An analysis no page waits for any more (a rerun asked for something else, the tab was closed or
-reloaded) is withdrawn if it waits, and stopped at its model's next forward if it runs (ui/fair_queue.py). An analysis
+reloaded) is withdrawn if it waits, and stopped at its model's next forward if it runs (runtime/fair_queue.py). An analysis
 that reports its progress (report_progress: a patching sweep's runs) is waited for under a progress bar.
 
 A page does not try what is known to be heavy: an input of more than INLINE_SIZE token-parameters (tokens × the
@@ -33,9 +33,9 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from i18n import tr
 from model.forward_guard import TimeLimitExceeded, deadline
-from ui.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
+from runtime.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
 from ui.lessons.classroom import browser_seat
-from ui.page_slots import slot_released
+from runtime.page_slots import slot_released
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ _progress_lock = threading.Lock()
 def report_progress(key: Hashable) -> Callable[[int, int], None]:
     """A progress callback (done, total) for the analysis `key`: the note of every page waiting for it (heavy) is a
     progress bar. Keyed by the analysis, not the page: two sessions asking for the same input share one computation
-    (ui/result_cache.py), and so its progress."""
+    (runtime/result_cache.py), and so its progress."""
     def report(done: int, total: int) -> None:
         with _progress_lock:
             if done < total:

@@ -12,7 +12,7 @@ from model.capabilities import GENERATION, STEPS, TRAINING, TRANSLATION, VOCABUL
 from model.adapters import WordVocabulary
 from model.families import LabModel, SwitchedOff, adapt, entry_family, model_family
 from model.sources import AnalysedInput, compact_maps
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
 from ui.analysis_queue import heavy, size
@@ -82,7 +82,7 @@ def selected_attention_layout(state: Mapping | None = None) -> dict[str, tuple[i
     return get_model(selected_model_id(state)).layout
 
 
-# Every model's analyses, in the replica's one byte-bounded store (ui/result_cache.py): a class's translation
+# Every model's analyses, in the replica's one byte-bounded store (runtime/result_cache.py): a class's translation
 # sentences are a few KiB each, an LLM's 512-token text tens of MB even compacted (model.sources.compact_maps), so
 # a count of entries bounds nothing. The analysis is shared, not copied: views only read it.
 @memoized

@@ -21,7 +21,7 @@ from ui.specs.common import TRAINING
 from ui.state import MODEL, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.analysis_queue import heavy, session_name
-from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
+from runtime.training_jobs import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
 from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
 from viz.attention import attention_heatmap, attention_table
