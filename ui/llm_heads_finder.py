@@ -19,7 +19,8 @@ from model.explain.qk_embedding import QKEmbedding, RotaryPairScores, embed_head
 from model.families import LabModel, ReadsQueriesKeys
 from model.gguf_weights import SMOLLM2_NAME
 from model.sources import AnalysedInput, as_float32
-from ui.analysis_queue import heavy, size
+from runtime.analysis_worker import size
+from ui.analysis_queue import heavy
 from ui.attention.finder import chart_above, second_analysis, show_finder, show_two_texts
 from ui.display import projected_stop, shared_figure, show_chart, words_for
 from ui.page_sections import PageSections

@@ -15,7 +15,8 @@ from model.sources import AnalysedInput, compact_maps
 from runtime.result_cache import memoized
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
-from ui.analysis_queue import heavy, size
+from runtime.analysis_worker import size
+from ui.analysis_queue import heavy
 from ui.text import check_sentence, escape_markdown
 from ui.session import lab_session
 from ui.vocabulary import REAL_ENCODER, unknown_words_notice
@@ -95,7 +96,7 @@ def analyse(model_id: str, sentence: str, _lab: LabModel, switched_off: Switched
 def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
     """The model's analysis of an already checked sentence, from the store (or computed again): None past the time
     limit, with a message. A long text through an LLM is seconds of work: the analysis worker's
-    (ui/analysis_queue.py).
+    (runtime/analysis_worker.py).
 
     What a fragment calls with (model_id, sentence) instead of being handed the analysis: Streamlit keeps a
     fragment's arguments in its session for the fragment's reruns, so an analysis passed to one was held by every
