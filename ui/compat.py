@@ -67,11 +67,6 @@ def data_editor_cell_parser() -> Callable[[str], float | None]:
     return lambda text: _parse_value(text, ColumnDataKind.FLOAT)
 
 
-def fragment_ids(app_test) -> list[str]:
-    """The ids of the fragments an AppTest run registered (AppTest has no public way to name them)."""
-    return list(app_test._fragment_storage._fragments)
-
-
 def build_session_theme_once() -> None:
     """Every script run (a student's class poll too) starts with a new_session message whose theme Streamlit builds
     by walking every config option once per theme section, six walks a run: a tenth of the server's CPU while 10
