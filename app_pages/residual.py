@@ -4,7 +4,7 @@ import streamlit as st
 from i18n import tr
 from model.foundations.residual import gradient_profile
 from ui.display import explanation, page_title, presenting, shared_figure, show_chart, words_for
-from ui.result_cache import cached
+from runtime.result_cache import cached
 from ui.specs.residual import ACTIVATION, DEPTH, LAYER_NORM, SEED
 from ui.widget_spec import knob_columns, secondary_number, spec_radio, spec_slider, spec_toggle
 from viz.residual import gradient_norm_chart, gradient_table, wiring_label

@@ -9,7 +9,7 @@ from model.foundations.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE
 from model.metrics import entropy
 from ui.display import explanation, page_title, presenting, shared_figure, show_chart, words_for
 from ui.page_sections import page_sections
-from ui.result_cache import cached
+from runtime.result_cache import cached
 from ui.specs.softmax_scaling import D_K, SCALE, SEED, V1_FACTOR
 from ui.widget_spec import prepare, secondary_number, spec_select_slider
 from viz.scaling import dot_product_histogram, jacobian_heatmap, saturation_chart, softmax_bars

@@ -37,7 +37,7 @@ WORDS = ("the teacher explained how every word in a sentence looks at the other 
          "the next token while others gather on the first token of the text students asked whether attention "
          "weights explain what a model does or only where it reads river bank money account picnic morning "
          "library window garden mountain question answer number colour music planet history science").split()
-DEFAULT_BUDGET_MB = None  # the app's own default (ui/result_cache.py) unless --budget-mb is given
+DEFAULT_BUDGET_MB = None  # the app's own default (runtime/result_cache.py) unless --budget-mb is given
 
 
 def student_text(seed: int, chars: int = 3500) -> str:
@@ -155,8 +155,8 @@ def _wait_for_warm_up(log: Path, timeout: float = 600.0) -> None:
 def _budget_of(app_dir: Path, budget_mb: float | None) -> str:
     if budget_mb is not None:
         return f"{budget_mb:g}"
-    if (app_dir / "ui" / "result_cache.py").is_file():
-        from ui.result_cache import DEFAULT_BUDGET_MB as default
+    if any((app_dir / room / "result_cache.py").is_file() for room in ("runtime", "ui")):  # ui/: older checkouts
+        from runtime.result_cache import DEFAULT_BUDGET_MB as default
         return f"{default} (default)"
     return "none (st.cache_data max_entries)"
 

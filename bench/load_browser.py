@@ -20,8 +20,8 @@ request that is not to 127.0.0.1 is aborted and counted. Each student, at the sa
 --train-and-close: memory after a session closed mid-training. One browser opens /train, starts the default
 training, waits until it has run --train-steps steps, then closes its tab (the context). The server's RSS and
 thread count (/proc/PID/status) are printed before the training, at its peak, and every second for
---after seconds after the tab closed: the job stops within SESSION_CHECK_EVERY steps (ui/train/job.py), its thread
-ends (one thread fewer), and its memory is returned (model/memory.py: malloc_trim when the job thread ends).
+--after seconds after the tab closed: the job stops within SESSION_CHECK_EVERY steps (runtime/training_jobs.py), its
+thread ends (one thread fewer), and its memory is returned (model/memory.py: malloc_trim when the job thread ends).
 
 Every interaction is timed from the action to the page settling: the expected element visible, then Streamlit's
 status widget gone and no stale element left. It fails on a timeout (--interaction-timeout), an exception element

@@ -49,8 +49,9 @@ BUCKETS = [
     ("numpy", ("/numpy/",)),
     ("pandas", ("/pandas/",)),
     ("app: viz/", (str(ROOT / "viz"),)),
-    ("app: ui/ + app_pages/ + app.py + i18n/", (str(ROOT / "ui"), str(ROOT / "app_pages"), str(ROOT / "app.py"),
-                                               str(ROOT / "i18n"))),
+    ("app: ui/ + runtime/ + app_pages/ + app.py + i18n/", (str(ROOT / "ui"), str(ROOT / "runtime"),
+                                                           str(ROOT / "app_pages"), str(ROOT / "app.py"),
+                                                           str(ROOT / "i18n"))),
     ("app: model/", (str(ROOT / "model"),)),
     ("python stdlib / builtins", ("/lib/python3", "~", "<")),
 ]

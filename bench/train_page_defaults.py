@@ -3,8 +3,8 @@ estimate the page shows before Start.
 
     python bench/train_page_defaults.py [--model transformer] [--task en-fr] [--steps 1000] [--runs 1]
 
-For each run: the page's speed probe (ui/train/job.py::probe_speed, the same one the page caches) gives the
-estimate, then the job runs with the page's settings (ui/train/view.py::form_config) and its wall time (from Start
+For each run: the page's speed probe (runtime/training_jobs.py::probe_speed, the same one the page caches) gives
+the estimate, then the job runs with the page's settings (ui/train/view.py::form_config) and its wall time (from Start
 to the end: data, training, evaluation) is compared with the estimate. Prints steps, estimate, wall seconds,
 training seconds, estimate / actual and the final validation exact match.
 
@@ -29,11 +29,12 @@ import torch  # noqa: E402
 
 from model.training_speed import TrainingSpeed, measure_training_speed  # noqa: E402
 from ui.train.view import DEFAULTS, form_config  # noqa: E402
-from ui.train.job import probe_speed, start_job, wait  # noqa: E402
+from runtime.training_jobs import probe_speed, start_job, wait  # noqa: E402
 
 
 def cpu_probe(config) -> TrainingSpeed:
-    """The page's probe (ui/train/job.py::probe_speed: its own thread, one torch thread) on the thread's CPU clock."""
+    """The page's probe (runtime/training_jobs.py::probe_speed: its own thread, one torch thread) on the thread's CPU
+    clock."""
     measured: list = []
 
     def run() -> None:

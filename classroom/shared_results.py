@@ -1,7 +1,7 @@
 """The one place a lesson's measures keep a heavy result that the page under the stop computes too (a patching sweep:
 seconds to a minute), so that a process computes it once for both.
 
-Pure Python, no Streamlit and no ui/: the app hands in its server-wide, byte-bounded store (ui/result_cache.RESULTS
+Pure Python, no Streamlit and no ui/: the app hands in its server-wide, byte-bounded store (runtime/result_cache.RESULTS
 installs itself here when it is imported), so the measure and the page read one entry under one key; without the
 app (the lesson validator, the tests of classroom/) a small LRU of the process keeps the last few results.
 """
@@ -45,7 +45,7 @@ _store: Store = LocalStore()
 
 
 def use_store(store: Store) -> None:
-    """From now on keep shared results in `store` (the app's: ui/result_cache.RESULTS)."""
+    """From now on keep shared results in `store` (the app's: runtime/result_cache.RESULTS)."""
     global _store
     _store = store
 

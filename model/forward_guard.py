@@ -7,9 +7,9 @@ model, of any family, stops within one module's forward of its deadline, with Ti
 thread that ran it (Stopped when the flag was raised); nothing is cached half-done. Threads without a deadline (the
 default) pay one attribute read per module call.
 
-ui/analysis_queue.py uses it twice: a page first tries an analysis in its own thread for a fraction of a second
+runtime/analysis_worker.py uses it twice: a page first tries an analysis in its own thread for a fraction of a second
 (a cached value, or light work, is done by then), and the process's analysis worker runs the rest under the
-analysis time limit, with the job's stop flag (ui/fair_queue.py stops a job no page waits for any more).
+analysis time limit, with the job's stop flag (runtime/fair_queue.py stops a job no page waits for any more).
 """
 from __future__ import annotations
 

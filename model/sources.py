@@ -127,7 +127,7 @@ class AnalysedInput:
 
 
 # Maps heavier than this (float32 weights and scores of one kind together) are kept in float16: a long text's maps
-# are what a replica's cache holds most of (ui/result_cache.py). float16 keeps 3 significant digits, more than a
+# are what a replica's cache holds most of (runtime/result_cache.py). float16 keeps 3 significant digits, more than a
 # heatmap's colours or its hover (3 decimals) show; views that compute from the maps read them as float32
 # (as_float32). Short inputs, and every reference test's, stay float32.
 COMPACT_ABOVE_BYTES = 32 * 2**20

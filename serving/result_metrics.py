@@ -1,4 +1,4 @@
-"""The app's store of results (ui/result_cache.RESULTS) in `/_stcore/metrics`, beside Streamlit's own caches.
+"""The app's store of results (runtime/result_cache.RESULTS) in `/_stcore/metrics`, beside Streamlit's own caches.
 
 Streamlit counts the lookups of its caches (`cache_lookups_total{cache_type, cache, result="hit"|"miss"}`: a model
 loaded, a lesson file read). The analyses, explanations and figures that a student's input chooses live in the app's
@@ -20,7 +20,7 @@ BYTES = "result_store_bytes"
 
 
 class ResultStoreStats:
-    """A Streamlit StatsProvider over ui.result_cache.RESULTS (imported when first asked: the server starts without
+    """A Streamlit StatsProvider over runtime.result_cache.RESULTS (imported when first asked: the server starts without
     numpy and the app's modules; the scripts' runs import the same module, so both read one store)."""
 
     @property
@@ -28,7 +28,7 @@ class ResultStoreStats:
         return (LOOKUPS, ENTRIES, BYTES)
 
     def get_stats(self, family_names: Sequence[str] | None = None) -> dict[str, list]:
-        from ui.result_cache import RESULTS
+        from runtime.result_cache import RESULTS
 
         found = {
             LOOKUPS: [CounterStat(LOOKUPS, count, {"result": result},

@@ -101,6 +101,12 @@ def trace_array(values) -> np.ndarray:
     return np.asarray(trace_values(values), dtype=float)
 
 
+def fragment_ids(at: AppTest) -> list[str]:
+    """The ids of the fragments the run registered (AppTest has no public way to name them: its fragment storage;
+    tests/test_compat.py fails on a Streamlit that moved it)."""
+    return list(at._fragment_storage._fragments)
+
+
 def csv_chart_keys(at: AppTest) -> list[str]:
     """Keys of the charts (and tables) that offer a CSV download (show_chart's button key is csv_<chart key>)."""
     return [b.proto.id.rsplit("-", 1)[-1].removeprefix("csv_") for b in at.get("download_button")]

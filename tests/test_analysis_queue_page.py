@@ -1,7 +1,7 @@
-"""A heavy analysis on a page (ui/analysis_queue.py): the page says "computing…" (or its place in line) while the
-process's analysis worker computes, gives its page slot back meanwhile, then draws the result; past the time limit
-the student reads why, in her language. Cheap: the attention page's toy translator, with the page's own try cut to
-nothing so that its sentence goes to the worker as a 512-token text through SmolLM2 does."""
+"""A heavy analysis on a page (ui/analysis_queue.py, runtime/analysis_worker.py): the page says "computing…" (or its
+place in line) while the process's analysis worker computes, gives its page slot back meanwhile, then draws the result;
+past the time limit the student reads why, in her language. Cheap: the attention page's toy translator, with the page's
+own try cut to nothing so that its sentence goes to the worker as a 512-token text through SmolLM2 does."""
 import threading
 import time
 
@@ -9,14 +9,15 @@ import pytest
 
 from i18n import translate
 from tests.app_links import open_page
-from ui import analysis_queue, page_slots
+from runtime import analysis_worker, page_slots
+from ui import analysis_queue
 
 
 @pytest.fixture
 def worker_only(monkeypatch):
     """Every analysis not cached goes to the worker; the notes the waiting page drew are recorded (English)."""
-    monkeypatch.setattr(analysis_queue, "INLINE_SECONDS", 0.0)
-    monkeypatch.setattr(analysis_queue, "TICK_SECONDS", 0.05)
+    monkeypatch.setattr(analysis_worker, "INLINE_SECONDS", 0.0)
+    monkeypatch.setattr(analysis_worker, "TICK_SECONDS", 0.05)
     notes: list[str] = []
     real_tr = analysis_queue.tr
 
@@ -37,24 +38,24 @@ def _hold_the_worker() -> tuple[list[float], threading.Event]:
     def other_students_analysis():
         started.set()
         end = time.monotonic() + 60
-        while not analysis_queue.ANALYSES.queued() and time.monotonic() < end:
+        while not analysis_worker.ANALYSES.queued() and time.monotonic() < end:
             time.sleep(0.02)
         time.sleep(0.2)  # the page's note shows its place
         begun = time.monotonic()
         with page_slots.page_slot():
             took.append(time.monotonic() - begun)
 
-    analysis_queue.ANALYSES.submit("another-student", ("test-blocker", time.monotonic()), other_students_analysis)
+    analysis_worker.ANALYSES.submit("another-student", ("test-blocker", time.monotonic()), other_students_analysis)
     return took, started
 
 
 def test_a_heavy_link_shows_its_place_and_computing_then_the_result(worker_only, monkeypatch):
-    queue = analysis_queue.ANALYSES
+    queue = analysis_worker.ANALYSES
     real_submit = queue.submit
 
     def submit_slowly(session, key, work, watch=False):  # a toy's sentence is done within a tick: make it last two
         def work_for_two_ticks():
-            time.sleep(2 * analysis_queue.TICK_SECONDS)
+            time.sleep(2 * analysis_worker.TICK_SECONDS)
             return work()
         return real_submit(session, key, work_for_two_ticks, watch)
     monkeypatch.setattr(queue, "submit", submit_slowly)
@@ -69,7 +70,7 @@ def test_a_heavy_link_shows_its_place_and_computing_then_the_result(worker_only,
 
 
 def test_past_the_time_limit_the_student_is_told_in_her_language(worker_only, monkeypatch):
-    monkeypatch.setattr(analysis_queue.ANALYSES, "time_limit", 0.0)
+    monkeypatch.setattr(analysis_worker.ANALYSES, "time_limit", 0.0)
     at = open_page("attention", {"sentence": f"a dog sees {time.monotonic_ns()} cats .", "lang": "ko"})
     assert [w.value for w in at.warning] == [translate("ko", "analysis_queue.too_slow", seconds="0")]
     assert not at.markdown or not any(m.value.startswith(translate("ko", "attention.translation"))
@@ -88,13 +89,11 @@ def test_a_link_cannot_ask_the_llm_heads_page_for_more_work_than_its_widgets_off
 
 
 def test_the_tabs_of_one_browser_are_one_student_in_the_queue_and_cannot_hold_two_workers(monkeypatch):
-    from types import SimpleNamespace
-
-    from ui.fair_queue import FairQueue
+    from runtime.fair_queue import FairQueue
 
     def name(seat, session_id):
         monkeypatch.setattr(analysis_queue, "browser_seat", lambda: seat)
-        monkeypatch.setattr(analysis_queue, "get_script_run_ctx", lambda: SimpleNamespace(session_id=session_id))
+        monkeypatch.setattr(analysis_queue, "script_session_id", lambda: session_id)
         return analysis_queue.session_name()
 
     seat, other_seat = "a" * 32, "b" * 32
@@ -117,7 +116,7 @@ def test_the_tabs_of_one_browser_are_one_student_in_the_queue_and_cannot_hold_tw
 
 
 def test_a_heavy_input_is_never_tried_on_the_pages_turn_unless_the_worker_computed_it_lately():
-    from ui.fair_queue import FairQueue
+    from runtime.fair_queue import FairQueue
 
     queue = FairQueue("test", workers=1, time_limit=30, stop_unwatched=0.1)
     threads: list[str] = []
@@ -128,12 +127,13 @@ def test_a_heavy_input_is_never_tried_on_the_pages_turn_unless_the_worker_comput
 
     page = threading.current_thread().name
     assert analysis_queue.heavy("light", compute, queue=queue) == "maps"  # a short sentence: on the page's turn
-    heavy_input = 2 * analysis_queue.INLINE_SIZE
+    heavy_input = 2 * analysis_worker.INLINE_SIZE
     assert analysis_queue.heavy("long text", compute, queue=queue, work=heavy_input) == "maps"
     assert threads == [page, "test-1"]  # the long text went to the worker at once, no try on the page's turn
     assert analysis_queue.heavy("long text", compute, queue=queue, work=heavy_input) == "maps"
     assert threads[-1] == page  # computed lately (so likely cached): tried here
     import torch
-    assert analysis_queue.size(3, analysis_queue.parameters(torch.nn.Linear(10, 10))) == 3 * 110  # tokens × parameters
+    ten_to_ten = torch.nn.Linear(10, 10)
+    assert analysis_worker.size(3, analysis_worker.parameters(ten_to_ten)) == 3 * 110  # tokens × parameters
     smollm2_parameters = 134_515_008
-    assert 512 * smollm2_parameters > analysis_queue.INLINE_SIZE > 256 * 800_000  # a paragraph; a toy's longest
+    assert 512 * smollm2_parameters > analysis_worker.INLINE_SIZE > 256 * 800_000  # a paragraph; a toy's longest

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 import i18n
 import ui.display  # its _session_language is the language provider each run installs (ui/run.run_app)
 from i18n import translate
-from tests.app_links import chart_specs, csv_chart_keys, open_from_link, open_page, query_param
+from tests.app_links import chart_specs, csv_chart_keys, fragment_ids, open_from_link, open_page, query_param
 from ui.errors import GUARD_MESSAGE
 from viz.attention import (attention_heatmap, attention_lines, attention_table, head_grid, head_statistics_table,
                            probability_bars)
@@ -221,7 +221,6 @@ def _fragment_reruns(at: AppTest):
     import streamlit.testing.v1.local_script_runner as runner
 
     import ui.sidebar
-    from ui.compat import fragment_ids
 
     fragments = fragment_ids(at)
     assert len(fragments) == 1, fragments

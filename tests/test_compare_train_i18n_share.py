@@ -10,7 +10,7 @@ from i18n import translate
 from model.train import TrainConfig
 from tests.app_links import chart_titles, csv_chart_keys, lab_session_of, open_page, shipped_checkpoint_upload
 from ui.session import LabSession, TrainingState
-from ui.train.job import start_job, wait
+from runtime.training_jobs import start_job, wait
 from viz.presentation import BASE_FONT
 
 

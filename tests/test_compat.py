@@ -1,11 +1,12 @@
-"""One test per wrapper in ui/compat.py: a Streamlit or plotly upgrade that moves an internal fails here, by name."""
+"""One test per wrapper in ui/compat.py, and one for the internal the tests read (tests/app_links.fragment_ids): a
+Streamlit or plotly upgrade that moves an internal fails here, by name."""
 import threading
 
 import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
-from ui.compat import (data_editor_cell_parser, figure_from_own_dict, fragment_ids, in_script_run,
-                       session_alive_check)
+from tests.app_links import fragment_ids
+from ui.compat import data_editor_cell_parser, figure_from_own_dict, in_script_run, session_alive_check
 
 
 def test_in_script_run_is_false_outside_and_true_inside_a_script_run():

@@ -65,7 +65,7 @@ def test_a_training_snapshot_of_it_is_its_causal_map():
     from model.checkpoint import build_model
     from model.config import DecoderOnlyConfig
     from model.data import make_dataset
-    from ui.train.job import _snapshot
+    from runtime.training_jobs import _snapshot
 
     data = make_dataset("en-fr", train_size=100)
     torch.manual_seed(0)

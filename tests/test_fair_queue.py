@@ -1,4 +1,4 @@
-"""ui/fair_queue.py and model/forward_guard.py: one session cannot hold two of the workers, sessions take turns (a
+"""runtime/fair_queue.py and model/forward_guard.py: one session cannot hold two of the workers, sessions take turns (a
 second session is served before the first's second job), a newer request replaces a waiting one, and the time
 limit stops a model's work with the student told (ui/analysis_queue.py)."""
 import threading
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from model.forward_guard import TimeLimitExceeded, deadline
-from ui.fair_queue import CANCELLED, DONE, RUNNING, TOO_SLOW, FairQueue
+from runtime.fair_queue import CANCELLED, DONE, RUNNING, TOO_SLOW, FairQueue
 
 
 def _blocker():

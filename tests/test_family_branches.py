@@ -1,6 +1,6 @@
 """Pages and views ask a model's capabilities, never its family (model/adapters/ is the one place that does).
 
-Outside the adapters, no module of ui/, app_pages/ or viz/ may branch on a model class or a family name: an
+Outside the adapters, no module of ui/, runtime/, app_pages/ or viz/ may branch on a model class or a family name: an
 isinstance() with a class defined in model/, a comparison with a family name (or with a `.family`), or a call of
 the helpers the adapters replaced. Nor on a proxy for the family: whether an analysis's optional part is set
 (`analysed.special is not None` meant "an encoder"), which kinds a decode's `.attention` holds (`"cross" in
@@ -16,7 +16,7 @@ import pytest
 from model.adapters import FAMILY_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("ui", "app_pages", "viz")
+FOLDERS = ("ui", "runtime", "app_pages", "viz")
 # What the adapters replaced: each was a question about the family (is_toy: "is it a LoadedModel?").
 OLD_HELPERS = {"is_toy", "is_encoder_only", "family_of", "analyse_toy", "analyse_encoder", "analyse_model",
                "analyse_encoder_input", "analyse_foreign_input", "analyse_ablated", "runs_in_our_encoder",

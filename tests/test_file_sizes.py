@@ -4,7 +4,7 @@ classroom/store.py (teacher.py, errors.py, records.py, database.py, migrations.p
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("model", "ui", "classroom", "serving", "viz")
+LAYERS = ("model", "ui", "runtime", "classroom", "serving", "viz")
 LIMIT = 400
 
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from model.sources import AnalysedInput
 from tests.app_links import chart_titles, open_page
-from ui.fair_queue import DONE, FairQueue
-from ui.result_cache import RESULTS, nbytes
+from runtime.fair_queue import DONE, FairQueue
+from runtime.result_cache import RESULTS, nbytes
 
 SENTENCE = "the cat sat on the mat"
 

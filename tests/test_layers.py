@@ -4,7 +4,10 @@ which; an import from a lower room into a higher one fails here by file and line
 
 Rooms on one floor do not import each other either (classroom and viz know nothing of one another). KNOWN_UPWARD lists
 the upward imports of today that are yet to move, each with where it should go: the list only shrinks (an entry that
-no longer exists fails too, so it is taken off when its import is)."""
+no longer exists fails too, so it is taken off when its import is).
+
+From runtime/ down, no floor imports Streamlit at all: what only a script run knows (whose turn a job takes, whether
+a session is alive) ui/ hands in, and Streamlit's internals stay in ui/compat.py and serving/."""
 import ast
 from pathlib import Path
 
@@ -15,14 +18,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("app.py", "asgi.py", "serve.py", "app_pages"),  # the entries: what `streamlit run` and serve.py start
     ("ui",),  # the Streamlit layer: pages' views, the lesson bar, the live class's pages
     ("serving",),  # the server around Streamlit: the gateway, the seat, the class's version route, HAProxy, warm-up
+    ("runtime",),  # what a replica's sessions share, Streamlit-free: result store, fair queues, page slots, trainings
     ("classroom", "viz"),  # the class store and lessons; the charts (both Streamlit-free)
     ("model",),  # the models, their analyses and their references
     ("i18n",),  # the words
 )
+STREAMLIT_FREE = LAYERS.index(("runtime",))  # this floor and every one below it
 # (importing file, imported module): upward today, and where each goes (issue 54's floor plan).
 KNOWN_UPWARD = {
     ("serving/warmup.py", "ui.page_list"): "the page list handed to the warm-up by asgi.py and serve.py",
-    ("serving/result_metrics.py", "ui.result_cache"): "the result cache moves below ui (a runtime room)",
 }
 
 
@@ -71,6 +75,17 @@ def wrong_way(files: list[Path], names: list[str] | None = None) -> list[tuple[s
     return wrong
 
 
+def streamlit_imports(files: list[Path], names: list[str] | None = None) -> list[tuple[str, int, str]]:
+    """(file, line, module) of each import of Streamlit (its script layer or its internals) from the Streamlit-free
+    floors; `names` as in wrong_way."""
+    found = []
+    for path, name in zip(files, names or [path.relative_to(ROOT).as_posix() for path in files], strict=True):
+        here = floor(name)
+        if here is not None and here >= STREAMLIT_FREE:
+            found += [(name, line, module) for line, module in imports_of(path) if room(module) == "streamlit"]
+    return found
+
+
 def test_the_table_finds_an_upward_import_by_file_and_line(tmp_path):
     planted = tmp_path / "planted.py"  # as if it were model/planted.py: a function-level import of the page layer
     planted.write_text("import torch\nfrom model.llama import LlamaModel\ndef f():\n    from ui.display import presenting\n"
@@ -78,7 +93,7 @@ def test_the_table_finds_an_upward_import_by_file_and_line(tmp_path):
     assert wrong_way([planted], ["model/planted.py"]) == [("model/planted.py", 4, "ui.display"),
                                                           ("model/planted.py", 5, "viz.attention")]
     assert wrong_way([planted], ["ui/planted.py"]) == []  # the same imports from the page layer run down
-    assert floor("app_pages/attention.py") == 0 and floor("i18n") == 5 and floor("torch") is None
+    assert floor("app_pages/attention.py") == 0 and floor("i18n") == 6 and floor("torch") is None
 
 
 def test_every_import_runs_down_the_layer_table():
@@ -89,6 +104,19 @@ def test_every_import_runs_down_the_layer_table():
     assert new == [], "imports up the layer table (tests/test_layers.py, docs/development.md):\n" + "\n".join(new)
     moved = set(KNOWN_UPWARD) - {(name, module) for name, _, module in wrong}
     assert not moved, f"no longer imported: take them off KNOWN_UPWARD: {sorted(moved)}"
+
+
+def test_the_table_finds_a_streamlit_import_below_serving(tmp_path):
+    planted = tmp_path / "planted.py"  # as if it were runtime/planted.py: the script run's context, read in a function
+    planted.write_text("import threading\ndef f():\n    from streamlit.runtime.scriptrunner import get_script_run_ctx\n")
+    assert streamlit_imports([planted], ["runtime/planted.py"]) == [
+        ("runtime/planted.py", 3, "streamlit.runtime.scriptrunner")]
+    assert streamlit_imports([planted], ["serving/planted.py"]) == []  # serving/ wraps Streamlit's server
+
+
+def test_nothing_from_runtime_down_imports_streamlit():
+    found = [f"{name}:{line} imports {module}" for name, line, module in streamlit_imports(product_files())]
+    assert found == [], "Streamlit below serving/ (tests/test_layers.py, docs/development.md):\n" + "\n".join(found)
 
 
 # Rooms that say nothing in the interface's words: they return values and Phrase (classroom/measures/registry.py), and

@@ -19,7 +19,7 @@ from classroom.measures.registry import measure
 from model.decode import greedy_decode
 
 ROOT = Path(__file__).resolve().parents[1]
-APP_CODE = ("ui", "model", "viz", "classroom", "serving", "app_pages", "bench")
+APP_CODE = ("ui", "runtime", "model", "viz", "classroom", "serving", "app_pages", "bench")
 TRANSLATOR, GRU = "transformer_en-fr", "bahdanau_en-fr"
 SENTENCE = "the small cat eats the red apple"  # the intro lesson's attention stops read it
 SINK_TEXT = "The teacher reads a short story to the class. " * 2  # short: each pass costs seconds on 2 cores

@@ -15,7 +15,7 @@ from tests.app_links import assert_healthy, chart_specs, open_page, query_param,
 from tests.bad_inputs import load_bad_inputs
 from classroom.measures import llm_answer as sweeps
 from model.forward_guard import TimeLimitExceeded
-from ui import analysis_queue
+from runtime import analysis_worker
 from ui.llm.answer import LENS_MAX_TOKENS, PATCH_MAX_TOKENS, RUN_KEY
 from viz.llm_answer import cell_text
 from ui.specs.llm_answer import (ANSWER, CLEAN, CORRUPT, DEFAULT_ANSWER, DEFAULT_CLEAN, DEFAULT_CORRUPT,
@@ -30,7 +30,7 @@ def unhurried_worker(monkeypatch):
     """The analysis worker's time limit lifted: on a shared 2-core test machine the default sweep's 30 × 14 runs may
     pass the seconds a server gives one analysis, and that limit is not what these tests check
     (tests/test_analysis_queue_page.py does)."""
-    monkeypatch.setattr(analysis_queue.ANALYSES, "time_limit", 600.0)
+    monkeypatch.setattr(analysis_worker.ANALYSES, "time_limit", 600.0)
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +264,7 @@ def test_a_sweep_past_the_time_limit_is_tried_again_by_run_only(monkeypatch):
     monkeypatch.setattr(sweeps, "head_patching", timed(head_patching))
     pair = {"clean": "The capital of Peru is", "corrupt": "The capital of Chile is", "answer": " Lima"}
     at = press_run(open_page("llm_answer", pair))
-    too_slow = translate("en", "analysis_queue.too_slow", seconds=f"{analysis_queue.ANALYSES.time_limit:.0f}")
+    too_slow = translate("en", "analysis_queue.too_slow", seconds=f"{analysis_worker.ANALYSES.time_limit:.0f}")
     assert [w.value for w in at.warning].count(too_slow) == 2 and not patched(at) and len(runs) == 2
     at.text_input(key=LENS_TEXT.key).set_value("The capital of Peru is").run()
     assert_healthy(at)

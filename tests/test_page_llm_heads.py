@@ -175,7 +175,7 @@ def test_the_page_and_the_lessons_measures_share_one_induction_and_one_sink_anal
     from ui.lessons import measured
     from ui.lessons.catalogue import lessons
     from ui.llm_heads import induction_view, sink_view
-    from ui.result_cache import RESULTS
+    from runtime.result_cache import RESULTS
 
     RESULTS.drop(lambda key: key[:2] in {("shared", "sink_analysis"), ("shared", "induction_analysis")})
     sink_view.clear()

@@ -1,12 +1,12 @@
-"""ui/page_slots.py: page bodies queue for the process's slots (a class's answer burst draws its charts one after
+"""runtime/page_slots.py: page bodies queue for the process's slots (a class's answer burst draws its charts one after
 the other), the teacher's runs never wait, and `crowded()` tells an answer form to confirm the answer itself."""
 import threading
 import time
 
 import pytest
 
-from ui import page_slots
-from ui.page_slots import PAGE_SLOTS, crowded, page_slot
+from runtime import page_slots
+from runtime.page_slots import PAGE_SLOTS, crowded, page_slot
 
 
 def test_crowded_while_every_slot_is_taken_and_not_after():

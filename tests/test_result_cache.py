@@ -1,4 +1,5 @@
-"""The replica's one byte-bounded result store (ui/result_cache.py) and the compact maps it keeps (issue 36, item 1)."""
+"""The replica's one byte-bounded result store (runtime/result_cache.py) and the compact maps it keeps (issue 36,
+item 1)."""
 from __future__ import annotations
 
 import threading
@@ -8,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from ui import result_cache
-from ui.result_cache import ResultStore, budget_bytes, nbytes
+from runtime import result_cache
+from runtime.result_cache import ResultStore, budget_bytes, nbytes
 
 MiB = 2**20
 

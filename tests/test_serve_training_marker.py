@@ -3,7 +3,7 @@
 from i18n import translate
 from tests.app_links import lab_session_of, open_from_link
 from ui.text import escape_markdown
-from ui.train.job import wait
+from runtime.training_jobs import wait
 
 
 def test_running_training_is_in_the_url_and_a_new_session_reports_it_lost():

@@ -14,7 +14,7 @@ import pytest
 import model.memory
 from model.memory import return_freed_memory
 from model.train import TrainConfig
-from ui.train.job import SESSION_CHECK_EVERY, start_job, wait
+from runtime.training_jobs import SESSION_CHECK_EVERY, start_job, wait
 
 ROOT = Path(__file__).resolve().parents[1]
 # What a closed session may leave behind, as a share of what its training took above `before`: torch/glibc caches and
@@ -69,7 +69,7 @@ MEASURE = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     from model.memory import return_freed_memory
     from model.train import TrainConfig
-    from ui.train.job import start_job, wait
+    from runtime.training_jobs import start_job, wait
 
     def rss():
         status = Path("/proc/self/status").read_text()

@@ -9,7 +9,7 @@ import pytest
 from classroom.measures import MEASURES, Phrase, llm_answer
 from i18n import using_language
 from tests.app_links import open_page
-from ui.result_cache import RESULTS
+from runtime.result_cache import RESULTS
 
 
 def _counting(monkeypatch, module, name: str) -> list:

@@ -1,4 +1,4 @@
-"""The trainings of a replica (ui/train/job.py): one per session, the sessions served in turns with a waiting
+"""The trainings of a replica (runtime/training_jobs.py): one per session, the sessions served in turns with a waiting
 student told her place, a run stopped at its time limit with the model kept, and the teacher who holds a class
 stops them from the Teacher page (all, or the longest)."""
 import time
@@ -8,8 +8,8 @@ import pytest
 from classroom.store import DATABASE_URL_ENV
 from model.train import TrainConfig
 from tests.app_links import assert_healthy, open_from_link
-from ui.train import job as training
-from ui.train.job import active_trainings, start_job, stop_trainings, wait
+from runtime import training_jobs as training
+from runtime.training_jobs import active_trainings, start_job, stop_trainings, wait
 
 LONG = dict(task="reverse", steps=3000, eval_every=0, d_model=32, num_heads=2, d_ff=64, train_size=2000)
 

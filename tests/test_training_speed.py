@@ -9,7 +9,7 @@ from model.data import make_algorithmic
 from model.train import TrainConfig, learning_rate
 from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps, measure_training_speed
 from model.transformer import Transformer
-from ui.train.job import probe_speed
+from runtime.training_jobs import probe_speed
 from tests.app_links import open_page
 
 TINY = dict(task="copy", batch_size=8, num_layers=1, d_model=16, num_heads=2, d_ff=32, eval_size=8, eval_every=10)

@@ -8,7 +8,7 @@ import torch
 from model.checkpoint import CheckpointError
 from model.train import TrainConfig
 from tests.app_links import go_to, lab_session_of, open_page, shipped_checkpoint_upload
-from ui.train.job import start_job, wait
+from runtime.training_jobs import start_job, wait
 
 
 def test_train_page_trains_a_tiny_model_that_appears_in_the_model_choice():

@@ -1,93 +1,22 @@
-"""Heavy analyses (seconds of model work: a long text through SmolLM2, head importance, rollout of a long text) run
-in the process's analysis worker, fed by a fair queue of the sessions (ui/fair_queue.py), never on a page's turn.
-
-Why: a page body holds one of the process's page slots (ui/page_slots.py) while it draws; a 512-token text on the
-LLM heads page is many seconds of model work, and every other student's page on that replica would wait behind it.
-So a page first tries the analysis in its own thread for INLINE_SECONDS: a cached value, or light work
-(a sentence through a toy model), is done by then and drawn at once. Past that the try stops (model/forward_guard.py)
-and the analysis is queued: the page gives its slot back, says "computing…" (or its place in line) and waits, and
-draws the result when the worker has it. Each browser (its seat cookie, serving/seat.py: all its tabs together; a
-session without one, alone) has at most one analysis running and one waiting (a newer request replaces the waiting
-one), the browsers take turns, and an analysis stops at ANALYSIS_SECONDS with a message that suggests a shorter text or
-a smaller setting. An analysis no page waits for any more (a rerun asked for something else, the tab was closed or
-reloaded) is withdrawn if it waits, and stopped at its model's next forward if it runs (ui/fair_queue.py). An analysis
-that reports its progress (report_progress: a patching sweep's runs) is waited for under a progress bar.
-
-A page does not try what is known to be heavy: an input of more than INLINE_SIZE token-parameters (tokens × the
-model's parameters) that the worker has not computed lately goes to the queue at once, so a student's 512-token text
-never holds the page slot that every other page on the replica waits for.
-"""
+"""A page's side of a heavy analysis (runtime/analysis_worker.py runs it): whose turn it takes in the worker's queue
+(the browser's seat), the note the page draws while it waits off its slot (its place in line, "computing…", a progress
+bar) and the message in the student's language when it ran past the time limit or another tab replaced it."""
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
 import time
-import weakref
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 import streamlit as st
-import torch
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from i18n import tr
-from model.forward_guard import TimeLimitExceeded, deadline
-from ui.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
+from runtime.analysis_worker import ANALYSES, progress_of, try_on_the_pages_turn, wait_off_the_slot
+from runtime.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
+from ui.compat import script_session_id
 from ui.lessons.classroom import browser_seat
-from ui.page_slots import slot_released
 
 T = TypeVar("T")
-
-INLINE_SECONDS = 0.3  # tried on the page's own turn first: long enough for a cache hit or a toy model's sentence
-# A student's analysis stops after this many seconds of the worker's time (ATTENTION_LAB_ANALYSIS_SECONDS to change):
-# the longest the pages' own settings ask for (a 512-token text on the LLM heads page) takes a third of it.
-ANALYSIS_SECONDS = float(os.environ.get("ATTENTION_LAB_ANALYSIS_SECONDS", "45"))
-ANALYSIS_WORKERS = 1  # per process: the other cores serve the pages
-TICK_SECONDS = 0.5  # the waiting page's note is redrawn this often; each redraw lets a rerun or a closed tab stop it
-# A running analysis no page has waited for this long stops (a rerun that asks for the same one again within it
-# watches it again): a few ticks, so that a rerun's page has reached its analysis again.
-UNWATCHED_SECONDS = 2.0
-# Not tried on the page's turn: inputs of more tokens × parameters than this. SmolLM2-135M reads ~30 tokens in it (a
-# sink analysis of 30 tokens is three such passes, about the whole try on a 2-core machine); the toy models'
-# (< 1 M parameters) longest sentences and a short sentence through MiniLM stay well under it.
-INLINE_SIZE = 4e9
-# Work that is known to be heavy whatever its input (a patching sweep: hundreds of runs of the model's blocks): never
-# tried on the page's turn, except when the worker computed it lately (then it is most likely cached).
-KNOWN_HEAVY = float("inf")
-
-
-_progress: dict[Hashable, tuple[int, int]] = {}  # analysis key -> (steps done, steps in all), while it runs
-_progress_lock = threading.Lock()
-
-
-def report_progress(key: Hashable) -> Callable[[int, int], None]:
-    """A progress callback (done, total) for the analysis `key`: the note of every page waiting for it (heavy) is a
-    progress bar. Keyed by the analysis, not the page: two sessions asking for the same input share one computation
-    (ui/result_cache.py), and so its progress."""
-    def report(done: int, total: int) -> None:
-        with _progress_lock:
-            if done < total:
-                _progress[key] = (done, total)
-            else:  # the last step: nothing is left to show, and no entry outlives its analysis
-                _progress.pop(key, None)
-    return report
-
-
-def progress_of(key: Hashable) -> tuple[int, int] | None:
-    """(done, total) reported for the analysis `key` since it started; None when it reports none (or has ended)."""
-    with _progress_lock:
-        return _progress.get(key)
-
-
-def _worker_setup() -> None:
-    torch.set_num_threads(1)  # as the pages' threads (ui/models.py): one core for the worker
-
-
-ANALYSES = FairQueue("analysis", workers=ANALYSIS_WORKERS, time_limit=ANALYSIS_SECONDS, thread_setup=_worker_setup,
-                     stop_unwatched=UNWATCHED_SECONDS)
-
-_parameters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its parameter count
 
 
 def session_name() -> str:
@@ -95,21 +24,7 @@ def session_name() -> str:
     seat = browser_seat()
     if seat:
         return "seat:" + hashlib.sha256(seat.encode()).hexdigest()[:16]  # the cookie itself is kept nowhere
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else "no-session"
-
-
-def parameters(model: torch.nn.Module) -> int:
-    """How many parameters `model` has (counted once per model)."""
-    count = _parameters.get(model)
-    if count is None:
-        count = _parameters[model] = sum(p.numel() for p in model.parameters())
-    return count
-
-
-def size(tokens: int, parameter_count: int) -> float:
-    """tokens × parameters: the work of a forward (0 when the model's weights are unknown)."""
-    return float(tokens * parameter_count)
+    return script_session_id() or "no-session"
 
 
 def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = ANALYSES,
@@ -120,22 +35,13 @@ def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = 
     parameters) where the caller knows it: past INLINE_SIZE it is not tried here unless the worker computed it
     lately (then it is likely cached). inline=False: never tried here (compute() blocks for seconds outside the
     models' forwards, where the page's deadline cannot stop it: the Train page's speed probe, in a thread of its own)."""
-    tried = inline and (work <= INLINE_SIZE or queue.finished_lately(key))
-    if tried and queue.begin_probe(key):  # not when a worker computes key now: the cache's lock would hold the page
-        try:
-            with deadline(INLINE_SECONDS):
-                return compute()
-        except TimeLimitExceeded:
-            pass
-        finally:
-            queue.end_probe(key)
+    computed = try_on_the_pages_turn(key, compute, queue, work, inline)
+    if computed is not None:
+        return computed.result
     job = queue.submit(session_name(), key, compute, watch=True)
-    try:
-        _wait(job, queue, where)
-    finally:
-        if job.ended:  # a running job another page still waits for keeps its progress
-            with _progress_lock:
-                _progress.pop(key, None)
+    note = where.empty()
+    wait_off_the_slot(job, queue, lambda: _draw_note(note, job, queue))
+    note.empty()
     if job.state == DONE:
         return job.result
     if job.state == FAILED and job.error is not None:
@@ -147,25 +53,18 @@ def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = 
     return None
 
 
-def _wait(job: Job, queue: FairQueue, where) -> None:
-    note = where.empty()
-    try:
-        with slot_released():
-            while not job.done.wait(TICK_SECONDS):
-                place = queue.place(job)
-                progress = progress_of(job.key)
-                if place:
-                    note.info(tr("analysis_queue.waiting", place=place), icon=":material/hourglass_top:")
-                elif progress is not None and progress[1] > 0:
-                    done, total = progress
-                    seconds = time.monotonic() - (job.started or time.monotonic())
-                    note.progress(min(done / total, 1.0), text=tr("analysis_queue.progress", done=done, total=total,
-                                                                   seconds=f"{seconds:.0f}",
-                                                                   limit=f"{queue.time_limit:.0f}"))
-                else:
-                    seconds = time.monotonic() - (job.started or time.monotonic())
-                    note.info(tr("analysis_queue.computing", seconds=f"{seconds:.0f}",
-                                 limit=f"{queue.time_limit:.0f}"), icon=":material/hourglass_top:")
-    finally:  # a rerun or a closed tab (an exception from note.info) withdraws it, or stops it soon if it runs
-        queue.unwatch(job)
-    note.empty()
+def _draw_note(note, job: Job, queue: FairQueue) -> None:
+    """The waiting page's note: its place in line, else the job's progress bar, else how long it has computed."""
+    place = queue.place(job)
+    progress = progress_of(job.key)
+    if place:
+        note.info(tr("analysis_queue.waiting", place=place), icon=":material/hourglass_top:")
+    elif progress is not None and progress[1] > 0:
+        done, total = progress
+        seconds = time.monotonic() - (job.started or time.monotonic())
+        note.progress(min(done / total, 1.0), text=tr("analysis_queue.progress", done=done, total=total,
+                                                       seconds=f"{seconds:.0f}", limit=f"{queue.time_limit:.0f}"))
+    else:
+        seconds = time.monotonic() - (job.started or time.monotonic())
+        note.info(tr("analysis_queue.computing", seconds=f"{seconds:.0f}", limit=f"{queue.time_limit:.0f}"),
+                  icon=":material/hourglass_top:")

@@ -39,7 +39,8 @@ def session_alive_check() -> Callable[[], bool]:
 def script_session_id() -> str | None:
     """The id of the Streamlit session running this script (the one in its upload URLs), or None outside a run.
 
-    Streamlit has no public session id; the upload route's gate (serving/upload_gate.py) is keyed by it.
+    Streamlit has no public session id; the upload route's gate (serving/upload_gate.py) is keyed by it, and so is the
+    turn of a session without a seat cookie in the workers' queues (ui/analysis_queue.session_name).
     """
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -64,11 +65,6 @@ def data_editor_cell_parser() -> Callable[[str], float | None]:
     from streamlit.elements.widgets.data_editor import ColumnDataKind, _parse_value
 
     return lambda text: _parse_value(text, ColumnDataKind.FLOAT)
-
-
-def fragment_ids(app_test) -> list[str]:
-    """The ids of the fragments an AppTest run registered (AppTest has no public way to name them)."""
-    return list(app_test._fragment_storage._fragments)
 
 
 def build_session_theme_once() -> None:

@@ -19,7 +19,7 @@ from i18n import tr
 from i18n.particles import attach_particles
 from serving.plotly_preload import plotly_chunk
 from ui.compat import figure_from_own_dict, in_script_run
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.encoder import LABEL_FONT, PROJECTED_LABEL_FONT, thin_tick_labels
@@ -221,7 +221,7 @@ SHARED_KEY = "_attention_lab_shared_key"  # a shared figure's (key, language): w
 @memoized
 def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) -> go.Figure:
     """A figure and its words, built once per key and language, the same object for every session (kept in the
-    replica's byte-bounded store, ui/result_cache.py: a 512-token map's figure weighs megabytes).
+    replica's byte-bounded store, runtime/result_cache.py: a 512-token map's figure weighs megabytes).
 
     The figure itself, not a copy: rebuilding a figure from its dict on every run would be the largest part of the
     app's own work in a class. Its hundreds of gc-tracked objects cost nothing per run, since Streamlit does not

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from i18n import DEFAULT_LANGUAGE, strings, tr
-from ui.page_slots import run_ended
+from runtime.page_slots import run_ended
 
 # The guard's English message up to the error's name (tests look for it to fail when the guard fired).
 GUARD_MESSAGE = strings(DEFAULT_LANGUAGE)["errors.guard"].split("{error}")[0].strip()
@@ -22,7 +22,7 @@ _guards = threading.local()  # .depth: how many page guards this thread's run is
 def page_guard():
     """Catch any error of the page (not Streamlit's rerun/stop signals, which are BaseExceptions). The outermost
     guard of a run (run_app's, or a fragment's own rerun's) also ends the run's turn before the class
-    (ui/page_slots.run_ended), however it ends."""
+    (runtime/page_slots.run_ended), however it ends."""
     depth = getattr(_guards, "depth", 0)
     _guards.depth = depth + 1
     try:

@@ -1,11 +1,10 @@
 """The LLM heads page's sections: attention sinks (Xiao et al. 2023) and induction heads (Olsson et al. 2022) in
 SmolLM2-135M-Instruct (model/llama.py), computed by model/explain/sinks.py and induction.py.
 
-Every analysis is cached for the whole server (ui/result_cache.py, keyed by the token ids or the sequence's length and
-seed): a class opening the page costs one computation. One not cached yet is heavy (up to seconds of model work): it
-is computed by the process's analysis worker while the page waits off its turn (ui/analysis_queue.py). The model
-itself is the process's one shared copy
-(load_smollm2), read-only.
+Every analysis is cached for the whole server (runtime/result_cache.py, keyed by the token ids or the sequence's length
+and seed): a class opening the page costs one computation. One not cached yet is heavy (up to seconds of model work): it
+is computed by the process's analysis worker while the page waits off its turn (runtime/analysis_worker.py). The model
+itself is the process's one shared copy (load_smollm2), read-only.
 """
 from __future__ import annotations
 
@@ -20,12 +19,13 @@ from classroom.measures.llm import shared_induction, shared_sinks, shared_window
 from model.explain.induction import COPY_PROMPT, top_heads
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
-from ui.analysis_queue import heavy, parameters, size
+from runtime.analysis_worker import parameters, size
+from ui.analysis_queue import heavy
 from ui.display import chart_first, page_width, presenting, projected_stop, shared_figure, show_chart, words_for
 from ui.specs.llm_heads import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from viz.attention import attention_heatmap, html_escaped, probability_bars
 from viz.llm_heads import attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table, window_loss_bars
 

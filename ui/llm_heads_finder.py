@@ -3,8 +3,8 @@ two texts, ui/attention/finder.py) and a head across many texts (AttentionViz, Y
 RoPE pairs, Su et al. 2021), computed by model/explain/head_finder.py and qk_embedding.py.
 
 Heavy work goes through the analysis queue (ui/analysis_queue.heavy) and the process's byte-bounded result store
-(ui/result_cache.memoized), shared by every session: the fixed texts' queries and keys once per server, then one small
-picture per head; nothing here is kept per session.
+(runtime/result_cache.memoized), shared by every session: the fixed texts' queries and keys once per server, then one
+small picture per head; nothing here is kept per session.
 """
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ from model.explain.qk_embedding import QKEmbedding, RotaryPairScores, embed_head
 from model.families import LabModel, ReadsQueriesKeys
 from model.gguf_weights import SMOLLM2_NAME
 from model.sources import AnalysedInput, as_float32
-from ui.analysis_queue import heavy, size
+from runtime.analysis_worker import size
+from ui.analysis_queue import heavy
 from ui.attention.finder import chart_above, second_analysis, show_finder, show_two_texts
 from ui.display import projected_stop, shared_figure, show_chart, words_for
 from ui.page_sections import PageSections
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.specs.llm_heads import COLOUR_BY, FIND_TEXT, FIND_TEXT_B, QK_COLOUR, QK_HEAD
 from ui.state import analysis_of, checked_input, get_model
 from ui.widget_spec import prepare, spec_segmented

@@ -21,7 +21,8 @@ from ui.text import escape_markdown
 _LOG = logging.getLogger("attention_lab.models")
 
 # Page analyses are tiny forward passes (one sentence): a second intra-op thread does not make them faster,
-# while N students' script threads × 2 OpenMP threads oversubscribe the cores. Trainings set their own thread to 1 as well (ui/train/job.py).
+# while N students' script threads × 2 OpenMP threads oversubscribe the cores. Trainings set their own thread to 1
+# as well (runtime/training_jobs.py).
 PAGE_TORCH_THREADS = 1
 
 

@@ -14,7 +14,7 @@ from ui.specs.positional import D_MODEL, DIMS, LENGTH, OFFSET, POSITION, folded_
 from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown
 from ui.widget_spec import prepare, spec_slider
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from viz.attention import html_escaped
 from viz.positional import (DEFAULT_DIMS, curves_table, dials_and_counter, dials_table, dimension_curves,
                             dimension_name, encoding_heatmap, rotation_check, rotation_matrix_heatmap,

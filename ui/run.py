@@ -18,7 +18,7 @@ from ui.errors import page_guard
 from ui.lessons.bar import lesson_bar, lesson_picker
 from ui.page_list import PLOTLY_PAGES
 from ui.page_menu import navigation_pages, page_menu, page_menu_place
-from ui.page_slots import page_slot
+from runtime.page_slots import page_slot
 from ui.session import lab_session
 from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
@@ -38,7 +38,7 @@ def run_app() -> None:
         follow_page_change(navigation.url_path)  # Back onto the entry a page switch left behind: stepped over
         menu = page_menu_place()
         show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
-        # The body waits for one of the process's page slots (ui/page_slots.py): in a class's answer burst the bar
+        # The body waits for one of the process's page slots (runtime/page_slots.py): in a class's answer burst the bar
         # above, which confirms the answer, is drawn at once, and the charts follow one after the other.
         with page_slot(queued=lab_session().teacher.handle is None):
             render_sidebar()

@@ -24,7 +24,7 @@ import streamlit as st
 if TYPE_CHECKING:
     from model.checkpoint import LoadedModel
     from model.kv_cache import GenerationTrace
-    from ui.train.job import TrainingJob
+    from runtime.training_jobs import TrainingJob
 
 SESSION_KEY = "_lab_session"  # the session object's one key (a leading "_": no widget's, and never a link's)
 

@@ -12,10 +12,11 @@ from model.capabilities import GENERATION, STEPS, TRAINING, TRANSLATION, VOCABUL
 from model.adapters import WordVocabulary
 from model.families import LabModel, SwitchedOff, adapt, entry_family, model_family
 from model.sources import AnalysedInput, compact_maps
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.models import (PRETRAINED_MODELS, family_label, load_model, local_model_entries, models_folder,
                        shipped_model_names)
-from ui.analysis_queue import heavy, size
+from runtime.analysis_worker import size
+from ui.analysis_queue import heavy
 from ui.text import check_sentence, escape_markdown
 from ui.session import lab_session
 from ui.vocabulary import REAL_ENCODER, unknown_words_notice
@@ -82,7 +83,7 @@ def selected_attention_layout(state: Mapping | None = None) -> dict[str, tuple[i
     return get_model(selected_model_id(state)).layout
 
 
-# Every model's analyses, in the replica's one byte-bounded store (ui/result_cache.py): a class's translation
+# Every model's analyses, in the replica's one byte-bounded store (runtime/result_cache.py): a class's translation
 # sentences are a few KiB each, an LLM's 512-token text tens of MB even compacted (model.sources.compact_maps), so
 # a count of entries bounds nothing. The analysis is shared, not copied: views only read it.
 @memoized
@@ -95,7 +96,7 @@ def analyse(model_id: str, sentence: str, _lab: LabModel, switched_off: Switched
 def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
     """The model's analysis of an already checked sentence, from the store (or computed again): None past the time
     limit, with a message. A long text through an LLM is seconds of work: the analysis worker's
-    (ui/analysis_queue.py).
+    (runtime/analysis_worker.py).
 
     What a fragment calls with (model_id, sentence) instead of being handed the analysis: Streamlit keeps a
     fragment's arguments in its session for the fragment's reruns, so an analysis passed to one was held by every

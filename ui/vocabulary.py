@@ -21,7 +21,7 @@ from ui.models import load_model
 from ui.text import escape_markdown
 from ui.session import WidgetKey
 from ui.widget_spec import SENTENCE
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 
 ADD_WORD = WidgetKey("vocab_add")  # the word list's picker: a word picked is added to the sentence
 SEARCH = WidgetKey("vocab_search")  # the word list's search field

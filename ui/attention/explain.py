@@ -27,7 +27,7 @@ from ui.attention.switches import tokens_changed
 from viz.analysis import (encoder_importance_table, gradient_importance_table, importance_table, layers_by_heads,
                           pattern_grid, pruning_curve_chart, survival_bars)
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.session import lab_session
 from viz.attention import attention_heatmap
 

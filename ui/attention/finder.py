@@ -25,7 +25,7 @@ from ui.attention.ids import attention_kind_label
 from ui.attention.maps import head_table
 from ui.attention.specs import HEAD, KIND, LAYER, VIEW
 from ui.display import chart_first, presenting, shared_figure, show_chart, words_for
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.session import WidgetKey
 from ui.state import analysis_of
 from ui.text import check_sentence, escape_markdown

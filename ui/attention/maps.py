@@ -48,7 +48,7 @@ def head_file_name(maps: KindMaps, layer: int, head: int) -> str:
 def weights_table(maps: KindMaps, layer: int, head: int) -> Callable[[], pd.DataFrame]:
     """The builder of the head's CSV: its weights (T_q, T_k) with token-labelled rows and columns. It holds a copy of
     that head only: a CSV button's builder outlives the run in the session, and holding these maps would keep a long
-    text's whole analysis per session after the result store let it go (ui/result_cache.py)."""
+    text's whole analysis per session after the result store let it go (runtime/result_cache.py)."""
     return head_table(maps.weights[layer, head], maps.query_tokens, maps.key_tokens)
 
 

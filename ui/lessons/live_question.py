@@ -29,7 +29,7 @@ from ui.lessons.classroom import class_store
 from ui.lessons.peer_student import class_question
 from ui.lessons.questions import Expected
 from ui.page_sections import section_alone
-from ui.page_slots import live_slot, page_slot
+from runtime.page_slots import live_slot, page_slot
 from ui.session import lab_session
 
 __all__ = ["LiveQuestion", "Scope", "live_question", "poll_scope", "polls_itself", "seen_of"]
@@ -75,7 +75,7 @@ class LiveQuestion:
 def live_question(asked: LiveQuestion) -> None:
     """The student's question as her class's phase for it says, then (revealed, with no page under the bar) the stop's
     chart; and the class poll's line. Rerun by her class watch (the class changed), by her answer, or by "Show the
-    whole page". In line for the process's live-question slots (ui/page_slots.live_slot): at a Reveal a replica's
+    whole page". In line for the process's live-question slots (runtime/page_slots.live_slot): at a Reveal a replica's
     whole class reruns it in the same moment."""
     with live_slot():
         _draw_live_question(asked)
@@ -102,7 +102,7 @@ def revealed_section(stop: Stop) -> None:
     draw = section_alone(stop.page, stop.section)
     if draw is None:
         st.rerun(scope="app")
-    # in line for the process's page slot (ui/page_slots.py): at a Reveal 150 students' fragments per replica reach
+    # in line for the process's page slot (runtime/page_slots.py): at a Reveal 150 students' fragments per replica reach
     # here within a second; drawn one after another at full speed, the charts arrive in turn instead of all at the
     # end of 150 runs sharing the GIL (which also starves the event loop that sends them); right or wrong, above, is
     # not held back

@@ -1,6 +1,6 @@
 """A stop's measures (classroom/measures) as the lesson bar, the teacher's page and the claims take them: the stop's
 view resolved through the widget specs, the model fetched from the server's cache (ui/state.get_model) and each
-result kept in the server-wide store (ui/result_cache.py), so a class at a stop costs one computation."""
+result kept in the server-wide store (runtime/result_cache.py), so a class at a stop costs one computation."""
 from __future__ import annotations
 
 from classroom.lessons import Claim, Question, Stop
@@ -9,7 +9,7 @@ from classroom.measures import (MEASURES, Asked, Expected, Measure, MeasureError
 from i18n import tr
 from model.checkpoint import CheckpointError
 from model.families import LabModel
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.specs import SPECS
 from ui.state import get_model
 

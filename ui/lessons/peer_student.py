@@ -22,7 +22,7 @@ from i18n import tr
 from ui.lessons.classroom import class_store
 from ui.lessons.countdown import student_countdown
 from ui.lessons.refusals import ANSWER, said
-from ui.page_slots import note_answer
+from runtime.page_slots import note_answer
 from ui.errors import lab_fragment
 from ui.lessons.questions import Expected, answer_label, answer_shown, ask, expected_answer, show_answer
 from ui.session import lab_session

@@ -14,7 +14,7 @@ import streamlit as st
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotAdmitted,
                               NotOpenYet, NotTheTeacher, StoreBusy)
 from i18n import tr
-from ui.page_slots import teacher_acts
+from runtime.page_slots import teacher_acts
 
 Messages = Mapping[type[ClassStoreError], str]  # error type -> i18n key (the nearest class in the error's MRO wins)
 
@@ -58,7 +58,7 @@ def said(messages: Messages = ANSWER, **values: Any) -> Iterator[Outcome]:
 
 def teacher_action(action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """A teacher's click (a widget's on_click/on_change): the handle's method, its refusal said on the page. Her run
-    then goes before the students' runs her change causes in this process (ui/page_slots.teacher_acts)."""
+    then goes before the students' runs her change causes in this process (runtime/page_slots.teacher_acts)."""
     teacher_acts()
     with said(TEACHER):
         action(*args, **kwargs)

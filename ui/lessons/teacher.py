@@ -28,7 +28,7 @@ from classroom.teacher import ClassTeacher
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
 from classroom.measures import MeasureError
 from i18n import current_language, tr
-from ui.train.job import active_trainings, stop_trainings
+from runtime.training_jobs import active_trainings, stop_trainings
 from ui.lessons.classroom import (as_teacher, browser_seat, class_lesson, class_store, guess_wait, keep_teacher,
                                   teacher_class, wrong_guess)
 from ui.display import folded_section, presenting
@@ -139,7 +139,7 @@ def _teacher_page() -> None:
 
 def _trainings() -> None:
     """The trainings running or waiting on this replica (the students' Train page), and the teacher's stop: all of
-    them, or the longest (ui/train/job.py). Drawn only for the teacher who holds the class."""
+    them, or the longest (runtime/training_jobs.py). Drawn only for the teacher who holds the class."""
     jobs = active_trainings()
     with st.expander(tr("class_teacher.trainings", count=len(jobs)), icon=":material/model_training:"):
         if not jobs:

@@ -2,12 +2,12 @@
 and activation patching of the residual stream (Meng et al. 2022; Wang et al. 2022) on SmolLM2-135M-Instruct, computed
 by model/explain/logit_lens.py and patching.py on a model with RESIDUAL_STREAM.
 
-Every result is kept for the whole server (ui/result_cache.py, keyed by the model and the inputs), so a class opening
-the page costs one computation, and a sweep never runs twice for the same input (the sweeps are the lesson measures'
-own, classroom/measures/llm_answer.py: a stop's question reads the entry the page draws): while one runs, a second page asking
-for it waits for it (ui/fair_queue.py's job, the store's per-key lock). A sweep is hundreds of runs of the model's
-blocks: it goes to the process's analysis worker at once (ui/analysis_queue.py), and its page waits under a progress
-bar fed by the sweep's progress callback.
+Every result is kept for the whole server (runtime/result_cache.py, keyed by the model and the inputs), so a class
+opening the page costs one computation, and a sweep never runs twice for the same input (the sweeps are the lesson
+measures' own, classroom/measures/llm_answer.py: a stop's question reads the entry the page draws): while one runs, a
+second page asking for it waits for it (runtime/fair_queue.py's job, the store's per-key lock). A sweep is hundreds of
+runs of the model's blocks: it goes to the process's analysis worker at once (runtime/analysis_worker.py), and its page
+waits under a progress bar fed by the sweep's progress callback.
 """
 from __future__ import annotations
 
@@ -25,10 +25,11 @@ from model.explain.logit_lens import LogitLens, logit_lens
 from model.explain.patching import PatchingSweep, ResidualPatching
 from model.families import ResidualModel
 from model.gguf_weights import SMOLLM2_NAME
-from ui.analysis_queue import KNOWN_HEAVY, heavy, report_progress
+from runtime.analysis_worker import KNOWN_HEAVY, report_progress
+from ui.analysis_queue import heavy
 from ui.display import page_width, presenting, shared_figure, show_chart, words_for
 from ui.models import capable_model
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from ui.session import lab_session
 from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown

@@ -2,7 +2,7 @@
 activation patching at the last position (Wang et al. 2022) and direct logit attribution (Elhage et al. 2021), computed
 by model/explain/patching.head_patching and model/explain/attribution.py on a model with RESIDUAL_STREAM.
 
-Cached for the whole server per input (ui/result_cache.py, through the lesson measures' own sweeps,
+Cached for the whole server per input (runtime/result_cache.py, through the lesson measures' own sweeps,
 classroom/measures/llm_answer.py, so a stop's question and the page share one computation); the head sweep (L × H runs) goes to the analysis worker at
 once and its page waits under a progress bar, as the residual sweep does (ui/llm/answer.py).
 """

@@ -17,7 +17,7 @@ from ui.models import capable_model
 from ui.session import WidgetKey, lab_session, widget_values
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_slider, spec_toggle
-from ui.result_cache import memoized
+from runtime.result_cache import memoized
 from viz.llm import attention_row_chart, cache_layers_chart, kv_groups_chart, next_token_chart, work_per_step_chart
 
 LLM_ID = SMOLLM2_NAME  # the page's model: an LLM with GENERATION (model/adapters/llama.py)

@@ -13,7 +13,7 @@ from ui.widget_spec import SENTENCE, WidgetSpec, boolean
 # this view": it belongs to this tab): a session that starts with it but has no such job (its server process died
 # and serve.py's HAProxy moved the student to another replica, or the tab was reloaded) says the training is lost.
 TRAINING_IN_URL = "training_in_url"
-_TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # ui.train.job.start_job's model ids
+_TRAINING_ID = re.compile(r"my-[A-Za-z0-9_-]{1,80}")  # runtime.training_jobs.start_job's model ids
 
 
 def training_id(text: str) -> str:

@@ -21,7 +21,7 @@ from ui.specs.common import TRAINING
 from ui.state import MODEL, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.analysis_queue import heavy, session_name
-from ui.train.job import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
+from runtime.training_jobs import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
 from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
 from viz.attention import attention_heatmap, attention_table
@@ -116,10 +116,10 @@ def measured_speed(family: str, task: str, layers: int, d_model: int,
 def speed_for_the_form(config: TrainConfig) -> TrainingSpeed | SpeedProbeError | None:
     """measured_speed for the form's shape, probed by the analysis worker in the browser's turn (ui/analysis_queue.py:
     one running and one waiting per browser, a newer form replacing its waiting probe, a probe no page waits for
-    stopped), the page off its slot meanwhile; None when it ran past the time limit or another tab replaced it (the
-    page has said so). Issue 53: outside any queue, three sessions changing the form ran 12 probes of 6–36 s in 74 s.
-    The page waits off its slot, not inside the cached function: a page taking its slot back inside would wait,
-    holding that function's lock, on a page that holds the slot and waits for the lock."""
+    stopped), the page off its slot meanwhile; None when it ran past the time limit or another tab replaced it (the page
+    has said so). Issue 53: outside any queue, three sessions changing the form ran 12 probes of 6–36 s in 74 s. The
+    page waits off its slot, not inside the cached function: a page taking its slot back inside would wait, holding that
+    function's lock, on a page that holds the slot and waits for the lock."""
     shape = form_shape(config)
     return heavy(("train_speed_probe", config.family, config.task, *shape),
                  lambda: measured_speed(config.family, config.task, *shape), inline=False)

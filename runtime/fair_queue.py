@@ -1,6 +1,6 @@
 """A fair queue of long jobs in one server process: at most one job per session running, at most one waiting (a new
 one replaces it), and the sessions served in turn, the one served longest ago first. Pure Python, no Streamlit:
-ui/analysis_queue.py feeds it the heavy analyses of the pages, ui/train/job.py the trainings.
+runtime/analysis_worker.py feeds it the heavy analyses of the pages, runtime/training_jobs.py the trainings.
 
 Why turns and not arrival order: a student reloading a heavy link submits her next job while the first runs; in
 arrival order she would queue ahead of everyone who came after her first job, and keep the workers for herself.

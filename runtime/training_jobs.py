@@ -1,6 +1,6 @@
 """Training in the browser: one background job per session, bounded server-wide, stoppable.
 
-The trainings of a process wait in a fair queue (ui/fair_queue.py): at most MAX_CONCURRENT_TRAININGS run at once,
+The trainings of a process wait in a fair queue (runtime/fair_queue.py): at most MAX_CONCURRENT_TRAININGS run at once,
 one per session, the sessions served in turns and a waiting student told her place; each run stops at
 TRAINING_SECONDS (the model so far is kept), and the teacher can stop every training of the replica, or the longest
 (stop_trainings, from the Teacher page).
@@ -29,7 +29,7 @@ from model.families import adapt, trains_attention
 from model.sources import between_sequences
 from model.train import StepInfo, TrainConfig, TrainResult, make_training_data, train
 from model.training_speed import TrainingSpeed, measure_training_speed
-from ui.fair_queue import FairQueue, Job
+from runtime.fair_queue import FairQueue, Job
 
 # At most this many trainings run at once on the server; each uses one torch thread, so forward passes of
 # other students still find a free core.
@@ -121,7 +121,7 @@ def _snapshot(model, data: Dataset, task: str, example: str, step: int, family: 
 def start_job(config: TrainConfig, example: str, data: Dataset | None = None,
               session_alive: Callable[[], bool] = lambda: True, session: str = "") -> TrainingJob:
     """Queue the training for the process's training workers; returns at once. A session has one training at a
-    time: a run of hers still waiting is replaced, a running one runs first (ui/fair_queue.py).
+    time: a run of hers still waiting is replaced, a running one runs first (runtime/fair_queue.py).
 
     session_alive is polled every few steps: when the student's browser session is gone, training stops, so
     the thread ends and the model is freed with the session instead of running on for nobody.
