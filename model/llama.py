@@ -291,43 +291,6 @@ class LlamaModel(nn.Module):
                 each(hidden, attn, present)
         return hidden
 
-    @torch.no_grad()
-    def block_on_suffixes(self, index: int, suffixes: list[torch.Tensor], past: KVCache,
-                          last_only: bool = False) -> list[torch.Tensor]:
-        """Block `index` on several batches of runs at once, batch i (n_i, T_i, d) the residual entering it at the
-        text's last T_i positions, T₀ − T_i … T₀ − 1, past (a batch of one's KVCache over all T₀ positions) holding
-        the keys and values of the positions before them: what blocks_from(index, batch, past=…, stop=index + 1)
-        gives for each batch, with the row-wise parts (the norms, W_qkv, W_o, the MLP) on every row of every batch
-        as one matrix and only the attention per batch. Activation patching's runs of different positions have
-        different lengths; one matrix of all their rows multiplies faster than one per position.
-        last_only: each run's last position only comes out, (n_i, 1, d), its keys and values still computed for
-        every position (the last block of a sweep that reads the last position)."""
-        layer, attention = self.layers[index], self.layers[index].self_attn
-        known = past.keys[index].size(2)  # T₀
-        rows = torch.cat([suffix.reshape(-1, suffix.size(-1)) for suffix in suffixes])  # (Σ n_i T_i, d)
-        qkv = F.linear(layer.attention_norm(rows), attention.w_qkv.weight)  # (Σ n_i T_i, (h + 2 h_kv) d_k)
-        heads, kept = [], []
-        for suffix, part in zip(suffixes, qkv.split([suffix.size(0) * suffix.size(1) for suffix in suffixes])):
-            runs, length = suffix.shape[:2]
-            start = known - length
-            q, k, v = (piece.view(runs, length, -1, attention.d_k).transpose(1, 2)
-                       for piece in part.view(runs, length, -1).split(attention.split_sizes, dim=-1))
-            cos, sin = rotary_cos_sin(torch.arange(start, known, device=rows.device), self.cfg.head_dim,
-                                      self.cfg.rope_theta)  # (T_i, d_k) each
-            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-            k = torch.cat([past.keys[index][:, :, :start].expand(runs, -1, -1, -1), k], dim=2)  # (n_i, h_kv, T₀, d_k)
-            v = torch.cat([past.values[index][:, :, :start].expand(runs, -1, -1, -1), v], dim=2)
-            # the last query sees every key; the others the keys up to their own position
-            mask = None if last_only else causal_mask_after(start, length, rows.device)
-            out = F.scaled_dot_product_attention(q[:, :, -1:] if last_only else q, k, v, attn_mask=mask,
-                                                 enable_gqa=True)  # (n_i, h, T_i or 1, d_k)
-            heads.append(out.transpose(1, 2).reshape(-1, attention.num_heads * attention.d_k))
-            kept.append(suffix[:, -1:] if last_only else suffix)
-        x = torch.cat([run.reshape(-1, run.size(-1)) for run in kept]) + attention.w_o(torch.cat(heads))
-        normed = layer.ffn_norm(x)
-        x = x + layer.ffn_down(F.silu(layer.ffn_gate(normed)) * layer.ffn_up(normed))  # SwiGLU, as LlamaBlock
-        return [out.view(run.shape) for out, run in zip(x.split([run.size(0) * run.size(1) for run in kept]), kept)]
-
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
         """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix, tied to the embedding."""
         return F.linear(self.final_norm(hidden), self.embed.weight)
