@@ -33,6 +33,22 @@ def wait_run_over(page: Page, timeout: float = 60000) -> None:
     expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=timeout)
 
 
+# Streamlit draws a skeleton where an element's code is still loading (a Plotly chart, an st.html, KaTeX: up to a few
+# seconds after the run is over); a Plotly chart is drawn at its container's width once plotly has laid it out, and
+# again after the window changes size.
+_DRAWN = """() => !document.querySelector('[data-testid="stSkeleton"]')
+  && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(chart => {
+    const plot = chart.querySelector('.js-plotly-plot'), width = plot && plot.getBoundingClientRect().width;
+    return plot && plot._fullLayout && plot.querySelector('svg.main-svg')
+      && (width === 0 || Math.abs(plot._fullLayout.width - width) < 1); })"""
+
+
+def wait_drawn(page: Page, timeout: float = 60000) -> None:
+    """Wait until every element of the page is drawn (no skeleton left) and every Plotly chart is laid out at its
+    present width: after wait_run_over, or after the window was resized or a folded section opened."""
+    page.wait_for_function(_DRAWN, timeout=timeout)
+
+
 def no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 

@@ -53,11 +53,11 @@ def pytest_configure(config):
 # The longest test files, started first. `make test` hands whole files to its two workers (--dist loadfile) in
 # collection order (--no-loadscope-reorder: without it pytest-xdist sorts the files by their number of tests, and this
 # list only broke ties, so these started near the end and kept one worker busy for minutes after the other was done).
-# Ordered by the figures recorded so far (the six projected walks about 12 minutes, the two accessibility walks about 6,
+# Ordered by the figures recorded so far (the six projected walks about 12 minutes, the page walks about 6,
 # test_link_text 236 s; the shipped-models fixture 71 s, the self-warming server 52 s), then the files that start
 # servers or hold many slow tests. `make test`'s closing table gives each file's seconds: keep this list to its top.
 # Order only; a file not named keeps its place after these.
-LONGEST_FILES = ("test_browser_projected_stops.py", "test_browser_accessibility.py", "test_link_text.py",
+LONGEST_FILES = ("test_browser_projected_stops.py", "test_browser_pages_walk.py", "test_link_text.py",
                  "test_serve.py", "test_browser_lessons.py", "test_browser_peer.py", "test_browser.py",
                  "test_browser_lecture.py", "test_browser_lecture2.py", "test_question_rules.py",
                  "test_lesson_paths.py", "test_lessons.py", "test_shipped_models.py", "test_page_llm_heads.py",

@@ -1,8 +1,6 @@
 """A lecture in a real browser (Chromium), second part: a click on a grid thumbnail opens that head."""
 import re
 
-import pytest
-
 from playwright.sync_api import Page, expect
 
 from tests.browser_steps import grid_thumbnail, open_grid_thumbnail
@@ -38,85 +36,6 @@ def test_a_click_on_a_grid_thumbnail_opens_that_head(page: Page, app_url):
     expect(page).to_have_url(re.compile(r"view=All"))
     open_grid_thumbnail(page, 1, 2)  # and a second click, on layer 1 head 2, opens that one
     expect(page.get_by_text("Encoder–decoder (cross) attention · layer 1 · head 2").first).to_be_visible()
-    no_exception(page)
-
-
-# --- chart titles are never clipped (outside presenter mode) ------------------------------------------------------
-
-PAGES = ["", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
-         "decoding", "compare", "train"]  # every page of the sidebar, in its default view
-
-# Per chart: its svg's box, and the boxes of its title and of the other titles it could run into (subplot titles,
-# axis titles, colour-bar titles, a legend's entries).
-TITLE_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
-  const box = el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-  const svg = box(plot.querySelector('svg.main-svg'));
-  const texts = kind => [...plot.querySelectorAll(kind)].filter(el => el.getBoundingClientRect().width > 0)
-    .map(el => [kind, (el.textContent || '').slice(0, 60), ...box(el)]);
-  return {svg, titles: texts('.gtitle'), others: [...texts('.annotation-text-g'), ...texts('.xtitle'),
-          ...texts('.ytitle'), ...texts('.cbtitle'), ...texts('.legendtext')]}; })"""
-
-
-def _overlap(a: list, b: list) -> bool:
-    return min(a[4], b[4]) - max(a[2], b[2]) > 1 and min(a[5], b[5]) - max(a[3], b[3]) > 1
-
-
-def clipped_titles(page: Page) -> list[str]:
-    """Titles of the page's charts that stick out of their chart or overlap another text of it. Folded sections are
-    opened first: a teacher opens them, and a chart in a closed one has no real layout to check."""
-    for section in page.get_by_test_id("stMain").get_by_test_id("stExpander").locator("summary").all():
-        section.click()
-        page.wait_for_timeout(300)
-    page.mouse.move(640, 400)
-    for _ in range(25):  # charts are drawn as they scroll into view
-        page.mouse.wheel(0, 600)
-        page.wait_for_timeout(80)
-    wait_idle(page)
-    found = []
-    for chart in page.evaluate(TITLE_BOXES):
-        left, top, right, bottom = chart["svg"]
-        for title in chart["titles"]:
-            if title[2] < left - 1 or title[3] < top - 1 or title[4] > right + 1 or title[5] > bottom + 1:
-                found.append(f"outside its chart: {title[1]!r}")
-            found += [f"{title[1]!r} overlaps {other[0]} {other[1]!r}" for other in chart["titles"] + chart["others"]
-                      if other is not title and _overlap(title, other)]
-    return found
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("width, height", [(1280, 720)])  # the projector's; a wider screen has more room
-def test_no_chart_title_is_clipped_or_overlapped_on_any_page(page: Page, app_url, width, height):
-    page.set_viewport_size({"width": width, "height": height})
-    problems = {}
-    for path in PAGES:
-        page.goto(f"{app_url}/{path}")
-        if path not in ("", "train"):  # the pages that open on a chart: it is there before anything is measured
-            expect(page.locator(".js-plotly-plot").first).to_be_attached()
-        wait_idle(page)
-        expect(page.get_by_test_id("stMain")).to_be_visible()
-        if found := clipped_titles(page):
-            problems[path or "home"] = found
-            page.screenshot(path=f"/tmp/clipped_{path or 'home'}_{width}.png", full_page=True)
-    assert not problems, problems
-    no_exception(page)
-
-
-# --- presenter mode at a projector's 1280 × 720: the main chart starts on the first screen ----------------------
-
-@pytest.mark.parametrize("path", ["compare?sentence=i+am+a+student", "decoding?sentence=i+am+a+student",
-                                  "positional", "attention?sentence=i+am+a+student"])
-def test_presenter_mode_shows_the_main_chart_on_the_first_screen(page: Page, app_url, path):
-    page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(f"{app_url}/{path}{'&' if '?' in path else '?'}presenter=true")
-    chart = page.locator(".js-plotly-plot").first
-    expect(chart).to_be_visible()
-    wait_idle(page)
-    box = chart.bounding_box()
-    visible = min(box["y"] + box["height"], 720) - max(box["y"], 0)
-    page.screenshot(path=f"/tmp/presenter_{path.split('?')[0]}_1280x720.png")
-    # its title and a good part of the map on the projected screen: 200 px, or all of a smaller chart
-    assert 0 < box["y"] and visible >= min(200, box["height"]), (path, box)
-    expect(page.get_by_text("How to read these maps")).to_be_visible()  # the explanation is one click away
     no_exception(page)
 
 

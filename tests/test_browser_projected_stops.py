@@ -4,8 +4,8 @@ the element that makes the stop's point starts on the first screen with at least
 when it is shorter), and no text on that screen that carries meaning is under 14 CSS px (chart SVG text included:
 tick labels, colour bars, legends, thumbnail titles, pattern labels; the step tables). On the same walk axe-core
 finds no WCAG 2.1 AA violation, nor text under AAA's 7:1 contrast (the projector's rule), on each stop's page and on
-the lesson bar's question of each kind before it is answered (tests/test_browser_accessibility.py checks every page
-outside a lesson in both languages and modes; a stop draws its page's widgets).
+the lesson bar's question of each kind before it is answered (tests/test_browser_pages_walk.py checks every page
+outside a lesson, in English at the desk and Korean projected; a stop draws its page's widgets).
 
 The focus element: the stop's section when it names one (ui/page_sections.py), and then its first chart or table
 too, at least CHART_SEEN px of it (issue 51 found a section on the first screen with only its chart's title);

@@ -1,6 +1,6 @@
 """The colours the app sets, at the contrast WCAG asks (issue 31): the theme (.streamlit/config.toml) keeps text and
 captions at 4.5:1 (AA) and presenter mode's colours (ui/sidebar.py) reach 7:1 (AAA) on every background they are
-drawn on. The browser tests check the pages themselves with axe-core (tests/test_browser_accessibility.py); this one
+drawn on. The browser tests check the pages themselves with axe-core (tests/test_browser_pages_walk.py); this one
 names the colour that broke when someone changes one."""
 import tomllib
 from pathlib import Path

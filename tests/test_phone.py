@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser_steps import wait_idle
-from tests.test_browser_lecture2 import clipped_titles
+from tests.chart_text import clipped_titles, open_folded_sections
 from ui.display import is_phone
 
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
@@ -32,6 +32,7 @@ def test_on_a_phone_every_chart_title_fits_and_no_tool_bar_covers_it(browser, ap
         page.goto(f"{app_url}/{path}")
         expect(page.locator(".js-plotly-plot").first).to_be_attached(timeout=90000)
         wait_idle(page)
+        open_folded_sections(page)
         assert not clipped_titles(page)
         assert page.locator(".js-plotly-plot .gtitle").count() >= 1
         expect(page.locator(".js-plotly-plot .modebar")).to_have_count(0)  # destroyed: its container stays

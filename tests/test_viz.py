@@ -151,7 +151,7 @@ def test_a_long_texts_heatmap_names_its_cells_by_position_and_stays_small():
 
 def test_a_projected_legend_keeps_clear_of_the_title_and_of_the_axis_titles():
     """Projected, a legend along the plot's top lifts the title by its own height, and a legend under the plot moves
-    down as far again as the tick labels and axis titles above it grew (tests/test_browser_lecture.py measures the
+    down as far again as the tick labels and axis titles above it grew (tests/test_browser_pages_walk.py measures the
     boxes in the browser)."""
     import plotly.graph_objects as go
 

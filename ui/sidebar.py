@@ -19,7 +19,7 @@ EXAMPLE = WidgetKey("example")  # the example sentences' picker: a pick becomes 
 
 # Presenter mode's text colours, each at 7:1 (WCAG AAA) or more on the backgrounds it is drawn on (white, the
 # sidebar's grey, a selected segment's and an alert's tint; tests/test_accessibility.py, and axe's
-# color-contrast-enhanced rule in tests/test_browser_accessibility.py). Outside presenter mode the theme
+# color-contrast-enhanced rule in tests/test_browser_pages_walk.py). Outside presenter mode the theme
 # (.streamlit/config.toml) keeps every text at 4.5:1 (AA): its captions (the text colour faded) are 4.9:1, too faint
 # for the back of a room; here they are as dark as #333, and the selected segment and an alert's text darker than
 # the theme's tint of them.

@@ -1,0 +1,124 @@
+"""Every page opened once per language and mode, and every check of a page run on that one opening (issue 52: the
+accessibility walk, the chart-title walk, the projected overlap walk and the first-screen tests each opened the same
+pages again, at 3-5 s of CPU a page on CI's 2 cores).
+
+At each page, in this order:
+1. As it opens, at the page fixture's 1400 × 1000, every element drawn (no skeleton left): axe-core finds no violation
+   of its WCAG 2.0/2.1 A and AA rules (issue 31, docs/classroom.md), projected none of AAA's 7:1 contrast either;
+   <html lang> is the interface language; no traceback.
+2. At a projector's 1280 × 720, before anything is scrolled or opened, projected: the sidebar is folded, and on the
+   pages a lecture projects for their map (FIRST_SCREEN) the map starts on the first screen, its explanation one
+   click away.
+3. Its folded sections opened and every chart drawn: no chart title sticks out of its chart or covers another of
+   its texts; projected, no two texts of a chart cover each other and every chart has text.
+
+The walks (WALKS): every page of ui.page_list in English at the desk and in Korean projected, and the links a
+lecture projects in English. Every stop of every shipped lesson is checked on the walk that opens each projected
+stop in both languages (tests/test_browser_projected_stops.py).
+"""
+import pytest
+from playwright.sync_api import Page, expect
+
+from i18n import translate
+from tests.browser_steps import axe_violations, no_exception, wait_drawn, wait_run_over
+from tests.chart_text import TEXT_BOXES, clipped_titles, open_folded_sections, overlapping_texts
+from tests.conftest import SCREENSHOTS
+from ui.page_list import PAGE_NAMES
+
+DESK, PROJECTOR = {"width": 1400, "height": 1000}, {"width": 1280, "height": 720}
+PAGES = ["" if name == "home" else name for name in PAGE_NAMES]  # the url path of each; "" is Home
+# The links a lecture projects in English: the attention page's grid of heads, then each page's opening view.
+LECTURE_LINKS = ["attention?sentence=i+am+a+student&view=All+heads", "attention?sentence=i+am+a+student",
+                 "softmax_scaling", "normalization", "positional", "decoding?sentence=i+am+a+student",
+                 "compare?sentence=i+am+a+student", "attention_steps", "residual"]
+# (language, presenter) -> the links walked. English at the desk and Korean projected cover every page (the other
+# two pairs add no text or colour these lack); English projected, the lecture's links.
+WALKS = {("en", False): PAGES, ("ko", True): PAGES, ("en", True): LECTURE_LINKS}
+NO_CHART = {"home", "train", "teacher"}  # pages whose opening view draws no chart
+# Pages a lecture projects for their map, its explanation folded above it ("How to read these maps"): at 1280 × 720
+# the map's title and 200 px of it (or all of a smaller map) on the first screen.
+FIRST_SCREEN = {"compare", "decoding", "positional", "attention"}
+SEEN = 200
+# Known and not yet fixed, found when this walk first compared the texts of every page's charts projected: the logit
+# lens map (llm_answer) writes each of its 31 layers' top token in its cells, and at presenter mode's font size they
+# run into the rows above and below. Its cells are not compared with each other until the map is fixed; every other
+# text of it is.
+CROWDED_CELLS = {"llm_answer"}
+CELL = ".heatmaplayer text"
+
+
+def _page_name(link: str) -> str:
+    return link.split("?")[0] or "home"
+
+
+def _opened(page: Page, url: str, language: str) -> None:
+    """Open url at the desk's window size and wait until everything is drawn: the run over (its last element, which
+    sets <html lang>), no element left faded, every skeleton replaced (a chart, presenter mode's CSS)."""
+    page.set_viewport_size(DESK)
+    page.goto(url)
+    wait_run_over(page, timeout=90000)
+    expect(page.locator("html")).to_have_attribute("lang", language)
+    wait_drawn(page)
+    no_exception(page)
+
+
+def _first_screen(page: Page, link: str, language: str) -> list[str]:
+    """Projected at 1280 × 720, before anything is scrolled or opened: where the first chart lies."""
+    name = _page_name(link)
+    chart = page.locator(".js-plotly-plot").first
+    expect(chart).to_be_visible()
+    box = chart.bounding_box()
+    visible = min(box["y"] + box["height"], PROJECTOR["height"]) - max(box["y"], 0)
+    page.screenshot(path=f"/tmp/presenter_{name}_1280x720{'' if language == 'en' else '_' + language}.png")
+    found = []
+    if not (0 < box["y"] and visible >= min(SEEN, box["height"])):  # its title and a good part of the map
+        found.append(f"the map is not on the first screen: {box}")
+    if name == "attention":
+        if not box["y"] < PROJECTOR["height"] - 100:  # the map's title and its first rows
+            found.append(f"the attention map starts at {box['y']} px")
+        # Cividis (presenter mode's scale) is bright where the weight is high, and the explanation says so ("look for
+        # the brightest (yellow) cell in each row"), folded above the map
+        shade = translate(language, "lecture.shade_bright")
+        expect(page.get_by_text(translate(language, "attention.intro", shade=shade))).to_be_attached()
+        if language == "en":
+            page.screenshot(path=SCREENSHOTS / "presenter_attention_1280x720.png")
+    expect(page.get_by_text(translate(language, "lecture.how_to_read"))).to_be_visible()  # one click away
+    return found
+
+
+def _text_overlaps(page: Page, name: str) -> list[str]:
+    """Every chart has text, and no two texts of a chart cover each other."""
+    found = []
+    for number, boxes in enumerate(page.evaluate(TEXT_BOXES)):
+        if not boxes:
+            found.append(f"chart {number} has no text")
+        found += [f"chart {number}: {a} covers {b}" for a, b in overlapping_texts(boxes)
+                  if not (name in CROWDED_CELLS and a.startswith(CELL) and b.startswith(CELL))]
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("language", "presenter"), list(WALKS), ids=["en-desk", "ko-projected", "en-projected"])
+def test_every_page_is_accessible_and_its_charts_text_fits(page: Page, app_url, language, presenter):
+    problems = {}
+    for link in WALKS[language, presenter]:
+        name, found = _page_name(link), []
+        settings = f"lang={language}&presenter={str(presenter).lower()}"
+        _opened(page, f"{app_url}/{link}{'&' if '?' in link else '?'}{settings}", language)
+        found += [f"axe: {line}" for line in axe_violations(page, enhanced_contrast=presenter)]
+        page.set_viewport_size(PROJECTOR)
+        wait_drawn(page)  # plotly lays every chart out again at its new width
+        expect(page.get_by_test_id("stMain")).to_be_visible()
+        if name not in NO_CHART:  # the pages that open on a chart: it is there before it is measured
+            expect(page.locator(".js-plotly-plot").first).to_be_attached()
+        if presenter:
+            expect(page.get_by_test_id("stSidebar")).to_have_attribute("data-collapsed", "true")
+            if name in FIRST_SCREEN and "view=" not in link:  # the page's opening view (not the grid of heads)
+                found += _first_screen(page, link, language)
+        open_folded_sections(page)
+        layout = clipped_titles(page) + (_text_overlaps(page, name) if presenter else [])
+        if layout:
+            page.screenshot(path=f"/tmp/clipped_{name}_1280{'_presenter' if presenter else ''}.png", full_page=True)
+        if found := found + layout:
+            problems[link or "home"] = found
+    assert not problems, "\n".join(f"{link}: {line}" for link, lines in problems.items() for line in lines)
