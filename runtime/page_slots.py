@@ -9,6 +9,11 @@ speed, and the short part of each run before the body (the bar that says the ans
 once. The total work is the same; the confirmation does not wait for it. During a burst of answers the pages wait
 for the burst to end (`crowded`): each answer's confirmation is a short fragment run, and the charts follow.
 
+Turns go by student, not by arrival (issue 53): a slot that frees goes to the waiting run of the student (her browser's
+seat: all her tabs and fragments one student) served longest ago, so a student with three tabs rerunning a heavy page
+waits behind everyone who has not just had a turn, instead of holding three places in line. A view's fragment that
+reruns alone (the explorer's layer and head pickers) waits in the same line.
+
 The teacher's runs are never queued: she moves the class while it answers; and a run of hers that changed the class
 (a Reveal, a move) goes first: the students' runs it causes wait for it (teacher_acts). Fragments (the teacher's live results,
 a student's answer form, the class poll) do not run app.py and are not queued either. A run that has waited
@@ -16,11 +21,13 @@ WAIT_SECONDS draws anyway: a slow page must delay the others, never hide one.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 PAGE_SLOTS = 1  # page bodies running at once per process
 WAIT_SECONDS = 30.0
@@ -30,7 +37,78 @@ WAIT_SECONDS = 30.0
 BURST_ANSWERS = 6
 BURST_SECONDS = 2.0
 
-_slots = threading.BoundedSemaphore(PAGE_SLOTS)  # one per process: this module is imported once
+FORGET_TURNS_AFTER = 600.0  # s: a student's last turn older than this no longer decides her place
+
+
+@dataclass(eq=False)
+class _Ticket:
+    owner: str
+    number: int  # arrival order
+    granted: threading.Event = field(default_factory=threading.Event)
+
+
+class FairSlots:
+    """`slots` slots handed out by turns of their owners: a slot that frees goes to the waiting ticket of the owner
+    whose latest turn is oldest (never served: first), ties by arrival; an owner holding a slot waits behind every
+    owner who holds none. Waiting threads sleep on their own event, without the GIL; a slot is handed to its next
+    holder directly (no thundering herd of a class's waiting runs)."""
+
+    def __init__(self, slots: int) -> None:
+        self._lock = threading.Lock()
+        self._free = slots
+        self._waiting: list[_Ticket] = []
+        self._holding: Counter[str] = Counter()
+        self._last_turn: dict[str, float] = {}
+        self._numbers = itertools.count()
+
+    def acquire(self, owner: str, timeout: float) -> bool:
+        """Wait for a slot, `timeout` seconds at most: True when one was taken (give it back with release)."""
+        ticket = _Ticket(owner, next(self._numbers))
+        with self._lock:
+            self._waiting.append(ticket)
+            self._hand_out()
+        if ticket.granted.wait(timeout):
+            return True
+        with self._lock:  # timed out, unless the slot came in the meantime
+            if ticket.granted.is_set():
+                return True
+            self._waiting.remove(ticket)
+            return False
+
+    def release(self, owner: str) -> None:
+        with self._lock:
+            self._free += 1
+            self._holding[owner] -= 1
+            if self._holding[owner] <= 0:
+                del self._holding[owner]
+            self._hand_out()
+
+    def waiting(self) -> list[str]:
+        """The owners of the waiting tickets, in the order they will be served."""
+        with self._lock:
+            return [ticket.owner for ticket in sorted(self._waiting, key=self._place)]
+
+    def _place(self, ticket: _Ticket) -> tuple:
+        return (ticket.owner in self._holding, self._last_turn.get(ticket.owner, float("-inf")), ticket.number)
+
+    def _hand_out(self) -> None:
+        """(Under the lock.)"""
+        now = time.monotonic()
+        while self._free > 0 and self._waiting:
+            ticket = min(self._waiting, key=self._place)
+            self._waiting.remove(ticket)
+            self._free -= 1
+            self._holding[ticket.owner] += 1
+            self._last_turn[ticket.owner] = now
+            ticket.granted.set()
+        if len(self._last_turn) > 4 * (len(self._waiting) + len(self._holding)) + 64:  # now and then, not each time
+            current = {ticket.owner for ticket in self._waiting} | set(self._holding)
+            for owner, when in list(self._last_turn.items()):
+                if now - when > FORGET_TURNS_AFTER and owner not in current:
+                    del self._last_turn[owner]
+
+
+_slots = FairSlots(PAGE_SLOTS)  # one per process: this module is imported once
 _count_lock = threading.Lock()
 _in_line = 0  # page bodies drawing or waiting for a slot in this process
 _holder = threading.local()  # .taken: this thread's script run holds a slot now
@@ -47,23 +125,25 @@ _teacher_until = 0.0  # time.monotonic() until which students' runs wait for a t
 
 
 @contextmanager
-def page_slot(queued: bool = True) -> Iterator[None]:
-    """Hold one of the process's page slots while the body is drawn (`queued=False`: the teacher's run, no slot).
-    Waiting threads sleep without the GIL; Python's semaphore wakes them in the order they came."""
+def page_slot(queued: bool = True, owner: str = "") -> Iterator[None]:
+    """Hold one of the process's page slots while the body is drawn (`queued=False`: the teacher's run, no slot), in
+    the turn of `owner` (the student: her browser's seat; every run of hers takes her turn). Within a run that holds
+    its slot already (a view's fragment drawn by its page's full run) it takes none again."""
     global _in_line
-    if not queued:
+    if not queued or getattr(_holder, "in_line", False):
         yield
         return
     with _count_lock:
         _in_line += 1
     after_the_teacher()
-    _holder.taken = _slots.acquire(timeout=WAIT_SECONDS)
+    _holder.owner = owner
+    _holder.taken = _slots.acquire(owner, timeout=WAIT_SECONDS)
     _holder.in_line = True
     try:
         yield
     finally:
         if getattr(_holder, "taken", False):
-            _slots.release()
+            _slots.release(owner)
         _holder.taken = False
         if _holder.in_line:
             with _count_lock:
@@ -81,8 +161,9 @@ def slot_released() -> Iterator[None]:
     if not held:
         yield
         return
+    owner = getattr(_holder, "owner", "")
     if _holder.taken:
-        _slots.release()
+        _slots.release(owner)
     _holder.taken, _holder.in_line = False, False
     with _count_lock:
         _in_line -= 1
@@ -90,7 +171,7 @@ def slot_released() -> Iterator[None]:
     with _count_lock:
         _in_line += 1
     _holder.in_line = True
-    _holder.taken = _slots.acquire(timeout=WAIT_SECONDS)
+    _holder.taken = _slots.acquire(owner, timeout=WAIT_SECONDS)
 
 
 def teacher_acts() -> None:

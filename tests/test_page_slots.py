@@ -104,19 +104,19 @@ def test_the_training_speed_probe_gives_the_page_slot_back(monkeypatch):
 
     def probe(config):  # seconds, as a real probe: the page is waiting for it by then, off its slot
         deadline = time.monotonic() + 5
-        while not (taken := page_slots._slots.acquire(blocking=False)) and time.monotonic() < deadline:
+        while not (taken := page_slots._slots.acquire("another page", timeout=0)) and time.monotonic() < deadline:
             time.sleep(0.01)  # another page could take a slot now
         if taken:
-            page_slots._slots.release()
+            page_slots._slots.release("another page")
         free_during_probe.append(taken)
         raise SpeedProbeError("nonfinite_loss", 0, "stopped")
 
     monkeypatch.setattr(view, "probe_speed", probe)
     view.measured_speed.clear()
     with page_slot():
-        assert not page_slots._slots.acquire(blocking=False)  # the body holds the only slot
+        assert not page_slots._slots.acquire("another page", timeout=0)  # the body holds the only slot
         result = view.speed_for_the_form(view.form_config("transformer", "en-fr", 100, 1, 32, 2))
-        assert not page_slots._slots.acquire(blocking=False)  # and has it back once the probe is done
+        assert not page_slots._slots.acquire("another page", timeout=0)  # and has it back once the probe is done
     view.measured_speed.clear()
     assert isinstance(result, SpeedProbeError) and free_during_probe == [True]
 
@@ -213,3 +213,49 @@ def test_students_runs_wait_for_the_teachers_run_that_changed_the_class(monkeypa
     started = time.monotonic()
     with page_slot():  # nothing of the teacher's is drawing: no wait
         assert time.monotonic() - started < 0.2
+
+
+def test_a_student_with_three_tabs_waits_behind_a_bystander_who_came_later():
+    """Issue 53 item 4: the slots go by turns of students, not by arrival: while a student's tab draws, her two other
+    tabs and then a bystander ask; the bystander draws next, then her tabs one by one."""
+    slots = page_slots.FairSlots(1)
+    assert slots.acquire("student", timeout=1)
+    order: list[str] = []
+
+    def tab(owner: str, name: str) -> threading.Thread:
+        def run():
+            assert slots.acquire(owner, timeout=5)
+            order.append(name)
+            slots.release(owner)
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    threads = [tab("student", "her tab 2"), tab("student", "her tab 3")]
+    time.sleep(0.1)
+    threads.append(tab("bystander", "bystander"))
+    time.sleep(0.1)
+    assert slots.waiting() == ["bystander", "student", "student"]  # she holds a slot: everyone else first
+    slots.release("student")
+    for thread in threads:
+        thread.join(5)
+    assert order == ["bystander", "her tab 2", "her tab 3"]
+
+
+def test_a_slot_not_handed_out_in_time_is_given_up_and_the_run_draws_anyway():
+    slots = page_slots.FairSlots(1)
+    assert slots.acquire("a", timeout=1)
+    started = time.perf_counter()
+    assert not slots.acquire("b", timeout=0.2)  # WAIT_SECONDS in the app: a slow page delays, never hides
+    assert 0.15 < time.perf_counter() - started < 2
+    assert slots.waiting() == []
+    slots.release("a")
+    assert slots.acquire("b", timeout=1)  # the slot given back is free again, nobody left waiting for it
+
+
+def test_a_view_fragment_drawn_by_its_pages_run_takes_no_second_slot():
+    with page_slot(owner="s"):
+        started = time.perf_counter()
+        with page_slot(owner="s"):  # the explorer's fragment inside its page's run: its slot is the page's
+            assert time.perf_counter() - started < 1.0
+    assert not crowded() and page_slots._in_line == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager
 from typing import TypeVar
 
 import streamlit as st
@@ -13,8 +14,10 @@ import streamlit as st
 from i18n import tr
 from runtime.analysis_worker import ANALYSES, progress_of, try_on_the_pages_turn, wait_off_the_slot
 from runtime.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
+from runtime.page_slots import page_slot
 from ui.compat import script_session_id
 from ui.lessons.classroom import browser_seat
+from ui.session import lab_session
 
 T = TypeVar("T")
 
@@ -25,6 +28,12 @@ def session_name() -> str:
     if seat:
         return "seat:" + hashlib.sha256(seat.encode()).hexdigest()[:16]  # the cookie itself is kept nowhere
     return script_session_id() or "no-session"
+
+
+def page_turn() -> AbstractContextManager[None]:
+    """A page body's (or a view fragment's own rerun's) turn at one of the process's page slots, in this student's
+    turn (session_name: all the tabs of her browser one student; runtime/page_slots.py); the teacher's never waits."""
+    return page_slot(queued=lab_session().teacher.handle is None, owner=session_name())
 
 
 def heavy(key: Hashable, compute: Callable[[], T], where=st, queue: FairQueue = ANALYSES,

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.analysis_queue import page_turn
 from ui.display import document_language, preload_plotly, preload_plotly_when_idle, presenting, use_session_language
 from ui.errors import page_guard
 from ui.lessons.bar import lesson_bar, lesson_picker
 from ui.page_list import PLOTLY_PAGES
 from ui.page_menu import navigation_pages, page_menu, page_menu_place
-from runtime.page_slots import page_slot
-from ui.session import lab_session
 from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
 from ui.sidebar import render_sidebar
 from ui.train.view import lost_training_notice
@@ -40,7 +39,7 @@ def run_app() -> None:
         show_page = lesson_bar(navigation.url_path)  # before the sidebar: a lesson stop may set the sidebar's state
         # The body waits for one of the process's page slots (runtime/page_slots.py): in a class's answer burst the bar
         # above, which confirms the answer, is drawn at once, and the charts follow one after the other.
-        with page_slot(queued=lab_session().teacher.handle is None):
+        with page_turn():
             render_sidebar()
             lesson_picker()
             show_url_notice()

@@ -29,6 +29,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from i18n import tr
+from ui.analysis_queue import page_turn
 from ui.display import IMAGE_FORMAT
 from ui.errors import lab_fragment, page_guard
 from ui.session import lab_session, widget_values
@@ -243,7 +244,7 @@ def view_fragment(body: Callable[..., None]) -> Callable[..., None]:
     @lab_fragment()
     @functools.wraps(body)
     def fragment(page: str, *args, **kwargs) -> None:
-        with page_guard():
+        with page_guard(), page_turn():  # its own rerun waits for a page slot as a page does (in a page's run: held)
             keep_view_state()
             body(page, *args, **kwargs)
         follow_fragment(page)
