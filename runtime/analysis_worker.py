@@ -1,6 +1,6 @@
 """Heavy analyses (seconds of model work: a long text through SmolLM2, head importance, rollout of a long text) run
-in the process's analysis worker, fed by a fair queue of the sessions (runtime/fair_queue.py), never on a page's turn.
-No Streamlit: ui/analysis_queue.heavy says whose turn a job takes and draws the page's note while it waits.
+in the process's analysis workers (half its cores compute at once; up to four analyses a core started, taking turns
+a second at a time), fed by a fair queue of the sessions (runtime/fair_queue.py), never on a page's turn. No Streamlit: ui/analysis_queue.heavy says whose turn a job takes and draws the page's note while it waits.
 
 Why: a page body holds one of the process's page slots (runtime/page_slots.py) while it draws; a 512-token text on
 the LLM heads page is many seconds of model work, and every other student's page on that replica would wait behind
@@ -21,11 +21,13 @@ never holds the page slot that every other page on the replica waits for.
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -38,7 +40,54 @@ INLINE_SECONDS = 0.3  # tried on the page's own turn first: long enough for a ca
 # A student's analysis stops after this many seconds of the worker's time (ATTENTION_LAB_ANALYSIS_SECONDS to change):
 # the longest the pages' own settings ask for (a 512-token text on the LLM heads page) takes a third of it.
 ANALYSIS_SECONDS = float(os.environ.get("ATTENTION_LAB_ANALYSIS_SECONDS", "45"))
-ANALYSIS_WORKERS = 1  # per process: the other cores serve the pages
+
+
+def replica_cores() -> int:
+    """The cores this process may use: its CPU affinity, within its cgroup's quota (a Kubernetes CPU limit)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cores
+
+
+# Analyses computing at once per process: half the replica's cores (the other half serve the pages and their
+# charts), one on a 2-core replica; ATTENTION_LAB_ANALYSIS_WORKERS to change.
+ANALYSIS_WORKERS = int(os.environ.get("ATTENTION_LAB_ANALYSIS_WORKERS", "0")) or max(1, replica_cores() // 2)
+# Analyses started at once per computing slot: they take turns at the slots (runtime/fair_queue.py's slices), so a
+# fourth student's analysis starts while three others run, instead of after them; each paused one keeps its memory.
+# One long analysis's working peak above the replica's RSS (a 512-token SmolLM2 text: 500–650 MiB, deploy/README.md).
+ANALYSIS_PEAK_MB = 700
+
+
+def memory_room_mb() -> float:
+    """MiB this process may still grow: its cgroup's memory limit (a Kubernetes limit) less its RSS, and no more than
+    the machine has available."""
+    def read(path: str) -> str:
+        try:
+            return Path(path).read_text()
+        except OSError:
+            return ""
+    fields = {line.split(":")[0]: line.split()[1] for line in read("/proc/meminfo").splitlines() if ":" in line}
+    room = int(fields.get("MemAvailable", "0")) / 1024 or float("inf")
+    limit = read("/sys/fs/cgroup/memory.max").strip()
+    if limit.isdigit():
+        status = {line.split(":")[0]: line.split()[1] for line in read("/proc/self/status").splitlines()
+                  if line.startswith("VmRSS:")}
+        room = min(room, int(limit) / 2**20 - int(status.get("VmRSS", "0")) / 1024)
+    return room
+
+
+def room_for_another(started: int) -> bool:
+    """One more analysis may start beside `started` others: the memory holds its working peak and theirs (those
+    started may not have reached theirs yet)."""
+    return memory_room_mb() > ANALYSIS_PEAK_MB * (started + 1)
+
+
+STARTED_PER_WORKER = int(os.environ.get("ATTENTION_LAB_ANALYSES_STARTED_PER_WORKER", "4"))  # 1: one at a time
 TICK_SECONDS = 0.5  # the waiting page's note is redrawn this often; each redraw lets a rerun or a closed tab stop it
 # A running analysis no page has waited for this long stops (a rerun that asks for the same one again within it
 # watches it again): a few ticks, so that a rerun's page has reached its analysis again.
@@ -76,11 +125,12 @@ def progress_of(key: Hashable) -> tuple[int, int] | None:
 
 
 def _worker_setup() -> None:
-    torch.set_num_threads(1)  # as the pages' threads (ui/models.py): one core for the worker
+    torch.set_num_threads(1)  # as the pages' threads (ui/models.py): one core for each analysis computing
 
 
 ANALYSES = FairQueue("analysis", workers=ANALYSIS_WORKERS, time_limit=ANALYSIS_SECONDS, thread_setup=_worker_setup,
-                     stop_unwatched=UNWATCHED_SECONDS)
+                     stop_unwatched=UNWATCHED_SECONDS, running=STARTED_PER_WORKER * ANALYSIS_WORKERS,
+                     room_for_another=room_for_another)
 
 _parameters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its parameter count
 

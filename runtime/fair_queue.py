@@ -1,5 +1,6 @@
 """A fair queue of long jobs in one server process: at most one job per session running, at most one waiting (a new
-one replaces it), and the sessions served in turn, the one served longest ago first. Pure Python, no Streamlit:
+one replaces it), and the sessions served in turn, the one served longest ago first. A sliced queue (the analyses)
+starts several jobs at once and lets them take turns at its computing slots (FairSlots), a slice at a time. Pure Python, no Streamlit:
 runtime/analysis_worker.py feeds it the heavy analyses of the pages, runtime/training_jobs.py the trainings.
 
 Why turns and not arrival order: a student reloading a heavy link submits her next job while the first runs; in
@@ -17,7 +18,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,116 @@ from model.forward_guard import Stopped, TimeLimitExceeded, deadline
 QUEUED, RUNNING, DONE, FAILED, TOO_SLOW, CANCELLED = "queued", "running", "done", "failed", "too_slow", "cancelled"
 ENDED = (DONE, FAILED, TOO_SLOW, CANCELLED)
 FORGET_SESSIONS_AFTER = 600.0  # s: a session's last turn older than this no longer decides its place
+# A sliced queue's job gives its computing slot up after this many seconds of work when another session's job waits
+# for one (at its model's next forward), so that a fourth student's analysis starts while three others run.
+SLICE_SECONDS = 1.0
+TURN_POLL_SECONDS = 0.5  # a job waiting for its turn looks at its stop flag this often
 FINISHED_KEYS = 256  # the latest keys computed, for finished_lately
+
+
+@dataclass(eq=False)
+class _Ticket:
+    owner: str
+    number: int  # arrival order
+    granted: threading.Event = field(default_factory=threading.Event)
+
+
+class FairSlots:
+    """`slots` slots handed out by turns of their owners: a slot that frees goes to the waiting ticket of the owner
+    whose latest turn is oldest (never served: first), ties by arrival; an owner holding a slot waits behind every
+    owner who holds none. Waiting threads sleep on their own event, without the GIL; a slot is handed to its next
+    holder directly (no thundering herd of a class's waiting runs)."""
+
+    def __init__(self, slots: int) -> None:
+        self._lock = threading.Lock()
+        self._free = slots
+        self._waiting: list[_Ticket] = []
+        self._holding: Counter[str] = Counter()
+        self._last_turn: dict[str, float] = {}
+        self._numbers = itertools.count()
+
+    def acquire(self, owner: str, timeout: float) -> bool:
+        """Wait for a slot, `timeout` seconds at most: True when one was taken (give it back with release)."""
+        ticket = _Ticket(owner, next(self._numbers))
+        with self._lock:
+            self._waiting.append(ticket)
+            self._hand_out()
+        if ticket.granted.wait(timeout):
+            return True
+        with self._lock:  # timed out, unless the slot came in the meantime
+            if ticket.granted.is_set():
+                return True
+            self._waiting.remove(ticket)
+            return False
+
+    def release(self, owner: str) -> None:
+        with self._lock:
+            self._free += 1
+            self._holding[owner] -= 1
+            if self._holding[owner] <= 0:
+                del self._holding[owner]
+            self._hand_out()
+
+    def anyone_waiting(self) -> bool:
+        """Some ticket waits (read without the lock: a hint, asked at every forward of a sliced job)."""
+        return bool(self._waiting)
+
+    def waiting(self) -> list[str]:
+        """The owners of the waiting tickets, in the order they will be served."""
+        with self._lock:
+            return [ticket.owner for ticket in sorted(self._waiting, key=self._place)]
+
+    def _place(self, ticket: _Ticket) -> tuple:
+        return (ticket.owner in self._holding, self._last_turn.get(ticket.owner, float("-inf")), ticket.number)
+
+    def _hand_out(self) -> None:
+        """(Under the lock.)"""
+        now = time.monotonic()
+        while self._free > 0 and self._waiting:
+            ticket = min(self._waiting, key=self._place)
+            self._waiting.remove(ticket)
+            self._free -= 1
+            self._holding[ticket.owner] += 1
+            self._last_turn[ticket.owner] = now
+            ticket.granted.set()
+        if len(self._last_turn) > 4 * (len(self._waiting) + len(self._holding)) + 64:  # now and then, not each time
+            current = {ticket.owner for ticket in self._waiting} | set(self._holding)
+            for owner, when in list(self._last_turn.items()):
+                if now - when > FORGET_SESSIONS_AFTER and owner not in current:
+                    del self._last_turn[owner]
+
+
+class _Turn:
+    """A sliced job's turn at one of its queue's computing slots (model/forward_guard.Turn): taken before its work
+    starts, given up at a forward once it has computed SLICE_SECONDS while another session's job waits for one, and
+    taken again in that session's turn."""
+
+    def __init__(self, slots: FairSlots, session: str, stop: threading.Event, slice_seconds: float) -> None:
+        self.slots, self.session, self.stop, self.slice_seconds = slots, session, stop, slice_seconds
+        self.held, self.since, self.computed = False, 0.0, 0.0  # computed: seconds of its turns before this one
+
+    def take(self) -> None:
+        """Wait for a slot; Stopped when the job's stop flag is raised meanwhile (nobody waits for it any more)."""
+        while not self.slots.acquire(self.session, timeout=TURN_POLL_SECONDS):
+            if self.stop.is_set():
+                raise Stopped
+        self.held, self.since = True, time.monotonic()
+
+    def due(self) -> bool:
+        return time.monotonic() - self.since > self.slice_seconds and self.slots.anyone_waiting()
+
+    def pass_on(self) -> None:
+        self.release()
+        self.take()
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self.computed += time.monotonic() - self.since
+            self.slots.release(self.session)
+
+    def computing_seconds(self) -> float:
+        return self.computed + (time.monotonic() - self.since if self.held else 0.0)
 
 
 @dataclass(eq=False)
@@ -45,6 +155,13 @@ class Job:
     done: threading.Event = field(default_factory=threading.Event)
     stop: threading.Event = field(default_factory=threading.Event)  # set: its model work stops at the next forward
     watchers: int = 0  # pages waiting for it now
+    turn: _Turn | None = None  # a sliced queue's: its turns at the computing slots
+
+    def computing_seconds(self) -> float:
+        """Seconds it has computed (a sliced job's own turns; else since it started); 0 before it started."""
+        if self.turn is not None:
+            return self.turn.computing_seconds()
+        return 0.0 if self.started is None else (self.finished or time.monotonic()) - self.started
 
     @property
     def ended(self) -> bool:
@@ -52,13 +169,25 @@ class Job:
 
 
 class FairQueue:
-    """`workers` threads, started on the first job, run the jobs; a job's model work stops at `time_limit` seconds
-    (model/forward_guard.py; None: no limit, the work bounds itself). `thread_setup` runs once in each worker."""
+    """`workers` jobs compute at once; a job's model work stops at `time_limit` seconds of its own computing
+    (model/forward_guard.py; None: no limit, the work bounds itself). `thread_setup` runs once in each thread.
+
+    With `running` > workers the queue is sliced: up to `running` jobs (of as many sessions) are started, each in a
+    thread of its own, and they take turns at the `workers` computing slots, SLICE_SECONDS at a time (at their models'
+    forwards: model/forward_guard.py), so a new session's job starts within a slice or two instead of after every
+    running job has ended; a paused job holds its memory, hence the bound, and `room_for_another` (the jobs started
+    now -> whether the process's memory holds one more) is asked before a job beyond one a slot starts."""
 
     def __init__(self, name: str, workers: int = 1, time_limit: float | None = None,
-                 thread_setup: Callable[[], None] = lambda: None, stop_unwatched: float | None = None) -> None:
+                 thread_setup: Callable[[], None] = lambda: None, stop_unwatched: float | None = None,
+                 running: int | None = None, slice_seconds: float = SLICE_SECONDS,
+                 room_for_another: Callable[[int], bool] = lambda started: True) -> None:
         self.name, self.workers, self.time_limit, self._setup = name, workers, time_limit, thread_setup
         self.stop_unwatched = stop_unwatched
+        self.threads = max(workers, running or workers)
+        self.slice_seconds = slice_seconds
+        self._computing = FairSlots(workers) if self.threads > workers else None
+        self._room_for_another = room_for_another  # (jobs started now) -> may one more start beside them?
         self._lock = threading.Condition()
         self._queued: list[Job] = []
         self._running: list[Job] = []
@@ -89,7 +218,7 @@ class FairQueue:
                 self._end(old, CANCELLED)
             job = Job(session, key, work, next(self._numbers), watchers=int(watch))
             self._queued.append(job)
-            if len(self._threads) < self.workers:
+            if len(self._threads) < self.threads:
                 thread = threading.Thread(target=self._serve, name=f"{self.name}-{len(self._threads) + 1}",
                                           daemon=True)
                 self._threads.append(thread)
@@ -187,6 +316,8 @@ class FairQueue:
             while True:
                 ready = [job for job in self._order() if job.session not in {r.session for r in self._running}
                          and job.key not in self._probes]
+                if ready and len(self._running) >= self.workers and not self._room_for_another(len(self._running)):
+                    ready = []  # a job beyond one a computing slot waits for memory to hold its working peak too
                 if ready:
                     job = ready[0]
                     self._queued.remove(job)
@@ -217,11 +348,15 @@ class FairQueue:
         while True:
             job = self._next()
             state = DONE
+            turn = job.turn = None if self._computing is None else _Turn(self._computing, job.session, job.stop,
+                                                                         self.slice_seconds)
             try:
-                if self.time_limit is None and self.stop_unwatched is None:
+                if turn is not None:
+                    turn.take()
+                if self.time_limit is None and self.stop_unwatched is None and turn is None:
                     job.result = job.work()
                 else:
-                    with deadline(self.time_limit if self.time_limit is not None else float("inf"), job.stop):
+                    with deadline(self.time_limit if self.time_limit is not None else float("inf"), job.stop, turn):
                         job.result = job.work()
             except TimeLimitExceeded as error:
                 job.error, state = error, TOO_SLOW
@@ -229,6 +364,9 @@ class FairQueue:
                 job.error, state = error, CANCELLED
             except Exception as error:  # handed to the page that waits, which shows it as it would its own
                 job.error, state = error, FAILED
+            finally:
+                if turn is not None:
+                    turn.release()
             with self._lock:
                 self._end(job, state)
                 if state == DONE:

@@ -21,13 +21,13 @@ WAIT_SECONDS draws anyway: a slow page must delay the others, never hide one.
 """
 from __future__ import annotations
 
-import itertools
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+
+from runtime.fair_queue import FairSlots
 
 PAGE_SLOTS = 1  # page bodies running at once per process
 WAIT_SECONDS = 30.0
@@ -36,77 +36,6 @@ WAIT_SECONDS = 30.0
 # of a replica answering within 5 s are.
 BURST_ANSWERS = 6
 BURST_SECONDS = 2.0
-
-FORGET_TURNS_AFTER = 600.0  # s: a student's last turn older than this no longer decides her place
-
-
-@dataclass(eq=False)
-class _Ticket:
-    owner: str
-    number: int  # arrival order
-    granted: threading.Event = field(default_factory=threading.Event)
-
-
-class FairSlots:
-    """`slots` slots handed out by turns of their owners: a slot that frees goes to the waiting ticket of the owner
-    whose latest turn is oldest (never served: first), ties by arrival; an owner holding a slot waits behind every
-    owner who holds none. Waiting threads sleep on their own event, without the GIL; a slot is handed to its next
-    holder directly (no thundering herd of a class's waiting runs)."""
-
-    def __init__(self, slots: int) -> None:
-        self._lock = threading.Lock()
-        self._free = slots
-        self._waiting: list[_Ticket] = []
-        self._holding: Counter[str] = Counter()
-        self._last_turn: dict[str, float] = {}
-        self._numbers = itertools.count()
-
-    def acquire(self, owner: str, timeout: float) -> bool:
-        """Wait for a slot, `timeout` seconds at most: True when one was taken (give it back with release)."""
-        ticket = _Ticket(owner, next(self._numbers))
-        with self._lock:
-            self._waiting.append(ticket)
-            self._hand_out()
-        if ticket.granted.wait(timeout):
-            return True
-        with self._lock:  # timed out, unless the slot came in the meantime
-            if ticket.granted.is_set():
-                return True
-            self._waiting.remove(ticket)
-            return False
-
-    def release(self, owner: str) -> None:
-        with self._lock:
-            self._free += 1
-            self._holding[owner] -= 1
-            if self._holding[owner] <= 0:
-                del self._holding[owner]
-            self._hand_out()
-
-    def waiting(self) -> list[str]:
-        """The owners of the waiting tickets, in the order they will be served."""
-        with self._lock:
-            return [ticket.owner for ticket in sorted(self._waiting, key=self._place)]
-
-    def _place(self, ticket: _Ticket) -> tuple:
-        return (ticket.owner in self._holding, self._last_turn.get(ticket.owner, float("-inf")), ticket.number)
-
-    def _hand_out(self) -> None:
-        """(Under the lock.)"""
-        now = time.monotonic()
-        while self._free > 0 and self._waiting:
-            ticket = min(self._waiting, key=self._place)
-            self._waiting.remove(ticket)
-            self._free -= 1
-            self._holding[ticket.owner] += 1
-            self._last_turn[ticket.owner] = now
-            ticket.granted.set()
-        if len(self._last_turn) > 4 * (len(self._waiting) + len(self._holding)) + 64:  # now and then, not each time
-            current = {ticket.owner for ticket in self._waiting} | set(self._holding)
-            for owner, when in list(self._last_turn.items()):
-                if now - when > FORGET_TURNS_AFTER and owner not in current:
-                    del self._last_turn[owner]
-
 
 _slots = FairSlots(PAGE_SLOTS)  # one per process: this module is imported once
 _count_lock = threading.Lock()

@@ -107,6 +107,7 @@ class StreamlitClient:
         self.run_widgets: dict[str, tuple[str, object, str]] = {}
         self.run_errors: list[str] = []
         self.run_texts: list[str] = []  # markdown/alert bodies of the last run, for checks that read the page
+        self.notes: list[tuple[float, str]] = []  # (received, alert body or "progress: text") of every run, for a bench to read
         self.bytes_in = 0
         self.session_id = ""  # the server's id of this session (a backend operation names it)
         self.operations: dict[str, asyncio.Future] = {}  # request id -> the server's backend operation response
@@ -210,10 +211,13 @@ class StreamlitClient:
                 self.run_errors.append(f"exception {element.exception.type}: {element.exception.message[:300]}")
             elif element_kind == "alert":
                 self.run_texts.append(element.alert.body)
+                self.notes.append((received, element.alert.body))
                 if element.alert.format == Alert.ERROR:
                     self.run_errors.append(f"st.error: {element.alert.body[:300]}")
             elif element_kind == "markdown":
                 self.run_texts.append(element.markdown.body)
+            elif element_kind == "progress":
+                self.notes.append((received, "progress: " + element.progress.text))
             elif element_kind in WIDGET_KINDS:
                 proto = getattr(element, element_kind)
                 self.run_widgets[proto.id] = (element_kind, proto, message.metadata.active_script_hash)

@@ -30,8 +30,9 @@ def worker_only(monkeypatch):
 
 
 def _hold_the_worker() -> tuple[list[float], threading.Event]:
-    """Another session's analysis that keeps the worker until the page's analysis waits behind it; then it takes a
-    page slot, which it gets at once only if the waiting page gave its slot back. -> (how long that took, started)."""
+    """Another session's analysis that keeps the worker's computing slot until the page's analysis waits behind it
+    (with the queue's other threads started for other students, who wait for their turn); then it takes a page slot,
+    which it gets at once only if the waiting page gave its slot back. -> (how long that took, started)."""
     took: list[float] = []
     started = threading.Event()
 
@@ -45,7 +46,15 @@ def _hold_the_worker() -> tuple[list[float], threading.Event]:
         with page_slots.page_slot():
             took.append(time.monotonic() - begun)
 
-    analysis_worker.ANALYSES.submit("another-student", ("test-blocker", time.monotonic()), other_students_analysis)
+    queue = analysis_worker.ANALYSES
+    queue.submit("another-student", ("test-blocker", time.monotonic()), other_students_analysis)
+    # Every other analysis the queue starts at once (it slices them): students whose turn comes after hers
+    if started.wait(5):
+        for n in range(1, queue.threads):
+            queue.submit(f"student-{n}", ("test-filler", n, time.monotonic()), lambda: None)
+        end = time.monotonic() + 5
+        while len(queue.running()) < queue.threads and time.monotonic() < end:
+            time.sleep(0.01)
     return took, started
 
 

@@ -187,3 +187,94 @@ def test_a_queue_without_stop_unwatched_lets_running_work_run_on():
     assert job.state == RUNNING and not job.stop.is_set() and later.state == "queued"
     release.set()
     assert later.done.wait(5) and job.result == "blocked"
+
+
+class _Step(torch.nn.Module):
+    """A model forward that does nothing but count who is computing at once (the forward guard checks before it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock, self.computing, self.most = threading.Lock(), 0, 0
+
+    def forward(self, x):
+        with self.lock:
+            self.computing += 1
+            self.most = max(self.most, self.computing)
+        time.sleep(0.005)
+        with self.lock:
+            self.computing -= 1
+        return x
+
+
+def test_a_fourth_students_analysis_starts_while_three_others_run_and_one_computes_at_a_time():
+    """Issue 53 item 6: three students' long analyses hold the one computing slot in turns (a slice each, given up at
+    a forward); a fourth student's analysis, asked while they run, starts within a slice or two, not after them."""
+    queue = FairQueue("test", workers=1, time_limit=60, running=4, slice_seconds=0.1)
+    step, x = _Step(), torch.zeros(1)
+    first_forward: dict[str, float] = {}
+
+    def analysis(name: str, seconds: float):
+        def work():
+            end = None
+            while end is None or time.monotonic() < end:
+                step(x)
+                first_forward.setdefault(name, time.monotonic())
+                end = end or first_forward[name] + seconds
+            return name
+        return work
+
+    long = [queue.submit(f"s{n}", f"long{n}", analysis(f"s{n}", 1.5)) for n in range(3)]
+    time.sleep(0.3)
+    asked = time.monotonic()
+    fourth = queue.submit("s4", "short", analysis("s4", 0.05))
+    assert fourth.done.wait(10) and fourth.result == "s4"
+    assert first_forward["s4"] - asked < 0.6  # three slices at most before its first
+    assert not any(job.ended for job in long)  # the others were still running when it finished
+    for job in long:
+        assert job.done.wait(20) and job.state == DONE
+    assert step.most == 1  # one computing slot: never two analyses at once
+
+
+def test_a_sliced_jobs_time_limit_counts_its_own_computing_not_its_waits():
+    """Two students share one computing slot in slices: each computes 0.6 s within its 1 s limit, done, though each
+    took longer than a second of the wall clock."""
+    queue = FairQueue("test", workers=1, time_limit=1.0, running=2, slice_seconds=0.05)
+    step, x = _Step(), torch.zeros(1)
+    took: dict[str, float] = {}
+
+    def analysis(name: str):
+        def work():
+            begun, computed = time.monotonic(), 0.0
+            while computed < 0.6:
+                tick = time.monotonic()
+                step(x)
+                computed += min(time.monotonic() - tick, 0.01)  # its own step, not the turn it waited for before it
+            took[name] = time.monotonic() - begun
+            return name
+        return work
+
+    jobs = [queue.submit(name, name, analysis(name)) for name in ("a", "b")]
+    for job in jobs:
+        assert job.done.wait(20)
+    assert [job.state for job in jobs] == [DONE, DONE], [job.error for job in jobs]
+    assert max(took.values()) > 1.0  # past its limit by the wall clock: the waits were not counted
+
+
+def test_a_job_beyond_one_a_computing_slot_waits_while_memory_would_not_hold_its_peak():
+    """A sliced queue starts a second session's job beside a running one only when `room_for_another` says the
+    memory holds it (runtime/analysis_worker.room_for_another: the cgroup's limit less the RSS)."""
+    room = threading.Event()
+    queue = FairQueue("test", workers=1, running=4, room_for_another=lambda started: room.is_set())
+    work, started, release = _blocker()
+    queue.submit("a", "a1", work)
+    assert started.wait(5)  # the first of a computing slot always starts
+    second = queue.submit("b", "b1", lambda: "b")
+    time.sleep(0.3)
+    assert second.state == "queued" and queue.place(second) == 1
+    room.set()  # memory was freed: it starts, and computes in its turn (the first job here never gives its turn up)
+    end = time.monotonic() + 5
+    while second.state == "queued" and time.monotonic() < end:
+        time.sleep(0.02)
+    assert second.state == RUNNING
+    release.set()
+    assert second.done.wait(5) and second.result == "b"
