@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from model.capabilities import EMBEDDING, STEPS, TRANSLATION, VOCABULARY
+from model.capabilities import ALIGNMENT, EMBEDDING, STEPS, TRANSLATION, VOCABULARY
 from model.sources import as_float32
 from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
 from ui.attention.view import attention_explorer
@@ -25,7 +25,7 @@ if analysis is not None:
         translation = " ".join(analysed.output_tokens) or tr("attention.empty")
         # One line of text, not a code block: the chart sits higher, and a shared link's first view loads no code
         # highlighter (1.5 MB of JavaScript; bench/README.md, "A shared link's view").
-        if analysed.can(VOCABULARY) and analysed.unknown:  # our own translators: greyed, with the reason
+        if analysed.can(VOCABULARY) and analysed.unknown:  # a closed vocabulary: unknown words greyed, with the reason
             st.markdown(tr("attention.translation"))
             show_translation(analysed.decode, translation)
         elif analysed.can(VOCABULARY):
@@ -33,19 +33,18 @@ if analysis is not None:
         else:
             st.markdown(tr("attention.translation"))
             st.code(translation, language=None)
-    if not lab.layout:  # a GRU seq2seq: one additive alignment, or no attention at all
-        if analysed.maps:
-            chart, aside = chart_first()  # a projected stop: the alignment first, the note under it
-            aside.info(tr("attention.rnn_bahdanau"))
-            (alignment,) = analysed.maps.values()  # (1, 1, T_out + 1, T_src): no heads
-            rows, columns, weights = alignment.query_tokens, alignment.key_tokens, alignment.weights[0, 0]
-            with chart:
-                show_chart(attention_heatmap(weights, rows, columns, tr("attention.alignment_title"),
-                                             words=words_for("attention")),
-                           "bahdanau_alignment", key="alignment",
-                           table=lambda: attention_table(weights, rows, columns, words=words_for("attention")))
-        else:
-            st.info(tr("attention.rnn_plain"))
+    if analysed.can(ALIGNMENT) and analysed.maps:  # one additive alignment, no heads (Bahdanau et al. 2015, §3.1)
+        chart, aside = chart_first()  # a projected stop: the alignment first, the note under it
+        aside.info(tr("attention.rnn_bahdanau"))
+        (alignment,) = analysed.maps.values()  # (1, 1, T_out + 1, T_src): no heads
+        rows, columns, weights = alignment.query_tokens, alignment.key_tokens, alignment.weights[0, 0]
+        with chart:
+            show_chart(attention_heatmap(weights, rows, columns, tr("attention.alignment_title"),
+                                         words=words_for("attention")),
+                       "bahdanau_alignment", key="alignment",
+                       table=lambda: attention_table(weights, rows, columns, words=words_for("attention")))
+    elif not analysed.maps:  # a model without attention: nothing to draw but the translation
+        st.info(tr("attention.rnn_plain"))
     else:
         if "cross" in lab.layout and analysed.can(STEPS):
             open_on_teaching_view(as_float32(analysed.maps["cross"].weights))  # a first visit: its sharpest head

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from ui.lessons.teacher import teacher_page
+from ui.live_class.teacher import teacher_page
 from ui.display import explanation, page_title
 
 page_title(tr("class_teacher.title"))

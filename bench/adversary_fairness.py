@@ -1,7 +1,7 @@
 """One student's heavy links, or sessions flooding the explorer's layer and head pickers, against a bystander's page
 on the same replica.
 
-    python bench/adversary_fairness.py [--seconds 90] [--students 1 3] [--pickers 10]
+    python bench/adversary_fairness.py [--seconds 90] [--students 1 3] [--pickers 10] [--tabs 3]
 
 Starts one replica (load_classroom.Server: `streamlit run asgi.py` on a free port of 127.0.0.1). For each count of
 students in --students, for --seconds: each student reloads the LLM heads page from a link with a new 520-word
@@ -12,6 +12,9 @@ bystander's load times (p50, p95, max; the promise: at most 2 s) and how many he
 With --pickers N, a last row: N sessions (browsers of their own) on the attention explorer of SmolLM2 with a
 60-word text, each picking another layer and then another head as soon as its last pick was drawn (each pick a rerun
 of the explorer's fragment alone, as the browser sends it), issue 53 item 4: those reruns once skipped the page queue.
+With --tabs N, a row of one student with N tabs open at once (one browser: its seat cookie shared), each reloading the
+attention page on SmolLM2 with a new 300-word text as soon as its last load ended (issue 53 item 4: one student's
+three tabs once held three places in the page queue).
 """
 from __future__ import annotations
 
@@ -88,6 +91,38 @@ async def picker(url: str, rng: random.Random, until: float, done: list[float]) 
         await client.close()
 
 
+async def tab(url: str, cookies: dict[str, str], rng: random.Random, until: float, done: list[float]) -> None:
+    """One of a student's tabs (her browser's cookies): SmolLM2's attention page with a new long text, until `until`."""
+    client = StreamlitClient(url, cookies)
+    try:
+        await client.connect("attention")
+        while time.perf_counter() < until:
+            text = " ".join(rng.choice(WORDS) for _ in range(300))
+            query = urlencode({"model": SMOLLM2_NAME, "sentence": text})
+            outcome = await client.rerun(client.open_page_msg("attention", query),
+                                         max(1.0, until - time.perf_counter() + 60))
+            done.append(outcome.seconds)
+    except (TimeoutError, ConnectionError):
+        pass
+    finally:
+        await client.close()
+
+
+async def tabs_of_one_student(url: str, tabs: int, seconds: float, seed: int) -> dict:
+    first = StreamlitClient(url)  # her browser: the seat cookie its first page set, shared by every tab
+    await first.connect("attention")
+    cookies = first.cookies
+    await first.close()
+    until = time.perf_counter() + seconds
+    done: list[float] = []
+    loads, *_ = await asyncio.gather(bystander(url, until), *(tab(url, dict(cookies), random.Random(seed * 100 + i),
+                                                                   until, done) for i in range(tabs)))
+    ordered = sorted(seconds for _, seconds in loads)
+    return {"students": f"1, {tabs} tabs", "bystander_loads": len(loads), "p50_s": statistics.median(ordered),
+            "p95_s": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], "max_s": ordered[-1],
+            "max_at_s": max(loads, key=lambda load: load[1])[0], "heavy_loads_done": len(done)}
+
+
 async def bystander(url: str, until: float) -> list[tuple[float, float]]:
     """-> (seconds into the row the load began, the seconds it took) of each load."""
     client = StreamlitClient(url)
@@ -119,7 +154,7 @@ async def phase(url: str, students: int, seconds: float, seed: int, pickers: boo
             "max_at_s": max(loads, key=lambda load: load[1])[0], "heavy_loads_done": len(done)}
 
 
-async def _run(url: str, counts: list[int], seconds: float, pickers: int) -> list[dict]:
+async def _run(url: str, counts: list[int], seconds: float, pickers: int, tabs: int) -> list[dict]:
     warm = StreamlitClient(url)  # load the model and the bystander's page once, untimed
     await warm.connect("llm_heads")
     await warm.rerun(warm.open_page_msg("llm_heads"), 600)
@@ -133,16 +168,18 @@ async def _run(url: str, counts: list[int], seconds: float, pickers: int) -> lis
         rows.append(await phase(url, count, seconds, i + 1))
     if pickers:
         rows.append(await phase(url, pickers, seconds, len(counts) + 1, pickers=True))
+    if tabs:
+        rows.append(await tabs_of_one_student(url, tabs, seconds, len(counts) + 2))
     return rows
 
 
-def run(students: list[int] = (1, 3), seconds: float = 90, pickers: int = 0) -> list[dict]:
+def run(students: list[int] = (1, 3), seconds: float = 90, pickers: int = 0, tabs: int = 0) -> list[dict]:
     """The table's rows: the bystander alone, then with each count of students reloading heavy links, then with
     `pickers` sessions flooding the explorer's pickers."""
     server = Server(free_port())
     server.start(180)
     try:
-        return asyncio.run(_run(server.url, list(students), seconds, pickers))
+        return asyncio.run(_run(server.url, list(students), seconds, pickers, tabs))
     finally:
         server.stop()
 
@@ -152,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=90)
     parser.add_argument("--students", type=int, nargs="*", default=[1, 3])
     parser.add_argument("--pickers", type=int, default=0, help="sessions flooding the explorer's pickers (0: none)")
+    parser.add_argument("--tabs", type=int, default=0, help="one student's tabs reloading long texts (0: none)")
     args = parser.parse_args(argv)
-    rows = run(args.students, args.seconds, args.pickers)
+    rows = run(args.students, args.seconds, args.pickers, args.tabs)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, one replica, {args.seconds:.0f} s per row")
     print(f"{'students':>8} {'bystander loads':>15} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'max at s':>8} "
           f"{'heavy loads / picks done':>24}")

@@ -19,11 +19,11 @@ counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the
    lesson. Each finds the stop's radio question (key q_intro_1_choice) and the "Answer" submit button.
 3. Within --window seconds (uniformly random start times) every student picks an option and submits. From the
    window's start each student's page also follows her class, as her browser does, until every student's page is
-   drawn: where the page holds a class watch (ui/lessons/class_watch.py), the client does what its JavaScript
+   drawn: where the page holds a class watch (ui/live_class/class_watch.py), the client does what its JavaScript
    does: a GET of the class's version every `every_ms` over one kept connection (serving/class_version.py), and
    a rerun of the watch's fragment with its trigger value when the version differs from the page's; a page
    without one (an older commit) has its class poll's fragment rerun at the interval of its st.fragment(run_every)
-   timer (ui/lessons/live_question.py, ui/lessons/bar._class_poll).
+   timer (ui/live_class/live_question.py, ui/lessons/bar._class_poll).
    Measured per student, from the click: the confirmation ("Your answer is taken") reaching her (a browser draws
    each element as it arrives, before the run ends). In a class the stop's page (its chart gives the answer away)
    waits for the teacher's Reveal: once every student's answer is confirmed, the teacher presses "Reveal the answer
@@ -88,7 +88,7 @@ CHARTS = ("plotly_chart", "arrow_vega_lite_chart")  # the elements that are a st
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
 CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts
 REVEAL = "Reveal the answer to everyone"  # the teacher's button (i18n/en/class_teacher.toml: reveal)
-WATCH_COMPONENT = "attention_lab_class_watch"  # ui/lessons/class_watch.py's component (its element's name)
+WATCH_COMPONENT = "attention_lab_class_watch"  # ui/live_class/class_watch.py's component (its element's name)
 VERSION = re.compile(r"[0-9a-f]{16}|ended")  # what the route answers (classroom/recent.class_version)
 HELD_SECONDS = 20.0  # the longest the server holds a watch's GET (serving/class_version.HOLD_SECONDS)
 

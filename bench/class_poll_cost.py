@@ -1,5 +1,5 @@
 """Server CPU per run of a student's class poll (her live question's fragment: rerun by her class watch at each change
-of her class, ui/lessons/class_watch.py; before the watch, by a st.fragment(run_every) timer every 2 s all lesson
+of her class, ui/live_class/class_watch.py; before the watch, by a st.fragment(run_every) timer every 2 s all lesson
 long), beside the same kind of run of an empty fragment in a one-line app.
 
     python bench/class_poll_cost.py [--students 10] [--seconds 15]

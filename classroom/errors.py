@@ -1,5 +1,5 @@
 """What the class store says when it says no: one small hierarchy, raised by the store (classroom/store.py and its
-teacher handle, classroom/teacher.py) and turned into messages in one place (ui/lessons/refusals.py).
+teacher handle, classroom/teacher.py) and turned into messages in one place (ui/live_class/refusals.py).
 
 Every one of them means nothing was written. A caller's slip (an answer with round 3, a question asked at another stop
 than the one given, a class size out of range) is a ValueError instead: a bug, never something a user did.

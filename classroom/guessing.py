@@ -10,7 +10,7 @@ ingress shares it): past ADDRESS_CEILING wrong guesses an hour it leaves each se
 guesses, not three (FREE_GUESSES_CROWDED), so a guesser who takes a new cookie every few guesses gets two per cookie,
 and a teacher's new browser that types one typo and then the right password still gets in at once (issue 53: it was told
 to wait MAX_WAIT). What bounds a guesser who makes a new browser per guess is the cost of a browser: the seats and
-connections one address may hold (serving/). Streamlit-free: the UI (ui/lessons/classroom.py) and the benches call it
+connections one address may hold (serving/). Streamlit-free: the UI (ui/live_class/classroom.py) and the benches call it
 with the store.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A class's state as read at most SHARED_SECONDS ago, one read shared by every session of a process that polls it.
 
 Why: every student at a stop follows her class: her browser asks the class's version every second
-(serving/class_version.py, ui/lessons/class_watch.py), and her fragment reruns when it changed (150 asks a second
+(serving/class_version.py, ui/live_class/class_watch.py), and her fragment reruns when it changed (150 asks a second
 per replica for 300 students). Each would otherwise read the class (ClassStore.session: a connection and 3 queries,
 longer under load); the class changes a few times a lesson, and one read per class and half second serves them all.
 A teacher's write through this process (ClassTeacher._write: a move, a Reveal, a phase) forgets the class's read at
@@ -35,7 +35,7 @@ def seen_of(session: ClassSession) -> tuple:
 def class_version(session: ClassSession | None) -> str:
     """An opaque version of what a student's page follows (seen_of), ENDED for a class that is not live: equal
     versions, nothing for her page to redraw. Her browser compares it with the version her page was drawn at
-    (serving/class_version.py, ui/lessons/class_watch.py) instead of rerunning a fragment to find out."""
+    (serving/class_version.py, ui/live_class/class_watch.py) instead of rerunning a fragment to find out."""
     if session is None:
         return ENDED
     stop, revealed, phases, lesson = seen_of(session)

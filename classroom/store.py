@@ -4,11 +4,11 @@ One API over two engines (classroom/database.py: a SQLite file, or PostgreSQL wh
 DSN), one schema (classroom/schema.sql, brought up to date by classroom/migrations.py when a store opens). The
 teacher's operations are on the handle create_class and take_back return (classroom/teacher.ClassTeacher); a
 student's are here, with her seat. Every "no" is a typed error (classroom/errors.py) that the UI turns into a
-message in one place (ui/lessons/refusals.py): an answer is stored or refused, never lost silently.
+message in one place (ui/live_class/refusals.py): an answer is stored or refused, never lost silently.
 
 The teacher takes the class back after a reload or a replica's death by her browser's seat (the HttpOnly cookie
 serving/seat.py sets; only its sha256 is stored), or from another device with the teacher password
-(ui/lessons/teacher.py checks it; take_back() then issues a new token).
+(ui/live_class/teacher.py checks it; take_back() then issues a new token).
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
 per student and question (the first one counts; repeats change nothing). Only the stop the class is on takes
 answers (checked in the same statement as the insert): none ahead of the class, none to a stop it has left. An answer
@@ -80,7 +80,7 @@ def normalise_code(text: str) -> str:
 
 
 class ClassStore:
-    """One class database: a process opens it once (ui/lessons/classroom.class_store) and every session shares it;
+    """One class database: a process opens it once (ui/seat.class_store) and every session shares it;
     it holds the location, the limits and (PostgreSQL) a pool of connections, never a class's state."""
 
     def __init__(self, path: Path | str | None = None, class_hours: float | None = None,

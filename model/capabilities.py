@@ -15,6 +15,8 @@ IMPORTANCE = "importance"  # head importance (ablation + gradient, Michel et al.
 PATTERNS = "patterns"  # head-pattern labels over a fixed set of sentences
 VOCABULARY = "vocabulary"  # a closed word vocabulary (unknown words are <unk>; the sidebar lists the words): our
 # own translators, whose analysis keeps their greedy decode (AnalysedInput.decode)
+ALIGNMENT = "alignment"  # one additive alignment (T_out, T_src) and no heads (Bahdanau et al. 2015, §3.1): drawn as
+# one map, not as heads
 TRAINING = "training"  # trained in this app (model/train.py); its held-out set is known
 GENERATION = "generation"  # writes text with its own decoding loop (model.adapters.protocols.Generates)
 NEXT_TOKEN = "next_token"  # predicts the token after any text: AnalysedInput.next_token (ablation compares it)
@@ -23,4 +25,4 @@ QUERIES_KEYS = "queries_keys"  # each head's queries and keys as its scores read
 # a head over many texts (model.explain.qk_embedding)
 
 ALL = frozenset({ABLATION, RESCALE, TRANSLATION, EMBEDDING, STEPS, NORMS, IMPORTANCE, PATTERNS, VOCABULARY,
-                 TRAINING, GENERATION, NEXT_TOKEN, RESIDUAL_STREAM, QUERIES_KEYS})
+                 ALIGNMENT, TRAINING, GENERATION, NEXT_TOKEN, RESIDUAL_STREAM, QUERIES_KEYS})

@@ -43,7 +43,7 @@ _in_line = 0  # page bodies drawing or waiting for a slot in this process
 _holder = threading.local()  # .taken: this thread's script run holds a slot now
 _answers: deque[tuple[float, str]] = deque(maxlen=4 * BURST_ANSWERS)  # (monotonic time, student) of the latest
 
-# The teacher's run first. Her click that changes the class (a Reveal, a move, a phase: ui/lessons/refusals.
+# The teacher's run first. Her click that changes the class (a Reveal, a move, a phase: ui/live_class/refusals.
 # teacher_action) wakes every student of her class at once (serving/class_version.py), and this process's 150 reruns
 # would share the GIL with hers: the projected Reveal, which the whole room watches, took 2.5 s. From her click until
 # her run has drawn (TEACHER_FIRST_SECONDS at most: a slow page of hers delays the class, never stalls it), students'
@@ -135,7 +135,7 @@ def after_the_teacher() -> None:
 
 
 def note_answer(student: str) -> None:
-    """A student's answer was stored by this process (ui/lessons/peer_student.py)."""
+    """A student's answer was stored by this process (ui/live_class/peer_student.py)."""
     _answers.append((time.monotonic(), student))
 
 
@@ -148,11 +148,11 @@ def answer_burst() -> bool:
 def crowded() -> bool:
     """A page asked for now would wait for a slot, or would take the GIL from a burst of answers that each wait for
     their confirmation: the answer is then confirmed by its own form, and the student's page drawn at her first class
-    poll after the burst (ui/lessons/peer_student.py, ui/lessons/bar.py)."""
+    poll after the burst (ui/live_class/peer_student.py, ui/lessons/bar.py)."""
     return _in_line >= PAGE_SLOTS or answer_burst()
 
 
-# A live question's runs (ui/lessons/live_question.py) at once per process. At a Reveal, every student of a replica
+# A live question's runs (ui/live_class/live_question.py) at once per process. At a Reveal, every student of a replica
 # whose class watch was held (serving/class_version.py) is answered in the same tenth of a second, and her question's
 # fragment reruns: 150 runs sharing the GIL would each finish at the end of all of them (and starve the event loop
 # that sends their messages). Two at a time (one runs while the other waits on the database), in the order they came,

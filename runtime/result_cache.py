@@ -16,7 +16,7 @@ ui.positional_view's demos, the foundations pages' sweeps (residual, softmax sca
 shared results (classroom/shared_results.py: the answer page's patching sweeps, which its stops' questions read
 too). What stays in Streamlit's caches, each small and keyed by what the server or the teacher chose: example sentences, the models folder listing and the shipped models' facts (ui.models, ui.state), the loaded
 models themselves (cache_resource: shared read-only weights, one per model), lesson files (ui.lessons.catalogue,
-classroom), the class link's QR code (ui.lessons.teacher), the training speed probe (ui.train.view), the compare
+classroom), the class link's QR code (ui.live_class.teacher), the training speed probe (ui.train.view), the compare
 page's held-out sentences; and model.local_models' lru_cache of tokenizer verdicts (strings).
 
 The budget is the whole process's, for all caches together: ATTENTION_LAB_CACHE_MB (MiB), default DEFAULT_BUDGET_MB.

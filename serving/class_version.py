@@ -3,9 +3,9 @@ opaque version of what a student's page follows (classroom/recent.class_version:
 the peer-instruction phases, the lesson; "ended" for a class that is not live), without a script run.
 
 Why: every student's page in a class used to rerun a fragment every 2-3 s to ask its class whether anything had
-changed (ui/lessons/live_question.py, ui/lessons/bar._class_poll): 150 script runs a second per replica for 300
+changed (ui/live_class/live_question.py, ui/lessons/bar._class_poll): 150 script runs a second per replica for 300
 students, each 5-12 ms of the replica's one core for the script and the messages it sends, almost always to redraw
-what was already there. Now her page holds a small component (ui/lessons/class_watch.py) that asks this version,
+what was already there. Now her page holds a small component (ui/live_class/class_watch.py) that asks this version,
 naming the one her page was drawn at (`?seen=V`): the request is held until the class changes (HOLD_SECONDS at
 most), and her fragment reruns only then: once per change of her class, not once per tick. A held request costs
 nothing while it waits; one task per class and process checks the class's version for all of them every

@@ -3,7 +3,7 @@
 Streamlit serves every st.download_button file at `/media/<id>.<ext>` to any client that asks, with no cookie: the
 id is an unkeyed hash of the file's bytes, so a file anyone can rebuild (a small class's counts) can be found by
 anyone, and a link copied from the teacher's browser opens anywhere. The class report's files are the teacher's
-(ui/lessons/report.py): their download names say so (`private_file_name`: class-<CODE>-report.csv or .html), the
+(ui/live_class/report.py): their download names say so (`private_file_name`: class-<CODE>-report.csv or .html), the
 page registers each file's bytes with the seat of the browser that built it (`keep_private`), and this middleware,
 in front of Streamlit's app (asgi.py), answers a request for such a file with 403 unless it carries one of the seat
 cookies (serving/seat.py) its bytes were registered with. A private file that was never registered (or was forgotten:

@@ -6,7 +6,7 @@ server can. This ASGI middleware (asgi.py puts it in front of Streamlit's own ap
 first HTML page a browser gets without a valid one: 32 random hex digits, HttpOnly (page scripts cannot read or copy
 it), SameSite=Lax, for 12 hours (a school day), and Secure when the page came over HTTPS (serve.py --tls-cert, or an
 ingress with TLS). The browser then sends it with the websocket, where the app reads it
-with st.context.cookies (ui/lessons/classroom.browser_seat). It identifies, it does not authenticate: a student who clears
+with st.context.cookies (ui/seat.browser_seat). It identifies, it does not authenticate: a student who clears
 cookies or opens a private window is a new, anonymous student (docs/security.md says so). serve.py's
 replicas need no shared secret for it: any replica reads the same value, and the class store keys answers by it.
 """

@@ -9,7 +9,7 @@ refused (closed before it is accepted: the client sees HTTP 403) past:
 - SOCKETS_PER_ADDRESS of one client address (a school behind one NAT: 300 students with two tabs each), of which
   SEATLESS_PER_ADDRESS without a seat cookie (a browser that refuses cookies still opens the lab; a script that drops
   its cookies to dodge the seat's cap meets this one). The loopback address is not capped: there every client shares
-  it (`make run` on the teacher's machine, serve.py's HAProxy without a forwarded header), as ui/lessons/classroom's
+  it (`make run` on the teacher's machine, serve.py's HAProxy without a forwarded header), as ui/live_class/classroom's
   guessing limit does.
 And a websocket that sends nothing within FIRST_MESSAGE_SECONDS of its handshake is closed: Streamlit's front end
 sends its first message (the page's run) at once, so an idle one only holds a connection and its memory.

@@ -104,7 +104,7 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         expect(_answered(teacher)).to_have_text("1", timeout=15000)
         share = teacher.get_by_test_id("stMetric").filter(has_text="Share correct").get_by_test_id("stMetricValue")
         expect(share).to_have_text("–")  # before the reveal the share would give the answer away
-        # One click: the button is drawn outside the results that rerun themselves every 2 s (ui/lessons/teacher._panel).
+        # One click: the button is drawn outside the results that rerun themselves every 2 s (ui/live_class/teacher._panel).
         teacher.get_by_role("button", name="Reveal the answer to everyone").click()
         expect(share).to_have_text("100%", timeout=15000)
         # the student's page, whose class watch sees the Reveal, shows the verdict and the chart by itself

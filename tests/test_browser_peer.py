@@ -15,7 +15,7 @@ from i18n import translate
 from tests.browser_steps import axe_violations, no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from tests.test_browser_lessons import _password, _serve, _start_class
-from ui.lessons.class_watch import FALLBACK_SECONDS
+from ui.live_class.class_watch import FALLBACK_SECONDS
 
 RIGHT, WRONG = "GRU without attention (one context vector)", "Transformer"
 
@@ -40,7 +40,7 @@ def _vote(student: Page, option: str) -> None:
 
 def _click_once(page: Page, button: str, then) -> None:
     """Click a control of the teacher's panel once; what it opens shows. The controls are drawn outside the read-outs
-    that rerun themselves every 2 s (ui/lessons/teacher._panel): one click is enough, never a second."""
+    that rerun themselves every 2 s (ui/live_class/teacher._panel): one click is enough, never a second."""
     page.get_by_role("button", name=button).click()
     wait_idle(page)
     expect(then).to_be_visible(timeout=15000)
@@ -85,7 +85,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
             expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=30000)
             expect(student.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible()
             expect(student.get_by_test_id("stMain").get_by_text(RIGHT, exact=True)).to_have_count(0)  # no vote now
-        # her countdown is counted by her browser (ui/lessons/countdown.js), not redrawn by the server
+        # her countdown is counted by her browser (ui/live_class/countdown.js), not redrawn by the server
         clock = students[0].get_by_role("timer")
         before = clock.inner_text()
         students[0].wait_for_timeout(2100)
@@ -132,7 +132,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
 def test_a_choice_not_yet_sent_survives_the_questions_fallback_polls(browser, peer_url, peer_data):
     """Where the class's version route cannot be asked (a proxy blocks it, or a server without it, `streamlit run
     app.py`, answers its index page: here the browser does both), the class watch reruns the question's fragment every
-    FALLBACK_SECONDS (ui/lessons/class_watch.py) while a student still
+    FALLBACK_SECONDS (ui/live_class/class_watch.py) while a student still
     thinks: the option she picked and has not sent yet stays picked, and is the answer taken."""
     contexts = [browser.new_context(viewport={"width": 1280, "height": 720}),
                 browser.new_context(viewport={"width": 400, "height": 800})]  # a phone

@@ -131,7 +131,7 @@ def test_a_whole_page_run_that_draws_the_chart_after_the_reveal_counts_too():
 
 
 def test_the_clients_class_watch_asks_the_version_and_reruns_its_fragment_once_per_change():
-    """What ui/lessons/class_watch.js does, the bench client does: a page's watch element is kept, each ask GETs the
+    """What ui/live_class/class_watch.js does, the bench client does: a page's watch element is kept, each ask GETs the
     version relative to the page, naming the version it follows, and only a version neither drawn nor asked already
     sends a rerun of the watch's fragment with its trigger (the id Streamlit's bidi component reads); a refused GET
     falls back to a rerun."""

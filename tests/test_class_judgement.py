@@ -1,11 +1,11 @@
 """Whether an answer is right is decided once, when it is stored (ClassStore.answer's `correct`): the teacher's
-coloured bars (ui/lessons/peer_teacher.answer_rows) and her "% right" (Results.correct) read that one stored judgement
+coloured bars (ui/live_class/peer_teacher.answer_rows) and her "% right" (Results.correct) read that one stored judgement
 (issue 37), and a number question's bars come in numeric order, not as text (issue 38 item 8: "12, 16, 8")."""
 from classroom.lessons import load_lessons
 from classroom.measures import MEASURES
 from classroom.store import ClassStore
 from ui.lessons.catalogue import known_pages
-from ui.lessons.peer_teacher import answer_rows
+from ui.live_class.peer_teacher import answer_rows
 
 INTRO = load_lessons(known_pages())[0]["intro"]
 NUMBER_STOP = next(stop for stop in INTRO.stops if stop.question is not None and stop.question.kind == "number")

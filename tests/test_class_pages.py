@@ -308,7 +308,7 @@ def test_the_teacher_turns_uploads_off_for_her_students():
 
 
 def test_a_refused_teacher_action_is_said_on_her_page_never_raised():
-    """The store's refusals reach the teacher as words (ui/lessons/refusals.py): a click on an ended class (ended on
+    """The store's refusals reach the teacher as words (ui/live_class/refusals.py): a click on an ended class (ended on
     her other device) says so, and a session whose token the class does not know says it no longer holds the class
     and offers the start and take-back forms again; neither is an exception."""
     from tests.app_links import lab_session_of

@@ -1,4 +1,4 @@
-"""The store's one error style: every refusal is a ClassStoreError (classroom/errors.py), and ui/lessons/refusals.py is
+"""The store's one error style: every refusal is a ClassStoreError (classroom/errors.py), and ui/live_class/refusals.py is
 the one place that turns each into the words a student or the teacher reads, in both languages."""
 import inspect
 import re
@@ -10,7 +10,7 @@ from classroom.errors import (ClassElsewhere, ClassEnded, ClassStoreError, NoSuc
                               StoreBusy)
 from classroom.store import ClassStore
 from i18n import strings, using_language
-from ui.lessons.refusals import ANSWER, JOIN, TEACHER, message
+from ui.live_class.refusals import ANSWER, JOIN, TEACHER, message
 
 REFUSALS = [kind for _, kind in inspect.getmembers(errors, inspect.isclass)
             if issubclass(kind, ClassStoreError) and kind is not ClassStoreError]

@@ -1,4 +1,4 @@
-"""The class report (classroom/report.py, ui/lessons/report.py): both rounds, the switch matrix, Hake's gain over the
+"""The class report (classroom/report.py, ui/live_class/report.py): both rounds, the switch matrix, Hake's gain over the
 students who answered both, misconception pick rates; its CSV and its offline HTML; teacher-only."""
 import csv
 import io
@@ -11,7 +11,7 @@ from classroom.peer import normalized_gain, rule_of_thumb
 from classroom.report import build_report
 from classroom.errors import NotTheTeacher
 from classroom.store import ClassStore
-from ui.lessons.report import report_csv, report_figures, report_tables
+from ui.live_class.report import report_csv, report_figures, report_tables
 from ui.lessons.catalogue import known_pages
 from viz.class_report import report_html
 
@@ -111,7 +111,7 @@ def test_two_rounds_chart_gives_no_answer_away_before_the_reveal():
 def test_the_report_files_hold_the_answers_stored_when_they_are_downloaded(tmp_path, lesson):
     """Issue 38 item 1: the files are made on their click from the store, not from the report the page built: the
     answers and the reveals stored after the files were offered are in them (revealed questions only, as on the page)."""
-    from ui.lessons.report import report_files
+    from ui.live_class.report import report_files
 
     store, teacher = _class(tmp_path)
     code = teacher.code

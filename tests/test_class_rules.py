@@ -23,7 +23,7 @@ from serving.seat import SEAT_COOKIE
 from tests.app_links import assert_healthy, chart_specs, open_from_link
 from tests.test_class_pages import _metric, _start_class, _texts
 from ui.lessons.catalogue import known_pages
-from ui.lessons.report import report_csv, report_tables
+from ui.live_class.report import report_csv, report_tables
 
 WRONG, RIGHT = "1", "2"  # answer texts; whether each is right is the flag passed with it, as the page computes it
 

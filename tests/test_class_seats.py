@@ -121,7 +121,7 @@ def test_wrong_guesses_slow_the_guesser_not_its_address(store):
 def seats_by_state(monkeypatch):
     """Each AppTest session's browser seat is its session state's "_test_seat" (a reload: the same seat)."""
     seat = lambda: st.session_state.get("_test_seat")  # noqa: E731
-    monkeypatch.setattr("ui.lessons.classroom.browser_seat", seat)
+    monkeypatch.setattr("ui.live_class.classroom.browser_seat", seat)
     monkeypatch.setattr("ui.lessons.bar.browser_seat", seat)
 
 
@@ -140,7 +140,7 @@ def _in_class(at) -> bool:
 
 
 def _device(seat: str) -> str:
-    """The guesser id the app records for a browser's seat (ui/lessons/classroom._guessers)."""
+    """The guesser id the app records for a browser's seat (ui/live_class/classroom._guessers)."""
     import hashlib
 
     return f"device:{hashlib.sha256(f'guesser:{seat}'.encode()).hexdigest()[:24]}"

@@ -1,4 +1,4 @@
-"""ui/lessons/class_watch.js alone in Chromium, called as Streamlit's BidiComponent calls it: at each draw, on the same
+"""ui/live_class/class_watch.js alone in Chromium, called as Streamlit's BidiComponent calls it: at each draw, on the same
 element, and with a cleanup of an earlier draw that can come after a later draw (a draw superseded while its script
 loaded is cleaned up once it has returned). The chain of asks must outlive such a cleanup and end with the cleanup
 of the latest draw; where the route cannot be asked it reruns the fragment and keeps asking."""
@@ -46,7 +46,7 @@ def watched(page):
 
 
 def _source(name: str) -> str:
-    return (ROOT / "ui" / "lessons" / name).read_text(encoding="utf-8")
+    return (ROOT / "ui" / "live_class" / name).read_text(encoding="utf-8")
 
 
 def test_an_earlier_draws_late_cleanup_does_not_end_the_watch_and_the_latest_does(watched):

@@ -1,11 +1,11 @@
-"""ui/lessons/countdown.py: a student's discussion countdown is drawn once, with the milliseconds left from the
+"""ui/live_class/countdown.py: a student's discussion countdown is drawn once, with the milliseconds left from the
 stored end and the words in her language; her browser counts (countdown.js, tests/test_browser_peer.py)."""
 import json
 
 from streamlit.testing.v1 import AppTest
 
 from i18n import using_language
-from ui.lessons.countdown import countdown_words
+from ui.live_class.countdown import countdown_words
 
 
 def test_the_words_and_the_time_left_come_from_the_stored_end():
@@ -21,7 +21,7 @@ def test_the_words_and_the_time_left_come_from_the_stored_end():
 def _page():
     import time
 
-    from ui.lessons.countdown import student_countdown
+    from ui.live_class.countdown import student_countdown
 
     student_countdown(time.time() + 90)
 
@@ -42,7 +42,7 @@ def test_the_browser_counts_down_from_its_first_draw_and_then_says_time_is_up(pa
 
     from playwright.sync_api import expect
 
-    source = (Path(__file__).resolve().parents[1] / "ui" / "lessons" / "countdown.js").read_text(encoding="utf-8")
+    source = (Path(__file__).resolve().parents[1] / "ui" / "live_class" / "countdown.js").read_text(encoding="utf-8")
     page.set_content("<div id='root'></div>")
     draw = """async ([source, leftMs]) => {
       window.__countdown ??= (await import('data:text/javascript;charset=utf-8,' + encodeURIComponent(source))).default;

@@ -4,7 +4,8 @@ Outside the adapters, no module of ui/, runtime/, app_pages/ or viz/ may branch 
 isinstance() with a class defined in model/, a comparison with a family name (or with a `.family`), or a call of
 the helpers the adapters replaced. Nor on a proxy for the family: whether an analysis's optional part is set
 (`analysed.special is not None` meant "an encoder"), which kinds a decode's `.attention` holds (`"cross" in
-result.attention`), or whether anything holds an "alignment" (the GRU with attention). A view asks `can(...)` or the
+result.attention`), or whether anything holds an "alignment" (the GRU with attention), or whether a model has no heads at all
+(`not lab.layout` meant "a GRU seq2seq": `can(ALIGNMENT)` says it has one alignment). A view asks `can(...)` or the
 model's `layout`; nor reach past the adapter into its `network` (`lab.network.src_vocab`): what a view needs of it is
 a typed part (`lab.vocabulary`) or a protocol method (`word_vectors`). A new family is then one adapter, and no page needs to learn its name."""
 import ast
@@ -83,6 +84,10 @@ def family_branches(source: str, classes: frozenset[str]) -> list[tuple[int, str
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("startswith", "endswith") and any(map(_is_family, node.args)):
             found.append((node.lineno, f"family prefix test: {ast.unparse(node)}"))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Attribute) \
+                and node.operand.attr == "layout":
+            found.append((node.lineno, f"proxy for a family: {ast.unparse(node)} (a model without heads: ask "
+                                       "can(ALIGNMENT), or whether its analysis has maps)"))
         elif isinstance(node, ast.Attribute) and node.attr == "network":
             found.append((node.lineno, f"the wrapped network: {ast.unparse(node)} (ask a typed part or a protocol)"))
         elif isinstance(node, ast.Name | ast.Attribute | ast.alias):
@@ -112,6 +117,7 @@ def test_the_branch_finder_catches_each_kind_of_branch():
         "if 'cross' in result.attention:\n    pass": "proxy for a family",
         "gru = 'alignment' not in analysed.maps": "proxy for a family",
         "words = lab.network.src_vocab.itos": "the wrapped network",
+        "if not lab.layout:  # a GRU seq2seq\n    pass": "proxy for a family",
     }
     for source, what in injected.items():
         found = family_branches(source, classes)

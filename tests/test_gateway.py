@@ -172,7 +172,7 @@ def test_the_teachers_switch_closes_the_route_of_her_students(uploads_on, monkey
     import functools
 
     from classroom.store import DATA_ENV, DATABASE_URL_ENV
-    from ui.lessons.classroom import class_store
+    from ui.seat import class_store
     from ui.train.upload_policy import class_allows_uploads
 
     monkeypatch.setenv(DATA_ENV, str(tmp_path))

@@ -1,4 +1,4 @@
-"""A student's live question (ui/lessons/live_question.py): which rerun each change of her class calls for, and at the
+"""A student's live question (ui/live_class/live_question.py): which rerun each change of her class calls for, and at the
 teacher's Reveal the question's own run draws right or wrong and the stop's chart without rerunning her whole page."""
 from dataclasses import replace
 
@@ -10,7 +10,7 @@ from classroom.database import DATABASE_URL_ENV, store_location
 from classroom.records import ClassSession
 from classroom.store import ClassStore, QuestionPhase
 from ui.lessons.catalogue import lessons
-from ui.lessons.live_question import Scope, poll_scope, polls_itself, seen_of
+from ui.live_class.live_question import Scope, poll_scope, polls_itself, seen_of
 
 QID = "intro:1"  # stop 1: which model translates long sentences worst (right: option 3)
 LIVE = ClassSession("ABC123", "intro", 1, 2e9, frozenset())
@@ -44,8 +44,8 @@ def _student_at_stop_one(code: str, student: str, seen: tuple) -> None:
     """A student's live question at stop 1 as the lesson bar draws it, the page not shown under it (unrevealed when
     her last whole run drew it): each run of this script is what a run of the fragment alone does."""
     from ui.lessons.catalogue import lessons
-    from ui.lessons.live_question import LiveQuestion, live_question
-    from ui.lessons.peer_student import earlier_answers
+    from ui.live_class.live_question import LiveQuestion, live_question
+    from ui.live_class.peer_student import earlier_answers
     from ui.lessons.questions import expected_answer
     from ui.session import lab_session
 

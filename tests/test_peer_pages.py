@@ -62,7 +62,7 @@ def test_two_rounds_with_three_students_and_the_teacher():
         student.run()  # the class poll reruns a student's page when the phase changes
         assert "Discuss with your neighbour" in _infos(student)
         # the teacher's countdown (60 s, stored: the same end on every screen), a few seconds gone on this box,
-        # counted in her browser (ui/lessons/countdown.js): her page gets the milliseconds left and the words once
+        # counted in her browser (ui/live_class/countdown.js): her page gets the milliseconds left and the words once
         (counted,) = [json.loads(c.proto.json) for c in student.get("bidi_component")
                       if "countdown" in json.loads(c.proto.json).get("key", "")]
         assert 50_000 < counted["left_ms"] <= 60_000 and counted["left"] == "Discussion: {time} left", counted

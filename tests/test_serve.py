@@ -53,7 +53,7 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     need_haproxy()
     config = render_config("127.0.0.1:18080", [18081, 18082], tmp_path / "haproxy.sock", [18091, 18092])
     # The replicas count wrong class codes per client address: HAProxy replaces X-Forwarded-For with the real one,
-    # so a client cannot pose as another address (ui/lessons/classroom.client_address reads the last entry).
+    # so a client cannot pose as another address (ui/seat.client_address reads the last entry).
     assert "http-request set-header X-Forwarded-For %[src]" in config
     path = tmp_path / "haproxy.cfg"
     path.write_text(config)

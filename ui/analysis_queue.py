@@ -15,7 +15,7 @@ from runtime.analysis_worker import ANALYSES, progress_of, try_on_the_pages_turn
 from runtime.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
 from runtime.page_slots import page_slot
 from ui.compat import script_session_id
-from ui.lessons.classroom import browser_seat
+from ui.seat import browser_seat
 from ui.session import lab_session
 
 T = TypeVar("T")

@@ -280,7 +280,7 @@ def _as_shown(fig: go.Figure, presenter: bool, in_column: bool, width: int) -> g
 class _SharedShown(go.Figure):
     """A shared figure as shown (_shown_shared): read-only and the same object for every session, so the dict that
     st.plotly_chart serialises (Figure.to_dict, a deep copy of every trace at every call) is made once. After a
-    Reveal every student's question redraws the stop's chart at each tick of her poll (ui/lessons/live_question.py)."""
+    Reveal every student's question redraws the stop's chart at each tick of her poll (ui/live_class/live_question.py)."""
 
     def to_dict(self) -> dict:
         kept = getattr(self, "_lab_dict", None)

@@ -123,7 +123,7 @@ def current_attention(model_id: str, text: str | None) -> tuple[str, LabModel, A
     analysed = analysis_of(model_id, sentence)
     if analysed is None:  # past the time limit, with a message
         return None
-    if analysed.can(VOCABULARY):  # our own translators: their greedy decode and its words
+    if analysed.can(VOCABULARY):  # a closed vocabulary: the greedy decode and its words
         show_input_notices(analysed.decode, lab.vocabulary)
         if not analysed.decode.source.ids[:-1]:
             st.warning(tr("input.no_words"))

@@ -121,7 +121,7 @@ class PageSection:
     name: str  # the id lesson files use; also the container's key: CSS class st-key-section_<name>
     folded_key: str | None = None  # a folded section's expander key (ui/display.folded_section): the stop opens it
     # The section alone, as its page draws it from the view (no value the page computes before it): a student's live
-    # question draws it under her answer at the class's Reveal, in that fragment's own rerun (ui/lessons/
+    # question draws it under her answer at the class's Reveal, in that fragment's own rerun (ui/live_class/
     # live_question.py). None: the section needs the page around it, and the Reveal reruns her whole page.
     alone: Callable[[], None] | None = None
 

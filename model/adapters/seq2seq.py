@@ -7,7 +7,7 @@ import numpy as np
 
 from model.adapters.base import Adapter, ClosedVocabulary, family
 from model.adapters.protocols import SwitchedOff
-from model.capabilities import STEPS, TRAINING, TRANSLATION, VOCABULARY
+from model.capabilities import ALIGNMENT, STEPS, TRAINING, TRANSLATION, VOCABULARY
 from model.decode import greedy_decode
 from model.sources import AnalysedInput, analyse_toy
 
@@ -19,6 +19,10 @@ class Seq2SeqAdapter(ClosedVocabulary, Adapter):
 
     CAPABILITIES = frozenset({TRANSLATION, STEPS, VOCABULARY, TRAINING})  # no KINDS: no heads, layout {}
     POSITIONS = "recurrence"
+
+    def declared_capabilities(self) -> frozenset[str]:
+        """With attention ("bahdanau"), its one alignment; without ("no-attention"), no map at all."""
+        return self.CAPABILITIES | ({ALIGNMENT} if self.family == "bahdanau" else set())
 
     def analyse(self, text: str, switched_off: SwitchedOff = ()) -> AnalysedInput:
         self.head_masks(switched_off)  # ValueError: no heads to switch off

@@ -5,7 +5,7 @@ put into the widgets' values before any widget of this run is drawn. What it kee
 (ui/session.py): `lesson` (the open lesson, its stop, 1-based, and the answers {question id: canonical answer}) and,
 for a student in a class, `seat` (the class code and the student's id, derived from the browser's seat cookie, so a
 reload or a replica's death keeps the student and their answers); `teacher` for the teacher's class
-(ui/lessons/classroom). The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and ?class=CODE
+(ui/live_class/classroom). The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and ?class=CODE
 (a link or QR code that joins the class).
 """
 from __future__ import annotations
@@ -22,20 +22,20 @@ from classroom.measures import Expected, MeasureError
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
 from serving.seat import seat_student
-from ui.lessons.classroom import (browser_seat, class_lesson, class_store, guess_wait, seat_address, teacher_class,
-                                  wrong_guess)
+from ui.live_class.classroom import class_lesson, guess_wait, teacher_class, wrong_guess
+from ui.seat import browser_seat, class_store, seat_address
 from ui.display import presenting
 from ui.errors import lab_fragment
-from ui.lessons.answers_held import held_back_here, page_not_held
+from ui.live_class.answers_held import held_back_here, page_not_held
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer, right_answer
-from ui.lessons.class_watch import watch_class
-from ui.lessons.live_question import LiveQuestion, live_question, polls_itself, seen_of
-from ui.lessons.peer_student import check_questions, class_question, earlier_answers, solo_question
-from ui.lessons.private_view import private_link
-from ui.lessons.refusals import JOIN, message, teacher_action
+from ui.live_class.class_watch import watch_class
+from ui.live_class.live_question import LiveQuestion, live_question, polls_itself, seen_of
+from ui.live_class.peer_student import check_questions, class_question, earlier_answers, solo_question
+from ui.live_class.private_view import private_link
+from ui.live_class.refusals import JOIN, message, teacher_action
 from ui.text import escape_markdown
 from ui.session import lab_session
 from ui.share import opened_link, report_unfit_link_value, switch_page
@@ -114,7 +114,7 @@ def student_id() -> str:
 
 def join(text: str, link: Mapping[str, str] | None = None) -> None:
     """A student joins the class a code names. A browser with a seat in that class gets it back at once (a reload,
-    a new tab); otherwise a guesser who is waiting after wrong codes (ui/lessons/classroom.guess_wait) is refused
+    a new tab); otherwise a guesser who is waiting after wrong codes (ui/live_class/classroom.guess_wait) is refused
     before the code is looked up, and a well-formed code that names no class counts as a wrong guess. The class then
     admits the seat, or it waits for the teacher (the class is full: ClassStore.join)."""
     code = normalise_code(text)
@@ -310,7 +310,7 @@ def lesson_bar(url_path: str) -> bool:
 def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     """Predict, then reveal: the page (whose chart gives the answer away) shows once the student has answered
     or the teacher has revealed the answer to the class. -> (whether the page shows, whether the question is a
-    student's live question: ui/lessons/live_question.py, her class poll while it is drawn)."""
+    student's live question: ui/live_class/live_question.py, her class poll while it is drawn)."""
     qid = question_id(lesson.id, stop)
     try:
         expected: Expected | None = expected_answer(stop)
@@ -337,7 +337,7 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
 
 def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Expected) -> bool:
     """The class's question on the teacher's (projected) screen: the prompt; until she reveals it, neither the answer
-    nor the page that gives it away, only her Reveal button and the link to her private view (ui/lessons/private_view)."""
+    nor the page that gives it away, only her Reveal button and the link to her private view (ui/live_class/private_view)."""
     session = teacher.session()
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
     if answer_shown(session is None or qid in session.revealed):  # no class any more: her page is a lesson alone

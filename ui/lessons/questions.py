@@ -20,7 +20,7 @@ def answer_shown(revealed: bool, private: bool = False) -> bool:
     """The one rule for every right answer, judgement (right or wrong, a share right, the rule of thumb on it) and
     measured value a lesson's question has, on every screen: `revealed` (to a class: the teacher pressed Reveal; to a
     student alone: she has answered, and no live class on this server holds the stop back), or `private`, the
-    teacher's private screen (ui/lessons/private_view.py), which the room never sees. Every path that draws one of
+    teacher's private screen (ui/live_class/private_view.py), which the room never sees. Every path that draws one of
     them asks this, so no screen shows one before its time (tests/test_hidden_answers.py walks them)."""
     return revealed or private
 
@@ -79,9 +79,12 @@ GRID_WORDED_HEADS = 6  # a head question's grid words its buttons "Head n" up to
 
 
 def _shape(stop: Stop) -> tuple[int, int]:
-    """(layers, heads) of the stop's model, which a head question's grid offers."""
-    loaded = stop_model(stop_view(stop, ("model",))["model"])
-    return getattr(loaded.config, "num_layers", 1), getattr(loaded.config, "num_heads", 1)
+    """(layers, heads) of the stop's model, which a head question's grid offers: its layout's, for the kind of heads
+    the stop's view shows (its first kind when the view names none the model has)."""
+    view = stop_view(stop, ("model", "kind"))
+    layout = stop_model(view["model"]).layout
+    kind = view.get("kind")
+    return layout.get(kind) or next(iter(layout.values()), (1, 1))
 
 
 def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:

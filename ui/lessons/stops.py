@@ -8,8 +8,9 @@ from collections.abc import Mapping, MutableMapping
 
 from classroom.lessons import Lesson, Stop
 from i18n import tr
-from ui.lessons.classroom import class_store, teacher_class
-from ui.lessons.refusals import teacher_action
+from ui.live_class.classroom import teacher_class
+from ui.seat import class_store
+from ui.live_class.refusals import teacher_action
 from ui.page_sections import open_stop_section
 from ui.session import lab_session
 from ui.share import open_view

@@ -19,7 +19,7 @@ import functools
 
 from serving.upload_gate import ENV_VAR, GATE, operator_allows_uploads
 from ui.compat import script_session_id
-from ui.lessons.classroom import class_store
+from ui.seat import class_store
 from ui.session import lab_session
 
 __all__ = ["ENV_VAR", "operator_allows_uploads", "uploads_refusal", "uploads_allowed", "open_upload_route"]

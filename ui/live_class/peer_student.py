@@ -19,9 +19,9 @@ from classroom.lessons import Check, Stop, check_question_id
 from classroom.errors import AnsweredAlready
 from classroom.store import QuestionPhase
 from i18n import tr
-from ui.lessons.classroom import class_store
-from ui.lessons.countdown import student_countdown
-from ui.lessons.refusals import ANSWER, said
+from ui.seat import class_store
+from ui.live_class.countdown import student_countdown
+from ui.live_class.refusals import ANSWER, said
 from runtime.page_slots import note_answer
 from ui.errors import lab_fragment
 from ui.lessons.questions import Expected, answer_label, answer_shown, ask, expected_answer, show_answer
@@ -78,7 +78,7 @@ def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, 
     """The form of one round. A sent answer is stored; then the whole page reruns when it now shows the stop's page
     (`then_page`: outside a class, with no live class holding the stop back), else the form gives way to the answer
     taken (the run of the fragment it is in only: its own, _vote, or a student's live question,
-    ui/lessons/live_question.py). In a class the page waits for the teacher's Reveal, so an answer never queues a
+    ui/live_class/live_question.py). In a class the page waits for the teacher's Reveal, so an answer never queues a
     whole-page run behind the class's pages: this run confirms it."""
     stop, qid, code = ballot.stop, ballot.qid, ballot.code
     answers = _answers(ballot.answers)
@@ -137,7 +137,7 @@ def earlier_answers(qid: str, code: str, student: str) -> None:
 def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
                    expected: Expected | None, phase: QuestionPhase, revealed: bool, live: bool = True) -> bool:
     """A student in a class: the question as the teacher's phase for it says; -> whether the page may show.
-    `live`: drawn inside the student's live question (ui/lessons/live_question.py, a fragment), its forms are plain
+    `live`: drawn inside the student's live question (ui/live_class/live_question.py, a fragment), its forms are plain
     forms whose answer reruns that fragment; else each form is a fragment of its own (_vote)."""
     form = vote_form if live else _vote
     firsts, seconds = _answers(FIRST_ANSWERS), _answers(SECOND_ANSWERS)
@@ -158,7 +158,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
     if phase.phase == "discussion":
         st.info(tr("peer.discussion"), icon=":material/forum:")
         if phase.discussion_ends is not None:
-            student_countdown(phase.discussion_ends)  # counted in her browser (ui/lessons/countdown.py)
+            student_countdown(phase.discussion_ends)  # counted in her browser (ui/live_class/countdown.py)
         return False
     if second is None:
         st.markdown(tr("peer.second_round"))
@@ -202,7 +202,7 @@ def clock(seconds: float) -> str:
 @lab_fragment(run_every=COUNTDOWN_SECONDS)
 def countdown(ends: float) -> None:
     """The discussion's countdown on the teacher's projected page, the same on every screen (the end is stored: unix
-    seconds); a student's is counted in her browser (ui/lessons/countdown.py)."""
+    seconds); a student's is counted in her browser (ui/live_class/countdown.py)."""
     left = ends - time.time()
     if left > 0:
         st.markdown(f"### {tr('peer.time_left', time=clock(left))}")

@@ -10,14 +10,14 @@ from classroom.records import Seats
 from classroom.teacher import MAX_CLASS_SIZE, ClassTeacher
 from i18n import tr
 from ui.errors import lab_fragment
-from ui.lessons.refusals import TEACHER, said, teacher_action
+from ui.live_class.refusals import TEACHER, said, teacher_action
 
 JOINS_SECONDS = 2  # the joins refresh this often
 
 
 def seat_controls(teacher: ClassTeacher, seats: Seats) -> None:
     """The class size, and letting in the joins that wait (drawn at the page's full run: see
-    ui/lessons/teacher._panel on clicks)."""
+    ui/live_class/teacher._panel on clicks)."""
     with st.popover(tr("class_teacher.set_size"), icon=":material/groups:"):
         size = st.number_input(tr("class_teacher.class_size"), min_value=1, max_value=MAX_CLASS_SIZE,
                                value=seats.size, step=1, key=f"class_size_{seats.size}",

@@ -20,7 +20,7 @@ from serving.class_version import version_url
 # The pause after each answer before a student's browser asks again: an answer comes when the class changed, after
 # serving/class_version.HOLD_SECONDS, or at once where the server holds no request (then this is a 1 s poll).
 WATCH_SECONDS = 1.0
-FALLBACK_SECONDS = 2.0  # the fragment's own poll where the route cannot be asked (ui/lessons/live_question.py's)
+FALLBACK_SECONDS = 2.0  # the fragment's own poll where the route cannot be asked (ui/live_class/live_question.py's)
 
 _WATCH = st.components.v2.component("attention_lab_class_watch",
                                     js=(Path(__file__).with_name("class_watch.js")).read_text(encoding="utf-8"))

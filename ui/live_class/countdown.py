@@ -1,6 +1,6 @@
 """A student's discussion countdown, counted in her browser (countdown.js).
 
-Why: the countdown used to be a fragment rerun every second on every student's page (ui/lessons/peer_student.
+Why: the countdown used to be a fragment rerun every second on every student's page (ui/live_class/peer_student.
 countdown, which the teacher's projected page keeps): for a class of 300 in a two-minute discussion, 150 script runs a
 second per replica, most of a core, only to redraw a clock while the class's next phase waited behind them. Here the
 server draws it once, with the seconds left from the stored end (unix seconds, the same on every screen; her phone's

@@ -3,13 +3,13 @@
 Every control is a method of the store's teacher handle (classroom/teacher.ClassTeacher), whose token lives only in
 this session's object (ui.session.TeacherState), so a student who opens this page, with or without the class code in
 the URL, gets no control. The store's refusals (the class ended on another device, a busy database) are said in one
-place (ui/lessons/refusals.py).
+place (ui/live_class/refusals.py).
 Starting a class and taking one back from another device need the teacher password (classroom/teacher_password.py: the
 operator's, or one the server generated and printed at start); the browser that started a class takes it back by itself
-after a reload (ui/lessons/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one
+after a reload (ui/live_class/classroom.teacher_class). Before Reveal the page shows only how many gave each answer, in one
 neutral colour: the projector never gives the answer away; the answer is in her private view
-(ui/lessons/private_view.py), on her phone or a second window. A question in peer instruction
-(ui/lessons/peer_teacher.py) has its rounds there instead; the class report is ui/lessons/report.py.
+(ui/live_class/private_view.py), on her phone or a second window. A question in peer instruction
+(ui/live_class/peer_teacher.py) has its rounds there instead; the class report is ui/live_class/report.py.
 """
 from __future__ import annotations
 
@@ -29,19 +29,19 @@ from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, passwo
 from classroom.measures import MeasureError
 from i18n import current_language, tr
 from runtime.training_jobs import active_trainings, stop_trainings
-from ui.lessons.classroom import (as_teacher, browser_seat, class_lesson, class_store, guess_wait, keep_teacher,
-                                  teacher_class, wrong_guess)
+from ui.live_class.classroom import as_teacher, class_lesson, guess_wait, keep_teacher, teacher_class, wrong_guess
+from ui.seat import browser_seat, class_store
 from ui.display import folded_section, presenting
 from ui.errors import lab_fragment
-from ui.lessons.class_seats import live_joins, seat_controls
+from ui.live_class.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_label, answer_shown, expected_answer
-from ui.lessons.private_view import is_private, private_link, private_switch, stop_notes
+from ui.live_class.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
-from ui.lessons.report import class_report
-from ui.lessons.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
-from ui.lessons.refusals import TEACHER, message, said, teacher_action
+from ui.live_class.report import class_report
+from ui.live_class.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
+from ui.live_class.refusals import TEACHER, message, said, teacher_action
 from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
@@ -111,7 +111,7 @@ def _teacher_page() -> None:
     # Results first (what the teacher projects), the code and QR code beside them.
     results, joining = st.columns([3, 1])
     with joining:
-        # her phone or a second window: the answers before Reveal (ui/lessons/private_view); beside the results, so
+        # her phone or a second window: the answers before Reveal (ui/live_class/private_view); beside the results, so
         # that projected at 1280×720 the answers' chart starts on the first screen
         private = private_switch()
         seats = teacher.seats()
@@ -198,7 +198,7 @@ def _start(all_lessons: Mapping[str, Lesson], preferred: str | None = None) -> N
             return
     if not _password_ok(password):
         return
-    try:  # the copy the class runs on while its file does not read (ui/lessons/classroom.class_lesson)
+    try:  # the copy the class runs on while its file does not read (ui/live_class/classroom.class_lesson)
         source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         source = None

@@ -3,7 +3,7 @@ the stop's chart under it, all in one fragment of their own, which is also her c
 
 Why one fragment: after a Reveal each student's page used to rerun whole (st.rerun(scope="app")), 150 whole pages
 per replica at once (the sidebar, the menu, every section of the stop's page), each far dearer than the one chart
-the question was about. Here the question's own rerun (by her class watch, ui/lessons/class_watch.py, when the
+the question was about. Here the question's own rerun (by her class watch, ui/live_class/class_watch.py, when the
 class's version changed; no run while nothing changes) sees the class's new phase and redraws only itself: a peer-instruction phase (discussion, round 2) and the Reveal, where it draws the
 stop's section alone (ui.widget_spec.PageSection.alone; the whole page when the section has none, as before). The
 rest of the page comes with the student's next whole run: her "Show the whole page", the teacher's next move or a
@@ -24,9 +24,9 @@ from classroom.recent import seen_of
 from classroom.store import ClassSession, phase_in
 from i18n import tr
 from ui.errors import lab_fragment
-from ui.lessons.class_watch import watch_class
-from ui.lessons.classroom import class_store
-from ui.lessons.peer_student import class_question
+from ui.live_class.class_watch import watch_class
+from ui.seat import class_store
+from ui.live_class.peer_student import class_question
 from ui.lessons.questions import Expected
 from ui.page_sections import section_alone
 from runtime.page_slots import live_slot, page_slot

@@ -2,7 +2,7 @@
 the room until she shows it, the rule of thumb on round 1's share right (Crouch & Mazur 2001), a discussion with her
 countdown, round 2, then both rounds side by side, the share right before and after and the switch matrix.
 Before Reveal nothing on the projected screen gives the answer away (neutral bars, no share right, no rule of thumb on
-it): the answer, the rule of thumb, the shares and the matrix are in her private view (ui/lessons/private_view.py), by
+it): the answer, the rule of thumb, the shares and the matrix are in her private view (ui/live_class/private_view.py), by
 the one rule of ui/lessons/questions.answer_shown."""
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from classroom.records import QuestionPhase, Results, Switches
 from classroom.teacher import ClassTeacher
 from i18n import tr
 from ui.lessons.questions import Expected, answer_label, answer_shown
-from ui.lessons.peer_student import check_id, countdown
-from ui.lessons.refusals import teacher_action
+from ui.live_class.peer_student import check_id, countdown
+from ui.live_class.refusals import teacher_action
 from ui.session import WidgetKey
 from viz.class_report import two_rounds_chart
 from viz.classroom import answer_chart, readable

@@ -9,7 +9,8 @@ from classroom.answers_ahead import WHOLE_PAGE, held_back
 from classroom.lessons import Lesson
 from i18n import tr
 from ui.lessons.catalogue import lessons
-from ui.lessons.classroom import class_store, teacher_class
+from ui.live_class.classroom import teacher_class
+from ui.seat import class_store
 from ui.session import lab_session
 
 

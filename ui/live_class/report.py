@@ -18,7 +18,7 @@ from classroom.report import ClassReport, build_report, reportable
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr, using_language
 from serving.private_media import keep_private, private_file_name
-from ui.lessons.classroom import browser_seat
+from ui.seat import browser_seat
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
 
