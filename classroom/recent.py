@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from classroom.records import ClassSession
 
@@ -26,10 +27,18 @@ _VERSION_KEY = secrets.token_bytes(16)
 ENDED = "ended"  # the version of a class that is not live (ended, or no such code)
 
 
-def seen_of(session: ClassSession) -> tuple:
+class Seen(NamedTuple):
+    """What a student's page follows of her class."""
+    stop: int
+    revealed: frozenset[str]  # the question ids revealed
+    phases: Any  # each question's peer-instruction phase (ClassSession.phases)
+    lesson: str  # the lesson id the class runs
+
+
+def seen_of(session: ClassSession) -> Seen:
     """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase,
     and the class's lesson."""
-    return session.stop, session.revealed, session.phases, session.lesson
+    return Seen(session.stop, session.revealed, session.phases, session.lesson)
 
 
 def class_version(session: ClassSession | None) -> str:

@@ -22,9 +22,23 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 if TYPE_CHECKING:
+    from classroom.recent import Seen
     from model.checkpoint import LoadedModel
     from model.kv_cache import GenerationTrace
     from runtime.training_jobs import TrainingJob
+
+@dataclass(frozen=True)
+class OpenLesson:
+    """A lesson asked for at a stop, opened at the start of the next run (the sidebar's widgets are drawn by then)."""
+    lesson_id: str
+    stop: int
+
+
+@dataclass(frozen=True)
+class JoinClass:
+    """A class code typed in the sidebar, joined at the start of the next run."""
+    code: str
+
 
 SESSION_KEY = "_lab_session"  # the session object's one key (a leading "_": no widget's, and never a link's)
 
@@ -62,7 +76,7 @@ class LessonState:
     problem: str | None = None  # what did not fit when the current stop was opened
     url_read: bool = False  # the session's first address has been read for its lesson and class
     switch_to: str | None = None  # the page go_to asked for
-    pending: tuple | None = None  # ("open", lesson id, stop) or ("join", code): asked for in the sidebar
+    pending: OpenLesson | JoinClass | None = None  # asked for in the sidebar (or on the Teacher page): next run
     # set by the lesson bar on every run, read by the other rooms (ui/display.py, ui/page_sections.py, ui/llm):
     titled_by_lesson: bool = False  # the lesson bar names the view shown (the page's title is left out)
     stop_section: str | None = None  # the section of the page the open stop shows first
@@ -76,7 +90,7 @@ class ClassSeat:
     """A student's side of a live class, and this session's guessing of codes and passwords."""
     code: str | None = None  # the class this student is in
     student_id: str | None = None  # the anonymous id this student answers under
-    seen: tuple | None = None  # (stop, revealed questions, phases, lesson) of the class when last followed
+    seen: Seen | None = None  # the class as her page last followed it (classroom/recent.seen_of)
     waiting_for: str | None = None  # the class whose teacher has been asked to admit this student (it was full)
     guess_limited: bool = False  # this run refused a class code for too many wrong ones
     notice: str | None = None  # what the lesson bar says once on the next run (a bad code, the class ended...)

@@ -37,7 +37,7 @@ from ui.live_class.peer_student import check_questions, class_question, earlier_
 from ui.live_class.private_view import private_link
 from ui.live_class.refusals import JOIN, message, teacher_action
 from ui.text import escape_markdown
-from ui.session import lab_session
+from ui.session import JoinClass, OpenLesson, lab_session
 from ui.share import opened_link, report_unfit_link_value, switch_page
 from ui.lessons.stops import go_to, leave, stop_number, url_extra
 from ui.view import Source
@@ -159,7 +159,7 @@ def _waiting_poll(code: str) -> None:
     status = class_store().seat_status(code, session.seat.student_id or "")
     if status != WAITING:  # admitted (or the class ended): the join is done, or says why not
         session.seat.waiting_for = None
-        session.lesson.pending = ("join", code)
+        session.lesson.pending = JoinClass(code)
         st.rerun(scope="app")
     st.info(tr("lessons.class_full_wait"), icon=":material/hourglass_top:")
 
@@ -197,7 +197,7 @@ def _follow_class() -> None:
     seen = seat.seen
     seat.seen = seen_of(session)
     lesson = class_lesson(session, lessons()[0], known_pages())[0]
-    if (seen is None or seen[0] != session.stop) and lesson is not None:
+    if (seen is None or seen.stop != session.stop) and lesson is not None:
         go_to(lesson, session.stop, move_class=False, source=Source.TEACHER)
 
 
@@ -219,10 +219,10 @@ def lesson_bar(url_path: str) -> bool:
     session = lab_session()
     position, seat = session.lesson, session.seat
     pending, position.pending = position.pending, None
-    if pending and pending[0] == "join":
-        join(pending[1])
-    elif pending and (opened := open_lesson(lessons()[0], pending[1])) is not None:
-        go_to(opened, pending[2], move_class=False)
+    if isinstance(pending, JoinClass):
+        join(pending.code)
+    elif isinstance(pending, OpenLesson) and (opened := open_lesson(lessons()[0], pending.lesson_id)) is not None:
+        go_to(opened, pending.stop, move_class=False)
     _follow_class()
     target, position.switch_to = position.switch_to or current_page, None
     if target != current_page:
@@ -273,7 +273,7 @@ def lesson_bar(url_path: str) -> bool:
                         on_click=go_to, args=(lesson, number - 1))
         # a student in a class looks back, not ahead: Next stops at the class's stop (go_to holds it there too)
         seen = seat.seen if seat.code else None
-        held = seen is not None and seen[3] == lesson.id and number >= seen[0]
+        held = seen is not None and seen.lesson == lesson.id and number >= seen.stop
         following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops) or held,
                          type="primary", width="content", on_click=go_to, args=(lesson, number + 1),
                          help=tr("lessons.next_follows_teacher") if held else None)
@@ -323,13 +323,13 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     seat = lab_session().seat
     code, seen = seat.code, seat.seen
     key = f"q_{lesson.id}_{stop.number}"
-    if not code or seen is None or seen[3] != lesson.id:  # outside a class (or in another lesson than the class's)
+    if not code or seen is None or seen.lesson != lesson.id:  # outside a class (or in another lesson than the class's)
         held_back = class_store().live_unrevealed(lesson.id, stop.number, qid)
         return solo_question(stop, qid, key, expected, held_back), False
     earlier_answers(qid, code, seat.student_id)
-    revealed = qid in seen[1]  # as _follow_class read the class this run: revealed now, the page shows below
+    revealed = qid in seen.revealed  # as _follow_class read the class this run: revealed now, the page shows below
     if not polls_itself(stop):  # a head grid: its phase as the class poll last saw it (untouched: the lesson's mode)
-        phase = phase_in(seen[2], qid, "peer" if stop.question.peer else "one")
+        phase = phase_in(seen.phases, qid, "peer" if stop.question.peer else "one")
         return class_question(stop, qid, key, code, seat.student_id, expected, phase, revealed, live=False), False
     live_question(LiveQuestion(stop, qid, key, expected, page_below=revealed))
     return revealed, True
@@ -355,7 +355,7 @@ def open_lesson_button(lesson_id: str, label: str) -> None:
     """A button (e.g. on Home) that opens a lesson at its first stop, as the sidebar's picker does."""
     if lesson_id in lessons()[0] and st.button(label, key=f"open_lesson_{lesson_id}", icon=":material/route:",
                                                type="tertiary"):
-        lab_session().lesson.pending = ("open", lesson_id, 1)
+        lab_session().lesson.pending = OpenLesson(lesson_id, 1)
         st.rerun()
 
 
@@ -368,7 +368,7 @@ def lesson_picker() -> None:
             chosen = st.selectbox(tr("lessons.pick"), list(all_lessons), key="lesson_pick",
                                   format_func=lambda i: localized(all_lessons[i].title, language))
             if st.button(tr("lessons.open"), key="lesson_open"):
-                lab_session().lesson.pending = ("open", chosen, 1)  # the sidebar's widgets are drawn: apply next run
+                lab_session().lesson.pending = OpenLesson(chosen, 1)  # the sidebar's widgets are drawn: apply next run
                 st.rerun()
         for error in errors:
             st.warning(tr("lessons.bad_file", file=escape_markdown(error.file), line=error.line or "?",
@@ -377,5 +377,5 @@ def lesson_picker() -> None:
             code = st.text_input(tr("lessons.code"), key="class_code_input", max_chars=12,
                                  placeholder="ABC123")
             if st.form_submit_button(tr("lessons.join")):
-                lab_session().lesson.pending = ("join", code or "")
+                lab_session().lesson.pending = JoinClass(code or "")
                 st.rerun()

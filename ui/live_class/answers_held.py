@@ -27,8 +27,8 @@ def held_back_here(page: str, lesson: Lesson | None, number: int | None) -> dict
         (all_lessons[lesson_id], stop, revealed) for lesson_id, stop, revealed in class_store().live_positions()
         if lesson_id in all_lessons and 1 <= stop <= len(all_lessons[lesson_id].stops)]
     seen = seat.seen if seat.code else None
-    if seen is not None and seen[3] in all_lessons:  # her class as she last followed it (the same class, read once)
-        classes.append((all_lessons[seen[3]], seen[0], seen[1]))
+    if seen is not None and seen.lesson in all_lessons:  # her class as she last followed it (the same class, read once)
+        classes.append((all_lessons[seen.lesson], seen.stop, seen.revealed))
     return held_back(page, lesson, number, position.answers, classes)
 
 

@@ -20,7 +20,7 @@ from enum import Enum
 import streamlit as st
 
 from classroom.lessons import Stop
-from classroom.recent import seen_of
+from classroom.recent import Seen, seen_of
 from classroom.store import ClassSession, phase_in
 from i18n import tr
 from ui.errors import lab_fragment
@@ -42,12 +42,12 @@ class Scope(Enum):
     APP = "app"  # the class moved to another stop or lesson, or ended: the whole page follows it
 
 
-def poll_scope(seen: tuple | None, session: ClassSession | None) -> Scope:
+def poll_scope(seen: Seen | None, session: ClassSession | None) -> Scope:
     """The rerun a change of the class calls for, from what the page last saw (seen_of) and the class now."""
     if session is None or seen is None:
         return Scope.APP
     now = seen_of(session)
-    if (now[0], now[3]) != (seen[0], seen[3]):
+    if (now.stop, now.lesson) != (seen.stop, seen.lesson):
         return Scope.APP
     return Scope.NOTHING if now == seen else Scope.FRAGMENT
 

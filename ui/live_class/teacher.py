@@ -42,7 +42,7 @@ from ui.lessons.questions import right_answer as right_answer_line
 from ui.live_class.report import class_report
 from ui.live_class.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
 from ui.live_class.refusals import TEACHER, message, said, teacher_action
-from ui.session import WidgetKey, lab_session
+from ui.session import OpenLesson, WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
 
@@ -291,7 +291,7 @@ def _stop_controls(teacher: ClassTeacher, lesson: Lesson, number: int) -> None:
     forward.button(tr("class_teacher.next"), key="class_next", disabled=number == len(lesson.stops),
                    type="primary", width="stretch", on_click=teacher_action, args=(teacher.move, number + 1))
     if here.button(tr("class_teacher.open_stop"), key="class_open_stop", width="stretch"):
-        lab_session().lesson.pending = ("open", lesson.id, number)
+        lab_session().lesson.pending = OpenLesson(lesson.id, number)
         st.rerun()
     if not presenting():  # projected, the room needs no help text; the chart gets its lines
         st.caption(tr("class_teacher.move_help"))
