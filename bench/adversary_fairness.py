@@ -91,6 +91,14 @@ async def picker(url: str, rng: random.Random, until: float, done: list[float]) 
         await client.close()
 
 
+def _row(who, loads: list[tuple[float, float]], done: list[float]) -> dict:
+    """The table's row for `who` from the bystander's (start, seconds) loads and the others' finished loads."""
+    ordered = sorted(seconds for _, seconds in loads)
+    return {"students": who, "bystander_loads": len(loads), "p50_s": statistics.median(ordered),
+            "p95_s": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], "max_s": ordered[-1],
+            "max_at_s": max(loads, key=lambda load: load[1])[0], "heavy_loads_done": len(done)}
+
+
 async def tab(url: str, cookies: dict[str, str], rng: random.Random, until: float, done: list[float]) -> None:
     """One of a student's tabs (her browser's cookies): SmolLM2's attention page with a new long text, until `until`."""
     client = StreamlitClient(url, cookies)
@@ -117,10 +125,7 @@ async def tabs_of_one_student(url: str, tabs: int, seconds: float, seed: int) ->
     done: list[float] = []
     loads, *_ = await asyncio.gather(bystander(url, until), *(tab(url, dict(cookies), random.Random(seed * 100 + i),
                                                                    until, done) for i in range(tabs)))
-    ordered = sorted(seconds for _, seconds in loads)
-    return {"students": f"1, {tabs} tabs", "bystander_loads": len(loads), "p50_s": statistics.median(ordered),
-            "p95_s": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], "max_s": ordered[-1],
-            "max_at_s": max(loads, key=lambda load: load[1])[0], "heavy_loads_done": len(done)}
+    return _row(f"1, {tabs} tabs", loads, done)
 
 
 async def bystander(url: str, until: float) -> list[tuple[float, float]]:
@@ -148,10 +153,7 @@ async def phase(url: str, students: int, seconds: float, seed: int, pickers: boo
     rngs = [random.Random(seed * 100 + i) for i in range(students)]
     load = picker if pickers else student
     loads, *_ = await asyncio.gather(bystander(url, until), *(load(url, rng, until, done) for rng in rngs))
-    ordered = sorted(seconds for _, seconds in loads)
-    return {"students": f"{students} pickers" if pickers else students, "bystander_loads": len(loads), "p50_s": statistics.median(ordered),
-            "p95_s": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], "max_s": ordered[-1],
-            "max_at_s": max(loads, key=lambda load: load[1])[0], "heavy_loads_done": len(done)}
+    return _row(f"{students} pickers" if pickers else students, loads, done)
 
 
 async def _run(url: str, counts: list[int], seconds: float, pickers: int, tabs: int) -> list[dict]:

@@ -1,6 +1,7 @@
 """Heavy analyses (seconds of model work: a long text through SmolLM2, head importance, rollout of a long text) run
 in the process's analysis workers (half its cores compute at once; up to four analyses a core started, taking turns
-a second at a time), fed by a fair queue of the sessions (runtime/fair_queue.py), never on a page's turn. No Streamlit: ui/analysis_queue.heavy says whose turn a job takes and draws the page's note while it waits.
+a second at a time), fed by a fair queue of the sessions (runtime/fair_queue.py), never on a page's turn. No
+Streamlit: ui/analysis_queue.heavy says whose turn a job takes and draws the page's note while it waits.
 
 Why: a page body holds one of the process's page slots (runtime/page_slots.py) while it draws; a 512-token text on
 the LLM heads page is many seconds of model work, and every other student's page on that replica would wait behind
@@ -57,8 +58,6 @@ def replica_cores() -> int:
 # Analyses computing at once per process: half the replica's cores (the other half serve the pages and their
 # charts), one on a 2-core replica; ATTENTION_LAB_ANALYSIS_WORKERS to change.
 ANALYSIS_WORKERS = int(os.environ.get("ATTENTION_LAB_ANALYSIS_WORKERS", "0")) or max(1, replica_cores() // 2)
-# Analyses started at once per computing slot: they take turns at the slots (runtime/fair_queue.py's slices), so a
-# fourth student's analysis starts while three others run, instead of after them; each paused one keeps its memory.
 # One long analysis's working peak above the replica's RSS (a 512-token SmolLM2 text: 500–650 MiB, deploy/README.md).
 ANALYSIS_PEAK_MB = 700
 
@@ -87,6 +86,8 @@ def room_for_another(started: int) -> bool:
     return memory_room_mb() > ANALYSIS_PEAK_MB * (started + 1)
 
 
+# Analyses started at once per computing slot: they take turns at the slots (runtime/fair_queue.py's slices), so a
+# fourth student's analysis starts while three others run, instead of after them; each paused one keeps its memory.
 STARTED_PER_WORKER = int(os.environ.get("ATTENTION_LAB_ANALYSES_STARTED_PER_WORKER", "4"))  # 1: one at a time
 TICK_SECONDS = 0.5  # the waiting page's note is redrawn this often; each redraw lets a rerun or a closed tab stop it
 # A running analysis no page has waited for this long stops (a rerun that asks for the same one again within it

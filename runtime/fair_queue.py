@@ -1,6 +1,7 @@
 """A fair queue of long jobs in one server process: at most one job per session running, at most one waiting (a new
 one replaces it), and the sessions served in turn, the one served longest ago first. A sliced queue (the analyses)
-starts several jobs at once and lets them take turns at its computing slots (FairSlots), a slice at a time. Pure Python, no Streamlit:
+starts several jobs at once and lets them take turns at its computing slots (FairSlots), a slice at a time. Pure
+Python, no Streamlit:
 runtime/analysis_worker.py feeds it the heavy analyses of the pages, runtime/training_jobs.py the trainings.
 
 Why turns and not arrival order: a student reloading a heavy link submits her next job while the first runs; in
