@@ -1,6 +1,7 @@
 """The train page's time estimate comes from a speed measured on this machine, and the schedule has its shape."""
 from dataclasses import replace
 
+import re
 import threading
 
 import pytest
@@ -98,7 +99,9 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
         # the page's defaults: 1000 steps, evaluation every 166 steps and at the end -> 1 + 1000 × 0.25 + 7 × 2 = 265 s
         assert "4 min 25 s" in text and "250 ms" in text, text
         assert len(probed) == 1 and probed[0].family == "transformer" and probed[0].model.d_model == 128
-        assert threads == ["analysis-1"]  # in the analysis worker, the browser's turn (issue 53), not the page's
+        # in one of the analysis queue's threads, the browser's turn (issue 53), not the page's; which one depends on
+        # how many threads earlier tests in this process started (up to STARTED_PER_WORKER per computing slot)
+        assert len(threads) == 1 and re.fullmatch(r"analysis-\d+", threads[0]), threads
         at.run()
         assert len(probed) == 1  # measured once per process, not on every rerun
     finally:
