@@ -46,8 +46,33 @@ def pytest_configure(config):
     # The class database and teacher password in a folder of this test session's own, never the clone's ./data: a
     # class a developer left running there (`make run`, a rehearsal) held its stop's answers back from the lesson
     # walks ("a class on this server is on this stop now"). A test that shares a folder with its servers sets its own.
-    if "ATTENTION_LAB_DATA" not in os.environ:
-        os.environ["ATTENTION_LAB_DATA"] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
+    # Each xdist worker gets a folder of its own too (the controller's folder reaches the workers in their env): one
+    # worker's class, started by a class test on its server, must not hold back a stop on the other worker's server.
+    if "ATTENTION_LAB_DATA" not in os.environ or (hasattr(config, "workerinput")
+                                                   and os.environ.get(MADE_DATA_ENV) == os.environ["ATTENTION_LAB_DATA"]):
+        os.environ["ATTENTION_LAB_DATA"] = os.environ[MADE_DATA_ENV] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
+    _scan_installed_components_once()
+
+
+MADE_DATA_ENV = "ATTENTION_LAB_TEST_DATA_MADE"  # the folder this test session made (not one a developer set)
+
+
+def _scan_installed_components_once() -> None:
+    """Every AppTest scans the installed distributions for Streamlit components (about 100 packages' metadata parsed,
+    0.3-0.5 s each time on CI's machine, once per AppTest instance: the suite makes well over a thousand). The
+    installed packages do not change during a test session, so the scan's result is kept for the session. Streamlit
+    has no public switch for this: its scanner is imported by name at each call (streamlit.components.v2.
+    component_manager), so the module attribute is what to replace; if a Streamlit version moves it, nothing is
+    replaced and AppTest scans as before."""
+    import functools
+
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:
+        return
+    scan = getattr(manifest_scanner, "scan_component_manifests", None)
+    if scan is not None and not hasattr(scan, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(scan)
 
 
 # The longest test files, started first. `make test` hands whole files to its two workers (--dist loadfile) in
