@@ -5,9 +5,11 @@
 # screenshots), openssl (a throwaway TLS certificate). As root, missing ones are installed with apt-get; otherwise this says the exact line to run and stops.
 set -euo pipefail
 
-PACKAGES="chromium fonts-noto-color-emoji fonts-nanum haproxy openssl postgresql"
+PACKAGES="chromium chromium-headless-shell fonts-noto-color-emoji fonts-nanum haproxy openssl postgresql"
 missing=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+# the browser tests run Debian's headless shell where it is installed (tests/conftest.py: a tenth less CPU a page)
+command -v chromium-headless-shell >/dev/null 2>&1 || missing+=(chromium-headless-shell)
 command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # a throwaway certificate for serve.py --tls-cert's test
 # Debian puts initdb and pg_ctl under /usr/lib/postgresql/<version>/bin, not on PATH
