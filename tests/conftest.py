@@ -176,7 +176,9 @@ def browser():
     # Debian's headless shell (chromium-headless-shell, what Playwright itself runs headless) where installed: the
     # same Blink, without the full browser's UI layer, about a tenth less CPU a page load on these cores (most of the
     # browser tier's CPU is Chromium's); else the full browser, headless.
-    chromium = shutil.which("chromium-headless-shell") or shutil.which("chromium") or shutil.which("chromium-browser")
+    # ATTENTION_LAB_TEST_CHROMIUM names another binary (bench/browser_cpu.py compares them).
+    chromium = (os.environ.get("ATTENTION_LAB_TEST_CHROMIUM") or shutil.which("chromium-headless-shell")
+                or shutil.which("chromium") or shutil.which("chromium-browser"))
     if chromium is None:
         if os.environ.get("CI"):
             pytest.fail("Debian's chromium is not installed; .ci/run installs it with apt")
