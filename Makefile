@@ -30,9 +30,9 @@ test: venv system-packages lint
 	$(VENV_PYTHON) -m pytest -q -rfER -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 \
 		--junitxml=$(TEST_RESULTS)/junit.xml --suite-times=$(TEST_RESULTS)/suite-times.json $(PYTEST_ARGS)
 
-## The fast local loop (no browser, nothing slow)
+## The fast local loop (no browser, nothing slow), on the same workers as make test (TEST_WORKERS=0: one process)
 fast: venv
-	$(VENV_PYTHON) -m pytest -q -m "not browser and not slow" $(PYTEST_ARGS)
+	$(VENV_PYTHON) -m pytest -q -m "not browser and not slow" -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV_PYTHON) -m ruff check .
