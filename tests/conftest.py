@@ -59,7 +59,7 @@ MADE_DATA_ENV = "ATTENTION_LAB_TEST_DATA_MADE"  # the folder this test session m
 
 def _scan_installed_components_once() -> None:
     """Every AppTest scans the installed distributions for Streamlit components (about 100 packages' metadata parsed,
-    0.3-0.5 s each time on CI's machine, once per AppTest instance: the suite makes well over a thousand). The
+    0.3-0.5 s each time on these 2 cores, once per AppTest instance: the suite makes well over a thousand). The
     installed packages do not change during a test session, so the scan's result is kept for the session. Streamlit
     has no public switch for this: its scanner is imported by name at each call (streamlit.components.v2.
     component_manager), so the module attribute is what to replace; if a Streamlit version moves it, nothing is
