@@ -63,15 +63,17 @@ def measure(tests: list[str], chromium: str) -> tuple[float, Counter, int]:
     done = threading.Event()
 
     def sample() -> None:
+        for key, (_, cpu) in _processes().items():  # running before the test: their CPU so far is left out
+            first[key] = cpu
         while not done.is_set():
             for key, (kind, cpu) in _processes().items():
-                first.setdefault(key, cpu)
+                first.setdefault(key, 0.0)  # born during the run: all of its CPU counts
                 last[key] = (kind, cpu)
             time.sleep(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    time.sleep(0.6)  # the processes running before the test: their CPU so far is left out
+    time.sleep(0.6)  # the sampler's first pass is done before the test starts
     started = time.perf_counter()
     env = {**os.environ, "ATTENTION_LAB_TEST_CHROMIUM": chromium}
     code = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:rerunfailures",
@@ -113,6 +115,7 @@ def main() -> None:
         else:  # beside the first Chromium's figure: this one's ratio to it
             cells = [f"{x:.1f} ({x / b:.2f}×)" if b else f"{x:.1f}" for x, b in zip(figures, base)]
         print(f"| {browser} | {' | '.join(cells)} |")
+
 
 if __name__ == "__main__":
     main()
