@@ -4,9 +4,9 @@
 
 Runs the test ids (default: the LLM lesson's projected walk in English) with pytest, one Chromium after the other
 (each --chromium, given by path; default: Debian's headless shell, then the full browser, where installed), and
-samples every process's CPU time from /proc twice a second while each run lasts. A process's CPU counts from its first
-sample (one that existed before the run counts only what it used during it) to its last, so a process that ends
-between two samples loses at most half a second. Printed per run: wall seconds, then CPU seconds by kind of process,
+samples every process's CPU time from /proc twice a second while each run lasts. A process that existed before the
+run counts only what it used during it, one born during it all of its CPU up to its last sample, so a process that
+ends between two samples loses at most half a second. Printed per run: wall seconds, then CPU seconds by kind of process,
 and the ratio of each kind between the first Chromium and the others. The test picks its Chromium from
 ATTENTION_LAB_TEST_CHROMIUM (tests/conftest.py). Run it on a quiet machine: on the suite's two loaded workers each
 figure grows, but the shares stay.
