@@ -51,6 +51,8 @@ def _processes() -> dict[tuple[str, str], tuple[str, float]]:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
+        if not command:  # a kernel thread, or a process that has exited and awaits its parent (its kind unknown)
+            continue
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2:].split()
         found[(pid, fields[19])] = (_kind(command, name), (int(fields[11]) + int(fields[12])) / TICKS)
