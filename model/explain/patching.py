@@ -177,7 +177,7 @@ def _rows_to_run(moves: torch.Tensor, positions: Sequence[int]) -> int:
     l < b that move something, T − t rows each, one each in the last block."""
     blocks, length = moves.shape
     joined = moves[:blocks - 1, list(positions)].long().cumsum(0)  # (L − 1, n): row b − 1, the runs in block b
-    widths = torch.tensor([length - t for t in positions])
+    widths = torch.tensor([length - t for t in positions], device=moves.device)
     return int((joined[:-1] * widths).sum() + joined[-1].sum()) if blocks > 1 else 0
 
 
