@@ -11,14 +11,15 @@ from tests.app_links import BrowserPickers, assert_healthy, chart_titles, lab_se
 from tests.test_lessons import _answer
 from ui.attention.ids import attention_kind_label
 from ui.lessons.catalogue import known_pages
-from ui.view import from_link_text
+from ui.specs.common import MODEL
+from ui.view import from_link_text, page_specs
 from ui.specs import SPECS
 
 LESSONS = load_lessons(known_pages())[0]
 # Every path for the first lesson; the LLM lesson (its stops on the LLM pages, the positional page's RoPE section)
 # by link and by Next and Previous (no teacher path: the class machinery is the same for every lesson file).
-PATHS = [("intro", path) for path in ("link", "next", "previous", "teacher")] + [
-    ("llm", path) for path in ("link", "next", "previous")]
+# "next" opens each stop by its link too and compares the two (the browser's projected walk goes by Next alone).
+PATHS = [("intro", path) for path in ("next", "previous", "teacher")] + [("llm", path) for path in ("next", "previous")]
 VIEW_KEYS = {spec.key for spec in SPECS.values()}
 
 
@@ -63,12 +64,17 @@ def _check(at, pickers: BrowserPickers, stop, language: str, path: str) -> None:
         assert title in chart_titles(at), f"{where}: {chart_titles(at)}"
 
 
-def _arrive(at, pickers, stop, language, path, reveal=None, lesson_id="intro"):
+def _arrive(at, pickers, stop, language, path, reveal=None, lesson_id="intro") -> tuple[dict, dict]:
+    """-> the view the stop shows: the session's value of each picker its page reads and of the model, and the
+    address (values of other pages the session keeps are not this stop's view)."""
     pickers.shown(at)  # the run that arrives (its page may wait for the answer)
     _open_page(at, stop, lesson_id)
     if reveal is not None and stop.question is not None:
         reveal(stop)  # in a class the page waits for the teacher's reveal (one round or peer instruction)
     _check(at, pickers, stop, language, path)
+    keys = sorted({MODEL.key, *(spec.key for spec in page_specs(stop.page))})
+    held = {key: at.session_state[key] for key in keys if key in at.session_state}
+    return held, {name: at.query_params.get(name) for name in sorted(at.query_params)}
 
 
 @pytest.mark.slow
@@ -78,11 +84,11 @@ def test_every_stop_shows_its_declared_view_by_every_path(lesson_id, path, langu
     monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
     stops = LESSONS[lesson_id].stops
     with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread
-        if path == "link":
+        by_link = {}
+        if path == "next":  # each stop by its link, in a new session: what Next must show too
             for stop in stops:
                 at, _ = open_from_link(None, {"lesson": lesson_id, "stop": str(stop.number), "lang": language})
-                _arrive(at, BrowserPickers(), stop, language, path, lesson_id=lesson_id)
-            return
+                by_link[stop.number] = _arrive(at, BrowserPickers(), stop, language, "link", lesson_id=lesson_id)
         pickers = BrowserPickers()
         if path == "teacher":
             store = ClassStore()  # the app's store: the data folder set above
@@ -98,11 +104,16 @@ def test_every_stop_shows_its_declared_view_by_every_path(lesson_id, path, langu
             def reveal(stop):
                 teacher.reveal(f"{lesson_id}:{stop.number}")
                 at.run()
-        _arrive(at, pickers, order[0], language, path, reveal, lesson_id)
+        shown = {order[0].number: _arrive(at, pickers, order[0], language, path, reveal, lesson_id)}
         for stop in order[1:]:
             if path == "teacher":
                 teacher.move(stop.number)
                 at.run()
             else:
                 at.button(key="lesson_next" if path == "next" else "lesson_previous").click().run()
-            _arrive(at, pickers, stop, language, path, reveal, lesson_id)
+            shown[stop.number] = _arrive(at, pickers, stop, language, path, reveal, lesson_id)
+        # by Next, the view the stop's link opens: its declared values and the page's own defaults for the rest (the
+        # encoder's sharpest head at intro's last stops), none left over from the stop before; the same address
+        different = {number: (view, by_link[number]) for number, view in shown.items()
+                     if number in by_link and view != by_link[number]}
+        assert not different, f"stops whose view by Next (first) is not their link's: {different}"
