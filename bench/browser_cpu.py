@@ -1,14 +1,15 @@
 """Where a browser test's CPU goes: Chromium, the Streamlit server it talks to, the pytest process, the rest.
 
-    python bench/browser_cpu.py [TEST_ID ...] [--chromium PATH ...] [--rounds N]
+    python bench/browser_cpu.py [TEST_ID ...] [--chromium PATH ...] [--arguments "FLAGS" ...] [--rounds N]
 
 Runs the test ids (default: the LLM lesson's projected walk in English) with pytest, one Chromium after the other
-(each --chromium, given by path; default: Debian's headless shell, then the full browser, where installed), and
+(each --chromium, given by path; default: Debian's headless shell, then the full browser, where installed; with
+--arguments, the first Chromium as the tests launch it and then with each set of extra command-line flags), and
 samples every process's CPU time from /proc twice a second while each run lasts. A process that existed before the
 run counts only what it used during it, one born during it all of its CPU up to its last sample, so a process that
 ends between two samples loses at most half a second. Printed per run: wall seconds, then CPU seconds by kind of process,
 and the ratio of each kind between the first Chromium and the others. The test picks its Chromium from
-ATTENTION_LAB_TEST_CHROMIUM (tests/conftest.py). Run it on a quiet machine: on the suite's two loaded workers each
+ATTENTION_LAB_TEST_CHROMIUM and its extra flags from ATTENTION_LAB_TEST_CHROMIUM_ARGS (tests/conftest.py). Run it on a quiet machine: on the suite's two loaded workers each
 figure grows, but the shares stay.
 """
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _processes() -> dict[tuple[str, str], tuple[str, float]]:
     return found
 
 
-def measure(tests: list[str], chromium: str) -> tuple[float, Counter, int]:
+def measure(tests: list[str], chromium: str, arguments: str = "") -> tuple[float, Counter, int]:
     """-> (wall seconds, CPU seconds by kind, pytest's exit code) of one run of the tests on that Chromium."""
     first, last = {}, {}
     done = threading.Event()
@@ -77,7 +78,7 @@ def measure(tests: list[str], chromium: str) -> tuple[float, Counter, int]:
     sampler.start()
     time.sleep(0.6)  # the sampler's first pass is done before the test starts
     started = time.perf_counter()
-    env = {**os.environ, "ATTENTION_LAB_TEST_CHROMIUM": chromium}
+    env = {**os.environ, "ATTENTION_LAB_TEST_CHROMIUM": chromium, "ATTENTION_LAB_TEST_CHROMIUM_ARGS": arguments}
     code = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:rerunfailures",
                            *tests], cwd=ROOT, env=env, stdout=subprocess.DEVNULL).returncode
     wall = time.perf_counter() - started
@@ -93,16 +94,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tests", nargs="*", default=[DEFAULT_TEST])
     parser.add_argument("--chromium", action="append", help="a Chromium binary (repeat to compare)")
+    parser.add_argument("--arguments", action="append",
+                        help="extra Chromium flags, one quoted set (repeat to compare), beside the first Chromium alone")
     parser.add_argument("--rounds", type=int, default=1, help="each Chromium this many times, interleaved")
     args = parser.parse_args()
     browsers = args.chromium or [path for path in map(shutil.which, ("chromium-headless-shell", "chromium")) if path]
-    results: dict[str, list[tuple[float, Counter]]] = {browser: [] for browser in browsers}
+    variants = [(browser, "") for browser in browsers]
+    if args.arguments:
+        variants = [(browsers[0], "")] + [(browsers[0], flags) for flags in args.arguments]
+    results: dict[str, list[tuple[float, Counter]]] = {f"{b} {a}".strip(): [] for b, a in variants}
     for _ in range(args.rounds):
-        for browser in browsers:
-            wall, used, code = measure(args.tests, browser)
-            results[browser].append((wall, used))
+        for browser, arguments in variants:
+            wall, used, code = measure(args.tests, browser, arguments)
+            results[f"{browser} {arguments}".strip()].append((wall, used))
             status = "passed" if code == 0 else f"pytest exit {code}"
-            print(f"{browser}: {wall:.1f} s wall, {status}; CPU s: "
+            print(f"{browser} {arguments}: {wall:.1f} s wall, {status}; CPU s: "
                   + ", ".join(f"{kind} {used[kind]:.1f}" for kind in KINDS), flush=True)
     print(f"\n| Chromium | wall s | {' | '.join(f'{kind} CPU s' for kind in KINDS)} |")
     print("|---" * (2 + len(KINDS)) + "|")

@@ -2,6 +2,7 @@
 import contextlib
 import os
 import tempfile
+import shlex
 import shutil
 from pathlib import Path
 
@@ -176,7 +177,8 @@ def browser():
     # Debian's headless shell (chromium-headless-shell, what Playwright itself runs headless) where installed: the
     # same Blink, without the full browser's UI layer, about a tenth less CPU a page load on these cores (most of the
     # browser tier's CPU is Chromium's); else the full browser, headless.
-    # ATTENTION_LAB_TEST_CHROMIUM names another binary (bench/browser_cpu.py compares them).
+    # ATTENTION_LAB_TEST_CHROMIUM names another binary, ATTENTION_LAB_TEST_CHROMIUM_ARGS extra flags (bench/browser_cpu.py
+    # compares them).
     chromium = (os.environ.get("ATTENTION_LAB_TEST_CHROMIUM") or shutil.which("chromium-headless-shell")
                 or shutil.which("chromium") or shutil.which("chromium-browser"))
     if chromium is None:
@@ -189,7 +191,8 @@ def browser():
         browser = playwright.chromium.launch(
             executable_path=chromium,
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-sync"])
+                  "--disable-component-update", "--no-first-run", "--disable-sync",
+                  *shlex.split(os.environ.get("ATTENTION_LAB_TEST_CHROMIUM_ARGS", ""))])
         yield browser
         browser.close()
 

@@ -2,7 +2,9 @@
 as the teacher's screen reaches it (stop 1 by its link, then Next): once its prediction is made (a question hides the page until then),
 the element that makes the stop's point starts on the first screen with at least 300 px of it visible (all of it
 when it is shorter), and no text on that screen that carries meaning is under 14 CSS px (chart SVG text included:
-tick labels, colour bars, legends, thumbnail titles, pattern labels; the step tables). On the same walk axe-core
+tick labels, colour bars, legends, thumbnail titles, pattern labels; the step tables), no chart title sticks out of its
+chart or covers another of its texts and no two texts of a chart cover each other (tests/chart_text.py, the charts
+the stop draws, its folded sections left folded). On the same walk axe-core
 finds no WCAG 2.1 AA violation, nor text under AAA's 7:1 contrast (the projector's rule), on each stop's page and on
 the lesson bar's question of each kind before it is answered (tests/test_browser_pages_walk.py checks every page
 outside a lesson, in English at the desk and Korean projected; a stop draws its page's widgets).
@@ -21,6 +23,7 @@ from playwright.sync_api import Page, expect
 from classroom.lessons import load_lessons
 from i18n import translate
 from tests.browser_steps import axe_violations, no_exception, wait_idle
+from tests.chart_text import clipped_titles, text_overlaps
 from tests.conftest import SCREENSHOTS
 from ui.lessons.catalogue import known_pages
 
@@ -140,6 +143,8 @@ def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: P
             failures.append(f"stop {stop.number} ({stop.page}): its section's chart {chart}")
         if seen["small"]:
             failures.append(f"stop {stop.number} ({stop.page}): text under {SMALLEST} px: {seen['small'][:5]}")
+        if layout := clipped_titles(page) + text_overlaps(page, stop.page):  # issue 52: every check at each stop
+            failures.append(f"stop {stop.number} ({stop.page}): {layout[:5]}")
         # issue 38 item 2: the lesson bar's Next is the only button called Next (a page's stepper says what it steps)
         nexts = page.get_by_role("button", name=translate(language, "lessons.next"), exact=True)
         if nexts.count() != 1 or page.locator(".st-key-lesson_bar").get_by_role(

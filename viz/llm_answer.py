@@ -106,7 +106,12 @@ def rank_by_layer(ranks: np.ndarray, probs: np.ndarray, token: str, title: str, 
     fig.add_trace(go.Scatter(x=names, y=probs, mode="lines+markers", name=f"{probability} ({shown})",
                              line=dict(dash="dot"), hovertemplate=f"%{{x}}: {probability} %{{y:.2%}}<extra></extra>"),
                   secondary_y=True)
-    fig.update_layout(title=title, height=380, margin=MARGIN, legend=dict(orientation="h", y=-0.2),
+    # The legend above the plot, under the title: below it, the 31 row names (turned, projected) pushed the axis title
+    # into it. The top margin holds the title and two legend rows (a narrow chart stacks the two entries); plotly grows
+    # the margin for the title or the legend, never for both.
+    fig.update_layout(title=dict(text=title, automargin=True, yref="container", y=1, yanchor="top", pad=dict(t=8, b=4)),
+                      height=420, margin={**MARGIN, "t": 100},
+                      legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"),
                       xaxis=dict(title=words("llm_answer.chart.row_axis"), type="category"))
     fig.update_yaxes(title_text=words("llm_answer.chart.rank_axis"), type="log", autorange="reversed",
                      secondary_y=False)
