@@ -17,9 +17,11 @@ from ui.specs import SPECS
 
 LESSONS = load_lessons(known_pages())[0]
 # Every path for the first lesson; the LLM lesson (its stops on the LLM pages, the positional page's RoPE section)
-# by link and by Next and Previous (no teacher path: the class machinery is the same for every lesson file).
-# "next" opens each stop by its link too and compares the two (the browser's projected walk goes by Next alone).
-PATHS = [("intro", path) for path in ("next", "previous", "teacher")] + [("llm", path) for path in ("next", "previous")]
+# by link and by Next and Previous (no teacher path: the class machinery is the same for every lesson file); the
+# answer lesson by link and by Next. "next" opens each stop by its link too and compares the two (the browser's
+# projected walk goes by Next alone).
+PATHS = [("intro", path) for path in ("next", "previous", "teacher")] + [
+    ("llm", path) for path in ("next", "previous")] + [("answer", "next")]
 VIEW_KEYS = {spec.key for spec in SPECS.values()}
 
 
