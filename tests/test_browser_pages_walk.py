@@ -11,6 +11,9 @@ At each page, in this order:
    click away.
 3. Its folded sections opened and every chart drawn: no chart title sticks out of its chart or covers another of
    its texts; projected, no two texts of a chart cover each other and every chart has text.
+4. At the desk in English, what the page opens on (WHAT_IT_SHOWS: Home's table of models, the compare page's chart
+   of accuracy against length), with a screenshot of it kept in tests/screenshots/.
+And over each walk: every request the pages made went to the app's own origin (or data:/blob:), nothing outside.
 
 The walks (WALKS): every page of ui.page_list in English at the desk and in Korean projected, and the links a
 lecture projects in English. Every stop of every shipped lesson is checked on the walk that opens each projected
@@ -40,6 +43,10 @@ NO_CHART = {"home", "train", "teacher"}  # pages whose opening view draws no cha
 # the map's title and 200 px of it (or all of a smaller map) on the first screen.
 FIRST_SCREEN = {"compare", "decoding", "positional", "attention"}
 SEEN = 200
+# At the desk in English: the text each page opens on (its first element of that text visible) and the screenshot
+# kept of it (tests/screenshots/, for people to look at).
+WHAT_IT_SHOWS = {"home": ("transformer_en-fr", "home.png"),
+                 "compare": ("accuracy against sentence length", "compare.png")}
 
 
 def _page_name(link: str) -> str:
@@ -86,10 +93,16 @@ def _first_screen(page: Page, link: str, language: str) -> list[str]:
 def test_every_page_is_accessible_and_its_charts_text_fits(page: Page, app_url, language, presenter):
     problems = {}
     links, axe = WALKS[language, presenter]
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
     for link in links:
         name, found = _page_name(link), []
         settings = f"lang={language}&presenter={str(presenter).lower()}"
         _opened(page, f"{app_url}/{link}{'&' if '?' in link else '?'}{settings}", language, DESK if axe else PROJECTOR)
+        if language == "en" and not presenter and name in WHAT_IT_SHOWS:  # at the desk's width
+            text, screenshot = WHAT_IT_SHOWS[name]
+            expect(page.get_by_test_id("stMain").get_by_text(text, exact=False).first).to_be_visible()
+            page.screenshot(path=SCREENSHOTS / screenshot, full_page=True)
         if axe:
             found += [f"axe: {line}" for line in axe_violations(page, enhanced_contrast=presenter)]
             page.set_viewport_size(PROJECTOR)
@@ -107,4 +120,6 @@ def test_every_page_is_accessible_and_its_charts_text_fits(page: Page, app_url, 
             page.screenshot(path=f"/tmp/clipped_{name}_1280{'_presenter' if presenter else ''}.png", full_page=True)
         if found := found + layout:
             problems[link or "home"] = found
+    foreign = [url for url in requests if not url.startswith((app_url, "data:", "blob:"))]
+    assert requests and not foreign, foreign[:5]
     assert not problems, "\n".join(f"{link}: {line}" for link, lines in problems.items() for line in lines)
