@@ -2,9 +2,11 @@
 (model/en_fr.py makes its sentences) and of the algorithmic tasks, and padded batches of them."""
 from __future__ import annotations
 
+import json
 import random
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -133,6 +135,27 @@ def make_en_fr(seed: int = 0, train_size: int = 40000, test_size: int = 1000, lo
                    {"train": train, "test": test, "long_test": long_test, "longest_test": longest_test})
 
 
+# One held-out sentence per source length (the first of each length in test, then long_test, of make_en_fr(seed=0):
+# the sentences the shipped en-fr models were tested on), kept in a file because making the dataset to find them takes
+# seconds (40,000 training pairs come first in its random stream) and every replica's first page needs their lengths
+# (the compare page's sentence-length slider is checked in every page's links). tests/test_data.py makes the
+# dataset and holds the file to it; `python -m model.data` writes it again after the mini-language changes.
+HELD_OUT_BY_LENGTH = Path(__file__).resolve().parents[1] / "assets" / "en-fr_held_out_by_length.json"
+
+
+def held_out_by_length(data: Dataset) -> list[tuple[list[str], list[str]]]:
+    """(source, target) word lists: the first held-out pair of each source length, shortest first."""
+    by_length: dict[int, tuple[list[str], list[str]]] = {}
+    for src, tgt in data.splits["test"] + data.splits["long_test"]:
+        by_length.setdefault(len(src), (src, tgt))
+    return [by_length[n] for n in sorted(by_length)]
+
+
+def shipped_held_out_by_length() -> list[tuple[list[str], list[str]]]:
+    """held_out_by_length(make_en_fr(seed=0)), as HELD_OUT_BY_LENGTH keeps it."""
+    return [(list(src), list(tgt)) for src, tgt in json.loads(HELD_OUT_BY_LENGTH.read_text(encoding="utf-8"))]
+
+
 def is_punctuation(token: str) -> bool:
     """A token with no letter or digit ("," "!" "…", and a WordPiece "##." alike): it carries no word. The generated
     languages have none; a BERT tokenizer's [CLS]/[SEP] are words by this test (the encoder marks them special)."""
@@ -187,3 +210,10 @@ def pad_batch(pairs, data: Dataset, device) -> tuple[torch.Tensor, torch.Tensor,
         tgt_in[row, : len(t) + 1] = torch.tensor([BOS_ID] + t)
         tgt_out[row, : len(t) + 1] = torch.tensor(t + [EOS_ID])
     return src.to(device), tgt_in.to(device), tgt_out.to(device)
+
+
+if __name__ == "__main__":  # python -m model.data: write HELD_OUT_BY_LENGTH again
+    pairs = held_out_by_length(make_en_fr(seed=0))
+    lines = ",\n".join(json.dumps(pair, ensure_ascii=False) for pair in pairs)  # a sentence a line
+    HELD_OUT_BY_LENGTH.write_text(f"[\n{lines}\n]\n", encoding="utf-8")
+    print(f"{HELD_OUT_BY_LENGTH}: {len(pairs)} sentences, {len(pairs[0][0])}-{len(pairs[-1][0])} words")

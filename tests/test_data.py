@@ -1,4 +1,5 @@
-from model.data import UNK, Vocabulary, detokenize, make_algorithmic, make_dataset, make_en_fr, tokenize
+from model.data import (UNK, Vocabulary, detokenize, held_out_by_length, make_algorithmic, make_dataset, make_en_fr,
+                        shipped_held_out_by_length, tokenize)
 from model.en_fr import CANONICAL, english_lexicon, french_surface
 
 
@@ -55,3 +56,11 @@ def test_algorithmic_tasks_targets():
         data = make_algorithmic(task, seed=0, train_size=200, test_size=50, long_size=20)
         assert all(check(s, t) for s, t in data.splits["train"] + data.splits["test"])
     assert make_dataset("reverse", train_size=10, test_size=5, long_size=5).task == "reverse"
+
+
+def test_the_held_out_sentences_file_is_the_dataset_s_first_sentence_of_each_length():
+    """assets/en-fr_held_out_by_length.json (what the compare page's growing sentence reads) against the dataset the
+    shipped models were tested on, made again here."""
+    made = held_out_by_length(make_en_fr(seed=0))
+    assert shipped_held_out_by_length() == made
+    assert len(made) > 30 and [len(src) for src, _ in made] == sorted({len(src) for src, _ in made})

@@ -6,7 +6,7 @@ import difflib
 import streamlit as st
 
 from i18n import tr
-from model.data import detokenize, make_dataset
+from model.data import detokenize, shipped_held_out_by_length
 from model.sources import AnalysedInput
 from ui.display import chart_first, presenting, shared_figure, show_chart, words_for
 from ui.models import family_label, shipped_model_info
@@ -140,12 +140,7 @@ def length_chart(controls: bool = True) -> None:
 
 @st.cache_data(show_spinner=False)
 def _long_examples() -> list[tuple[list[str], list[str]]]:
-    data = make_dataset("en-fr", seed=0)  # the same held-out sentences the shipped models were tested on
-    pairs = data.splits["test"] + data.splits["long_test"]
-    by_length: dict[int, tuple] = {}
-    for src, tgt in pairs:
-        by_length.setdefault(len(src), (src, tgt))
-    return [by_length[n] for n in sorted(by_length)]
+    return shipped_held_out_by_length()  # the held-out sentences the shipped models were tested on, one per length
 
 
 def sentence_lengths() -> list[int]:
