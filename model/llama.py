@@ -387,11 +387,11 @@ def _read_smollm2() -> LoadedLlama:
     from collections import Counter
 
     from model.gguf_weights import (SMOLLM2_NAME, SMOLLM2_PACKAGE_VERSION, SMOLLM2_SHA256, build_tokenizer,
-                                    read_gguf, smollm2_path)
+                                    read_gguf_kept, smollm2_path)
 
     start = time.perf_counter()
     path = smollm2_path()
-    file = read_gguf(path, SMOLLM2_SHA256)
+    file = read_gguf_kept(path, SMOLLM2_SHA256)
     cfg = file.config
     model = load_llama_weights(cfg, file.tensors, str(path))
     data = file.tokenizer

@@ -52,9 +52,22 @@ def pytest_configure(config):
     if "ATTENTION_LAB_DATA" not in os.environ or (hasattr(config, "workerinput")
                                                    and os.environ.get(MADE_DATA_ENV) == os.environ["ATTENTION_LAB_DATA"]):
         os.environ["ATTENTION_LAB_DATA"] = os.environ[MADE_DATA_ENV] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
+    # What the first process to load SmolLM2 read from its GGUF file, kept for every other process of this run (the
+    # workers, each server they start, serve.py's replicas): ten seconds of CPU each otherwise (model/gguf_weights.py).
+    from model.gguf_weights import WEIGHTS_CACHE_ENV
+
+    if not hasattr(config, "workerinput") and WEIGHTS_CACHE_ENV not in os.environ:
+        os.environ[WEIGHTS_CACHE_ENV] = os.environ[MADE_WEIGHTS_ENV] = tempfile.mkdtemp(prefix="attention-lab-weights-")
     _scan_installed_components_once()
 
 
+def pytest_unconfigure(config):
+    made = os.environ.get(MADE_WEIGHTS_ENV)
+    if made and not hasattr(config, "workerinput"):
+        shutil.rmtree(made, ignore_errors=True)
+
+
+MADE_WEIGHTS_ENV = "ATTENTION_LAB_TEST_WEIGHTS_MADE"  # the weights folder this test session made (removed at its end)
 MADE_DATA_ENV = "ATTENTION_LAB_TEST_DATA_MADE"  # the folder this test session made (not one a developer set)
 
 

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from model.checkpoint import CheckpointError
-from model.gguf_weights import (SMOLLM2_FILE, SMOLLM2_SHA256, build_tokenizer, check_sha256, read_gguf,
-                                smollm2_path, unpermute_rotary_rows)
+import model.gguf_weights as gguf_weights
+from model.gguf_weights import (SMOLLM2_FILE, SMOLLM2_SHA256, WEIGHTS_CACHE_ENV, build_tokenizer, check_sha256,
+                                read_gguf, read_gguf_kept, smollm2_path, unpermute_rotary_rows)
 
 TEXTS = ["The cat sat on the mat. The cat sat on the",
          "안녕하세요, 어텐션은 무엇인가요?",
@@ -97,3 +98,34 @@ def test_a_changed_file_is_refused(tmp_path):
         check_sha256(copy, SMOLLM2_SHA256)
     with pytest.raises(CheckpointError, match="sha256"):
         read_gguf(copy, SMOLLM2_SHA256)
+
+
+def _same(a, b) -> bool:
+    return (a.config == b.config and a.tokenizer == b.tokenizer and a.quantization == b.quantization
+            and a.tensors.keys() == b.tensors.keys() and all(torch.equal(a.tensors[k], b.tensors[k]) for k in a.tensors))
+
+
+def test_what_one_process_read_is_kept_for_the_next_and_a_damaged_copy_is_not_used(gguf_file, tmp_path, monkeypatch):
+    """ATTENTION_LAB_WEIGHTS_CACHE: the first read writes the tensors (safetensors) and the rest (JSON) there; the
+    next reads them back without opening the GGUF file; a kept copy whose tensors changed is not used (the file is
+    read again and the copy written again); no folder set, or one that cannot be written, reads the file."""
+    reads = []
+    monkeypatch.setattr(gguf_weights, "read_gguf", lambda path, sha256: reads.append(path) or gguf_file)
+    monkeypatch.setenv(WEIGHTS_CACHE_ENV, str(tmp_path / "kept"))
+    assert _same(read_gguf_kept(smollm2_path(), SMOLLM2_SHA256), gguf_file) and len(reads) == 1
+    kept = read_gguf_kept(smollm2_path(), SMOLLM2_SHA256)
+    assert len(reads) == 1 and _same(kept, gguf_file)  # read back, the GGUF file not opened
+    assert sorted(p.suffix for p in (tmp_path / "kept").iterdir()) == [".json", ".safetensors"]
+    tensors = next((tmp_path / "kept").glob("*.safetensors"))
+    with open(tensors, "r+b") as handle:  # one bit of one weight
+        handle.seek(tensors.stat().st_size - 1000)
+        byte = handle.read(1)
+        handle.seek(tensors.stat().st_size - 1000)
+        handle.write(bytes([byte[0] ^ 1]))
+    assert _same(read_gguf_kept(smollm2_path(), SMOLLM2_SHA256), gguf_file) and len(reads) == 2
+    assert _same(read_gguf_kept(smollm2_path(), SMOLLM2_SHA256), gguf_file) and len(reads) == 2  # written again
+    (tmp_path / "a file").write_text("not a folder")
+    monkeypatch.setenv(WEIGHTS_CACHE_ENV, str(tmp_path / "a file" / "kept"))
+    assert _same(read_gguf_kept(smollm2_path(), SMOLLM2_SHA256), gguf_file) and len(reads) == 3
+    monkeypatch.delenv(WEIGHTS_CACHE_ENV)
+    assert read_gguf_kept(smollm2_path(), SMOLLM2_SHA256) is gguf_file and len(reads) == 4
