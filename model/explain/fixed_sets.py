@@ -2,15 +2,24 @@
 (and two servers) give the same tables."""
 from __future__ import annotations
 
+import functools
+
 from model.data import make_dataset
 
 
 def held_out_pairs(loaded, count: int = 300) -> list[tuple[list[str], list[str]]]:
     """The first `count` sentences of the model's test split: the held-out set training validates on (eval_size)."""
     train_config = loaded.meta.get("train_config", {})
-    data = make_dataset(loaded.task, seed=train_config.get("seed", 0),
-                        **({"train_size": train_config["train_size"]} if "train_size" in train_config else {}))
-    return data.splits["test"][:count]
+    return [(list(src), list(tgt)) for src, tgt in
+            _test_split(loaded.task, train_config.get("seed", 0), train_config.get("train_size"))[:count]]
+
+
+@functools.lru_cache(maxsize=8)
+def _test_split(task: str, seed: int, train_size: int | None) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """A dataset's test split, made once per process for every model trained on that dataset (the shipped en-fr
+    translators share one: seconds each time, for their head labels and their importance alike)."""
+    data = make_dataset(task, seed=seed, **({} if train_size is None else {"train_size": train_size}))
+    return tuple((tuple(src), tuple(tgt)) for src, tgt in data.splits["test"])
 
 
 # The fixed English set an encoder's head importance and head-pattern labels are measured on: the same every time,
