@@ -38,7 +38,7 @@ from serving.seat import SeatCookieMiddleware
 from serving.socket_caps import SocketCapMiddleware
 from serving.upload_gate import UploadGateMiddleware
 from serving.warmup import start_self_warm_up
-from ui.compat import build_session_theme_once
+from serving.internals import build_session_theme_once
 from ui.page_list import PLOTLY_PAGES
 
 
@@ -70,5 +70,5 @@ MIDDLEWARE = [
 # (bench/README.md, "300 students answering"); the CPU-bound parts (torch) release the GIL and do not care.
 GIL_SWITCH_SECONDS = 0.001
 sys.setswitchinterval(GIL_SWITCH_SECONDS)
-build_session_theme_once()  # every run's new_session theme built once, not walked six times a run (ui/compat.py)
+build_session_theme_once()  # every run's new_session theme built once, not walked six times a run (serving/internals.py)
 app = st.App("app.py", middleware=MIDDLEWARE, lifespan=_lifespan)

@@ -34,7 +34,7 @@ ONE_TIME = ("importlib", "<module> (torch", "_freeze_long_lived", "cached_model"
 BUCKETS = [
     ("gc.collect(2) after every script run (runner.postScriptGC)", ("gc.collect", "script_runner.py:1055)")),
     ("a chart built on a shared-cache miss (first view of a head or setting)", ("_figure_blob", "_shared_chart")),
-    ("a shared chart rebuilt from its dict (go.Figure(dict), ui/compat.py)", ("figure_from_own_dict",)),
+    ("a shared chart rebuilt from its dict (go.Figure(dict), serving/internals.py)", ("figure_from_own_dict",)),
     ("st.plotly_chart (figure to_dict, to_json, the element)", ("PlotlyMixin.plotly_chart",)),
     ("chart words (viz/summary.py)", ("figure_summary",)),
     ("other chart work (viz/: title fitting, tick thinning, bars)", ("(viz/",)),

@@ -24,7 +24,8 @@ import logging
 import os
 
 import streamlit as st
-from streamlit.proto.BackMsg_pb2 import BackMsg
+
+from serving.internals import BackMsg
 
 OPERATOR_TOKEN_ENV = "ATTENTION_LAB_OPERATOR_TOKEN"
 STREAM_PATH = "/_stcore/stream"

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from serving.internals import media_file
 from serving.seat import seat_from_cookie_header
 
 PRIVATE_NAME = re.compile(r"class-[A-Z0-9]{6}-report\.(csv|html)")
@@ -75,12 +76,7 @@ def may_fetch(data: bytes, seat: str | None) -> bool:
 
 def streamlit_media_file(file_id: str) -> Any:
     """Streamlit's stored media file of this id (content, mimetype, kind, filename), or None."""
-    from streamlit.runtime import Runtime
-
-    if not Runtime.exists():
-        return None
-    manager = Runtime.instance().media_file_mgr
-    return manager.read_file(file_id) if manager.can_read_files else None
+    return media_file(file_id)
 
 
 def media_file_ids(path: str) -> set[str]:

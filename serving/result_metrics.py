@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from streamlit.runtime.stats import CounterStat, GaugeStat
+from serving.internals import CounterStat, GaugeStat, register_stats_provider
+
 
 LOOKUPS = "result_lookups"
 ENTRIES = "result_store_entries"
@@ -43,6 +44,4 @@ class ResultStoreStats:
 def register_result_metrics() -> None:
     """Add the store's figures to this server's /_stcore/metrics (asgi.py's lifespan: the runtime exists, no request
     has come yet)."""
-    from streamlit.runtime import Runtime
-
-    Runtime.instance().stats_mgr.register_provider(ResultStoreStats())
+    register_stats_provider(ResultStoreStats())

@@ -34,14 +34,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from streamlit.proto.Alert_pb2 import Alert
-from streamlit.proto.BackMsg_pb2 import BackendOperationRequest, BackMsg, DeferredFileRequestPayload
-from streamlit.proto.ClientState_pb2 import ClientState, ContextInfo
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect as ws_connect  # a dependency of streamlit
 from websockets.exceptions import ConnectionClosed
 
+from serving.internals import (Alert, BackendOperationRequest, BackMsg, ClientState, ContextInfo,
+                               DeferredFileRequestPayload, ForwardMsg, WidgetState)
 from serving.widget_states import WIDGET_KINDS, default_widget_state, user_key  # noqa: F401 (user_key: the benches)
 
 FINISHED_OK = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}

@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from model import local_models
+from serving.internals import ForwardMsg, uploaded_file_manager
 
 ENV_VAR = "ATTENTION_LAB_UPLOADS"
 ON_WORDS = frozenset({"on", "1", "true", "yes", "enabled"})
@@ -190,9 +190,7 @@ GATE = UploadGate()  # the process's gate: the page (ui/train/upload_policy.py) 
 
 
 def _streamlit_upload_manager():
-    from streamlit import runtime
-
-    return runtime.get_instance().uploaded_file_mgr if runtime.exists() else None
+    return uploaded_file_manager()
 
 
 def _session_ids(frame: bytes) -> tuple[str | None, list[tuple[str, str]]]:

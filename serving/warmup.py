@@ -176,15 +176,15 @@ def self_warm_up_enabled() -> bool:
 def own_url() -> str | None:
     """This Streamlit server's address as its own loopback client reaches it; None where the warm-up's client cannot
     speak to it (TLS: the client speaks plain ws://)."""
-    from streamlit import config
+    from serving.internals import server_option
 
-    if config.get_option("server.sslCertFile"):
+    if server_option("server.sslCertFile"):
         return None
-    address = config.get_option("server.address") or ""
+    address = server_option("server.address") or ""
     host = "127.0.0.1" if address in ("", "0.0.0.0", "localhost") else "::1" if address == "::" else address
     host = f"[{host}]" if ":" in host else host
-    base = (config.get_option("server.baseUrlPath") or "").strip("/")
-    return f"http://{host}:{config.get_option('server.port')}" + (f"/{base}" if base else "")
+    base = (server_option("server.baseUrlPath") or "").strip("/")
+    return f"http://{host}:{server_option('server.port')}" + (f"/{base}" if base else "")
 
 
 def start_self_warm_up(base_url: str | None = None, stream=sys.stderr) -> threading.Thread | None:

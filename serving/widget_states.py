@@ -3,7 +3,7 @@ end: the widget kinds it knows, the state of a widget just drawn (the server's v
 widget's default), and the user key inside a widget's id."""
 from __future__ import annotations
 
-from streamlit.proto.WidgetStates_pb2 import WidgetState
+from serving.internals import WidgetState
 
 WIDGET_KINDS = {"selectbox", "text_input", "text_area", "button_group", "multiselect", "slider", "checkbox",
                 "radio", "number_input", "button", "download_button", "color_picker", "date_input", "time_input",

@@ -1,4 +1,4 @@
-"""One test per wrapper in ui/compat.py, and one for the internal the tests read (tests/app_links.fragment_ids): a
+"""One test per wrapper in serving/internals.py, and one for the internal the tests read (tests/app_links.fragment_ids): a
 Streamlit or plotly upgrade that moves an internal fails here, by name."""
 import threading
 
@@ -6,13 +6,13 @@ import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from tests.app_links import fragment_ids
-from ui.compat import data_editor_cell_parser, figure_from_own_dict, in_script_run, session_alive_check
+from serving.internals import data_editor_cell_parser, figure_from_own_dict, in_script_run, session_alive_check
 
 
 def test_in_script_run_is_false_outside_and_true_inside_a_script_run():
     assert in_script_run() is False
     at = AppTest.from_string(
-        "import streamlit as st\nfrom ui.compat import in_script_run\nst.write(str(in_script_run()))")
+        "import streamlit as st\nfrom serving.internals import in_script_run\nst.write(str(in_script_run()))")
     at.run()
     assert not at.exception and at.markdown[0].value == "True"
 
@@ -66,7 +66,7 @@ def test_the_session_theme_is_built_once_per_reading_of_the_config(monkeypatch):
     from streamlit import config
     from streamlit.runtime import app_session
 
-    from ui.compat import build_session_theme_once
+    from serving.internals import build_session_theme_once
 
     config.get_config_options()
     monkeypatch.setattr(app_session, "_populate_theme_msg", app_session._populate_theme_msg)  # undone after
@@ -90,8 +90,20 @@ def test_the_session_theme_is_built_once_per_reading_of_the_config(monkeypatch):
 def test_a_streamlit_without_the_theme_internal_starts_without_the_saving(monkeypatch):
     from streamlit.runtime import app_session
 
-    from ui.compat import build_session_theme_once
+    from serving.internals import build_session_theme_once
 
     monkeypatch.delattr(app_session, "_populate_theme_msg")
     build_session_theme_once()  # another Streamlit version: no error at start, nothing patched
     assert not hasattr(app_session, "_populate_theme_msg")
+
+
+def test_the_door_was_written_for_the_installed_streamlit_and_plotly():
+    """serving/internals.py reaches names these libraries do not promise to keep: each was checked against these
+    versions. An upgrade fails here until that file has been read again against the new one (and WRITTEN_FOR set)."""
+    import plotly
+    import streamlit
+
+    from serving.internals import WRITTEN_FOR
+
+    assert {"streamlit": streamlit.__version__, "plotly": plotly.__version__} == WRITTEN_FOR, (
+        "another Streamlit or plotly than serving/internals.py was written for: read it against the new version")

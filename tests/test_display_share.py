@@ -47,7 +47,7 @@ def test_projection_style_is_larger_and_colour_blind_safe_and_leaves_the_origina
 
 
 def test_the_unvalidated_copy_shows_exactly_what_the_validated_copy_shows():
-    """show_chart wraps a title on a copy made through ui.compat (no second validation, ~10x cheaper); the figure
+    """show_chart wraps a title on a copy made through serving.internals (no second validation, ~10x cheaper); the figure
     drawn must not change."""
     long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads"
     figures = [attention_heatmap(np.random.default_rng(1).random((4, 5)), list("abcd"), list("vwxyz"), long_title,
@@ -127,7 +127,7 @@ def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
     base64-encoded): CSV must not change."""
     import pickle
 
-    from ui.compat import figure_from_own_dict
+    from serving.internals import figure_from_own_dict
 
     for fig in (attention_heatmap(np.random.default_rng(1).random((4, 3)), list("abcd"), ["x", "=y", "z"],
                                   words=words_for("attention")),

@@ -23,7 +23,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from model.checkpoint import CheckpointError, load_checkpoint
 from model.decode import greedy_decode
-from ui.compat import data_editor_cell_parser
+from serving.internals import data_editor_cell_parser
 from tests.bad_inputs import load_bad_inputs
 from tests.app_links import assert_healthy, open_page, shipped_checkpoint_upload
 from ui.train import view as train_view

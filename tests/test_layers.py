@@ -7,7 +7,8 @@ the upward imports of today that are yet to move, each with where it should go: 
 no longer exists fails too, so it is taken off when its import is).
 
 From runtime/ down, no floor imports Streamlit at all: what only a script run knows (whose turn a job takes, whether
-a session is alive) ui/ hands in, and Streamlit's internals stay in ui/compat.py and serving/."""
+a session is alive) ui/ hands in. Above it, Streamlit is used through its public API (`import streamlit as st`, its
+DeltaGenerator type); whatever else of it the product reaches is reached in serving/internals.py alone."""
 import ast
 from pathlib import Path
 
@@ -117,6 +118,44 @@ def test_the_table_finds_a_streamlit_import_below_serving(tmp_path):
 def test_nothing_from_runtime_down_imports_streamlit():
     found = [f"{name}:{line} imports {module}" for name, line, module in streamlit_imports(product_files())]
     assert found == [], "Streamlit below serving/ (tests/test_layers.py, docs/development.md):\n" + "\n".join(found)
+
+
+# Streamlit's public Python API; every other Streamlit module is imported by INTERNALS_DOOR only.
+PUBLIC_STREAMLIT = {"streamlit", "streamlit.delta_generator"}
+INTERNALS_DOOR = "serving/internals.py"
+
+
+def streamlit_internals(files: list[Path], names: list[str] | None = None) -> list[tuple[str, int, str]]:
+    """(file, line, module) of each import of a Streamlit module outside its public API (`from streamlit import
+    runtime` counts as streamlit.runtime) by a file other than INTERNALS_DOOR; `names` as in wrong_way."""
+    found = []
+    for path, name in zip(files, names or [path.relative_to(ROOT).as_posix() for path in files], strict=True):
+        if name == INTERNALS_DOOR:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = []
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = ([f"streamlit.{alias.name}" for alias in node.names] if node.module == "streamlit"
+                           else [node.module])
+            found += [(name, node.lineno, module) for module in modules
+                      if room(module) == "streamlit" and module not in PUBLIC_STREAMLIT]
+    return found
+
+
+def test_the_door_finds_a_streamlit_internal_reached_elsewhere(tmp_path):
+    planted = tmp_path / "planted.py"  # as if it were ui/planted.py: the runtime, once as a module, once by name
+    planted.write_text("import streamlit as st\nfrom streamlit.delta_generator import DeltaGenerator\n"
+                       "def f():\n    from streamlit import runtime\n    from streamlit.proto.BackMsg_pb2 import BackMsg\n")
+    assert streamlit_internals([planted], ["ui/planted.py"]) == [
+        ("ui/planted.py", 4, "streamlit.runtime"), ("ui/planted.py", 5, "streamlit.proto.BackMsg_pb2")]
+    assert streamlit_internals([planted], [INTERNALS_DOOR]) == []
+
+
+def test_streamlit_s_internals_are_reached_through_one_door():
+    found = [f"{name}:{line} imports {module}" for name, line, module in streamlit_internals(product_files())]
+    assert found == [], f"Streamlit's internals outside {INTERNALS_DOOR}:\n" + "\n".join(found)
 
 
 # Rooms that say nothing in the interface's words: they return values and Phrase (classroom/measures/registry.py), and

@@ -14,7 +14,7 @@ from i18n import tr
 from runtime.analysis_worker import ANALYSES, progress_of, try_on_the_pages_turn, wait_off_the_slot
 from runtime.fair_queue import CANCELLED, DONE, FAILED, FairQueue, Job
 from runtime.page_slots import page_slot
-from ui.compat import script_session_id
+from serving.internals import script_session_id
 from ui.seat import browser_seat
 from ui.session import lab_session
 

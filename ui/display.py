@@ -18,7 +18,7 @@ import i18n
 from i18n import tr
 from i18n.particles import attach_particles
 from serving.plotly_preload import plotly_chunk
-from ui.compat import figure_from_own_dict, in_script_run
+from serving.internals import figure_from_own_dict, in_script_run
 from runtime.result_cache import memoized
 from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown

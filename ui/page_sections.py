@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
-from streamlit.errors import StreamlitAPIException
 
 from i18n import tr
+from serving.internals import StreamlitAPIException
 from ui.display import projected_stop
 from ui.session import WidgetKey, lab_session, widget_values
 from ui.specs import SECTIONS

@@ -18,7 +18,7 @@ import functools
 
 
 from serving.upload_gate import ENV_VAR, GATE, operator_allows_uploads
-from ui.compat import script_session_id
+from serving.internals import script_session_id
 from ui.seat import class_store
 from ui.session import lab_session
 

@@ -11,7 +11,7 @@ from model.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, checkpoint_b
 from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
 from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
-from ui.compat import session_alive_check
+from serving.internals import session_alive_check
 from ui.display import presenting, show_chart, words_for
 from model.families import trains_attention, trains_heads
 from model.memory import return_freed_memory

@@ -1,14 +1,73 @@
-"""Other libraries' internals, behind one door: each wrapper here uses something that has no public equivalent.
+"""Other libraries' internals, behind one door: each name here is something that has no public equivalent.
 
-A Streamlit or plotly upgrade that moves one of these breaks here, loudly (tests/test_compat.py has a test per
-wrapper), instead of somewhere in a page. Everything else in the project uses public APIs only.
+Streamlit's public Python API is `import streamlit as st` (and its DeltaGenerator type); everything else of Streamlit
+the product reaches (its wire messages, its runtime's managers and stats, whether a script run is under way) is
+reached here and nowhere else (tests/test_layers.py fails on any other file that imports it), as is plotly's unvalidated
+figure constructor. A Streamlit or plotly upgrade that moves one of these breaks here, loudly: tests/test_compat.py has
+a test per wrapper and fails on another version than the one each was written for (WRITTEN_FOR), so an upgrade
+re-reads one file.
 """
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import plotly.graph_objects as go
+# Streamlit's wire messages (protobuf), read and written by the gateway, the operator-only route and the warm-up's
+# client. Not a public API: their fields follow the front end of the same version.
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackendOperationRequest, BackMsg, DeferredFileRequestPayload
+from streamlit.proto.ClientState_pb2 import ClientState, ContextInfo
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+# What Streamlit's own calls raise on a wrong use (ui/page_sections.py catches a widget drawn twice in a run)
+from streamlit.errors import StreamlitAPIException
+# The /_stcore/metrics families a provider returns (serving/result_metrics.py adds the result store's)
+from streamlit.runtime.stats import CounterStat, GaugeStat
+
+__all__ = ["WRITTEN_FOR", "Alert", "BackMsg", "BackendOperationRequest", "ClientState", "ContextInfo", "CounterStat",
+           "DeferredFileRequestPayload", "ForwardMsg", "GaugeStat", "StreamlitAPIException", "WidgetState", "build_session_theme_once",
+           "data_editor_cell_parser", "figure_from_own_dict", "in_script_run", "media_file", "register_stats_provider",
+           "script_session_id", "server_option", "session_alive_check", "uploaded_file_manager"]
+
+# The versions every access here was written for and checked against (the lock's): tests/test_compat.py fails on
+# another, naming this file.
+WRITTEN_FOR = {"streamlit": "1.67.0", "plotly": "7.1.0"}
+
+
+def register_stats_provider(provider: Any) -> None:
+    """Add a stats provider (its get_stats() -> {family: [CounterStat | GaugeStat]}) to this server's
+    /_stcore/metrics. Call it once the runtime exists (asgi.py's lifespan)."""
+    from streamlit.runtime import Runtime
+
+    Runtime.instance().stats_mgr.register_provider(provider)
+
+
+def media_file(file_id: str) -> Any:
+    """Streamlit's stored media file of this id (content, mimetype, kind, filename), or None (no runtime, no such
+    file, or a storage that cannot read files back)."""
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return None
+    manager = Runtime.instance().media_file_mgr
+    return manager.read_file(file_id) if manager.can_read_files else None
+
+
+def uploaded_file_manager() -> Any:
+    """This server's manager of uploaded files (what the upload route stores into), or None outside a server."""
+    from streamlit import runtime
+
+    return runtime.get_instance().uploaded_file_mgr if runtime.exists() else None
+
+
+def server_option(name: str) -> Any:
+    """A server option as this process's Streamlit config reads it (its flags, environment and config files), e.g.
+    "server.port", outside a script run too (the warm-up's thread)."""
+    from streamlit import config
+
+    return config.get_option(name)
 
 
 def in_script_run() -> bool:
