@@ -86,7 +86,7 @@ class Launcher:
         # One secret for every replica: the XSRF cookie one replica signs must pass on another after a failover.
         # WARMUP_ENV off: serve.py warms each replica itself before HAProxy lets students in (once, not twice).
         # WEIGHTS_CACHE_ENV: the first replica to load SmolLM2 keeps what it read from the GGUF file in run/weights
-        # (about 540 MB, kept between runs), so the others and every restarted one load it in a second, not ten.
+        # (kept between runs), and the others and every restarted one read that back (bench/weights_kept.py).
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", WARMUP_ENV: "0",
                     COOKIE_SECRET_ENV: os.environ.get(COOKIE_SECRET_ENV) or secrets.token_urlsafe(32),
                     WEIGHTS_CACHE_ENV: os.environ.get(WEIGHTS_CACHE_ENV) or str(run_dir / "weights")}

@@ -12,6 +12,13 @@ check its sha256, and read it with `gguf`, ggml's own Python reader:
   `unpermute_rotary_rows` undoes that permutation;
 - the config from the file's metadata (`llama.*` keys) and the tokenizer from its own vocabulary and merges
   (`tokenizer.ggml.*`), built with `tokenizers` as a byte-level BPE.
+
+Reading the file is the slow part of a process's start (gguf's reader parses every vocabulary and merge string one
+by one, then the dequantization), once per process. Where ATTENTION_LAB_WEIGHTS_CACHE names a folder (serve.py gives
+its replicas one, the test suite one per run), the first process to read the file also writes what it read there (the
+float32 tensors as safetensors, the rest as JSON, keyed by the file's sha256 and this module's code) and every later
+process reads that instead, checking the tensors' own sha256 (bench/weights_kept.py compares the two). A kept copy is
+made from a file whose sha256 was checked; the file itself is not read again while its copy checks out.
 """
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ def pytest_configure(config):
                                                    and os.environ.get(MADE_DATA_ENV) == os.environ["ATTENTION_LAB_DATA"]):
         os.environ["ATTENTION_LAB_DATA"] = os.environ[MADE_DATA_ENV] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
     # What the first process to load SmolLM2 read from its GGUF file, kept for every other process of this run (the
-    # workers, each server they start, serve.py's replicas): ten seconds of CPU each otherwise (model/gguf_weights.py).
+    # workers, each server they start, serve.py's replicas) instead of each reading the file (bench/weights_kept.py).
     from model.gguf_weights import WEIGHTS_CACHE_ENV
 
     if not hasattr(config, "workerinput") and WEIGHTS_CACHE_ENV not in os.environ:
