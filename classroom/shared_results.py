@@ -16,7 +16,8 @@ T = TypeVar("T")
 LOCAL_ENTRIES = 8  # without the app: a stop's question and claims read the same few sweeps
 
 
-class Store(Protocol):
+class ComputingStore(Protocol):
+    """Computes a result once per key and keeps it: the app's runtime.result_cache.RESULTS, or LocalStore without it."""
     def get_or_compute(self, key: Hashable, compute: Callable[[], T]) -> T: ...
 
 
@@ -41,10 +42,10 @@ class LocalStore:
         return value
 
 
-_store: Store = LocalStore()
+_store: ComputingStore = LocalStore()
 
 
-def use_store(store: Store) -> None:
+def use_store(store: ComputingStore) -> None:
     """From now on keep shared results in `store` (the app's: runtime/result_cache.RESULTS)."""
     global _store
     _store = store

@@ -35,7 +35,7 @@ def check_class_size(size: int) -> None:
         raise ValueError(f"class size {size!r}: 1 to {MAX_CLASS_SIZE}")
 
 
-class Store(Protocol):
+class HandleStore(Protocol):
     """What a handle needs of its ClassStore (named so, not imported: the store imports this module)."""
     keep_seconds: float
 
@@ -50,7 +50,7 @@ class Store(Protocol):
 class ClassTeacher:
     """The teacher of class `code` (running lesson `lesson`), holding teacher token `token`. Rebuilt from its plain
     data by ClassStore.teacher; every method checks the token again (another device may have ended the class)."""
-    store: Store = field(repr=False, compare=False)
+    store: HandleStore = field(repr=False, compare=False)
     code: str
     token: str = field(repr=False)
     lesson: str

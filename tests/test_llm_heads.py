@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from model.explain.induction import induction_analysis, induction_analysis_with_weights, induction_scores, top_heads
-from viz.llm_heads import (attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table,
+from model.explain.kinds import head_label
+from viz.llm_heads import (attention_row_bars, layer_means, layers_by_heads_map, ranked_next_tokens,
                            window_loss_bars)
 from ui.display import words_for
 
@@ -35,7 +36,7 @@ def test_window_bars_table_and_row_show_the_numbers():
     lying = window_loss_bars(0.6, 6.3, 2.6, 4, "w", compact=True, words=words_for("llm_heads"))
     assert lying.data[0].orientation == "h" and list(lying.data[0].x) == [0.6, 6.3, 2.6]
     assert list(lying.data[0].text) == ["0.60", "6.30", "2.60"] and lying.layout.height <= 250
-    table = next_token_table({"a": ([" mat", "<b>"], [0.5, 0.25]), "b": ([" cat", "x"], [0.4, 0.1])},
+    table = ranked_next_tokens({"a": ([" mat", "<b>"], [0.5, 0.25]), "b": ([" cat", "x"], [0.4, 0.1])},
                              words=words_for("llm_heads"))
     assert table.shape == (2, 2) and table.iloc[0, 0] == "' mat' (50.0%)" and table.iloc[1, 0] == "'<b>' (25.0%)"
     row = attention_row_bars(["The", "<b>"], np.array([0.9, 0.1]), "r", words=words_for("llm_heads"))

@@ -14,7 +14,7 @@ import pytest
 
 from classroom.lessons import parse_lesson
 from classroom.measures import (MEASURES, Asked, Measure, MeasureError, StopView, answer, checked_args, figure,
-                                head_name, model_id, view_names)
+                                head_label, model_id, view_names)
 from classroom.measures.registry import measure
 from model.decode import greedy_decode
 
@@ -178,7 +178,7 @@ def test_the_sharpest_cross_head_has_the_lowest_mean_row_entropy(translator, cro
     weights = cross[2]
     entropy = -(weights * np.log(np.clip(weights, 1e-12, None))).sum(-1).mean(-1)  # (L, h)
     found = _take("sharpest_cross_head", translator, VIEW)
-    assert found.shown == head_name(*np.unravel_index(entropy.argmin(), entropy.shape))
+    assert found.shown == head_label(*np.unravel_index(entropy.argmin(), entropy.shape))
     assert found.accepted == {found.shown} and found.separation > 0
     loose = _take("sharpest_cross_head", translator, VIEW, asked=Asked(tolerance=float(np.ptp(entropy)) + 0.01))
     assert len(loose.accepted) == entropy.size and loose.separation is None  # as wide as the spread: every head
@@ -191,8 +191,8 @@ def test_the_linking_head_puts_the_most_or_least_weight_from_the_target_on_the_s
     column = weights[:, :, output.index(target), source.index(word)]
     most = _take("head_linking", translator, VIEW, {"target": target, "source": word})
     least = _take("head_linking", translator, VIEW, {"target": target, "source": word, "least": True})
-    assert most.shown == head_name(*np.unravel_index(column.argmax(), column.shape))
-    assert least.shown == head_name(*np.unravel_index(column.argmin(), column.shape))
+    assert most.shown == head_label(*np.unravel_index(column.argmax(), column.shape))
+    assert least.shown == head_label(*np.unravel_index(column.argmin(), column.shape))
     with pytest.raises(MeasureError, match="zebra"):
         _take("head_linking", translator, VIEW, {"target": "zebra", "source": word})
 

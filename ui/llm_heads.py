@@ -17,6 +17,7 @@ from streamlit.delta_generator import DeltaGenerator
 from i18n import tr
 from classroom.measures.llm import shared_induction, shared_sinks, shared_window
 from model.explain.induction import COPY_PROMPT, top_heads
+from model.explain.kinds import head_label
 from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
 from runtime.analysis_worker import parameters, size
@@ -27,7 +28,7 @@ from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider
 from runtime.result_cache import memoized
 from viz.attention import attention_heatmap, html_escaped, probability_bars
-from viz.llm_heads import attention_row_bars, head_label, layer_means, layers_by_heads_map, next_token_table, window_loss_bars
+from viz.llm_heads import attention_row_bars, layer_means, layers_by_heads_map, ranked_next_tokens, window_loss_bars
 
 COPY_TOKENS = 6  # greedy continuation length
 TOP_HEADS = 5  # induction heads labelled on the map
@@ -133,7 +134,7 @@ def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     columns = {tr("llm_heads.column_plain"): view.next_tokens["plain"],
                tr("llm_heads.column_switched_off"): view.next_tokens["switched_off"],
                tr("llm_heads.column_removed"): view.next_tokens["removed"]}
-    where.dataframe(next_token_table(columns, words=words_for("llm_heads")))
+    where.dataframe(ranked_next_tokens(columns, words=words_for("llm_heads")))
     kl = where.columns(2)
     kl[0].metric(tr("llm_heads.kl_switched_off"), f"{view.kl_switched_off:.4f}")
     kl[1].metric(tr("llm_heads.kl_removed"), f"{view.kl_removed:.4f}")

@@ -15,6 +15,7 @@ from i18n import tr
 from model.capabilities import QUERIES_KEYS
 from model.explain.fixed_sets import LANGUAGE_MODEL_TEXTS
 from model.explain.head_finder import default_kind
+from model.explain.kinds import head_label
 from model.explain.qk_embedding import QKEmbedding, RotaryPairScores, embed_head, read_texts, rotary_pair_scores
 from model.families import LabModel, ReadsQueriesKeys
 from model.gguf_weights import SMOLLM2_NAME
@@ -29,7 +30,6 @@ from ui.specs.llm_heads import COLOUR_BY, FIND_TEXT, FIND_TEXT_B, QK_COLOUR, QK_
 from ui.state import analysis_of, checked_input, get_model
 from ui.widget_spec import prepare, spec_segmented
 from viz.head_finder import qk_scatter, rotary_share_bars
-from viz.llm_heads import head_label
 
 MODEL_ID = SMOLLM2_NAME  # the page's model: its sections ask its capabilities
 

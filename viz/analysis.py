@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from model.explain.kinds import head_label
 from viz.words import Words
 
 PATTERN_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "sink": "#d62728",
@@ -18,7 +19,7 @@ DIMMED = "#e5e5e5"
 
 
 def head_names(layers: int, heads: int) -> list[str]:
-    return [f"L{l + 1} H{h + 1}" for l in range(layers) for h in range(heads)]
+    return [head_label(l, h) for l in range(layers) for h in range(heads)]
 
 
 def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str = "",

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from model.explain.kinds import head_label
 from viz.attention import SEQUENTIAL, html_escaped
-from viz.llm_heads import head_label
 from viz.words import Words
 
 MARGIN = dict(l=10, r=10, t=60, b=10)

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from model.explain.kinds import head_label
 from viz.attention import DIVERGING, SEQUENTIAL, html_escaped
 from viz.words import Words
 
@@ -153,11 +154,6 @@ def _value_scale(values: np.ndarray, value_name: str, difference: bool) -> dict:
         bound = float(np.abs(values).max()) or 1.0
         return dict(colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, colorbar=dict(title=value_name))
     return dict(colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=dict(title=value_name, tickformat=".0%"))
-
-
-def head_label(layer: int, head: int) -> str:
-    """0-based (layer, head) -> "L19 H7", as every page names a head."""
-    return f"L{layer + 1} H{head + 1}"
 
 
 def heads_map(values: np.ndarray, title: str, value_name: str, labelled: int = 3, *, difference: bool = False,

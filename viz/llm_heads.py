@@ -11,15 +11,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from model.explain.kinds import head_label
 from viz.words import Words
 from viz.attention import SEQUENTIAL, html_escaped
 
 MARGIN = dict(l=10, r=10, t=60, b=10)
-
-
-def head_label(layer: int, head: int) -> str:
-    """0-based (layer, head) -> "L19 H7", as the page and its charts name a head."""
-    return f"L{layer + 1} H{head + 1}"
 
 
 def layers_by_heads_map(values: np.ndarray, title: str, value_name: str,
@@ -84,7 +80,7 @@ def window_loss_bars(full: float, window_only: float, window_with_sink: float, w
     return fig
 
 
-def next_token_table(columns: dict[str, tuple[list[str], list[float]]], *, words: Words) -> pd.DataFrame:
+def ranked_next_tokens(columns: dict[str, tuple[list[str], list[float]]], *, words: Words) -> pd.DataFrame:
     """columns: heading -> (top tokens, their probabilities), most likely first; one row per rank, each cell
     "token (p)". Token text stays text (a DataFrame cell is never rendered as markdown or HTML)."""
     rank = words("llm_heads.chart.rank")

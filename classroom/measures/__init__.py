@@ -6,9 +6,9 @@ from __future__ import annotations
 from classroom.measures import finder, foundations, llm, llm_answer, translation  # noqa: F401  (each declares its measures)
 from classroom.measures.registry import (ANSWER_KINDS, MEASURES, STOP_MODEL, Asked, Expected, HeadValues, Measure,
                                          MeasureError, Phrase, Said, StopView, answer, answering, as_answer, as_figure,
-                                         bounding, check_option_count, checked_args, figure, head_name, model_id,
+                                         bounding, check_option_count, checked_args, figure, head_label, model_id,
                                          number_answer, take, view_names)
 
 __all__ = ["ANSWER_KINDS", "MEASURES", "STOP_MODEL", "Asked", "Expected", "HeadValues", "Measure", "MeasureError",
            "Phrase", "Said", "StopView", "answer", "answering", "as_answer", "as_figure", "bounding", "check_option_count",
-           "checked_args", "figure", "head_name", "model_id", "number_answer", "take", "view_names"]
+           "checked_args", "figure", "head_label", "model_id", "number_answer", "take", "view_names"]

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from model.explain.kinds import head_label
+
 ANSWER_KINDS = ("choice", "head", "number", "token")
 STOP_MODEL = "stop"  # a measure of the model the stop shows (its view's "model"), not of one fixed model
 
@@ -303,11 +305,6 @@ def model_id(measure: Measure, view: StopView) -> str | None:
     return view["model"] if measure.model == STOP_MODEL else measure.model
 
 
-def head_name(layer: int, head: int) -> str:
-    """0-based (layer, head) -> 'L2 H3' as on screen."""
-    return f"L{layer + 1} H{head + 1}"
-
-
 def number_answer(shown: str, value: float, asked: Asked, measured: Said | None = None,
                   by_model: bool = True) -> Expected:
     """A number answer; its gap is how far the nearest wrong answer the lesson names (a misconception) lies outside
@@ -324,12 +321,12 @@ def heads_near_best(found: HeadValues, tolerance: float) -> Expected:
     near = abs(values - best) <= tolerance
     flat = int(values.argmin() if low else values.argmax())
     layer, head = divmod(flat, values.shape[1])
-    accepted = frozenset(head_name(l, h) for l in range(values.shape[0]) for h in range(values.shape[1]) if near[l, h])
+    accepted = frozenset(head_label(l, h) for l in range(values.shape[0]) for h in range(values.shape[1]) if near[l, h])
     rejected = values[~near]
     separation = None if rejected.size == 0 else float(
         rejected.min() - values[near].max() if low else values[near].min() - rejected.max())
     measured = Phrase.of(found.measured, value=f"{values[layer, head]:.2f}")
-    return Expected(head_name(layer, head), accepted, measured=measured, separation=separation)
+    return Expected(head_label(layer, head), accepted, measured=measured, separation=separation)
 
 
 def take(measure: Measure, model: Any, view: StopView, args: Mapping) -> Any:

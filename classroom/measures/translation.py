@@ -47,7 +47,9 @@ def _cross(lab: LabModel, view: StopView) -> tuple[DecodeResult, np.ndarray]:
     return found.decode, as_float32(found.maps["cross"].weights)  # (L, h, T_q, T_k)
 
 
-def token_index(tokens: list[str], word: str) -> int:
+def word_position(tokens: list[str], word: str) -> int:
+    """Where `word` is among a translation's word tokens (exactly; the first), or a MeasureError naming the tokens (a
+    lesson file's word the sentence lacks)."""
     if word not in tokens:
         raise MeasureError(Phrase.of("lessons.word_missing", word=word, tokens=" ".join(tokens)))
     return tokens.index(word)
@@ -77,8 +79,8 @@ def head_linking(lab: LabModel, view: StopView, args: Mapping) -> HeadValues:
     """The cross-attention head that puts the most (args.least: the least) weight from the row writing the target
     on the source token."""
     result, cross = _cross(lab, view)
-    query = token_index(result.output_tokens, args["target"])  # the cross row that writes the target
-    key = token_index(result.source.tokens, args["source"])
+    query = word_position(result.output_tokens, args["target"])  # the cross row that writes the target
+    key = word_position(result.source.tokens, args["source"])
     return HeadValues(cross[:, :, query, key], bool(args.get("least", False)), "lessons.measured_weight")
 
 
@@ -90,7 +92,7 @@ def alignment_source_token(lab: LabModel, view: StopView, args: Mapping) -> Expe
     if "alignment" not in found.maps:
         raise MeasureError(Phrase.of("lessons.needs_alignment"))
     result, alignment = found.decode, found.maps["alignment"].weights[0, 0]  # (T, S): a row per written token
-    query = token_index(result.output_tokens, args["target"])
+    query = word_position(result.output_tokens, args["target"])
     row = alignment[query]  # the row that writes the target
     token = result.source.tokens[most_attended_key(alignment, query)]
     return Expected(token, frozenset({token}), measured=Phrase.of("lessons.measured_weight", value=f"{row.max():.2f}"),
@@ -142,8 +144,8 @@ def row_peak(lab: LabModel, view: StopView, args: Mapping) -> float:
          args=(LAYER, HEAD, text("target", "a token's text"), text("source", "a token's text")))
 def linking_weight(lab: LabModel, view: StopView, args: Mapping) -> float:
     result, cross = _cross(lab, view)
-    query = token_index(result.output_tokens, args["target"])
-    key = token_index(result.source.tokens, args["source"])
+    query = word_position(result.output_tokens, args["target"])
+    key = word_position(result.source.tokens, args["source"])
     return claims.linking_weight(cross, query, key, args["layer"], args["head"])
 
 

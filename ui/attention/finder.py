@@ -16,6 +16,7 @@ import streamlit as st
 from i18n import tr
 from model.capabilities import NORMS
 from model.explain.head_finder import HeadRanking, compare_head, rank_heads
+from model.explain.kinds import head_label
 from model.families import LabModel
 from model.sources import AnalysedInput, KindMaps, as_float32
 from ui.analysis_queue import heavy
@@ -32,7 +33,6 @@ from ui.text import check_sentence, escape_markdown
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented
 from viz.attention import attention_heatmap, difference_heatmap, html_escaped
 from viz.head_finder import highlight_row, ranked_head, ranking_bars, ranking_table
-from viz.llm_heads import head_label
 
 TOP = 15  # heads in the bar chart; the table below it lists every head
 OPEN_ROW = 5  # heads in the row of buttons under the chart (the bars' keyboard twin)

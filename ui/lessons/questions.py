@@ -7,8 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom.lessons import Question, Stop, localized
-from classroom.measures import Expected, MeasureError, head_name, number_answer
-from classroom.measures.translation import TRANSLATION_VIEW, checked_sentence, token_index
+from classroom.measures import Expected, MeasureError, head_label, number_answer
+from classroom.measures.translation import TRANSLATION_VIEW, checked_sentence, word_position
 from i18n import current_language, tr
 from ui.lessons.measured import asked, computed_answer, stop_model, stop_view, worded
 from ui.state import analyse
@@ -59,10 +59,10 @@ def expected_answer(stop: Stop) -> Expected:
     # A fixed answer the widget cannot offer would hide the page for good: say so at the stop instead.
     if question.kind == "head":
         layers, heads = _shape(stop)
-        if answer not in {head_name(layer, head) for layer in range(layers) for head in range(heads)}:
+        if answer not in {head_label(layer, head) for layer in range(layers) for head in range(heads)}:
             raise MeasureError(tr("lessons.no_such_head", answer=answer, layers=layers, heads=heads))
     elif question.kind == "token":
-        token_index(_stop_tokens(stop), answer)
+        word_position(_stop_tokens(stop), answer)
     return Expected(answer, frozenset({answer}))
 
 
@@ -105,7 +105,7 @@ def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
                 # number alone, under the caption that says columns are heads
                 label = tr("lessons.head_label", head=head + 1) if heads <= GRID_WORDED_HEADS else str(head + 1)
                 if columns[head + 1].button(label, key=f"{key}_L{layer}_H{head}", width="stretch"):
-                    return head_name(layer, head)
+                    return head_label(layer, head)
         return None
     with st.form(f"{key}_form", border=False):
         if question.kind == "choice":

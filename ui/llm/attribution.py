@@ -14,6 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from classroom.measures.llm_answer import head_sweep, logit_attribution
 from i18n import tr
 from model.explain.attribution import LogitAttribution
+from model.explain.kinds import head_label
 from model.explain.patching import HeadPatching
 from model.families import ResidualModel
 from ui.analysis_queue import heavy
@@ -21,7 +22,7 @@ from ui.display import page_width, presenting, shared_figure, show_chart, words_
 from ui.llm.answer import LLM_ID, PatchingInputs, forget_patching_request, run_sweep
 from ui.text import escape_markdown
 from viz.attention import html_escaped
-from viz.llm_answer import attribution_bars, head_label, heads_map, sink_heads_table
+from viz.llm_answer import attribution_bars, heads_map, sink_heads_table
 
 TOP_PARTS = 15  # bars of the attribution chart: the parts with the largest contributions in size
 SINK_HEADS = 10  # rows of the sink table: the heads with the most weight on the first token, as many as the

@@ -24,7 +24,7 @@ FIND_TEXT_B = WidgetSpec("llm_find_text_b", "find_text_b", lambda state: contras
                          convert=sentence_text)
 
 
-def head_name(text: str) -> str:
+def head_label_text(text: str) -> str:
     """A head as the page names it, "L4 H2" (1-based): checked against the model where it is drawn, so that reading
     a link never loads the model. Empty: none named (the finder's top head)."""
     if text and not re.fullmatch(r"L[1-9][0-9]{0,2} H[1-9][0-9]{0,2}", text):
@@ -33,7 +33,7 @@ def head_name(text: str) -> str:
 
 
 # empty: the finder's top head
-QK_HEAD = WidgetSpec("llm_qk_head", "qk_head", "", PAGE, convert=head_name)
+QK_HEAD = WidgetSpec("llm_qk_head", "qk_head", "", PAGE, convert=head_label_text)
 COLOUR_BY = ("position", "kind")
 QK_COLOUR = WidgetSpec("llm_qk_colour", "qk_colour", COLOUR_BY[0], PAGE, options=COLOUR_BY)
 SPECS = (SINK_TEXT, WINDOW, INDUCTION_LENGTH, INDUCTION_SEED, FIND_TEXT, FIND_TEXT_B, QK_HEAD, QK_COLOUR)
