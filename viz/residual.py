@@ -40,7 +40,8 @@ def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "", *, words:
                   annotation_text=words("residual.chart.reference"), annotation_position="bottom right")
     fig.update_layout(title=title, height=460, margin=dict(l=10, r=10, t=60, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
-                      xaxis=dict(title=words("residual.chart.x_title"), range=[0.5, depth + 0.5]),
+                      xaxis=dict(title=words("residual.chart.x_title"), range=[0.5, depth + 0.5],
+                                 tickformat="d", dtick=None if depth > 10 else 1),  # layers are whole numbers
                       yaxis=dict(title=words("residual.chart.y_title"), type="log", exponentformat="power"))
     return fig
 
