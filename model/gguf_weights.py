@@ -195,9 +195,11 @@ def read_gguf_kept(path: Path, sha256: str) -> GGUFModelFile:
     if kept is not None:
         return kept
     read = read_gguf(path, sha256)
+    from safetensors import SafetensorError
+
     try:
         _write_kept(stem, read)
-    except OSError:
+    except (OSError, SafetensorError):
         pass  # a read-only or full disk: the next process reads the file too
     return read
 
@@ -213,14 +215,17 @@ def _write_kept(stem: Path, read: GGUFModelFile) -> None:
     from safetensors.torch import save_file
 
     stem.parent.mkdir(parents=True, exist_ok=True)
-    tensors = _temporary(stem.parent)
-    save_file(read.tensors, tensors)
-    facts = {"config": dataclasses.asdict(read.config), "tokenizer": dataclasses.asdict(read.tokenizer),
-             "quantization": read.quantization, "tensors_sha256": file_sha256(tensors)}
-    os.replace(tensors, stem.with_suffix(".safetensors"))
-    manifest = _temporary(stem.parent)
-    manifest.write_text(json.dumps(facts), encoding="utf-8")
-    os.replace(manifest, stem.with_suffix(".json"))
+    tensors, manifest = _temporary(stem.parent), _temporary(stem.parent)
+    try:
+        save_file(read.tensors, tensors)
+        facts = {"config": dataclasses.asdict(read.config), "tokenizer": dataclasses.asdict(read.tokenizer),
+                 "quantization": read.quantization, "tensors_sha256": file_sha256(tensors)}
+        os.replace(tensors, stem.with_suffix(".safetensors"))
+        manifest.write_text(json.dumps(facts), encoding="utf-8")
+        os.replace(manifest, stem.with_suffix(".json"))
+    finally:  # a write that failed half-way (a full disk) leaves no temporary file behind
+        tensors.unlink(missing_ok=True)
+        manifest.unlink(missing_ok=True)
     sha_part = stem.name.split("-")[0]
     for stale in stem.parent.glob(f"{sha_part}-*"):  # copies an earlier version of this code wrote
         if stale.with_suffix("") != stem:
@@ -235,6 +240,7 @@ def _temporary(folder: Path) -> Path:
 
 def _read_kept(stem: Path) -> GGUFModelFile | None:
     """The copy kept under stem, or None when there is none or it does not check out."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     try:
@@ -245,7 +251,7 @@ def _read_kept(stem: Path) -> GGUFModelFile | None:
         tensors = load_file(tensors_path)
         return GGUFModelFile(LlamaConfig(**facts["config"]), tensors, GGUFTokenizerData(**facts["tokenizer"]),
                              dict(facts["quantization"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, SafetensorError):
         return None
 
 
