@@ -183,9 +183,10 @@ STOP_DRAWN = """(stop) => new URLSearchParams(location.search).get('stop') === S
 def _lesson_walks(folder: Path) -> dict[str, list[str]]:
     """lesson id -> its stops' links in order ("attention?lesson=intro&stop=17"), from the served checkout's files."""
     from serving.warmup import lesson_stop_links
+    from ui.page_list import PAGE_NAMES
 
     walks: dict[str, list[str]] = {}
-    for link in lesson_stop_links(folder):
+    for link in lesson_stop_links(PAGE_NAMES, folder):
         walks.setdefault(link.split("lesson=")[1].split("&")[0], []).append(link)
     return walks
 

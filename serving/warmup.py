@@ -23,6 +23,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from serving.streamlit_client import StreamlitClient
@@ -50,26 +51,40 @@ def is_warming() -> bool:
     return _warming.is_set()
 
 
-def lesson_stop_links(folder: Path | None = None) -> list[str]:
-    """Every stop of every lesson file, as the link a class opens it by ("attention?lesson=intro&stop=17"), in the
-    lessons' order. A file that cannot be read is left out (the app shows its error)."""
+def lesson_stop_links(page_names: Iterable[str], folder: Path | None = None) -> list[str]:
+    """Every stop of every lesson file on one of the app's pages (`page_names`, as a stop names them: "home",
+    "attention"), as the link a class opens it by ("attention?lesson=intro&stop=17"), in the lessons' order. A file
+    that cannot be read is left out (the app shows its error)."""
     from classroom.lessons import load_lessons
-    from ui.page_list import PAGE_NAMES
 
+    pages = tuple(page_names)
     # Only each stop's page and number are read here; the server checks the rest (sections included) when it opens.
-    found, _ = load_lessons({page: () for page in PAGE_NAMES}, folder)
+    found, _ = load_lessons({page: () for page in pages}, folder)
     return [f"{stop.page}?lesson={lesson.id}&stop={stop.number}"
-            for lesson in found.values() for stop in lesson.stops if stop.page in PAGE_NAMES]
+            for lesson in found.values() for stop in lesson.stops if stop.page in pages]
 
 
-def warm_links() -> list[str]:
+async def served_page_names(base_url: str, timeout: float = 120.0) -> list[str]:
+    """The pages the server at base_url has, as lessons name them ("home" for its default page): what its navigation
+    tells a new session in its first run (Home's). The warm-up asks the server rather than reading the interface's
+    page list (a floor above)."""
+    client = StreamlitClient(base_url)
+    try:
+        await client.connect("", timeout=timeout)
+        await _run(client, client.open_page_msg(""), timeout, "")
+        return [path or "home" for path in client.pages]
+    finally:
+        await client.close()
+
+
+def warm_links(page_names: Iterable[str]) -> list[str]:
     """The links warmed after the pages and models: the slow views outside lessons, then every lesson stop as the
     students open it and as the teacher projects it (presenter mode sizes and caches its charts apart, so a warm-up of
     the students' links alone leaves the projected stops cold), then both in each other language of the interface (a
     figure and an answer stated in words are kept per language: an English warm-up leaves a Korean class cold)."""
     from i18n import DEFAULT_LANGUAGE, LANGUAGES
 
-    stops = lesson_stop_links()
+    stops = lesson_stop_links(page_names)
     projected = [f"{link}&presenter=true" for link in stops]
     links = WARM_LINKS + stops + projected
     for language in (code for code in LANGUAGES if code != DEFAULT_LANGUAGE):  # the teacher's projected stops first
@@ -77,7 +92,7 @@ def warm_links() -> list[str]:
     return links
 
 
-async def _warm(base_url: str, pages: list[str], links: list[str], timeout: float) -> list[tuple[str, float]]:
+async def _warm(base_url: str, pages: list[str], links: list[str] | None, timeout: float) -> list[tuple[str, float]]:
     client = StreamlitClient(base_url)
     timings = []
     try:
@@ -87,6 +102,8 @@ async def _warm(base_url: str, pages: list[str], links: list[str], timeout: floa
             if payload is None:
                 raise RuntimeError(f"warm-up: no page {path!r} in the app's navigation")
             timings.append((path or "home", await _run(client, payload, timeout, path)))
+        if links is None:  # the app's pages, as its navigation named them in the first run
+            links = warm_links(name or "home" for name in client.pages)
         if "attention" in client.pages:
             await _run(client, client.change_page_msg("attention"), timeout, "attention")
             found = client.find(MODEL_CHOICE)
@@ -126,9 +143,9 @@ async def _run(client: StreamlitClient, payload: bytes, timeout: float, path: st
 
 def warm_replica(base_url: str, pages: list[str] = WARM_PAGES, timeout: float = 120.0,
                  links: list[str] | None = None) -> list[tuple[str, float]]:
-    """Run each page once on the server at base_url, then open each link (default: warm_links()) in a new session;
-    (page or link, seconds) each. Raises on any error."""
-    return asyncio.run(_warm(base_url, pages, warm_links() if links is None else links, timeout))
+    """Run each page once on the server at base_url, then open each link (default: warm_links() of the server's own
+    pages) in a new session; (page or link, seconds) each. Raises on any error."""
+    return asyncio.run(_warm(base_url, pages, links, timeout))
 
 
 # What serve.py's replicas (and the Kubernetes replica) run before they take students: the pages, every model and
@@ -142,7 +159,6 @@ def warm_in_background(base_url: str, alive=lambda: True, stream=sys.stdout) -> 
     """Open every lesson stop not warmed before the replica was ready, each in a session of its own, from a daemon
     thread; a failure only means a slower first click there, so it is said and nothing else. Nothing is opened when
     ATTENTION_LAB_WARM_STOPS is "0" (the test suite)."""
-    links = [link for link in warm_links() if link not in BEFORE_READY_LINKS]
     enabled = _switched_on(WARM_STOPS_ENV)
 
     def warm() -> None:
@@ -151,6 +167,8 @@ def warm_in_background(base_url: str, alive=lambda: True, stream=sys.stdout) -> 
             return
         started = time.monotonic()
         try:
+            pages = asyncio.run(served_page_names(base_url))
+            links = [link for link in warm_links(pages) if link not in BEFORE_READY_LINKS]
             for link in links:
                 if not alive():
                     return

@@ -26,9 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 STREAMLIT_FREE = LAYERS.index(("runtime",))  # this floor and every one below it
 # (importing file, imported module): upward today, and where each goes (issue 54's floor plan).
-KNOWN_UPWARD = {
-    ("serving/warmup.py", "ui.page_list"): "the page list handed to the warm-up by asgi.py and serve.py",
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
 def floor(path_or_module: str) -> int | None:

@@ -15,6 +15,7 @@ from serving.warmup import WARMUP_ENV, _warming, lesson_stop_links, warm_links
 from tests.app_links import open_page
 from serving.local_server import free_port
 from tests.conftest import ROOT, run_in_own_loop
+from ui.page_list import PAGE_NAMES
 
 WARMING_NOTE = "Getting ready: the lab is loading its models"
 
@@ -24,7 +25,7 @@ def test_the_warm_up_opens_every_stop_of_every_shipped_lesson_and_each_model_the
     from ui.state import model_ids
 
     lessons = load_lessons(known_pages())[0]
-    links = warm_links()
+    links = warm_links(PAGE_NAMES)
     assert {"intro", "llm"} <= set(lessons)
     for lesson in lessons.values():
         for stop in lesson.stops:
@@ -38,9 +39,9 @@ def test_the_warm_up_opens_each_stop_as_students_and_the_projected_teacher_see_i
     language: each of the four is a first click of its own unless the warm-up opens it (issue 38, a Korean class)."""
     from i18n import DEFAULT_LANGUAGE, LANGUAGES
 
-    links = warm_links()
+    links = warm_links(PAGE_NAMES)
     assert len(links) == len(set(links))
-    for stop in lesson_stop_links():
+    for stop in lesson_stop_links(PAGE_NAMES):
         for language in LANGUAGES:
             tail = "" if language == DEFAULT_LANGUAGE else f"&lang={language}"
             assert f"{stop}{tail}" in links and f"{stop}&presenter=true{tail}" in links, (stop, language)
@@ -50,7 +51,7 @@ def test_a_stop_added_to_a_lesson_file_is_warmed_too(tmp_path):
     source = (ROOT / "lessons" / "llm.toml").read_text(encoding="utf-8")
     (tmp_path / "llm.toml").write_text(source + '\n[[stop]]\npage = "decoding"\ntitle = "one more"\n',
                                        encoding="utf-8")
-    links = lesson_stop_links(tmp_path)
+    links = lesson_stop_links(PAGE_NAMES, tmp_path)
     stops = len(load_lessons({"attention_steps": (), "llm": (), "positional": (), "llm_heads": ()},
                              ROOT / "lessons")[0]["llm"].stops)
     assert links[-1] == f"decoding?lesson=llm&stop={stops + 1}"
@@ -90,7 +91,7 @@ def _computations(url: str) -> dict[str, int]:
     for family, labels, value in re.findall(r"^(cache_lookups|result_lookups)_total\{(.*)\} (\d+)$", text, re.M):
         if 'result="miss"' in labels:
             counts[f"{family}{{{labels}}}"] = int(value)
-        elif family == "result_lookups":
+        elif family == "result_lookups" and 'result="hit"' in labels:
             counts["hits"] = int(value)
     return counts
 
@@ -166,10 +167,14 @@ def test_a_replica_takes_students_after_the_first_views_and_warms_every_other_st
         opened.extend(links)
         return [(link, 0.0) for link in links]
 
+    async def served_page_names(base_url, timeout=120.0):  # what the server's navigation names: its pages
+        return [name for name in PAGE_NAMES if name != "teacher"]
+
     monkeypatch.setattr(warmup, "open_links", open_links)
+    monkeypatch.setattr(warmup, "served_page_names", served_page_names)
     monkeypatch.setenv(warmup.WARM_STOPS_ENV, "1")  # the suite turns it off for its servers (tests/conftest.py)
     warmup.warm_in_background("http://127.0.0.1:1", stream=open("/dev/null", "w")).join(30)
-    assert set(opened) | set(warmup.BEFORE_READY_LINKS) == set(warmup.warm_links())
+    assert set(opened) | set(warmup.BEFORE_READY_LINKS) == set(warmup.warm_links(PAGE_NAMES))
     assert not set(opened) & set(warmup.BEFORE_READY_LINKS) and len(opened) == len(set(opened))
     for launcher in ("serve.py", "serving/replica.py"):
         source = (ROOT / launcher).read_text()
