@@ -35,6 +35,7 @@ from pathlib import Path
 
 from classroom.teacher_password import announce_teacher_password
 from model.gguf_weights import WEIGHTS_CACHE_ENV
+from runtime.kept_results import FOLDER_ENV as RESULTS_FOLDER_ENV
 from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
                              replica_name, set_replica_state)
 from serving.liveness import LIVENESS_PORT_ENV
@@ -86,10 +87,12 @@ class Launcher:
         # One secret for every replica: the XSRF cookie one replica signs must pass on another after a failover.
         # WARMUP_ENV off: serve.py warms each replica itself before HAProxy lets students in (once, not twice).
         # WEIGHTS_CACHE_ENV: the first replica to load SmolLM2 keeps what it read from the GGUF file in run/weights
-        # (kept between runs), and the others and every restarted one read that back (bench/weights_kept.py).
+        # (kept between runs), and the others and every restarted one read that back (bench/weights_kept.py). Likewise
+        # the results a replica computed (an analysis, a head's labels: runtime/kept_results.py) in run/results.
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", WARMUP_ENV: "0",
                     COOKIE_SECRET_ENV: os.environ.get(COOKIE_SECRET_ENV) or secrets.token_urlsafe(32),
-                    WEIGHTS_CACHE_ENV: os.environ.get(WEIGHTS_CACHE_ENV) or str(run_dir / "weights")}
+                    WEIGHTS_CACHE_ENV: os.environ.get(WEIGHTS_CACHE_ENV) or str(run_dir / "weights"),
+                    RESULTS_FOLDER_ENV: os.environ.get(RESULTS_FOLDER_ENV) or str(run_dir / "results")}
         self.announced_ready = False
 
     # ---- files

@@ -6,6 +6,8 @@ re-exported, so `from model.families import LabModel, adapt, ...` reads as befor
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 from pathlib import Path
 
 import torch
@@ -33,10 +35,10 @@ from model.adapters import (
     adapt,
     curve_counts,
 )
-from model.bert import MINILM_NAME, load_minilm
+from model.bert import MINILM_NAME, MINILM_SHA256, load_minilm
 from model.checkpoint import CheckpointError, load_checkpoint, read_sidecar
 from model.config import family_of
-from model.gguf_weights import SMOLLM2_NAME
+from model.gguf_weights import SMOLLM2_NAME, SMOLLM2_SHA256
 from model.llama import load_smollm2
 from model.local_models import LocalModelEntry, local_model_entry, open_local_model
 
@@ -44,7 +46,7 @@ __all__ = ["CHECKPOINT_DIR", "FAMILY_NAMES", "Adapter", "DecoderOnlyAdapter", "E
            "GeneratingModel", "ResidualModel", "ImportanceReport", "LabModel", "LlamaAdapter", "QueriesKeys", "ReadsQueriesKeys",
            "ReadsResidualStream", "ResidualStream", "ScoresHeads",
            "Seq2SeqAdapter", "SwitchedOff", "TransformersAdapter", "TranslatorAdapter", "adapt", "curve_counts",
-           "entry_family", "model_family", "open_model", "shipped_model_names", "trains_attention", "trains_heads"]
+           "entry_family", "fixed_weights_digest", "model_family", "open_model", "shipped_model_names", "trains_attention", "trains_heads"]
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 
@@ -52,6 +54,29 @@ CHECKPOINT_DIR = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 def shipped_model_names() -> list[str]:
     """Checkpoint stems in assets/checkpoints, e.g. 'transformer_en-fr'."""
     return sorted(p.stem for p in CHECKPOINT_DIR.glob("*.json") if p.with_suffix(".safetensors").exists())
+
+
+@functools.cache
+def _file_digest(path: Path, size: int, modified: int) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()  # (size, modified): a file replaced is read again
+
+
+def fixed_weights_digest(model_id: str) -> str | None:
+    """What names a model's weights across processes: the sha256 of a shipped checkpoint's files, or the pinned
+    sha256 of the pretrained encoder's and SmolLM2's weights; None for any other model (a student's own or uploaded
+    model, a models-folder entry: results about them are never kept beyond the process, runtime/kept_results.py)."""
+    if model_id == MINILM_NAME:
+        return MINILM_SHA256
+    if model_id == SMOLLM2_NAME:
+        return SMOLLM2_SHA256
+    if model_id not in shipped_model_names():
+        return None
+    digests = []
+    for suffix in (".json", ".safetensors"):
+        path = (CHECKPOINT_DIR / model_id).with_suffix(suffix)
+        stat = path.stat()
+        digests.append(_file_digest(path, stat.st_size, stat.st_mtime_ns))
+    return hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
 def open_model(model_id: str, device: str | torch.device = "cpu", folder: Path | None = None) -> LabModel:

@@ -19,6 +19,10 @@ models themselves (cache_resource: shared read-only weights, one per model), les
 classroom), the class link's QR code (ui.live_class.teacher), the training speed probe (ui.train.view), the compare
 page's held-out sentences; and model.local_models' lru_cache of tokenizer verdicts (strings).
 
+Behind the memory, a folder (runtime/kept_results.py, where ATTENTION_LAB_RESULTS_CACHE names one: serve.py's
+replicas, the test suite): a result that took KEEP_SECONDS or more is written there under its key, the weights of the
+models its arguments name and the code, and a process that misses in memory reads it from there before computing.
+
 The budget is the whole process's, for all caches together: ATTENTION_LAB_CACHE_MB (MiB), default DEFAULT_BUDGET_MB.
 deploy/README.md ("Sizing") says how it relates to a replica's memory limit. Pure Python (no Streamlit), so the
 stores can be tested and used anywhere.
@@ -40,11 +44,16 @@ import numpy as np
 
 from classroom.shared_results import use_store
 from model.memory import return_freed_memory
+from runtime.kept_results import FOLDER_ENV, KeptResults, from_environment
 
 ENV_VAR = "ATTENTION_LAB_CACHE_MB"
 # Headroom of a replica over its idle size (deploy/README.md, "Sizing"): what the kept results may add.
 DEFAULT_BUDGET_MB = 600
 HEAVY_SECONDS = 0.5  # a computation this long gives its freed transients back to the OS when it is done
+KEEP_SECONDS = 0.05  # a computation this long is kept in the folder too, where there is one (runtime/kept_results.py)
+# The arguments of a memoized function that name a model: its result is kept beyond the process only when the weights
+# of each are known by digest (model.families.fixed_weights_digest).
+MODEL_ARGUMENTS = ("model_id", "model")
 T = TypeVar("T")
 
 
@@ -136,13 +145,16 @@ class ResultStore:
     `get_or_compute(key, compute)` runs compute() at most once at a time per key: a second session asking for the
     same key waits for the first one's result instead of computing (and holding) a second copy."""
 
-    def __init__(self, budget: int | Callable[[], int] = budget_bytes):
+    def __init__(self, budget: int | Callable[[], int] = budget_bytes,
+                 kept: KeptResults | None | Callable[[], KeptResults | None] = None):
         self._budget = budget
+        self._kept = kept  # the folder tier, or what finds it (the app's store: ATTENTION_LAB_RESULTS_CACHE)
         self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
         self._total = 0
         self._lock = threading.Lock()
         self._computing: dict[Hashable, threading.Lock] = {}
         self.hits = self.misses = self.evictions = self.refused = 0
+        self.kept_reads = 0  # results read from the folder instead of computed
 
     @property
     def budget(self) -> int:
@@ -196,7 +208,13 @@ class ResultStore:
                 self.evictions += 1
         return value
 
-    def get_or_compute(self, key: Hashable, compute: Callable[[], T]) -> T:
+    @property
+    def kept(self) -> KeptResults | None:
+        return self._kept() if callable(self._kept) else self._kept
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], T], weights: tuple[str, ...] | None = None) -> T:
+        """The result under key: from memory, else from the folder tier when `weights` is given (the digests of the
+        weights the result depends on besides the key; () for none), else compute() (then kept in both)."""
         missing = object()
         found = self.get(key, missing)
         if found is not missing:
@@ -207,13 +225,27 @@ class ResultStore:
             found = self.get(key, missing)  # computed by the session this one waited for
             if found is not missing:
                 return found
+            folder = self.kept if weights is not None else None
+            digest = folder.digest(key, weights) if folder is not None else None
+            if digest is not None:
+                was_kept, value = folder.read(digest)
+                if was_kept:
+                    with self._lock:
+                        self.kept_reads += 1
+                    return self.put(key, value)
             with self._lock:
                 self.misses += 1
             started = time.perf_counter()
             try:
                 value = compute()
                 kept = self.put(key, value)
-                if time.perf_counter() - started > HEAVY_SECONDS:
+                seconds = time.perf_counter() - started
+                if digest is not None and seconds >= KEEP_SECONDS:
+                    try:
+                        folder.write(digest, value)
+                    except OSError:
+                        pass  # a full or read-only disk: the result stays in memory only
+                if seconds > HEAVY_SECONDS:
                     # a heavy computation's transients (a long text's per-layer tensors) were freed into this
                     # thread's malloc arena, which glibc keeps: without this a replica's RSS grows by them per session
                     # thread, far past the budget
@@ -237,13 +269,41 @@ class ResultStore:
 
 # Every per-input cache of the app lives in this one store, so that the budget is the replica's, not one cache's; the
 # lesson measures' shared results too (a patching sweep the page draws and the stop's question reads).
-RESULTS = ResultStore()
+_kept_folders: dict[str, KeptResults | None] = {}
+
+
+def _kept_from_environment() -> KeptResults | None:
+    """The folder ATTENTION_LAB_RESULTS_CACHE names now (one KeptResults per folder)."""
+    name = os.environ.get(FOLDER_ENV, "")
+    if name not in _kept_folders:
+        _kept_folders[name] = from_environment()
+    return _kept_folders[name]
+
+
+RESULTS = ResultStore(kept=_kept_from_environment)
 use_store(RESULTS)
 
 
-def cached(name: str, key: tuple, compute: Callable[[], T]) -> T:
-    """compute() once per (name, key) in the shared store (RESULTS); key must name everything the result depends on."""
-    return RESULTS.get_or_compute((name, *key), compute)
+def cached(name: str, key: tuple, compute: Callable[[], T], weights: tuple[str, ...] | None = ()) -> T:
+    """compute() once per (name, key) in the shared store (RESULTS); key must name everything the result depends on,
+    `weights` the digests of any weights it depends on besides (None: never kept beyond the process)."""
+    return RESULTS.get_or_compute((name, *key), compute, weights)
+
+
+def weights_of(arguments: dict[str, Any]) -> tuple[str, ...] | None:
+    """The digests of the models that arguments name (MODEL_ARGUMENTS), or None when one is not known by digest."""
+    from model.families import fixed_weights_digest  # torch and the model code: only once a result is asked for
+
+    digests = []
+    for argument in MODEL_ARGUMENTS:
+        model_id = arguments.get(argument)
+        if model_id is None:
+            continue
+        digest = fixed_weights_digest(model_id) if isinstance(model_id, str) else None
+        if digest is None:
+            return None
+        digests.append(digest)
+    return tuple(digests)
 
 
 def memoized(function: Callable[..., T]) -> Callable[..., T]:
@@ -258,7 +318,7 @@ def memoized(function: Callable[..., T]) -> Callable[..., T]:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         key = tuple(value for argument, value in bound.arguments.items() if not argument.startswith("_"))
-        return cached(name, key, lambda: function(*args, **kwargs))
+        return cached(name, key, lambda: function(*args, **kwargs), weights_of(bound.arguments))
 
     def clear() -> None:
         RESULTS.drop(lambda key: key[0] == name)

@@ -34,7 +34,9 @@ class ResultStoreStats:
         found = {
             LOOKUPS: [CounterStat(LOOKUPS, count, {"result": result},
                                   help="Lookups of the app's result store; a miss is one computation.")
-                      for result, count in (("hit", RESULTS.hits), ("miss", RESULTS.misses))],
+                      for result, count in (("hit", RESULTS.hits), ("miss", RESULTS.misses))]
+            + [CounterStat(LOOKUPS, RESULTS.kept_reads, {"result": "kept"},
+                           help="Results read from the folder another process kept them in (runtime/kept_results.py).")],
             ENTRIES: [GaugeStat(ENTRIES, len(RESULTS), help="Results the app's store holds.")],
             BYTES: [GaugeStat(BYTES, RESULTS.total_bytes, unit="bytes", help="What the app's store holds, weighed.")],
         }

@@ -58,16 +58,25 @@ def pytest_configure(config):
 
     if not hasattr(config, "workerinput") and WEIGHTS_CACHE_ENV not in os.environ:
         os.environ[WEIGHTS_CACHE_ENV] = os.environ[MADE_WEIGHTS_ENV] = tempfile.mkdtemp(prefix="attention-lab-weights-")
+    # Likewise the results one process computed (an analysis, a head's labels, a lesson measure; runtime/kept_results.py)
+    # for the others: the two workers' AppTest runs and every server the run starts, which would each compute them
+    # again. Tests of correctness compute from the models, never through this store.
+    from runtime.kept_results import FOLDER_ENV
+
+    if not hasattr(config, "workerinput") and FOLDER_ENV not in os.environ:
+        os.environ[FOLDER_ENV] = os.environ[MADE_RESULTS_ENV] = tempfile.mkdtemp(prefix="attention-lab-results-")
     _scan_installed_components_once()
 
 
 def pytest_unconfigure(config):
-    made = os.environ.get(MADE_WEIGHTS_ENV)
-    if made and not hasattr(config, "workerinput"):
-        shutil.rmtree(made, ignore_errors=True)
+    if not hasattr(config, "workerinput"):
+        for made in (os.environ.get(MADE_WEIGHTS_ENV), os.environ.get(MADE_RESULTS_ENV)):
+            if made:
+                shutil.rmtree(made, ignore_errors=True)
 
 
 MADE_WEIGHTS_ENV = "ATTENTION_LAB_TEST_WEIGHTS_MADE"  # the weights folder this test session made (removed at its end)
+MADE_RESULTS_ENV = "ATTENTION_LAB_TEST_RESULTS_MADE"  # the kept results' folder it made (removed at its end)
 MADE_DATA_ENV = "ATTENTION_LAB_TEST_DATA_MADE"  # the folder this test session made (not one a developer set)
 
 
@@ -149,6 +158,15 @@ def streamlit_server(folder: Path = ROOT, env: dict[str, str] | None = None):
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.fixture()
+def computed_here(monkeypatch):
+    """The results store without its folder tier for this test: what it counts is what this process computes (a result
+    another process of the run kept would be read, not computed; runtime/kept_results.py's own tests cover that)."""
+    from runtime.kept_results import FOLDER_ENV
+
+    monkeypatch.delenv(FOLDER_ENV, raising=False)
 
 
 @pytest.fixture(scope="session")

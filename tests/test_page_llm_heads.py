@@ -168,7 +168,7 @@ def test_a_stop_draws_its_own_section_and_the_rest_when_asked(monkeypatch, stop,
     assert (translate("en", "page_sections.held", stop=8) in [i.value for i in at.info]) == bool(held)
 
 
-def test_the_page_and_the_lessons_measures_share_one_induction_and_one_sink_analysis(monkeypatch):
+def test_the_page_and_the_lessons_measures_share_one_induction_and_one_sink_analysis(monkeypatch, computed_here):
     """The LLM lesson's measures at stops 6 and 8 read the analyses the page under them computed (one entry each
     in the app's store), not a second run of the model."""
     from classroom.measures import llm as measures

@@ -11,6 +11,9 @@ from i18n import using_language
 from tests.app_links import open_page
 from runtime.result_cache import RESULTS
 
+# Each test here counts what this process computes: the store's folder tier is off for them (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("computed_here")
+
 
 def _counting(monkeypatch, module, name: str) -> list:
     calls, real = [], getattr(module, name)
