@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TEST = ("tests/test_browser_projected_stops.py::"
+DEFAULT_TEST = ("tests/test_browser_projected_stops_llm.py::"
                 "test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read[en-llm]")
 TICKS = os.sysconf("SC_CLK_TCK")
 KINDS = ("chromium", "streamlit server", "pytest", "other")

@@ -101,15 +101,15 @@ def _scan_installed_components_once() -> None:
 # The longest test files, started first. `make test` hands whole files to its two workers (--dist loadfile) in
 # collection order (--no-loadscope-reorder: without it pytest-xdist sorts the files by their number of tests, and this
 # list only broke ties, so these started near the end and kept one worker busy for minutes after the other was done).
-# Ordered by the figures recorded so far (the six projected walks about 12 minutes, the page walks about 6,
-# test_link_text 236 s; the shipped-models fixture 71 s, the self-warming server 52 s), then the files that start
+# Ordered by the slowest files of the last full run (bench/README.md, the `make test` row), then the files that start
 # servers or hold many slow tests. `make test`'s closing table gives each file's seconds: keep this list to its top.
 # Order only; a file not named keeps its place after these.
-LONGEST_FILES = ("test_browser_projected_stops.py", "test_browser_pages_walk.py", "test_link_text.py",
-                 "test_serve.py", "test_browser_lessons.py", "test_browser_peer.py", "test_browser.py",
-                 "test_browser_lecture.py", "test_browser_lecture2.py", "test_question_rules.py",
-                 "test_lesson_paths.py", "test_lessons.py", "test_shipped_models.py", "test_page_llm_heads.py",
-                 "test_warmup.py", "test_llm_attention_page.py")
+LONGEST_FILES = ("test_browser_pages_walk.py", "test_serve.py", "test_browser_projected_stops.py",
+                 "test_browser_projected_stops_llm.py", "test_browser_lessons.py", "test_page_llm_heads.py",
+                 "test_browser_peer.py", "test_browser.py", "test_lesson_paths.py", "test_link_text.py",
+                 "test_llm_attention_page.py", "test_page_head_finder.py", "test_page_llm_answer.py", "test_llm_page.py",
+                 "test_browser_head_finder.py", "test_browser_lecture.py", "test_browser_lecture2.py",
+                 "test_question_rules.py", "test_lessons.py", "test_shipped_models.py", "test_warmup.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -190,6 +190,7 @@ def test_every_bad_finder_text_on_the_llm_heads_page_gives_a_ranking_or_a_messag
     for text in load_bad_inputs():
         at.text_input(key="llm_find_text").set_value(text).run()  # the finder's text (no second text without it)
         _healthy_with_no_markup(at, text)
-        at.text_input(key="llm_find_text").set_value(COREFERENCE).run()
+    at.text_input(key="llm_find_text").set_value(COREFERENCE).run()
+    for text in load_bad_inputs():
         at.text_input(key="llm_find_text_b").set_value(text).run()  # the second text beside a good first one
         _healthy_with_no_markup(at, text)
