@@ -147,6 +147,7 @@ def test_the_shipped_checkpoint_translates_test_sentences_exactly(shipped):
     assert greedy_decode(shipped, "i am a student").output_tokens == "je suis étudiant".split()
 
 
+@pytest.mark.slow
 def test_the_shipped_json_holds_its_command_metrics_and_the_translators_splits(shipped):
     sidecar = read_sidecar(CHECKPOINT_DIR / SHIPPED)
     command = shlex.split(sidecar["meta"]["command"])

@@ -23,6 +23,7 @@ def lab() -> LabModel:
     return open_model(NAME)
 
 
+@pytest.mark.slow
 def test_importing_the_app_modules_loads_no_llm():
     """The adapter is registered, but nothing reads the 98 MB file until a page or inspect asks for it."""
     code = ("import model.families, ui.models, ui.llm.generation; from model.llama import _LOADED; "

@@ -105,6 +105,7 @@ def _same(a, b) -> bool:
             and a.tensors.keys() == b.tensors.keys() and all(torch.equal(a.tensors[k], b.tensors[k]) for k in a.tensors))
 
 
+@pytest.mark.slow
 def test_what_one_process_read_is_kept_for_the_next_and_a_damaged_copy_is_not_used(gguf_file, tmp_path, monkeypatch):
     """ATTENTION_LAB_WEIGHTS_CACHE: the first read writes the tensors (safetensors) and the rest (JSON) there; the
     next reads them back without opening the GGUF file; a kept copy whose tensors changed is not used (the file is

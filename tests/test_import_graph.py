@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ui", "runtime", "model", "viz", "i18n", "classroom", "serving")
 
@@ -103,6 +105,7 @@ def test_no_module_imports_in_a_circle():
     assert find_cycle(import_graph()) is None
 
 
+@pytest.mark.slow
 def test_ui_and_the_streamlit_free_modules_import_in_a_fresh_interpreter():
     """Every ui/ module imports; the runtime's modules and ui's Streamlit-free ids do without bringing Streamlit in,
     through any module they import."""

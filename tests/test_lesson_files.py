@@ -8,6 +8,7 @@ import tomllib
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -207,6 +208,7 @@ def test_toml_that_python_cannot_hold_is_a_file_problem(tmp_path):
     assert not lessons and sorted(e.file for e in errors) == ["deep.toml", "digits.toml", "folder.toml"]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(DOCUMENTS, st.booleans())
 def test_toml_of_any_shape_gives_a_lesson_or_a_file_problem(data, stop_headers):

@@ -4,6 +4,8 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from serving.haproxy import HEALTH_PATH
 from serving.liveness import Liveness
 from serving.streamlit_client import http_get
@@ -15,6 +17,7 @@ def _spin(stop: threading.Event) -> None:
         sum(range(10_000))
 
 
+@pytest.mark.slow
 def test_the_check_answers_while_the_loop_is_busy_and_says_down_only_when_it_hangs():
     liveness = Liveness(stale_seconds=2.0)
     loop = asyncio.new_event_loop()

@@ -76,6 +76,7 @@ def test_the_chat_form_shows_the_template_and_generates_after_it(lab):
     assert metrics(at)["Cached positions"] == str(len(lab.encode(template)))
 
 
+@pytest.mark.slow
 def test_every_hostile_prompt_gives_a_generation_step_or_a_message(lab):
     at = open_page("llm")
     refused = {translate("en", "llm.empty_prompt")}
@@ -97,6 +98,7 @@ def words(count: int) -> str:
     return " ".join(["word"] * count)  # "word", then " word" each: one token each
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [500, 600])
 def test_a_prompt_up_to_512_tokens_is_read_whole_and_a_longer_one_is_cut_with_a_message(lab, count):
     assert len(lab.encode(words(count))) == count
@@ -115,6 +117,7 @@ def test_a_prompt_up_to_512_tokens_is_read_whole_and_a_longer_one_is_cut_with_a_
     assert 2 <= len(ticks) < read and token_axes_fit(row, CHART_WIDTH)  # thinned: no two key labels overlap
 
 
+@pytest.mark.slow
 def test_a_long_chat_prompt_is_cut_in_its_question_and_keeps_the_template(lab):
     at = open_page("llm")
     at.toggle(key="llm_chat").set_value(True).run()

@@ -283,6 +283,7 @@ def test_attribution_reads_the_clean_prompt_without_a_pair():
     assert chart(at, "The 15 parts that write most into the logit of ' Paris'")
 
 
+@pytest.mark.slow
 def test_every_bad_text_gives_a_map_or_a_message():
     at = open_page("llm_answer", SHORT)
     # each field in turn, the other left at its good text (one run a text: the lens's field, then the clean prompt)

@@ -62,6 +62,7 @@ def test_the_page_in_korean():
     assert translate("ko", "llm_heads.chart.sink_title") in titles
 
 
+@pytest.mark.slow
 def test_a_short_or_long_text_gives_a_message_and_a_window_longer_than_the_text_too():
     at = open_page("llm_heads")
     at.text_area(key="llm_sink_text").set_value("i am").run()
@@ -75,6 +76,7 @@ def test_a_short_or_long_text_gives_a_message_and_a_window_longer_than_the_text_
     assert chart_specs(at)[0]["layout"]["title"]["text"].startswith("Attention weight on the first")
 
 
+@pytest.mark.slow
 def test_every_bad_text_gives_sinks_or_a_message():
     at = open_page("llm_heads")
     for text in load_bad_inputs():
@@ -91,6 +93,7 @@ def test_every_bad_text_gives_sinks_or_a_message():
             assert at.info, repr(text[:40])  # nothing to analyse: a message says why
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [500, 600])
 def test_a_sink_text_up_to_512_tokens_is_analysed_whole_and_a_longer_one_is_cut_with_a_message(count):
     at = open_page("llm_heads")

@@ -87,6 +87,7 @@ def test_a_head_patch_runs_the_last_position_only_and_changes_nothing(lab, strea
     assert (short - corrupted_end).abs().amax() > 1e-3
 
 
+@pytest.mark.slow
 def test_the_sweeps_batched_by_position_give_the_one_block_at_a_time_sweeps_cells(lab):
     """residual_patching's batches by position (run l joining before block l+1, the positions before the prompts'
     first difference not run again) and head_patching's one growing batch give every cell of the sweeps as they ran

@@ -92,6 +92,7 @@ def _known(loaded) -> set[str]:
     return {w for w in loaded.src_vocab.itos if not w.startswith("<")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sentences", [SENTENCES, ORDINARY], ids=["the issue's", "ordinary English"])
 @pytest.mark.parametrize("meaning", [True, False], ids=["by meaning", "by spelling"])
 def test_twenty_sentences_keep_their_known_words_and_replace_each_unknown_one_by_its_part_of_speech(

@@ -147,6 +147,7 @@ def _text_of(lab, tokens: int) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_a_long_llm_text_is_cached_compact_and_draws_what_float32_drew(llm):
     import ui.state
     from model.llama import MAX_TOKENS

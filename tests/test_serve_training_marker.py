@@ -1,11 +1,14 @@
 """A training's place in the URL: a session that opens with it but has no such job says the training is lost
 (what a student sees after serve.py's replica that ran it died and HAProxy moved them to another one)."""
+import pytest
+
 from i18n import translate
 from tests.app_links import lab_session_of, open_from_link
 from ui.text import escape_markdown
 from runtime.training_jobs import wait
 
 
+@pytest.mark.slow
 def test_running_training_is_in_the_url_and_a_new_session_reports_it_lost():
     at, _ = open_from_link("train")
     at.slider(key="train_steps").set_value(2000)

@@ -102,6 +102,7 @@ MEASURE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_rss_falls_back_after_a_closed_session_mid_training():
     """In a fresh process, as in the server: RSS before, during and after a closed session's training."""
     out = subprocess.run([sys.executable, "-c", MEASURE.format(root=str(ROOT))], capture_output=True, text=True,

@@ -27,18 +27,22 @@ def scores(en_fr):
             for name, splits in SPLITS.items()}
 
 
+@pytest.mark.slow
 def test_transformer_en_fr_exact_match(scores):
     assert scores["transformer_en-fr"]["test"] >= 0.97
 
 
+@pytest.mark.slow
 def test_bahdanau_en_fr_exact_match(scores):
     assert scores["bahdanau_en-fr"]["test"] >= 0.90
 
 
+@pytest.mark.slow
 def test_no_attention_model_is_clearly_worse_on_long_sentences(scores):
     assert scores["no-attention_en-fr"]["long_test"] < scores["bahdanau_en-fr"]["long_test"] - 0.2
 
 
+@pytest.mark.slow
 def test_stored_metrics_match_measured(scores):
     for name, measured in scores.items():
         stored = load_checkpoint(CHECKPOINT_DIR / name).metrics

@@ -62,6 +62,7 @@ def test_words_compare_by_language_and_tables():
     assert hash(words_for("positional")) == hash(words_for("positional"))
 
 
+@pytest.mark.slow
 def test_importing_the_app_sets_no_language():
     """Importing every ui/ module installs no language provider: run_app does, at the start of each run."""
     code = ("import importlib, pathlib, i18n\n"

@@ -93,6 +93,7 @@ def test_a_value_out_of_bounds_is_brought_back_inside():
     assert SPECS["dec_head"].fitted(7, {}) == "all"  # a head the model lacks: back to every head
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page_name", PAGES)
 def test_a_link_to_each_upper_bound_opens_there_and_one_past_it_is_refused(page_name):
     specs = [spec for spec in page_specs(page_name) if spec.key not in NARROWED_BY_DATA]
