@@ -29,6 +29,17 @@ def test_only_the_session_module_names_the_session_state():
     assert not offending, "outside ui/session.py:\n" + "\n".join(offending)
 
 
+def test_only_the_specs_and_the_views_resolution_hold_the_widgets_mapping():
+    """widget_values() hands out the session's widget values themselves (issue 54): the specs read and write through it,
+    and the view's resolution reads a whole view from it; a page asks a spec instead (its value, its choices, whether it
+    is drawn)."""
+    allowed = {ROOT / "ui" / name for name in ("session.py", "widget_spec.py", "share.py", "view.py")}
+    offending = [f"{path.relative_to(ROOT)}:{node.lineno}" for path in _app_files() if path not in allowed
+                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.Name) and node.id == "widget_values"]
+    assert not offending, "widget_values() outside the specs and the view's resolution:\n" + "\n".join(offending)
+
+
 def _declared_literals(tree: ast.Module) -> set[int]:
     """ids of the string constants that declare a key: arguments of a declaring call, or the value of a module-level
     constant (NAME = "key", or a tuple of them), which names the key once for its spec or WidgetKey."""

@@ -25,7 +25,7 @@ from streamlit.delta_generator import DeltaGenerator
 from i18n import tr
 from serving.internals import StreamlitAPIException
 from ui.display import projected_stop
-from ui.session import WidgetKey, lab_session, widget_values
+from ui.session import WidgetKey, lab_session
 from ui.specs import SECTIONS
 from ui.view import page_specs
 from ui.widget_spec import prepare
@@ -94,9 +94,8 @@ def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
 def _prepare_undrawn(page: str) -> None:
     """The undrawn sections' values as their widgets would set them: the view (and the address) is the same by a
     link as by Next, which writes the page's values when the stop opens, and a section drawn may read them."""
-    state = widget_values()
     for spec in page_specs(page):
-        if spec.drawn(state):
+        if spec.drawn():
             try:
                 prepare(spec)
             except StreamlitAPIException:  # drawn already in this run (the sidebar's sentence): its value is set

@@ -15,7 +15,7 @@ tests/test_session_module.py keeps it so: no other module of ui/, app_pages/ or 
 """
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Collection, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -158,8 +158,24 @@ def lab_session() -> LabSession:
 
 
 def widget_values() -> MutableMapping[str, Any]:
-    """The widgets' values by key: for the specs (ui/widget_spec.py) and the view's resolution (ui/share.py) only."""
+    """The widgets' values by key: for the specs (ui/widget_spec.py) and the view's resolution (ui/share.py,
+    ui/view.py) only; a page asks a spec (its value, its choices, whether it is drawn), never this mapping."""
     return st.session_state
+
+
+def set_option_values_again(skipped: Collection[str]) -> None:
+    """Set every option widget's value again, to the same value, whichever page drew it: a selectbox or multiselect
+    keeps, in the browser, the label it showed for its value, and Streamlit sends a new label only when the value is
+    set through the session state (after a language switch). Option values are strings or lists of plain values;
+    `skipped` (free text, the language itself) and private keys are left as they are."""
+    values = st.session_state
+    for key, value in list(values.items()):
+        if key in skipped or str(key).startswith("_"):
+            continue
+        # Lists of plain values only: an upload's list of files cannot be set (Streamlit refuses when drawing it).
+        if isinstance(value, str) or (isinstance(value, list) and value and all(
+                isinstance(item, (str, int, float, tuple)) for item in value)):
+            values[key] = value
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from i18n import LANGUAGES, tr
 from model.checkpoint import CheckpointError
 from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, PLOTLY_PRELOAD, presenting
 from ui.models import device_label, local_model_entries
-from ui.session import WidgetKey, lab_session, widget_values
+from ui.session import WidgetKey, lab_session, set_option_values_again
 from ui.specs.common import LANGUAGE_SPEC, PRESENTER_SPEC
 from model.capabilities import VOCABULARY
 from ui.state import DEFAULT_MODEL, MODEL, example_sentences, get_model, model_label, selected_model_id
@@ -76,14 +76,7 @@ def _redraw_option_labels() -> None:
     label only when the value is set through the session state. Option values here are strings or lists (ids such as
     'cross' or 'Head'); numeric widgets have no translated labels, and free text is no label at all.
     """
-    values = widget_values()  # every widget of the session, whichever page drew it
-    for key, value in list(values.items()):
-        if key == LANGUAGE or key in FREE_TEXT_KEYS or str(key).startswith("_"):
-            continue
-        # Lists of plain values only: an upload's list of files cannot be set (Streamlit refuses when drawing it).
-        if isinstance(value, str) or (isinstance(value, list) and value and all(
-                isinstance(item, (str, int, float, tuple)) for item in value)):
-            values[key] = value
+    set_option_values_again(skipped={LANGUAGE, *FREE_TEXT_KEYS})
 
 
 def display_settings() -> None:

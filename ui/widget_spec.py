@@ -68,14 +68,17 @@ class WidgetSpec:
     def forget(self, state: MutableMapping | None = None) -> None:
         (widget_values() if state is None else state).pop(self.key, None)
 
-    def drawn(self, state: State) -> bool:
-        return self.drawn_when is None or self.drawn_when(state)
+    def drawn(self, state: State | None = None) -> bool:
+        return self.drawn_when is None or self.drawn_when(widget_values() if state is None else state)
 
-    def bounds(self, state: State) -> tuple[int, int]:
+    def bounds(self, state: State | None = None) -> tuple[int, int]:
+        state = widget_values() if state is None else state
         return _read(self.low, state), _read(self.high, state)
 
-    def choices(self, state: State) -> list:
-        """What the widget offers now: its options, or every step of its range."""
+    def choices(self, state: State | None = None) -> list:
+        """What the widget offers now (in `state`, the session's widget values by default): its options, or every
+        step of its range."""
+        state = widget_values() if state is None else state
         if self.options is not None:
             return list(_read(self.options, state))
         low, high = self.bounds(state)

@@ -27,7 +27,7 @@ from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPA
                                 KIND, LAYER, MERGE_WORDS_SPEC, RESCALE_FACTOR, STATS_AVERAGE, VIEW)
 from ui.attention.encoder import show_embedding_ablation
 from ui.attention.next_token import show_next_token_ablation
-from ui.session import WidgetKey, lab_session, widget_values
+from ui.session import WidgetKey, lab_session
 from ui.share import view_fragment
 from ui.state import analyse, analysis_of, get_model
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
@@ -95,7 +95,7 @@ def _explore(model_id: str, lab: LabModel, result: AnalysedInput) -> None:
 def _pickers(result: AnalysedInput):
     """The kind, layer, head and view pickers -> (kind, maps, layer, head, view)."""
     c = st.columns([2, 1, 1])
-    if len(KIND.choices(widget_values())) > 1:
+    if len(KIND.choices()) > 1:
         kind = spec_select(KIND, tr("attention.kind"), where=c[0], format_func=attention_kind_label)
     else:  # one kind: said, not offered
         kind = prepare(KIND)

@@ -14,7 +14,7 @@ from model.llama import MAX_TOKENS
 from ui.display import presenting, show_chart, words_for
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
 from ui.models import capable_model
-from ui.session import WidgetKey, lab_session, widget_values
+from ui.session import WidgetKey, lab_session
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_radio, spec_select_slider, spec_toggle
 from runtime.result_cache import memoized
@@ -101,7 +101,7 @@ def _choice_settings() -> tuple[float, int | None, int]:
     """(temperature, top-k, seed) of the next step, in one compact row: temperature 0 is greedy."""
     cols = st.columns([3, 2, 2, 1])
     # the labels in this run's language, looked up later too (AppTest reads a radio's labels outside the run)
-    labels = {value: tr(f"llm.choice_{value}") for value in CHOICE.choices(widget_values())}
+    labels = {value: tr(f"llm.choice_{value}") for value in CHOICE.choices()}
     choice = spec_radio(CHOICE, tr("llm.choice"), where=cols[0], horizontal=True, format_func=labels.__getitem__,
                         help=tr("llm.choice_help"))
     if choice != SAMPLED:
