@@ -45,7 +45,7 @@ _answers: deque[tuple[float, str]] = deque(maxlen=4 * BURST_ANSWERS)  # (monoton
 
 # The teacher's run first. Her click that changes the class (a Reveal, a move, a phase: ui/live_class/refusals.
 # teacher_action) wakes every student of her class at once (serving/class_version.py), and this process's 150 reruns
-# would share the GIL with hers: the projected Reveal, which the whole room watches, took 2.5 s. From her click until
+# would share the GIL with hers and slow the projected Reveal the whole room watches (bench/README.md). From her click until
 # her run has drawn (TEACHER_FIRST_SECONDS at most: a slow page of hers delays the class, never stalls it), students'
 # page bodies and live questions wait before their slot, sleeping without the GIL.
 TEACHER_FIRST_SECONDS = 2.0

@@ -2,12 +2,11 @@
 opaque version of what a student's page follows (classroom/recent.class_version: the stop, the revealed questions,
 the peer-instruction phases, the lesson; "ended" for a class that is not live), without a script run.
 
-Why: every student's page in a class used to rerun a fragment every 2-3 s to ask its class whether anything had
-changed (ui/live_class/live_question.py, ui/lessons/bar._class_poll): 150 script runs a second per replica for 300
-students, each 5-12 ms of the replica's one core for the script and the messages it sends, almost always to redraw
-what was already there. Now her page holds a small component (ui/live_class/class_watch.py) that asks this version,
-naming the one her page was drawn at (`?seen=V`): the request is held until the class changes (HOLD_SECONDS at
-most), and her fragment reruns only then: once per change of her class, not once per tick. A held request costs
+Why: a page that reran a fragment every few seconds to ask its class whether anything had changed would cost the
+replica a script run per student and tick, almost always to redraw what was already there (bench/README.md, the class
+rows). Her page holds a small component (ui/live_class/class_watch.py) that asks this version, naming the one her page
+was drawn at (`?seen=V`): the request is held until the class changes (HOLD_SECONDS at most), and her fragment reruns
+only then: once per change of her class, not once per tick. A held request costs
 nothing while it waits; one task per class and process checks the class's version for all of them every
 CHECK_SECONDS (the class as read at most that long ago; the read is shared with every session of this process and
 runs in a worker thread), and at once when this process writes the class (a Reveal by a teacher on this replica).
@@ -41,8 +40,8 @@ from serving.seat import seat_from_cookie_header, seat_student
 # asks once per change of her class or per HOLD_SECONDS, not once a second; a change reaches her as soon as this
 # process sees it: at once after a write through this process (ClassStore.changed forgets the kept read and wakes the
 # class's checker), within about 2 × CHECK_SECONDS of a write through another replica (the checker reads the class
-# when its kept read is older than CHECK_SECONDS: at a Reveal the other replica's 150 students used to wait up to
-# SHARED_SECONDS + CHECK_SECONDS, 0.7 s, while its core idled). Held requests are bounded per process
+# when its kept read is older than CHECK_SECONDS, so that the other replica's students do not wait out
+# SHARED_SECONDS + CHECK_SECONDS with an idle core). Held requests are bounded per process
 # (MAX_HELD; each holds a connection, beside its websocket, against HAProxy's maxconn 1000 a replica): past it one is
 # answered at once, and the browser asks again a second later, as without holding.
 HOLD_SECONDS = 20.0

@@ -127,8 +127,8 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     empty rows above each layer for the thumbnails' titles. (One subplot per head is far slower for the browser to
     draw: each brings its own axes and layers.) The hover is the click targets' (_add_click_targets: the layer, head,
     query and key of each cell, or of each block of a big grid), which win plotly's hover over every cell anyway: the
-    heatmap itself sends no per-cell text (three strings a cell were 0.75 of the real encoder's 1.15 MB grid, which
-    the server serialised and the browser parsed at every first draw). The trace's `meta` says how to cut the matrix
+    heatmap itself sends no per-cell text (three strings a cell would be most of the grid's bytes, serialised by the
+    server and parsed by the browser at every first draw). The trace's `meta` says how to cut the matrix
     back into one map per head (grid_maps), for the CSV and the chart's words.
     labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title.
     first_layer: the model's layer (0-based) that weights[0] is, when the grid shows one page of a deep model's layers
