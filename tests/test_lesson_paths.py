@@ -1,5 +1,7 @@
 """Every stop of the shipped lesson shows what it declares, whatever the path to it: by link, by Next from the stop
-before, by Previous from the stop after, and as a student the teacher moves; in English and Korean. Every view
+before, by Previous from the stop after, and as a student the teacher moves; in English and Korean. The walk by Next
+is also the lesson as a student takes it: each question hides its page until answered, its computed answer counts as
+right, and Leave at the end takes the lesson off the page. Every view
 picker holds the stop's state in the browser too (tests/app_links.BrowserPickers: a value the server holds but did
 not send is shown as the widget's default), and the attention chart's title names the stop's kind, layer and head."""
 import pytest
@@ -11,6 +13,7 @@ from tests.app_links import BrowserPickers, assert_healthy, chart_titles, lab_se
 from tests.test_lessons import _answer
 from ui.attention.ids import attention_kind_label
 from ui.lessons.catalogue import known_pages
+from ui.lessons.questions import expected_answer
 from ui.specs.common import MODEL
 from ui.view import from_link_text, page_specs
 from ui.specs import SPECS
@@ -37,12 +40,27 @@ def _expected_title(stop, language: str) -> str | None:
         return tr("attention.grid_title", kind=kind)
 
 
-def _open_page(at, stop, lesson_id: str) -> None:
-    """Answer the stop's question (the first option: any answer shows the page)."""
+def _open_page(at, stop, lesson_id: str, language: str, walked: bool = False) -> None:
+    """Answer the stop's question (the first option: any answer shows the page). On the walk by Next (`walked`): before
+    the answer the stop is healthy, says nothing is stale or cannot be computed, names itself in the address and hides
+    its page (predict first); in English it is answered with its computed answer, which counts as right."""
     answers = lab_session_of(at).lesson.answers
-    if stop.question and f"{lesson_id}:{stop.number}" not in answers:
-        _answer(at, f"q_{lesson_id}_{stop.number}", stop.question.kind, None)
+    where = f"stop {stop.number} ({language})"
+    if walked:
         assert_healthy(at)
+        assert at.query_params["stop"] in ([str(stop.number)], str(stop.number)), where
+        assert not at.warning, (where, [w.value for w in at.warning])
+    if stop.question and f"{lesson_id}:{stop.number}" not in answers:
+        if walked:
+            assert not at.title and not at.get("plotly_chart"), f"{where}: the page is shown before the prediction"
+        pick = expected_answer(stop).shown if walked and language == "en" else None
+        _answer(at, f"q_{lesson_id}_{stop.number}", stop.question.kind, pick)
+        assert_healthy(at)
+        if pick is not None:
+            assert at.success, f"{where}: the computed answer {pick} was not counted right"
+    if walked:  # the page is shown: its title, or, under a stop about one section, that section first
+        shown = at.main.get_by_key(f"section_{stop.section}").children if stop.section else at.title
+        assert shown, f"{where}: the page is not shown"
 
 
 def _check(at, pickers: BrowserPickers, stop, language: str, path: str) -> None:
@@ -70,7 +88,7 @@ def _arrive(at, pickers, stop, language, path, reveal=None, lesson_id="intro") -
     """-> the view the stop shows: the session's value of each picker its page reads and of the model, and the
     address (values of other pages the session keeps are not this stop's view)."""
     pickers.shown(at)  # the run that arrives (its page may wait for the answer)
-    _open_page(at, stop, lesson_id)
+    _open_page(at, stop, lesson_id, language, walked=path == "next")
     if reveal is not None and stop.question is not None:
         reveal(stop)  # in a class the page waits for the teacher's reveal (one round or peer instruction)
     _check(at, pickers, stop, language, path)
@@ -119,3 +137,9 @@ def test_every_stop_shows_its_declared_view_by_every_path(lesson_id, path, langu
         different = {number: (view, by_link[number]) for number, view in shown.items()
                      if number in by_link and view != by_link[number]}
         assert not different, f"stops whose view by Next (first) is not their link's: {different}"
+        if path == "next":  # left from the last stop: no lesson in the address, no bar on the page
+            lesson = LESSONS[lesson_id]
+            at.button(key="lesson_leave").click().run()
+            assert_healthy(at)
+            assert "lesson" not in at.query_params
+            assert not any(f" {len(stops)}" in m.value and lesson.title[language] in m.value for m in at.markdown)

@@ -106,48 +106,6 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
     next(b for b in at.form_submit_button if b.label in ("Answer", "답하기")).click().run()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("lesson_id", sorted(load_lessons(PAGES)[0]))
-@pytest.mark.parametrize("language", ["en", "ko"])
-def test_walk_the_shipped_lesson_stop_by_stop(language, lesson_id):
-    """Every stop of every shipped lesson opens its page with its state; a question hides the page until answered;
-    its computed answer counts as right; Next goes on."""
-    from ui.lessons.questions import expected_answer
-
-    lesson = load_lessons(PAGES)[0][lesson_id]
-    with using_language(language):  # AppTest formats widget options (format_func -> tr) in this thread
-        _walk(lesson, language, expected_answer)
-
-
-def _walk(lesson, language, expected_answer) -> None:
-    at, _ = open_from_link(None, {"lesson": lesson.id, "stop": "1", "lang": language})
-    for stop in lesson.stops:
-        assert_healthy(at)
-        bar = at.markdown[0].value
-        assert f"{stop.number}" in bar and str(len(lesson.stops)) in bar and stop.title[language] in bar
-        assert at.query_params["stop"] == [str(stop.number)] or at.query_params["stop"] == str(stop.number)
-        assert not at.warning, [w.value for w in at.warning]  # no stale state, no answer that cannot be computed
-        if stop.question:
-            assert not at.title and not at.get("plotly_chart")  # predict first: the page (and its chart) is hidden
-            pick = expected_answer(stop).shown if language == "en" else None
-            _answer(at, f"q_{lesson.id}_{stop.number}", stop.question.kind, pick)
-            assert_healthy(at)
-            if language == "en":
-                assert at.success, f"stop {stop.number}: the computed answer {pick} was not counted right"
-        # the page is shown: its title, or, under a stop about one section, that section first (the bar names it)
-        shown = at.main.get_by_key(f"section_{stop.section}").children if stop.section else at.title
-        assert shown, f"stop {stop.number}: the page is not shown"
-        for name, text in stop.state.items():
-            if name == "sentence":
-                assert at.session_state["sentence"] == text
-        if stop.number < len(lesson.stops):
-            at.button(key="lesson_next").click().run()
-    at.button(key="lesson_leave").click().run()
-    assert_healthy(at)
-    assert "lesson" not in at.query_params  # left: no lesson in the address, no bar on the page
-    assert not any(f" {len(lesson.stops)}" in m.value and lesson.title[language] in m.value for m in at.markdown)
-
-
 def test_a_link_opens_the_lesson_at_stop_k_with_its_state():
     at, _ = open_from_link(None, {"lesson": "intro", "stop": "9"})
     assert_healthy(at)

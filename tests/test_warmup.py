@@ -105,7 +105,7 @@ def test_streamlit_run_asgi_warms_itself_in_the_background_and_ends_warm(tmp_pat
     misses (the server's own counts, /_stcore/metrics), while the stop reads its results from the store.
     The lessons folder holds the LLM lesson alone: the warm-up's pass over every stop of every shipped lesson in both
     languages, students' and projected, is the list checked above, and each of those views opens without an error in
-    test_lessons (every stop, both languages) and test_browser_projected_stops (every projected stop): here, the
+    test_lesson_paths (every stop, both languages) and the projected walks (every projected stop): here, the
     mechanism, at a third of the warm-up (124 links to 36)."""
 
     from serving.streamlit_client import StreamlitClient
