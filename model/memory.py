@@ -1,9 +1,24 @@
-"""Give freed heap memory back to the operating system (glibc keeps it for reuse otherwise)."""
+"""Give freed heap memory back to the operating system (glibc keeps it for reuse otherwise); read a budget in MiB
+from the environment."""
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import functools
+import os
+
+
+def budget_from_environment(variable: str, default_megabytes: float) -> int:
+    """Bytes of the budget $variable gives in MiB (0 keeps nothing), else of the default; ValueError for a value
+    that is not a number of 0 MiB or more."""
+    raw = os.environ.get(variable, "").strip()
+    try:
+        megabytes = float(raw) if raw else default_megabytes
+    except ValueError:
+        raise ValueError(f"{variable}={raw!r} is not a number of MiB") from None
+    if not megabytes >= 0:  # also refuses NaN
+        raise ValueError(f"{variable}={raw!r}: the budget must be 0 or more MiB")
+    return int(megabytes * 2**20)
 
 
 @functools.cache

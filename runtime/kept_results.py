@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from model.memory import budget_from_environment
+
 FOLDER_ENV = "ATTENTION_LAB_RESULTS_CACHE"
 BUDGET_ENV = "ATTENTION_LAB_RESULTS_CACHE_MB"
 DEFAULT_BUDGET_MB = 2048
@@ -180,23 +182,12 @@ def key_text(key: Hashable) -> str:
 
 # ------------------------------------------------------------------------------------------------- the folder
 
-def budget_bytes() -> int:
-    raw = os.environ.get(BUDGET_ENV, "").strip()
-    try:
-        megabytes = float(raw) if raw else DEFAULT_BUDGET_MB
-    except ValueError:
-        raise ValueError(f"{BUDGET_ENV}={raw!r} is not a number of MiB") from None
-    if not megabytes >= 0:
-        raise ValueError(f"{BUDGET_ENV}={raw!r}: the budget must be 0 or more MiB")
-    return int(megabytes * 2**20)
-
-
 class KeptResults:
     """Results in a folder, one safetensors file each, under a digest of (key, weights, code)."""
 
     def __init__(self, folder: Path, budget: int | None = None):
         self.folder = Path(folder)
-        self.budget = budget_bytes() if budget is None else budget
+        self.budget = budget_from_environment(BUDGET_ENV, DEFAULT_BUDGET_MB) if budget is None else budget
         self.reads = self.writes = self.unstorable = self.broken = 0
         self._lock = threading.Lock()
 

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from classroom.shared_results import use_store
-from model.memory import return_freed_memory
+from model.memory import budget_from_environment, return_freed_memory
 from runtime.kept_results import FOLDER_ENV, KeptResults, from_environment
 
 ENV_VAR = "ATTENTION_LAB_CACHE_MB"
@@ -59,14 +59,7 @@ T = TypeVar("T")
 
 def budget_bytes() -> int:
     """The per-replica budget from ATTENTION_LAB_CACHE_MB (MiB; 0 keeps nothing), else the default."""
-    raw = os.environ.get(ENV_VAR, "").strip()
-    try:
-        megabytes = float(raw) if raw else DEFAULT_BUDGET_MB
-    except ValueError:
-        raise ValueError(f"{ENV_VAR}={raw!r} is not a number of MiB") from None
-    if not megabytes >= 0:  # also refuses NaN
-        raise ValueError(f"{ENV_VAR}={raw!r}: the budget must be 0 or more MiB")
-    return int(megabytes * 2**20)
+    return budget_from_environment(ENV_VAR, DEFAULT_BUDGET_MB)
 
 
 def nbytes(value: Any, _seen: set | None = None) -> int:
