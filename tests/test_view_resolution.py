@@ -72,7 +72,7 @@ def _new_session(language: str) -> dict:
 
 def _by_link(lesson, stop, language: str) -> tuple[dict, list[str]]:
     link = {"lesson": lesson.id, "stop": str(stop.number), "lang": language, "presenter": "true"}
-    return _open(lesson, stop, _new_session(language), link)
+    return _open(lesson, stop, _new_session(language), link, Source.LINK)  # as the lesson bar opens a stop's link
 
 
 @pytest.mark.parametrize(("lesson_id", "language"), CASES)
