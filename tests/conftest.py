@@ -69,6 +69,11 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    """Each process removes the data folder it made (the controller's and each worker's); the controller the weights'
+    and the kept results' folders, which every process of the run shared."""
+    made_data = os.environ.get(MADE_DATA_ENV)
+    if made_data and made_data == os.environ.get("ATTENTION_LAB_DATA"):
+        shutil.rmtree(made_data, ignore_errors=True)
     if not hasattr(config, "workerinput"):
         for made in (os.environ.get(MADE_WEIGHTS_ENV), os.environ.get(MADE_RESULTS_ENV)):
             if made:
