@@ -55,6 +55,7 @@ KEEP_SECONDS = 0.05  # a computation this long is kept in the folder too, where 
 # of each are known by digest (model.families.fixed_weights_digest).
 MODEL_ARGUMENTS = ("model_id", "model")
 T = TypeVar("T")
+Weights = tuple[str, ...] | Callable[[], tuple[str, ...] | None] | None
 
 
 def budget_bytes() -> int:
@@ -205,9 +206,10 @@ class ResultStore:
     def kept(self) -> KeptResults | None:
         return self._kept() if callable(self._kept) else self._kept
 
-    def get_or_compute(self, key: Hashable, compute: Callable[[], T], weights: tuple[str, ...] | None = None) -> T:
+    def get_or_compute(self, key: Hashable, compute: Callable[[], T], weights: Weights = None) -> T:
         """The result under key: from memory, else from the folder tier when `weights` is given (the digests of the
-        weights the result depends on besides the key; () for none), else compute() (then kept in both)."""
+        weights the result depends on besides the key, () for none, or what finds them: asked on a miss only), else
+        compute() (then kept in both)."""
         missing = object()
         found = self.get(key, missing)
         if found is not missing:
@@ -219,7 +221,9 @@ class ResultStore:
             if found is not missing:
                 return found
             folder = self.kept if weights is not None else None
-            digest = folder.digest(key, weights) if folder is not None else None
+            if folder is not None and callable(weights):
+                weights = weights()
+            digest = folder.digest(key, weights) if folder is not None and weights is not None else None
             if digest is not None:
                 was_kept, value = folder.read(digest)
                 if was_kept:
@@ -277,7 +281,7 @@ RESULTS = ResultStore(kept=_kept_from_environment)
 use_store(RESULTS)
 
 
-def cached(name: str, key: tuple, compute: Callable[[], T], weights: tuple[str, ...] | None = ()) -> T:
+def cached(name: str, key: tuple, compute: Callable[[], T], weights: Weights = ()) -> T:
     """compute() once per (name, key) in the shared store (RESULTS); key must name everything the result depends on,
     `weights` the digests of any weights it depends on besides (None: never kept beyond the process)."""
     return RESULTS.get_or_compute((name, *key), compute, weights)
@@ -311,7 +315,7 @@ def memoized(function: Callable[..., T]) -> Callable[..., T]:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         key = tuple(value for argument, value in bound.arguments.items() if not argument.startswith("_"))
-        return cached(name, key, lambda: function(*args, **kwargs), weights_of(bound.arguments))
+        return cached(name, key, lambda: function(*args, **kwargs), lambda: weights_of(bound.arguments))
 
     def clear() -> None:
         RESULTS.drop(lambda key: key[0] == name)
