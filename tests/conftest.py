@@ -51,7 +51,8 @@ def pytest_configure(config):
     # worker's class, started by a class test on its server, must not hold back a stop on the other worker's server.
     if "ATTENTION_LAB_DATA" not in os.environ or (hasattr(config, "workerinput")
                                                    and os.environ.get(MADE_DATA_ENV) == os.environ["ATTENTION_LAB_DATA"]):
-        os.environ["ATTENTION_LAB_DATA"] = os.environ[MADE_DATA_ENV] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
+        os.environ["ATTENTION_LAB_DATA"] = os.environ[MADE_DATA_ENV] = tempfile.mkdtemp(prefix=DATA_PREFIX)
+        _made_here.append(os.environ[MADE_DATA_ENV])
     # What the first process to load SmolLM2 read from its GGUF file, kept for every other process of this run (the
     # workers, each server they start, serve.py's replicas) instead of each reading the file (bench/weights_kept.py).
     from model.gguf_weights import WEIGHTS_CACHE_ENV
@@ -71,8 +72,7 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     """Each process removes the data folder it made (the controller's and each worker's); the controller the weights'
     and the kept results' folders, which every process of the run shared."""
-    made_data = os.environ.get(MADE_DATA_ENV)
-    if made_data and made_data == os.environ.get("ATTENTION_LAB_DATA"):
+    for made_data in _made_here:  # this process's own (a pytest a test starts inherits the variables, not this list)
         shutil.rmtree(made_data, ignore_errors=True)
     if not hasattr(config, "workerinput"):
         for made in (os.environ.get(MADE_WEIGHTS_ENV), os.environ.get(MADE_RESULTS_ENV)):
@@ -82,6 +82,8 @@ def pytest_unconfigure(config):
 
 MADE_WEIGHTS_ENV = "ATTENTION_LAB_TEST_WEIGHTS_MADE"  # the weights folder this test session made (removed at its end)
 MADE_RESULTS_ENV = "ATTENTION_LAB_TEST_RESULTS_MADE"  # the kept results' folder it made (removed at its end)
+DATA_PREFIX = "attention-lab-test-data-"
+_made_here: list[str] = []  # the data folder this process made
 MADE_DATA_ENV = "ATTENTION_LAB_TEST_DATA_MADE"  # the folder this test session made (not one a developer set)
 
 
