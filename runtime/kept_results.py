@@ -268,6 +268,10 @@ class KeptResults:
 
 
 def from_environment() -> KeptResults | None:
-    """The folder ATTENTION_LAB_RESULTS_CACHE names, or None when it names none."""
-    folder = os.environ.get(FOLDER_ENV, "").strip()
+    """The folder ATTENTION_LAB_RESULTS_CACHE names now (one KeptResults per folder), or None when it names none."""
+    return _kept_in(os.environ.get(FOLDER_ENV, "").strip())
+
+
+@functools.cache
+def _kept_in(folder: str) -> KeptResults | None:
     return KeptResults(Path(folder)) if folder else None

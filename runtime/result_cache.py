@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import os
 import sys
 import threading
 import time
@@ -44,7 +43,7 @@ import numpy as np
 
 from classroom.shared_results import use_store
 from model.memory import budget_from_environment, return_freed_memory
-from runtime.kept_results import FOLDER_ENV, KeptResults, from_environment
+from runtime.kept_results import KeptResults, from_environment
 
 ENV_VAR = "ATTENTION_LAB_CACHE_MB"
 # Headroom of a replica over its idle size (deploy/README.md, "Sizing"): what the kept results may add.
@@ -266,18 +265,7 @@ class ResultStore:
 
 # Every per-input cache of the app lives in this one store, so that the budget is the replica's, not one cache's; the
 # lesson measures' shared results too (a patching sweep the page draws and the stop's question reads).
-_kept_folders: dict[str, KeptResults | None] = {}
-
-
-def _kept_from_environment() -> KeptResults | None:
-    """The folder ATTENTION_LAB_RESULTS_CACHE names now (one KeptResults per folder)."""
-    name = os.environ.get(FOLDER_ENV, "")
-    if name not in _kept_folders:
-        _kept_folders[name] = from_environment()
-    return _kept_folders[name]
-
-
-RESULTS = ResultStore(kept=_kept_from_environment)
+RESULTS = ResultStore(kept=from_environment)
 use_store(RESULTS)
 
 
