@@ -1,20 +1,54 @@
 """What the browser tests do between clicks: wait for Streamlit's run to finish, check that no traceback is shown,
 type a sentence into the sidebar (Playwright against a real `streamlit run app.py`)."""
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.conftest import SCREENSHOTS
 
 expect.set_options(timeout=30000)  # first renders load models; generous, not a speed assertion
 
 
+# A watch on the page, set up by the first wait on it: the count of changes of stApp's script state ("running",
+# "notRunning", ...; a MutationObserver sees each one, however short the run), and that count at the last thing a
+# user does that may start a run (a click, a key, a typed or changed value, a pointer let go), so that a run a
+# fragment's timer started before the caller's action is not taken for the action's.
+# -> [whether the watch was there before this call, whether a run has begun since the caller's action].
+_RUN_BEGUN = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app) return [false, false];
+  if (window.__labWatch !== app) {
+    window.__labWatch = app; window.__labChanges = 0; window.__labTaken = 0; window.__labActed = null;
+    new MutationObserver(records => { window.__labChanges += records.length; })
+      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    for (const kind of ['click', 'keydown', 'keyup', 'input', 'change', 'pointerup'])
+      document.addEventListener(kind, () => { window.__labActed = window.__labChanges; }, true);
+    return [false, false];
+  }
+  const since = window.__labActed === null ? window.__labTaken : window.__labActed;
+  window.__labSince = since;
+  return [true, window.__labChanges > since]; }"""
+_BEGUN = "() => window.__labChanges > window.__labSince"
+_TAKE = "() => { window.__labTaken = window.__labChanges || 0; window.__labActed = null; }"
+START_WAIT_MS = 300  # how long a run the caller's action starts may take to begin (the server's answer to the click)
+
+
 def wait_idle(page: Page) -> None:
-    """Wait until Streamlit has finished the current run: a moment for a run the caller's action starts to begin, then
-    the conditions of its end (no status widget, stApp's script state "notRunning", no element of the run left faded)
-    instead of a second fixed pause (issue 52: 300 ms at every call, about 1,500 calls a run)."""
-    page.wait_for_timeout(300)
+    """Wait until Streamlit has finished the current run: until the run the caller's action starts has begun (stApp's
+    script state seen changing since the action, or since the last wait where no action was seen) or START_WAIT_MS
+    without one, then the conditions of its end (no status widget, script state "notRunning", no element of the run
+    left faded). The first wait on a page (or after it was loaded again) sets the watch up and pauses START_WAIT_MS."""
+    watched, begun = page.evaluate(_RUN_BEGUN)
+    if not watched:
+        page.wait_for_timeout(START_WAIT_MS)
+    elif not begun:
+        try:
+            page.wait_for_function(_BEGUN, timeout=START_WAIT_MS, polling=20)
+        except PlaywrightTimeout:  # the action started no run: nothing to wait for beyond the end conditions
+            pass
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=60000)
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning", timeout=60000)
     expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=60000)
+    page.evaluate(_TAKE)
 
 
 def wait_run_over(page: Page, timeout: float = 60000) -> None:
@@ -31,6 +65,8 @@ def wait_run_over(page: Page, timeout: float = 60000) -> None:
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning", timeout=timeout)
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout)
     expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=timeout)
+    page.evaluate(_RUN_BEGUN)  # the watch set up: the next wait_idle on this page knows when its run begins
+    page.evaluate(_TAKE)
 
 
 # Streamlit draws a skeleton where an element's code is still loading (a Plotly chart, an st.html, KaTeX: up to a few
