@@ -28,7 +28,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from classroom.teacher_password import announce_teacher_password
-from serving.class_version import ClassVersionMiddleware
+from serving.class_version import ClassVersionMiddleware, release_held_requests_on_stop
 from serving.liveness import liveness_from_environment
 from serving.operator_only import OperatorOnlyMiddleware
 from serving.plotly_preload import PlotlyPreloadMiddleware
@@ -46,6 +46,7 @@ from ui.page_list import PLOTLY_PAGES
 async def _lifespan(_app):
     announce_teacher_password()
     register_result_metrics()
+    release_held_requests_on_stop()  # a stop is not held up by students' class watches (serving/class_version.py)
     start_self_warm_up()  # a thread: it waits for this server to answer, then warms it (off under serve.py)
     async with liveness_from_environment():
         yield

@@ -27,8 +27,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import signal
+import threading
 import weakref
 from collections import Counter
+from collections.abc import Coroutine
 from urllib.parse import parse_qs
 
 from classroom.recent import ENDED, class_version
@@ -43,7 +46,10 @@ from serving.seat import seat_from_cookie_header, seat_student
 # when its kept read is older than CHECK_SECONDS, so that the other replica's students do not wait out
 # SHARED_SECONDS + CHECK_SECONDS with an idle core). Held requests are bounded per process
 # (MAX_HELD; each holds a connection, beside its websocket, against HAProxy's maxconn 1000 a replica): past it one is
-# answered at once, and the browser asks again a second later, as without holding.
+# answered at once, and the browser asks again a second later, as without holding. A held request ends early when its
+# browser goes away (it is no longer held against MAX_HELD) and when the server is told to stop (SIGTERM, SIGINT:
+# uvicorn waits for every open request before it stops, so a held one would keep a replica up to HOLD_SECONDS longer
+# while its students could already be asking another).
 HOLD_SECONDS = 20.0
 CHECK_SECONDS = 0.2  # how often a process looks at the classes it holds requests for (a dict lookup; a read of the
 # class, one connection and 3 indexed queries, at most once per class and CHECK_SECONDS)
@@ -102,6 +108,9 @@ class _HeldRequests:
         self.changed: dict[str, asyncio.Event] = {}  # class code -> set when its version next changes
         self.checkers: dict[str, asyncio.Task] = {}
         self.written: dict[str, asyncio.Event] = {}  # class code -> set when this process wrote it (check now)
+        self.released = asyncio.Event()  # set when the server is stopping: every held request is answered at once
+        if _stopping.is_set():
+            self.released.set()
 
     def wake(self, code: str) -> None:
         """This process wrote class `code` (on the loop: _listen): its checker looks at once, not at its next tick."""
@@ -113,21 +122,27 @@ class _HeldRequests:
     def held(self) -> int:
         return sum(self.waiting.values())
 
-    async def until_changed(self, code: str, seen: str, hold: float) -> str:
+    async def until_changed(self, code: str, seen: str, hold: float, gone: Coroutine | None = None) -> str:
         """The class's version once it differs from `seen`, or after `hold` seconds (or at once when too many
-        requests are held already) the version then."""
+        requests are held already, or the server is stopping) the version then. `gone`: done when the browser that
+        asked went away (the request then ends, answered to no one)."""
         version = await current_version(code)
-        if version != seen or self.held >= MAX_HELD:
+        if version != seen or self.held >= MAX_HELD or self.released.is_set():
+            if gone is not None:
+                gone.close()
             return version
         changed = self.changed.setdefault(code, asyncio.Event())
         self.waiting[code] += 1
         if code not in self.checkers:
             self.checkers[code] = asyncio.create_task(self._check(code, version))
+        ends = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(self.released.wait())]
+        if gone is not None:
+            ends.append(asyncio.ensure_future(gone))
         try:
-            await asyncio.wait_for(changed.wait(), hold)
-        except TimeoutError:
-            pass
+            await asyncio.wait(ends, timeout=hold, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            for end in ends:
+                end.cancel()
             self.waiting[code] -= 1
             if not self.waiting[code]:
                 del self.waiting[code]
@@ -152,6 +167,32 @@ class _HeldRequests:
 
 
 _held_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> its _HeldRequests
+_stopping = threading.Event()  # set once the server was told to stop (release_held_requests_on_stop)
+
+
+def release_held_requests_on_stop() -> None:
+    """For an ASGI lifespan's start, in the server's main thread: when the server is told to stop (SIGTERM, SIGINT),
+    every held request is answered at once and no new one is held, before the server's own handler (uvicorn's, which
+    then waits for the open requests) runs. Elsewhere than the main thread nothing is installed (signals are the
+    main thread's) and held requests end within HOLD_SECONDS as before."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, _releasing(signal.getsignal(number)))
+
+
+def _releasing(previous):
+    def handler(number, frame):
+        _stopping.set()
+        for loop, held in list(_held_by_loop.items()):
+            with contextlib.suppress(RuntimeError):  # a loop closed meanwhile holds nothing
+                loop.call_soon_threadsafe(held.released.set)
+        if callable(previous):
+            previous(number, frame)
+        else:  # the default action (or none, as before): put it back and let the signal take it
+            signal.signal(number, previous if previous is not None else signal.SIG_DFL)
+            signal.raise_signal(number)
+    return handler
 
 
 def held_requests() -> _HeldRequests:
@@ -179,6 +220,12 @@ def _listen(held: _HeldRequests, loop: asyncio.AbstractEventLoop) -> None:
             stop()
 
     stop = process_store().recent.listen(written)
+
+
+async def _browser_gone(receive) -> None:
+    """Done when the request's browser has gone away (ASGI's http.disconnect; the GET's empty body read first)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _respond(send, status: int, body: bytes) -> None:
@@ -215,6 +262,6 @@ class ClassVersionMiddleware:
             await _respond(send, 200, ENDED.encode())
             return
         seen = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("seen", [""])[0][:64]
-        version = (await held_requests().until_changed(code, seen, HOLD_SECONDS)) if seen \
+        version = (await held_requests().until_changed(code, seen, HOLD_SECONDS, _browser_gone(receive))) if seen \
             else await current_version(code)
         await _respond(send, 200, version.encode())

@@ -165,3 +165,67 @@ def test_a_write_here_wakes_the_held_requests_at_once_and_another_replicas_withi
             db.execute("UPDATE classes SET stop = 2 WHERE code = ?", (teacher.code,))
         moved = held.result(timeout=10).text
     assert moved not in (first, revealed) and moved == class_version(store.session(teacher.code))
+
+
+def test_a_held_request_ends_when_its_browser_goes_or_the_server_stops(store):
+    """A request held on an unchanged class ends at once when its browser goes away (no longer held against
+    MAX_HELD) and when the server is told to stop (answered with the version then); once stopping, none is held."""
+    import asyncio
+
+    teacher = _class(store)
+    version = class_version(store.session(teacher.code))
+
+    async def held_until(end) -> tuple[str, float, int]:
+        held = version_route._HeldRequests()
+        gone = asyncio.get_running_loop().create_future()
+
+        async def browser_gone():
+            await gone
+
+        start = time.monotonic()
+        request = asyncio.ensure_future(held.until_changed(teacher.code, version, 10.0, browser_gone()))
+        await asyncio.sleep(0.3)
+        assert not request.done() and held.held == 1
+        end(gone, held)
+        answer = await asyncio.wait_for(request, 5.0)
+        return answer, time.monotonic() - start, held.held
+
+    answer, took, still_held = asyncio.run(held_until(lambda gone, held: gone.set_result(None)))
+    assert answer == version and took < 3.0 and still_held == 0
+    answer, took, still_held = asyncio.run(held_until(lambda gone, held: held.released.set()))
+    assert answer == version and took < 3.0 and still_held == 0
+
+
+def test_a_server_with_held_class_watches_stops_at_once(store, tmp_path):
+    """`streamlit run asgi.py` told to stop (SIGTERM) while a student's class watch is held answers it and exits in
+    seconds; uvicorn waits for open requests, so without release_held_requests_on_stop it took HOLD_SECONDS."""
+    import os
+
+    import requests
+
+    from serving.local_server import free_port, start_streamlit, started
+    from tests.conftest import ROOT
+
+    teacher = _class(store)  # in tmp_path's database, which the server reads too
+    env = {**os.environ, "ATTENTION_LAB_DATA": str(tmp_path), "ATTENTION_LAB_WARMUP": "0"}
+    env.pop(DATABASE_URL_ENV, None)
+    port = free_port()
+    server = start_streamlit(ROOT, port, env)
+    try:
+        url = f"{started(server, port, timeout=60)}/{version_url(teacher.code)}"
+        cookies = {SEAT_COOKIE: SEAT}
+        version = requests.get(url, cookies=cookies, timeout=30).text
+        with ThreadPoolExecutor(1) as pool:
+            held = pool.submit(requests.get, f"{url}?seen={version}", cookies=cookies, timeout=60)
+            time.sleep(1.0)
+            assert not held.done()  # the class has not changed: held
+            start = time.monotonic()
+            server.terminate()
+            server.wait(timeout=15)
+            answered = held.result(timeout=5)
+            took = time.monotonic() - start
+    finally:
+        server.kill()
+        server.wait()
+    assert answered.status_code == 200 and answered.text == version
+    assert took < version_route.HOLD_SECONDS / 2, took
