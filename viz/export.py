@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from viz.attention import CLICK_TARGETS, GRID, csv_safe, tile_origin
+from viz.chart_data import ChartData, Series
 
 
 def trace_values(data) -> np.ndarray | list:
@@ -113,5 +114,46 @@ def figure_table(fig: go.Figure) -> pd.DataFrame:
 def figure_csv(fig: go.Figure) -> bytes:
     """figure_table as UTF-8 CSV with a byte-order mark, so spreadsheets read Korean and token text correctly."""
     table = figure_table(fig)
+    keep_index = table.index.name is not None
+    return table.to_csv(index=keep_index).encode("utf-8-sig")
+
+
+def unescaped(labels) -> list[str]:
+    """Labels as the chart writes them (plotly's HTML subset) as the reader reads them: escaped characters back."""
+    return [html.unescape(str(label)) for label in labels]
+
+
+def _trace_type(series: Series) -> str:
+    """The name plotly gives such a trace ("bar 2"), for a series without a name of its own."""
+    return "bar" if series.kind == "bar" else "scatter"
+
+
+def chart_table(data: ChartData) -> pd.DataFrame:
+    """The numbers of a chart: a labelled matrix for one map, else a long (series, x, y[, z]) table."""
+    if len(data.maps) == 1 and not data.series and not data.grid:
+        (one,) = data.maps
+        return pd.DataFrame(np.asarray(one.values, dtype=float), index=_positioned(unescaped(one.rows)),
+                            columns=_positioned(unescaped(one.columns))).rename_axis("row \\ column")
+    records = []
+    for number, one in enumerate(data.maps):  # a grid's maps are its thumbnails, each a series named by its head
+        z = np.asarray(one.values, dtype=float)
+        series = csv_safe(html.unescape(one.name or f"heatmap {number + 1}"))
+        ys, xs = unescaped(one.rows), unescaped(one.columns)
+        records += [{"series": series, "x": csv_safe(xs[j]), "y": csv_safe(ys[i]), "z": z[i, j]}
+                    for i in range(z.shape[0]) for j in range(z.shape[1])]
+    before = 1 if data.grid else len(data.maps)  # a grid is one heatmap trace
+    for number, one in enumerate(data.series, start=before):
+        series = csv_safe(html.unescape(one.name or f"{_trace_type(one)} {number + 1}"))
+        for x, y in zip(one.x, one.y):
+            if x is None or y is None:  # gaps between line segments
+                continue
+            records.append({"series": series, "x": csv_safe(html.unescape(str(x))) if isinstance(x, str) else x,
+                            "y": csv_safe(html.unescape(str(y))) if isinstance(y, str) else y})
+    return pd.DataFrame(records)
+
+
+def chart_csv(data: ChartData) -> bytes:
+    """chart_table as UTF-8 CSV with a byte-order mark, so spreadsheets read Korean and token text correctly."""
+    table = chart_table(data)
     keep_index = table.index.name is not None
     return table.to_csv(index=keep_index).encode("utf-8-sig")

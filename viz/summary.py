@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 
 from viz.words import Words
 from viz.attention import CLICK_TARGETS
-from viz.export import axis_labels, grid_maps, is_data_heatmap, trace_values
+from viz.chart_data import ChartData, Map, Series
+from viz.export import unescaped, axis_labels, grid_maps, is_data_heatmap, trace_values
 
 MAX_ROWS = 8  # rows of a heatmap, bars, series named one by one; the rest are counted
 _TAG = re.compile(r"<[^>]+>")
@@ -155,5 +156,75 @@ def figure_summary(fig: go.Figure, title: str | None = None, *, words: Words) ->
         parts.append(words("display.summary.more_series", count=len(series) - MAX_ROWS))
     if title is None:
         title = plain(fig.layout.title.text) if fig.layout.title is not None else ""
+    body = " ".join(part for part in parts if part)
+    return f"{title}: {body}" if title and body else title or body
+
+
+def _map_words(one: Map, *, words: Words) -> str:
+    z = np.asarray(one.values, dtype=float)
+    row_names, column_names = unescaped(one.rows), unescaped(one.columns)
+    rows, best = row_maxima(z)
+    if rows.size == 0:
+        return ""
+    maxima = z[rows, best]
+    pairs = [f"{row_names[r]} → {column_names[c]} {number(z[r, c])}" for r, c in zip(rows[:MAX_ROWS], best)]
+    return words("display.summary.heatmap", rows=z.shape[0], row_title=plain(one.row_title) or "—",
+                 columns=z.shape[1], column_title=plain(one.column_title) or "—",
+                 pairs=_more(pairs, rows.size, words=words),
+                 mean=number(float(maxima.mean())), low=number(float(np.nanmin(z))), high=number(float(np.nanmax(z))))
+
+
+def _series_named(series: Series, text: str) -> str:
+    """A series' words, after its name where it has one (the legend's entry)."""
+    name = plain(series.name)
+    return f"{name}: {text}" if name else text
+
+
+def _bar_words(series: Series, *, words: Words) -> str:
+    labels, values = (series.y, series.x) if series.horizontal else (series.x, series.y)
+    pairs = [(float(v), plain(k)) for k, v in zip(labels, values) if v is not None and not np.isnan(float(v))]
+    if len(pairs) > MAX_ROWS:  # many bars: the largest first
+        pairs = sorted(pairs, key=lambda pair: -pair[0])
+    shown = [f"{label} {number(value)}" for value, label in pairs[:MAX_ROWS]]
+    return _series_named(series, words("display.summary.bars", values=_more(shown, len(pairs), words=words)))
+
+
+def _mark_words(series: Series, *, words: Words) -> str:
+    """Marks that name a row for each column (the lens's commitment): each column with its row, a sentence, where a
+    line's first, last and highest value would be numbers without meaning."""
+    def column(x) -> str:  # the x axis's own label where it has one ("4: ' Mary'")
+        return plain(series.columns[int(x)]) if float(x).is_integer() and 0 <= int(x) < len(series.columns) \
+            else plain(x)
+    shown = [words("display.summary.mark", row=plain(row), column=column(x)) for x, row in zip(series.x, series.rows)]
+    return words("display.summary.marks", name=plain(series.name),
+                 marks=_more(shown[:MAX_ROWS], len(shown), words=words))
+
+
+def _line_words(series: Series, *, words: Words) -> str:
+    points = [(x, float(y)) for x, y in zip(series.x, series.y)
+              if y is not None and x is not None and not np.isnan(float(y))]
+    if not points:
+        return ""
+    (first_x, first), (last_x, last) = points[0], points[-1]
+    high_x, high = max(points, key=lambda point: point[1])
+    def show(x) -> str:  # an x value: a label, a whole number (a position, a step) or a measure
+        return plain(x) if isinstance(x, str) else str(int(x)) if float(x).is_integer() else number(float(x))
+    return _series_named(series, words("display.summary.line", first=number(first), first_x=show(first_x),
+                                       last=number(last), last_x=show(last_x), high=number(high),
+                                       high_x=show(high_x)))
+
+
+def chart_summary(data: ChartData, title: str | None = None, *, words: Words) -> str:
+    """The chart in words: its title (or `title`), then what its maps and series show (see the module's docstring)."""
+    parts = []
+    if len(data.maps) == 1 and not data.grid:
+        parts.append(_map_words(data.maps[0], words=words))
+    elif data.maps:
+        parts.append(_maps([(one.name, np.asarray(one.values, dtype=float)) for one in data.maps], words=words))
+    described = {"bar": _bar_words, "line": _line_words, "marks": _mark_words}
+    parts += [described[one.kind](one, words=words) for one in data.series[:MAX_ROWS]]
+    if len(data.series) > MAX_ROWS:
+        parts.append(words("display.summary.more_series", count=len(data.series) - MAX_ROWS))
+    title = plain(data.title) if title is None else title
     body = " ".join(part for part in parts if part)
     return f"{title}: {body}" if title and body else title or body

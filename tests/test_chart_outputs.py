@@ -1,0 +1,84 @@
+"""A chart's CSV and its words start from the data its builder attached (viz/chart_data.py), never from the figure:
+for every chart the pages show (tests/chart_corpus.py), in both languages, they are exactly what they were when
+viz/export.py and viz/summary.py still read them back from the figure (tests/data/chart_outputs.json, written then
+by write_pinned; a change to a chart's CSV or words is a change to that file, seen in its diff)."""
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from i18n import using_language
+from tests.chart_corpus import chart_builders
+from ui.display import words_for
+from viz.chart_data import chart_data
+from viz.export import chart_csv, figure_csv
+from viz.summary import chart_summary, figure_summary
+
+PINNED = Path(__file__).parent / "data" / "chart_outputs.json"
+# Every chart in English; in Korean (the same code, other words and particles) one of each shape of words: a map, a
+# grid, maps side by side, bars, lines, marks
+KOREAN = ("heatmap_masked", "grid_masked_paged_labelled", "statistics_layer", "probability_bars", "training_curves",
+          "lens_map", "dials")
+# Charts whose builder computes sines and cosines itself (the dials' faces): their CSV's last digits may differ from
+# one machine's maths library to another's, so their numbers are compared to a tolerance, their text exactly.
+OWN_TRIGONOMETRY = {"dials"}
+
+
+def outputs(csv, words) -> dict[str, dict[str, str]]:
+    """Every corpus chart's CSV and words in English (and KOREAN's in Korean), by `csv(fig)` and
+    `words(fig, words=...)`."""
+    found = {}
+    for language, names in (("en", None), ("ko", KOREAN)):
+        with using_language(language):
+            for name, build in chart_builders().items():
+                if names is not None and name not in names:
+                    continue
+                fig = build()
+                found.setdefault(name, {})[f"csv_{language}"] = csv(fig).decode("utf-8")
+                found[name][f"words_{language}"] = words(fig, words=words_for("display"))
+    return found
+
+
+def data_outputs() -> dict[str, dict[str, str]]:
+    return outputs(lambda fig: chart_csv(chart_data(fig)),
+                   lambda fig, words: chart_summary(chart_data(fig), words=words))
+
+
+def write_pinned() -> None:
+    """Write the corpus's CSV and words as they are now (after a deliberate change to what a chart exports or says)."""
+    PINNED.write_text(json.dumps(data_outputs(), ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                      encoding="utf-8")
+
+
+def _same_numbers(pinned: str, found: str) -> bool:
+    a, b = (pd.read_csv(io.StringIO(text.lstrip("\ufeff"))) for text in (pinned, found))
+    if list(a.columns) != list(b.columns) or a.shape != b.shape:
+        return False
+    numbers = a.select_dtypes("number").columns
+    return a.drop(columns=numbers).equals(b.drop(columns=numbers)) and \
+        np.allclose(a[numbers].to_numpy(float), b[numbers].to_numpy(float), rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_every_charts_csv_and_words_are_the_pinned_ones():
+    pinned = json.loads(PINNED.read_text(encoding="utf-8"))
+    found = data_outputs()
+    assert sorted(found) == sorted(pinned)
+    for name, outputs_of in pinned.items():
+        for output, text in outputs_of.items():
+            if name in OWN_TRIGONOMETRY and output.startswith("csv"):
+                assert _same_numbers(text, found[name][output]), (name, output)
+            else:
+                assert found[name][output] == text, (name, output)
+
+
+def test_the_data_gives_what_the_figure_gave():
+    assert data_outputs() == outputs(figure_csv, figure_summary)
+
+
+def test_a_title_given_replaces_the_charts_own():
+    for name, build in chart_builders().items():
+        fig = build()
+        assert chart_summary(chart_data(fig), "Same <b>head</b>", words=words_for("display")) == \
+            figure_summary(fig, "Same <b>head</b>", words=words_for("display")), name
