@@ -1,7 +1,8 @@
 """A chart's CSV and its words start from the data its builder attached (viz/chart_data.py), never from the figure:
-for every chart the pages show (tests/chart_corpus.py), in both languages, they are exactly what they were when
-viz/export.py and viz/summary.py still read them back from the figure (tests/data/chart_outputs.json, written then
-by write_pinned; a change to a chart's CSV or words is a change to that file, seen in its diff)."""
+for every chart the pages show (tests/chart_corpus.py) they are pinned in tests/data/chart_outputs.json, written when
+viz/export.py and viz/summary.py still read them back from the figure and held equal to the data's then. A deliberate
+change to what a chart exports or says is a change to that file (write_pinned), seen in its diff."""
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -13,8 +14,8 @@ from i18n import using_language
 from tests.chart_corpus import chart_builders
 from ui.display import words_for
 from viz.chart_data import chart_data
-from viz.export import chart_csv, figure_csv
-from viz.summary import chart_summary, figure_summary
+from viz.export import chart_csv
+from viz.summary import chart_summary
 
 PINNED = Path(__file__).parent / "data" / "chart_outputs.json"
 # Every chart in English; in Korean (the same code, other words and particles) one of each shape of words: a map, a
@@ -26,24 +27,21 @@ KOREAN = ("heatmap_masked", "grid_masked_paged_labelled", "statistics_layer", "p
 OWN_TRIGONOMETRY = {"dials"}
 
 
-def outputs(csv, words) -> dict[str, dict[str, str]]:
-    """Every corpus chart's CSV and words in English (and KOREAN's in Korean), by `csv(fig)` and
-    `words(fig, words=...)`."""
+def data_outputs() -> dict[str, dict[str, str]]:
+    """Every corpus chart's CSV and words in English (and KOREAN's in Korean), from its data; a title given to the
+    words replaces the chart's own."""
     found = {}
     for language, names in (("en", None), ("ko", KOREAN)):
         with using_language(language):
             for name, build in chart_builders().items():
                 if names is not None and name not in names:
                     continue
-                fig = build()
-                found.setdefault(name, {})[f"csv_{language}"] = csv(fig).decode("utf-8")
-                found[name][f"words_{language}"] = words(fig, words=words_for("display"))
+                data, words = chart_data(build()), words_for("display")
+                found.setdefault(name, {})[f"csv_{language}"] = chart_csv(data).decode("utf-8")
+                found[name][f"words_{language}"] = chart_summary(data, words=words)
+                assert chart_summary(data, "Same head", words=words) == \
+                    chart_summary(dataclasses.replace(data, title="Same head"), words=words), name
     return found
-
-
-def data_outputs() -> dict[str, dict[str, str]]:
-    return outputs(lambda fig: chart_csv(chart_data(fig)),
-                   lambda fig, words: chart_summary(chart_data(fig), words=words))
 
 
 def write_pinned() -> None:
@@ -65,20 +63,9 @@ def test_every_charts_csv_and_words_are_the_pinned_ones():
     pinned = json.loads(PINNED.read_text(encoding="utf-8"))
     found = data_outputs()
     assert sorted(found) == sorted(pinned)
-    for name, outputs_of in pinned.items():
-        for output, text in outputs_of.items():
+    for name, outputs in pinned.items():
+        for output, text in outputs.items():
             if name in OWN_TRIGONOMETRY and output.startswith("csv"):
                 assert _same_numbers(text, found[name][output]), (name, output)
             else:
                 assert found[name][output] == text, (name, output)
-
-
-def test_the_data_gives_what_the_figure_gave():
-    assert data_outputs() == outputs(figure_csv, figure_summary)
-
-
-def test_a_title_given_replaces_the_charts_own():
-    for name, build in chart_builders().items():
-        fig = build()
-        assert chart_summary(chart_data(fig), "Same <b>head</b>", words=words_for("display")) == \
-            figure_summary(fig, "Same <b>head</b>", words=words_for("display")), name

@@ -114,7 +114,6 @@ def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, t
 
 GRID_GAP_COLUMNS = 1  # empty (NaN) columns between two heads' maps in the tiled grid
 TITLE_BAND = 0.3  # the empty rows above each layer's maps, as a share of its rows: room for the thumbnails' titles
-GRID = "head_grid"  # the key of a tiled grid's heatmap `meta`: how to cut it back into one map per head
 
 
 def _grid_bands(rows: int) -> int:
@@ -136,8 +135,8 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     draw: each brings its own axes and layers.) The hover is the click targets' (_add_click_targets: the layer, head,
     query and key of each cell, or of each block of a big grid), which win plotly's hover over every cell anyway: the
     heatmap itself sends no per-cell text (three strings a cell would be most of the grid's bytes, serialised by the
-    server and parsed by the browser at every first draw). The trace's `meta` says how to cut the matrix
-    back into one map per head (grid_maps), for the CSV and the chart's words.
+    server and parsed by the browser at every first draw). Its data (viz/chart_data.py) is the heads' maps, one
+    named map each ("L13 H2"), for the CSV and the chart's words.
     labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title.
     first_layer: the model's layer (0-based) that weights[0] is, when the grid shows one page of a deep model's layers
     (SmolLM2's 30): titles, ticks, hover and click targets name the model's own layer numbers; selected is 0-based
@@ -156,9 +155,7 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
             z[y:y + rows, x:x + cols] = tiles[l, h]
     weight = words("attention.chart.weight")
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(width_cells)), y=list(range(height_cells)), coloraxis="coloraxis", hoverinfo="skip",
-        meta={GRID: {"layers": layers, "heads": heads, "first_layer": first_layer,
-                     "queries": [html_escaped(t) for t in query_tokens], "keys": [html_escaped(t) for t in key_tokens]}}))
+        z=z, x=list(range(width_cells)), y=list(range(height_cells)), coloraxis="coloraxis", hoverinfo="skip"))
     height = max(260, 170 * layers + 60)
     small = labels is not None and heads > 8  # 12 thumbnails a row: the longer titles in a smaller font
     for l in range(layers):

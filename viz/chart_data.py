@@ -41,8 +41,8 @@ class Series:
     `columns`, the x axis's labels by position), each naming a row (`rows`, what a reader names it by: the lens's
     commitment row), whose position on the y axis is y. A line's None points are its gaps."""
     kind: Literal["bar", "line", "marks"]
-    x: Sequence
-    y: Sequence
+    x: Sequence | np.ndarray
+    y: Sequence | np.ndarray
     name: str | None = None
     horizontal: bool = False
     rows: tuple[str, ...] = ()
@@ -69,7 +69,8 @@ def chart_data(fig: go.Figure) -> ChartData:
     """The data a viz/ builder attached to fig; a figure built anywhere else has none, which is a programming error."""
     data = getattr(fig, DATA, None)
     if data is None:
-        raise TypeError("this figure carries no ChartData: build it with a viz/ chart builder (viz.chart_data.with_data)")
+        raise TypeError("this figure carries no ChartData: build it with a viz/ chart builder "
+                        "(viz.chart_data.with_data)")
     return data
 
 

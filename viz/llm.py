@@ -108,9 +108,9 @@ def work_per_step_chart(with_cache: list[int], without_cache: list[int], title: 
     fig.update_layout(title=title, barmode="group", height=360, margin=MARGIN, legend=dict(orientation="h", y=-0.25),
                       xaxis=dict(title=words("llm.chart.step_axis"), dtick=1 if len(steps) <= 20 else None),
                       yaxis=dict(title=words("llm.chart.keys_computed_axis")))
-    return with_data(fig, ChartData(title or "", series=(Series("bar", steps, with_cache, words("llm.chart.with_cache")),
-                                                         Series("bar", steps, without_cache,
-                                                                words("llm.chart.without_cache")))))
+    return with_data(fig, ChartData(title or "", series=(
+        Series("bar", steps, with_cache, words("llm.chart.with_cache")),
+        Series("bar", steps, without_cache, words("llm.chart.without_cache")))))
 
 
 def kv_groups_chart(groups: list[list[int]], num_heads: int, title: str, *, words: Words) -> go.Figure:

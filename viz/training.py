@@ -39,7 +39,8 @@ def training_curves(history: list[dict], title: str | None = None, *, words: Wor
     fig.update_yaxes(title_text=words("train.axis_loss"), secondary_y=False)
     fig.update_yaxes(title_text=words("train.axis_accuracy"), range=[0, 1.02], secondary_y=True)
     title = title if title is not None else words("train.curves_default_title")
-    fig.update_layout(title=title, height=380, legend=dict(orientation="h", y=-0.3), margin=dict(l=10, r=10, t=50, b=10))
+    fig.update_layout(title=title, height=380, legend=dict(orientation="h", y=-0.3),
+                      margin=dict(l=10, r=10, t=50, b=10))
     return with_data(fig, ChartData(title, series=tuple(lines)))
 
 
