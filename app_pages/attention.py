@@ -4,7 +4,8 @@ import streamlit as st
 from i18n import tr
 from model.capabilities import ALIGNMENT, EMBEDDING, STEPS, TRANSLATION, VOCABULARY
 from model.sources import as_float32
-from ui.attention.defaults import open_encoder_on_teaching_head, open_on_source_block_head, open_on_teaching_view
+from ui.attention.defaults import (TEACHING_KIND, open_encoder_on_teaching_head, open_on_source_block_head,
+                                   open_on_teaching_view)
 from ui.attention.view import attention_explorer
 from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade, words_for
 from ui.state import current_attention
@@ -20,7 +21,7 @@ with explanation():  # presenter mode: folded, the chart above the fold at 1280Ã
 view = current_view("attention")  # what this page draws (ui/view.py)
 analysis = current_attention(view.model, view.sentence)  # model.families: the maps of whatever model is chosen
 if analysis is not None:
-    model_id, lab, analysed = analysis
+    model_id, _, analysed = analysis
     if analysed.can(TRANSLATION):
         translation = " ".join(analysed.output_tokens) or tr("attention.empty")
         # One line of text, not a code block: the chart sits higher, and a shared link's first view loads no code
@@ -46,8 +47,9 @@ if analysis is not None:
     elif not analysed.maps:  # a model without attention: nothing to draw but the translation
         st.info(tr("attention.rnn_plain"))
     else:
-        if "cross" in lab.layout and analysed.can(STEPS):
-            open_on_teaching_view(as_float32(analysed.maps["cross"].weights))  # a first visit: its sharpest head
+        if analysed.can(STEPS):  # decoded step by step through heads (an alignment is drawn above): a first visit
+            # opens its cross-attention on the sharpest head
+            open_on_teaching_view(as_float32(analysed.maps[TEACHING_KIND].weights))
         elif analysed.can(EMBEDDING):  # an encoder: the sharpest word-to-word head, not a [SEP] sink
             open_encoder_on_teaching_head(as_float32(analysed.maps["encoder_self"].weights), analysed.special)
         elif any(maps.source_block for maps in analysed.maps.values()):  # a decoder-only translator's one map

@@ -36,7 +36,7 @@ BUCKETS = [
     ("a chart built on a shared-cache miss (first view of a head or setting)", ("_figure_blob", "_shared_chart")),
     ("a shared chart rebuilt from its dict (go.Figure(dict), serving/internals.py)", ("figure_from_own_dict",)),
     ("st.plotly_chart (figure to_dict, to_json, the element)", ("PlotlyMixin.plotly_chart",)),
-    ("chart words (viz/summary.py)", ("figure_summary",)),
+    ("chart words (viz/summary.py)", ("chart_summary",)),
     ("other chart work (viz/: title fitting, tick thinning, bars)", ("(viz/",)),
     ("sidebar (ui/sidebar.py)", ("render_sidebar",)),
     ("page menu, st.navigation, lesson bar and picker, URL state", (

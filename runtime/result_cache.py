@@ -49,6 +49,8 @@ ENV_VAR = "ATTENTION_LAB_CACHE_MB"
 # Headroom of a replica over its idle size (deploy/README.md, "Sizing"): what the kept results may add.
 DEFAULT_BUDGET_MB = 600
 HEAVY_SECONDS = 0.5  # a computation this long gives its freed transients back to the OS when it is done
+# The prefix of the attributes the project keeps on a plotly figure (viz/chart_data.py, ui/display.py): weighed with it
+OWN_FIGURE_ATTRIBUTES = "_attention_lab_"
 KEEP_SECONDS = 0.05  # a computation this long is kept in the folder too, where there is one (runtime/kept_results.py)
 # The arguments of a memoized function that name a model: its result is kept beyond the process only when the weights
 # of each are known by digest (model.families.fixed_weights_digest).
@@ -99,8 +101,9 @@ def nbytes(value: Any, _seen: set | None = None) -> int:
             + (nbytes(vars(value), seen) if hasattr(value, "__dict__") else 0)
     figure_data = getattr(value, "_data", None)
     if isinstance(figure_data, list) and hasattr(value, "_layout"):  # a plotly figure: its traces and layout
-        return sys.getsizeof(value) + nbytes(figure_data, seen) + nbytes(value._layout, seen) \
-            + nbytes(vars(value).get("_attention_lab_words"), seen)
+        # and what the project keeps on it: its chart data (viz/chart_data.py), its words (ui/display.py)
+        own = [kept for name, kept in vars(value).items() if name.startswith(OWN_FIGURE_ATTRIBUTES)]
+        return sys.getsizeof(value) + nbytes(figure_data, seen) + nbytes(value._layout, seen) + nbytes(own, seen)
     if hasattr(value, "__dict__") and not isinstance(value, type):
         return sys.getsizeof(value) + nbytes(vars(value), seen)
     return sys.getsizeof(value)

@@ -5,6 +5,7 @@ Every page test opens the app through `open_page` (or `open_from_link`, which al
 page always runs under app.py's sidebar and URL handling, with one timeout, and is checked for a traceback or a
 page-guard message on its first run.
 """
+import base64
 import json
 from pathlib import Path
 
@@ -16,7 +17,6 @@ from streamlit.testing.v1 import AppTest
 from ui.errors import GUARD_MESSAGE
 from ui.page_list import PAGE_NAMES
 from ui.session import SESSION_KEY, LabSession
-from viz.export import trace_values
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -96,8 +96,26 @@ def chart_titles(at: AppTest) -> list[str]:
     return [spec["layout"]["title"]["text"].replace("<br>", " ") for spec in chart_specs(at)]
 
 
+def trace_values(data) -> np.ndarray | list:
+    """Trace data as the browser gets it, as numbers: plotly's typed-array form ({'dtype', 'bdata', 'shape'}, in a
+    chart's spec and in a figure rebuilt from it) decoded, lists and arrays as they are.
+
+    That form is plotly.js's documented wire format for typed arrays (base64 of the raw little-endian values); plotly.py
+    has no public decoder for it (go.Figure(dict) and plotly.io.from_json both keep the dict, checked with plotly 7.1).
+    The app never reads it (a chart's CSV and words start from its data, viz/chart_data.py); the tests read what was
+    sent.
+    """
+    if isinstance(data, dict) and "bdata" in data:
+        array = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
+        shape = data.get("shape")
+        if shape:
+            array = array.reshape([int(n) for n in str(shape).split(",")])
+        return array
+    return data
+
+
 def trace_array(values) -> np.ndarray:
-    """A trace's numbers as floats (plotly sends numpy arrays as typed-array specs; viz.export decodes them)."""
+    """A trace's numbers as floats (plotly sends numpy arrays as typed-array specs: trace_values decodes them)."""
     return np.asarray(trace_values(values), dtype=float)
 
 

@@ -16,7 +16,8 @@ from tests.app_links import chart_specs, csv_chart_keys, fragment_ids, open_from
 from ui.errors import GUARD_MESSAGE
 from viz.attention import (attention_heatmap, attention_lines, attention_table, head_grid, head_statistics_table,
                            probability_bars)
-from viz.export import figure_table
+from viz.chart_data import chart_data
+from viz.export import chart_table
 from viz.presentation import BASE_FONT
 from ui.display import words_for
 
@@ -51,7 +52,8 @@ def test_chart_words_follow_the_language_and_hover_templates_stay_intact(monkeyp
 
 def test_head_grid_csv_names_layer_head_and_tokens():
     weights = np.random.default_rng(1).random((2, 2, 3, 3))
-    table = figure_table(head_grid(weights, ["i", "am", "<eos>"], ["je", "suis", "=x"], words=words_for("attention")))
+    table = chart_table(chart_data(head_grid(weights, ["i", "am", "<eos>"], ["je", "suis", "=x"],
+                                             words=words_for("attention"))))
     row = table[(table["series"] == "L2 H1") & (table["y"] == "am") & (table["x"] == "'=x")]
     assert len(row) == 1 and row["z"].iloc[0] == pytest.approx(weights[1, 0, 1, 2])
     assert set(table["y"]) == {"i", "am", "<eos>"}  # tokens, not positions

@@ -10,9 +10,9 @@ from i18n import translate
 from model.bert import MINILM_NAME
 from model.sources import analyse_encoder
 from tests.bad_inputs import load_bad_inputs
-from tests.app_links import APP_PAGES, chart_figures, chart_specs, chart_titles, link_notices, open_page
+from tests.app_links import APP_PAGES, chart_specs, chart_titles, link_notices, open_page, trace_values
 from ui.models import load_model
-from viz.export import grid_maps, trace_values
+from viz.attention import tile_origin
 
 BAD_INPUTS = load_bad_inputs()
 COREFERENCE = "The animal didn't cross the street because it was too tired."
@@ -63,9 +63,8 @@ def test_merge_and_hide_toggles_change_the_tokens_and_say_how():
 
 def test_all_heads_grid_is_six_layers_by_twelve_heads():
     at = _open(sentence=COREFERENCE, attn_view="All heads")
-    grid = chart_specs(at)[0]
-    maps = grid_maps(chart_figures(at)[0].data[0])  # one heatmap: the heads' maps tiled
-    assert len(maps) == 72 and maps[71][0] == "L6 H12"
+    grid = chart_specs(at)[0]  # one heatmap: the heads' maps tiled, a row of thumbnails a layer, a column a head
+    assert (len(grid["layout"]["yaxis"]["ticktext"]), len(grid["layout"]["xaxis"]["ticktext"])) == (6, 12)
     assert grid["layout"]["annotations"][71]["text"].startswith("L6 H12 · ")  # then the head's pattern
 
 
@@ -120,8 +119,9 @@ def test_a_long_text_is_cut_to_256_tokens_with_a_notice_and_the_grid_and_heatmap
     assert translate("en", "bert.lines_hidden", limit=40, tokens=256) in [c.value for c in at.caption]
     at.session_state["attn_view"] = "All heads"
     at.run()
-    maps = grid_maps(chart_figures(at)[0].data[0])
-    assert not at.exception and {tile.shape for _, tile, _, _ in maps} == {(48, 48)}  # block-averaged thumbnails
+    tiled = trace_values(chart_specs(at)[0]["data"][0]["z"])
+    top, left = tile_origin(5, 11, 48, 48)  # the last head's thumbnail ends the tiled matrix
+    assert not at.exception and tiled.shape == (top + 48, left + 48)  # block-averaged thumbnails
     assert translate("en", "bert.grid_pooled", tokens=256, cells=48) in [c.value for c in at.caption]
 
 

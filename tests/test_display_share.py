@@ -5,12 +5,14 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from i18n import translate
 from tests.app_links import open_page
 from ui.display import copy_of_own_figure, words_for
 from viz.attention import attention_heatmap, attention_lines, head_grid, probability_bars
-from viz.export import figure_csv, figure_table
+from viz.chart_data import chart_data
+from viz.export import chart_csv, chart_table
 from viz.presentation import BASE_FONT, SEQUENTIAL_SAFE, fit_title, for_projection
 
 
@@ -18,7 +20,7 @@ def test_heatmap_csv_is_the_token_labelled_matrix_and_formula_safe():
     tokens = ["=cmd", "<b>x</b>", "=cmd"]
     fig = attention_heatmap(np.array([[1.0, 0, 0], [0.5, 0.5, 0], [0.2, 0.3, 0.5]]), tokens, ["a", "+1", "c"],
                             masked=np.triu(np.ones((3, 3), bool), 1), words=words_for("attention"))
-    table = pd.read_csv(io.BytesIO(figure_csv(fig)), encoding="utf-8-sig", index_col=0)
+    table = pd.read_csv(io.BytesIO(chart_csv(chart_data(fig))), encoding="utf-8-sig", index_col=0)
     # Repeated query tokens stay apart; nothing starts with a formula character; HTML escaping is undone.
     assert list(table.index) == ["0: =cmd", "1: <b>x</b>", "2: =cmd"]
     assert list(table.columns) == ["a", "'+1", "c"]
@@ -27,13 +29,14 @@ def test_heatmap_csv_is_the_token_labelled_matrix_and_formula_safe():
 
 
 def test_csv_of_lines_bars_and_grids_is_a_long_table():
-    bars = figure_table(probability_bars(["je", "-tu"], [0.7, 0.2], words=words_for("attention")))
+    bars = chart_table(chart_data(probability_bars(["je", "-tu"], [0.7, 0.2], words=words_for("attention"))))
     assert bars[["x", "y"]].values.tolist() == [[0.7, "je"], [0.2, "'-tu"]]
-    grid = figure_table(head_grid(np.random.default_rng(0).random((2, 3, 4, 4)), list("abcd"), list("abcd"),
-                                  words=words_for("attention")))
+    grid = chart_table(chart_data(head_grid(np.random.default_rng(0).random((2, 3, 4, 4)), list("abcd"),
+                                            list("abcd"), words=words_for("attention"))))
     assert set(grid["series"]) == {f"L{l} H{h}" for l in (1, 2) for h in (1, 2, 3)} and len(grid) == 6 * 16
-    lines = figure_table(attention_lines(np.eye(3), list("abc"), list("xyz"), words=words_for("attention")))
-    assert len(lines) > 0 and "series" in lines
+    # the lines view's numbers are the weights it draws (its lines and token labels are drawing aids)
+    lines = chart_table(chart_data(attention_lines(np.eye(3), list("abc"), list("xyz"), words=words_for("attention"))))
+    assert lines.to_numpy().tolist() == np.eye(3).tolist() and list(lines.columns) == list("xyz")
 
 
 def test_projection_style_is_larger_and_colour_blind_safe_and_leaves_the_original():
@@ -122,11 +125,10 @@ def test_long_titles_wrap_at_spaces_when_projected():
     assert "<br>" in fig.layout.title.text and fig.layout.title.automargin
 
 
-def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
-    """copy_of_own_figure (show_chart's copy for a wrapped title) rebuilds a figure from plotly's dict (typed arrays
-    base64-encoded): CSV must not change."""
-    import pickle
-
+def test_a_copy_of_a_figure_holds_its_data_and_a_figure_without_data_is_refused():
+    """copy_of_own_figure (show_chart's copy for a wrapped title) rebuilds a figure from plotly's dict, which keeps
+    none of the figure's own attributes: the copy holds the chart's data all the same, so its CSV and words are the
+    original's. A figure built outside viz/ holds none, and asking for its CSV or words is an error, not a guess."""
     from serving.internals import figure_from_own_dict
 
     for fig in (attention_heatmap(np.random.default_rng(1).random((4, 3)), list("abcd"), ["x", "=y", "z"],
@@ -134,8 +136,10 @@ def test_csv_of_a_figure_rebuilt_from_its_dict_is_the_same():
                 head_grid(np.random.default_rng(2).random((2, 2, 3, 3)), list("abc"), list("xyz"),
                           words=words_for("attention")),
                 probability_bars(["je", "tu"], [0.7, 0.2], words=words_for("attention"))):
-        rebuilt = figure_from_own_dict(pickle.loads(pickle.dumps(fig.to_dict())))
-        assert figure_csv(rebuilt) == figure_csv(fig)
+        copy = copy_of_own_figure(fig)
+        assert copy is not fig and chart_data(copy) is chart_data(fig)
+        with pytest.raises(TypeError, match="ChartData"):
+            chart_data(figure_from_own_dict(fig.to_dict()))
 
 
 def _draw_one_shared_chart_twice():
@@ -166,7 +170,7 @@ def test_a_shared_figure_is_one_object_for_all_runs_and_drawing_it_changes_nothi
     from streamlit.testing.v1 import AppTest
 
     from ui.text import escape_markdown
-    from viz.summary import figure_summary
+    from viz.summary import chart_summary
 
     at = AppTest.from_function(_draw_one_shared_chart_twice, default_timeout=60).run()
     at.session_state["presenter_next"] = True
@@ -181,7 +185,7 @@ def test_a_shared_figure_is_one_object_for_all_runs_and_drawing_it_changes_nothi
                             "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads",
                             words=words_for("attention"))
     # the words computed with it
-    assert escape_markdown(figure_summary(fig, words=words_for("display"))) in [c.value for c in at.caption]
+    assert escape_markdown(chart_summary(chart_data(fig), words=words_for("display"))) in [c.value for c in at.caption]
 
 
 def test_a_shared_figure_is_made_ready_to_draw_once_per_way_of_showing_it():
@@ -200,6 +204,7 @@ def test_a_shared_figure_is_made_ready_to_draw_once_per_way_of_showing_it():
     assert plain is not fig and "<br>" in plain.layout.title.text  # a copy, its title wrapped; fig left as it was
     assert "<br>" not in fig.layout.title.text
     assert _shown_shared(key, False, False, 820, fig) is plain  # the next session gets the very same object
+    assert chart_data(plain) is chart_data(fig)  # holding the data the figure was drawn from (its CSV, its words)
     projected = _shown_shared(key, True, False, 820, fig)
     assert projected is not plain and projected.layout.font.size == BASE_FONT
     assert _shown_shared(key, False, True, 400, fig) is not plain  # a column: its own width

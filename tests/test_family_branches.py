@@ -4,10 +4,13 @@ Outside the adapters, no module of ui/, runtime/, app_pages/ or viz/ may branch 
 isinstance() with a class defined in model/, a comparison with a family name (or with a `.family`), or a call of
 the helpers the adapters replaced. Nor on a proxy for the family: whether an analysis's optional part is set
 (`analysed.special is not None` meant "an encoder"), which kinds a decode's `.attention` holds (`"cross" in
-result.attention`), or whether anything holds an "alignment" (the GRU with attention), or whether a model has no heads at all
-(`not lab.layout` meant "a GRU seq2seq": `can(ALIGNMENT)` says it has one alignment). A view asks `can(...)` or the
-model's `layout`; nor reach past the adapter into its `network` (`lab.network.src_vocab`): what a view needs of it is
-a typed part (`lab.vocabulary`) or a protocol method (`word_vectors`). A new family is then one adapter, and no page needs to learn its name."""
+result.attention`), whether anything holds a kind of attention by its name (`"cross" in lab.layout` or `"cross" in
+maps` meant "our encoder-decoder translator", `"alignment" in ...` "the GRU with attention"), or whether a model has no
+heads at all (`not lab.layout` meant "a GRU seq2seq": `can(ALIGNMENT)` says it has one alignment). A view asks
+`can(...)`, or looks a kind up in what the capability it asked guarantees (`analysed.maps["cross"]`) or goes through
+the model's `layout`; nor reach past the adapter into its `network` (`lab.network.src_vocab`): what a view needs of
+it is a typed part (`lab.vocabulary`) or a protocol method (`word_vectors`). A new family is then one adapter, and no
+page needs to learn its name."""
 import ast
 from functools import cache
 from pathlib import Path
@@ -15,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from model.adapters import FAMILY_NAMES
+from model.explain.kinds import ATTENTION_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("ui", "runtime", "app_pages", "viz")
@@ -26,6 +30,9 @@ OLD_HELPERS = {"is_toy", "is_encoder_only", "family_of", "analyse_toy", "analyse
 # asks the capability that goes with each, not whether it is None.
 OPTIONAL_PARTS = {"translation", "encoding", "next_token", "decode", "output_tokens", "special", "word_ids",
                   "final_vectors", "embedding"}
+# The kinds of attention: whether a model or an analysis holds one (`"cross" in lab.layout`) tells its family apart
+# (the encoder-decoder from the decoder-only, the GRU from the Transformer): a view asks the capability instead.
+KIND_NAMES = frozenset(ATTENTION_KINDS) | {"alignment"}
 
 
 @cache
@@ -57,14 +64,14 @@ def _is_family(node: ast.AST) -> bool:
 
 
 def _is_proxy(node: ast.Compare) -> bool:
-    """`x.<optional part> is (not) None`, `... in x.attention`, or `"alignment" in ...`."""
+    """`x.<optional part> is (not) None`, `... in x.attention`, or a kind's name `in` anything (`"cross" in maps`)."""
     sides = [node.left, *node.comparators]
     if any(isinstance(op, ast.Is | ast.IsNot) for op in node.ops):
         none = any(isinstance(side, ast.Constant) and side.value is None for side in sides)
         return none and any(isinstance(side, ast.Attribute) and side.attr in OPTIONAL_PARTS for side in sides)
     if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
         return any(isinstance(side, ast.Attribute) and side.attr == "attention" for side in node.comparators) or \
-            (isinstance(node.left, ast.Constant) and node.left.value == "alignment")
+            (isinstance(node.left, ast.Constant) and node.left.value in KIND_NAMES)
     return False
 
 
@@ -116,17 +123,23 @@ def test_the_branch_finder_catches_each_kind_of_branch():
         "if result.decode is not None:\n    pass": "proxy for a family",
         "if 'cross' in result.attention:\n    pass": "proxy for a family",
         "gru = 'alignment' not in analysed.maps": "proxy for a family",
+        "if 'cross' in lab.layout and analysed.can(STEPS):\n    pass": "proxy for a family",
+        "if \"cross\" in maps:  # heads\n    pass": "proxy for a family",
+        "encoder = 'encoder_self' in analysed.maps": "proxy for a family",
+        "llm = 'decoder_self' in lab.layout and 'encoder_self' not in lab.layout": "proxy for a family",
         "words = lab.network.src_vocab.itos": "the wrapped network",
         "if not lab.layout:  # a GRU seq2seq\n    pass": "proxy for a family",
     }
     for source, what in injected.items():
         found = family_branches(source, classes)
         assert found and found[0][1].startswith(what), (source, found)
-    # what pages legitimately do: ask capabilities and kinds, look a family's label up, catch a model's error
-    allowed = ("if lab.can(NORMS) and 'cross' in lab.layout:\n    pass\n"
+    # what pages legitimately do: ask capabilities, name the kind they show, look a kind up once a capability says it
+    # is there, look a family's label up, catch a model's error
+    allowed = ("if lab.can(STEPS):\n    weights = analysed.maps['cross'].weights\n"
                "label = tr(f'models.family_{lab.family}')\nresults = {'transformer': 1}\nr = results['transformer']\n"
                "if isinstance(speed, SpeedProbeError):\n    pass\nif kind == 'cross':\n    pass\n"
-               "if analysed.can(EMBEDDING) and 'cross' in lab.layout and isinstance(lab, Generates):\n    pass\n"
+               "written = maps.kind in ('decoder_self', 'cross')\nshape = layout.get('cross', (0, 0))\n"
+               "if analysed.can(EMBEDDING) and isinstance(lab, Generates):\n    pass\n"
                "if first is None or lab.decode(ids) is None:\n    pass")
     assert family_branches(allowed, classes) == []
 

@@ -1,9 +1,11 @@
-"""The all-heads grid: one heatmap of tiled maps, and its click targets (one per cell on small grids, bounded on big
-ones, never in the CSV), each lying on the map of the head it opens."""
+"""The all-heads grid: one heatmap of tiled maps, its data one map per head (what its CSV and words read), and its
+click targets (one per cell on small grids, bounded on big ones, never in the CSV), each lying on the map of the head
+it opens."""
 import numpy as np
 
 from viz.attention import CLICK_TARGETS, CLICK_TARGETS_MAX, grid_head, head_grid, tile_origin
-from viz.export import figure_table, grid_maps, trace_values
+from viz.chart_data import chart_data
+from viz.export import chart_table
 from ui.display import words_for
 
 
@@ -20,8 +22,9 @@ def test_each_cell_of_a_small_grid_is_a_click_target_that_names_its_head_and_tok
     assert grid_head(point) == (1, 2)
     assert point["customdata"][:2] == ["am", "c"] and point["customdata"][2] == weights[1, 2, 1, 2]
     assert grid_head({"x": 1, "y": 2}) is None  # a point of any other chart opens nothing
-    assert set(figure_table(fig)["series"]) == {f"L{l} H{h}" for l in (1, 2) for h in (1, 2, 3, 4)}
-    assert len(figure_table(fig)) == 8 * 15  # the heatmaps' cells only
+    table = chart_table(chart_data(fig))
+    assert set(table["series"]) == {f"L{l} H{h}" for l in (1, 2) for h in (1, 2, 3, 4)}
+    assert len(table) == 8 * 15  # the heatmaps' cells only
 
 
 def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads_maps_and_each_target_lies_on_its_heads_map(monkeypatch):
@@ -31,13 +34,15 @@ def test_the_grid_is_one_heatmap_whose_tiles_are_the_heads_maps_and_each_target_
     fig = head_grid(weights, list("abcd"), list("uvwxyz"), selected=(2, 1), masked=masked, words=words_for("attention"))
     heatmaps = [trace for trace in fig.data if trace.type == "heatmap"]
     assert len(heatmaps) == 1  # one trace, not a subplot per head (Chromium drew 72 subplots in seconds)
-    z = np.asarray(trace_values(heatmaps[0].z), dtype=float)
-    maps = grid_maps(heatmaps[0])
-    assert [name for name, *_ in maps] == [f"L{l} H{h}" for l in (1, 2, 3) for h in (1, 2, 3, 4, 5)]
-    for index, (_, tile, queries, keys) in enumerate(maps):
+    z = np.asarray(heatmaps[0].z, dtype=float)
+    data = chart_data(fig)
+    assert data.grid and [one.name for one in data.maps] == [f"L{l} H{h}" for l in (1, 2, 3) for h in (1, 2, 3, 4, 5)]
+    for index, one in enumerate(data.maps):
         expected = np.where(masked, np.nan, weights[index // 5, index % 5])
-        np.testing.assert_array_equal(tile, expected)
-        assert queries == list("abcd") and keys == list("uvwxyz")
+        np.testing.assert_array_equal(one.values, expected)
+        top, left = tile_origin(index // 5, index % 5, 4, 6)
+        np.testing.assert_array_equal(z[top:top + 4, left:left + 6], expected)  # the data is the tile drawn
+        assert one.rows == tuple("abcd") and one.columns == tuple("uvwxyz")
     assert np.isnan(z).sum() == z.size - 15 * 24 + masked.sum() * 15  # the rest is gaps (and masked cells)
     (targets,) = _targets(fig)
     for x, y, data in zip(targets.x, targets.y, targets.customdata):
@@ -74,4 +79,4 @@ def test_the_real_encoders_grid_sends_its_maps_without_per_cell_text():
     tokens = [f"token{i}" for i in range(16)]
     fig = head_grid(weights, tokens, tokens, "All heads", selected=(1, 3), words=words_for("attention"))
     assert len(fig.to_json()) < 600_000
-    assert len(grid_maps(fig.data[0])) == 72
+    assert len(chart_data(fig).maps) == 72

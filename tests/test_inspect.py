@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from model.inspect import main
-from tests.app_links import open_from_link
-from viz.export import trace_values
+from tests.app_links import open_from_link, trace_values
 
 COREFERENCE = "The animal didn't cross the street because it was too tired."
 

@@ -10,9 +10,9 @@ from model.llama import MAX_TOKENS
 from tests.app_links import chart_specs, chart_titles, open_from_link, open_page, query_param, trace_array
 from ui.attention.view import GRID_MAX_CELLS, GRID_PAGE, GRID_PAGE_LAYERS
 from ui.display import PAGE_WIDTH, words_for
-from viz.attention import GRID, grid_head, head_grid
+from viz.attention import grid_head, head_grid
 from viz.encoder import LABEL_FONT, label_pitch, label_rooms
-from viz.export import grid_maps
+from viz.chart_data import chart_data
 
 SENTENCE = "The cat sat on the mat. The cat sat on the"
 PAGES = ["home", "positional", "softmax_scaling", "attention_steps", "normalization", "residual", "attention",
@@ -24,12 +24,11 @@ def test_a_page_of_the_grid_names_the_models_own_layers():
     weights = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))  # (2 layers, 3 heads, 4, 4)
     fig = head_grid(weights, list("abcd"), list("abcd"), "grid", selected=(1, 2), first_layer=12,
                     words=words_for("attention"))
-    heatmap = next(trace for trace in fig.data if trace.type == "heatmap")
-    assert heatmap.meta[GRID]["first_layer"] == 12
-    assert [name for name, *_ in grid_maps(heatmap)] == [f"L{l} H{h}" for l in (13, 14) for h in (1, 2, 3)]
-    for name, z, *_ in grid_maps(heatmap):
-        layer, head = int(name.split()[0][1:]) - 13, int(name.split()[1][1:]) - 1
-        np.testing.assert_allclose(z, weights[layer, head])
+    maps = chart_data(fig).maps  # what its CSV and words name
+    assert [one.name for one in maps] == [f"L{l} H{h}" for l in (13, 14) for h in (1, 2, 3)]
+    for one in maps:
+        layer, head = int(one.name.split()[0][1:]) - 13, int(one.name.split()[1][1:]) - 1
+        np.testing.assert_allclose(one.values, weights[layer, head])
     assert list(fig.layout.yaxis.ticktext) == [translate("en", "attention.chart.layer_tick", layer=l) for l in (13, 14)]
     targets = next(trace for trace in fig.data if trace.type == "scatter")
     heads = {grid_head({"customdata": list(point)}) for point in targets.customdata}
@@ -64,10 +63,11 @@ def test_every_view_of_the_llm_draws_and_its_grid_is_paged_by_layer():
     pages = next(control for control in page if control.key == GRID_PAGE.key)
     assert pages.options == [f"{first}–{first + GRID_PAGE_LAYERS - 1}" for first in (1, 7, 13, 19, 25)]
     grid = next(spec for spec in chart_specs(at) if spec["data"][0]["type"] == "heatmap")
-    assert grid["data"][0]["meta"][GRID]["layers"] == GRID_PAGE_LAYERS and grid["data"][0]["meta"][GRID]["first_layer"] == 0
+    layer_ticks = grid["layout"]["yaxis"]["ticktext"]  # a row of thumbnails a layer
+    assert len(layer_ticks) == GRID_PAGE_LAYERS and layer_ticks[0] == translate("en", "attention.chart.layer_tick",
+                                                                                  layer=1)
     pages.set_value(24).run()  # layers 25-30: the tiles carry the model's own layer numbers
     grid = next(spec for spec in chart_specs(at) if spec["data"][0]["type"] == "heatmap")
-    assert grid["data"][0]["meta"][GRID]["first_layer"] == 24
     assert grid["layout"]["yaxis"]["ticktext"][0] == translate("en", "attention.chart.layer_tick", layer=25)
     at.button_group(key="focus_layer_29").set_value(8).run()  # L30 H9 in layer 30's row of heads (0-based): opens it
     assert not at.exception

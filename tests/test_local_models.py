@@ -12,7 +12,6 @@ from i18n import translate
 from model.local_models import ENV_VAR, list_local_models, open_local_model
 from model.families import adapt, open_model
 from model.capabilities import ABLATION, TRANSLATION
-from viz.attention import GRID
 from tests.app_links import go_to, open_from_link
 from tests.tiny_models import build_models_folder
 
@@ -153,10 +152,11 @@ def test_the_attention_page_opens_a_gpt2_with_ablation_and_rescale_hidden(config
     assert spec["layout"]["title"]["text"] == "Decoder masked self-attention · layer 1 · head 1"
     at.session_state["attn_view"] = "All heads"
     at.run()
-    grid = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
-    heatmaps = [trace for trace in grid if trace["type"] == "heatmap"]  # one heatmap, the heads' maps tiled in it
+    grid = json.loads(at.get("plotly_chart")[0].proto.spec)
+    heatmaps = [trace for trace in grid["data"] if trace["type"] == "heatmap"]  # one heatmap, the heads' maps tiled
     assert not at.exception and len(heatmaps) == 1
-    assert (heatmaps[0]["meta"][GRID]["layers"], heatmaps[0]["meta"][GRID]["heads"]) == (2, 2)  # 2 layers × 2 heads
+    layout = grid["layout"]  # a row of thumbnails a layer, a column a head
+    assert (len(layout["yaxis"]["ticktext"]), len(layout["xaxis"]["ticktext"])) == (2, 2)  # 2 layers × 2 heads
 
 
 def test_the_attention_page_shows_a_bart_translation_and_its_cross_attention(configured):

@@ -91,7 +91,8 @@ def test_a_long_map_labels_every_kth_token_so_that_no_two_labels_overlap(size):
     token, and a short sentence keeps every label."""
     from viz.attention import attention_heatmap
     from viz.encoder import LABEL_FONT, PROJECTED_LABEL_FONT, label_pitch, label_rooms, thin_tick_labels
-    from viz.export import figure_table
+    from viz.chart_data import chart_data
+    from viz.export import chart_table
 
     tokens = [f"w{i}" for i in range(size)]
     fig = attention_heatmap(np.full((size, size), 1 / size), tokens, tokens, "long", words=words_for("attention"))
@@ -105,7 +106,7 @@ def test_a_long_map_labels_every_kth_token_so_that_no_two_labels_overlap(size):
             assert len(shown) * label_pitch(font) <= rooms[name], (font, width, name, len(shown))
             assert 2 * len(shown) * label_pitch(font) > rooms[name]  # not thinned further than it must be
             assert list(thinned.layout[name].ticktext) == [tokens[i] for i in shown]
-    assert list(figure_table(fig).columns) == tokens  # the figure given is not changed: the CSV names them all
+    assert list(chart_table(chart_data(fig)).columns) == tokens  # the CSV names them all: it reads the chart's data
     short = attention_heatmap(np.eye(6), tokens[:6], tokens[:6], "short", words=words_for("attention"))
     assert thin_tick_labels(short, 660) is short
 

@@ -42,11 +42,12 @@ def test_the_lens_map_colours_each_cell_by_its_top_token_and_writes_it():
 
 def test_the_lens_in_words_names_each_positions_commitment_row():
     """Not "commitment: 30.00 at 0, 30.00 at 4, highest 30.00 at 0" (issue 51): a row and a position a student reads."""
-    from viz.summary import figure_summary
+    from viz.chart_data import chart_data
+    from viz.summary import chart_summary
 
     tokens, probs = lens_arrays()
     fig = lens_map(tokens, probs, ["The", " cat", "\n"], np.array([3, 0, 2]), "lens", words=WORDS)
-    summary = figure_summary(fig, words=words_for("llm_answer", "display"))
+    summary = chart_summary(chart_data(fig), words=words_for("llm_answer", "display"))
     assert "The row from which the top token stays the answer: L3 at 0: 'The'; emb at 1: ' cat'; L2 at" in summary
     assert "highest" not in summary and "3.00" not in summary
 

@@ -23,8 +23,9 @@ from runtime.result_cache import memoized
 from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.encoder import LABEL_FONT, PROJECTED_LABEL_FONT, thin_tick_labels
-from viz.export import figure_csv
-from viz.summary import figure_summary
+from viz.chart_data import carry_data, chart_data
+from viz.export import chart_csv
+from viz.summary import chart_summary
 from viz.words import Words
 from viz.presentation import (COLUMN_TITLE_WIDTH, PAGE_TITLE_WIDTH, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, fit_title,
                                for_projection)
@@ -231,7 +232,7 @@ def _shared_chart(key: tuple, language: str, _build: Callable[[], go.Figure]) ->
     # (words_for, viz/words.py) are that language's, so a Korean figure is never served to an English session.
     with i18n.using_language(language):
         figure = _build()
-        setattr(figure, WORDS, {None: figure_summary(figure, words=words_for("display"))})
+        setattr(figure, WORDS, {None: chart_summary(chart_data(figure), words=words_for("display"))})
     setattr(figure, SHARED_KEY, (key, language))
     return figure
 
@@ -254,13 +255,13 @@ def _escaped(summary: str) -> str:
 
 
 def chart_words(fig: go.Figure, title: str | None = None) -> str:
-    """figure_summary(fig, title): a shared figure's words are computed once for the class (two sessions computing
-    the same words at once both store the same text)."""
+    """The words of the chart's data (viz.summary.chart_summary), under `title` if given: a shared figure's words are
+    computed once for the class (two sessions computing the same words at once both store the same text)."""
     known = getattr(fig, WORDS, None)
     if known is None:
-        return figure_summary(fig, title, words=words_for("display"))
+        return chart_summary(chart_data(fig), title, words=words_for("display"))
     if title not in known:
-        known[title] = figure_summary(fig, title, words=words_for("display"))
+        known[title] = chart_summary(chart_data(fig), title, words=words_for("display"))
     return known[title]
 
 
@@ -286,7 +287,7 @@ class _SharedShown(go.Figure):
         kept = getattr(self, "_lab_dict", None)
         if kept is None:
             kept = self._lab_dict = super().to_dict()
-        return kept  # read by its readers only (st.plotly_chart's JSON, the CSV), like the figure itself
+        return kept  # read by its readers only (st.plotly_chart's JSON), like the figure itself
 
 
 @memoized
@@ -294,12 +295,13 @@ def _shown_shared(shared: tuple, presenter: bool, in_column: bool, width: int, _
     """A shared figure (shared_figure: its key and language) as show_chart draws it, made once per process and way
     of showing it, the same object for every session (read-only, like the shared figure). Kept in the replica's
     byte-bounded store beside the figure it copies; the key names everything the result depends on."""
-    return figure_from_own_dict(_as_shown(_fig, presenter, in_column, width).to_dict(), _SharedShown)
+    return carry_data(_fig, figure_from_own_dict(_as_shown(_fig, presenter, in_column, width).to_dict(), _SharedShown))
 
 
 def copy_of_own_figure(fig: go.Figure) -> go.Figure:
-    """A copy of a figure plotly built and validated (every figure the pages show), without validating it again."""
-    return figure_from_own_dict(fig.to_dict())
+    """A copy of a figure plotly built and validated (every figure the pages show), without validating it again, and
+    holding the same data (viz/chart_data.py: a figure rebuilt from its dict would have none)."""
+    return carry_data(fig, figure_from_own_dict(fig.to_dict()))
 
 
 def _file_stem(name: str) -> str:
@@ -313,13 +315,14 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
     """Draw a plotly figure the same way everywhere.
 
     name: what the chart is, for file names ("attention_cross_L1_H2" -> attention-lab_attention_cross_L1_H2.svg).
-    where: a column or container (default: the page). table: the numbers offered as CSV when the figure's own
-    (viz.export.figure_table) are not the right ones. The camera button saves PNG or SVG (sidebar setting); a CSV
-    button offers the numbers, built only when clicked. Presenter mode enlarges text and swaps in colour-blind-safe
-    scales, and hides the download button. on_select: a callback run when a point is clicked (the selection is
-    then the value of WidgetKey(key)). Under the chart, in every mode, the chart in words (viz/summary.py: computed
-    from the figure's own arrays), for screen readers and for anyone who cannot tell its colours apart; `summary`
-    replaces it where the figure's traces are drawing aids (the lines view: the words of the heatmap it redraws).
+    where: a column or container (default: the page). table: the numbers offered as CSV when the chart's own data
+    (viz.export.chart_table of the ChartData its builder attached) are not the right ones. The camera button saves
+    PNG or SVG (sidebar setting); a CSV button offers the numbers, built only when clicked. Presenter mode enlarges
+    text and swaps in colour-blind-safe scales, and hides the download button. on_select: a callback run when a point
+    is clicked (the selection is then the value of WidgetKey(key)). Under the chart, in every mode, the chart in
+    words (viz/summary.py: computed from the chart's data, the arrays it draws), for screen readers and for anyone who
+    cannot tell its colours apart; `summary` replaces them (the lines view: the words of the map it redraws, masked
+    cells left out).
     width: the px the chart gets (default PAGE_WIDTH, or COLUMN_WIDTH in a column; page_width() for a `where` that
     spans the page, whose title then wraps at the page's width, not a column's): a long text's token labels are
     thinned to every k-th one where they would overlap, by their measured widths (viz.encoder.thin_tick_labels;
@@ -355,14 +358,14 @@ def show_chart(fig: go.Figure, name: str, *, key: str | None = None, where=None,
         return
 
     language = i18n.current_language()
-    # the builder outlives the run in the session: it holds the figure only when the CSV is the figure's own (a
-    # shared figure the result store has let go would otherwise stay, per session, outside its budget)
-    own = fig if table is None else None
+    # the builder outlives the run in the session: it holds the chart's data only when the CSV is the chart's own (a
+    # shared figure's data the result store has let go would otherwise stay, per session, outside its budget)
+    own = chart_data(fig) if table is None else None
 
     def csv() -> bytes:  # runs when clicked, outside the script run: keep the language of who clicked
         with i18n.using_language(language):
             frame = table() if callable(table) else table
-            return figure_csv(own) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
+            return chart_csv(own) if frame is None else frame.to_csv(index=frame.index.name is not None).encode(
                 "utf-8-sig")
 
     where.download_button(tr("display.csv"), data=csv, file_name=_file_stem(name) + ".csv", mime="text/csv",

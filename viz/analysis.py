@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from model.explain.kinds import head_label
+from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 
 PATTERN_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "sink": "#d62728",
@@ -37,7 +38,8 @@ def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str =
     fig.update_layout(title=title, barmode="group", height=320, margin=dict(l=10, r=10, t=50, b=10),
                       yaxis=dict(title=words("explain.chart.share_axis"), tickformat=".0%", rangemode="tozero"),
                       xaxis=dict(title=words("explain.chart.head_axis")), legend=dict(orientation="h", y=-0.3))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", names, weight_share.ravel(), weight_name),
+                                                         Series("bar", names, norm_share.ravel(), norm_name))))
 
 
 def layers_by_heads(values: np.ndarray, row_labels: list[str], title: str, value_name: str,
@@ -53,7 +55,9 @@ def layers_by_heads(values: np.ndarray, row_labels: list[str], title: str, value
     fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=words("explain.chart.head_axis"), type="category"),
                       yaxis=dict(title=words("explain.chart.layer_axis"), type="category", autorange="reversed"))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=(Map(values, tuple(map(str, row_labels)), tuple(columns),
+                                                          row_title=words("explain.chart.layer_axis"),
+                                                          column_title=words("explain.chart.head_axis")),)))
 
 
 def importance_table(names: list[str], exact_match_drop: np.ndarray, loss_rise: np.ndarray,
@@ -88,7 +92,7 @@ def pruning_curve_chart(rows: list[dict], total_heads: int, title: str = "", mea
                                  range=[-0.5, total_heads + 0.5], dtick=max(2, total_heads // 12)),
                       yaxis=dict(title=label, tickformat=".0%", range=[0, 1.02]) if share else
                       dict(title=label, rangemode="tozero"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("line", ks, [r[measure] for r in rows], label),)))
 
 
 def encoder_importance_table(names: list[str], change: np.ndarray, gradient: np.ndarray, order: list[int],
@@ -132,7 +136,8 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
     fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=words("explain.chart.head_axis"), type="category"),
                       yaxis=dict(title=words("explain.chart.layer_axis"), type="category", autorange="reversed"))
-    return fig
+    # its cells are patterns, named in them: colours of a palette, no numbers to export or read out
+    return with_data(fig, ChartData(title or ""))
 
 
 def _two_lines(label: str) -> str:

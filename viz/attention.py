@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 
 SEQUENTIAL = "Blues"
@@ -85,11 +86,18 @@ def attention_heatmap(weights: np.ndarray, query_tokens: list[str], key_tokens: 
         fig.add_shape(type="rect", x0=first - 0.5, x1=end - 0.5, y0=end - 0.5, y1=len(query_tokens) - 0.5,
                       line=dict(color=BLOCK_FRAME, width=2, dash="dash"), fillcolor="rgba(0,0,0,0)")
     size = max(len(query_tokens), len(key_tokens))
+    keys_axis, rows_axis = words("attention.chart.keys_axis"), rows_title or words("attention.chart.queries_axis")
     fig.update_layout(title=title, height=height or min(700, max(260, 160 + 28 * size)), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=words("attention.chart.keys_axis"), side="bottom", **_ticks(key_tokens)),
-                      yaxis=dict(title=rows_title or words("attention.chart.queries_axis"), autorange="reversed",
-                                 **_ticks(query_tokens)))
-    return fig
+                      xaxis=dict(title=keys_axis, side="bottom", **_ticks(key_tokens)),
+                      yaxis=dict(title=rows_axis, autorange="reversed", **_ticks(query_tokens)))
+    return with_data(fig, ChartData(title or "", maps=(token_map(z, query_tokens, key_tokens, rows_axis, keys_axis),)))
+
+
+def token_map(values: np.ndarray, query_tokens, key_tokens, rows_title: str = "", columns_title: str = "",
+              name: str | None = None) -> Map:
+    """values (T_q, T_k) as a Map whose rows and columns are tokens, written as the axes write them."""
+    return Map(values, tuple(html_escaped(t) for t in query_tokens), tuple(html_escaped(t) for t in key_tokens),
+               name=name, row_title=rows_title, column_title=columns_title)
 
 
 def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, title: str = "",
@@ -106,7 +114,6 @@ def difference_heatmap(a: np.ndarray, b: np.ndarray, query_tokens, key_tokens, t
 
 GRID_GAP_COLUMNS = 1  # empty (NaN) columns between two heads' maps in the tiled grid
 TITLE_BAND = 0.3  # the empty rows above each layer's maps, as a share of its rows: room for the thumbnails' titles
-GRID = "head_grid"  # the key of a tiled grid's heatmap `meta`: how to cut it back into one map per head
 
 
 def _grid_bands(rows: int) -> int:
@@ -128,8 +135,8 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     draw: each brings its own axes and layers.) The hover is the click targets' (_add_click_targets: the layer, head,
     query and key of each cell, or of each block of a big grid), which win plotly's hover over every cell anyway: the
     heatmap itself sends no per-cell text (three strings a cell would be most of the grid's bytes, serialised by the
-    server and parsed by the browser at every first draw). The trace's `meta` says how to cut the matrix
-    back into one map per head (grid_maps), for the CSV and the chart's words.
+    server and parsed by the browser at every first draw). Its data (viz/chart_data.py) is the heads' maps, one
+    named map each ("L13 H2"), for the CSV and the chart's words.
     labels: (L, h) short names of each head's pattern (model.explain.patterns.label_heads), appended to its title.
     first_layer: the model's layer (0-based) that weights[0] is, when the grid shows one page of a deep model's layers
     (SmolLM2's 30): titles, ticks, hover and click targets name the model's own layer numbers; selected is 0-based
@@ -138,19 +145,17 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
     layers, heads, rows, cols = weights.shape
     band = _grid_bands(rows)
     height_cells, width_cells = layers * (rows + band), heads * (cols + GRID_GAP_COLUMNS) - GRID_GAP_COLUMNS
+    tiles = weights.copy()  # (L, h, T_q, T_k) as drawn: NaN where masked
+    if masked is not None:
+        tiles[..., masked] = np.nan
     z = np.full((height_cells, width_cells), np.nan)
     for l in range(layers):
         for h in range(heads):
             y, x = tile_origin(l, h, rows, cols)
-            tile = weights[l, h].copy()
-            if masked is not None:
-                tile[masked] = np.nan
-            z[y:y + rows, x:x + cols] = tile
+            z[y:y + rows, x:x + cols] = tiles[l, h]
     weight = words("attention.chart.weight")
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(width_cells)), y=list(range(height_cells)), coloraxis="coloraxis", hoverinfo="skip",
-        meta={GRID: {"layers": layers, "heads": heads, "first_layer": first_layer,
-                     "queries": [html_escaped(t) for t in query_tokens], "keys": [html_escaped(t) for t in key_tokens]}}))
+        z=z, x=list(range(width_cells)), y=list(range(height_cells)), coloraxis="coloraxis", hoverinfo="skip"))
     height = max(260, 170 * layers + 60)
     small = labels is not None and heads > 8  # 12 thumbnails a row: the longer titles in a smaller font
     for l in range(layers):
@@ -175,7 +180,9 @@ def head_grid(weights: np.ndarray, query_tokens, key_tokens, title: str = "", se
                                  ticktext=[words("attention.chart.layer_tick", layer=first_layer + l + 1)
                                            for l in range(layers)],
                                  showgrid=False, zeroline=False))
-    return fig
+    maps = tuple(token_map(tiles[l, h], query_tokens, key_tokens, name=f"L{first_layer + l + 1} H{h + 1}")
+                 for l in range(layers) for h in range(heads))
+    return with_data(fig, ChartData(title or "", maps=maps, grid=True))
 
 
 CLICK_TARGETS = "click_targets"  # the `meta` of the grid's invisible scatter trace: controls, not data
@@ -275,18 +282,22 @@ def attention_lines(weights: np.ndarray, query_tokens: list[str], key_tokens: li
                       xaxis=dict(range=[-0.6, 1.6], showticklabels=False, showgrid=False, zeroline=False,
                                  title=words("attention.chart.lines_axis")),
                       yaxis=dict(autorange="reversed", showticklabels=False, showgrid=False, zeroline=False))
-    return fig
+    # its numbers are the weights it draws, as the map of the same head has them (the lines are drawing aids)
+    return with_data(fig, ChartData(title or "", maps=(token_map(weights, query_tokens, key_tokens,
+                                                                 words("attention.chart.queries_axis"),
+                                                                 words("attention.chart.keys_axis")),)))
 
 
 def probability_bars(tokens: list[str], probabilities: list[float], title: str = "", *, words: Words) -> go.Figure:
     """Horizontal bars of candidate tokens and their probabilities (highest on top)."""
-    fig = go.Figure(go.Bar(x=probabilities, y=[html_escaped(t) for t in tokens], orientation="h",
+    labels = [html_escaped(t) for t in tokens]
+    fig = go.Figure(go.Bar(x=probabilities, y=labels, orientation="h",
                            text=[f"{p:.1%}" for p in probabilities], textposition="auto",
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=title, height=120 + 30 * len(tokens), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=words("attention.chart.probability"), range=[0, 1], tickformat=".0%"),
                       yaxis=dict(autorange="reversed", title=words("attention.chart.next_token")))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", probabilities, labels, horizontal=True),)))
 
 
 def head_statistics_table(stats: dict[str, np.ndarray], average_heads: bool = False, *, words: Words) -> pd.DataFrame:

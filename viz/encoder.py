@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.attention import html_escaped
+from viz.chart_data import ChartData, Series, with_data
 from viz.text_width import text_width
 
 
@@ -19,7 +20,7 @@ def token_movement_bars(tokens: list[str], movement: np.ndarray, title: str = ""
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=title, height=min(1400, 120 + 20 * len(tokens)), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=axis_title, rangemode="tozero"), yaxis=dict(autorange="reversed"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", movement, rows, horizontal=True),)))
 
 
 LABEL_FONT, PROJECTED_LABEL_FONT = 12, 18  # px: plotly's tick labels on a screen; projected (presentation.BASE_FONT)

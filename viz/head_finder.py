@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from model.explain.kinds import head_label
 from viz.attention import SEQUENTIAL, html_escaped
+from viz.chart_data import ChartData, Series, with_data
 from viz.words import Words
 
 MARGIN = dict(l=10, r=10, t=60, b=10)
@@ -38,7 +39,7 @@ def ranking_bars(values: np.ndarray, order: list[tuple[int, int]], title: str, v
                       clickmode="event+select",
                       xaxis=dict(title=value_name, rangemode="tozero"),
                       yaxis=dict(title=words("head_finder.chart.head_axis"), autorange="reversed", type="category"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", heights, labels, horizontal=True),)))
 
 
 def ranked_head(point: dict) -> tuple[int, int] | None:
@@ -67,6 +68,7 @@ def qk_scatter(points: np.ndarray, is_query: np.ndarray, position: np.ndarray, c
     red); hover: the token in its context (user text, escaped)."""
     points = np.asarray(points, dtype=float)
     fig = go.Figure()
+    series = []
     for is_q, name, symbol, colour in ((True, words("head_finder.chart.queries"), "circle", QUERY_COLOUR),
                                        (False, words("head_finder.chart.keys"), "x", KEY_COLOUR)):
         chosen = np.flatnonzero(np.asarray(is_query) == is_q)
@@ -77,6 +79,7 @@ def qk_scatter(points: np.ndarray, is_query: np.ndarray, position: np.ndarray, c
                           colorbar=dict(title=words("head_finder.chart.position")))
         else:
             marker.update(color=colour)
+        series.append(Series("line", points[chosen, 0], points[chosen, 1], name))
         fig.add_trace(go.Scatter(
             x=points[chosen, 0], y=points[chosen, 1], mode="markers", name=name, marker=marker,
             customdata=np.stack([[html_escaped(context[i]) for i in chosen], np.asarray(position)[chosen]], -1),
@@ -86,7 +89,7 @@ def qk_scatter(points: np.ndarray, is_query: np.ndarray, position: np.ndarray, c
                       xaxis=dict(title=words("head_finder.chart.pc", n=1) + share[0], zeroline=False),
                       yaxis=dict(title=words("head_finder.chart.pc", n=2) + share[1], zeroline=False,
                                  scaleanchor="x"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=tuple(series)))
 
 
 def rotary_share_bars(mean_shares: np.ndarray, frequencies: np.ndarray, title: str, *, words: Words) -> go.Figure:
@@ -102,7 +105,7 @@ def rotary_share_bars(mean_shares: np.ndarray, frequencies: np.ndarray, title: s
     fig.update_layout(title=title, height=360, margin=MARGIN, showlegend=False,
                       xaxis=dict(title=words("head_finder.chart.pair_axis")),
                       yaxis=dict(title=words("head_finder.chart.share"), tickformat=".0%", rangemode="tozero"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", np.arange(len(shares)), shares),)))
 
 
 def highlight_row(fig: go.Figure, row: int | None) -> go.Figure:

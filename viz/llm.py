@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 from viz.attention import SEQUENTIAL, html_escaped
 from viz.encoder import thin_tick_labels
@@ -31,7 +32,7 @@ def next_token_chart(tokens: list[str], probabilities: list[float], chosen: int 
     fig.update_layout(title=title, height=140 + 34 * len(tokens), margin=MARGIN,
                       xaxis=dict(title=words("llm.chart.probability"), range=[0, 1], tickformat=".0%"),
                       yaxis=dict(autorange="reversed", title=words("llm.chart.candidate")))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", probabilities, labels, horizontal=True),)))
 
 
 def next_token_table(tokens: list[str], probabilities: list[float], tokens_off: list[str],
@@ -65,7 +66,10 @@ def attention_row_chart(weights: np.ndarray, key_tokens: list[str], kv_head_of: 
                       xaxis=dict(title=words("llm.chart.keys_axis"), tickmode="array", tickvals=list(range(length)),
                                  ticktext=[html_escaped(t) for t in key_tokens]),
                       yaxis=dict(title=words("llm.chart.heads_axis"), autorange="reversed", type="category"))
-    return thin_tick_labels(fig, CHART_WIDTH)
+    data = ChartData(title or "", maps=(Map(weights, tuple(rows), tuple(html_escaped(t) for t in key_tokens),
+                                            row_title=words("llm.chart.heads_axis"),
+                                            column_title=words("llm.chart.keys_axis")),))
+    return with_data(thin_tick_labels(fig, CHART_WIDTH), data)  # every key named, labelled on the axis or not
 
 
 def cache_layers_chart(layers: int, key_tokens: list[str], computed_from: int, title: str,
@@ -92,7 +96,8 @@ def cache_layers_chart(layers: int, key_tokens: list[str], computed_from: int, t
                                  showgrid=False),
                       yaxis=dict(title=words("llm.chart.layers_axis"), autorange="reversed", type="category",
                                  showgrid=False))
-    return thin_tick_labels(fig, CHART_WIDTH)
+    # its cells say reused or computed (in the hover and the legend), the same in every layer: no numbers of its own
+    return with_data(thin_tick_labels(fig, CHART_WIDTH), ChartData(title or ""))
 
 
 def work_per_step_chart(with_cache: list[int], without_cache: list[int], title: str, *, words: Words) -> go.Figure:
@@ -103,7 +108,9 @@ def work_per_step_chart(with_cache: list[int], without_cache: list[int], title: 
     fig.update_layout(title=title, barmode="group", height=360, margin=MARGIN, legend=dict(orientation="h", y=-0.25),
                       xaxis=dict(title=words("llm.chart.step_axis"), dtick=1 if len(steps) <= 20 else None),
                       yaxis=dict(title=words("llm.chart.keys_computed_axis")))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(
+        Series("bar", steps, with_cache, words("llm.chart.with_cache")),
+        Series("bar", steps, without_cache, words("llm.chart.without_cache")))))
 
 
 def kv_groups_chart(groups: list[list[int]], num_heads: int, title: str, *, words: Words) -> go.Figure:
@@ -120,4 +127,5 @@ def kv_groups_chart(groups: list[list[int]], num_heads: int, title: str, *, word
     fig.update_layout(title=title, height=140 + 34 * num_heads, margin=MARGIN,
                       xaxis=dict(title=words("llm.chart.kv_heads_axis"), type="category"),
                       yaxis=dict(title=words("llm.chart.query_heads_axis"), autorange="reversed", type="category"))
-    return fig
+    # its cells say which key/value head a query head reads (written in them): no numbers of their own
+    return with_data(fig, ChartData(title or ""))

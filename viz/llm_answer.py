@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 
 from model.explain.kinds import head_label
 from viz.attention import DIVERGING, SEQUENTIAL, html_escaped
+from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 
 MARGIN = dict(l=10, r=10, t=60, b=10)
@@ -91,7 +92,11 @@ def lens_map(top_tokens: np.ndarray, top_probs: np.ndarray, tokens: list[str], c
     fig.update_layout(title=title, height=140 + ROW_PX * rows, margin=MARGIN,
                       xaxis=dict(title=words("llm_answer.chart.position_axis"), **_axis(columns)),
                       yaxis=dict(title=words("llm_answer.chart.row_axis"), **_axis(row_names)))
-    return fig
+    lens = Map(top_probs[..., 0], tuple(row_names), tuple(columns), row_title=words("llm_answer.chart.row_axis"),
+               column_title=words("llm_answer.chart.position_axis"))
+    commitments = Series("marks", list(range(length)), commit.tolist(), words("llm_answer.chart.commitment"),
+                         rows=tuple(row_names[row] for row in commit), columns=tuple(columns))
+    return with_data(fig, ChartData(title or "", maps=(lens,), series=(commitments,)))
 
 
 def rank_by_layer(ranks: np.ndarray, probs: np.ndarray, token: str, title: str, *, words: Words) -> go.Figure:
@@ -118,7 +123,8 @@ def rank_by_layer(ranks: np.ndarray, probs: np.ndarray, token: str, title: str, 
                      secondary_y=False)
     fig.update_yaxes(title_text=words("llm_answer.chart.probability_axis"), range=[0, 1], tickformat=".0%",
                      secondary_y=True, showgrid=False)
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("line", names, ranks, f"{rank} ({shown})"),
+                                                         Series("line", names, probs, f"{probability} ({shown})"))))
 
 
 def patching_columns(clean_tokens: list[str], corrupt_tokens: list[str]) -> list[str]:
@@ -145,7 +151,9 @@ def patching_map(values: np.ndarray, clean_tokens: list[str], corrupt_tokens: li
     fig.update_layout(title=title, height=140 + (COMPACT_ROW_PX if compact else ROW_PX) * layers, margin=MARGIN,
                       xaxis=dict(title=words("llm_answer.chart.position_axis"), **_axis(columns)),
                       yaxis=dict(title=words("llm_answer.chart.patched_axis"), **_axis(rows)))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=(Map(values, tuple(rows), tuple(columns),
+                                                          row_title=words("llm_answer.chart.patched_axis"),
+                                                          column_title=words("llm_answer.chart.position_axis")),)))
 
 
 def _value_scale(values: np.ndarray, value_name: str, difference: bool) -> dict:
@@ -185,7 +193,9 @@ def heads_map(values: np.ndarray, title: str, value_name: str, labelled: int = 3
     fig.update_layout(title=title, height=140 + ROW_PX * layers, margin=MARGIN,
                       xaxis=dict(title=words("llm_answer.chart.head_axis"), type="category"),
                       yaxis=dict(title=words("llm_answer.chart.head_layer_axis"), type="category"))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=(Map(values, tuple(rows), tuple(columns),
+                                                          row_title=words("llm_answer.chart.head_layer_axis"),
+                                                          column_title=words("llm_answer.chart.head_axis")),)))
 
 
 def attribution_parts(heads: np.ndarray, mlps: np.ndarray, embedding: float, *, words: Words) -> pd.DataFrame:
@@ -215,7 +225,8 @@ def attribution_bars(heads: np.ndarray, mlps: np.ndarray, embedding: float, titl
     fig.update_layout(title=title, height=140 + 26 * len(kept), margin=MARGIN, showlegend=False,
                       xaxis=dict(title=contribution, zeroline=True),
                       yaxis=dict(title=words("llm_answer.chart.part_axis"), autorange="reversed", type="category"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", kept["contribution"], kept["part"],
+                                                                horizontal=True),)))
 
 
 def sink_heads_table(heads: np.ndarray, attention_to_first: np.ndarray, count: int = 8,

@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from model.explain.kinds import head_label
+from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 from viz.attention import SEQUENTIAL, html_escaped
 
@@ -35,7 +36,9 @@ def layers_by_heads_map(values: np.ndarray, title: str, value_name: str,
     fig.update_layout(title=title, height=160 + 18 * layers, margin=MARGIN,
                       xaxis=dict(title=words("llm_heads.chart.head_axis"), type="category"),
                       yaxis=dict(title=words("llm_heads.chart.layer_axis"), type="category", autorange="reversed"))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=(Map(values, tuple(rows), tuple(columns),
+                                                          row_title=words("llm_heads.chart.layer_axis"),
+                                                          column_title=words("llm_heads.chart.head_axis")),)))
 
 
 def layer_means(series: dict[str, np.ndarray], title: str, reference: float | None = None,
@@ -44,9 +47,11 @@ def layer_means(series: dict[str, np.ndarray], title: str, reference: float | No
     reference: a share to draw as a dotted line (what a head spreading its weight evenly would give)."""
     fig = go.Figure()
     layer = words("llm_heads.chart.layer_axis")
+    lines = []
     for name, values in series.items():
         means = np.asarray(values, dtype=float).mean(axis=1)  # (L,)
-        fig.add_trace(go.Scatter(x=np.arange(1, len(means) + 1), y=means, mode="lines+markers", name=name,
+        lines.append(Series("line", np.arange(1, len(means) + 1), means, name))
+        fig.add_trace(go.Scatter(x=lines[-1].x, y=means, mode="lines+markers", name=name,
                                  hovertemplate=f"{html_escaped(name)}<br>{layer} %{{x}}: %{{y:.3f}}<extra></extra>"))
     if reference is not None:
         fig.add_hline(y=reference, line=dict(color="#7f7f7f", dash="dot"),
@@ -55,7 +60,7 @@ def layer_means(series: dict[str, np.ndarray], title: str, reference: float | No
     fig.update_layout(title=title, height=380, margin=MARGIN, legend=dict(orientation="h", y=-0.25),
                       xaxis=dict(title=layer, dtick=2), yaxis=dict(title=words("llm_heads.chart.share_axis"),
                                                                  range=[0, 1], tickformat=".0%"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=tuple(lines)))
 
 
 def window_loss_bars(full: float, window_only: float, window_with_sink: float, window: int, title: str,
@@ -74,10 +79,10 @@ def window_loss_bars(full: float, window_only: float, window_with_sink: float, w
                                **bars))
         fig.update_layout(title=title, height=250, margin=MARGIN, showlegend=False, xaxis=loss,
                           yaxis=dict(autorange="reversed", type="category"))
-        return fig
+        return with_data(fig, ChartData(title or "", series=(Series("bar", values, names, horizontal=True),)))
     fig = go.Figure(go.Bar(x=names, y=values, hovertemplate="%{x}: %{y:.3f}<extra></extra>", **bars))
     fig.update_layout(title=title, height=380, margin=MARGIN, showlegend=False, yaxis=loss)
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", names, values),)))
 
 
 def ranked_next_tokens(columns: dict[str, tuple[list[str], list[float]]], *, words: Words) -> pd.DataFrame:
@@ -100,10 +105,11 @@ def attention_row_bars(tokens: list[str], weights: np.ndarray, title: str, large
         order = np.argsort(-weights, kind="stable")
         tokens, weights = [tokens[i] for i in order], weights[order]
     weight = words("llm_heads.chart.weight")
-    fig = go.Figure(go.Bar(x=weights, y=[html_escaped(t) for t in tokens], orientation="h",
+    labels = [html_escaped(t) for t in tokens]
+    fig = go.Figure(go.Bar(x=weights, y=labels, orientation="h",
                            text=[f"{w:.2f}" for w in weights], textposition="auto",
                            hovertemplate=f"%{{y}}: {weight} %{{x:.4f}}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 26 * len(tokens), margin=MARGIN,
                       xaxis=dict(title=weight, range=[0, 1]),
                       yaxis=dict(title=words("llm_heads.chart.key_axis"), autorange="reversed", type="category"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("bar", weights, labels, horizontal=True),)))

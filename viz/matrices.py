@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.chart_data import ChartData, Map, with_data
 from viz.words import Words
 
 
@@ -30,8 +31,11 @@ def matrix_figure(values: np.ndarray, row_labels: list[str], col_labels: list[st
                                  hoverongaps=False,
                                  hovertemplate=f"%{{y}}, %{{x}}: {words('attention_steps.chart.masked')}"
                                                "<extra></extra>"))
+    columns_axis, rows_axis = col_title or words("attention_steps.chart.columns"), row_title or words(
+        "attention_steps.chart.rows")
     fig.update_layout(title=title, height=140 + 36 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title=col_title or words("attention_steps.chart.columns"), type="category"),
-                      yaxis=dict(title=row_title or words("attention_steps.chart.rows"), type="category",
-                                 autorange="reversed"))
-    return fig
+                      xaxis=dict(title=columns_axis, type="category"),
+                      yaxis=dict(title=rows_axis, type="category", autorange="reversed"))
+    return with_data(fig, ChartData(title or "", maps=(Map(shown, tuple(map(str, row_labels)),
+                                                          tuple(map(str, col_labels)), row_title=rows_axis,
+                                                          column_title=columns_axis),)))

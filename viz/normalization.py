@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz.chart_data import ChartData, Map, Series, position_labels, with_data
 from viz.words import Words
 
 DIVERGING = "RdBu_r"
@@ -79,9 +80,13 @@ def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = 
                                                                     length=int(mask[b].sum())) for b in range(batch)],
                         horizontal_spacing=0.04, vertical_spacing=0.12 if rows > 1 else 0.08)
     bound = zmax if zmax is not None else _bound(x[mask])
+    maps = []
     for b in range(batch):
         row, col = b // cols + 1, b % cols + 1
         z = np.where(mask[b][:, None], x[b], np.nan)  # (T, d)
+        maps.append(Map(z, position_labels(length, 1), position_labels(d, 1),
+                        row_title=_word(words, "position_token") if col == 1 else "",
+                        column_title=feature if row == rows else ""))
         positions, features = np.meshgrid(np.arange(1, length + 1), np.arange(1, d + 1), indexing="ij")
         custom = np.stack([positions, features], axis=-1)  # (T, d, 2)
         fig.add_trace(go.Heatmap(
@@ -109,15 +114,17 @@ def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = 
                       margin=dict(l=10, r=10, t=70, b=10),
                       coloraxis=dict(colorscale=DIVERGING, cmin=-bound, cmax=bound, cmid=0,
                                      colorbar=dict(title=value_name)))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=tuple(maps)))
 
 
 def _statistic_heatmap(fig: go.Figure, values: np.ndarray, count: np.ndarray, col: int, x_label: str,
-                       y_label: str, name: str, colorbar_x: float, is_variance: bool, *, words: Words) -> None:
-    """values, count (rows, cols); cells that pooled nothing are blank; zero variances are marked with a red 0."""
+                       y_label: str, name: str, colorbar_x: float, is_variance: bool, *, words: Words) -> Map:
+    """values, count (rows, cols); cells that pooled nothing are blank; zero variances are marked with a red 0.
+    -> the map drawn."""
     rows, cols = values.shape
+    drawn = np.where(count >= 1, values, np.nan)
     fig.add_trace(go.Heatmap(
-        z=np.where(count >= 1, values, np.nan), x=list(range(1, cols + 1)), y=list(range(1, rows + 1)),
+        z=drawn, x=list(range(1, cols + 1)), y=list(range(1, rows + 1)),
         customdata=count, hoverongaps=False, colorbar=dict(title=name, x=colorbar_x),
         colorscale="Oranges" if is_variance else DIVERGING, zmin=0 if is_variance else None,
         zmid=None if is_variance else 0,
@@ -134,6 +141,8 @@ def _statistic_heatmap(fig: go.Figure, values: np.ndarray, count: np.ndarray, co
     # The right map has the left one's rows: its own row labels and title would sit against the left colour bar.
     fig.update_yaxes(title_text=y_label if col == 1 else None, showticklabels=col == 1, autorange="reversed",
                      row=1, col=col)
+    return Map(drawn, position_labels(rows, 1), position_labels(cols, 1), row_title=y_label if col == 1 else "",
+               column_title=x_label)
 
 
 def statistics_chart(mean: np.ndarray, var: np.ndarray, count: np.ndarray, kind: str, title: str = "",
@@ -160,16 +169,19 @@ def statistics_chart(mean: np.ndarray, var: np.ndarray, count: np.ndarray, kind:
         fig.update_yaxes(title_text=_word(words, "variance_axis"), row=1, col=2)
         fig.update_layout(showlegend=False)
         height = 340
+        data = ChartData(title or "", series=(Series("bar", features, mean, mean_word),
+                                              Series("bar", features, var, variance_word)))
     else:
         x_label, y_label = ((_word(words, "position"), _word(words, "sequence")) if kind == "layer"
                             else (feature, _word(words, "position")))
-        _statistic_heatmap(fig, mean, count, 1, x_label, y_label, _word(words, "mean_axis"), 0.43, is_variance=False,
-                           words=words)
-        _statistic_heatmap(fig, var, count, 2, x_label, y_label, _word(words, "variance_axis"), 1.0, is_variance=True,
-                           words=words)
+        maps = (_statistic_heatmap(fig, mean, count, 1, x_label, y_label, _word(words, "mean_axis"), 0.43,
+                                   is_variance=False, words=words),
+                _statistic_heatmap(fig, var, count, 2, x_label, y_label, _word(words, "variance_axis"), 1.0,
+                                   is_variance=True, words=words))
         height = min(700, 160 + 26 * mean.shape[0])
+        data = ChartData(title or "", maps=maps)
     fig.update_layout(title=title, height=height, margin=dict(l=10, r=10, t=70, b=10))
-    return fig
+    return with_data(fig, data)
 
 
 def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, title: str = "",
@@ -185,6 +197,8 @@ def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, titl
     fig = make_subplots(rows=1, cols=2, subplot_titles=[_word(words, "before"), _word(words, "after")],
                         horizontal_spacing=0.16)
     token, feature = _word(words, "token"), _word(words, "feature")
+    maps = tuple(Map(values, tuple(labels), position_labels(d, 1), row_title=_word(words, "real_token") if col == 1
+                     else "", column_title=feature) for col, values in enumerate((before, after), start=1))
     for col, (values, name, axis) in enumerate([(before, _word(words, "activation"), "coloraxis"),
                                                 (after, _word(words, "std_devs"), "coloraxis2")], start=1):
         fig.add_trace(go.Heatmap(z=values, x=list(range(1, d + 1)), y=rows, coloraxis=axis,
@@ -202,7 +216,7 @@ def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, titl
                        colorbar=dict(title=_word(words, "activation"), x=0.42)),
         coloraxis2=dict(colorscale=DIVERGING, cmin=-bound_after, cmax=bound_after,
                         colorbar=dict(title=_word(words, "std_devs_short"), x=1.0)))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=maps))
 
 
 def _column(words: Words, name: str, **values: object) -> str:

@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz.chart_data import ChartData, Map, Series, position_labels, with_data
 from viz.words import Words
 from viz.attention import DIVERGING
 
@@ -37,7 +38,14 @@ def encoding_heatmap(table: np.ndarray, title: str, bound: float | None = 1.0, h
     fig.update_layout(title=title, height=height or min(700, 200 + 3 * table.shape[0]), margin=MARGIN,
                       xaxis=dict(title=words("positional.chart.dimension_axis")),
                       yaxis=dict(title=words("positional.chart.position_axis"), autorange="reversed"))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=(_positions_map(table, words("positional.chart.position_axis"),
+                                                                      words("positional.chart.dimension_axis")),)))
+
+
+def _positions_map(values: np.ndarray, rows_title: str, columns_title: str) -> Map:
+    """values (R, C) on axes whose positions 0 … are their labels."""
+    return Map(values, position_labels(values.shape[0]), position_labels(values.shape[1]), row_title=rows_title,
+               column_title=columns_title)
 
 
 DEFAULT_DIMS = [0, 10, 21, 40]  # the curves shown first: sin and cos of four clearly different wavelengths
@@ -65,7 +73,9 @@ def dimension_curves(table: np.ndarray, dims: list[int], title: str = "", fine: 
                       xaxis=dict(title=words("positional.chart.position_axis")),
                       yaxis=dict(title=words("positional.chart.curves_y"), range=[-1.1, 1.1]),
                       legend=dict(title=words("positional.chart.dimension")))
-    return fig
+    return with_data(fig, ChartData(title or words("positional.chart.curves_title"),
+                                    series=tuple(Series("line", x, fine[:, d], dimension_name(d, words=words))
+                                                 for d in dims)))
 
 
 def curves_table(table: np.ndarray, dims: list[int], *, words: Words) -> pd.DataFrame:
@@ -132,7 +142,11 @@ def dials_and_counter(angles: np.ndarray, bits: np.ndarray, wavelengths: np.ndar
     fig.update_yaxes(title=words("positional.chart.bit"), showticklabels=False, row=2, col=1)
     fig.update_layout(title=words("positional.chart.dials_title", position=position),
                       height=plot_px + 130, margin=dict(l=10, r=10, t=80, b=50))
-    return fig
+    # the lines as drawn: the dials' faces, their hands and the hands' tips (the bits are a colour per bit)
+    lines = ((cx[:, None] + np.cos(theta)).ravel(), (cy[:, None] + np.sin(theta)).ravel()), (hands_x, hands_y), \
+        (tip_x, tip_y)
+    return with_data(fig, ChartData(words("positional.chart.dials_title", position=position),
+                                    series=tuple(Series("line", x, y) for x, y in lines)))
 
 
 def dials_table(angles: np.ndarray, wavelengths: np.ndarray, *, words: Words) -> pd.DataFrame:
@@ -156,7 +170,9 @@ def similarity_heatmap(similarity: np.ndarray, title: str = "", *, words: Words)
                       height=min(700, 220 + 3 * len(similarity)), margin=MARGIN,
                       xaxis=dict(title=words("positional.chart.position_q_axis")),
                       yaxis=dict(title=words("positional.chart.position_axis"), autorange="reversed"))
-    return fig
+    return with_data(fig, ChartData(title or words("positional.chart.similarity_title"),
+                                    maps=(_positions_map(similarity, words("positional.chart.position_axis"),
+                                                         words("positional.chart.position_q_axis")),)))
 
 
 def similarity_by_offset(similarity: np.ndarray, references: list[int], title: str = "", *, words: Words) -> go.Figure:
@@ -164,8 +180,10 @@ def similarity_by_offset(similarity: np.ndarray, references: list[int], title: s
     similarity = np.asarray(similarity, dtype=float)
     length = similarity.shape[0]
     fig = go.Figure()
+    lines = []
     for n, p in enumerate(references):
         offsets = np.arange(length) - p  # Δ = q − p for q = 0 … T − 1
+        lines.append(Series("line", offsets, similarity[p], f"p = {p}"))
         width = max(1.5, 8 - 2 * n)  # thinner lines on top of wider ones, so lines that coincide stay visible
         fig.add_trace(go.Scatter(x=offsets, y=similarity[p], mode="lines", name=f"p = {p}", line=dict(width=width),
                                  hovertemplate=f"p = {p}, Δ = %{{x}}<br>PE(p)·PE(p+Δ) = %{{y:.4f}}<extra></extra>"))
@@ -173,7 +191,7 @@ def similarity_by_offset(similarity: np.ndarray, references: list[int], title: s
                       height=380, margin=MARGIN, xaxis=dict(title=words("positional.chart.offset_x")),
                       yaxis=dict(title=words("positional.chart.offset_y")),
                       legend=dict(title=words("positional.chart.reference")))
-    return fig
+    return with_data(fig, ChartData(title or words("positional.chart.offset_title"), series=tuple(lines)))
 
 
 def rotation_matrix_heatmap(rotation: np.ndarray, k: int, *, words: Words) -> go.Figure:
@@ -187,7 +205,9 @@ def rotation_matrix_heatmap(rotation: np.ndarray, k: int, *, words: Words) -> go
                                     f"<br>{entry} %{{z:.4f}}<extra></extra>")
     fig.update_layout(xaxis=dict(title=words("positional.chart.rotation_x"), scaleanchor="y", constrain="domain"),
                       yaxis=dict(title=words("positional.chart.rotation_y"), autorange="reversed"))
-    return fig
+    matrix = _positions_map(np.asarray(rotation, dtype=float), words("positional.chart.rotation_y"),
+                            words("positional.chart.rotation_x"))
+    return with_data(fig, ChartData(words("positional.chart.rotation_matrix_title", k=k), maps=(matrix,)))
 
 
 def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: int, *, words: Words) -> go.Figure:
@@ -216,4 +236,7 @@ def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: i
     fig.update_yaxes(title=words("positional.chart.error_y"), exponentformat="e", rangemode="tozero", row=2, col=1)
     fig.update_layout(title=words("positional.chart.rotation_title", k=k), height=640, margin=MARGIN,
                       legend=dict(orientation="h", y=-0.14))
-    return fig
+    return with_data(fig, ChartData(words("positional.chart.rotation_title", k=k), series=(
+        Series("line", dims, shifted[position], words("positional.chart.from_formula", k=k)),
+        Series("line", dims, rotated[position], words("positional.chart.from_rotation", k=k)),
+        Series("line", np.arange(len(error)), error, "max |PE(p+k) − M_k·PE(p)|"))))

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from viz.chart_data import ChartData, Series, with_data
 from viz.words import Words
 
 WIRING_COLORS = {"plain": "#d62728", "residual": "#1f77b4", "residual_ln": "#2ca02c"}
@@ -28,12 +29,14 @@ def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "", *, words:
     fig = go.Figure()
     depth = 0
     layer = words("residual.chart.layer")
+    lines = []
     for wiring, values in norms.items():
         values = np.asarray(values, dtype=float)
         depth = max(depth, len(values))
         name = wiring_label(wiring, words=words)
+        lines.append(Series("line", list(range(1, len(values) + 1)), np.where(values > 0, values, np.nan), name))
         fig.add_trace(go.Scatter(
-            x=list(range(1, len(values) + 1)), y=np.where(values > 0, values, np.nan), mode="lines+markers",
+            x=lines[-1].x, y=lines[-1].y, mode="lines+markers",
             name=name, line=dict(color=WIRING_COLORS[wiring]),
             hovertemplate=f"{name}<br>{layer} %{{x}}: ‖∂L/∂x‖ = %{{y:.3e}}<extra></extra>"))
     fig.add_hline(y=1.0, line=dict(color="#7f7f7f", dash="dot"),
@@ -43,7 +46,7 @@ def gradient_norm_chart(norms: dict[str, np.ndarray], title: str = "", *, words:
                       xaxis=dict(title=words("residual.chart.x_title"), range=[0.5, depth + 0.5],
                                  tickformat="d", dtick=None if depth > 10 else 1),  # layers are whole numbers
                       yaxis=dict(title=words("residual.chart.y_title"), type="log", exponentformat="power"))
-    return fig
+    return with_data(fig, ChartData(title or "", series=tuple(lines)))
 
 
 def gradient_table(norms: dict[str, np.ndarray], *, words: Words) -> pd.DataFrame:

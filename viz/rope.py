@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.chart_data import ChartData, Map, Series, position_labels, with_data
 from viz.words import Words
 from viz.attention import DIVERGING
 
@@ -22,12 +23,14 @@ def rotation_of_pairs(query_pairs: np.ndarray, pairs: tuple[int, ...], angles: n
     fig = go.Figure()
     position = words("rope.chart.position")
     half = head_dim // 2
+    lines = []
     for n, (pair, angle) in enumerate(zip(pairs, angles)):
         points = np.asarray(query_pairs[n], dtype=float)  # (P, 2)
         name = words("rope.chart.pair_name", i=pair, j=pair + half, angle=f"{angle:.3g}")
         colour = PAIR_COLOURS[n % len(PAIR_COLOURS)]
         sizes = np.full(len(points), 6.0)
         sizes[0] = 14.0
+        lines.append(Series("line", points[:, 0], points[:, 1], name))
         fig.add_trace(go.Scatter(
             x=points[:, 0], y=points[:, 1], mode="lines+markers", name=name, line=dict(color=colour, width=1),
             marker=dict(color=colour, size=sizes), customdata=np.arange(len(points)),
@@ -37,7 +40,7 @@ def rotation_of_pairs(query_pairs: np.ndarray, pairs: tuple[int, ...], angles: n
                       xaxis=dict(title=words("rope.chart.first_axis"), range=[-bound, bound], zeroline=True),
                       yaxis=dict(title=words("rope.chart.second_axis"), range=[-bound, bound], zeroline=True,
                                  scaleanchor="x", scaleratio=1))
-    return fig
+    return with_data(fig, ChartData(title or "", series=tuple(lines)))
 
 
 def scores_by_position(scores: np.ndarray, title: str, *, words: Words) -> go.Figure:
@@ -50,7 +53,9 @@ def scores_by_position(scores: np.ndarray, title: str, *, words: Words) -> go.Fi
         hovertemplate=f"{query} m = %{{y}}<br>{key} n = %{{x}}<br>q·k = %{{z:.5f}}<extra></extra>"))
     fig.update_layout(title=title, height=460, margin=MARGIN,
                       xaxis=dict(title=key), yaxis=dict(title=query, autorange="reversed"))
-    return fig
+    return with_data(fig, ChartData(title or "", maps=(Map(scores, position_labels(scores.shape[0]),
+                                                          position_labels(scores.shape[1]), row_title=query,
+                                                          column_title=key),)))
 
 
 def score_at_distance(at_distance: np.ndarray, k: int, unrotated: float, title: str, *, words: Words) -> go.Figure:
@@ -68,4 +73,5 @@ def score_at_distance(at_distance: np.ndarray, k: int, unrotated: float, title: 
     fig.update_layout(title=title, height=360, margin=MARGIN, showlegend=False,
                       xaxis=dict(title=words("rope.chart.query_position")),
                       yaxis=dict(title="q·k", range=[-spread, spread]))
-    return fig
+    return with_data(fig, ChartData(title or "", series=(Series("line", positions, values,
+                                                                words("rope.chart.at_distance", k=k)),)))

@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from i18n import tr
+from model.capabilities import ALIGNMENT
 from model.data import Vocabulary
 from model.decode import DecodeResult
 from model.sources import AnalysedInput, as_float32
@@ -49,7 +50,15 @@ def _explore(written_words: Vocabulary, analysed: AnalysedInput) -> None:
     writing = html_escaped(produced[step])  # model output shown in a plotly title: escaped like every token
     left, right = st.columns(2)
     with left:
-        if "cross" in maps:  # heads: (L, h, T_out, T_src)
+        if analysed.can(ALIGNMENT):  # one additive alignment, no heads: (1, 1, T_out + 1, T_src)
+            (alignment,) = maps.values()
+            show_chart(cached_figure("heatmap", alignment.weights[0, 0, step:step + 1], [produced[step]],
+                                     result.source.tokens, tr("decoding.alignment_title", token=writing),
+                                     height=180),
+                       f"decoding_bahdanau_step{step + 1}", key="dec_align")
+            if not presenting():
+                st.caption(tr("decoding.alignment_caption"))
+        elif maps:  # heads: the decode's cross-attention (L, h, T_out, T_src) and the decoder's own
             chart, controls = chart_first()  # a projected stop: the maps first, the layer and head under them
             c2 = controls.columns(2)
             layer = spec_select(LAYER, tr("decoding.layer"), where=c2[0], format_func=lambda i: f"{i + 1}")
@@ -81,15 +90,7 @@ def _explore(written_words: Vocabulary, analysed: AnalysedInput) -> None:
                            key="dec_self")
                 st.caption(tr("decoding.mask_caption"))
                 st.caption(tr("lecture.rows_written"))
-        elif maps:  # the GRU's one additive alignment, (1, 1, T_out + 1, T_src)
-            (alignment,) = maps.values()
-            show_chart(cached_figure("heatmap", alignment.weights[0, 0, step:step + 1], [produced[step]],
-                                     result.source.tokens, tr("decoding.alignment_title", token=writing),
-                                     height=180),
-                       f"decoding_bahdanau_step{step + 1}", key="dec_align")
-            if not presenting():
-                st.caption(tr("decoding.alignment_caption"))
-        else:
+        else:  # a decode without attention: nothing to draw but its odds
             st.info(tr("decoding.no_attention"))
     with right:
         show_top_tokens(result, step, written_words, key="dec_topk")
