@@ -3,6 +3,7 @@ plain GET instead of a fragment run; the version changes exactly when what her p
 and is answered only to a browser with a seat in that class (or the one that started it), for a well-formed code,
 under any path prefix; any other seat is answered as for a code that names no class."""
 import time
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -19,6 +20,7 @@ from classroom.store import WAITING, QuestionPhase, process_store
 from serving import class_version as version_route
 from serving.class_version import ClassVersionMiddleware, version_url
 from serving.seat import SEAT_COOKIE, seat_student
+from tests.conftest import run_in_own_loop
 
 SEAT = "0123456789abcdef0123456789abcdef"
 QID = "intro:1"
@@ -190,9 +192,9 @@ def test_a_held_request_ends_when_its_browser_goes_or_the_server_stops(store):
         answer = await asyncio.wait_for(request, 5.0)
         return answer, time.monotonic() - start, held.held
 
-    answer, took, still_held = asyncio.run(held_until(lambda gone, held: gone.set_result(None)))
+    answer, took, still_held = run_in_own_loop(held_until(lambda gone, held: gone.set_result(None)))
     assert answer == version and took < 3.0 and still_held == 0
-    answer, took, still_held = asyncio.run(held_until(lambda gone, held: held.released.set()))
+    answer, took, still_held = run_in_own_loop(held_until(lambda gone, held: held.released.set()))
     assert answer == version and took < 3.0 and still_held == 0
 
 
@@ -204,13 +206,12 @@ def test_a_server_with_held_class_watches_stops_at_once(store, tmp_path):
     import requests
 
     from serving.local_server import free_port, start_streamlit, started
-    from tests.conftest import ROOT
 
     teacher = _class(store)  # in tmp_path's database, which the server reads too
     env = {**os.environ, "ATTENTION_LAB_DATA": str(tmp_path), "ATTENTION_LAB_WARMUP": "0"}
     env.pop(DATABASE_URL_ENV, None)
     port = free_port()
-    server = start_streamlit(ROOT, port, env)
+    server = start_streamlit(Path(__file__).resolve().parents[1], port, env)
     try:
         url = f"{started(server, port, timeout=60)}/{version_url(teacher.code)}"
         cookies = {SEAT_COOKIE: SEAT}
