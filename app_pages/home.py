@@ -7,7 +7,7 @@ from ui.display import page_title
 from ui.specs.common import MODEL
 from ui.widget_spec import SENTENCE
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
-from ui.lessons.bar import open_lesson_button
+from ui.lesson_bar.bar import open_lesson_button
 from ui.state import example_sentences
 from ui.text import markdown_table
 from ui.warm_notice import warming_notice

@@ -4,9 +4,9 @@ import streamlit as st
 
 from i18n import tr
 from ui.display import chart_first, explanation, page_title
-from ui.llm_heads import (induction_controls, induction_of, induction_values, show_copy, show_induction, show_sinks,
-                          show_window, sink_ids, sink_input, smollm2)
-from ui.llm_heads_finder import show_finder_sections
+from ui.llm_heads.finder import show_finder_sections
+from ui.llm_heads.view import (induction_controls, induction_of, induction_values, show_copy, show_induction,
+                               show_sinks, show_window, sink_ids, sink_input, smollm2)
 from ui.page_sections import page_sections
 
 page_title(tr("llm_heads.title"))
@@ -43,4 +43,4 @@ with sections["copy"]:
         induction = induction if "induction" in drawn else induction_of(st, *induction_values())
         if induction is not None:  # None: past the analysis time limit, with a message saying so
             show_copy(st, induction)
-show_finder_sections(sections)  # find a head; a head across many texts (ui/llm_heads_finder.py)
+show_finder_sections(sections)  # find a head; a head across many texts (ui/llm_heads/finder.py)

@@ -103,7 +103,7 @@ def codes(store: ClassStore, wrong: int = 31, seconds: float = 1.7) -> dict:
     took = time.perf_counter() - start
     new = guessing.guess_wait(store, "code", ("session:bench-new", "device:bench-new"), address, time.time())
     joined = store.join(code, "new-student") if new == 0 else "refused"
-    reload = store.seat_status(code, "joined-before")  # checked before any guess limit (ui/lessons/bar.join)
+    reload = store.seat_status(code, "joined-before")  # checked before any guess limit (ui/lesson_bar/bar.join)
     return {"scenario": f"{wrong} wrong class codes, then the join link", "sent": wrong, "seconds": round(took, 1),
             "through": f"{checked} checked (wrong); a new student: {joined} after {new} s; a reload: {reload}",
             "held": f"{refused} refused unread",

@@ -23,7 +23,7 @@ counted. The teacher page must be open (no ATTENTION_LAB_TEACHER_PASSWORD in the
    does: a GET of the class's version every `every_ms` over one kept connection (serving/class_version.py), and
    a rerun of the watch's fragment with its trigger value when the version differs from the page's; a page
    without one (an older commit) has its class poll's fragment rerun at the interval of its st.fragment(run_every)
-   timer (ui/live_class/live_question.py, ui/lessons/bar._class_poll).
+   timer (ui/live_class/live_question.py, ui/lesson_bar/bar._class_poll).
    Measured per student, from the click: the confirmation ("Your answer is taken") reaching her (a browser draws
    each element as it arrives, before the run ends). In a class the stop's page (its chart gives the answer away)
    waits for the teacher's Reveal: once every student's answer is confirmed, the teacher presses "Reveal the answer
@@ -83,7 +83,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
 QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
-STUDENT_POLL_SECONDS = 3  # a class poll's interval until its timer message says (ui/lessons/bar.FOLLOW_SECONDS)
+STUDENT_POLL_SECONDS = 3  # a class poll's interval until its timer message says (ui/lesson_bar/bar.FOLLOW_SECONDS)
 CHARTS = ("plotly_chart", "arrow_vega_lite_chart")  # the elements that are a stop's chart
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
 CONFIRMATIONS = ("Right", "Your answer")  # how the student's answer message starts

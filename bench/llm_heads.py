@@ -2,7 +2,7 @@
 
     python bench/llm_heads.py [--rounds 3] [--threads 1] [--profile NAME]
 
-Each row is the work one cache miss of the page costs (ui/llm_heads.py's st.cache_data functions, and the attention
+Each row is the work one cache miss of the page costs (ui/llm_heads/view.py's st.cache_data functions, and the attention
 explorer's analyse and explain for SmolLM2), timed on the process's one loaded SmolLM2-135M-Instruct, at --threads
 torch threads (the app's pages run at 1). Every row is given as a ratio to a plain 128-token forward with every map
 (LoadedLlama.run) timed in the same rounds, interleaved: a shared machine's speed drifts between days, the ratio less.
@@ -32,8 +32,8 @@ from model.explain.sinks import next_token_losses, sink_analysis, window_losses 
 from model.families import LlamaAdapter  # noqa: E402
 from model.generation import generate  # noqa: E402
 from model.llama import MAX_TOKENS, load_smollm2  # noqa: E402
-from ui.llm_heads import COPY_PROMPT, COPY_TOKENS  # noqa: E402
-from ui.specs.llm_heads import DEFAULT_SINK_TEXT, INDUCTION_LENGTH, INDUCTION_SEED, WINDOW  # noqa: E402
+from ui.llm_heads.view import COPY_PROMPT, COPY_TOKENS  # noqa: E402
+from ui.llm_heads.specs import DEFAULT_SINK_TEXT, INDUCTION_LENGTH, INDUCTION_SEED, WINDOW  # noqa: E402
 
 WORDS = ("the teacher explained how every word in a sentence looks at the other words and why some heads "
          "prefer the next token while others gather on the first token of the text").split()

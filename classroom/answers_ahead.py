@@ -2,7 +2,7 @@
 (`section`), and a page shows all its sections, so the page of one stop answered the stops after it on the same page
 (the answer lesson's logit-lens stop drew the patching map, the strongest head and the attribution bars of stops 2-4).
 
-The rule, one pure function, asked by the lesson bar on every run (ui/lessons/bar.py) and obeyed by every page with
+The rule, one pure function, asked by the lesson bar on every run (ui/lesson_bar/bar.py) and obeyed by every page with
 sections (ui/page_sections.py):
 - a student alone in a lesson, at stop n: the section of each later stop m > n on the same page, whose question she
   has not answered, is held back until she answers it at its stop;

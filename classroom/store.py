@@ -56,7 +56,7 @@ WAITING_PER_ADDRESS = 10  # of them from one client address (with a per-address 
 ADMITTED, WAITING, FULL = "admitted", "waiting", "full"  # what a join gets
 
 
-_STOP_QUESTION = re.compile(r"[^:]+:([0-9]+)")  # 'intro:3': stop 3's own question (ui/lessons/bar.question_id)
+_STOP_QUESTION = re.compile(r"[^:]+:([0-9]+)")  # 'intro:3': stop 3's own question (classroom/lessons.question_id)
 _PRE_CHECK = re.compile(r"[^:]+:pre:.+")  # 'intro:pre:scale' (classroom/lessons.check_question_id): stop 1
 
 
@@ -266,8 +266,8 @@ class ClassStore:
     def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
                now: float | None = None, round: int = 1, *, stop: int) -> None:
         """Store a student's answer in `round` (1; 2 only once the teacher opened round 2) to `question`, which is
-        asked at `stop` of the class's lesson (ui/lessons/bar.question_stop: a stop's own question at its stop, a "pre"
-        check question at stop 1, a "post" one at the last stop). Raises AnsweredAlready when this student has
+        asked at `stop` of the class's lesson (ui/lesson_bar/bar.question_stop: a stop's own question at its stop, a
+        "pre" check question at stop 1, a "post" one at the last stop). Raises AnsweredAlready when this student has
         answered this round (the first answer counts), NotOpenYet for round 2 before the teacher opened it.
         Only the stop the class is on takes answers: an answer to another stop (ahead of the class, or one it has
         left) is not stored and raises ClassElsewhere, so nobody answers ahead and no gain is faked. An answer to a

@@ -148,7 +148,7 @@ def answer_burst() -> bool:
 def crowded() -> bool:
     """A page asked for now would wait for a slot, or would take the GIL from a burst of answers that each wait for
     their confirmation: the answer is then confirmed by its own form, and the student's page drawn at her first class
-    poll after the burst (ui/live_class/peer_student.py, ui/lessons/bar.py)."""
+    poll after the burst (ui/live_class/peer_student.py, ui/lesson_bar/bar.py)."""
     return _in_line >= PAGE_SLOTS or answer_burst()
 
 

@@ -10,7 +10,7 @@ budget is computed and returned but not kept. Values are shared, not copied: cal
 
 What lives here (@memoized): every cache whose key a student's input chooses: ui.state.analyse (a text's maps),
 ui.attention.explain's explanations, head_importance and head_labels (per model id, a student's trained models
-included), ui.display's shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads' sink, window,
+included), ui.display's shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads.view's sink, window,
 induction and copy views, ui.llm.generation's first-step preview, ui.vocabulary's word vectors and
 ui.positional_view's demos, the foundations pages' sweeps (residual, softmax scaling), and the lesson measures'
 shared results (classroom/shared_results.py: the answer page's patching sweeps, which its stops' questions read

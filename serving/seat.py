@@ -29,7 +29,7 @@ def valid_seat(value: str | None) -> str | None:
 
 def seat_student(seat: str) -> str:
     """The anonymous student id a seat is known by in the class store (seats and answers): a hash, so the seat itself
-    is never stored. The one derivation: the pages (ui/lessons/bar.student_id) and the class-version route use it."""
+    is never stored. The one derivation: the pages (ui/lesson_bar/bar.student_id) and the class-version route use it."""
     return hashlib.sha256(f"student:{seat}".encode()).hexdigest()[:24]
 
 

@@ -88,7 +88,7 @@ def test_past_the_time_limit_the_student_is_told_in_her_language(worker_only, mo
 
 def test_a_link_cannot_ask_the_llm_heads_page_for_more_work_than_its_widgets_offer():
     from model.llama import MAX_TOKENS
-    from ui.specs.llm_heads import INDUCTION_LENGTH, WINDOW
+    from ui.llm_heads.specs import INDUCTION_LENGTH, WINDOW
 
     for spec, costlier in ((WINDOW, "1000"), (WINDOW, "33"), (INDUCTION_LENGTH, "100000"), (INDUCTION_LENGTH, "257")):
         with pytest.raises(ValueError):

@@ -81,7 +81,7 @@ def _lifecycle(fragments: list[str], status) -> list:
 def test_the_confirmation_is_timed_when_it_arrives_and_the_page_when_a_run_after_the_reveal_draws_a_chart():
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    from ui.lessons.bar import FOLLOW_SECONDS
+    from ui.lesson_bar.bar import FOLLOW_SECONDS
 
     bench = load_bench()
     assert bench.STUDENT_POLL_SECONDS == FOLLOW_SECONDS  # until the poll's timer message is seen: the class poll's

@@ -122,7 +122,7 @@ def seats_by_state(monkeypatch):
     """Each AppTest session's browser seat is its session state's "_test_seat" (a reload: the same seat)."""
     seat = lambda: st.session_state.get("_test_seat")  # noqa: E731
     monkeypatch.setattr("ui.live_class.classroom.browser_seat", seat)
-    monkeypatch.setattr("ui.lessons.bar.browser_seat", seat)
+    monkeypatch.setattr("ui.lesson_bar.bar.browser_seat", seat)
 
 
 def _type_code(at, code: str) -> None:

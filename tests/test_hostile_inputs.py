@@ -38,15 +38,15 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
         "tests/test_bert_pages.py::test_every_bad_second_sentence_gives_a_similarity_or_a_prompt",
     ("ui/train/view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
     ("app_pages/attention_steps.py", "data_editor"): "test_bad_cells_in_the_attention_steps_tables",
-    ("ui/lessons/bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/lesson_bar/bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
     ("ui/live_class/teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
     ("ui/vocabulary.py", "text_input"): "test_bad_vocabulary_searches_find_nothing_and_show_no_markup",
-    ("ui/llm_heads.py", "text_area"): "tests/test_page_llm_heads.py::test_every_bad_text_gives_sinks_or_a_message",
+    ("ui/llm_heads/view.py", "text_area"): "tests/test_page_llm_heads.py::test_every_bad_text_gives_sinks_or_a_message",
     ("ui/llm/generation.py", "text_area"):
         "tests/test_llm_page.py::test_every_hostile_prompt_gives_a_generation_step_or_a_message",
     ("ui/attention/finder.py", "text_input"):
         "tests/test_page_head_finder.py::test_every_bad_second_text_gives_the_two_texts_or_a_message",
-    ("ui/llm_heads_finder.py", "text_input"):
+    ("ui/llm_heads/finder.py", "text_input"):
         "tests/test_page_head_finder.py::test_every_bad_finder_text_on_the_llm_heads_page_gives_a_ranking_or_a_message",
     ("ui/llm/answer.py", "text_input"): "tests/test_page_llm_answer.py::test_every_bad_text_gives_a_map_or_a_message",
 }

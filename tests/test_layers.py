@@ -2,6 +2,14 @@
 which; an import from a lower room into a higher one fails here by file and line, imports inside functions and under
 `if TYPE_CHECKING:` counted (a circle hides that way: tests/test_import_graph.py). docs/development.md draws it.
 
+A room is a folder or file at the project's top, or one inside ui/: ui/ stands on floors of its own, a room per
+feature (like a Flask blueprint) over the ui core, which is every other module of ui/. A file belongs to the most
+specific room that holds it (ui/lessons/questions.py to ui/lessons, ui/share.py to the core). A folder of ui/ is a room
+of the table or the core's by name (UI_CORE_FOLDERS), so a new one is placed on a floor on purpose. The spec registry
+(ui/specs/__init__.py) loads each room's spec modules by listing its folder, not by an import statement: they are the
+room's declaration to the core, as a model family's adapter registers itself; the table holds their own imports like
+every module's.
+
 Rooms on one floor do not import each other either (classroom and viz know nothing of one another). KNOWN_UPWARD lists
 the upward imports of today that are yet to move, each with where it should go: the list only shrinks (an entry that
 no longer exists fails too, so it is taken off when its import is).
@@ -17,45 +25,80 @@ ROOT = Path(__file__).resolve().parents[1]
 # Top to bottom: a room imports only rooms on lower floors (and the libraries).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("app.py", "asgi.py", "serve.py", "app_pages"),  # the entries: what `streamlit run` and serve.py start
-    ("ui",),  # the Streamlit layer: pages' views, the lesson bar, the live class's pages
+    ("ui/run.py",),  # the run's one order: the link, the navigation, the lesson bar, the sidebar, the page, the address
+    ("ui/lesson_bar",),  # the lesson bar and opening a stop: the guided lesson, and in a class the class's parts
+    ("ui/live_class",  # the live class: the Teacher page, peer instruction, a student's class question, the watch
+     "ui/llm_heads"),  # the LLM heads page: sinks, induction heads, the attention explorer's finder on SmolLM2
+    ("ui/lessons", "ui/attention", "ui/llm", "ui/train"),  # the guided lesson's files, questions, claims, measures;
+    # the attention explorer; the LLM page; the train page
+    ("ui",),  # the ui core: the session, state, display, links, the View, widget specs, errors, the loose pages' views
     ("serving",),  # the server around Streamlit: the gateway, the seat, the class's version route, HAProxy, warm-up
     ("runtime",),  # what a replica's sessions share, Streamlit-free: result store, fair queues, page slots, trainings
     ("classroom", "viz"),  # the class store and lessons; the charts (both Streamlit-free)
     ("model",),  # the models, their analyses and their references
     ("i18n",),  # the words
 )
+UI_CORE_FOLDERS = ("ui/specs",)  # folders of ui/ that are the core's, not rooms: the spec registry and its modules
 STREAMLIT_FREE = LAYERS.index(("runtime",))  # this floor and every one below it
 # (importing file, imported module): upward today, and where each goes (issue 54's floor plan).
 KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
+def _parts(path_or_module: str) -> tuple[str, ...]:
+    """'ui/lessons/bar.py', 'ui/lessons' and 'ui.lessons.bar' as ('ui', 'lessons', ...)."""
+    name = path_or_module.replace("\\", "/").removesuffix(".py")
+    return tuple(name.split("/") if "/" in name else name.split("."))
+
+
+ROOMS: dict[tuple[str, ...], tuple[str, int]] = {
+    _parts(name): (name, index) for index, rooms in enumerate(LAYERS) for name in rooms}
+
+
+def _room_and_floor(path_or_module: str) -> tuple[str, int] | None:
+    """The most specific room of the table that holds a file path or a dotted module, and its floor; None outside."""
+    parts = _parts(path_or_module)
+    return next((ROOMS[parts[:end]] for end in range(len(parts), 0, -1) if parts[:end] in ROOMS), None)
+
+
 def floor(path_or_module: str) -> int | None:
     """The floor (0 = top) of a file path or a dotted module; None outside the product (a library)."""
-    first = path_or_module.replace("\\", "/").split("/")[0].split(".")[0]
-    for index, rooms in enumerate(LAYERS):
-        if first in rooms or f"{first}.py" in rooms:
-            return index
-    return None
+    found = _room_and_floor(path_or_module)
+    return None if found is None else found[1]
 
 
 def room(path_or_module: str) -> str:
-    return path_or_module.replace("\\", "/").split("/")[0].split(".")[0]
+    """The table's room of a file path or a dotted module ('ui/lessons', 'ui' for the core); a library's top name."""
+    found = _room_and_floor(path_or_module)
+    return _parts(path_or_module)[0] if found is None else found[0]
 
 
 def product_files() -> list[Path]:
-    files = [ROOT / name for rooms in LAYERS for name in rooms if name.endswith(".py")]
-    return files + sorted(path for rooms in LAYERS for name in rooms if not name.endswith(".py")
-                          for path in (ROOT / name).rglob("*.py"))
+    tops = [name for rooms in LAYERS for name in rooms if "/" not in name]
+    files = [ROOT / name for name in tops if name.endswith(".py")]
+    return files + sorted(path for name in tops if not name.endswith(".py") for path in (ROOT / name).rglob("*.py"))
 
 
-def imports_of(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every absolute import in the file, at module level, in functions and under TYPE_CHECKING."""
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imports_of(path: Path, name: str | None = None) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, at module level, in functions and under TYPE_CHECKING: `from a
+    import b` is a.b when b is a module of the project (`from ui import lessons`); a relative import is resolved
+    from `name`, where the file stands in the project (default: where it is)."""
+    package = list(_parts(name or path.relative_to(ROOT).as_posix()))[:-1]
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            if module:
+                found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{alias.name}".lstrip(".")) for alias in node.names
+                      if _is_module(f"{module}.{alias.name}".lstrip("."))]
     return found
 
 
@@ -65,11 +108,11 @@ def wrong_way(files: list[Path], names: list[str] | None = None) -> list[tuple[s
     wrong = []
     for path, name in zip(files, names or [path.relative_to(ROOT).as_posix() for path in files], strict=True):
         here = floor(name)
-        for line, module in imports_of(path):
+        for line, module in imports_of(path, name):
             there = floor(module)
             if there is None or here is None or room(module) == room(name):
                 continue
-            if there < here or (there == here and room(module) != room(name)):
+            if there <= here:
                 wrong.append((name, line, module))
     return wrong
 
@@ -81,7 +124,7 @@ def streamlit_imports(files: list[Path], names: list[str] | None = None) -> list
     for path, name in zip(files, names or [path.relative_to(ROOT).as_posix() for path in files], strict=True):
         here = floor(name)
         if here is not None and here >= STREAMLIT_FREE:
-            found += [(name, line, module) for line, module in imports_of(path) if room(module) == "streamlit"]
+            found += [(name, line, module) for line, module in imports_of(path, name) if room(module) == "streamlit"]
     return found
 
 
@@ -92,7 +135,35 @@ def test_the_table_finds_an_upward_import_by_file_and_line(tmp_path):
     assert wrong_way([planted], ["model/planted.py"]) == [("model/planted.py", 4, "ui.display"),
                                                           ("model/planted.py", 5, "viz.attention")]
     assert wrong_way([planted], ["ui/planted.py"]) == []  # the same imports from the page layer run down
-    assert floor("app_pages/attention.py") == 0 and floor("i18n") == 6 and floor("torch") is None
+    assert floor("app_pages/attention.py") == 0 and floor("i18n") == len(LAYERS) - 1 and floor("torch") is None
+
+
+def test_the_table_finds_an_upward_import_between_the_rooms_of_ui(tmp_path):
+    planted = tmp_path / "planted.py"  # as if it were in the guided lesson's room: the live class, three ways
+    planted.write_text("from typing import TYPE_CHECKING\nfrom ui.state import analyse\nif TYPE_CHECKING:\n"
+                       "    from ui.live_class.classroom import teacher_class\ndef f():\n    import ui.lesson_bar.bar\n"
+                       "    from ui import live_class\n    from ..attention import view\n")
+    assert wrong_way([planted], ["ui/lessons/planted.py"]) == [
+        ("ui/lessons/planted.py", 4, "ui.live_class.classroom"), ("ui/lessons/planted.py", 6, "ui.lesson_bar.bar"),
+        ("ui/lessons/planted.py", 7, "ui.live_class"), ("ui/lessons/planted.py", 8, "ui.attention"),
+        ("ui/lessons/planted.py", 8, "ui.attention.view")]  # the explorer is on the lesson's floor: a sideways import
+    assert wrong_way([planted], ["ui/lesson_bar/planted.py"]) == []  # the bar stands above them all
+    # the core stands below every room of ui/ (its `..` would climb out of the project), the run's order above them
+    assert [module for _, _, module in wrong_way([planted], ["ui/planted.py"])] == [
+        "ui.live_class.classroom", "ui.lesson_bar.bar", "ui.live_class"]
+    assert wrong_way([planted], ["ui/run.py"]) == []
+    assert room("ui/lessons/questions.py") == room("ui.lessons.catalogue") == "ui/lessons"
+    assert room("ui/share.py") == room("ui.specs.common") == room("ui") == "ui" and room("ui.run") == "ui/run.py"
+    assert floor("ui/run.py") < floor("ui.lesson_bar.bar") < floor("ui.live_class") < floor("ui.lessons") < floor("ui")
+
+
+def test_every_folder_of_ui_is_a_room_or_the_core_s():
+    """A new folder of ui/ joins the table (or the core, by name), so it is placed on a floor on purpose; a room of
+    the table that is gone is taken off it."""
+    folders = {path.parent.relative_to(ROOT).as_posix() for path in (ROOT / "ui").glob("*/__init__.py")}
+    table = {name for rooms in LAYERS for name in rooms if name.startswith("ui/")}
+    assert folders - set(UI_CORE_FOLDERS) - table == set(), "a folder of ui/ not on the table (tests/test_layers.py)"
+    assert {name for name in table | set(UI_CORE_FOLDERS) if not (ROOT / name).exists()} == set()
 
 
 def test_every_import_runs_down_the_layer_table():

@@ -1,5 +1,5 @@
 """Lesson files of any shape: whatever parses as TOML but is not a lesson is listed as a problem with its file and
-line, never an exception; the other lessons and every page keep working (classroom/lessons.py, ui/lessons/bar.py)."""
+line, never an exception; the other lessons and every page keep working (classroom/lessons.py, ui/lesson_bar/bar.py)."""
 import json
 import math
 import re

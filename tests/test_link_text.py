@@ -1,5 +1,5 @@
 """Text from a link or a file name is shown as text: no link, image, autolink, HTML or shortcode is rendered from
-it, and the page fetches nothing from outside the app (ui/text.escape_markdown; ui/lessons/bar's notices)."""
+it, and the page fetches nothing from outside the app (ui/text.escape_markdown; ui/lesson_bar/bar's notices)."""
 import os
 import re
 import shutil

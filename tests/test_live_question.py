@@ -89,4 +89,4 @@ def test_the_reveal_is_drawn_by_the_question_alone_and_a_move_reruns_the_page(st
 
     teacher.move(2)
     at.run()
-    assert reruns == ["app"]  # the class moved: her whole page opens stop 2 (ui/lessons/bar._follow_class)
+    assert reruns == ["app"]  # the class moved: her whole page opens stop 2 (ui/lesson_bar/bar._follow_class)

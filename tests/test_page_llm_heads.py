@@ -10,7 +10,7 @@ from tests.app_links import assert_healthy, chart_specs, open_page, trace_array
 from tests.bad_inputs import load_bad_inputs
 from model.llama import MAX_TOKENS
 from ui.display import PAGE_WIDTH
-from ui.llm_heads import COPY_PROMPT
+from ui.llm_heads.view import COPY_PROMPT
 from ui.session import LabSession, LessonState
 from tests.test_llm_attention_page import token_axes_fit
 
@@ -144,12 +144,12 @@ def _counted(monkeypatch, module, names: list[str], calls: list[str] | None = No
 def test_a_stop_draws_its_own_section_and_the_rest_when_asked(monkeypatch, stop, section, drawn):
     """Issue 38 item 5: a stop of the LLM lesson draws (and computes) its own section of the page; the other
     sections, a dozen charts of 270 heads for the browser, come when the toggle under it is turned on."""
-    import ui.llm_heads
-    import ui.llm_heads_finder
+    import ui.llm_heads.view
+    import ui.llm_heads.finder
 
     sections = ["show_sinks", "sink_ids", "show_window", "show_induction", "induction_of", "show_copy"]
-    calls = _counted(monkeypatch, ui.llm_heads, sections)
-    _counted(monkeypatch, ui.llm_heads_finder, ["finder_section", "across_section"], calls)
+    calls = _counted(monkeypatch, ui.llm_heads.view, sections)
+    _counted(monkeypatch, ui.llm_heads.finder, ["finder_section", "across_section"], calls)
     at = open_page(None, {"lesson": "llm", "stop": str(stop), "presenter": "true"},
                    lab=LabSession(lesson=LessonState(answers={f"llm:{stop}": "2"})))
     assert sorted(calls) == sorted(drawn)
@@ -177,7 +177,7 @@ def test_the_page_and_the_lessons_measures_share_one_induction_and_one_sink_anal
     from classroom.measures import llm as measures
     from ui.lessons import measured
     from ui.lessons.catalogue import lessons
-    from ui.llm_heads import induction_view, sink_view
+    from ui.llm_heads.view import induction_view, sink_view
     from runtime.result_cache import RESULTS
 
     RESULTS.drop(lambda key: key[:2] in {("shared", "sink_analysis"), ("shared", "induction_analysis")})

@@ -1,7 +1,7 @@
 """A lesson stop's view is one value, whatever the path to it (issue 37): its link in a new session, Next from the
 stop before, Previous from the stop after, the teacher's move from any other stop, and Back from the stop after onto
 the address the stop wrote; in English and Korean, presenter mode on. No browser and no AppTest: the resolution
-(ui.view.resolve_view, through ui.lessons.stops.open_stop_view) works on a plain mapping and returns a View, and a page's drawing is modelled by what its widgets leave
+(ui.view.resolve_view, through ui.lesson_bar.stops.open_stop_view) works on a plain mapping and returns a View, and a page's drawing is modelled by what its widgets leave
 in the state (every value of the page fitted or defaulted, as ui.widget_spec.prepare does), so a value one stop
 leaves behind meets the next stop as it does in the app.
 
@@ -16,7 +16,7 @@ import pytest
 
 from classroom.lessons import load_lessons
 from ui.display import LANGUAGE, PRESENTER
-from ui.lessons.stops import open_stop_view
+from ui.lesson_bar.stops import open_stop_view
 from ui.lessons.catalogue import known_pages
 from ui.specs.common import MODEL
 from ui.state import example_sentences, get_model

@@ -170,7 +170,7 @@ def presenting() -> bool:
 
 def page_title(title: str) -> None:
     """The page's title, left out under a lesson stop's bar, which names the view (its stop title), in presenter mode
-    and wherever the stop shows a section of the page first (ui/lessons/bar decides): at 1280×720 the bar and a
+    and wherever the stop shows a section of the page first (ui/lesson_bar/bar decides): at 1280×720 the bar and a
     repeated title pushed the chart the stop is about below the fold."""
     if not lab_session().lesson.titled_by_lesson:
         st.title(title)

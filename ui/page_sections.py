@@ -67,7 +67,7 @@ def page_sections(page: str, rest_on_request: bool = False) -> PageSections:
     rest_on_request: at a stop naming a section, the other sections are drawn only once the toggle under it is on.
     """
     names = section_names(page)
-    first = lab_session().lesson.stop_section  # the section the open stop is about (set by ui/lessons/bar)
+    first = lab_session().lesson.stop_section  # the section the open stop is about (set by ui/lesson_bar/bar)
     shown = sorted(names, key=lambda name: name != first)  # stable: the others keep their page order
     containers = {name: st.container(key=f"section_{name}") for name in shown[:1]}
     drawn = frozenset(names)

@@ -2,7 +2,7 @@
 
 1. the link (ui/share.restore_from_url): the language the page titles are drawn in, and a shared view;
 2. the navigation (hidden: ui/page_menu draws the list, each link carrying its page's view);
-3. the lesson (ui/lessons/bar.lesson_bar): a stop's view is resolved (ui.share.open_view) before any widget;
+3. the lesson (ui/lesson_bar/bar.lesson_bar): a stop's view is resolved (ui.share.open_view) before any widget;
 4. the sidebar (the model and sentence widgets), then the page itself;
 5. the address (ui/share.write_to_url): after the page, whose widgets have set their defaults by then, so a page
    change adds one history entry; then the menu, the link to this view and the document's language.
@@ -16,7 +16,7 @@ import streamlit as st
 from ui.analysis_queue import page_turn
 from ui.display import document_language, preload_plotly, preload_plotly_when_idle, presenting, use_session_language
 from ui.errors import page_guard
-from ui.lessons.bar import lesson_bar, lesson_picker
+from ui.lesson_bar.bar import lesson_bar, lesson_picker
 from ui.page_list import PLOTLY_PAGES
 from ui.page_menu import navigation_pages, page_menu, page_menu_place
 from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url

@@ -67,7 +67,7 @@ class AddressState:
 
 @dataclass
 class LessonState:
-    """The open lesson and this user's way through it (ui/lessons/bar.py), and the flags its stop sets each run."""
+    """The open lesson and this user's way through it (ui/lesson_bar/bar.py), and the flags its stop sets each run."""
     lesson_id: str | None = None  # the open lesson, or None
     stop: int | None = None  # its stop, 1-based
     answers: dict[str, str] = field(default_factory=dict)  # {question id: canonical answer} (round 1, solo)

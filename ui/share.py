@@ -58,14 +58,14 @@ def restore_from_url() -> None:
     elif address.written is not None and st.query_params.to_dict() not in (address.written, {}):
         # The address is not the one this app wrote: the browser's Back or Forward button (each view the app
         # wrote is an entry of the browser's history) or an address edited by hand. It is a link: open its view
-        # (and ui/lessons/bar its lesson stop, reading opened_link()).
+        # (and ui/lesson_bar/bar its lesson stop, reading opened_link()).
         _read_link(st.query_params.to_dict())
     keep_view_state()
     carry_view_state()  # a value held only by a widget this run may not draw must not fall back to an older one
 
 
 def switch_page(page_left: str, target: str) -> NoReturn:
-    """st.switch_page to `target` under the address it will write (ui/lessons/bar: a stop on another page).
+    """st.switch_page to `target` under the address it will write (ui/lesson_bar/bar: a stop on another page).
 
     Streamlit sends the new query string before the new page (streamlit/commands/execution_control.switch_page sets
     st.query_params, whose page_info_changed message the frontend's handlePageInfoChanged pushes onto the browser's

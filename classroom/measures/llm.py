@@ -34,7 +34,7 @@ def _sink_ids(lab: LabModel, view: StopView) -> list[int]:
     return lab.encode(str(view["sink_text"]))
 
 
-# The LLM heads page (ui/llm_heads.py) and these measures read one result per process for each of its analyses: the
+# The LLM heads page (ui/llm_heads/view.py) and these measures read one result per process for each of its analyses: the
 # store's key names the model and the input, never the page, the session or its language.
 
 def shared_sinks(loaded: LoadedLlama, ids: Sequence[int]) -> SinkResult:

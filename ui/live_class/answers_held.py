@@ -1,6 +1,6 @@
 """What of the page this run draws waits for a question's time (classroom/answers_ahead.py decides; this asks it with
 this session's lesson, answers and classes, and says so where a whole page waits). Set by the lesson bar on every
-run (ui/lessons/bar.lesson_bar) before the page draws."""
+run (ui/lesson_bar/bar.lesson_bar) before the page draws."""
 from __future__ import annotations
 
 import streamlit as st

@@ -7,7 +7,7 @@ the question was about. Here the question's own rerun (by her class watch, ui/li
 class's version changed; no run while nothing changes) sees the class's new phase and redraws only itself: a peer-instruction phase (discussion, round 2) and the Reveal, where it draws the
 stop's section alone (ui.widget_spec.PageSection.alone; the whole page when the section has none, as before). The
 rest of the page comes with the student's next whole run: her "Show the whole page", the teacher's next move or a
-reload. When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lessons/bar._follow_class
+reload. When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lesson_bar/bar._follow_class
 opens the new stop). A head question keeps the old way (polls_itself). Every class rule stays in the store
 (ClassStore.answer: one answer, at the class's stop, none taken as right after the Reveal); this fragment only draws
 what the store says.

@@ -7,7 +7,7 @@ peer instruction: a student who saw them could tell the class, or answer again f
 and in peer instruction knowing them before round 2 would end the discussion. The store takes an answer only at the
 stop the class is on (ClassStore.answer): an answer to a stop the student looks back at is refused, and said so. Round 1's
 distribution is never shown to a student. Answers are kept as the store keeps them (one per round), so a reload or a
-replica's death finds both rounds again (the student's id is her seat's: ui/lessons/bar.student_id)."""
+replica's death finds both rounds again (the student's id is her seat's: ui/lesson_bar/bar.student_id)."""
 from __future__ import annotations
 
 import time

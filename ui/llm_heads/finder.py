@@ -26,7 +26,7 @@ from ui.attention.finder import chart_above, second_analysis, show_finder, show_
 from ui.display import projected_stop, shared_figure, show_chart, words_for
 from ui.page_sections import PageSections
 from runtime.result_cache import memoized
-from ui.specs.llm_heads import COLOUR_BY, FIND_TEXT, FIND_TEXT_B, QK_COLOUR, QK_HEAD
+from ui.llm_heads.specs import COLOUR_BY, FIND_TEXT, FIND_TEXT_B, QK_COLOUR, QK_HEAD
 from ui.state import analysis_of, checked_input, get_model
 from ui.widget_spec import prepare, spec_segmented
 from viz.head_finder import qk_scatter, rotary_share_bars

@@ -39,7 +39,7 @@ from ui.live_class.refusals import JOIN, message, teacher_action
 from ui.text import escape_markdown
 from ui.session import JoinClass, OpenLesson, lab_session
 from ui.share import opened_link, report_unfit_link_value, switch_page
-from ui.lessons.stops import go_to, leave, stop_number, url_extra
+from ui.lesson_bar.stops import go_to, leave, stop_number, url_extra
 from ui.view import Source
 
 FOLLOW_SECONDS = 3  # how often a waiting student's page asks whether the teacher admitted her

@@ -17,7 +17,7 @@ INDUCTION_LENGTH = WidgetSpec("llm_induction_length", "ind_len", 40, PAGE, optio
                               convert=int)
 INDUCTION_SEED = seed_spec("llm_induction_seed", "ind_seed", PAGE)
 # The head finder's text, its second text, the head it opened (the two-texts view and the head across many texts show
-# it) and how the many texts' points are coloured (ui/llm_heads_finder.py); the query and key tokens are the
+# it) and how the many texts' points are coloured (ui/llm_heads/finder.py); the query and key tokens are the
 # attention page's (ui/attention/finder_specs.py), so a lesson stop names them the same way on both pages.
 FIND_TEXT = WidgetSpec("llm_find_text", "find_text", COREFERENCE, PAGE, convert=sentence_text)
 FIND_TEXT_B = WidgetSpec("llm_find_text_b", "find_text_b", lambda state: contrast(FIND_TEXT.current(state)), PAGE,

@@ -1,5 +1,5 @@
 """Opening a lesson stop: its place in the lesson, the class's stop when the teacher moves it, the stop's view (one
-resolution for every path: ui.view.resolve_view) and the page it asks for. ui/lessons/bar.py calls it from Next,
+resolution for every path: ui.view.resolve_view) and the page it asks for. ui/lesson_bar/bar.py calls it from Next,
 Previous, a link, Back and Forward and the class's move; a student in a class never opens a stop after the class's."""
 from __future__ import annotations
 
