@@ -198,6 +198,8 @@ def test_a_held_request_ends_when_its_browser_goes_or_the_server_stops(store):
     assert answer == version and took < 3.0 and still_held == 0
 
 
+@pytest.mark.slow
+@pytest.mark.server  # a `streamlit run asgi.py` of its own
 def test_a_server_with_held_class_watches_stops_at_once(store, tmp_path):
     """`streamlit run asgi.py` told to stop (SIGTERM) while a student's class watch is held answers it and exits in
     seconds; uvicorn waits for open requests, so without release_held_requests_on_stop it took HOLD_SECONDS."""
