@@ -7,7 +7,9 @@ from model.sources import as_float32
 from ui.attention.defaults import (TEACHING_KIND, open_encoder_on_teaching_head, open_on_source_block_head,
                                    open_on_teaching_view)
 from ui.attention.view import attention_explorer
-from ui.display import chart_first, explanation, page_title, show_chart, strongest_shade, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, explanation, page_title, strongest_shade
 from ui.state import current_attention
 from ui.text import escape_markdown
 from ui.view import current_view

@@ -5,7 +5,9 @@ import streamlit as st
 
 from i18n import tr
 from model.foundations.attention_steps import INPUT_LIMIT, attention_stages, build_mask, multi_head_stages
-from ui.display import chart_first, explanation, page_title, presenting, projected_stop, show_chart, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, explanation, page_title, presenting, projected_stop
 from ui.page_sections import page_sections
 from ui.specs.attention_steps import D_K, D_MODEL, HEADS, MASK, MULTI_HEAD_MASK, PADDED, SEED, TOKENS
 from ui.widget_spec import knob_columns, secondary_number, spec_select, spec_select_slider, spec_slider

@@ -3,7 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.compare_view import length_chart, long_sentence_demo, side_by_side
-from ui.display import explanation, page_title
+from ui.presenter import explanation, page_title
 from ui.page_sections import page_sections
 from ui.state import get_model, no_steps_notice
 from ui.view import current_view

@@ -3,7 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.attention.decoding import decoding_explorer
-from ui.display import explanation, page_title
+from ui.presenter import explanation, page_title
 from ui.state import current_analysis
 from ui.view import current_view
 

@@ -3,7 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from model.checkpoint import CheckpointError
-from ui.display import page_title
+from ui.presenter import page_title
 from ui.specs.common import MODEL
 from ui.widget_spec import SENTENCE
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names

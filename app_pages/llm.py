@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from ui.display import explanation, page_title
+from ui.presenter import explanation, page_title
 from ui.llm.generation import gqa_view, generation_view, kv_cache_view, llm_model
 from ui.page_sections import page_sections
 

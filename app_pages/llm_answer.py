@@ -3,7 +3,7 @@ each head (Meng et al. 2022; Wang et al. 2022) and direct logit attribution (Elh
 import streamlit as st
 
 from i18n import tr
-from ui.display import chart_first, explanation, page_title
+from ui.presenter import chart_first, explanation, page_title
 from ui.llm.answer import LENS_MAX_TOKENS, answer_model, lens_input, patching_input, show_lens, show_patching
 from ui.llm.attribution import show_attribution, show_head_patching
 from ui.page_sections import page_sections

@@ -3,7 +3,7 @@ across many texts (Yeh et al. 2023) in SmolLM2-135M."""
 import streamlit as st
 
 from i18n import tr
-from ui.display import chart_first, explanation, page_title
+from ui.presenter import chart_first, explanation, page_title
 from ui.llm_heads.finder import show_finder_sections
 from ui.llm_heads.view import (induction_controls, induction_of, induction_values, show_copy, show_induction,
                                show_sinks, show_window, sink_ids, sink_input, smollm2)

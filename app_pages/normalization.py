@@ -3,7 +3,9 @@ import streamlit as st
 
 from i18n import tr
 from model.foundations.normalization import NORM_KINDS, normalization_demo, pooled_cells
-from ui.display import chart_first, explanation, page_title, presenting, show_chart, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, explanation, page_title, presenting
 from ui.specs.normalization import BATCH, FEATURE, FEATURES, KIND, LENGTH, POSITION, SEED, SEQUENCE
 from ui.widget_spec import knob_columns, prepare, secondary_number, spec_radio, spec_select, spec_slider
 from viz.normalization import (before_after_chart, cells_table, comparison_table, norm_kind_label, statistics_chart,

@@ -1,7 +1,7 @@
 """Positional encoding: the sinusoidal table, its curves, dials vs a binary counter, similarity, the rotation fact,
 RoPE."""
 from i18n import tr
-from ui.display import chart_first, explanation, page_title, presenting
+from ui.presenter import chart_first, explanation, page_title, presenting
 from ui.page_sections import page_sections
 from ui.specs.positional import POSITION
 from ui.widget_spec import prepare

@@ -3,7 +3,9 @@ import streamlit as st
 
 from i18n import tr
 from model.foundations.residual import gradient_profile
-from ui.display import explanation, page_title, presenting, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import explanation, page_title, presenting
 from runtime.result_cache import cached
 from ui.specs.residual import ACTIVATION, DEPTH, LAYER_NORM, SEED
 from ui.widget_spec import knob_columns, secondary_number, spec_radio, spec_slider, spec_toggle

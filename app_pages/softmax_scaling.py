@@ -7,7 +7,9 @@ from i18n import tr
 from model.foundations.scaling import (NOTES_DOT_EXAMPLES, NOTES_SOFTMAX_EXAMPLE, dot_product_samples,
                                        saturation_curve, softmax, softmax_jacobian, transformer_scale)
 from model.metrics import entropy
-from ui.display import explanation, page_title, presenting, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import explanation, page_title, presenting
 from ui.page_sections import page_sections
 from runtime.result_cache import cached
 from ui.specs.softmax_scaling import D_K, SCALE, SEED, V1_FACTOR

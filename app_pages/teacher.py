@@ -3,7 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.live_class.teacher import teacher_page
-from ui.display import explanation, page_title
+from ui.presenter import explanation, page_title
 
 page_title(tr("class_teacher.title"))
 with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the answers' chart higher up

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from i18n import tr
-from ui.display import explanation, page_title
+from ui.presenter import explanation, page_title
 from ui.train.view import download_buttons, launch, live_status, snapshot_viewer, training_form, upload_form
 
 page_title(tr("train.title"))

@@ -7,7 +7,7 @@ re-interpreted as a template.
 
 Pure Python (no Streamlit). Which language tr() uses comes from a provider function that the UI installs at the
 start of each run (ui/run.run_app: the browser session's choice); without one it is English. viz/ never calls
-tr(): a chart's words are built here by its caller (ui.display.words_for) and passed in.
+tr(): a chart's words are built here by its caller (ui.language.words_for) and passed in.
 """
 from __future__ import annotations
 

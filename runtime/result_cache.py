@@ -10,7 +10,7 @@ budget is computed and returned but not kept. Values are shared, not copied: cal
 
 What lives here (@memoized): every cache whose key a student's input chooses: ui.state.analyse (a text's maps),
 ui.attention.explain's explanations, head_importance and head_labels (per model id, a student's trained models
-included), ui.display's shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads.view's sink, window,
+included), ui.charts' shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads.view's sink, window,
 induction and copy views, ui.llm.generation's first-step preview, ui.vocabulary's word vectors and
 ui.positional_view's demos, the foundations pages' sweeps (residual, softmax scaling), and the lesson measures'
 shared results (classroom/shared_results.py: the answer page's patching sweeps, which its stops' questions read
@@ -49,7 +49,7 @@ ENV_VAR = "ATTENTION_LAB_CACHE_MB"
 # Headroom of a replica over its idle size (deploy/README.md, "Sizing"): what the kept results may add.
 DEFAULT_BUDGET_MB = 600
 HEAVY_SECONDS = 0.5  # a computation this long gives its freed transients back to the OS when it is done
-# The prefix of the attributes the project keeps on a plotly figure (viz/chart_data.py, ui/display.py): weighed with it
+# The prefix of the attributes the project keeps on a plotly figure (viz/chart_data.py, ui/charts.py): weighed with it
 OWN_FIGURE_ATTRIBUTES = "_attention_lab_"
 KEEP_SECONDS = 0.05  # a computation this long is kept in the folder too, where there is one (runtime/kept_results.py)
 # The arguments of a memoized function that name a model: its result is kept beyond the process only when the weights
@@ -101,7 +101,7 @@ def nbytes(value: Any, _seen: set | None = None) -> int:
             + (nbytes(vars(value), seen) if hasattr(value, "__dict__") else 0)
     figure_data = getattr(value, "_data", None)
     if isinstance(figure_data, list) and hasattr(value, "_layout"):  # a plotly figure: its traces and layout
-        # and what the project keeps on it: its chart data (viz/chart_data.py), its words (ui/display.py)
+        # and what the project keeps on it: its chart data (viz/chart_data.py), its words (ui/charts.py)
         own = [kept for name, kept in vars(value).items() if name.startswith(OWN_FIGURE_ATTRIBUTES)]
         return sys.getsizeof(value) + nbytes(figure_data, seen) + nbytes(value._layout, seen) + nbytes(own, seen)
     if hasattr(value, "__dict__") and not isinstance(value, type):

@@ -2,9 +2,9 @@
 
 Streamlit's front end imports its Plotly chunk (`static/js/PlotlyChart.<hash>.js`, 4.7 MB of JavaScript) only when a
 tab's first Plotly chart arrives, after the websocket has connected and the page's first run has sent its elements.
-ui/display.preload_plotly moves that import to the run's first element; this moves it earlier still, to the page load
-itself. The HTML of a Plotly page's address gets a `<link rel="modulepreload">` of the chunk (fetched from the head on)
-and a module script that imports it once the document is parsed, so the browser evaluates plotly.js (one long task)
+ui/plotly_loader.preload_plotly moves that import to the run's first element; this moves it earlier still, to the page
+load itself. The HTML of a Plotly page's address gets a `<link rel="modulepreload">` of the chunk (fetched from the head
+on) and a module script that imports it once the document is parsed, so the browser evaluates plotly.js (one long task)
 while it waits for the websocket and the page's first run, instead of after the first elements arrive: the first
 elements come a little later and the chart sooner, and the chart is what such a page is opened for. A modulepreload
 alone (fetched and compiled, not evaluated) would not do: evaluating is the cost.
@@ -39,7 +39,7 @@ def preload_link(chunk: str) -> bytes:
     # Relative, like the front end's own links in index.html: it resolves under server.baseUrlPath too. The link
     # fetches the chunk from the head on; the module script imports it once the document is parsed (module scripts
     # run in order, after the front end's own index module has started it), and leaves the promise where
-    # ui/display.preload_plotly's element looks before importing it again.
+    # ui/plotly_loader.preload_plotly's element looks before importing it again.
     return (f'<link rel="modulepreload" crossorigin href="./static/js/{chunk}">'
             f'<script type="module">window.__plotlyPreload = window.__plotlyPreload'
             f' || import("./static/js/{chunk}").catch(() => null);</script>').encode()

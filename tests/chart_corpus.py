@@ -1,4 +1,4 @@
-"""Every chart builder of viz/ that the pages show through ui/display.show_chart, built on small fixed inputs (token
+"""Every chart builder of viz/ that the pages show through ui/charts.show_chart, built on small fixed inputs (token
 text with markup, formula characters, repeats and spaces; masks, padding, gaps): the charts whose CSV and words
 tests/test_chart_outputs.py pins.
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.display import words_for
+from ui.language import words_for
 from viz.analysis import layers_by_heads, pattern_grid, pruning_curve_chart, survival_bars
 from viz.attention import attention_heatmap, attention_lines, difference_heatmap, head_grid, probability_bars
 from viz.encoder import token_movement_bars

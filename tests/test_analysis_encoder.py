@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-import ui.display  # noqa: F401  (installs the session language provider)
+import ui.language  # noqa: F401  (installs the session language provider)
 from i18n import translate
 from model.explain.explanations import encoder_explanations
 from model.explain.fixed_sets import ENCODER_SENTENCES

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import i18n
-import ui.display  # its _session_language is the language provider each run installs (ui/run.run_app)
+import ui.language  # its _session_language is the language provider each run installs (ui/run.run_app)
 from i18n import translate
 from tests.app_links import chart_specs, csv_chart_keys, fragment_ids, open_from_link, open_page, query_param
 from ui.errors import GUARD_MESSAGE
@@ -19,7 +19,7 @@ from viz.attention import (attention_heatmap, attention_lines, attention_table, 
 from viz.chart_data import chart_data
 from viz.export import chart_table
 from viz.presentation import BASE_FONT
-from ui.display import words_for
+from ui.language import words_for
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
@@ -83,7 +83,7 @@ def test_attention_page_in_korean(monkeypatch):
     # AppTest re-serialises selectboxes through format_func outside the script thread, where the session's
     # language is unknown; pin the provider each run installs to Korean so that the second run sees the same labels
     # as the first.
-    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
+    monkeypatch.setattr(ui.language, "_session_language", lambda: "ko")
     at = open_page("attention", sentence="i am a student", lang="ko")
     assert at.title[0].value == translate("ko", "attention.title") != translate("en", "attention.title")
     intro = translate("ko", "attention.intro", shade=translate("ko", "lecture.shade_dark"))

@@ -5,7 +5,7 @@ import numpy as np
 
 import pytest
 
-import ui.display
+import ui.language
 from i18n import translate
 from model.bert import MINILM_NAME
 from model.sources import analyse_encoder
@@ -139,7 +139,7 @@ def test_pages_that_need_a_decoder_say_so_for_an_encoder(page_name):
 
 
 def test_encoder_attention_page_in_korean(monkeypatch):
-    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")  # the provider each run installs
+    monkeypatch.setattr(ui.language, "_session_language", lambda: "ko")  # the provider each run installs
     at = _open(sentence=COREFERENCE, lang="ko")
     assert translate("ko", "bert.self_only") in [m.value for m in at.markdown]
     assert at.toggle(key="bert_merge_words").label == translate("ko", "bert.merge_words")

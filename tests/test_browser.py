@@ -33,7 +33,7 @@ def test_hostile_input_is_shown_as_text(page: Page, app_url):
     set_sentence(page, "<img src=x onerror=alert(1)> **bold** <script>alert(1)</script>")
     expect(page.get_by_text(re.compile("not in this model's vocabulary"))).to_be_visible()
     assert page.locator("img[src='x']").count() == 0
-    # the page's own scripts (ui/display.preload_plotly) are there; none holds the typed text, and nothing ran it
+    # the page's own scripts (ui/plotly_loader.preload_plotly) are there; none holds the typed text, and nothing ran it
     assert not [text for text in page.locator("main script").all_inner_texts() if "alert" in text]
     assert dialogs == []
     assert page.locator("main strong", has_text="bold").count() == 0

@@ -1,9 +1,9 @@
-"""plotly.js starts loading with the page itself (serving/plotly_preload: a modulepreload in the HTML of a Plotly
-page's address) and is imported with the page's first element (ui/display.preload_plotly), in a new tab, before the
+"""plotly.js starts loading with the page itself (serving/plotly_preload: a modulepreload in the HTML of a Plotly page's
+address) and is imported with the page's first element (ui/plotly_loader.preload_plotly), in a new tab, before the
 page's first Plotly chart arrives: stop 17 (the real encoder's grid) asks for Streamlit's Plotly chunk once, before its
-first delta is drawn, and its chart is then drawn from that one module. Home, which draws no Plotly chart, loads it
-once its own page is drawn and the browser is idle (ui/display.preload_plotly_when_idle), so that the lesson its
-button opens in the same tab finds it evaluated. The hidden elements take no room."""
+first delta is drawn, and its chart is then drawn from that one module. Home, which draws no Plotly chart, loads it once
+its own page is drawn and the browser is idle (ui/plotly_loader.preload_plotly_when_idle), so that the lesson its button
+opens in the same tab finds it evaluated. The hidden elements take no room."""
 import json
 
 from playwright.sync_api import Page, expect

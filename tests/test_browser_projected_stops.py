@@ -12,7 +12,7 @@ outside a lesson, in English at the desk and Korean projected; a stop draws its 
 The focus element: the stop's section when it names one (ui/page_sections.py), and then its first chart or table
 too, at least CHART_SEEN px of it (issue 51 found a section on the first screen with only its chart's title);
 otherwise the page's first chart, table or form outside the lesson bar (the page puts it first under a projected
-stop: ui/display.chart_first).
+stop: ui/presenter.chart_first).
 Measured, not assumed: element boxes and computed font sizes as the browser lays them out.
 """
 from urllib.parse import parse_qsl, urlsplit

@@ -7,7 +7,7 @@ import pytest
 from i18n import translate
 from tests.app_links import chart_figures, open_from_link
 from viz.matrices import matrix_figure
-from ui.display import words_for
+from ui.language import words_for
 
 
 def test_a_masked_matrix_labels_each_cell_once():

@@ -12,7 +12,7 @@ import pandas as pd
 
 from i18n import using_language
 from tests.chart_corpus import chart_builders
-from ui.display import words_for
+from ui.language import words_for
 from viz.chart_data import chart_data
 from viz.export import chart_csv
 from viz.summary import chart_summary

@@ -13,7 +13,7 @@ from viz.attention import attention_heatmap, head_grid, probability_bars
 from viz.chart_data import chart_data
 from viz.summary import chart_summary, plain
 from viz.training import training_curves
-from ui.display import words_for
+from ui.language import words_for
 
 TOKENS_Q, TOKENS_K = ["je", "suis", "étudiant"], ["i", "am", "a", "student"]
 

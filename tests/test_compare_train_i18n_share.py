@@ -5,7 +5,7 @@ import pickle
 import pytest
 import torch
 
-import ui.display
+import ui.language
 from i18n import translate
 from model.train import TrainConfig
 from tests.app_links import chart_titles, csv_chart_keys, lab_session_of, open_page, shipped_checkpoint_upload
@@ -152,7 +152,7 @@ def test_train_presenter_mode_hides_advanced_settings_downloads_and_upload(finis
 def test_upload_error_in_korean_wraps_the_english_detail(monkeypatch):
     # AppTest formats the other widgets' values with their format_func in this (session-less) thread, which reads
     # English by default; make this whole test Korean (the provider each run installs) so the Korean options match.
-    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
+    monkeypatch.setattr(ui.language, "_session_language", lambda: "ko")
     _, sidecar = shipped_checkpoint_upload()
     at = open_page("train", lang="ko")
     at.file_uploader(key="upload_files").set_value([("mine.safetensors", pickle.dumps({"w": torch.zeros(3)}),

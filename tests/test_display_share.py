@@ -9,7 +9,8 @@ import pytest
 
 from i18n import translate
 from tests.app_links import open_page
-from ui.display import copy_of_own_figure, words_for
+from ui.charts import copy_of_own_figure
+from ui.language import words_for
 from viz.attention import attention_heatmap, attention_lines, head_grid, probability_bars
 from viz.chart_data import chart_data
 from viz.export import chart_csv, chart_table
@@ -150,7 +151,9 @@ def _draw_one_shared_chart_twice():
     import numpy as np
     import streamlit as st
 
-    from ui.display import PRESENTER, shared_figure, show_chart, words_for
+    from ui.charts import shared_figure, show_chart
+    from ui.language import words_for
+    from ui.presenter import PRESENTER
     from viz.attention import attention_heatmap
 
     long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads"
@@ -192,7 +195,7 @@ def test_a_shared_figure_is_made_ready_to_draw_once_per_way_of_showing_it():
     """Issue 38 item 6: after a Reveal every student of the class draws the stop's chart; the shown copy of a shared
     figure (its title wrapped, or projected; its labels thinned) is made once per process and way of showing it and
     is the same object for every session, while another way of showing it (projected, a column) gets its own."""
-    from ui.display import SHARED_KEY, _as_shown, _shown_shared, shared_figure
+    from ui.charts import SHARED_KEY, _as_shown, _shown_shared, shared_figure
 
     long_title = "Cross-attention at step 3 · layer 1 · all heads, averaged over the heads, for every student"
     fig = shared_figure(("test_display_share", "shown once"),

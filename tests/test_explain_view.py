@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-import ui.display  # noqa: F401  (installs the session language provider)
+import ui.language  # noqa: F401  (installs the session language provider)
 from tests.app_links import chart_figures, chart_titles, open_from_link, trace_array
 from ui.session import LabSession, TrainingState
 from viz.analysis import pattern_grid, pruning_curve_chart
-from ui.display import words_for
+from ui.language import words_for
 
 SENTENCE = "i am not a student because my cat is big"
 

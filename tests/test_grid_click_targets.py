@@ -6,7 +6,7 @@ import numpy as np
 from viz.attention import CLICK_TARGETS, CLICK_TARGETS_MAX, grid_head, head_grid, tile_origin
 from viz.chart_data import chart_data
 from viz.export import chart_table
-from ui.display import words_for
+from ui.language import words_for
 
 
 def _targets(fig):

@@ -31,7 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "ui/llm_heads"),  # the LLM heads page: sinks, induction heads, the attention explorer's finder on SmolLM2
     ("ui/lessons", "ui/attention", "ui/llm", "ui/train"),  # the guided lesson's files, questions, claims, measures;
     # the attention explorer; the LLM page; the train page
-    ("ui",),  # the ui core: the session, state, display, links, the View, widget specs, errors, the loose pages' views
+    ("ui",),  # the ui core: the session, state, language, presenter mode, charts, links, the View, widget specs,
+    # errors, the loose pages' views
     ("serving",),  # the server around Streamlit: the gateway, the seat, the class's version route, HAProxy, warm-up
     ("runtime",),  # what a replica's sessions share, Streamlit-free: result store, fair queues, page slots, trainings
     ("classroom", "viz"),  # the class store and lessons; the charts (both Streamlit-free)
@@ -130,9 +131,9 @@ def streamlit_imports(files: list[Path], names: list[str] | None = None) -> list
 
 def test_the_table_finds_an_upward_import_by_file_and_line(tmp_path):
     planted = tmp_path / "planted.py"  # as if it were model/planted.py: a function-level import of the page layer
-    planted.write_text("import torch\nfrom model.llama import LlamaModel\ndef f():\n    from ui.display import presenting\n"
-                       "    import viz.attention\n")
-    assert wrong_way([planted], ["model/planted.py"]) == [("model/planted.py", 4, "ui.display"),
+    planted.write_text("import torch\nfrom model.llama import LlamaModel\ndef f():\n"
+                       "    from ui.presenter import presenting\n    import viz.attention\n")
+    assert wrong_way([planted], ["model/planted.py"]) == [("model/planted.py", 4, "ui.presenter"),
                                                           ("model/planted.py", 5, "viz.attention")]
     assert wrong_way([planted], ["ui/planted.py"]) == []  # the same imports from the page layer run down
     assert floor("app_pages/attention.py") == 0 and floor("i18n") == len(LAYERS) - 1 and floor("torch") is None

@@ -9,7 +9,8 @@ from model.gguf_weights import SMOLLM2_NAME
 from model.llama import MAX_TOKENS
 from tests.app_links import chart_specs, chart_titles, open_from_link, open_page, query_param, trace_array
 from ui.attention.view import GRID_MAX_CELLS, GRID_PAGE, GRID_PAGE_LAYERS
-from ui.display import PAGE_WIDTH, words_for
+from ui.language import words_for
+from ui.screen import PAGE_WIDTH
 from viz.attention import grid_head, head_grid
 from viz.encoder import LABEL_FONT, label_pitch, label_rooms
 from viz.chart_data import chart_data

@@ -7,7 +7,7 @@ from model.explain.induction import induction_analysis, induction_analysis_with_
 from model.explain.kinds import head_label
 from viz.llm_heads import (attention_row_bars, layer_means, layers_by_heads_map, ranked_next_tokens,
                            window_loss_bars)
-from ui.display import words_for
+from ui.language import words_for
 
 
 def test_a_layers_by_heads_map_labels_the_chosen_heads_by_their_1_based_names():

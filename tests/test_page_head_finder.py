@@ -4,7 +4,7 @@ ranking shown is model.explain.head_finder's, the link names the two tokens and 
 import numpy as np
 import pytest
 
-import ui.display
+import ui.language
 
 from i18n import translate
 from model.bert import MINILM_NAME
@@ -115,7 +115,7 @@ def test_two_texts_opened_on_the_pages_head_offers_the_finders_strongest_one(min
 
 def test_the_attention_pages_finder_and_two_texts_in_korean(monkeypatch):
     # AppTest re-serialises widgets through format_func outside the script thread (tests/test_attention_i18n_share.py)
-    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
+    monkeypatch.setattr(ui.language, "_session_language", lambda: "ko")
     at = open_page("attention", {**FIND, "lang": "ko"})
     title = translate("ko", "head_finder.chart.title", query="it", key_token="animal", top=15,
                       kind=translate("ko", "attention.kinds.encoder_self"))
@@ -158,7 +158,7 @@ def test_the_llm_heads_page_finds_a_head_and_shows_it_across_many_texts(smollm2)
 
 
 def test_the_llm_heads_pages_finder_in_korean(monkeypatch):
-    monkeypatch.setattr(ui.display, "_session_language", lambda: "ko")
+    monkeypatch.setattr(ui.language, "_session_language", lambda: "ko")
     at = open_page("llm_heads", {"find_q": "it", "find_k": "animal", "lang": "ko"})
     headers = [h.value for h in at.header]
     assert headers[-2:] == [translate("ko", "head_finder.finder_title"), translate("ko", "head_finder.across_title")]

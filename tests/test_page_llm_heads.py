@@ -9,7 +9,7 @@ from i18n import translate
 from tests.app_links import assert_healthy, chart_specs, open_page, trace_array
 from tests.bad_inputs import load_bad_inputs
 from model.llama import MAX_TOKENS
-from ui.display import PAGE_WIDTH
+from ui.screen import PAGE_WIDTH
 from ui.llm_heads.view import COPY_PROMPT
 from ui.session import LabSession, LessonState
 from tests.test_llm_attention_page import token_axes_fit

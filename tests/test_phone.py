@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from tests.browser_steps import wait_idle
 from tests.chart_text import clipped_titles, open_folded_sections
-from ui.display import is_phone
+from ui.screen import is_phone
 
 IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
           "Version/17.5 Mobile/15E148 Safari/604.1")

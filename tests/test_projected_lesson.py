@@ -9,7 +9,7 @@ from ui.lessons.catalogue import known_pages
 from viz.attention import head_grid
 from viz.presentation import (BASE_FONT, MIN_PROJECTED_TEXT, PROJECTED_PAGE_TITLE_WIDTH, TITLE_WIDTH, _width,
                                for_projection)
-from ui.display import words_for
+from ui.language import words_for
 
 
 def test_a_projected_stop_shows_its_title_and_text_and_not_the_page_title_again():

@@ -6,7 +6,7 @@ import torch
 from model.foundations.rope import (SMOLLM2_HEAD_DIM, SMOLLM2_ROPE_BASE, analyse_rope, pair_angles,
                                     rotate_by_position)
 from viz.rope import rotation_of_pairs, score_at_distance, scores_by_position
-from ui.display import words_for
+from ui.language import words_for
 
 
 def test_the_rotation_is_the_llms_and_turns_each_pair_by_p_theta():

@@ -15,7 +15,8 @@ from __future__ import annotations
 import pytest
 
 from classroom.lessons import load_lessons
-from ui.display import LANGUAGE, PRESENTER
+from ui.language import LANGUAGE
+from ui.presenter import PRESENTER
 from ui.lesson_bar.stops import open_stop_view
 from ui.lessons.catalogue import known_pages
 from ui.specs.common import MODEL

@@ -5,7 +5,7 @@ import pytest
 from model.metrics import head_statistics
 from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, head_grid, head_statistics_table,
                            html_escaped, probability_bars)
-from ui.display import words_for
+from ui.language import words_for
 
 TOKENS = ["i", "am", "a", "a", "<eos>"]
 

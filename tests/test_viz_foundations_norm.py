@@ -6,7 +6,7 @@ from model.foundations.normalization import NORM_KINDS, normalization_demo, pool
 from model.foundations.residual import gradient_profile
 from viz.normalization import before_after_chart, comparison_table, statistics_chart, tensor_grid
 from viz.residual import gradient_norm_chart
-from ui.display import words_for
+from ui.language import words_for
 
 
 @pytest.fixture

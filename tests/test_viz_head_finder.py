@@ -7,7 +7,7 @@ import i18n
 from i18n import translate
 from model.sources import KindMaps
 from ui.attention.finder_specs import contrast, default_pair, named_token, token_names
-from ui.display import words_for
+from ui.language import words_for
 from viz.attention import attention_heatmap
 from viz.words import Words
 from viz.head_finder import highlight_row, qk_scatter, ranked_head, ranking_bars, ranking_table, rotary_share_bars

@@ -5,7 +5,7 @@ import numpy as np
 
 from viz.llm import (CHOSEN, COMPUTED, REUSED, attention_row_chart, cache_layers_chart, kv_groups_chart,
                      next_token_chart, work_per_step_chart)
-from ui.display import words_for
+from ui.language import words_for
 
 
 def test_next_token_bars_mark_the_chosen_candidate_and_show_spaces_and_markup_as_text():

@@ -5,7 +5,7 @@ import pytest
 
 import i18n
 from i18n import translate
-from ui.display import words_for
+from ui.language import words_for
 from viz.llm_answer import (CELL_TEXT_CHARACTERS, COMPACT_ROW_PX, LENS_TEXT_COLUMNS, ROW_PX, attribution_bars,
                             attribution_parts, cell_text,
                             heads_map, lens_map, patching_columns, patching_map, rank_by_layer, sink_heads_table)

@@ -1,5 +1,5 @@
 """viz/ holds no language: no module of it imports i18n or calls tr(), every chart's words come from its caller
-(viz/words.Words, built by ui.display.words_for), and nothing chooses a language when it is imported."""
+(viz/words.Words, built by ui.language.words_for), and nothing chooses a language when it is imported."""
 import ast
 import subprocess
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from i18n import LANGUAGES, strings, translate, using_language
-from ui.display import words_for
+from ui.language import words_for
 
 ROOT = Path(__file__).resolve().parents[1]
 VIZ = sorted((ROOT / "viz").glob("*.py"))

@@ -8,7 +8,7 @@ import pytest
 from model.foundations.positional import CURVE_SAMPLES, analyse_sinusoidal
 from viz.positional import (curves_table, dials_and_counter, dials_table, dimension_curves, dimension_name,
                             encoding_heatmap, rotation_check, rotation_matrix_heatmap, similarity_by_offset, similarity_heatmap)
-from ui.display import words_for
+from ui.language import words_for
 
 
 @pytest.fixture(scope="module")

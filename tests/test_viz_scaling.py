@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from model.foundations.scaling import dot_product_samples
-from ui.display import words_for
+from ui.language import words_for
 from viz.scaling import HISTOGRAM_BINS, density_bins, dot_product_histogram
 
 

@@ -8,7 +8,9 @@ import streamlit as st
 from i18n import tr
 from model.data import detokenize, shipped_held_out_by_length
 from model.sources import AnalysedInput
-from ui.display import chart_first, presenting, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, presenting
 from ui.models import family_label, shipped_model_info
 from ui.state import analyse, get_model, show_input_notices
 from ui.text import check_sentence, escape_markdown
@@ -96,7 +98,7 @@ def side_by_side(text: str | None) -> None:
     left, right = st.columns(2)
     (bahdanau,) = results["bahdanau"].maps.values()  # its one additive alignment, (1, 1, T_out + 1, T_src)
     queries, keys, alignment = bahdanau.query_tokens, bahdanau.key_tokens, bahdanau.weights[0, 0]
-    # the same sentence for a whole class: each figure is built once and shared (ui/display.shared_figure)
+    # the same sentence for a whole class: each figure is built once and shared (ui/charts.shared_figure)
     figure = shared_figure(("cmp_bahdanau", MODELS["bahdanau"], sentence),
                            lambda: attention_heatmap(alignment, queries, keys, tr("compare.bahdanau_title"),
                                                      words=words_for("attention")))

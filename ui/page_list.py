@@ -14,7 +14,7 @@ class AppPage:
     name: str  # the script app_pages/<name>.py, and the page's url path (a lesson stop's `page`)
     title_key: str  # i18n key of its title in the menu
     icon: str
-    plotly: bool = True  # it draws Plotly charts (app.py starts loading plotly.js with its run: ui/display)
+    plotly: bool = True  # it draws Plotly charts (app.py starts loading plotly.js with its run: ui/plotly_loader.py)
 
 
 # (i18n key of the section title, its pages), in menu order; the first page is the default one (the app's root).

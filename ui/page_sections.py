@@ -6,7 +6,7 @@ page_sections() gives it. The containers are made in the order they are shown, t
 the others in page order after it, so a stop about the third section opens on that section (projected at
 1280×720, its chart starts above the fold) and the rest of the page is still there below it. The page's code keeps
 its own order: a section may use a value a section shown after it has set (the d_k slider of section 1).
-While a stop shows a section first, the page's explanations fold (ui/display.explanation), as in presenter mode.
+While a stop shows a section first, the page's explanations fold (ui/presenter.explanation), as in presenter mode.
 
 A page whose sections are each heavy for the browser (the LLM heads page: a dozen charts of SmolLM2's 270 heads)
 draws the others only when asked (`rest_on_request`): at a stop it draws the stop's section and, under it, a toggle
@@ -24,7 +24,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
 from serving.internals import StreamlitAPIException
-from ui.display import projected_stop
+from ui.presenter import projected_stop
 from ui.session import WidgetKey, lab_session
 from ui.specs import SECTIONS
 from ui.view import page_specs

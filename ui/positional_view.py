@@ -9,7 +9,9 @@ from streamlit.delta_generator import DeltaGenerator
 from i18n import tr
 from model.foundations.positional import SinusoidalAnalysis, analyse_sinusoidal, summarize_position_table
 from model.foundations.rope import SMOLLM2_ROPE_BASE, RopeAnalysis, analyse_rope
-from ui.display import explanations_folded, folded_section, presenting, shared_figure, show_chart, words_for
+from ui.charts import folded_section, shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import explanations_folded, presenting
 from ui.specs.positional import D_MODEL, DIMS, LENGTH, OFFSET, POSITION, folded_key
 from ui.state import get_model, selected_model_id
 from ui.text import escape_markdown

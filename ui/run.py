@@ -14,7 +14,9 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.analysis_queue import page_turn
-from ui.display import document_language, preload_plotly, preload_plotly_when_idle, presenting, use_session_language
+from ui.language import document_language, use_session_language
+from ui.plotly_loader import preload_plotly, preload_plotly_when_idle
+from ui.presenter import presenting
 from ui.errors import page_guard
 from ui.lesson_bar.bar import lesson_bar, lesson_picker
 from ui.page_list import PLOTLY_PAGES

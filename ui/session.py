@@ -77,7 +77,7 @@ class LessonState:
     url_read: bool = False  # the session's first address has been read for its lesson and class
     switch_to: str | None = None  # the page go_to asked for
     pending: OpenLesson | JoinClass | None = None  # asked for in the sidebar (or on the Teacher page): next run
-    # set by the lesson bar on every run, read by the other rooms (ui/display.py, ui/page_sections.py, ui/llm):
+    # set by the lesson bar on every run, read by the other rooms (ui/presenter.py, ui/page_sections.py, ui/llm):
     titled_by_lesson: bool = False  # the lesson bar names the view shown (the page's title is left out)
     stop_section: str | None = None  # the section of the page the open stop shows first
     stop_asks: bool = False  # the open stop, on its page, asks its own question (the page asks none of its own)

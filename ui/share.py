@@ -30,7 +30,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.analysis_queue import page_turn
-from ui.display import IMAGE_FORMAT
+from ui.charts import IMAGE_FORMAT
 from ui.errors import lab_fragment, page_guard
 from ui.session import lab_session, widget_values
 from ui.specs import KEPT_ONLY, SPECS

@@ -5,7 +5,10 @@ import streamlit as st
 
 from i18n import LANGUAGES, tr
 from model.checkpoint import CheckpointError
-from ui.display import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS, LANGUAGE, PLOTLY_PRELOAD, presenting
+from ui.charts import CHART_WORDS, IMAGE_FORMAT, IMAGE_FORMATS
+from ui.language import LANGUAGE
+from ui.plotly_loader import PLOTLY_PRELOAD
+from ui.presenter import presenting
 from ui.models import device_label, local_model_entries
 from ui.session import WidgetKey, lab_session, set_option_values_again
 from ui.specs.common import LANGUAGE_SPEC, PRESENTER_SPEC

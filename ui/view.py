@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ui.display import LANGUAGE, PRESENTER
+from ui.language import LANGUAGE
+from ui.presenter import PRESENTER
 from ui.session import widget_values
 from ui.specs import SPECS
 from ui.specs.common import LANGUAGE_SPEC, MODEL, PRESENTER_SPEC

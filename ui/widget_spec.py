@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.display import presenting
+from ui.presenter import presenting
 from ui.session import widget_values
 from ui.text import MAX_INPUT_CHARS
 
@@ -122,7 +122,7 @@ class PageSection:
     """A part of a page (its subheader and what follows) that a lesson stop may name: `section = "row"` shows that
     part first when the stop opens (ui/page_sections.py). Declared in ui/specs/<page>.py as SECTIONS, in page order."""
     name: str  # the id lesson files use; also the container's key: CSS class st-key-section_<name>
-    folded_key: str | None = None  # a folded section's expander key (ui/display.folded_section): the stop opens it
+    folded_key: str | None = None  # a folded section's expander key (ui/charts.folded_section): the stop opens it
     # The section alone, as its page draws it from the view (no value the page computes before it): a student's live
     # question draws it under her answer at the class's Reveal, in that fragment's own rerun (ui/live_class/
     # live_question.py). None: the section needs the page around it, and the Reveal reruns her whole page.

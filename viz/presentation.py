@@ -69,7 +69,7 @@ def balanced_wrap(title: str, width: int) -> str:
 
 # Copies a figure for fit_title, which never changes the figure it is given. go.Figure(fig) validates every property
 # again (as costly as building it); a caller that knows its figure came from plotly already validated
-# may pass a cheaper copy (ui/display.py passes serving/internals.py's). Only a title changes on that copy, so skipping
+# may pass a cheaper copy (ui/charts.py passes serving/internals.py's). Only a title changes on that copy, so skipping
 # validation changes nothing drawn (tests/test_display_share.py compares the two).
 FigureCopy = Callable[[go.Figure], go.Figure]
 

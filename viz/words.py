@@ -2,7 +2,7 @@
 
 A chart builder takes a `Words` (the keyword `words`) and asks it for its text by the i18n key, as the caller would
 ask tr(): `words("positional.chart.value")`, `words("attention.chart.layer_head", layer=2, head=1)`. The caller builds
-it in the reader's language (ui.display.words_for("positional")) from the i18n tables the chart family reads, so a
+it in the reader's language (ui.language.words_for("positional")) from the i18n tables the chart family reads, so a
 builder depends on its arguments only, and a figure cached by (its inputs, the language) holds that language's words.
 """
 from __future__ import annotations

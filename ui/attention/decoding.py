@@ -14,7 +14,9 @@ from model.data import Vocabulary
 from model.decode import DecodeResult
 from model.sources import AnalysedInput, as_float32
 from ui.attention.view import cached_figure
-from ui.display import chart_first, presenting, show_chart, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, presenting
 from ui.share import view_fragment
 from ui.attention.decoding_specs import ALL_HEADS, HEAD, LAYER, STEP
 from ui.widget_spec import prepare, spec_select

@@ -8,7 +8,8 @@ from model.bert import cosine
 from model.families import LabModel
 from model.sources import AnalysedInput, token_movement
 from ui.attention.specs import ABLATED_HEADS
-from ui.display import presenting, show_chart
+from ui.charts import show_chart
+from ui.presenter import presenting
 from ui.session import WidgetKey
 from ui.analysis_queue import heavy
 from ui.state import analyse

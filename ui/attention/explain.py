@@ -21,7 +21,9 @@ from model.families import ImportanceReport, LabModel, ScoresHeads, curve_counts
 from model.sources import AnalysedInput, KindMaps, as_float32
 from ui.analysis_queue import heavy
 from ui.attention.maps import head_file_name, head_table, head_title
-from ui.display import presenting, show_chart, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import presenting
 from ui.attention.ids import attention_kind_label
 from ui.attention.switches import tokens_changed
 from viz.analysis import (encoder_importance_table, gradient_importance_table, importance_table, layers_by_heads,

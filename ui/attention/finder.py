@@ -25,7 +25,9 @@ from ui.attention.finder_specs import (FIND_BY, FIND_KEY, FIND_QUERY, TEXT_B, de
 from ui.attention.ids import attention_kind_label
 from ui.attention.maps import head_table
 from ui.attention.specs import HEAD, KIND, LAYER, VIEW
-from ui.display import chart_first, presenting, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, presenting
 from runtime.result_cache import memoized
 from ui.session import WidgetKey
 from ui.state import analysis_of

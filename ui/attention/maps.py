@@ -16,7 +16,7 @@ from model.sources import AnalysedInput, KindMaps, hide_tokens, merge_word_piece
 from ui.attention.ids import attention_kind_label
 from ui.attention.switches import HIDE_SPECIAL_SPEC, MERGE_WORDS_SPEC
 from viz.attention import attention_table
-from ui.display import words_for
+from ui.language import words_for
 
 
 def drawn_maps(analysed: AnalysedInput, kind: str, raw: bool = False) -> KindMaps:

@@ -14,7 +14,9 @@ from model.sources import AnalysedInput
 from ui.analysis_queue import heavy
 from ui.attention.encoder import head_option
 from ui.attention.specs import ABLATED_HEADS
-from ui.display import presenting, show_chart, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import presenting
 from ui.state import analyse
 from viz.llm import next_token_chart, next_token_table
 

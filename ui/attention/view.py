@@ -20,7 +20,10 @@ from ui.attention.maps import drawn_maps, head_file_name, head_table, head_title
 from ui.attention.defaults import why_this_encoder_head, why_this_head
 from ui.attention.ids import VIEW_KEYS, VIEWS, attention_kind_label
 from ui.attention.switches import tokens_changed
-from ui.display import chart_first, page_width, chart_words, presenting, shared_figure, show_chart, words_for
+from ui.charts import chart_words, shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, presenting
+from ui.screen import page_width
 from ui.attention.explain import grid_labels, show_explain
 from ui.attention.finder import show_find_view, show_pair_view
 from ui.attention.specs import (ABLATED_HEADS, COMPARE_HEAD, COMPARE_KIND, COMPARE_LAYER, HEAD, HIDE_SPECIAL_SPEC,
@@ -316,12 +319,10 @@ def show_compare(result: AnalysedInput, maps: KindMaps, layer: int, head: int) -
             and maps_b.key_tokens == maps.key_tokens:
         one, other = as_float32(maps.weights[layer, head]), as_float32(maps_b.weights[layer_b, head_b])
         diff = one - other
-        show_chart(difference_heatmap(one, other,
-                                      maps.query_tokens, maps.key_tokens, tr("attention.difference_title"),
+        show_chart(difference_heatmap(one, other, maps.query_tokens, maps.key_tokens, tr("attention.difference_title"),
                                       words=words_for("attention")),
                    f"compare_difference_{maps.kind}_L{layer + 1}_H{head + 1}_vs_{maps_b.kind}_L{layer_b + 1}_H"
-                   f"{head_b + 1}", key="cmp_diff",
-                   table=head_table(diff, maps.query_tokens, maps.key_tokens))
+                   f"{head_b + 1}", key="cmp_diff", table=head_table(diff, maps.query_tokens, maps.key_tokens))
         if not presenting():
             st.caption(tr("attention.difference_caption"))
     else:

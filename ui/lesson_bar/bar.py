@@ -24,7 +24,7 @@ from i18n import current_language, tr
 from serving.seat import seat_student
 from ui.live_class.classroom import class_lesson, guess_wait, teacher_class, wrong_guess
 from ui.seat import browser_seat, class_store, seat_address
-from ui.display import presenting
+from ui.presenter import presenting
 from ui.errors import lab_fragment
 from ui.live_class.answers_held import held_back_here, page_not_held
 from ui.lessons.catalogue import known_pages, lessons
@@ -249,7 +249,7 @@ def lesson_bar(url_path: str) -> bool:
     stop = lesson.stops[number - 1]
     language = current_language()
     # Projected at 1280×720, the bar is one line (the stop's title and the buttons) and the stop's text, and it
-    # names the view, so the page leaves out its own title (ui/display.page_title): the main chart starts above
+    # names the view, so the page leaves out its own title (ui/presenter.page_title): the main chart starts above
     # the fold. The lesson's name stays in the sidebar's lesson picker.
     presenter = presenting()
     on_its_page = stop.page == current_page and not stop.problem

@@ -12,7 +12,7 @@ from classroom.measures import MeasureError
 from i18n import current_language, tr
 from i18n.particles import attach_particles
 from model.claims import holds
-from ui.display import presenting
+from ui.presenter import presenting
 from ui.lessons.measured import claim_figure, worded
 
 

@@ -31,7 +31,8 @@ from i18n import current_language, tr
 from runtime.training_jobs import active_trainings, stop_trainings
 from ui.live_class.classroom import as_teacher, class_lesson, guess_wait, keep_teacher, teacher_class, wrong_guess
 from ui.seat import browser_seat, class_store
-from ui.display import folded_section, presenting
+from ui.charts import folded_section
+from ui.presenter import presenting
 from ui.errors import lab_fragment
 from ui.live_class.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
@@ -48,7 +49,7 @@ from viz.classroom import answer_chart, readable
 
 RESULTS_SECONDS = 2  # the answer chart refreshes this often
 UPLOADS = WidgetKey("class_uploads")
-REPORT_OPEN = "report_open"  # the class report's section (ui/display.folded_section): open while true  # the teacher's switch: students of the class may upload models
+REPORT_OPEN = "report_open"  # the class report's section (ui/charts.folded_section): open while true  # the teacher's switch: students of the class may upload models
 
 
 def join_url(code: str) -> str | None:

@@ -27,7 +27,10 @@ from model.families import ResidualModel
 from model.gguf_weights import SMOLLM2_NAME
 from runtime.analysis_worker import KNOWN_HEAVY, report_progress
 from ui.analysis_queue import heavy
-from ui.display import page_width, presenting, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import presenting
+from ui.screen import page_width
 from ui.models import capable_model
 from runtime.result_cache import memoized
 from ui.session import lab_session

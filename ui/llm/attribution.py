@@ -18,7 +18,10 @@ from model.explain.kinds import head_label
 from model.explain.patching import HeadPatching
 from model.families import ResidualModel
 from ui.analysis_queue import heavy
-from ui.display import page_width, presenting, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import presenting
+from ui.screen import page_width
 from ui.llm.answer import LLM_ID, PatchingInputs, forget_patching_request, run_sweep
 from ui.text import escape_markdown
 from viz.attention import html_escaped

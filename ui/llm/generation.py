@@ -11,7 +11,9 @@ from model.families import GeneratingModel
 from model.gguf_weights import SMOLLM2_NAME
 from model.kv_cache import GenerationTrace, key_vectors_computed, kv_groups, positions_run
 from model.llama import MAX_TOKENS
-from ui.display import presenting, show_chart, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import presenting
 from ui.llm.specs import CHAT, CHOICE, PROMPT, SAMPLED, SEED, TEMPERATURE, TOP_K
 from ui.models import capable_model
 from ui.session import WidgetKey, lab_session

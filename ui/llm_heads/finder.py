@@ -23,7 +23,9 @@ from model.sources import AnalysedInput, as_float32
 from runtime.analysis_worker import size
 from ui.analysis_queue import heavy
 from ui.attention.finder import chart_above, second_analysis, show_finder, show_two_texts
-from ui.display import projected_stop, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import projected_stop
 from ui.page_sections import PageSections
 from runtime.result_cache import memoized
 from ui.llm_heads.specs import COLOUR_BY, FIND_TEXT, FIND_TEXT_B, QK_COLOUR, QK_HEAD

@@ -22,7 +22,10 @@ from model.generation import generate
 from model.llama import MAX_TOKENS, LoadedLlama, load_smollm2
 from runtime.analysis_worker import parameters, size
 from ui.analysis_queue import heavy
-from ui.display import chart_first, page_width, presenting, projected_stop, shared_figure, show_chart, words_for
+from ui.charts import shared_figure, show_chart
+from ui.language import words_for
+from ui.presenter import chart_first, presenting, projected_stop
+from ui.screen import page_width
 from ui.llm_heads.specs import INDUCTION_LENGTH, INDUCTION_SEED, SINK_TEXT, WINDOW
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import prepare, secondary_number, spec_select_slider, spec_slider

@@ -1,11 +1,12 @@
-"""Specs of what every page shares: the language and presenter mode (ui/display.py), the sidebar's model and
-sentence (ui/sidebar.py), and the training running in this tab (ui/train/view.py)."""
+"""Specs of what every page shares: the language (ui/language.py) and presenter mode (ui/presenter.py), the
+sidebar's model and sentence (ui/sidebar.py), and the training running in this tab (ui/train/view.py)."""
 from __future__ import annotations
 
 import re
 
 from i18n import DEFAULT_LANGUAGE, LANGUAGES
-from ui.display import LANGUAGE, PRESENTER
+from ui.language import LANGUAGE
+from ui.presenter import PRESENTER
 from ui.state import MODEL
 from ui.widget_spec import SENTENCE, WidgetSpec, boolean
 

@@ -27,7 +27,7 @@ FOLDED = ("dials", "similarity", "rotation", "rope", "trained")  # the page's fo
 
 
 def folded_key(name: str) -> str:
-    """The key of a folded section's expander (ui/display.folded_section): open while its value is true."""
+    """The key of a folded section's expander (ui/charts.folded_section): open while its value is true."""
     return f"pe_open_{name}"
 
 

@@ -12,7 +12,9 @@ from model.data import TASKS
 from model.train import FAMILIES, TrainConfig
 from model.training_speed import SpeedProbeError, TrainingSpeed, evaluation_steps
 from serving.internals import session_alive_check
-from ui.display import presenting, show_chart, words_for
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.presenter import presenting
 from model.families import trains_attention, trains_heads
 from model.memory import return_freed_memory
 from ui.models import family_label
