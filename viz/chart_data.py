@@ -80,6 +80,6 @@ def carry_data(source: go.Figure, copy: go.Figure) -> go.Figure:
     return copy if data is None else with_data(copy, data)
 
 
-def position_labels(count: int, start: int = 0) -> tuple[str, ...]:
+def numbered_labels(count: int, start: int = 0) -> tuple[str, ...]:
     """The labels of an axis whose positions are its own labels (no tick text): "0", "1", …"""
     return tuple(str(position) for position in range(start, start + count))

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.chart_data import ChartData, Map, Series, position_labels, with_data
+from viz.chart_data import ChartData, Map, Series, numbered_labels, with_data
 from viz.words import Words
 
 DIVERGING = "RdBu_r"
@@ -84,7 +84,7 @@ def tensor_grid(x: np.ndarray, mask: np.ndarray, highlight: np.ndarray | None = 
     for b in range(batch):
         row, col = b // cols + 1, b % cols + 1
         z = np.where(mask[b][:, None], x[b], np.nan)  # (T, d)
-        maps.append(Map(z, position_labels(length, 1), position_labels(d, 1),
+        maps.append(Map(z, numbered_labels(length, 1), numbered_labels(d, 1),
                         row_title=_word(words, "position_token") if col == 1 else "",
                         column_title=feature if row == rows else ""))
         positions, features = np.meshgrid(np.arange(1, length + 1), np.arange(1, d + 1), indexing="ij")
@@ -141,7 +141,7 @@ def _statistic_heatmap(fig: go.Figure, values: np.ndarray, count: np.ndarray, co
     # The right map has the left one's rows: its own row labels and title would sit against the left colour bar.
     fig.update_yaxes(title_text=y_label if col == 1 else None, showticklabels=col == 1, autorange="reversed",
                      row=1, col=col)
-    return Map(drawn, position_labels(rows, 1), position_labels(cols, 1), row_title=y_label if col == 1 else "",
+    return Map(drawn, numbered_labels(rows, 1), numbered_labels(cols, 1), row_title=y_label if col == 1 else "",
                column_title=x_label)
 
 
@@ -197,7 +197,7 @@ def before_after_chart(x: np.ndarray, output: np.ndarray, mask: np.ndarray, titl
     fig = make_subplots(rows=1, cols=2, subplot_titles=[_word(words, "before"), _word(words, "after")],
                         horizontal_spacing=0.16)
     token, feature = _word(words, "token"), _word(words, "feature")
-    maps = tuple(Map(values, tuple(labels), position_labels(d, 1), row_title=_word(words, "real_token") if col == 1
+    maps = tuple(Map(values, tuple(labels), numbered_labels(d, 1), row_title=_word(words, "real_token") if col == 1
                      else "", column_title=feature) for col, values in enumerate((before, after), start=1))
     for col, (values, name, axis) in enumerate([(before, _word(words, "activation"), "coloraxis"),
                                                 (after, _word(words, "std_devs"), "coloraxis2")], start=1):

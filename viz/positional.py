@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.chart_data import ChartData, Map, Series, position_labels, with_data
+from viz.chart_data import ChartData, Map, Series, numbered_labels, with_data
 from viz.words import Words
 from viz.attention import DIVERGING
 
@@ -44,7 +44,7 @@ def encoding_heatmap(table: np.ndarray, title: str, bound: float | None = 1.0, h
 
 def _positions_map(values: np.ndarray, rows_title: str, columns_title: str) -> Map:
     """values (R, C) on axes whose positions 0 … are their labels."""
-    return Map(values, position_labels(values.shape[0]), position_labels(values.shape[1]), row_title=rows_title,
+    return Map(values, numbered_labels(values.shape[0]), numbered_labels(values.shape[1]), row_title=rows_title,
                column_title=columns_title)
 
 

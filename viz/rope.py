@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.chart_data import ChartData, Map, Series, position_labels, with_data
+from viz.chart_data import ChartData, Map, Series, numbered_labels, with_data
 from viz.words import Words
 from viz.attention import DIVERGING
 
@@ -53,8 +53,8 @@ def scores_by_position(scores: np.ndarray, title: str, *, words: Words) -> go.Fi
         hovertemplate=f"{query} m = %{{y}}<br>{key} n = %{{x}}<br>q·k = %{{z:.5f}}<extra></extra>"))
     fig.update_layout(title=title, height=460, margin=MARGIN,
                       xaxis=dict(title=key), yaxis=dict(title=query, autorange="reversed"))
-    return with_data(fig, ChartData(title or "", maps=(Map(scores, position_labels(scores.shape[0]),
-                                                          position_labels(scores.shape[1]), row_title=query,
+    return with_data(fig, ChartData(title or "", maps=(Map(scores, numbered_labels(scores.shape[0]),
+                                                          numbered_labels(scores.shape[1]), row_title=query,
                                                           column_title=key),)))
 
 
