@@ -48,13 +48,13 @@ NORM = text("norm", "a text (a normalization: layer, batch, batch_per_step)", re
 
 
 @measure("zeroed_fraction", bounds=True, reads=NORMALIZATION_VIEW, args=(NORM,))
-def zeroed_fraction(lab: None, view: StopView, args: Mapping) -> float:
+def _zeroed_fraction(lab: None, view: StopView, args: Mapping) -> float:
     """Share of the real outputs the normalization (args.norm, else the stop's) forces to exactly 0."""
     return claims.zeroed_fraction(_normalization(view, args))
 
 
 @measure("pooled_count", bounds=True, reads=NORMALIZATION_VIEW, args=(NORM,))
-def pooled_count(lab: None, view: StopView, args: Mapping) -> float:
+def _pooled_count(lab: None, view: StopView, args: Mapping) -> float:
     """The fewest real values any one of the normalization's statistics is taken over."""
     return claims.pooled_count(_normalization(view, args))
 

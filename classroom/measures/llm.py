@@ -111,7 +111,7 @@ def query_heads_per_kv_head(lab: LabModel, view: StopView, args: Mapping) -> flo
 
 @measure("sink_share", answers="number", bounds=True, shown=".2f", states_value=True, model=SMOLLM2_NAME,
          reads=SINK_VIEW, args=(whole("from_layer", "a whole number >= 1 (1-based)"),))
-def sink_share(lab: LabModel, view: StopView, args: Mapping) -> float:
+def _sink_share(lab: LabModel, view: StopView, args: Mapping) -> float:
     """Mean share of attention on the first token of the stop's text over the heads of layers from_layer … L."""
     share = shared_sinks(lab.network, _sink_ids(lab, view)).share  # (L, h)
     from_layer = int(args["from_layer"])

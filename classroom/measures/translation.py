@@ -131,18 +131,18 @@ KIND = text("kind", "a text (the kind of attention: encoder_self, cross, ...)")
 
 
 @measure("position_share", bounds=True, model=STOP_MODEL, reads=TRANSLATION_VIEW, args=(KIND, LAYER, HEAD, OFFSET))
-def position_share(lab: LabModel, view: StopView, args: Mapping) -> float:
+def _position_share(lab: LabModel, view: StopView, args: Mapping) -> float:
     return claims.position_share(_weights(lab, view, args["kind"]), args["layer"], args["head"], int(args["offset"]))
 
 
 @measure("row_peak", bounds=True, model=STOP_MODEL, reads=TRANSLATION_VIEW, args=(KIND, LAYER, HEAD))
-def row_peak(lab: LabModel, view: StopView, args: Mapping) -> float:
+def _row_peak(lab: LabModel, view: StopView, args: Mapping) -> float:
     return claims.row_peak(_weights(lab, view, args["kind"]), args["layer"], args["head"])
 
 
 @measure("linking_weight", bounds=True, model=STOP_MODEL, reads=TRANSLATION_VIEW,
          args=(LAYER, HEAD, text("target", "a token's text"), text("source", "a token's text")))
-def linking_weight(lab: LabModel, view: StopView, args: Mapping) -> float:
+def _linking_weight(lab: LabModel, view: StopView, args: Mapping) -> float:
     result, cross = _cross(lab, view)
     query = word_position(result.output_tokens, args["target"])
     key = word_position(result.source.tokens, args["source"])
@@ -150,5 +150,5 @@ def linking_weight(lab: LabModel, view: StopView, args: Mapping) -> float:
 
 
 @measure("exact_match_at_length", bounds=True, args=(text("model", "a shipped model's name"), whole("words")))
-def exact_match_at_length(lab: None, view: StopView, args: Mapping) -> float:
+def _exact_match_at_length(lab: None, view: StopView, args: Mapping) -> float:
     return claims.exact_match_at_length(_metrics(args["model"])["by_length"], int(args["words"]))
