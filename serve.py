@@ -36,7 +36,7 @@ from pathlib import Path
 from classroom.teacher_password import announce_teacher_password
 from model.gguf_weights import WEIGHTS_CACHE_ENV
 from runtime.kept_results import FOLDER_ENV as RESULTS_FOLDER_ENV
-from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, check_config, haproxy_binary, render_config,
+from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, haproxy_config_check, haproxy_binary, render_config,
                              replica_name, set_replica_state)
 from serving.liveness import LIVENESS_PORT_ENV
 from serving.warmup import BEFORE_READY_LINKS, WARMUP_ENV, wait_healthy, warm_in_background, warm_replica
@@ -103,7 +103,7 @@ class Launcher:
         self.config_path.write_text(render_config(f"{host}:{self.port}", [r.port for r in self.replicas],
                                                   self.stats_socket, [r.liveness_port for r in self.replicas],
                                                   tls_cert=self.tls_cert, http_bind=http_bind))
-        valid, said = check_config(self.config_path)
+        valid, said = haproxy_config_check(self.config_path)
         if not valid:
             raise RuntimeError(f"haproxy -c rejected {self.config_path}:\n{said}")
         say(f"HAProxy configuration: {self.config_path} (checked with haproxy -c)")

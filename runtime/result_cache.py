@@ -8,7 +8,7 @@ least recently used entries are dropped until the whole store is under its budge
 budget is computed and returned but not kept. Values are shared, not copied: callers must treat them as read-only
 (numpy arrays in them are made read-only when stored, so a view that writes into one fails loudly).
 
-What lives here (@memoized): every cache whose key a student's input chooses: ui.state.analyse (a text's maps),
+What lives here (@memoized): every cache whose key a student's input chooses: ui.state.shared_analysis (a text's maps),
 ui.attention.explain's explanations, head_importance and head_labels (per model id, a student's trained models
 included), ui.charts' shared figures (a 512-token map's heatmap weighs megabytes), ui.llm_heads.view's sink, window,
 induction and copy views, ui.llm.generation's first-step preview, ui.vocabulary's word vectors and

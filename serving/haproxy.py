@@ -59,7 +59,7 @@ def haproxy_binary() -> str | None:
     return shutil.which("haproxy")
 
 
-def check_config(path: Path) -> tuple[bool, str]:
+def haproxy_config_check(path: Path) -> tuple[bool, str]:
     """`haproxy -c -f path`: (valid, what haproxy said)."""
     done = subprocess.run([haproxy_binary() or "haproxy", "-c", "-f", str(path)], capture_output=True, text=True)
     return done.returncode == 0, (done.stdout + done.stderr).strip()

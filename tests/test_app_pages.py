@@ -120,12 +120,12 @@ def test_an_unexpected_error_becomes_a_message_not_a_traceback(monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(model.adapters.translator, "greedy_decode", broken)  # what the translator's adapter decodes with
-    ui.state.analyse.clear()
+    ui.state.shared_analysis.clear()
     at = open_page("attention", healthy=False, sentence="a sentence never analysed before")
     assert not at.exception
     assert any(GUARD_MESSAGE in e.value and "RuntimeError" in e.value for e in at.error)
     assert "boom" not in " ".join(e.value for e in at.error)
-    ui.state.analyse.clear()
+    ui.state.shared_analysis.clear()
 
 
 def test_a_link_reproduces_the_view():

@@ -218,7 +218,7 @@ def test_an_encoder_analysis_is_computed_once_per_sentence_and_heads(monkeypatch
     real = type(lab).analyse
     monkeypatch.setattr(type(lab), "analyse", lambda self, *args: calls.append(args[0]) or real(self, *args))
     sentence = "A sentence analysed once, whatever the number of reruns."
-    first = ui.state.analyse(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
-    again = ui.state.analyse(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
+    first = ui.state.shared_analysis(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
+    again = ui.state.shared_analysis(MINILM_NAME, sentence, lab, (("encoder_self", 0, 1),))
     assert calls == [sentence]  # the second rerun read the cache
     np.testing.assert_array_equal(first.encoding.embedding, again.encoding.embedding)

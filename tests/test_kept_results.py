@@ -90,11 +90,11 @@ def test_what_the_format_does_not_store_is_left_in_memory(tmp_path, value):
 
 def test_the_key_names_the_input_the_weights_and_the_code(tmp_path):
     kept = KeptResults(tmp_path)
-    key = ("ui.state.analyse", "transformer_en-fr", "the cat", ())
+    key = ("ui.state.shared_analysis", "transformer_en-fr", "the cat", ())
     digest = kept.digest(key, ("w1",))
     assert digest == kept.digest(key, ("w1",))
     assert len({digest, kept.digest(key, ("w2",)), kept.digest(key), kept.digest(key[:2] + ("the dog", ()), ("w1",)),
-                kept.digest(("ui.state.analyse", "transformer_en-fr", "the cat", ((0, 1, 2),)), ("w1",))}) == 5
+                kept.digest(("ui.state.shared_analysis", "transformer_en-fr", "the cat", ((0, 1, 2),)), ("w1",))}) == 5
     assert key_text((1, "1", 1.0, True)) != key_text(("1", 1, 1.0, True))  # types kept apart
     assert kept.digest(("f", object())) is None and kept.digest(("f", np.zeros(2))) is None
     assert len(code_digest()) == 64

@@ -141,7 +141,7 @@ def test_the_table_finds_an_upward_import_by_file_and_line(tmp_path):
 
 def test_the_table_finds_an_upward_import_between_the_rooms_of_ui(tmp_path):
     planted = tmp_path / "planted.py"  # as if it were in the guided lesson's room: the live class, three ways
-    planted.write_text("from typing import TYPE_CHECKING\nfrom ui.state import analyse\nif TYPE_CHECKING:\n"
+    planted.write_text("from typing import TYPE_CHECKING\nfrom ui.state import shared_analysis\nif TYPE_CHECKING:\n"
                        "    from ui.live_class.classroom import teacher_class\ndef f():\n    import ui.lesson_bar.bar\n"
                        "    from ui import live_class\n    from ..attention import view\n")
     assert wrong_way([planted], ["ui/lessons/planted.py"]) == [

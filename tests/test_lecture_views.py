@@ -8,7 +8,7 @@ from model.metrics import head_statistics
 from model.sources import as_float32
 from tests.app_links import chart_specs, chart_titles, go_to, open_from_link, query_param
 from ui.compare_view import marked_differences
-from ui.state import analyse, get_model
+from ui.state import get_model, shared_analysis
 
 
 def test_attention_view_and_foundation_sliders_survive_a_round_trip():
@@ -92,7 +92,7 @@ def _heatmap_rows(at: AppTest) -> list[str]:
 
 def test_the_attention_page_opens_on_the_sharpest_cross_attention_head_and_says_why():
     at, _ = open_from_link("attention", {"sentence": "i am a student"})
-    cross = analyse("transformer_en-fr", "i am a student", get_model("transformer_en-fr")).maps["cross"]
+    cross = shared_analysis("transformer_en-fr", "i am a student", get_model("transformer_en-fr")).maps["cross"]
     entropy = head_statistics(as_float32(cross.weights))["entropy"]  # (L, h): the Statistics view's column
     best = np.unravel_index(np.argmin(entropy), entropy.shape)
     assert at.selectbox(key="attn_kind").value == "cross"

@@ -155,7 +155,7 @@ def test_a_long_llm_text_is_cached_compact_and_draws_what_float32_drew(llm):
 
     result_cache.RESULTS.clear()
     text = _text_of(llm, MAX_TOKENS)
-    analysed = ui.state.analyse(llm.model_id, text, llm)
+    analysed = ui.state.shared_analysis(llm.model_id, text, llm)
     maps = analysed.maps["decoder_self"]
     assert maps.weights.shape == (30, 9, MAX_TOKENS, MAX_TOKENS)
     assert maps.weights.dtype == maps.scores.dtype == np.float16
@@ -168,7 +168,7 @@ def test_a_long_llm_text_is_cached_compact_and_draws_what_float32_drew(llm):
                                    atol=1e-3, rtol=1e-3)
         np.testing.assert_allclose(as_float32(maps.scores[layer, head]), out.scores[layer, 0, head].numpy(),
                                    atol=2e-2, rtol=1e-3)
-    assert ui.state.analyse(llm.model_id, text, llm) is analysed  # kept: the same object, not a copy
+    assert ui.state.shared_analysis(llm.model_id, text, llm) is analysed  # kept: the same object, not a copy
     result_cache.RESULTS.clear()
 
 

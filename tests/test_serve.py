@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from classroom.teacher import ClassTeacher
-from serving.haproxy import (COOKIE_SECRET_ENV, HEALTH_PATH, STICKY_COOKIE, check_config, haproxy_binary,
+from serving.haproxy import (COOKIE_SECRET_ENV, HEALTH_PATH, STICKY_COOKIE, haproxy_config_check, haproxy_binary,
                              render_config, server_states)
 from serving.seat import SEAT_COOKIE
 from serving.socket_caps import SOCKETS_PER_SEAT
@@ -57,7 +57,7 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     assert "http-request set-header X-Forwarded-For %[src]" in config
     path = tmp_path / "haproxy.cfg"
     path.write_text(config)
-    valid, said = check_config(path)
+    valid, said = haproxy_config_check(path)
     assert valid, said
     assert haproxy_setting(config, "cookie").startswith(f"{STICKY_COOKIE} insert")
     assert haproxy_setting(config, "option httpchk") == f"GET {HEALTH_PATH}"
@@ -67,7 +67,7 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     # each in maintenance until warm, checked on its liveness port (not behind its script runs)
     assert servers == [("r1", "18081", "r1", "18091"), ("r2", "18082", "r2", "18092")]
     path.write_text(config.replace("balance roundrobin", "balance no-such-algorithm"))
-    assert not check_config(path)[0]  # the check really checks
+    assert not haproxy_config_check(path)[0]  # the check really checks
     # A request body over one upload's limit, and an upload without a Content-Length, never reach a replica.
     assert f"gt {MAX_UPLOAD_BODY} }}" in config and "status 411" in config
     # A seat's websockets across the replicas: tracked by its cookie, refused past the replicas' own caps together.
@@ -84,7 +84,7 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     tls = render_config("127.0.0.1:18443", [18081], tmp_path / "haproxy.sock", [18091], tls_cert=pem,
                         http_bind="127.0.0.1:18080")
     path.write_text(tls)
-    valid, said = check_config(path)
+    valid, said = haproxy_config_check(path)
     assert valid, said
     assert re.findall(r"^\s*bind (.+)$", tls, re.M) == [f"127.0.0.1:18443 ssl crt {pem}", "127.0.0.1:18080"]
     assert re.search(r"http-request redirect location https://\S+:18443%\[capture.req.uri\] code 301 unless "
@@ -92,7 +92,7 @@ def test_generated_haproxy_config_passes_haproxy_check(tmp_path):
     assert haproxy_setting(tls, "cookie").endswith("httponly secure")
     assert "http-request set-header X-Forwarded-Proto https if { ssl_fc }" in tls
     path.write_text(tls.replace(str(pem), str(tmp_path / "missing.pem")))
-    assert not check_config(path)[0]  # HAProxy reads the certificate
+    assert not haproxy_config_check(path)[0]  # HAProxy reads the certificate
 
 
 def test_kubernetes_manifests_agree_with_haproxy_on_probe_affinity_and_secret(tmp_path):

@@ -1,6 +1,6 @@
 """Shipped models are shared by every session of a server: the app's analyses must never change their weights.
 
-The analyses run exactly as the pages call them (ui.state.analyse, with and without heads switched off, here through
+The analyses run exactly as the pages call them (ui.state.shared_analysis, with and without heads switched off, here through
 __wrapped__ so every call really computes instead of hitting st.cache_data), on the model that ui.models.load_model
 returns,
 sequentially and from several threads at once (one server thread per session runs scripts).
@@ -13,7 +13,7 @@ from model.checkpoint import load_checkpoint
 from model.config import TransformerConfig
 from model.checkpoint import state_dict_sha256
 from ui.models import CHECKPOINT_DIR, cached_model, shipped_model_names
-from ui.state import analyse
+from ui.state import shared_analysis
 
 SENTENCES = ["i am a student", "the small cat eats the red apple", "she is a student", "we like the big green trees",
              "zzz unknown words"]
@@ -32,10 +32,10 @@ def _run_analyses(name: str, lab) -> list[list[str]]:
     sentences = REVERSE_SENTENCES if loaded.task == "reverse" else SENTENCES
     outputs = []
     for sentence in sentences:
-        outputs.append(analyse.__wrapped__(name, sentence, lab).output_tokens)
+        outputs.append(shared_analysis.__wrapped__(name, sentence, lab).output_tokens)
         if isinstance(loaded.config, TransformerConfig):
             for switched_off in _ablations(loaded.config):
-                outputs.append(analyse.__wrapped__(name, sentence, lab, switched_off).output_tokens)
+                outputs.append(shared_analysis.__wrapped__(name, sentence, lab, switched_off).output_tokens)
     return outputs
 
 

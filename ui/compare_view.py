@@ -12,7 +12,7 @@ from ui.charts import shared_figure, show_chart
 from ui.language import words_for
 from ui.presenter import chart_first, presenting
 from ui.models import family_label, shipped_model_info
-from ui.state import analyse, get_model, show_input_notices
+from ui.state import get_model, shared_analysis, show_input_notices
 from ui.text import check_sentence, escape_markdown
 from ui.vocabulary import show_translation
 from ui.widget_spec import PageSection, WidgetSpec, prepare, spec_radio, spec_select, spec_select_slider
@@ -25,7 +25,7 @@ AVERAGE = "average"  # the head choice that averages the heads (a stable value: 
 
 
 def _translate_all(sentence: str) -> dict[str, AnalysedInput]:
-    return {family: analyse(model_id, sentence, get_model(model_id)) for family, model_id in MODELS.items()}
+    return {family: shared_analysis(model_id, sentence, get_model(model_id)) for family, model_id in MODELS.items()}
 
 
 def marked_differences(tokens: list[str], reference: list[str]) -> tuple[str, int]:

@@ -87,7 +87,7 @@ def selected_attention_layout(state: Mapping | None = None) -> dict[str, tuple[i
 # sentences are a few KiB each, an LLM's 512-token text tens of MB even compacted (model.sources.compact_maps), so
 # a count of entries bounds nothing. The analysis is shared, not copied: views only read it.
 @memoized
-def analyse(model_id: str, sentence: str, _lab: LabModel, switched_off: SwitchedOff = ()) -> AnalysedInput:
+def shared_analysis(model_id: str, sentence: str, _lab: LabModel, switched_off: SwitchedOff = ()) -> AnalysedInput:
     """The model's maps of the sentence (a translation model's with its greedy decode), with the given
     (kind, layer, head) heads switched off; cached per (model id, sentence, switched-off heads)."""
     return compact_maps(_lab.analyse(sentence, switched_off))
@@ -102,7 +102,7 @@ def analysis_of(model_id: str, sentence: str) -> AnalysedInput | None:
     fragment's arguments in its session for the fragment's reruns, so an analysis passed to one was held by every
     open session outside the store's budget (a long LLM text's maps are hundreds of MiB)."""
     lab = get_model(model_id)
-    return heavy(("analyse", model_id, sentence), lambda: analyse(model_id, sentence, lab),
+    return heavy(("analyse", model_id, sentence), lambda: shared_analysis(model_id, sentence, lab),
                  work=size(len(sentence.split()), lab.parameter_count))  # at least a token a word
 
 

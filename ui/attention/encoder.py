@@ -12,7 +12,7 @@ from ui.charts import show_chart
 from ui.presenter import presenting
 from ui.session import WidgetKey
 from ui.analysis_queue import heavy
-from ui.state import analyse
+from ui.state import shared_analysis
 from ui.text import check_sentence
 from viz.encoder import token_movement_bars
 
@@ -43,7 +43,7 @@ def show_embedding_ablation(result: AnalysedInput, model_id: str, lab: LabModel)
     second, _ = check_sentence(second_text)
 
     def analysed(text: str, heads: tuple) -> AnalysedInput | None:  # a 256-token text: the analysis worker's
-        return heavy(("analyse", model_id, text, heads), lambda: analyse(model_id, text, lab, heads))
+        return heavy(("analyse", model_id, text, heads), lambda: shared_analysis(model_id, text, lab, heads))
     ablated = analysed(sentence, switched_off) if switched_off else result
     if ablated is None:  # past the time limit, with a message
         return

@@ -58,7 +58,7 @@ def explanations(model_id: str, sentence: str, _lab: LabModel, _analysed: Analys
 
 
 @memoized
-def head_importance(model_id: str, _lab: ScoresHeads) -> ImportanceReport:
+def shared_head_importance(model_id: str, _lab: ScoresHeads) -> ImportanceReport:
     """Ablation + gradient importance and the pruning curve (model.adapters); once per model id on the server
     (shipped models: once per server)."""
     return _lab.importance()
@@ -186,7 +186,7 @@ def _importance_and_curve(model_id: str, lab: LabModel, waiting: str) -> tuple |
     """The model's head importance and its pruning curve, computed in the analysis worker once per server (a spinner
     saying `waiting` meanwhile); None past the time limit, which the worker has already told the student."""
     with st.spinner(waiting):
-        found = heavy(("importance", model_id), lambda: head_importance(model_id, lab))
+        found = heavy(("importance", model_id), lambda: shared_head_importance(model_id, lab))
     return None if found is None else (found.heads, found.curve)
 
 

@@ -17,7 +17,7 @@ from ui.attention.specs import ABLATED_HEADS
 from ui.charts import show_chart
 from ui.language import words_for
 from ui.presenter import presenting
-from ui.state import analyse
+from ui.state import shared_analysis
 from viz.llm import next_token_chart, next_token_table
 
 
@@ -37,7 +37,7 @@ def show_next_token_ablation(result: AnalysedInput, model_id: str, lab: LabModel
                          help=None if presenting() else tr("llm_explain.heads_help"))
     switched_off = tuple(sorted(tuple(o) for o in off))
     ablated = heavy(("analyse", model_id, result.text, switched_off),
-                    lambda: analyse(model_id, result.text, lab, switched_off)) if switched_off else result
+                    lambda: shared_analysis(model_id, result.text, lab, switched_off)) if switched_off else result
     if ablated is None:  # past the time limit, with a message
         return
     on, changed = result.next_token, ablated.next_token

@@ -32,7 +32,7 @@ from ui.attention.encoder import show_embedding_ablation
 from ui.attention.next_token import show_next_token_ablation
 from ui.session import WidgetKey, lab_session
 from ui.share import view_fragment
-from ui.state import analyse, analysis_of, get_model
+from ui.state import shared_analysis, analysis_of, get_model
 from ui.widget_spec import WidgetSpec, prepare, spec_segmented, spec_select, spec_select_slider, spec_toggle
 from viz.attention import (attention_heatmap, attention_lines, difference_heatmap, grid_head,
                            head_grid, head_statistics_table)
@@ -363,7 +363,7 @@ def show_ablation(result: AnalysedInput, model_id: str, lab: LabModel) -> None:
     original = result.decode
     switched_off = tuple(sorted(off))
     ablated = heavy(("analyse", model_id, result.text, switched_off),
-                    lambda: analyse(model_id, result.text, lab, switched_off)) if off else result
+                    lambda: shared_analysis(model_id, result.text, lab, switched_off)) if off else result
     if ablated is None:  # past the time limit, with a message
         return
     ablated = ablated.decode

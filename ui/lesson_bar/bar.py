@@ -22,7 +22,7 @@ from classroom.measures import Expected, MeasureError
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
 from serving.seat import seat_student
-from ui.live_class.classroom import class_lesson, guess_wait, teacher_class, wrong_guess
+from ui.live_class.classroom import class_lesson, session_guess_wait, teacher_class, wrong_guess
 from ui.seat import browser_seat, class_store, seat_address
 from ui.presenter import presenting
 from ui.errors import lab_fragment
@@ -114,7 +114,7 @@ def student_id() -> str:
 
 def join(text: str, link: Mapping[str, str] | None = None) -> None:
     """A student joins the class a code names. A browser with a seat in that class gets it back at once (a reload,
-    a new tab); otherwise a guesser who is waiting after wrong codes (ui/live_class/classroom.guess_wait) is refused
+    a new tab); otherwise a guesser who is waiting after wrong codes (ui/live_class/classroom.session_guess_wait) is refused
     before the code is looked up, and a well-formed code that names no class counts as a wrong guess. The class then
     admits the seat, or it waits for the teacher (the class is full: ClassStore.join)."""
     code = normalise_code(text)
@@ -122,7 +122,7 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
     student = student_id()
     store = class_store()
     if not (code and store.seat_status(code, student)):
-        wait = guess_wait("code") if code else 0
+        wait = session_guess_wait("code") if code else 0
         if wait:
             seat_state.notice = tr("lessons.too_many_codes", seconds=wait)
             seat_state.guess_limited = True  # lesson_bar draws the notice and nothing else: a cheap refusal

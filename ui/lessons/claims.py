@@ -37,7 +37,7 @@ def check(stop: Stop) -> list[Measured]:
     return checked
 
 
-def figure(value: float, form: str) -> str:
+def figure_text(value: float, form: str) -> str:
     if form == "percent":
         return f"{value:.0%}"
     if form == "count":
@@ -51,12 +51,12 @@ def claim_line(measured: Measured, language: str) -> str:
     if measured.value is None:
         return tr("lessons.claim_unmeasured", text=text.replace("{value}", "?"), reason=measured.error)
     # the figure is put into the lesson's own text: a Korean particle after it is chosen for the figure as read
-    line = attach_particles(text.replace("{value}", figure(measured.value, measured.claim.format)))
+    line = attach_particles(text.replace("{value}", figure_text(measured.value, measured.claim.format)))
     if measured.holds:
         return f"✓ {line}"
     claim = measured.claim
-    bounds = ([f"≥ {figure(claim.at_least, claim.format)}"] if claim.at_least is not None else []) + (
-        [f"≤ {figure(claim.at_most, claim.format)}"] if claim.at_most is not None else [])
+    bounds = ([f"≥ {figure_text(claim.at_least, claim.format)}"] if claim.at_least is not None else []) + (
+        [f"≤ {figure_text(claim.at_most, claim.format)}"] if claim.at_most is not None else [])
     return tr("lessons.claim_fails", line=line, bound=", ".join(bounds))
 
 

@@ -11,7 +11,7 @@ from classroom.measures import Expected, MeasureError, head_label, number_answer
 from classroom.measures.translation import TRANSLATION_VIEW, checked_sentence, word_position
 from i18n import current_language, tr
 from ui.lessons.measured import asked, computed_answer, stop_model, stop_view, worded
-from ui.state import analyse
+from ui.state import shared_analysis
 from ui.text import escape_markdown
 
 
@@ -35,7 +35,7 @@ def _stop_tokens(stop: Stop) -> list[str]:
     """The stop's sentence as its model reads it (the source of its greedy decode), from the pages' shared cache."""
     view = stop_view(stop, ("model", *TRANSLATION_VIEW))
     loaded = stop_model(view["model"])
-    return analyse(view["model"], checked_sentence(loaded, view), loaded).decode.source.tokens
+    return shared_analysis(view["model"], checked_sentence(loaded, view), loaded).decode.source.tokens
 
 
 def expected_answer(stop: Stop) -> Expected:

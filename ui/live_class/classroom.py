@@ -23,7 +23,7 @@ def _guessers() -> tuple[str, ...]:
     return (f"session:{session_id()}", *device)
 
 
-def guess_wait(kind: str) -> int:
+def session_guess_wait(kind: str) -> int:
     """Seconds this session and browser must wait before they may try another class code or password (0: now):
     classroom/guessing.py. Read before the guess is looked at, so a refused guess costs two small queries; other
     sessions and browsers behind the same address are not slowed."""

@@ -29,7 +29,7 @@ from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, passwo
 from classroom.measures import MeasureError
 from i18n import current_language, tr
 from runtime.training_jobs import active_trainings, stop_trainings
-from ui.live_class.classroom import as_teacher, class_lesson, guess_wait, keep_teacher, teacher_class, wrong_guess
+from ui.live_class.classroom import as_teacher, class_lesson, session_guess_wait, keep_teacher, teacher_class, wrong_guess
 from ui.seat import browser_seat, class_store
 from ui.charts import folded_section
 from ui.presenter import presenting
@@ -164,7 +164,7 @@ def _set_uploads(teacher: ClassTeacher) -> None:
 
 def _password_ok(password: str) -> bool:
     """The teacher password, with the guessing limit: past it the password is not even compared."""
-    wait = guess_wait("password")
+    wait = session_guess_wait("password")
     if wait:
         st.warning(tr("class_teacher.too_many_tries", seconds=wait))
         return False

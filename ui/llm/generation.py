@@ -45,7 +45,7 @@ def token_label(text: str) -> str:
     return repr(text)
 
 
-def prompt_ids(lab: GeneratingModel) -> list[int] | None:
+def typed_prompt_ids(lab: GeneratingModel) -> list[int] | None:
     """The prompt box and the chat-form switch -> the prompt's token ids (at most MAX_TOKENS: a longer prompt is cut,
     with a message), or None (with a message) when there is nothing to run."""
     prepare(PROMPT)
@@ -118,7 +118,7 @@ def _choice_settings() -> tuple[float, int | None, int]:
 def generation_view(lab: GeneratingModel) -> GenerationTrace | None:
     """Part 1 (its header the page's): the prompt, Next token ▸ / Reset, the text so far, the top-5 next tokens and the
     new token's attention row."""
-    ids = prompt_ids(lab)
+    ids = typed_prompt_ids(lab)
     if ids is None:
         return None
     trace = session_trace(ids)
