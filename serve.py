@@ -36,21 +36,16 @@ from pathlib import Path
 from classroom.teacher_password import announce_teacher_password
 from model.gguf_weights import WEIGHTS_CACHE_ENV
 from runtime.kept_results import FOLDER_ENV as RESULTS_FOLDER_ENV
-from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, haproxy_config_check, haproxy_binary, render_config,
+from serving.haproxy import (COOKIE_SECRET_ENV, INSTALL_HINT, haproxy_binary, haproxy_config_check, render_config,
                              replica_name, set_replica_state)
 from serving.liveness import LIVENESS_PORT_ENV
+from serving.local_server import free_port
 from serving.warmup import BEFORE_READY_LINKS, WARMUP_ENV, wait_healthy, warm_in_background, warm_replica
 
 ROOT = Path(__file__).resolve().parent
 RUN_DIR = ROOT / "run"  # generated files (listed in .gitignore)
 STOP_GRACE_S = 10.0
 WARM_ATTEMPTS = 3
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def say(message: str) -> None:

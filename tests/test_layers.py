@@ -239,3 +239,18 @@ def test_the_domain_writes_no_interface_text():
     found = [f"{path.relative_to(ROOT)}:{line} imports {module}" for path in files for line, module in imports_of(path)
              if room(module) == "i18n"]
     assert found == [], "the domain words its own results:\n" + "\n".join(found)
+
+
+ENTRY_POINTS = {"main"}  # a script's own `main`, one per script that runs as one
+
+
+def test_each_public_name_is_defined_in_one_module():
+    """A reader who meets a name finds one definition of it: no two product modules define the same public top-level
+    function or class (a wrapper says what it adds: ui.state.shared_analysis over model/inspect.analyse)."""
+    places: dict[str, list[str]] = {}
+    for path in product_files():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                places.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    twice = {name: where for name, where in places.items() if len(where) > 1 and name not in ENTRY_POINTS}
+    assert not twice, twice
