@@ -27,7 +27,7 @@ if analysis is not None:
     if analysed.can(TRANSLATION):
         translation = " ".join(analysed.output_tokens) or tr("attention.empty")
         # One line of text, not a code block: the chart sits higher, and a shared link's first view loads no code
-        # highlighter (1.5 MB of JavaScript; bench/README.md, "A shared link's view").
+        # highlighter (its size: bench/README.md, "A shared link's view").
         if analysed.can(VOCABULARY) and analysed.unknown:  # a closed vocabulary: unknown words greyed, with the reason
             st.markdown(tr("attention.translation"))
             show_translation(analysed.decode, translation)

@@ -58,7 +58,8 @@ def replica_cores() -> int:
 # Analyses computing at once per process: half the replica's cores (the other half serve the pages and their
 # charts), one on a 2-core replica; ATTENTION_LAB_ANALYSIS_WORKERS to change.
 ANALYSIS_WORKERS = int(os.environ.get("ATTENTION_LAB_ANALYSIS_WORKERS", "0")) or max(1, replica_cores() // 2)
-# One long analysis's working peak above the replica's RSS (a 512-token SmolLM2 text: 500–650 MiB, deploy/README.md).
+# One long analysis's working peak above the replica's RSS, with headroom (a 512-token SmolLM2 text's, measured in
+# deploy/README.md).
 ANALYSIS_PEAK_MB = 700
 
 

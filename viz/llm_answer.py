@@ -28,7 +28,7 @@ COMMITMENT_MARK = "#d55e00"  # Okabe–Ito vermillion: seen on every shade of Bl
 ROW_PX = 17  # px per layer row: 31 rows and their cell text fit a 1280×720 screen below the controls
 # A patching map has no cell text: projected, its rows are this low (the page names every k-th layer where 14 px labels
 # would overlap: ui/charts.show_chart), so that the whole map from L30 down to the early layers fits under a stop's
-# bar at 1280×720 (issue 51: only L29–L27 were on the first screen).
+# bar at 1280×720.
 COMPACT_ROW_PX = 9
 
 

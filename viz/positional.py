@@ -215,8 +215,8 @@ def rotation_check(shifted: np.ndarray, rotated: np.ndarray, position: int, k: i
     shifted, rotated = np.asarray(shifted, dtype=float), np.asarray(rotated, dtype=float)
     error = np.abs(shifted - rotated).max(axis=1)  # (P,)
     dims = np.arange(shifted.shape[1])
-    # One above the other: side by side in the page's 3/5 column, the right one's axis title ran into the left one's
-    # lines and its subplot title was cut at the chart's edge (projected at 1280×720).
+    # One above the other: side by side in the page's 3/5 column there is no room for the right one's axis title and
+    # its subplot title (projected at 1280×720).
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=[words("positional.chart.compare_subtitle", p=position, shifted=position + k,
                                               k=k),

@@ -147,8 +147,8 @@ def show_sinks(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
 
 def show_window(where: DeltaGenerator, ids: tuple[int, ...]) -> None:
     where.subheader(tr("llm_heads.window_title"))
-    # A projected stop (llm stop 7): the three losses first, as short lying bars, and the slider under them: at
-    # 1280×720 the slider and standing bars left two of the three values under the fold.
+    # A projected stop (llm stop 7): the three losses first, as short lying bars, and the slider under them, so that
+    # at 1280×720 all three values are on the first screen.
     compact = projected_stop()
     chart_place, controls = chart_first(where)
     window = spec_slider(WINDOW, tr("llm_heads.window"), where=controls, help=tr("llm_heads.window_help"))
