@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from model.adapters.protocols import LabModel, SwitchedOff, WordVocabulary
+from model.adapters.protocols import LabModel, LoadedNetwork, SwitchedOff, WordVocabulary
 from model.explain.kinds import SELF_KINDS
 from model.explain.patterns import PatternScores
 from model.explain.rollout import attention_rollout
@@ -63,7 +63,7 @@ class Adapter:
     LABEL_SENTENCES: ClassVar[int] = 0  # how many sentences labels() reads (0 without PATTERNS)
 
     model_id: str
-    network: Any
+    network: LoadedNetwork
     family: str = field(init=False)
     layout: dict[str, tuple[int, int]] = field(init=False)  # kind -> (layers, heads)
     capabilities: frozenset[str] = field(init=False)
@@ -153,7 +153,7 @@ class ClosedVocabulary:
     """The typed vocabulary part of our own translators (a model.checkpoint.LoadedModel network), for the adapters
     that declare VOCABULARY."""
 
-    network: Any
+    network: LoadedNetwork
 
     @property
     def vocabulary(self) -> WordVocabulary:

@@ -25,12 +25,20 @@ from model.sources import AnalysedInput
 SwitchedOff = tuple[tuple[str, int, int], ...]  # (kind, layer, head), 0-based: heads switched off
 
 
+class LoadedNetwork(Protocol):
+    """A loaded network as an adapter wraps it (model.checkpoint.LoadedModel, PretrainedEncoder, LoadedLlama, ...): it
+    names its family, the key of the adapters' registry (model/adapters/base.adapt); what else it holds is its own
+    adapter's business."""
+
+    family: str
+
+
 @runtime_checkable
 class LabModel(Protocol):
     """What every family offers the pages (model/adapters/__init__.py: how to add one)."""
 
     model_id: str
-    network: Any  # the loaded network and what it reads text with (LoadedModel, PretrainedEncoder, ...)
+    network: LoadedNetwork  # the loaded network and what it reads text with
     family: str
     layout: dict[str, tuple[int, int]]  # kind -> (layers, heads); {} for a model without heads
     capabilities: frozenset[str]
