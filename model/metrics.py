@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import sacrebleu
+from scipy.special import entr
 
 from model.data import detokenize
 
@@ -23,8 +24,7 @@ def corpus_bleu(hypotheses: list[list[str]], references: list[list[str]]) -> flo
 def entropy(p: np.ndarray) -> np.ndarray:
     """Distributions (..., n) -> their Shannon entropy in nats (...), with 0·log 0 = 0: 0 for a one-hot row,
     ln n for a uniform one. The one entropy of the lab (heads, patterns, the softmax-scaling page, questions)."""
-    p = np.asarray(p, dtype=np.float64)
-    return -(p * np.log(np.where(p > 0, p, 1.0))).sum(-1)  # log 1 = 0 where p = 0, so no -inf·0 = NaN
+    return entr(np.asarray(p, dtype=np.float64)).sum(-1)  # entr: -p·log p, 0 where p = 0 (no -inf·0 = NaN)
 
 
 def head_entropy(weights: np.ndarray) -> np.ndarray:
@@ -38,18 +38,21 @@ def head_statistics(weights: np.ndarray, key_tokens: list[str] | None = None) ->
     entropy (nats), mean attended distance |i - j| (in positions), share on the diagonal (j = i),
     share on the previous token (j = i - 1), share on <eos> keys (if key_tokens given).
     """
-    _, _, t_q, t_k = weights.shape
-    i = np.arange(t_q)[:, None]
-    j = np.arange(t_k)[None, :]
-    stats = {
-        "entropy": head_entropy(weights),
-        "mean_distance": (weights * np.abs(i - j)).sum(-1).mean(-1),
-        "diagonal": (weights * (i == j)).sum(-1).mean(-1),
-        "previous_token": (weights * (j == i - 1)).sum(-1).mean(-1),
-    }
-    if key_tokens is not None:
-        eos = np.array([t == "<eos>" for t in key_tokens])[None, :]
-        stats["eos"] = (weights * eos).sum(-1).mean(-1)
+    layers, heads, t_q, t_k = weights.shape
+    distance = np.abs(np.arange(t_q)[:, None] - np.arange(t_k)[None, :]).astype(np.float64)  # (T_q, T_k)
+    eos = None if key_tokens is None else np.array([t == "<eos>" for t in key_tokens])
+    stats = {name: np.zeros((layers, heads)) for name in ("entropy", "mean_distance", "diagonal", "previous_token")}
+    if eos is not None:
+        stats["eos"] = np.zeros((layers, heads))
+    # One layer at a time in float64: a 512-token text's 30 layers would be 540 MB a temporary array at once
+    for layer in range(layers):
+        w = np.asarray(weights[layer], dtype=np.float64)  # (h, T_q, T_k)
+        stats["entropy"][layer] = head_entropy(w)
+        stats["mean_distance"][layer] = np.einsum("hqk,qk->h", w, distance) / t_q
+        stats["diagonal"][layer] = np.diagonal(w, axis1=-2, axis2=-1).sum(-1) / t_q
+        stats["previous_token"][layer] = np.diagonal(w, offset=-1, axis1=-2, axis2=-1).sum(-1) / t_q
+        if eos is not None:
+            stats["eos"][layer] = w[..., eos].sum((-2, -1)) / t_q
     return stats
 
 

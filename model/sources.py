@@ -277,7 +277,7 @@ def merge_word_pieces(maps: KindMaps, word_ids: list[int | None]) -> KindMaps:
 def special_token_shares(weights: np.ndarray, key_tokens: list[str]) -> dict[str, np.ndarray]:
     """Per head (L, h): the mean share of each query's attention on [CLS], on [SEP] and on punctuation keys."""
     def share(on: np.ndarray) -> np.ndarray:
-        return (weights * on[None, None, None, :]).sum(-1).mean(-1)
+        return weights[..., on].sum(-1).mean(-1)
 
     keys = np.array(key_tokens, dtype=object)
     return {"cls": share(keys == "[CLS]"), "sep": share(keys == "[SEP]"),

@@ -2,10 +2,12 @@
 our toy translator, all-MiniLM-L6-v2 and SmolLM2-135M-Instruct; and `python -m model.inspect --find`."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from model.bert import MINILM_NAME
 from model.capabilities import NORMS
-from model.explain.head_finder import compare_head, default_kind, find_heads, token_index, words
+from model.explain.head_finder import TokenLookup, compare_head, default_kind, find_heads, spelling, token_index, words
 from model.families import adapt, open_model
 from model.gguf_weights import SMOLLM2_NAME
 from model.inspect import main
@@ -83,6 +85,35 @@ def test_tokens_are_found_by_their_spelling_and_a_word_by_its_first_piece():
     assert token_index(bpe, "the") == 4 and token_index(bpe, "The") == 0  # exact spelling before any case
     assert token_index(bpe, "it") == 5 and token_index(bpe, "'s") == 6
     assert token_index(["Ġthe", "Ġcat"], "cat") == 1 and token_index(["▁le", "▁chat"], "chat") == 1
+
+
+PIECES = ["Ġthe", "Ġcat", "##s", "##n", "the", "The", "ĠThe", "▁it", "it", "IT", " it", "<bos>", "[CLS]", "'t", "didn",
+          "Ġ", "##", "", "ĠÉcole", "école", ".", "Ġunder", "stood", "ß", "SS"]
+
+
+def _first_spelled(tokens: list[str], name: str) -> int | None:
+    """token_index's rule read straight off every token for one name (the lookup reads the tokens once for all)."""
+    wanted = name.strip()
+    for same in (str, str.casefold):
+        found = [index for index, token in enumerate(tokens) if wanted and (same(token) == same(wanted) or (
+            spelling(token)[1] is not False and same(spelling(token)[0]) == same(wanted)))]
+        found += [index for index, text in words(tokens) if wanted and same(text) == same(wanted)]
+        if found:
+            return min(found)
+    return None
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=12),
+       st.lists(st.sampled_from(PIECES + ["cat", "understood", " the ", "THE", "ss", "x"]), min_size=1, max_size=6))
+def test_the_lookup_finds_what_the_rule_finds_token_by_token(tokens, names):
+    lookup = TokenLookup(tokens)
+    for name in names:
+        expected = _first_spelled(tokens, name)
+        if expected is None:
+            with pytest.raises(ValueError, match="no token spelled"):
+                lookup.index(name)
+        else:
+            assert lookup.index(name) == expected
 
 
 def test_a_missing_token_and_a_model_without_heads_are_refused(minilm):

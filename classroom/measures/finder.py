@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from classroom.measures.registry import STOP_MODEL, HeadValues, MeasureError, Phrase, StopView, measure
 from model.explain.head_finder import default_kind, token_index
 from model.families import LabModel
-from model.sources import as_float32
 
 FINDER_VIEW = ("sentence", "find_q", "find_k")  # with the model: the text and the two tokens the finder reads
 
@@ -26,4 +27,4 @@ def finder_head(lab: LabModel, view: StopView, args: Mapping) -> HeadValues:
         rows, columns = token_index(maps.query_tokens, query), token_index(maps.key_tokens, key)
     except ValueError as error:  # no heads, or a token the text lacks (named with the text's tokens)
         raise MeasureError(str(error)) from None
-    return HeadValues(as_float32(maps.weights)[:, :, rows, columns], False, "lessons.measured_weight")
+    return HeadValues(np.asarray(maps.weights[:, :, rows, columns], dtype=np.float32), False, "lessons.measured_weight")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model.capabilities import NORMS
-from model.sources import AnalysedInput, KindMaps, as_float32
+from model.sources import AnalysedInput, KindMaps
 
 WORD_START_MARKS = ("Ġ", "▁", " ")  # a byte-level BPE's or SentencePiece's mark of a token that begins a word
 CONTINUATION_MARK = "##"  # WordPiece's mark of a word's later piece
@@ -94,18 +94,39 @@ def words(tokens: list[str]) -> list[tuple[int, str]]:
     return found
 
 
+class TokenLookup:
+    """token_index over one list of tokens, read once: the first index each spelling names, exact and ignoring case
+    (a name per token of a 512-token text asked one by one would read the whole text for each name)."""
+
+    def __init__(self, tokens: list[str]):
+        self.tokens = tokens
+        self._exact: dict[str, int] = {}
+        self._folded: dict[str, int] = {}
+        named = [(index, token) for index, token in enumerate(tokens)]
+        named += [(index, text) for index, token in enumerate(tokens)
+                  for text, starts in [spelling(token)] if starts is not False]
+        named += words(tokens)
+        for index, text in named:
+            if text:
+                self._exact[text] = min(index, self._exact.get(text, index))
+                self._folded[text.casefold()] = min(index, self._folded.get(text.casefold(), index))
+
+    def index(self, name: str) -> int:
+        """The index of the first token whose text as shown is `name`, or whose spelling is (a word's later "##"
+        piece only by its text as shown), or that is the first piece of a word spelled `name`; exact spelling
+        first, then ignoring case. ValueError naming the tokens."""
+        wanted = name.strip()
+        found = self._exact.get(wanted) if wanted else None
+        if found is None and wanted:
+            found = self._folded.get(wanted.casefold())
+        if found is None:
+            raise ValueError(f"no token spelled {name!r}; the tokens are {', '.join(repr(t) for t in self.tokens)}")
+        return found
+
+
 def token_index(tokens: list[str], name: str) -> int:
-    """The index of the first token whose text as shown is `name`, or whose spelling is (a word's later "##" piece
-    only by its text as shown), or that is the first piece of a word spelled `name`; exact spelling first, then
-    ignoring case. ValueError naming the tokens."""
-    wanted = name.strip()
-    for same in (str, str.casefold):
-        found = [index for index, token in enumerate(tokens) if wanted and (
-            same(token) == same(wanted) or (spelling(token)[1] is not False and same(spelling(token)[0]) == same(wanted)))]
-        found += [index for index, text in words(tokens) if wanted and same(text) == same(wanted)]
-        if found:
-            return min(found)
-    raise ValueError(f"no token spelled {name!r}; the tokens are {', '.join(repr(t) for t in tokens)}")
+    """The index of the token `name` spells in `tokens` (TokenLookup.index); ValueError naming the tokens."""
+    return TokenLookup(tokens).index(name)
 
 
 def default_kind(analysed: AnalysedInput, layout: dict[str, tuple[int, int]]) -> str:
@@ -120,7 +141,7 @@ def default_kind(analysed: AnalysedInput, layout: dict[str, tuple[int, int]]) ->
 def rank_heads(maps: KindMaps, query_index: int, key_index: int,
                value_norms: np.ndarray | None = None) -> HeadRanking:
     """Every head of `maps` ranked by α[query, key], and by value_norms (L, h, T_q, T_k) at that cell when given."""
-    weight = as_float32(maps.weights)[:, :, query_index, key_index].astype(np.float32)  # (L, h)
+    weight = np.asarray(maps.weights[:, :, query_index, key_index], dtype=np.float32)  # (L, h)
     norm = None if value_norms is None else np.asarray(value_norms[:, :, query_index, key_index], dtype=np.float32)
     return HeadRanking(maps.kind, query_index, key_index, maps.query_tokens[query_index], maps.key_tokens[key_index],
                        weight, norm, _ranked(weight), None if norm is None else _ranked(norm))
@@ -143,8 +164,8 @@ def compare_head(first: AnalysedInput, second: AnalysedInput, kind: str, layer: 
     """Head (layer, head) of `kind` on two analyses (the same model, two texts): both maps and their difference at
     the aligned tokens (HeadComparison: difflib's matching blocks)."""
     maps_a, maps_b = first.maps[kind], second.maps[kind]
-    map_a = as_float32(maps_a.weights)[layer, head].astype(np.float32)  # (T_q, T_k)
-    map_b = as_float32(maps_b.weights)[layer, head].astype(np.float32)
+    map_a = np.asarray(maps_a.weights[layer, head], dtype=np.float32)  # (T_q, T_k)
+    map_b = np.asarray(maps_b.weights[layer, head], dtype=np.float32)
     queries = aligned(maps_a.query_tokens, maps_b.query_tokens)
     keys = aligned(maps_a.key_tokens, maps_b.key_tokens)
     rows_a, rows_b = [i for i, _ in queries], [j for _, j in queries]

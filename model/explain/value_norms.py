@@ -124,8 +124,12 @@ def special_token_survival(weights: np.ndarray, norms: np.ndarray, key_tokens: S
     attention sink, whose text may well occur again later).
     """
     is_special = np.array([t in special for t in key_tokens]) if keys is None else np.asarray(keys, dtype=bool)
-    weight_share = weights[..., is_special].sum((-1, -2)) / np.maximum(weights.sum((-1, -2)), 1e-12)
-    norm_share = norms[..., is_special].sum((-1, -2)) / np.maximum(norms.sum((-1, -2)), 1e-12)
+
+    def share(values: np.ndarray) -> np.ndarray:  # summed in float32 at least: compact float16 maps stay as they are
+        dtype = np.promote_types(values.dtype, np.float32)
+        return values[..., is_special].sum((-1, -2), dtype=dtype) / np.maximum(values.sum((-1, -2), dtype=dtype), 1e-12)
+
+    weight_share, norm_share = share(weights), share(norms)
     with np.errstate(invalid="ignore", divide="ignore"):
         survival = np.where(weight_share > 1e-9, norm_share / weight_share, np.nan)
     return {"weight_share": weight_share, "norm_share": norm_share, "survival": survival}

@@ -6,7 +6,7 @@ import streamlit as st
 
 from i18n import tr
 from model.metrics import sharpest_content_head, sharpest_head
-from model.sources import KindMaps, source_block_shares
+from model.sources import KindMaps, as_float32, source_block_shares
 from ui.attention.specs import HEAD, KIND, LAYER
 
 TEACHING_KIND = "cross"  # encoder-decoder attention: which source words each written word reads
@@ -39,7 +39,7 @@ def why_this_head(kind: str, weights, layer: int, head: int) -> None:
     """One line under the pickers while the head shown is the sharpest cross-attention head (weights (L, h, T, S))."""
     if kind != TEACHING_KIND:
         return
-    best_layer, best_head, entropy = sharpest_head(weights)
+    best_layer, best_head, entropy = sharpest_head(as_float32(weights))
     if (layer, head) == (best_layer, best_head):
         st.caption(tr("lecture.why_this_head", layer=layer + 1, head=head + 1, heads=weights.shape[0] * weights.shape[1],
                       entropy=f"{entropy:.2f}"))

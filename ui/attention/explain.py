@@ -162,7 +162,7 @@ def show_maps(arrays: dict[str, np.ndarray], maps: KindMaps, layer: int, head: i
     found = "/".join(dict.fromkeys(t for t in keys if t in SPECIAL_TOKENS))
     first_token = not found and maps.masked is not None
     special_label = (tr("llm_explain.first_token", token=repr(keys[0])) if first_token else found or special_label)
-    survival = value_norms.special_token_survival(as_float32(arrays[kind]), as_float32(arrays[f"value_norms_{kind}"]), keys,
+    survival = value_norms.special_token_survival(arrays[kind], arrays[f"value_norms_{kind}"], keys,
                                                   keys=np.arange(len(keys)) == 0 if first_token else None)
     ratio = survival["survival"][layer, head]
     c = st.columns(3)

@@ -22,6 +22,7 @@ from model.sources import AnalysedInput, KindMaps, as_float32
 from ui.analysis_queue import heavy
 from ui.attention.finder_specs import (FIND_BY, FIND_KEY, FIND_QUERY, TEXT_B, default_pair, named_token,
                                        token_names)
+from ui.attention.explain import explanations
 from ui.attention.ids import attention_kind_label
 from ui.attention.maps import head_table
 from ui.attention.specs import HEAD, KIND, LAYER, VIEW
@@ -54,9 +55,9 @@ OpenHead = Callable[[int, int], None]  # (layer, head), 0-based: open that head 
 
 @memoized
 def value_norms(model_id: str, text: str, kind: str, _lab: LabModel, _analysed: AnalysedInput) -> np.ndarray:
-    """(L, h, T_q, T_k) float32: the kind's value-weighted norms (Kobayashi et al. 2020) of the text, per (model id,
-    text, kind); only this kind's are kept (lab.explain computes every kind's, with rollout)."""
-    return np.asarray(_lab.explain(_analysed)[f"value_norms_{kind}"], dtype=np.float32)
+    """(L, h, T_q, T_k): the kind's value-weighted norms (Kobayashi et al. 2020) of the text, per (model id, text,
+    kind), as the Explain view's explanations hold them (a long text's compact float16): one computation for both."""
+    return explanations(model_id, text, _lab, _analysed)[f"value_norms_{kind}"]
 
 
 def picked_token(spec: WidgetSpec, tokens: list[str], default: int) -> int:

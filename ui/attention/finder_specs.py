@@ -12,8 +12,8 @@ import re
 
 import numpy as np
 
-from model.explain.head_finder import spelling, token_index
-from model.sources import KindMaps, as_float32
+from model.explain.head_finder import TokenLookup, spelling, token_index
+from model.sources import KindMaps
 from ui.widget_spec import SENTENCE, WidgetSpec, sentence_text
 
 PAGES = ("attention", "llm_heads")
@@ -42,12 +42,12 @@ SPECS = (FIND_QUERY, FIND_KEY, FIND_BY, TEXT_B)
 def token_names(tokens: list[str]) -> list[str]:
     """One name per token: its spelling where token_index finds this token by it, else "spelling#position"; a
     word's later piece ("##n") keeps its marks, as token_index reads it."""
-    names = []
+    names, lookup = [], TokenLookup(tokens)
     for index, token in enumerate(tokens):
         text, starts = spelling(token)
         text = token if starts is False or not text.strip() else text.strip()
         try:
-            first = token_index(tokens, text)
+            first = lookup.index(text)
         except ValueError:
             first = None
         names.append(text if first == index else f"{text}#{index + 1}")
@@ -67,7 +67,7 @@ def default_pair(maps: KindMaps) -> tuple[int, int]:
     """(query, key) the finder opens on when no link names them: the pair of distinct, non-neighbouring word tokens
     that the kind's heads link most on average (the mean over its L × h maps); a bracketed special token, the first
     key of a causal map (where every head's spare weight sinks) and punctuation are passed over."""
-    mean = as_float32(maps.weights).mean((0, 1)).astype(float)  # (T_q, T_k)
+    mean = np.asarray(maps.weights).mean((0, 1), dtype=np.float32).astype(float)  # (T_q, T_k), float32 sums
     queries, keys = maps.query_tokens, maps.key_tokens
 
     def wordlike(token: str) -> bool:

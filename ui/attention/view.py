@@ -151,7 +151,7 @@ def _why_this_head(result: AnalysedInput, kind: str, maps: KindMaps, layer: int,
     if result.can(EMBEDDING):
         why_this_encoder_head(as_float32(result.maps[kind].weights), result.special, layer, head)
     else:
-        why_this_head(kind, as_float32(maps.weights), layer, head)
+        why_this_head(kind, maps.weights, layer, head)
 
 
 _BUILDERS = {"heatmap": attention_heatmap, "lines": attention_lines}
@@ -331,11 +331,10 @@ def show_compare(result: AnalysedInput, maps: KindMaps, layer: int, head: int) -
 
 def show_statistics(maps: KindMaps, encoder: bool = False) -> None:
     average = st.toggle(tr("attention.stats_average"), key=STATS_AVERAGE.key)
-    weights = as_float32(maps.weights)  # a long text's compact maps, as float32 while the table is computed
-    stats = head_statistics(weights, key_tokens=maps.key_tokens)
+    stats = head_statistics(maps.weights, key_tokens=maps.key_tokens)  # a layer at a time: a long text's maps stay compact
     if encoder:  # an encoder's text has no <eos>: its shares on [CLS], [SEP] and punctuation instead
         stats.pop("eos", None)
-        stats.update(special_token_shares(weights, maps.key_tokens))
+        stats.update(special_token_shares(as_float32(maps.weights), maps.key_tokens))
     table = head_statistics_table(stats, average_heads=average, words=words_for("attention"))
     st.dataframe(table, hide_index=True, width="stretch")
     if not presenting():
