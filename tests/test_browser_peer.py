@@ -90,6 +90,7 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
         assert not axe_violations(teacher)  # the groups' controls: pairs or threes, the button
         _click_once(teacher, "Pair students who disagree", teacher.get_by_text("Discussion groups: 1 (pairs)",
                                                                               exact=False))
+        teacher.screenshot(path=SCREENSHOTS / "peer_groups_teacher.png")
         for student, me, others in zip(students, ("A2", "C2", "E2"), ("C2 and E2", "A2 and E2", "A2 and C2"),
                                        strict=True):
             line = translate("en", "peer.you_are", seat=me) + translate("en", "peer.talk_with", names=others)

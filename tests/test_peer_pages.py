@@ -74,6 +74,7 @@ def test_two_rounds_with_three_students_and_the_teacher():
     teacher.button(key="peer_pair").click().run()
     assert "Discussion groups: 1 (pairs), from 3 round-1 votes." in _texts(teacher)
     assert "Groups with a right answer" not in _texts(teacher)  # a share right in disguise: not on the projector
+    assert "Discuss in your group: your screen names whom" in _infos(teacher)  # what the room reads
     for student, me, others in zip(students, ("A2", "C2", "E2"), ("C2 and E2", "A2 and E2", "A2 and C2"), strict=True):
         student.run()  # her class watch reruns her question: the class's version changed
         assert f"You are {me}. Talk with {others}: why" in _infos(student)

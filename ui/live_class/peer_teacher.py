@@ -129,8 +129,8 @@ def peer_results(teacher: ClassTeacher, stop: Stop, qid: str, phase: QuestionPha
         else:
             st.caption(tr("peer.round_one_hidden", answered=first.answered))
         return
-    if phase.phase == "discussion" and not revealed:
-        st.info(tr("peer.discussion"), icon=":material/forum:")
+    if phase.phase == "discussion" and not revealed:  # the room reads it: in groups, each screen names whom to seek
+        st.info(tr("peer.discussion_in_groups" if phase.group_size else "peer.discussion"), icon=":material/forum:")
         if phase.discussion_ends is not None:
             countdown(phase.discussion_ends)
         return
