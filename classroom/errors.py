@@ -52,3 +52,8 @@ class AnsweredAlready(ClassStoreError):
 
 class NotOpenYet(ClassStoreError):
     """A round-2 answer before the teacher opened round 2."""
+
+
+class RoundOneOpen(ClassStoreError):
+    """Discussion groups asked for while round 1 is open (or the question is not in peer instruction): groups are
+    formed from round 1's votes once it has closed."""

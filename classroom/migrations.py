@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from classroom.database import Database, postgres_ddl
+from classroom.grouping import seat_label
 
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 _COMMENT = re.compile(r"--[^\n]*")
@@ -73,6 +74,25 @@ def _from_before_versions(db: Database) -> None:
     db.execute("DROP TABLE answers_before_rounds")
 
 
+def _discussion_groups(db: Database) -> None:
+    """Peers paired by disagreement: a short label per seat (those there are get theirs in the order they joined,
+    classroom/grouping.seat_label), a question's group size and seed (phases), and the groups (discussion_groups).
+    Needs no other step after the first: it adds only what is missing."""
+    add_column(db, "seats", "label", "TEXT")
+    add_column(db, "phases", "group_size", "INTEGER NOT NULL DEFAULT 0")
+    add_column(db, "phases", "group_seed", "INTEGER")
+    db.execute(_ddl(db, next(s for s in schema() if s.startswith("CREATE TABLE IF NOT EXISTS discussion_groups "))))
+    numbered: dict[str, int] = {}
+    for code, student in db.execute("SELECT code, student FROM seats WHERE label IS NULL "
+                                    "ORDER BY code, joined, student").fetchall():
+        if code not in numbered:
+            numbered[code] = db.execute("SELECT COUNT(*) FROM seats WHERE code = ? AND label IS NOT NULL",
+                                        (code,)).fetchone()[0]
+        db.execute("UPDATE seats SET label = ? WHERE code = ? AND student = ?",
+                   (seat_label(numbered[code]), code, student))
+        numbered[code] += 1
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int  # the database's version once this step is applied
@@ -82,6 +102,7 @@ class Migration:
 
 MIGRATIONS = [
     Migration(1, "the tables and columns added before versions were stored", _from_before_versions),
+    Migration(2, "seat labels and discussion groups formed by disagreement", _discussion_groups),
 ]
 LATEST = MIGRATIONS[-1].version
 

@@ -11,12 +11,16 @@ PHASES = ("round1", "discussion", "round2")
 class QuestionPhase:
     """Where a question of the class stands: its mode ('one' or 'peer'), its phase ('round1', 'discussion',
     'round2'), when the discussion's countdown ends (unix seconds, None before), whether round 1's distribution is
-    shown to the room. A question with no row is a one-round question in round 1 (as before peer instruction)."""
+    shown to the room, and the discussion groups formed by disagreement: their size (2 pairs, 3 threes; 0 none) and
+    the seed they were formed with (each grouping a new one, so a student's page sees a new grouping as a change). A
+    question with no row is a one-round question in round 1 (as before peer instruction)."""
     question: str
     mode: str = "one"
     phase: str = "round1"
     discussion_ends: float | None = None
     shown: bool = False
+    group_size: int = 0
+    group_seed: int | None = None
 
     @property
     def open_round(self) -> int | None:
@@ -60,6 +64,7 @@ class ReportAnswers:
     revealed: frozenset[str]  # questions the teacher had revealed
     ended: bool  # the class had ended (or expired)
     at: float  # unix seconds of the read
+    grouped: frozenset[str] = frozenset()  # questions whose discussion had groups formed by disagreement
 
 
 @dataclass(frozen=True)

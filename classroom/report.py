@@ -9,11 +9,14 @@ revealed it, the check questions (never revealed: the post-test asks them again)
 
 The lecture's gain pools every (student, check question) pair answered before and after: pre and post are the shares
 right over those pairs, ⟨g⟩ = (post − pre) / (1 − pre), and `students` counts the students with at least one pair.
+The same pooling, over the (student, question) pairs answered in both rounds of peer instruction, compares the
+discussions in groups formed by disagreement (classroom/grouping.py) with those among neighbours, where both occur.
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 
 from classroom.lessons import (CHECK_WHEN, Lesson, Question, Text, check_question_id, misconception_of,
                                question_id)
@@ -54,6 +57,7 @@ class QuestionReport:
     first: RoundStats
     second: RoundStats | None  # None: one round (no round-2 answer)
     switches: Switches
+    grouped: bool = False  # its discussion had groups formed by disagreement
 
 
 @dataclass(frozen=True)
@@ -67,11 +71,25 @@ class CheckGain:
 
 
 @dataclass(frozen=True)
+class DiscussionGain:
+    """Round 1 to round 2, pooled over the peer-instruction questions discussed in groups formed by disagreement
+    (`grouped`) or not: how many questions, the shares right before and after over the (student, question) pairs
+    graded in both rounds, how many pairs, Hake's ⟨g⟩ (None without a pair or when every pair was right before)."""
+    grouped: bool
+    questions: int
+    pre: float | None
+    post: float | None
+    pairs: int
+    gain: float | None
+
+
+@dataclass(frozen=True)
 class ClassReport:
     questions: list[QuestionReport]
     checks: list[CheckGain]
     lecture: CheckGain  # all check questions pooled (check_id "lecture")
     misconceptions: list[MisconceptionPick]  # most picked first
+    discussions: list[DiscussionGain] = field(default_factory=list)  # in groups, then among neighbours: as occurred
 
 
 def is_check_question(question_id: str) -> bool:
@@ -126,8 +144,26 @@ def _gain(check_id: str, prompt: Text, pairs: list[tuple[str, bool, bool]]) -> C
                      normalized_gain(pre, post))
 
 
-def build_report(lesson: Lesson, rows: list[AnswerRow]) -> ClassReport:
-    """The report of one class of `lesson` from its answers (ClassTeacher.answer_rows)."""
+def discussion_gains(questions: list[QuestionReport]) -> list[DiscussionGain]:
+    """The questions answered in two rounds, pooled by whether their discussion was in groups: grouped first, each
+    kind that occurred."""
+    gains = []
+    for grouped in (True, False):
+        these = [q for q in questions if q.second is not None and q.grouped == grouped]
+        if not these:
+            continue
+        cells = [q.switches for q in these]
+        pairs = sum(c.both for c in cells)
+        pre = sum(c.right_right + c.right_wrong for c in cells) / pairs if pairs else None
+        post = sum(c.right_right + c.wrong_right for c in cells) / pairs if pairs else None
+        gains.append(DiscussionGain(grouped, len(these), pre, post, pairs,
+                                    None if pre is None else normalized_gain(pre, post)))
+    return gains
+
+
+def build_report(lesson: Lesson, rows: list[AnswerRow], grouped: Collection[str] = frozenset()) -> ClassReport:
+    """The report of one class of `lesson` from its answers (ClassTeacher.answer_rows); `grouped`: the questions
+    whose discussion had groups formed by disagreement (ReportAnswers.grouped)."""
     by_id: dict[tuple[str, int], list[AnswerRow]] = defaultdict(list)
     for row in _counted(rows):
         by_id[(row.question, row.round)].append(row)
@@ -140,7 +176,8 @@ def build_report(lesson: Lesson, rows: list[AnswerRow]) -> ClassReport:
         if not first and not second:
             continue
         questions.append(QuestionReport(qid, stop.number, stop.question.prompt, _stats(first),
-                                        _stats(second) if second else None, _switches(first, second)))
+                                        _stats(second) if second else None, _switches(first, second),
+                                        qid in grouped))
         picks += _picks(stop.question, qid, "1", first) + _picks(stop.question, qid, "2", second)
     checks, pooled = [], []
     first_checks = {c.id: c for c in lesson.stops[0].checks if c.when == "pre"} if lesson.stops else {}
@@ -158,4 +195,4 @@ def build_report(lesson: Lesson, rows: list[AnswerRow]) -> ClassReport:
         pooled += pairs
     lecture = _gain("lecture", {"en": "lecture"}, pooled)
     picks.sort(key=lambda p: (-p.rate, p.question_id, p.when))
-    return ClassReport(questions, checks, lecture, [p for p in picks if p.picks])
+    return ClassReport(questions, checks, lecture, [p for p in picks if p.picks], discussion_gains(questions))

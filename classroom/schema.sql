@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS seats (
     address TEXT,                   -- sha256 of the client address (the per-address limit); NULL: not counted
     admitted INTEGER NOT NULL,      -- 1: may answer; 0: waits for the teacher (the class or the address was full)
     joined REAL NOT NULL,
+    label TEXT,                     -- the seat's short name in the room ('K4': classroom/grouping.seat_label)
     PRIMARY KEY (code, student)
 );
 CREATE INDEX IF NOT EXISTS seats_by_address ON seats (code, address);
@@ -59,7 +60,16 @@ CREATE TABLE IF NOT EXISTS phases (
     phase TEXT NOT NULL,            -- 'round1', 'discussion', 'round2' (revealed: the revealed table)
     discussion_ends REAL,           -- unix seconds the discussion's countdown ends (NULL: no discussion yet)
     shown INTEGER NOT NULL DEFAULT 0, -- 1: the teacher showed round 1's distribution to the room
+    group_size INTEGER NOT NULL DEFAULT 0, -- discussion groups by disagreement: 2 pairs, 3 threes (0: none)
+    group_seed INTEGER,             -- the seed they were formed with (a new grouping: a new seed)
     PRIMARY KEY (code, question)
+);
+CREATE TABLE IF NOT EXISTS discussion_groups (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    student TEXT NOT NULL,          -- a student who voted in round 1 (one who did not has no row: any group)
+    grp INTEGER NOT NULL,           -- her group's number in the question's grouping
+    PRIMARY KEY (code, question, student)
 );
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL        -- one row: the last migration applied (classroom/migrations.py)

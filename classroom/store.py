@@ -38,6 +38,7 @@ from classroom.database import (DATA_ENV, DATABASE_URL_ENV, DB_NAME, Connections
                                 is_postgres, store_location, to_postgres)
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass,  # noqa: F401
                               NotAdmitted, NotOpenYet, NotTheTeacher, StoreBusy)
+from classroom.grouping import seat_label
 from classroom.migrations import migrate
 from classroom.recent import shared_reads
 from classroom.records import (AnswerRow, ClassSession, QuestionPhase, ReportAnswers, Results, Seats,  # noqa: F401
@@ -209,8 +210,9 @@ class ClassStore:
             else:
                 db.execute("ROLLBACK")
                 return FULL
-            db.execute("INSERT INTO seats (code, student, address, admitted, joined) VALUES (?, ?, ?, ?, ?)",
-                       (code, student, where, admitted, now))
+            # every seat ever taken is counted (a seat is never given up): its label is the class's alone
+            db.execute("INSERT INTO seats (code, student, address, admitted, joined, label) VALUES (?, ?, ?, ?, ?, ?)",
+                       (code, student, where, admitted, now, seat_label(taken + waiting)))
             db.execute("COMMIT")
         return ADMITTED if admitted else WAITING
 
@@ -245,9 +247,10 @@ class ClassStore:
             if row is None:
                 return None
             revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?", (code,)))
-            phases = frozenset(QuestionPhase(q, mode, phase, ends, bool(shown)) for q, mode, phase, ends, shown in
-                               db.execute("SELECT question, mode, phase, discussion_ends, shown FROM phases "
-                                          "WHERE code = ?", (code,)))
+            phases = frozenset(QuestionPhase(q, mode, phase, ends, bool(shown), size, seed)
+                               for q, mode, phase, ends, shown, size, seed in db.execute(
+                                   "SELECT question, mode, phase, discussion_ends, shown, group_size, group_seed "
+                                   "FROM phases WHERE code = ?", (code,)))
         code, lesson, stop, expires, source, uploads = row
         session = ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases)
         if began is not None:
@@ -370,11 +373,9 @@ class ClassStore:
         with self.connect() as db:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
-            db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            db.execute("DELETE FROM phases WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            db.execute("DELETE FROM seats WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             # keys go with the class (at the keep time): an ended class's report stays the teacher's to read
-            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
+            for table in ("revealed", "phases", "discussion_groups", "seats", "teacher_keys"):
+                db.execute(f"DELETE FROM {table} WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
             db.execute("COMMIT")

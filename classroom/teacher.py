@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from classroom.database import Database
-from classroom.errors import ClassEnded, NoSuchClass, NotTheTeacher
+from classroom.errors import ClassEnded, NoSuchClass, NotTheTeacher, RoundOneOpen
+from classroom.grouping import SIZES, GroupingSummary, Vote, form_groups, summarise
 from classroom.records import MODES, PHASES, AnswerRow, ClassSession, ReportAnswers, Results, Seats, Switches
 
 DEFAULT_CLASS_SIZE = 40
@@ -206,7 +208,74 @@ class ClassTeacher:
             revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?",
                                                           (self.code,)))
             expires = db.execute("SELECT expires FROM classes WHERE code = ?", (self.code,)).fetchone()[0]
-        return ReportAnswers(rows, revealed, expires <= now, now)
+            grouped = frozenset(q for (q,) in db.execute("SELECT question FROM phases WHERE code = ? AND group_size > 0",
+                                                         (self.code,)))
+        return ReportAnswers(rows, revealed, expires <= now, now, grouped)
+
+    # ---- discussion groups (classroom/grouping.py)
+    def group(self, question: str, size: int = 2, seed: int | None = None,
+              now: float | None = None) -> GroupingSummary:
+        """Form the discussion groups of `question` from its counted round-1 votes, students whose answers differ
+        together (classroom/grouping.form_groups), in groups of `size` (2 or 3), in place of any it had; stored, so
+        every replica and reload shows the same groups. `seed`: a new random one when None (again: other groups).
+        Raises RoundOneOpen while round 1 is open (or the question is not in peer instruction)."""
+        if size not in SIZES:
+            raise ValueError(f"group size {size!r}")
+        now = time.time() if now is None else now
+        seed = secrets.randbelow(2 ** 31) if seed is None else seed
+        with self.store.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            self._check(db, now)
+            if db.execute("UPDATE phases SET group_size = ?, group_seed = ? WHERE code = ? AND question = ? "
+                          "AND mode = 'peer' AND phase <> 'round1'", (size, seed, self.code, question)).rowcount != 1:
+                db.execute("ROLLBACK")
+                raise RoundOneOpen(self.code)
+            votes = _votes(db, self.code, question)
+            groups = form_groups(votes, size, seed)
+            db.execute("DELETE FROM discussion_groups WHERE code = ? AND question = ?", (self.code, question))
+            members = [(self.code, question, student, number) for number, group in enumerate(groups)
+                       for student in group]
+            if members:
+                db.executemany("INSERT INTO discussion_groups (code, question, student, grp) VALUES (?, ?, ?, ?)",
+                               members)
+            db.execute("COMMIT")
+        self.store.changed(self.code)
+        return summarise(size, groups, votes)
+
+    def ungroup(self, question: str, now: float | None = None) -> None:
+        """Turn the discussion groups of `question` off: its students discuss with a neighbour again."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            self._check(db, now)
+            db.execute("UPDATE phases SET group_size = 0, group_seed = NULL WHERE code = ? AND question = ?",
+                       (self.code, question))
+            db.execute("DELETE FROM discussion_groups WHERE code = ? AND question = ?", (self.code, question))
+            db.execute("COMMIT")
+        self.store.changed(self.code)
+
+    def grouping(self, question: str, now: float | None = None) -> GroupingSummary | None:
+        """The discussion groups of `question` as they stand (None: none formed, or turned off)."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now, ended_too=True)
+            row = db.execute("SELECT group_size FROM phases WHERE code = ? AND question = ?",
+                             (self.code, question)).fetchone()
+            if row is None or not row[0]:
+                return None
+            members: dict[int, list[str]] = {}
+            for student, number in db.execute("SELECT student, grp FROM discussion_groups WHERE code = ? "
+                                              "AND question = ? ORDER BY grp, student", (self.code, question)):
+                members.setdefault(number, []).append(student)
+            votes = _votes(db, self.code, question)
+        return summarise(row[0], list(members.values()), votes)
+
+
+def _votes(db: Database, code: str, question: str) -> list[Vote]:
+    """The counted round-1 votes of a question (one given after round 1 closed is late: its student has no group)."""
+    rows = db.execute("SELECT student, answer, correct FROM answers WHERE code = ? AND question = ? AND round = 1 "
+                      "AND late = 0", (code, question)).fetchall()
+    return [Vote(student, answer, bool(correct)) for student, answer, correct in rows]
 
 
 def _answer_rows(db: Database, code: str) -> list[AnswerRow]:

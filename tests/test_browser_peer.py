@@ -85,6 +85,17 @@ def test_two_rounds_with_the_teacher_and_three_students(browser, peer_url, peer_
             expect(student.get_by_text(re.compile(r"Discuss with your neighbour"))).to_be_visible(timeout=30000)
             expect(student.get_by_text(re.compile(r"Discussion: \d:\d\d left")).first).to_be_visible()
             expect(student.get_by_test_id("stMain").get_by_text(RIGHT, exact=True)).to_have_count(0)  # no vote now
+        # peers paired by disagreement: three different answers, one group; each student's screen names the others by
+        # their seat labels (the order they joined), never an answer, within her watch's second
+        assert not axe_violations(teacher)  # the groups' controls: pairs or threes, the button
+        _click_once(teacher, "Pair students who disagree", teacher.get_by_text("Discussion groups: 1 (pairs)",
+                                                                              exact=False))
+        teacher.screenshot(path=SCREENSHOTS / "peer_groups_teacher.png")
+        for student, me, others in zip(students, ("A2", "C2", "E2"), ("C2 and E2", "A2 and E2", "A2 and C2"),
+                                       strict=True):
+            line = translate("en", "peer.you_are", seat=me) + translate("en", "peer.talk_with", names=others)
+            expect(student.get_by_test_id("stAlert").filter(has_text="Talk with")).to_contain_text(line, timeout=15000)
+            expect(student.get_by_text(f", you are {me}:", exact=False)).to_be_visible()  # her class line
         # her countdown is counted by her browser (ui/live_class/countdown.js), not redrawn by the server
         clock = students[0].get_by_role("timer")
         before = clock.inner_text()

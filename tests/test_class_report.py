@@ -128,3 +128,26 @@ def test_the_report_files_hold_the_answers_stored_when_they_are_downloaded(tmp_p
     [stop8] = questions()
     assert (stop8["stop"], stop8["round1_answered"], stop8["round1_right"]) == ("8", "2", str(1 / 2))
     assert "Plotly.newPlot" in html_file().decode()
+
+
+def test_the_report_compares_discussions_in_groups_with_those_among_neighbours(lesson):
+    """Per question, whether its discussion had groups formed by disagreement (classroom/grouping.py); and round 1 to
+    round 2 pooled over the questions of each kind that occurred, so the gains with and without groups compare."""
+    from classroom.records import AnswerRow
+    from classroom.report import DiscussionGain
+
+    grouped, among_neighbours = [f"intro:{s.number}" for s in lesson.stops if s.question is not None][:2]
+    rights = {grouped: ((True, False, False, False), (True, True, True, False)),  # 1 of 4 right alone, 3 after
+              among_neighbours: ((True, False, False, False), (True, True, False, False))}  # 1, then 2
+    rows = [AnswerRow(question, student, round, "x", right, False) for question, rounds in rights.items()
+            for round, answers in enumerate(rounds, start=1) for student, right in zip("abcd", answers, strict=True)]
+    report = build_report(lesson, rows, grouped={grouped})
+    assert [q.grouped for q in report.questions] == [True, False]
+    assert report.discussions == [DiscussionGain(True, 1, 0.25, 0.75, 4, pytest.approx(2 / 3)),
+                                  DiscussionGain(False, 1, 0.25, 0.5, 4, pytest.approx(1 / 3))]
+    csv_rows = list(csv.DictReader(io.StringIO(report_csv(report_tables(report, "en")).decode())))
+    assert [r["grouped"] for r in csv_rows if r["table"] == "questions"] == ["1", "0"]
+    kinds = {r["discussion"]: (r["questions"], r["pairs"], float(r["gain"])) for r in csv_rows
+             if r["table"] == "discussions"}
+    assert kinds == {"groups": ("1", "4", pytest.approx(2 / 3)), "neighbours": ("1", "4", pytest.approx(1 / 3))}
+    assert build_report(lesson, rows).discussions[0].questions == 2  # no groups anywhere: one kind, both questions

@@ -10,6 +10,7 @@ import pytest
 
 from classroom.errors import AnsweredAlready
 from classroom.migrations import LATEST, MIGRATIONS, columns, migrate, schema
+from classroom.partners import seat_label_of
 from classroom.store import ClassStore, is_postgres
 
 # The schema as the store wrote it inline in its constructor before schema.sql and schema_version (copied here as
@@ -69,7 +70,7 @@ def run_script(location: str, script: str) -> None:
 def _shape(store: ClassStore) -> dict[str, set[str]]:
     with store.connect() as db:
         return {table: columns(db, table) for table in ("classes", "teacher_keys", "attempts", "seats", "revealed",
-                                                        "answers", "phases", "schema_version")}
+                                                        "answers", "phases", "discussion_groups", "schema_version")}
 
 
 def _version(store: ClassStore) -> int:
@@ -91,6 +92,9 @@ def test_a_database_made_by_the_inline_schema_opens_migrated_with_everything_in_
     with pytest.raises(AnsweredAlready):
         store.answer("OLDCLS", "a", "intro:8", "1", False, round=2, stop=8)
     assert teacher.switches("intro:8").wrong_right == 1
+    # its seats get their labels in the order they joined; a new seat takes the next one
+    store.join("OLDCLS", "new")
+    assert [seat_label_of(store, "OLDCLS", s) for s in ("a", "b", "w", "new")] == ["A2", "C2", "E2", "F2"]
     fresh = ClassStore(tmp_path / "fresh.sqlite3")
     assert _shape(store) == _shape(fresh)  # the same tables and columns as a new database's
     store.close()

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from tests.test_class_schema import run_script
-from classroom.errors import AnsweredAlready, ClassEnded, NoSuchClass, NotOpenYet, NotTheTeacher
+from classroom.errors import AnsweredAlready, ClassEnded, NoSuchClass, NotOpenYet, NotTheTeacher, RoundOneOpen
+from classroom.partners import partners, seat_label_of
 from classroom.store import (DATABASE_URL_ENV, MAX_CLASS_SIZE, ClassElsewhere, ClassStore, QuestionPhase, StoreBusy,
                              Switches, is_postgres, normalise_code, store_location, to_postgres)
 
@@ -491,3 +492,49 @@ def test_the_report_reads_the_answers_and_reveals_at_once_for_the_teacher_only(s
     teacher.end()
     read = teacher.report_answers()
     assert read.revealed == {"intro:1"} and read.ended  # an ended class's report stays hers
+
+
+# ---- peers paired by disagreement
+def test_discussion_groups_are_stored_for_their_class_and_only_after_round_one(store, store_location):
+    teacher = _peer_class(store)  # six seats: a..f, in that order
+    code = teacher.code
+    labels = {student: seat_label_of(store, code, student) for student in "abcdef"}
+    assert labels == {"a": "A2", "b": "C2", "c": "E2", "d": "F2", "e": "H2", "f": "J2"}  # in the order they joined
+    assert seat_label_of(store, code, "nobody") is None
+    votes = {"a": ("1", True), "b": ("2", False), "c": ("2", False), "d": ("1", True), "e": ("3", False)}
+    for student, (answer, right) in votes.items():  # f does not vote
+        store.answer(code, student, "q", answer, right, stop=1)
+    with pytest.raises(RoundOneOpen):  # groups come from round 1's votes: not while it is open
+        teacher.group("q")
+    teacher.set_phase("q", "peer", "discussion", discussion_seconds=60)
+    with pytest.raises(NotTheTeacher):
+        store.teacher(code, "wrong", "intro").group("q")
+    other = store.create_class("intro")  # another class, the same question id, in its discussion too
+    other.set_phase("q", "peer", "discussion")
+    with pytest.raises(NotTheTeacher):  # one class's token groups no other class
+        store.teacher(other.code, teacher.token, "intro").group("q")
+    with pytest.raises(RoundOneOpen):  # a question with no peer phase past round 1
+        teacher.group("another question")
+
+    summary = teacher.group("q", 2, seed=7)
+    assert (summary.size, summary.groups, summary.with_right, summary.voters, summary.right) == (2, 2, 2, 5, 2)
+    replica = ClassStore(store_location)  # another replica: the same groups, the same phase
+    phase = replica.session(code).phase_of("q")
+    assert (phase.group_size, phase.group_seed, phase.phase) == (2, 7, "discussion")
+    by_label = {label: student for student, label in labels.items()}
+    groups = {frozenset({labels[s], *partners(replica, code, s, "q")}) for s in votes}
+    assert sorted(len(g) for g in groups) == [2, 3] and set().union(*groups) == {labels[s] for s in votes}
+    for group in groups:  # each group: different answers and a right one; its members name each other only
+        assert len({votes[by_label[label]][0] for label in group}) > 1
+        assert any(votes[by_label[label]][1] for label in group)
+    assert partners(store, code, "f", "q") == ()  # she did not vote: no group (she joins any)
+    assert partners(store, other.code, "a", "q") == () and other.grouping("q") is None  # nothing in the other class
+    assert teacher.grouping("q") == summary and teacher.report_answers().grouped == {"q"}
+
+    before = replica.session(code)
+    again = teacher.group("q", 3, seed=8)  # again, in threes: a new seed, so every student's page sees a change
+    assert (again.size, again.groups) == (3, 2) and replica.session(code) != before
+    teacher.ungroup("q")
+    assert teacher.grouping("q") is None and partners(store, code, "a", "q") == ()
+    assert replica.session(code).phase_of("q").group_size == 0 and teacher.report_answers().grouped == frozenset()
+    replica.close()

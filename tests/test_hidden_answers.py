@@ -5,6 +5,7 @@ round, peer instruction) over the paths: the teacher projected, her private view
 student alone on the same stop, and "Open this stop here" on the teacher's own page; checked after each round.
 The rule they all follow is ui/lessons/questions.answer_shown."""
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -61,6 +62,10 @@ def _leaks(at, secret: Secret, language: str, *, student: bool) -> list[str]:
         found.append(f"the measured value {secret.measured!r}")
     if translate(language, "peer.rule_source") in text:
         found.append("the rule of thumb on the share right")
+    for key in ("peer.groups_right", "peer.groups_few_right"):  # how many discussion groups have a right answer
+        if re.search(re.escape(translate(language, key, with_right="@", groups="@", right="@")).replace("@", r"\d+"),
+                     text):
+            found.append(f"the groups with a right answer ({key})")
     for label in ("class_teacher.correct", "peer.before", "peer.after"):
         found += [f"{m.label} = {m.value}" for m in at.metric
                   if m.label == translate(language, label) and m.value not in ("–", "")]
@@ -140,8 +145,11 @@ def test_no_screen_shows_the_answer_before_the_reveal(lesson_id, language, mode)
         check("the projector showing round 1", teacher, student=False)
         teacher.button(key="peer_discuss").click().run()
         check("the projector in the discussion", teacher, student=False)
-        for student in students:
+        teacher.button(key="peer_pair").click().run()  # the two voters paired by disagreement (A2 and C2)
+        check("the projector with discussion groups", teacher, student=False, rerun=False)
+        for student, other in zip(students, ("C2", "A2"), strict=True):
             check("a student in the discussion", student, student=True)
+            assert translate(language, "peer.talk_with", names=other) in " ".join(i.value for i in student.info)
         teacher.button(key="peer_round2").click().run()
         for student, value in zip(students, (secret.right, secret.wrong), strict=True):
             student.run()

@@ -50,9 +50,6 @@ def test_two_rounds_with_three_students_and_the_teacher():
     assert bars["mark"]["color"] == "#0072B2"  # neutral: showing round 1 does not reveal the answer
     # the rule of thumb is a share right: beside the bars it points at the right one, so it stays on her private screen
     assert "33% right alone" not in _texts(teacher) and "Crouch & Mazur 2001" not in _texts(teacher)
-    teacher.toggle(key="teacher_private").set_value(True).run()
-    assert "33% right alone: between about 30% and 70%" in _texts(teacher) and "Crouch & Mazur 2001" in _texts(teacher)
-    teacher.toggle(key="teacher_private").set_value(False).run()
 
     teacher.number_input(key=f"peer_seconds_{QID}").set_value(60)
     teacher.button(key="peer_discuss").click().run()
@@ -70,6 +67,29 @@ def test_two_rounds_with_three_students_and_the_teacher():
         assert not [r for r in student.get("radio") if r.key.startswith("q_")]  # no vote during the discussion
     late = open_from_link(None, {"class": code})[0]  # joins during the discussion: nothing to vote on now
     assert not [r for r in late.get("radio") if r.key.startswith("q_")] and "Discuss with your neighbour" in _infos(late)
+
+    # Peers paired by disagreement (pairs, the size control's default): three different answers make one group of
+    # three; each student's screen names the others by their seat labels (A2, C2, E2: the order they joined), never
+    # an answer; the late joiner did not vote, so she joins any group.
+    teacher.button(key="peer_pair").click().run()
+    assert "Discussion groups: 1 (pairs), from 3 round-1 votes." in _texts(teacher)
+    assert "Groups with a right answer" not in _texts(teacher)  # a share right in disguise: not on the projector
+    assert "Discuss in your group: your screen names whom" in _infos(teacher)  # what the room reads
+    for student, me, others in zip(students, ("A2", "C2", "E2"), ("C2 and E2", "A2 and E2", "A2 and C2"), strict=True):
+        student.run()  # her class watch reruns her question: the class's version changed
+        assert f"You are {me}. Talk with {others}: why" in _infos(student)
+        assert f"In class {code}, you are {me}:" in " ".join(c.value for c in student.caption)
+    late.run()
+    assert "You are F2. You are in no group" in _infos(late)
+    # her private view (the rule of thumb, and how many groups have a right answer) and the groups turned off
+    teacher.toggle(key="teacher_private").set_value(True).run()
+    assert "33% right alone: between about 30% and 70%" in _texts(teacher) and "Crouch & Mazur 2001" in _texts(teacher)
+    assert "Groups with a right answer in them: 1 of 1." in _texts(teacher)
+    teacher.toggle(key="teacher_private").set_value(False).run()
+    teacher.button(key="peer_ungroup").click().run()
+    students[0].run()
+    assert "Discuss with your neighbour" in _infos(students[0]) and "Talk with" not in _infos(students[0])
+    teacher.button(key="peer_pair").click().run()  # on again: the report keeps that this discussion had groups
 
     teacher.button(key="peer_round2").click().run()
     for student, option in zip(students, (3, 3, 1), strict=True):  # one wrong→right, one wrong→wrong, right→right
@@ -101,6 +121,10 @@ def test_two_rounds_with_three_students_and_the_teacher():
     questions = next(d.value for d in teacher.dataframe if "wrong→right" in d.value.columns)
     row = questions[questions["Stop"] == 1].iloc[0]
     assert (row["Round 1 answered"], row["Round 2 answered"], row["wrong→right"], row["right→wrong"]) == (3, 3, 1, 0)
+    assert row["Groups by disagreement"] == "yes"
+    discussions = next(d.value for d in teacher.dataframe if "Discussion" in d.value.columns)
+    assert discussions.iloc[0][["Discussion", "Questions", "Answers in both rounds"]].tolist() == [
+        "in groups formed by disagreement", 1, 3]
     assert any("deleted 7 days" in c.value for c in teacher.caption)  # the retention rule, said
     assert not [e for e in students[0].expander if "Class report" in e.label]  # never on a student's screen
 

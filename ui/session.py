@@ -90,6 +90,7 @@ class ClassSeat:
     """A student's side of a live class, and this session's guessing of codes and passwords."""
     code: str | None = None  # the class this student is in
     student_id: str | None = None  # the anonymous id this student answers under
+    label: str | None = None  # her seat's short name in the room, 'K4' (classroom/grouping.seat_label)
     seen: Seen | None = None  # the class as her page last followed it (classroom/recent.seen_of)
     waiting_for: str | None = None  # the class whose teacher has been asked to admit this student (it was full)
     guess_limited: bool = False  # this run refused a class code for too many wrong ones

@@ -17,6 +17,7 @@ import streamlit as st
 
 from classroom.lessons import Lesson, Stop, localized, question_id
 from classroom.errors import ClassStoreError
+from classroom.partners import seat_label_of
 from classroom.store import ADMITTED, WAITING, normalise_code, phase_in
 from classroom.measures import Expected, MeasureError
 from classroom.teacher import ClassTeacher
@@ -33,6 +34,7 @@ from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer, right_answer
 from ui.live_class.class_watch import watch_class
 from ui.live_class.live_question import LiveQuestion, live_question, polls_itself, seen_of
+from ui.live_class.peer_groups import class_line
 from ui.live_class.peer_student import check_questions, class_question, earlier_answers, solo_question
 from ui.live_class.private_view import private_link
 from ui.live_class.refusals import JOIN, message, teacher_action
@@ -148,6 +150,7 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
         return
     seat_state.waiting_for = None
     seat_state.code = code
+    seat_state.label = seat_label_of(store, code, student)
     seat_state.seen = seen_of(session)
     go_to(lesson, session.stop, move_class=False, link=link, source=Source.TEACHER)
 
@@ -209,7 +212,7 @@ def _class_poll() -> None:
     session = class_store().shared_session(code) if code else None  # one read a process and half second
     if session is None or seen is None or seen_of(session) != seen:
         st.rerun(scope="app")
-    watch_class(code, session, key="class_poll_watch", line=tr("lessons.in_class", code=code))
+    watch_class(code, session, key="class_poll_watch", line=class_line(code))
 
 
 def lesson_bar(url_path: str) -> bool:

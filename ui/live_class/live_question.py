@@ -25,6 +25,7 @@ from classroom.store import ClassSession, phase_in
 from i18n import tr
 from ui.errors import lab_fragment
 from ui.live_class.class_watch import watch_class
+from ui.live_class.peer_groups import class_line
 from ui.seat import class_store
 from ui.live_class.peer_student import class_question
 from ui.lessons.questions import Expected
@@ -93,7 +94,7 @@ def _draw_live_question(asked: LiveQuestion) -> None:
                            qid in session.revealed)
     if shown and not asked.page_below:
         revealed_section(stop)
-    watch_class(seat.code, session, key="class_watch", line=tr("lessons.in_class", code=seat.code))
+    watch_class(seat.code, session, key="class_watch", line=class_line(seat.code))
 
 
 def revealed_section(stop: Stop) -> None:

@@ -21,6 +21,7 @@ from classroom.store import QuestionPhase
 from i18n import tr
 from ui.seat import class_store
 from ui.live_class.countdown import student_countdown
+from ui.live_class.peer_groups import talk_line
 from ui.live_class.refusals import ANSWER, said
 from runtime.page_slots import note_answer
 from ui.errors import lab_fragment
@@ -156,7 +157,10 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
     if first is not None:
         st.caption(tr("peer.your_first", answer=_label(stop, first)))
     if phase.phase == "discussion":
-        st.info(tr("peer.discussion"), icon=":material/forum:")
+        if phase.group_size:  # groups formed by disagreement: whom she talks with, by seat label
+            talk_line(code, student, qid)
+        else:
+            st.info(tr("peer.discussion"), icon=":material/forum:")
         if phase.discussion_ends is not None:
             student_countdown(phase.discussion_ends)  # counted in her browser (ui/live_class/countdown.py)
         return False

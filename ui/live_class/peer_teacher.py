@@ -15,6 +15,7 @@ from classroom.records import QuestionPhase, Results, Switches
 from classroom.teacher import ClassTeacher
 from i18n import tr
 from ui.lessons.questions import Expected, answer_label, answer_shown
+from ui.live_class.peer_groups import group_controls
 from ui.live_class.peer_student import check_id, countdown
 from ui.live_class.refusals import teacher_action
 from ui.session import WidgetKey
@@ -128,8 +129,8 @@ def peer_results(teacher: ClassTeacher, stop: Stop, qid: str, phase: QuestionPha
         else:
             st.caption(tr("peer.round_one_hidden", answered=first.answered))
         return
-    if phase.phase == "discussion" and not revealed:
-        st.info(tr("peer.discussion"), icon=":material/forum:")
+    if phase.phase == "discussion" and not revealed:  # the room reads it: in groups, each screen names whom to seek
+        st.info(tr("peer.discussion_in_groups" if phase.group_size else "peer.discussion"), icon=":material/forum:")
         if phase.discussion_ends is not None:
             countdown(phase.discussion_ends)
         return
@@ -163,6 +164,7 @@ def peer_controls(teacher: ClassTeacher, qid: str, phase: QuestionPhase, reveale
         st.button(tr("peer.start_discussion"), key="peer_discuss", type="primary",
                   on_click=_start_discussion, args=(teacher, qid, phase.shown))
     elif phase.phase == "discussion":
+        group_controls(teacher, qid, phase, revealed)
         st.button(tr("peer.open_round_two"), key="peer_round2", type="primary",
                   on_click=teacher_action, args=(teacher.set_phase, qid, "peer", "round2"),
                   kwargs={"shown": phase.shown})

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotAdmitted,
-                              NotOpenYet, NotTheTeacher, StoreBusy)
+                              NotOpenYet, NotTheTeacher, RoundOneOpen, StoreBusy)
 from i18n import tr
 from runtime.page_slots import teacher_acts
 
@@ -26,6 +26,7 @@ ANSWER: Messages = {  # a student's answer
     AnsweredAlready: "lessons.answered_already",
     NotOpenYet: "lessons.round_not_open",
     NotTheTeacher: "class_teacher.not_teacher",
+    RoundOneOpen: "peer.groups_round_one_open",  # the teacher's (discussion groups), said the same to anyone
 }
 JOIN: Messages = {**ANSWER, StoreBusy: "lessons.busy_join", NoSuchClass: "lessons.bad_code"}
 TEACHER: Messages = {**ANSWER, StoreBusy: "class_teacher.busy", ClassEnded: "class_teacher.expired",

@@ -24,19 +24,27 @@ from viz.class_report import misconception_bars, report_html, rounds_bars, slope
 
 # Stable column names (the CSV's; the page shows them translated: report.col_<name>)
 QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "round2_answered", "round2_right",
-                    "right_right", "wrong_right", "right_wrong", "wrong_wrong"]
+                    "right_right", "wrong_right", "right_wrong", "wrong_wrong", "grouped"]
+# peer instruction's gain with discussion groups formed by disagreement ("groups") and without ("neighbours")
+DISCUSSION_COLUMNS = ["discussion", "questions", "pre_right", "post_right", "pairs", "gain"]
 CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both", "gain"]
 MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
 COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
-                 "wrong_wrong", "students_both", "picks", "answered")
+                 "wrong_wrong", "grouped", "questions", "pairs", "students_both", "picks", "answered")
+DISCUSSIONS = {True: "groups", False: "neighbours"}  # the CSV's code of each kind of discussion
 
 
 def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]:
-    """The report as three tables with stable column names: questions, checks (the lecture's row last), misconceptions."""
+    """The report as four tables with stable column names: questions (`grouped`: 1 where the discussion had groups
+    formed by disagreement), discussions (round 1 to round 2 in groups and among neighbours, each that occurred),
+    checks (the lecture's row last), misconceptions."""
     questions = pd.DataFrame([[q.stop, localized(q.prompt, language), q.first.answered, q.first.share,
                                q.second.answered if q.second else None, q.second.share if q.second else None,
                                q.switches.right_right, q.switches.wrong_right, q.switches.right_wrong,
-                               q.switches.wrong_wrong] for q in report.questions], columns=QUESTION_COLUMNS)
+                               q.switches.wrong_wrong, int(q.grouped)] for q in report.questions],
+                             columns=QUESTION_COLUMNS)
+    discussions = pd.DataFrame([[DISCUSSIONS[d.grouped], d.questions, d.pre, d.post, d.pairs, d.gain]
+                                for d in report.discussions], columns=DISCUSSION_COLUMNS)
     lecture = report.lecture
     checks = pd.DataFrame([[c.check_id, localized(c.prompt, language), c.pre, c.post, c.students, c.gain]
                            for c in report.checks]
@@ -44,7 +52,7 @@ def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]
                               lecture.gain]], columns=CHECK_COLUMNS)
     misconceptions = pd.DataFrame([[localized(p.idea, language), localized(p.prompt, language), p.when, p.picks,
                                     p.answered, p.rate] for p in report.misconceptions], columns=MISCONCEPTION_COLUMNS)
-    tables = {"questions": questions, "checks": checks, "misconceptions": misconceptions}
+    tables = {"questions": questions, "discussions": discussions, "checks": checks, "misconceptions": misconceptions}
     # counts stay whole numbers (also in the CSV, where the tables' other columns are empty)
     return {name: table.astype({c: "Int64" for c in COUNT_COLUMNS if c in table}) for name, table in tables.items()}
 
@@ -96,9 +104,14 @@ def when_label(when: str) -> str:
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:
-    """A table as the page and the HTML file show it: translated column names, rounds and checks in words."""
+    """A table as the page and the HTML file show it: translated column names; rounds, checks, discussions in words."""
     if "when" in table:
         table = table.assign(when=[when_label(w) for w in table["when"]])
+    if "grouped" in table:
+        table = table.assign(grouped=[tr("report.grouped_yes") if g else tr("report.grouped_no")
+                                      for g in table["grouped"]])
+    if "discussion" in table:
+        table = table.assign(discussion=[tr(f"report.discussion_{d}") for d in table["discussion"]])
     return table.rename(columns={c: tr(f"report.col_{c}") for c in table.columns})
 
 
@@ -108,7 +121,8 @@ def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str
     drew the report is in the file. The page hands both to st.download_button, which calls them on their click;
     served to this seat only (serving/private_media.py)."""
     def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
-        report = build_report(lesson, reportable(teacher.report_answers()))
+        read = teacher.report_answers()
+        report = build_report(lesson, reportable(read), read.grouped)
         return report, report_tables(report, language)
 
     def csv_file() -> bytes:
@@ -139,7 +153,7 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
     shown = reportable(read)
     held_back = len({row.question for row in read.rows} - {row.question for row in shown})
     st.caption(tr("report.read_at", time=time.strftime("%H:%M:%S", time.localtime(read.at)), held=held_back))
-    report = build_report(lesson, shown)
+    report = build_report(lesson, shown, read.grouped)
     days = teacher.store.keep_seconds / 86400
     retention = tr("report.retention", days=f"{days:g}")
     st.caption(retention)

@@ -299,13 +299,14 @@ def _stop_controls(teacher: ClassTeacher, lesson: Lesson, number: int) -> None:
 
 
 def _drawn_state(session, lesson: Lesson) -> tuple:
-    """What the controls depend on: the stop, and its question's reveal, mode, phase and shown flag."""
+    """What the controls depend on: the stop, and its question's reveal, mode, phase, shown flag and groups."""
     stop = lesson.stops[session.stop - 1]
     if stop.question is None:
         return (session.stop,)
     qid = question_id(lesson.id, stop)
     phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
-    return session.stop, qid in session.revealed, phase.mode, phase.phase, phase.shown
+    return (session.stop, qid in session.revealed, phase.mode, phase.phase, phase.shown, phase.group_size,
+            phase.group_seed)
 
 
 @lab_fragment(run_every=RESULTS_SECONDS)
