@@ -60,6 +60,7 @@ class ReportAnswers:
     revealed: frozenset[str]  # questions the teacher had revealed
     ended: bool  # the class had ended (or expired)
     at: float  # unix seconds of the read
+    approved_texts: tuple[tuple[str, str, str], ...] = ()  # text answers' approved groups: (question, key, text shown)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,15 @@ CREATE TABLE IF NOT EXISTS phases (
     shown INTEGER NOT NULL DEFAULT 0, -- 1: the teacher showed round 1's distribution to the room
     PRIMARY KEY (code, question)
 );
+CREATE TABLE IF NOT EXISTS text_moderation (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    text_key TEXT NOT NULL,         -- a group of text answers: their normalised text (classroom/text_answers.text_key)
+    state TEXT NOT NULL,            -- 'approved' (the room reads it after the Reveal) or 'hidden'; no row: waiting
+    shown TEXT NOT NULL,            -- the group's text as the teacher approved it: what the room reads
+    at REAL NOT NULL,
+    PRIMARY KEY (code, question, text_key)
+);
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL        -- one row: the last migration applied (classroom/migrations.py)
 );

@@ -43,6 +43,7 @@ from classroom.recent import shared_reads
 from classroom.records import (AnswerRow, ClassSession, QuestionPhase, ReportAnswers, Results, Seats,  # noqa: F401
                                Switches, phase_in)
 from classroom.teacher import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, ClassTeacher, check_class_size, token_hash  # noqa: F401
+from classroom.text_answers import TextAnswers
 
 CLASS_HOURS_ENV = "ATTENTION_LAB_CLASS_HOURS"  # how long a class session lasts (default 4)
 KEEP_DAYS_ENV = "ATTENTION_LAB_KEEP_ANSWERS_DAYS"  # how long answers are kept (default 7)
@@ -79,9 +80,9 @@ def normalise_code(text: str) -> str:
     return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
 
 
-class ClassStore:
-    """One class database: a process opens it once (ui/seat.class_store) and every session shares it;
-    it holds the location, the limits and (PostgreSQL) a pool of connections, never a class's state."""
+class ClassStore(TextAnswers):
+    """One class database: a process opens it once (ui/seat.class_store) and every session shares it; it holds the
+    location, the limits and (PostgreSQL) a pool of connections, never a class's state (text answers: TextAnswers)."""
 
     def __init__(self, path: Path | str | None = None, class_hours: float | None = None,
                  keep_days: float | None = None, busy_seconds: float = 5.0, seats_per_address: int | None = None):
@@ -370,11 +371,9 @@ class ClassStore:
         with self.connect() as db:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
-            db.execute("DELETE FROM revealed WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            db.execute("DELETE FROM phases WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            db.execute("DELETE FROM seats WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
-            # keys go with the class (at the keep time): an ended class's report stays the teacher's to read
-            db.execute("DELETE FROM teacher_keys WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
+            # a class's rows go with it (at the keep time, its keys too: an ended class's report stays hers to read)
+            for table in ("revealed", "phases", "seats", "teacher_keys", "text_moderation"):
+                db.execute(f"DELETE FROM {table} WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))
             db.execute("COMMIT")
