@@ -105,7 +105,7 @@ def moderation_list(teacher: ClassTeacher, qid: str) -> None:
     for group in listed:
         digest = _widget(group)
         with st.container(border=True, key=f"text_group_{digest}"):
-            words, approve, hide = st.columns([5, 1, 1], vertical_alignment="center")
+            words, approve, hide = st.columns([3, 1, 1], vertical_alignment="center")  # room for "Approve"
             words.markdown(f"**{isolated_markdown(group.shown)}** · {group.students} · "
                            f"{tr(f'class_teacher.text_state_{group.state}')}")
             if group.flags:
