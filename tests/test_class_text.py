@@ -175,6 +175,7 @@ def test_every_bad_input_is_stored_as_typed_or_refused_whole(store):
     assert "<script>alert(1)</script>" in shown and "😀 🐈⬛ 👩👩👧" in shown
 
 
+@pytest.mark.slow  # 300 writes: about 5 s on SQLite (each its own transaction, as 300 students' are)
 def test_a_flood_of_300_texts_is_stored_whole_and_the_moderation_list_reads_quickly(store):
     teacher = _class(store, 300)
     words = ("keys", "Keys", "relevance", "match", "similarity", "context", "관련성", "키", "information", "😀")

@@ -145,6 +145,14 @@ def test_the_teacher_moderates_in_her_private_view_and_the_room_sees_only_what_s
     assert share == f"{2 / len(texts):.0%}"  # the accepted answers' share, after the Reveal
     assert "Relevant Keys" in altair_text(teacher) and "spam" not in altair_text(teacher)
 
+    teacher.session_state["report_open"] = True  # her class report: the approved texts with their counts
+    teacher.run()
+    column = translate(language, "report.col_text")
+    reported = next(d.value for d in teacher.dataframe if column in d.value.columns)
+    assert reported[column].tolist() == ["Relevant Keys", "<b>relevance</b>", "مرحبا"]
+    assert reported[translate(language, "report.col_students")].tolist() == [2, 1, 1]
+
     teacher.button(key="class_next").click().run()  # the earlier question's most common answer: an approved text
-    earlier = teacher.dataframe[0].value
-    assert earlier.iloc[0].tolist()[-1] == "Relevant Keys"
+    top = translate(language, "class_teacher.table_top")
+    earlier = next(d.value for d in teacher.dataframe if top in d.value.columns)
+    assert earlier[top].tolist() == ["Relevant Keys"]
