@@ -216,3 +216,6 @@ def test_no_screen_shows_a_students_text_before_the_teacher_approves_it_and_reve
     handle.reveal("intro:16")
     shown = projected()
     assert "Keys marker one" in shown and "marker two" not in shown
+    students[1].run()  # after the Reveal: her own answer (hidden from the room, never from her), and no other's
+    assert_healthy(students[1])
+    assert "marker two" in _texts(students[1]) and "marker one" not in _texts(students[1])
