@@ -300,8 +300,10 @@ async def run(args, base_url: str) -> dict:
     live_fragment = teacher.metrics["Answered"][1]
 
     students = [ClassClient(i, base_url) for i in range(args.students)]
-    await asyncio.gather(*(s.connect() for s in students))
     for student in students:  # joins happen before the answer window (not timed here)
+        # each connects just before it joins: a websocket that sends nothing for 30 s is closed (serving/socket_caps),
+        # and 300 joins one after another take longer than that on a loaded machine
+        await student.connect()
         student.needs_chart = not args.text
         outcome = await student.rerun(student.open_page_msg("", f"class={code}"), timeout)
         if not outcome.ok or student.button_id("Answer") is None or student.find(question_key) is None:
