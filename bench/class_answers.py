@@ -3,6 +3,7 @@ does the teacher's chart show them all?
 
     python bench/class_answers.py [--students 30] [--window 5] [--poll 2]
     python bench/class_answers.py --url http://127.0.0.1:8500 [--data DIR]   # serve.py running
+    python bench/class_answers.py --text ...   # the intro's text question instead: each student types a word
 
 Every participant is a serving.streamlit_client.StreamlitClient (the protocol client of bench/load_classroom.py:
 a browser without the front end that fetches the page, opens /_stcore/stream and sends BackMsg reruns) that also
@@ -83,6 +84,9 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
 QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
+TEXT_STOP = 16  # --text: the intro's text question ("Before you train one: in one word, what does a query ask for?")
+TEXT_WORDS = ("keys", "Keys", "relevance", "a match", "similarity", "context", "관련성", "키", "information",
+              "🔑 keys", "which words matter", "attention")  # what --text's students type (several spellings a group)
 STUDENT_POLL_SECONDS = 3  # a class poll's interval until its timer message says (ui/lesson_bar/bar.FOLLOW_SECONDS)
 CHARTS = ("plotly_chart", "arrow_vega_lite_chart")  # the elements that are a stop's chart
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
@@ -118,6 +122,7 @@ class ClassClient(StreamlitClient):
         self.page_drawn: float | None = None  # when the first run after the Reveal that drew a chart ended
         self.watching_confirmation = False
         self.watching_page = False  # the teacher has revealed: the next run that draws a chart draws the stop's
+        self.needs_chart = True  # --text: the text stop's page (the train page) draws no chart: any run after it
         self.poll_fragment = ""  # the id of the class poll's st.fragment (its run_every timer is simulated)
         self.timers: dict[str, float] = {}  # fragment id -> its run_every seconds (the app's auto_rerun messages)
         self._run_chart = False  # the run under way drew a chart
@@ -196,7 +201,8 @@ class ClassClient(StreamlitClient):
                 self.confirmation_seen = received
         elif shown.WhichOneof("type") == "new_session":
             self._run_chart = False
-        elif (shown.WhichOneof("type") == "script_finished" and self._run_chart and self.watching_page
+        elif (shown.WhichOneof("type") == "script_finished" and (self._run_chart or not self.needs_chart)
+              and self.watching_page
               and self.page_drawn is None and shown.script_finished in (
                   ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)):
             self.page_drawn = received
@@ -284,13 +290,23 @@ async def run(args, base_url: str) -> dict:
     code = teacher.metrics.get("Class code", ("", ""))[0]
     if not outcome.ok or len(code) != 6 or "Answered" not in teacher.metrics:
         raise RuntimeError(f"no class started: {outcome.problems} {teacher.metrics}")
+    question_key = QUESTION_KEY
+    if args.text:  # her phone moves the class to the text stop; her projected page follows it
+        ClassStore(args.location).take_back(code).move(TEXT_STOP)
+        question_key = f"q_intro_{TEXT_STOP}_text"
+        outcome = await teacher.rerun(teacher.open_page_msg("teacher"), timeout, "teacher")
+        if not outcome.ok or "Answered" not in teacher.metrics:
+            raise RuntimeError(f"the teacher's page did not follow the class to stop {TEXT_STOP}: {outcome.problems}")
     live_fragment = teacher.metrics["Answered"][1]
 
     students = [ClassClient(i, base_url) for i in range(args.students)]
-    await asyncio.gather(*(s.connect() for s in students))
     for student in students:  # joins happen before the answer window (not timed here)
+        # each connects just before it joins: a websocket that sends nothing for 30 s is closed (serving/socket_caps),
+        # and 300 joins one after another take longer than that on a loaded machine
+        await student.connect()
+        student.needs_chart = not args.text
         outcome = await student.rerun(student.open_page_msg("", f"class={code}"), timeout)
-        if not outcome.ok or student.button_id("Answer") is None or student.find(QUESTION_KEY) is None:
+        if not outcome.ok or student.button_id("Answer") is None or student.find(question_key) is None:
             raise RuntimeError(f"student {student.index} did not reach the question: {outcome.problems}")
 
     rng = random.Random(args.seed)
@@ -344,7 +360,8 @@ async def run(args, base_url: str) -> dict:
         """Her choice, then her click on "Answer" as a browser sends it (the click names the st.fragment the form is
         in, which reruns alone; her session runs one script at a time, so it waits for her watch's rerun) -> (when she
         clicked, the run's seconds), or None when it failed (said in `failures`)."""
-        problem = student.choose_option(QUESTION_KEY, rng.choice)
+        problem = (student.set_text(question_key, f"{TEXT_WORDS[student.index % len(TEXT_WORDS)]} {student.index % 5}")
+                   if args.text else student.choose_option(question_key, rng.choice))
         if problem is not None:
             failures.append(f"student {student.index}: {problem}")
             return None
@@ -456,7 +473,7 @@ async def run(args, base_url: str) -> dict:
         except (TimeoutError, ConnectionError) as error:
             failures.append(f"late joiner {student.index}: {type(error).__name__}: {error}")
             return
-        if not outcome.ok or student.find(QUESTION_KEY) is None:
+        if not outcome.ok or student.find(question_key) is None:
             failures.append(f"late joiner {student.index}: no question: {outcome.problems}")
         else:
             joins.append(time.perf_counter() - start)
@@ -529,6 +546,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="this many more students join the class during the answer window")
     parser.add_argument("--interaction-timeout", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--text", action="store_true",
+                        help=f"answer the intro's text question (stop {TEXT_STOP}) by typing: the class is moved there "
+                             "first; afterwards the teacher's moderation list is read from the store and timed")
     parser.add_argument("--url", help="target this running server or proxy (e.g. serve.py's) instead of starting one")
     parser.add_argument("--data", type=Path,
                         help=f"with --url: the server's data folder (default ${DATA_ENV}, else ./data; "
@@ -574,6 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop("ATTENTION_LAB_TEACHER_PASSWORD", None)
         database = Path(data) / DB_NAME
     args.password = teacher_password()  # the operator's, or the one the server generates (the same file)
+    args.location = os.environ.get(DATABASE_URL_ENV) or str(database)
     load_before = os.getloadavg()
     server = None if args.url else Server(free_port())
     try:
@@ -637,6 +658,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{fmt(max(times)) if times else '–'} | {sum(t < 5.0 for t in times)} of {len(times)} |")
     if result["not_up"] or args.url:
         print(f"\nHAProxy's replicas not UP (samples every 0.5 s): {result['not_up'] or 'none'}")
+    if args.text:  # her moderation list once every text is in, as her private view reads it
+        handle = ClassStore(location).take_back(result["code"])
+        began = time.perf_counter()
+        groups = handle.text_groups(f"intro:{TEXT_STOP}")
+        print(f"\nThe teacher's moderation list of the {stored} texts: {len(groups)} groups "
+              f"({sum(bool(g.flags) for g in groups)} flagged), read in {(time.perf_counter() - began) * 1000:.0f} ms")
     for failure in result["failures"][:10]:
         print("FAILED", failure)
     ok = (stored == args.students == len(latencies) and delay is not None and delay <= 3.0

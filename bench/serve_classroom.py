@@ -5,7 +5,7 @@
     python bench/serve_classroom.py realistic [--students 100]                   # join over 30 s, think 5-15 s
     python bench/serve_classroom.py herd      [--students 30]                    # all at once right after "ready"
     python bench/serve_classroom.py kill      [--students 30] [--kill-after 8]   # SIGKILL one of 2 replicas
-    python bench/serve_classroom.py answers   [--students 50] [--window 2] [--late-joiners 10] [--baseline main]
+    python bench/serve_classroom.py answers   [--students 50] [--window 2] [--late-joiners 10] [--baseline main] [--text]
                                               [--replicas 2]
     python bench/serve_classroom.py cost      [--students 100] [--ramp 30] --baseline main   # CPU-s per interaction
 
@@ -128,7 +128,8 @@ def answers(args) -> None:
                 print(f"\n### run {repeat + 1}, {label}", flush=True)
                 subprocess.run([sys.executable, "bench/class_answers.py", "--url", serve.url, "--data", data,
                                 "--serve-state", str(serve.run_dir / "serve.json"), "--students", str(args.students or 50),
-                                "--window", str(args.window), "--late-joiners", str(args.late_joiners)],
+                                "--window", str(args.window), "--late-joiners", str(args.late_joiners),
+                                *(["--text"] if args.text else [])],
                                cwd=ROOT, env={**os.environ, "ATTENTION_LAB_DATA": data})
             finally:
                 serve.stop()
@@ -175,6 +176,7 @@ def main() -> int:
     parser.add_argument("--kill-after", type=float, default=8.0)
     parser.add_argument("--window", type=float, default=2.0, help="answers: the class answers within this many s")
     parser.add_argument("--late-joiners", type=int, default=10, help="answers: students joining during the window")
+    parser.add_argument("--text", action="store_true", help="answers: the intro's text question, typed (issue 55)")
     parser.add_argument("--baseline", help="answers, cost: also run this commit's code (git archive), alternating")
     parser.add_argument("--ramp", type=float, default=30.0, help="cost: the students join over this many s")
     args = parser.parse_args()

@@ -14,6 +14,10 @@ class ClassStoreError(Exception):
         super().__init__(detail or f"{type(self).__name__}: {code}")
         self.code = code
 
+    def values(self) -> dict[str, object]:
+        """What its message names besides the class's code (ui/live_class/refusals.message)."""
+        return {}
+
 
 class StoreBusy(ClassStoreError):
     """The database stayed locked (or out of reach) longer than the wait: the write did not happen (retry)."""
@@ -57,3 +61,32 @@ class NotOpenYet(ClassStoreError):
 class RoundOneOpen(ClassStoreError):
     """Discussion groups asked for while round 1 is open (or the question is not in peer instruction): groups are
     formed from round 1's votes once it has closed."""
+
+
+class TooManyTries(ClassStoreError):
+    """A seat sent more texts to its class than the store takes in a while (a flood of resubmits). `seconds`: how
+    long until it may send again."""
+
+    def __init__(self, code: str, seconds: int):
+        super().__init__(code, f"wait {seconds} s")
+        self.seconds = seconds
+
+    def values(self) -> dict[str, object]:
+        return {"seconds": self.seconds}
+
+
+class TextEmpty(ClassStoreError):
+    """A text answer with nothing to show (blank, or only invisible characters)."""
+
+
+class TextTooLong(ClassStoreError):
+    """A text answer over the limits: refused whole, never cut. `chars`, `bytes`: the text's; `limits`: the store's
+    (classroom/text_answers.TEXT_CHARS, TEXT_BYTES)."""
+
+    def __init__(self, code: str, chars: int, size: int, limits: tuple[int, int]):
+        super().__init__(code, f"{chars} characters, {size} bytes")
+        self.chars, self.bytes, self.limits = chars, size, limits
+
+    def values(self) -> dict[str, object]:
+        return {"typed_chars": self.chars, "typed_bytes": self.bytes, "chars": self.limits[0],
+                "bytes": self.limits[1]}

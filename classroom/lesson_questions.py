@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from classroom.measures import answering, check_option_count, checked_args
 from classroom.measures.registry import finite_number
+from classroom.text_answers import text_key, text_problem
 
-QUESTION_KINDS = ("choice", "head", "number", "token")
+QUESTION_KINDS = ("choice", "head", "number", "token", "text")
 CHECK_WHEN = ("pre", "post")
 CHECK_KINDS = ("choice", "number")  # check questions need no model: a fixed answer
 _CHECK_ID = re.compile(r"[a-z0-9_-]{1,40}")
@@ -22,7 +23,8 @@ class Question:
     kind: str
     prompt: Text
     options: dict[str, list[str]] = field(default_factory=dict)  # choice: language -> option labels
-    answer: object = None  # fixed answer (choice: 1-based option number; head: "L2 H3"; number; token text)
+    answer: object = None  # fixed answer (choice: 1-based option number; head: "L2 H3"; number; token text; text: the
+    # accepted answers by language, {"en": ("key", ...)}, or None: an open question, neither right nor wrong)
     compute: str | None = None
     args: dict = field(default_factory=dict)
     tolerance: float = 0.0
@@ -89,8 +91,40 @@ def table_naming(raw: object, what: str, field: str, known) -> tuple[dict, str]:
     return raw, value
 
 
+def _accepted_texts(answer: object) -> dict[str, tuple[str, ...]]:
+    """A text question's accepted answers: a text, a list of texts, or a table of them by language."""
+    by_language = answer if isinstance(answer, dict) else {"en": answer}
+    accepted = {}
+    for language, texts in by_language.items():
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            raise ValueError("a text question's answer is the accepted answers: a text or a list of texts (per "
+                             "language)")
+        for text in texts:
+            if text_problem(text):
+                raise ValueError(f"accepted answer {text!r} is blank or longer than a student may type")
+        accepted[language] = tuple(texts)
+    return accepted
+
+
+def _text_question(raw: dict) -> Question:
+    """kind = "text": a prompt, optionally the accepted answers (`answer`); asked in one round, nothing computed."""
+    unknown = sorted(set(raw) - {"kind", "prompt", "answer"})
+    if unknown:
+        raise ValueError(f"a text question takes a prompt and optionally its accepted answers, not {', '.join(unknown)}")
+    answer = None if raw.get("answer") is None else _accepted_texts(raw["answer"])
+    return Question("text", text_field(raw.get("prompt"), "prompt"), answer=answer)
+
+
+def accepted_keys(question: Question) -> frozenset[str]:
+    """A text question's accepted answers as groups (classroom/text_answers.text_key), every language's together."""
+    return frozenset(text_key(text) for texts in (question.answer or {}).values() for text in texts)
+
+
 def read_question(raw: object) -> Question:
     raw, kind = table_naming(raw, "question", "kind", QUESTION_KINDS)
+    if kind == "text":
+        return _text_question(raw)
     compute, answer = raw.get("compute"), raw.get("answer")
     if compute is None and answer is None:
         raise ValueError("question needs an answer or a compute")

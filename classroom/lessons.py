@@ -16,7 +16,7 @@ English):
                                              # (softmax_scaling: dot_products, saturation, row); none: the top
 
     [stop.question]                          # optional, one per stop
-    kind = "head"                            # choice | head | number | token
+    kind = "head"                            # choice | head | number | token | text
     prompt = { en = "...", ko = "..." }
     compute = "sharpest_cross_head"          # the right answer from the live model (a measure of classroom/measures
                                              # that answers this kind of question, with the args it declares), or
@@ -30,6 +30,10 @@ English):
     misconceptions = { "2" = { en = "attention weight = importance", ko = "..." } }
                                              # optional: a wrong answer (choice: its option number; number: its value,
                                              # within the tolerance) -> the idea it catches (the class report counts it)
+
+    # text: a prompt and optionally `answer = { en = ["keys"], ko = ["키"] }`, the accepted answers (right after
+    # NFKC, case and space normalisation; none: neither right nor wrong); one round, moderated before the room sees
+    # any (classroom/text_answers.py)
 
     [[stop.check]]                           # optional, first and last stop only: a check question of the lecture
     id = "scale"                             # pairs a pre question with the post question of the same id

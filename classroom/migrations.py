@@ -93,6 +93,11 @@ def _discussion_groups(db: Database) -> None:
         numbered[code] += 1
 
 
+def _text_moderation(db: Database) -> None:
+    """Open-text answers: the teacher's approvals and hides of their groups (table text_moderation)."""
+    db.execute(_ddl(db, next(s for s in schema() if s.startswith("CREATE TABLE IF NOT EXISTS text_moderation "))))
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int  # the database's version once this step is applied
@@ -103,6 +108,7 @@ class Migration:
 MIGRATIONS = [
     Migration(1, "the tables and columns added before versions were stored", _from_before_versions),
     Migration(2, "seat labels and discussion groups formed by disagreement", _discussion_groups),
+    Migration(3, "open-text answers: the moderation of their groups", _text_moderation),
 ]
 LATEST = MIGRATIONS[-1].version
 

@@ -65,6 +65,7 @@ class ReportAnswers:
     ended: bool  # the class had ended (or expired)
     at: float  # unix seconds of the read
     grouped: frozenset[str] = frozenset()  # questions whose discussion had groups formed by disagreement
+    approved_texts: tuple[tuple[str, str, str], ...] = ()  # text answers' approved groups: (question, key, text shown)
 
 
 @dataclass(frozen=True)

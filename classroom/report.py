@@ -7,6 +7,10 @@ the teacher's screen. Students are the store's anonymous ids; the report names n
 so the report holds nothing of a question the class may still answer (`reportable`): a stop's question once she has
 revealed it, the check questions (never revealed: the post-test asks them again) once the class has ended.
 
+A text question (kind = "text") reports its answers, its share right where the lesson accepts answers, and the
+groups of texts the teacher approved with how many students gave each (classroom/text_answers.py): never a text she
+did not approve, which may be abuse she kept off the projector.
+
 The lecture's gain pools every (student, check question) pair answered before and after: pre and post are the shares
 right over those pairs, ⟨g⟩ = (post − pre) / (1 − pre), and `students` counts the students with at least one pair.
 The same pooling, over the (student, question) pairs answered in both rounds of peer instruction, compares the
@@ -22,6 +26,7 @@ from classroom.lessons import (CHECK_WHEN, Lesson, Question, Text, check_questio
                                question_id)
 from classroom.peer import normalized_gain
 from classroom.records import AnswerRow, ReportAnswers, Switches
+from classroom.text_answers import APPROVED, group_texts
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class QuestionReport:
     second: RoundStats | None  # None: one round (no round-2 answer)
     switches: Switches
     grouped: bool = False  # its discussion had groups formed by disagreement
+    texts: tuple[tuple[str, int], ...] = ()  # a text question's approved groups: (text shown, students), most first
 
 
 @dataclass(frozen=True)
@@ -161,9 +167,19 @@ def discussion_gains(questions: list[QuestionReport]) -> list[DiscussionGain]:
     return gains
 
 
-def build_report(lesson: Lesson, rows: list[AnswerRow], grouped: Collection[str] = frozenset()) -> ClassReport:
+def _approved(rows: list[AnswerRow], approved: dict[str, tuple[str, str]]) -> tuple[tuple[str, int], ...]:
+    groups = group_texts([(row.answer, row.correct) for row in rows], approved)
+    return tuple((g.shown, g.students) for g in groups if g.state == APPROVED)
+
+
+def build_report(lesson: Lesson, rows: list[AnswerRow], *, grouped: Collection[str] = frozenset(),
+                 approved_texts: tuple[tuple[str, str, str], ...] = ()) -> ClassReport:
     """The report of one class of `lesson` from its answers (ClassTeacher.answer_rows); `grouped`: the questions
-    whose discussion had groups formed by disagreement (ReportAnswers.grouped)."""
+    whose discussion had groups formed by disagreement (ReportAnswers.grouped); `approved_texts`: the text groups
+    its teacher approved (ReportAnswers.approved_texts: question, key, text shown)."""
+    decided: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    for question, key, shown in approved_texts:
+        decided[question][key] = (APPROVED, shown)
     by_id: dict[tuple[str, int], list[AnswerRow]] = defaultdict(list)
     for row in _counted(rows):
         by_id[(row.question, row.round)].append(row)
@@ -175,9 +191,10 @@ def build_report(lesson: Lesson, rows: list[AnswerRow], grouped: Collection[str]
         first, second = by_id.get((qid, 1), []), by_id.get((qid, 2), [])
         if not first and not second:
             continue
+        texts = _approved(first, decided[qid]) if stop.question.kind == "text" else ()
         questions.append(QuestionReport(qid, stop.number, stop.question.prompt, _stats(first),
                                         _stats(second) if second else None, _switches(first, second),
-                                        qid in grouped))
+                                        qid in grouped, texts))
         picks += _picks(stop.question, qid, "1", first) + _picks(stop.question, qid, "2", second)
     checks, pooled = [], []
     first_checks = {c.id: c for c in lesson.stops[0].checks if c.when == "pre"} if lesson.stops else {}

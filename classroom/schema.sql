@@ -71,6 +71,15 @@ CREATE TABLE IF NOT EXISTS discussion_groups (
     grp INTEGER NOT NULL,           -- her group's number in the question's grouping
     PRIMARY KEY (code, question, student)
 );
+CREATE TABLE IF NOT EXISTS text_moderation (
+    code TEXT NOT NULL,
+    question TEXT NOT NULL,
+    text_key TEXT NOT NULL,         -- a group of text answers: their normalised text (classroom/text_answers.text_key)
+    state TEXT NOT NULL,            -- 'approved' (the room reads it after the Reveal) or 'hidden'; no row: waiting
+    shown TEXT NOT NULL,            -- the group's text as the teacher approved it: what the room reads
+    at REAL NOT NULL,
+    PRIMARY KEY (code, question, text_key)
+);
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL        -- one row: the last migration applied (classroom/migrations.py)
 );

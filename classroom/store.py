@@ -44,6 +44,7 @@ from classroom.recent import shared_reads
 from classroom.records import (AnswerRow, ClassSession, QuestionPhase, ReportAnswers, Results, Seats,  # noqa: F401
                                Switches, phase_in)
 from classroom.teacher import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, ClassTeacher, check_class_size, token_hash  # noqa: F401
+from classroom.text_answers import TextAnswers
 
 CLASS_HOURS_ENV = "ATTENTION_LAB_CLASS_HOURS"  # how long a class session lasts (default 4)
 KEEP_DAYS_ENV = "ATTENTION_LAB_KEEP_ANSWERS_DAYS"  # how long answers are kept (default 7)
@@ -80,9 +81,9 @@ def normalise_code(text: str) -> str:
     return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
 
 
-class ClassStore:
-    """One class database: a process opens it once (ui/seat.class_store) and every session shares it;
-    it holds the location, the limits and (PostgreSQL) a pool of connections, never a class's state."""
+class ClassStore(TextAnswers):
+    """One class database: a process opens it once (ui/seat.class_store) and every session shares it; it holds the
+    location, the limits and (PostgreSQL) a pool of connections, never a class's state (text answers: TextAnswers)."""
 
     def __init__(self, path: Path | str | None = None, class_hours: float | None = None,
                  keep_days: float | None = None, busy_seconds: float = 5.0, seats_per_address: int | None = None):
@@ -373,8 +374,8 @@ class ClassStore:
         with self.connect() as db:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
-            # keys go with the class (at the keep time): an ended class's report stays the teacher's to read
-            for table in ("revealed", "phases", "discussion_groups", "seats", "teacher_keys"):
+            # a class's rows go with it (at the keep time, its keys too: an ended class's report stays hers to read)
+            for table in ("revealed", "phases", "discussion_groups", "seats", "teacher_keys", "text_moderation"):
                 db.execute(f"DELETE FROM {table} WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))

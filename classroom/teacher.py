@@ -23,6 +23,7 @@ from classroom.database import Database
 from classroom.errors import ClassEnded, NoSuchClass, NotTheTeacher, RoundOneOpen
 from classroom.grouping import SIZES, GroupingSummary, Vote, form_groups, summarise
 from classroom.records import MODES, PHASES, AnswerRow, ClassSession, ReportAnswers, Results, Seats, Switches
+from classroom.text_answers import APPROVED, HIDDEN, TextGroup, moderate, read_groups
 
 DEFAULT_CLASS_SIZE = 40
 MAX_CLASS_SIZE = 2000
@@ -210,7 +211,9 @@ class ClassTeacher:
             expires = db.execute("SELECT expires FROM classes WHERE code = ?", (self.code,)).fetchone()[0]
             grouped = frozenset(q for (q,) in db.execute("SELECT question FROM phases WHERE code = ? AND group_size > 0",
                                                          (self.code,)))
-        return ReportAnswers(rows, revealed, expires <= now, now, grouped)
+            approved = tuple(db.execute("SELECT question, text_key, shown FROM text_moderation WHERE code = ? "
+                                        "AND state = ? ORDER BY question, text_key", (self.code, APPROVED)))
+        return ReportAnswers(rows, revealed, expires <= now, now, grouped, tuple(tuple(row) for row in approved))
 
     # ---- discussion groups (classroom/grouping.py)
     def group(self, question: str, size: int = 2, seed: int | None = None,
@@ -269,6 +272,33 @@ class ClassTeacher:
                 members.setdefault(number, []).append(student)
             votes = _votes(db, self.code, question)
         return summarise(row[0], list(members.values()), votes)
+
+    # ---- text answers (classroom/text_answers.py): her moderation list, read on her private screen only
+    def text_groups(self, question: str, now: float | None = None) -> list[TextGroup]:
+        """Every group of a text question's counted answers, approved, hidden or waiting, with the word lists that
+        flag it: her moderation list (the room reads ClassStore.approved_texts)."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now)
+            return read_groups(db, self.code, question)
+
+    def approve_texts(self, question: str, keys: Sequence[str] | None = None, now: float | None = None) -> int:
+        """Approve groups (their text_keys; None: every waiting group no word list flags) -> how many."""
+        return self._moderate(question, keys, APPROVED, now)
+
+    def hide_texts(self, question: str, keys: Sequence[str], now: float | None = None) -> int:
+        """Hide groups, approved or not: the room's screens drop them at their next read -> how many."""
+        return self._moderate(question, keys, HIDDEN, now)
+
+    def _moderate(self, question: str, keys: Sequence[str] | None, state: str, now: float | None) -> int:
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            self._check(db, now)
+            changed = moderate(db, self.code, question, keys, state, now)
+            db.execute("COMMIT")
+        self.store.changed(self.code)
+        return changed
 
 
 def _votes(db: Database, code: str, question: str) -> list[Vote]:

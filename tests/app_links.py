@@ -86,6 +86,18 @@ def chart_specs(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
+def altair_text(at: AppTest) -> str:
+    """Every altair (Vega-Lite) chart's spec and data as text: its datasets travel as Arrow tables beside the spec."""
+    import pyarrow as pa
+
+    parts = []
+    for chart in at.get("vega_lite_chart"):
+        parts.append(json.dumps(json.loads(chart.proto.spec), ensure_ascii=False))
+        tables = [d.data.data for d in chart.proto.datasets] + [chart.proto.data.data]
+        parts += [pa.ipc.open_stream(t).read_all().to_pandas().to_json(force_ascii=False) for t in tables if t]
+    return " ".join(parts)
+
+
 def chart_figures(at: AppTest) -> list[go.Figure]:
     """The plotly charts as figures (typed arrays stay {dtype, bdata} dicts: read numbers with trace_array)."""
     return [pio.from_json(chart.proto.spec, skip_invalid=True) for chart in at.get("plotly_chart")]

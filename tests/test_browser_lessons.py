@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from classroom.store import DB_NAME, ClassStore
 from tests.conftest import SCREENSHOTS, streamlit_server
 from tests.browser_steps import no_exception, wait_idle
+from tests.test_phone import IPHONE
 
 
 def _serve(data: Path):
@@ -207,7 +209,7 @@ def test_reloads_keep_the_teacher_in_control_and_count_a_student_once(browser, c
 def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class_app_url, class_data):
     """Presenter mode at 1280x720, two answers in: the counts in one neutral colour, no share right, no model's
     answer on screen; the answer appears only in the teacher's private view (a second window of her browser) and
-    after Reveal."""
+    after Reveal. Then a text question answered on a phone: on the projector once approved and revealed."""
     contexts = [browser.new_context(viewport={"width": 1280, "height": 720}) for _ in range(3)]
     try:
         teacher = contexts[0].new_page()
@@ -248,6 +250,37 @@ def test_the_projected_teacher_page_shows_no_answer_before_reveal(browser, class
         wait_idle(teacher)
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_projected_revealed.png")
         no_exception(teacher)
+
+        # A text question (intro stop 16) answered on a phone: the projector shows the text only once she approved it
+        # in her private view and revealed the question
+        ClassStore(class_data / DB_NAME).take_back(code).move(16)  # her phone moves the class
+        expect(main.get_by_text(re.compile("^The class is at stop 16 of"))).to_be_visible(timeout=15000)
+        contexts.append(browser.new_context(viewport={"width": 390, "height": 844}, user_agent=IPHONE, is_mobile=True,
+                                            has_touch=True))
+        phone = contexts[-1].new_page()
+        phone.goto(f"{class_app_url}/?class={code}")
+        wait_idle(phone)
+        phone.locator(".st-key-lesson_bar").get_by_role("textbox").fill("Relevant keys 🔑")
+        phone.get_by_role("button", name="Answer").click()
+        wait_idle(phone)
+        # (her text in a bidi isolate of its own: ui/text.isolated_markdown)
+        expect(phone.get_by_text(re.compile("^Your answer is taken: \u2068Relevant keys 🔑\u2069"))).to_be_visible()
+        phone.screenshot(path=SCREENSHOTS / "class_text_phone.png")
+        expect(_answered(teacher)).to_have_text("1", timeout=15000)
+        expect(main.get_by_text("Relevant keys 🔑")).to_have_count(0)  # nothing before her approval
+        private = contexts[0].new_page()
+        private.goto(f"{class_app_url}/teacher?private=true")
+        wait_idle(private)
+        private.get_by_role("button", name="Approve all not flagged (1)").click()
+        expect(private.get_by_role("button", name="Approve all not flagged (0)")).to_be_disabled(timeout=15000)
+        private.screenshot(path=SCREENSHOTS / "class_text_moderation.png", full_page=True)
+        private.close()
+        expect(main.get_by_text("Relevant keys 🔑")).to_have_count(0)  # approved, not revealed
+        teacher.get_by_role("button", name="Reveal the answer to everyone").click()
+        expect(main.get_by_text("Relevant keys 🔑", exact=True).first).to_be_visible(timeout=15000)
+        teacher.screenshot(path=SCREENSHOTS / "class_text_projected.png")
+        no_exception(teacher)
+        no_exception(phone)
     finally:
         for context in contexts:
             context.close()

@@ -103,6 +103,8 @@ def _predict(page: Page, stop, language: str) -> None:
             bar.get_by_role("radio").first.check(force=True)
         elif kind == "token":
             bar.locator('[data-testid="stButtonGroup"] button').first.click()
+        elif kind == "text":
+            bar.get_by_role("textbox").first.fill("keys")
         else:
             bar.locator('input[type="number"]').first.fill("1")
         bar.get_by_role("button", name=ANSWER[language]).click()

@@ -7,7 +7,7 @@ import pytest
 
 import classroom.errors as errors
 from classroom.errors import (ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotOpenYet, NotTheTeacher,
-                              StoreBusy)
+                              StoreBusy, TextTooLong, TooManyTries)
 from classroom.store import ClassStore
 from i18n import strings, using_language
 from ui.live_class.refusals import ANSWER, JOIN, TEACHER, message
@@ -21,6 +21,10 @@ def _instance(kind: type[ClassStoreError]) -> ClassStoreError:
         return StoreBusy("database is locked")
     if kind is ClassElsewhere:
         return ClassElsewhere("ABCDEF", 4)
+    if kind is TooManyTries:
+        return TooManyTries("ABCDEF", 12)
+    if kind is TextTooLong:
+        return TextTooLong("ABCDEF", 120, 360, (100, 300))
     return kind("ABCDEF")
 
 

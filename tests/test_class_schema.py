@@ -70,7 +70,8 @@ def run_script(location: str, script: str) -> None:
 def _shape(store: ClassStore) -> dict[str, set[str]]:
     with store.connect() as db:
         return {table: columns(db, table) for table in ("classes", "teacher_keys", "attempts", "seats", "revealed",
-                                                        "answers", "phases", "discussion_groups", "schema_version")}
+                                                        "answers", "phases", "discussion_groups", "text_moderation",
+                                                        "schema_version")}
 
 
 def _version(store: ClassStore) -> int:

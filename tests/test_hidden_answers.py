@@ -12,7 +12,7 @@ import pytest
 
 from classroom.lessons import localized
 from i18n import translate, using_language
-from tests.app_links import assert_healthy, chart_specs, chart_titles, go_to, open_from_link
+from tests.app_links import altair_text, assert_healthy, chart_specs, chart_titles, go_to, open_from_link
 from tests.test_class_pages import _texts, _walk
 from ui.lessons.catalogue import lessons
 from ui.lessons.measured import worded
@@ -194,3 +194,36 @@ def test_a_stop_alone_holds_the_sections_that_answer_the_stops_after_it():
     infos = " ".join(i.value for i in at.info)
     assert translate("en", "page_sections.held", stop=2) not in infos
     assert all(translate("en", "page_sections.held", stop=later) in infos for later in (3, 4))
+
+
+def test_no_screen_shows_a_students_text_before_the_teacher_approves_it_and_reveals_the_question():
+    """The intro's text question (stop 16): another student's text reaches no student, and the projector shows a
+    text only once she approved its group and revealed the question (classroom/text_answers.py)."""
+    from classroom.store import ClassStore
+
+    teacher, code = _start("intro", "en")
+    handle = ClassStore().take_back(code)  # her second device
+    handle.move(16)
+    students = [open_from_link(None, {"class": code})[0] for _ in range(2)]
+    markers = ("Keys marker one", "<i>marker two</i>")
+    for student, text in zip(students, markers, strict=True):
+        student.text_input(key="q_intro_16_text").input(text)
+        next(b for b in student.form_submit_button if b.form_id == "q_intro_16_form").click().run()
+        assert_healthy(student)
+    assert "marker two" not in _texts(students[0]) and "marker one" not in _texts(students[1])
+
+    def projected() -> str:
+        teacher.run()
+        assert_healthy(teacher)
+        return _texts(teacher) + altair_text(teacher)
+
+    assert "marker" not in projected()
+    assert handle.approve_texts("intro:16") == 2
+    assert "marker" not in projected(), "approved, not revealed"
+    handle.hide_texts("intro:16", ["<i>marker two</i>"])
+    handle.reveal("intro:16")
+    shown = projected()
+    assert "Keys marker one" in shown and "marker two" not in shown
+    students[1].run()  # after the Reveal: her own answer (hidden from the room, never from her), and no other's
+    assert_healthy(students[1])
+    assert "marker two" in _texts(students[1]) and "marker one" not in _texts(students[1])

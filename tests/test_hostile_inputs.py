@@ -49,6 +49,8 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
     ("ui/llm_heads/finder.py", "text_input"):
         "tests/test_page_head_finder.py::test_every_bad_finder_text_on_the_llm_heads_page_gives_a_ranking_or_a_message",
     ("ui/llm/answer.py", "text_input"): "tests/test_page_llm_answer.py::test_every_bad_text_gives_a_map_or_a_message",
+    ("ui/lessons/questions.py", "text_input"):  # a text question's answer
+        "tests/test_class_text_pages.py::test_every_bad_input_in_the_text_field_is_stored_or_refused_with_a_message",
 }
 FREE_TEXT_WIDGET = re.compile(r"\.(text_input|text_area|chat_input|data_editor|file_uploader)\(")
 NUMBER_INPUT = re.compile(r"\.number_input\(([^()]|\([^()]*\))*\)", re.S)

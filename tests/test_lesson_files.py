@@ -47,6 +47,9 @@ VALID = {
          "question": {"kind": "token", "prompt": "Which word?", "compute": "alignment_source_token",
                       "args": {"target": "étudiant"}}},
         {"page": "residual", "state": {"depth": 32, "act": "tanh", "ln": False}},
+        {"page": "softmax_scaling", "state": {"dk": 32},
+         "question": {"kind": "text", "prompt": {"en": "In one word?", "ko": "한 단어로?"},
+                      "answer": {"en": ["keys", "relevant keys"], "ko": ["키"]}}},
     ],
 }
 
@@ -168,6 +171,9 @@ def assert_usable(lesson: Lesson) -> None:
                 assert isinstance(answer, (int, float)) and math.isfinite(answer)
             elif question.kind == "head":
                 assert isinstance(answer, str) and re.fullmatch(r"L[1-9]\d* H[1-9]\d*", answer)
+            elif question.kind == "text":  # the accepted answers by language, or None: an open question
+                assert answer is None or all(texts and all(isinstance(t, str) and t.strip() for t in texts)
+                                             for texts in answer.values())
             else:
                 assert isinstance(answer, str)
 
@@ -298,3 +304,33 @@ def test_a_question_whose_section_and_view_an_earlier_stop_opens_on_is_a_problem
     first, same, other = parse_lesson("t", source, PAGES).stops
     assert first.problem is None and other.problem is None and other.question is not None
     assert "same view as stop 1" in same.problem and same.question is None
+
+
+TEXT_STOP = '[[stop]]\npage = "softmax_scaling"\nstate = { dk = 16 }\ntext = "Say it."\n[stop.question]\nkind = "text"\n'
+
+
+@pytest.mark.parametrize(("fields", "problem"), [
+    ('prompt = "One word?"\nanswer = 3', "accepted answers"),
+    ('prompt = "One word?"\nanswer = ["keys", 4]', "accepted answers"),
+    ('prompt = "One word?"\nanswer = { en = [] }', "accepted answers"),
+    ('prompt = "One word?"\nanswer = ["\\u200b "]', "blank or longer"),
+    (f'prompt = "One word?"\nanswer = ["{"k" * 101}"]', "blank or longer"),
+    ('prompt = "One word?"\npeer = true', "not peer"),
+    ('prompt = "One word?"\ncompute = "softmax_weight"', "not compute"),
+    ('prompt = "One word?"\noptions = ["a", "b"]', "not options"),
+    ("answer = \"keys\"", "prompt"),
+])
+def test_a_malformed_text_question_is_a_problem_at_its_stop_with_its_line(tmp_path, fields, problem):
+    source = GOOD + "\n" + TEXT_STOP + fields + "\n"
+    lesson = parse_lesson("texts", source, PAGES)
+    first, second = lesson.stops
+    assert first.problem is None and second.question is None and problem in second.problem, second.problem
+    assert second.line == source.splitlines().index("[[stop]]", 3) + 1  # the lesson bar says the stop's line
+
+
+def test_a_text_question_reads_its_prompt_and_accepted_answers():
+    source = GOOD + "\n" + TEXT_STOP + 'prompt = { en = "One word?", ko = "한 단어?" }\nanswer = "Keys"\n'
+    question = parse_lesson("texts", source, PAGES).stops[1].question
+    assert question.kind == "text" and question.answer == {"en": ("Keys",)} and not question.peer
+    open_question = parse_lesson("texts", GOOD + "\n" + TEXT_STOP + 'prompt = "Why?"\n', PAGES).stops[1].question
+    assert open_question.kind == "text" and open_question.answer is None

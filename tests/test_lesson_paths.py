@@ -53,7 +53,8 @@ def _open_page(at, stop, lesson_id: str, language: str, walked: bool = False) ->
     if stop.question and f"{lesson_id}:{stop.number}" not in answers:
         if walked:
             assert not at.title and not at.get("plotly_chart"), f"{where}: the page is shown before the prediction"
-        pick = expected_answer(stop).shown if walked and language == "en" else None
+        expected = expected_answer(stop)  # (None: an open text question, neither right nor wrong)
+        pick = expected.shown if walked and language == "en" and expected is not None else None
         _answer(at, f"q_{lesson_id}_{stop.number}", stop.question.kind, pick)
         assert_healthy(at)
         if pick is not None:

@@ -38,7 +38,7 @@ def test_shipped_lesson_follows_the_concepts_in_both_languages():
     assert pages.index("compare") < pages.index("attention") < pages.index("attention_steps") < pages.index(
         "softmax_scaling") < pages.index("decoding") < pages.index("positional") < pages.index(
         "normalization") < pages.index("residual") < pages.index("train")
-    assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token"}
+    assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token", "text"}
     assert sum(1 for s in lesson.stops if s.question and s.question.compute) >= 5
 
 
@@ -100,6 +100,8 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
         at.radio(key=f"{key}_choice").set_value(int(pick or 1))
     elif kind == "number":
         at.number_input(key=f"{key}_number").set_value(float(pick or 1))
+    elif kind == "text":
+        at.text_input(key=f"{key}_text").input(pick or "keys")
     else:
         widget = at.pills(key=f"{key}_token")
         widget.set_value(pick or widget.options[0])

@@ -116,6 +116,9 @@ def test_the_stop_text_does_not_state_the_answer(lesson_id, stop, language, expe
             assert float(label) not in _numbers(text), f"{where}: the text states the answer {label}"
         else:
             assert not _says(text, label), f"{where}: the text says the right option “{label}”"
+    elif question.kind == "text":  # each accepted answer in this language (an open question accepts none)
+        for accepted in (localized(question.answer, language) if question.answer else ()):
+            assert not _says(text, accepted), f"{where}: the text says the accepted answer {accepted}"
     else:  # a head ("L2 H1") or a token: its name, as the widget shows it
         assert not _says(text, answer.shown), f"{where}: the text names the answer {answer.shown}"
     for phrase in SAYS_THE_ANSWER.get((lesson_id, stop.number), []):

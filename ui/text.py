@@ -25,6 +25,13 @@ def escape_markdown(text: str) -> str:
     return _WWW_DOT.sub(_INVISIBLE_BREAK, text)
 
 
+def isolated_markdown(text: str) -> str:
+    """A user's text inside a line of Markdown: escaped (escape_markdown) and in a bidi isolate of its own (FSI …
+    PDI, added after the escape, which drops every invisible character), so a right-to-left text cannot reorder the
+    words and numbers around it."""
+    return f"\u2068{escape_markdown(text)}\u2069"
+
+
 def check_sentence(text: str | None, empty: str = "input.empty") -> tuple[str | None, list[str]]:
     """-> (text to analyse or None, notices). Empty or blank input gives None and the prompt `empty` (a text key:
     a page that is not about a sentence's attention asks in its own words)."""

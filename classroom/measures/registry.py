@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from classroom.text_answers import text_key
 from model.explain.kinds import head_label
 
 ANSWER_KINDS = ("choice", "head", "number", "token")
@@ -89,8 +90,11 @@ class Expected:
     measured: Said | None = None  # the measurement the answer rests on, as the feedback states it ("0.43", "layer 19")
     separation: float | None = None  # gap between the accepted answers and the best rejected one (measure's units)
     by_model: bool = True  # read from a model; False: worked out from the question itself (softmax of given scores)
+    text: bool = False  # a text question's: `accepted` holds groups (text_key), an answer is right when its group is
 
     def is_right(self, answer: str) -> bool:
+        if self.text:
+            return text_key(answer) in self.accepted
         if self.number is not None:
             try:
                 return math.isclose(float(answer), self.number, abs_tol=self.tolerance + 1e-9)

@@ -338,13 +338,14 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     return revealed, True
 
 
-def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Expected) -> bool:
+def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Expected | None) -> bool:
     """The class's question on the teacher's (projected) screen: the prompt; until she reveals it, neither the answer
     nor the page that gives it away, only her Reveal button and the link to her private view (ui/live_class/private_view)."""
     session = teacher.session()
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
     if answer_shown(session is None or qid in session.revealed):  # no class any more: her page is a lesson alone
-        st.caption(right_answer(stop.question, expected))
+        if expected is not None:  # (an open text question has no right answer)
+            st.caption(right_answer(stop.question, expected))
         return True
     reveal, peek = st.columns([1, 1], vertical_alignment="center")
     reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",

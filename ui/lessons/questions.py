@@ -1,18 +1,21 @@
 """A lesson stop's question: its right answer (measured by the registry of classroom/measures where the lesson says
 `compute`, through ui/lessons/measured.py) and the widget that asks it. Answers are kept as canonical text, the same
 in every language: a choice is its 1-based option number, a head is "L2 H3" (1-based, as on screen), a number is its
-value, a token is its text."""
+value, a token is its text, a text what the student typed (classroom/text_answers.stored_text), shown by its
+visible_text (no bidi control or zero-width character reaches a screen) and always escaped."""
 from __future__ import annotations
 
 import streamlit as st
 
 from classroom.lessons import Question, Stop, localized
+from classroom.lesson_questions import accepted_keys
+from classroom.text_answers import TEXT_BYTES, TEXT_CHARS, stored_text, text_problem, visible_text
 from classroom.measures import Expected, MeasureError, head_label, number_answer
 from classroom.measures.translation import TRANSLATION_VIEW, checked_sentence, word_position
 from i18n import current_language, tr
 from ui.lessons.measured import asked, computed_answer, stop_model, stop_view, worded
 from ui.state import shared_analysis
-from ui.text import escape_markdown
+from ui.text import escape_markdown, isolated_markdown
 
 
 
@@ -28,7 +31,14 @@ def answer_shown(revealed: bool, private: bool = False) -> bool:
 def right_answer(question: Question, expected: Expected) -> str:
     """'The model's answer: 16' where a model gave it, 'The answer: 16' where arithmetic did (markdown-safe)."""
     key = "class_teacher.right_answer" if expected.by_model else "class_teacher.right_answer_worked"
-    return tr(key, answer=escape_markdown(answer_label(question, expected.shown)))
+    return tr(key, answer=answer_markdown(question, expected.shown))
+
+
+def answer_markdown(question: Question, answer: str) -> str:
+    """A canonical answer as a line of Markdown shows it: answer_label, escaped; a student's text also isolated from
+    the words around it (a right-to-left answer cannot reorder them)."""
+    label = answer_label(question, answer)
+    return isolated_markdown(label) if question.kind == "text" else escape_markdown(label)
 
 
 def _stop_tokens(stop: Stop) -> list[str]:
@@ -38,11 +48,16 @@ def _stop_tokens(stop: Stop) -> list[str]:
     return shared_analysis(view["model"], checked_sentence(loaded, view), loaded).decode.source.tokens
 
 
-def expected_answer(stop: Stop) -> Expected:
+def expected_answer(stop: Stop) -> Expected | None:
     """The right answer of the stop's question: measured by its compute (classroom/measures) where the file says
-    so, else the fixed one."""
+    so, else the fixed one; a text question's accepted answers (None: an open question, neither right nor wrong)."""
     question = stop.question
     assert question is not None
+    if question.kind == "text":
+        if question.answer is None:
+            return None
+        shown = ", ".join(localized(question.answer, current_language()))
+        return Expected(shown, accepted_keys(question), by_model=False, text=True)
     if question.compute:
         try:
             return computed_answer(stop)
@@ -67,7 +82,9 @@ def expected_answer(stop: Stop) -> Expected:
 
 
 def answer_label(question: Question, answer: str) -> str:
-    """A canonical answer as the reader's language shows it (a choice's option text)."""
+    """A canonical answer as the reader's language shows it (a choice's option text, a text's visible text)."""
+    if question.kind == "text":
+        return visible_text(answer)
     if question.kind == "choice" and answer.isdigit():
         options = localized(question.options, current_language())
         if 1 <= int(answer) <= len(options):
@@ -117,10 +134,21 @@ def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
             value = st.number_input(prompt, min_value=-1e6, max_value=1e6, value=None, format="%.4g",
                                     key=f"{key}_number", placeholder=tr("lessons.number_placeholder"))
             answer = None if value is None else f"{value:g}"
+        elif question.kind == "text":  # no max_chars: Streamlit would cut a longer text (a paste) without a word;
+            # it is refused whole below, said, and stays in the field
+            answer = st.text_input(prompt, key=f"{key}_text",
+                                   placeholder=tr("lessons.text_placeholder"),
+                                   help=tr("lessons.text_help", chars=TEXT_CHARS, bytes=TEXT_BYTES))
         else:  # token: the stop's sentence as the model reads it
             tokens = [t for t in _source_tokens(stop) if t != "<eos>"]
             answer = st.pills(prompt, tokens, key=f"{key}_token")
         submitted = st.form_submit_button(submit or tr("lessons.submit"), type="primary")
+    if submitted and question.kind == "text":  # said here, before anything is sent; the text stays in its field
+        answer = stored_text(answer or "")
+        if problem := text_problem(answer):
+            st.warning(tr(f"lessons.text_{problem}", chars=TEXT_CHARS, bytes=TEXT_BYTES, typed_chars=len(answer),
+                          typed_bytes=len(answer.encode("utf-8"))))
+            return None
     if submitted and answer is None:
         st.warning(tr("lessons.pick_first"))
     return answer if submitted else None
@@ -146,14 +174,14 @@ def feedback(question: Question, given: str | None, expected: Expected | None) -
 
     if given is None:
         right = answer_label(question, expected.shown)
-        return "info", tr("lessons.revealed", right=escape_markdown(right)) + measured(right)
+        return "info", tr("lessons.revealed", right=answer_markdown(question, expected.shown)) + measured(right)
     label = answer_label(question, given)
     if expected is None:
-        return "info", tr("lessons.your_answer", answer=escape_markdown(label))
+        return "info", tr("lessons.your_answer", answer=answer_markdown(question, given))
     if expected.is_right(given):
-        return "right", tr("lessons.right", answer=escape_markdown(label)) + measured(label)
+        return "right", tr("lessons.right", answer=answer_markdown(question, given)) + measured(label)
     right = answer_label(question, expected.shown)
-    return "wrong", tr("lessons.wrong", answer=escape_markdown(label), right=right_answer(question, expected)) + measured(
+    return "wrong", tr("lessons.wrong", answer=answer_markdown(question, given), right=right_answer(question, expected)) + measured(
         right)
 
 

@@ -20,8 +20,9 @@ def held_back_here(page: str, lesson: Lesson | None, number: int | None) -> dict
     this server, and the stops after it (`number`: the open stop of `lesson`). The teacher's own screens hold
     nothing back (her private view shows it all)."""
     all_lessons = lessons()[0]
-    if not any(stop.page == page and stop.question is not None for one in all_lessons.values() for stop in one.stops):
-        return {}  # no question is asked about this page: no read of the store
+    if not any(stop.page == page and stop.question is not None and stop.question.kind != "text"
+               for one in all_lessons.values() for stop in one.stops):
+        return {}  # no question is asked about this page (a text question's answer is on none): no read of the store
     position, seat = lab_session().lesson, lab_session().seat
     classes = [] if teacher_class() else [
         (all_lessons[lesson_id], stop, revealed) for lesson_id, stop, revealed in class_store().live_positions()

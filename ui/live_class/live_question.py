@@ -7,7 +7,8 @@ the question was about. Here the question's own rerun (by her class watch, ui/li
 class's version changed; no run while nothing changes) sees the class's new phase and redraws only itself: a peer-instruction phase (discussion, round 2) and the Reveal, where it draws the
 stop's section alone (ui.widget_spec.PageSection.alone; the whole page when the section has none, as before). The
 rest of the page comes with the student's next whole run: her "Show the whole page", the teacher's next move or a
-reload. When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lesson_bar/bar._follow_class
+reload (a text question draws no chart at the Reveal: nothing on a page answers a student's own words, so the page
+waits for her click). When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lesson_bar/bar._follow_class
 opens the new stop). A head question keeps the old way (polls_itself). Every class rule stays in the store
 (ClassStore.answer: one answer, at the class's stop, none taken as right after the Reveal); this fragment only draws
 what the store says.
@@ -93,7 +94,10 @@ def _draw_live_question(asked: LiveQuestion) -> None:
     shown = class_question(stop, qid, asked.key, seat.code, seat.student_id, asked.expected, phase,
                            qid in session.revealed)
     if shown and not asked.page_below:
-        revealed_section(stop)
+        if stop.question.kind == "text":  # no chart answers a student's own words: the page waits for her click
+            _whole_page_button()
+        else:
+            revealed_section(stop)
     watch_class(seat.code, session, key="class_watch", line=class_line(seat.code))
 
 
@@ -109,5 +113,9 @@ def revealed_section(stop: Stop) -> None:
     # not held back
     with st.container(key="revealed_section"), page_slot():
         draw()
+    _whole_page_button()
+
+
+def _whole_page_button() -> None:
     if st.button(tr("lessons.whole_page"), key="revealed_whole_page", type="tertiary", icon=":material/expand_more:"):
         st.rerun(scope="app")

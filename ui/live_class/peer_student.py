@@ -25,9 +25,8 @@ from ui.live_class.peer_groups import talk_line
 from ui.live_class.refusals import ANSWER, said
 from runtime.page_slots import note_answer
 from ui.errors import lab_fragment
-from ui.lessons.questions import Expected, answer_label, answer_shown, ask, expected_answer, show_answer
+from ui.lessons.questions import Expected, answer_markdown, answer_shown, ask, expected_answer, show_answer
 from ui.session import lab_session
-from ui.text import escape_markdown
 
 # The answers this student gave, each a {question id: canonical answer} of the session's lesson state
 # (ui.session.LessonState), named by the field: round 1 (or outside a class), round 2, the check questions.
@@ -36,7 +35,7 @@ COUNTDOWN_SECONDS = 1  # the discussion's countdown ticks this often (a fragment
 
 
 def _label(stop: Stop, answer: str) -> str:
-    return escape_markdown(answer_label(stop.question, answer))
+    return answer_markdown(stop.question, answer)
 
 
 @dataclass(frozen=True)
@@ -59,11 +58,14 @@ def store_answer(ballot: Ballot, given: str) -> str | None:
     another tab), None when the store refused it (said on the page). The store takes answers only at the stop the
     class is on: one given elsewhere is refused, and said so."""
     store, expected = class_store(), ballot.expected
+    right = None if expected is None else expected.is_right(given)
     with said(ANSWER, here=ballot.stop.number) as outcome:
         try:
-            store.answer(ballot.code, ballot.student, ballot.qid, given,
-                         None if expected is None else expected.is_right(given), round=ballot.round,
-                         stop=ballot.stop.number)
+            if ballot.stop.question.kind == "text":  # bounded and rate-limited per seat (classroom/text_answers.py)
+                store.answer_text(ballot.code, ballot.student, ballot.qid, given, right, stop=ballot.stop.number)
+            else:
+                store.answer(ballot.code, ballot.student, ballot.qid, given, right, round=ballot.round,
+                             stop=ballot.stop.number)
         except AnsweredAlready:  # the first answer counts: this session shows that one
             return store.student_answer(ballot.code, ballot.student, ballot.qid, ballot.round) or given
     return None if outcome.refused else given

@@ -12,7 +12,8 @@ from typing import Any
 import streamlit as st
 
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotAdmitted,
-                              NotOpenYet, NotTheTeacher, RoundOneOpen, StoreBusy)
+                              NotOpenYet, NotTheTeacher, RoundOneOpen, StoreBusy, TextEmpty, TextTooLong,
+                              TooManyTries)
 from i18n import tr
 from runtime.page_slots import teacher_acts
 
@@ -27,6 +28,9 @@ ANSWER: Messages = {  # a student's answer
     NotOpenYet: "lessons.round_not_open",
     NotTheTeacher: "class_teacher.not_teacher",
     RoundOneOpen: "peer.groups_round_one_open",  # the teacher's (discussion groups), said the same to anyone
+    TooManyTries: "lessons.too_many_tries",  # {seconds}
+    TextEmpty: "lessons.text_empty",
+    TextTooLong: "lessons.text_long",  # {typed_chars}, {typed_bytes}, {chars}, {bytes}
 }
 JOIN: Messages = {**ANSWER, StoreBusy: "lessons.busy_join", NoSuchClass: "lessons.bad_code"}
 TEACHER: Messages = {**ANSWER, StoreBusy: "class_teacher.busy", ClassEnded: "class_teacher.expired",
@@ -34,9 +38,10 @@ TEACHER: Messages = {**ANSWER, StoreBusy: "class_teacher.busy", ClassEnded: "cla
 
 
 def message(error: ClassStoreError, messages: Messages = ANSWER, **values: Any) -> str:
-    """The words for `error` (its class's code and the class's stop filled in, with `values`)."""
+    """The words for `error` (its class's code, the class's stop and what the error names filled in, with
+    `values`)."""
     key = next(messages[kind] for kind in type(error).__mro__ if kind in messages)
-    return tr(key, code=error.code, stop=getattr(error, "stop", ""), **values)
+    return tr(key, code=error.code, stop=getattr(error, "stop", ""), **{**error.values(), **values})
 
 
 @dataclass

@@ -29,15 +29,17 @@ QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "roun
 DISCUSSION_COLUMNS = ["discussion", "questions", "pre_right", "post_right", "pairs", "gain"]
 CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both", "gain"]
 MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
+TEXT_COLUMNS = ["stop", "question", "text", "students"]  # a text question's approved groups
 COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
-                 "wrong_wrong", "grouped", "questions", "pairs", "students_both", "picks", "answered")
+                 "wrong_wrong", "grouped", "questions", "pairs", "students_both", "picks", "answered", "students")
 DISCUSSIONS = {True: "groups", False: "neighbours"}  # the CSV's code of each kind of discussion
 
 
 def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]:
-    """The report as four tables with stable column names: questions (`grouped`: 1 where the discussion had groups
+    """The report as five tables with stable column names: questions (`grouped`: 1 where the discussion had groups
     formed by disagreement), discussions (round 1 to round 2 in groups and among neighbours, each that occurred),
-    checks (the lecture's row last), misconceptions."""
+    checks (the lecture's row last), misconceptions, and the texts the teacher approved (per text question, most
+    students first)."""
     questions = pd.DataFrame([[q.stop, localized(q.prompt, language), q.first.answered, q.first.share,
                                q.second.answered if q.second else None, q.second.share if q.second else None,
                                q.switches.right_right, q.switches.wrong_right, q.switches.right_wrong,
@@ -52,17 +54,26 @@ def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]
                               lecture.gain]], columns=CHECK_COLUMNS)
     misconceptions = pd.DataFrame([[localized(p.idea, language), localized(p.prompt, language), p.when, p.picks,
                                     p.answered, p.rate] for p in report.misconceptions], columns=MISCONCEPTION_COLUMNS)
-    tables = {"questions": questions, "discussions": discussions, "checks": checks, "misconceptions": misconceptions}
+    texts = pd.DataFrame([[q.stop, localized(q.prompt, language), text, students] for q in report.questions
+                          for text, students in q.texts], columns=TEXT_COLUMNS)
+    tables = {"questions": questions, "discussions": discussions, "checks": checks, "misconceptions": misconceptions,
+              "texts": texts}
     # counts stay whole numbers (also in the CSV, where the tables' other columns are empty)
     return {name: table.astype({c: "Int64" for c in COUNT_COLUMNS if c in table}) for name, table in tables.items()}
 
 
+def drawn_tables(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The tables the page and the HTML file draw: the approved texts only where there are any (the CSV keeps its
+    columns whatever the lesson)."""
+    return {name: table for name, table in tables.items() if name != "texts" or not table.empty}
+
+
 def report_csv(tables: dict[str, pd.DataFrame]) -> bytes:
-    """One CSV: the three tables one after another, each row tagged with its table (texts made formula-safe)."""
+    """One CSV: the tables one after another, each row tagged with its table (texts made formula-safe)."""
     frames = []
     for name, table in tables.items():
         safe = table.copy()
-        for column in ("question", "misconception"):
+        for column in ("question", "misconception", "text"):
             if column in safe:
                 safe[column] = [csv_safe(str(text)) for text in safe[column]]
         frames.append(safe.assign(table=name))
@@ -122,7 +133,7 @@ def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str
     served to this seat only (serving/private_media.py)."""
     def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
         read = teacher.report_answers()
-        report = build_report(lesson, reportable(read), read.grouped)
+        report = build_report(lesson, reportable(read), grouped=read.grouped, approved_texts=read.approved_texts)
         return report, report_tables(report, language)
 
     def csv_file() -> bytes:
@@ -135,7 +146,7 @@ def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str
             return keep_private(report_html(title, notes, report_figures(report, language),
                                             [(tr(f"report.table_{n}"), _shown(t).to_html(index=False, na_rep="–",
                                                                                          escape=True))
-                                             for n, t in tables.items()]).encode("utf-8"), seat)
+                                             for n, t in drawn_tables(tables).items()]).encode("utf-8"), seat)
 
     return csv_file, html_file
 
@@ -153,7 +164,7 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
     shown = reportable(read)
     held_back = len({row.question for row in read.rows} - {row.question for row in shown})
     st.caption(tr("report.read_at", time=time.strftime("%H:%M:%S", time.localtime(read.at)), held=held_back))
-    report = build_report(lesson, shown, read.grouped)
+    report = build_report(lesson, shown, grouped=read.grouped, approved_texts=read.approved_texts)
     days = teacher.store.keep_seconds / 86400
     retention = tr("report.retention", days=f"{days:g}")
     st.caption(retention)
@@ -167,7 +178,7 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
     figures = report_figures(report, language)
     for index, figure in enumerate(figures):
         st.plotly_chart(figure, key=f"report_figure_{index}")
-    for name, table in tables.items():
+    for name, table in drawn_tables(tables).items():
         st.markdown(f"**{tr(f'report.table_{name}')}**")
         st.dataframe(_shown(table), hide_index=True)  # cells are plain text
     seat = browser_seat()

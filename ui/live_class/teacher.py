@@ -43,6 +43,7 @@ from ui.lessons.questions import right_answer as right_answer_line
 from ui.live_class.report import class_report
 from ui.live_class.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
 from ui.live_class.refusals import TEACHER, message, said, teacher_action
+from ui.live_class.text_moderation import moderation_list, text_results, top_approved
 from ui.session import OpenLesson, WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
@@ -259,17 +260,21 @@ def _panel(teacher: ClassTeacher, lesson: Lesson) -> None:
     # fragment whose place moves between full runs is drawn twice). The question's mode and Reveal under the
     # answers: projected at 1280×720, the answers' chart starts on the first screen, and her controls sit where she
     # looks before revealing.
+    text = qid is not None and stop.question.kind == "text"  # one round, its texts moderated in her private view
     with st.container():
         _stop_controls(teacher, lesson, number)
         if qid is None:
             st.info(tr("class_teacher.no_question"))
         else:
             st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-    _live(teacher, lesson, _drawn_state(session, lesson))
+    seen = teacher.results(qid).answered if text and is_private() else None  # a new text redraws her list
+    _live(teacher, lesson, _drawn_state(session, lesson), seen)
     if qid is None:
         return
     with st.container():
-        if not revealed:
+        if text and is_private():
+            moderation_list(teacher, qid)
+        if not revealed and not text:
             mode_picker(teacher, qid, phase)
         if phase.mode == "peer":
             peer_controls(teacher, qid, phase, revealed)
@@ -310,16 +315,17 @@ def _drawn_state(session, lesson: Lesson) -> tuple:
 
 
 @lab_fragment(run_every=RESULTS_SECONDS)
-def _live(teacher: ClassTeacher, lesson: Lesson, drawn: tuple) -> None:
-    """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control."""
+def _live(teacher: ClassTeacher, lesson: Lesson, drawn: tuple, texts_seen: int | None = None) -> None:
+    """Refreshes itself every few seconds: read-outs only (answer counts, charts, the countdown); no control.
+    `texts_seen`: the text answers her private view's moderation list was drawn with (a new one redraws it)."""
     with said(TEACHER):
         session = teacher.session()
         if session is None or _drawn_state(session, lesson) != drawn:
             st.rerun(scope="app")  # expired, or moved on from another device: the controls follow
-        _results(teacher, lesson, session)
+        _results(teacher, lesson, session, texts_seen)
 
 
-def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
+def _results(teacher: ClassTeacher, lesson: Lesson, session, texts_seen: int | None = None) -> None:
     number = session.stop
     stop = lesson.stops[number - 1]
     if stop.checks:
@@ -340,6 +346,10 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
     private = is_private()
     if private and not revealed:
         stop_notes(stop, expected, right_answer)
+    if stop.question.kind == "text":
+        text_results(teacher, qid, results, revealed, private, right_answer, texts_seen)
+        _earlier(teacher, lesson, number, session.revealed)
+        return
     if phase.mode == "peer":
         peer_results(teacher, stop, qid, phase, expected, revealed, right_answer, private)
         _earlier(teacher, lesson, number, session.revealed)
@@ -373,16 +383,18 @@ def _earlier(teacher: ClassTeacher, lesson: Lesson, number: int, revealed: froze
     for stop in lesson.stops[: number - 1]:
         if stop.question is None:
             continue
-        results = teacher.results(question_id(lesson.id, stop))
+        qid = question_id(lesson.id, stop)
+        results = teacher.results(qid)
         if not results.answered:
             continue
-        top = max(results.counts, key=results.counts.get)
+        top = (top_approved(teacher.code, qid) if stop.question.kind == "text"  # the room reads approved texts only
+               else answer_label(stop.question, max(results.counts, key=results.counts.get)))
         rows.append({tr("class_teacher.table_stop"): stop.number,
                      tr("class_teacher.table_question"): localized(stop.question.prompt, language),
                      tr("class_teacher.answered"): results.answered,
                      tr("class_teacher.correct"): None if results.correct is None
-                     or question_id(lesson.id, stop) not in revealed else f"{results.correct / results.answered:.0%}",
-                     tr("class_teacher.table_top"): answer_label(stop.question, top)})
+                     or qid not in revealed else f"{results.correct / results.answered:.0%}",
+                     tr("class_teacher.table_top"): top})
     if rows:
         with st.expander(tr("class_teacher.earlier", count=len(rows))):
             st.dataframe(pd.DataFrame(rows), hide_index=True)  # cells are plain text
