@@ -52,3 +52,7 @@ class AnsweredAlready(ClassStoreError):
 
 class NotOpenYet(ClassStoreError):
     """A round-2 answer before the teacher opened round 2."""
+
+
+class OffTheMap(ClassStoreError):
+    """An answer the question does not take: a tap outside its map (or off the row it names), a forged cell."""
