@@ -8,8 +8,8 @@ from classroom.measures.registry import (ANSWER_KINDS, MEASURES, STOP_MODEL, Ask
                                          MeasureError, Phrase, Said, StopView, answer, answering, as_answer, as_figure,
                                          bounding, check_option_count, checked_args, figure, head_label, model_id,
                                          number_answer, take, view_names)
-from classroom.measures.cells import CellMap, cell_of, cell_text
+from classroom.measures.cells import CellMap, cell_answer, cell_of
 
 __all__ = ["ANSWER_KINDS", "MEASURES", "STOP_MODEL", "Asked", "CellMap", "Expected", "HeadValues", "Measure", "MeasureError",
            "Phrase", "Said", "StopView", "answer", "answering", "as_answer", "as_figure", "bounding", "check_option_count",
-           "cell_of", "cell_text", "checked_args", "figure", "head_label", "model_id", "number_answer", "take", "view_names"]
+           "cell_answer", "cell_of", "checked_args", "figure", "head_label", "model_id", "number_answer", "take", "view_names"]

@@ -19,7 +19,7 @@ from classroom.measures.registry import Asked, Expected, MeasureError, Phrase
 _CELL = re.compile(r"([1-9][0-9]{0,4}),([1-9][0-9]{0,4})")
 
 
-def cell_text(query: int, key: int) -> str:
+def cell_answer(query: int, key: int) -> str:
     """A cell (0-based row and column) as its canonical answer: 1-based "query,key"."""
     return f"{query + 1},{key + 1}"
 
@@ -55,7 +55,7 @@ class CellMap:
     def answers(self) -> frozenset[str]:
         """Every answer a tap may give: each cell of the map, or of the named row."""
         rows = range(len(self.rows)) if self.row is None else (self.row,)
-        return frozenset(cell_text(q, k) for q in rows for k in range(len(self.columns)))
+        return frozenset(cell_answer(q, k) for q in rows for k in range(len(self.columns)))
 
     def label(self, answer: str) -> str | None:
         """A canonical answer as tokens, "it → animal"; None when it is not a cell of this map."""
@@ -81,10 +81,10 @@ class CellMap:
         flat = np.argsort(-values, axis=None, kind="stable")
         top = max(1, asked.top)
         cells = [divmod(int(index), values.shape[1]) for index in flat[:top]]
-        accepted = frozenset(cell_text(q, k) for q, k in cells)
+        accepted = frozenset(cell_answer(q, k) for q, k in cells)
         ordered = values.ravel()[flat]
         rejected = ordered[top] if ordered.size > top and np.isfinite(ordered[top]) else None
         separation = None if rejected is None else float(ordered[top - 1] - rejected)
         best = cells[0]
-        return Expected(cell_text(*best), accepted, cells=named, separation=separation,
+        return Expected(cell_answer(*best), accepted, cells=named, separation=separation,
                         measured=Phrase.of("lessons.measured_weight", value=f"{values[best]:.2f}"))

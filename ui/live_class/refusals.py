@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotAdmitted,
-                              NotOpenYet, NotTheTeacher, StoreBusy)
+                              NotOpenYet, NotTheTeacher, OffTheMap, StoreBusy)
 from i18n import tr
 from runtime.page_slots import teacher_acts
 
@@ -25,6 +25,7 @@ ANSWER: Messages = {  # a student's answer
     NoSuchClass: "lessons.class_ended",
     AnsweredAlready: "lessons.answered_already",
     NotOpenYet: "lessons.round_not_open",
+    OffTheMap: "lessons.off_the_map",
     NotTheTeacher: "class_teacher.not_teacher",
 }
 JOIN: Messages = {**ANSWER, StoreBusy: "lessons.busy_join", NoSuchClass: "lessons.bad_code"}

@@ -27,12 +27,14 @@ QUESTION_COLUMNS = ["stop", "question", "round1_answered", "round1_right", "roun
                     "right_right", "wrong_right", "right_wrong", "wrong_wrong"]
 CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both", "gain"]
 MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
+CELL_COLUMNS = ["stop", "question", "round", "cell", "taps", "right"]  # a cell question's taps per cell
 COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
-                 "wrong_wrong", "students_both", "picks", "answered")
+                 "wrong_wrong", "students_both", "picks", "answered", "round", "taps")
 
 
 def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]:
-    """The report as three tables with stable column names: questions, checks (the lecture's row last), misconceptions."""
+    """The report as tables with stable column names: questions, checks (the lecture's row last), misconceptions and
+    cells (a cell question's taps per cell, "query,key" 1-based)."""
     questions = pd.DataFrame([[q.stop, localized(q.prompt, language), q.first.answered, q.first.share,
                                q.second.answered if q.second else None, q.second.share if q.second else None,
                                q.switches.right_right, q.switches.wrong_right, q.switches.right_wrong,
@@ -44,7 +46,9 @@ def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]
                               lecture.gain]], columns=CHECK_COLUMNS)
     misconceptions = pd.DataFrame([[localized(p.idea, language), localized(p.prompt, language), p.when, p.picks,
                                     p.answered, p.rate] for p in report.misconceptions], columns=MISCONCEPTION_COLUMNS)
-    tables = {"questions": questions, "checks": checks, "misconceptions": misconceptions}
+    cells = pd.DataFrame([[q.stop, localized(q.prompt, language), t.round, t.cell, t.taps, t.right]
+                          for q in report.questions for t in q.taps], columns=CELL_COLUMNS)
+    tables = {"questions": questions, "checks": checks, "misconceptions": misconceptions, "cells": cells}
     # counts stay whole numbers (also in the CSV, where the tables' other columns are empty)
     return {name: table.astype({c: "Int64" for c in COUNT_COLUMNS if c in table}) for name, table in tables.items()}
 

@@ -34,10 +34,11 @@ from ui.seat import browser_seat, class_store
 from ui.charts import folded_section
 from ui.presenter import presenting
 from ui.errors import lab_fragment
+from ui.live_class.cell_results import class_taps
 from ui.live_class.class_seats import live_joins, seat_controls
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.measured import worded
-from ui.lessons.questions import answer_label, answer_shown, expected_answer
+from ui.lessons.questions import answer_shown, expected_answer, stop_answer_label
 from ui.live_class.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
 from ui.live_class.report import class_report
@@ -341,6 +342,7 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
         stop_notes(stop, expected, right_answer)
     if phase.mode == "peer":
         peer_results(teacher, stop, qid, phase, expected, revealed, right_answer, private)
+        class_taps(stop, (results, teacher.results(qid, round=2)), expected, answer_shown(revealed, private))
         _earlier(teacher, lesson, number, session.revealed)
         return
     columns = st.columns(3 if results.late else 2)
@@ -359,6 +361,7 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session) -> None:
         chart = answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
                              tr("class_teacher.chart_wrong"))
         st.altair_chart(readable(chart), key="class_answers")
+        class_taps(stop, (results,), expected, judged)  # after Reveal (or on her private screen): over the real map
     else:
         st.caption(tr("class_teacher.waiting"))
     _earlier(teacher, lesson, number, session.revealed)
@@ -381,7 +384,7 @@ def _earlier(teacher: ClassTeacher, lesson: Lesson, number: int, revealed: froze
                      tr("class_teacher.answered"): results.answered,
                      tr("class_teacher.correct"): None if results.correct is None
                      or question_id(lesson.id, stop) not in revealed else f"{results.correct / results.answered:.0%}",
-                     tr("class_teacher.table_top"): answer_label(stop.question, top)})
+                     tr("class_teacher.table_top"): stop_answer_label(stop, top)})
     if rows:
         with st.expander(tr("class_teacher.earlier", count=len(rows))):
             st.dataframe(pd.DataFrame(rows), hide_index=True)  # cells are plain text
