@@ -49,7 +49,9 @@ def cell_picker(rows: list[str], columns: list[str], row: int | None, chosen: tu
     hover = [f"{html_escaped(rows[q])} → {html_escaped(columns[k])}" for q, k in picked]
     height = 150 + TAP_ROW_PX * len(rows)
     fig.add_trace(go.Scatter(
-        x=xs.ravel(), y=ys.ravel(), mode="markers", customdata=np.array(picked), text=hover, meta=CELL_TARGETS,
+        # customdata as lists (object dtype): a typed array's rows reach the selection as {"0": q, "1": k}, no list
+        x=xs.ravel(), y=ys.ravel(), mode="markers", customdata=np.array(picked, dtype=object), text=hover,
+        meta=CELL_TARGETS,
         showlegend=False, name="", hovertemplate="%{text}<extra></extra>",
         marker=dict(symbol="square", size=TAP_ROW_PX, color="rgba(0,0,0,0)"),
         selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0))))
