@@ -18,6 +18,7 @@ from i18n import tr
 from ui.charts import show_chart
 from ui.language import words_for
 from ui.lessons.measured import computed_answer, worded
+from ui.presenter import presenting
 from ui.session import WidgetKey
 from ui.text import escape_markdown
 from viz.cells import cell_picker, tapped_cell
@@ -70,16 +71,22 @@ def ask_cell(stop: Stop, key: str, prompt: str, submit: str | None = None) -> st
     size = {"rows": len(cells.rows), "columns": len(cells.columns)}
     words = tr("lessons.cell_words", **size) if row is None else tr("lessons.cell_words_row", row=cells.rows[cells.row],
                                                                      **size)
-    show_chart(fig, "cell_question", key=chart.key, on_select=partial(_tapped, key), summary=words, offer_csv=False)
-    if cells.row is None:
-        st.pills(tr("lessons.cell_query"), range(len(rows)), key=query.key, format_func=rows.__getitem__)
-    st.pills(tr("lessons.cell_key") if row is None else tr("lessons.cell_key_row", row=row), range(len(columns)),
-             key=column.key, format_func=columns.__getitem__)
-    picked_row = query.get() if cells.row is None else cells.row
-    if picked_row is not None and column.get() is not None:
-        st.caption(tr("lessons.cell_chosen", cell=escape_markdown(cells.label(cell_answer(picked_row, column.get())))))
-    if not st.button(submit or tr("lessons.submit"), type="primary", key=f"{key}_submit"):
-        return None
+    # projected, the token lists and Answer beside the map: on a 1280×720 screen they stay on the first screen, and
+    # the answer leaves the page where the stop's chart starts (under the map, Answer would scroll the page down)
+    beside = st.columns([3, 2]) if presenting() else None
+    show_chart(fig, "cell_question", key=chart.key, on_select=partial(_tapped, key), summary=words, offer_csv=False,
+               where=None if beside is None else beside[0])
+    with st.container() if beside is None else beside[1]:
+        if cells.row is None:
+            st.pills(tr("lessons.cell_query"), range(len(rows)), key=query.key, format_func=rows.__getitem__)
+        st.pills(tr("lessons.cell_key") if row is None else tr("lessons.cell_key_row", row=row), range(len(columns)),
+                 key=column.key, format_func=columns.__getitem__)
+        picked_row = query.get() if cells.row is None else cells.row
+        if picked_row is not None and column.get() is not None:
+            label = cells.label(cell_answer(picked_row, column.get()))
+            st.caption(tr("lessons.cell_chosen", cell=escape_markdown(label)))
+        if not st.button(submit or tr("lessons.submit"), type="primary", key=f"{key}_submit"):
+            return None
     if picked_row is None or column.get() is None:
         st.warning(tr("lessons.pick_first"))
         return None
