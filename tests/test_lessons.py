@@ -38,7 +38,7 @@ def test_shipped_lesson_follows_the_concepts_in_both_languages():
     assert pages.index("compare") < pages.index("attention") < pages.index("attention_steps") < pages.index(
         "softmax_scaling") < pages.index("decoding") < pages.index("positional") < pages.index(
         "normalization") < pages.index("residual") < pages.index("train")
-    assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token"}
+    assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token", "cell"}
     assert sum(1 for s in lesson.stops if s.question and s.question.compute) >= 5
 
 
