@@ -3,6 +3,7 @@ does the teacher's chart show them all?
 
     python bench/class_answers.py [--students 30] [--window 5] [--poll 2]
     python bench/class_answers.py --url http://127.0.0.1:8500 [--data DIR]   # serve.py running
+    python bench/class_answers.py --cell ...   # a cell question (issue 55): the class at intro stop 12, taps a key
 
 Every participant is a serving.streamlit_client.StreamlitClient (the protocol client of bench/load_classroom.py:
 a browser without the front end that fetches the page, opens /_stcore/stream and sends BackMsg reruns) that also
@@ -83,6 +84,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from streamlit.proto.WidgetStates_pb2 import WidgetState  # noqa: E402
 
 QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
+# --cell: intro stop 12's cell question (issue 55), its key list: the tap's keyboard twin, the same answer path
+CELL_STOP, CELL_KEY = 12, "q_intro_12_key"
 STUDENT_POLL_SECONDS = 3  # a class poll's interval until its timer message says (ui/lesson_bar/bar.FOLLOW_SECONDS)
 CHARTS = ("plotly_chart", "arrow_vega_lite_chart")  # the elements that are a stop's chart
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
@@ -209,6 +212,16 @@ class ClassClient(StreamlitClient):
     def confirmed(self) -> bool:
         return any(text.startswith(CONFIRMATIONS) for text in self.run_texts)
 
+    def choose_pill(self, key: str, choose) -> str | None:
+        """Pick one option of an st.pills (a cell question's key list) as its front end reports it: the option's
+        label; sent with the next click (Answer), as a tap's pick then its Answer; returns a problem or None."""
+        found = self.find(key)
+        if found is None:
+            return f"widget {key!r} not drawn"
+        widget_id, proto = found
+        self.widgets[widget_id].string_array_value.data[:] = [choose([option.content for option in proto.options])]
+        return None
+
 
 def client_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -284,13 +297,19 @@ async def run(args, base_url: str) -> dict:
     code = teacher.metrics.get("Class code", ("", ""))[0]
     if not outcome.ok or len(code) != 6 or "Answered" not in teacher.metrics:
         raise RuntimeError(f"no class started: {outcome.problems} {teacher.metrics}")
+    if args.cell:  # her Next stop up to the cell question (the students join there)
+        for _ in range(CELL_STOP - 1):
+            outcome = await teacher.rerun(teacher.click_msg(teacher.button_id("Next stop")), timeout)
+            if not outcome.ok:
+                raise RuntimeError(f"the teacher's Next stop failed: {outcome.problems}")
     live_fragment = teacher.metrics["Answered"][1]
+    question_key = CELL_KEY if args.cell else QUESTION_KEY
 
     students = [ClassClient(i, base_url) for i in range(args.students)]
     await asyncio.gather(*(s.connect() for s in students))
     for student in students:  # joins happen before the answer window (not timed here)
         outcome = await student.rerun(student.open_page_msg("", f"class={code}"), timeout)
-        if not outcome.ok or student.button_id("Answer") is None or student.find(QUESTION_KEY) is None:
+        if not outcome.ok or student.button_id("Answer") is None or student.find(question_key) is None:
             raise RuntimeError(f"student {student.index} did not reach the question: {outcome.problems}")
 
     rng = random.Random(args.seed)
@@ -344,7 +363,8 @@ async def run(args, base_url: str) -> dict:
         """Her choice, then her click on "Answer" as a browser sends it (the click names the st.fragment the form is
         in, which reruns alone; her session runs one script at a time, so it waits for her watch's rerun) -> (when she
         clicked, the run's seconds), or None when it failed (said in `failures`)."""
-        problem = student.choose_option(QUESTION_KEY, rng.choice)
+        problem = (student.choose_pill(question_key, rng.choice) if args.cell
+                   else student.choose_option(question_key, rng.choice))
         if problem is not None:
             failures.append(f"student {student.index}: {problem}")
             return None
@@ -456,7 +476,7 @@ async def run(args, base_url: str) -> dict:
         except (TimeoutError, ConnectionError) as error:
             failures.append(f"late joiner {student.index}: {type(error).__name__}: {error}")
             return
-        if not outcome.ok or student.find(QUESTION_KEY) is None:
+        if not outcome.ok or student.find(question_key) is None:
             failures.append(f"late joiner {student.index}: no question: {outcome.problems}")
         else:
             joins.append(time.perf_counter() - start)
@@ -529,6 +549,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="this many more students join the class during the answer window")
     parser.add_argument("--interaction-timeout", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cell", action="store_true",
+                        help=f"the class at intro stop {CELL_STOP}'s cell question: each student picks a key of its "
+                             "row (the store checks it is on the map)")
     parser.add_argument("--url", help="target this running server or proxy (e.g. serve.py's) instead of starting one")
     parser.add_argument("--data", type=Path,
                         help=f"with --url: the server's data folder (default ${DATA_ENV}, else ./data; "
