@@ -83,7 +83,7 @@ def ask_cell(stop: Stop, key: str, prompt: str, submit: str | None = None) -> st
                  key=column.key, format_func=columns.__getitem__)
         picked_row = query.get() if cells.row is None else cells.row
         if picked_row is not None and column.get() is not None:
-            label = cells.label(cell_answer(picked_row, column.get()))
+            label = cells.label(cell_answer(picked_row, column.get())) or ""
             st.caption(tr("lessons.cell_chosen", cell=escape_markdown(label)))
         if not st.button(submit or tr("lessons.submit"), type="primary", key=f"{key}_submit"):
             return None
