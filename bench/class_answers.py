@@ -4,6 +4,7 @@ does the teacher's chart show them all?
     python bench/class_answers.py [--students 30] [--window 5] [--poll 2]
     python bench/class_answers.py --url http://127.0.0.1:8500 [--data DIR]   # serve.py running
     python bench/class_answers.py --text ...   # the intro's text question instead: each student types a word
+    python bench/class_answers.py --cell ...   # a cell question (issue 55): the class at intro stop 12, taps a key
 
 Every participant is a serving.streamlit_client.StreamlitClient (the protocol client of bench/load_classroom.py:
 a browser without the front end that fetches the page, opens /_stcore/stream and sends BackMsg reruns) that also
@@ -87,6 +88,8 @@ QUESTION_KEY = "q_intro_1_choice"  # stop 1's radio question (lessons/)
 TEXT_STOP = 16  # --text: the intro's text question ("Before you train one: in one word, what does a query ask for?")
 TEXT_WORDS = ("keys", "Keys", "relevance", "a match", "similarity", "context", "관련성", "키", "information",
               "🔑 keys", "which words matter", "attention")  # what --text's students type (several spellings a group)
+# --cell: intro stop 12's cell question (issue 55), its key list: the tap's keyboard twin, the same answer path
+CELL_STOP, CELL_KEY = 12, "q_intro_12_key"
 STUDENT_POLL_SECONDS = 3  # a class poll's interval until its timer message says (ui/lesson_bar/bar.FOLLOW_SECONDS)
 CHARTS = ("plotly_chart", "arrow_vega_lite_chart")  # the elements that are a stop's chart
 IN_CLASS = "In class "  # how the class poll's caption starts: the bench finds the poll's fragment by it
@@ -215,6 +218,16 @@ class ClassClient(StreamlitClient):
     def confirmed(self) -> bool:
         return any(text.startswith(CONFIRMATIONS) for text in self.run_texts)
 
+    def choose_pill(self, key: str, choose) -> str | None:
+        """Pick one option of an st.pills (a cell question's key list) as its front end reports it: the option's
+        label; sent with the next click (Answer), as a tap's pick then its Answer; returns a problem or None."""
+        found = self.find(key)
+        if found is None:
+            return f"widget {key!r} not drawn"
+        widget_id, proto = found
+        self.widgets[widget_id].string_array_value.data[:] = [choose([option.content for option in proto.options])]
+        return None
+
 
 def client_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -297,6 +310,12 @@ async def run(args, base_url: str) -> dict:
         outcome = await teacher.rerun(teacher.open_page_msg("teacher"), timeout, "teacher")
         if not outcome.ok or "Answered" not in teacher.metrics:
             raise RuntimeError(f"the teacher's page did not follow the class to stop {TEXT_STOP}: {outcome.problems}")
+    if args.cell:  # her Next stop up to the cell question (the students join there)
+        for _ in range(CELL_STOP - 1):
+            outcome = await teacher.rerun(teacher.click_msg(teacher.button_id("Next stop")), timeout)
+            if not outcome.ok:
+                raise RuntimeError(f"the teacher's Next stop failed: {outcome.problems}")
+        question_key = CELL_KEY
     live_fragment = teacher.metrics["Answered"][1]
 
     students = [ClassClient(i, base_url) for i in range(args.students)]
@@ -361,7 +380,8 @@ async def run(args, base_url: str) -> dict:
         in, which reruns alone; her session runs one script at a time, so it waits for her watch's rerun) -> (when she
         clicked, the run's seconds), or None when it failed (said in `failures`)."""
         problem = (student.set_text(question_key, f"{TEXT_WORDS[student.index % len(TEXT_WORDS)]} {student.index % 5}")
-                   if args.text else student.choose_option(question_key, rng.choice))
+                   if args.text else student.choose_pill(question_key, rng.choice) if args.cell
+                   else student.choose_option(question_key, rng.choice))
         if problem is not None:
             failures.append(f"student {student.index}: {problem}")
             return None
@@ -549,6 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--text", action="store_true",
                         help=f"answer the intro's text question (stop {TEXT_STOP}) by typing: the class is moved there "
                              "first; afterwards the teacher's moderation list is read from the store and timed")
+    parser.add_argument("--cell", action="store_true",
+                        help=f"the class at intro stop {CELL_STOP}'s cell question: each student picks a key of its "
+                             "row (the store checks it is on the map)")
     parser.add_argument("--url", help="target this running server or proxy (e.g. serve.py's) instead of starting one")
     parser.add_argument("--data", type=Path,
                         help=f"with --url: the server's data folder (default ${DATA_ENV}, else ./data; "

@@ -129,7 +129,7 @@ def answers(args) -> None:
                 subprocess.run([sys.executable, "bench/class_answers.py", "--url", serve.url, "--data", data,
                                 "--serve-state", str(serve.run_dir / "serve.json"), "--students", str(args.students or 50),
                                 "--window", str(args.window), "--late-joiners", str(args.late_joiners),
-                                *(["--text"] if args.text else [])],
+                                *(["--text"] if args.text else []), *(["--cell"] if args.cell else [])],
                                cwd=ROOT, env={**os.environ, "ATTENTION_LAB_DATA": data})
             finally:
                 serve.stop()
@@ -178,6 +178,7 @@ def main() -> int:
     parser.add_argument("--late-joiners", type=int, default=10, help="answers: students joining during the window")
     parser.add_argument("--text", action="store_true", help="answers: the intro's text question, typed (issue 55)")
     parser.add_argument("--baseline", help="answers, cost: also run this commit's code (git archive), alternating")
+    parser.add_argument("--cell", action="store_true", help="answers: the class taps intro stop 12's cell question")
     parser.add_argument("--ramp", type=float, default=30.0, help="cost: the students join over this many s")
     args = parser.parse_args()
     if args.mode == "answers":

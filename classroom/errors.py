@@ -90,3 +90,7 @@ class TextTooLong(ClassStoreError):
     def values(self) -> dict[str, object]:
         return {"typed_chars": self.chars, "typed_bytes": self.bytes, "chars": self.limits[0],
                 "bytes": self.limits[1]}
+
+
+class OffTheMap(ClassStoreError):
+    """An answer the question does not take: a tap outside its map (or off the row it names), a forged cell."""

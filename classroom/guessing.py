@@ -16,6 +16,8 @@ with the store.
 from __future__ import annotations
 
 import math
+import time
+from typing import Any
 
 FREE_GUESSES = 3  # wrong guesses a session or device makes before any wait (typos)
 FREE_GUESSES_CROWDED = 2  # … when its address is past ADDRESS_CEILING: a typo, and the right one at once
@@ -51,3 +53,22 @@ def guesses_in(seconds: float) -> int:
         made += 1
         at += backoff(made)
     return made
+
+
+class WrongGuesses:
+    """The store's record of wrong guesses (mixed into classroom/store.ClassStore, table attempts): every replica
+    reads the same backoff."""
+
+    def record_failure(self: Any, kind: str, clients: tuple[str, ...], now: float | None = None) -> None:
+        """A wrong class code or password, counted against each of `clients` (its session, device and address)."""
+        now = time.time() if now is None else now
+        with self.connect() as db:
+            db.executemany("INSERT INTO attempts VALUES (?, ?, ?)", [(kind, client, now) for client in clients])
+
+    def failures(self: Any, kind: str, client: str, window_seconds: float, now: float | None = None) -> tuple[int, float]:
+        """-> (wrong tries by `client` in the last window, unix seconds of the newest of them; 0.0 when none)."""
+        now = time.time() if now is None else now
+        with self.connect() as db:
+            count, newest = db.execute("SELECT COUNT(*), MAX(at) FROM attempts WHERE kind = ? AND client = ? AND at > ?",
+                                       (kind, client, now - window_seconds)).fetchone()
+        return count, (0.0 if newest is None else newest)

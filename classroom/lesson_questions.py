@@ -10,7 +10,7 @@ from classroom.measures import answering, check_option_count, checked_args
 from classroom.measures.registry import finite_number
 from classroom.text_answers import text_key, text_problem
 
-QUESTION_KINDS = ("choice", "head", "number", "token", "text")
+QUESTION_KINDS = ("choice", "head", "number", "token", "text", "cell")
 CHECK_WHEN = ("pre", "post")
 CHECK_KINDS = ("choice", "number")  # check questions need no model: a fixed answer
 _CHECK_ID = re.compile(r"[a-z0-9_-]{1,40}")
@@ -23,14 +23,16 @@ class Question:
     kind: str
     prompt: Text
     options: dict[str, list[str]] = field(default_factory=dict)  # choice: language -> option labels
-    answer: object = None  # fixed answer (choice: 1-based option number; head: "L2 H3"; number; token text; text: the
-    # accepted answers by language, {"en": ("key", ...)}, or None: an open question, neither right nor wrong)
+    answer: object = None  # fixed answer (choice: 1-based option number; head: "L2 H3"; number; token text; cell "9,3";
+    # text: the accepted answers by language, {"en": ("key", ...)}, or None: an open question, neither right nor wrong)
     compute: str | None = None
     args: dict = field(default_factory=dict)
     tolerance: float = 0.0
     margin: float = 0.0  # the least gap between the accepted answers and the best rejected one (0: none stated)
     peer: bool = False  # peer instruction by default in a live class (vote, discuss, vote again)
     misconceptions: dict[str, Text] = field(default_factory=dict)  # wrong answer (canonical text) -> the idea it catches
+    row: int | str | None = None  # cell: the query row the student taps a key of (its token's text or 1-based position)
+    top: int = 1  # cell: the largest cells of the map (or of the row) counted right
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ def finite_field(value: object, what: str) -> float:
 
 
 _HEAD = re.compile(r"L[1-9]\d* H[1-9]\d*")
+_CELL = re.compile(r"[1-9]\d{0,4},[1-9]\d{0,4}")
 
 
 def _fixed_answer(kind: str, answer: object, option_count: int) -> object:
@@ -76,6 +79,10 @@ def _fixed_answer(kind: str, answer: object, option_count: int) -> object:
         if isinstance(answer, str) and _HEAD.fullmatch(answer):
             return answer
         raise ValueError('a head answer is written as on screen, e.g. "L2 H1"')
+    if kind == "cell":
+        if isinstance(answer, str) and _CELL.fullmatch(answer):
+            return answer
+        raise ValueError('a cell answer is its 1-based query and key positions, e.g. "9,3"')
     if isinstance(answer, str) and answer:
         return answer
     raise ValueError("a token answer is the token's text")
@@ -162,8 +169,28 @@ def read_question(raw: object) -> Question:
     if not isinstance(peer, bool):
         raise ValueError("peer must be true or false (peer instruction by default in a live class)")
     misconceptions = _misconceptions(kind, raw.get("misconceptions", {}), count, answer, float(tolerance))
+    row, top = _cell_fields(kind, raw, compute, answer)
     return Question(kind, text_field(raw.get("prompt"), "prompt"), options, answer, compute, args, float(tolerance),
-                    float(margin), peer, misconceptions)
+                    float(margin), peer, misconceptions, row, top)
+
+
+def _cell_fields(kind: str, raw: dict, compute: object, answer: object) -> tuple[int | str | None, int]:
+    """A cell question's row and top (the map is its compute's: a cell question needs one, even with a fixed cell)."""
+    row, top = raw.get("row"), raw.get("top", 1)
+    if kind != "cell":
+        if "row" in raw or "top" in raw:
+            raise ValueError("row and top are for cell questions")
+        return None, 1
+    if compute is None:
+        raise ValueError("a cell question needs a compute: the measure that gives its map (answer may fix the cell)")
+    if row is not None and not ((isinstance(row, str) and row) or (
+            isinstance(row, int) and not isinstance(row, bool) and row >= 1)):
+        raise ValueError("row must be the query token's text or its 1-based position")
+    if not isinstance(top, int) or isinstance(top, bool) or not 1 <= top <= 10:
+        raise ValueError("top must be a whole number from 1 to 10 (the largest cells counted right)")
+    if answer is not None and isinstance(row, int) and int(str(answer).split(",")[0]) != row:
+        raise ValueError(f"the cell answer {answer!r} is not on row {row}")
+    return row, top
 
 
 def _misconceptions(kind: str, raw: object, option_count: int, answer: object, tolerance: float) -> dict[str, Text]:

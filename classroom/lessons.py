@@ -16,12 +16,16 @@ English):
                                              # (softmax_scaling: dot_products, saturation, row); none: the top
 
     [stop.question]                          # optional, one per stop
-    kind = "head"                            # choice | head | number | token | text
+    kind = "head"                            # choice | head | number | token | text | cell
     prompt = { en = "...", ko = "..." }
     compute = "sharpest_cross_head"          # the right answer from the live model (a measure of classroom/measures
                                              # that answers this kind of question, with the args it declares), or
     answer = "L2 H1"                         # a fixed answer where nothing is computed
     # choice: options = { en = [...], ko = [...] } (answer: 1-based option number); number: tolerance = 0.01
+    # cell (tap a cell of an attention map, its weights hidden): compute = a measure that gives the map (attention_cell:
+    # the attention page's kind/layer/head; decoding_cross_cell; induction_copy_cell), row = "it" (the query token,
+    # its first occurrence, or its 1-based position: tap a key of that row), top = 2 (the largest cells counted
+    # right; default 1, the argmax); answer = "9,3" fixes the right cell (1-based query,key) instead
     margin = 0.05                            # computed answers: the least gap the lesson promises between the
                                              # accepted answer and the best rejected one, in the measure's units
                                              # (tests/test_question_rules.py measures it on the shipped models)

@@ -1,5 +1,5 @@
 """The class report, pure Python: from the stored answers of one class (classroom/records.AnswerRow) and its lesson,
-per question both rounds, the switch matrix and the misconceptions picked; per check question the share right before
+per question both rounds, the switch matrix, the misconceptions picked and a cell question's taps per cell; per check question the share right before
 and after among the students who answered both, and the normalized gain ⟨g⟩ (Hake 1998); the same for the lecture.
 
 Only counted answers enter: late ones (after their round closed or the reveal) and ungraded ones are left out, as on
@@ -55,6 +55,15 @@ class MisconceptionPick:
 
 
 @dataclass(frozen=True)
+class CellTaps:
+    """A cell question's taps on one cell in one round (the cell as stored: 1-based "query,key")."""
+    round: int
+    cell: str
+    taps: int
+    right: bool | None  # the judgement stored with it (None: not graded)
+
+
+@dataclass(frozen=True)
 class QuestionReport:
     question_id: str
     stop: int
@@ -64,6 +73,7 @@ class QuestionReport:
     switches: Switches
     grouped: bool = False  # its discussion had groups formed by disagreement
     texts: tuple[tuple[str, int], ...] = ()  # a text question's approved groups: (text shown, students), most first
+    taps: tuple[CellTaps, ...] = ()  # a cell question's taps per cell and round, most tapped first
 
 
 @dataclass(frozen=True)
@@ -130,6 +140,14 @@ def _switches(first: list[AnswerRow], second: list[AnswerRow]) -> Switches:
     return Switches(cells[(True, True)], cells[(False, True)], cells[(True, False)], cells[(False, False)])
 
 
+def _taps(round: int, rows: list[AnswerRow]) -> list[CellTaps]:
+    counts, right = defaultdict(int), {}
+    for row in rows:
+        counts[row.answer] += 1
+        right[row.answer] = row.correct
+    return [CellTaps(round, cell, counts[cell], right[cell]) for cell in sorted(counts, key=lambda c: (-counts[c], c))]
+
+
 def _picks(question: Question, qid: str, when: str, rows: list[AnswerRow]) -> list[MisconceptionPick]:
     counts = defaultdict(int)
     for row in rows:
@@ -192,9 +210,10 @@ def build_report(lesson: Lesson, rows: list[AnswerRow], *, grouped: Collection[s
         if not first and not second:
             continue
         texts = _approved(first, decided[qid]) if stop.question.kind == "text" else ()
+        taps = tuple(_taps(1, first) + _taps(2, second)) if stop.question.kind == "cell" else ()
         questions.append(QuestionReport(qid, stop.number, stop.question.prompt, _stats(first),
                                         _stats(second) if second else None, _switches(first, second),
-                                        qid in grouped, texts))
+                                        qid in grouped, texts, taps))
         picks += _picks(stop.question, qid, "1", first) + _picks(stop.question, qid, "2", second)
     checks, pooled = [], []
     first_checks = {c.id: c for c in lesson.stops[0].checks if c.when == "pre"} if lesson.stops else {}

@@ -37,8 +37,9 @@ from pathlib import Path
 from classroom.database import (DATA_ENV, DATABASE_URL_ENV, DB_NAME, Connections, Database, data_folder,  # noqa: F401
                                 is_postgres, store_location, to_postgres)
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass,  # noqa: F401
-                              NotAdmitted, NotOpenYet, NotTheTeacher, StoreBusy)
+                              NotAdmitted, NotOpenYet, NotTheTeacher, OffTheMap, StoreBusy)
 from classroom.grouping import seat_label
+from classroom.guessing import WrongGuesses
 from classroom.migrations import migrate
 from classroom.recent import shared_reads
 from classroom.records import (AnswerRow, ClassSession, QuestionPhase, ReportAnswers, Results, Seats,  # noqa: F401
@@ -81,7 +82,7 @@ def normalise_code(text: str) -> str:
     return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
 
 
-class ClassStore(TextAnswers):
+class ClassStore(TextAnswers, WrongGuesses):
     """One class database: a process opens it once (ui/seat.class_store) and every session shares it; it holds the
     location, the limits and (PostgreSQL) a pool of connections, never a class's state (text answers: TextAnswers)."""
 
@@ -238,8 +239,7 @@ class ClassStore(TextAnswers):
         return row is not None
 
     def session(self, code: str, now: float | None = None) -> ClassSession | None:
-        """The class a code names, or None when the code is unknown or the class has expired. A read of the class as
-        it is now is shared with the students' polls (shared_session)."""
+        """The class a code names, or None (unknown or expired); a read now is shared with the polls (shared_session)."""
         began = self.recent.began(code) if now is None else None
         now = time.time() if now is None else now
         with self.connect() as db:
@@ -268,17 +268,20 @@ class ClassStore(TextAnswers):
         self.recent.forget(code)
 
     def answer(self, code: str, student: str, question: str, answer: str, correct: bool | None,
-               now: float | None = None, round: int = 1, *, stop: int) -> None:
+               now: float | None = None, round: int = 1, *, stop: int, valid: frozenset[str] | None = None) -> None:
         """Store a student's answer in `round` (1; 2 only once the teacher opened round 2) to `question`, which is
         asked at `stop` of the class's lesson (ui/lesson_bar/bar.question_stop: a stop's own question at its stop, a
         "pre" check question at stop 1, a "post" one at the last stop). Raises AnsweredAlready when this student has
-        answered this round (the first answer counts), NotOpenYet for round 2 before the teacher opened it.
-        Only the stop the class is on takes answers: an answer to another stop (ahead of the class, or one it has
-        left) is not stored and raises ClassElsewhere, so nobody answers ahead and no gain is faked. An answer to a
-        question already revealed, or a round-1 answer once round 1 has closed, is stored as late (never counted).
-        Raises NoSuchClass (ClassEnded for an ended class), NotAdmitted for a student without an admitted seat
-        (join), StoreBusy when the database stayed locked."""
+        answered this round (the first answer counts), NotOpenYet for round 2 before the teacher opened it. `valid`:
+        the answers the question takes, from the server (a cell question's cells), never the client: any other raises
+        OffTheMap. Only the stop the class is on takes answers: an answer to another stop (ahead of the class, or one
+        it has left) raises ClassElsewhere, so nobody answers ahead and no gain is faked. An answer to a question
+        already revealed, or a round-1 answer once round 1 has closed, is stored as late (never counted). Raises
+        NoSuchClass (ClassEnded for an ended class), NotAdmitted without an admitted seat (join), StoreBusy when the
+        database stayed locked. Nothing is stored when it raises."""
         now = time.time() if now is None else now
+        if valid is not None and answer not in valid:
+            raise OffTheMap(code)
         answer = answer[:MAX_ANSWER_CHARS]
         if round not in (1, 2):
             raise ValueError(f"round {round!r}")
@@ -318,8 +321,8 @@ class ClassStore(TextAnswers):
         raise AnsweredAlready(code)
 
     def live_unrevealed(self, lesson: str, stop: int, question: str, now: float | None = None) -> bool:
-        """Whether a live class of `lesson` is at `stop` now and has not revealed `question`: then the same stop
-        opened outside that class keeps its answer (and its page) back too, so no student learns it there first."""
+        """Whether a live class of `lesson` is at `stop` now and has not revealed `question`: then the same stop opened
+        outside that class keeps its answer (and page) back too, so no student learns it there first."""
         now = time.time() if now is None else now
         with self.connect() as db:
             return db.execute(
@@ -351,21 +354,6 @@ class ClassStore(TextAnswers):
         """How many answer rows a class has, late ones included (for the operator's benches: a count, no answers)."""
         with self.connect() as db:
             return db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()[0]
-
-    # ---- guessing
-    def record_failure(self, kind: str, clients: tuple[str, ...], now: float | None = None) -> None:
-        """A wrong class code or password, counted against each of `clients` (its session, device and address)."""
-        now = time.time() if now is None else now
-        with self.connect() as db:
-            db.executemany("INSERT INTO attempts VALUES (?, ?, ?)", [(kind, client, now) for client in clients])
-
-    def failures(self, kind: str, client: str, window_seconds: float, now: float | None = None) -> tuple[int, float]:
-        """-> (wrong tries by `client` in the last window, unix seconds of the newest of them; 0.0 when none)."""
-        now = time.time() if now is None else now
-        with self.connect() as db:
-            count, newest = db.execute("SELECT COUNT(*), MAX(at) FROM attempts WHERE kind = ? AND client = ? AND at > ?",
-                                       (kind, client, now - window_seconds)).fetchone()
-        return count, (0.0 if newest is None else newest)
 
     def purge(self, now: float | None = None) -> None:
         """Delete answers older than the keep time, and classes (with their reveals) expired as long ago."""

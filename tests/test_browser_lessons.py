@@ -115,10 +115,50 @@ def test_student_answer_counted_on_the_teacher_screen_and_the_class_follows(brow
         teacher.screenshot(path=SCREENSHOTS / "class_teacher_counted.png", full_page=True)
 
         _next_stop_moves(teacher, student)
+        _a_cell_tapped_on_a_phone_and_the_taps_over_the_real_map(teacher, student, class_data, code)
         no_exception(teacher)
     finally:
         teacher_context.close()
         student_context.close()
+
+
+CELL_STOP = 12  # intro: the decoding stop's cell question (tests/test_lessons.CELL_STOP)
+# The page position of a cell (row, column, 0-based) of the map to tap, from plotly's own axes
+CELL_AT = """([selector, row, column]) => { const gd = document.querySelector(selector);
+  gd.scrollIntoView({block: 'center'});  // the point is in viewport pixels
+  const layout = gd._fullLayout, box = gd.getBoundingClientRect();
+  return [box.left + layout._size.l + layout.xaxis.l2p(column), box.top + layout._size.t + layout.yaxis.l2p(row)]; }"""
+
+
+def _a_cell_tapped_on_a_phone_and_the_taps_over_the_real_map(teacher: Page, student: Page, data: Path, code: str):
+    """Issue 55 on the same walk: the class moves to a cell question; on a 390 px screen the student taps a cell of
+    the map (its weights hidden), sees her pick as tokens and answers; after the teacher's Reveal her screen draws the
+    class's taps over the real map with the share right."""
+    from classroom.database import DB_NAME
+    from classroom.store import ClassStore
+
+    store = ClassStore(data / DB_NAME)
+    store.take_back(code).move(CELL_STOP)  # as her Next stop, clicked to it, would
+    store.close()
+    student.set_viewport_size({"width": 390, "height": 844})
+    expect(student.get_by_text(f"stop {CELL_STOP} of")).to_be_visible(timeout=15000)
+    selector = f".st-key-q_intro_{CELL_STOP}_map .js-plotly-plot"
+    expect(student.locator(selector)).to_be_visible()
+    wait_idle(student)
+    x, y = student.evaluate(CELL_AT, [selector, 5, 1])  # on the marked row (step 6), the second English key
+    student.mouse.move(x, y)  # the hover names the cell as tokens before the tap picks it
+    expect(student.locator(f"{selector} .hoverlayer .hovertext")).to_contain_text("pomme → small")
+    student.mouse.click(x, y)
+    expect(student.get_by_text(re.compile(r"^Your pick: .+ → "))).to_be_visible(timeout=15000)
+    student.screenshot(path=SCREENSHOTS / "class_cell_tapped_phone.png", full_page=True)
+    student.get_by_role("button", name="Answer").click()
+    expect(student.get_by_text(re.compile(r"^Your answer is taken: .+ → "))).to_be_visible(timeout=15000)
+    teacher.get_by_role("button", name="Reveal the answer to everyone").click()
+    taps = teacher.locator(".st-key-class_taps .js-plotly-plot")
+    expect(taps).to_be_visible(timeout=15000)
+    expect(taps).to_contain_text("taps over the real map")
+    teacher.screenshot(path=SCREENSHOTS / "class_cell_taps_teacher.png", full_page=True)
+    no_exception(student)
 
 
 def test_a_student_context_cannot_open_the_teacher_controls(browser, class_app_url, class_data):

@@ -151,3 +151,24 @@ def test_the_report_compares_discussions_in_groups_with_those_among_neighbours(l
              if r["table"] == "discussions"}
     assert kinds == {"groups": ("1", "4", pytest.approx(2 / 3)), "neighbours": ("1", "4", pytest.approx(1 / 3))}
     assert build_report(lesson, rows).discussions[0].questions == 2  # no groups anywhere: one kind, both questions
+
+
+def test_a_cell_questions_taps_are_counted_per_cell_in_the_report_and_its_csv(tmp_path, lesson):
+    """Issue 55: per cell question its taps per cell and round with the judgement stored with them, beside the
+    question's share right; the CSV carries them as a table of their own."""
+    stop = next(s for s in lesson.stops if s.question is not None and s.question.kind == "cell")
+    qid = f"intro:{stop.number}"
+    store, teacher = _class(tmp_path)
+    code = teacher.code
+    teacher.move(stop.number)
+    for student, cell in zip("abcd", ("6,5", "6,2", "6,5", "6,5"), strict=True):
+        store.answer(code, student, qid, cell, cell == "6,5", stop=stop.number)
+    teacher.reveal(qid)
+    report = build_report(lesson, teacher.answer_rows())
+    question = next(q for q in report.questions if q.question_id == qid)
+    assert question.first.share == pytest.approx(0.75)
+    assert [(t.round, t.cell, t.taps, t.right) for t in question.taps] == [(1, "6,5", 3, True), (1, "6,2", 1, False)]
+    assert all(not q.taps for q in report.questions if q.question_id != qid)  # other kinds have none
+    rows = list(csv.DictReader(io.StringIO(report_csv(report_tables(report, "ko")).decode())))
+    cells = [(r["stop"], r["round"], r["cell"], r["taps"], r["right"]) for r in rows if r["table"] == "cells"]
+    assert cells == [(str(stop.number), "1", "6,5", "3", "True"), (str(stop.number), "1", "6,2", "1", "False")]

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from tests.test_class_schema import run_script
-from classroom.errors import AnsweredAlready, ClassEnded, NoSuchClass, NotOpenYet, NotTheTeacher, RoundOneOpen
+from classroom.errors import (AnsweredAlready, ClassEnded, NoSuchClass, NotAdmitted, NotOpenYet, NotTheTeacher,
+                              OffTheMap, RoundOneOpen)
 from classroom.partners import partners, seat_label_of
 from classroom.store import (DATABASE_URL_ENV, MAX_CLASS_SIZE, ClassElsewhere, ClassStore, QuestionPhase, StoreBusy,
                              Switches, is_postgres, normalise_code, store_location, to_postgres)
@@ -462,6 +463,37 @@ def test_only_the_stop_the_class_is_on_takes_answers(store):
     teacher.move(18)
     store.answer(code, "a", "intro:post:weight", "2", True, stop=18)
     assert store.stored_answers(code) == 4
+
+
+def test_a_cell_question_takes_only_a_cell_of_its_map_at_the_class_stop_from_its_own_class(store):
+    """Issue 55: the server hands the store the cells the question takes (a row's cells, never the client's); a tap
+    off them, to a stop the class has left or from a seat of another class is refused and nothing is stored; the
+    rules of every answer still hold (one per seat, late after the Reveal)."""
+    teacher, other = store.create_class("intro", stop=12), store.create_class("intro", stop=12)
+    code = teacher.code
+    row = frozenset(f"6,{key}" for key in range(1, 9))  # the named row 6 of an 8-key map
+    store.join(code, "a")
+    store.join(other.code, "b")
+    for tap in ("5,2", "6,9", "6,0", "", "6,2;DROP TABLE answers", "6,2" + "\u200b"):
+        with pytest.raises(OffTheMap) as refused:
+            store.answer(code, "a", "intro:12", tap, False, stop=12, valid=row)
+        assert refused.value.code == code
+    with pytest.raises(NotAdmitted):  # her seat is in another class: a forged code takes nothing
+        store.answer(code, "b", "intro:12", "6,2", True, stop=12, valid=row)
+    assert store.stored_answers(code) == store.stored_answers(other.code) == 0
+    store.answer(code, "a", "intro:12", "6,2", True, stop=12, valid=row)
+    with pytest.raises(AnsweredAlready):
+        store.answer(code, "a", "intro:12", "6,3", False, stop=12, valid=row)
+    teacher.reveal("intro:12")
+    store.join(code, "c")
+    store.answer(code, "c", "intro:12", "6,2", True, stop=12, valid=row)  # after the Reveal: late, never counted
+    teacher.move(13)
+    store.join(code, "d")
+    with pytest.raises(ClassElsewhere):  # a stale stop: the class has moved on
+        store.answer(code, "d", "intro:12", "6,2", True, stop=12, valid=row)
+    results = teacher.results("intro:12")
+    assert results.counts == {"6,2": 1} and results.correct == 1 and results.late == 1
+    assert store.stored_answers(code) == 2
 
 
 def test_a_live_class_keeps_its_unrevealed_stop_back_from_everyone(store):

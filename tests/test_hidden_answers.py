@@ -227,3 +227,37 @@ def test_no_screen_shows_a_students_text_before_the_teacher_approves_it_and_reve
     students[1].run()  # after the Reveal: her own answer (hidden from the room, never from her), and no other's
     assert_healthy(students[1])
     assert "marker two" in _texts(students[1]) and "marker one" not in _texts(students[1])
+
+
+@pytest.mark.slow
+def test_a_cell_questions_taps_over_the_real_map_wait_for_the_reveal():
+    """Issue 55: the class's taps are drawn over the real map (the answer itself) on her private screen and, after
+    her Reveal, on the projector; before it the projector shows the answer bars only, and a student who tapped sees
+    her pick as tokens and no map of weights."""
+    from classroom.store import ClassStore
+    from tests.test_lessons import CELL_STOP, _answer as answer_stop
+
+    stop = lessons()[0]["intro"].stops[CELL_STOP - 1]
+    expected = expected_answer(stop)
+    teacher, code = _start("intro", "en")
+    ClassStore().take_back(code).move(CELL_STOP)  # the class at the cell stop (as her Next stop)
+    teacher.run()
+    student = open_from_link(None, {"class": code})[0]
+    answer_stop(student, f"q_intro_{CELL_STOP}", "cell", expected.shown)
+    assert_healthy(student)
+    assert expected.cells.label(expected.shown) in _texts(student).replace("\\", "")  # her pick, as tokens
+    assert not chart_specs(student) and not student.success  # no map of weights, no verdict before the Reveal
+
+    def taps(at) -> list[str]:
+        return [t for t in chart_titles(at) if "taps over the real map" in t]
+
+    teacher.run()
+    assert not taps(teacher), "the projector shows the taps over the real map before the Reveal"
+    teacher.toggle(key="teacher_private").set_value(True).run()
+    assert [t for t in taps(teacher) if "100% right (1 answered)" in t], chart_titles(teacher)
+    teacher.toggle(key="teacher_private").set_value(False).run()
+    assert not taps(teacher)
+    teacher.button(key="class_reveal").click().run()
+    assert taps(teacher), "after the Reveal the projector shows the taps over the real map"
+    student.run()
+    assert student.success and chart_specs(student), "after the Reveal the student sees her verdict and the map"

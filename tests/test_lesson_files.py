@@ -46,6 +46,9 @@ VALID = {
         {"page": "attention", "state": {"model": "bahdanau_en-fr", "sentence": "i am a student"},
          "question": {"kind": "token", "prompt": "Which word?", "compute": "alignment_source_token",
                       "args": {"target": "étudiant"}}},
+        {"page": "attention", "state": {"model": "transformer_en-fr", "sentence": "the red cat", "kind": "cross",
+                                        "layer": 2, "head": 1},
+         "question": {"kind": "cell", "prompt": "Where?", "compute": "attention_cell", "row": "rouge", "top": 2}},
         {"page": "residual", "state": {"depth": 32, "act": "tanh", "ln": False}},
         {"page": "softmax_scaling", "state": {"dk": 32},
          "question": {"kind": "text", "prompt": {"en": "In one word?", "ko": "한 단어로?"},
@@ -94,7 +97,7 @@ def toml_document(data: dict, stop_headers: bool) -> str:
 # ------------------------------------------------------------------------------ documents of random shapes
 
 KEYS = st.sampled_from(["title", "stop", "page", "text", "state", "question", "kind", "prompt", "compute", "answer",
-                        "options", "tolerance", "args", "section", "en", "ko", "model", "sentence", "layer",
+                        "row", "top", "options", "tolerance", "args", "section", "en", "ko", "model", "sentence", "layer",
                         "scores", "index", "factor", "factor_param", "models", "query", "target", "source"])
 SCALARS = st.one_of(
     st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
@@ -158,6 +161,9 @@ def assert_usable(lesson: Lesson) -> None:
             continue
         assert question.kind in QUESTION_KINDS and all(isinstance(t, str) for t in question.prompt.values())
         assert math.isfinite(question.tolerance) and question.tolerance >= 0
+        if question.kind == "cell":  # its map is a measure's, its row a token or a position, its top a whole number
+            assert question.compute is not None and isinstance(question.top, int) and question.top >= 1
+            assert question.row is None or isinstance(question.row, str) or question.row >= 1
         if question.kind == "choice":
             counts = {len(o) for o in question.options.values()}
             assert len(counts) == 1 and counts.pop() >= 2
@@ -334,3 +340,31 @@ def test_a_text_question_reads_its_prompt_and_accepted_answers():
     assert question.kind == "text" and question.answer == {"en": ("Keys",)} and not question.peer
     open_question = parse_lesson("texts", GOOD + "\n" + TEXT_STOP + 'prompt = "Why?"\n', PAGES).stops[1].question
     assert open_question.kind == "text" and open_question.answer is None
+
+
+def test_a_malformed_cell_question_is_a_problem_at_its_stop_with_its_line():
+    """Issue 55: a cell question needs the measure that gives its map; its row, top and fixed cell are checked as the
+    file is read, and each problem names the field at the stop's line (the bar says "lesson file line N")."""
+    stop = ('[[stop]]\npage = "attention"\nstate = {{ model = "transformer_en-fr", sentence = "the red cat" }}\n'
+            '[stop.question]\nkind = "{kind}"\nprompt = "Where?"\n{fields}\n')
+    cases = [("cell", 'compute = "attention_cell"\nrow = 0', "row must be"),
+             ("cell", 'compute = "attention_cell"\nrow = true', "row must be"),
+             ("cell", 'compute = "attention_cell"\ntop = 0', "top must be"),
+             ("cell", 'compute = "attention_cell"\ntop = 2.5', "top must be"),
+             ("cell", 'answer = "2,1"', "needs a compute"),
+             ("cell", 'compute = "attention_cell"\nanswer = "2;1"', "a cell answer is"),
+             ("cell", 'compute = "attention_cell"\nanswer = "0,1"', "a cell answer is"),
+             ("cell", 'compute = "attention_cell"\nrow = 3\nanswer = "2,1"', "not on row 3"),
+             ("cell", 'compute = "sharpest_cross_head"', "answers a head question"),
+             ("head", 'compute = "attention_cell"', "answers a cell question"),
+             ("head", 'answer = "L1 H1"\nrow = "it"', "row and top are for cell questions"),
+             ("cell", 'compute = "attention_cell"\nrow = "it"\ntop = 2', None)]
+    source = GOOD + "".join(stop.format(kind=kind, fields=fields) for kind, fields, _ in cases)
+    lines = [number for number, line in enumerate(source.splitlines(), start=1) if line == "[[stop]]"]
+    lesson = parse_lesson("cells", source, PAGES)
+    for (_, fields, reason), found, line in zip(cases, lesson.stops[1:], lines[1:], strict=True):
+        assert found.line == line, (fields, found.line, line)
+        if reason is None:
+            assert found.problem is None and found.question.row == "it" and found.question.top == 2
+        else:
+            assert found.problem and reason in found.problem and found.question is None, (fields, found.problem)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from classroom.lessons import LessonFileError, load_lessons, parse_lesson
-from i18n import using_language
+from i18n import translate, using_language
 from model.metrics import head_entropy, sharpest_head
 from model.questions import softmax_weight, strongest_head_for
 from tests.app_links import assert_healthy, lab_session_of, open_from_link
@@ -38,7 +38,8 @@ def test_shipped_lesson_follows_the_concepts_in_both_languages():
     assert pages.index("compare") < pages.index("attention") < pages.index("attention_steps") < pages.index(
         "softmax_scaling") < pages.index("decoding") < pages.index("positional") < pages.index(
         "normalization") < pages.index("residual") < pages.index("train")
-    assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token", "text"}
+    assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token", "text",
+                                                                         "cell"}
     assert sum(1 for s in lesson.stops if s.question and s.question.compute) >= 5
 
 
@@ -95,6 +96,14 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
     if kind == "head":
         layer, head = (1, 1) if pick is None else (int(x[1:]) for x in pick.split())
         at.button(key=f"{key}_L{layer - 1}_H{head - 1}").click().run()
+        return
+    if kind == "cell":  # its token lists (a tap on the map sets them too), then Answer: not a form
+        cell = (0, 0) if pick is None else tuple(int(x) - 1 for x in pick.split(","))
+        for name, value in (("query", cell[0]), ("key", cell[1])):
+            lists = [group for group in at.get("button_group") if group.key == f"{key}_{name}"]
+            for group in lists:  # no query list where the question names the row
+                group.set_value(value).run()
+        at.button(key=f"{key}_submit").click().run()
         return
     if kind == "choice":
         at.radio(key=f"{key}_choice").set_value(int(pick or 1))
@@ -208,3 +217,62 @@ def test_a_claims_korean_particle_after_its_figure_reads_right():
                   at_least=0.5, at_most=None, format="percent")
     line = claim_line(Measured(claim, 0.77, True), "ko")
     assert line == "✓ 모델은 답에 77%를 줍니다" and not any(pair in line for pair in PAIRS), line
+
+
+CELL_STOP = 12  # intro: the decoding stop asks where the cross-attention row of step 6 looks (issue 55)
+
+
+@pytest.mark.parametrize(("language", "where"), [("en", "phone"), ("ko", "phone"), ("en", "projector"),
+                                                 ("ko", "projector")])
+def test_a_cell_question_hides_the_weights_takes_a_pick_from_the_token_list_and_names_the_cell_in_tokens(
+        language, where, monkeypatch):
+    """The map to tap shows tokens on both axes and the named row, never a weight; on a phone its rows are at least
+    24 px and a whole column is the target of its key; the token list (the keyboard's way) picks the same cell and
+    marks it; the answer's feedback names her cell and the right one as tokens ("pomme → apple"), in the reader's
+    language."""
+    from classroom.measures import cell_answer
+    from tests.app_links import chart_specs, trace_array
+    from ui.lessons.questions import expected_answer
+    from viz.attention import html_escaped
+    from viz.cells import CELL_TARGETS, TAP_ROW_PX
+
+    if where == "phone":
+        monkeypatch.setattr("ui.charts.on_phone", lambda: True)
+    query = {"lesson": "intro", "stop": str(CELL_STOP), "lang": language}
+    if where == "projector":
+        query["presenter"] = "true"
+    at, _ = open_from_link(None, query)
+    assert_healthy(at)
+    stop = load_lessons(PAGES)[0]["intro"].stops[CELL_STOP - 1]
+    with using_language(language):
+        expected = expected_answer(stop)
+    cells, key = expected.cells, f"q_intro_{CELL_STOP}"
+    (picker,) = chart_specs(at)  # the map to tap; the stop's page (its real maps) waits for the answer
+    shade, targets = picker["data"][0], picker["data"][1]
+    assert targets["meta"] == CELL_TARGETS
+    assert set(trace_array(shade["z"]).ravel()) == {0, 1}  # a grey map, its named row tinted: no weight on it
+    assert picker["layout"]["yaxis"]["ticktext"] == [html_escaped(token) for token in cells.rows]  # "&lt;eos&gt;"
+    assert picker["layout"]["height"] >= 150 + 24 * len(cells.rows)
+    rows_of_column = {}
+    for point in trace_array(targets["customdata"]).reshape(-1, 2).astype(int):
+        rows_of_column.setdefault(int(point[1]), set()).add(int(point[0]))
+    assert rows_of_column == {k: {cells.row} for k in range(len(cells.columns))}  # any tap in a column: its key
+    assert targets["marker"]["size"] == TAP_ROW_PX
+    assert trace_array(targets["x"]).size == len(cells.rows) * len(cells.columns)
+    weights = {f"{w:.2f}" for w in cells.weights.ravel()} - {"0.00", "1.00"}
+    assert not [text for text in weights if text in " ".join(c.value for c in at.caption)]  # the words: no weight
+    keys = next(group for group in at.get("button_group") if group.key == f"{key}_key")
+    assert keys.label.replace("\\", "") == translate(language, "lessons.cell_key_row", row=cells.rows[cells.row])
+    if where == "phone":  # no tool bar over the title on a touch screen
+        assert '"displayModeBar": false' in at.get("plotly_chart")[0].proto.config
+    wrong = next(k for k in range(len(cells.columns))
+                 if cell_answer(cells.row, k) not in expected.accepted and cells.columns[k].isalpha())
+    keys.set_value(wrong).run()
+    (picker,) = chart_specs(at)
+    assert trace_array(picker["data"][0]["z"]).reshape(len(cells.rows), -1)[cells.row, wrong] == 2  # marked
+    at.button(key=f"{key}_submit").click().run()
+    assert_healthy(at)
+    said = " ".join(w.value for w in at.warning).replace("\\", "")
+    right = cells.columns[int(expected.shown.split(",")[1]) - 1]
+    assert f"{cells.rows[cells.row]} → {cells.columns[wrong]}" in said and f" → {right}" in said, said
+    assert len(chart_specs(at)) > 1  # answered: the stop's page with its real maps

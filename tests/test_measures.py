@@ -426,5 +426,60 @@ def test_the_answer_lessons_measures_read_what_the_model_functions_compute(llm):
     assert _take("largest_logit_part", llm, view).shown == str(1 + int(np.argmax(largest)))
 
 
+# --- cell questions (issue 55) -------------------------------------------------------------------------------------
+
+def test_a_cell_maps_right_cells_are_its_top_cells_of_the_row_or_the_map():
+    from classroom.measures import CellMap
+
+    weights = np.array([[0.1, 0.6, 0.3], [0.5, 0.2, 0.3], [np.nan, 0.05, 0.95]])  # a masked cell is never right
+    cells = CellMap(weights, ("je", "suis", "là"), ("i", "am", "here"))
+    best = cells.expected(Asked())
+    assert best.shown == "3,3" and best.accepted == {"3,3"} and best.separation == pytest.approx(0.95 - 0.6)
+    assert dict(best.measured.values) == {"value": "0.95"}
+    two = cells.expected(Asked(top=2))
+    assert two.accepted == {"3,3", "1,2"} and two.separation == pytest.approx(0.1)
+    row = cells.expected(Asked(row="suis"))  # the row's keys only: its argmax, and the store takes its cells only
+    assert row.shown == "2,1" and row.separation == pytest.approx(0.2) and row.cells.row == 1
+    assert row.cells.answers() == {"2,1", "2,2", "2,3"} and len(cells.answers()) == 9
+    assert cells.expected(Asked(row=1)).shown == "1,2"  # a row by its 1-based position
+    assert row.cells.label("2,1") == "suis → i" and cells.label("4,1") is None and cells.label("x") is None
+    fixed = cells.expected(Asked(fixed="2,3"))
+    assert fixed.accepted == {"2,3"} and fixed.is_right("2,3") and not fixed.is_right("3,3")
+    with pytest.raises(MeasureError):  # a fixed cell off the map
+        cells.expected(Asked(fixed="9,1"))
+    for row in ("zebra", 4):  # a row the map lacks: said at the stop
+        with pytest.raises(MeasureError):
+            cells.expected(Asked(row=row))
+
+
+@covers("attention_cell", "decoding_cross_cell")
+def test_the_cell_maps_of_the_attention_and_decoding_pages_are_the_maps_they_draw(translator, cross):
+    output, source, weights = cross
+    view = {**VIEW, "kind": "cross", "layer": 1, "head": 0}  # 0-based here: layer 2, head 1 on screen
+    found = _take("attention_cell", translator, view, asked=Asked(row="rouge"))
+    query = found.cells.rows.index("rouge")
+    assert found.shown == f"{query + 1},{int(np.argmax(weights[1, 0, query])) + 1}"
+    assert list(found.cells.columns) == source and found.cells.rows[: len(output)] == tuple(output)
+    mean = _take("decoding_cross_cell", translator, {**VIEW, "dec_layer": 1, "dec_head": "all"}, asked=Asked(row=6))
+    assert mean.shown == f"6,{int(np.argmax(weights[1, :, 5].mean(0))) + 1}"
+    one = _take("decoding_cross_cell", translator, {**VIEW, "dec_layer": 0, "dec_head": 2}, asked=Asked(row=6))
+    assert one.shown == f"6,{int(np.argmax(weights[0, 2, 5])) + 1}"
+    with pytest.raises(MeasureError):  # a head the model lacks
+        _take("attention_cell", translator, {**view, "head": 99})
+
+
+@pytest.mark.slow
+@covers("induction_copy_cell")
+def test_the_induction_cell_is_the_top_heads_map_on_the_copy_prompt(llm):
+    from model.explain.induction import COPY_PROMPT, induction_analysis, top_heads
+
+    view = {"ind_len": 20, "ind_seed": 0}
+    layer, head, _ = top_heads(induction_analysis(llm.network.model, llm.config.vocab_size, 20, 0).scores, 1)[0]
+    ids = llm.encode(COPY_PROMPT)
+    row = llm.network.run(ids).weights[layer, 0, head, -1].float().numpy()
+    found = _take("induction_copy_cell", llm, view, asked=Asked(row=len(ids)))
+    assert found.shown == f"{len(ids)},{int(np.argmax(row)) + 1}" and found.cells.rows == tuple(llm.token_texts(ids))
+
+
 def test_every_measure_is_taken_on_a_shipped_model_above():
     assert COVERED == set(MEASURES)

@@ -75,7 +75,7 @@ def test_every_shipped_lesson_is_covered():
 def test_an_accepted_answer_stands_apart_from_the_best_rejected_one(lesson_id, stop, expected):
     question, answer = stop.question, expected(lesson_id, stop)
     where = f"{lesson_id} stop {stop.number} ({question.compute or 'fixed'})"
-    if question.kind in ("choice", "head", "token"):
+    if question.kind in ("choice", "head", "token", "cell"):
         assert len(answer.accepted) == 1 or question.kind == "head", f"{where}: {sorted(answer.accepted)}"
     if not _measured(lesson_id, stop):
         return  # a fixed answer or exact arithmetic: the next value is a different answer, not a near-tie
@@ -119,6 +119,9 @@ def test_the_stop_text_does_not_state_the_answer(lesson_id, stop, language, expe
     elif question.kind == "text":  # each accepted answer in this language (an open question accepts none)
         for accepted in (localized(question.answer, language) if question.answer else ()):
             assert not _says(text, accepted), f"{where}: the text says the accepted answer {accepted}"
+    elif question.kind == "cell":  # the key it reads, as the map writes it ("it → animal": "animal")
+        key = answer.cells.columns[int(answer.shown.split(",")[1]) - 1].strip(" Ġ▁#")
+        assert not _says(text, key), f"{where}: the text names the answer's key {key!r}"
     else:  # a head ("L2 H1") or a token: its name, as the widget shows it
         assert not _says(text, answer.shown), f"{where}: the text names the answer {answer.shown}"
     for phrase in SAYS_THE_ANSWER.get((lesson_id, stop.number), []):

@@ -3,12 +3,13 @@ its measures, one per kind of model they read. Importing this package registers 
 the one list of their names (tests/test_measures.py keeps it so)."""
 from __future__ import annotations
 
-from classroom.measures import finder, foundations, llm, llm_answer, translation  # noqa: F401  (each declares its measures)
+from classroom.measures import cell_maps, finder, foundations, llm, llm_answer, translation  # noqa: F401  (each declares its measures)
 from classroom.measures.registry import (ANSWER_KINDS, MEASURES, STOP_MODEL, Asked, Expected, HeadValues, Measure,
                                          MeasureError, Phrase, Said, StopView, answer, answering, as_answer, as_figure,
                                          bounding, check_option_count, checked_args, figure, head_label, model_id,
                                          number_answer, take, view_names)
+from classroom.measures.cells import CellMap, cell_answer, cell_of
 
-__all__ = ["ANSWER_KINDS", "MEASURES", "STOP_MODEL", "Asked", "Expected", "HeadValues", "Measure", "MeasureError",
+__all__ = ["ANSWER_KINDS", "MEASURES", "STOP_MODEL", "Asked", "CellMap", "Expected", "HeadValues", "Measure", "MeasureError",
            "Phrase", "Said", "StopView", "answer", "answering", "as_answer", "as_figure", "bounding", "check_option_count",
-           "checked_args", "figure", "head_label", "model_id", "number_answer", "take", "view_names"]
+           "cell_answer", "cell_of", "checked_args", "figure", "head_label", "model_id", "number_answer", "take", "view_names"]

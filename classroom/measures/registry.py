@@ -7,7 +7,8 @@ stop's state resolved through the widget specs' defaults, `view_names` says whic
 gives it, as `checked_args` returned them. It returns:
 
 - a question's measure: the Expected answer (choice, token), a HeadValues (head: the registry accepts the best head
-  and those within the question's tolerance of it) or a float (number: the registry writes it as declared);
+  and those within the question's tolerance of it), a CellMap (cell: classroom/measures/cells.py, its right cells) or
+  a float (number: the registry writes it as declared);
 - a claim's measure: its figure, a float (the lesson file bounds it).
 
 Everything reads this one registry: the lesson validator (classroom/lessons.py), a stop's question and its
@@ -26,7 +27,7 @@ import numpy as np
 from classroom.text_answers import text_key
 from model.explain.kinds import head_label
 
-ANSWER_KINDS = ("choice", "head", "number", "token")
+ANSWER_KINDS = ("choice", "head", "number", "token", "cell")
 STOP_MODEL = "stop"  # a measure of the model the stop shows (its view's "model"), not of one fixed model
 
 
@@ -91,6 +92,8 @@ class Expected:
     separation: float | None = None  # gap between the accepted answers and the best rejected one (measure's units)
     by_model: bool = True  # read from a model; False: worked out from the question itself (softmax of given scores)
     text: bool = False  # a text question's: `accepted` holds groups (text_key), an answer is right when its group is
+    # among them
+    cells: Any = None  # cell questions: the CellMap tapped (its tokens name a cell, its cells are the answers taken)
 
     def is_right(self, answer: str) -> bool:
         if self.text:
@@ -117,6 +120,9 @@ class Asked:
     answers the lesson names (a number's gap is how far the nearest of them lies outside the tolerance)."""
     tolerance: float = 0.0
     misconceptions: tuple[str, ...] = ()
+    top: int = 1  # cell questions: the largest cells counted right
+    row: int | str | None = None  # cell questions: the named query row (a token's text or a 1-based position)
+    fixed: str | None = None  # cell questions: the lesson's fixed cell instead of the measured ones
 
 
 # --- the schema of a measure's arguments ------------------------------------------------------------------------
@@ -348,6 +354,8 @@ def as_answer(measure: Measure, found: Any, asked: Asked) -> Expected:
         return number_answer(shown, value, asked, shown if measure.states_value else None, measure.by_model)
     if measure.answers == "head":
         return heads_near_best(found, asked.tolerance)
+    if measure.answers == "cell":
+        return found.expected(asked)  # a CellMap (classroom/measures/cells.py)
     return found
 
 

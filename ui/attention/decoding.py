@@ -39,18 +39,21 @@ def _explore(written_words: Vocabulary, analysed: AnalysedInput) -> None:
     steps = len(result.step_probs)  # one step per output token, plus the step that writes <eos>
     produced = result.written_tokens  # the token each step writes (the rows of every decoder chart)
     STEP.set(min(prepare(STEP), steps))  # a linked step, within this sentence's translation
+    # a projected stop: the step's maps first, its stepper under them (a stop's question and its answer take the
+    # first screen's top, and the maps must start on it)
+    charts, stepper = chart_first()
     # Previous and Next beside the step slider: one row, so the maps start above the fold when projected
-    c = st.columns([2, 2, 5], vertical_alignment="bottom")  # wide enough for "◀ Previous token" uncut
+    c = stepper.columns([2, 2, 5], vertical_alignment="bottom")  # wide enough for "◀ Previous token" uncut
     if c[0].button(tr("decoding.previous"), disabled=STEP.get() <= STEP.low):
         STEP.set(STEP.get() - 1)
     if c[1].button(tr("decoding.next"), disabled=STEP.get() >= steps):
         STEP.set(STEP.get() + 1)
     step = c[2].slider(tr("decoding.step"), STEP.low, max(steps, 2), key=STEP.key, disabled=steps < 2) - 1
     if not presenting():  # projected, the slider shows the step
-        st.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
-    st.code(" ".join(["<bos>"] + produced[:step]) + f"  →  {produced[step]}", language=None)
+        stepper.markdown(tr("decoding.step_of", step=step + 1, steps=steps))
+    stepper.code(" ".join(["<bos>"] + produced[:step]) + f"  →  {produced[step]}", language=None)
     writing = html_escaped(produced[step])  # model output shown in a plotly title: escaped like every token
-    left, right = st.columns(2)
+    left, right = charts.columns(2)
     with left:
         if analysed.can(ALIGNMENT):  # one additive alignment, no heads: (1, 1, T_out + 1, T_src)
             (alignment,) = maps.values()

@@ -28,6 +28,7 @@ from ui.seat import browser_seat, class_store, seat_address
 from ui.presenter import presenting
 from ui.errors import lab_fragment
 from ui.live_class.answers_held import held_back_here, page_not_held
+from ui.live_class.cell_results import class_taps
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.claims import show_claims
 from ui.lessons.measured import worded
@@ -346,6 +347,8 @@ def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Ex
     if answer_shown(session is None or qid in session.revealed):  # no class any more: her page is a lesson alone
         if expected is not None:  # (an open text question has no right answer)
             st.caption(right_answer(stop.question, expected))
+        if session is not None and stop.question.kind == "cell":  # the class's taps over the real map, projected
+            class_taps(stop, (teacher.results(qid), teacher.results(qid, round=2)), expected, True)
         return True
     reveal, peek = st.columns([1, 1], vertical_alignment="center")
     reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",

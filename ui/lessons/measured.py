@@ -12,16 +12,19 @@ from model.families import LabModel
 from runtime.result_cache import memoized
 from ui.specs import SPECS
 from ui.state import get_model
+from ui.view import from_link_text
 
 
 def stop_view(stop: Stop, names) -> StopView:
     """The stop's values of these share-link parameters as their pages read them: the stop's state through the
-    parameter's spec, else the spec's default (a name no spec knows: the stop's text, if it gives one)."""
+    parameter's spec, else the spec's default (a name no spec knows: the stop's text, if it gives one). A layer or
+    head number is 1-based in the lesson file, 0-based here, as the page reads it."""
     values = {}
     for name in names:
         spec = SPECS.get(name)
         if spec is not None:
-            values[name] = spec.convert(stop.state[name]) if name in stop.state else spec.initial({})
+            values[name] = (spec.convert(from_link_text(spec, stop.state[name], one_based=True))
+                            if name in stop.state else spec.initial({}))
         elif name in stop.state:
             values[name] = stop.state[name]
     return StopView.of(values)
@@ -36,7 +39,8 @@ def stop_model(model_id: str) -> LabModel:
 
 
 def asked(question: Question) -> Asked:
-    return Asked(question.tolerance, tuple(question.misconceptions))
+    fixed = str(question.answer) if question.kind == "cell" and question.answer is not None else None
+    return Asked(question.tolerance, tuple(question.misconceptions), question.top, question.row, fixed)
 
 
 def _frozen(value):

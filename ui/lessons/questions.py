@@ -1,8 +1,9 @@
 """A lesson stop's question: its right answer (measured by the registry of classroom/measures where the lesson says
 `compute`, through ui/lessons/measured.py) and the widget that asks it. Answers are kept as canonical text, the same
 in every language: a choice is its 1-based option number, a head is "L2 H3" (1-based, as on screen), a number is its
-value, a token is its text, a text what the student typed (classroom/text_answers.stored_text), shown by its
-visible_text (no bidi control or zero-width character reaches a screen) and always escaped."""
+value, a token is its text, a cell its 1-based "query,key" positions (ui/lessons/cell_question.py asks it), a text
+what the student typed (classroom/text_answers.stored_text), shown by its visible_text (no bidi control or zero-width
+character reaches a screen) and always escaped."""
 from __future__ import annotations
 
 import streamlit as st
@@ -13,6 +14,7 @@ from classroom.text_answers import TEXT_BYTES, TEXT_CHARS, stored_text, text_pro
 from classroom.measures import Expected, MeasureError, head_label, number_answer
 from classroom.measures.translation import TRANSLATION_VIEW, checked_sentence, word_position
 from i18n import current_language, tr
+from ui.lessons.cell_question import ask_cell
 from ui.lessons.measured import asked, computed_answer, stop_model, stop_view, worded
 from ui.state import shared_analysis
 from ui.text import escape_markdown, isolated_markdown
@@ -31,13 +33,13 @@ def answer_shown(revealed: bool, private: bool = False) -> bool:
 def right_answer(question: Question, expected: Expected) -> str:
     """'The model's answer: 16' where a model gave it, 'The answer: 16' where arithmetic did (markdown-safe)."""
     key = "class_teacher.right_answer" if expected.by_model else "class_teacher.right_answer_worked"
-    return tr(key, answer=answer_markdown(question, expected.shown))
+    return tr(key, answer=answer_markdown(question, expected.shown, expected))
 
 
-def answer_markdown(question: Question, answer: str) -> str:
+def answer_markdown(question: Question, answer: str, expected: Expected | None = None) -> str:
     """A canonical answer as a line of Markdown shows it: answer_label, escaped; a student's text also isolated from
     the words around it (a right-to-left answer cannot reorder them)."""
-    label = answer_label(question, answer)
+    label = answer_label(question, answer, expected)
     return isolated_markdown(label) if question.kind == "text" else escape_markdown(label)
 
 
@@ -81,15 +83,29 @@ def expected_answer(stop: Stop) -> Expected | None:
     return Expected(answer, frozenset({answer}))
 
 
-def answer_label(question: Question, answer: str) -> str:
-    """A canonical answer as the reader's language shows it (a choice's option text, a text's visible text)."""
+def answer_label(question: Question, answer: str, expected: Expected | None = None) -> str:
+    """A canonical answer as the reader's language shows it (a choice's option text; a text's visible text; a cell as
+    its tokens, "it → animal", from the map of `expected`)."""
     if question.kind == "text":
         return visible_text(answer)
+    if question.kind == "cell" and expected is not None and expected.cells is not None:
+        return expected.cells.label(answer) or answer
     if question.kind == "choice" and answer.isdigit():
         options = localized(question.options, current_language())
         if 1 <= int(answer) <= len(options):
             return options[int(answer) - 1]
     return answer
+
+
+def stop_answer_label(stop: Stop, answer: str) -> str:
+    """answer_label of a stop's question; a cell question's from its map (the stop's measure, kept per server)."""
+    expected = None
+    if stop.question.kind == "cell":
+        try:
+            expected = expected_answer(stop)
+        except MeasureError:
+            pass  # its positions, as stored
+    return answer_label(stop.question, answer, expected)
 
 
 GRID_WORDED_HEADS = 6  # a head question's grid words its buttons "Head n" up to this many heads a layer
@@ -110,6 +126,8 @@ def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
     question = stop.question
     assert question is not None
     prompt = localized(question.prompt, current_language())
+    if question.kind == "cell":
+        return ask_cell(stop, key, prompt, submit)
     if question.kind == "head":
         st.markdown(f"**{prompt}**")
         layers, heads = _shape(stop)
@@ -173,15 +191,16 @@ def feedback(question: Question, given: str | None, expected: Expected | None) -
         return tr("lessons.measured", value=escape_markdown(said))
 
     if given is None:
-        right = answer_label(question, expected.shown)
-        return "info", tr("lessons.revealed", right=answer_markdown(question, expected.shown)) + measured(right)
-    label = answer_label(question, given)
+        right = answer_label(question, expected.shown, expected)
+        return "info", tr("lessons.revealed", right=answer_markdown(question, expected.shown, expected)) + measured(right)
+    label = answer_label(question, given, expected)
     if expected is None:
         return "info", tr("lessons.your_answer", answer=answer_markdown(question, given))
     if expected.is_right(given):
-        return "right", tr("lessons.right", answer=answer_markdown(question, given)) + measured(label)
-    right = answer_label(question, expected.shown)
-    return "wrong", tr("lessons.wrong", answer=answer_markdown(question, given), right=right_answer(question, expected)) + measured(
+        return "right", tr("lessons.right", answer=answer_markdown(question, given, expected)) + measured(label)
+    right = answer_label(question, expected.shown, expected)
+    return "wrong", tr("lessons.wrong", answer=answer_markdown(question, given, expected),
+                       right=right_answer(question, expected)) + measured(
         right)
 
 

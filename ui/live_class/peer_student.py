@@ -34,8 +34,8 @@ FIRST_ANSWERS, SECOND_ANSWERS, CHECK_ANSWERS = "answers", "second_answers", "che
 COUNTDOWN_SECONDS = 1  # the discussion's countdown ticks this often (a fragment with no query: cheap)
 
 
-def _label(stop: Stop, answer: str) -> str:
-    return answer_markdown(stop.question, answer)
+def _label(stop: Stop, answer: str, expected: Expected | None = None) -> str:
+    return answer_markdown(stop.question, answer, expected)
 
 
 @dataclass(frozen=True)
@@ -56,16 +56,18 @@ class Ballot:
 def store_answer(ballot: Ballot, given: str) -> str | None:
     """Send the answer to the class -> the answer that counts (`given`, or the first one this student gave from
     another tab), None when the store refused it (said on the page). The store takes answers only at the stop the
-    class is on: one given elsewhere is refused, and said so."""
+    class is on: one given elsewhere is refused, and said so; a cell question's only on its map (the server's cells,
+    never the client's)."""
     store, expected = class_store(), ballot.expected
     right = None if expected is None else expected.is_right(given)
+    valid = None if expected is None or expected.cells is None else expected.cells.answers()
     with said(ANSWER, here=ballot.stop.number) as outcome:
         try:
             if ballot.stop.question.kind == "text":  # bounded and rate-limited per seat (classroom/text_answers.py)
                 store.answer_text(ballot.code, ballot.student, ballot.qid, given, right, stop=ballot.stop.number)
             else:
                 store.answer(ballot.code, ballot.student, ballot.qid, given, right, round=ballot.round,
-                             stop=ballot.stop.number)
+                             stop=ballot.stop.number, valid=valid)
         except AnsweredAlready:  # the first answer counts: this session shows that one
             return store.student_answer(ballot.code, ballot.student, ballot.qid, ballot.round) or given
     return None if outcome.refused else given
@@ -103,7 +105,7 @@ def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, 
         slot.empty()
     # answered in this round (wait for the teacher's next phase or her Reveal)
     done = done or ("peer.first_round_done" if ballot.round == 1 else "peer.second_round_done")
-    st.info(tr(done, answer=_label(stop, answers[qid])), icon=":material/how_to_vote:")
+    st.info(tr(done, answer=_label(stop, answers[qid], ballot.expected)), icon=":material/how_to_vote:")
 
 
 _vote = lab_fragment()(vote_form)  # a form that reruns alone (outside a class, a check question, a head grid)
@@ -117,7 +119,7 @@ def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
     answers = _answers(FIRST_ANSWERS)
     if held_back:
         if qid in answers:
-            st.info(tr("lessons.held_back", answer=_label(stop, answers[qid])), icon=":material/hourglass_top:")
+            st.info(tr("lessons.held_back", answer=_label(stop, answers[qid], expected)), icon=":material/hourglass_top:")
         else:
             _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected), done="lessons.held_back")
         return False
@@ -148,7 +150,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
     if answer_shown(revealed):  # the last answer counts for the student; after the reveal the question is not asked
         show_answer(stop.question, second or first, expected)
         if second is not None and first is not None and first != second:
-            st.caption(tr("peer.changed", answer=_label(stop, first)))
+            st.caption(tr("peer.changed", answer=_label(stop, first, expected)))
         return True
     if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
         form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
@@ -157,7 +159,7 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
         form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))
         return False
     if first is not None:
-        st.caption(tr("peer.your_first", answer=_label(stop, first)))
+        st.caption(tr("peer.your_first", answer=_label(stop, first, expected)))
     if phase.phase == "discussion":
         if phase.group_size:  # groups formed by disagreement: whom she talks with, by seat label
             talk_line(code, student, qid)

@@ -14,7 +14,7 @@ from classroom.peer import rule_of_thumb
 from classroom.records import QuestionPhase, Results, Switches
 from classroom.teacher import ClassTeacher
 from i18n import tr
-from ui.lessons.questions import Expected, answer_label, answer_shown
+from ui.lessons.questions import Expected, answer_shown, stop_answer_label
 from ui.live_class.peer_groups import group_controls
 from ui.live_class.peer_student import check_id, countdown
 from ui.live_class.refusals import teacher_action
@@ -60,7 +60,7 @@ def answer_rows(stop: Stop, results: Results, revealed: bool) -> pd.DataFrame:
     same one "% right" counts (Results.right). Numbers in numeric order (8, 12, 16), not as text."""
     answers = sorted(results.counts, key=_numeric_first)
     return pd.DataFrame({
-        "answer": [answer_label(stop.question, a) for a in answers],
+        "answer": [stop_answer_label(stop, a) for a in answers],
         "students": [results.counts[a] for a in answers],
         "right": [results.right.get(a) if revealed else None for a in answers]})
 

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotAdmitted,
-                              NotOpenYet, NotTheTeacher, RoundOneOpen, StoreBusy, TextEmpty, TextTooLong,
+                              NotOpenYet, NotTheTeacher, OffTheMap, RoundOneOpen, StoreBusy, TextEmpty, TextTooLong,
                               TooManyTries)
 from i18n import tr
 from runtime.page_slots import teacher_acts
@@ -26,6 +26,7 @@ ANSWER: Messages = {  # a student's answer
     NoSuchClass: "lessons.class_ended",
     AnsweredAlready: "lessons.answered_already",
     NotOpenYet: "lessons.round_not_open",
+    OffTheMap: "lessons.off_the_map",
     NotTheTeacher: "class_teacher.not_teacher",
     RoundOneOpen: "peer.groups_round_one_open",  # the teacher's (discussion groups), said the same to anyone
     TooManyTries: "lessons.too_many_tries",  # {seconds}

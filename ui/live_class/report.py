@@ -30,16 +30,18 @@ DISCUSSION_COLUMNS = ["discussion", "questions", "pre_right", "post_right", "pai
 CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both", "gain"]
 MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
 TEXT_COLUMNS = ["stop", "question", "text", "students"]  # a text question's approved groups
+CELL_COLUMNS = ["stop", "question", "round", "cell", "taps", "right"]  # a cell question's taps per cell
 COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
-                 "wrong_wrong", "grouped", "questions", "pairs", "students_both", "picks", "answered", "students")
+                 "wrong_wrong", "grouped", "questions", "pairs", "students_both", "picks", "answered", "students",
+                 "round", "taps")
 DISCUSSIONS = {True: "groups", False: "neighbours"}  # the CSV's code of each kind of discussion
 
 
 def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]:
-    """The report as five tables with stable column names: questions (`grouped`: 1 where the discussion had groups
+    """The report as six tables with stable column names: questions (`grouped`: 1 where the discussion had groups
     formed by disagreement), discussions (round 1 to round 2 in groups and among neighbours, each that occurred),
-    checks (the lecture's row last), misconceptions, and the texts the teacher approved (per text question, most
-    students first)."""
+    checks (the lecture's row last), misconceptions, the texts the teacher approved (per text question, most
+    students first) and cells (a cell question's taps per cell, "query,key" 1-based)."""
     questions = pd.DataFrame([[q.stop, localized(q.prompt, language), q.first.answered, q.first.share,
                                q.second.answered if q.second else None, q.second.share if q.second else None,
                                q.switches.right_right, q.switches.wrong_right, q.switches.right_wrong,
@@ -56,8 +58,10 @@ def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]
                                     p.answered, p.rate] for p in report.misconceptions], columns=MISCONCEPTION_COLUMNS)
     texts = pd.DataFrame([[q.stop, localized(q.prompt, language), text, students] for q in report.questions
                           for text, students in q.texts], columns=TEXT_COLUMNS)
+    cells = pd.DataFrame([[q.stop, localized(q.prompt, language), t.round, t.cell, t.taps, t.right]
+                          for q in report.questions for t in q.taps], columns=CELL_COLUMNS)
     tables = {"questions": questions, "discussions": discussions, "checks": checks, "misconceptions": misconceptions,
-              "texts": texts}
+              "texts": texts, "cells": cells}
     # counts stay whole numbers (also in the CSV, where the tables' other columns are empty)
     return {name: table.astype({c: "Int64" for c in COUNT_COLUMNS if c in table}) for name, table in tables.items()}
 

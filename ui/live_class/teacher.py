@@ -17,7 +17,6 @@ from collections.abc import Mapping
 import io
 import os
 
-import pandas as pd
 import segno
 import streamlit as st
 
@@ -34,16 +33,18 @@ from ui.seat import browser_seat, class_store
 from ui.charts import folded_section
 from ui.presenter import presenting
 from ui.errors import lab_fragment
+from ui.live_class.cell_results import class_taps
 from ui.live_class.class_seats import live_joins, seat_controls
+from ui.live_class.earlier import earlier_questions
 from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.measured import worded
-from ui.lessons.questions import answer_label, answer_shown, expected_answer
+from ui.lessons.questions import answer_shown, expected_answer
 from ui.live_class.private_view import is_private, private_link, private_switch, stop_notes
 from ui.lessons.questions import right_answer as right_answer_line
 from ui.live_class.report import class_report
 from ui.live_class.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
 from ui.live_class.refusals import TEACHER, message, said, teacher_action
-from ui.live_class.text_moderation import moderation_list, text_results, top_approved
+from ui.live_class.text_moderation import moderation_list, text_results
 from ui.session import OpenLesson, WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
@@ -331,7 +332,7 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session, texts_seen: int | N
     if stop.checks:
         check_count(teacher, stop)
     if stop.question is None:
-        _earlier(teacher, lesson, number, session.revealed)
+        earlier_questions(teacher, lesson, number, session.revealed)
         return
     qid = question_id(lesson.id, stop)
     results = teacher.results(qid)
@@ -348,11 +349,12 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session, texts_seen: int | N
         stop_notes(stop, expected, right_answer)
     if stop.question.kind == "text":
         text_results(teacher, qid, results, revealed, private, right_answer, texts_seen)
-        _earlier(teacher, lesson, number, session.revealed)
+        earlier_questions(teacher, lesson, number, session.revealed)
         return
     if phase.mode == "peer":
         peer_results(teacher, stop, qid, phase, expected, revealed, right_answer, private)
-        _earlier(teacher, lesson, number, session.revealed)
+        class_taps(stop, (results, teacher.results(qid, round=2)), expected, answer_shown(revealed, private))
+        earlier_questions(teacher, lesson, number, session.revealed)
         return
     columns = st.columns(3 if results.late else 2)
     columns[0].metric(tr("class_teacher.answered"), results.answered)
@@ -370,31 +372,8 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session, texts_seen: int | N
         chart = answer_chart(rows, tr("class_teacher.chart_students"), tr("class_teacher.chart_right"),
                              tr("class_teacher.chart_wrong"))
         st.altair_chart(readable(chart), key="class_answers")
+        class_taps(stop, (results,), expected, judged)  # after Reveal (or on her private screen): over the real map
     else:
         st.caption(tr("class_teacher.waiting"))
-    _earlier(teacher, lesson, number, session.revealed)
+    earlier_questions(teacher, lesson, number, session.revealed)
 
-
-def _earlier(teacher: ClassTeacher, lesson: Lesson, number: int, revealed: frozenset[str]) -> None:
-    """Every question of the stops before this one: how many answered, the share right (once revealed), the most
-    common answer."""
-    rows = []
-    language = current_language()
-    for stop in lesson.stops[: number - 1]:
-        if stop.question is None:
-            continue
-        qid = question_id(lesson.id, stop)
-        results = teacher.results(qid)
-        if not results.answered:
-            continue
-        top = (top_approved(teacher.code, qid) if stop.question.kind == "text"  # the room reads approved texts only
-               else answer_label(stop.question, max(results.counts, key=results.counts.get)))
-        rows.append({tr("class_teacher.table_stop"): stop.number,
-                     tr("class_teacher.table_question"): localized(stop.question.prompt, language),
-                     tr("class_teacher.answered"): results.answered,
-                     tr("class_teacher.correct"): None if results.correct is None
-                     or qid not in revealed else f"{results.correct / results.answered:.0%}",
-                     tr("class_teacher.table_top"): top})
-    if rows:
-        with st.expander(tr("class_teacher.earlier", count=len(rows))):
-            st.dataframe(pd.DataFrame(rows), hide_index=True)  # cells are plain text

@@ -1,0 +1,93 @@
+"""A cell question's widget (issue 55): the stop's map with its weights hidden, a tap picks a cell (or, where the
+question names a query row, that row's key), the token lists beside it do the same from the keyboard, then Answer.
+
+The map is its measure's (classroom/measures/cell_maps.py), read from the server's result store, so the widget, the
+right cells and the cells the store takes (Expected.cells.answers) are one map. A tap is kept as the token lists'
+values (a callback that runs before they are drawn), so the lists show every pick, whichever way it was made. Not a
+form: a chart's selection cannot live in one (it reruns the question's fragment, not the page).
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from classroom.lessons import Stop
+from classroom.measures import CellMap, MeasureError, cell_answer
+from i18n import tr
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.lessons.measured import computed_answer, worded
+from ui.presenter import presenting
+from ui.session import WidgetKey
+from ui.text import escape_markdown
+from viz.cells import cell_picker, tapped_cell
+
+
+def stop_cells(stop: Stop) -> CellMap:
+    """The map of the stop's cell question, with its row named; MeasureError when it cannot be measured."""
+    cells = computed_answer(stop).cells
+    if cells is None:
+        raise MeasureError(f"{stop.question.compute}: no map")
+    return cells
+
+
+def _picks(key: str) -> tuple[WidgetKey, WidgetKey, WidgetKey]:
+    """The widget keys of the map, its query list and its key list."""
+    return WidgetKey(f"{key}_map"), WidgetKey(f"{key}_query"), WidgetKey(f"{key}_key")
+
+
+def _tapped(key: str) -> None:
+    """A tap on the map (its invisible targets, viz.cells.cell_picker) sets the token lists to its cell."""
+    chart, query, column = _picks(key)
+    cells = [cell for cell in map(tapped_cell, chart.get().selection.points) if cell is not None]
+    if cells:
+        query.set(cells[0][0])
+        column.set(cells[0][1])
+
+
+def _names(tokens: tuple[str, ...]) -> list[str]:
+    """Each token as a list shows it: its text, with its position where the same text comes twice ("the (5)")."""
+    return [escape_markdown(token if tokens.count(token) == 1 else f"{token} ({index + 1})")
+            for index, token in enumerate(tokens)]
+
+
+def ask_cell(stop: Stop, key: str, prompt: str, submit: str | None = None) -> str | None:
+    """Draw the cell question; -> the canonical answer ("query,key", 1-based) when the student sends it in this run."""
+    try:
+        cells = stop_cells(stop)
+    except MeasureError as error:
+        st.warning(tr("lessons.no_answer", line=stop.line or "?", reason=worded(error)))
+        return None
+    chart, query, column = _picks(key)
+    rows, columns = _names(cells.rows), _names(cells.columns)
+    st.markdown(f"**{prompt}**")
+    row = None if cells.row is None else escape_markdown(cells.rows[cells.row])
+    st.caption(tr("lessons.cell_help") if row is None else tr("lessons.cell_help_row", row=row))
+    picked_row = query.get() if cells.row is None else cells.row
+    chosen = None if picked_row is None or column.get() is None else (picked_row, column.get())
+    fig = cell_picker(list(cells.rows), list(cells.columns), cells.row, chosen, tr("lessons.cell_map_title"),
+                      words=words_for("attention"))
+    size = {"rows": len(cells.rows), "columns": len(cells.columns)}
+    words = tr("lessons.cell_words", **size) if row is None else tr("lessons.cell_words_row", row=cells.rows[cells.row],
+                                                                     **size)
+    # projected, the token lists and Answer beside the map: on a 1280×720 screen they stay on the first screen, and
+    # the answer leaves the page where the stop's chart starts (under the map, Answer would scroll the page down)
+    beside = st.columns([3, 2]) if presenting() else None
+    show_chart(fig, "cell_question", key=chart.key, on_select=partial(_tapped, key), summary=words, offer_csv=False,
+               where=None if beside is None else beside[0])
+    with st.container() if beside is None else beside[1]:
+        if cells.row is None:
+            st.pills(tr("lessons.cell_query"), range(len(rows)), key=query.key, format_func=rows.__getitem__)
+        st.pills(tr("lessons.cell_key") if row is None else tr("lessons.cell_key_row", row=row), range(len(columns)),
+                 key=column.key, format_func=columns.__getitem__)
+        picked_row = query.get() if cells.row is None else cells.row
+        if picked_row is not None and column.get() is not None:
+            label = cells.label(cell_answer(picked_row, column.get())) or ""
+            st.caption(tr("lessons.cell_chosen", cell=escape_markdown(label)))
+        if not st.button(submit or tr("lessons.submit"), type="primary", key=f"{key}_submit"):
+            return None
+    if picked_row is None or column.get() is None:
+        st.warning(tr("lessons.pick_first"))
+        return None
+    return cell_answer(picked_row, column.get())
