@@ -165,16 +165,19 @@ def test_a_stop_draws_its_own_section_and_the_rest_when_asked(monkeypatch, stop,
     calls.clear()
     toggle.set_value(True).run()
     assert_healthy(at)
-    # stop 7's page holds the induction section back: it answers stop 8's question (classroom/answers_ahead.py)
-    held = {"show_induction"} if stop == 7 else set()
+    # a stop's page holds back the sections that answer a later stop's question (classroom/answers_ahead.py): the
+    # induction section answers stop 8's, the copy stop 9's cell question ({section drawn by: the stop it answers})
+    held = {7: {"show_induction": 8, "show_copy": 9}, 8: {"show_copy": 9}}.get(stop, {})
     rest = {"show_sinks", "show_window", "show_induction", "show_copy", "finder_section", "across_section"}
-    assert rest - held <= set(calls) and not held & set(calls)
+    assert rest - set(held) <= set(calls) and not set(held) & set(calls)
     # the projected stop's own section has no header: the stop's title above names it (issue 51)
     own = {8: "Induction heads"}.get(stop)
     assert sorted(h.value for h in at.header) == sorted(
-        {"A head across many texts", "Attention sinks", "Find a head"} | ({"Induction heads"} - {own} if not held
-                                                                            else set()))
-    assert (translate("en", "page_sections.held", stop=8) in [i.value for i in at.info]) == bool(held)
+        {"A head across many texts", "Attention sinks", "Find a head"}
+        | ({"Induction heads"} - {own} if "show_induction" not in held else set()))
+    for number in (8, 9):
+        assert (translate("en", "page_sections.held", stop=number) in [i.value for i in at.info]) == (
+            number in held.values()), number
 
 
 def test_the_page_and_the_lessons_measures_share_one_induction_and_one_sink_analysis(monkeypatch, computed_here):
