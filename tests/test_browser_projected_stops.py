@@ -92,7 +92,7 @@ PRESENTER_STYLED = """() => { const p = document.querySelector('[data-testid="st
   return !p || parseFloat(getComputedStyle(p).fontSize) >= 19.5; }"""
 
 
-def _predict(page: Page, stop, language: str) -> None:
+def predict(page: Page, stop, language: str) -> None:
     """Make the stop's prediction (any answer will do): the page the question hides is then drawn."""
     bar = page.locator(".st-key-lesson_bar")
     kind = stop.question.kind
@@ -212,7 +212,7 @@ def _open_stop(page: Page, stop, language: str, unreadable: dict | None = None, 
             asked.add(stop.question.kind)
             if found := axe_violations(page, enhanced_contrast=True):
                 unreadable[f"stop {stop.number}, its {stop.question.kind} question"] = found
-        _predict(page, stop, language)
+        predict(page, stop, language)
     selector = f".st-key-section_{stop.section}" if stop.section else FOCUS
     expect(page.locator(selector).first).to_be_visible()
     wait_idle(page)

@@ -8,6 +8,7 @@ from i18n import translate
 from tests.app_links import chart_figures, open_from_link
 from viz.matrices import matrix_figure
 from ui.language import words_for
+from ui.session import LabSession, LessonState
 
 
 def test_a_masked_matrix_labels_each_cell_once():
@@ -26,7 +27,9 @@ def test_a_masked_matrix_labels_each_cell_once():
 
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_the_decoding_cross_chart_calls_its_rows_heads(language):
-    at, _ = open_from_link(None, {"lesson": "intro", "stop": "12", "lang": language})
+    # the stop's cell question answered (until then the page is its map of hidden weights: issue 55)
+    answered = LabSession(lesson=LessonState(answers={"intro:12": "6,5"}))
+    at, _ = open_from_link(None, {"lesson": "intro", "stop": "12", "lang": language}, lab=answered)
     titles = [fig.layout.yaxis.title.text for fig in chart_figures(at) if fig.data[0].type == "heatmap"]
     # the cross-attention chart (one row per head of layer 2), then the decoder's self-attention so far (queries)
     assert titles == [translate(language, "decoding.heads_axis"), translate(language, "attention.chart.queries_axis")]
