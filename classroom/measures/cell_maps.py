@@ -8,10 +8,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from classroom.measures.cells import CellMap
-from classroom.measures.llm import INDUCTION_VIEW, shared_induction
+from classroom.measures.llm import INDUCTION_VIEW, shared_copy_map, shared_induction
 from classroom.measures.registry import STOP_MODEL, MeasureError, Phrase, StopView, measure
 from classroom.measures.translation import analysed
-from classroom.shared_results import shared
 from model.explain.head_finder import default_kind
 from model.explain.induction import COPY_PROMPT, top_heads
 from model.families import LabModel
@@ -58,7 +57,8 @@ def decoding_cross_cell(lab: LabModel, view: StopView, args: Mapping) -> CellMap
         raise MeasureError(Phrase.of("lessons.needs_transformer"))
     maps, layer, head = found.maps["cross"], int(view.get("dec_layer") or 0), view.get("dec_head")
     if head is None or head == "all":
-        weights = _head(maps, layer, 0) if maps.weights.shape[1] == 1 else as_float32(maps.weights[layer]).mean(0)
+        _head(maps, layer, 0)  # the layer is there (MeasureError otherwise)
+        weights = as_float32(maps.weights[layer]).mean(0)  # one head: itself
     else:
         weights = _head(maps, layer, int(head))
     return CellMap(weights, tuple(maps.query_tokens), tuple(maps.key_tokens))
@@ -71,10 +71,5 @@ def induction_copy_cell(lab: LabModel, view: StopView, args: Mapping) -> CellMap
     loaded = lab.network
     result, _ = shared_induction(loaded, int(view["ind_len"]), int(view["ind_seed"]))
     layer, head, _ = top_heads(result.scores, 1)[0]
-    ids = loaded.encode(COPY_PROMPT)
-
-    def copy_map() -> np.ndarray:  # (T, T)
-        return loaded.run(ids).weights[layer, 0, head].float().numpy()
-
-    weights = shared(("copy_map", loaded.name, layer, head), copy_map)
-    return CellMap(weights, tuple(loaded.token_texts(ids)), tuple(loaded.token_texts(ids)))
+    tokens = tuple(loaded.token_texts(loaded.encode(COPY_PROMPT)))
+    return CellMap(shared_copy_map(loaded, layer, head), tokens, tokens)

@@ -64,6 +64,13 @@ def shared_induction(loaded: LoadedLlama, length: int, seed: int) -> tuple[Induc
     return shared(("induction_analysis", loaded.name, length, seed), compute)
 
 
+def shared_copy_map(loaded: LoadedLlama, layer: int, head: int) -> np.ndarray:
+    """(T, T) float32: head (layer, head)'s causal map on COPY_PROMPT (the page's copy row is its last row, the copy
+    stop's cell question the whole map), once per process."""
+    ids = loaded.encode(COPY_PROMPT)
+    return shared(("copy_map", loaded.name, layer, head), lambda: loaded.run(ids).weights[layer, 0, head].float().numpy())
+
+
 def _induction(lab: LabModel, view: StopView) -> InductionResult:
     """The stop's induction scores, once per process for the three measures that read them and the page (seconds on
     2 cores)."""

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from i18n import tr
-from classroom.measures.llm import shared_induction, shared_sinks, shared_window
+from classroom.measures.llm import shared_copy_map, shared_induction, shared_sinks, shared_window
 from model.explain.induction import COPY_PROMPT, top_heads
 from model.explain.kinds import head_label
 from model.generation import generate
@@ -257,7 +257,7 @@ def copy_view(layer: int, head: int) -> CopyView:
     ids = loaded.encode(COPY_PROMPT)
     generation = generate(loaded.model, ids, COPY_TOKENS)
     first = generation.steps[0]
-    row = loaded.run(ids).weights[layer, 0, head, -1].numpy()  # (T,)
+    row = shared_copy_map(loaded, layer, head)[-1]  # (T,): the copy stop's cell question reads the same map
     return CopyView(loaded.token_texts(ids), loaded.decode(generation.new_ids), loaded.token_texts(first.top_ids),
                     first.top_probs, row)
 
