@@ -34,6 +34,10 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
         # attribution reads the clean prompt alone: drawn before any sweep; the sweeps wait for Run
         attribution = page.locator(".st-key-section_attribution .js-plotly-plot").first
         expect(attribution.locator(".barlayer")).to_have_count(1, timeout=FIRST_VISIT_MS)
+        wait_idle(page)
+        no_exception(page)
+        assert 0 <= lens.bounding_box()["y"] and lens.bounding_box()["y"] + SHOWN_PX < FOLD, lens.bounding_box()
+        page.screenshot(path=SCREENSHOTS / f"llm_answer_lens_{language}.png")  # the first screen, as projected
         heads = page.locator(".st-key-section_heads .js-plotly-plot")
         expect(heads).to_have_count(0)
         page.locator(".st-key-answer_patching_run").get_by_role(
@@ -41,8 +45,15 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
         expect(heads.first.locator(".heatmaplayer")).to_have_count(1, timeout=FIRST_VISIT_MS)  # both sweeps done
         wait_idle(page)
         no_exception(page)
-        assert lens.bounding_box()["y"] + SHOWN_PX < FOLD, lens.bounding_box()
-        page.screenshot(path=SCREENSHOTS / f"llm_answer_lens_{language}.png")  # the first screen, as projected
+        if language == "en":  # a click on a cell (row 12, position 3 " France") lists that cell's top tokens
+            row = lens.locator(".ytick").filter(has_text=re.compile(r"^L12$"))
+            row.scroll_into_view_if_needed()
+            x, y = lens.locator(".xtick").filter(has_text="France").bounding_box(), row.bounding_box()
+            page.mouse.move(x["x"] + x["width"] / 2, y["y"] + y["height"] / 2)
+            page.mouse.click(x["x"] + x["width"] / 2, y["y"] + y["height"] / 2)
+            expect(page.locator(".st-key-section_lens").get_by_text("Row L12, position 3 (' France')")).to_be_visible()
+            assert "lens_row=12" in page.url and "lens_position=3" in page.url
+            no_exception(page)
 
         for section, layer in (("patching", ".heatmaplayer"), ("heads", ".heatmaplayer"), ("attribution", ".barlayer")):
             chart = page.locator(f".st-key-section_{section} .js-plotly-plot").first

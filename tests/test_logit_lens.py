@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.explain.logit_lens import commitment_layers, logit_lens
+from model.explain.logit_lens import commitment_layers, lens_cell, lens_column, logit_lens
 from model.explain.patching import patched_run, residual_patching
 from model.families import adapt
 from model.gguf_weights import SMOLLM2_NAME
@@ -179,3 +179,28 @@ def test_the_lens_of_a_chosen_token_agrees_with_its_top_tokens(lab):
     assert lens.token_ranks[-1, -1] == 1 and lens.token_ranks[0, -1] > 100  # formed late, as the lesson shows
     assert 0 < lens.commitment[-1] <= 30 and (lens.commitment == commitment_layers(lens.top_ids[..., 0])).all()
     assert logit_lens(lab, CLEAN).token_ranks is None
+
+
+def test_a_column_and_a_cell_read_alone_are_the_grids_own(lab):
+    """What the page opens with (the last position, every row) and a clicked cell are computed without the grid
+    (issue 56: their price is L+1 unembeddings and one): the same numbers as the grid's column and cell."""
+    paris = lab.encode(ANSWER)[0]
+    stream = lab.residual_stream(CLEAN)
+    grid = logit_lens(lab, CLEAN, token_id=paris, stream=stream)
+    for position in (-1, 1):
+        column = lens_column(lab, stream.hidden, position, token_id=paris)
+        at = position % len(grid.tokens)
+        assert column.position == at and column.commitment == grid.commitment[at]
+        np.testing.assert_array_equal(column.top_ids, grid.top_ids[:, at])
+        np.testing.assert_allclose(column.top_probs, grid.top_probs[:, at], rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(column.token_ranks, grid.token_ranks[:, at])
+        np.testing.assert_allclose(column.token_probs, grid.token_probs[:, at], rtol=0, atol=1e-6)
+    ids, probs = lens_cell(lab, stream.hidden, 12, 3, k=10)
+    assert ids[:5] == grid.top_ids[12, 3].tolist() and len(ids) == len(probs) == 10
+    # one vector goes through a matrix-vector product, summed in another order than the grid's matmul: 2e-6 apart
+    np.testing.assert_allclose(probs[:5], grid.top_probs[12, 3], rtol=0, atol=1e-5)
+    assert probs == sorted(probs, reverse=True)
+    with pytest.raises(IndexError):
+        lens_cell(lab, stream.hidden, grid.layers + 1, 0)
+    with pytest.raises(IndexError):
+        lens_column(lab, stream.hidden, len(grid.tokens))

@@ -19,7 +19,8 @@ from runtime import analysis_worker
 from ui.llm.answer import LENS_MAX_TOKENS, PATCH_MAX_TOKENS, RUN_KEY
 from viz.llm_answer import cell_text
 from ui.specs.llm_answer import (ANSWER, CLEAN, CORRUPT, DEFAULT_ANSWER, DEFAULT_CLEAN, DEFAULT_CORRUPT,
-                                 DEFAULT_LENS_TEXT, DEFAULT_WRONG, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG)
+                                 DEFAULT_LENS_TEXT, DEFAULT_WRONG, DIFFERENCE, LENS_POSITION, LENS_ROW, LENS_ROWS,
+                                 LENS_TEXT, LENS_TOKEN, WRONG)
 
 SHORT = {"clean": "The capital of France is", "corrupt": "The capital of Italy is", "answer": " Paris",
          "difference": "false"}
@@ -65,8 +66,9 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     # the lens: each cell's top token and its probability, as model.explain.logit_lens computes them
     lens = logit_lens(lab, DEFAULT_LENS_TEXT)
     lens_map = chart(at, "Logit lens: top next token")
-    heatmap, marks = lens_map["data"]
+    heatmap, marks, targets = lens_map["data"]  # the map, its commitment frames, a click target a cell
     np.testing.assert_allclose(trace_array(heatmap["z"]), lens.top_probs[..., 0], atol=1e-6)
+    assert lens.layers + 1 == LENS_ROWS and len(trace_array(targets["x"])) == LENS_ROWS * len(lens.tokens)
     tops = np.array(lab.token_texts(lens.top_ids[..., 0].ravel().tolist()), dtype=object).reshape(
         lens.top_ids.shape[:2])
     assert heatmap["text"] == [[cell_text(token) for token in row] for row in tops]
@@ -82,6 +84,16 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     assert trace_array(ranks["data"][0]["y"]).tolist() == followed.token_ranks[:, -1].tolist()
     np.testing.assert_allclose(trace_array(ranks["data"][1]["y"]), followed.token_probs[:, -1], atol=1e-6)
     assert ranks["layout"]["yaxis"]["type"] == "log" and ranks["layout"]["yaxis"]["autorange"] == "reversed"
+    # the cell under the map opens on the last position's last row (the prediction), its 10 tokens computed alone
+    assert (at.selectbox(key=LENS_ROW.key).value, at.selectbox(key=LENS_POSITION.key).value) == (30, 4)
+    cell = at.dataframe[0].value
+    assert cell.iloc[0, 0] == "' Paris'" and len(cell) == 10
+    assert cell.iloc[:5, 0].tolist() == [repr(t) for t in lab.token_texts(lens.top_ids[-1, -1].tolist())]
+    # the pickers (the map's clicks' keyboard twin; a click is the browser walk's) pick row 12 at " France"
+    at.selectbox(key=LENS_ROW.key).set_value(12).run()
+    at.selectbox(key=LENS_POSITION.key).set_value(3).run()
+    assert at.dataframe[0].value.iloc[:5, 0].tolist() == [repr(t) for t in lab.token_texts(lens.top_ids[12, 3].tolist())]
+    assert query_param(at, "lens_row") == "12" and query_param(at, "lens_position") == "3"
     # the sweeps wait for Run; direct logit attribution reads the clean prompt at once
     assert not patched(at) and [i.value for i in at.info].count(translate("en", "llm_answer.press_run")) == 2
     assert chart(at, "The 15 parts that write most into the logit of ' Mary'")
@@ -130,7 +142,7 @@ def test_the_heads_and_the_attribution_of_a_short_pair_are_the_model_functions(l
     assert shown["Logit of \\' Paris\\'"][0] == f"{parts.logit:.2f}"
     assert float(shown["Sum of the parts"][0]) == pytest.approx(parts.logit, abs=0.01)
     # the sink table: the heads with the most weight on the first token, each with its (small) contribution
-    table = at.dataframe[0].value
+    table = at.dataframe[-1].value  # after the lens cell's table
     assert len(table) == 10  # the heads the answer lesson's claims above it name: "the 10 heads…" (issue 51)
     first = parts.attention_to_first
     order = np.argsort(first, axis=None)[::-1][:len(table)]

@@ -6,9 +6,10 @@ import pytest
 import i18n
 from i18n import translate
 from ui.language import words_for
+from viz.attention import CLICK_TARGETS
 from viz.llm_answer import (CELL_TEXT_CHARACTERS, COMPACT_ROW_PX, LENS_TEXT_COLUMNS, ROW_PX, attribution_bars,
-                            attribution_parts, cell_text,
-                            heads_map, lens_map, patching_columns, patching_map, rank_by_layer, sink_heads_table)
+                            attribution_parts, cell_text, heads_map, lens_cell_of, lens_map, patching_columns,
+                            patching_map, rank_by_layer, sink_heads_table)
 
 WORDS = words_for("llm_answer")
 
@@ -25,13 +26,18 @@ def test_the_lens_map_colours_each_cell_by_its_top_token_and_writes_it():
     tokens, probs = lens_arrays()
     tokens[2, 1, 0] = "<b>bold</b>"  # token text is escaped, never markup
     fig = lens_map(tokens, probs, ["The", " cat", "\n"], np.array([3, 0, 2]), "lens", words=WORDS)
-    heatmap, marks = fig.data
+    heatmap, marks, targets = fig.data
     np.testing.assert_allclose(heatmap.z, probs[..., 0])
+    assert targets.meta == CLICK_TARGETS and len(targets.x) == 4 * 3  # one click target a cell, with its hover
+    assert lens_cell_of({"customdata": list(targets.customdata[2 * 3 + 1])}) == (2, 1)
+    hover = np.asarray(targets.hovertext, dtype=object).reshape(4, 3)  # the cells' hover, (rows, positions)
+    assert heatmap.hoverinfo == "skip"  # the targets', so that a click reaches them
+    assert lens_cell_of({"customdata": "L3"}) is None and lens_cell_of({"x": 1}) is None  # a frame's point opens nothing
     assert (heatmap.zmin, heatmap.zmax) == (0, 1)
     assert heatmap.text[1][0] == "r1p0k0" and heatmap.text[2][1] == "&lt;b&gt;bold…"
     assert len(heatmap.text[2][1].replace("&lt;", "<").replace("&gt;", ">")) == CELL_TEXT_CHARACTERS
-    assert "1. 'r3p2k0'" in heatmap.hovertext[3][2] and "2. 'r3p2k1'" in heatmap.hovertext[3][2]
-    assert "&lt;b&gt;" in heatmap.hovertext[2][1] and "<b>bold" not in heatmap.hovertext[2][1]
+    assert "1. 'r3p2k0'" in hover[3][2] and "2. 'r3p2k1'" in hover[3][2]
+    assert "&lt;b&gt;" in hover[2][1] and "<b>bold" not in hover[2][1]
     assert list(fig.layout.yaxis.ticktext) == [translate("en", "llm_answer.chart.embeddings_row"), "L1", "L2", "L3"]
     assert list(fig.layout.xaxis.ticktext) == ["0: 'The'", "1: ' cat'", "2: '\\n'"]
     assert list(marks.x) == [0, 1, 2] and list(marks.y) == [3, 0, 2]  # each position's commitment row
@@ -60,14 +66,14 @@ def test_a_quote_shows_as_a_quote_in_the_lens_and_markup_stays_text():
     heatmap = fig.data[0]
     assert heatmap.text[1][0] == '"' and heatmap.text[1][1] == " don't"
     assert list(fig.layout.xaxis.ticktext) == ["0: '\"'", '1: " it\'s"', "2: '&lt;i&gt;'"]
-    assert not any("&quot;" in str(text) or "&#x27;" in str(text) for row in heatmap.hovertext for text in row)
+    assert not any("&quot;" in str(text) or "&#x27;" in str(text) for text in fig.data[-1].hovertext)
 
 
 def test_a_long_lens_writes_no_text_in_its_cells():
     tokens, probs = lens_arrays(length=LENS_TEXT_COLUMNS + 1)
     fig = lens_map(tokens, probs, [f"t{i}" for i in range(LENS_TEXT_COLUMNS + 1)], np.zeros(LENS_TEXT_COLUMNS + 1),
                    "lens", words=WORDS)
-    assert fig.data[0].text is None and fig.data[0].hovertext is not None
+    assert fig.data[0].text is None and len(fig.data[-1].hovertext) == 4 * (LENS_TEXT_COLUMNS + 1)  # hover: every cell
     assert cell_text("a\nb") == "a\\nb"
     assert cell_text(" ") == "\u2423" and cell_text("  ") == "\u2423\u2423"  # a space token is no empty cell
     assert cell_text(" the") == " the"

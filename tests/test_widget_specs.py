@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from i18n import translate
 from tests.app_links import open_from_link
 from ui.specs import SPECS
-from ui.specs import normalization
+from ui.specs import llm_answer, normalization
 from ui.attention import decoding_specs as decoding
 from ui.widget_spec import WidgetSpec, sentence_text
 
@@ -18,8 +18,9 @@ WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio",
 # What a page draws at the edge only with another value set (the padded count, under the padding mask)
 EDGE_EXTRA = {"attention_steps": {"mask": "padding"}}
 OPEN_SECTIONS = {"positional": {"pe_open_dials": True}}  # the position slider is in a folded section
-# Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length
-NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key}
+# Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length, the
+# lens prompt's tokens
+NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key, llm_answer.LENS_POSITION.key}
 PAGE_HINTS = {translate("en", "llm_answer.press_run")}
 PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare",
          "llm_heads", "llm", "llm_answer"]

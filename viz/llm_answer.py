@@ -11,13 +11,15 @@ escaped (plotly renders a small HTML subset in labels).
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from model.explain.kinds import head_label
-from viz.attention import DIVERGING, SEQUENTIAL, html_escaped
+from viz.attention import CLICK_TARGETS, DIVERGING, SEQUENTIAL, html_escaped
 from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 
@@ -79,7 +81,7 @@ def lens_map(top_tokens: np.ndarray, top_probs: np.ndarray, tokens: list[str], c
     fig = go.Figure(go.Heatmap(
         z=top_probs[..., 0], x=list(range(length)), y=list(range(rows)), colorscale=SEQUENTIAL, zmin=0, zmax=1,
         colorbar=dict(title=probability, tickformat=".0%"), text=text, texttemplate=None if text is None else "%{text}",
-        textfont=dict(size=10), hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
+        textfont=dict(size=10), hoverinfo="skip"))  # the hover is the click targets' (below)
     commit = np.asarray(commitment, dtype=int)
     for position, row in enumerate(commit):  # a frame around the cell, clear of the token written in it
         fig.add_shape(type="rect", x0=position - 0.5, x1=position + 0.5, y0=row - 0.5, y1=row + 0.5,
@@ -96,7 +98,26 @@ def lens_map(top_tokens: np.ndarray, top_probs: np.ndarray, tokens: list[str], c
                column_title=words("llm_answer.chart.position_axis"))
     commitments = Series("marks", list(range(length)), commit.tolist(), words("llm_answer.chart.commitment"),
                          rows=tuple(row_names[row] for row in commit), columns=tuple(columns))
+    # A click opens the cell's top tokens under the map: one invisible marker a cell (at most 31 × 64), which carries
+    # the cell's hover. Streamlit reports clicks on scatter points only (streamlit issue #8760), and a heatmap with a
+    # hover of its own takes the click: the heatmap has none. Controls, not data (no CSV, no words).
+    rows_at, positions_at = np.divmod(np.arange(rows * length), length)
+    fig.add_trace(go.Scatter(
+        x=positions_at, y=rows_at, mode="markers", meta=CLICK_TARGETS, showlegend=False, name="",
+        # as lists: a numpy array goes out as a binary typed array, whose points' customdata plotly does not report
+        customdata=np.stack([rows_at, positions_at], axis=1).tolist(), hovertext=hover.ravel(),
+        hovertemplate="%{hovertext}<extra></extra>", marker=dict(symbol="square", size=12, color="rgba(0,0,0,0)"),
+        selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0))))
     return with_data(fig, ChartData(title or "", maps=(lens,), series=(commitments,)))
+
+
+def lens_cell_of(point: dict) -> tuple[int, int] | None:
+    """(row, position), 0-based, of a point Streamlit reports selected in lens_map's figure; None for anything else
+    (a commitment frame's point, another chart's)."""
+    data = point.get("customdata")
+    if not isinstance(data, (list, tuple)) or len(data) != 2 or not all(isinstance(v, numbers.Real) for v in data):
+        return None
+    return int(data[0]), int(data[1])
 
 
 def rank_by_layer(ranks: np.ndarray, probs: np.ndarray, token: str, title: str, *, words: Words) -> go.Figure:

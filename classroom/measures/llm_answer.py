@@ -12,7 +12,7 @@ from classroom.measures.registry import (BANDS, Expected, MeasureError, Phrase, 
                                          numbers, option_of, whole)
 from classroom.shared_results import shared
 from model.explain.attribution import LogitAttribution, direct_logit_attribution
-from model.explain.logit_lens import logit_lens
+from model.explain.logit_lens import lens_column
 from model.explain.patching import (HeadPatching, Progress, ResidualPatching, head_patching,
                                     residual_patching)
 from model.families import LabModel
@@ -70,8 +70,8 @@ def lens_commitment_band(lab: LabModel, view: StopView, args: Mapping) -> Expect
     """The option whose band of layers holds the lens's commitment at the text's last position: the first layer
     from which the model's own next token stays the top token of every later layer. The gap: layers from it to the
     nearest band of another option."""
-    lens = logit_lens(lab, str(view["lens_text"]))
-    layer = int(lens.commitment[-1])  # row l of the lens is the output of block l (row 0: the embeddings)
+    # the last position's column alone; row l of the lens is the output of block l (row 0: the embeddings)
+    layer = lens_column(lab, lab.residual_stream(str(view["lens_text"])).hidden).commitment
     bands = [lambda found, band=band: band[0] <= found <= band[1] for band in args["bands"]]
     answer = option_of(bands, layer, str(layer))
     return choice(answer, Phrase.of("lessons.measured_commitment", layer=layer),
@@ -81,19 +81,20 @@ def lens_commitment_band(lab: LabModel, view: StopView, args: Mapping) -> Expect
 @measure("lens_top_probability", bounds=True, model=SMOLLM2_NAME, reads=LENS_VIEW)
 def lens_top_probability(lab: LabModel, view: StopView, args: Mapping) -> float:
     """The probability of the model's own next token after the stop's text (the lens's last row)."""
-    return float(logit_lens(lab, str(view["lens_text"])).top_probs[-1, -1, 0])
+    return float(lens_column(lab, lab.residual_stream(str(view["lens_text"])).hidden).top_probs[-1, 0])
 
 
 @measure("lens_rank_at_layer", bounds=True, model=SMOLLM2_NAME, reads=LENS_VIEW,
          args=(whole("layer", "a layer number (1-based)"),))
 def lens_rank_at_layer(lab: LabModel, view: StopView, args: Mapping) -> float:
     """The rank (1 = top) of the model's own next token in the lens's row of args.layer, at the last position."""
-    text = str(view["lens_text"])
-    lens = logit_lens(lab, text, token_id=int(logit_lens(lab, text).top_ids[-1, -1, 0]))  # the model's own token
+    stream = lab.residual_stream(str(view["lens_text"]))
+    own = int(lab.unembed(stream.hidden[-1, -1]).argmax())  # the model's own next token: the last row's top
+    column = lens_column(lab, stream.hidden, token_id=own)
     layer = int(args["layer"])
-    if not 1 <= layer <= lens.layers:
+    if not 1 <= layer < len(column.token_ranks):
         raise MeasureError(Phrase.of("lessons.no_option_fits", value=str(layer)))
-    return float(lens.token_ranks[layer, -1])
+    return float(column.token_ranks[layer])
 
 
 @measure("patching_position", answers="choice", model=SMOLLM2_NAME, reads=PATCHING_VIEW,

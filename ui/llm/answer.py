@@ -29,22 +29,20 @@ from runtime.analysis_worker import KNOWN_HEAVY, report_progress
 from ui.analysis_queue import heavy
 from ui.charts import shared_figure, show_chart
 from ui.language import words_for
+from ui.llm.lens import MAP_KEY as LENS_MAP_KEY, cell_clicked, lens_opening, show_cell, show_last_position
 from ui.presenter import presenting
 from ui.screen import page_width
 from ui.models import capable_model
 from runtime.result_cache import memoized
 from ui.session import lab_session
-from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, DIFFERENCE, LENS_TEXT, LENS_TOKEN, WRONG
+from ui.specs.llm_answer import ANSWER, CLEAN, CORRUPT, DIFFERENCE, LENS_MAX_TOKENS, LENS_TEXT, LENS_TOKEN, WRONG
 from ui.text import MAX_INPUT_CHARS, check_sentence, escape_markdown
 from ui.widget_spec import WidgetSpec, prepare, spec_toggle
 from viz.attention import html_escaped
-from viz.llm_answer import lens_map, patching_map, rank_by_layer
+from viz.llm_answer import lens_map, patching_map
 
 LATIN_LAST = 0x24F  # the end of Unicode's Latin Extended-B: letters past it are another script
 LLM_ID = SMOLLM2_NAME  # the page's model: an LLM that reads its residual stream (model/adapters/llama.py)
-# The longest text the lens reads: its map is (L+1) × T cells, each hover naming 5 tokens; past 64 positions neither
-# the cells nor their labels can be read on a screen.
-LENS_MAX_TOKENS = 64
 # The longest prompts a sweep patches: L × T runs, each of up to L blocks over T positions, so its time grows with T²;
 # 20 tokens stay well inside the analysis time limit on a 2-core server (bench/llm.py times the 16-token sweep).
 PATCH_MAX_TOKENS = 20
@@ -111,16 +109,13 @@ class LensView:
 
 @memoized
 def lens_view(model_id: str, text: str, token: str, _lab: ResidualModel) -> LensView:
-    """The lens of `text` with `token`'s rank and probability in every cell; "" chooses the model's prediction."""
-    if token:
-        token_id = _lab.encode(token)[0]  # one token: checked by lens_input
-    else:  # the model's own next token: the last row of the stream, at the last position, through the output
-        stream = _lab.residual_stream(text)
-        token_id = int(_lab.unembed(stream.hidden[-1, -1]).argmax())
-    lens = logit_lens(_lab, text, token_id)
+    """The lens of `text` with `token`'s rank and probability in every cell; "" chooses the model's prediction (as
+    the section's opening read it, ui/llm/lens.py)."""
+    opening = lens_opening(model_id, text, token, _lab)
+    lens = logit_lens(_lab, text, opening.column.token_id)
     texts = _lab.token_texts(lens.top_ids.ravel().tolist())
     top_tokens = np.array(texts, dtype=object).reshape(lens.top_ids.shape)
-    return LensView(lens, top_tokens, _lab.token_texts([token_id])[0], not token)
+    return LensView(lens, top_tokens, opening.token, opening.predicted)
 
 
 def lens_input(where: DeltaGenerator, lab: ResidualModel) -> tuple[str, str] | None:
@@ -144,34 +139,26 @@ def lens_input(where: DeltaGenerator, lab: ResidualModel) -> tuple[str, str] | N
 
 
 def show_lens(where: DeltaGenerator, lab: ResidualModel, text: str, token: str) -> LensView | None:
+    """The lens section: what it opens with first (the last position across every row: one forward and L+1
+    unembeddings), then the whole grid's map above it, then the picked cell's top tokens."""
     key = ("llm_lens", LLM_ID, text, token)
-    view = heavy(key, lambda: lens_view(LLM_ID, text, token, lab), where=where)
-    if view is None:
+    opening = heavy(key + ("opening",), lambda: lens_opening(LLM_ID, text, token, lab), where=where)
+    if opening is None:
         return None
-    lens, words = view.lens, words_for("llm_answer")
-    last = len(lens.tokens) - 1
-    show_chart(shared_figure(key + ("map",), lambda: lens_map(
-                   view.top_tokens, lens.top_probs, lens.tokens, lens.commitment,
-                   tr("llm_answer.chart.lens_title", rows=lens.layers + 1), words=words)),
-               "llm_logit_lens", key="llm_lens_map", where=where,
-               width=page_width())  # the section spans the page: titles wrap at its width, not a column's
-    final = str(view.top_tokens[-1, -1, 0])
-    metrics = where.columns(3)
-    metrics[0].metric(tr("llm_answer.prediction"), repr(final), f"{lens.top_probs[-1, -1, 0]:.1%}",
-                      delta_color="off", delta_arrow="off")
-    metrics[1].metric(tr("llm_answer.commitment"), tr("llm_answer.commitment_value", row=int(lens.commitment[last]),
-                                                      layers=lens.layers), help=tr("llm_answer.commitment_help"))
-    metrics[2].metric(tr("llm_answer.token_rank", token=escape_markdown(repr(view.token))), f"{lens.token_ranks[-1, last]:,}",
-                      f"{lens.token_probs[-1, last]:.1%}", delta_color="off", delta_arrow="off")
-    where.caption(tr("llm_answer.lens_caption"))
-    title = "llm_answer.chart.rank_title_predicted" if view.predicted else "llm_answer.chart.rank_title"
-    show_chart(shared_figure(key + ("rank",), lambda: rank_by_layer(
-                   lens.token_ranks[:, last], lens.token_probs[:, last], view.token,
-                   tr(title, token=html_escaped(repr(view.token))), words=words)),
-               "llm_lens_rank", key="llm_lens_rank", where=where,
-               width=page_width())
+    grid = where.container()  # the map, drawn once the grid is ready: the numbers under it come first
+    show_last_position(where, opening, key)
+    show_cell(where, lab, opening)
     if not presenting():
         where.write(tr("llm_answer.lens_text"))
+    view = heavy(key, lambda: lens_view(LLM_ID, text, token, lab), where=grid)
+    if view is None:
+        return None
+    lens = view.lens
+    show_chart(shared_figure(key + ("map",), lambda: lens_map(
+                   view.top_tokens, lens.top_probs, lens.tokens, lens.commitment,
+                   tr("llm_answer.chart.lens_title", rows=lens.layers + 1), words=words_for("llm_answer"))),
+               "llm_logit_lens", key=LENS_MAP_KEY, where=grid, on_select=cell_clicked,
+               width=page_width())  # the section spans the page: titles wrap at its width, not a column's
     return view
 
 

@@ -20,6 +20,13 @@ DEFAULT_CLEAN = "When Mary and John met, John gave a drink to"
 DEFAULT_CORRUPT = "When John and Mary met, Mary gave a drink to"
 DEFAULT_ANSWER, DEFAULT_WRONG = " Mary", " John"
 
+# The longest text the lens reads: its map is (L+1) × T cells, each hover naming 5 tokens; past 64 positions neither
+# the cells nor their labels can be read on a screen.
+LENS_MAX_TOKENS = 64
+# The lens's rows on the page's model, SmolLM2-135M-Instruct: its embeddings and its 30 blocks' outputs
+# (tests/test_page_llm_answer.py holds it to the loaded model's depth).
+LENS_ROWS = 31
+
 LENS_TEXT = WidgetSpec("answer_lens_text", "lens_text", DEFAULT_LENS_TEXT, PAGE, convert=sentence_text)
 LENS_TOKEN = WidgetSpec("answer_lens_token", "lens_token", "", PAGE, convert=sentence_text)
 CLEAN = WidgetSpec("answer_clean", "clean", DEFAULT_CLEAN, PAGE, convert=sentence_text)
@@ -34,7 +41,13 @@ def _with_difference(state) -> bool:
 
 
 WRONG = WidgetSpec("answer_wrong", "wrong", DEFAULT_WRONG, PAGE, convert=sentence_text, drawn_when=_with_difference)
-SPECS = (LENS_TEXT, LENS_TOKEN, CLEAN, CORRUPT, ANSWER, DIFFERENCE, WRONG)
+# The lens cell whose top tokens are listed under the map (a click on the map picks it too): row 0 the embeddings, row
+# l block l's output; the position counted from 0, as the map's columns are. A position past the text's end is its
+# last: the default, the position whose next token the prompt asks for, on any text.
+LENS_ROW = WidgetSpec("answer_lens_row", "lens_row", LENS_ROWS - 1, PAGE, options=tuple(range(LENS_ROWS)), convert=int)
+LENS_POSITION = WidgetSpec("answer_lens_position", "lens_position", LENS_MAX_TOKENS - 1, PAGE, low=0,
+                           high=LENS_MAX_TOKENS - 1, convert=int)
+SPECS = (LENS_TEXT, LENS_TOKEN, LENS_ROW, LENS_POSITION, CLEAN, CORRUPT, ANSWER, DIFFERENCE, WRONG)
 # 1 · the logit lens (nostalgebraist 2020), 2 · activation patching of the residual stream (Meng et al. 2022),
 # 3 · per head at the last position (Wang et al. 2022), 4 · direct logit attribution (Elhage et al. 2021)
 SECTIONS = (PageSection("lens"), PageSection("patching"), PageSection("heads"), PageSection("attribution"))
