@@ -4,8 +4,9 @@
 
 On the logit lens's default prompt ("The capital of France is", 5 tokens) and on a prompt of --long-tokens tokens
 (the page's bound, ui/llm/influence.INFLUENCE_MAX_TOKENS), each for the model's own next token: the whole
-prompt_influence (gradient × input: one forward and one backward through the blocks; occlusion: T prompts of T − 1
-tokens in one batch; rollout: one forward with every map), and each method apart, beside one plain forward of the
+prompt_influence (gradient × input: one forward and one backward through the blocks; occlusion: the T shorter prompts,
+each run from its removed token on, the positions before it read from the prompt's KV cache, and for comparison each
+run whole in one batch of T × (T − 1) positions; rollout: one forward with every map), and each method apart, beside one plain forward of the
 same prompt (LoadedLlama.run: logits and every map, as the page's analyses run). Interleaved rounds, the median of
 each. Prints a markdown table and /proc/loadavg (the machine is shared: the ratio is the figure to compare).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from dataclasses import replace
 import sys
 import time
 from pathlib import Path
@@ -22,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from model.explain.influence import last_row_rollout, prompt_influence  # noqa: E402
+from model.explain.influence import last_row_rollout, occluded_finals, prompt_influence  # noqa: E402
 from model.families import open_model  # noqa: E402
 from ui.specs.llm_answer import DEFAULT_LENS_TEXT  # noqa: E402
 
@@ -51,12 +53,12 @@ def gradient_only(lab, text: str, token_id: int) -> None:
         torch.log_softmax(lab.unembed(final), -1)[token_id].backward()
 
 
-def occlusion_only(lab, text: str) -> None:
-    embedded = lab.residual_stream(text).hidden[0]
-    length = embedded.size(0)
-    kept = ~torch.eye(length, dtype=torch.bool)
+def occlusion_only(lab, text: str, whole: bool = False) -> None:
+    """The stream, the T shorter prompts' final rows and their unembedding; whole: each shorter prompt run whole (the
+    batch of T × (T − 1) positions, what a family without a KV cache does)."""
+    stream = lab.residual_stream(text)
     with torch.no_grad():
-        lab.unembed(lab.blocks_from(0, embedded[None].expand(length, -1, -1)[kept].view(length, length - 1, -1))[:, -1])
+        lab.unembed(occluded_finals(lab, replace(stream, cache=None) if whole else stream))
 
 
 def main() -> None:
@@ -67,8 +69,9 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     lab = open_model("SmolLM2-135M-Instruct")
-    print("| prompt | tokens | one forward | influence, all three | ratio | gradient × input | occlusion | rollout |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| prompt | tokens | one forward | influence, all three | ratio | gradient × input | occlusion "
+          "| occlusion, prompts run whole | rollout |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for text in (DEFAULT_LENS_TEXT, prompt_of(lab, args.long_tokens)):
         ids = lab.encode(text)
         token_id = int(lab.network.run(ids).logits[0, -1].argmax())
@@ -77,6 +80,7 @@ def main() -> None:
                 "all": lambda text=text, token_id=token_id: prompt_influence(lab, text, token_id),
                 "gradient": lambda text=text, token_id=token_id: gradient_only(lab, text, token_id),
                 "occlusion": lambda text=text: occlusion_only(lab, text),
+                "whole": lambda text=text: occlusion_only(lab, text, whole=True),
                 "rollout": lambda text=text: last_row_rollout(lab, text)}
         times: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.rounds):  # interleaved: a load spike touches every kind alike
@@ -86,7 +90,7 @@ def main() -> None:
         shown = text if len(text) < 40 else text[:37] + "…"
         print(f"| {shown!r} | {len(ids)} | {median['forward']:.0f} ms | {median['all']:.0f} ms | "
               f"**{median['all'] / median['forward']:.1f}×** | {median['gradient']:.0f} ms | "
-              f"{median['occlusion']:.0f} ms | {median['rollout']:.0f} ms |")
+              f"{median['occlusion']:.0f} ms | {median['whole']:.0f} ms | {median['rollout']:.0f} ms |")
     print(f"\nthreads {args.threads}, rounds {args.rounds}, load {Path('/proc/loadavg').read_text().strip()}")
 
 

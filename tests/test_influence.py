@@ -2,12 +2,14 @@
 definition computed another way: gradient × input against central finite differences of log p along each token's
 embedding, occlusion against each shorter prompt run on its own, rollout against Abnar & Zuidema's product written
 out over the model's own weights, the agreement against scipy, and the disagreement on constructed vectors."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
 from scipy import stats
 
-from model.explain.influence import METHODS, PromptInfluence, prompt_influence
+from model.explain.influence import METHODS, PromptInfluence, occluded_finals, prompt_influence
 from model.families import open_model
 
 TEXT = "The capital of France is"  # 5 tokens; the model's next token is " Paris"
@@ -55,6 +57,10 @@ def test_occlusion_is_each_prompt_without_one_token_run_on_its_own(lab, paris):
         alone = torch.log_softmax(lab.network.run(shorter).logits[0, -1], -1)[paris.token_id]
         assert paris.occlusion[position] == pytest.approx(paris.log_prob - float(alone), abs=1e-4), position
     assert paris.occlusion[-1] > 1  # without " is", " Paris" is far less likely
+    # the shorter prompts' runs from the removed token on, the earlier positions from the cache, are the whole runs
+    stream = lab.residual_stream(TEXT)
+    torch.testing.assert_close(occluded_finals(lab, stream), occluded_finals(lab, replace(stream, cache=None)),
+                               rtol=1e-4, atol=1e-4)  # residual entries of tens: float32 rounding
 
 
 def test_rollout_is_the_product_of_the_half_residual_head_means(lab, paris):

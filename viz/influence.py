@@ -38,12 +38,11 @@ def influence_bars(tokens: list[str], gradient: np.ndarray, occlusion: np.ndarra
                         line=dict(color="black", width=[OUTLINE if i == top else 0 for i in range(len(values))])),
             hovertemplate=f"%{{y}}<br>{name}: %{{x:{'.2e' if log else '+.3f'}}}<extra></extra>"), row=1, col=column)
         if log:
-            fig.update_xaxes(type="log", row=1, col=column)
+            fig.update_xaxes(type="log", exponentformat="power", row=1, col=column)  # 10⁻⁸, not "10n"
         else:
             fig.update_xaxes(zeroline=True, zerolinecolor="#888", row=1, col=column)
         series.append(Series("bar", values, tuple(labels), name=name, horizontal=True))
-    fig.update_yaxes(autorange="reversed", type="category", row=1, col=1,
-                     title=words("llm_influence.chart.token_axis"))
+    fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)  # "3: ' France'": the labels say it
     fig.update_layout(title=title, height=150 + ROW_PX * len(tokens), margin=dict(l=10, r=10, t=90, b=10),
                       showlegend=False, bargap=0.25)
     return with_data(fig, ChartData(title, series=tuple(series)))

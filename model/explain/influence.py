@@ -9,8 +9,8 @@ embeddings e_0 … e_{T−1}:
     would take away. One forward and one backward pass through the model's blocks (ReadsResidualStream: blocks_from
     and unembed are differentiable).
 (b) occlusion (Zeiler & Fergus 2014, §4.2, a part of the input covered and the output's change measured): the
-    baseline is the token removed, o_i = log p(a | x) − log p(a | x without token i). Every occluded prompt has
-    T − 1 tokens, so the T of them run as one batch through the blocks.
+    baseline is the token removed, o_i = log p(a | x) − log p(a | x without token i). The T shorter prompts run
+    together, each from the removed token on (occluded_finals).
 (c) attention rollout (Abnar & Zuidema 2020, §3, model/explain/rollout.py): r_i = R_L[T−1, i], the share of the
     last position that the attention graph, residual included, draws from token i after the last layer. It reads
     the attention weights only: the same for every answer, and never negative.
@@ -23,7 +23,7 @@ Shapes: T tokens, d width, V vocabulary.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ from model.explain.importance import spearman
 from model.explain.rollout import attention_rollout
 
 if TYPE_CHECKING:  # only a type here: the adapters package imports every family
-    from model.adapters.protocols import ReadsResidualStream
+    from model.adapters.protocols import ReadsResidualStream, ResidualStream
 
 METHODS = ("gradient", "occlusion", "rollout")  # (a), (b), (c) above, in the order the page shows them
 MIN_TOKENS = 2  # occlusion removes one token: a prompt of one token would leave nothing to read
@@ -85,15 +85,35 @@ def prompt_influence(lab: ReadsResidualStream, text: str, token_id: int) -> Prom
         (gradient,) = torch.autograd.grad(log_prob, embedded)  # (T, d)
     with torch.no_grad():
         gradient_input = (gradient * embedded).sum(-1)  # (T,)
-        # the T occluded prompts: row i is the embeddings without token i, (T, T−1, d); a token's embedding does not
-        # depend on its position (the positions are rotary, in the attention), so these are the shorter prompts' own
-        kept = ~torch.eye(length, dtype=torch.bool, device=embedded.device)
-        occluded = embedded.detach()[None].expand(length, -1, -1)[kept].view(length, length - 1, -1)
-        finals = lab.blocks_from(0, occluded)[:, -1]  # (T, d)
+        finals = occluded_finals(lab, stream)  # (T, d)
         occluded_log_probs = torch.log_softmax(lab.unembed(finals).float(), dim=-1)[:, token_id]  # (T,)
         occlusion = log_prob.detach() - occluded_log_probs
     return PromptInfluence(list(stream.ids), list(stream.tokens), token_id, float(log_prob.detach()),
                            _array(gradient_input), _array(occlusion), last_row_rollout(lab, text))
+
+
+@torch.no_grad()
+def occluded_finals(lab: ReadsResidualStream, stream: ResidualStream) -> torch.Tensor:
+    """(T, d): row i, the last block's output at the last position of the text without its token i.
+
+    A token's embedding does not depend on its position (the positions are rotary, in the attention), so the shorter
+    prompt's input is the stream's embeddings without row i. Causal: its positions 0 … i−1 are the whole text's, so
+    only positions i … T−2 run, reading the keys and values before them from the stream's own cache (cut to T − 1
+    positions, so that block_on_suffixes places each run at i … T−2), and all T − 1 runs go through each block
+    together: T(T−1)/2 positions, not T(T−1). Without token T−1 the prompt is the text's first T − 1 tokens, whose
+    output the stream holds already. A family that keeps no cache runs the T shorter prompts whole, in one batch."""
+    embedded, length = stream.hidden[0], len(stream.ids)  # (T, d)
+    if stream.cache is None:
+        kept = ~torch.eye(length, dtype=torch.bool, device=embedded.device)
+        return lab.blocks_from(0, embedded[None].expand(length, -1, -1)[kept].view(length, length - 1, -1))[:, -1]
+    cut = type(stream.cache)(*(tuple(t[:, :, :length - 1] for t in part)
+                               for part in (stream.cache.keys, stream.cache.values)))
+    shorter = replace(stream, cache=cut)
+    runs = [embedded[position + 1:][None] for position in range(length - 1)]  # run i: (1, T−1−i, d)
+    blocks = stream.hidden.shape[0] - 1
+    for block in range(blocks):
+        runs = lab.block_on_suffixes(block, runs, shorter, last_only=block == blocks - 1)
+    return torch.stack([run[0, -1] for run in runs] + [stream.hidden[-1, length - 2]])
 
 
 def last_row_rollout(lab, text: str) -> np.ndarray:
