@@ -5,7 +5,7 @@ when they name different most influential tokens.
 
 The answer's candidates are the lens's own last cell (the model's top five next tokens, already computed for the
 lens). The result is kept for the whole server (runtime/result_cache.py, keyed by the model, the prompt and the
-answer); occlusion runs T prompts of T − 1 tokens, so the work grows with T²: prompts are bounded at
+answer); occlusion runs T shorter prompts, so the work grows with T²: prompts are bounded at
 INFLUENCE_MAX_TOKENS, and a long one goes to the analysis worker at once (runtime/analysis_worker.py, by its size).
 """
 from __future__ import annotations
@@ -31,8 +31,8 @@ from ui.widget_spec import spec_select
 from viz.attention import html_escaped
 from viz.influence import influence_bars
 
-# The longest prompt whose influence is computed: occlusion's T runs of T − 1 positions are about T²/2 forwards'
-# worth of positions at 32 tokens (bench/influence.py times it against one forward).
+# The longest prompt whose influence is computed: occlusion runs T(T−1)/2 positions, which grows with T² (bench/
+# influence.py times it against one forward).
 INFLUENCE_MAX_TOKENS = 32
 
 
