@@ -60,10 +60,10 @@ def show_influence(where: DeltaGenerator, lab: ResidualModel, text: str | None,
         return None
     candidates = [int(i) for i in lens.lens.top_ids[-1, -1]]  # the model's next tokens, most likely first
     texts, probs = list(lens.top_tokens[-1, -1]), lens.lens.top_probs[-1, -1]
+    options = {rank: tr("llm_influence.answer_option", rank=rank, token=repr(texts[rank - 1]),
+                        prob=f"{probs[rank - 1]:.1%}") for rank in INFLUENCE_RANK.choices()}  # worded in this run
     rank = spec_select(INFLUENCE_RANK, tr("llm_influence.answer_label"), where=where,
-                       help=tr("llm_influence.answer_help"),
-                       format_func=lambda r: tr("llm_influence.answer_option", rank=r, token=repr(texts[r - 1]),
-                                                prob=f"{probs[r - 1]:.1%}"))
+                       help=tr("llm_influence.answer_help"), format_func=options.__getitem__)
     token_id, token = candidates[rank - 1], str(texts[rank - 1])
     key = ("llm_influence", LLM_ID, text, token_id)
     result = heavy(key, lambda: influence_of(LLM_ID, text, token_id, lab), where=where,
