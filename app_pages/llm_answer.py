@@ -1,11 +1,13 @@
 """How an LLM finds its answer: the logit lens (nostalgebraist 2020), activation patching of the residual stream and of
-each head (Meng et al. 2022; Wang et al. 2022) and direct logit attribution (Elhage et al. 2021) on SmolLM2-135M."""
+each head (Meng et al. 2022; Wang et al. 2022), direct logit attribution (Elhage et al. 2021) and each prompt token's
+influence by three methods (ui/llm/influence.py) on SmolLM2-135M."""
 import streamlit as st
 
 from i18n import tr
 from ui.presenter import chart_first, explanation, page_title
 from ui.llm.answer import LENS_MAX_TOKENS, answer_model, lens_input, patching_input, show_lens, show_patching
 from ui.llm.attribution import show_attribution, show_head_patching
+from ui.llm.influence import show_influence
 from ui.page_sections import page_sections
 from ui.warm_notice import warming_notice
 
@@ -18,13 +20,14 @@ lab = answer_model()  # the shared model, loaded on the first visit; None (with 
 if lab is not None:
     sections = page_sections("llm_answer")  # a lesson stop's section first (ui/page_sections.py)
     drawn, request = sections.drawn, None  # a section held for a later question is neither drawn nor computed
+    lens = shown = None  # the lens's (prompt, token) and what it drew: the influence section reads both
     if "lens" in drawn:
         with sections["lens"]:
             sections.header("lens", tr("llm_answer.lens_title"))
             charts, controls = chart_first()  # a projected stop: the map first, the text fields under it
             lens = lens_input(controls, lab)
             if lens is not None:
-                show_lens(charts, lab, *lens)
+                shown = show_lens(charts, lab, *lens)
     if "patching" in drawn:
         with sections["patching"]:
             sections.header("patching", tr("llm_answer.patching_title"))
@@ -50,3 +53,7 @@ if lab is not None:
                 st.info(tr("llm_answer.attribution_needs_prompt", limit=LENS_MAX_TOKENS))
             else:
                 show_attribution(st.container(), lab, request.clean)
+    if "influence" in drawn:
+        with sections["influence"]:
+            sections.header("influence", tr("llm_influence.title"))
+            show_influence(st.container(), lab, None if lens is None else lens[0], shown)  # the lens's prompt

@@ -272,14 +272,14 @@ class LlamaModel(nn.Module):
         self.blocks_from(0, stream[0], each=keep)
         return torch.stack(stream), KVCache(tuple(keys), tuple(values))
 
-    @torch.no_grad()
     def blocks_from(self, start: int, hidden: torch.Tensor, each=None, edit_heads=None, past=None,
                     stop: int | None = None) -> torch.Tensor:
         """Blocks start … stop−1 (stop None: L−1, the last) on hidden (B, T', d), the residual entering block `start`
         at positions P … P+T'−1, past (a batch of one's KVCache, every layer) holding 0 … P−1 (none: P = 0): the rest
         of a forward (activation patching; causal, so a patch at P changes nothing before it). The last block's output
         (B, T', d); each(x, attn, (k, v)) sees each block's output, AttentionResult (with its maps) and keys and
-        values; edit_heads (GroupedQueryAttention) edits block `start`'s heads only."""
+        values; edit_heads (GroupedQueryAttention) edits block `start`'s heads only. Differentiable: a hidden that
+        requires grad gets its gradient (gradient × input, model/explain/influence.py); the frozen weights get none."""
         offset, runs = 0 if past is None else past.length, hidden.size(0)
         cos, sin = rotary_cos_sin(torch.arange(offset, offset + hidden.size(1), device=hidden.device),
                                   self.cfg.head_dim, self.cfg.rope_theta)  # (T', d_k) each

@@ -1,8 +1,8 @@
 """Real browser: the page "How an LLM finds its answer" projected (presenter mode, 1280×720), in English and Korean:
 the logit lens's map starts above the fold on arrival, and with each other section's heading at the top of the
 screen its map starts above the fold too (a 5-token pair: a sweep of seconds, run by the Run button; attribution is
-drawn before it, from the clean prompt alone). Viewport screenshots are kept in
-tests/screenshots/ for people to look at (SmolLM2 loads on the first visit: the first waits are long, not speed
+drawn before it, from the clean prompt alone; the influence section's three panels, from the lens's prompt). Viewport
+screenshots are kept in tests/screenshots/ for people to look at (SmolLM2 loads on the first visit: the first waits are long, not speed
 assertions)."""
 import re
 from urllib.parse import urlencode
@@ -55,11 +55,14 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
             assert "lens_row=12" in page.url and "lens_position=3" in page.url
             no_exception(page)
 
-        for section, layer in (("patching", ".heatmaplayer"), ("heads", ".heatmaplayer"), ("attribution", ".barlayer")):
+        for section, layer, title in (("patching", ".heatmaplayer", "llm_answer.patching_title"),
+                                      ("heads", ".heatmaplayer", "llm_answer.heads_title"),
+                                      ("attribution", ".barlayer", "llm_answer.attribution_title"),
+                                      ("influence", ".barlayer", "llm_influence.title")):  # the lens's prompt
             chart = page.locator(f".st-key-section_{section} .js-plotly-plot").first
-            expect(chart.locator(layer)).to_have_count(1)
+            expect(chart.locator(layer)).to_have_count(3 if section == "influence" else 1)  # three methods' panels
             heading = page.locator(f".st-key-section_{section} h2")
-            expect(heading).to_have_text(translate(language, f"llm_answer.{section}_title"))
+            expect(heading).to_have_text(translate(language, title))
             heading.evaluate("element => element.scrollIntoView({block: 'start'})")
             page.wait_for_timeout(300)
             top = heading.bounding_box()["y"]

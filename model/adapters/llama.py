@@ -112,9 +112,9 @@ class LlamaAdapter(Adapter):
         """Where the network's weights are (the CPU in the app; CUDA in scripts/gpu_check.py)."""
         return self.network.model.embed.weight.device
 
-    @torch.no_grad()
     def unembed(self, hidden: torch.Tensor) -> torch.Tensor:
-        """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix (tied to the embedding)."""
+        """(..., d) -> (..., V) logits: the final RMSNorm, then the output matrix (tied to the embedding);
+        differentiable, as blocks_from is."""
         return self.network.model.unembed(hidden)
 
     def blocks_from(self, start: int, hidden: torch.Tensor, heads: HeadPatch | None = None,

@@ -150,7 +150,9 @@ class HeadPatch:
 
 @runtime_checkable
 class ReadsResidualStream(Protocol):
-    """A model whose residual stream after every block, and whose unembedding, can be read (RESIDUAL_STREAM)."""
+    """A model whose residual stream after every block, and whose unembedding, can be read (RESIDUAL_STREAM).
+    blocks_from and unembed are differentiable: on a residual that requires grad, under grad mode, they give its
+    gradient (gradient × input on the embeddings, model/explain/influence.py)."""
 
     def residual_stream(self, text: str) -> ResidualStream: ...
 
