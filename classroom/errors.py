@@ -112,3 +112,6 @@ class NotAView(ClassStoreError):
     def __init__(self, code: str, reason: str):
         super().__init__(code, f"not a view of this app: {reason}")
         self.reason = reason
+
+    def values(self) -> dict[str, object]:
+        return {"reason": self.reason}

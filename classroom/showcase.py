@@ -43,21 +43,25 @@ Views = Mapping[str, Collection[str]]  # page (its url path) -> the link paramet
 
 
 def view_link(link: str, views: Views) -> str:
-    """A view's link, as sent (relative, or the app's absolute address), -> its canonical relative form: the page and
-    the parameters it knows, in the order sent, without the reader's language and presenter mode. Raises NotAView for
-    anything else (too long, a page this app does not have, a parameter its page does not know, a repeated one, a
-    fragment, or a path of more than one part after the app's root)."""
+    """A view's link, relative as "Link to this view" makes it on the server (ui/lessons/view_question.current_link), ->
+    its canonical form: the page and the parameters it knows, in the order sent, without the reader's language and
+    presenter mode. Raises NotAView for anything else: too long, a scheme or a host (any address elsewhere, even one
+    that names a page of ours), a page this app does not have, a path, a parameter its page does not know or twice,
+    a value with a control character, a fragment."""
     if not isinstance(link, str) or not link or len(link) > VIEW_LINK_CHARS:
         raise NotAView("", "length")
     parts = urlsplit(link.strip())
     if parts.fragment:
         raise NotAView("", "fragment")
-    page = parts.path.rstrip("/").rsplit("/", 1)[-1] if parts.path.strip("/") else ""
-    if parts.scheme not in ("", "http", "https") or not _PAGE.fullmatch(page) or page not in views:
+    if parts.scheme or parts.netloc or link.lstrip().startswith(("/", "\\")):  # a host: never a URL elsewhere
+        raise NotAView("", "elsewhere")
+    page = parts.path
+    if not _PAGE.fullmatch(page) or page not in views:  # the page alone: no folders, no '..'
         raise NotAView("", "page")
-    if not parts.netloc and parts.path.strip("/") != page:  # relative: the page alone (no folders, no '..')
-        raise NotAView("", "page")
-    pairs = parse_qsl(parts.query, keep_blank_values=True, max_num_fields=VIEW_PARAMETERS)
+    try:
+        pairs = parse_qsl(parts.query, keep_blank_values=True, max_num_fields=VIEW_PARAMETERS)
+    except ValueError:  # more parameters than any page has
+        raise NotAView("", "parameter") from None
     names = [name for name, _ in pairs]
     if len(set(names)) != len(names):
         raise NotAView("", "repeated")
@@ -66,7 +70,7 @@ def view_link(link: str, views: Views) -> str:
     for name, value in pairs:
         if name not in known:
             raise NotAView("", "parameter")
-        if len(value) > VIEW_VALUE_CHARS or any(not ch.isprintable() for ch in value):
+        if len(value) > VIEW_VALUE_CHARS or any(not ch.isprintable() for ch in value):  # a bidi control, a newline
             raise NotAView("", "value")
         if name not in SHARED_ONLY:
             kept.append((name, value))
