@@ -4,6 +4,7 @@ it down, a hidden or waiting text is refused, another class's answer and another
 the class takes it down; a view's link is a view of this app or nothing; the report records kind and time, no name.
 The teacher's screens (pick, project, take down; English and Korean) are AppTests at the end."""
 import csv
+import hashlib
 import io
 import time
 
@@ -15,6 +16,7 @@ from classroom.recent import class_version
 from classroom.report import build_report, reportable
 from classroom.showcase import VIEW_LINK_CHARS, view_link
 from classroom.store import ClassStore
+from classroom.text_answers import text_key
 from ui.lessons.catalogue import known_pages
 from ui.lessons.view_question import app_views
 from ui.live_class.report import report_csv, report_tables
@@ -170,3 +172,103 @@ def test_a_malformed_view_question_is_a_problem_at_its_stop_with_its_line(fields
     first, second = parse_lesson("views", source, known_pages()).stops
     assert first.problem is None and second.question is None and problem in second.problem, second.problem
     assert second.line == 6  # the lesson bar says "lesson file line 6"
+
+
+SHOW_LESSON = """title = { en = "Show", ko = "보여 주기" }
+
+[[stop]]
+page = "softmax_scaling"
+state = { dk = 16 }
+text = { en = "Look.", ko = "보세요." }
+[stop.question]
+kind = "text"
+prompt = { en = "In one word: what does a query ask for?", ko = "한 단어로: 쿼리는 무엇을 묻나요?" }
+
+[[stop]]
+page = "softmax_scaling"
+state = { dk = 32 }
+text = { en = "Find it.", ko = "찾아보세요." }
+[stop.question]
+kind = "view"
+prompt = { en = "Set the page to the d_k where softmax saturates, and send it.", ko = "softmax가 포화되는 d_k로 맞춰 보내세요." }
+"""
+
+
+@pytest.fixture()
+def show_lesson(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_TEACHER_PASSWORD", raising=False)
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons" / "show.toml").write_text(SHOW_LESSON, encoding="utf-8")
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path / "lessons"))
+
+
+def _key(item: str) -> str:
+    return "showcase_" + hashlib.sha256(item.encode("utf-8")).hexdigest()[:16]
+
+
+@pytest.mark.usefixtures("show_lesson")
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_teacher_picks_an_answer_in_her_private_view_projects_it_without_a_name_and_takes_it_down(language):
+    from i18n import translate
+    from tests.app_links import assert_healthy, lab_session_of, open_from_link
+    from tests.test_class_pages import _texts
+    from tests.test_hidden_answers import _start
+    from ui.text import escape_markdown, isolated_markdown
+
+    def says(key: str, **values) -> str:
+        return translate(language, f"showcase.{key}", **values)
+
+    teacher, code = _start("show", language)
+    store = ClassStore()
+    texts = ["Keys 🔑", "\u202eevil <b>x</b>\u200b", "keys 🔑"]
+    for n, text in enumerate(texts):
+        store.join(code, f"s{n}")
+        store.answer_text(code, f"s{n}", "show:1", text, None, stop=1)
+    teacher.toggle(key="teacher_private").set_value(True).run()  # her phone or a second window
+    assert says("nothing_yet") in _texts(teacher)  # nothing approved: nothing to project
+    keys, evil = text_key(texts[0]), text_key(texts[1])
+    teacher.button(key=f"text_approve_{hashlib.sha256(keys.encode()).hexdigest()[:16]}").click().run()
+    teacher.button(key=f"text_hide_{hashlib.sha256(evil.encode()).hexdigest()[:16]}").click().run()
+    with pytest.raises(KeyError):  # a hidden text is not offered (and the store refuses it: the tests above)
+        teacher.button(key=_key(evil))
+    teacher.button(key=_key(keys)).click().run()
+    assert_healthy(teacher)
+    assert store.projected(code).shown == "Keys 🔑" and teacher.button(key=_key(keys)).disabled  # on now
+    teacher.toggle(key="teacher_private").set_value(False).run()  # the projector
+    room = _texts(teacher)
+    assert says("title") in room and isolated_markdown("Keys 🔑") in room and "<b>" not in room and "\u202e" not in room
+    labels = {row[0] for row in _seat_labels(store, code)}
+    assert labels and not any(f" {label} " in f" {room} " for label in labels)  # no seat label beside it
+    student, _ = open_from_link(None, {"class": code, "lang": language})  # a student's screen shows it too
+    assert isolated_markdown("Keys 🔑") in _texts(student) and says("title") in _texts(student)
+    teacher.button(key="showcase_take_down").click().run()  # one click takes it down
+    assert store.projected(code) is None and says("title") not in _texts(teacher)
+
+    # the view question: the page shows while she sets it, "Send this view" sends its link
+    teacher.button(key="class_next").click().run()
+    student.run()
+    assert_healthy(student)
+    student.select_slider(key="scaling_dk").set_value(256).run()  # the page shows before she answers: she sets it
+    assert escape_markdown("dk = 256") in _texts(student)  # "Your view now: ..."
+    student.button(key="q_show_2_send_view").click().run()
+    assert_healthy(student)
+    sent = store.student_answer(code, lab_session_of(student).seat.student_id, "show:2")
+    assert sent is not None and sent.startswith("softmax_scaling?") and "dk=256" in sent and "lang" not in sent
+    teacher.toggle(key="teacher_private").set_value(True).run()
+    teacher.button(key=_key(sent)).click().run()
+    teacher.toggle(key="teacher_private").set_value(False).run()
+    opened = [b for b in teacher.get("link_button") if b.proto.label == says("open_view")]
+    assert len(opened) == 1 and opened[0].proto.url.startswith(sent)
+    assert ("lang=ko" in opened[0].proto.url) == (language == "ko")
+    student.run()
+    assert says("title") in _texts(student) and says("kind_view") in _texts(student)
+    teacher.session_state["report_open"] = True  # her report: what was projected, kind and time, no answer
+    teacher.run()
+    kinds = next(d.value for d in teacher.dataframe if translate(language, "report.col_kind") in d.value.columns)
+    assert kinds[translate(language, "report.col_kind")].tolist() == [says("kind_text"), says("kind_view")]
+
+
+def _seat_labels(store: ClassStore, code: str) -> list[tuple[str]]:
+    with store.connect() as db:
+        return db.execute("SELECT label FROM seats WHERE code = ?", (code,)).fetchall()
