@@ -161,7 +161,8 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
             st.caption(tr("peer.changed", answer=_label(stop, first, expected)))
         return True
     if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
-        form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
+        done = "showcase.view_sent" if shows_page_while_asked(stop.question) else "lessons.answer_taken"
+        form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done=done)
         return False
     if phase.phase == "round1":
         form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))

@@ -52,14 +52,11 @@ def projected_item(code: str, session: ClassSession | None, stop: Stop | None = 
         return None
     with st.container(border=True, key="projected_item"):
         st.markdown(f"**{tr('showcase.title')}** · {tr(f'showcase.kind_{item.kind}')}")
-        if item.kind == "view":
-            st.markdown(f"#### {_words(stop, item.kind, item.shown)}")
-            href = openable_link(item.shown, presenter=teacher is not None and presenting())
-            if href is not None:
-                st.link_button(tr("showcase.open_view"), href, icon=":material/open_in_new:",
-                               help=tr("showcase.open_view_help"))
-        else:
-            st.markdown(f"### {_words(stop, item.kind, item.shown)}")
+        # large, for the back row; a heading without its anchor link (the words are escaped Markdown)
+        st.subheader(_words(stop, item.kind, item.shown), anchor=False)
+        if item.kind == "view" and (href := openable_link(item.shown, presenter=teacher is not None and presenting())):
+            st.link_button(tr("showcase.open_view"), href, icon=":material/open_in_new:",
+                           help=tr("showcase.open_view_help"))
         if teacher is not None:
             st.button(tr("showcase.take_down"), key="showcase_take_down", icon=":material/hide_image:",
                       on_click=teacher_action, args=(teacher.take_down,))
@@ -89,7 +86,7 @@ def showcase_picker(teacher: ClassTeacher, stop: Stop, qid: str, session: ClassS
         for item, shown, students in candidates[:PICKED_ANSWERS]:
             on = up is not None and up.question == qid and (up.shown == shown if kind == "text" else up.shown == item)
             words, button = st.columns([4, 1], vertical_alignment="center")
-            words.markdown(f"{_words(stop, kind, shown)} · {students}")
+            words.markdown(f"{_words(stop, kind, shown)} · {tr('showcase.students', count=students)}")
             button.button(tr("showcase.on_now") if on else tr("showcase.project"), key=f"showcase_{_digest(item)}",
                           disabled=on, on_click=teacher_action, args=(teacher.project, qid, kind, item))
         if len(candidates) > PICKED_ANSWERS:
