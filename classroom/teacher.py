@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -86,7 +86,7 @@ class ClassTeacher:
             db.execute(sql, parameters)
         self.store.changed(self.code)  # this process's students' polls read it again (classroom/recent.py)
 
-    def _in_turn(self, now: float | None, write: Any) -> Any:
+    def _in_turn(self, now: float | None, write: Callable[[Database, float], Any]) -> Any:
         """write(db, now) in one transaction, after the check -> what it returns (a refusal writes nothing)."""
         now = time.time() if now is None else now
         with self.store.connect() as db:
@@ -100,8 +100,10 @@ class ClassTeacher:
     # ---- the class
     def move(self, stop: int, now: float | None = None) -> None:
         """Move the class to `stop` (1-based); the item on its projector comes down (it answered the stop left)."""
-        self._in_turn(now, lambda db, now: (db.execute("UPDATE classes SET stop = ? WHERE code = ?", (stop, self.code)),
-                                            showcase.take_down(db, self.code, now)))
+        def write(db: Database, now: float) -> None:
+            db.execute("UPDATE classes SET stop = ? WHERE code = ?", (stop, self.code))
+            showcase.take_down(db, self.code, now)
+        self._in_turn(now, write)
 
     def reveal(self, question: str, now: float | None = None) -> None:
         """Show `question`'s answer (and its page) to the class (revealing twice is harmless)."""

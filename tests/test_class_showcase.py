@@ -8,6 +8,7 @@ import hashlib
 import io
 import time
 
+import numpy as np
 import pytest
 
 from classroom.errors import ClassElsewhere, NoSuchAnswer, NotApproved, NotAView, NotTheTeacher
@@ -272,3 +273,40 @@ def test_the_teacher_picks_an_answer_in_her_private_view_projects_it_without_a_n
 def _seat_labels(store: ClassStore, code: str) -> list[tuple[str]]:
     with store.connect() as db:
         return db.execute("SELECT label FROM seats WHERE code = ?", (code,)).fetchall()
+
+
+def test_a_projected_tap_shows_its_tokens_and_the_map_with_its_weights_hidden():
+    """Intro stop 12's cell question: the teacher projects one student's tap from her private view; the projector says
+    it as tokens and draws the map with that cell marked and no weight on it (a tap, not the answer)."""
+    from classroom.measures import cell_of
+    from tests.app_links import assert_healthy, chart_figures, chart_titles, trace_values
+    from tests.test_class_pages import _texts
+    from tests.test_hidden_answers import _start
+    from tests.test_lessons import CELL_STOP
+    from ui.lessons.catalogue import lessons
+    from ui.lessons.questions import expected_answer
+
+    stop = lessons()[0]["intro"].stops[CELL_STOP - 1]
+    cells = expected_answer(stop).cells
+    teacher, code = _start("intro", "en")
+    store = ClassStore()
+    store.take_back(code).move(CELL_STOP)
+    wrong = next(answer for answer in sorted(cells.answers()) if answer not in expected_answer(stop).accepted)
+    store.join(code, "s0")
+    store.answer(code, "s0", f"intro:{CELL_STOP}", wrong, False, stop=CELL_STOP, valid=cells.answers())
+    teacher.toggle(key="teacher_private").set_value(True).run()
+    teacher.button(key=_key(wrong)).click().run()
+    teacher.toggle(key="teacher_private").set_value(False).run()
+    assert_healthy(teacher)
+    title = translate_en("showcase.tap_title")
+    assert cells.label(wrong) in _texts(teacher).replace("\\", "") and title in chart_titles(teacher)
+    tapped = next(f for f in chart_figures(teacher) if f.layout.title.text == title)
+    (row, column), shade = cell_of(wrong), np.asarray(trace_values(tapped.data[0].z))
+    assert shade[row][column] == 2 and {float(v) for line in shade for v in line} <= {0.0, 1.0, 2.0}  # no weights
+    assert "right" not in " ".join(chart_titles(teacher))  # no share right, no verdict: the class still answers
+
+
+def translate_en(key: str) -> str:
+    from i18n import translate
+
+    return translate("en", key)

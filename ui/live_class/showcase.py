@@ -15,17 +15,22 @@ import hashlib
 import streamlit as st
 
 from classroom.lessons import Stop
+from classroom.measures import MeasureError, cell_of
 from classroom.records import ClassSession, Results
 from classroom.showcase import Projected
 from classroom.teacher import ClassTeacher
 from classroom.text_answers import APPROVED, visible_text
 from i18n import tr
+from ui.charts import show_chart
+from ui.language import words_for
+from ui.lessons.cell_question import stop_cells
 from ui.lessons.questions import stop_answer_label
 from ui.lessons.view_question import openable_link, sent_view_words
 from ui.live_class.refusals import teacher_action
 from ui.presenter import presenting
 from ui.seat import class_store
 from ui.text import escape_markdown, isolated_markdown
+from viz.cells import cell_picker
 
 PICKED_ANSWERS = 30  # answers her picker lists (most students first): a class's distinct taps or views
 
@@ -57,10 +62,27 @@ def projected_item(code: str, session: ClassSession | None, stop: Stop | None = 
         if item.kind == "view" and (href := openable_link(item.shown, presenter=teacher is not None and presenting())):
             st.link_button(tr("showcase.open_view"), href, icon=":material/open_in_new:",
                            help=tr("showcase.open_view_help"))
+        if item.kind == "cell" and teacher is not None and stop is not None:  # the room: where she tapped
+            _tapped_map(stop, item.shown)
         if teacher is not None:
             st.button(tr("showcase.take_down"), key="showcase_take_down", icon=":material/hide_image:",
                       on_click=teacher_action, args=(teacher.take_down,))
     return item
+
+
+def _tapped_map(stop: Stop, cell: str) -> None:
+    """The stop's map as the students tapped it (its weights hidden: a student's tap, not the answer), her cell dark."""
+    try:
+        cells = stop_cells(stop)
+    except MeasureError:
+        return  # the tap's tokens above say it
+    picked = cell_of(cell)
+    if picked is None or picked[0] >= len(cells.rows) or picked[1] >= len(cells.columns):
+        return
+    fig = cell_picker(list(cells.rows), list(cells.columns), cells.row, picked, tr("showcase.tap_title"),
+                      words=words_for("attention"))
+    show_chart(fig, "projected_tap", key="projected_tap", offer_csv=False,
+               summary=tr("showcase.tap_words", cell=cells.label(cell) or cell))
 
 
 def _candidates(teacher: ClassTeacher, stop: Stop, qid: str) -> list[tuple[str, str, int]]:
