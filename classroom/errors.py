@@ -109,7 +109,7 @@ class NotAView(ClassStoreError):
     """A view's link that is not a view of this app (classroom/showcase.view_link): too long, another site, a page it
     does not have or a parameter its page does not know. `reason`: which ('length', 'page', 'parameter', ...)."""
 
-    def __init__(self, code: str, reason: str):
+    def __init__(self, code: str, reason: str = "link"):
         super().__init__(code, f"not a view of this app: {reason}")
         self.reason = reason
 
