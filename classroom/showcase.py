@@ -30,7 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from classroom.database import Database
 from classroom.errors import ClassElsewhere, NoSuchAnswer, NotAView, NotApproved
-from classroom.text_answers import APPROVED
+from classroom.text_answers import APPROVED, text_key
 
 KINDS = ("text", "cell", "view")  # what may be projected: an approved text, a tapped cell, a view's link
 VIEW_LINK_CHARS = 1000  # a view's link as stored (a sentence or a prompt in it: a few hundred characters)
@@ -38,6 +38,7 @@ VIEW_VALUE_CHARS = 600  # one parameter's value in it
 VIEW_PARAMETERS = 20  # parameters in one link (a page has about a dozen)
 SHARED_ONLY = ("lang", "presenter", "training")  # the reader's own (language, presenter mode) or her tab's: dropped
 _PAGE = re.compile(r"[a-z][a-z0-9_]{0,40}")
+_CELL = re.compile(r"[1-9]\d{0,4},[1-9]\d{0,4}")  # a cell answer: 1-based "query,key" (classroom/measures/cells.py)
 
 Views = Mapping[str, Collection[str]]  # page (its url path) -> the link parameters it knows (ui/lessons/view_question)
 
@@ -103,22 +104,32 @@ def _class_stop(db: Database, code: str) -> tuple[str, int]:
     return lesson, stop
 
 
-def project(db: Database, code: str, question: str, kind: str, item: str, now: float) -> None:
+def project(db: Database, code: str, question: str, kind: str, item: str, now: float,
+            views: Views | None = None) -> None:
     """Put `item` (a text's group key, a cell "query,key", a view's link) of `question` on the class's projector in
-    place of any other; the caller (ClassTeacher.project) has checked the teacher's token, in this transaction."""
+    place of any other; the caller (ClassTeacher.project) has checked the teacher's token, in this transaction.
+    `views`: the app's pages and their parameters (a view is checked against them again). An item is of its kind's
+    shape, whatever kind the question is: a student's text passed off as a cell or a view is refused, and a text the
+    teacher hid is refused under any kind."""
     if kind not in KINDS:
         raise ValueError(f"kind {kind!r}")
     lesson, stop = _class_stop(db, code)
     if question != f"{lesson}:{stop}":  # a stop's own question is "<lesson>:<stop>" (classroom/lessons.question_id)
         raise ClassElsewhere(code, stop)
-    if kind == "text":
-        row = db.execute("SELECT state FROM text_moderation WHERE code = ? AND question = ? AND text_key = ?",
-                         (code, question, item)).fetchone()
-        if row is None or row[0] != APPROVED:
+    moderated = db.execute("SELECT state FROM text_moderation WHERE code = ? AND question = ? AND text_key = ?",
+                           (code, question, item if kind == "text" else text_key(item))).fetchone()
+    if kind == "text" and (moderated is None or moderated[0] != APPROVED):
+        raise NotApproved(code)
+    if kind != "text":
+        if moderated is not None and moderated[0] != APPROVED:
             raise NotApproved(code)
-    elif db.execute("SELECT 1 FROM answers WHERE code = ? AND question = ? AND answer = ? LIMIT 1",
-                    (code, question, item)).fetchone() is None:
-        raise NoSuchAnswer(code)
+        if kind == "cell" and not _CELL.fullmatch(item):
+            raise NoSuchAnswer(code)
+        if kind == "view" and (views is None or view_link(item, views) != item):
+            raise NotAView(code, "link")
+        if db.execute("SELECT 1 FROM answers WHERE code = ? AND question = ? AND answer = ? LIMIT 1",
+                      (code, question, item)).fetchone() is None:
+            raise NoSuchAnswer(code)
     take_down(db, code, now)
     db.execute("INSERT INTO projected (code, question, stop, kind, item, at) VALUES (?, ?, ?, ?, ?, ?)",
                (code, question, stop, kind, item, now))

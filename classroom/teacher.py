@@ -315,12 +315,14 @@ class ClassTeacher:
         return self._in_turn(now, write)
 
     # ---- the projector (classroom/showcase.py): one student's work, without her name
-    def project(self, question: str, kind: str, item: str, now: float | None = None) -> None:
+    def project(self, question: str, kind: str, item: str, now: float | None = None, *,
+                views: showcase.Views | None = None) -> None:
         """Project one answer of the class's stop: `kind` 'text' (`item`: an approved group's key), 'cell' (a tapped
-        "query,key") or 'view' (a view's link a student sent), in place of any other. Raises NotApproved for a text
-        hidden or waiting, NoSuchAnswer for a cell or view no student of this class gave, ClassElsewhere for
-        another stop's question."""
-        self._in_turn(now, lambda db, now: showcase.project(db, self.code, question, kind, item, now))
+        "query,key") or 'view' (a view's link a student sent; `views`: the app's pages and their parameters, checked
+        again), in place of any other. Raises NotApproved for a text hidden or waiting, NoSuchAnswer for a cell or
+        view no student of this class gave, NotAView for a link that is not a view, ClassElsewhere for another
+        stop's question."""
+        self._in_turn(now, lambda db, now: showcase.project(db, self.code, question, kind, item, now, views))
 
     def take_down(self, now: float | None = None) -> bool:
         """Take the projected item down -> whether one was up."""

@@ -115,7 +115,7 @@ def test_another_class_answer_and_another_stop_are_refused_and_a_move_takes_it_d
     with pytest.raises(NoSuchAnswer):  # their answer is not an answer of our class
         ours.project(Q, "cell", "4,4")
     with pytest.raises(NoSuchAnswer):  # nor a view nobody sent
-        ours.project(Q, "view", "attention?layer=2")
+        ours.project(Q, "view", "attention?layer=2", views=VIEWS)
     with pytest.raises(NotTheTeacher):  # their teacher's key does nothing in our class
         store.teacher(ours.code, theirs.token, "intro").project(Q, "cell", "1,1")
     with pytest.raises(ClassElsewhere):  # a question of a stop the class is not on
@@ -138,8 +138,30 @@ def test_a_student_sends_a_view_of_this_app_and_the_teacher_projects_it(store):
     with pytest.raises(NotAView):
         store.answer_view(code, "s1", Q, "https://evil.example/phish?layer=2", VIEWS, stop=STOP)
     assert store.student_answer(code, "s1", Q) is None  # nothing stored
-    teacher.project(Q, "view", sent)
+    with pytest.raises(NotAView):  # checked again when projected
+        teacher.project(Q, "view", sent)
+    teacher.project(Q, "view", sent, views=VIEWS)
     assert (store.projected(code).kind, store.projected(code).shown) == ("view", sent)
+
+
+def test_a_hidden_text_passed_off_as_a_cell_or_a_view_is_refused(store):
+    """The store does not read the lesson: an item is held to its kind's shape, and a text she hid is refused under
+    any kind (her key cannot put hidden words up by calling them a cell or a view)."""
+    teacher = _class(store)
+    code = teacher.code
+    store.answer_text(code, "s0", Q, "attention?sentence=rude+words", None, stop=STOP)  # a text shaped as a view
+    store.answer_text(code, "s1", Q, "3,1", None, stop=STOP)  # a text shaped as a cell
+    store.answer_text(code, "s2", Q, "attention", None, stop=STOP)
+    teacher.hide_texts(Q, ["attention?sentence=rude+words", "3,1"])
+    with pytest.raises(NotApproved):
+        teacher.project(Q, "view", "attention?sentence=rude+words", views=VIEWS)
+    with pytest.raises(NotApproved):
+        teacher.project(Q, "cell", "3,1")
+    with pytest.raises(NoSuchAnswer):  # not a cell's shape
+        teacher.project(Q, "cell", "attention")
+    with pytest.raises(NotAView):  # not a view of these pages
+        teacher.project(Q, "view", "attention?onload=1", views=VIEWS)
+    assert store.projected(code) is None
 
 
 def test_the_report_records_what_was_projected_by_kind_and_time_without_names(store):
@@ -150,7 +172,7 @@ def test_the_report_records_what_was_projected_by_kind_and_time_without_names(st
     teacher = store.create_class("tv", stop=2, class_size=2)
     store.join(teacher.code, "s0")
     link = store.answer_view(teacher.code, "s0", "tv:2", "attention?sentence=Alice+was+here", VIEWS, stop=2)
-    teacher.project("tv:2", "view", link, now=time.time())
+    teacher.project("tv:2", "view", link, now=time.time(), views=VIEWS)
     teacher.take_down()
     read = teacher.report_answers()
     report = build_report(lesson, reportable(read), projections=read.projections)

@@ -25,7 +25,7 @@ from ui.charts import show_chart
 from ui.language import words_for
 from ui.lessons.cell_question import stop_cells
 from ui.lessons.questions import stop_answer_label
-from ui.lessons.view_question import openable_link, sent_view_words
+from ui.lessons.view_question import app_views, openable_link, sent_view_words
 from ui.live_class.refusals import teacher_action
 from ui.presenter import presenting
 from ui.seat import class_store
@@ -110,7 +110,8 @@ def showcase_picker(teacher: ClassTeacher, stop: Stop, qid: str, session: ClassS
             words, button = st.columns([4, 1], vertical_alignment="center")
             words.markdown(f"{_words(stop, kind, shown)} · {tr('showcase.students', count=students)}")
             button.button(tr("showcase.on_now") if on else tr("showcase.project"), key=f"showcase_{_digest(item)}",
-                          disabled=on, on_click=teacher_action, args=(teacher.project, qid, kind, item))
+                          disabled=on, on_click=teacher_action, args=(teacher.project, qid, kind, item),
+                          kwargs={"views": app_views()})
         if len(candidates) > PICKED_ANSWERS:
             st.caption(tr("showcase.more", count=len(candidates) - PICKED_ANSWERS))
         if not candidates:
