@@ -11,13 +11,14 @@ sections (ui/page_sections.py):
   in a new tab or a private window reads the lesson's own prompts); where the class's stop names no section, its
   whole page is held back off its stop. Her own answers alone open nothing a class has not revealed.
 The open stop's own section is never held: its question already hides the page until it is answered or revealed. A
-text question (kind = "text") holds nothing back: its answers are the students' own words, which no page shows.
+text question (kind = "text") holds nothing back: its answers are the students' own words, which no page shows; nor
+does a view question (kind = "view"), whose answer is a view the student sets herself.
 -> {section id, or None for the whole page: the number of the stop whose question it answers}."""
 from __future__ import annotations
 
 from collections.abc import Collection
 
-from classroom.lessons import Lesson, question_id
+from classroom.lessons import OWN_WORK_KINDS, Lesson, question_id
 
 WHOLE_PAGE = None  # the key of a held-back page that has no sections to hold
 
@@ -43,7 +44,7 @@ def held_back(page: str, lesson: Lesson | None, stop: int | None, answered: Coll
     for class_lesson, class_stop, revealed in classes:
         on_class_stop = lesson is not None and lesson.id == class_lesson.id and stop == class_stop
         for later in class_lesson.stops[class_stop - 1:]:
-            if (later.page != page or later.question is None or later.question.kind == "text"
+            if (later.page != page or later.question is None or later.question.kind in OWN_WORK_KINDS
                     or question_id(class_lesson.id, later) in revealed):
                 continue
             if later.section is not None:
@@ -53,6 +54,6 @@ def held_back(page: str, lesson: Lesson | None, stop: int | None, answered: Coll
     if lesson is not None and stop is not None:
         for later in lesson.stops[stop:]:
             if (later.page == page and later.question is not None and later.section is not None
-                    and later.question.kind != "text" and question_id(lesson.id, later) not in answered):
+                    and later.question.kind not in OWN_WORK_KINDS and question_id(lesson.id, later) not in answered):
                 hold(later.section, later.number)
     return held

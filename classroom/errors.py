@@ -94,3 +94,24 @@ class TextTooLong(ClassStoreError):
 
 class OffTheMap(ClassStoreError):
     """An answer the question does not take: a tap outside its map (or off the row it names), a forged cell."""
+
+
+class NotApproved(ClassStoreError):
+    """A text picked for the projector that the teacher has not approved (waiting) or has hidden: never projected."""
+
+
+class NoSuchAnswer(ClassStoreError):
+    """A cell or a view picked for the projector that no student of this class gave to this question (another
+    class's answer, or a forged one)."""
+
+
+class NotAView(ClassStoreError):
+    """A view's link that is not a view of this app (classroom/showcase.view_link): too long, another site, a page it
+    does not have or a parameter its page does not know. `reason`: which ('length', 'page', 'parameter', ...)."""
+
+    def __init__(self, code: str, reason: str = "link"):
+        super().__init__(code, f"not a view of this app: {reason}")
+        self.reason = reason
+
+    def values(self) -> dict[str, object]:
+        return {"reason": self.reason}

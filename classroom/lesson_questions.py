@@ -10,7 +10,10 @@ from classroom.measures import answering, check_option_count, checked_args
 from classroom.measures.registry import finite_number
 from classroom.text_answers import text_key, text_problem
 
-QUESTION_KINDS = ("choice", "head", "number", "token", "text", "cell")
+QUESTION_KINDS = ("choice", "head", "number", "token", "text", "cell", "view")
+# The students' own work: a text in their words, a view of a page they set (explain with a view). No page gives such
+# an answer away (classroom/answers_ahead.py holds nothing back for them), and they are asked in one round.
+OWN_WORK_KINDS = ("text", "view")
 CHECK_WHEN = ("pre", "post")
 CHECK_KINDS = ("choice", "number")  # check questions need no model: a fixed answer
 _CHECK_ID = re.compile(r"[a-z0-9_-]{1,40}")
@@ -123,6 +126,20 @@ def _text_question(raw: dict) -> Question:
     return Question("text", text_field(raw.get("prompt"), "prompt"), answer=answer)
 
 
+def _view_question(raw: dict) -> Question:
+    """kind = "view" (explain with a view): a prompt only; the student sends the link of the view she set on the stop's
+    page (classroom/showcase.view_link), neither right nor wrong, asked in one round."""
+    unknown = sorted(set(raw) - {"kind", "prompt"})
+    if unknown:
+        raise ValueError(f"a view question (explain with a view) takes a prompt only, not {', '.join(unknown)}")
+    return Question("view", text_field(raw.get("prompt"), "prompt"))
+
+
+def shows_page_while_asked(question: Question) -> bool:
+    """Whether the stop's page shows while its question is asked: a view question's answer is a view of that page."""
+    return question.kind == "view"
+
+
 def accepted_keys(question: Question) -> frozenset[str]:
     """A text question's accepted answers as groups (classroom/text_answers.text_key), every language's together."""
     return frozenset(text_key(text) for texts in (question.answer or {}).values() for text in texts)
@@ -132,6 +149,8 @@ def read_question(raw: object) -> Question:
     raw, kind = table_naming(raw, "question", "kind", QUESTION_KINDS)
     if kind == "text":
         return _text_question(raw)
+    if kind == "view":
+        return _view_question(raw)
     compute, answer = raw.get("compute"), raw.get("answer")
     if compute is None and answer is None:
         raise ValueError("question needs an answer or a compute")

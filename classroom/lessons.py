@@ -16,7 +16,7 @@ English):
                                              # (softmax_scaling: dot_products, saturation, row); none: the top
 
     [stop.question]                          # optional, one per stop
-    kind = "head"                            # choice | head | number | token | text | cell
+    kind = "head"                            # choice | head | number | token | text | cell | view
     prompt = { en = "...", ko = "..." }
     compute = "sharpest_cross_head"          # the right answer from the live model (a measure of classroom/measures
                                              # that answers this kind of question, with the args it declares), or
@@ -38,6 +38,8 @@ English):
     # text: a prompt and optionally `answer = { en = ["keys"], ko = ["키"] }`, the accepted answers (right after
     # NFKC, case and space normalisation; none: neither right nor wrong); one round, moderated before the room sees
     # any (classroom/text_answers.py)
+    # view (explain with a view): a prompt only; the page shows while it is asked, the student sets it and sends the
+    # view's link, neither right nor wrong; the teacher may project one without a name (classroom/showcase.py)
 
     [[stop.check]]                           # optional, first and last stop only: a check question of the lecture
     id = "scale"                             # pairs a pre question with the post question of the same id
@@ -77,8 +79,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from classroom.lesson_questions import (CHECK_KINDS, CHECK_WHEN, QUESTION_KINDS, Check, Question,  # noqa: F401
-                                        Text, check_question_id, finite_field, misconception_of, read_check,
+from classroom.lesson_questions import (CHECK_KINDS, CHECK_WHEN, OWN_WORK_KINDS, QUESTION_KINDS, Check,  # noqa: F401
+                                        Question, Text, check_question_id, finite_field, misconception_of, read_check,
                                         read_question, table_naming, text_field)
 from classroom.measures import bounding, checked_args
 

@@ -98,6 +98,15 @@ def _text_moderation(db: Database) -> None:
     db.execute(_ddl(db, next(s for s in schema() if s.startswith("CREATE TABLE IF NOT EXISTS text_moderation "))))
 
 
+def _showcase(db: Database) -> None:
+    """Anonymous student work on the projector: the item projected per class (projected) and their log (projections)."""
+    added = ("CREATE TABLE IF NOT EXISTS projected ", "CREATE TABLE IF NOT EXISTS projections ",
+             "CREATE INDEX IF NOT EXISTS projections_by_class ")
+    for statement in schema():
+        if statement.startswith(added):
+            db.execute(_ddl(db, statement))
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int  # the database's version once this step is applied
@@ -109,6 +118,7 @@ MIGRATIONS = [
     Migration(1, "the tables and columns added before versions were stored", _from_before_versions),
     Migration(2, "seat labels and discussion groups formed by disagreement", _discussion_groups),
     Migration(3, "open-text answers: the moderation of their groups", _text_moderation),
+    Migration(4, "anonymous student work on the projector: the projected item and its log", _showcase),
 ]
 LATEST = MIGRATIONS[-1].version
 

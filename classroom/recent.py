@@ -33,12 +33,13 @@ class Seen(NamedTuple):
     revealed: frozenset[str]  # the question ids revealed
     phases: Any  # each question's peer-instruction phase (ClassSession.phases)
     lesson: str  # the lesson id the class runs
+    projected: float | None = None  # when the item on the class's projector went up (None: nothing projected)
 
 
 def seen_of(session: ClassSession) -> Seen:
     """What a student's page follows: the stop, the revealed questions, and each question's peer-instruction phase,
-    and the class's lesson."""
-    return Seen(session.stop, session.revealed, session.phases, session.lesson)
+    the class's lesson and the item on its projector."""
+    return Seen(session.stop, session.revealed, session.phases, session.lesson, session.projected)
 
 
 def class_version(session: ClassSession | None) -> str:
@@ -47,8 +48,8 @@ def class_version(session: ClassSession | None) -> str:
     (serving/class_version.py, ui/live_class/class_watch.py) instead of rerunning a fragment to find out."""
     if session is None:
         return ENDED
-    stop, revealed, phases, lesson = seen_of(session)
-    followed = repr((stop, sorted(revealed), sorted(map(repr, phases)), lesson)).encode()
+    stop, revealed, phases, lesson, projected = seen_of(session)
+    followed = repr((stop, sorted(revealed), sorted(map(repr, phases)), lesson, projected)).encode()
     return hashlib.blake2s(followed, key=_VERSION_KEY, digest_size=8).hexdigest()
 
 

@@ -66,6 +66,7 @@ class ReportAnswers:
     at: float  # unix seconds of the read
     grouped: frozenset[str] = frozenset()  # questions whose discussion had groups formed by disagreement
     approved_texts: tuple[tuple[str, str, str], ...] = ()  # text answers' approved groups: (question, key, text shown)
+    projections: tuple[tuple[str, str, float, float | None], ...] = ()  # (question, kind, from, until): no names
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class ClassSession:
     lesson_source: str | None = None
     uploads: bool = True
     phases: frozenset[QuestionPhase] = frozenset()  # questions the teacher set a mode or phase for
+    projected: float | None = None  # when the item on its projector went up (classroom/showcase.py); None: nothing
 
     def phase_of(self, question: str, default_mode: str = "one") -> QuestionPhase:
         """The question's phase; one the teacher has not touched is in round 1 of `default_mode` (the lesson's)."""

@@ -9,7 +9,8 @@ revealed it, the check questions (never revealed: the post-test asks them again)
 
 A text question (kind = "text") reports its answers, its share right where the lesson accepts answers, and the
 groups of texts the teacher approved with how many students gave each (classroom/text_answers.py): never a text she
-did not approve, which may be abuse she kept off the projector.
+did not approve, which may be abuse she kept off the projector. What she projected (classroom/showcase.py) is
+listed by its kind and time: never which answer it was, nor whose.
 
 The lecture's gain pools every (student, check question) pair answered before and after: pre and post are the shares
 right over those pairs, ⟨g⟩ = (post − pre) / (1 − pre), and `students` counts the students with at least one pair.
@@ -100,12 +101,25 @@ class DiscussionGain:
 
 
 @dataclass(frozen=True)
+class Projection:
+    """One item the teacher projected (classroom/showcase.py): its question and stop, its kind, from when and for how
+    long (None: still up). Which answer it was, and whose, is not in the report."""
+    question_id: str
+    stop: int | None
+    prompt: Text
+    kind: str
+    at: float
+    seconds: float | None
+
+
+@dataclass(frozen=True)
 class ClassReport:
     questions: list[QuestionReport]
     checks: list[CheckGain]
     lecture: CheckGain  # all check questions pooled (check_id "lecture")
     misconceptions: list[MisconceptionPick]  # most picked first
     discussions: list[DiscussionGain] = field(default_factory=list)  # in groups, then among neighbours: as occurred
+    projected: list[Projection] = field(default_factory=list)  # what went on the projector, oldest first
 
 
 def is_check_question(question_id: str) -> bool:
@@ -191,10 +205,12 @@ def _approved(rows: list[AnswerRow], approved: dict[str, tuple[str, str]]) -> tu
 
 
 def build_report(lesson: Lesson, rows: list[AnswerRow], *, grouped: Collection[str] = frozenset(),
-                 approved_texts: tuple[tuple[str, str, str], ...] = ()) -> ClassReport:
+                 approved_texts: tuple[tuple[str, str, str], ...] = (),
+                 projections: tuple[tuple[str, str, float, float | None], ...] = ()) -> ClassReport:
     """The report of one class of `lesson` from its answers (ClassTeacher.answer_rows); `grouped`: the questions
     whose discussion had groups formed by disagreement (ReportAnswers.grouped); `approved_texts`: the text groups
-    its teacher approved (ReportAnswers.approved_texts: question, key, text shown)."""
+    its teacher approved (ReportAnswers.approved_texts: question, key, text shown); `projections`: what she projected
+    (ReportAnswers.projections: question, kind, from, until)."""
     decided: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     for question, key, shown in approved_texts:
         decided[question][key] = (APPROVED, shown)
@@ -231,4 +247,9 @@ def build_report(lesson: Lesson, rows: list[AnswerRow], *, grouped: Collection[s
         pooled += pairs
     lecture = _gain("lecture", {"en": "lecture"}, pooled)
     picks.sort(key=lambda p: (-p.rate, p.question_id, p.when))
-    return ClassReport(questions, checks, lecture, [p for p in picks if p.picks], discussion_gains(questions))
+    stops = {question_id(lesson.id, stop): stop for stop in lesson.stops}
+    projected = [Projection(qid, stops[qid].number if qid in stops else None,
+                            stops[qid].question.prompt if qid in stops and stops[qid].question else {"en": qid}, kind,
+                            at, None if until is None else until - at) for qid, kind, at, until in projections]
+    return ClassReport(questions, checks, lecture, [p for p in picks if p.picks], discussion_gains(questions),
+                       projected)

@@ -80,6 +80,22 @@ CREATE TABLE IF NOT EXISTS text_moderation (
     at REAL NOT NULL,
     PRIMARY KEY (code, question, text_key)
 );
+CREATE TABLE IF NOT EXISTS projected (
+    code TEXT PRIMARY KEY,          -- one item on a class's projector at a time (classroom/showcase.py)
+    question TEXT NOT NULL,         -- the question of the class's stop it answers
+    stop INTEGER NOT NULL,          -- that stop (a class moved elsewhere shows nothing)
+    kind TEXT NOT NULL,             -- 'text' (an approved group), 'cell' (a tap), 'view' (a view's link)
+    item TEXT NOT NULL,             -- the text's group key, the cell "query,key", the view's canonical link
+    at REAL NOT NULL                -- no student, seat or label is kept with it
+);
+CREATE TABLE IF NOT EXISTS projections (
+    code TEXT NOT NULL,             -- every projection of a class, for its report: what kind, from when to when
+    question TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    shown_at REAL NOT NULL,
+    ended_at REAL                   -- NULL while it is up
+);
+CREATE INDEX IF NOT EXISTS projections_by_class ON projections (code, shown_at);
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL        -- one row: the last migration applied (classroom/migrations.py)
 );

@@ -44,6 +44,7 @@ from classroom.migrations import migrate
 from classroom.recent import shared_reads
 from classroom.records import (AnswerRow, ClassSession, QuestionPhase, ReportAnswers, Results, Seats,  # noqa: F401
                                Switches, phase_in)
+from classroom.showcase import Showcase
 from classroom.teacher import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, ClassTeacher, check_class_size, token_hash  # noqa: F401
 from classroom.text_answers import TextAnswers
 
@@ -82,9 +83,10 @@ def normalise_code(text: str) -> str:
     return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
 
 
-class ClassStore(TextAnswers, WrongGuesses):
+class ClassStore(TextAnswers, Showcase, WrongGuesses):
     """One class database: a process opens it once (ui/seat.class_store) and every session shares it; it holds the
-    location, the limits and (PostgreSQL) a pool of connections, never a class's state (text answers: TextAnswers)."""
+    location, the limits and (PostgreSQL) a pool of connections, never a class's state (text answers: TextAnswers; the
+    projected item: classroom/showcase.Showcase)."""
 
     def __init__(self, path: Path | str | None = None, class_hours: float | None = None,
                  keep_days: float | None = None, busy_seconds: float = 5.0, seats_per_address: int | None = None):
@@ -243,7 +245,8 @@ class ClassStore(TextAnswers, WrongGuesses):
         began = self.recent.began(code) if now is None else None
         now = time.time() if now is None else now
         with self.connect() as db:
-            row = db.execute("SELECT code, lesson, stop, expires, lesson_source, uploads FROM classes "
+            row = db.execute("SELECT code, lesson, stop, expires, lesson_source, uploads, (SELECT at FROM projected p "
+                             "WHERE p.code = classes.code AND p.stop = classes.stop) FROM classes "
                              "WHERE code = ? AND expires > ?", (code, now)).fetchone()
             if row is None:
                 return None
@@ -252,8 +255,8 @@ class ClassStore(TextAnswers, WrongGuesses):
                                for q, mode, phase, ends, shown, size, seed in db.execute(
                                    "SELECT question, mode, phase, discussion_ends, shown, group_size, group_seed "
                                    "FROM phases WHERE code = ?", (code,)))
-        code, lesson, stop, expires, source, uploads = row
-        session = ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases)
+        code, lesson, stop, expires, source, uploads, projected = row
+        session = ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases, projected)
         if began is not None:
             self.recent.keep(began, session)
         return session
@@ -363,7 +366,8 @@ class ClassStore(TextAnswers, WrongGuesses):
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
             # a class's rows go with it (at the keep time, its keys too: an ended class's report stays hers to read)
-            for table in ("revealed", "phases", "discussion_groups", "seats", "teacher_keys", "text_moderation"):
+            for table in ("revealed", "phases", "discussion_groups", "seats", "teacher_keys", "text_moderation",
+                          "projected", "projections"):
                 db.execute(f"DELETE FROM {table} WHERE code IN (SELECT code FROM classes WHERE expires < ?)", (cutoff,))
             db.execute("DELETE FROM attempts WHERE at < ?", (now - 86400,))
             db.execute("DELETE FROM classes WHERE expires < ?", (cutoff,))

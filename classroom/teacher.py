@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,6 +24,7 @@ from classroom.errors import ClassEnded, NoSuchClass, NotTheTeacher, RoundOneOpe
 from classroom.grouping import SIZES, GroupingSummary, Vote, form_groups, summarise
 from classroom.records import MODES, PHASES, AnswerRow, ClassSession, ReportAnswers, Results, Seats, Switches
 from classroom.text_answers import APPROVED, HIDDEN, TextGroup, moderate, read_groups
+from classroom import showcase
 
 DEFAULT_CLASS_SIZE = 40
 MAX_CLASS_SIZE = 2000
@@ -85,10 +86,24 @@ class ClassTeacher:
             db.execute(sql, parameters)
         self.store.changed(self.code)  # this process's students' polls read it again (classroom/recent.py)
 
+    def _in_turn(self, now: float | None, write: Callable[[Database, float], Any]) -> Any:
+        """write(db, now) in one transaction, after the check -> what it returns (a refusal writes nothing)."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            self._check(db, now)  # (an error inside BEGIN: the connection rolls back, on both engines)
+            done = write(db, now)
+            db.execute("COMMIT")
+        self.store.changed(self.code)
+        return done
+
     # ---- the class
     def move(self, stop: int, now: float | None = None) -> None:
-        """Move the class to `stop` (1-based)."""
-        self._write(now, "UPDATE classes SET stop = ? WHERE code = ?", (stop, self.code))
+        """Move the class to `stop` (1-based); the item on its projector comes down (it answered the stop left)."""
+        def write(db: Database, now: float) -> None:
+            db.execute("UPDATE classes SET stop = ? WHERE code = ?", (stop, self.code))
+            showcase.take_down(db, self.code, now)
+        self._in_turn(now, write)
 
     def reveal(self, question: str, now: float | None = None) -> None:
         """Show `question`'s answer (and its page) to the class (revealing twice is harmless)."""
@@ -213,7 +228,9 @@ class ClassTeacher:
                                                          (self.code,)))
             approved = tuple(db.execute("SELECT question, text_key, shown FROM text_moderation WHERE code = ? "
                                         "AND state = ? ORDER BY question, text_key", (self.code, APPROVED)))
-        return ReportAnswers(rows, revealed, expires <= now, now, grouped, tuple(tuple(row) for row in approved))
+            projections = showcase.projection_log(db, self.code)
+        return ReportAnswers(rows, revealed, expires <= now, now, grouped, tuple(tuple(row) for row in approved),
+                             projections)
 
     # ---- discussion groups (classroom/grouping.py)
     def group(self, question: str, size: int = 2, seed: int | None = None,
@@ -291,14 +308,25 @@ class ClassTeacher:
         return self._moderate(question, keys, HIDDEN, now)
 
     def _moderate(self, question: str, keys: Sequence[str] | None, state: str, now: float | None) -> int:
-        now = time.time() if now is None else now
-        with self.store.connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            self._check(db, now)
-            changed = moderate(db, self.code, question, keys, state, now)
-            db.execute("COMMIT")
-        self.store.changed(self.code)
-        return changed
+        def write(db: Database, now: float) -> int:
+            for key in (keys or ()) if state == HIDDEN else ():  # a hidden text leaves the projector at once
+                showcase.take_down(db, self.code, now, question, key)
+            return moderate(db, self.code, question, keys, state, now)
+        return self._in_turn(now, write)
+
+    # ---- the projector (classroom/showcase.py): one student's work, without her name
+    def project(self, question: str, kind: str, item: str, now: float | None = None, *,
+                views: showcase.Views | None = None) -> None:
+        """Project one answer of the class's stop: `kind` 'text' (`item`: an approved group's key), 'cell' (a tapped
+        "query,key") or 'view' (a view's link a student sent; `views`: the app's pages and their parameters, checked
+        again), in place of any other. Raises NotApproved for a text hidden or waiting, NoSuchAnswer for a cell or
+        view no student of this class gave, NotAView for a link that is not a view, ClassElsewhere for another
+        stop's question."""
+        self._in_turn(now, lambda db, now: showcase.project(db, self.code, question, kind, item, now, views))
+
+    def take_down(self, now: float | None = None) -> bool:
+        """Take the projected item down -> whether one was up."""
+        return bool(self._in_turn(now, lambda db, now: showcase.take_down(db, self.code, now)))
 
 
 def _votes(db: Database, code: str, question: str) -> list[Vote]:

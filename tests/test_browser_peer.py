@@ -278,3 +278,60 @@ def test_korean_projected_teacher_keeps_round_one_hidden(browser, peer_url, peer
     finally:
         teacher_context.close()
         student_context.close()
+
+
+def test_the_teacher_projects_a_students_view_without_a_name_and_takes_it_down(browser, peer_url, peer_data):
+    """Issue 55, part 4, as the room sees it: at intro stop 6 ("explain with a view") a student on a phone sets the
+    page and sends her view; in her private view the teacher projects it; the projector (1280×720) and the student's
+    screen show it without a name or seat label, as its page and values with a button that opens the view (a link of
+    this app); one click on the projector takes it down everywhere."""
+    from classroom.store import DB_NAME, ClassStore
+
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 720}),
+                browser.new_context(viewport={"width": 390, "height": 844})]  # the teacher, a student's phone
+    try:
+        teacher = contexts[0].new_page()
+        code = _start_class(teacher, peer_url, peer_data)
+        store = ClassStore(str(peer_data / DB_NAME))
+        store.take_back(code).move(6)  # her other device moves the class: the projector follows it
+        student = contexts[1].new_page()
+        student.goto(f"{peer_url}/?class={code}")
+        wait_idle(student)
+        send = student.get_by_role("button", name=translate("en", "showcase.send_view"))
+        expect(send).to_be_visible(timeout=30000)
+        expect(student.locator(".st-key-section_row .js-plotly-plot").first).to_be_visible()  # the page, before
+        send.click()
+        wait_idle(student)
+        expect(student.get_by_text("Your view is sent: Softmax scaling", exact=False)).to_be_visible()
+        private = contexts[0].new_page()  # her second window: the class taken back by her seat
+        private.goto(f"{peer_url}/teacher?private=true")
+        wait_idle(private)
+        picker = private.get_by_test_id("stExpander").filter(has_text="Project a student's answer")
+        picker.get_by_role("button", name="Project").first.click()
+        wait_idle(private)
+        expect(picker.get_by_role("button", name="On now")).to_be_visible(timeout=15000)
+        private.screenshot(path=SCREENSHOTS / "showcase_private_pick.png", full_page=True)
+        shown = teacher.locator(".st-key-projected_item")  # the projector follows within its 2 s read-out
+        expect(shown).to_contain_text("From the class (anonymous)", timeout=15000)
+        expect(shown).to_contain_text("dk = 512")
+        link = shown.get_by_role("link", name="Open this view")
+        href = link.get_attribute("href")
+        assert href.startswith("softmax_scaling?") and "presenter" not in href and "//" not in href, href
+        with store.connect() as db:
+            seats = [label for (label,) in db.execute("SELECT label FROM seats WHERE code = ?", (code,))]
+        assert seats and not any(re.search(rf"\b{label}\b", shown.inner_text()) for label in seats)
+        teacher.screenshot(path=SCREENSHOTS / "showcase_projector.png")
+        assert not axe_violations(teacher)
+        on_phone = student.locator(".st-key-projected_item")  # her class watch brings it to her phone
+        expect(on_phone).to_contain_text("a student's view", timeout=15000)
+        student.screenshot(path=SCREENSHOTS / "showcase_phone.png", full_page=True)
+        shown.get_by_role("button", name="Take it down").click()
+        wait_idle(teacher)
+        expect(shown).to_have_count(0, timeout=15000)
+        expect(on_phone).to_have_count(0, timeout=15000)
+        assert store.projected(code) is None
+        for page in (teacher, private, student):
+            no_exception(page)
+    finally:
+        for context in contexts:
+            context.close()

@@ -98,6 +98,8 @@ def predict(page: Page, stop, language: str) -> None:
     kind = stop.question.kind
     if kind == "head":
         bar.locator('[class*="_L0_H0"] button').first.click()  # layer 1, head 1 of the grid (its key)
+    elif kind == "view":  # explain with a view: the page shows already; the view it shows, sent
+        bar.get_by_role("button", name=translate(language, "showcase.send_view")).click()
     else:
         if kind == "choice":
             bar.get_by_role("radio").first.check(force=True)

@@ -71,7 +71,7 @@ def _shape(store: ClassStore) -> dict[str, set[str]]:
     with store.connect() as db:
         return {table: columns(db, table) for table in ("classes", "teacher_keys", "attempts", "seats", "revealed",
                                                         "answers", "phases", "discussion_groups", "text_moderation",
-                                                        "schema_version")}
+                                                        "projected", "projections", "schema_version")}
 
 
 def _version(store: ClassStore) -> int:

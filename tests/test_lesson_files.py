@@ -180,6 +180,8 @@ def assert_usable(lesson: Lesson) -> None:
             elif question.kind == "text":  # the accepted answers by language, or None: an open question
                 assert answer is None or all(texts and all(isinstance(t, str) and t.strip() for t in texts)
                                              for texts in answer.values())
+            elif question.kind == "view":  # explain with a view: neither right nor wrong
+                assert answer is None
             else:
                 assert isinstance(answer, str)
 

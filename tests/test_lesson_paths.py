@@ -51,7 +51,7 @@ def _open_page(at, stop, lesson_id: str, language: str, walked: bool = False) ->
         assert at.query_params["stop"] in ([str(stop.number)], str(stop.number)), where
         assert not at.warning, (where, [w.value for w in at.warning])
     if stop.question and f"{lesson_id}:{stop.number}" not in answers:
-        if walked:
+        if walked and stop.question.kind != "view":  # a view question's page shows: she sets the view she sends
             charts = [c for c in at.get("plotly_chart") if c.key != f"q_{lesson_id}_{stop.number}_map"]  # a cell's map
             assert not at.title and not charts, f"{where}: the page is shown before the prediction"
         expected = expected_answer(stop)  # (None: an open text question, neither right nor wrong)

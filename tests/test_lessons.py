@@ -39,7 +39,7 @@ def test_shipped_lesson_follows_the_concepts_in_both_languages():
         "softmax_scaling") < pages.index("decoding") < pages.index("positional") < pages.index(
         "normalization") < pages.index("residual") < pages.index("train")
     assert {q.kind for q in (s.question for s in lesson.stops) if q} == {"choice", "head", "number", "token", "text",
-                                                                         "cell"}
+                                                                         "cell", "view"}
     assert sum(1 for s in lesson.stops if s.question and s.question.compute) >= 5
 
 
@@ -104,6 +104,9 @@ def _answer(at, key: str, kind: str, pick: str | None) -> None:
             for group in lists:  # no query list where the question names the row
                 group.set_value(value).run()
         at.button(key=f"{key}_submit").click().run()
+        return
+    if kind == "view":  # explain with a view: the view the page shows now, sent
+        at.button(key=f"{key}_send_view").click().run()
         return
     if kind == "choice":
         at.radio(key=f"{key}_choice").set_value(int(pick or 1))

@@ -119,6 +119,8 @@ def test_the_stop_text_does_not_state_the_answer(lesson_id, stop, language, expe
     elif question.kind == "text":  # each accepted answer in this language (an open question accepts none)
         for accepted in (localized(question.answer, language) if question.answer else ()):
             assert not _says(text, accepted), f"{where}: the text says the accepted answer {accepted}"
+    elif question.kind == "view":  # explain with a view: no answer to state (the student's view is hers)
+        assert answer is None, where
     elif question.kind == "cell":  # the key it reads, as the map writes it ("it → animal": "animal")
         key = answer.cells.columns[int(answer.shown.split(",")[1]) - 1].strip(" Ġ▁#")
         assert not _says(text, key), f"{where}: the text names the answer's key {key!r}"

@@ -16,6 +16,7 @@ import secrets
 import streamlit as st
 
 from classroom.lessons import Lesson, Stop, localized, question_id
+from classroom.lesson_questions import shows_page_while_asked
 from classroom.errors import ClassStoreError
 from classroom.partners import seat_label_of
 from classroom.store import ADMITTED, WAITING, normalise_code, phase_in
@@ -39,6 +40,7 @@ from ui.live_class.peer_groups import class_line
 from ui.live_class.peer_student import check_questions, class_question, earlier_answers, solo_question
 from ui.live_class.private_view import private_link
 from ui.live_class.refusals import JOIN, message, teacher_action
+from ui.live_class.showcase import projected_item
 from ui.text import escape_markdown
 from ui.session import JoinClass, OpenLesson, lab_session
 from ui.share import opened_link, report_unfit_link_value, switch_page
@@ -213,6 +215,7 @@ def _class_poll() -> None:
     session = class_store().shared_session(code) if code else None  # one read a process and half second
     if session is None or seen is None or seen_of(session) != seen:
         st.rerun(scope="app")
+    projected_item(code, session)  # a student's work the teacher projects, without a name
     watch_class(code, session, key="class_poll_watch", line=class_line(code))
 
 
@@ -335,8 +338,9 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     if not polls_itself(stop):  # a head grid: its phase as the class poll last saw it (untouched: the lesson's mode)
         phase = phase_in(seen.phases, qid, "peer" if stop.question.peer else "one")
         return class_question(stop, qid, key, code, seat.student_id, expected, phase, revealed, live=False), False
-    live_question(LiveQuestion(stop, qid, key, expected, page_below=revealed))
-    return revealed, True
+    shown = revealed or shows_page_while_asked(stop.question)  # a view question: she sets the page, then sends it
+    live_question(LiveQuestion(stop, qid, key, expected, page_below=shown))
+    return shown, True
 
 
 def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Expected | None) -> bool:
@@ -354,6 +358,8 @@ def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Ex
     reveal.button(tr("class_teacher.reveal"), key="stop_reveal", type="primary",
                   on_click=teacher_action, args=(teacher.reveal, qid))
     private_link(peek)  # the answer: in her private view, a new window the room does not see
+    if shows_page_while_asked(stop.question):  # nothing to give away: the room sees the page it sets its views on
+        return True
     st.info(tr("class_teacher.hidden_until_reveal"))
     return False
 

@@ -3,7 +3,8 @@
 in every language: a choice is its 1-based option number, a head is "L2 H3" (1-based, as on screen), a number is its
 value, a token is its text, a cell its 1-based "query,key" positions (ui/lessons/cell_question.py asks it), a text
 what the student typed (classroom/text_answers.stored_text), shown by its visible_text (no bidi control or zero-width
-character reaches a screen) and always escaped."""
+character reaches a screen) and always escaped, a view the link of the view she sent (ui/lessons/view_question.py),
+shown as its page and values in words."""
 from __future__ import annotations
 
 import streamlit as st
@@ -15,6 +16,7 @@ from classroom.measures import Expected, MeasureError, head_label, number_answer
 from classroom.measures.translation import TRANSLATION_VIEW, checked_sentence, word_position
 from i18n import current_language, tr
 from ui.lessons.cell_question import ask_cell
+from ui.lessons.view_question import ask_view, sent_view_words
 from ui.lessons.measured import asked, computed_answer, stop_model, stop_view, worded
 from ui.state import shared_analysis
 from ui.text import escape_markdown, isolated_markdown
@@ -55,6 +57,8 @@ def expected_answer(stop: Stop) -> Expected | None:
     so, else the fixed one; a text question's accepted answers (None: an open question, neither right nor wrong)."""
     question = stop.question
     assert question is not None
+    if question.kind == "view":  # explain with a view: neither right nor wrong
+        return None
     if question.kind == "text":
         if question.answer is None:
             return None
@@ -88,6 +92,8 @@ def answer_label(question: Question, answer: str, expected: Expected | None = No
     its tokens, "it → animal", from the map of `expected`)."""
     if question.kind == "text":
         return visible_text(answer)
+    if question.kind == "view":
+        return sent_view_words(answer)
     if question.kind == "cell" and expected is not None and expected.cells is not None:
         return expected.cells.label(answer) or answer
     if question.kind == "choice" and answer.isdigit():
@@ -128,6 +134,8 @@ def ask(stop: Stop, key: str, submit: str | None = None) -> str | None:
     prompt = localized(question.prompt, current_language())
     if question.kind == "cell":
         return ask_cell(stop, key, prompt, submit)
+    if question.kind == "view":
+        return ask_view(stop, key, prompt, submit)
     if question.kind == "head":
         st.markdown(f"**{prompt}**")
         layers, heads = _shape(stop)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom.answers_ahead import WHOLE_PAGE, held_back
-from classroom.lessons import Lesson
+from classroom.lessons import OWN_WORK_KINDS, Lesson
 from i18n import tr
 from ui.lessons.catalogue import lessons
 from ui.live_class.classroom import teacher_class
@@ -20,7 +20,7 @@ def held_back_here(page: str, lesson: Lesson | None, number: int | None) -> dict
     this server, and the stops after it (`number`: the open stop of `lesson`). The teacher's own screens hold
     nothing back (her private view shows it all)."""
     all_lessons = lessons()[0]
-    if not any(stop.page == page and stop.question is not None and stop.question.kind != "text"
+    if not any(stop.page == page and stop.question is not None and stop.question.kind not in OWN_WORK_KINDS
                for one in all_lessons.values() for stop in one.stops):
         return {}  # no question is asked about this page (a text question's answer is on none): no read of the store
     position, seat = lab_session().lesson, lab_session().seat

@@ -26,6 +26,7 @@ def earlier_questions(teacher: ClassTeacher, lesson: Lesson, number: int, reveal
         if not results.answered:
             continue
         top = (top_approved(teacher.code, qid) if stop.question.kind == "text"  # the room reads approved texts only
+               else None if stop.question.kind == "view"  # a student's view reaches the room only when she projects it
                else stop_answer_label(stop, max(results.counts, key=results.counts.get)))
         rows.append({tr("class_teacher.table_stop"): stop.number,
                      tr("class_teacher.table_question"): localized(stop.question.prompt, language),

@@ -29,6 +29,7 @@ from ui.live_class.class_watch import watch_class
 from ui.live_class.peer_groups import class_line
 from ui.seat import class_store
 from ui.live_class.peer_student import class_question
+from ui.live_class.showcase import projected_item
 from ui.lessons.questions import Expected
 from ui.page_sections import section_alone
 from runtime.page_slots import live_slot, page_slot
@@ -98,6 +99,7 @@ def _draw_live_question(asked: LiveQuestion) -> None:
             _whole_page_button()
         else:
             revealed_section(stop)
+    projected_item(seat.code, session, stop)  # a student's work the teacher projects, without a name
     watch_class(seat.code, session, key="class_watch", line=class_line(seat.code))
 
 

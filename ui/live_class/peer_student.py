@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from classroom.lessons import Check, Stop, check_question_id
+from classroom.lesson_questions import shows_page_while_asked
 from classroom.errors import AnsweredAlready
 from classroom.store import QuestionPhase
 from i18n import tr
@@ -26,6 +27,7 @@ from ui.live_class.refusals import ANSWER, said
 from runtime.page_slots import note_answer
 from ui.errors import lab_fragment
 from ui.lessons.questions import Expected, answer_markdown, answer_shown, ask, expected_answer, show_answer
+from ui.lessons.view_question import app_views
 from ui.session import lab_session
 
 # The answers this student gave, each a {question id: canonical answer} of the session's lesson state
@@ -65,6 +67,9 @@ def store_answer(ballot: Ballot, given: str) -> str | None:
         try:
             if ballot.stop.question.kind == "text":  # bounded and rate-limited per seat (classroom/text_answers.py)
                 store.answer_text(ballot.code, ballot.student, ballot.qid, given, right, stop=ballot.stop.number)
+            elif ballot.stop.question.kind == "view":  # a view of this app, checked again by the store
+                given = store.answer_view(ballot.code, ballot.student, ballot.qid, given, app_views(),
+                                          stop=ballot.stop.number)
             else:
                 store.answer(ballot.code, ballot.student, ballot.qid, given, right, round=ballot.round,
                              stop=ballot.stop.number, valid=valid)
@@ -117,6 +122,9 @@ def solo_question(stop: Stop, qid: str, key: str, expected: Expected | None,
     stop and has not revealed it (ClassStore.live_unrevealed): the answer and the page wait for its Reveal, or a
     student could learn them here (a private window is a new session outside the class) and answer there."""
     answers = _answers(FIRST_ANSWERS)
+    if shows_page_while_asked(stop.question):  # her answer is a view of the page: it shows while she sets it
+        _vote(Ballot(stop, qid, key, FIRST_ANSWERS, expected), done="showcase.view_sent")
+        return True
     if held_back:
         if qid in answers:
             st.info(tr("lessons.held_back", answer=_label(stop, answers[qid], expected)), icon=":material/hourglass_top:")
@@ -153,7 +161,8 @@ def class_question(stop: Stop, qid: str, key: str, code: str, student: str,
             st.caption(tr("peer.changed", answer=_label(stop, first, expected)))
         return True
     if phase.mode == "one":  # the answer is taken; right or wrong, and the page that shows it, come with the Reveal
-        form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done="lessons.answer_taken")
+        done = "showcase.view_sent" if shows_page_while_asked(stop.question) else "lessons.answer_taken"
+        form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student), done=done)
         return False
     if phase.phase == "round1":
         form(Ballot(stop, qid, key, FIRST_ANSWERS, expected, 1, code, student))

@@ -11,9 +11,9 @@ from typing import Any
 
 import streamlit as st
 
-from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotAdmitted,
-                              NotOpenYet, NotTheTeacher, OffTheMap, RoundOneOpen, StoreBusy, TextEmpty, TextTooLong,
-                              TooManyTries)
+from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchAnswer, NoSuchClass,
+                              NotAdmitted, NotApproved, NotAView, NotOpenYet, NotTheTeacher, OffTheMap, RoundOneOpen,
+                              StoreBusy, TextEmpty, TextTooLong, TooManyTries)
 from i18n import tr
 from runtime.page_slots import teacher_acts
 
@@ -32,6 +32,9 @@ ANSWER: Messages = {  # a student's answer
     TooManyTries: "lessons.too_many_tries",  # {seconds}
     TextEmpty: "lessons.text_empty",
     TextTooLong: "lessons.text_long",  # {typed_chars}, {typed_bytes}, {chars}, {bytes}
+    NotAView: "showcase.not_a_view",  # {reason}
+    NotApproved: "showcase.not_approved",  # the teacher's (the projector), said the same to anyone
+    NoSuchAnswer: "showcase.no_such_answer",
 }
 JOIN: Messages = {**ANSWER, StoreBusy: "lessons.busy_join", NoSuchClass: "lessons.bad_code"}
 TEACHER: Messages = {**ANSWER, StoreBusy: "class_teacher.busy", ClassEnded: "class_teacher.expired",

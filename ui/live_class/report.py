@@ -31,17 +31,19 @@ CHECK_COLUMNS = ["check", "question", "pre_right", "post_right", "students_both"
 MISCONCEPTION_COLUMNS = ["misconception", "question", "when", "picks", "answered", "rate"]
 TEXT_COLUMNS = ["stop", "question", "text", "students"]  # a text question's approved groups
 CELL_COLUMNS = ["stop", "question", "round", "cell", "taps", "right"]  # a cell question's taps per cell
+PROJECTED_COLUMNS = ["stop", "question", "kind", "at", "seconds"]  # what she projected: its kind and time, no name
 COUNT_COLUMNS = ("stop", "round1_answered", "round2_answered", "right_right", "wrong_right", "right_wrong",
                  "wrong_wrong", "grouped", "questions", "pairs", "students_both", "picks", "answered", "students",
-                 "round", "taps")
+                 "round", "taps", "seconds")
 DISCUSSIONS = {True: "groups", False: "neighbours"}  # the CSV's code of each kind of discussion
 
 
 def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]:
-    """The report as six tables with stable column names: questions (`grouped`: 1 where the discussion had groups
+    """The report as seven tables with stable column names: questions (`grouped`: 1 where the discussion had groups
     formed by disagreement), discussions (round 1 to round 2 in groups and among neighbours, each that occurred),
     checks (the lecture's row last), misconceptions, the texts the teacher approved (per text question, most
-    students first) and cells (a cell question's taps per cell, "query,key" 1-based)."""
+    students first), cells (a cell question's taps per cell, "query,key" 1-based) and what she projected (its kind,
+    when, for how many seconds; never which answer nor whose)."""
     questions = pd.DataFrame([[q.stop, localized(q.prompt, language), q.first.answered, q.first.share,
                                q.second.answered if q.second else None, q.second.share if q.second else None,
                                q.switches.right_right, q.switches.wrong_right, q.switches.right_wrong,
@@ -60,16 +62,20 @@ def report_tables(report: ClassReport, language: str) -> dict[str, pd.DataFrame]
                           for text, students in q.texts], columns=TEXT_COLUMNS)
     cells = pd.DataFrame([[q.stop, localized(q.prompt, language), t.round, t.cell, t.taps, t.right]
                           for q in report.questions for t in q.taps], columns=CELL_COLUMNS)
+    projected = pd.DataFrame([[p.stop, localized(p.prompt, language), p.kind,
+                               time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(p.at)),
+                               None if p.seconds is None else round(p.seconds)] for p in report.projected],
+                             columns=PROJECTED_COLUMNS)
     tables = {"questions": questions, "discussions": discussions, "checks": checks, "misconceptions": misconceptions,
-              "texts": texts, "cells": cells}
+              "texts": texts, "cells": cells, "projected": projected}
     # counts stay whole numbers (also in the CSV, where the tables' other columns are empty)
     return {name: table.astype({c: "Int64" for c in COUNT_COLUMNS if c in table}) for name, table in tables.items()}
 
 
 def drawn_tables(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """The tables the page and the HTML file draw: the approved texts only where there are any (the CSV keeps its
-    columns whatever the lesson)."""
-    return {name: table for name, table in tables.items() if name != "texts" or not table.empty}
+    """The tables the page and the HTML file draw: the approved texts and what was projected only where there are any
+    (the CSV keeps their columns whatever the lesson)."""
+    return {name: table for name, table in tables.items() if name not in ("texts", "projected") or not table.empty}
 
 
 def report_csv(tables: dict[str, pd.DataFrame]) -> bytes:
@@ -125,6 +131,8 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     if "grouped" in table:
         table = table.assign(grouped=[tr("report.grouped_yes") if g else tr("report.grouped_no")
                                       for g in table["grouped"]])
+    if "kind" in table:  # what was projected: an approved text, a tapped cell, a student's view
+        table = table.assign(kind=[tr(f"showcase.kind_{k}") for k in table["kind"]])
     if "discussion" in table:
         table = table.assign(discussion=[tr(f"report.discussion_{d}") for d in table["discussion"]])
     return table.rename(columns={c: tr(f"report.col_{c}") for c in table.columns})
@@ -137,7 +145,8 @@ def report_files(teacher: ClassTeacher, lesson: Lesson, language: str, seat: str
     served to this seat only (serving/private_media.py)."""
     def fresh() -> tuple[ClassReport, dict[str, pd.DataFrame]]:
         read = teacher.report_answers()
-        report = build_report(lesson, reportable(read), grouped=read.grouped, approved_texts=read.approved_texts)
+        report = build_report(lesson, reportable(read), grouped=read.grouped, approved_texts=read.approved_texts,
+                              projections=read.projections)
         return report, report_tables(report, language)
 
     def csv_file() -> bytes:
@@ -168,7 +177,8 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
     shown = reportable(read)
     held_back = len({row.question for row in read.rows} - {row.question for row in shown})
     st.caption(tr("report.read_at", time=time.strftime("%H:%M:%S", time.localtime(read.at)), held=held_back))
-    report = build_report(lesson, shown, grouped=read.grouped, approved_texts=read.approved_texts)
+    report = build_report(lesson, shown, grouped=read.grouped, approved_texts=read.approved_texts,
+                          projections=read.projections)
     days = teacher.store.keep_seconds / 86400
     retention = tr("report.retention", days=f"{days:g}")
     st.caption(retention)

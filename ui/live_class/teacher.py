@@ -21,7 +21,7 @@ import segno
 import streamlit as st
 
 from classroom.errors import ClassStoreError, NoSuchClass, NotTheTeacher
-from classroom.lessons import Lesson, lessons_folder, localized, question_id
+from classroom.lessons import OWN_WORK_KINDS, Lesson, lessons_folder, localized, question_id
 from classroom.store import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, normalise_code
 from classroom.teacher import ClassTeacher
 from classroom.teacher_password import PASSWORD_ENV, is_teacher_password, password_file
@@ -45,6 +45,7 @@ from ui.live_class.report import class_report
 from ui.live_class.peer_teacher import answer_rows, check_count, mode_picker, peer_controls, peer_results
 from ui.live_class.refusals import TEACHER, message, said, teacher_action
 from ui.live_class.text_moderation import moderation_list, text_results
+from ui.live_class.showcase import projected_item, showcase_picker, view_results
 from ui.session import OpenLesson, WidgetKey, lab_session
 from ui.text import escape_markdown
 from viz.classroom import answer_chart, readable
@@ -261,21 +262,24 @@ def _panel(teacher: ClassTeacher, lesson: Lesson) -> None:
     # fragment whose place moves between full runs is drawn twice). The question's mode and Reveal under the
     # answers: projected at 1280×720, the answers' chart starts on the first screen, and her controls sit where she
     # looks before revealing.
-    text = qid is not None and stop.question.kind == "text"  # one round, its texts moderated in her private view
+    own = qid is not None and stop.question.kind in OWN_WORK_KINDS  # one round; a text moderated in her private view
     with st.container():
         _stop_controls(teacher, lesson, number)
         if qid is None:
             st.info(tr("class_teacher.no_question"))
         else:
             st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-    seen = teacher.results(qid).answered if text and is_private() else None  # a new text redraws her list
+        projected_item(teacher.code, session, stop, teacher)  # a student's work, without a name (ui/live_class/showcase)
+    seen = teacher.results(qid).answered if own and is_private() else None  # a new text or view redraws her lists
     _live(teacher, lesson, _drawn_state(session, lesson), seen)
     if qid is None:
         return
     with st.container():
-        if text and is_private():
+        if stop.question.kind == "text" and is_private():
             moderation_list(teacher, qid)
-        if not revealed and not text:
+        if is_private():
+            showcase_picker(teacher, stop, qid, session)
+        if not revealed and not own:
             mode_picker(teacher, qid, phase)
         if phase.mode == "peer":
             peer_controls(teacher, qid, phase, revealed)
@@ -305,14 +309,15 @@ def _stop_controls(teacher: ClassTeacher, lesson: Lesson, number: int) -> None:
 
 
 def _drawn_state(session, lesson: Lesson) -> tuple:
-    """What the controls depend on: the stop, and its question's reveal, mode, phase, shown flag and groups."""
+    """What the controls depend on: the stop, the item projected, and its question's reveal, mode, phase, shown flag
+    and groups."""
     stop = lesson.stops[session.stop - 1]
     if stop.question is None:
-        return (session.stop,)
+        return (session.stop, session.projected)
     qid = question_id(lesson.id, stop)
     phase = session.phase_of(qid, "peer" if stop.question.peer else "one")
     return (session.stop, qid in session.revealed, phase.mode, phase.phase, phase.shown, phase.group_size,
-            phase.group_seed)
+            phase.group_seed, session.projected)
 
 
 @lab_fragment(run_every=RESULTS_SECONDS)
@@ -347,8 +352,11 @@ def _results(teacher: ClassTeacher, lesson: Lesson, session, texts_seen: int | N
     private = is_private()
     if private and not revealed:
         stop_notes(stop, expected, right_answer)
-    if stop.question.kind == "text":
-        text_results(teacher, qid, results, revealed, private, right_answer, texts_seen)
+    if stop.question.kind in OWN_WORK_KINDS:
+        if stop.question.kind == "text":
+            text_results(teacher, qid, results, revealed, private, right_answer, texts_seen)
+        else:
+            view_results(results, texts_seen)
         earlier_questions(teacher, lesson, number, session.revealed)
         return
     if phase.mode == "peer":
