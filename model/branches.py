@@ -178,3 +178,12 @@ def fork_by_recomputing(model: LlamaModel, ids: list[int], position: int, branch
         computed += sum(step.computed_positions for step in written.steps)
         tokens.append([first] + written.new_ids)
     return tokens, computed
+
+
+def branch_arrays(fork: Fork) -> dict:
+    """`python -m model.inspect … --branch POS --top K --steps N`'s arrays: branch_ids (K, N) int64, each branch's
+    tokens from the fork (the k-th most likely forced first), and branch_probs (K,) float32, their probabilities."""
+    import numpy as np
+
+    return {"branch_ids": np.array([branch.token_ids for branch in fork.branches], dtype=np.int64),
+            "branch_probs": np.array([branch.first_prob for branch in fork.branches], dtype=np.float32)}
