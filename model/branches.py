@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from model.generation import choose_next, generate, top_next_tokens
+from model.kv_cache import GenerationTrace, TraceStep
 from model.llama import KVCache, LlamaModel
 
 MAX_BRANCHES = 5  # k: the page's limit (and the command line's), 5 × the cache of the prefix while a fork runs
@@ -187,3 +188,22 @@ def branch_arrays(fork: Fork) -> dict:
 
     return {"branch_ids": np.array([branch.token_ids for branch in fork.branches], dtype=np.int64),
             "branch_probs": np.array([branch.first_prob for branch in fork.branches], dtype=np.float32)}
+
+
+def adopt_branch(trace: GenerationTrace, lab, fork: Fork, index: int, count: int) -> GenerationTrace:
+    """A new generation of trace's prompt: its tokens before the fork, then branch `index`'s first `count` tokens, as
+    if the generation had written them (lab: a model with GENERATION). Each new step keeps the branch's top tokens;
+    the cache (every position but the last) and the last step's attention row come from one forward pass over the
+    branch's tokens, the prefix's keys and values read from trace's cache."""
+    position, branch = fork.position, fork.branches[index]
+    prompt = len(trace.prompt_ids)
+    kept = trace.steps[:position - prompt]
+    steps = [TraceStep(token, branch.top_ids[i], branch.top_probs[i],
+                       position + i if position + i == prompt else 1,  # step 1 runs the whole prompt
+                       0 if position + i == prompt else position + i - 1)
+             for i, token in enumerate(branch.token_ids[:count])]
+    adopted = GenerationTrace(list(trace.prompt_ids), kept + steps)
+    text = adopted.ids
+    step, adopted.cache = lab.next_token(text[:-1], prefix_cache(trace.cache, position - 1))
+    adopted.attention = step.attention.numpy()  # (L, h, T_k): the query of the text's last token before the newest
+    return adopted
