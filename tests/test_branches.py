@@ -11,7 +11,7 @@ from model.generation import generate, generation_step
 from model.inspect import main
 from ui.llm.specs import DEFAULT_PROMPT
 
-STEPS = 6
+STEPS = 4
 
 
 @pytest.fixture(scope="module")

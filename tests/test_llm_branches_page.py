@@ -76,5 +76,6 @@ def test_the_temperatures_side_by_side_in_korean(lab):
     shown = [m.value for m in at.markdown]
     for branch in expected.branches:
         token = escape_markdown(repr(lab.token_texts(branch.token_ids[:1])[0]))
-        assert f"**T = {branch.temperature}** · {token} · p = {branch.first_prob:.1%}" in shown
+        assert translate("ko", "llm_branches.branch_temperature", temperature=branch.temperature, token=token,
+                         prob=f"{branch.first_prob:.1%}") in shown
     assert translate("ko", "llm_branches.computed") in [m.label for m in at.metric]
