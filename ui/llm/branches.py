@@ -33,6 +33,8 @@ ASKED = WidgetKey("llm_branch_asked")  # the request Branch ▸ was last pressed
 FORK_KEY = "llm_fork"  # the Branch ▸ button
 BRANCHES_KEY = "llm_branches"  # the branches' container (CSS class st-key-llm_branches: the browser tests read it)
 MARK = "▸"  # before the first token where the branches differ
+NEWLINE = "⏎"  # a marked token that is white space alone
+CONTEXT = 4  # tokens of the shared text shown before each branch
 
 
 @memoized
@@ -54,19 +56,19 @@ def branches_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None:
     st.subheader(tr("llm_branches.title"))
     if not presenting():
         st.write(tr("llm_branches.intro"))
-    if trace is None or not trace.steps:
-        st.caption(tr("llm_branches.press_next"))
-        return
     labels = {value: tr(f"llm_branches.mode_{value}") for value in MODE.choices()}
     mode = spec_radio(MODE, tr("llm_branches.mode"), horizontal=True, format_func=labels.__getitem__,
                       help=tr("llm_branches.mode_help", temperatures=" / ".join(map(str, BRANCH_TEMPERATURES)),
                               temperature=SAMPLED_TEMPERATURE, top_k=SAMPLED_TOP_K))
-    cols = st.columns([3, 2, 2, 1])
-    step = _position(lab, trace, cols[0])
+    cols = st.columns([3, 2, 2, 1])  # the settings are drawn before any step too: a link may set them
     count = spec_slider(COUNT, tr("llm_branches.count"), where=cols[1]) if mode != TEMPERATURES \
         else len(BRANCH_TEMPERATURES)
     tokens = spec_select_slider(TOKENS, tr("llm_branches.tokens"), where=cols[2], help=tr("llm_branches.tokens_help"))
     seed = secondary_number(SEED, tr("llm.seed"), where=cols[3]) if mode != TOP else 0
+    if trace is None or not trace.steps:
+        cols[0].caption(tr("llm_branches.press_next"))
+        return
+    step = _position(lab, trace, cols[0])
     position = len(trace.prompt_ids) + step - 1  # the text before the fork: the prompt and step − 1 new tokens
     prefix = tuple(trace.ids[:position])
     request = (mode, prefix, int(count), int(tokens), int(seed))
@@ -103,13 +105,17 @@ def _cut(tokens: list[int], stop_ids: tuple[int, ...]) -> list[int]:
     return tokens
 
 
-def _branch_text(lab: GeneratingModel, tokens: list[int], differ: int | None) -> str:
-    """The branch's text, escaped; from the first token where the branches differ on, bold after MARK."""
+def _branch_text(lab: GeneratingModel, context: list[int], tokens: list[int], differ: int | None) -> str:
+    """The shared text's last CONTEXT tokens after "…", then the branch, escaped; its token where the branches first
+    differ bold after MARK."""
+    shown = "…" + escape_markdown(lab.decode(context))
     if differ is None or differ >= len(tokens):
-        return escape_markdown(lab.decode(tokens))
-    same, rest = lab.decode(tokens[:differ]), lab.decode(tokens[differ:])
-    lead = " " if rest[:1].isspace() else ""
-    return f"{escape_markdown(same)}{lead}**{MARK} {escape_markdown(rest.strip())}**"
+        return shown + escape_markdown(lab.decode(tokens))
+    same, marked, rest = (lab.decode(part) for part in (tokens[:differ], tokens[differ:differ + 1],
+                                                        tokens[differ + 1:]))
+    lead = " " if marked[:1].isspace() else ""
+    word = escape_markdown(marked.strip()) or NEWLINE  # a token of white space alone: a newline, mostly
+    return f"{shown}{escape_markdown(same)}{lead}**{MARK}\u2009{word}**{escape_markdown(rest)}"
 
 
 def _show(lab: GeneratingModel, trace: GenerationTrace, fork: Fork, mode: str, step: int) -> None:
@@ -124,7 +130,7 @@ def _show(lab: GeneratingModel, trace: GenerationTrace, fork: Fork, mode: str, s
                 heading = ("llm_branches.branch_temperature" if mode == TEMPERATURES else "llm_branches.branch_top")
                 st.markdown(tr(heading, number=number, token=first, prob=f"{branch.first_prob:.1%}",
                                temperature=branch.temperature))
-                st.markdown(_branch_text(lab, tokens, differ))
+                st.markdown(_branch_text(lab, fork.prefix_ids[-CONTEXT:], tokens, differ))
                 if st.button(tr("llm_branches.make_main"), key=f"llm_branch_main_{number}",
                              help=tr("llm_branches.make_main_help")):
                     _make_main(lab, trace, fork, number - 1, step)

@@ -15,7 +15,8 @@ BRANCH_TEMPERATURES = (0.4, 0.7, 1.0)
 SAMPLED_TEMPERATURE = 0.7  # a top-k fork continued sampled: each branch after its forced token
 SAMPLED_TOP_K = 50  # the generation page's default top-k
 BRANCH_TOKENS = tuple(n for n in (4, 8, 12, 16, 24, 32) if n <= MAX_BRANCH_TOKENS)
-MODE = WidgetSpec("llm_branch_mode", "branch_mode", TOP, PAGE, options=(TOP, TOP_SAMPLED, TEMPERATURES))
+# the top-k forks side by side, sampled last: that choice draws every widget of the section
+MODE = WidgetSpec("llm_branch_mode", "branch_mode", TOP, PAGE, options=(TEMPERATURES, TOP, TOP_SAMPLED))
 
 
 def _top(state) -> bool:
