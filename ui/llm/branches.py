@@ -22,7 +22,7 @@ from runtime.result_cache import memoized
 from ui.analysis_queue import heavy
 from ui.llm.branches_specs import (BRANCH_TEMPERATURES, COUNT, MODE, SAMPLED_TEMPERATURE, SAMPLED_TOP_K, SEED,
                                    TEMPERATURES, TOKENS, TOP, TOP_SAMPLED)
-from ui.llm.generation import MAX_NEW_TOKENS, token_label
+from ui.llm.generation import LLM_ID, MAX_NEW_TOKENS, token_label
 from ui.presenter import presenting
 from ui.session import WidgetKey, lab_session
 from ui.text import escape_markdown
@@ -38,10 +38,11 @@ CONTEXT = 4  # tokens of the shared text shown before each branch
 
 
 @memoized
-def fork_of(mode: str, prefix: tuple[int, ...], count: int, tokens: int, seed: int, _lab: GeneratingModel,
-            _cache: KVCache) -> Fork:
-    """The fork after `prefix` as `mode` asks; _cache (the session's generation's) holds the prefix, so only the
-    prefix's last token is run again, for its next-token distribution."""
+def fork_of(model_id: str, mode: str, prefix: tuple[int, ...], count: int, tokens: int, seed: int,
+            _lab: GeneratingModel, _cache: KVCache) -> Fork:
+    """The fork after `prefix` as `mode` asks, on the page's model (model_id: its weights key a kept result); _cache
+    (the session's generation's) holds the prefix, so only the prefix's last token is run again, for its next-token
+    distribution."""
     ids, cache = list(prefix), _cache
     if mode == TEMPERATURES:
         return _lab.fork_temperatures(ids, len(ids), BRANCH_TEMPERATURES, tokens, cache=cache,
@@ -76,7 +77,7 @@ def branches_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None:
         ASKED.set(request)
     if ASKED.get() != request:
         return
-    fork = heavy(("llm_fork",) + request, lambda: fork_of(*request, lab, trace.cache),
+    fork = heavy(("llm_fork",) + request, lambda: fork_of(LLM_ID, *request, lab, trace.cache),
                  work=size(int(count) * int(tokens), lab.parameter_count))
     if fork is None:
         ASKED.forget()  # past the time limit: asked again by a press only
