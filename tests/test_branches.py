@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.branches import MAX_BRANCHES, fork_by_recomputing, fork_temperatures, fork_top
+from model.branches import MAX_BRANCHES, adopt_branch, fork_by_recomputing, fork_temperatures, fork_top
 from model.families import open_model
 from model.generation import generate, generation_step
 from model.inspect import main
+from model.kv_cache import GenerationTrace
 from ui.llm.specs import DEFAULT_PROMPT
 
 STEPS = 4
@@ -100,3 +101,22 @@ def test_inspect_writes_the_branches(tmp_path, capsys, lab):
     assert main(["SmolLM2-135M-Instruct", text, "--out", str(out), "--branch", "5", "--top", "6"]) == 2
     assert main(["transformer_en-fr", "i am a student", "--out", str(out), "--branch", "2"]) == 2
     assert "does not generate" in capsys.readouterr().err
+
+
+def test_a_branch_made_the_text_is_the_generation_that_writes_it(lab):
+    prompt = lab.encode(DEFAULT_PROMPT)
+    trace = GenerationTrace(list(prompt))
+    for _ in range(3):
+        trace.advance(lab)
+    fork = fork_top(lab.network.model, trace.ids, len(prompt), 2, STEPS, cache=trace.cache)  # at step 1
+    adopted = adopt_branch(trace, lab, fork, 1, STEPS)
+    assert adopted.new_ids == fork.branches[1].token_ids and adopted.prompt_ids == prompt
+    assert (adopted.steps[0].computed_positions, adopted.steps[0].reused_positions) == (len(prompt), 0)
+    assert [step.computed_positions for step in adopted.steps[1:]] == [1] * (STEPS - 1)
+    fresh = lab.network.model(torch.tensor([adopted.ids[:-1]]), need_weights=False)
+    assert adopted.cache.length == len(adopted.ids) - 1
+    for ours, theirs in zip(adopted.cache.keys, fresh.cache.keys):
+        torch.testing.assert_close(ours, theirs, atol=1e-4, rtol=1e-4)
+    assert adopted.attention.shape == (30, 9, len(adopted.ids) - 1)
+    adopted.advance(lab)  # the generation goes on from it
+    assert adopted.new_ids[-1] == generate(lab.network.model, adopted.ids[:-1], 1).new_ids[0]
