@@ -116,7 +116,9 @@ def _branch_text(lab: GeneratingModel, context: list[int], tokens: list[int], di
                                                         tokens[differ + 1:]))
     lead = " " if marked[:1].isspace() else ""
     word = escape_markdown(marked.strip()) or NEWLINE  # a token of white space alone: a newline, mostly
-    return f"{shown}{escape_markdown(same)}{lead}**{MARK}\u2009{word}**{escape_markdown(rest)}"
+    # the mark before the bold, not in it: "**" between a letter and a symbol would open nothing (CommonMark's
+    # flanking rule), while after the mark, a symbol, it opens whatever follows
+    return f"{shown}{escape_markdown(same)}{lead}{MARK}**{word}**{escape_markdown(rest)}"
 
 
 def _show(lab: GeneratingModel, trace: GenerationTrace, fork: Fork, mode: str, step: int) -> None:
