@@ -3,6 +3,7 @@ import streamlit as st
 
 from i18n import tr
 from ui.presenter import explanation, page_title
+from ui.llm.branches import branches_view
 from ui.llm.generation import gqa_view, generation_view, kv_cache_view, llm_model
 from ui.page_sections import page_sections
 
@@ -23,3 +24,6 @@ if lab is not None:
     if "gqa" in drawn:
         with sections["gqa"]:
             gqa_view(lab, trace)
+    if "branches" in drawn:
+        with sections["branches"]:
+            branches_view(lab, trace)

@@ -17,6 +17,11 @@ For any model with heads, `--find QUERY KEY` adds `finder_weight` (float32, (L, 
 token spelled QUERY to the first token spelled KEY in the model's first kind of heads (encoder_self for a
 translator or an encoder, decoder_self for a decoder-only model); a word split into pieces is named by its first
 piece (model.explain.head_finder.token_index). A token that is not there exits 2 naming the tokens, and writes nothing.
+
+For a model that generates (SmolLM2-135M-Instruct), `--branch POS --top K --steps N` adds `branch_ids` (int64, (K, N)):
+each branch's N tokens after TEXT's first POS tokens, the k-th most likely token there forced first and greedy
+after it, and `branch_probs` (float32, (K,)): the forced tokens' probabilities (model.branches.fork_top; K ≤ 5,
+N ≤ 32, 1 ≤ POS ≤ TEXT's token count).
 """
 from __future__ import annotations
 
@@ -112,6 +117,21 @@ def residual_arrays(model: str, text: str, lens: bool = False, corrupt: str | No
     return arrays
 
 
+def branching_arrays(model: str, text: str, position: int, top: int, steps: int) -> dict[str, np.ndarray]:
+    """--branch's arrays (model.branches.branch_arrays); ValueError for a model that does not generate, a text past
+    its token limit, or a position, K or N out of bounds."""
+    from model.branches import branch_arrays
+    from model.families import Generates, open_model
+
+    lab = open_model(model)
+    if not isinstance(lab, Generates):
+        raise ValueError(f"{model} does not generate text; --branch takes a decoder-only LLM")
+    ids = lab.encode(text)
+    if len(ids) > lab.max_tokens:
+        raise ValueError(f"the text is {len(ids)} tokens; {model} takes 1 to {lab.max_tokens}")
+    return branch_arrays(lab.fork_top(ids, position, top, steps))
+
+
 def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
                   find: tuple[str, str]) -> np.ndarray:
     """(L, h) float32: each head's weight in weights (L, h, T_q, T_k) from the first query token spelled find[0] to
@@ -124,12 +144,15 @@ def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list
 
 def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, corrupt: str | None = None,
                    answer: str | None = None, wrong: str | None = None,
-                   find: tuple[str, str] | None = None) -> dict[str, np.ndarray]:
+                   find: tuple[str, str] | None = None,
+                   branch: tuple[int, int, int] | None = None) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
     # first, so that a refused answer or prompt pair costs no attention maps
     extra = residual_arrays(model, text, lens, corrupt, answer, wrong) if lens or corrupt is not None else {}
+    if branch is not None:  # (POS, K, N)
+        extra.update(branching_arrays(model, text, *branch))
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
@@ -167,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                "for translation models; for models on our own modules also rollout_encoder_self, "
                "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
                "keys); with --logit-lens lens_top_ids and lens_top_probs (L+1, T, 5), with --patch patch_residual "
-               "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h) (the module's docstring). "
+               "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h), with --branch branch_ids (K, N) and "
+               "branch_probs (K,) (the module's docstring). "
                "Models folder: the ATTENTION_LAB_MODELS environment variable or .streamlit/attention_lab.toml (see "
                "docs/models.md).")
     parser.add_argument("model", metavar="MODEL",
@@ -183,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong", metavar="TOKEN", help="a wrong token: --patch adds logit(answer) − logit(wrong)")
     parser.add_argument("--find", nargs=2, metavar=("QUERY", "KEY"), help="add finder_weight (L, h): each head's "
                         "weight from the first token spelled QUERY to the first token spelled KEY")
+    parser.add_argument("--branch", type=int, metavar="POS", help="add branch_ids (K, N) and branch_probs (K,): "
+                        "TEXT's first POS tokens, then each of the K most likely tokens forced, greedy after it")
+    parser.add_argument("--top", type=int, default=3, metavar="K", help="--branch's branches (1 … 5; 3 unless given)")
+    parser.add_argument("--steps", type=int, default=8, metavar="N",
+                        help="tokens written per branch of --branch, the forced one included (1 … 32; 8 unless given)")
     args = parser.parse_args(argv)
     if (args.patch is None) != (args.answer is None) or (args.wrong is not None and args.patch is None):
         parser.error("--patch CORRUPT and --answer TOKEN go together (--wrong TOKEN only with them)")
@@ -190,13 +219,15 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         arrays = inspect_to_npz(args.model, args.text, args.out, args.logit_lens, args.patch, args.answer,
-                                args.wrong, None if args.find is None else tuple(args.find))
+                                args.wrong, None if args.find is None else tuple(args.find),
+                                None if args.branch is None else (args.branch, args.top, args.steps))
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
                        if name in arrays)
-    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight")
+    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight",
+                                                                        "branch_ids")
                       if name in arrays)
     print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
     return 0

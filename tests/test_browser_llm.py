@@ -1,6 +1,6 @@
 """Real browser (Chromium): on the LLM page each Next token ▸ writes the model's next token and the KV-cache count grows by
 one position, in English, and in Korean presenter mode at 1280×720 with the text and the next-token chart on the
-first screen."""
+first screen; then Branch ▸ forks at step 1 into the top 3 tokens, the first branch the greedy text itself."""
 import re
 
 import pytest
@@ -12,8 +12,10 @@ from tests.browser_steps import no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
 from ui.llm.specs import DEFAULT_PROMPT
 
-WORDS = {"en": {"next": "Next token ▸", "chose": r"^Step {step} chose ", "cached": "Cached positions"},
-         "ko": {"next": "다음 토큰 ▸", "chose": r"^단계 {step}에서 ", "cached": "캐시된 위치"}}
+WORDS = {"en": {"next": "Next token ▸", "chose": r"^Step {step} chose ", "cached": "Cached positions",
+                "branch": "Branch ▸", "make_main": "Make this the text"},
+         "ko": {"next": "다음 토큰 ▸", "chose": r"^단계 {step}에서 ", "cached": "캐시된 위치", "branch": "분기 ▸",
+                "make_main": "이 분기를 텍스트로"}}
 
 
 @pytest.fixture(scope="module")
@@ -69,4 +71,12 @@ def test_next_writes_the_models_tokens_and_the_cache_count_follows(page: Page, a
         for box in (page.locator(".st-key-llm_text").bounding_box(),
                     page.locator(".js-plotly-plot").first.bounding_box()):
             assert box is not None and box["y"] < 720 - 150, box
+    # section 4: the fork at step 1 into the top 3 (greedy after), side by side; branch 1 is the greedy text
+    page.get_by_role("button", name=WORDS[language]["branch"], exact=True).click()
+    branches = page.locator(".st-key-llm_branches")
+    expect(branches).to_contain_text(three_tokens.strip(), timeout=60000)
+    expect(branches.get_by_role("button", name=WORDS[language]["make_main"])).to_have_count(3)
+    wait_idle(page)
+    no_exception(page)
+    branches.screenshot(path=SCREENSHOTS / f"llm_branches_{language}.png")
     page.screenshot(path=SCREENSHOTS / f"llm_three_steps_{language}.png", full_page=True)

@@ -16,6 +16,7 @@ from model.explain.importance import language_model_importance, language_model_p
 from model.explain.next_token import next_token_prediction
 from model.explain.patterns import PatternScores, language_model_head_labels
 from model.explain.rollout import attention_rollout
+from model.branches import Fork, fork_temperatures, fork_top
 from model.generation import GenerationStep, generation_step
 from model.kv_cache import StepTiming, time_step_both_ways
 from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
@@ -233,6 +234,16 @@ class LlamaAdapter(Adapter):
     def time_step(self, ids: list[int], cache: KVCache) -> StepTiming:
         """The forward pass predicting the token after ids, timed with `cache` (holding ids[:-1]) and without."""
         return time_step_both_ways(self.network.model, ids, cache)
+
+    def fork_top(self, ids: list[int], position: int, branches: int, steps: int, **choice) -> Fork:
+        """The text forked at `position` into its `branches` most likely tokens, each continued to `steps` tokens,
+        every branch reading the prefix's KV cache (model.branches.fork_top: cache, temperature, top_k, seed)."""
+        return fork_top(self.network.model, ids, position, branches, steps, **choice)
+
+    def fork_temperatures(self, ids: list[int], position: int, temperatures: tuple[float, ...], steps: int,
+                          **choice) -> Fork:
+        """One branch per temperature at `position`, one seed (model.branches.fork_temperatures)."""
+        return fork_temperatures(self.network.model, ids, position, temperatures, steps, **choice)
 
 
 # --- a residual sweep's runs of every position through one block ----------------------------------------------

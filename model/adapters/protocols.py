@@ -17,6 +17,7 @@ import torch
 from model.data import SPECIALS, UNK, Vocabulary
 from model.explain.importance import EncoderImportance, HeadImportance, LanguageModelImportance
 from model.explain.patterns import PatternScores
+from model.branches import Fork
 from model.generation import GenerationStep
 from model.kv_cache import StepTiming
 from model.llama import KVCache
@@ -105,6 +106,11 @@ class Generates(Protocol):
                    top_k: int | None = None, seed: int = 0) -> tuple[GenerationStep, KVCache]: ...
 
     def time_step(self, ids: list[int], cache: KVCache) -> StepTiming: ...
+
+    def fork_top(self, ids: list[int], position: int, branches: int, steps: int, **choice) -> Fork: ...
+
+    def fork_temperatures(self, ids: list[int], position: int, temperatures: tuple[float, ...], steps: int,
+                          **choice) -> Fork: ...
 
 
 @dataclass(frozen=True)
