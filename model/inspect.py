@@ -17,6 +17,10 @@ For any model with heads, `--find QUERY KEY` adds `finder_weight` (float32, (L, 
 token spelled QUERY to the first token spelled KEY in the model's first kind of heads (encoder_self for a
 translator or an encoder, decoder_self for a decoder-only model); a word split into pieces is named by its first
 piece (model.explain.head_finder.token_index). A token that is not there exits 2 naming the tokens, and writes nothing.
+
+For SmolLM2-135M-Instruct, `--switch-off L.H[,L.H...] --steps N` adds `generated_ids` (int64, (N,)): the N greedy
+tokens after TEXT with those heads' outputs zeroed before W_o (1-based layer and head, as on screen: 19.7 is L19 H7),
+generated with the KV cache (model.switch_off).
 """
 from __future__ import annotations
 
@@ -124,12 +128,17 @@ def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list
 
 def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, corrupt: str | None = None,
                    answer: str | None = None, wrong: str | None = None,
-                   find: tuple[str, str] | None = None) -> dict[str, np.ndarray]:
+                   find: tuple[str, str] | None = None,
+                   switch_off: tuple[str, int] | None = None) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
     # first, so that a refused answer or prompt pair costs no attention maps
     extra = residual_arrays(model, text, lens, corrupt, answer, wrong) if lens or corrupt is not None else {}
+    if switch_off is not None:  # (heads as "L.H,L.H", steps)
+        from model.switch_off import generated_ids
+
+        extra["generated_ids"] = generated_ids(model, text, *switch_off)
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
@@ -167,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                "for translation models; for models on our own modules also rollout_encoder_self, "
                "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
                "keys); with --logit-lens lens_top_ids and lens_top_probs (L+1, T, 5), with --patch patch_residual "
-               "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h) (the module's docstring). "
+               "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h), with --switch-off "
+               "generated_ids (N,) (the module's docstring). "
                "Models folder: the ATTENTION_LAB_MODELS environment variable or .streamlit/attention_lab.toml (see "
                "docs/models.md).")
     parser.add_argument("model", metavar="MODEL",
@@ -183,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong", metavar="TOKEN", help="a wrong token: --patch adds logit(answer) − logit(wrong)")
     parser.add_argument("--find", nargs=2, metavar=("QUERY", "KEY"), help="add finder_weight (L, h): each head's "
                         "weight from the first token spelled QUERY to the first token spelled KEY")
+    parser.add_argument("--switch-off", metavar="L.H[,L.H...]", help="add generated_ids (N,): --steps greedy tokens "
+                        "with those heads zeroed (1-based layer.head, e.g. 19.7,18.4)")
+    parser.add_argument("--steps", type=int, default=16, metavar="N", help="tokens --switch-off generates (16)")
     args = parser.parse_args(argv)
     if (args.patch is None) != (args.answer is None) or (args.wrong is not None and args.patch is None):
         parser.error("--patch CORRUPT and --answer TOKEN go together (--wrong TOKEN only with them)")
@@ -190,13 +203,15 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         arrays = inspect_to_npz(args.model, args.text, args.out, args.logit_lens, args.patch, args.answer,
-                                args.wrong, None if args.find is None else tuple(args.find))
+                                args.wrong, None if args.find is None else tuple(args.find),
+                                None if args.switch_off is None else (args.switch_off, args.steps))
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
                        if name in arrays)
-    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight")
+    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight",
+                                                                         "generated_ids")
                       if name in arrays)
     print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
     return 0
