@@ -143,3 +143,41 @@ def test_the_one_click_reads_the_llm_heads_pages_default_sequence():
     from ui.llm_heads.specs import INDUCTION_LENGTH as PAGE_LENGTH, INDUCTION_SEED as PAGE_SEED
 
     assert (INDUCTION_LENGTH, INDUCTION_SEED) == (PAGE_LENGTH.default, PAGE_SEED.default)
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_the_page_section_from_a_link_shows_both_texts_parting_where_the_model_does(lab):
+    from i18n import translate
+    from tests.app_links import assert_healthy, open_page
+    from ui.llm.specs import DEFAULT_PROMPT
+    from ui.text import escape_markdown
+
+    assert DEFAULT_PROMPT == PROMPT  # the page opens on the prompt the reference test generates from
+    at = open_page("llm", {"off_heads": HEADS, "off_steps": str(STEPS)})
+    assert_healthy(at)
+    assert at.multiselect(key="llm_off_heads").value == list(parse_heads(HEADS))
+    both = side_by_side(lab, lab.encode(PROMPT), parse_heads(HEADS), STEPS, stop_ids=lab.stop_ids)
+    intact, switched = (lab.token_texts([ids[1]])[0] for ids in (both.intact_ids, both.switched_ids))
+    assert translate("en", "llm_switch_off.parted", step=2, intact=escape_markdown(repr(intact)),
+                     switched=escape_markdown(repr(switched))) in [c.value for c in at.caption]
+    assert any(escape_markdown(lab.decode(both.switched_ids).strip()) in m.value for m in at.markdown)
+    assert "Second copy, intact (nats)" in _metrics(at)
+
+
+def test_the_induction_button_in_korean_picks_the_heads_page_heads_and_shows_the_copy_broken(induction_copy):
+    from i18n import translate
+    from tests.app_links import assert_healthy, open_page
+
+    at = open_page("llm", lang="ko")
+    assert at.button(key="llm_off_induction").label == translate("ko", "llm_switch_off.induction_button", count=5)
+    assert translate("ko", "llm_switch_off.no_heads") in [c.value for c in at.caption]
+    at.button(key="llm_off_induction").click().run()
+    assert_healthy(at)
+    assert at.multiselect(key="llm_off_heads").value == list(induction_copy.heads)
+    shown = _metrics(at)
+    copy = induction_copy
+    assert shown[translate("ko", "llm_switch_off.second_intact")] == f"{copy.second_half(copy.intact):.2f}"
+    assert shown[translate("ko", "llm_switch_off.second_switched", heads=5)] == f"{copy.second_half(copy.switched):.2f}"
