@@ -33,7 +33,7 @@ def aligned_tokens_chart(intact: list[str], switched: list[str], divergence: int
         colorscale=[[0, "#f2f2f2"], [0.5, "#fde3c8"], [1, "#f58518"]], zmin=0, zmax=1, showscale=False,
         xgap=2, ygap=2, hovertemplate=f"{words('llm_switch_off.chart.token_axis')} %{{y}} · %{{x}}: %{{text}}"
                                       "<extra></extra>"))
-    fig.update_layout(title=title, height=140 + 28 * rows, margin=MARGIN,
+    fig.update_layout(title=title, height=170 + 28 * rows, margin=dict(MARGIN, t=100),  # column names under the title
                       xaxis=dict(side="top", type="category"),
                       yaxis=dict(title=words("llm_switch_off.chart.token_axis"), autorange="reversed",
                                  type="category"))
