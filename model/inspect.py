@@ -136,9 +136,10 @@ def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, c
     # first, so that a refused answer or prompt pair costs no attention maps
     extra = residual_arrays(model, text, lens, corrupt, answer, wrong) if lens or corrupt is not None else {}
     if switch_off is not None:  # (heads as "L.H,L.H", steps)
+        from model.families import open_model
         from model.switch_off import generated_ids
 
-        extra["generated_ids"] = generated_ids(model, text, *switch_off)
+        extra["generated_ids"] = generated_ids(open_model(model), text, *switch_off)
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}

@@ -95,7 +95,7 @@ class SideBySide:
         return first_divergence(self.intact_ids, self.switched_ids)
 
 
-def side_by_side(lab: WritesWithHeadsOff, prompt_ids: list[int], heads: Heads, steps: int, *,
+def continue_both(lab: WritesWithHeadsOff, prompt_ids: list[int], heads: Heads, steps: int, *,
                  temperature: float = 0.0, top_k: int | None = None, seed: int = 0,
                  stop_ids: tuple[int, ...] = ()) -> SideBySide:
     """Both generations, each with its own KV cache; a sampled token is drawn with the same seed at the same position
@@ -145,20 +145,19 @@ def top_attributed_heads(head_contributions: np.ndarray, count: int = TOP_HEADS)
     return tuple(sorted((int(i // per_layer), int(i % per_layer)) for i in order))
 
 
-def generated_ids(model: str, text: str, heads: str, steps: int) -> np.ndarray:
+
+def generated_ids(lab, text: str, heads: str, steps: int) -> np.ndarray:
     """`python -m model.inspect … --switch-off L.H[,L.H…] --steps N`: (N,) int64, the N greedy token ids after `text`
     with those heads (1-based) zeroed, no stop token; ValueError for a model that cannot, or a head, text or N that
-    does not fit (prompt and new tokens at most the model's max_tokens)."""
-    from model.families import open_model  # here: the adapters import this module
-
-    lab = open_model(model)
+    does not fit (prompt and new tokens at most the model's max_tokens). lab: the opened model (model.families)."""
     if not isinstance(lab, WritesWithHeadsOff) or DECODER_SELF not in lab.layout:
-        raise ValueError(f"{model} cannot generate with heads switched off; --switch-off takes a decoder-only LLM")
+        raise ValueError(f"{lab.model_id} cannot generate with heads switched off; --switch-off takes a "
+                         "decoder-only LLM")
     chosen = check_heads(parse_heads(heads), *lab.layout[DECODER_SELF])
     if not chosen:
         raise ValueError("--switch-off names no head (e.g. 19.7,18.4: layer.head, counted from 1)")
     ids = lab.encode(text)
     if not ids or steps < 1 or len(ids) + steps > lab.max_tokens:
-        raise ValueError(f"the text is {len(ids)} tokens and --steps {steps}; {model} takes 1 or more of each, "
-                         f"{lab.max_tokens} in all")
+        raise ValueError(f"the text is {len(ids)} tokens and --steps {steps}; {lab.model_id} takes 1 or more of "
+                         f"each, {lab.max_tokens} in all")
     return np.array(lab.generate_with_heads_off(ids, steps, chosen), dtype=np.int64)

@@ -14,8 +14,8 @@ from model.generation import generate
 from model.gguf_weights import SMOLLM2_NAME
 from model.inspect import main
 from model.llama import load_smollm2
-from model.switch_off import (INDUCTION_LENGTH, INDUCTION_SEED, MAX_HEADS, CopyLosses, check_heads, copy_losses,
-                              first_divergence, heads_text, parse_heads, side_by_side)
+from model.switch_off import (INDUCTION_LENGTH, INDUCTION_SEED, MAX_HEADS, CopyLosses, check_heads, continue_both,
+                              copy_losses, first_divergence, heads_text, parse_heads)
 
 PROMPT = "The Transformer is a neural network that"
 # The five heads writing most into the prompt's next token (direct logit attribution): with them off the text parts
@@ -92,9 +92,9 @@ def test_the_kv_cache_writes_what_recomputing_the_whole_text_writes_with_the_hea
 
 def test_side_by_side_marks_where_the_texts_part_and_keeps_the_seed(lab):
     ids = lab.encode(PROMPT)
-    greedy = side_by_side(lab, ids, parse_heads(HEADS), STEPS)
+    greedy = continue_both(lab, ids, parse_heads(HEADS), STEPS)
     assert greedy.intact_ids[:1] == greedy.switched_ids[:1] and greedy.divergence == 1
-    sampled = side_by_side(lab, ids, (), 4, temperature=1.0, top_k=50, seed=7)
+    sampled = continue_both(lab, ids, (), 4, temperature=1.0, top_k=50, seed=7)
     assert sampled.intact_ids == sampled.switched_ids and sampled.divergence is None  # no head off: one draw
 
 
@@ -159,7 +159,7 @@ def test_the_page_section_from_a_link_shows_both_texts_parting_where_the_model_d
     at = open_page("llm", {"off_heads": HEADS, "off_steps": str(STEPS)})
     assert_healthy(at)
     assert at.multiselect(key="llm_off_heads").value == list(parse_heads(HEADS))
-    both = side_by_side(lab, lab.encode(PROMPT), parse_heads(HEADS), STEPS, stop_ids=lab.stop_ids)
+    both = continue_both(lab, lab.encode(PROMPT), parse_heads(HEADS), STEPS, stop_ids=lab.stop_ids)
     intact, switched = (lab.token_texts([ids[1]])[0] for ids in (both.intact_ids, both.switched_ids))
     assert translate("en", "llm_switch_off.parted", step=2, intact=escape_markdown(repr(intact)),
                      switched=escape_markdown(repr(switched))) in [c.value for c in at.caption]

@@ -21,7 +21,7 @@ from model.explain.kinds import head_label
 from model.families import GeneratingModel
 from model.kv_cache import GenerationTrace
 from model.switch_off import (COPY_LENGTH, COPY_SEED, DECODER_SELF, INDUCTION_LENGTH, INDUCTION_SEED, MAX_HEADS,
-                              TOP_HEADS, CopyLosses, Heads, SideBySide, WritesWithHeadsOff, copy_losses, side_by_side,
+                              TOP_HEADS, CopyLosses, Heads, SideBySide, WritesWithHeadsOff, continue_both, copy_losses,
                               top_attributed_heads)
 from runtime.analysis_worker import parameters, size
 from runtime.result_cache import memoized
@@ -50,7 +50,7 @@ def _settings() -> tuple[float, int | None, int]:
 def _both(model_id: str, prompt: tuple[int, ...], heads: Heads, steps: int, settings: tuple,
           _lab: WritesWithHeadsOff) -> SideBySide:
     temperature, top_k, seed = settings
-    return side_by_side(_lab, list(prompt), heads, steps, temperature=temperature, top_k=top_k, seed=seed,
+    return continue_both(_lab, list(prompt), heads, steps, temperature=temperature, top_k=top_k, seed=seed,
                         stop_ids=_lab.stop_ids)
 
 
