@@ -181,3 +181,16 @@ def test_the_induction_button_in_korean_picks_the_heads_page_heads_and_shows_the
     copy = induction_copy
     assert shown[translate("ko", "llm_switch_off.second_intact")] == f"{copy.second_half(copy.intact):.2f}"
     assert shown[translate("ko", "llm_switch_off.second_switched", heads=5)] == f"{copy.second_half(copy.switched):.2f}"
+
+
+def test_the_aligned_chart_marks_the_first_divergence_and_leaves_a_shorter_texts_cells_empty():
+    from ui.language import words_for
+    from viz.chart_data import chart_data
+    from viz.switch_off import AFTER, FIRST, SAME, aligned_tokens_chart
+
+    fig = aligned_tokens_chart([" a", " b", " c"], [" a", " <x>"], 1, "t", words=words_for("llm_switch_off"))
+    heat = fig.data[0]
+    assert [list(row) for row in heat.z] == [[SAME, SAME], [FIRST, FIRST], [AFTER, AFTER]]
+    assert list(heat.y) == ["1", "2 ◀ first divergence", "3"]
+    assert [list(row) for row in heat.text] == [["' a'", "' a'"], ["' b'", "' &lt;x&gt;'"], ["' c'", ""]]  # escaped
+    assert chart_data(fig).maps[0].values.ravel().tolist() == [0.0, 1.0, 1.0]  # which rows differ
