@@ -71,7 +71,8 @@ def _switch_the_induction_heads_off(page: Page, language: str) -> None:
     # the page scrolls inside Streamlit's main container: a window as tall as the section shows all of it drawn
     page.set_viewport_size({"width": 1280, "height": 2600})
     wait_drawn(page)
-    page.mouse.move(0, 0)  # no button's tooltip over the section
+    page.mouse.move(0, 0)  # no button's tooltip over the section (hover, or the focus the click left)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
     page.locator(".st-key-section_switch_off").screenshot(path=SCREENSHOTS / f"llm_switch_off_{language}.png")
 
 

@@ -33,8 +33,8 @@ def aligned_tokens_chart(intact: list[str], switched: list[str], divergence: int
         colorscale=[[0, "#f2f2f2"], [0.5, "#fde3c8"], [1, "#f58518"]], zmin=0, zmax=1, showscale=False,
         xgap=2, ygap=2, hovertemplate=f"{words('llm_switch_off.chart.token_axis')} %{{y}} · %{{x}}: %{{text}}"
                                       "<extra></extra>"))
-    fig.update_layout(title=title, height=170 + 28 * rows, margin=dict(MARGIN, t=100),  # column names under the title
-                      xaxis=dict(side="top", type="category"),
+    fig.update_layout(title=title, height=170 + 28 * rows, margin=MARGIN,
+                      xaxis=dict(type="category"),  # the column names under the rows: above, a long title met them
                       yaxis=dict(title=words("llm_switch_off.chart.token_axis"), autorange="reversed",
                                  type="category"))
     # what it carries is which rows differ: 1 where the two tokens differ, the tokens themselves as its labels
