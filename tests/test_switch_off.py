@@ -181,6 +181,9 @@ def test_the_induction_button_in_korean_picks_the_heads_page_heads_and_shows_the
     copy = induction_copy
     assert shown[translate("ko", "llm_switch_off.second_intact")] == f"{copy.second_half(copy.intact):.2f}"
     assert shown[translate("ko", "llm_switch_off.second_switched", heads=5)] == f"{copy.second_half(copy.switched):.2f}"
+    at.button(key="llm_off_attributed").click().run()  # the heads writing the prompt's next token: HEADS
+    assert_healthy(at)
+    assert at.multiselect(key="llm_off_heads").value == list(parse_heads(HEADS))
 
 
 def test_the_aligned_chart_marks_the_first_divergence_and_leaves_a_shorter_texts_cells_empty():
