@@ -5,6 +5,7 @@ from i18n import tr
 from ui.presenter import explanation, page_title
 from ui.llm.branches import branches_view
 from ui.llm.generation import gqa_view, generation_view, kv_cache_view, llm_model
+from ui.llm.switch_off import switch_off_view
 from ui.page_sections import page_sections
 
 page_title(tr("llm.title"))
@@ -27,3 +28,6 @@ if lab is not None:
     if "branches" in drawn:
         with sections["branches"]:
             branches_view(lab, trace)
+    if "switch_off" in drawn:
+        with sections["switch_off"]:
+            switch_off_view(lab, trace)

@@ -53,8 +53,10 @@ def choose_next(logits: torch.Tensor, temperature: float = 0.0, top_k: int | Non
 @torch.no_grad()
 def generation_step(model: LlamaModel, ids: list[int], cache: KVCache | None = None, *, use_cache: bool = True,
                     temperature: float = 0.0, top_k: int | None = None, seed: int = 0,
-                    need_weights: bool = False) -> tuple[GenerationStep, KVCache | None]:
+                    need_weights: bool = False, head_mask: torch.Tensor | None = None,
+                    ) -> tuple[GenerationStep, KVCache | None]:
     """Choose the token after `ids`; returns the step and the cache to pass with ids + [token] next time.
+    head_mask (L, h) of 0/1 switches heads off (model.switch_off): the cache then holds the switched-off model's keys.
 
     With use_cache, `cache` must hold ids[:-1] (or be None: the first step runs the whole prompt); the step runs only
     the tokens the cache lacks. Without it the step runs all of ids. A sampled token's draw is seeded by
@@ -65,9 +67,10 @@ def generation_step(model: LlamaModel, ids: list[int], cache: KVCache | None = N
     start = time.perf_counter()
     if use_cache:
         new = ids[cache.length:] if cache is not None else ids
-        out = model(torch.tensor([new]), cache=cache, need_weights=need_weights, last_logits_only=True)
+        out = model(torch.tensor([new]), cache=cache, need_weights=need_weights, last_logits_only=True,
+                    head_mask=head_mask)
     else:
-        out = model(torch.tensor([ids]), need_weights=need_weights, last_logits_only=True)
+        out = model(torch.tensor([ids]), need_weights=need_weights, last_logits_only=True, head_mask=head_mask)
     seconds = time.perf_counter() - start
     logits = out.logits[0, -1]  # (V,)
     generator = torch.Generator().manual_seed(seed * 1_000_003 + len(ids))
@@ -81,7 +84,7 @@ def generation_step(model: LlamaModel, ids: list[int], cache: KVCache | None = N
 @torch.no_grad()
 def generate(model: LlamaModel, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
              temperature: float = 0.0, top_k: int | None = None, seed: int = 0, stop_ids: tuple[int, ...] = (),
-             need_weights: bool = False) -> Generation:
+             need_weights: bool = False, head_mask: torch.Tensor | None = None) -> Generation:
     """Generate up to max_new_tokens after the prompt, one generation_step at a time, with or without the KV cache.
 
     With the cache a step runs the new token only (T_q = 1) against the cached keys and values; without it, every
@@ -90,7 +93,7 @@ def generate(model: LlamaModel, prompt_ids: list[int], max_new_tokens: int, *, u
     ids, steps, cache = list(prompt_ids), [], None
     for _ in range(max_new_tokens):
         step, cache = generation_step(model, ids, cache, use_cache=use_cache, temperature=temperature, top_k=top_k,
-                                      seed=seed, need_weights=need_weights)
+                                      seed=seed, need_weights=need_weights, head_mask=head_mask)
         steps.append(step)
         ids.append(step.token_id)
         if step.token_id in stop_ids:

@@ -22,6 +22,10 @@ For a model that generates (SmolLM2-135M-Instruct), `--branch POS --top K --step
 each branch's N tokens after TEXT's first POS tokens, the k-th most likely token there forced first and greedy
 after it, and `branch_probs` (float32, (K,)): the forced tokens' probabilities (model.branches.fork_top; K ≤ 5,
 N ≤ 32, 1 ≤ POS ≤ TEXT's token count).
+
+For SmolLM2-135M-Instruct, `--switch-off L.H[,L.H...] --steps N` adds `generated_ids` (int64, (N,)): the N greedy
+tokens after TEXT with those heads' outputs zeroed before W_o (1-based layer and head, as on screen: 19.7 is L19 H7),
+generated with the KV cache (model.switch_off).
 """
 from __future__ import annotations
 
@@ -32,6 +36,9 @@ from pathlib import Path
 import numpy as np
 
 from model.capabilities import TRANSLATION
+
+BRANCH_STEPS = 8  # --steps unless given: the tokens of each --branch branch, the forced one included
+SWITCH_OFF_STEPS = 16  # ... and the tokens --switch-off generates
 
 
 def model_names() -> list[str]:
@@ -145,7 +152,8 @@ def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list
 def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, corrupt: str | None = None,
                    answer: str | None = None, wrong: str | None = None,
                    find: tuple[str, str] | None = None,
-                   branch: tuple[int, int, int] | None = None) -> dict[str, np.ndarray]:
+                   branch: tuple[int, int, int] | None = None,
+                   switch_off: tuple[str, int] | None = None) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
@@ -153,6 +161,11 @@ def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, c
     extra = residual_arrays(model, text, lens, corrupt, answer, wrong) if lens or corrupt is not None else {}
     if branch is not None:  # (POS, K, N)
         extra.update(branching_arrays(model, text, *branch))
+    if switch_off is not None:  # (heads as "L.H,L.H", steps)
+        from model.families import open_model
+        from model.switch_off import generated_ids
+
+        extra["generated_ids"] = generated_ids(open_model(model), text, *switch_off)
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
@@ -182,6 +195,10 @@ def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, c
     return arrays
 
 
+def _or(given: int | None, default: int) -> int:
+    return default if given is None else given
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m model.inspect", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
@@ -191,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                "rollout_decoder_self (layers, queries, keys) and value_norms_<kind> (layers, heads, queries, "
                "keys); with --logit-lens lens_top_ids and lens_top_probs (L+1, T, 5), with --patch patch_residual "
                "(L, T), clean_prob and corrupt_prob, with --find finder_weight (L, h), with --branch branch_ids (K, N) and "
-               "branch_probs (K,) (the module's docstring). "
+               "branch_probs (K,), with --switch-off generated_ids (N,) (the module's docstring). "
                "Models folder: the ATTENTION_LAB_MODELS environment variable or .streamlit/attention_lab.toml (see "
                "docs/models.md).")
     parser.add_argument("model", metavar="MODEL",
@@ -210,8 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--branch", type=int, metavar="POS", help="add branch_ids (K, N) and branch_probs (K,): "
                         "TEXT's first POS tokens, then each of the K most likely tokens forced, greedy after it")
     parser.add_argument("--top", type=int, default=3, metavar="K", help="--branch's branches (1 … 5; 3 unless given)")
-    parser.add_argument("--steps", type=int, default=8, metavar="N",
-                        help="tokens written per branch of --branch, the forced one included (1 … 32; 8 unless given)")
+    parser.add_argument("--switch-off", metavar="L.H[,L.H...]", help="add generated_ids (N,): --steps greedy tokens "
+                        "with those heads zeroed (1-based layer.head, e.g. 19.7,18.4)")
+    parser.add_argument("--steps", type=int, metavar="N", help="tokens written per branch of --branch, the forced one "
+                        f"included (1 … 32; {BRANCH_STEPS} unless given), or by --switch-off ({SWITCH_OFF_STEPS} unless "
+                        "given)")
     args = parser.parse_args(argv)
     if (args.patch is None) != (args.answer is None) or (args.wrong is not None and args.patch is None):
         parser.error("--patch CORRUPT and --answer TOKEN go together (--wrong TOKEN only with them)")
@@ -220,14 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         arrays = inspect_to_npz(args.model, args.text, args.out, args.logit_lens, args.patch, args.answer,
                                 args.wrong, None if args.find is None else tuple(args.find),
-                                None if args.branch is None else (args.branch, args.top, args.steps))
+                                None if args.branch is None else (args.branch, args.top, _or(args.steps, BRANCH_STEPS)),
+                                None if args.switch_off is None else (args.switch_off,
+                                                                      _or(args.steps, SWITCH_OFF_STEPS)))
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
                        if name in arrays)
     shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight",
-                                                                        "branch_ids")
+                                                                        "branch_ids", "generated_ids")
                       if name in arrays)
     print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
     return 0

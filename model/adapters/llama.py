@@ -17,12 +17,13 @@ from model.explain.next_token import next_token_prediction
 from model.explain.patterns import PatternScores, language_model_head_labels
 from model.explain.rollout import attention_rollout
 from model.branches import Fork, fork_temperatures, fork_top
-from model.generation import GenerationStep, generation_step
+from model.generation import GenerationStep, generate, generation_step
 from model.kv_cache import StepTiming, time_step_both_ways
 from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
 from model.explain.value_norms import llama_value_norms
 from model.llama import KVCache, LlamaModel, apply_rotary, causal_mask_after, rotary_cos_sin
 from model.sources import AnalysedInput, KindMaps, compact_dtype
+from model.switch_off import DECODER_SELF, Heads
 
 
 @family("llama")
@@ -244,6 +245,26 @@ class LlamaAdapter(Adapter):
                           **choice) -> Fork:
         """One branch per temperature at `position`, one seed (model.branches.fork_temperatures)."""
         return fork_temperatures(self.network.model, ids, position, temperatures, steps, **choice)
+    # --- heads switched off while it writes (model/switch_off.py's WritesWithHeadsOff) ---------------------------
+
+    def _mask(self, heads: Heads) -> torch.Tensor | None:  # (L, h) of 0/1, None with every head on
+        masks = self.head_masks(tuple((DECODER_SELF, layer, head) for layer, head in heads))
+        return None if masks is None else masks[DECODER_SELF]
+
+    def generate_with_heads_off(self, prompt_ids: list[int], steps: int, heads: Heads, *, temperature: float = 0.0,
+                                top_k: int | None = None, seed: int = 0, stop_ids: tuple[int, ...] = ()) -> list[int]:
+        """Up to `steps` new token ids after the prompt, with the KV cache, every step with `heads` ((layer, head),
+        0-based) zeroed before W_o; greedy or sampled as model.generation.generate; ends after a token in stop_ids."""
+        return generate(self.network.model, list(prompt_ids), steps, temperature=temperature, top_k=top_k, seed=seed,
+                        stop_ids=stop_ids, head_mask=self._mask(heads)).new_ids
+
+    @torch.no_grad()
+    def losses_with_heads_off(self, ids: list[int], heads: Heads) -> np.ndarray:
+        """(T − 1,) float32 next-token cross-entropy (nats) of the text's first MAX_TOKENS ids with `heads` off: entry t
+        is the loss of predicting ids[t + 1] at position t (one forward, no maps)."""
+        ids = list(ids)[:LLM_MAX_TOKENS]
+        logits = self.network.model(torch.tensor([ids]), need_weights=False, head_mask=self._mask(heads)).logits[0]
+        return F.cross_entropy(logits[:-1].float(), torch.tensor(ids[1:]), reduction="none").numpy()
 
 
 # --- a residual sweep's runs of every position through one block ----------------------------------------------

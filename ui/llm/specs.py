@@ -25,5 +25,7 @@ TEMPERATURE = WidgetSpec("llm_temperature", "llm_temp", 0.8, PAGE, options=TEMPE
 TOP_K = WidgetSpec("llm_top_k", "llm_top_k", 50, PAGE, options=TOP_KS, convert=int, drawn_when=_sampling)
 SEED = replace(seed_spec("llm_seed", "llm_seed", PAGE), drawn_when=_sampling)
 SPECS = (PROMPT, CHAT, CHOICE, TEMPERATURE, TOP_K, SEED)
-# 1 · generation step by step, 2 · the KV cache, 3 · grouped-query attention, 4 · branches (ui/llm/branches.py)
-SECTIONS = (PageSection("generation"), PageSection("kv_cache"), PageSection("gqa"), PageSection("branches"))
+# 1 · generation step by step, 2 · the KV cache, 3 · grouped-query attention, 4 · branches (ui/llm/branches.py),
+# 5 · heads switched off while it writes (ui/llm/switch_off.py, its specs in switch_off_specs.py)
+SECTIONS = (PageSection("generation"), PageSection("kv_cache"), PageSection("gqa"), PageSection("branches"),
+            PageSection("switch_off"))
