@@ -36,5 +36,7 @@ def _with_difference(state) -> bool:
 WRONG = WidgetSpec("answer_wrong", "wrong", DEFAULT_WRONG, PAGE, convert=sentence_text, drawn_when=_with_difference)
 SPECS = (LENS_TEXT, LENS_TOKEN, CLEAN, CORRUPT, ANSWER, DIFFERENCE, WRONG)
 # 1 · the logit lens (nostalgebraist 2020), 2 · activation patching of the residual stream (Meng et al. 2022),
-# 3 · per head at the last position (Wang et al. 2022), 4 · direct logit attribution (Elhage et al. 2021)
-SECTIONS = (PageSection("lens"), PageSection("patching"), PageSection("heads"), PageSection("attribution"))
+# 3 · per head at the last position (Wang et al. 2022), 4 · direct logit attribution (Elhage et al. 2021),
+# 5 · the information-flow graph (Ferrando & Voita 2024; its specs: ui/llm/flow_specs.py)
+SECTIONS = (PageSection("lens"), PageSection("patching"), PageSection("heads"), PageSection("attribution"),
+            PageSection("flow"))
