@@ -13,6 +13,10 @@ adds `patch_residual` (float32, (L, T)): p(answer) at CORRUPT's last position wi
 taken from TEXT's run, and `clean_prob`, `corrupt_prob`; with `--wrong TOKEN` also `patch_logit_diff` (L, T),
 `clean_logit_diff`, `corrupt_logit_diff`: logit(answer) − logit(wrong) (model.explain.patching).
 
+`--flow` adds `flow_head` (float32, (L, h, T)) and `flow_mlp` (float32, (L, T)): the share of the last position's
+output that head h of block l carries from position t, and that block l's MLP writes at position t, by the
+norm-based information flow of docs/models.md (model.explain.flow: TEXT's first 128 tokens).
+
 For any model with heads, `--find QUERY KEY` adds `finder_weight` (float32, (L, h)): each head's weight from the first
 token spelled QUERY to the first token spelled KEY in the model's first kind of heads (encoder_self for a
 translator or an encoder, decoder_self for a decoder-only model); a word split into pieces is named by its first
@@ -112,6 +116,19 @@ def residual_arrays(model: str, text: str, lens: bool = False, corrupt: str | No
     return arrays
 
 
+def flow_arrays(model: str, text: str) -> dict[str, np.ndarray]:
+    """flow_head (L, h, T) and flow_mlp (L, T) (the module docstring); ValueError for a model without a residual
+    stream."""
+    from model.explain.flow import information_flow
+    from model.families import ReadsResidualStream, open_model
+
+    lab = open_model(model)
+    if not isinstance(lab, ReadsResidualStream):
+        raise ValueError(f"{model} has no residual stream to read; --flow takes a decoder-only LLM")
+    flow = information_flow(lab, text)
+    return {"flow_head": flow.head_flow(), "flow_mlp": flow.mlp_flow()}
+
+
 def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
                   find: tuple[str, str]) -> np.ndarray:
     """(L, h) float32: each head's weight in weights (L, h, T_q, T_k) from the first query token spelled find[0] to
@@ -124,12 +141,14 @@ def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list
 
 def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, corrupt: str | None = None,
                    answer: str | None = None, wrong: str | None = None,
-                   find: tuple[str, str] | None = None) -> dict[str, np.ndarray]:
+                   find: tuple[str, str] | None = None, flow: bool = False) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
     # first, so that a refused answer or prompt pair costs no attention maps
     extra = residual_arrays(model, text, lens, corrupt, answer, wrong) if lens or corrupt is not None else {}
+    if flow:
+        extra.update(flow_arrays(model, text))
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
@@ -183,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong", metavar="TOKEN", help="a wrong token: --patch adds logit(answer) − logit(wrong)")
     parser.add_argument("--find", nargs=2, metavar=("QUERY", "KEY"), help="add finder_weight (L, h): each head's "
                         "weight from the first token spelled QUERY to the first token spelled KEY")
+    parser.add_argument("--flow", action="store_true", help="add flow_head (L, h, T) and flow_mlp (L, T): each head's "
+                        "and MLP's share of the last position's output, from each position (docs/models.md)")
     args = parser.parse_args(argv)
     if (args.patch is None) != (args.answer is None) or (args.wrong is not None and args.patch is None):
         parser.error("--patch CORRUPT and --answer TOKEN go together (--wrong TOKEN only with them)")
@@ -190,13 +211,14 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         arrays = inspect_to_npz(args.model, args.text, args.out, args.logit_lens, args.patch, args.answer,
-                                args.wrong, None if args.find is None else tuple(args.find))
+                                args.wrong, None if args.find is None else tuple(args.find), flow=args.flow)
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
                        if name in arrays)
-    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight")
+    shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight",
+                                                                  "flow_head")
                       if name in arrays)
     print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
     return 0
