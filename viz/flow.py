@@ -23,7 +23,7 @@ STRAIGHT = "rgba(150, 150, 150, 0.35)"
 # An edge's width by its share: at least the threshold, then these bounds (projected, a 1 px edge is still seen)
 WIDTH_BOUNDS = (0.2, 0.5)
 WIDTHS = (1.0, 2.5, 4.5)
-ROW_PX = 20  # px per row: 31 rows fit a 1280×720 screen with the title and the token labels
+ROW_PX = 17  # px per row, as the lens map's: its 31 rows, title and token labels fit a 1280×720 screen
 NODE_PX = (5, 16)  # a node's marker size, from no relevance to all of it
 
 
@@ -108,9 +108,10 @@ def flow_graph(edges: np.ndarray, residual_shares: np.ndarray, mlp_shares: np.nd
                                  name=words("llm_flow.chart.selected"), showlegend=False,
                                  marker=dict(size=NODE_PX[1] + 8, color="rgba(0,0,0,0)",
                                              line=dict(width=3, color=ROUTE))))
-    fig.update_layout(title=title, height=160 + ROW_PX * (layers + 1), margin=dict(l=10, r=10, t=60, b=10),
+    fig.update_layout(title=title, height=150 + ROW_PX * (layers + 1), margin=dict(l=10, r=10, t=60, b=10),
                       clickmode="event+select", dragmode=False,
-                      xaxis=dict(title=words("llm_flow.chart.position_axis"), tickmode="array",
+                      # automargin: 64 turned token labels take their room from the plot, not past its bottom
+                      xaxis=dict(title=words("llm_flow.chart.position_axis"), tickmode="array", automargin=True,
                                  tickvals=list(range(length)), ticktext=columns, range=[-0.7, length - 0.3]),
                       yaxis=dict(title=words("llm_flow.chart.row_axis"), tickmode="array",
                                  tickvals=list(range(layers + 1)), ticktext=rows, range=[-0.7, layers + 0.7]))
