@@ -1,5 +1,5 @@
 """An information-flow graph of one text (Ferrando & Voita 2024, "Information flow routes", §2-3), its edges weighed by
-the norm-based contributions of Kobayashi et al. 2020 (§3, eq. 5-8): which attention heads carry which position's
+the norm-based contributions of Kobayashi et al. 2020 (§3, eq. 6-8): which attention heads carry which position's
 residual into which later position, and how much of each residual the MLPs write.
 
 Nodes are (row, position): row 0 the token embeddings, row l the output of block l (as the logit lens's rows). Block l
