@@ -58,9 +58,7 @@ def main() -> None:
         information_flow(lab, text)
 
     def page():
-        flow_route(flow.edges, flow.residual_shares, 0.1)
-        flow.relevance()
-        flow.head_shares
+        return flow_route(flow.edges, flow.residual_shares, 0.1), flow.relevance(), flow.head_shares
 
     def node():
         node_lens(lab, text, 15, ids.size(1) // 2)
