@@ -77,7 +77,9 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
         page.wait_for_timeout(300)
         assert 0 <= heading.bounding_box()["y"] < 100 and flow.bounding_box()["y"] + SHOWN_PX < FOLD
         page.screenshot(path=SCREENSHOTS / f"llm_answer_flow_{language}.png")
-        flow.screenshot(path=SCREENSHOTS / f"llm_answer_flow_graph_{language}.png")  # the whole graph, to read
+        page.set_viewport_size({"width": 1280, "height": 1200})  # the whole graph in one picture, to read
+        flow.screenshot(path=SCREENSHOTS / f"llm_answer_flow_graph_{language}.png")
+        page.set_viewport_size({"width": 1280, "height": FOLD})
         x, y = page.evaluate(POINT_AT, [".st-key-section_flow .js-plotly-plot", 3, 18])
         page.mouse.move(x, y)  # the hover names the node before the click chooses it
         expect(flow.locator(".hoverlayer .hovertext")).to_contain_text("L18")
