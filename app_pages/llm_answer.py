@@ -1,6 +1,7 @@
 """How an LLM finds its answer: the logit lens (nostalgebraist 2020), activation patching of the residual stream and of
-each head (Meng et al. 2022; Wang et al. 2022), direct logit attribution (Elhage et al. 2021) and each prompt token's
-influence by three methods (ui/llm/influence.py) on SmolLM2-135M."""
+each head (Meng et al. 2022; Wang et al. 2022), direct logit attribution (Elhage et al. 2021), each prompt token's
+influence by three methods (ui/llm/influence.py) and the information-flow graph (Ferrando & Voita 2024) on
+SmolLM2-135M."""
 import streamlit as st
 
 from i18n import tr
@@ -8,6 +9,7 @@ from ui.presenter import chart_first, explanation, page_title
 from ui.llm.answer import LENS_MAX_TOKENS, answer_model, lens_input, patching_input, show_lens, show_patching
 from ui.llm.attribution import show_attribution, show_head_patching
 from ui.llm.influence import show_influence
+from ui.llm.flow import flow_input, show_flow
 from ui.page_sections import page_sections
 from ui.warm_notice import warming_notice
 
@@ -57,3 +59,10 @@ if lab is not None:
         with sections["influence"]:
             sections.header("influence", tr("llm_influence.title"))
             show_influence(st.container(), lab, None if lens is None else lens[0], shown)  # the lens's prompt
+    if "flow" in drawn:
+        with sections["flow"]:
+            sections.header("flow", tr("llm_flow.title"))
+            charts, controls = chart_first()
+            flow_text = flow_input(controls, lab)
+            if flow_text is not None:
+                show_flow(charts, controls, lab, flow_text)

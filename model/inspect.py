@@ -13,6 +13,10 @@ adds `patch_residual` (float32, (L, T)): p(answer) at CORRUPT's last position wi
 taken from TEXT's run, and `clean_prob`, `corrupt_prob`; with `--wrong TOKEN` also `patch_logit_diff` (L, T),
 `clean_logit_diff`, `corrupt_logit_diff`: logit(answer) − logit(wrong) (model.explain.patching).
 
+`--flow` adds `flow_head` (float32, (L, h, T)) and `flow_mlp` (float32, (L, T)): the share of the last position's
+output that head h of block l carries from position t, and that block l's MLP writes at position t, by the
+norm-based information flow of docs/models.md (model.explain.flow: TEXT's first 128 tokens).
+
 For any model with heads, `--find QUERY KEY` adds `finder_weight` (float32, (L, h)): each head's weight from the first
 token spelled QUERY to the first token spelled KEY in the model's first kind of heads (encoder_self for a
 translator or an encoder, decoder_self for a decoder-only model); a word split into pieces is named by its first
@@ -137,6 +141,17 @@ def branching_arrays(model: str, text: str, position: int, top: int, steps: int)
     if len(ids) > lab.max_tokens:
         raise ValueError(f"the text is {len(ids)} tokens; {model} takes 1 to {lab.max_tokens}")
     return branch_arrays(lab.fork_top(ids, position, top, steps))
+def flow_arrays(model: str, text: str) -> dict[str, np.ndarray]:
+    """flow_head (L, h, T) and flow_mlp (L, T) (the module docstring); ValueError for a model without a residual
+    stream."""
+    from model.explain.flow import information_flow
+    from model.families import ReadsResidualStream, open_model
+
+    lab = open_model(model)
+    if not isinstance(lab, ReadsResidualStream):
+        raise ValueError(f"{model} has no residual stream to read; --flow takes a decoder-only LLM")
+    flow = information_flow(lab, text)
+    return {"flow_head": flow.head_flow(), "flow_mlp": flow.mlp_flow()}
 
 
 def finder_weight(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str],
@@ -153,7 +168,7 @@ def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, c
                    answer: str | None = None, wrong: str | None = None,
                    find: tuple[str, str] | None = None,
                    branch: tuple[int, int, int] | None = None,
-                   switch_off: tuple[str, int] | None = None) -> dict[str, np.ndarray]:
+                   switch_off: tuple[str, int] | None = None, flow: bool = False) -> dict[str, np.ndarray]:
     """Write the .npz described in the module docstring; returns what was written."""
     from model.gguf_weights import SMOLLM2_NAME
 
@@ -166,6 +181,8 @@ def inspect_to_npz(model: str, text: str, out: str | Path, lens: bool = False, c
         from model.switch_off import generated_ids
 
         extra["generated_ids"] = generated_ids(open_model(model), text, *switch_off)
+    if flow:
+        extra.update(flow_arrays(model, text))
     if model == SMOLLM2_NAME:  # until its model/families.py adapter: llm_arrays is what that adapter will return
         arrays = {name: value if value.dtype.kind == "U" else np.asarray(value, dtype=np.float32)
                   for name, value in llm_arrays(text).items()}
@@ -232,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, metavar="N", help="tokens written per branch of --branch, the forced one "
                         f"included (1 … 32; {BRANCH_STEPS} unless given), or by --switch-off ({SWITCH_OFF_STEPS} unless "
                         "given)")
+    parser.add_argument("--flow", action="store_true", help="add flow_head (L, h, T) and flow_mlp (L, T): each head's "
+                        "and MLP's share of the last position's output, from each position (docs/models.md)")
     args = parser.parse_args(argv)
     if (args.patch is None) != (args.answer is None) or (args.wrong is not None and args.patch is None):
         parser.error("--patch CORRUPT and --answer TOKEN go together (--wrong TOKEN only with them)")
@@ -242,14 +261,15 @@ def main(argv: list[str] | None = None) -> int:
                                 args.wrong, None if args.find is None else tuple(args.find),
                                 None if args.branch is None else (args.branch, args.top, _or(args.steps, BRANCH_STEPS)),
                                 None if args.switch_off is None else (args.switch_off,
-                                                                      _or(args.steps, SWITCH_OFF_STEPS)))
+                                                                      _or(args.steps, SWITCH_OFF_STEPS)),
+                                flow=args.flow)
     except (ValueError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     shapes = ", ".join(f"{name} {arrays[name].shape}" for name in ("encoder_self", "decoder_self", "cross")
                        if name in arrays)
     shapes += "".join(f", {name} {arrays[name].shape}" for name in ("lens_top_ids", "patch_residual", "finder_weight",
-                                                                        "branch_ids", "generated_ids")
+                                                                        "branch_ids", "generated_ids", "flow_head")
                       if name in arrays)
     print(f"{args.out}: {len(arrays['tokens'])} tokens; {shapes}")
     return 0

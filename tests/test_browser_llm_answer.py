@@ -19,12 +19,22 @@ SHORT = {"clean": "The capital of France is", "corrupt": "The capital of Italy i
          "wrong": " Rome"}
 # A heatmap "starts above the fold" when this much of it shows on the first screen: its title and its top rows.
 SHOWN_PX = 200
+# The flow graph's prompt: 61 tokens, near its 64-token bound, as a projector must show it
+FLOW_TEXT = ("When Mary and John went to the store, John gave a drink to Mary. Later that day the two friends walked "
+             "along the river and talked about the books they had read, the places they wanted to visit next summer "
+             "and the people they had met at the old market. Then John gave the last book to")
+# The viewport point of a graph point (x, y), the plot scrolled to the middle of the screen (plotly's own axes)
+POINT_AT = """([selector, x, y]) => { const gd = document.querySelector(selector);
+  gd.scrollIntoView({block: 'center'});
+  const layout = gd._fullLayout, box = gd.getBoundingClientRect();
+  return [box.left + layout._size.l + layout.xaxis.l2p(x), box.top + layout._size.t + layout.yaxis.l2p(y)]; }"""
 
 
 def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Page, app_url):
     page.set_viewport_size({"width": 1280, "height": FOLD})
     for language in ("en", "ko"):
-        page.goto(f"{app_url}/llm_answer?{urlencode({'lang': language, 'presenter': 'true', **SHORT})}")
+        query = {"lang": language, "presenter": "true", **SHORT, "flow_text": FLOW_TEXT}
+        page.goto(f"{app_url}/llm_answer?{urlencode(query)}")
         lens = page.locator(".st-key-section_lens .js-plotly-plot").first
         expect(lens).to_be_visible(timeout=FIRST_VISIT_MS)
         expect(lens.locator(".heatmaplayer")).to_have_count(1)
@@ -69,3 +79,30 @@ def test_both_maps_start_above_the_fold_projected_in_english_and_korean(page: Pa
             assert 0 <= top < 100, (section, top)
             assert chart.bounding_box()["y"] + SHOWN_PX < FOLD, (section, chart.bounding_box())
             page.screenshot(path=SCREENSHOTS / f"llm_answer_{section}_{language}.png")
+
+        # the flow graph of 61 tokens, projected: its heading at the top, the graph under it, every row named; a click
+        # on a node (block 18's output at ' John', position 3) shows that node
+        flow = page.locator(".st-key-section_flow .js-plotly-plot").first
+        expect(flow.locator(".scatterlayer")).to_have_count(1, timeout=FIRST_VISIT_MS)
+        expect(flow.locator(".ytick").filter(has_text=re.compile(r"^L30$"))).to_have_count(1)
+        heading = page.locator(".st-key-section_flow h2")
+        expect(heading).to_have_text(translate(language, "llm_flow.title"))
+        heading.evaluate("element => element.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        assert 0 <= heading.bounding_box()["y"] < 100 and flow.bounding_box()["y"] + SHOWN_PX < FOLD
+        page.screenshot(path=SCREENSHOTS / f"llm_answer_flow_{language}.png")
+        page.set_viewport_size({"width": 1280, "height": 1200})  # the whole graph in one picture, to read
+        flow.screenshot(path=SCREENSHOTS / f"llm_answer_flow_graph_{language}.png")
+        page.set_viewport_size({"width": 1280, "height": FOLD})
+        x, y = page.evaluate(POINT_AT, [".st-key-section_flow .js-plotly-plot", 3, 18])
+        page.mouse.move(x, y)  # the hover names the node before the click chooses it
+        expect(flow.locator(".hoverlayer .hovertext")).to_contain_text("L18")
+        page.mouse.click(x, y)
+        node = page.locator(".st-key-section_flow h3").filter(has_text="L18")
+        expect(node).to_have_count(1, timeout=FIRST_VISIT_MS)
+        expect(node).to_contain_text("John")
+        wait_idle(page)
+        no_exception(page)
+        node.evaluate("element => element.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        page.screenshot(path=SCREENSHOTS / f"llm_answer_flow_node_{language}.png")

@@ -49,6 +49,7 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
     ("ui/llm_heads/finder.py", "text_input"):
         "tests/test_page_head_finder.py::test_every_bad_finder_text_on_the_llm_heads_page_gives_a_ranking_or_a_message",
     ("ui/llm/answer.py", "text_input"): "tests/test_page_llm_answer.py::test_every_bad_text_gives_a_map_or_a_message",
+    ("ui/llm/flow.py", "text_input"): "tests/test_page_llm_flow.py::test_every_bad_text_gives_a_graph_or_a_message",
     ("ui/lessons/questions.py", "text_input"):  # a text question's answer
         "tests/test_class_text_pages.py::test_every_bad_input_in_the_text_field_is_stored_or_refused_with_a_message",
 }

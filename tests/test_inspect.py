@@ -100,3 +100,29 @@ def test_smollm2_gives_its_causal_maps_equal_to_the_models_own(tmp_path, capsys)
     assert data["rollout_decoder_self"].shape == (30, 12, 12)
     assert "decoder_self (30, 9, 12, 12)" in capsys.readouterr().out
     assert main(["SmolLM2-135M-Instruct", "word " * 600, "--out", str(out)]) == 2  # past 512 tokens: refused
+
+
+def test_smollm2_flow_gives_each_heads_and_mlps_share_of_the_last_positions_output(tmp_path, capsys):
+    from model.explain.flow import information_flow
+    from model.families import open_model
+
+    text = "The capital of France is"
+    out = tmp_path / "flow.npz"
+    assert main(["SmolLM2-135M-Instruct", text, "--out", str(out), "--flow"]) == 0
+    data = np.load(out)
+    assert {"flow_head", "flow_mlp", "value_norms_decoder_self"} <= set(data.files)
+    heads, mlps = data["flow_head"], data["flow_mlp"]
+    assert heads.dtype == mlps.dtype == np.float32 and heads.shape == (30, 9, 5) and mlps.shape == (30, 5)
+    assert "flow_head (30, 9, 5)" in capsys.readouterr().out
+    assert (heads >= 0).all() and heads.sum((1, 2)).max() <= 1 and ((mlps >= 0) & (mlps <= 1)).all()
+    flow = information_flow(open_model("SmolLM2-135M-Instruct"), text)
+    np.testing.assert_allclose(heads, flow.head_flow(), atol=1e-6)
+    np.testing.assert_allclose(mlps, flow.mlp_flow(), atol=1e-6)
+    # the last block writes into the last position directly: its heads' shares are the value-weighted norms of the
+    # same file (Kobayashi et al. 2020, another code path: one forward with every map) over one common total
+    ratio = heads[-1] / data["value_norms_decoder_self"][-1, :, -1, :]  # (h, T)
+    np.testing.assert_allclose(ratio, ratio.flat[0], rtol=1e-3)
+    assert main(["transformer_en-fr", "i am a student", "--out", str(out), "--flow"]) == 2  # no residual stream
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "flow_head (L, h, T)" in capsys.readouterr().out

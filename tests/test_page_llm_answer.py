@@ -62,7 +62,8 @@ def test_the_defaults_draw_the_lens_and_the_sweep_with_the_models_own_numbers(la
     at = open_page("llm_answer")
     assert at.title[0].value == translate("en", "llm_answer.title")
     assert [h.value for h in at.header] == ["The logit lens", "Activation patching", "Patching one head at a time",
-                                            "Direct logit attribution", translate("en", "llm_influence.title")]
+                                            "Direct logit attribution", translate("en", "llm_influence.title"),
+                                            "Where the information flows"]
     # the lens: each cell's top token and its probability, as model.explain.logit_lens computes them
     lens = logit_lens(lab, DEFAULT_LENS_TEXT)
     lens_map = chart(at, "Logit lens: top next token")
@@ -173,7 +174,7 @@ def test_the_page_in_korean():
     assert at.title[0].value == translate("ko", "llm_answer.title")
     assert [h.value for h in at.header] == [translate("ko", f"llm_answer.{name}_title")
                                             for name in ("lens", "patching", "heads", "attribution")] + [
-        translate("ko", "llm_influence.title")]
+        translate("ko", "llm_influence.title"), translate("ko", "llm_flow.title")]
     titles = [c["layout"]["title"]["text"].replace("<br>", " ") for c in chart_specs(at)]
     assert titles[0] == translate("ko", "llm_answer.chart.lens_title", rows=31)
     assert any(title.endswith("한 위치의 블록 하나를 패칭") for title in titles)

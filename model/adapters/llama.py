@@ -1,6 +1,7 @@
 """A decoder-only Llama LLM in our own code as a LabModel (a model.llama.LoadedLlama: SmolLM2-135M-Instruct)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -8,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from model.adapters.base import Adapter, curve_counts, family
-from model.adapters.protocols import HeadPatch, ImportanceReport, PositionParts, QueriesKeys, ResidualStream, SwitchedOff
+from model.adapters.protocols import BlockParts, HeadPatch, ImportanceReport, PositionParts, QueriesKeys, ResidualStream, SwitchedOff
 from model.capabilities import (ABLATION, GENERATION, IMPORTANCE, NEXT_TOKEN, NORMS, PATTERNS, QUERIES_KEYS, RESCALE,
                                 RESIDUAL_STREAM)
 from model.explain.fixed_sets import LANGUAGE_MODEL_TEXTS
@@ -20,7 +21,7 @@ from model.branches import Fork, fork_temperatures, fork_top
 from model.generation import GenerationStep, generate, generation_step
 from model.kv_cache import StepTiming, time_step_both_ways
 from model.llama import MAX_TOKENS as LLM_MAX_TOKENS
-from model.explain.value_norms import llama_value_norms
+from model.explain.value_norms import llama_head_writes, llama_value_norms
 from model.llama import KVCache, LlamaModel, apply_rotary, causal_mask_after, rotary_cos_sin
 from model.sources import AnalysedInput, KindMaps, compact_dtype
 from model.switch_off import DECODER_SELF, Heads
@@ -173,6 +174,26 @@ class LlamaAdapter(Adapter):
         entering_mlp = rows[:-1] + torch.stack(outputs)  # (L, d): as the block adds its attention's output
         return PositionParts(ids, self.token_texts(ids), at, rows[0], values, heads, rows[1:] - entering_mlp,
                              rows[-1], torch.stack(attention))
+
+    @torch.no_grad()
+    def block_parts(self, text: str, max_tokens: int) -> Iterator[BlockParts]:
+        """Block by block (LlamaModel.blocks_from with stop), each block's maps, what its heads write per unit of
+        weight (its values through W_O^h: value_norms.llama_head_writes) and its MLP's output as the block's output
+        less what entered the MLP."""
+        ids = self.encode(text)[:max_tokens]
+        if not ids:
+            raise ValueError(f"{self.model_id}: the text has no tokens")
+        model = self.network.model
+        hidden = model.embed(torch.tensor([ids], device=self.device))  # (1, T, d)
+        for index, layer in enumerate(model.layers):
+            kept = []
+            output = model.blocks_from(index, hidden, each=lambda x, attn, kv, kept=kept: kept.append((attn, kv[1])),
+                                       stop=index + 1)
+            attn, values = kept[0]
+            mixed = hidden + attn.output  # what the MLP reads, before its norm
+            yield BlockParts(attn.weights[0], llama_head_writes(model, layer, values)[0], hidden[0], attn.output[0],
+                             (output - mixed)[0])
+            hidden = output
 
     @torch.no_grad()
     def logit_direction(self, final: torch.Tensor, token_id: int) -> torch.Tensor:

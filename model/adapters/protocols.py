@@ -8,7 +8,7 @@ Shapes: every map (L, h, T_q, T_k), rows are queries (model.sources).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -145,6 +145,19 @@ class PositionParts:
 
 
 @dataclass(frozen=True)
+class BlockParts:
+    """One block's parts at every position of one text (the information-flow graph, model/explain/flow.py): the
+    residual after the attention is entering + Σ_h Σ_j weights[h, :, j, None] · written[h, j] (= entering + attention)
+    up to float rounding, and the block's output is that plus mlp."""
+
+    weights: torch.Tensor  # (h, T, T) attention weights, rows are queries
+    written: torch.Tensor  # (h, T, d): f_h(x_j) = v_j W_O^h, what head h adds per unit of weight on key j
+    entering: torch.Tensor  # (T, d) the residual entering the block
+    attention: torch.Tensor  # (T, d) the attention's output, the sum of its heads'
+    mlp: torch.Tensor  # (T, d) the MLP's output
+
+
+@dataclass(frozen=True)
 class HeadPatch:
     """Heads' outputs put in place of a run's own at one position, in the first block a blocks_from runs (per-head
     patching): run b's head i takes values[b, i] where chosen[b, i], the rest keep their own."""
@@ -189,6 +202,11 @@ class ReadsResidualStream(Protocol):
     def position_parts(self, text: str, position: int = -1) -> PositionParts:
         """Every part's output at one position of the text (the last by default): the embedding, each head, each
         block's MLP, and that position's attention weights."""
+        ...
+
+    def block_parts(self, text: str, max_tokens: int) -> Iterator[BlockParts]:
+        """Each block's BlockParts over the text's first max_tokens tokens, block 0 first, from one run of the
+        blocks (one block's parts held at a time)."""
         ...
 
     def logit_direction(self, final: torch.Tensor, token_id: int) -> torch.Tensor:

@@ -145,11 +145,18 @@ def llama_value_norms(model: LlamaModel, out: LlamaOutput) -> torch.Tensor:
     """
     if out.weights is None:
         raise ValueError("value-weighted norms need the attention weights (need_weights=True)")
-    cfg, layers = model.cfg, []
+    layers = []
     for layer, values, weights in zip(model.layers, out.cache.values, out.weights):
-        w_o, _ = layer.self_attn.projection("o")  # (d, h·d_k)
-        w_o_heads = w_o.view(cfg.hidden_size, cfg.num_heads, cfg.head_dim).permute(1, 2, 0)  # (h, d_k, d)
-        per_head = values.repeat_interleave(cfg.group_size, dim=1)  # (B, h, T_k, d_k)
-        norms = torch.matmul(per_head, w_o_heads[None]).norm(dim=-1)  # (B, h, T_k)
+        norms = llama_head_writes(model, layer, values).norm(dim=-1)  # (B, h, T_k)
         layers.append((weights.float() * norms.unsqueeze(-2)).to(weights.dtype))  # (B, h, 1, T_k) over queries
     return torch.stack(layers)
+
+
+def llama_head_writes(model: LlamaModel, layer, values: torch.Tensor) -> torch.Tensor:
+    """f_h(x_j) = v_j^{h // group} W_O^h: what each query head writes into the residual stream per unit of weight on
+    key j. values (B, h_kv, T_k, d_k), one block's (its cache's) -> (B, h, T_k, d), layer that block (a LlamaBlock)."""
+    cfg = model.cfg
+    w_o, _ = layer.self_attn.projection("o")  # (d, h·d_k)
+    w_o_heads = w_o.view(cfg.hidden_size, cfg.num_heads, cfg.head_dim).permute(1, 2, 0)  # (h, d_k, d)
+    per_head = values.repeat_interleave(cfg.group_size, dim=1)  # (B, h, T_k, d_k)
+    return torch.matmul(per_head, w_o_heads[None])  # (B, h, T_k, d)

@@ -50,6 +50,7 @@ LENS_POSITION = WidgetSpec("answer_lens_position", "lens_position", LENS_MAX_TOK
 SPECS = (LENS_TEXT, LENS_TOKEN, LENS_ROW, LENS_POSITION, CLEAN, CORRUPT, ANSWER, DIFFERENCE, WRONG)
 # 1 · the logit lens (nostalgebraist 2020), 2 · activation patching of the residual stream (Meng et al. 2022),
 # 3 · per head at the last position (Wang et al. 2022), 4 · direct logit attribution (Elhage et al. 2021),
-# 5 · the lens's prompt tokens' influence by three methods (ui/llm/influence.py; its answer's spec: influence_specs.py)
+# 5 · the lens's prompt tokens' influence by three methods (ui/llm/influence.py; its answer's spec: influence_specs.py),
+# 6 · the information-flow graph (Ferrando & Voita 2024; its specs: ui/llm/flow_specs.py)
 SECTIONS = (PageSection("lens"), PageSection("patching"), PageSection("heads"), PageSection("attribution"),
-            PageSection("influence"))
+            PageSection("influence"), PageSection("flow"))
