@@ -61,7 +61,7 @@ def _cached(page: Page, language: str):
 
 
 def _switch_the_induction_heads_off(page: Page, language: str) -> None:
-    """Section 4: the one click fills the heads, both texts show, and the repeated half's loss rises by nats."""
+    """Section 5: the one click fills the heads, both texts show, and the repeated half's loss rises by nats."""
     words = WORDS[language]
     page.get_by_role("button", name=words["induction"], exact=True).click()
     intact, switched = _metric(page, words["intact"]), _metric(page, words["switched"])

@@ -27,7 +27,7 @@ def influence_chart(at, start: str) -> dict:
 
 def test_the_section_draws_the_three_methods_numbers_and_their_disagreement(lab):
     at = open_page("llm_answer")
-    assert at.header[-1].value == translate("en", "llm_influence.title")
+    assert translate("en", "llm_influence.title") in [header.value for header in at.header]
     paris = lab.encode(" Paris")[0]
     expected = prompt_influence(lab, DEFAULT_LENS_TEXT, paris)
     bars = influence_chart(at, "Each prompt token's influence on ' Paris'")["data"]
@@ -67,7 +67,7 @@ def test_agreeing_methods_get_no_warning(monkeypatch):
 
 def test_the_section_in_korean_and_its_bounds():
     at = open_page("llm_answer", lang="ko")
-    assert at.header[-1].value == translate("ko", "llm_influence.title")
+    assert translate("ko", "llm_influence.title") in [header.value for header in at.header]
     assert influence_chart(at, "프롬프트 토큰마다")
     assert any("방법들이 서로 다르게" in w.value for w in at.warning)
     at.text_input(key=LENS_TEXT.key).set_value("Hello").run()  # one token: nothing to occlude

@@ -20,6 +20,7 @@ from model.explain.induction import top_heads
 from model.explain.kinds import head_label
 from model.families import GeneratingModel
 from model.kv_cache import GenerationTrace
+from model.llama import load_smollm2  # the page's model: the heads page's shared induction result reads it
 from model.switch_off import (COPY_LENGTH, COPY_SEED, DECODER_SELF, INDUCTION_LENGTH, INDUCTION_SEED, MAX_HEADS,
                               TOP_HEADS, CopyLosses, Heads, SideBySide, WritesWithHeadsOff, continue_both, copy_losses,
                               top_attributed_heads)
@@ -62,8 +63,8 @@ def _copy(model_id: str, heads: Heads, _lab: WritesWithHeadsOff) -> CopyLosses:
 def _induction_heads(lab: GeneratingModel) -> Heads | None:
     """The top induction heads of the LLM heads page's first sequence (its own shared result), None past the limit."""
     result = heavy(("llm_induction_scores", lab.model_id, INDUCTION_LENGTH, INDUCTION_SEED),
-                   lambda: shared_induction(lab.network, INDUCTION_LENGTH, INDUCTION_SEED)[0],
-                   work=size(2 * INDUCTION_LENGTH, parameters(lab.network.model)))
+                   lambda: shared_induction(load_smollm2(), INDUCTION_LENGTH, INDUCTION_SEED)[0],
+                   work=size(2 * INDUCTION_LENGTH, parameters(load_smollm2().model)))
     return None if result is None else tuple(sorted((l, h) for l, h, _ in top_heads(result.scores, TOP_HEADS)))
 
 
@@ -114,13 +115,13 @@ def switch_off_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None
         st.caption(tr("llm_switch_off.no_heads"))
         return
     settings = _settings()
-    work = size(len(prompt) + 2 * steps, parameters(lab.network.model))
+    work = size(len(prompt) + 2 * steps, parameters(load_smollm2().model))
     both = heavy(("llm_switch_off", lab.model_id, tuple(prompt), heads, steps, settings),
                  lambda: _both(lab.model_id, tuple(prompt), heads, steps, settings, lab), work=work)
     if both is not None:
         _show_texts(lab, both, settings)
     copy = heavy(("llm_switch_off_copy", lab.model_id, heads), lambda: _copy(lab.model_id, heads, lab),
-                 work=size(4 * COPY_LENGTH, parameters(lab.network.model)))
+                 work=size(4 * COPY_LENGTH, parameters(load_smollm2().model)))
     if copy is not None:
         _show_copy(copy)
 
