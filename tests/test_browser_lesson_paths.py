@@ -72,11 +72,10 @@ def _answer_choice(page: Page, stop: int) -> None:
 
 
 def _answer_cell(page: Page, stop: int) -> None:
-    """A cell question's pick by its token lists (the map's keyboard twin: each list a run of its own), then Answer."""
+    """A cell question's pick by its token lists (the map's keyboard twin), then Answer: one form, one run."""
     lists = page.locator(".st-key-lesson_bar [data-testid=stButtonGroup]")
     for index in range(lists.count()):
         lists.nth(index).locator("button").first.click()
-        wait_idle(page)
     page.get_by_role("button", name="Answer").click()
 
 

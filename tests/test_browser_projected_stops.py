@@ -107,11 +107,10 @@ def predict(page: Page, stop, language: str) -> None:
             bar.locator('[data-testid="stButtonGroup"] button').first.click()
         elif kind == "text":
             bar.get_by_role("textbox").first.fill("keys")
-        elif kind == "cell":  # its token lists (the map's keyboard twin), each a run of its own: not a form
+        elif kind == "cell":  # its token lists (the map's keyboard twin) and Answer: one form
             groups = bar.locator('[data-testid="stButtonGroup"]')
             for index in range(groups.count()):
                 groups.nth(index).locator("button").first.click()
-                wait_idle(page)
         else:
             bar.locator('input[type="number"]').first.fill("1")
         bar.get_by_role("button", name=ANSWER[language]).click()

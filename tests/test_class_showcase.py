@@ -297,6 +297,18 @@ def _seat_labels(store: ClassStore, code: str) -> list[tuple[str]]:
         return db.execute("SELECT label FROM seats WHERE code = ?", (code,)).fetchall()
 
 
+@pytest.fixture()
+def own_data(tmp_path, monkeypatch):
+    """The class store in this test's folder: a class left at a stop would hold the pages of that stop's questions in
+    every later test of the worker (the decoding page waited for stop 12's Reveal)."""
+    from classroom.database import DATABASE_URL_ENV
+
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    monkeypatch.delenv("ATTENTION_LAB_TEACHER_PASSWORD", raising=False)
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+
+
+@pytest.mark.usefixtures("own_data")
 def test_a_projected_tap_shows_its_tokens_and_the_map_with_its_weights_hidden():
     """Intro stop 12's cell question: the teacher projects one student's tap from her private view; the projector says
     it as tokens and draws the map with that cell marked and no weight on it (a tap, not the answer)."""

@@ -186,8 +186,12 @@ def test_a_stop_alone_holds_the_sections_that_answer_the_stops_after_it():
     infos = " ".join(i.value for i in at.info)
     for later in (2, 3, 4):
         assert translate("en", "page_sections.held", stop=later) in infos
-    titles = chart_titles(at)  # the lens's map and its answer's rank by layer, nothing of the sections below
-    assert len(titles) == 2 and all("Logit lens" in t or "rank and probability by layer" in t for t in titles), titles
+    # the lens's map and its answer's rank by layer, then the two sections no stop asks about, which read the lens's
+    # prompt (its tokens' influence, its information flow); nothing of the sections the later stops ask about
+    titles = chart_titles(at)
+    assert len(titles) == 4 and all(any(part in t for part in (
+        "Logit lens", "rank and probability by layer", "by three methods", "Information flow to ' Paris'"))
+        for t in titles), titles
     at.button(key="lesson_next").click().run()
     at.radio(key="q_answer_2_choice").set_value(1)
     next(b for b in at.form_submit_button if b.form_id == "q_answer_2_form").click().run()

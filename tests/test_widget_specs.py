@@ -11,6 +11,7 @@ from tests.app_links import open_from_link
 from ui.specs import SPECS
 from ui.specs import llm_answer, normalization
 from ui.attention import decoding_specs as decoding
+from ui.llm import switch_off_specs
 from ui.widget_spec import WidgetSpec, sentence_text
 
 # button_group: a segmented control (ui.widget_spec.spec_segmented: the LLM heads page's "rank by" and "colour by")
@@ -19,8 +20,9 @@ WIDGET_TYPES = ("slider", "number_input", "select_slider", "selectbox", "radio",
 EDGE_EXTRA = {"attention_steps": {"mask": "padding"}}
 OPEN_SECTIONS = {"positional": {"pe_open_dials": True}}  # the position slider is in a folded section
 # Bounds a page narrows from data a link cannot know: the translation's steps, the highlighted sentence's length, the
-# lens prompt's tokens
-NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key, llm_answer.LENS_POSITION.key}
+# lens prompt's tokens; and the heads switched off, a list of any of the model's heads (its multiselect offers them)
+NARROWED_BY_DATA = {decoding.STEP.key, normalization.POSITION.key, llm_answer.LENS_POSITION.key,
+                    switch_off_specs.HEADS_OFF.key}
 PAGE_HINTS = {translate("en", "llm_answer.press_run")}
 PAGES = ["positional", "softmax_scaling", "attention_steps", "normalization", "residual", "decoding", "compare",
          "llm_heads", "llm", "llm_answer"]

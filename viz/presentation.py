@@ -171,6 +171,8 @@ def for_projection(fig: go.Figure, title_width: int = TITLE_WIDTH) -> go.Figure:
     for trace in fig.data:
         if trace.type == "heatmap":
             trace.update(colorbar_title_side="right", colorbar_tickfont_size=BASE_FONT)
+        elif trace.type == "scatter" and trace.marker.colorbar.title.text:  # markers coloured on a bar (a graph's)
+            trace.update(marker_colorbar_title_side="right", marker_colorbar_tickfont_size=BASE_FONT)
     for name in [key for key in fig.layout.to_plotly_json() if key.startswith("coloraxis")]:
         fig.layout[name].colorbar.tickfont.size = BASE_FONT
         if fig.layout[name].colorbar.title.text:

@@ -3,8 +3,9 @@ question names a query row, that row's key), the token lists beside it do the sa
 
 The map is its measure's (classroom/measures/cell_maps.py), read from the server's result store, so the widget, the
 right cells and the cells the store takes (Expected.cells.answers) are one map. A tap is kept as the token lists'
-values (a callback that runs before they are drawn), so the lists show every pick, whichever way it was made. Not a
-form: a chart's selection cannot live in one (it reruns the question's fragment, not the page).
+values (a callback that runs before they are drawn), so the lists show every pick, whichever way it was made. The
+lists and Answer are a form (a pick there sends nothing until Answer); the map is outside it: a chart's selection
+cannot live in a form (a tap reruns the question's fragment).
 """
 from __future__ import annotations
 
@@ -76,17 +77,20 @@ def ask_cell(stop: Stop, key: str, prompt: str, submit: str | None = None) -> st
     beside = st.columns([3, 2]) if presenting() else None
     show_chart(fig, "cell_question", key=chart.key, on_select=partial(_tapped, key), summary=words, offer_csv=False,
                where=None if beside is None else beside[0])
-    with st.container() if beside is None else beside[1]:
+    # The lists and Answer are one form: a pick in a list costs no run, so a keyboard answer is one run of the page
+    # (a class of 300 answering within seconds sends 300 runs, not 600: bench/README.md). A tap is a run of its own
+    # (a chart's selection cannot live in a form) that sets the lists.
+    with st.container() if beside is None else beside[1], st.form(f"{key}_form", border=False):
         if cells.row is None:
             st.pills(tr("lessons.cell_query"), range(len(rows)), key=query.key, format_func=rows.__getitem__)
         st.pills(tr("lessons.cell_key") if row is None else tr("lessons.cell_key_row", row=row), range(len(columns)),
                  key=column.key, format_func=columns.__getitem__)
-        picked_row = query.get() if cells.row is None else cells.row
-        if picked_row is not None and column.get() is not None:
-            label = cells.label(cell_answer(picked_row, column.get())) or ""
-            st.caption(tr("lessons.cell_chosen", cell=escape_markdown(label)))
-        if not st.button(submit or tr("lessons.submit"), type="primary", key=f"{key}_submit"):
-            return None
+        if chosen is not None:  # a tap's cell, or the lists' at the last Answer
+            st.caption(tr("lessons.cell_chosen", cell=escape_markdown(cells.label(cell_answer(*chosen)) or "")))
+        sent = st.form_submit_button(submit or tr("lessons.submit"), type="primary", key=f"{key}_submit")
+    if not sent:
+        return None
+    picked_row = query.get() if cells.row is None else cells.row
     if picked_row is None or column.get() is None:
         st.warning(tr("lessons.pick_first"))
         return None

@@ -17,6 +17,7 @@ from classroom.lessons import Stop
 from classroom.showcase import SHARED_ONLY, view_link, view_parts
 from i18n import current_language, tr
 from ui.page_list import PAGE_NAMES, PAGE_SECTIONS
+from ui.presenter import presenting
 from ui.specs import SPECS
 from ui.text import escape_markdown
 from ui.view import current_view
@@ -72,15 +73,18 @@ def ask_view(stop: Stop, key: str, prompt: str, submit: str | None = None) -> st
     """Draw the question: its prompt, the view she has now in words, and "Send this view"; -> the view's link when she
     sends it in this run (checked: a view that is not one of this app's is said, and nothing is sent)."""
     st.markdown(f"**{prompt}**")
-    st.caption(tr("showcase.view_help"))
+    projected = presenting()
+    if not projected:  # projected, the prompt says what to do and the stop's section stays on the first screen
+        st.caption(tr("showcase.view_help"))
     link = current_link(stop.page)
     try:
         link = view_link(link, app_views())
     except NotAView as refused:
         st.warning(tr("showcase.not_a_view", reason=refused.reason))
         return None
-    st.markdown(tr("showcase.view_now", view=escape_markdown(sent_view_words(link))))
-    if not st.button(submit or tr("showcase.send_view"), type="primary", key=f"{key}_send_view",
-                     icon=":material/send:"):
+    words, send = st.columns([3, 1], vertical_alignment="center") if projected else (st, st)  # projected: one row
+    words.markdown(tr("showcase.view_now", view=escape_markdown(sent_view_words(link))))
+    if not send.button(submit or tr("showcase.send_view"), type="primary", key=f"{key}_send_view",
+                       icon=":material/send:"):
         return None
     return link
