@@ -216,11 +216,14 @@ def run(seconds: float = 60, alone: float = 15, flows: int = 5, branches: int = 
         server.stop()
 
 
-def _stats(values: list[float]) -> str:
-    if not values:
+def _stats(loads: list[tuple[float, float]], start: float) -> str:
+    """p50, p95, max (and when, into the phase) and count of (start, seconds) loads."""
+    if not loads:
         return "– | – | – | 0"
-    return (f"{statistics.median(values):.2f} | {percentile(values, 0.95):.2f} | {max(values):.2f} | "
-            f"{len(values)}")
+    values = [seconds for _, seconds in loads]
+    at, slowest = max(loads, key=lambda load: load[1])
+    return (f"{statistics.median(values):.2f} | {percentile(values, 0.95):.2f} | {slowest:.2f} (at {at - start:.0f} s) "
+            f"| {len(values)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,15 +239,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n# {time.strftime('%Y-%m-%d %H:%M')}, one replica: {args.flow} students opening 60-64 token flow graphs "
           f"and {args.branch} branching (k = {COUNT.high}, N = {max(BRANCH_TOKENS)}) for {args.seconds:.0f} s, "
           f"a bystander opening /{' and /'.join(BYSTANDER_PAGES)}\n")
-    print("| phase | bystander's page | p50 s | p95 s | max s | loads | server CPU s (per wall s) | server peak RSS MiB |")
+    print("| phase | bystander's page | p50 s | p95 s | max s (when, into the phase) | loads | server CPU s (per wall s) "
+          "| server peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|")
     for name, (start, end) in result["phases"].items():
         cpu, rss = result["server"][name]
         server = f"{cpu:.1f} ({cpu / max(end - start, 1e-9):.2f}) | {rss:,.0f}"
-        inside = [(page, s) for page, at, s in result["loads"] if start <= at < end]
+        inside = [(page, at, s) for page, at, s in result["loads"] if start <= at < end]
         for page in (*BYSTANDER_PAGES, "both"):
-            values = [s for p, s in inside if page in (p, "both")]
-            print(f"| {name} | {'both' if page == 'both' else '/' + page} | {_stats(values)} | {server} |")
+            loads = [(at, s) for p, at, s in inside if page in (p, "both")]
+            print(f"| {name} | {'both' if page == 'both' else '/' + page} | {_stats(loads, start)} | {server} |")
     print("\n| students | rounds done | round p50 s | round max s | the timed step | its p50 s | its max s | failed |")
     print("|---|---|---|---|---|---|---|---|")
     for kind, step in (("flow", "the page (graph and node lens)"), ("branch", f"Branch ▸ after {STEPS} steps")):
