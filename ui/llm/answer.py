@@ -23,7 +23,7 @@ from i18n import tr
 from model.capabilities import RESIDUAL_STREAM
 from model.explain.logit_lens import LogitLens, logit_lens
 from model.explain.patching import PatchingSweep, ResidualPatching
-from model.families import ResidualModel
+from model.families import ResidualModel, ResidualStream
 from model.gguf_weights import SMOLLM2_NAME
 from runtime.analysis_worker import KNOWN_HEAVY, report_progress
 from ui.analysis_queue import heavy
@@ -111,8 +111,9 @@ class LensView:
 def lens_view(model_id: str, text: str, token: str, _lab: ResidualModel) -> LensView:
     """The lens of `text` with `token`'s rank and probability in every cell; "" chooses the model's prediction (as
     the section's opening read it, ui/llm/lens.py)."""
-    opening = lens_opening(model_id, text, token, _lab)
-    lens = logit_lens(_lab, text, opening.column.token_id)
+    opening = lens_opening(model_id, text, token, _lab)  # its stream: the grid runs no second forward
+    stream = ResidualStream(opening.ids, opening.tokens, opening.hidden)
+    lens = logit_lens(_lab, text, opening.column.token_id, stream=stream)
     texts = _lab.token_texts(lens.top_ids.ravel().tolist())
     top_tokens = np.array(texts, dtype=object).reshape(lens.top_ids.shape)
     return LensView(lens, top_tokens, opening.token, opening.predicted)

@@ -33,8 +33,9 @@ MAP_SELECTION = WidgetKey(MAP_KEY)
 class LensOpening:
     """The lens at the text's last position, every row, and the stream it was read from (for a picked cell)."""
 
-    tokens: list[str]  # (T,) the text's tokens
-    hidden: torch.Tensor  # (L+1, T, d) the residual stream, read-only
+    ids: list[int]  # (T,) the text's token ids
+    tokens: list[str]  # (T,) … as text
+    hidden: torch.Tensor  # (L+1, T, d) the residual stream, read-only: the grid and a picked cell read it again
     column: LensColumn  # the last position, with the followed token's ranks and probabilities
     top_tokens: list[list[str]]  # (L+1, k) the column's top ids as text
     token: str  # the followed token as text
@@ -54,8 +55,8 @@ def lens_opening(model_id: str, text: str, token: str, _lab: ResidualModel) -> L
     texts = _lab.token_texts(column.top_ids.ravel().tolist())
     k = column.top_ids.shape[1]
     top_tokens = [texts[row * k:(row + 1) * k] for row in range(column.top_ids.shape[0])]
-    return LensOpening(list(stream.tokens), stream.hidden, column, top_tokens, _lab.token_texts([token_id])[0],
-                       not token)
+    return LensOpening(list(stream.ids), list(stream.tokens), stream.hidden, column, top_tokens,
+                       _lab.token_texts([token_id])[0], not token)
 
 
 def show_last_position(where: DeltaGenerator, opening: LensOpening, key: tuple) -> None:
