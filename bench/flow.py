@@ -12,22 +12,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from llm import interleaved_rounds, median_ms  # noqa: E402  (bench/llm.py: the same rounds, the same medians)
 # English words the tokenizer reads one token each mostly, as bench/llm.py's text
 WORDS = ("the teacher reads a short story to the class and every student listens while the rain falls on the old "
          "school near the river").split()
-
-
-def median_ms(times: list[float]) -> float:
-    return 1000 * statistics.median(times)
 
 
 def main() -> None:
@@ -65,17 +61,8 @@ def main() -> None:
 
     functions = {"one forward (logits, no maps)": forward, "the flow graph (information_flow)": graph,
                  "the page's shares, relevance and route": page, "one node's lens (a click)": node}
-    wall = {name: [] for name in functions}
-    cpu = {name: [] for name in functions}
-    for function in functions.values():
-        function()  # warm-up
     load = os.getloadavg()[0]
-    for _ in range(args.rounds):
-        for name, function in functions.items():
-            start, start_cpu = time.perf_counter(), time.process_time()
-            function()
-            wall[name].append(time.perf_counter() - start)
-            cpu[name].append(time.process_time() - start_cpu)
+    wall, cpu = interleaved_rounds(functions, args.rounds)
     base, base_cpu = median_ms(wall["one forward (logits, no maps)"]), median_ms(cpu["one forward (logits, no maps)"])
     print(f"\nThe information-flow graph, a {ids.size(1)}-token text, median of {args.rounds} interleaved rounds, "
           f"{args.threads} thread(s), load {load:.1f} → {os.getloadavg()[0]:.1f}:\n")

@@ -97,6 +97,22 @@ def median_ms(times: list[float]) -> float:
     return 1000 * statistics.median(times)
 
 
+def interleaved_rounds(functions: dict, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each function once untimed (warm-up), then `rounds` rounds of all of them in turn (a load spike touches every
+    kind alike) -> (wall seconds, CPU seconds) per name."""
+    wall = {name: [] for name in functions}
+    cpu = {name: [] for name in functions}
+    for function in functions.values():
+        function()
+    for _ in range(rounds):
+        for name, function in functions.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            function()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return wall, cpu
+
+
 def time_lens_and_patching(loaded, tokens: int, rounds: int) -> None:
     """Section 4 of the module docstring: medians of `rounds` interleaved rounds, CPU time beside wall time."""
     from model.explain.attribution import direct_logit_attribution
@@ -142,16 +158,7 @@ def time_lens_and_patching(loaded, tokens: int, rounds: int) -> None:
                  "direct logit attribution": attribution, "lens grid, its stream given": grid,
                  "the grid's unembedding matmul alone (its floor)": floor,
                  "lens at the last position, every row, its stream given": column, "one lens cell (top 10)": cell}
-    wall = {name: [] for name in functions}
-    cpu = {name: [] for name in functions}
-    for function in functions.values():
-        function()  # warm-up
-    for _ in range(rounds):
-        for name, function in functions.items():
-            start, start_cpu = time.perf_counter(), time.process_time()
-            function()
-            wall[name].append(time.perf_counter() - start)
-            cpu[name].append(time.process_time() - start_cpu)
+    wall, cpu = interleaved_rounds(functions, rounds)
     base, base_cpu = median_ms(wall["one forward (logits, no maps)"]), median_ms(cpu["one forward (logits, no maps)"])
     print(f"\nLogit lens and activation patching, a {len(clean_stream.ids)}-token text, median of {rounds} interleaved "
           "rounds:\n")
