@@ -47,7 +47,8 @@ def choose_next(logits: torch.Tensor, temperature: float = 0.0, top_k: int | Non
     if top_k is not None and top_k < scaled.numel():
         threshold = scaled.topk(top_k).values[-1]
         scaled = scaled.masked_fill(scaled < threshold, float("-inf"))
-    return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
+    # drawn on the CPU, whatever the logits' device: the seeded generator is a CPU one, and a draw then reads the same
+    return int(torch.multinomial(torch.softmax(scaled, dim=-1).cpu(), 1, generator=generator))
 
 
 @torch.no_grad()

@@ -228,6 +228,9 @@ class LlamaModel(nn.Module):
         maps_dtype (e.g. torch.float16): each layer's weights and scores are converted as soon as the layer is done,
         so that a long text never holds every layer's float32 maps at once (model.sources.compact_dtype).
         """
+        input_ids = input_ids.to(self.embed.weight.device)  # callers make ids on the CPU; the model may be on CUDA
+        if head_mask is not None:
+            head_mask = head_mask.to(input_ids.device)
         past = cache.length if cache is not None else 0
         length = input_ids.size(1)
         cos, sin = rotary_cos_sin(torch.arange(past, past + length, device=input_ids.device), self.cfg.head_dim,
@@ -264,7 +267,7 @@ class LlamaModel(nn.Module):
     @torch.no_grad()
     def residual_stream_and_cache(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, KVCache]:
         """residual_stream, and every block's keys and values from the same pass (what blocks_from's `past` reads)."""
-        stream, keys, values = [self.embed(input_ids)], [], []  # (B, T, d) each
+        stream, keys, values = [self.embed(input_ids.to(self.embed.weight.device))], [], []  # (B, T, d) each
 
         def keep(hidden, attn, kv):  # a block's output, its AttentionResult, its keys and values
             for kept, part in zip((stream, keys, values), (hidden, *kv)):

