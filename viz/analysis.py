@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from model.explain.kinds import head_label
+from viz.attention import html_escaped
 from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 
@@ -26,9 +27,11 @@ def head_names(layers: int, heads: int) -> list[str]:
 def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str = "",
                   series_names: tuple[str, str] | None = None, *, words: Words) -> go.Figure:
     """weight_share, norm_share (L, h): per head, the share of α and of the norms N on special-token keys.
-    series_names: the two bars' legend names (default: those of <bos>/<eos>)."""
+    series_names: the two bars' legend names (default: those of <bos>/<eos>), plain words: escaped here, so that a
+    special token in them reads as itself, not as plotly markup ("weight α on /")."""
     names = head_names(*weight_share.shape)
-    weight_name, norm_name = series_names or (words("explain.chart.weight_share"), words("explain.chart.norm_share"))
+    weight_name, norm_name = (html_escaped(name) for name in series_names or (
+        words("explain.chart.weight_share"), words("explain.chart.norm_share")))
     fig = go.Figure([
         go.Bar(x=names, y=weight_share.ravel(), name=weight_name, marker_color="#1f77b4",
                hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
