@@ -194,7 +194,18 @@ def test_a_malformed_view_question_is_a_problem_at_its_stop_with_its_line(fields
               '[[stop]]\npage = "attention"\ntext = "b"\n[stop.question]\nkind = "view"\n' + fields + "\n")
     first, second = parse_lesson("views", source, known_pages()).stops
     assert first.problem is None and second.question is None and problem in second.problem, second.problem
-    assert second.line == 6  # the lesson bar says "lesson file line 6"
+    assert second.line == 6  # the lesson bar says "lesson file views.toml, line 6" (below)
+
+
+def test_the_lesson_bar_names_the_file_and_the_line_of_a_malformed_view_question(tmp_path, monkeypatch):
+    from tests.app_links import open_from_link
+
+    (tmp_path / "views.toml").write_text('title = "t"\n[[stop]]\npage = "attention"\ntext = "a"\n\n[[stop]]\n'
+                                         'page = "attention"\n[stop.question]\nkind = "view"\nprompt = 3\n')
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path))
+    at, _ = open_from_link(None, {"lesson": "views", "stop": "2"})
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")  # the file's name escaped as Markdown
+    assert "Stop 2 (lesson file views.toml, line 6)" in warnings and "prompt must be a text" in warnings
 
 
 SHOW_LESSON = """title = { en = "Show", ko = "보여 주기" }
