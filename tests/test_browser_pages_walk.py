@@ -13,6 +13,7 @@ At each page, in this order:
    its texts; projected, no two texts of a chart cover each other and every chart has text.
 4. At the desk in English, what the page opens on (WHAT_IT_SHOWS: Home's table of models, the compare page's chart
    of accuracy against length), with a screenshot of it kept in tests/screenshots/.
+5. On each walk's last page, the sidebar open (projected, one click opens it): no page name in its menu is cut short.
 And over each walk: every request the pages made went to the app's own origin (or data:/blob:), nothing outside.
 
 The walks (WALKS): every page of ui.page_list in English at the desk and in Korean projected, and the links a
@@ -49,6 +50,14 @@ WHAT_IT_SHOWS = {"home": ("transformer_en-fr", "home.png"),
                  "compare": ("accuracy against sentence length", "compare.png")}
 
 
+# The sidebar menu's page names wider than their place (Streamlit ends them with an ellipsis: "Inside an LLM: sinks,
+# induction hea…"); a folded sidebar has no width to measure.
+CLIPPED_PAGE_NAMES = """() => [...document.querySelectorAll('[data-testid="stSidebar"] .st-key-page_menu a')]
+  .filter(link => [...link.querySelectorAll('*')].some(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth))
+  .map(link => (link.querySelector('p') || link).textContent.trim())"""
+_SIDEBAR_STILL = """() => document.querySelector('[data-testid="stSidebar"]').getAnimations({subtree: true}).length === 0"""
+
+
 def _page_name(link: str) -> str:
     return link.split("?")[0] or "home"
 
@@ -62,6 +71,17 @@ def _opened(page: Page, url: str, language: str, window: dict) -> None:
     expect(page.locator("html")).to_have_attribute("lang", language)
     wait_drawn(page)
     no_exception(page)
+
+
+def _clipped_page_names(page: Page) -> list[str]:
+    """The sidebar's page names cut short at its width (a folded sidebar is opened first, as a click would)."""
+    sidebar = page.get_by_test_id("stSidebar")
+    if sidebar.get_attribute("data-collapsed") == "true":
+        page.get_by_test_id("stExpandSidebarButton").click()
+        expect(sidebar).to_have_attribute("data-collapsed", "false")
+        page.wait_for_function(_SIDEBAR_STILL)  # its names measured at their width, not halfway through its opening
+    expect(page.locator(".st-key-page_menu a").last).to_be_visible()
+    return [f"the sidebar cuts the page name {name!r} short" for name in page.evaluate(CLIPPED_PAGE_NAMES)]
 
 
 def _first_screen(page: Page, link: str, language: str) -> list[str]:
@@ -116,6 +136,8 @@ def test_every_page_is_accessible_and_its_charts_text_fits(page: Page, app_url, 
                 found += _first_screen(page, link, language)
         open_folded_sections(page)
         layout = clipped_titles(page) + (text_overlaps(page, name) if presenter else [])
+        if link == links[-1]:  # the menu is the same on every page: once a walk, last (opening it moves the page)
+            layout += _clipped_page_names(page)
         if layout:
             page.screenshot(path=f"/tmp/clipped_{name}_1280{'_presenter' if presenter else ''}.png", full_page=True)
         if found := found + layout:

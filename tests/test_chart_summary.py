@@ -9,8 +9,10 @@ import numpy as np
 from i18n import using_language
 from tests.app_links import chart_figures, open_page, trace_array
 from ui.text import escape_markdown
+from viz.analysis import survival_bars
 from viz.attention import attention_heatmap, head_grid, probability_bars
 from viz.chart_data import chart_data
+from viz.export import chart_csv
 from viz.summary import chart_summary, plain
 from viz.training import training_curves
 from ui.language import words_for
@@ -65,6 +67,18 @@ def test_bars_and_lines_say_their_values():
     history = [{"step": s, "epoch": 1, "loss": 3.0 - s / 10, "val_loss": 3.1 - s / 20} for s in range(1, 11)]
     curves = figure_summary(training_curves(history, "Training", words=words_for("train", "compare")))
     assert "2.90 at 1" in curves and "2.00 at 10" in curves  # the loss line's first and last points
+
+
+def test_the_survival_bars_name_the_special_tokens_as_themselves():
+    """Their legend names hold <bos>/<eos>: escaped for plotly, they read as the tokens in the words, the CSV and the
+    legend, not as markup ("weight α on /")."""
+    shares = np.array([[0.5, 0.25]])
+    fig = survival_bars(shares, shares, "Survival", words=words_for("explain"))
+    assert "weight α on <bos>/<eos>: L1 H1 0.50" in figure_summary(fig)
+    assert "weight α on <bos>/<eos>" in chart_csv(chart_data(fig)).decode("utf-8-sig")
+    assert fig.data[0].name == "weight α on &lt;bos&gt;/&lt;eos&gt;"  # plotly shows the entities as < and >
+    named = survival_bars(shares, shares, words=words_for("explain"), series_names=("α on <eos>", "N on <eos>"))
+    assert "α on <eos>: L1 H1 0.50" in figure_summary(named)
 
 
 def test_the_attention_page_shows_each_charts_words_under_it():

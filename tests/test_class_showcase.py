@@ -194,7 +194,18 @@ def test_a_malformed_view_question_is_a_problem_at_its_stop_with_its_line(fields
               '[[stop]]\npage = "attention"\ntext = "b"\n[stop.question]\nkind = "view"\n' + fields + "\n")
     first, second = parse_lesson("views", source, known_pages()).stops
     assert first.problem is None and second.question is None and problem in second.problem, second.problem
-    assert second.line == 6  # the lesson bar says "lesson file line 6"
+    assert second.line == 6  # the lesson bar says "lesson file views.toml, line 6" (below)
+
+
+def test_the_lesson_bar_names_the_file_and_the_line_of_a_malformed_view_question(tmp_path, monkeypatch):
+    from tests.app_links import open_from_link
+
+    (tmp_path / "views.toml").write_text('title = "t"\n[[stop]]\npage = "attention"\ntext = "a"\n\n[[stop]]\n'
+                                         'page = "attention"\n[stop.question]\nkind = "view"\nprompt = 3\n')
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path))
+    at, _ = open_from_link(None, {"lesson": "views", "stop": "2"})
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")  # the file's name escaped as Markdown
+    assert "Stop 2 (lesson file views.toml, line 6)" in warnings and "prompt must be a text" in warnings
 
 
 SHOW_LESSON = """title = { en = "Show", ko = "보여 주기" }
@@ -311,9 +322,10 @@ def own_data(tmp_path, monkeypatch):
 @pytest.mark.usefixtures("own_data")
 def test_a_projected_tap_shows_its_tokens_and_the_map_with_its_weights_hidden():
     """Intro stop 12's cell question: the teacher projects one student's tap from her private view; the projector says
-    it as tokens and draws the map with that cell marked and no weight on it (a tap, not the answer)."""
+    it as tokens and draws the map with that cell marked and no weight on it (a tap, not the answer); a student on
+    another page reads the same tokens, not the tap's numbers."""
     from classroom.measures import cell_of
-    from tests.app_links import assert_healthy, chart_figures, chart_titles, trace_values
+    from tests.app_links import assert_healthy, chart_figures, chart_titles, go_to, open_from_link, trace_values
     from tests.test_class_pages import _texts
     from tests.test_hidden_answers import _start
     from tests.test_lessons import CELL_STOP
@@ -338,6 +350,9 @@ def test_a_projected_tap_shows_its_tokens_and_the_map_with_its_weights_hidden():
     (row, column), shade = cell_of(wrong), np.asarray(trace_values(tapped.data[0].z))
     assert shade[row][column] == 2 and {float(v) for line in shade for v in line} <= {0.0, 1.0, 2.0}  # no weights
     assert "right" not in " ".join(chart_titles(teacher))  # no share right, no verdict: the class still answers
+    student, _ = open_from_link(None, {"class": code, "lang": "en"})
+    go_to(student, "home")  # a page without the live question: the class poll draws the item, without the stop
+    assert cells.label(wrong) in _texts(student).replace("\\", "") and wrong not in _texts(student)
 
 
 def translate_en(key: str) -> str:

@@ -7,6 +7,9 @@ from tests.app_links import chart_figures, chart_titles, open_from_link, trace_a
 from ui.session import LabSession, TrainingState
 from viz.analysis import pattern_grid, pruning_curve_chart
 from ui.language import words_for
+from viz.chart_data import chart_data
+from viz.export import chart_csv
+from viz.summary import chart_summary
 
 SENTENCE = "i am not a student because my cat is big"
 
@@ -85,6 +88,15 @@ def test_pattern_grid_greys_the_heads_that_are_not_asked_for():
     assert pattern_grid(labels, ["a", "b"], "t",
                         words=words_for("explain")).data[0].text.tolist() == [["previous token", "special-token sink"],
                                                                            ["broad", "previous token"]]
+
+
+def test_pattern_grids_csv_and_words_name_each_heads_pattern():
+    labels = np.array([["previous", "sink"] * 6, ["broad", "previous"] * 6])  # 12 heads: names on two lines in cells
+    fig = pattern_grid(labels, ["Encoder self L1", "Encoder self L2"], "t", shown="sink", words=words_for("explain"))
+    csv = chart_csv(chart_data(fig)).decode("utf-8-sig").splitlines()
+    assert csv[1].startswith("Encoder self L1,previous token,special-token sink,") and "<br>" not in "".join(csv)
+    assert "special-token sink: Encoder self L1 H2; Encoder self L1 H4" in \
+        chart_summary(chart_data(fig), words=words_for("display"))
 
 
 def test_pruning_curve_plots_every_k():

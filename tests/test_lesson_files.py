@@ -346,7 +346,7 @@ def test_a_text_question_reads_its_prompt_and_accepted_answers():
 
 def test_a_malformed_cell_question_is_a_problem_at_its_stop_with_its_line():
     """Issue 55: a cell question needs the measure that gives its map; its row, top and fixed cell are checked as the
-    file is read, and each problem names the field at the stop's line (the bar says "lesson file line N")."""
+    file is read, and each problem names the field at the stop's line (the bar says "lesson file <name>.toml, line N")."""
     stop = ('[[stop]]\npage = "attention"\nstate = {{ model = "transformer_en-fr", sentence = "the red cat" }}\n'
             '[stop.question]\nkind = "{kind}"\nprompt = "Where?"\n{fields}\n')
     cases = [("cell", 'compute = "attention_cell"\nrow = 0', "row must be"),

@@ -8,7 +8,7 @@ from i18n import translate
 from model.gguf_weights import SMOLLM2_NAME
 from model.llama import MAX_TOKENS
 from tests.app_links import chart_specs, chart_titles, open_from_link, open_page, query_param, trace_array
-from ui.attention.view import GRID_MAX_CELLS, GRID_PAGE, GRID_PAGE_LAYERS
+from ui.attention.grid import GRID_MAX_CELLS, GRID_PAGE, GRID_PAGE_LAYERS, pooled_maps
 from ui.language import words_for
 from ui.screen import PAGE_WIDTH
 from viz.attention import grid_head, head_grid
@@ -157,6 +157,13 @@ def token_axes_fit(spec: dict, width: int) -> bool:
 
 
 @pytest.mark.slow
+def test_a_long_texts_thumbnails_average_blocks_of_tokens_named_first_to_last():
+    weights = np.arange(2 * 5 * 4, dtype=float).reshape(1, 2, 5, 4)  # (1 layer, 2 heads, 5 queries, 4 keys)
+    pooled, queries, keys = pooled_maps(weights, list("abcde"), list("wxyz"), cells=2)
+    assert pooled.shape == (1, 2, 2, 2) and queries == ["a…c", "d…e"] and keys == ["w…x", "y…z"]
+    assert pooled[0, 1, 1, 0] == weights[0, 1, 3:5, 0:2].mean()  # head 2: the block of queries d, e and keys w, x
+
+
 def test_a_500_token_text_is_analysed_whole_in_every_view_with_thinned_labels():
     """Issue 26: texts up to MAX_TOKENS stay usable; the head map labels every k-th token, the grid pools."""
     at = open_page("attention", model_id=SMOLLM2_NAME, sentence=words(500))

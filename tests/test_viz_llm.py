@@ -1,11 +1,15 @@
 """viz/llm.py: the LLM page's charts draw the arrays they are given, label what they show, and escape token text."""
 import html
+import io
 
 import numpy as np
+import pandas as pd
 
 from viz.llm import (CHOSEN, COMPUTED, REUSED, attention_row_chart, cache_layers_chart, kv_groups_chart,
                      next_token_chart, work_per_step_chart)
 from ui.language import words_for
+from viz.chart_data import chart_data
+from viz.export import chart_csv
 
 
 def test_next_token_bars_mark_the_chosen_candidate_and_show_spaces_and_markup_as_text():
@@ -50,3 +54,15 @@ def test_work_per_step_and_the_shared_heads_draw_their_counts():
     groups = kv_groups_chart([[0, 1, 2], [3, 4, 5], [6, 7, 8]], 9, "gqa", words=words_for("llm", "llm_explain"))
     z = np.asarray(groups.data[0].z)
     assert z.shape == (9, 3) and (z.sum(1) == 1).all() and z[4, 1] == 1 and z[4, 0] == 0
+
+
+def test_the_cache_and_the_shared_heads_export_the_cells_they_draw():
+    words = words_for("llm", "llm_explain")
+    for fig in (cache_layers_chart(3, ["a", "<b>", "c"], 2, "cache", words=words),
+                kv_groups_chart([[0, 1], [2]], 3, "gqa", words=words)):
+        table = pd.read_csv(io.BytesIO(chart_csv(chart_data(fig))), index_col=0, encoding="utf-8-sig")
+        assert (table.to_numpy() == np.asarray(fig.data[0].z)).all(), fig.layout.title.text
+    assert list(table.index) == ["query head 1", "query head 2", "query head 3"] and table.columns[1] == "K/V head 2"
+    cache = pd.read_csv(io.BytesIO(chart_csv(chart_data(cache_layers_chart(2, ["a", "<b>"], 1, "c", words=words)))),
+                        index_col=0, encoding="utf-8-sig")
+    assert list(cache.columns) == ["0: a", "1: <b>"] and cache.to_numpy().tolist() == [[0, 1], [0, 1]]

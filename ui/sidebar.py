@@ -49,9 +49,12 @@ _APP_CSS = f"""<style>
 # metric's delta (Streamlit's grey of delta_color="off" is 5.5:1 on its chip) are darkened to 7:1, the projector's
 # rule; a delta's sign and arrow still say which way it goes. The main block starts below
 # Streamlit's header strip (3.75rem tall): at 2.5rem it covered the lesson bar's top. The lesson bar
-# (ui/lesson_bar/bar.py, key lesson_bar) is thinner: the page's main chart starts higher.
+# (ui/lesson_bar/bar.py, key lesson_bar) is thinner: the page's main chart starts higher. The sidebar's menu of pages
+# keeps its desk size (Streamlit's 0.875rem): folded while projecting, it is the teacher's way between pages, not the
+# room's reading, and at 1.25rem its place cut five page names short (tests/test_browser_pages_walk.py).
 _PRESENTER_CSS = """<style>
 .stApp, .stApp p, .stApp li, .stApp label, .stApp input, .stApp textarea { font-size: 1.25rem !important; }
+.stApp .st-key-page_menu a p { font-size: 0.875rem !important; }
 .stApp h1 { font-size: 3rem !important; }
 .stApp h2, .stApp h3 { font-size: 2.1rem !important; }
 .stApp code { font-size: 1.35rem !important; }

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from model.explain.kinds import head_label
+from viz.attention import html_escaped
 from viz.chart_data import ChartData, Map, Series, with_data
 from viz.words import Words
 
@@ -26,9 +27,11 @@ def head_names(layers: int, heads: int) -> list[str]:
 def survival_bars(weight_share: np.ndarray, norm_share: np.ndarray, title: str = "",
                   series_names: tuple[str, str] | None = None, *, words: Words) -> go.Figure:
     """weight_share, norm_share (L, h): per head, the share of α and of the norms N on special-token keys.
-    series_names: the two bars' legend names (default: those of <bos>/<eos>)."""
+    series_names: the two bars' legend names (default: those of <bos>/<eos>), plain words: escaped here, so that a
+    special token in them reads as itself, not as plotly markup ("weight α on /")."""
     names = head_names(*weight_share.shape)
-    weight_name, norm_name = series_names or (words("explain.chart.weight_share"), words("explain.chart.norm_share"))
+    weight_name, norm_name = (html_escaped(name) for name in series_names or (
+        words("explain.chart.weight_share"), words("explain.chart.norm_share")))
     fig = go.Figure([
         go.Bar(x=names, y=weight_share.ravel(), name=weight_name, marker_color="#1f77b4",
                hovertemplate="%{x}: %{y:.1%}<extra></extra>"),
@@ -126,18 +129,21 @@ def pattern_grid(labels: np.ndarray, row_labels: list[str], title: str, shown: s
     scale = []
     for n, colour in enumerate(colours):  # one flat band of the colour scale per pattern
         scale += [[n / len(patterns), colour], [(n + 1) / len(patterns), colour]]
-    names = np.vectorize(lambda p: words(f"explain.patterns.{p}"))(labels)
-    if labels.shape[1] > 8:  # 12 heads a row (BERT): a two-word label on two lines stays inside its cell
-        names = np.vectorize(_two_lines)(names)
+    names = np.vectorize(lambda p: words(f"explain.patterns.{p}"), otypes=[object])(labels)
+    # 12 heads a row (BERT): a two-word label on two lines stays inside its cell
+    written = np.vectorize(_two_lines, otypes=[object])(names) if labels.shape[1] > 8 else names
     columns = [f"H{h + 1}" for h in range(labels.shape[1])]
-    fig = go.Figure(go.Heatmap(z=codes, x=columns, y=row_labels, text=names, texttemplate="%{text}",
+    fig = go.Figure(go.Heatmap(z=codes, x=columns, y=row_labels, text=written, texttemplate="%{text}",
                                colorscale=scale, zmin=-0.5, zmax=len(patterns) - 0.5, showscale=False,
                                xgap=2, ygap=2, hovertemplate="%{y} %{x}: %{text}<extra></extra>"))
     fig.update_layout(title=title, height=140 + 42 * len(row_labels), margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=words("explain.chart.head_axis"), type="category"),
                       yaxis=dict(title=words("explain.chart.layer_axis"), type="category", autorange="reversed"))
-    # its cells are patterns, named in them: colours of a palette, no numbers to export or read out
-    return with_data(fig, ChartData(title or ""))
+    # its cells are patterns, named in them (a code's number only picks the colour): the CSV and the words name them
+    return with_data(fig, ChartData(title or "", maps=(Map(codes, tuple(map(str, row_labels)), tuple(columns),
+                                                          row_title=words("explain.chart.layer_axis"),
+                                                          column_title=words("explain.chart.head_axis"),
+                                                          cell_names=names),)))
 
 
 def _two_lines(label: str) -> str:

@@ -24,13 +24,15 @@ DATA = "_attention_lab_data"  # the attribute of a figure that holds its ChartDa
 class Map:
     """One matrix: values (rows, columns), NaN where a cell holds no number (masked, padding, a gap); the label of each
     row and column as its axis writes it, and the axes' titles. `name` tells one map of several apart (a head "L1 H2",
-    a subplot's "mean")."""
+    a subplot's "mean"). `cell_names` (rows, columns): the words written in the cells where they, not the values, are
+    what the map says (a head's pattern, whose value only picks its colour): the CSV and the words name them."""
     values: np.ndarray
     rows: tuple[str, ...]
     columns: tuple[str, ...]
     name: str | None = None
     row_title: str = ""
     column_title: str = ""
+    cell_names: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)

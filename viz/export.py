@@ -37,7 +37,9 @@ def chart_table(data: ChartData) -> pd.DataFrame:
     """The numbers of a chart: a labelled matrix for one map, else a long (series, x, y[, z]) table."""
     if len(data.maps) == 1 and not data.series and not data.grid:
         (one,) = data.maps
-        return pd.DataFrame(np.asarray(one.values, dtype=float), index=_positioned(unescaped(one.rows)),
+        cells = np.asarray(one.values, dtype=float) if one.cell_names is None else \
+            [[csv_safe(name) for name in unescaped(row)] for row in one.cell_names]  # a map of named cells: the names
+        return pd.DataFrame(cells, index=_positioned(unescaped(one.rows)),
                             columns=_positioned(unescaped(one.columns))).rename_axis("row \\ column")
     records = []
     for number, one in enumerate(data.maps):  # a grid's maps are its thumbnails, each a series named by its head

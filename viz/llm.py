@@ -96,8 +96,11 @@ def cache_layers_chart(layers: int, key_tokens: list[str], computed_from: int, t
                                  showgrid=False),
                       yaxis=dict(title=words("llm.chart.layers_axis"), autorange="reversed", type="category",
                                  showgrid=False))
-    # its cells say reused or computed (in the hover and the legend), the same in every layer: no numbers of its own
-    return with_data(thin_tick_labels(fig, CHART_WIDTH), ChartData(title or ""))
+    # what it draws: 1 where a layer computed a position's K and V this step, 0 where it read them from the cache
+    return with_data(thin_tick_labels(fig, CHART_WIDTH), ChartData(title or "", maps=(
+        Map(z, tuple(words("llm.chart.layer_row", layer=i + 1) for i in range(layers)),
+            tuple(names), row_title=words("llm.chart.layers_axis"),
+            column_title=words("llm.chart.positions_axis")),)))
 
 
 def work_per_step_chart(with_cache: list[int], without_cache: list[int], title: str, *, words: Words) -> go.Figure:
@@ -127,5 +130,8 @@ def kv_groups_chart(groups: list[list[int]], num_heads: int, title: str, *, word
     fig.update_layout(title=title, height=140 + 34 * num_heads, margin=MARGIN,
                       xaxis=dict(title=words("llm.chart.kv_heads_axis"), type="category"),
                       yaxis=dict(title=words("llm.chart.query_heads_axis"), autorange="reversed", type="category"))
-    # its cells say which key/value head a query head reads (written in them): no numbers of their own
-    return with_data(fig, ChartData(title or ""))
+    # what it draws: 1 where query head i reads key/value head g (its cells say so in words too)
+    return with_data(fig, ChartData(title or "", maps=(Map(
+        z, tuple(words("llm.chart.query_head", head=i + 1) for i in range(num_heads)),
+        tuple(words("llm.chart.kv_head", kv=g + 1) for g in range(len(groups))),
+        row_title=words("llm.chart.query_heads_axis"), column_title=words("llm.chart.kv_heads_axis")),)))

@@ -41,7 +41,17 @@ def row_maxima(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.nanargmax(z[rows], axis=1)
 
 
+def _named_cells(one: Map, *, words: Words) -> str:
+    """A map whose cells are named (a head's pattern): each name, in the order first met, with the cells that have it."""
+    rows, columns, cells = unescaped(one.rows), unescaped(one.columns), {}
+    for (r, c), name in np.ndenumerate(np.asarray(one.cell_names, dtype=object)):
+        cells.setdefault(plain(name), []).append(f"{rows[r]} {columns[c]}")
+    return " ".join(f"{name}: {_more(where[:MAX_ROWS], len(where), words=words)}." for name, where in cells.items())
+
+
 def _map(one: Map, *, words: Words) -> str:
+    if one.cell_names is not None:
+        return _named_cells(one, words=words)
     z = np.asarray(one.values, dtype=float)
     row_names, column_names = unescaped(one.rows), unescaped(one.columns)
     rows, best = row_maxima(z)

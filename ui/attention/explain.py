@@ -31,7 +31,7 @@ from viz.analysis import (encoder_importance_table, gradient_importance_table, i
 from ui.widget_spec import WidgetSpec, spec_segmented, spec_select
 from runtime.result_cache import memoized
 from ui.session import lab_session
-from viz.attention import attention_heatmap
+from viz.attention import attention_heatmap, html_escaped
 
 
 PARTS = ("maps", "importance", "patterns")
@@ -173,7 +173,7 @@ def show_maps(arrays: dict[str, np.ndarray], maps: KindMaps, layer: int, head: i
     c[2].metric(tr("explain.survival"), "–" if not np.isfinite(ratio) else f"{ratio:.2f}")
     show_chart(survival_bars(survival["weight_share"], survival["norm_share"],
                              tr("explain_encoder.survival_title", kind=attention_kind_label(kind),
-                                special=special_label),
+                                special=html_escaped(special_label)),  # plotly text: "<eos>" as itself
                              (tr("explain_encoder.weight_share", special=special_label),
                               tr("explain_encoder.norm_share", special=special_label)), words=words_for("explain")),
                f"special_token_survival_{kind}", key="explain_survival")

@@ -290,7 +290,8 @@ def lesson_bar(url_path: str) -> bool:
             st.page_link(f"app_pages/{stop.page}.py", label=tr("lessons.back_to_stop"), icon=":material/undo:")
         problem = position.problem
         if problem:
-            st.warning(tr("lessons.stop_problem", stop=number, line=stop.line or "?", problem=problem))
+            st.warning(tr("lessons.stop_problem", stop=number, file=escape_markdown(f"{lesson.id}.toml"),
+                          line=stop.line or "?", problem=problem))
         text = st.container()  # the stop's text, drawn once the question's state is known
         shown, live = (True, False) if stop.question is None or not on_its_page else _question(lesson, stop)
         if seat.code and not live:  # the live question polls for the class itself

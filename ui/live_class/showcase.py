@@ -23,9 +23,11 @@ from classroom.text_answers import APPROVED, visible_text
 from i18n import tr
 from ui.charts import show_chart
 from ui.language import words_for
+from ui.lessons.catalogue import known_pages, lessons
 from ui.lessons.cell_question import stop_cells
 from ui.lessons.questions import stop_answer_label
 from ui.lessons.view_question import app_views, openable_link, sent_view_words
+from ui.live_class.classroom import class_lesson
 from ui.live_class.refusals import teacher_action
 from ui.presenter import presenting
 from ui.seat import class_store
@@ -48,13 +50,24 @@ def _words(stop: Stop | None, kind: str, shown: str) -> str:
     return escape_markdown(stop_answer_label(stop, shown) if stop is not None and stop.question else shown)
 
 
+def _item_stop(session: ClassSession, item: Projected) -> Stop | None:
+    """The stop of the class's lesson that the projected item answers (None: the lesson does not read, or has no such
+    stop with a question)."""
+    lesson = class_lesson(session, lessons()[0], known_pages())[0]
+    return next((s for s in lesson.stops if s.number == item.stop and s.question), None) if lesson else None
+
+
 def projected_item(code: str, session: ClassSession | None, stop: Stop | None = None,
                    teacher: ClassTeacher | None = None) -> Projected | None:
     """The item projected in class `code` (read only when the class says one is up: `session.projected`), drawn for
-    the room; `teacher`: her screen, with "Take down". -> the item drawn (None: nothing)."""
+    the room; `teacher`: her screen, with "Take down". `stop`: the stop it answers, where the caller has it (without
+    it, a student's page away from the live question, the class's lesson gives it: a cell reads as its tokens, as her
+    own answer does). -> the item drawn (None: nothing)."""
     item = class_store().projected(code) if session is not None and session.projected is not None else None
     if item is None:
         return None
+    if stop is None and item.kind == "cell":
+        stop = _item_stop(session, item)
     with st.container(border=True, key="projected_item"):
         st.markdown(f"**{tr('showcase.title')}** · {tr(f'showcase.kind_{item.kind}')}")
         # large, for the back row; a heading without its anchor link (the words are escaped Markdown)
