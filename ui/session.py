@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 if TYPE_CHECKING:
+    from classroom.lesson_draft import Draft
     from classroom.recent import Seen
+    from classroom.saved_lessons import LessonAuthor
     from model.checkpoint import LoadedModel
     from model.kv_cache import GenerationTrace
     from runtime.training_jobs import TrainingJob
@@ -107,6 +109,14 @@ class TeacherState:
 
 
 @dataclass
+class BuilderState:
+    """A teacher's own lesson while she builds it (ui/lesson_builder/): her key to save lessons, her draft."""
+    author: LessonAuthor | None = None  # signed in to save lessons (classroom/saved_lessons.py); the store checks it
+    draft: Draft | None = None  # the lesson being built: kept here until she saves it
+    said: tuple[str, str] | None = None  # ("success" | "error", text) of her last add or save, said once
+
+
+@dataclass
 class TrainingState:
     """The Train page's job and the models this user trained or uploaded (never shared with other users)."""
     job: TrainingJob | None = None  # this session's training, running or done
@@ -145,6 +155,7 @@ class LabSession:
     lesson: LessonState = field(default_factory=LessonState)
     seat: ClassSeat = field(default_factory=ClassSeat)
     teacher: TeacherState = field(default_factory=TeacherState)
+    builder: BuilderState = field(default_factory=BuilderState)
     training: TrainingState = field(default_factory=TrainingState)
     input: InputState = field(default_factory=InputState)
     explorer: ExplorerState = field(default_factory=ExplorerState)

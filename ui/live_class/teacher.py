@@ -36,7 +36,7 @@ from ui.errors import lab_fragment
 from ui.live_class.cell_results import class_taps
 from ui.live_class.class_seats import live_joins, seat_controls
 from ui.live_class.earlier import earlier_questions
-from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.catalogue import known_pages, lessons, saved_source
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer
 from ui.live_class.private_view import is_private, private_link, private_switch, stop_notes
@@ -206,6 +206,9 @@ def _start(all_lessons: Mapping[str, Lesson], preferred: str | None = None) -> N
         source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         source = None
+    saved = all_lessons[lesson_id].version
+    if saved is not None:  # a teacher's saved lesson: the class runs on this version's text, whatever is saved later
+        source = saved_source(lesson_id, saved)
     keep_teacher(class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source,
                                             class_size=int(size)))
     st.rerun()
