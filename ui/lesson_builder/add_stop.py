@@ -30,8 +30,12 @@ NO_QUESTION, MEASURED = "none", "measured"
 QUESTION_CHOICES = (NO_QUESTION, *FIXED_KINDS, MEASURED)
 _FIELDS = ("title_en", "title_ko", "text_en", "text_ko", "prompt_en", "prompt_ko", "options_en", "options_ko",
            "accepted_en", "accepted_ko")
-KEYS = {name: WidgetKey(f"builder_stop_{name}") for name in (*_FIELDS, "section", "kind", "answer", "number",
-                                                              "tolerance", "measure")}
+KEYS = {name: WidgetKey(f"builder_stop_{name}") for name in (*_FIELDS, "kind", "answer", "number", "tolerance")}
+
+
+def _of_page(name: str, page: str) -> WidgetKey:
+    """A field whose options are the page's (its sections, the measures that fit it): one per page."""
+    return WidgetKey(f"builder_stop_{name}_{page}")
 
 
 def _arg_key(measure: str, arg: str) -> WidgetKey:
@@ -66,7 +70,7 @@ def _form(page: str, state: Mapping[str, str]) -> None:
     draft = lab_session().builder.draft
     st.caption(tr("lesson_builder.add_help", stops=len(draft.stops) if draft else 0, limit=MAX_STOPS))
     sections = (None, *section_names(page))
-    st.selectbox(tr("lesson_builder.section"), sections, key=KEYS["section"].key,
+    st.selectbox(tr("lesson_builder.section"), sections, key=_of_page("section", page).key,
                  format_func=lambda name: tr("lesson_builder.whole_page") if name is None else name,
                  help=tr("lesson_builder.section_help"))
     _text_pair("title", "stop_title")
@@ -80,7 +84,7 @@ def _form(page: str, state: Mapping[str, str]) -> None:
         if not measures:
             st.info(tr("lesson_builder.no_measures"))
             return
-        name = st.selectbox(tr("lesson_builder.measure"), list(measures), key=KEYS["measure"].key,
+        name = st.selectbox(tr("lesson_builder.measure"), list(measures), key=_of_page("measure", page).key,
                             format_func=lambda n: tr("lesson_builder.measure_option", name=n,
                                                      kind=tr(f"lesson_builder.kind_{measures[n].answers}")),
                             help=tr("lesson_builder.measure_help"))
@@ -119,7 +123,7 @@ def _question(page: str, state: Mapping[str, str]) -> dict | None:
     if kind == NO_QUESTION:
         return None
     if kind == MEASURED:
-        measure = MEASURES[KEYS["measure"].get()]
+        measure = MEASURES[_of_page("measure", page).get()]
         options = _options() if measure.answers == "choice" else {}
         typed = {arg.name: _arg_key(measure.name, arg.name).get() or "" for arg in measure.args}
         count = len(next(iter(options.values()))) if options else 0
@@ -143,7 +147,7 @@ def _add(page: str, state: Mapping[str, str]) -> None:
     except ValueError as error:
         builder.said = ("error", refusal_words(LessonRefused(len(draft.stops) + 1, "question", str(error))))
         return
-    stop = view_stop(page, state, KEYS["section"].get(), _typed("title") or {"en": page}, _typed("text"), question)
+    stop = view_stop(page, state, _of_page("section", page).get(), _typed("title") or {"en": page}, _typed("text"), question)
     try:  # alone, as the lesson's next stop: the validator's words, with the field
         checked_lesson("draft", Draft({"en": "draft"}, [stop]).source(), known_pages())
         draft.add(stop)
