@@ -129,3 +129,25 @@ def test_a_bad_stop_is_refused_on_screen_with_stop_and_field_and_the_draft_is_ke
     teacher.button(key="builder_save").click().run()
     assert "Not saved. Stop 2, section: unknown section 'nowhere' of page 'positional'" in _texts(teacher)
     assert shelf().versions() == {} and len(lab_session_of(teacher).builder.draft.stops) == 2
+
+
+def test_a_class_started_on_a_saved_lesson_keeps_its_version_when_she_saves_again():
+    lab = LabSession()
+    lab.builder.author = shelf().sign_in(PASSWORD)
+    stops = [view_stop(page, {}, None, {"en": page}, {"en": "x"}) for page in ("positional", "residual", "compare")]
+    lab.builder.draft = Draft({"en": "Versions"}, stops)
+    teacher = open_page("teacher", lab=lab)
+    teacher.button(key="builder_save").click().run()
+    teacher.text_input(key="class_start_password").input(PASSWORD)
+    next(s for s in teacher.selectbox if s.label == "Lesson").set_value("versions")
+    next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
+    assert_healthy(teacher)
+    assert "stop 1 of 3" in teacher.subheader[0].value
+    teacher.button(key="builder_remove_2").click().run()
+    teacher.button(key="builder_save").click().run()
+    assert "Saved `versions`, version 2" in _texts(teacher)
+    teacher.run()
+    assert "stop 1 of 3" in teacher.subheader[0].value  # the running class keeps version 1
+    reader = open_page("home")
+    next(b for b in reader.button if b.key == "open_lesson_versions").click().run()
+    assert "stop 1 of 2" in reader.markdown[0].value  # a new reader opens version 2
