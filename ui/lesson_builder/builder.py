@@ -21,6 +21,7 @@ from i18n import current_language, tr
 from ui.lesson_builder.words import refusal_words, say_notice
 from ui.lessons.catalogue import known_pages, lessons, saved_changed, saved_source, shelf
 from ui.live_class.classroom import session_guess_wait, teacher_class, wrong_guess
+from ui.page_list import PAGE_SECTIONS
 from ui.presenter import presenting
 from ui.session import OpenLesson, WidgetKey, lab_session
 from ui.text import escape_markdown
@@ -83,7 +84,7 @@ def _builder() -> None:
         st.text_input(tr(f"lesson_builder.lesson_title_{language}"), key=TITLE[language].key,
                       max_chars=MAX_TITLE_CHARS, on_change=_keep_title)
     if draft.lesson_id:
-        st.caption(tr("lesson_builder.saved_as", lesson=escape_markdown(draft.lesson_id), version=draft.version or 0))
+        st.caption(tr("lesson_builder.saved_as", lesson=draft.lesson_id, version=draft.version or 0))  # [a-z0-9-]
     say_notice(builder)
     if not draft.stops:
         st.info(tr("lesson_builder.empty"))
@@ -100,24 +101,30 @@ def _builder() -> None:
                  width="stretch")
 
 
+def _page_title(page: str) -> str:
+    return next((tr(p.title_key) for _, pages in PAGE_SECTIONS for p in pages if p.name == page), page)
+
+
 def _stop_row(index: int, stop: dict, count: int) -> None:
-    """One stop: its number, title, page and section, its question's kind; up, down, remove, preview."""
+    """One stop, in a box: its number and title, its page and section, its question's kind; up, down, remove,
+    preview."""
     language = current_language()
     title = localized(stop.get("title"), language) or stop.get("page", "")
-    where = " · ".join(str(part) for part in (stop.get("page"), stop.get("section")) if part)
+    where = " · ".join([_page_title(str(stop.get("page"))), *([str(stop["section"])] if stop.get("section") else [])])
     question = stop.get("question") or {}
     asked = tr("lesson_builder.asks", kind=tr(f"lesson_builder.kind_{question.get('kind', 'none')}"),
                measure=question.get("compute") or "") if question else ""
-    words, up, down, remove, preview = st.columns([4, 1, 1, 1, 1], vertical_alignment="center")
-    words.markdown(f"**{index + 1}. {escape_markdown(title)}**  \n{escape_markdown(where)} {escape_markdown(asked)}")
-    up.button(tr("lesson_builder.up"), key=f"builder_up_{index}", icon=":material/arrow_upward:", disabled=index == 0,
-              on_click=_move, args=(index, -1), width="stretch")
-    down.button(tr("lesson_builder.down"), key=f"builder_down_{index}", icon=":material/arrow_downward:",
-                disabled=index == count - 1, on_click=_move, args=(index, 1), width="stretch")
-    remove.button(tr("lesson_builder.remove"), key=f"builder_remove_{index}", icon=":material/delete:",
-                  on_click=_remove, args=(index,), width="stretch")
-    preview.button(tr("lesson_builder.preview"), key=f"builder_preview_{index}", icon=":material/visibility:",
-                   on_click=_preview, args=(index,), width="stretch")
+    with st.container(border=True):
+        st.markdown(f"**{index + 1}. {escape_markdown(title)}**  \n{escape_markdown(where)} {escape_markdown(asked)}")
+        up, down, remove, preview = st.columns(4)
+        up.button(tr("lesson_builder.up"), key=f"builder_up_{index}", icon=":material/arrow_upward:",
+                  disabled=index == 0, on_click=_move, args=(index, -1), width="stretch")
+        down.button(tr("lesson_builder.down"), key=f"builder_down_{index}", icon=":material/arrow_downward:",
+                    disabled=index == count - 1, on_click=_move, args=(index, 1), width="stretch")
+        remove.button(tr("lesson_builder.remove"), key=f"builder_remove_{index}", icon=":material/delete:",
+                      on_click=_remove, args=(index,), width="stretch")
+        preview.button(tr("lesson_builder.preview"), key=f"builder_preview_{index}", icon=":material/visibility:",
+                       on_click=_preview, args=(index,), width="stretch")
 
 
 def _start_from() -> None:
@@ -196,4 +203,4 @@ def _save() -> None:
         return
     draft.lesson_id, draft.version = saved.id, saved.version
     saved_changed()
-    builder.said = ("success", tr("lesson_builder.saved", lesson=escape_markdown(saved.id), version=saved.version))
+    builder.said = ("success", tr("lesson_builder.saved", lesson=saved.id, version=saved.version))  # [a-z0-9-]
