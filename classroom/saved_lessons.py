@@ -46,6 +46,9 @@ PREVIEW_LESSON = "draft-preview"  # the id the builder previews a draft under (u
 LESSON_FIELDS = ("title", "stop")
 STOP_FIELDS = ("page", "title", "text", "section", "state", "question", "claim", "check")  # the validator's order
 _LESSON_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+# A Markdown image makes every student's browser fetch its address: a lesson loads nothing from elsewhere (the app
+# sends no request off the server, docs/classroom.md), so a saved lesson's texts hold none.
+_IMAGE = re.compile(r"!\[[^\]]*\]\s*[\(\[]")
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('attention_lab.saved_lessons'))"
 
 
@@ -87,8 +90,13 @@ def _too_long(text: Mapping[str, str] | None, limit: int) -> bool:
     return any(len(value) > limit for value in (text or {}).values())
 
 
+def _images(*texts: Mapping[str, str] | None) -> bool:
+    return any(_IMAGE.search(value) for text in texts for value in (text or {}).values())
+
+
 def _bounds(lesson: Lesson) -> None:
-    """The builder's bounds on a lesson the validator read: LessonRefused naming the first stop and field past one."""
+    """The builder's bounds on a lesson the validator read: LessonRefused naming the first stop and field past one
+    (or holding an image)."""
     if len(lesson.stops) > MAX_STOPS:
         raise LessonRefused(None, "stop", f"at most {MAX_STOPS} stops ({len(lesson.stops)} given)")
     if _too_long(lesson.title, MAX_TITLE_CHARS):
@@ -98,14 +106,19 @@ def _bounds(lesson: Lesson) -> None:
             raise LessonRefused(stop.number, "title", f"at most {MAX_TITLE_CHARS} characters")
         if _too_long(stop.text, MAX_TEXT_CHARS):
             raise LessonRefused(stop.number, "text", f"at most {MAX_TEXT_CHARS} characters per language")
+        for name, text in (("title", stop.title), ("text", stop.text)):
+            if _images(text):
+                raise LessonRefused(stop.number, name, "no images: a lesson loads nothing from elsewhere")
         if any(len(name) > 40 or len(value) > MAX_STATE_CHARS for name, value in stop.state.items()):
             raise LessonRefused(stop.number, "state", f"a value of at most {MAX_STATE_CHARS} characters")
         questions = [stop.question] if stop.question else []
         for question in questions + [check.question for check in stop.checks]:
             options = [{"": option} for texts in question.options.values() for option in texts]
+            field = "question" if question in questions else "check"
             if _too_long(question.prompt, MAX_TITLE_CHARS) or any(_too_long(o, MAX_TITLE_CHARS) for o in options):
-                raise LessonRefused(stop.number, "question" if question in questions else "check",
-                                    f"a prompt or option of at most {MAX_TITLE_CHARS} characters")
+                raise LessonRefused(stop.number, field, f"a prompt or option of at most {MAX_TITLE_CHARS} characters")
+            if _images(question.prompt, *options):
+                raise LessonRefused(stop.number, field, "no images: a lesson loads nothing from elsewhere")
 
 
 def checked_lesson(lesson_id: str, source: str, known_pages: Mapping[str, Collection[str]]) -> Lesson:

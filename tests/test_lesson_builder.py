@@ -34,6 +34,7 @@ def test_the_writer_round_trips_every_shipped_lesson(name):
     written = write_toml(tomllib.loads(source))
     assert tomllib.loads(written) == tomllib.loads(source)
     assert _without_lines(parse_lesson(name, written, PAGES)) == _without_lines(parse_lesson(name, source, PAGES))
+    checked_lesson(f"{name}-copy", Draft.from_source(source).source(), PAGES)  # a teacher may start from it
 
 
 _keys = st.text(min_size=1, max_size=8)
@@ -127,6 +128,7 @@ def test_the_teacher_of_a_live_class_saves_without_typing_the_password_again(she
     (dict(GOOD, state={"dk": ["a", "list"]}), 2, "state", "state values"),
     (dict(GOOD, script="import os"), 2, "script", "not a field"),
     (dict(PLAIN, text={"en": "x" * (saved_lessons.MAX_TEXT_CHARS + 1)}), 2, "text", "at most"),
+    (dict(PLAIN, text={"en": "See ![a tracker](https://example.com/pixel.png)"}), 2, "text", "no images"),
 ])
 def test_a_bad_stop_is_refused_naming_its_stop_and_field_and_nothing_is_saved(shelf, bad, stop, field, words):
     author = shelf.sign_in("the-teacher")
