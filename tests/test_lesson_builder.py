@@ -90,7 +90,7 @@ GOOD = view_stop("softmax_scaling", {"dk": "64"}, "saturation", {"en": "Saturati
 PLAIN = view_stop("positional", {"pe_len": "20"}, "curves", {"en": "Positions", "ko": "위치"}, {"en": "Waves."})
 
 
-def test_only_a_signed_in_teacher_saves_and_each_save_is_a_new_version(shelf):
+def test_only_a_signed_in_teacher_saves_and_each_save_is_a_new_version(shelf, store_location):
     for stranger in (None, LessonAuthor("forged"), LessonAuthor("")):
         with pytest.raises(NotAnAuthor):
             shelf.save(stranger, _lesson(GOOD), PAGES)
@@ -102,6 +102,9 @@ def test_only_a_signed_in_teacher_saves_and_each_save_is_a_new_version(shelf):
     assert (first.id, first.version) == ("three-views", 1)
     second = shelf.save(author, _lesson(GOOD, PLAIN, title="Three views, longer"), PAGES, lesson_id=first.id)
     assert second.version == 2 and shelf.versions() == {"three-views": 2}
+    other_replica = ClassStore(store_location)  # another replica's store on the same database reads it
+    assert LessonShelf(other_replica, shipped=SHIPPED).lesson("three-views").source == second.source
+    other_replica.close()
     assert shelf.lesson("three-views", 1).source == first.source and shelf.lesson("three-views").version == 2
     assert shelf.save(author, _lesson(GOOD), PAGES).id == "three-views-2"  # a new lesson of the same title
     with pytest.raises(NotAnAuthor):  # a key past its hours

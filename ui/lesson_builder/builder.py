@@ -18,9 +18,10 @@ from classroom.lesson_draft import Draft, texts
 from classroom.lessons import lessons_folder, localized
 from classroom.saved_lessons import (MAX_SAVED_LESSONS, MAX_STOPS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, PREVIEW_LESSON)
 from i18n import current_language, tr
-from ui.lesson_builder.words import refusal_words, say_notice
+from ui.lesson_builder.words import BUILDER, refusal_words, say_notice
 from ui.lessons.catalogue import known_pages, lessons, saved_changed, saved_source, shelf
 from ui.live_class.classroom import session_guess_wait, teacher_class, wrong_guess
+from ui.live_class.refusals import said
 from ui.page_list import PAGE_SECTIONS
 from ui.presenter import presenting
 from ui.session import OpenLesson, WidgetKey, lab_session
@@ -37,8 +38,8 @@ def lesson_builder() -> None:
     if presenting() or (session.seat.code and session.builder.author is None):
         return
     with st.expander(tr("lesson_builder.title"), icon=":material/edit_note:",
-                     expanded=bool(session.builder.draft and session.builder.draft.stops)):
-        if _author_here():
+                     expanded=bool(session.builder.draft and session.builder.draft.stops)), said(BUILDER):
+        if _author_here():  # a busy store is said here, and the draft waits in her session
             _builder()
 
 

@@ -11,6 +11,7 @@ from types import MappingProxyType
 import streamlit as st
 
 from classroom.database import store_location
+from classroom.errors import ClassStoreError
 from classroom.lessons import Lesson, LessonFileError, lessons_folder, load_lessons, localized, parse_lesson
 from classroom.saved_lessons import PREVIEW_LESSON, LessonShelf
 from i18n import current_language
@@ -36,8 +37,12 @@ def shelf() -> LessonShelf:
 @st.cache_resource(show_spinner=False, max_entries=8, ttl=SAVED_SECONDS)
 def _saved_versions(location: str) -> Mapping[str, int]:
     """{saved lesson id: its latest version}, read from the store at most once per SAVED_SECONDS (every student's
-    run asks for the lessons several times)."""
-    return MappingProxyType(shelf().versions())
+    run asks for the lessons several times). A store out of reach lists none for that while: every page still opens
+    (the lesson files need no store)."""
+    try:
+        return MappingProxyType(shelf().versions())
+    except ClassStoreError:
+        return MappingProxyType({})
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -53,7 +58,12 @@ def saved_changed() -> None:
 
 
 def saved_source(lesson_id: str, version: int) -> str | None:
-    return _saved_source(store_location(), lesson_id, version)
+    """A saved version's TOML (None: no such version, or the store out of reach now: asked again next time, as
+    st.cache_resource keeps no exception)."""
+    try:
+        return _saved_source(store_location(), lesson_id, version)
+    except ClassStoreError:
+        return None
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -70,7 +80,8 @@ def lessons() -> tuple[Mapping[str, Lesson], tuple[LessonFileError, ...]]:
     """Every lesson file, read again when a file is added, changed or removed (the key is names and mtimes), then the
     teachers' saved lessons (their latest versions)."""
     folder = lessons_folder()
-    saved = tuple(_saved_versions(store_location()).items())
+    saved = tuple((lesson_id, version) for lesson_id, version in _saved_versions(store_location()).items()
+                  if saved_source(lesson_id, version) is not None)  # read once per version; kept for the process
     return _load(str(folder), tuple((p.name, _modified(p)) for p in sorted(folder.glob("*.toml"))), saved)
 
 
