@@ -148,6 +148,8 @@ def test_a_class_started_on_a_saved_lesson_keeps_its_version_when_she_saves_agai
     assert "Saved `versions`, version 2" in _texts(teacher)
     teacher.run()
     assert "stop 1 of 3" in teacher.subheader[0].value  # the running class keeps version 1
+    teacher.button(key="class_end").click().run()
+    assert len(lab_session_of(teacher).teacher.ended_lesson.stops) == 3  # and so does its report
     reader = open_page("home")
     next(b for b in reader.button if b.key == "open_lesson_versions").click().run()
     assert "stop 1 of 2" in reader.markdown[0].value  # a new reader opens version 2

@@ -23,6 +23,7 @@ import streamlit as st
 
 if TYPE_CHECKING:
     from classroom.lesson_draft import Draft
+    from classroom.lessons import Lesson
     from classroom.recent import Seen
     from classroom.saved_lessons import LessonAuthor
     from model.checkpoint import LoadedModel
@@ -106,6 +107,7 @@ class TeacherState:
     handle: TeacherHandle | None = None  # the class this session teaches
     seat_checked: bool = False  # this session has asked the store whether its browser started a class
     ended: TeacherHandle | None = None  # the class this session ended (its report stays readable)
+    ended_lesson: Lesson | None = None  # the lesson that class ran on (a saved lesson: its version, not a later one)
 
 
 @dataclass

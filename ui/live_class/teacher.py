@@ -94,13 +94,14 @@ def _teacher_page() -> None:
             st.info(tr("class_teacher.student_here", code=lab_session().seat.code))
             return
         ended = as_teacher(lab_session().teacher.ended)
-        if ended and ended.lesson in all_lessons:  # the class she just ended: its report stays hers to read
+        ran_on = lab_session().teacher.ended_lesson or (all_lessons.get(ended.lesson) if ended else None)
+        if ended and ran_on is not None:  # the class she just ended: its report stays hers to read
             # open at first: she has just ended the class, and the report now holds its check questions too
             section, is_open = folded_section(tr("report.ended", code=ended.code), REPORT_OPEN, ":material/insights:",
                                               expanded=True)
             if is_open:  # read from the store at every run while open
                 with section:
-                    class_report(ended, all_lessons[ended.lesson])
+                    class_report(ended, ran_on)
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
         with start:  # the lesson she last ran here, else the one open in her browser
             _start(all_lessons, ended.lesson if ended else lab_session().lesson.lesson_id)
@@ -137,7 +138,7 @@ def _teacher_page() -> None:
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
         teacher.end()
         state = lab_session().teacher
-        state.ended, state.handle = state.handle, None
+        state.ended, state.handle, state.ended_lesson = state.handle, None, lesson
         st.rerun()
 
 
