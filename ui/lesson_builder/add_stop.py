@@ -90,8 +90,9 @@ def _form(page: str, state: Mapping[str, str]) -> None:
                             help=tr("lesson_builder.measure_help"))
         st.caption(tr("lesson_builder.args_help"))
         for arg in measures[name].args:  # filled from the view where it has a value of that name
-            st.text_input(arg.name, key=_arg_key(name, arg.name).key, max_chars=MAX_TITLE_CHARS,
-                          placeholder=state.get(arg.name, ""), help=arg.what)
+            st.text_input(tr("lesson_builder.arg", name=arg.name), key=_arg_key(name, arg.name).key,
+                          max_chars=MAX_TITLE_CHARS, placeholder=state.get(arg.name, ""),
+                          help=tr("lesson_builder.arg_help", what=arg.what))
         if measures[name].answers == "choice":
             _text_pair("options", "options", area=True, limit=MAX_TEXT_CHARS)
     elif kind == "choice":
