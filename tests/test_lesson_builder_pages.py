@@ -84,7 +84,7 @@ def test_a_teacher_builds_a_three_stop_lesson_from_views_saves_it_and_it_opens_f
     teacher.text_input(key="builder_title_en").input("My three views").run()
     teacher.button(key="builder_save").click().run()
     assert_healthy(teacher)
-    assert "Saved `my-three-views`, version 1" in _texts(teacher)
+    assert "Saved “my-three-views”, version 1" in _texts(teacher)
     assert shelf().lesson("my-three-views").version == 1
 
     teacher.button(key="builder_preview_2").click().run()  # the measured stop, as a student opens it
@@ -145,7 +145,7 @@ def test_a_class_started_on_a_saved_lesson_keeps_its_version_when_she_saves_agai
     assert "stop 1 of 3" in teacher.subheader[0].value
     teacher.button(key="builder_remove_2").click().run()
     teacher.button(key="builder_save").click().run()
-    assert "Saved `versions`, version 2" in _texts(teacher)
+    assert "Saved “versions”, version 2" in _texts(teacher)
     teacher.run()
     assert "stop 1 of 3" in teacher.subheader[0].value  # the running class keeps version 1
     teacher.button(key="class_end").click().run()
