@@ -8,8 +8,9 @@ from ui.specs.common import MODEL
 from ui.widget_spec import SENTENCE
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
 from ui.lesson_bar.bar import open_lesson_button
+from ui.lessons.catalogue import saved_lesson_titles
 from ui.state import example_sentences
-from ui.text import markdown_table
+from ui.text import escape_markdown, markdown_table
 from ui.warm_notice import warming_notice
 
 page_title(tr("home.title"))
@@ -26,6 +27,8 @@ st.page_link("app_pages/llm_answer.py", label=tr("home.link_llm_answer"), icon="
 open_lesson_button("intro", tr("home.link_lesson"))
 open_lesson_button("llm", tr("home.link_llm_lesson"))
 open_lesson_button("answer", tr("home.link_answer_lesson"))
+for saved_id, saved_title in saved_lesson_titles().items():  # the teachers' own lessons (issue 57), after the shipped
+    open_lesson_button(saved_id, tr("lesson_builder.home_link", title=escape_markdown(saved_title)))
 st.page_link("app_pages/attention.py", label=tr("home.link_real_encoder", model=PRETRAINED_MODELS[0]),
              icon=":material/psychology:",
              query_params={MODEL.url: PRETRAINED_MODELS[0], SENTENCE.url: example_sentences("english")[0]})

@@ -2,6 +2,7 @@
 import streamlit as st
 
 from i18n import tr
+from ui.lesson_builder.builder import lesson_builder
 from ui.live_class.teacher import teacher_page
 from ui.presenter import explanation, page_title
 
@@ -9,3 +10,4 @@ page_title(tr("class_teacher.title"))
 with explanation(tr("projected_lesson.about_page")):  # presenter mode: folded, the answers' chart higher up
     st.write(tr("class_teacher.intro"))
 teacher_page()
+lesson_builder()  # her own lessons: the stops she added from the views, saved for the class (issue 57)

@@ -115,3 +115,33 @@ class NotAView(ClassStoreError):
 
     def values(self) -> dict[str, object]:
         return {"reason": self.reason}
+
+
+class NotAnAuthor(ClassStoreError):
+    """A lesson saved without a teacher's sign-in (no key, a wrong one, or one that has expired): nothing saved."""
+
+
+class LessonRefused(ClassStoreError):
+    """A teacher's lesson that the lesson validator (classroom/lessons.parse_lesson) or the builder's bounds refuse.
+    `stop`: the 1-based stop (None: the lesson's own title or its list of stops); `field`: the field that does not
+    fit ('title', 'text', 'page', 'section', 'state', 'question', 'claim', 'check', 'stop'); `reason`: the
+    validator's words."""
+
+    def __init__(self, stop: int | None, field: str, reason: str):
+        super().__init__("", f"stop {stop}, {field}: {reason}" if stop else f"{field}: {reason}")
+        self.stop, self.field, self.reason = stop, field, reason
+
+    def values(self) -> dict[str, object]:
+        return {"stop": self.stop or "", "field": self.field, "reason": self.reason}
+
+
+class TooManyLessons(ClassStoreError):
+    """The server keeps its most teachers' lessons already (classroom/saved_lessons.MAX_SAVED_LESSONS): a new one is
+    refused (a new version of one kept is not)."""
+
+    def __init__(self, limit: int):
+        super().__init__("", f"at most {limit} lessons")
+        self.limit = limit
+
+    def values(self) -> dict[str, object]:
+        return {"limit": self.limit}

@@ -130,6 +130,7 @@ class Lesson:
     id: str  # the file name without .toml (the ?lesson= value)
     title: Text
     stops: list[Stop]
+    version: int | None = None  # a teacher's saved lesson: its version (classroom/saved_lessons.py); None: a file
 
 
 def question_id(lesson_id: str, stop: Stop) -> str:
@@ -302,9 +303,11 @@ def lessons_folder() -> Path:
     return Path(os.environ.get(LESSONS_ENV) or LESSONS)
 
 
-def load_lessons(known_pages: Mapping[str, Collection[str]], folder: Path | None = None) -> tuple[dict[str, Lesson], list[LessonFileError]]:
+def load_lessons(known_pages: Mapping[str, Collection[str]], folder: Path | None = None,
+                 saved: Mapping[str, tuple[int, str]] | None = None) -> tuple[dict[str, Lesson], list[LessonFileError]]:
     """Every lesson file in the folder -> ({lesson id: Lesson} in COURSE order, then by name; errors of the files
-    that could not be read)."""
+    that could not be read). `saved`: the teachers' lessons, {id: (version, TOML)} (classroom/saved_lessons.py),
+    after the files; a saved id never shadows a file's."""
     folder = folder or lessons_folder()
     lessons, errors = {}, []
     paths = sorted(folder.glob("*.toml"), key=lambda path: (
@@ -318,4 +321,12 @@ def load_lessons(known_pages: Mapping[str, Collection[str]], folder: Path | None
             errors.append(LessonFileError(path.name, None, "not UTF-8 text"))
         except OSError as error:  # a folder named *.toml, a file removed or unreadable
             errors.append(LessonFileError(path.name, None, f"cannot be read ({error.strerror or error})"))
+    files = {path.stem for path in paths}
+    for lesson_id, (version, source) in (saved or {}).items():
+        if lesson_id in files:
+            continue
+        try:
+            lessons[lesson_id] = replace(parse_lesson(lesson_id, source, known_pages), version=version)
+        except LessonFileError as error:  # checked when saved; an update of the app may have dropped a page since
+            errors.append(error)
     return lessons, errors

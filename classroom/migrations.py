@@ -107,6 +107,13 @@ def _showcase(db: Database) -> None:
             db.execute(_ddl(db, statement))
 
 
+def _saved_lessons(db: Database) -> None:
+    """A teacher's own lessons: their versions' TOML (saved_lessons) and who may save them (lesson_authors)."""
+    for statement in schema():
+        if statement.startswith(("CREATE TABLE IF NOT EXISTS saved_lessons ", "CREATE TABLE IF NOT EXISTS lesson_authors ")):
+            db.execute(_ddl(db, statement))
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int  # the database's version once this step is applied
@@ -119,6 +126,7 @@ MIGRATIONS = [
     Migration(2, "seat labels and discussion groups formed by disagreement", _discussion_groups),
     Migration(3, "open-text answers: the moderation of their groups", _text_moderation),
     Migration(4, "anonymous student work on the projector: the projected item and its log", _showcase),
+    Migration(5, "a teacher's own lessons: their saved versions and who may save them", _saved_lessons),
 ]
 LATEST = MIGRATIONS[-1].version
 

@@ -96,6 +96,17 @@ CREATE TABLE IF NOT EXISTS projections (
     ended_at REAL                   -- NULL while it is up
 );
 CREATE INDEX IF NOT EXISTS projections_by_class ON projections (code, shown_at);
+CREATE TABLE IF NOT EXISTS saved_lessons (
+    lesson TEXT NOT NULL,           -- a teacher's lesson id (?lesson=...), never a lesson file's (classroom/saved_lessons.py)
+    version INTEGER NOT NULL,       -- 1, 2, ...: each save is a new version; a class keeps the text it started on
+    source TEXT NOT NULL,           -- its TOML, as classroom/lessons.parse_lesson reads it (checked before it is stored)
+    saved REAL NOT NULL,            -- unix seconds
+    PRIMARY KEY (lesson, version)
+);
+CREATE TABLE IF NOT EXISTS lesson_authors (
+    token_sha256 TEXT PRIMARY KEY,  -- a teacher signed in to save lessons: the sha256 of her session's token
+    expires REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL        -- one row: the last migration applied (classroom/migrations.py)
 );

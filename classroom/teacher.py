@@ -63,6 +63,11 @@ class ClassTeacher:
         """The class as everyone sees it (ClassStore.session), None once it has ended."""
         return self.store.session(self.code, now)
 
+    def check(self, now: float | None = None) -> None:
+        """Raises unless this handle is the teacher of a live class (a teacher's lessons: classroom/saved_lessons)."""
+        with self.store.connect() as db:
+            self._check(db, time.time() if now is None else now)
+
     # ---- the one check
     def _check(self, db: Database, now: float, ended_too: bool = False) -> None:
         """The token is one of the class's teacher keys, and the class is live (`ended_too`: or ended, until purged:

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("app.py", "asgi.py", "serve.py", "app_pages"),  # the entries: what `streamlit run` and serve.py start
     ("ui/run.py",),  # the run's one order: the link, the navigation, the lesson bar, the sidebar, the page, the address
-    ("ui/lesson_bar",),  # the lesson bar and opening a stop: the guided lesson, and in a class the class's parts
+    ("ui/lesson_bar",  # the lesson bar and opening a stop: the guided lesson, and in a class the class's parts
+     "ui/lesson_builder"),  # a teacher's own lessons: a view added as a stop, the builder on the Teacher page
     ("ui/live_class",  # the live class: the Teacher page, peer instruction, a student's class question, the watch
      "ui/llm_heads"),  # the LLM heads page: sinks, induction heads, the attention explorer's finder on SmolLM2
     ("ui/lessons", "ui/attention", "ui/llm", "ui/train"),  # the guided lesson's files, questions, claims, measures;

@@ -19,6 +19,7 @@ from ui.plotly_loader import preload_plotly, preload_plotly_when_idle
 from ui.presenter import presenting
 from ui.errors import page_guard
 from ui.lesson_bar.bar import lesson_bar, lesson_picker
+from ui.lesson_builder.add_stop import add_view_control
 from ui.page_list import PLOTLY_PAGES
 from ui.page_menu import navigation_pages, page_menu, page_menu_place
 from ui.share import follow_page_change, restore_from_url, share_link, show_url_notice, write_to_url
@@ -52,6 +53,7 @@ def run_app() -> None:
             page_menu(menu, pages, navigation.url_path)
             with st.sidebar:
                 share_link(navigation.url_path)
+                add_view_control(navigation.url_path)  # a teacher building a lesson: this view as its next stop
                 with st.container(key="page_language"):  # <html lang>; last, so its element moves no other
                     document_language()
                 preload_plotly_when_idle(draws_plotly)  # Home: plotly.js for the lesson its buttons open

@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 if TYPE_CHECKING:
+    from classroom.lesson_draft import Draft
+    from classroom.lessons import Lesson
     from classroom.recent import Seen
+    from classroom.saved_lessons import LessonAuthor
     from model.checkpoint import LoadedModel
     from model.kv_cache import GenerationTrace
     from runtime.training_jobs import TrainingJob
@@ -104,6 +107,15 @@ class TeacherState:
     handle: TeacherHandle | None = None  # the class this session teaches
     seat_checked: bool = False  # this session has asked the store whether its browser started a class
     ended: TeacherHandle | None = None  # the class this session ended (its report stays readable)
+    ended_lesson: Lesson | None = None  # the lesson that class ran on (a saved lesson: its version, not a later one)
+
+
+@dataclass
+class BuilderState:
+    """A teacher's own lesson while she builds it (ui/lesson_builder/): her key to save lessons, her draft."""
+    author: LessonAuthor | None = None  # signed in to save lessons (classroom/saved_lessons.py); the store checks it
+    draft: Draft | None = None  # the lesson being built: kept here until she saves it
+    said: tuple[str, str] | None = None  # ("success" | "error", text) of her last add or save, said once
 
 
 @dataclass
@@ -145,6 +157,7 @@ class LabSession:
     lesson: LessonState = field(default_factory=LessonState)
     seat: ClassSeat = field(default_factory=ClassSeat)
     teacher: TeacherState = field(default_factory=TeacherState)
+    builder: BuilderState = field(default_factory=BuilderState)
     training: TrainingState = field(default_factory=TrainingState)
     input: InputState = field(default_factory=InputState)
     explorer: ExplorerState = field(default_factory=ExplorerState)

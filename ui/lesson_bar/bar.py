@@ -19,6 +19,7 @@ from classroom.lessons import Lesson, Stop, localized, question_id
 from classroom.lesson_questions import shows_page_while_asked
 from classroom.errors import ClassStoreError
 from classroom.partners import seat_label_of
+from classroom.saved_lessons import PREVIEW_LESSON
 from classroom.store import ADMITTED, WAITING, normalise_code, phase_in
 from classroom.measures import Expected, MeasureError
 from classroom.teacher import ClassTeacher
@@ -30,7 +31,7 @@ from ui.presenter import presenting
 from ui.errors import lab_fragment
 from ui.live_class.answers_held import held_back_here, page_not_held
 from ui.live_class.cell_results import class_taps
-from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.catalogue import known_pages, lessons, preview_lesson
 from ui.lessons.claims import show_claims
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer, right_answer
@@ -178,13 +179,17 @@ def _class_code() -> str | None:
 
 def open_lesson(all_lessons: Mapping[str, Lesson], lesson_id: str) -> Lesson | None:
     """The lesson `lesson_id`: from its file, or, in a class whose lesson file does not read now, the copy the class
-    started with (a typo saved during class never stops the class)."""
-    if lesson_id in all_lessons or not lesson_id:
-        return all_lessons.get(lesson_id)
+    started with (a typo saved during class never stops the class); a teacher's saved lesson in its class, the version
+    the class started on (a later save never changes a running class); the draft this session's teacher previews."""
+    found = all_lessons.get(lesson_id)
+    if lesson_id == PREVIEW_LESSON and found is None:
+        return preview_lesson()
+    if not lesson_id or (found is not None and found.version is None):
+        return found
     code = _class_code()
-    session = class_store().session(code) if code else None
+    session = class_store().shared_session(code) if code else None
     if session is None or session.lesson != lesson_id:
-        return None
+        return found
     return class_lesson(session, all_lessons, known_pages())[0]
 
 

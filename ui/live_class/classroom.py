@@ -65,7 +65,7 @@ def as_teacher(handle: TeacherHandle | None) -> ClassTeacher | None:
     return None if handle is None else class_store().teacher(handle.code, handle.token, handle.lesson)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)  # read-only and shared: every student of a saved lesson's class
 def _snapshot(lesson_id: str, source: str, pages: dict) -> Lesson | None:
     try:
         return parse_lesson(lesson_id, source, pages)
@@ -76,9 +76,13 @@ def _snapshot(lesson_id: str, source: str, pages: dict) -> Lesson | None:
 def class_lesson(session: ClassSession, all_lessons: Mapping[str, Lesson], pages: dict) -> tuple[Lesson | None, bool]:
     """-> (the lesson the class runs on, whether it is the copy taken when the class started). The file as it is now
     when it reads; while it does not (a typo saved during class), the copy the class started with, so the class goes
-    on; None only when neither reads."""
-    if session.lesson in all_lessons:
-        return all_lessons[session.lesson], False
+    on; None only when neither reads. A teacher's saved lesson: always the version the class started on (its text,
+    kept with the class), never a later save."""
+    current = all_lessons.get(session.lesson)
+    if current is not None and current.version is not None and session.lesson_source:
+        return _snapshot(session.lesson, session.lesson_source, pages), False
+    if current is not None:
+        return current, False
     if session.lesson_source:
         return _snapshot(session.lesson, session.lesson_source, pages), True
     return None, False

@@ -36,7 +36,7 @@ from ui.errors import lab_fragment
 from ui.live_class.cell_results import class_taps
 from ui.live_class.class_seats import live_joins, seat_controls
 from ui.live_class.earlier import earlier_questions
-from ui.lessons.catalogue import known_pages, lessons
+from ui.lessons.catalogue import known_pages, lessons, saved_source
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer
 from ui.live_class.private_view import is_private, private_link, private_switch, stop_notes
@@ -94,13 +94,14 @@ def _teacher_page() -> None:
             st.info(tr("class_teacher.student_here", code=lab_session().seat.code))
             return
         ended = as_teacher(lab_session().teacher.ended)
-        if ended and ended.lesson in all_lessons:  # the class she just ended: its report stays hers to read
+        ran_on = lab_session().teacher.ended_lesson or (all_lessons.get(ended.lesson) if ended else None)
+        if ended and ran_on is not None:  # the class she just ended: its report stays hers to read
             # open at first: she has just ended the class, and the report now holds its check questions too
             section, is_open = folded_section(tr("report.ended", code=ended.code), REPORT_OPEN, ":material/insights:",
                                               expanded=True)
             if is_open:  # read from the store at every run while open
                 with section:
-                    class_report(ended, all_lessons[ended.lesson])
+                    class_report(ended, ran_on)
         start, take_back = st.tabs([tr("class_teacher.start_tab"), tr("class_teacher.take_back_tab")])
         with start:  # the lesson she last ran here, else the one open in her browser
             _start(all_lessons, ended.lesson if ended else lab_session().lesson.lesson_id)
@@ -137,7 +138,7 @@ def _teacher_page() -> None:
     if st.button(tr("class_teacher.end"), key="class_end", help=tr("class_teacher.end_help")):
         teacher.end()
         state = lab_session().teacher
-        state.ended, state.handle = state.handle, None
+        state.ended, state.handle, state.ended_lesson = state.handle, None, lesson
         st.rerun()
 
 
@@ -206,6 +207,9 @@ def _start(all_lessons: Mapping[str, Lesson], preferred: str | None = None) -> N
         source = (lessons_folder() / f"{lesson_id}.toml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         source = None
+    saved = all_lessons[lesson_id].version
+    if saved is not None:  # a teacher's saved lesson: the class runs on this version's text, whatever is saved later
+        source = saved_source(lesson_id, saved)
     keep_teacher(class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source,
                                             class_size=int(size)))
     st.rerun()
