@@ -144,7 +144,7 @@ class GroupedQueryAttention(nn.Module):
                 heads = heads.masked_fill(~visible, 0.0)
             weights = scores = None
         if head_mask is not None:
-            heads = heads * head_mask.to(heads.dtype).view(1, -1, 1, 1)
+            heads = heads * head_mask.to(heads).view(1, -1, 1, 1)
         heads = heads if edit_heads is None else edit_heads(heads)
         concat = heads.transpose(1, 2).reshape(batch, length, self.num_heads * self.d_k)  # (B, T_q, h·d_k)
         return AttentionResult(self.w_o(concat), weights, scores, heads), (k, v)
@@ -222,15 +222,12 @@ class LlamaModel(nn.Module):
 
         head_mask (L, h) of 0/1 multiplies each head's output before W_o; key_mask (B, T_k) boolean, False for keys
         no query may attend to (e.g. the first token, to switch an attention sink off), on top of the causal mask;
-        attention_mask (T_q, T_k) or (B, 1, T_q, T_k) boolean, True where a query may attend (e.g. a sliding window),
-        also on top of the causal mask.
+        attention_mask (T_q, T_k) or (B, 1, T_q, T_k) boolean, True where a query may attend (a sliding window), too.
         last_logits_only computes the (V × d) output product for the last position only (generation).
         maps_dtype (e.g. torch.float16): each layer's weights and scores are converted as soon as the layer is done,
         so that a long text never holds every layer's float32 maps at once (model.sources.compact_dtype).
         """
         input_ids = input_ids.to(self.embed.weight.device)  # callers make ids on the CPU; the model may be on CUDA
-        if head_mask is not None:
-            head_mask = head_mask.to(input_ids.device)
         past = cache.length if cache is not None else 0
         length = input_ids.size(1)
         cos, sin = rotary_cos_sin(torch.arange(past, past + length, device=input_ids.device), self.cfg.head_dim,
