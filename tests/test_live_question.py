@@ -113,14 +113,14 @@ def _student_at_the_cell_stop(code: str, student: str, seen: tuple, pick: int) -
 
 
 def test_a_classes_cell_maps_are_built_once_and_the_reveal_draws_the_real_map_alone(store, monkeypatch):
-    """Issue 55 at 300 students: the map to tap is one figure per pick for the whole class, not one per student's run,
-    and at the Reveal each student's question draws the real map (one figure for the class) under her verdict instead
-    of rerunning her whole page (the decoding page names no section to draw alone)."""
+    """Issue 55 at 300 students: the map to tap is one figure for the whole class (and a copy per pick), not one per
+    student's run, and at the Reveal each student's question draws the real map (one figure for the class) under her
+    verdict instead of rerunning her whole page (the decoding page names no section to draw alone)."""
     import ui.lessons.cell_question as cell_question
     import ui.live_class.cell_results as cell_results
     from ui.charts import _shared_chart
 
-    builds = {"picker": 0, "answer": 0}
+    builds = {"picker": 0, "pick": 0, "answer": 0}
 
     def counted(name, build):
         def counting(*args, **kwargs):
@@ -129,6 +129,7 @@ def test_a_classes_cell_maps_are_built_once_and_the_reveal_draws_the_real_map_al
         return counting
 
     monkeypatch.setattr(cell_question, "cell_picker", counted("picker", cell_question.cell_picker))
+    monkeypatch.setattr(cell_question, "with_pick", counted("pick", cell_question.with_pick))
     monkeypatch.setattr(cell_results, "answer_map", counted("answer", cell_results.answer_map))
     _shared_chart.clear()
     teacher = store.create_class("intro")
@@ -144,7 +145,7 @@ def test_a_classes_cell_maps_are_built_once_and_the_reveal_draws_the_real_map_al
         at.run()
         assert not at.exception and len(at.get("plotly_chart")) == 1  # the map to tap, its weights hidden
         students.append(at)
-    assert builds["picker"] == 2, builds  # one per pick (1, 2), shared by the three students
+    assert builds == {"picker": 1, "pick": 2, "answer": 0}, builds  # one map, a copy per pick (1, 2): for the class
     for at in students:
         at.button(key=f"q_intro_{CELL_STOP}_submit").click().run()
         assert not at.exception and any("Your answer is taken" in i.value for i in at.info)

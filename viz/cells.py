@@ -11,7 +11,7 @@ control, keyboard-usable). Tokens go through html_escaped: nothing a user typed 
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 import plotly.graph_objects as go
@@ -63,6 +63,17 @@ def cell_picker(rows: list[str], columns: list[str], row: int | None, chosen: tu
                       dragmode=False, **_axes(rows, columns, words))
     fig.update_xaxes(tickangle=-60)
     return with_data(fig, ChartData(title))
+
+
+def with_pick(fig: go.Figure, chosen: tuple[int, int], *, copy: Callable[[go.Figure], go.Figure]) -> go.Figure:
+    """cell_picker's figure drawn without a pick, now with `chosen` marked, as cell_picker(..., chosen) draws it: a
+    copy (`copy`: the caller's way of copying a figure plotly validated, viz/presentation.py's rule) whose shade
+    differs in that one cell. A class's picks then cost a copy each, not a new figure."""
+    picked = copy(fig)
+    shade = np.array(fig.data[0].z, dtype=float)  # the copy holds it as plotly serialised it
+    shade[chosen] = 2
+    picked.data[0].z = shade
+    return picked
 
 
 def tapped_cell(point: Mapping) -> tuple[int, int] | None:

@@ -16,13 +16,13 @@ import streamlit as st
 from classroom.lessons import Stop
 from classroom.measures import CellMap, MeasureError, cell_answer
 from i18n import tr
-from ui.charts import shared_figure, show_chart
+from ui.charts import copy_of_own_figure, shared_figure, show_chart
 from ui.language import words_for
 from ui.lessons.measured import computed_answer, worded
 from ui.presenter import presenting
 from ui.session import WidgetKey
 from ui.text import escape_markdown
-from viz.cells import cell_picker, tapped_cell
+from viz.cells import cell_picker, tapped_cell, with_pick
 
 
 def stop_cells(stop: Stop) -> CellMap:
@@ -67,11 +67,13 @@ def ask_cell(stop: Stop, key: str, prompt: str, submit: str | None = None) -> st
     st.caption(tr("lessons.cell_help") if row is None else tr("lessons.cell_help_row", row=row))
     picked_row = query.get() if cells.row is None else cells.row
     chosen = None if picked_row is None or column.get() is None else (picked_row, column.get())
-    # one figure per map, row and pick for every session (read-only, like the map): a class at the stop draws the same
-    # few pickers (a named row's: one a key), so neither a page nor a tap builds one per student
-    fig = shared_figure(("cell_picker", cells.rows, cells.columns, cells.row, chosen), lambda: cell_picker(
-        list(cells.rows), list(cells.columns), cells.row, chosen, tr("lessons.cell_map_title"),
-        words=words_for("attention")))
+    # one figure per map, row and pick for every session (read-only, like the map): neither a page nor a tap nor an
+    # answer of a class at the stop builds one per student, and each pick is a copy of the map without one
+    key_of = ("cell_picker", cells.rows, cells.columns, cells.row)
+    fig = shared_figure(key_of, lambda: cell_picker(list(cells.rows), list(cells.columns), cells.row, None,
+                                                    tr("lessons.cell_map_title"), words=words_for("attention")))
+    if chosen is not None:
+        fig = shared_figure((*key_of, chosen), partial(with_pick, fig, chosen, copy=copy_of_own_figure))
     size = {"rows": len(cells.rows), "columns": len(cells.columns)}
     words = tr("lessons.cell_words", **size) if row is None else tr("lessons.cell_words_row", row=cells.rows[cells.row],
                                                                      **size)
