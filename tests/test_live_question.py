@@ -150,6 +150,13 @@ def test_a_classes_cell_maps_are_built_once_and_the_reveal_draws_the_real_map_al
         at.button(key=f"q_intro_{CELL_STOP}_submit").click().run()
         assert not at.exception and any("Your answer is taken" in i.value for i in at.info)
     assert store.stored_answers(teacher.code) == 3
+    # a run that sends an answer leaves the map out (the confirmation replaces the question); one the store refuses
+    # (a seat the class has not let in) draws it again under the refusal, for another try
+    outsider = AppTest.from_function(_student_at_the_cell_stop, args=(teacher.code, "s9", seen, 2), default_timeout=60)
+    outsider.run()
+    outsider.button(key=f"q_intro_{CELL_STOP}_submit").click().run()
+    assert not outsider.exception and any("not let you in" in w.value for w in outsider.warning)
+    assert len(outsider.get("plotly_chart")) == 1 and store.stored_answers(teacher.code) == 3
     teacher.reveal(CELL_QID)
     for at in students:
         at.run()  # her class watch's run of the fragment after the Reveal
