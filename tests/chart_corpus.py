@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from ui.language import words_for
 from viz.analysis import layers_by_heads, pattern_grid, pruning_curve_chart, survival_bars
 from viz.attention import attention_heatmap, attention_lines, difference_heatmap, head_grid, probability_bars
-from viz.cells import tap_density
+from viz.cells import answer_map, tap_density
 from viz.encoder import token_movement_bars
 from viz.head_finder import highlight_row, qk_scatter, ranking_bars, rotary_share_bars
 from viz.llm import attention_row_chart, cache_layers_chart, kv_groups_chart, next_token_chart, work_per_step_chart
@@ -71,6 +71,7 @@ def _attention() -> dict[str, Callable[[], go.Figure]]:
                                                                    words=words), 2),
         "tap_density": lambda: tap_density(_rows((5, 4), 10), QUERIES, KEYS, {(1, 0): 3, (1, 2): 1, (4, 3): 4},
                                            [(1, 2)], "Taps: 12% right", words=words),
+        "answer_map": lambda: answer_map(_rows((5, 4), 10), QUERIES, KEYS, [(1, 2)], "The real map", words=words),
     }
 
 

@@ -132,8 +132,8 @@ CELL_AT = """([selector, row, column]) => { const gd = document.querySelector(se
 
 def _a_cell_tapped_on_a_phone_and_the_taps_over_the_real_map(teacher: Page, student: Page, data: Path, code: str):
     """Issue 55 on the same walk: the class moves to a cell question; on a 390 px screen the student taps a cell of
-    the map (its weights hidden), sees her pick as tokens and answers; after the teacher's Reveal her screen draws the
-    class's taps over the real map with the share right."""
+    the map (its weights hidden), sees her pick as tokens and answers; after the teacher's Reveal the teacher's screen
+    draws the class's taps over the real map with the share right, and hers her verdict over the real map."""
     from classroom.database import DB_NAME
     from classroom.store import ClassStore
 
@@ -158,6 +158,11 @@ def _a_cell_tapped_on_a_phone_and_the_taps_over_the_real_map(teacher: Page, stud
     expect(taps).to_be_visible(timeout=15000)
     expect(taps).to_contain_text("taps over the real map")
     teacher.screenshot(path=SCREENSHOTS / "class_cell_taps_teacher.png", full_page=True)
+    # her screen: her verdict over the real map (one figure for the class), drawn by her question alone
+    revealed = student.locator(".st-key-cell_answer_map .js-plotly-plot")
+    expect(revealed).to_contain_text("The real map", timeout=15000)
+    expect(student.get_by_text(re.compile(r"^(Right|Your answer): .+ → "))).to_be_visible()
+    student.screenshot(path=SCREENSHOTS / "class_cell_revealed_phone.png", full_page=True)
     no_exception(student)
 
 

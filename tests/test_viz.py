@@ -186,3 +186,22 @@ def test_a_legend_along_the_top_of_a_narrow_chart_takes_rows_and_the_title_rises
     assert _legend_rows(fig, 820, 12) == 1 and _legend_rows(fig, 340, 12) >= 2 and _legend_rows(fig, None, 12) == 1
     narrow, wide = fit_title(fig, 44, chart_px=340), fit_title(fig, 44, chart_px=820)
     assert narrow.layout.title.pad.b > wide.layout.title.pad.b
+
+
+def test_a_pick_marked_on_a_copy_of_the_map_to_tap_is_that_map_drawn_with_the_pick():
+    """A class's picks are copies of one map to tap (viz.cells.with_pick), each the figure cell_picker draws for it."""
+    import json
+
+    import plotly.io as pio
+
+    from ui.charts import copy_of_own_figure
+    from viz.cells import cell_picker, with_pick
+
+    rows, columns = ["<bos>", "le", "chat"], ["the", "cat", "<eos>"]
+    words = words_for("attention")
+    unpicked = cell_picker(rows, columns, 1, None, "Tap", words=words)
+    for row, chosen in ((1, (1, 2)), (None, (2, 0))):
+        base = unpicked if row == 1 else cell_picker(rows, columns, None, None, "Tap", words=words)
+        drawn = json.loads(pio.to_json(cell_picker(rows, columns, row, chosen, "Tap", words=words)))
+        assert json.loads(pio.to_json(with_pick(base, chosen, copy=copy_of_own_figure))) == drawn
+    assert json.loads(pio.to_json(unpicked)) != drawn  # the pick is on the copy, never on the map it copies

@@ -1,6 +1,7 @@
-"""A cell question's two charts (issue 55): the map a student taps, its weights hidden (tokens on both axes, the named
-query row tinted, her pick marked, a click target on every cell), and, after the teacher's Reveal, the class's taps as
-a density over the real map with the right cells framed.
+"""A cell question's charts (issue 55): the map a student taps, its weights hidden (tokens on both axes, the named
+query row tinted, her pick marked, a click target on every cell), and, after the teacher's Reveal, the real map with
+the right cells framed: on a student's screen alone (answer_map), on the teacher's under the class's taps as a density
+(tap_density).
 
 Streamlit reports no heatmap cell as selected (streamlit issue #8760): as the all-heads grid does
 (viz.attention._add_click_targets), an invisible scatter trace lies over the cells; each point's customdata is its
@@ -10,7 +11,7 @@ control, keyboard-usable). Tokens go through html_escaped: nothing a user typed 
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 import plotly.graph_objects as go
@@ -64,6 +65,17 @@ def cell_picker(rows: list[str], columns: list[str], row: int | None, chosen: tu
     return with_data(fig, ChartData(title))
 
 
+def with_pick(fig: go.Figure, chosen: tuple[int, int], *, copy: Callable[[go.Figure], go.Figure]) -> go.Figure:
+    """cell_picker's figure drawn without a pick, now with `chosen` marked, as cell_picker(..., chosen) draws it: a
+    copy (`copy`: the caller's way of copying a figure plotly validated, viz/presentation.py's rule) whose shade
+    differs in that one cell. A class's picks then cost a copy each, not a new figure."""
+    picked = copy(fig)
+    shade = np.array(fig.data[0].z, dtype=float)  # the copy holds it as plotly serialised it
+    shade[chosen] = 2
+    picked.data[0].z = shade
+    return picked
+
+
 def tapped_cell(point: Mapping) -> tuple[int, int] | None:
     """(row, column), 0-based, of a point Streamlit reports selected in cell_picker's figure; None for anything else."""
     data = point.get("customdata")
@@ -75,6 +87,39 @@ def tapped_cell(point: Mapping) -> tuple[int, int] | None:
         return None
 
 
+def answer_map(weights: np.ndarray, rows: list[str], columns: list[str], right: Collection[tuple[int, int]], title: str,
+               *, words: Words) -> go.Figure:
+    """The real map (weights (T_q, T_k)) with its right cells framed and marked ✓: what a cell question asked about,
+    once it is revealed. Data: the map."""
+    weights = np.asarray(weights, dtype=float)
+    fig = _real_map(weights, rows, columns, right, title, words)
+    return with_data(fig, ChartData(title, maps=(_weight_map(weights, rows, columns, words),)))
+
+
+def _real_map(weights: np.ndarray, rows: list[str], columns: list[str], right: Collection[tuple[int, int]], title: str,
+              words: Words) -> go.Figure:
+    weight = words("attention.chart.weight")
+    pairs = np.array([[[html_escaped(q), html_escaped(k)] for k in columns] for q in rows], dtype=object)
+    fig = go.Figure(go.Heatmap(z=weights, x=list(range(len(columns))), y=list(range(len(rows))), zmin=0,
+                               zmax=max(1e-9, float(np.nanmax(weights))), colorscale=SEQUENTIAL, customdata=pairs,
+                               colorbar=dict(title=weight),
+                               hovertemplate=f"%{{customdata[0]}} → %{{customdata[1]}}<br>{weight} %{{z:.2f}}"
+                                             "<extra></extra>"))
+    for q, k in right:
+        fig.add_shape(type="rect", x0=k - 0.5, x1=k + 0.5, y0=q - 0.5, y1=q + 0.5, line=dict(color="#009E73", width=4),
+                      fillcolor="rgba(0,0,0,0)")
+        fig.add_annotation(x=k, y=q - 0.5, text="✓", showarrow=False, yanchor="bottom", font=dict(size=16))
+    fig.update_layout(title=title, height=150 + TAP_ROW_PX * len(rows), margin=dict(l=10, r=10, t=60, b=10),
+                      **_axes(rows, columns, words))
+    fig.update_xaxes(tickangle=-60)
+    return fig
+
+
+def _weight_map(weights: np.ndarray, rows: list[str], columns: list[str], words: Words):
+    return token_map(weights, rows, columns, words("attention.chart.queries_axis"), words("attention.chart.keys_axis"),
+                     name=words("attention.chart.weight"))
+
+
 def tap_density(weights: np.ndarray, rows: list[str], columns: list[str], taps: Mapping[tuple[int, int], int],
                 right: Collection[tuple[int, int]], title: str, *, words: Words) -> go.Figure:
     """The real map (weights (T_q, T_k)) under the class's taps: a circle on each tapped cell, its area the share of
@@ -84,13 +129,7 @@ def tap_density(weights: np.ndarray, rows: list[str], columns: list[str], taps: 
     share = np.zeros(weights.shape)
     for (q, k), count in taps.items():
         share[q, k] = count / total
-    weight = words("attention.chart.weight")
-    pairs = np.array([[[html_escaped(q), html_escaped(k)] for k in columns] for q in rows], dtype=object)
-    fig = go.Figure(go.Heatmap(z=weights, x=list(range(len(columns))), y=list(range(len(rows))), zmin=0,
-                               zmax=max(1e-9, float(np.nanmax(weights))), colorscale=SEQUENTIAL, customdata=pairs,
-                               colorbar=dict(title=weight),
-                               hovertemplate=f"%{{customdata[0]}} → %{{customdata[1]}}<br>{weight} %{{z:.2f}}"
-                                             "<extra></extra>"))
+    fig = _real_map(weights, rows, columns, right, title, words)
     tapped = sorted(taps)
     if tapped:
         fig.add_trace(go.Scatter(
@@ -99,14 +138,7 @@ def tap_density(weights: np.ndarray, rows: list[str], columns: list[str], taps: 
             marker=dict(size=[12 + 36 * np.sqrt(taps[cell] / total) for cell in tapped], color="rgba(230,159,0,0.75)",
                         line=dict(color="#111111", width=1)),
             hovertemplate="%{text}<extra></extra>"))
-    for q, k in right:
-        fig.add_shape(type="rect", x0=k - 0.5, x1=k + 0.5, y0=q - 0.5, y1=q + 0.5, line=dict(color="#009E73", width=4),
-                      fillcolor="rgba(0,0,0,0)")
-        fig.add_annotation(x=k, y=q - 0.5, text="✓", showarrow=False, yanchor="bottom", font=dict(size=16))
-    fig.update_layout(title=title, height=150 + TAP_ROW_PX * len(rows), margin=dict(l=10, r=10, t=60, b=10),
-                      **_axes(rows, columns, words))
-    fig.update_xaxes(tickangle=-60)
     rows_title, columns_title = words("attention.chart.queries_axis"), words("attention.chart.keys_axis")
     return with_data(fig, ChartData(title, maps=(
-        token_map(weights, rows, columns, rows_title, columns_title, name=weight),
+        _weight_map(weights, rows, columns, words),
         token_map(share, rows, columns, rows_title, columns_title, name=words("attention.chart.taps")))))

@@ -1,7 +1,8 @@
-"""A cell question's answers on the teacher's screen (issue 55): the class's taps as a density over the real map, the
-right cells framed, and the share right; only once the answer may be shown (ui.lessons.questions.answer_shown: after
-her Reveal, or on her private screen), since the real map is the answer. Before it the room sees the answer bars only,
-in one neutral colour, as for every question."""
+"""A cell question's answers once they may be shown (issue 55; ui.lessons.questions.answer_shown: after the teacher's
+Reveal, or on her private screen), since the real map is the answer. On the teacher's screen: the class's taps as a
+density over the real map, the right cells framed, and the share right; before it the room sees the answer bars only,
+in one neutral colour, as for every question. On a student's, under her verdict: the real map with its right cells,
+one figure for the whole class (at a Reveal a replica's 150 students draw it within a second)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,9 +11,9 @@ from classroom.lessons import Stop
 from classroom.measures import Expected, cell_of
 from classroom.records import Results
 from i18n import tr
-from ui.charts import show_chart
+from ui.charts import shared_figure, show_chart
 from ui.language import words_for
-from viz.cells import tap_density
+from viz.cells import answer_map, tap_density
 
 
 def class_taps(stop: Stop, rounds: Sequence[Results], expected: Expected | None, shown: bool) -> None:
@@ -32,3 +33,14 @@ def class_taps(stop: Stop, rounds: Sequence[Results], expected: Expected | None,
     fig = tap_density(cells.weights, list(cells.rows), list(cells.columns), taps, [c for c in right if c], title,
                       words=words_for("attention"))
     show_chart(fig, "class_taps", key="class_taps")
+
+
+def revealed_map(expected: Expected) -> None:
+    """The real map of a revealed cell question with its right cells framed, as a student sees it under her verdict:
+    built once per map and language for every session (ui.charts.shared_figure), never per student."""
+    cells = expected.cells
+    right = tuple(sorted(cell for cell in map(cell_of, expected.accepted) if cell is not None))
+    key = ("cell_answer_map", cells.weights.tobytes(), cells.weights.shape, cells.rows, cells.columns, right)
+    fig = shared_figure(key, lambda: answer_map(cells.weights, list(cells.rows), list(cells.columns), right,
+                                                tr("cell_reveal.map_title"), words=words_for("attention")))
+    show_chart(fig, "cell_answer_map", key="cell_answer_map")

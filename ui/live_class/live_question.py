@@ -5,7 +5,8 @@ Why one fragment: after a Reveal each student's page used to rerun whole (st.rer
 per replica at once (the sidebar, the menu, every section of the stop's page), each far dearer than the one chart
 the question was about. Here the question's own rerun (by her class watch, ui/live_class/class_watch.py, when the
 class's version changed; no run while nothing changes) sees the class's new phase and redraws only itself: a peer-instruction phase (discussion, round 2) and the Reveal, where it draws the
-stop's section alone (ui.widget_spec.PageSection.alone; the whole page when the section has none, as before). The
+stop's section alone (ui.widget_spec.PageSection.alone; for a cell question without one, the map it asked about, one
+figure for the class: ui/live_class/cell_results.revealed_map; the whole page when the section has none, as before). The
 rest of the page comes with the student's next whole run: her "Show the whole page", the teacher's next move or a
 reload (a text question draws no chart at the Reveal: nothing on a page answers a student's own words, so the page
 waits for her click). When the class moves to another stop or lesson, or ends, the whole app reruns (ui/lesson_bar/bar._follow_class
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 
 import streamlit as st
 
@@ -25,6 +27,7 @@ from classroom.recent import Seen, seen_of
 from classroom.store import ClassSession, phase_in
 from i18n import tr
 from ui.errors import lab_fragment
+from ui.live_class.cell_results import revealed_map
 from ui.live_class.class_watch import watch_class
 from ui.live_class.peer_groups import class_line
 from ui.seat import class_store
@@ -98,15 +101,19 @@ def _draw_live_question(asked: LiveQuestion) -> None:
         if stop.question.kind == "text":  # no chart answers a student's own words: the page waits for her click
             _whole_page_button()
         else:
-            revealed_section(stop)
+            revealed_section(stop, asked.expected)
     projected_item(seat.code, session, stop)  # a student's work the teacher projects, without a name
     watch_class(seat.code, session, key="class_watch", line=class_line(seat.code))
 
 
-def revealed_section(stop: Stop) -> None:
-    """Under the revealed answer: the stop's section alone (its chart), then the way to the whole page; a stop whose
-    section needs its page around it (or that names none) reruns the whole page instead."""
+def revealed_section(stop: Stop, expected: Expected | None = None) -> None:
+    """Under the revealed answer: the stop's section alone (its chart), then the way to the whole page; a cell
+    question's stop without one draws the map the question asked about (its measure's, the page's own map), with
+    its right cells; any other stop whose section needs its page around it (or that names none) reruns the whole
+    page instead."""
     draw = section_alone(stop.page, stop.section)
+    if draw is None and stop.question.kind == "cell" and expected is not None and expected.cells is not None:
+        draw = partial(revealed_map, expected)  # one figure for the class, not 150 whole pages per replica
     if draw is None:
         st.rerun(scope="app")
     # in line for the process's page slot (runtime/page_slots.py): at a Reveal 150 students' fragments per replica reach

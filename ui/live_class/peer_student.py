@@ -26,6 +26,7 @@ from ui.live_class.peer_groups import talk_line
 from ui.live_class.refusals import ANSWER, said
 from runtime.page_slots import note_answer
 from ui.errors import lab_fragment
+from ui.lessons.cell_question import map_again
 from ui.lessons.questions import Expected, answer_markdown, answer_shown, ask, expected_answer, show_answer
 from ui.lessons.view_question import app_views
 from ui.session import lab_session
@@ -101,6 +102,8 @@ def vote_form(ballot: Ballot, then_page: bool = False, done: str | None = None, 
         if given is None:
             return
         if code and (given := store_answer(ballot, given)) is None:
+            if stop.question.kind == "cell":  # the run that sent it left the map out: back for another try
+                map_again(stop, ballot.key)
             return
         if code:
             note_answer(ballot.student)
