@@ -99,7 +99,9 @@ def words(count: int) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("count", [500, 600])
+@pytest.mark.parametrize("count", [MAX_TOKENS, 600])  # MAX_TOKENS itself (it was 500): the first step's preview of
+# its ids is the one of the 600-token prompt cut to its first MAX_TOKENS, and of the hostile prompts' 517 words above,
+# kept once per process (ui/llm/generation._first_step_preview, keyed by the ids; issue 52)
 def test_a_prompt_up_to_512_tokens_is_read_whole_and_a_longer_one_is_cut_with_a_message(lab, count):
     assert len(lab.encode(words(count))) == count
     at = open_page("llm")
