@@ -8,13 +8,13 @@ at p95, measured per run in bench/HISTORY.md). Nor a share by page-seconds alone
 pause, used more page-seconds (12 s in 100 s) than any student (about 4 s each), so it would wait the longest.
 
 What tells them apart is how long a seat's pages hold the slot: its *usual hold*, the page-seconds it used lately per
-turn (each turn's seconds and the count of turns decayed by half every HALF_LIFE seconds, with one turn of
-USUAL_HOLD for a seat never seen, so a newcomer counts as an ordinary page). A waiting run's deadline is its arrival
-plus PATIENCE times its seat's usual hold, MAX_DELAY at most, and as much again for each run of the seat already
-holding or waiting (a student's three tabs do not hold three places in line: issue 53); the earliest deadline goes
-first (an owner that holds a slot now, behind every one that holds none, as before). So a page that holds the slot 0.1 s goes before the runs of
-0.5 s pages asked up to 6 s before it, while a heavy seat's run is never passed by a run asked more than MAX_DELAY
-after its own: it still gets its turn, and within WAIT_SECONDS (runtime/page_slots.py). Like EEVDF's virtual
+turn (each turn's seconds and the count of turns decayed by half every HALF_LIFE seconds, with one turn of USUAL_HOLD
+for a seat never seen: a newcomer gets no head start). A waiting run's deadline is its arrival plus PATIENCE times its
+seat's usual hold, MAX_DELAY at most, and as much again for each run of the seat already holding or waiting (a
+student's three tabs do not hold three places in line: issue 53); the earliest deadline goes first (an owner that
+holds a slot now, behind every one that holds none, as before). So a page that holds the slot 0.1 s goes before the
+runs of 0.5 s pages asked up to 6 s before it, while a heavy seat's run is passed by no run asked more than MAX_DELAY
+after its own: it still gets its turn (and past page_slots.WAIT_SECONDS it draws anyway). Like EEVDF's virtual
 deadlines (Linux 6.6: eligible time + request size / weight), with the request size guessed from the seat's past.
 Pure Python, no Streamlit; the clock is a parameter (tests pass a fake one).
 """
