@@ -10,12 +10,15 @@ pause, used more page-seconds (12 s in 100 s) than any student (about 4 s each),
 What tells them apart is how long a seat's pages hold the slot: its *usual hold*, the page-seconds it used lately per
 turn (each turn's seconds and the count of turns decayed by half every HALF_LIFE seconds, with one turn of USUAL_HOLD
 for a seat never seen: a newcomer gets no head start). A waiting run's deadline is its arrival plus PATIENCE times its
-seat's usual hold, MAX_DELAY at most, and as much again for each run of the seat already holding or waiting (a
-student's three tabs do not hold three places in line: issue 53); the earliest deadline goes first (an owner that
-holds a slot now, behind every one that holds none, as before). So a page that holds the slot 0.1 s goes before the
-runs of 0.5 s pages asked up to 6 s before it, while a heavy seat's run is passed by no run asked more than MAX_DELAY
-after its own: it still gets its turn (and past page_slots.WAIT_SECONDS it draws anyway). Like EEVDF's virtual
-deadlines (Linux 6.6: eligible time + request size / weight), with the request size guessed from the seat's past.
+seat's usual hold (SHORTEST_HOLD at least), MAX_DELAY at most, and as much again for each run of the seat already
+holding or waiting (a student's three tabs do not hold three places in line: issue 53); the earliest deadline goes
+first (an owner that holds a slot now, behind every one that holds none, as before). So a page that holds the slot
+0.1 s goes before the runs of 0.4 s pages asked up to 6 s before it, while a heavy seat's run is passed by no run
+asked more than MAX_DELAY after its own: it still gets its turn (and past page_slots.WAIT_SECONDS it draws anyway).
+Between light pages (under SHORTEST_HOLD) arrival decides: without that floor, ten sessions flooding the explorer's
+pickers (0.03-0.06 s each) drifted apart, the quickest seats taking five times the turns of the others and a
+bystander waiting up to 4.4 s. Like EEVDF's virtual deadlines (Linux 6.6: eligible time + request size / weight),
+with the request size guessed from the seat's past.
 Pure Python, no Streamlit; the clock is a parameter (tests pass a fake one).
 """
 from __future__ import annotations
@@ -27,9 +30,12 @@ from dataclasses import dataclass
 
 from runtime.fair_queue import FORGET_SESSIONS_AFTER, FairSlots, _Ticket
 
-PATIENCE = 16.0  # a run's deadline: its arrival + PATIENCE × its seat's usual hold ...
-MAX_DELAY = 10.0  # ... + MAX_DELAY seconds at most (well under page_slots.WAIT_SECONDS)
-USUAL_HOLD = 0.5  # s a turn, for a seat with no turns lately (a page of the heavier kind: no head start)
+PATIENCE = 24.0  # a run's deadline: its arrival + PATIENCE × its seat's usual hold ...
+MAX_DELAY = 12.0  # ... + MAX_DELAY seconds at most (well under page_slots.WAIT_SECONDS)
+USUAL_HOLD = 0.3  # s a turn, for a seat with no turns lately (a page of the heavier kind: no head start)
+# A usual hold shorter than this counts as this: between light pages (an explorer's pick, 0.03-0.06 s) arrival
+# decides; their differences are noise, and a deadline ahead by them let the quickest seats take every turn.
+SHORTEST_HOLD = 0.15
 HALF_LIFE = 60.0  # s: a seat's turns this old count half in its usual hold
 
 
@@ -60,6 +66,14 @@ class ShortFirstSlots(FairSlots):
         with self._lock:
             return self._usual_hold(owner, self._clock())
 
+    def delay(self, owner: str) -> float:
+        """Seconds after its arrival that a run of `owner` is due, with no other run of hers holding or waiting."""
+        with self._lock:
+            return self._delay(owner, self._clock())
+
+    def _delay(self, owner: str, now: float) -> float:
+        return min(MAX_DELAY, PATIENCE * max(SHORTEST_HOLD, self._usual_hold(owner, now)))
+
     def _usual_hold(self, owner: str, now: float) -> float:
         use = self._use.get(owner, _Use(when=now)).decayed(now)
         return (use.seconds + USUAL_HOLD) / (use.turns + 1)
@@ -69,7 +83,7 @@ class ShortFirstSlots(FairSlots):
 
     def _entered(self, ticket: _Ticket, now: float) -> None:
         mine = self._holding[ticket.owner] + sum(waiting.owner == ticket.owner for waiting in self._waiting)
-        ticket.due = now + min(MAX_DELAY, PATIENCE * self._usual_hold(ticket.owner, now)) * (1 + mine)
+        ticket.due = now + self._delay(ticket.owner, now) * (1 + mine)
 
     def _granted(self, ticket: _Ticket, now: float) -> None:
         super()._granted(ticket, now)

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from runtime import page_share
-from runtime.page_share import MAX_DELAY, PATIENCE, USUAL_HOLD, ShortFirstSlots
+from runtime.page_share import MAX_DELAY, PATIENCE, SHORTEST_HOLD, USUAL_HOLD, ShortFirstSlots
 
 
 class Clock:
@@ -67,8 +67,8 @@ def test_a_heavy_seat_still_gets_its_turn_before_whoever_asks_max_delay_after_it
     for owner in ("light0", "light1", "late"):
         for _ in range(9):
             turn(slots, clock, owner, 0.05)
-    assert PATIENCE * slots.usual_hold("heavy") > MAX_DELAY  # its delay is capped
-    assert PATIENCE * slots.usual_hold("light0") < MAX_DELAY / 2
+    assert PATIENCE * slots.usual_hold("heavy") > MAX_DELAY == slots.delay("heavy")  # its delay is capped
+    assert slots.delay("light0") < MAX_DELAY / 2
     assert slots.acquire("holder", timeout=0)
     got: list[str] = []
     threads = [wait_in_line(slots, "heavy", got)]
@@ -107,3 +107,23 @@ def test_equal_seats_go_by_arrival_and_a_students_three_tabs_do_not_hold_three_p
     for thread in threads:
         thread.join(5)
     assert got == ["a", "b", "student", "student"]  # and her waiting tabs' deadlines count her other runs
+
+
+def test_between_light_pages_arrival_decides(clock):
+    """An explorer's picks of 0.03 s and 0.06 s are both light: the one asked first goes first."""
+    slots = ShortFirstSlots(1, clock)
+    for _ in range(20):
+        turn(slots, clock, "quick", 0.03)
+        turn(slots, clock, "slower", 0.06)
+    assert slots.usual_hold("slower") < SHORTEST_HOLD
+    assert slots.delay("quick") == slots.delay("slower") == PATIENCE * SHORTEST_HOLD
+    assert slots.acquire("holder", timeout=0)
+    got: list[str] = []
+    threads = [wait_in_line(slots, "slower", got)]
+    clock.now += 0.01
+    threads.append(wait_in_line(slots, "quick", got))
+    assert slots.waiting() == ["slower", "quick"]
+    slots.release("holder")
+    for thread in threads:
+        thread.join(5)
+    assert got == ["slower", "quick"]
