@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from runtime import page_share
-from runtime.page_share import MAX_DELAY, PATIENCE, SHORTEST_HOLD, USUAL_HOLD, ShortFirstSlots
+from runtime.page_share import MAX_DELAY, PATIENCE, PAUSE_CREDIT, SHORTEST_HOLD, USUAL_HOLD, ShortFirstSlots
 
 
 class Clock:
@@ -117,6 +117,7 @@ def test_between_light_pages_arrival_decides(clock):
         turn(slots, clock, "slower", 0.06)
     assert slots.usual_hold("slower") < SHORTEST_HOLD
     assert slots.delay("quick") == slots.delay("slower") == PATIENCE * SHORTEST_HOLD
+    clock.now += 2 * PAUSE_CREDIT  # both paused since their latest turns
     assert slots.acquire("holder", timeout=0)
     got: list[str] = []
     threads = [wait_in_line(slots, "slower", got)]
@@ -127,3 +128,23 @@ def test_between_light_pages_arrival_decides(clock):
     for thread in threads:
         thread.join(5)
     assert got == ["slower", "quick"]
+
+
+def test_a_seat_that_paused_goes_before_one_that_asked_again_at_once(clock):
+    """As turns did: a bystander who read for half a second goes before a picker served just before she asked."""
+    slots = ShortFirstSlots(1, clock)
+    for _ in range(20):
+        turn(slots, clock, "picker", 0.05)
+        turn(slots, clock, "bystander", 0.05)
+    clock.now += 0.5  # she reads
+    turn(slots, clock, "picker", 0.05)
+    assert slots.acquire("holder", timeout=0)
+    got: list[str] = []
+    threads = [wait_in_line(slots, "picker", got)]  # at once after her pick was drawn
+    clock.now += 0.1
+    threads.append(wait_in_line(slots, "bystander", got))
+    assert slots.waiting() == ["bystander", "picker"]
+    slots.release("holder")
+    for thread in threads:
+        thread.join(5)
+    assert got == ["bystander", "picker"]
