@@ -9,7 +9,7 @@ pause, used more page-seconds (12 s in 100 s) than any student (about 4 s each),
 
 What tells them apart is how long a seat's pages hold the slot: its *usual hold*, the page-seconds it used lately per
 turn (each turn's seconds and the count of turns decayed by half every HALF_LIFE seconds, with one turn of USUAL_HOLD
-for a seat never seen: a newcomer counts as light until its turns say otherwise). A waiting run's deadline is its start (its arrival, or its
+for a seat never seen: a newcomer gets no head start). A waiting run's deadline is its start (its arrival, or its
 seat's latest turn if that was at most PAUSE_CREDIT before: a seat that paused goes before those that asked again at
 once, as in turns) plus PATIENCE times its seat's usual hold (SHORTEST_HOLD at least), MAX_DELAY at most, and as much again for each run of the seat already
 holding or waiting (a student's three tabs do not hold three places in line: issue 53); the earliest deadline goes
@@ -37,9 +37,10 @@ MAX_DELAY = 12.0  # ... + MAX_DELAY seconds at most (well under page_slots.WAIT_
 # A usual hold shorter than this counts as this: between light pages (an explorer's pick, 0.03-0.06 s) arrival
 # decides; their differences are noise, and a deadline ahead by them let the quickest seats take every turn.
 SHORTEST_HOLD = 0.15
-# s a turn for a seat with no turns lately: a light page. Heavier (0.3 s), ten new pickers and a new bystander waited
-# 3 s behind the first two pickers served, whose short turns had already made them light.
-USUAL_HOLD = SHORTEST_HOLD
+# s a turn for a seat with no turns lately: no head start. As light as SHORTEST_HOLD, ten students' first pages (cold:
+# 0.5-1.5 s each) went before a bystander with a history of light pages (6.8 s); the cost of 0.3 s: eleven new
+# seats starting together (the pickers' bench) wait behind the first ones served, once (3.1 s at the row's start).
+USUAL_HOLD = 0.3
 # A run counts from its seat's latest turn, or this many seconds before its arrival if that is later: a seat that
 # paused (a student reading, or waiting on her analysis) goes before those that asked again at once, as in turns;
 # within PATIENCE × SHORTEST_HOLD, so that a heavy run's bound holds.

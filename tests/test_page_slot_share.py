@@ -84,13 +84,13 @@ def test_a_heavy_seat_still_gets_its_turn_before_whoever_asks_max_delay_after_it
     assert got == ["light0", "light1", "heavy", "late"]
 
 
-def test_a_new_seat_counts_as_a_light_page_and_old_turns_fade(clock):
+def test_a_new_seat_counts_as_an_ordinary_page_and_old_turns_fade(clock):
     slots = ShortFirstSlots(1, clock)
     assert slots.usual_hold("new") == pytest.approx(USUAL_HOLD)
     for _ in range(5):
         turn(slots, clock, "student", 2.0)
     assert slots.usual_hold("student") == pytest.approx((5 * 2.0 + USUAL_HOLD) / 6, rel=0.05)
-    clock.now += 20 * page_share.HALF_LIFE  # long idle: back to a light page
+    clock.now += 20 * page_share.HALF_LIFE  # long idle: back to an ordinary page
     assert slots.usual_hold("student") == pytest.approx(USUAL_HOLD, rel=0.01)
 
 
