@@ -40,6 +40,7 @@ FINISHED_KEYS = 256  # the latest keys computed, for finished_lately
 class _Ticket:
     owner: str
     number: int  # arrival order
+    due: float = 0.0  # a subclass's place for it (runtime/page_share.py)
     granted: threading.Event = field(default_factory=threading.Event)
 
 
@@ -47,10 +48,12 @@ class FairSlots:
     """`slots` slots handed out by turns of their owners: a slot that frees goes to the waiting ticket of the owner
     whose latest turn is oldest (never served: first), ties by arrival; an owner holding a slot waits behind every
     owner who holds none. Waiting threads sleep on their own event, without the GIL; a slot is handed to its next
-    holder directly (no thundering herd of a class's waiting runs)."""
+    holder directly (no thundering herd of a class's waiting runs). A subclass (runtime/page_share.py) orders by
+    another rule: _place and the hooks below, called under the lock with `clock()`'s time."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
+        self._clock = clock
         self._free = slots
         self._waiting: list[_Ticket] = []
         self._holding: Counter[str] = Counter()
@@ -61,6 +64,7 @@ class FairSlots:
         """Wait for a slot, `timeout` seconds at most: True when one was taken (give it back with release)."""
         ticket = _Ticket(owner, next(self._numbers))
         with self._lock:
+            self._entered(ticket, self._clock())
             self._waiting.append(ticket)
             self._hand_out()
         if ticket.granted.wait(timeout):
@@ -77,6 +81,7 @@ class FairSlots:
             self._holding[owner] -= 1
             if self._holding[owner] <= 0:
                 del self._holding[owner]
+            self._released(owner, self._clock())
             self._hand_out()
 
     def anyone_waiting(self) -> bool:
@@ -91,21 +96,33 @@ class FairSlots:
     def _place(self, ticket: _Ticket) -> tuple:
         return (ticket.owner in self._holding, self._last_turn.get(ticket.owner, float("-inf")), ticket.number)
 
+    def _entered(self, ticket: _Ticket, now: float) -> None:  # a ticket is about to wait
+        pass
+
+    def _granted(self, ticket: _Ticket, now: float) -> None:
+        self._last_turn[ticket.owner] = now
+
+    def _released(self, owner: str, now: float) -> None:  # a slot of `owner`'s was given back
+        pass
+
+    def _forget(self, now: float, current: set[str]) -> None:
+        """Drop what is kept of the owners not `current` served last over FORGET_SESSIONS_AFTER ago."""
+        for owner, when in list(self._last_turn.items()):
+            if now - when > FORGET_SESSIONS_AFTER and owner not in current:
+                del self._last_turn[owner]
+
     def _hand_out(self) -> None:
         """(Under the lock.)"""
-        now = time.monotonic()
+        now = self._clock()
         while self._free > 0 and self._waiting:
             ticket = min(self._waiting, key=self._place)
             self._waiting.remove(ticket)
             self._free -= 1
             self._holding[ticket.owner] += 1
-            self._last_turn[ticket.owner] = now
+            self._granted(ticket, now)
             ticket.granted.set()
         if len(self._last_turn) > 4 * (len(self._waiting) + len(self._holding)) + 64:  # now and then, not each time
-            current = {ticket.owner for ticket in self._waiting} | set(self._holding)
-            for owner, when in list(self._last_turn.items()):
-                if now - when > FORGET_SESSIONS_AFTER and owner not in current:
-                    del self._last_turn[owner]
+            self._forget(now, {ticket.owner for ticket in self._waiting} | set(self._holding))
 
 
 class _Turn:

@@ -9,10 +9,13 @@ speed, and the short part of each run before the body (the bar that says the ans
 once. The total work is the same; the confirmation does not wait for it. During a burst of answers the pages wait
 for the burst to end (`crowded`): each answer's confirmation is a short fragment run, and the charts follow.
 
-Turns go by student, not by arrival (issue 53): a slot that frees goes to the waiting run of the student (her browser's
-seat: all her tabs and fragments one student) served longest ago, so a student with three tabs rerunning a heavy page
-waits behind everyone who has not just had a turn, instead of holding three places in line. A view's fragment that
-reruns alone (the explorer's layer and head pickers) waits in the same line.
+Turns go by student, not by arrival (issues 53, 56): a slot that frees goes to the waiting run with the earliest
+deadline, its arrival plus a delay that grows with how long its student's pages (her browser's seat: all her tabs and
+fragments one student) held the slot per turn lately, and with her other runs holding or waiting
+(runtime/page_share.py). So a light page goes before a burst of heavy ones asked just before it, a student with three
+tabs rerunning a heavy page does not hold three places in line, and a heavy page is passed by no run asked more than
+page_share.MAX_DELAY after it. A view's fragment that reruns alone (the explorer's layer and head pickers) waits in
+the same line.
 
 The teacher's runs are never queued: she moves the class while it answers; and a run of hers that changed the class
 (a Reveal, a move) goes first: the students' runs it causes wait for it (teacher_acts). Fragments (the teacher's live results,
@@ -27,7 +30,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from runtime.fair_queue import FairSlots
+from runtime.page_share import ShortFirstSlots
 
 PAGE_SLOTS = 1  # page bodies running at once per process
 WAIT_SECONDS = 30.0
@@ -37,7 +40,7 @@ WAIT_SECONDS = 30.0
 BURST_ANSWERS = 6
 BURST_SECONDS = 2.0
 
-_slots = FairSlots(PAGE_SLOTS)  # one per process: this module is imported once
+_slots = ShortFirstSlots(PAGE_SLOTS)  # one per process: this module is imported once
 _count_lock = threading.Lock()
 _in_line = 0  # page bodies drawing or waiting for a slot in this process
 _holder = threading.local()  # .taken: this thread's script run holds a slot now

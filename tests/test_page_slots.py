@@ -218,7 +218,7 @@ def test_students_runs_wait_for_the_teachers_run_that_changed_the_class(monkeypa
 def test_a_student_with_three_tabs_waits_behind_a_bystander_who_came_later():
     """Issue 53 item 4: the slots go by turns of students, not by arrival: while a student's tab draws, her two other
     tabs and then a bystander ask; the bystander draws next, then her tabs one by one."""
-    slots = page_slots.FairSlots(1)
+    slots = page_slots.ShortFirstSlots(1)
     assert slots.acquire("student", timeout=1)
     order: list[str] = []
 
@@ -243,7 +243,7 @@ def test_a_student_with_three_tabs_waits_behind_a_bystander_who_came_later():
 
 
 def test_a_slot_not_handed_out_in_time_is_given_up_and_the_run_draws_anyway():
-    slots = page_slots.FairSlots(1)
+    slots = page_slots.ShortFirstSlots(1)
     assert slots.acquire("a", timeout=1)
     started = time.perf_counter()
     assert not slots.acquire("b", timeout=0.2)  # WAIT_SECONDS in the app: a slow page delays, never hides
