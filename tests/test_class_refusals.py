@@ -6,10 +6,11 @@ import re
 import pytest
 
 import classroom.errors as errors
-from classroom.errors import (ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass, NotOpenYet, NotTheTeacher,
-                              StoreBusy, TextTooLong, TooManyTries)
+from classroom.errors import (ClassElsewhere, ClassEnded, ClassStoreError, LessonRefused, NoSuchClass, NotAnAuthor,
+                              NotOpenYet, NotTheTeacher, StoreBusy, TextTooLong, TooManyLessons, TooManyTries)
 from classroom.store import ClassStore
 from i18n import strings, using_language
+from ui.lesson_builder.words import refusal_words
 from ui.live_class.refusals import ANSWER, JOIN, TEACHER, message
 
 REFUSALS = [kind for _, kind in inspect.getmembers(errors, inspect.isclass)
@@ -25,16 +26,27 @@ def _instance(kind: type[ClassStoreError]) -> ClassStoreError:
         return TooManyTries("ABCDEF", 12)
     if kind is TextTooLong:
         return TextTooLong("ABCDEF", 120, 360, (100, 300))
+    if kind is LessonRefused:
+        return LessonRefused(2, "text", "longer than 2000 characters")
+    if kind is TooManyLessons:
+        return TooManyLessons(50)
     return kind("ABCDEF")
 
 
-@pytest.mark.parametrize("messages", [ANSWER, JOIN, TEACHER], ids=["answer", "join", "teacher"])
+# The lesson builder's own refusals (a teacher saving a lesson): no class path raises them, and the builder words them
+BUILDER_ONLY = (NotAnAuthor, LessonRefused, TooManyLessons)
+
+
+@pytest.mark.parametrize("messages", [ANSWER, JOIN, TEACHER, None], ids=["answer", "join", "teacher", "builder"])
 def test_every_refusal_has_words_in_every_language(messages):
     assert len(REFUSALS) >= 8
     for kind in REFUSALS:
+        if (kind in BUILDER_ONLY) != (messages is None) and kind is not StoreBusy:
+            continue  # the class's words for the class's refusals; the builder's for its own and a busy store
         for language in ("en", "ko"):
             with using_language(language):
-                text = message(_instance(kind), messages, here=2)
+                error = _instance(kind)
+                text = refusal_words(error) if messages is None else message(error, messages, here=2)
             # tr() raises on a key that does not exist; every value the words ask for is filled in
             assert text and "{" not in text, (kind, language)
             assert language == "en" or re.search("[\uac00-\ud7a3]", text), (kind, text)

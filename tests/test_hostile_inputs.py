@@ -52,6 +52,12 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
     ("ui/llm/flow.py", "text_input"): "tests/test_page_llm_flow.py::test_every_bad_text_gives_a_graph_or_a_message",
     ("ui/lessons/questions.py", "text_input"):  # a text question's answer
         "tests/test_class_text_pages.py::test_every_bad_input_in_the_text_field_is_stored_or_refused_with_a_message",
+    ("ui/lesson_builder/add_stop.py", "text_input"):  # a stop's title, text, prompt (and its measure's arguments)
+        "tests/test_lesson_builder_pages.py::"
+        "test_every_bad_input_in_the_builders_fields_is_added_as_text_or_refused_with_a_message",
+    ("ui/lesson_builder/builder.py", "text_input"):  # the lesson's title, the sign-in password
+        "tests/test_lesson_builder_pages.py::"
+        "test_every_bad_input_in_the_builders_fields_is_added_as_text_or_refused_with_a_message",
 }
 FREE_TEXT_WIDGET = re.compile(r"\.(text_input|text_area|chat_input|data_editor|file_uploader)\(")
 NUMBER_INPUT = re.compile(r"\.number_input\(([^()]|\([^()]*\))*\)", re.S)

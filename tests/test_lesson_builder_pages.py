@@ -32,8 +32,8 @@ def _add(at, page: str, title: str, section: str | None, kind: str = "none", **f
     """Fill the sidebar's 'Add this view as a stop' and press Add stop."""
     at.text_input(key="builder_stop_title_en").input(title)
     at.text_area(key="builder_stop_text_en").input(f"About {title}.")
-    at.selectbox(key=f"builder_stop_section_{page}").set_value(section)
-    at.selectbox(key="builder_stop_kind").set_value(kind).run()
+    at.selectbox(key=f"builder_stop_section_{page}_en").set_value(section)
+    at.selectbox(key="builder_stop_kind_en").set_value(kind).run()
     for key, value in fields.items():
         widget = next(w for kind_ in ("text_input", "text_area", "selectbox", "number_input") for w in at.get(kind_)
                       if w.key == key)
@@ -62,7 +62,7 @@ def test_a_teacher_builds_a_three_stop_lesson_from_views_saves_it_and_it_opens_f
     go_to(teacher, "attention_steps")
     teacher.selectbox(key="steps_mask").set_value("causal").run()
     _add(teacher, "attention_steps", "Causal mask", "steps", "measured",
-         builder_stop_measure_attention_steps="causal_visible_keys")
+         builder_stop_measure_attention_steps_en="causal_visible_keys")
     teacher.text_input(key="builder_stop_prompt_en").input("How many keys may query 3 see?")
     teacher.text_input(key="builder_stop_arg_causal_visible_keys_query").input("3")
     teacher.button(key="builder_add_stop").click().run()
@@ -153,3 +153,33 @@ def test_a_class_started_on_a_saved_lesson_keeps_its_version_when_she_saves_agai
     reader = open_page("home")
     next(b for b in reader.button if b.key == "open_lesson_versions").click().run()
     assert "stop 1 of 2" in reader.markdown[0].value  # a new reader opens version 2
+
+
+def test_every_bad_input_in_the_builders_fields_is_added_as_text_or_refused_with_a_message():
+    """../shared/bad_inputs.txt in the stop's title, text and question prompt and the lesson's title: each stop is
+    added (its text kept as typed, shown escaped) or refused with its stop and field named; nothing breaks the page,
+    and the lesson saves or is refused the same way."""
+    from tests.bad_inputs import load_bad_inputs
+
+    teacher = open_page("teacher")
+    teacher.text_input(key="builder_password").input(PASSWORD)
+    next(b for b in teacher.form_submit_button if b.label == "Sign in to build lessons").click().run()
+    go_to(teacher, "softmax_scaling")
+    added = 0
+    for text in load_bad_inputs():
+        teacher.text_input(key="builder_stop_title_en").input(text)
+        teacher.text_area(key="builder_stop_text_en").input(text)
+        teacher.selectbox(key="builder_stop_section_softmax_scaling_en").set_value("saturation")
+        teacher.selectbox(key="builder_stop_kind_en").set_value("text").run()
+        teacher.text_input(key="builder_stop_prompt_en").input(text)
+        teacher.button(key="builder_add_stop").click().run()
+        assert_healthy(teacher)
+        said = _texts(teacher)
+        assert "Added as stop" in said or "Not saved. Stop" in said, (text[:40], said[:200])
+        added += "Added as stop" in said
+    draft = lab_session_of(teacher).builder.draft
+    assert added == len(draft.stops) and added >= 1
+    go_to(teacher, "teacher")
+    teacher.text_input(key="builder_title_en").input(load_bad_inputs()[-1] or "x")
+    teacher.button(key="builder_save").click().run()
+    assert_healthy(teacher)

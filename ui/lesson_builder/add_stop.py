@@ -18,10 +18,11 @@ from classroom.lesson_draft import (FIXED_KINDS, Draft, fitting_measures, fixed_
 from classroom.measures import MEASURES
 from classroom.saved_lessons import MAX_STOPS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, checked_lesson
 from classroom.showcase import SHARED_ONLY
-from i18n import tr
+from i18n import current_language, tr
 from ui.lesson_builder.words import refusal_words, say_notice
 from ui.lessons.catalogue import known_pages
 from ui.lessons.view_question import app_views
+from ui.live_class.classroom import teacher_class
 from ui.page_sections import section_names
 from ui.session import WidgetKey, lab_session
 from ui.view import current_view
@@ -30,12 +31,18 @@ NO_QUESTION, MEASURED = "none", "measured"
 QUESTION_CHOICES = (NO_QUESTION, *FIXED_KINDS, MEASURED)
 _FIELDS = ("title_en", "title_ko", "text_en", "text_ko", "prompt_en", "prompt_ko", "options_en", "options_ko",
            "accepted_en", "accepted_ko")
-KEYS = {name: WidgetKey(f"builder_stop_{name}") for name in (*_FIELDS, "kind", "answer", "number", "tolerance")}
+KEYS = {name: WidgetKey(f"builder_stop_{name}") for name in (*_FIELDS, "answer", "number", "tolerance")}
+
+
+def _kind_key() -> WidgetKey:
+    """The question's kind: a pick whose options are words, one per language (a switch starts it afresh, as a
+    relabelled widget does)."""
+    return WidgetKey(f"builder_stop_kind_{current_language()}")
 
 
 def _of_page(name: str, page: str) -> WidgetKey:
-    """A field whose options are the page's (its sections, the measures that fit it): one per page."""
-    return WidgetKey(f"builder_stop_{name}_{page}")
+    """A field whose options are the page's (its sections, the measures that fit it): one per page and language."""
+    return WidgetKey(f"builder_stop_{name}_{page}_{current_language()}")
 
 
 def _arg_key(measure: str, arg: str) -> WidgetKey:
@@ -53,8 +60,8 @@ def add_view_control(url_path: str) -> None:
     store refuses anyone else's save in any case)."""
     page = url_path or "home"
     builder = lab_session().builder
-    if builder.author is None or page == "teacher":
-        return
+    if builder.author is None or page == "teacher" or teacher_class() is not None:
+        return  # while she leads a class, the sidebar is the class's: she builds before or after it
     say_notice(builder)
     with st.popover(tr("lesson_builder.add_view"), icon=":material/add_location_alt:", width="stretch"):
         _form(page, stop_state(page))
@@ -75,7 +82,7 @@ def _form(page: str, state: Mapping[str, str]) -> None:
                  help=tr("lesson_builder.section_help"))
     _text_pair("title", "stop_title")
     _text_pair("text", "stop_text", area=True, limit=MAX_TEXT_CHARS)
-    kind = st.selectbox(tr("lesson_builder.question"), QUESTION_CHOICES, key=KEYS["kind"].key,
+    kind = st.selectbox(tr("lesson_builder.question"), QUESTION_CHOICES, key=_kind_key().key,
                         format_func=lambda k: tr(f"lesson_builder.kind_{k}"))
     measures = fitting_measures(None, app_views().get(page, ()))
     if kind != NO_QUESTION:
@@ -100,9 +107,10 @@ def _form(page: str, state: Mapping[str, str]) -> None:
         st.number_input(tr("lesson_builder.right_option"), min_value=1, max_value=20, step=1, key=KEYS["answer"].key)
     elif kind == "number":
         left, right = st.columns(2)
-        left.number_input(tr("lesson_builder.number_answer"), key=KEYS["number"].key, value=0.0, format="%g")
+        left.number_input(tr("lesson_builder.number_answer"), key=KEYS["number"].key, value=0.0, format="%g",
+                          min_value=-1e9, max_value=1e9)
         right.number_input(tr("lesson_builder.tolerance"), key=KEYS["tolerance"].key, min_value=0.0, value=0.0,
-                           format="%g")
+                           max_value=1e9, format="%g")
     elif kind == "text":
         _text_pair("accepted", "accepted", area=True, limit=MAX_TITLE_CHARS * 5)
     st.button(tr("lesson_builder.add_stop"), key="builder_add_stop", type="primary", icon=":material/add:",
@@ -120,7 +128,7 @@ def _options() -> dict[str, list[str]]:
 
 def _question(page: str, state: Mapping[str, str]) -> dict | None:
     """The question her fields describe, in the lesson file's shape (ValueError: an argument that does not fit)."""
-    kind, prompt = KEYS["kind"].get() or NO_QUESTION, _typed("prompt")
+    kind, prompt = _kind_key().get() or NO_QUESTION, _typed("prompt")
     if kind == NO_QUESTION:
         return None
     if kind == MEASURED:
