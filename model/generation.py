@@ -38,17 +38,23 @@ def top_next_tokens(logits: torch.Tensor, k: int = 5) -> tuple[list[int], list[f
     return ids.tolist(), probs.tolist()
 
 
-def choose_next(logits: torch.Tensor, temperature: float = 0.0, top_k: int | None = None,
-                generator: torch.Generator | None = None) -> int:
-    """Greedy (temperature 0) or sampled from softmax(logits / temperature) over the top_k logits, seeded."""
-    if temperature <= 0:
-        return int(logits.argmax())
+def sampling_probabilities(logits: torch.Tensor, temperature: float, top_k: int | None = None) -> torch.Tensor:
+    """(V,) the distribution a sampled step draws from: softmax(logits / temperature) over the top_k logits, the others
+    0 (Fan et al. 2018, §5.4); temperature > 0."""
     scaled = logits.float() / temperature
     if top_k is not None and top_k < scaled.numel():
         threshold = scaled.topk(top_k).values[-1]
         scaled = scaled.masked_fill(scaled < threshold, float("-inf"))
+    return torch.softmax(scaled, dim=-1)
+
+
+def choose_next(logits: torch.Tensor, temperature: float = 0.0, top_k: int | None = None,
+                generator: torch.Generator | None = None) -> int:
+    """Greedy (temperature 0) or sampled from sampling_probabilities(logits, temperature, top_k), seeded."""
+    if temperature <= 0:
+        return int(logits.argmax())
     # drawn on the CPU, whatever the logits' device: the seeded generator is a CPU one, and a draw then reads the same
-    return int(torch.multinomial(torch.softmax(scaled, dim=-1).cpu(), 1, generator=generator))
+    return int(torch.multinomial(sampling_probabilities(logits, temperature, top_k).cpu(), 1, generator=generator))
 
 
 @torch.no_grad()

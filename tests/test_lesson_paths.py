@@ -24,7 +24,7 @@ LESSONS = load_lessons(known_pages())[0]
 # answer lesson by link and by Next. "next" opens each stop by its link too and compares the two (the browser's
 # projected walk goes by Next alone).
 PATHS = [("intro", path) for path in ("next", "previous", "teacher")] + [
-    ("llm", path) for path in ("next", "previous")] + [("answer", "next")]
+    ("llm", path) for path in ("next", "previous")] + [("answer", "next"), ("choices", "next")]
 VIEW_KEYS = {spec.key for spec in SPECS.values()}
 
 

@@ -426,6 +426,59 @@ def test_the_answer_lessons_measures_read_what_the_model_functions_compute(llm):
     assert _take("largest_logit_part", llm, view).shown == str(1 + int(np.argmax(largest)))
 
 
+@pytest.mark.slow
+@covers("next_token_probability", "next_token_rank", "next_token_probability_band", "copy_loss_rise", "copy_loss",
+        "off_heads_induction_rank", "flow_layer_band")
+def test_the_choices_lessons_measures_read_the_sampler_the_switched_heads_and_the_flow(llm):
+    """The choices lesson's measures (classroom/measures/choices.py) against the model functions its pages draw: the
+    sampler's distribution (what choose_next draws from), the copy losses of the heads-off section, the flow's edges."""
+    import torch
+
+    from model.explain.flow import information_flow
+    from model.generation import sampling_probabilities
+    from model.switch_off import copy_losses
+
+    ids = llm.encode(PROMPT["llm_prompt"])
+    logits = llm.network.model(torch.tensor([ids]), need_weights=False, last_logits_only=True).logits[0, -1].float()
+    own = torch.softmax(logits, -1)
+    top = own.topk(4).indices.tolist()
+    first, fourth = llm.token_texts([top[0]])[0], llm.token_texts([top[3]])[0]
+    view = {**PROMPT, "llm_choice": "sampled", "llm_temp": 0.4, "llm_top_k": 3}
+    assert math.isclose(_take("next_token_probability", llm, view, {"token": first}).number, float(own[top[0]]),
+                        rel_tol=1e-5)
+    sampled = _take("next_token_probability", llm, view, {"token": first, "sampled": True})
+    drawn = sampling_probabilities(logits, 0.4, 3)
+    assert math.isclose(sampled.number, float(drawn[top[0]]), rel_tol=1e-5) and sampled.measured == sampled.shown
+    assert _take("next_token_probability", llm, view, {"token": fourth, "sampled": True}).number == 0.0  # past top-3
+    assert _take("next_token_rank", llm, view, {"token": fourth}) == 4.0
+    band = _take("next_token_probability_band", llm, view, {"token": first, "bands": [[0, 0.5], [0.5, 1]],
+                                                             "sampled": True})
+    assert band.shown == "2" and math.isclose(band.separation, float(drawn[top[0]]) - 0.5, rel_tol=1e-5)
+    with pytest.raises(MeasureError):  # a greedy stop samples nothing
+        _take("next_token_probability", llm, {**view, "llm_choice": "greedy"}, {"token": first, "sampled": True})
+    with pytest.raises(MeasureError):  # two tokens
+        _take("next_token_probability", llm, view, {"token": " neural network"})
+
+    heads = ((18, 6), (17, 3))  # 0-based: L19 H7 and L18 H4, the two strongest induction heads
+    copy = copy_losses(llm, llm.config.vocab_size, heads)
+    rise = _take("copy_loss_rise", llm, {"off_heads": heads})
+    assert math.isclose(rise.number, copy.second_half(copy.switched) - copy.second_half(copy.intact), rel_tol=1e-5)
+    assert math.isclose(_take("copy_loss", llm, {"off_heads": heads}, {"half": "first"}), copy.first_half(copy.intact),
+                        rel_tol=1e-5)
+    assert _take("off_heads_induction_rank", llm, {"off_heads": heads}) == 2.0
+    with pytest.raises(MeasureError):
+        _take("copy_loss_rise", llm, {"off_heads": ()})
+
+    text = "The capital of France is"
+    shares = information_flow(llm, text).edges[:, -1, 3]  # " France" into the last position, per layer
+    layer = int(np.argmax(shares)) + 1
+    found = _take("flow_layer_band", llm, {"flow_text": text}, {"source": " France",
+                                                                "bands": [[1, layer], [layer + 1, 10_000]]})
+    assert found.shown == "1" and dict(found.measured.values)["layer"] == str(layer)
+    with pytest.raises(MeasureError):
+        _take("flow_layer_band", llm, {"flow_text": text}, {"source": " Rome", "bands": [[1, 30]]})
+
+
 # --- cell questions (issue 55) -------------------------------------------------------------------------------------
 
 def test_a_cell_maps_right_cells_are_its_top_cells_of_the_row_or_the_map():

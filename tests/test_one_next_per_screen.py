@@ -13,7 +13,8 @@ LESSONS = load_lessons(known_pages())[0]
 
 
 @pytest.mark.parametrize(("lesson", "stop", "language"),
-                         [("llm", 2, "en"), ("llm", 3, "ko"), ("intro", 12, "en"), ("intro", 12, "ko")])
+                         [("llm", 2, "en"), ("llm", 3, "ko"), ("intro", 12, "en"), ("intro", 12, "ko"),
+                          ("choices", 2, "ko")])
 def test_a_stop_with_a_stepper_has_one_next(lesson, stop, language):
     at = open_page(None, {"lesson": lesson, "stop": str(stop), "lang": language})
     question = LESSONS[lesson].stops[stop - 1].question

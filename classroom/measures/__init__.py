@@ -3,7 +3,8 @@ its measures, one per kind of model they read. Importing this package registers 
 the one list of their names (tests/test_measures.py keeps it so)."""
 from __future__ import annotations
 
-from classroom.measures import cell_maps, finder, foundations, llm, llm_answer, translation  # noqa: F401  (each declares its measures)
+# each of these modules declares its measures
+from classroom.measures import cell_maps, choices, finder, foundations, llm, llm_answer, translation  # noqa: F401
 from classroom.measures.registry import (ANSWER_KINDS, MEASURES, STOP_MODEL, Asked, Expected, HeadValues, Measure,
                                          MeasureError, Phrase, Said, StopView, answer, answering, as_answer, as_figure,
                                          bounding, check_option_count, checked_args, figure, head_label, model_id,

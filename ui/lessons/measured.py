@@ -18,7 +18,8 @@ from ui.view import from_link_text
 def stop_view(stop: Stop, names) -> StopView:
     """The stop's values of these share-link parameters as their pages read them: the stop's state through the
     parameter's spec, else the spec's default (a name no spec knows: the stop's text, if it gives one). A layer or
-    head number is 1-based in the lesson file, 0-based here, as the page reads it."""
+    head number is 1-based in the lesson file, 0-based here, as the page reads it; a list (the heads switched off) is
+    a tuple here, so that the view can key a result."""
     values = {}
     for name in names:
         spec = SPECS.get(name)
@@ -27,7 +28,7 @@ def stop_view(stop: Stop, names) -> StopView:
                             if name in stop.state else spec.initial({}))
         elif name in stop.state:
             values[name] = stop.state[name]
-    return StopView.of(values)
+    return StopView.of({name: _frozen(value) for name, value in values.items()})
 
 
 def stop_model(model_id: str) -> LabModel:

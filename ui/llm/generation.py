@@ -99,19 +99,20 @@ def session_trace(ids: list[int]) -> GenerationTrace:
     return trace
 
 
-def _choice_settings() -> tuple[float, int | None, int]:
-    """(temperature, top-k, seed) of the next step, in one compact row: temperature 0 is greedy."""
-    cols = st.columns([3, 2, 2, 1])
+def _choice_settings(where) -> tuple[float, int | None, int]:
+    """(temperature, top-k, seed) of the next step, greedy or sampled, then the sampler's row under it: temperature 0
+    is greedy."""
     # the labels in this run's language, looked up later too (AppTest reads a radio's labels outside the run)
     labels = {value: tr(f"llm.choice_{value}") for value in CHOICE.choices()}
-    choice = spec_radio(CHOICE, tr("llm.choice"), where=cols[0], horizontal=True, format_func=labels.__getitem__,
+    choice = spec_radio(CHOICE, tr("llm.choice"), where=where, horizontal=True, format_func=labels.__getitem__,
                         help=tr("llm.choice_help"))
     if choice != SAMPLED:
         return 0.0, None, 0
-    temperature = spec_select_slider(TEMPERATURE, tr("llm.temperature"), where=cols[1],
+    cols = st.columns([2, 2, 1])
+    temperature = spec_select_slider(TEMPERATURE, tr("llm.temperature"), where=cols[0],
                                      help=tr("llm.temperature_help"))
-    top_k = spec_select_slider(TOP_K, tr("llm.top_k"), where=cols[2], help=tr("llm.top_k_help"))
-    seed = secondary_number(SEED, tr("llm.seed"), where=cols[3])
+    top_k = spec_select_slider(TOP_K, tr("llm.top_k"), where=cols[1], help=tr("llm.top_k_help"))
+    seed = secondary_number(SEED, tr("llm.seed"), where=cols[2])
     return float(temperature), int(top_k), int(seed)
 
 
@@ -122,20 +123,22 @@ def generation_view(lab: GeneratingModel) -> GenerationTrace | None:
     if ids is None:
         return None
     trace = session_trace(ids)
-    buttons = st.columns([1, 1, 4], vertical_alignment="center")
-    done = trace.finished(lab.stop_ids, MAX_NEW_TOKENS)
-    next_clicked = buttons[0].button(tr("llm.next"), key="llm_next", disabled=done,
-                                     help=tr("llm.next_help"))
-    if buttons[1].button(tr("llm.reset"), key="llm_reset", help=tr("llm.reset_help")):
-        trace = lab_session().explorer.trace = GenerationTrace(list(ids))
-    with buttons[2]:
-        temperature, top_k, seed = _choice_settings()
-    if next_clicked and not done:
-        trace.advance(lab, temperature, top_k, seed)
-    if trace.finished(lab.stop_ids, MAX_NEW_TOKENS):
-        st.caption(tr("llm.finished_stop" if trace.steps[-1].token_id in lab.stop_ids else "llm.finished_limit",
-                      limit=MAX_NEW_TOKENS))
+    # The controls and the text on the left, the next-token chart beside them from the controls' top: projected at
+    # 1280 × 720 under a lesson's bar, the chart starts on the first screen (tests/test_browser_projected_stops.py).
     text_column, chart_column = st.columns([1, 1])
+    with text_column:
+        buttons = st.columns([3, 2, 4], vertical_alignment="center")
+        done = trace.finished(lab.stop_ids, MAX_NEW_TOKENS)
+        next_clicked = buttons[0].button(tr("llm.next"), key="llm_next", disabled=done,
+                                         help=tr("llm.next_help"))
+        if buttons[1].button(tr("llm.reset"), key="llm_reset", help=tr("llm.reset_help")):
+            trace = lab_session().explorer.trace = GenerationTrace(list(ids))
+        temperature, top_k, seed = _choice_settings(buttons[2])
+        if next_clicked and not done:
+            trace.advance(lab, temperature, top_k, seed)
+        if trace.finished(lab.stop_ids, MAX_NEW_TOKENS):
+            st.caption(tr("llm.finished_stop" if trace.steps[-1].token_id in lab.stop_ids else "llm.finished_limit",
+                          limit=MAX_NEW_TOKENS))
     with text_column.container(key=TEXT_KEY, border=True):
         _show_text(lab, trace)
     if not trace.steps:  # before step 1: what the model would write next, so the first view has the point

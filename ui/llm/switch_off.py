@@ -79,12 +79,12 @@ def _pick_heads(lab: GeneratingModel, prompt: list[int]) -> Heads:
     """The one-click buttons, then the heads' list (a click fills it before it is drawn); -> the chosen heads."""
     layers, per_layer = lab.layout[DECODER_SELF]
     options = [(layer, head) for layer in range(layers) for head in range(per_layer)]
-    buttons = st.columns(2)
+    buttons = st.container(horizontal=True)  # side by side where they fit, else one under the other
     picked = None
-    if buttons[0].button(tr("llm_switch_off.induction_button", count=TOP_HEADS), key="llm_off_induction",
+    if buttons.button(tr("llm_switch_off.induction_button", count=TOP_HEADS), key="llm_off_induction",
                          help=tr("llm_switch_off.induction_help", n=INDUCTION_LENGTH, count=TOP_HEADS)):
         picked = _induction_heads(lab)
-    if lab.can(RESIDUAL_STREAM) and buttons[1].button(
+    if lab.can(RESIDUAL_STREAM) and buttons.button(
             tr("llm_switch_off.attributed_button", count=TOP_HEADS), key="llm_off_attributed",
             help=tr("llm_switch_off.attributed_help")):
         picked = _attributed_heads(lab, prompt)
@@ -109,21 +109,28 @@ def switch_off_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None
         st.caption(tr("llm_switch_off.no_prompt"))
         return
     prompt = list(trace.prompt_ids)
-    heads = _pick_heads(lab, prompt)
-    steps = int(spec_select_slider(STEPS, tr("llm_switch_off.steps"), help=tr("llm_switch_off.steps_help")))
+    # The heads on the left, the copy they break beside them from the section's top (projected at 1280 × 720 under a
+    # lesson's bar, the chart starts on the first screen); the two texts written under both.
+    controls, copy_column = st.columns([1, 1])
+    with controls:
+        heads = _pick_heads(lab, prompt)
+        steps = int(spec_select_slider(STEPS, tr("llm_switch_off.steps"), help=tr("llm_switch_off.steps_help")))
     if not heads:
-        st.caption(tr("llm_switch_off.no_heads"))
+        controls.caption(tr("llm_switch_off.no_heads"))
         return
+    with copy_column:
+        copy = heavy(("llm_switch_off_copy", lab.model_id, heads), lambda: _copy(lab.model_id, heads, lab),
+                     work=size(4 * COPY_LENGTH, parameters(load_smollm2().model)))
+        if copy is not None:
+            _copy_chart(copy)
+    if copy is not None:
+        _copy_metrics(copy)
     settings = _settings()
     work = size(len(prompt) + 2 * steps, parameters(load_smollm2().model))
     both = heavy(("llm_switch_off", lab.model_id, tuple(prompt), heads, steps, settings),
                  lambda: _both(lab.model_id, tuple(prompt), heads, steps, settings, lab), work=work)
     if both is not None:
         _show_texts(lab, both, settings)
-    copy = heavy(("llm_switch_off_copy", lab.model_id, heads), lambda: _copy(lab.model_id, heads, lab),
-                 work=size(4 * COPY_LENGTH, parameters(load_smollm2().model)))
-    if copy is not None:
-        _show_copy(copy)
 
 
 def _show_texts(lab: GeneratingModel, both: SideBySide, settings: tuple) -> None:
@@ -156,9 +163,19 @@ def _token(lab: GeneratingModel, ids: list[int], index: int) -> str:
     return repr(lab.token_texts([ids[index]])[0]) if index < len(ids) else tr("llm_switch_off.ended")
 
 
-def _show_copy(copy: CopyLosses) -> None:
-    st.markdown(f"**{tr('llm_switch_off.copy_title', n=copy.period)}**")
+def _copy_chart(copy: CopyLosses) -> None:
+    """The copy's per-token losses (the chart's title names both models' means over the second copy)."""
     intact, switched = copy.second_half(copy.intact), copy.second_half(copy.switched)
+    show_chart(copy_loss_chart(copy.intact, copy.switched, copy.period,
+                               tr("llm_switch_off.chart.copy_title", n=copy.period, intact=f"{intact:.2f}",
+                                  switched=f"{switched:.2f}"), words=words_for("llm_switch_off")),
+               f"llm_switch_off_copy_{len(copy.heads)}_heads", key="llm_off_copy_chart")
+
+
+def _copy_metrics(copy: CopyLosses) -> None:
+    """The copy's three metrics in the section's full width (a half column cut their labels)."""
+    intact, switched = copy.second_half(copy.intact), copy.second_half(copy.switched)
+    st.markdown(f"**{tr('llm_switch_off.copy_title', n=copy.period)}**")
     with st.container(key=COPY_KEY):
         metrics = st.columns(3)
         metrics[0].metric(tr("llm_switch_off.second_intact"), f"{intact:.2f}",
@@ -168,9 +185,5 @@ def _show_copy(copy: CopyLosses) -> None:
         metrics[2].metric(tr("llm_switch_off.first_both"),
                           f"{copy.first_half(copy.intact):.2f} / {copy.first_half(copy.switched):.2f}",
                           help=tr("llm_switch_off.first_help"))
-    show_chart(copy_loss_chart(copy.intact, copy.switched, copy.period,
-                               tr("llm_switch_off.chart.copy_title", n=copy.period, intact=f"{intact:.2f}",
-                                  switched=f"{switched:.2f}"), words=words_for("llm_switch_off")),
-               f"llm_switch_off_copy_{len(copy.heads)}_heads", key="llm_off_copy_chart")
     if not presenting():
         st.caption(tr("llm_switch_off.copy_caption", n=copy.period, seed=COPY_SEED))
