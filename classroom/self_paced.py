@@ -3,7 +3,7 @@ at her own pace. The store's rules for them live here; classroom/store.py delega
 
 The class's rules, checked by the store (never by a page):
 - each seat keeps its own stop (seats.stop, the furthest she has reached); she moves on one stop at a time
-  (`advance`), and only once every question of her stop is answered (its own and its check questions: the server
+  (advance_seat), and only once every question of her stop is answered (its own and its check questions: the server
   names them from the lesson, never the client), so the teacher gets an answer to each question, in order;
 - she answers a stop she has reached, never one ahead (NotReached), each question once (AnsweredAlready: the first
   answer counts), in one round (no peer rounds, no class Reveal: she reads right or wrong as soon as she answers);
@@ -38,7 +38,7 @@ def class_expires(deadline: float) -> float:
     return deadline + REPORT_GRACE_SECONDS
 
 
-def answer(db: Database, code: str, student: str, question: str, given: str, correct: bool | None, now: float,
+def paced_answer(db: Database, code: str, student: str, question: str, given: str, correct: bool | None, now: float,
            round: int, stop: int, lesson: str | None) -> None:
     """ClassStore.answer in a self-paced class (its class row has a deadline): stored in one statement that checks the
     deadline, her seat and her stop; else the refusal that says why. Nothing is stored when it raises."""
@@ -69,7 +69,7 @@ def answer(db: Database, code: str, student: str, question: str, given: str, cor
     raise AnsweredAlready(code)
 
 
-def own_stop(db: Database, code: str, student: str, now: float) -> int | None:
+def seat_stop(db: Database, code: str, student: str, now: float) -> int | None:
     """The furthest stop this student reached in self-paced class `code` (None: not a self-paced class she sits in,
     or it has ended)."""
     row = db.execute("SELECT seats.stop FROM seats JOIN classes ON classes.code = seats.code WHERE seats.code = ? "
@@ -78,7 +78,7 @@ def own_stop(db: Database, code: str, student: str, now: float) -> int | None:
     return None if row is None else row[0]
 
 
-def advance(db: Database, code: str, student: str, to: int, required: Collection[str], last: int,
+def advance_seat(db: Database, code: str, student: str, to: int, required: Collection[str], last: int,
             now: float) -> int:
     """Her Next: move her seat to stop `to` -> her stop now. A stop she has reached is hers to open again (nothing is
     written); the next one only when every question of `required` (her stop's questions, named by the server from the
@@ -150,18 +150,18 @@ def read_progress(db: Database, code: str, now: float) -> Progress:
 
 class SelfPacedSeats:
     """The store's side of a student in a self-paced class (mixed into classroom/store.ClassStore): her stop, her
-    Next. (Her answers go through ClassStore.answer, which hands a self-paced class's to `answer` above.)"""
+    Next. (Her answers go through ClassStore.answer, which hands a self-paced class's to paced_answer.)"""
 
     def own_stop(self: Any, code: str, student: str, now: float | None = None) -> int | None:
         """The furthest stop she has reached in self-paced class `code` (None: no such class, or no seat in it)."""
         with self.connect() as db:
-            return own_stop(db, code, student, time.time() if now is None else now)
+            return seat_stop(db, code, student, time.time() if now is None else now)
 
     def advance(self: Any, code: str, student: str, to: int, required: Collection[str], last: int,
                 now: float | None = None) -> int:
-        """Her Next to stop `to` -> her stop now (see `advance` above for the rules and refusals)."""
+        """Her Next to stop `to` -> her stop now (see advance_seat for the rules and refusals)."""
         with self.connect() as db:
-            return advance(db, code, student, to, required, last, time.time() if now is None else now)
+            return advance_seat(db, code, student, to, required, last, time.time() if now is None else now)
 
     def answered(self: Any, code: str, student: str) -> set[str]:
         """The questions she has answered in class `code` (what her Next needs, with her stop's questions)."""

@@ -324,7 +324,7 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses, SelfPacedSeats, LivePositi
             if row is None:
                 raise _no_live_class(db, code)
             if row[2] is not None:  # a self-paced class: her own stop and the deadline (classroom/self_paced.py)
-                return self_paced.answer(db, code, student, question, answer, correct, now, round, stop, lesson)
+                return self_paced.paced_answer(db, code, student, question, answer, correct, now, round, stop, lesson)
             if row[0] != stop or (lesson is not None and row[1] != lesson):
                 raise ClassElsewhere(code, row[0])
             if db.execute("SELECT 1 FROM seats WHERE code = ? AND student = ? AND admitted = 1",
