@@ -19,7 +19,7 @@ LESSON = """title = { en = "Homework", ko = "숙제" }
 [[stop]]
 page = "softmax_scaling"
 title = {{ en = "Stop {n}", ko = "{n}단계" }}
-state = {{ dk = {8 * n} }}
+state = {{ dk = {2 ** (n + 2)} }}
 text = {{ en = "Read stop {n}.", ko = "{n}단계를 읽으세요." }}
 [stop.question]
 kind = "choice"
@@ -81,6 +81,8 @@ def test_the_teacher_starts_homework_a_student_goes_at_her_pace_and_the_teacher_
     assert "stop 2 of 3" in student.markdown[0].value and _next(student).disabled
     _answer(student, 2, 1)
     assert "Right" not in _texts(student) and "right 2" in _texts(student)  # wrong: the right option is named
+    assert "A class on this server" not in _texts(student)  # her class holds no page back: she answered, it shows
+    assert "In homework" in _texts(student) and "follows the teacher" not in _texts(student)
 
     # she leaves and comes back (a new session on the same seat, as a reload or another day): her stop, her answers
     again, _ = open_from_link(None)
