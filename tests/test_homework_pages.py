@@ -11,6 +11,7 @@ from classroom.store import DATABASE_URL_ENV, ClassStore
 from classroom.teacher_password import teacher_password
 from tests.app_links import assert_healthy, lab_session_of, open_from_link
 from tests.test_class_pages import _metric, _texts
+from ui.lessons.catalogue import known_pages, shelf
 from ui.session import JoinClass
 
 # Three stops on a page without a model, one fixed choice each (the browser walk serves the same lesson)
@@ -44,8 +45,8 @@ def homework_lesson(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(tmp_path / "lessons"))
 
 
-def _answer(student, stop: int, option: int) -> None:
-    student.radio(key=f"q_hw_{stop}_choice").set_value(option)
+def _answer(student, stop: int, option: int, lesson: str = "hw") -> None:
+    student.radio(key=f"q_{lesson}_{stop}_choice").set_value(option)
     next(b for b in student.form_submit_button if b.label == "Answer").click().run()
     assert_healthy(student)
 
@@ -105,3 +106,27 @@ def test_the_teacher_starts_homework_a_student_goes_at_her_pace_and_the_teacher_
     assert_healthy(teacher)
     labels = {d.label for d in teacher.get("download_button")}
     assert {"Gradebook (CSV)", "Every answer (CSV)", "Summary per question (CSV)"} <= labels, labels
+
+
+def test_a_self_paced_class_on_a_saved_lesson_keeps_the_version_it_started_on():
+    author = shelf().sign_in(teacher_password())
+    source = LESSON.replace('en = "Homework"', 'en = "Saved homework"')
+    saved = shelf().save(author, source, known_pages())
+    teacher, _ = open_from_link("teacher")
+    next(s for s in teacher.selectbox if s.label == "Lesson").set_value(saved.id)
+    teacher.checkbox(key="class_start_paced").check()
+    teacher.text_input(key="class_start_password").input(teacher_password())
+    next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
+    assert_healthy(teacher)
+    code = _metric(teacher, "Class code")
+    assert ClassStore().session(code).lesson == saved.id
+    shorter = source[:source.index("[[stop]]", source.index("Stop 2"))]  # version 2: two stops
+    assert shelf().save(author, shorter, known_pages(), lesson_id=saved.id).version == 2
+    student, _ = open_from_link(None, {"class": code})
+    assert_healthy(student)
+    assert "stop 1 of 3" in student.markdown[0].value  # the version the class started on
+    _answer(student, 1, 2, saved.id)
+    _next(student).click().run()
+    assert "stop 2 of 3" in student.markdown[0].value
+    teacher.run()
+    assert list(teacher.dataframe[0].value.iloc[:, 2]) == [0, 1, 0]

@@ -72,11 +72,13 @@ def next_held(lesson: Lesson, number: int) -> str | None:
     session = paced_class()
     if session is None:
         return tr("lessons.next_follows_teacher") if number >= seen.stop else None
+    reached = class_store().own_stop(session.code, seat.student_id or "") or 1
+    if number < reached:  # back among the stops she has reached: hers to open again, deadline or not
+        return None
     if session.deadline <= time.time():
         return tr("homework.next_past_deadline")
-    reached = class_store().own_stop(session.code, seat.student_id or "") or 1
     answered = class_store().answered(session.code, seat.student_id or "")
-    if number > reached or (number == reached and not set(stop_questions(lesson, lesson.stops[number - 1])) <= answered):
+    if number > reached or not set(stop_questions(lesson, lesson.stops[number - 1])) <= answered:
         return tr("homework.next_answer_first")
     return None
 
