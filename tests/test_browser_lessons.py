@@ -445,6 +445,7 @@ def test_homework_two_students_at_their_own_pace_one_refused_after_the_deadline_
         teacher.get_by_role("option", name="Homework").click()
         teacher.get_by_text("Self-paced (homework)").click()
         teacher.locator(".st-key-class_start_password input").fill(_password(class_data))
+        teacher.get_by_role("tabpanel", name="Start a class").screenshot(path=SCREENSHOTS / "homework_start_form.png")
         teacher.get_by_role("button", name="Start a class").click()
         wait_idle(teacher)
         code = teacher.get_by_test_id("stMetric").filter(has_text="Class code").get_by_test_id("stMetricValue")
@@ -491,6 +492,9 @@ def test_homework_two_students_at_their_own_pace_one_refused_after_the_deadline_
         teacher.screenshot(path=SCREENSHOTS / "homework_teacher_progress.png", full_page=True)
         teacher.get_by_text("Class report: what the class learned").click()
         wait_idle(teacher)
+        gradebook = teacher.get_by_role("button", name="Gradebook (CSV)")
+        gradebook.scroll_into_view_if_needed()
+        teacher.screenshot(path=SCREENSHOTS / "homework_gradebook.png")
         files = {}
         for label in ("Gradebook (CSV)", "Every answer (CSV)"):
             with teacher.expect_download() as info:
