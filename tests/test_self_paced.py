@@ -5,6 +5,7 @@ import pytest
 
 from classroom.errors import (AnsweredAlready, NotAdmitted, NotAnsweredYet, NotOpenYet, NotReached, NotTheTeacher,
                               PastDeadline)
+from classroom.report import reportable
 from classroom.self_paced import MAX_DEADLINE_DAYS, REPORT_GRACE_SECONDS
 from classroom.store import ADMITTED, ClassStore
 
@@ -100,6 +101,17 @@ def test_after_the_deadline_the_store_refuses_answers_and_moves_with_the_deadlin
     book = teacher.gradebook(now=deadline + 60)
     assert [(a.question, a.answer, a.correct, a.at) for a in book.answers] == [("hw:1", "B", True, deadline - 1)]
     assert len(book.seats) == 2
+
+
+def test_the_report_of_a_self_paced_class_holds_every_answer_a_live_ones_waits_for_reveals(store):
+    paced, code = _homework(store)
+    store.answer(code, "ana", "hw:1", "B", True, T0 + 5, stop=1)
+    store.answer(code, "ana", "hw:pre:scale", "2", True, T0 + 6, stop=1)
+    assert {row.question for row in reportable(paced.report_answers(now=T0 + 7))} == {"hw:1", "hw:pre:scale"}
+    live = store.create_class("hw", now=T0)
+    store.join(live.code, "ana", now=T0)
+    store.answer(live.code, "ana", "hw:1", "B", True, T0 + 5, stop=1)
+    assert reportable(live.report_answers(now=T0 + 7)) == []  # nothing before its Reveal
 
 
 def test_a_live_class_keeps_its_class_stop_rules(store):
