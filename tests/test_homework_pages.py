@@ -130,3 +130,19 @@ def test_a_self_paced_class_on_a_saved_lesson_keeps_the_version_it_started_on():
     assert "stop 2 of 3" in student.markdown[0].value
     teacher.run()
     assert list(teacher.dataframe[0].value.iloc[:, 2]) == [0, 1, 0]
+
+
+def test_a_view_question_sent_turns_her_next_on(tmp_path):
+    """A view question's page shows while she sets it; once sent, her Next is on at once (the page reruns whole)."""
+    (tmp_path / "lessons" / "hwview.toml").write_text(
+        'title = "v"\n[[stop]]\npage = "softmax_scaling"\ntext = "Show it."\n[stop.question]\nkind = "view"\n'
+        'prompt = "Why?"\n[[stop]]\npage = "softmax_scaling"\ntext = "b"\n', encoding="utf-8")
+    teacher = ClassStore().create_class("hwview", deadline=time.time() + 3600)
+    student, _ = open_from_link(None, {"class": teacher.code})
+    assert_healthy(student)
+    assert _next(student).disabled
+    student.button(key="q_hwview_1_send_view").click().run()
+    assert_healthy(student)
+    assert not _next(student).disabled
+    _next(student).click().run()
+    assert "stop 2 of 2" in student.markdown[0].value

@@ -105,7 +105,7 @@ def paced_question(lesson: Lesson, stop: Stop, qid: str) -> bool:
     ballot = Ballot(stop, qid, f"q_{lesson.id}_{stop.number}", FIRST_ANSWERS, expected, 1, session.code,
                     seat.student_id)
     if shows_page_while_asked(stop.question):  # her answer is a view of the page: it shows while she sets it
-        _vote(ballot, done="showcase.view_sent")
+        _vote(ballot, then_page=stored is None, done="showcase.view_sent", hint=False)  # sent: her Next comes on
         return True
     if stored is not None:
         show_answer(stop.question, stored, expected)
