@@ -322,7 +322,7 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     or the teacher has revealed the answer to the class. -> (whether the page shows, whether the question is a
     student's live question: ui/live_class/live_question.py, her class poll while it is drawn)."""
     qid = question_id(lesson.id, stop)
-    if lab_session().seat.code and paced_class() is not None:  # homework: her own pace, her answer shown at once
+    if lab_session().seat.code and getattr(paced_class(), "lesson", None) == lesson.id:  # homework: her own pace
         return paced_question(lesson, stop, qid), False
     try:
         expected: Expected | None = expected_answer(stop)
