@@ -6,6 +6,8 @@ than the one given, a class size out of range) is a ValueError instead: a bug, n
 """
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 
 class ClassStoreError(Exception):
     """The store refused: nothing was written. `code`: the class it was about ('' when none)."""
@@ -145,3 +147,37 @@ class TooManyLessons(ClassStoreError):
 
     def values(self) -> dict[str, object]:
         return {"limit": self.limit}
+
+
+class PastDeadline(ClassStoreError):
+    """A self-paced class's deadline has passed (the server's clock): no answer, no move to another stop.
+    `deadline`: unix seconds."""
+
+    def __init__(self, code: str, deadline: float = 0.0):
+        super().__init__(code, f"the deadline passed at {deadline}")
+        self.deadline = deadline
+
+    def values(self) -> dict[str, object]:
+        return {"deadline": utc_minute(self.deadline)}
+
+
+class NotReached(ClassStoreError):
+    """A self-paced class: an answer to a stop past the student's own (or a move past the next one). `stop`: hers."""
+
+    def __init__(self, code: str, stop: int = 1):
+        super().__init__(code, f"her stop is {stop}")
+        self.stop = stop
+
+
+class NotAnsweredYet(ClassStoreError):
+    """A self-paced class: Next while a question of her stop is not answered (each question is answered once, in
+    order). `stop`: hers."""
+
+    def __init__(self, code: str, stop: int = 1):
+        super().__init__(code, f"stop {stop} has a question not answered")
+        self.stop = stop
+
+
+def utc_minute(seconds: float) -> str:
+    """Unix seconds -> '2026-12-01 18:00 UTC': a deadline as every screen says it (the server's clock, in UTC)."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")

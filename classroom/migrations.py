@@ -114,6 +114,13 @@ def _saved_lessons(db: Database) -> None:
             db.execute(_ddl(db, statement))
 
 
+def _self_paced(db: Database) -> None:
+    """Self-paced classes (homework): a class's deadline (NULL: a live class, as every older one) and each seat's own
+    stop (classroom/self_paced.py)."""
+    add_column(db, "classes", "deadline", "REAL")
+    add_column(db, "seats", "stop", "INTEGER NOT NULL DEFAULT 1")
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int  # the database's version once this step is applied
@@ -127,6 +134,7 @@ MIGRATIONS = [
     Migration(3, "open-text answers: the moderation of their groups", _text_moderation),
     Migration(4, "anonymous student work on the projector: the projected item and its log", _showcase),
     Migration(5, "a teacher's own lessons: their saved versions and who may save them", _saved_lessons),
+    Migration(6, "self-paced classes: a class's deadline and each seat's own stop", _self_paced),
 ]
 LATEST = MIGRATIONS[-1].version
 

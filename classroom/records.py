@@ -67,6 +67,7 @@ class ReportAnswers:
     grouped: frozenset[str] = frozenset()  # questions whose discussion had groups formed by disagreement
     approved_texts: tuple[tuple[str, str, str], ...] = ()  # text answers' approved groups: (question, key, text shown)
     projections: tuple[tuple[str, str, float, float | None], ...] = ()  # (question, kind, from, until): no names
+    self_paced: bool = False  # a self-paced class: each student read right or wrong as she answered (no Reveal)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class ClassSession:
     uploads: bool = True
     phases: frozenset[QuestionPhase] = frozenset()  # questions the teacher set a mode or phase for
     projected: float | None = None  # when the item on its projector went up (classroom/showcase.py); None: nothing
+    deadline: float | None = None  # a self-paced class (classroom/self_paced.py): its deadline, unix seconds
 
     def phase_of(self, question: str, default_mode: str = "one") -> QuestionPhase:
         """The question's phase; one the teacher has not touched is in round 1 of `default_mode` (the lesson's)."""

@@ -131,8 +131,9 @@ def is_check_question(question_id: str) -> bool:
 def reportable(read: ReportAnswers) -> list[AnswerRow]:
     """The answers a report may show: those of revealed questions, and the check questions' once the class ended.
     Round-1 shares and misconception picks of a question not yet revealed would name right and wrong options on
-    the projector while the class still answers it."""
-    return [row for row in read.rows if row.question in read.revealed
+    the projector while the class still answers it. A self-paced class has no Reveal: each student read right or
+    wrong as she answered, and its report is on the teacher's own screen, so every answer is in it."""
+    return [row for row in read.rows if read.self_paced or row.question in read.revealed
             or (read.ended and is_check_question(row.question))]
 
 

@@ -12,7 +12,8 @@ CREATE TABLE IF NOT EXISTS classes (
     teacher_seat TEXT,              -- sha256 of the seat cookie of the browser that started it (NULL: none)
     lesson_source TEXT,             -- the lesson file's text when the class started (used while the file is broken)
     uploads INTEGER NOT NULL DEFAULT 1, -- 0: the teacher turned model uploads off for her students
-    class_size INTEGER NOT NULL DEFAULT 40 -- seats admitted without the teacher (she sets it, and may raise it)
+    class_size INTEGER NOT NULL DEFAULT 40, -- seats admitted without the teacher (she sets it, and may raise it)
+    deadline REAL                   -- a self-paced class (homework): no answer from then on (NULL: a live class)
 );
 CREATE TABLE IF NOT EXISTS teacher_keys (
     code TEXT NOT NULL,
@@ -33,6 +34,7 @@ CREATE TABLE IF NOT EXISTS seats (
     admitted INTEGER NOT NULL,      -- 1: may answer; 0: waits for the teacher (the class or the address was full)
     joined REAL NOT NULL,
     label TEXT,                     -- the seat's short name in the room ('K4': classroom/grouping.seat_label)
+    stop INTEGER NOT NULL DEFAULT 1, -- a self-paced class: the furthest stop she has reached (classroom/self_paced.py)
     PRIMARY KEY (code, student)
 );
 CREATE INDEX IF NOT EXISTS seats_by_address ON seats (code, address);

@@ -11,7 +11,8 @@ serving/seat.py sets; only its sha256 is stored), or from another device with th
 (ui/live_class/teacher.py checks it; take_back() then issues a new token).
 Students are anonymous: their id is their browser's seat (or a random id per session without one); one answer row
 per student and question (the first one counts; repeats change nothing). Only the stop the class is on takes
-answers (checked in the same statement as the insert): none ahead of the class, none to a stop it has left. An answer
+answers (checked in the same statement as the insert): none ahead of the class, none to a stop it has left (a
+self-paced class, with a deadline: each seat's own stop instead, classroom/self_paced.py). An answer
 given after the question was revealed is stored as late and never counted, right or not. Peer instruction (Crouch &
 Mazur 2001): the teacher sets a question's mode and phase (table phases: round 1 alone, a discussion with a
 countdown, round 2 with the same options), so every replica and every reload sees it; answers carry their round,
@@ -39,13 +40,16 @@ from classroom.database import (DATA_ENV, DATABASE_URL_ENV, DB_NAME, Connections
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchClass,  # noqa: F401
                               NotAdmitted, NotOpenYet, NotTheTeacher, OffTheMap, StoreBusy)
 from classroom.grouping import seat_label
+from classroom.live_positions import LivePositions
 from classroom.guessing import WrongGuesses
 from classroom.migrations import migrate
 from classroom.recent import shared_reads
+from classroom import self_paced
 from classroom.records import (AnswerRow, ClassSession, QuestionPhase, ReportAnswers, Results, Seats,  # noqa: F401
                                Switches, phase_in)
 from classroom.showcase import Showcase
 from classroom.teacher import DEFAULT_CLASS_SIZE, MAX_CLASS_SIZE, ClassTeacher, check_class_size, token_hash  # noqa: F401
+from classroom.self_paced import SelfPacedSeats
 from classroom.text_answers import TextAnswers
 
 CLASS_HOURS_ENV = "ATTENTION_LAB_CLASS_HOURS"  # how long a class session lasts (default 4)
@@ -83,7 +87,7 @@ def normalise_code(text: str) -> str:
     return code if len(code) == CODE_LENGTH and all(ch in CODE_ALPHABET for ch in code) else ""
 
 
-class ClassStore(TextAnswers, Showcase, WrongGuesses):
+class ClassStore(TextAnswers, Showcase, WrongGuesses, SelfPacedSeats, LivePositions):
     """One class database: a process opens it once (ui/seat.class_store) and every session shares it; it holds the
     location, the limits and (PostgreSQL) a pool of connections, never a class's state (text answers: TextAnswers; the
     projected item: classroom/showcase.Showcase)."""
@@ -121,12 +125,17 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
 
     # ---- the teacher's handle
     def create_class(self, lesson: str, stop: int = 1, now: float | None = None, teacher_seat: str | None = None,
-                     lesson_source: str | None = None, class_size: int = DEFAULT_CLASS_SIZE) -> ClassTeacher:
+                     lesson_source: str | None = None, class_size: int = DEFAULT_CLASS_SIZE,
+                     deadline: float | None = None) -> ClassTeacher:
         """A new class -> its teacher's handle. `teacher_seat`: the starting browser's seat cookie (it takes the class
         back after a reload); `lesson_source`: the lesson file's text now; `class_size`: how many students join
-        without waiting for her. Also deletes expired classes and old answers."""
+        without waiting for her; `deadline` (unix seconds): a self-paced class (classroom/self_paced.py), else a live
+        one of `class_hours`. Also deletes expired classes and old answers."""
         check_class_size(class_size)
         now = time.time() if now is None else now
+        if deadline is not None:
+            self_paced.check_deadline(deadline, now)
+        expires = now + self.class_seconds if deadline is None else self_paced.class_expires(deadline)
         token = secrets.token_urlsafe(24)
         self.purge(now)
         with self.connect() as db:
@@ -134,11 +143,11 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
             while True:  # a code that is taken inserts nothing (no error, which would end a PostgreSQL transaction)
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
                 if db.execute("INSERT INTO classes (code, token_sha256, lesson, stop, created, expires, teacher_seat, "
-                              "lesson_source, class_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                              "lesson_source, class_size, deadline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                               "ON CONFLICT (code) DO NOTHING",
-                              (code, token_hash(token), lesson, stop, now, now + self.class_seconds,
+                              (code, token_hash(token), lesson, stop, now, expires,
                                token_hash(teacher_seat) if teacher_seat else None, lesson_source,
-                               class_size)).rowcount == 1:
+                               class_size, deadline)).rowcount == 1:
                     break
             db.execute("INSERT INTO teacher_keys VALUES (?, ?, ?)", (code, token_hash(token), now))
             db.execute("COMMIT")
@@ -246,7 +255,7 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
         now = time.time() if now is None else now
         with self.connect() as db:
             row = db.execute("SELECT code, lesson, stop, expires, lesson_source, uploads, (SELECT at FROM projected p "
-                             "WHERE p.code = classes.code AND p.stop = classes.stop) FROM classes "
+                             "WHERE p.code = classes.code AND p.stop = classes.stop), deadline FROM classes "
                              "WHERE code = ? AND expires > ?", (code, now)).fetchone()
             if row is None:
                 return None
@@ -255,8 +264,8 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
                                for q, mode, phase, ends, shown, size, seed in db.execute(
                                    "SELECT question, mode, phase, discussion_ends, shown, group_size, group_seed "
                                    "FROM phases WHERE code = ?", (code,)))
-        code, lesson, stop, expires, source, uploads, projected = row
-        session = ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases, projected)
+        code, lesson, stop, expires, source, uploads, projected, deadline = row
+        session = ClassSession(code, lesson, stop, expires, revealed, source, bool(uploads), phases, projected, deadline)
         if began is not None:
             self.recent.keep(began, session)
         return session
@@ -300,7 +309,7 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
                 "SELECT ?, ?, ?, ?, CAST(? AS INTEGER), ?, "
                 "CASE WHEN EXISTS (SELECT 1 FROM revealed WHERE code = ? AND question = ?) OR (? = 1 AND EXISTS "
                 "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase <> 'round1')) THEN 1 ELSE 0 END, ? "
-                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ? AND stop = ? "
+                "WHERE EXISTS (SELECT 1 FROM classes WHERE code = ? AND expires > ? AND stop = ? AND deadline IS NULL "
                 "AND (CAST(? AS TEXT) IS NULL OR lesson = CAST(? AS TEXT))) AND (? = 1 OR EXISTS "
                 "(SELECT 1 FROM phases WHERE code = ? AND question = ? AND phase = 'round2')) "
                 "AND EXISTS (SELECT 1 FROM seats WHERE code = ? AND student = ? AND admitted = 1) "
@@ -310,9 +319,12 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
             if cursor.rowcount == 1:
                 return
             # Not stored: say why (reads after the fact; the insert above alone decided)
-            row = db.execute("SELECT stop, lesson FROM classes WHERE code = ? AND expires > ?", (code, now)).fetchone()
+            row = db.execute("SELECT stop, lesson, deadline FROM classes WHERE code = ? AND expires > ?",
+                             (code, now)).fetchone()
             if row is None:
                 raise _no_live_class(db, code)
+            if row[2] is not None:  # a self-paced class: her own stop and the deadline (classroom/self_paced.py)
+                return self_paced.paced_answer(db, code, student, question, answer, correct, now, round, stop, lesson)
             if row[0] != stop or (lesson is not None and row[1] != lesson):
                 raise ClassElsewhere(code, row[0])
             if db.execute("SELECT 1 FROM seats WHERE code = ? AND student = ? AND admitted = 1",
@@ -322,29 +334,6 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
                                          (code, question)).fetchone() is None:
                 raise NotOpenYet(code)
         raise AnsweredAlready(code)
-
-    def live_unrevealed(self, lesson: str, stop: int, question: str, now: float | None = None) -> bool:
-        """Whether a live class of `lesson` is at `stop` now and has not revealed `question`: then the same stop opened
-        outside that class keeps its answer (and page) back too, so no student learns it there first."""
-        now = time.time() if now is None else now
-        with self.connect() as db:
-            return db.execute(
-                "SELECT 1 FROM classes WHERE lesson = ? AND stop = ? AND expires > ? AND NOT EXISTS "
-                "(SELECT 1 FROM revealed WHERE revealed.code = classes.code AND revealed.question = ?) LIMIT 1",
-                (lesson, stop, now, question)).fetchone() is not None
-
-    def live_positions(self, now: float | None = None) -> list[tuple[str, int, frozenset[str]]]:
-        """Every live class on this store as (lesson, stop, its revealed questions): what a page opened outside those
-        classes holds back (classroom/answers_ahead.py), so nobody reads a class's answers on another page first."""
-        now = time.time() if now is None else now
-        with self.connect() as db:
-            rows = db.execute("SELECT code, lesson, stop FROM classes WHERE expires > ?", (now,)).fetchall()
-            revealed: dict[str, set[str]] = {code: set() for code, _, _ in rows}
-            for code, question in db.execute(
-                    "SELECT revealed.code, revealed.question FROM revealed JOIN classes ON classes.code = revealed.code "
-                    "WHERE classes.expires > ?", (now,)):
-                revealed.setdefault(code, set()).add(question)
-        return [(lesson, stop, frozenset(revealed[code])) for code, lesson, stop in rows]
 
     def student_answer(self, code: str, student: str, question: str, round: int = 1) -> str | None:
         """The answer this student gave in `round` (a new session after a reload or a replica's death finds it)."""
@@ -359,12 +348,15 @@ class ClassStore(TextAnswers, Showcase, WrongGuesses):
             return db.execute("SELECT COUNT(*) FROM answers WHERE code = ?", (code,)).fetchone()[0]
 
     def purge(self, now: float | None = None) -> None:
-        """Delete answers older than the keep time, and classes (with their reveals) expired as long ago."""
+        """Delete answers older than the keep time (a self-paced class's: the keep time after it ended), and classes
+        (with their reveals) expired as long ago."""
         now = time.time() if now is None else now
         cutoff = now - self.keep_seconds
         with self.connect() as db:
             db.execute("BEGIN IMMEDIATE")
-            db.execute("DELETE FROM answers WHERE created < ?", (cutoff,))
+            db.execute("DELETE FROM answers WHERE created < ? AND NOT EXISTS (SELECT 1 FROM classes WHERE "
+                       "classes.code = answers.code AND classes.deadline IS NOT NULL AND classes.expires >= ?)",
+                       (cutoff, cutoff))
             # a class's rows go with it (at the keep time, its keys too: an ended class's report stays hers to read)
             for table in ("revealed", "phases", "discussion_groups", "seats", "teacher_keys", "text_moderation",
                           "projected", "projections"):

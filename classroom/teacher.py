@@ -21,8 +21,10 @@ from typing import Any, Protocol
 
 from classroom.database import Database
 from classroom.errors import ClassEnded, NoSuchClass, NotTheTeacher, RoundOneOpen
+from classroom.gradebook import Gradebook, read_gradebook
 from classroom.grouping import SIZES, GroupingSummary, Vote, form_groups, summarise
 from classroom.records import MODES, PHASES, AnswerRow, ClassSession, ReportAnswers, Results, Seats, Switches
+from classroom.self_paced import Progress, read_progress
 from classroom.text_answers import APPROVED, HIDDEN, TextGroup, moderate, read_groups
 from classroom import showcase
 
@@ -228,14 +230,28 @@ class ClassTeacher:
             rows = _answer_rows(db, self.code)
             revealed = frozenset(q for (q,) in db.execute("SELECT question FROM revealed WHERE code = ?",
                                                           (self.code,)))
-            expires = db.execute("SELECT expires FROM classes WHERE code = ?", (self.code,)).fetchone()[0]
+            expires, deadline = db.execute("SELECT expires, deadline FROM classes WHERE code = ?",
+                                           (self.code,)).fetchone()
             grouped = frozenset(q for (q,) in db.execute("SELECT question FROM phases WHERE code = ? AND group_size > 0",
                                                          (self.code,)))
             approved = tuple(db.execute("SELECT question, text_key, shown FROM text_moderation WHERE code = ? "
                                         "AND state = ? ORDER BY question, text_key", (self.code, APPROVED)))
             projections = showcase.projection_log(db, self.code)
         return ReportAnswers(rows, revealed, expires <= now, now, grouped, tuple(tuple(row) for row in approved),
-                             projections)
+                             projections, deadline is not None)
+
+    def gradebook(self, now: float | None = None) -> Gradebook:
+        """Every admitted seat and every answer with its time (classroom/gradebook.py), also after the class ended."""
+        with self.store.connect() as db:
+            self._check(db, time.time() if now is None else now, ended_too=True)
+            return read_gradebook(db, self.code)
+
+    def progress(self, now: float | None = None) -> Progress:
+        """A self-paced class's progress: how many at each stop, each question's tally (classroom/self_paced.py)."""
+        now = time.time() if now is None else now
+        with self.store.connect() as db:
+            self._check(db, now, ended_too=True)
+            return read_progress(db, self.code, now)
 
     # ---- discussion groups (classroom/grouping.py)
     def group(self, question: str, size: int = 2, seed: int | None = None,

@@ -1,11 +1,11 @@
-"""Private downloads: the class report's files are served to the teacher's browser only.
+"""Private downloads: the class report's and gradebook's files are served to the teacher's browser only.
 
 Streamlit serves every st.download_button file at `/media/<id>.<ext>` to any client that asks, with no cookie: the
 id is an unkeyed hash of the file's bytes, so a file anyone can rebuild (a small class's counts) can be found by
 anyone, and a link copied from the teacher's browser opens anywhere. The class report's files are the teacher's
-(ui/live_class/report.py): their download names say so (`private_file_name`: class-<CODE>-report.csv or .html), the
-page registers each file's bytes with the seat of the browser that built it (`keep_private`), and this middleware,
-in front of Streamlit's app (asgi.py), answers a request for such a file with 403 unless it carries one of the seat
+(ui/live_class/report.py, gradebook.py): their download names say so (`private_file_name`: class-<CODE>-report.csv or
+.html, class-<CODE>-gradebook.csv, -answers.csv, -summary.csv), the page registers each file's bytes with the seat of
+the browser that built it (`keep_private`), and this middleware, in front of Streamlit's app (asgi.py), answers a request for such a file with 403 unless it carries one of the seat
 cookies (serving/seat.py) its bytes were registered with. A private file that was never registered (or was forgotten:
 at most MAX_FILES are kept, the oldest dropped) is served to nobody: the teacher builds the report again. Every other
 media file (images, a student's own downloads) passes untouched.
@@ -26,7 +26,7 @@ from typing import Any
 from serving.internals import media_file
 from serving.seat import seat_from_cookie_header
 
-PRIVATE_NAME = re.compile(r"class-[A-Z0-9]{6}-report\.(csv|html)")
+PRIVATE_NAME = re.compile(r"class-[A-Z0-9]{6}-(report|gradebook|answers|summary)\.(csv|html)")
 # Streamlit's media route is `media/{file_id:path}` after its base path: every request path with "/media/" in it is
 # read the way Streamlit reads it (media_file_id), whatever follows the id.
 MEDIA_PREFIX = re.compile(r"/media/")
@@ -36,9 +36,10 @@ _owners: collections.OrderedDict[str, frozenset[str]] = collections.OrderedDict(
 _lock = threading.Lock()
 
 
-def private_file_name(code: str, extension: str) -> str:
-    """The download name of a class's report file; a file so named is served to its registered seats only."""
-    name = f"class-{code}-report.{extension}"
+def private_file_name(code: str, extension: str, kind: str = "report") -> str:
+    """The download name of a class's report or gradebook file (`kind`: report, gradebook, answers, summary); a file
+    so named is served to its registered seats only."""
+    name = f"class-{code}-{kind}.{extension}"
     if not PRIVATE_NAME.fullmatch(name):
         raise ValueError(name)
     return name

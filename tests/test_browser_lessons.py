@@ -3,9 +3,13 @@ context), the teacher moves the class and the student's page follows, a student 
 two server processes on one database count every answer. The teacher reloads and has her class back; a student
 reloads five times and is counted once; the projected Teacher page shows no answer before Reveal; a mischievous
 student cannot get ahead of the class, answer twice or learn the answer before the Reveal (issue 36)."""
+import csv
+import io
 import os
 import re
 import shutil
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,7 @@ from playwright.sync_api import Page, expect
 from classroom.store import DB_NAME, ClassStore
 from tests.conftest import SCREENSHOTS, streamlit_server
 from tests.browser_steps import no_exception, wait_idle
+from tests.test_homework_pages import write_lesson
 from tests.test_phone import IPHONE
 
 
@@ -418,4 +423,91 @@ def test_a_mischievous_student_cannot_get_ahead_answer_twice_or_learn_the_answer
             no_exception(page)
     finally:
         for context in (teacher_context, student_context, private_context):
+            context.close()
+
+
+def test_homework_two_students_at_their_own_pace_one_refused_after_the_deadline_and_the_gradebook(
+        browser, class_app_url, class_data):
+    """A self-paced class (issue 57): the teacher starts one on a three-stop lesson; a student in Korean goes through
+    all three stops, one on a phone answers the first (wrong) and moves on, the deadline passes (moved in the store:
+    the server's clock is the store's), her next answer is refused in words, and the teacher's gradebook CSV holds
+    exactly their answers."""
+    write_lesson(class_data / "lessons")
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 720}),
+                browser.new_context(viewport={"width": 1000, "height": 900}),
+                browser.new_context(viewport={"width": 390, "height": 844}, user_agent=IPHONE, is_mobile=True,
+                                    has_touch=True)]
+    try:
+        teacher, korean, phone = (context.new_page() for context in contexts)
+        teacher.goto(f"{class_app_url}/teacher")
+        wait_idle(teacher)
+        teacher.get_by_test_id("stForm").get_by_test_id("stSelectbox").click()
+        teacher.get_by_role("option", name="Homework").click()
+        teacher.get_by_text("Self-paced (homework)").click()
+        teacher.locator(".st-key-class_start_password input").fill(_password(class_data))
+        teacher.get_by_role("tabpanel", name="Start a class").screenshot(path=SCREENSHOTS / "homework_start_form.png")
+        teacher.get_by_role("button", name="Start a class").click()
+        wait_idle(teacher)
+        code = teacher.get_by_test_id("stMetric").filter(has_text="Class code").get_by_test_id("stMetricValue")
+        expect(code).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
+        code = code.inner_text()
+        expect(teacher.get_by_text("Homework: Homework")).to_be_visible()
+
+        def answer(student: Page, option: str, submit: str) -> None:
+            main = student.get_by_test_id("stMain")
+            main.get_by_text(option, exact=True).click()
+            main.get_by_role("button", name=submit).click()
+            wait_idle(student)
+
+        korean.goto(f"{class_app_url}/?class={code}&lang=ko")
+        wait_idle(korean)
+        for stop in (1, 2, 3):  # the quick one: every stop, each answered right, her Next after each answer
+            expect(korean.get_by_text(f"3개 중 {stop}번째", exact=False).first).to_be_visible(timeout=15000)
+            answer(korean, f"오른쪽 {stop}", "답하기")
+            expect(korean.get_by_text(re.compile(rf"^맞았습니다: 오른쪽 {stop}"))).to_be_visible(timeout=15000)
+            if stop < 3:
+                korean.get_by_role("button", name="다음").click()
+                wait_idle(korean)
+        expect(korean.get_by_text(re.compile("^이 서버의 한 수업이"))).to_have_count(0)  # her class holds nothing back
+        korean.screenshot(path=SCREENSHOTS / "homework_student_ko.png")
+
+        phone.goto(f"{class_app_url}/?class={code}")
+        wait_idle(phone)
+        answer(phone, "left 1", "Answer")  # wrong: the right option is named at once
+        expect(phone.get_by_text(re.compile(r"^Your answer: left 1"))).to_be_visible(timeout=15000)
+        phone.get_by_role("button", name="Next").click()
+        wait_idle(phone)
+        expect(phone.get_by_text("Question 2: which is right?")).to_be_visible(timeout=15000)
+        with sqlite3.connect(class_data / DB_NAME) as db:  # the deadline passes (the store's clock is the server's)
+            db.execute("UPDATE classes SET deadline = ? WHERE code = ?", (time.time() - 60, code))
+        answer(phone, "right 2", "Answer")
+        expect(phone.get_by_text(re.compile(r"^Not taken: the deadline \(.* UTC\) has passed"))).to_be_visible(
+            timeout=15000)
+        phone.screenshot(path=SCREENSHOTS / "homework_phone_refused.png", full_page=True)
+
+        # the teacher's progress (it refreshes itself), then her gradebook: exactly the four answers given
+        expect(teacher.get_by_text(re.compile(r"The deadline \(.* UTC\) has passed"))).to_be_visible(timeout=15000)
+        expect(teacher.get_by_test_id("stMetric").filter(has_text="At the last stop")
+               .get_by_test_id("stMetricValue")).to_have_text("1")
+        teacher.screenshot(path=SCREENSHOTS / "homework_teacher_progress.png", full_page=True)
+        teacher.get_by_text("Class report: what the class learned").click()
+        wait_idle(teacher)
+        gradebook = teacher.get_by_role("button", name="Gradebook (CSV)")
+        gradebook.scroll_into_view_if_needed()
+        teacher.screenshot(path=SCREENSHOTS / "homework_gradebook.png")
+        files = {}
+        for label in ("Gradebook (CSV)", "Every answer (CSV)"):
+            with teacher.expect_download() as info:
+                teacher.get_by_role("button", name=label).click()
+            files[label] = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text(encoding="utf-8"))))
+            assert info.value.suggested_filename.startswith(f"class-{code}-")
+        book = {row["seat"]: row for row in files["Gradebook (CSV)"]}
+        assert sorted((r["hw:1"], r["hw:2"], r["hw:3"], r["total"]) for r in book.values()) == [
+            ("0", "", "", "0"), ("1", "1", "1", "3")]
+        given = sorted((r["question"], r["answer"], r["right"]) for r in files["Every answer (CSV)"])
+        assert given == [("hw:1", "1", "0"), ("hw:1", "2", "1"), ("hw:2", "2", "1"), ("hw:3", "2", "1")]
+        for page in (teacher, korean, phone):
+            no_exception(page)
+    finally:
+        for context in contexts:
             context.close()

@@ -233,6 +233,15 @@ def test_the_report_files_are_served_to_the_teachers_browser_only(monkeypatch):
     assert client.get("/media/e2.png").status_code == 200 and client.get("/media/f3.csv").status_code == 200
     with pytest.raises(ValueError):
         private_file_name("../x", "csv")
+    # the gradebook's three files (ui/live_class/gradebook.py) are hers alike
+    for n, kind in enumerate(("gradebook", "answers", "summary")):
+        data = keep_private(f"seat,total\nA{n},1\n".encode(), seat)
+        client = _media_client({"g4": MemoryFile(data, "text/csv", MediaFileKind.DOWNLOADABLE,
+                                                 private_file_name("ABC234", "csv", kind))})
+        assert client.get("/media/g4.csv", headers={"cookie": f"{SEAT_COOKIE}={other}"}).status_code == 403
+        assert client.get("/media/g4.csv", headers={"cookie": f"{SEAT_COOKIE}={seat}"}).content == data
+    with pytest.raises(ValueError):
+        private_file_name("ABC234", "csv", "anything")
 
 
 def test_every_spelling_streamlit_serves_the_report_at_is_refused_to_another_browser(monkeypatch):

@@ -1,12 +1,10 @@
 """The lesson bar (on every page while a lesson is open), the lesson picker, and a student's side of a live class.
 
-app.py calls lesson_bar() after st.navigation and before the sidebar and the page, so a stop's view state can be
-put into the widgets' values before any widget of this run is drawn. What it keeps is the session object's
-(ui/session.py): `lesson` (the open lesson, its stop, 1-based, and the answers {question id: canonical answer}) and,
-for a student in a class, `seat` (the class code and the student's id, derived from the browser's seat cookie, so a
-reload or a replica's death keeps the student and their answers); `teacher` for the teacher's class
-(ui/live_class/classroom). The address keeps ?lesson=ID&stop=K (a link to stop K opens the lesson there) and ?class=CODE
-(a link or QR code that joins the class).
+app.py calls lesson_bar() after st.navigation and before the sidebar and the page, so a stop's view state is put into
+the widgets' values before any widget of this run is drawn. It keeps the session object's (ui/session.py) `lesson`
+(the open lesson, its stop, 1-based, the answers {question id: canonical answer}), a student's `seat` in a class (the
+code and her id, from the browser's seat cookie: a reload or a replica's death keeps her answers) and `teacher`
+(ui/live_class/classroom). The address keeps ?lesson=ID&stop=K (opens the lesson there) and ?class=CODE (joins).
 """
 from __future__ import annotations
 
@@ -36,6 +34,7 @@ from ui.lessons.claims import show_claims
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer, right_answer
 from ui.live_class.class_watch import watch_class
+from ui.live_class.homework import next_held, paced_class, paced_question
 from ui.live_class.live_question import LiveQuestion, live_question, polls_itself, seen_of
 from ui.live_class.peer_groups import class_line
 from ui.live_class.peer_student import check_questions, class_question, earlier_answers, solo_question
@@ -45,14 +44,10 @@ from ui.live_class.showcase import projected_item
 from ui.text import escape_markdown
 from ui.session import JoinClass, OpenLesson, lab_session
 from ui.share import opened_link, report_unfit_link_value, switch_page
-from ui.lesson_bar.stops import go_to, leave, stop_number, url_extra
+from ui.lesson_bar.stops import furthest_stop, go_to, leave, stop_number, url_extra
 from ui.view import Source
 
 FOLLOW_SECONDS = 3  # how often a waiting student's page asks whether the teacher admitted her
-
-
-def _page_name(url_path: str) -> str:
-    return url_path or "home"
 
 
 def _from_url() -> None:
@@ -98,8 +93,9 @@ def _history(link: dict[str, str]) -> None:
         session = class_store().session(code)
         lesson = class_lesson(session, lessons()[0], known_pages())[0] if session else None
         if lesson is not None:
-            back = lesson_id == session.lesson and 1 <= number <= session.stop
-            go_to(lesson, number if back else session.stop, move_class=False, link=link, source=Source.LINK)
+            furthest = furthest_stop(lesson) or session.stop  # the class's stop, or her own in a self-paced class
+            back = lesson_id == session.lesson and 1 <= number <= furthest
+            go_to(lesson, number if back else furthest, move_class=False, link=link, source=Source.LINK)
         return
     lesson = open_lesson(lessons()[0], lesson_id) if lesson_id else None
     if lesson is None or not 1 <= number <= len(lesson.stops):
@@ -156,7 +152,9 @@ def join(text: str, link: Mapping[str, str] | None = None) -> None:
     seat_state.code = code
     seat_state.label = seat_label_of(store, code, student)
     seat_state.seen = seen_of(session)
-    go_to(lesson, session.stop, move_class=False, link=link, source=Source.TEACHER)
+    # a self-paced class: her own stop (go_to holds her there), found again after a reload or on another day
+    go_to(lesson, session.stop if session.deadline is None else len(lesson.stops), move_class=False, link=link,
+          source=Source.TEACHER)
 
 
 @lab_fragment(run_every=FOLLOW_SECONDS)
@@ -226,7 +224,7 @@ def _class_poll() -> None:
 
 def lesson_bar(url_path: str) -> bool:
     """Draw the bar of the open lesson; -> False when the page must stay hidden (a question not answered yet)."""
-    current_page = _page_name(url_path)
+    current_page = url_path or "home"
     _from_url()
     session = lab_session()
     position, seat = session.lesson, session.seat
@@ -283,12 +281,11 @@ def lesson_bar(url_path: str) -> bool:
         # Callbacks: the stop's state is set before this run draws any widget.
         previous.button(tr("lessons.previous"), key="lesson_previous", disabled=number == 1, width="content",
                         on_click=go_to, args=(lesson, number - 1))
-        # a student in a class looks back, not ahead: Next stops at the class's stop (go_to holds it there too)
-        seen = seat.seen if seat.code else None
-        held = seen is not None and seen.lesson == lesson.id and number >= seen.stop
-        following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops) or held,
-                         type="primary", width="content", on_click=go_to, args=(lesson, number + 1),
-                         help=tr("lessons.next_follows_teacher") if held else None)
+        # a student in a class looks back, not ahead: Next stops at the class's stop (go_to holds it there too), or
+        # in a self-paced class at her own until she has answered its questions (ui/live_class/homework.py)
+        held = next_held(lesson, number)
+        following.button(tr("lessons.next"), key="lesson_next", disabled=number == len(lesson.stops) or bool(held),
+                         type="primary", width="content", on_click=go_to, args=(lesson, number + 1), help=held)
         leaving.button(tr("lessons.leave"), key="lesson_leave", width="content", on_click=leave)
         poll = st.container()  # the class poll's line: the live question's own, or _class_poll's
         if stop.page != current_page and not stop.problem:  # a stop with a problem may name no page at all
@@ -325,6 +322,8 @@ def _question(lesson: Lesson, stop: Stop) -> tuple[bool, bool]:
     or the teacher has revealed the answer to the class. -> (whether the page shows, whether the question is a
     student's live question: ui/live_class/live_question.py, her class poll while it is drawn)."""
     qid = question_id(lesson.id, stop)
+    if lab_session().seat.code and getattr(paced_class(), "lesson", None) == lesson.id:  # homework: her own pace
+        return paced_question(lesson, stop, qid), False
     try:
         expected: Expected | None = expected_answer(stop)
     except MeasureError as error:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, MutableMapping
 from classroom.lessons import Lesson, Stop
 from i18n import tr
 from ui.live_class.classroom import teacher_class
+from ui.live_class.homework import next_stop, own_stop
 from ui.seat import class_store
 from ui.live_class.refusals import teacher_action
 from ui.page_sections import open_stop_section
@@ -26,6 +27,8 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[st
     switches to the stop's page. link: the address this run opened (a shared link, a reload, Back or Forward).
     source: what opened it (ui.view.Source): the stop's own controls, a link, or the teacher's move.
     """
+    if move_class:  # her Next in a self-paced class moves her own seat first (the store says whether it may)
+        next_stop(lesson, number)
     number = max(1, min(number, len(lesson.stops), furthest_stop(lesson) or number))
     stop = lesson.stops[number - 1]
     position = lab_session().lesson
@@ -62,10 +65,13 @@ def open_stop_view(lesson: Lesson, stop: Stop, link: Mapping[str, str] | None = 
 
 def furthest_stop(lesson: Lesson) -> int | None:
     """A student in a class on this lesson may look back, not ahead: the class's stop (asked now, not what the poll
-    last saw), the last one she may open; None for anyone else (outside a class, the teacher, another lesson)."""
+    last saw), or in a self-paced class her own, the last one she may open; None for anyone else (outside a class,
+    the teacher, another lesson)."""
     code = lab_session().seat.code
     if not code:
         return None
+    if (own := own_stop(lesson)) is not None:
+        return own
     session = class_store().session(code)
     return session.stop if session is not None and session.lesson == lesson.id else None
 

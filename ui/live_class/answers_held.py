@@ -10,6 +10,7 @@ from classroom.lessons import OWN_WORK_KINDS, Lesson
 from i18n import tr
 from ui.lessons.catalogue import lessons
 from ui.live_class.classroom import teacher_class
+from ui.live_class.homework import paced_class
 from ui.seat import class_store
 from ui.session import lab_session
 
@@ -28,7 +29,9 @@ def held_back_here(page: str, lesson: Lesson | None, number: int | None) -> dict
         (all_lessons[lesson_id], stop, revealed) for lesson_id, stop, revealed in class_store().live_positions()
         if lesson_id in all_lessons and 1 <= stop <= len(all_lessons[lesson_id].stops)]
     seen = seat.seen if seat.code else None
-    if seen is not None and seen.lesson in all_lessons:  # her class as she last followed it (the same class, read once)
+    # her class as she last followed it (the same class, read once); in a self-paced class she is a student alone
+    # (her answers open her stops: ui/live_class/homework.py), and her class holds nothing back for anyone
+    if seen is not None and seen.lesson in all_lessons and paced_class() is None:
         classes.append((all_lessons[seen.lesson], seen.stop, seen.revealed))
     return held_back(page, lesson, number, position.answers, classes)
 

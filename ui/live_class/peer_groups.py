@@ -29,9 +29,12 @@ def _size_widget(qid: str) -> WidgetKey:
 
 
 def class_line(code: str) -> str:
-    """A student's class line: the class, and her seat's label once she has one ("you are K4")."""
+    """A student's class line: the class, and her seat's label once she has one ("you are K4"); a self-paced class
+    (homework) says she goes at her own pace, not the teacher's."""
     label = lab_session().seat.label
-    return tr("lessons.in_class_as", code=code, seat=label) if label else tr("lessons.in_class", code=code)
+    session = class_store().shared_session(code)
+    area = "homework" if session is not None and session.deadline is not None else "lessons"
+    return tr(f"{area}.in_class_as", code=code, seat=label) if label else tr(f"{area}.in_class", code=code)
 
 
 def label_list(labels: tuple[str, ...]) -> str:

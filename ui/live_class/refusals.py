@@ -12,8 +12,8 @@ from typing import Any
 import streamlit as st
 
 from classroom.errors import (AnsweredAlready, ClassElsewhere, ClassEnded, ClassStoreError, NoSuchAnswer, NoSuchClass,
-                              NotAdmitted, NotApproved, NotAView, NotOpenYet, NotTheTeacher, OffTheMap, RoundOneOpen,
-                              StoreBusy, TextEmpty, TextTooLong, TooManyTries)
+                              NotAdmitted, NotAnsweredYet, NotApproved, NotAView, NotOpenYet, NotReached, NotTheTeacher,
+                              OffTheMap, PastDeadline, RoundOneOpen, StoreBusy, TextEmpty, TextTooLong, TooManyTries)
 from i18n import tr
 from runtime.page_slots import teacher_acts
 
@@ -35,6 +35,9 @@ ANSWER: Messages = {  # a student's answer
     NotAView: "showcase.not_a_view",  # {reason}
     NotApproved: "showcase.not_approved",  # the teacher's (the projector), said the same to anyone
     NoSuchAnswer: "showcase.no_such_answer",
+    PastDeadline: "homework.refused_past_deadline",  # {deadline} (a self-paced class: classroom/self_paced.py)
+    NotReached: "homework.refused_not_reached",  # {stop}: hers
+    NotAnsweredYet: "homework.refused_not_answered",  # {stop}: hers
 }
 JOIN: Messages = {**ANSWER, StoreBusy: "lessons.busy_join", NoSuchClass: "lessons.bad_code"}
 TEACHER: Messages = {**ANSWER, StoreBusy: "class_teacher.busy", ClassEnded: "class_teacher.expired",

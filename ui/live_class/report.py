@@ -18,6 +18,7 @@ from classroom.report import ClassReport, build_report, reportable
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr, using_language
 from serving.private_media import keep_private, private_file_name
+from ui.live_class.gradebook import gradebook_downloads
 from ui.seat import browser_seat
 from viz.attention import csv_safe
 from viz.class_report import misconception_bars, report_html, rounds_bars, slope_chart
@@ -204,3 +205,4 @@ def class_report(teacher: ClassTeacher, lesson: Lesson) -> None:
                          mime="text/csv", key="report_csv", on_click="ignore", help=tr("report.files_help"))
     right.download_button(tr("report.html"), html_file, file_name=private_file_name(teacher.code, "html"),
                           mime="text/html", key="report_html", on_click="ignore", help=tr("report.files_help"))
+    gradebook_downloads(teacher, lesson)  # per student and question, for a learning management system

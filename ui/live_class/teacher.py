@@ -36,6 +36,7 @@ from ui.errors import lab_fragment
 from ui.live_class.cell_results import class_taps
 from ui.live_class.class_seats import live_joins, seat_controls
 from ui.live_class.earlier import earlier_questions
+from ui.live_class.homework_teacher import deadline_fields, homework_panel
 from ui.lessons.catalogue import known_pages, lessons, saved_source
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer
@@ -125,8 +126,8 @@ def _teacher_page() -> None:
         if not private:
             private_link()
         seat_controls(teacher, seats)
-    with results:
-        _panel(teacher, lesson)
+    with results:  # a self-paced class (homework): its progress, in place of the stop and its controls
+        (_panel if session.deadline is None else homework_panel)(teacher, lesson)
     # teacher-only (it needs her handle); drawn, and read from the store, only while open: opening it reruns the page
     section, is_open = folded_section(tr("report.open"), REPORT_OPEN, ":material/insights:")
     if is_open:
@@ -198,6 +199,7 @@ def _start(all_lessons: Mapping[str, Lesson], preferred: str | None = None) -> N
         size = st.number_input(tr("class_teacher.class_size"), min_value=1, max_value=MAX_CLASS_SIZE,
                                value=DEFAULT_CLASS_SIZE, step=1, key="class_start_size",
                                help=tr("class_teacher.class_size_help"))
+        deadline = deadline_fields()  # self-paced (homework), with a deadline: ui/live_class/homework_teacher.py
         password = _password_field("class_start_password")
         if not st.form_submit_button(tr("class_teacher.start"), type="primary"):
             return
@@ -211,7 +213,7 @@ def _start(all_lessons: Mapping[str, Lesson], preferred: str | None = None) -> N
     if saved is not None:  # a teacher's saved lesson: the class runs on this version's text, whatever is saved later
         source = saved_source(lesson_id, saved)
     keep_teacher(class_store().create_class(lesson_id, teacher_seat=browser_seat(), lesson_source=source,
-                                            class_size=int(size)))
+                                            class_size=int(size), deadline=deadline))
     st.rerun()
 
 
