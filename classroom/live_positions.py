@@ -5,7 +5,16 @@ its lesson's answers back from every page of the server until its deadline (days
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class LivePosition(NamedTuple):
+    """A live class as a page outside it sees it: its lesson, its stop, the questions it has revealed, and the
+    lesson's text when the class started (a teacher's saved lesson runs on that version, whatever is saved later)."""
+    lesson: str
+    stop: int
+    revealed: frozenset[str]
+    source: str | None
 
 
 class LivePositions:
@@ -21,16 +30,16 @@ class LivePositions:
                 "(SELECT 1 FROM revealed WHERE revealed.code = classes.code AND revealed.question = ?) LIMIT 1",
                 (lesson, stop, now, question)).fetchone() is not None
 
-    def live_positions(self: Any, now: float | None = None) -> list[tuple[str, int, frozenset[str]]]:
-        """Every live class on this store as (lesson, stop, its revealed questions): what a page opened outside those
-        classes holds back (classroom/answers_ahead.py), so nobody reads a class's answers on another page first."""
+    def live_positions(self: Any, now: float | None = None) -> list[LivePosition]:
+        """Every live class on this store: what a page opened outside those classes holds back
+        (classroom/answers_ahead.py), so nobody reads a class's answers on another page first."""
         now = time.time() if now is None else now
         with self.connect() as db:
-            rows = db.execute("SELECT code, lesson, stop FROM classes WHERE expires > ? AND deadline IS NULL",
-                              (now,)).fetchall()
-            revealed: dict[str, set[str]] = {code: set() for code, _, _ in rows}
+            rows = db.execute("SELECT code, lesson, stop, lesson_source FROM classes WHERE expires > ? AND "
+                              "deadline IS NULL", (now,)).fetchall()
+            revealed: dict[str, set[str]] = {code: set() for code, *_ in rows}
             for code, question in db.execute(
                     "SELECT revealed.code, revealed.question FROM revealed JOIN classes ON classes.code = revealed.code "
                     "WHERE classes.expires > ?", (now,)):
                 revealed.setdefault(code, set()).add(question)
-        return [(lesson, stop, frozenset(revealed[code])) for code, lesson, stop in rows]
+        return [LivePosition(lesson, stop, frozenset(revealed[code]), source) for code, lesson, stop, source in rows]

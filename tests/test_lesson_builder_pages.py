@@ -8,8 +8,9 @@ from classroom.lesson_draft import Draft, fixed_question, view_stop
 from classroom.saved_lessons import LessonAuthor
 from classroom.store import DATABASE_URL_ENV
 from classroom.teacher_password import PASSWORD_ENV
+from i18n import translate
 from tests.app_links import assert_healthy, go_to, lab_session_of, open_page
-from ui.lessons.catalogue import shelf
+from ui.lessons.catalogue import known_pages, saved_changed, shelf
 from ui.session import LabSession
 
 PASSWORD = "builder-test"
@@ -183,3 +184,25 @@ def test_every_bad_input_in_the_builders_fields_is_added_as_text_or_refused_with
     teacher.text_input(key="builder_title_en").input(load_bad_inputs()[-1] or "x")
     teacher.button(key="builder_save").click().run()
     assert_healthy(teacher)
+
+
+def test_a_page_outside_the_class_holds_back_what_the_classs_own_version_asks_not_the_newest():
+    """A class runs on version 1 of a saved lesson (its stop 1 asks about the positional page) while its teacher saves
+    a version 2 without that stop: a student opening the positional page outside the class still finds it held until
+    the Reveal (issue 42), as the class's own version asks, not the newest."""
+    store = shelf()
+    author = store.sign_in(PASSWORD)
+    asked = fixed_question("choice", {"en": "Which is faster?"}, options={"en": ["first", "last"]}, answer=1)
+    first = Draft({"en": "Moving"}, [view_stop("positional", {}, None, {"en": "Waves"}, {"en": "x"}, asked),
+                                     view_stop("residual", {}, None, {"en": "Skip"}, {"en": "x"})]).source()
+    saved = store.save(author, first, known_pages())
+    saved_changed()
+    store.store.create_class(saved.id, lesson_source=first)
+    reader = open_page("positional")
+    held = translate("en", "lessons.page_held", stop=1)
+    assert held in [str(m.value) for m in reader.info]
+    second = Draft({"en": "Moving"}, [view_stop("residual", {}, None, {"en": "Skip"}, {"en": "x"})]).source()
+    assert store.save(author, second, known_pages(), lesson_id=saved.id).version == 2
+    saved_changed()
+    reader = open_page("positional")
+    assert held in [str(m.value) for m in reader.info]

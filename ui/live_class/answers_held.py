@@ -8,8 +8,8 @@ import streamlit as st
 from classroom.answers_ahead import WHOLE_PAGE, held_back
 from classroom.lessons import OWN_WORK_KINDS, Lesson
 from i18n import tr
-from ui.lessons.catalogue import lessons
-from ui.live_class.classroom import teacher_class
+from ui.lessons.catalogue import known_pages, lessons
+from ui.live_class.classroom import running_lesson, teacher_class
 from ui.live_class.homework import paced_class
 from ui.seat import class_store
 from ui.session import lab_session
@@ -22,12 +22,18 @@ def held_back_here(page: str, lesson: Lesson | None, number: int | None) -> dict
     nothing back (her private view shows it all)."""
     all_lessons = lessons()[0]
     if not any(stop.page == page and stop.question is not None and stop.question.kind not in OWN_WORK_KINDS
-               for one in all_lessons.values() for stop in one.stops):
-        return {}  # no question is asked about this page (a text question's answer is on none): no read of the store
+               for one in all_lessons.values() for stop in one.stops) and all(
+            one.version is None for one in all_lessons.values()):
+        # no question is asked about this page (a text question's answer is on none), and no teacher's saved lesson
+        # has an earlier version a class may still run on: no read of the store
+        return {}
     position, seat = lab_session().lesson, lab_session().seat
-    classes = [] if teacher_class() else [
-        (all_lessons[lesson_id], stop, revealed) for lesson_id, stop, revealed in class_store().live_positions()
-        if lesson_id in all_lessons and 1 <= stop <= len(all_lessons[lesson_id].stops)]
+    # each class on the lesson it runs on: a teacher's saved lesson at the version the class started on
+    running = [] if teacher_class() else [
+        (running_lesson(live.lesson, live.source, all_lessons, known_pages())[0], live.stop, live.revealed)
+        for live in class_store().live_positions() if live.lesson in all_lessons]
+    classes = [(one, stop, revealed) for one, stop, revealed in running
+               if one is not None and 1 <= stop <= len(one.stops)]
     seen = seat.seen if seat.code else None
     # her class as she last followed it (the same class, read once); in a self-paced class she is a student alone
     # (her answers open her stops: ui/live_class/homework.py), and her class holds nothing back for anyone

@@ -74,15 +74,21 @@ def _snapshot(lesson_id: str, source: str, pages: dict) -> Lesson | None:
 
 
 def class_lesson(session: ClassSession, all_lessons: Mapping[str, Lesson], pages: dict) -> tuple[Lesson | None, bool]:
-    """-> (the lesson the class runs on, whether it is the copy taken when the class started). The file as it is now
-    when it reads; while it does not (a typo saved during class), the copy the class started with, so the class goes
-    on; None only when neither reads. A teacher's saved lesson: always the version the class started on (its text,
-    kept with the class), never a later save."""
-    current = all_lessons.get(session.lesson)
-    if current is not None and current.version is not None and session.lesson_source:
-        return _snapshot(session.lesson, session.lesson_source, pages), False
+    """-> (the lesson the class runs on, whether it is the copy taken when the class started)."""
+    return running_lesson(session.lesson, session.lesson_source, all_lessons, pages)
+
+
+def running_lesson(lesson_id: str, source: str | None, all_lessons: Mapping[str, Lesson],
+                   pages: dict) -> tuple[Lesson | None, bool]:
+    """-> (the lesson a class of `lesson_id` that started on `source` runs on, whether it is that copy). The file as
+    it is now when it reads; while it does not (a typo saved during class), the copy the class started with, so the
+    class goes on; None only when neither reads. A teacher's saved lesson: always the version the class started on
+    (its text, kept with the class), never a later save."""
+    current = all_lessons.get(lesson_id)
+    if current is not None and current.version is not None and source:
+        return _snapshot(lesson_id, source, pages), False
     if current is not None:
         return current, False
-    if session.lesson_source:
-        return _snapshot(session.lesson, session.lesson_source, pages), True
+    if source:
+        return _snapshot(lesson_id, source, pages), True
     return None, False
