@@ -234,6 +234,20 @@ class LessonShelf:
             db.execute("COMMIT")
         return SavedLesson(lesson_id, version, source, now)
 
+    def delete(self, author: LessonAuthor | None, lesson_id: str, now: float | None = None) -> int:
+        """Remove every version of saved lesson `lesson_id` -> how many were removed (0: there was none). A class
+        already running on it goes on with the text it started on (kept with the class), and so does its report.
+        Refused, with nothing removed: NotAnAuthor (no teacher's key), LessonRefused (a lesson file's id)."""
+        now = time.time() if now is None else now
+        if lesson_id in self._shipped() or lesson_id == PREVIEW_LESSON:
+            raise LessonRefused(None, "id", f"{lesson_id!r} is a lesson file's id: only a saved lesson is deleted here")
+        with self.store.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            self._check(db, author, now)
+            removed = db.execute("DELETE FROM saved_lessons WHERE lesson = ?", (lesson_id,)).rowcount
+            db.execute("COMMIT")
+        return max(0, removed)
+
     # ---- reading (anyone: a saved lesson opens for every student, as a lesson file does)
     def versions(self) -> dict[str, int]:
         """{lesson id: its latest version}, by id; a lesson file's id left out (the file is the lesson)."""

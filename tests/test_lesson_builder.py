@@ -179,3 +179,26 @@ def test_a_class_on_a_saved_lesson_keeps_the_version_it_started_on(shelf):
     assert len(found[first.id].stops) == 3
     running, from_copy = class_lesson(teacher.session(), found, PAGES)
     assert [stop.page for stop in running.stops] == ["softmax_scaling"] and not from_copy
+
+
+def test_only_a_signed_in_teacher_deletes_a_saved_lesson_and_a_class_on_it_goes_on(shelf):
+    """Deleting frees the server's room for lessons (MAX_SAVED_LESSONS) and takes every version off the lists; a class
+    running on the lesson keeps the text it started on, with nothing said about a broken file (it has none)."""
+    from ui.live_class.classroom import class_lesson
+
+    author = shelf.sign_in("the-teacher")
+    first = shelf.save(author, _lesson(GOOD), PAGES)
+    shelf.save(author, _lesson(GOOD, PLAIN), PAGES, lesson_id=first.id)
+    teacher = shelf.store.create_class(first.id, lesson_source=first.source)
+    for stranger in (None, LessonAuthor("forged")):
+        with pytest.raises(NotAnAuthor):
+            shelf.delete(stranger, first.id)
+    with pytest.raises(LessonRefused):  # a lesson file is not deleted from the page
+        shelf.delete(author, "intro")
+    assert shelf.versions() == {first.id: 2}  # nothing was removed
+    assert shelf.delete(author, first.id) == 2
+    assert shelf.versions() == {} and shelf.lesson(first.id) is None and shelf.lesson(first.id, 1) is None
+    assert shelf.delete(author, first.id) == 0  # twice: nothing more, no error
+    found, _ = load_lessons(PAGES, LESSONS, {})
+    running, from_copy = class_lesson(teacher.session(), found, PAGES)
+    assert [stop.page for stop in running.stops] == ["softmax_scaling"] and not from_copy

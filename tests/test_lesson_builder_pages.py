@@ -155,6 +155,12 @@ def test_a_class_started_on_a_saved_lesson_keeps_its_version_when_she_saves_agai
     next(b for b in reader.button if b.key == "open_lesson_versions").click().run()
     assert "stop 1 of 2" in reader.markdown[0].value  # a new reader opens version 2
 
+    teacher.selectbox(key="builder_start_from").set_value("versions").run()  # then she deletes it: gone for all
+    teacher.button(key="builder_delete").click().run()
+    assert_healthy(teacher)
+    assert "Deleted “versions”" in _texts(teacher) and shelf().lesson("versions") is None
+    assert not [b for b in open_page("home").button if b.key == "open_lesson_versions"]
+
 
 def test_every_bad_input_in_the_builders_fields_is_added_as_text_or_refused_with_a_message():
     """../shared/bad_inputs.txt in the stop's title, text and question prompt and the lesson's title: each stop is

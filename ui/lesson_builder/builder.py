@@ -140,6 +140,27 @@ def _start_from() -> None:
                        tr("lesson_builder.saved_version", version=all_lessons[i].version)
                        if all_lessons[i].version else ""))
     button.button(tr("lesson_builder.open"), key="builder_open", on_click=_open, width="stretch")
+    chosen = all_lessons.get(START_FROM.get() or "")
+    if chosen is not None and chosen.version is not None:  # a saved lesson: hers to delete, after a confirmation
+        with st.popover(tr("lesson_builder.delete"), icon=":material/delete_forever:"):
+            st.warning(tr("lesson_builder.delete_warning", title=escape_markdown(localized(chosen.title, language))))
+            st.button(tr("lesson_builder.delete_confirm"), key="builder_delete", type="primary", on_click=_delete,
+                      args=(chosen.id,))
+
+
+def _delete(lesson_id: str) -> None:
+    """Delete every version of a saved lesson (the store checks her key); a draft of it becomes a new lesson."""
+    builder = lab_session().builder
+    try:
+        shelf().delete(builder.author, lesson_id)
+    except ClassStoreError as refused:
+        builder.said = ("error", refusal_words(refused))
+        return
+    saved_changed()
+    if builder.draft is not None and builder.draft.lesson_id == lesson_id:
+        builder.draft.lesson_id, builder.draft.version = None, None
+    START_FROM.forget()
+    builder.said = ("success", tr("lesson_builder.deleted", lesson=lesson_id))  # [a-z0-9-]
 
 
 def _open() -> None:

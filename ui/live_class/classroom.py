@@ -9,7 +9,7 @@ import time
 import streamlit as st
 
 from classroom import guessing
-from classroom.lessons import Lesson, LessonFileError, parse_lesson
+from classroom.lessons import Lesson, LessonFileError, lessons_folder, parse_lesson
 from classroom.errors import ClassStoreError
 from classroom.store import ClassSession
 from classroom.teacher import ClassTeacher
@@ -89,6 +89,6 @@ def running_lesson(lesson_id: str, source: str | None, all_lessons: Mapping[str,
         return _snapshot(lesson_id, source, pages), False
     if current is not None:
         return current, False
-    if source:
-        return _snapshot(lesson_id, source, pages), True
+    if source:  # a copy because its file does not read; a deleted saved lesson has no file, and nothing to say
+        return _snapshot(lesson_id, source, pages), (lessons_folder() / f"{lesson_id}.toml").exists()
     return None, False
