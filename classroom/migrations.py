@@ -121,6 +121,12 @@ def _self_paced(db: Database) -> None:
     add_column(db, "seats", "stop", "INTEGER NOT NULL DEFAULT 1")
 
 
+def _drafts_kept(db: Database) -> None:
+    """A builder's sign-in and draft kept per browser (a reload keeps both): lesson_authors.seat_sha256, lesson_drafts."""
+    add_column(db, "lesson_authors", "seat_sha256", "TEXT")
+    db.execute(_ddl(db, next(s for s in schema() if s.startswith("CREATE TABLE IF NOT EXISTS lesson_drafts "))))
+
+
 @dataclass(frozen=True)
 class Migration:
     version: int  # the database's version once this step is applied
@@ -135,6 +141,7 @@ MIGRATIONS = [
     Migration(4, "anonymous student work on the projector: the projected item and its log", _showcase),
     Migration(5, "a teacher's own lessons: their saved versions and who may save them", _saved_lessons),
     Migration(6, "self-paced classes: a class's deadline and each seat's own stop", _self_paced),
+    Migration(7, "a lesson builder's sign-in and draft kept per browser through a reload", _drafts_kept),
 ]
 LATEST = MIGRATIONS[-1].version
 

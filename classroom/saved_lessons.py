@@ -165,25 +165,65 @@ class LessonShelf:
         return shipped_ids() if self.shipped is None else self.shipped
 
     # ---- who may save
-    def sign_in(self, password: str, now: float | None = None) -> LessonAuthor:
-        """The teacher password -> her key; NotAnAuthor for any other (the page limits guesses before asking)."""
+    def sign_in(self, password: str, now: float | None = None, seat: str | None = None) -> LessonAuthor:
+        """The teacher password -> her key; NotAnAuthor for any other (the page limits guesses before asking).
+        `seat`: her browser's seat cookie, which keeps her signed in there through a reload (author_of_seat)."""
         if not is_teacher_password(password):
             raise NotAnAuthor()
-        return self._issue(now)
+        return self._issue(now, seat)
 
-    def author_of_class(self, teacher: ClassTeacher, now: float | None = None) -> LessonAuthor:
+    def author_of_class(self, teacher: ClassTeacher, now: float | None = None, seat: str | None = None) -> LessonAuthor:
         """The teacher of a live class (her handle, checked) -> her key; the handle's refusal otherwise."""
         teacher.check(now)
-        return self._issue(now)
+        return self._issue(now, seat)
 
-    def _issue(self, now: float | None) -> LessonAuthor:
+    def author_of_seat(self, seat: str | None, now: float | None = None) -> LessonAuthor | None:
+        """A new session in the browser of a teacher signed in there (its seat cookie, never sent to the page) -> a
+        key of her own, until her sign-in's end; None for any other browser."""
+        now = time.time() if now is None else now
+        if not seat:
+            return None
+        with self.store.connect() as db:
+            row = db.execute("SELECT MAX(expires) FROM lesson_authors WHERE seat_sha256 = ? AND expires > ?",
+                             (token_hash(seat), now)).fetchone()
+        return None if row is None or row[0] is None else self._issue(now, seat, until=row[0])
+
+    def _issue(self, now: float | None, seat: str | None = None, until: float | None = None) -> LessonAuthor:
         now = time.time() if now is None else now
         token = secrets.token_urlsafe(24)
         with self.store.connect() as db:
             db.execute("DELETE FROM lesson_authors WHERE expires <= ?", (now,))
-            db.execute("INSERT INTO lesson_authors (token_sha256, expires) VALUES (?, ?)",
-                       (token_hash(token), now + AUTHOR_HOURS * 3600))
+            db.execute("DELETE FROM lesson_drafts WHERE expires <= ?", (now,))
+            db.execute("INSERT INTO lesson_authors (token_sha256, expires, seat_sha256) VALUES (?, ?, ?)",
+                       (token_hash(token), until or now + AUTHOR_HOURS * 3600, token_hash(seat) if seat else None))
         return LessonAuthor(token)
+
+    # ---- her draft, kept per browser while she is signed in there
+    def keep_draft(self, author: LessonAuthor | None, seat: str | None, source: str, lesson_id: str | None = None,
+                   version: int | None = None, now: float | None = None) -> bool:
+        """Keep her draft for her browser (`seat`) until her sign-in ends -> whether it was kept (no seat, or a
+        draft past MAX_SOURCE_BYTES: not kept, and nothing else changes). NotAnAuthor without a teacher's key."""
+        now = time.time() if now is None else now
+        if not seat or len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
+            return False
+        with self.store.connect() as db:
+            self._check(db, author, now)
+            expires = db.execute("SELECT expires FROM lesson_authors WHERE token_sha256 = ?",
+                                 (token_hash(author.token),)).fetchone()[0]
+            db.execute("DELETE FROM lesson_drafts WHERE seat_sha256 = ?", (token_hash(seat),))
+            db.execute("INSERT INTO lesson_drafts (seat_sha256, source, lesson, version, expires) VALUES (?, ?, ?, ?, ?)",
+                       (token_hash(seat), source, lesson_id, version, expires))
+        return True
+
+    def draft_of_seat(self, seat: str | None, now: float | None = None) -> tuple[str, str | None, int | None] | None:
+        """The draft kept for this browser, as (its TOML, the saved lesson it continues, that version), or None."""
+        now = time.time() if now is None else now
+        if not seat:
+            return None
+        with self.store.connect() as db:
+            row = db.execute("SELECT source, lesson, version FROM lesson_drafts WHERE seat_sha256 = ? AND expires > ?",
+                             (token_hash(seat), now)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
 
     @staticmethod
     def _check(db: Database, author: LessonAuthor | None, now: float) -> None:

@@ -107,7 +107,15 @@ CREATE TABLE IF NOT EXISTS saved_lessons (
 );
 CREATE TABLE IF NOT EXISTS lesson_authors (
     token_sha256 TEXT PRIMARY KEY,  -- a teacher signed in to save lessons: the sha256 of her session's token
-    expires REAL NOT NULL
+    expires REAL NOT NULL,
+    seat_sha256 TEXT                -- the sha256 of her browser's seat cookie: a reload there keeps her signed in
+);
+CREATE TABLE IF NOT EXISTS lesson_drafts (
+    seat_sha256 TEXT PRIMARY KEY,   -- a signed-in teacher's browser (its seat cookie's sha256)
+    source TEXT NOT NULL,           -- her draft's TOML, as the builder writes it (at most MAX_SOURCE_BYTES)
+    lesson TEXT,                    -- the saved lesson it is the next version of, if any
+    version INTEGER,
+    expires REAL NOT NULL           -- her sign-in's end: the draft goes with it
 );
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL        -- one row: the last migration applied (classroom/migrations.py)

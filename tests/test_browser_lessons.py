@@ -496,6 +496,11 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
                                                         ("Attention step by step", "steps", measured),
                                                         ("Softmax scaling (√d_k)", "saturation", choice(3))), 1):
             assert _add_view_as_stop(teacher, nav, f"Stop {n}", section, question) == n
+            if n == 2:  # a reload (a new session) keeps her signed in, with her draft: her browser's, in the store
+                teacher.reload()
+                wait_idle(teacher)
+                expect(teacher.get_by_test_id("stSidebar").get_by_role(
+                    "button", name="Add this view as a stop")).to_be_visible(timeout=15000)
         teacher.get_by_test_id("stSidebar").get_by_role("link", name="Teacher", exact=True).click()
         wait_idle(teacher)
         teacher.get_by_label("Lesson title (English)").fill("Homework")
@@ -504,8 +509,7 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
         expect(teacher.get_by_text(re.compile("^Saved “homework”, version 1"))).to_be_visible(timeout=15000)
         teacher.screenshot(path=SCREENSHOTS / "homework_builder_saved.png", full_page=True)
 
-        teacher.get_by_test_id("stForm").get_by_test_id("stSelectbox").click()
-        teacher.get_by_role("option", name=re.compile("^Homework")).click()
+        _pick(teacher, "Lesson", "Homework", teacher.get_by_test_id("stForm"))
         teacher.get_by_text("Self-paced (homework)").click()
         teacher.locator(".st-key-class_start_password input").fill(_password(class_data))
         teacher.get_by_role("tabpanel", name="Start a class").screenshot(path=SCREENSHOTS / "homework_start_form.png")

@@ -20,6 +20,8 @@ from classroom.teacher_password import PASSWORD_ENV
 from ui.lessons.catalogue import known_pages
 from ui.lessons.view_question import app_views
 
+T0 = 1_800_000_000.0  # a fixed clock for the sign-in tests
+
 PAGES = known_pages()
 SHIPPED = ("intro", "llm", "answer")
 
@@ -202,3 +204,23 @@ def test_only_a_signed_in_teacher_deletes_a_saved_lesson_and_a_class_on_it_goes_
     found, _ = load_lessons(PAGES, LESSONS, {})
     running, from_copy = class_lesson(teacher.session(), found, PAGES)
     assert [stop.page for stop in running.stops] == ["softmax_scaling"] and not from_copy
+
+
+def test_her_browser_keeps_her_signed_in_with_her_draft_until_her_sign_in_ends(shelf):
+    """A reload is a new session: her browser's seat cookie finds her key and her draft again in the store (migration
+    7); any other browser finds neither, a forged key keeps no draft, and both end with her sign-in."""
+    seat, other = "seat-of-her-browser-0123456789abcdef", "seat-of-a-student-0123456789abcdefgh"
+    author = shelf.sign_in("the-teacher", now=T0, seat=seat)
+    draft = _lesson(GOOD, PLAIN)
+    assert shelf.keep_draft(author, seat, draft, "three-views", 2, now=T0 + 1)
+    with pytest.raises(NotAnAuthor):
+        shelf.keep_draft(LessonAuthor("forged"), other, draft, now=T0 + 1)
+    assert not shelf.keep_draft(author, seat, "x" * (saved_lessons.MAX_SOURCE_BYTES + 1), now=T0 + 2)  # kept as before
+    again = shelf.author_of_seat(seat, now=T0 + 60)
+    assert again is not None and again.token != author.token and shelf.is_author(again, now=T0 + 61)
+    assert shelf.draft_of_seat(seat, now=T0 + 60) == (draft, "three-views", 2)
+    assert shelf.author_of_seat(other, now=T0 + 60) is None and shelf.draft_of_seat(other, now=T0 + 60) is None
+    assert shelf.author_of_seat(None) is None
+    end = T0 + saved_lessons.AUTHOR_HOURS * 3600 + 1  # a reload keeps her sign-in's end, never extends it
+    assert not shelf.is_author(again, now=end)
+    assert shelf.author_of_seat(seat, now=end) is None and shelf.draft_of_seat(seat, now=end) is None

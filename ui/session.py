@@ -116,6 +116,8 @@ class BuilderState:
     author: LessonAuthor | None = None  # signed in to save lessons (classroom/saved_lessons.py); the store checks it
     draft: Draft | None = None  # the lesson being built: kept here until she saves it
     said: tuple[str, str] | None = None  # ("success" | "error", text) of her last add or save, said once
+    seat_checked: bool = False  # her browser's kept sign-in looked up (ui/lesson_builder/kept.py): once a session
+    kept: str | None = None  # the digest of the draft the store keeps for her browser
 
 
 @dataclass

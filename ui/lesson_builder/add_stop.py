@@ -19,6 +19,7 @@ from classroom.measures import MEASURES
 from classroom.saved_lessons import MAX_STOPS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, checked_lesson
 from classroom.showcase import SHARED_ONLY
 from i18n import current_language, tr
+from ui.lesson_builder.kept import keep_draft, restore_author
 from ui.lesson_builder.words import refusal_words, say_notice
 from ui.lessons.catalogue import known_pages
 from ui.lessons.view_question import app_views
@@ -60,11 +61,13 @@ def add_view_control(url_path: str) -> None:
     store refuses anyone else's save in any case)."""
     page = url_path or "home"
     builder = lab_session().builder
+    restore_author(builder)  # a reload in her browser keeps her signed in, and her draft
     if builder.author is None or page == "teacher" or teacher_class() is not None:
         return  # while she leads a class, the sidebar is the class's: she builds before or after it
     say_notice(builder)
     with st.popover(tr("lesson_builder.add_view"), icon=":material/add_location_alt:", width="stretch"):
         _form(page, stop_state(page))
+    keep_draft(builder)
 
 
 def _text_pair(name: str, label: str, area: bool = False, limit: int = MAX_TITLE_CHARS) -> None:

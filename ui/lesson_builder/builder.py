@@ -18,12 +18,14 @@ from classroom.lesson_draft import Draft, texts
 from classroom.lessons import lessons_folder, localized
 from classroom.saved_lessons import (MAX_SAVED_LESSONS, MAX_STOPS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, PREVIEW_LESSON)
 from i18n import current_language, tr
+from ui.lesson_builder.kept import keep_draft, restore_author
 from ui.lesson_builder.words import BUILDER, refusal_words, say_notice
 from ui.lessons.catalogue import known_pages, lessons, saved_changed, saved_source, shelf
 from ui.live_class.classroom import session_guess_wait, teacher_class, wrong_guess
 from ui.live_class.refusals import said
 from ui.page_list import PAGE_SECTIONS
 from ui.presenter import presenting
+from ui.seat import browser_seat
 from ui.session import OpenLesson, WidgetKey, lab_session
 from ui.text import escape_markdown
 
@@ -37,10 +39,12 @@ def lesson_builder() -> None:
     session = lab_session()
     if presenting() or (session.seat.code and session.builder.author is None):
         return
+    restore_author(session.builder)  # a reload in her browser keeps her signed in, and her draft
     with st.expander(tr("lesson_builder.title"), icon=":material/edit_note:",
                      expanded=bool(session.builder.draft and session.builder.draft.stops)), said(BUILDER):
         if _author_here():  # a busy store is said here, and the draft waits in her session
             _builder()
+            keep_draft(session.builder)
 
 
 def _author_here() -> bool:
@@ -52,7 +56,7 @@ def _author_here() -> bool:
     teacher = teacher_class()
     if teacher is not None:
         try:
-            builder.author = shelf().author_of_class(teacher)
+            builder.author = shelf().author_of_class(teacher, seat=browser_seat())
             return True
         except ClassStoreError:
             pass
@@ -66,7 +70,7 @@ def _author_here() -> bool:
         st.warning(tr("class_teacher.too_many_tries", seconds=wait))
         return False
     try:
-        builder.author = shelf().sign_in(PASSWORD.get() or "")
+        builder.author = shelf().sign_in(PASSWORD.get() or "", seat=browser_seat())
     except ClassStoreError as refused:
         wrong_guess("password")
         st.warning(refusal_words(refused))
