@@ -468,7 +468,7 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
     answers the first (wrong) and moves on, the deadline passes (moved in the store: the server's clock is the
     store's), her next answer is refused in words, and the teacher's gradebook CSV holds exactly their answers."""
     contexts = [browser.new_context(viewport={"width": 1280, "height": 900}),
-                browser.new_context(viewport={"width": 1000, "height": 900}),
+                browser.new_context(viewport={"width": 1000, "height": 900}, timezone_id="Asia/Seoul"),
                 browser.new_context(viewport={"width": 390, "height": 844}, user_agent=IPHONE, is_mobile=True,
                                     has_touch=True)]
     try:
@@ -528,6 +528,7 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
 
         korean.goto(f"{class_app_url}/?class={code}&lang=ko")
         wait_idle(korean)
+        expect(korean.get_by_text(re.compile(r"Asia/Seoul \(.* UTC\)")).first).to_be_visible()  # her zone, UTC beside
         for stop in (1, 2, 3):  # the quick one: every stop, each answered right, her Next after each answer
             expect(korean.get_by_text(f"3개 중 {stop}번째", exact=False).first).to_be_visible(timeout=15000)
             if stop == 2:  # measured on the stop's view: under the causal mask query 3 sees 3 keys

@@ -136,3 +136,15 @@ def test_purge_keeps_a_self_paced_class_answers_until_the_keep_time_after_it_end
         assert store.stored_answers(code) == 0
     finally:
         store.close()
+
+
+def test_a_deadline_is_said_in_the_readers_time_zone_beside_the_servers_utc():
+    """Her browser's zone first (what 'due Thursday 9:00' means to her), UTC beside it (the store's clock); a zone name
+    this machine lacks, or any other text a browser sends, gives UTC alone."""
+    from classroom.errors import utc_minute
+
+    at = 1_796_244_600.0  # 2026-12-02 20:50 UTC
+    assert utc_minute(at) == "2026-12-02 20:50 UTC"
+    assert utc_minute(at, "Asia/Seoul") == "2026-12-03 05:50 Asia/Seoul (2026-12-02 20:50 UTC)"
+    for other in ("UTC", "Etc/UTC", "Not/AZone", "../etc/passwd", "*bold*", ""):
+        assert utc_minute(at, other) == "2026-12-02 20:50 UTC", other

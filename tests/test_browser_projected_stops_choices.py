@@ -1,0 +1,15 @@
+"""The projected walk of tests/test_browser_projected_stops.py (every stop projected in English and Korean, every check
+at each stop) over the lesson "How an LLM chooses its next word": a file of its own so that no test file takes more
+than 4 minutes, one worker's share of the run (issue 52: the LLM lessons' file reached 250 s with it)."""
+import pytest
+from playwright.sync_api import Page
+
+from tests.test_browser_projected_stops import walk_projected_lesson
+
+HERE = ("choices",)
+
+
+@pytest.mark.parametrize("lesson_id", HERE)
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_every_projected_stop_opens_on_its_point_in_text_a_room_can_read(page: Page, app_url, language, lesson_id):
+    walk_projected_lesson(page, app_url, language, lesson_id)
