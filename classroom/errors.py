@@ -6,7 +6,8 @@ than the one given, a class size out of range) is a ValueError instead: a bug, n
 """
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 class ClassStoreError(Exception):
@@ -178,6 +179,15 @@ class NotAnsweredYet(ClassStoreError):
         self.stop = stop
 
 
-def utc_minute(seconds: float) -> str:
-    """Unix seconds -> '2026-12-01 18:00 UTC': a deadline as every screen says it (the server's clock, in UTC)."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def utc_minute(seconds: float, zone: str | None = None) -> str:
+    """Unix seconds -> '2026-12-01 18:00 UTC': a deadline as every screen says it (the server's clock, in UTC); with
+    the reader's time zone (an IANA name, her browser's), that time first: '2026-12-02 03:00 Asia/Seoul (2026-12-01
+    18:00 UTC)'. A zone unknown to this machine, or UTC itself, gives UTC alone."""
+    utc = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        local = datetime.fromtimestamp(seconds, ZoneInfo(zone)) if zone else None
+    except (ValueError, ZoneInfoNotFoundError):  # a name the browser sent that tzdata lacks, or not a name at all
+        local = None
+    if local is None or local.utcoffset() == timedelta(0) and zone in ("UTC", "Etc/UTC", "GMT", "Etc/GMT"):
+        return utc
+    return f"{local.strftime('%Y-%m-%d %H:%M')} {zone} ({utc})"

@@ -62,3 +62,13 @@ def document_language() -> None:
     code = language if language in i18n.LANGUAGES else i18n.DEFAULT_LANGUAGE
     st.html(f"<script>document.documentElement.lang = {json.dumps(code)};</script>", width="content",
             unsafe_allow_javascript=True)
+
+
+def reader_zone() -> str | None:
+    """The reader's time zone as her browser reports it (an IANA name such as 'Asia/Seoul'), or None where there is
+    no browser (AppTest, a script): a deadline is then said in UTC alone (classroom/errors.utc_minute)."""
+    try:
+        zone = st.context.timezone
+    except Exception:  # no client context
+        return None
+    return zone if isinstance(zone, str) and 0 < len(zone) <= 64 else None

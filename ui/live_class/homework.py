@@ -22,6 +22,7 @@ from i18n import tr
 from ui.lessons.measured import worded
 from ui.lessons.questions import expected_answer, show_answer
 from ui.errors import lab_fragment
+from ui.language import reader_zone
 from ui.live_class.peer_student import FIRST_ANSWERS, Ballot, vote_form
 from ui.live_class.refusals import ANSWER, said
 from ui.seat import class_store
@@ -87,7 +88,7 @@ def paced_question(lesson: Lesson, stop: Stop, qid: str) -> bool:
     """Her question in a self-paced class: the form, then (once the store took it) right or wrong and the page.
     -> whether the page shows."""
     session, seat = paced_class(), lab_session().seat
-    due = utc_minute(session.deadline)
+    due = utc_minute(session.deadline, reader_zone())
     if session.deadline <= time.time():
         st.warning(tr("homework.past_deadline", deadline=due), icon=":material/event_busy:")
     else:

@@ -15,6 +15,7 @@ from classroom.self_paced import MAX_DEADLINE_DAYS
 from classroom.teacher import ClassTeacher
 from i18n import current_language, tr
 from ui.errors import lab_fragment
+from ui.language import reader_zone
 from ui.live_class.homework import stop_questions
 from ui.live_class.refusals import TEACHER, said
 
@@ -47,7 +48,7 @@ def _progress(teacher: ClassTeacher, lesson: Lesson) -> None:
         progress = teacher.progress()
     if progress is None:
         return
-    due = utc_minute(progress.deadline)
+    due = utc_minute(progress.deadline, reader_zone())
     if progress.past_deadline:
         st.warning(tr("homework.teacher_past", deadline=due), icon=":material/event_busy:")
     else:
