@@ -23,9 +23,9 @@ def held_back_here(page: str, lesson: Lesson | None, number: int | None) -> dict
     all_lessons = lessons()[0]
     if not any(stop.page == page and stop.question is not None and stop.question.kind not in OWN_WORK_KINDS
                for one in all_lessons.values() for stop in one.stops) and all(
-            one.version is None for one in all_lessons.values()):
+            one.version in (None, 1) for one in all_lessons.values()):
         # no question is asked about this page (a text question's answer is on none), and no teacher's saved lesson
-        # has an earlier version a class may still run on: no read of the store
+        # has an earlier version a class may still run on (one saved again): no read of the store
         return {}
     position, seat = lab_session().lesson, lab_session().seat
     # each class on the lesson it runs on: a teacher's saved lesson at the version the class started on
