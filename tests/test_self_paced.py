@@ -148,3 +148,23 @@ def test_a_deadline_is_said_in_the_readers_time_zone_beside_the_servers_utc():
     assert utc_minute(at, "Asia/Seoul") == "2026-12-03 05:50 Asia/Seoul (2026-12-02 20:50 UTC)"
     for other in ("UTC", "Etc/UTC", "Not/AZone", "../etc/passwd", "*bold*", ""):
         assert utc_minute(at, other) == "2026-12-02 20:50 UTC", other
+
+
+def test_a_replica_restart_keeps_her_stop_and_every_answer(store_location):
+    """Issue 57's reliability: a self-paced class lives in the store, not in a replica; a store opened again on the same
+    database (a restarted replica, or the other one) finds her stop, her answers and the class's deadline."""
+    first = ClassStore(store_location)
+    teacher, code = _homework(first)
+    first.answer(code, "ana", "hw:1", "B", True, T0 + 60, stop=1)
+    first.answer(code, "ana", "hw:pre:scale", "x", None, T0 + 61, stop=1)
+    assert first.advance(code, "ana", 2, STOP1, last=3, now=T0 + 62) == 2
+    first.close()
+    again = ClassStore(store_location)
+    try:
+        assert again.own_stop(code, "ana", now=T0 + 3600) == 2 and again.own_stop(code, "bo", now=T0 + 3600) == 1
+        assert again.answered(code, "ana") == {"hw:1", "hw:pre:scale"}
+        with pytest.raises(AnsweredAlready):  # still one answer each
+            again.answer(code, "ana", "hw:1", "A", False, T0 + 3601, stop=1)
+        assert again.session(code, now=T0 + 3600).deadline == T0 + 2 * DAY
+    finally:
+        again.close()
