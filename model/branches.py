@@ -204,6 +204,7 @@ def adopt_branch(trace: GenerationTrace, lab, fork: Fork, index: int, count: int
              for i, token in enumerate(branch.token_ids[:count])]
     adopted = GenerationTrace(list(trace.prompt_ids), kept + steps)
     text = adopted.ids
-    step, adopted.cache = lab.next_token(text[:-1], prefix_cache(trace.cache, position - 1))
+    past = prefix_cache(trace.cache, position - 1) if trace.cache is not None else None  # None: before any step
+    step, adopted.cache = lab.next_token(text[:-1], past)
     adopted.attention = step.attention.numpy()  # (L, h, T_k): the query of the text's last token before the newest
     return adopted

@@ -79,3 +79,22 @@ def test_the_temperatures_side_by_side_in_korean(lab):
         assert translate("ko", "llm_branches.branch_temperature", temperature=branch.temperature, token=token,
                          prob=f"{branch.first_prob:.1%}") in shown
     assert translate("ko", "llm_branches.computed") in [m.label for m in at.metric]
+
+
+def test_before_any_step_branch_forks_at_the_prompts_end_and_a_branch_becomes_the_text(lab):
+    """The choices lesson's stop 3 opens on the prompt alone: Branch ▸ forks at step 1 (the prefix run whole, no cache
+    yet), and Make this the text starts the generation from that branch."""
+    at = _written(open_page("llm"), 0)
+    assert any(c.value.startswith("Forks at step 1, the first token after the prompt") for c in at.caption)
+    _fork(at)
+    prompt = lab.encode(DEFAULT_PROMPT)
+    expected = fork_top(lab.network.model, prompt, len(prompt), 3, TOKENS)
+    shown = [m.value for m in at.markdown]
+    token = escape_markdown(repr(lab.token_texts(expected.branches[0].token_ids[:1])[0]))
+    assert f"**1.** {token} · p = {expected.branches[0].first_prob:.1%}" in shown
+    assert {m.label: m.value for m in at.metric}["Positions computed"] == str(len(prompt) + 3 * (TOKENS - 1))
+    at.button(key="llm_branch_main_3").click().run()
+    assert_healthy(at)
+    third = lab.decode(expected.branches[2].token_ids).strip()
+    assert any(f"**{escape_markdown(third)}**" in m.value for m in at.markdown), third
+    assert {m.label: m.value for m in at.metric}["Cached positions"] == str(len(prompt) + TOKENS - 1)

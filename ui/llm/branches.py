@@ -66,10 +66,13 @@ def branches_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None:
         else len(BRANCH_TEMPERATURES)
     tokens = spec_select_slider(TOKENS, tr("llm_branches.tokens"), where=cols[2], help=tr("llm_branches.tokens_help"))
     seed = secondary_number(SEED, tr("llm.seed"), where=cols[3]) if mode != TOP else 0
-    if trace is None or not trace.steps:
-        cols[0].caption(tr("llm_branches.press_next"))
+    if trace is None:  # no prompt: the generation section says why
         return
-    step = _position(lab, trace, cols[0])
+    if trace.steps:
+        step = _position(lab, trace, cols[0])
+    else:  # before any step: at the prompt's end, the first token the model would write (the prefix run whole)
+        step = 1
+        cols[0].caption(tr("llm_branches.at_prompt_end"))
     position = len(trace.prompt_ids) + step - 1  # the text before the fork: the prompt and step − 1 new tokens
     prefix = tuple(trace.ids[:position])
     request = (mode, prefix, int(count), int(tokens), int(seed))
