@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import signal
 import socket
 import os
@@ -46,6 +47,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+KINDS = ("load", "sentence", "layer", "head", "page:decoding", "page:positional")  # a student's plan (classroom_students)
 SETTLED = re.compile(r"other lesson stops warm after|lesson stops left cold|warming the lesson stops stopped")
 
 
@@ -98,7 +100,7 @@ def load(serve: Serve, options: list[str]) -> dict:
     if not out.exists():
         raise RuntimeError(f"load_classroom failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
     result = json.loads(out.read_text())
-    out.unlink()
+    print(f"  raw results: {out}", flush=True)
     failed = result["failed_interactions"] + result["not_run"]
     killed = result.get("killed") or {}
     extra = (f", killed {killed.get('students_on_killed')} students' replica: reconnect p95 "
@@ -235,6 +237,17 @@ def cost(args) -> list[str]:
                          f"{r['p95_s']:.2f} s | {longest:.2f} s | {r['failed_interactions'] + r['not_run']} | "
                          f"{r['client_cpu_s'] / max(1, len(r['interactions'])):.3f} "
                          f"({r['client_cpu_s'] / max(r['wall_s'], 1e-9):.0%}) | {rss(r.get('replica_peak_rss_mib'))} |")
+    lines += ["\np95 by interaction (s), and of the interactions begun while the students joined (the first --ramp s) and after:", "",
+              "| code | students | run | " + " | ".join(KINDS) + " | p95 in the ramp / after it |",
+              "|---|---|---|" + "---|" * (len(KINDS) + 1)]
+    for (label, students), runs in results.items():
+        for number, r in enumerate(runs, 1):
+            ok = [i for i in r["interactions"] if i["ok"] and i["seconds"] is not None]
+            by_kind = [percentile([i["seconds"] for i in ok if i["kind"] == kind] or [math.nan], 95) for kind in KINDS]
+            ramp = [i["seconds"] for i in ok if i["started"] <= args.ramp]
+            after = [i["seconds"] for i in ok if i["started"] > args.ramp]
+            lines.append(f"| {label} | {students} | {number} | " + " | ".join(f"{v:.2f}" for v in by_kind)
+                         + f" | {percentile(ramp or [math.nan], 95):.2f} / {percentile(after or [math.nan], 95):.2f} |")
     medians = {key: statistics.median(v) for key, v in per_interaction.items()}
     if args.baseline:
         for students in sizes:
