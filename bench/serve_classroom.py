@@ -76,6 +76,7 @@ class Serve:
             time.sleep(0.5)
         # serve.py warms the other lesson stops in the background once "ready" (serving/warmup.warm_in_background):
         # a class starts on a server its teacher started before the lesson, so the runs wait for that to end
+        settle = settle and "warm_in_background" in (tree / "serve.py").read_text()  # an older baseline does none
         began = time.monotonic()
         while settle and len(SETTLED.findall(Path(self.log.name).read_text())) < replicas:
             if self.process.poll() is not None or time.monotonic() > deadline + 300:
