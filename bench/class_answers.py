@@ -236,22 +236,29 @@ def client_cpu() -> float:
 
 class Watch:
     """From the answer window's start: server CPU (summed over `pids()`, re-read: a restarted replica counts), and
-    every 0.5 s the health endpoints' answer times and HAProxy's view of the replicas (`stats_socket`)."""
+    every 0.5 s each process's RSS (its peak, by name), the health endpoints' answer times and HAProxy's view of the
+    replicas (`stats_socket`). `pids()`: process name (a replica's, or "server") -> pid."""
 
     def __init__(self, pids, probes: dict[str, str], stats_socket: Path | None):
         self.pids, self.probes, self.stats_socket = pids, probes, stats_socket
         self.cpu_by_pid: dict[int, list[float]] = {}  # pid -> [CPU at start, latest]
+        self.peak_rss: dict[str, float] = {}  # name -> its largest RSS sample, MiB
         self.health: dict[str, list[float]] = {name: [] for name in probes}  # seconds; 5.0+ = no answer in time
         self.not_up: Counter[str] = Counter()  # "r1 DOWN" -> samples
         self.stop = threading.Event()
         self.threads: list[threading.Thread] = []
 
     def server_cpu(self) -> float:
-        for pid in self.pids():
+        for name, pid in self.pids().items():
             status = process_status(pid)
             if status is not None:
                 self.cpu_by_pid.setdefault(pid, [status[2], status[2]])[1] = status[2]
+                self.peak_rss[name] = max(self.peak_rss.get(name, 0.0), status[0])
         return sum(latest - first for first, latest in self.cpu_by_pid.values())
+
+    def _memory(self) -> None:
+        while not self.stop.wait(0.5):
+            self.server_cpu()
 
     def _probe(self, name: str, url: str) -> None:
         while not self.stop.is_set():
@@ -274,6 +281,7 @@ class Watch:
         self.server_cpu()
         self.client_start = client_cpu()
         self.threads = [threading.Thread(target=self._probe, args=item, daemon=True) for item in self.probes.items()]
+        self.threads.append(threading.Thread(target=self._memory, daemon=True))
         if self.stats_socket is not None:
             self.threads.append(threading.Thread(target=self._haproxy, daemon=True))
         for thread in self.threads:
@@ -284,7 +292,8 @@ class Watch:
         for thread in self.threads:
             thread.join(timeout=6)
         return {"server_cpu": self.server_cpu() if self.cpu_by_pid else None,
-                "client_cpu": client_cpu() - self.client_start, "health": self.health, "not_up": dict(self.not_up)}
+                "client_cpu": client_cpu() - self.client_start, "health": self.health, "not_up": dict(self.not_up),
+                "peak_rss": dict(self.peak_rss)}
 
 
 async def run(args, base_url: str) -> dict:
@@ -554,7 +563,8 @@ async def run(args, base_url: str) -> dict:
             "reveal_run": reveal.get("run"),
             "client_lag": max((lag for at, lag in lags if "at" in reveal and at >= reveal["at"]), default=None),
             "version_gets": [t for s in students for t in s.version_gets],
-            "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None, **watched}
+            "chart_delay": (seen_all()[0] - last_answer) if seen_all() else None,
+            "wall": time.perf_counter() - window_start, **watched}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -578,22 +588,23 @@ def build_parser() -> argparse.ArgumentParser:
                              f"${DATABASE_URL_ENV} when set)")
     parser.add_argument("--serve-state", type=Path, default=SERVE_STATE,
                         help="with --url: serve.py's state file (replica pids and ports: CPU and health probes)")
+    parser.add_argument("--json", type=Path, help="also write the run's figures here (bench/serve_classroom.py reads it)")
     return parser
 
 
 def watch_for(args, server: Server | None) -> Watch:
     """What to watch: the own server's process, or serve.py's replicas and HAProxy (from its state file)."""
     if server is not None:
-        return Watch(lambda: [server.process.pid], {"streamlit health": f"{server.url}{HEALTH_PATH}"}, None)
+        return Watch(lambda: {"server": server.process.pid}, {"streamlit health": f"{server.url}{HEALTH_PATH}"}, None)
     state = read_serve_state(args.serve_state) or {}
     replicas = state.get("replicas", {})
     probes = {f"{name} streamlit health": f"http://127.0.0.1:{r['port']}{HEALTH_PATH}" for name, r in replicas.items()}
     probes |= {f"{name} liveness (HAProxy's check)": f"http://127.0.0.1:{r['liveness_port']}{HEALTH_PATH}"
                for name, r in replicas.items() if r.get("liveness_port")}
 
-    def pids() -> list[int]:
+    def pids() -> dict[str, int]:
         now = read_serve_state(args.serve_state) or {}
-        return [r["pid"] for r in now.get("replicas", {}).values() if r.get("pid")]
+        return {name: r["pid"] for name, r in now.get("replicas", {}).items() if r.get("pid")}
 
     socket = Path(state["config"]).parent / "haproxy.sock" if state.get("config") else None
     return Watch(pids, probes, socket)
@@ -657,9 +668,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{fmt(delay) if delay is not None else 'never'} (poll every {args.poll:g} s) | "
           f"all stored, confirmation p95 ≤ 2 s, chart ≤ 3 s |")
     server_cpu = result["server_cpu"]
-    print(f"\nFrom the window's start to the end: server CPU "
+    print(f"\nFrom the window's start to the end ({result['wall']:.1f} s): server CPU "
           f"{'–' if server_cpu is None else f'{server_cpu:.1f} s'}, this bench client's CPU "
-          f"{result['client_cpu']:.1f} s (the same {os.cpu_count()} cores)")
+          f"{result['client_cpu']:.1f} s ({result['client_cpu'] / max(result['wall'], 1e-9):.0%} of one core; the "
+          f"same {os.cpu_count()} cores); peak RSS "
+          + ", ".join(f"{name} {mib:,.0f} MiB" for name, mib in sorted(result["peak_rss"].items())))
     gets = result["version_gets"]
     print(f"Following the class: {result['watched']} of {args.students} pages with a class watch"
           + (f"; {len(gets)} GETs of the class's version (each held by the server until the class changed), answered "
@@ -691,6 +704,15 @@ def main(argv: list[str] | None = None) -> int:
         print("FAILED", failure)
     ok = (stored == args.students == len(latencies) and delay is not None and delay <= 3.0
           and len(result["joins"]) == args.late_joiners)
+    if args.json:
+        args.json.write_text(json.dumps({
+            "students": args.students, "window": args.window, "answer_window_s": result["answer_window"],
+            "stored": stored, "confirmed": len(latencies), "confirmation_s": latencies, "chart_s": drawn,
+            "teacher_shows_all_s": delay, "late_joiners": args.late_joiners, "joined": len(result["joins"]),
+            "server_cpu_s": server_cpu, "client_cpu_s": result["client_cpu"], "wall_s": result["wall"],
+            "client_lag_s": result["client_lag"], "reveal_run_s": result["reveal_run"],
+            "peak_rss_mib": result["peak_rss"], "replicas": dict(result["replicas"]), "not_up": result["not_up"],
+            "failures": result["failures"], "load_before": load_before[0], "load_after": load_after[0]}, indent=1))
     return 0 if ok else 1
 
 

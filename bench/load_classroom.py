@@ -56,7 +56,7 @@ from serving.warmup import WARMUP_ENV  # noqa: E402
 CHECKPOINT_DIR = ROOT / "assets" / "checkpoints"
 SERVE_STATE = ROOT / "run" / "serve.json"  # written by serve.py
 HOST = "127.0.0.1"
-MAX_STUDENTS = 300  # a lecture hall; each student is a websocket and an asyncio task here
+MAX_STUDENTS = 500  # a lecture hall (issue 57); each student is a websocket and an asyncio task here
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the server's log lines name their logger
 LOAD_LINE = re.compile(r"attention_lab\.models: loaded shipped model (\S+)")
 SERVER_PROBLEM = re.compile(r"Traceback|\bERROR\b|\bCRITICAL\b|Exception")

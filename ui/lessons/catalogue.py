@@ -15,6 +15,7 @@ from classroom.errors import ClassStoreError
 from classroom.lessons import Lesson, LessonFileError, lessons_folder, load_lessons, localized, parse_lesson
 from classroom.saved_lessons import PREVIEW_LESSON, LessonShelf
 from i18n import current_language
+from runtime.kept_read import KeptRead
 from ui.page_list import PAGE_NAMES
 from ui.page_sections import section_names
 from ui.seat import class_store
@@ -34,15 +35,21 @@ def shelf() -> LessonShelf:
     return LessonShelf(class_store())
 
 
-@st.cache_resource(show_spinner=False, max_entries=8, ttl=SAVED_SECONDS)
-def _saved_versions(location: str) -> Mapping[str, int]:
+def _read_saved_versions(location: str) -> Mapping[str, int]:
     """{saved lesson id: its latest version}, read from the store at most once per SAVED_SECONDS (every student's
-    run asks for the lessons several times). A store out of reach lists none for that while: every page still opens
-    (the lesson files need no store)."""
+    run asks for the lessons several times; runtime/kept_read.py says why not st.cache_resource's ttl). A store out of
+    reach lists none for that while: every page still opens (the lesson files need no store)."""
     try:
         return MappingProxyType(shelf().versions())
     except ClassStoreError:
         return MappingProxyType({})
+
+
+_SAVED_VERSIONS = KeptRead(_read_saved_versions, SAVED_SECONDS)
+
+
+def _saved_versions(location: str) -> Mapping[str, int]:
+    return _SAVED_VERSIONS.get(location)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -54,7 +61,7 @@ def _saved_source(location: str, lesson_id: str, version: int) -> str | None:
 
 def saved_changed() -> None:
     """A save on this replica: listed at once here (other replicas within SAVED_SECONDS)."""
-    _saved_versions.clear()
+    _SAVED_VERSIONS.clear()
 
 
 def saved_source(lesson_id: str, version: int) -> str | None:
