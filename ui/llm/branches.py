@@ -76,7 +76,7 @@ def branches_view(lab: GeneratingModel, trace: GenerationTrace | None) -> None:
     position = len(trace.prompt_ids) + step - 1  # the text before the fork: the prompt and step − 1 new tokens
     prefix = tuple(trace.ids[:position])
     request = (mode, prefix, int(count), int(tokens), int(seed))
-    if st.button(tr("llm_branches.fork"), key=FORK_KEY, type="primary", help=tr("llm_branches.fork_help")):
+    if st.button(tr("llm_branches.fork"), key=FORK_KEY, help=tr("llm_branches.fork_help")):
         ASKED.set(request)
     if ASKED.get() != request:
         return
