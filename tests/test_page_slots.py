@@ -112,12 +112,12 @@ def test_the_training_speed_probe_gives_the_page_slot_back(monkeypatch):
         raise SpeedProbeError("nonfinite_loss", 0, "stopped")
 
     monkeypatch.setattr(view, "probe_speed", probe)
-    view.measured_speed.clear()
+    view.SPEEDS.clear()
     with page_slot():
         assert not page_slots._slots.acquire("another page", timeout=0)  # the body holds the only slot
         result = view.speed_for_the_form(view.form_config("transformer", "en-fr", 100, 1, 32, 2))
         assert not page_slots._slots.acquire("another page", timeout=0)  # and has it back once the probe is done
-    view.measured_speed.clear()
+    view.SPEEDS.clear()
     assert isinstance(result, SpeedProbeError) and free_during_probe == [True]
 
 
@@ -138,7 +138,7 @@ def test_two_pages_waiting_for_one_speed_probe_both_take_their_slot_back(monkeyp
         raise SpeedProbeError("nonfinite_loss", 0, "stopped")
 
     monkeypatch.setattr(view, "probe_speed", probe)
-    view.measured_speed.clear()
+    view.SPEEDS.clear()
     config = view.form_config("transformer", "en-fr", 100, 1, 32, 2)
     slot_back: dict[str, bool] = {}
 
@@ -157,7 +157,7 @@ def test_two_pages_waiting_for_one_speed_probe_both_take_their_slot_back(monkeyp
         thread.start()
     for thread in pages:
         thread.join(20)
-    view.measured_speed.clear()
+    view.SPEEDS.clear()
     assert slot_back == {"first": True, "second": True}
 
 

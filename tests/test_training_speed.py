@@ -92,7 +92,7 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
         return TrainingSpeed(data_s=1.0, step_s=0.25, eval_s=2.0)
 
     monkeypatch.setattr(train_view, "probe_speed", fake_probe)
-    train_view.measured_speed.clear()
+    train_view.SPEEDS.clear()
     try:
         at = open_page("train")
         text = " ".join(c.value for c in at.caption)
@@ -105,7 +105,7 @@ def test_the_page_shows_the_estimate_from_the_measured_speed(monkeypatch):
         at.run()
         assert len(probed) == 1  # measured once per process, not on every rerun
     finally:
-        train_view.measured_speed.clear()
+        train_view.SPEEDS.clear()
 
 
 @pytest.mark.parametrize("language", ["en", "ko"])
@@ -117,7 +117,7 @@ def test_the_page_says_why_there_is_no_estimate_when_the_probe_timed_no_step(mon
         raise SpeedProbeError("nonfinite_loss", 1, "training stopped at step 1: the loss became nan (non-finite)")
 
     monkeypatch.setattr(train_view, "probe_speed", failing_probe)
-    train_view.measured_speed.clear()
+    train_view.SPEEDS.clear()
     try:
         at = open_page("train", {"lang": language})  # open_page also asserts no exception reached the page
         warnings = " ".join(w.value for w in at.warning)
@@ -126,7 +126,7 @@ def test_the_page_says_why_there_is_no_estimate_when_the_probe_timed_no_step(mon
         assert not any("ms" in c.value for c in at.caption)  # no made-up estimate beside it
         assert translate(language, "train.start") in [b.label for b in at.button]  # the form is still there
     finally:
-        train_view.measured_speed.clear()
+        train_view.SPEEDS.clear()
 
 
 @pytest.mark.parametrize("schedule", ["warmup-decay", "warmup-hold-decay"])

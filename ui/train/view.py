@@ -23,6 +23,7 @@ from ui.specs.common import TRAINING
 from ui.state import MODEL, example_sentences, get_model
 from ui.text import escape_markdown
 from ui.analysis_queue import heavy, session_name
+from runtime.kept_read import KeptRead
 from runtime.training_jobs import MAX_CONCURRENT_TRAININGS, TrainingJob, probe_speed, start_job
 from ui.train.upload_policy import open_upload_route, uploads_refusal
 from ui.widget_spec import SENTENCE
@@ -102,17 +103,26 @@ def form_config(family: str, task: str, steps: int, layers: int, d_model: int, h
                                  **shape)
 
 
-@st.cache_resource(ttl=1800, show_spinner=False, max_entries=32)
-def measured_speed(family: str, task: str, layers: int, d_model: int,
-                   heads: int) -> TrainingSpeed | SpeedProbeError:
-    """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
-    half hour, shared by every session: the estimate is this server's, under its current load. A probe that could
-    time no step returns its SpeedProbeError, cached like a speed (so a rerun does not probe again). Called through
-    speed_for_the_form, in the analysis queue."""
+def _probe(shape: tuple[str, str, int, int, int]) -> TrainingSpeed | SpeedProbeError:
+    family, task, layers, d_model, heads = shape
     try:
         return probe_speed(form_config(family, task, DEFAULTS["train_steps"], layers, d_model, heads))
     except SpeedProbeError as error:  # caught inside: the page draws the refusal
         return error
+
+
+# Kept by runtime/kept_read.py, not st.cache_resource(ttl=1800): Streamlit's TTL cache looks an entry up twice, each
+# against the clock, so a run reaching it as its half hour ends got a KeyError and its page failed.
+SPEEDS: KeptRead[TrainingSpeed | SpeedProbeError] = KeptRead(_probe, seconds=1800, max_keys=32)
+
+
+def measured_speed(family: str, task: str, layers: int, d_model: int,
+                   heads: int) -> TrainingSpeed | SpeedProbeError:
+    """This server's speed for one model shape, measured by a short probe (a few seconds) once per process and
+    half hour, shared by every session: the estimate is this server's, under its current load. A probe that could
+    time no step returns its SpeedProbeError, kept like a speed (so a rerun does not probe again). Called through
+    speed_for_the_form, in the analysis queue."""
+    return SPEEDS.get((family, task, layers, d_model, heads))
 
 
 def speed_for_the_form(config: TrainConfig) -> TrainingSpeed | SpeedProbeError | None:
