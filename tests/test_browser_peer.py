@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from i18n import translate
 from tests.browser_steps import axe_violations, no_exception, wait_idle
 from tests.conftest import SCREENSHOTS
-from tests.test_browser_lessons import _password, _serve, _start_class
+from tests.class_servers import password as _password, serve as _serve, start_class as _start_class
 from ui.live_class.class_watch import FALLBACK_SECONDS
 
 RIGHT, WRONG = "GRU without attention (one context vector)", "Transformer"
