@@ -7,7 +7,7 @@ from ui.presenter import page_title
 from ui.specs.common import MODEL
 from ui.widget_spec import SENTENCE
 from ui.models import PRETRAINED_MODELS, family_label, device_label, shipped_model_info, shipped_model_names
-from ui.lesson_bar.bar import open_lesson_button
+from ui.lesson_bar.picker import open_lesson_button
 from ui.lessons.catalogue import saved_lesson_titles
 from ui.state import example_sentences
 from ui.text import escape_markdown, markdown_table

@@ -3,6 +3,7 @@ at her own pace (Next is hers, once she has answered; right or wrong at once), l
 at the same stop; the teacher's progress counts her, and the report section offers the gradebook's three CSV files.
 The store's rules are tested on both engines in tests/test_self_paced.py; the gradebook's CSV in
 tests/test_gradebook.py."""
+import datetime as dt
 import time
 
 import pytest
@@ -58,14 +59,17 @@ def _next(student):
 def test_the_teacher_starts_homework_a_student_goes_at_her_pace_and_the_teacher_follows_and_downloads():
     teacher, _ = open_from_link("teacher")
     teacher.checkbox(key="class_start_paced").check()
-    teacher.number_input(key="class_start_hours").set_value(3)
+    # no browser here, so no time zone: the fields are in UTC and say so; three hours on, at a quarter hour
+    due = dt.datetime.fromtimestamp((time.time() + 3 * 3600) // 900 * 900, dt.UTC)
+    assert "(UTC)" in teacher.time_input(key="class_start_due_time").label
+    teacher.date_input(key="class_start_due_date").set_value(due.date())
+    teacher.time_input(key="class_start_due_time").set_value(due.time())
     teacher.text_input(key="class_start_password").input(teacher_password())
-    before = time.time()
     next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
     assert_healthy(teacher)
     code = _metric(teacher, "Class code")
     session = ClassStore().session(code)
-    assert before + 3 * 3600 <= session.deadline <= time.time() + 3 * 3600  # the server's clock, 3 hours on
+    assert session.deadline == due.timestamp()  # the instant she picked; the server's clock decides when it passed
     assert any(s.value == "Homework: Homework" for s in teacher.subheader)
     assert "Self-paced, due" in _texts(teacher) and _metric(teacher, "Students") == "0"
     assert not [b for b in teacher.button if b.key in ("class_next", "class_reveal")]  # she moves no stop, reveals nothing
@@ -106,6 +110,30 @@ def test_the_teacher_starts_homework_a_student_goes_at_her_pace_and_the_teacher_
     assert_healthy(teacher)
     labels = {d.label for d in teacher.get("download_button")}
     assert {"Gradebook (CSV)", "Every answer (CSV)", "Summary per question (CSV)"} <= labels, labels
+
+    # she opens the lesson herself (the sidebar's picker): each stop's question with its answer, and no Reveal, which
+    # a self-paced class has nothing for
+    teacher.selectbox(key="lesson_pick").set_value("hw")
+    teacher.button(key="lesson_open").click().run()
+    assert_healthy(teacher)
+    assert "stop 1 of 3" in teacher.markdown[0].value
+    assert not [b for b in teacher.button if b.key == "stop_reveal"]
+    assert "does this stop as homework" in _texts(teacher) and "right 1" in _texts(teacher)
+
+
+def test_a_deadline_minutes_away_is_refused_in_words_and_no_class_starts():
+    """Two minutes on is a slip (no student could answer): the form says so and keeps what she typed."""
+    teacher, _ = open_from_link("teacher")
+    teacher.checkbox(key="class_start_paced").check()
+    soon = dt.datetime.fromtimestamp(time.time() + 120, dt.UTC).replace(second=0, microsecond=0)
+    teacher.date_input(key="class_start_due_date").set_value(soon.date())
+    teacher.time_input(key="class_start_due_time").set_value(soon.time())
+    teacher.text_input(key="class_start_password").input(teacher_password())
+    next(b for b in teacher.form_submit_button if b.label == "Start a class").click().run()
+    assert_healthy(teacher)
+    assert any("less than 5 minutes away" in w.value for w in teacher.warning), [w.value for w in teacher.warning]
+    assert not [m for m in teacher.metric if m.label == "Class code"]
+    assert teacher.time_input(key="class_start_due_time").value == soon.time()
 
 
 def test_a_self_paced_class_on_a_saved_lesson_keeps_the_version_it_started_on():

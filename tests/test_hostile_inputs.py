@@ -38,7 +38,7 @@ FREE_TEXT_INPUTS = {  # (file, widget) -> what tests it here
         "tests/test_bert_pages.py::test_every_bad_second_sentence_gives_a_similarity_or_a_prompt",
     ("ui/train/view.py", "file_uploader"): "test_bad_file_names_and_contents_give_clear_errors",
     ("app_pages/attention_steps.py", "data_editor"): "test_bad_cells_in_the_attention_steps_tables",
-    ("ui/lesson_bar/bar.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
+    ("ui/lesson_bar/picker.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
     ("ui/live_class/teacher.py", "text_input"): "tests/test_class_pages.py::test_bad_class_codes_and_passwords",
     ("ui/vocabulary.py", "text_input"): "test_bad_vocabulary_searches_find_nothing_and_show_no_markup",
     ("ui/llm_heads/view.py", "text_area"): "tests/test_page_llm_heads.py::test_every_bad_text_gives_sinks_or_a_message",

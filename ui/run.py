@@ -18,7 +18,8 @@ from ui.language import document_language, use_session_language
 from ui.plotly_loader import preload_plotly, preload_plotly_when_idle
 from ui.presenter import presenting
 from ui.errors import page_guard
-from ui.lesson_bar.bar import lesson_bar, lesson_picker
+from ui.lesson_bar.bar import lesson_bar
+from ui.lesson_bar.picker import lesson_picker
 from ui.lesson_builder.add_stop import add_view_control
 from ui.page_list import PLOTLY_PAGES
 from ui.page_menu import navigation_pages, page_menu, page_menu_place

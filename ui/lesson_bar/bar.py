@@ -353,6 +353,11 @@ def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Ex
     nor the page that gives it away, only her Reveal button and the link to her private view (ui/live_class/private_view)."""
     session = teacher.session()
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
+    if session is not None and session.deadline is not None:  # homework: no Reveal, each student reads hers at once
+        if expected is not None:
+            st.caption(right_answer(stop.question, expected))
+        st.caption(tr("homework.teacher_preview"))
+        return True
     if answer_shown(session is None or qid in session.revealed):  # no class any more: her page is a lesson alone
         if expected is not None:  # (an open text question has no right answer)
             st.caption(right_answer(stop.question, expected))
@@ -367,33 +372,3 @@ def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Ex
         return True
     st.info(tr("class_teacher.hidden_until_reveal"))
     return False
-
-
-def open_lesson_button(lesson_id: str, label: str) -> None:
-    """A button (e.g. on Home) that opens a lesson at its first stop, as the sidebar's picker does."""
-    if lesson_id in lessons()[0] and st.button(label, key=f"open_lesson_{lesson_id}", icon=":material/route:",
-                                               type="tertiary"):
-        lab_session().lesson.pending = OpenLesson(lesson_id, 1)
-        st.rerun()
-
-
-def lesson_picker() -> None:
-    """Sidebar: open a lesson, join a class; bad lesson files are listed with their line."""
-    all_lessons, errors = lessons()
-    language = current_language()
-    with st.sidebar.expander(tr("lessons.sidebar"), icon=":material/school:"):
-        if all_lessons:
-            chosen = st.selectbox(tr("lessons.pick"), list(all_lessons), key="lesson_pick",
-                                  format_func=lambda i: localized(all_lessons[i].title, language))
-            if st.button(tr("lessons.open"), key="lesson_open"):
-                lab_session().lesson.pending = OpenLesson(chosen, 1)  # the sidebar's widgets are drawn: apply next run
-                st.rerun()
-        for error in errors:
-            st.warning(tr("lessons.bad_file", file=escape_markdown(error.file), line=error.line or "?",
-                          reason=escape_markdown(error.reason)))
-        with st.form("join_class", border=False):
-            code = st.text_input(tr("lessons.code"), key="class_code_input", max_chars=12,
-                                 placeholder="ABC123")
-            if st.form_submit_button(tr("lessons.join")):
-                lab_session().lesson.pending = JoinClass(code or "")
-                st.rerun()

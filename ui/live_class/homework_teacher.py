@@ -1,11 +1,14 @@
 """The teacher's side of a self-paced class (homework, classroom/self_paced.py): the start form's fields (self-paced,
-and the deadline in hours from now: the server's clock) and, in place of the live class's panel, the class's progress
+and the deadline as a date and a time in her own time zone, kept as an instant: the server's clock enforces it) and, in place of the live class's panel, the class's progress
 read live from the store (how many students are at each stop, each question's share right), refreshed every few
 seconds. The report and the gradebook are in the page's report section, as for a live class (ui/live_class/report.py,
 gradebook.py)."""
 from __future__ import annotations
 
+import datetime as dt
 import time
+from typing import NamedTuple
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import streamlit as st
 
@@ -20,18 +23,56 @@ from ui.live_class.homework import stop_questions
 from ui.live_class.refusals import TEACHER, said
 
 PROGRESS_SECONDS = 5  # her progress tables refresh this often
-DEFAULT_HOURS = 48
-MAX_HOURS = 24 * MAX_DEADLINE_DAYS
+DEFAULT_DAYS = 2  # the date the form opens on: two days on, at the next full hour
+SOONEST_MINUTES = 5  # a deadline closer than this is a slip (no student could answer)
 
 
-def deadline_fields() -> float | None:
-    """Inside the start form: whether the class is self-paced and its deadline -> the deadline (unix seconds, now on
-    the server's clock plus the hours she chose), None for a live class."""
-    paced, hours = st.columns([1, 1], vertical_alignment="bottom")
-    chosen = paced.checkbox(tr("homework.self_paced"), key="class_start_paced", help=tr("homework.self_paced_help"))
-    due = hours.number_input(tr("homework.due_in_hours"), min_value=1, max_value=MAX_HOURS, value=DEFAULT_HOURS,
-                             step=1, key="class_start_hours", help=tr("homework.due_in_help", days=MAX_DEADLINE_DAYS))
-    return time.time() + 3600 * int(due) if chosen else None
+class DeadlineChoice(NamedTuple):
+    """What the start form read: self-paced or not, and the deadline's date and time in `zone` (her browser's)."""
+    self_paced: bool
+    date: dt.date
+    time: dt.time
+    zone: dt.tzinfo
+
+
+def _zone(name: str | None) -> dt.tzinfo:
+    try:
+        return ZoneInfo(name) if name else dt.UTC
+    except (ZoneInfoNotFoundError, ValueError):  # a name her browser sent that this server's tz database lacks
+        return dt.UTC
+
+
+def deadline_fields() -> DeadlineChoice:
+    """Inside the start form: whether the class is self-paced, and its deadline's date and time in her time zone
+    (named in the label; UTC where her browser sent none). Read once the form is sent (deadline_of)."""
+    zone = _zone(reader_zone())
+    opens = (dt.datetime.now(zone) + dt.timedelta(days=DEFAULT_DAYS)).replace(minute=0, second=0, microsecond=0) \
+        + dt.timedelta(hours=1)
+    chosen = st.checkbox(tr("homework.self_paced"), key="class_start_paced", help=tr("homework.self_paced_help"))
+    day, hour = st.columns([1, 1])
+    help_text = tr("homework.due_help", days=MAX_DEADLINE_DAYS)
+    date = day.date_input(tr("homework.due_date"), value=opens.date(), min_value=dt.datetime.now(zone).date(),
+                          max_value=(dt.datetime.now(zone) + dt.timedelta(days=MAX_DEADLINE_DAYS)).date(),
+                          key="class_start_due_date", help=help_text)
+    at = hour.time_input(tr("homework.due_time", zone=str(zone)), value=opens.time(), step=dt.timedelta(minutes=15),
+                         key="class_start_due_time", help=help_text)
+    return DeadlineChoice(chosen, date, at, zone)
+
+
+def deadline_of(choice: DeadlineChoice, now: float | None = None) -> tuple[float | None, str | None]:
+    """The start form's deadline -> (unix seconds or None for a live class, None) or (None, why it is refused): from
+    SOONEST_MINUTES on to MAX_DEADLINE_DAYS days, on the server's clock (`now`)."""
+    if not choice.self_paced:
+        return None, None
+    now = time.time() if now is None else now
+    if not isinstance(choice.date, dt.date) or not isinstance(choice.time, dt.time):
+        return None, tr("homework.due_missing")
+    deadline = dt.datetime.combine(choice.date, choice.time, tzinfo=choice.zone).timestamp()
+    if deadline < now + 60 * SOONEST_MINUTES:
+        return None, tr("homework.due_too_soon", minutes=SOONEST_MINUTES)
+    if deadline > now + 86400 * MAX_DEADLINE_DAYS:
+        return None, tr("homework.due_too_far", days=MAX_DEADLINE_DAYS)
+    return deadline, None
 
 
 def homework_panel(teacher: ClassTeacher, lesson: Lesson) -> None:

@@ -36,7 +36,7 @@ from ui.errors import lab_fragment
 from ui.live_class.cell_results import class_taps
 from ui.live_class.class_seats import live_joins, seat_controls
 from ui.live_class.earlier import earlier_questions
-from ui.live_class.homework_teacher import deadline_fields, homework_panel
+from ui.live_class.homework_teacher import deadline_fields, deadline_of, homework_panel
 from ui.lessons.catalogue import known_pages, lessons, saved_source
 from ui.lessons.measured import worded
 from ui.lessons.questions import answer_shown, expected_answer
@@ -199,10 +199,14 @@ def _start(all_lessons: Mapping[str, Lesson], preferred: str | None = None) -> N
         size = st.number_input(tr("class_teacher.class_size"), min_value=1, max_value=MAX_CLASS_SIZE,
                                value=DEFAULT_CLASS_SIZE, step=1, key="class_start_size",
                                help=tr("class_teacher.class_size_help"))
-        deadline = deadline_fields()  # self-paced (homework), with a deadline: ui/live_class/homework_teacher.py
+        paced = deadline_fields()  # self-paced (homework), with a deadline: ui/live_class/homework_teacher.py
         password = _password_field("class_start_password")
         if not st.form_submit_button(tr("class_teacher.start"), type="primary"):
             return
+    deadline, refused = deadline_of(paced)
+    if refused:  # the form keeps what she typed: she corrects the date and sends it again
+        st.warning(refused, icon=":material/event_busy:")
+        return
     if not _password_ok(password):
         return
     try:  # the copy the class runs on while its file does not read (ui/live_class/classroom.class_lesson)
