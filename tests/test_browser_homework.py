@@ -3,11 +3,13 @@ starts it self-paced; two students go through it at their own pace (one in Korea
 phone), the deadline refuses the phone's late answer, and the teacher's gradebook holds exactly their answers. A
 server of its own (tests/class_servers.py): the walk starts no class of the other live-class files' servers."""
 import csv
+import datetime as dt
 import io
 import re
 import sqlite3
 import time
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -72,7 +74,7 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
     saves it, and starts a self-paced class on it; a student in Korean goes through all three stops, one on a phone
     answers the first (wrong) and moves on, the deadline passes (moved in the store: the server's clock is the
     store's), her next answer is refused in words, and the teacher's gradebook CSV holds exactly their answers."""
-    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}),
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="America/New_York"),
                 browser.new_context(viewport={"width": 1000, "height": 900}, timezone_id="Asia/Seoul"),
                 browser.new_context(viewport={"width": 390, "height": 844}, user_agent=IPHONE, is_mobile=True,
                                     has_touch=True)]
@@ -117,12 +119,21 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
         _pick(teacher, "Lesson", "Homework", teacher.get_by_test_id("stForm"))
         teacher.get_by_text("Self-paced (homework)").click()
         teacher.locator(".st-key-class_start_password input").fill(_password(class_data))
-        teacher.get_by_role("tabpanel", name="Start a class").screenshot(path=SCREENSHOTS / "homework_start_form.png")
+        form = teacher.get_by_role("tabpanel", name="Start a class")
+        form.screenshot(path=SCREENSHOTS / "homework_start_form.png")
+        # the deadline in her own time zone, named beside its time: what the fields show is the instant kept
+        expect(form.get_by_text("Deadline: time (America/New_York)")).to_be_visible()
+        shown = (form.locator(".st-key-class_start_due_date input").input_value(),
+                 form.locator(".st-key-class_start_due_time input").input_value())
         teacher.get_by_role("button", name="Start a class").click()
         wait_idle(teacher)
         code = teacher.get_by_test_id("stMetric").filter(has_text="Class code").get_by_test_id("stMetricValue")
         expect(code).to_have_text(re.compile(r"^[A-Z2-9]{6}$"))
         code = code.inner_text()
+        with sqlite3.connect(class_data / DB_NAME) as db:
+            (kept,) = db.execute("SELECT deadline FROM classes WHERE code = ?", (code,)).fetchone()
+        at = dt.datetime.fromtimestamp(kept, ZoneInfo("America/New_York"))
+        assert shown == (at.date().isoformat(), at.time().isoformat()), (shown, at)
         expect(teacher.get_by_text("Homework: Homework")).to_be_visible()
 
         def answer(student: Page, option: str, submit: str) -> None:
@@ -167,7 +178,8 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
         phone.screenshot(path=SCREENSHOTS / "homework_phone_refused.png", full_page=True)
 
         # the teacher's progress (it refreshes itself), then her gradebook: exactly the four answers given
-        expect(teacher.get_by_text(re.compile(r"The deadline \(.* UTC\) has passed"))).to_be_visible(timeout=15000)
+        expect(teacher.get_by_text(re.compile(r"The deadline \(.* America/New_York \(.* UTC\)\) has passed"))).to_be_visible(
+            timeout=15000)  # in her zone, UTC beside
         expect(teacher.get_by_test_id("stMetric").filter(has_text="At the last stop")
                .get_by_test_id("stMetricValue")).to_have_text("1")
         teacher.screenshot(path=SCREENSHOTS / "homework_teacher_progress.png", full_page=True)
