@@ -106,9 +106,10 @@ class ClassTeacher:
 
     # ---- the class
     def move(self, stop: int, now: float | None = None) -> None:
-        """Move the class to `stop` (1-based); the item on its projector comes down (it answered the stop left)."""
+        """Move the class to `stop` (1-based); the item on its projector comes down (it answered the stop left). A
+        self-paced class has no class stop (each seat keeps its own: classroom/self_paced.py): it stays."""
         def write(db: Database, now: float) -> None:
-            db.execute("UPDATE classes SET stop = ? WHERE code = ?", (stop, self.code))
+            db.execute("UPDATE classes SET stop = ? WHERE code = ? AND deadline IS NULL", (stop, self.code))
             showcase.take_down(db, self.code, now)
         self._in_turn(now, write)
 

@@ -10,7 +10,7 @@ import pytest
 
 from classroom.store import DATABASE_URL_ENV, ClassStore
 from classroom.teacher_password import teacher_password
-from tests.app_links import assert_healthy, lab_session_of, open_from_link
+from tests.app_links import assert_healthy, go_to, lab_session_of, open_from_link
 from tests.test_class_pages import _metric, _texts
 from ui.lessons.catalogue import known_pages, shelf
 from ui.session import JoinClass
@@ -119,6 +119,9 @@ def test_the_teacher_starts_homework_a_student_goes_at_her_pace_and_the_teacher_
     assert "stop 1 of 3" in teacher.markdown[0].value
     assert not [b for b in teacher.button if b.key == "stop_reveal"]
     assert "does this stop as homework" in _texts(teacher) and "right 1" in _texts(teacher)
+    teacher.button(key="lesson_next").click().run()  # her Next turns her own page; the class has no stop to move
+    go_to(teacher, "softmax_scaling")  # AppTest runs the page it was opened on again; the browser stays on the stop's
+    assert "stop 2 of 3" in teacher.markdown[0].value and ClassStore().session(code).stop == 1
 
 
 def test_a_deadline_minutes_away_is_refused_in_words_and_no_class_starts():

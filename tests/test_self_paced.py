@@ -58,6 +58,10 @@ def test_each_student_answers_at_her_own_pace_once_each_and_never_ahead(store):
     assert store.advance(code, "ana", 2, STOP1, last=3, now=now) == 2
     with pytest.raises(NotReached):  # one stop at a time
         store.advance(code, "ana", 4, ("hw:2",), last=3, now=now)
+    teacher.move(3, now)  # the teacher's move is no way ahead: a self-paced class has no class stop to move
+    assert store.session(code).stop == 1
+    with pytest.raises(NotReached):
+        store.answer(code, "ana", "hw:3", "A", True, now, stop=3)
     assert store.advance(code, "ana", 1, (), last=3, now=now) == 2  # looking back keeps her place
     store.answer(code, "ana", "hw:2", "A", False, now, stop=2)
     with pytest.raises(NotOpenYet):  # no second round in a self-paced class
