@@ -1,8 +1,8 @@
 """The teacher's side of a self-paced class (homework, classroom/self_paced.py): the start form's fields (self-paced,
 and the deadline as a date and a time in her own time zone, kept as an instant: the server's clock enforces it) and,
 in place of the live class's panel, the class's progress read live from the store (how many students are at each
-stop, each question's share right), refreshed every few seconds. The report and the gradebook are in the page's report section, as for a live class (ui/live_class/report.py,
-gradebook.py)."""
+stop, each question's share right), refreshed every few seconds. The report and the gradebook are in the page's
+report section, as for a live class (ui/live_class/report.py, gradebook.py)."""
 from __future__ import annotations
 
 import datetime as dt
