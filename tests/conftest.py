@@ -111,11 +111,11 @@ def _scan_installed_components_once() -> None:
 # Ordered by the slowest files of the last full run (bench/README.md, the `make test` row), then the files that start
 # servers or hold many slow tests. `make test`'s closing table gives each file's seconds: keep this list to its top.
 # Order only; a file not named keeps its place after these.
-LONGEST_FILES = ("test_browser_pages_walk.py", "test_serve.py", "test_browser_lessons.py",
-                 "test_browser_projected_stops_llm.py", "test_browser_projected_stops.py", "test_browser_peer.py",
-                 "test_page_llm_answer.py", "test_browser.py", "test_link_text.py", "test_lesson_paths.py",
-                 "test_browser_homework.py", "test_page_llm_heads.py", "test_class_store.py",
-                 "test_browser_projected_stops_choices.py", "test_llm_page.py", "test_llm_attention_page.py",
+LONGEST_FILES = ("test_serve.py", "test_browser_projected_stops_llm.py", "test_browser_lessons.py",
+                 "test_browser_pages_walk.py", "test_browser_projected_stops.py", "test_browser_peer.py",
+                 "test_page_llm_answer.py", "test_browser.py", "test_browser_pages_walk_ko.py", "test_link_text.py",
+                 "test_lesson_paths.py", "test_browser_homework.py", "test_class_store.py", "test_page_llm_heads.py",
+                 "test_llm_attention_page.py", "test_browser_projected_stops_choices.py", "test_llm_page.py",
                  "test_browser_llm_answer.py", "test_page_head_finder.py", "test_shipped_models.py",
                  "test_browser_head_finder.py", "test_browser_llm.py", "test_browser_keyboard.py",
                  "test_browser_classroom.py", "test_browser_lecture.py", "test_browser_lecture2.py",
