@@ -21,6 +21,11 @@ from tests.browser_steps import no_exception, wait_idle
 from tests.test_phone import IPHONE
 
 
+# How long a page's run may take to show what it drew: the walk is the suite's first on its worker, beside
+# test_serve's replicas warming on the other core (its one rerun in 4 runs: a 15 s wait ran out there).
+RUN_MS = 30000
+
+
 @pytest.fixture(scope="module")
 def class_data(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("homework_data")
@@ -63,7 +68,7 @@ def _add_view_as_stop(teacher: Page, nav: str, title: str, section: str, questio
         form.get_by_role("textbox", name="Argument query").press("Tab")
     form.get_by_role("button", name="Add stop").click()
     said = teacher.get_by_text(re.compile(r"Added as stop \d")).first
-    expect(said).to_be_visible(timeout=15000)
+    expect(said).to_be_visible(timeout=RUN_MS)
     return int(re.search(r"stop (\d)", said.inner_text()).group(1))
 
 
@@ -85,7 +90,7 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
         teacher.get_by_text("Build your own lesson").click()
         teacher.locator(".st-key-builder_password input").fill(_password(class_data))
         teacher.get_by_role("button", name="Sign in to build lessons").click()
-        expect(teacher.get_by_text(re.compile("^No stops yet"))).to_be_visible(timeout=15000)
+        expect(teacher.get_by_text(re.compile("^No stops yet"))).to_be_visible(timeout=RUN_MS)
 
         def choice(n: int) -> dict:
             return {"kind": "Multiple choice", "fields": {
@@ -107,13 +112,13 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
                 teacher.reload()
                 wait_idle(teacher)
                 expect(teacher.get_by_test_id("stSidebar").get_by_role(
-                    "button", name="Add this view as a stop")).to_be_visible(timeout=15000)
+                    "button", name="Add this view as a stop")).to_be_visible(timeout=RUN_MS)
         teacher.get_by_test_id("stSidebar").get_by_role("link", name="Teacher", exact=True).click()
         wait_idle(teacher)
         teacher.get_by_label("Lesson title (English)").fill("Homework")
         teacher.get_by_label("Lesson title (English)").press("Tab")
         teacher.get_by_role("button", name="Save lesson").click()
-        expect(teacher.get_by_text(re.compile("^Saved “homework”, version 1"))).to_be_visible(timeout=15000)
+        expect(teacher.get_by_text(re.compile("^Saved “homework”, version 1"))).to_be_visible(timeout=RUN_MS)
         teacher.screenshot(path=SCREENSHOTS / "homework_builder_saved.png", full_page=True)
 
         _pick(teacher, "Lesson", "Homework", teacher.get_by_test_id("stForm"))
@@ -146,15 +151,15 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
         wait_idle(korean)
         expect(korean.get_by_text(re.compile(r"Asia/Seoul \(.* UTC\)")).first).to_be_visible()  # her zone, UTC beside
         for stop in (1, 2, 3):  # the quick one: every stop, each answered right, her Next after each answer
-            expect(korean.get_by_text(f"3개 중 {stop}번째", exact=False).first).to_be_visible(timeout=15000)
+            expect(korean.get_by_text(f"3개 중 {stop}번째", exact=False).first).to_be_visible(timeout=RUN_MS)
             if stop == 2:  # measured on the stop's view: under the causal mask query 3 sees 3 keys
                 korean.get_by_test_id("stMain").get_by_test_id("stNumberInput").locator("input").first.fill("3")
                 korean.get_by_test_id("stMain").get_by_role("button", name="답하기").click()
                 wait_idle(korean)
-                expect(korean.get_by_text(re.compile(r"^맞았습니다: 3"))).to_be_visible(timeout=15000)
+                expect(korean.get_by_text(re.compile(r"^맞았습니다: 3"))).to_be_visible(timeout=RUN_MS)
             else:
                 answer(korean, f"오른쪽 {stop}", "답하기")
-                expect(korean.get_by_text(re.compile(rf"^맞았습니다: 오른쪽 {stop}"))).to_be_visible(timeout=15000)
+                expect(korean.get_by_text(re.compile(rf"^맞았습니다: 오른쪽 {stop}"))).to_be_visible(timeout=RUN_MS)
             if stop < 3:
                 korean.get_by_role("button", name="다음").click()
                 wait_idle(korean)
@@ -164,22 +169,22 @@ def test_homework_built_from_views_two_students_at_their_own_pace_one_refused_af
         phone.goto(f"{class_app_url}/?class={code}")
         wait_idle(phone)
         answer(phone, "left 1", "Answer")  # wrong: the right option is named at once
-        expect(phone.get_by_text(re.compile(r"^Your answer: left 1"))).to_be_visible(timeout=15000)
+        expect(phone.get_by_text(re.compile(r"^Your answer: left 1"))).to_be_visible(timeout=RUN_MS)
         phone.get_by_role("button", name="Next").click()
         wait_idle(phone)
-        expect(phone.get_by_text("Question 2: how many keys may query 3 see?")).to_be_visible(timeout=15000)
+        expect(phone.get_by_text("Question 2: how many keys may query 3 see?")).to_be_visible(timeout=RUN_MS)
         with sqlite3.connect(class_data / DB_NAME) as db:  # the deadline passes (the store's clock is the server's)
             db.execute("UPDATE classes SET deadline = ? WHERE code = ?", (time.time() - 60, code))
         phone.get_by_test_id("stMain").get_by_test_id("stNumberInput").locator("input").first.fill("3")
         phone.get_by_test_id("stMain").get_by_role("button", name="Answer").click()
         wait_idle(phone)
         expect(phone.get_by_text(re.compile(r"^Not taken: the deadline \(.* UTC\) has passed"))).to_be_visible(
-            timeout=15000)
+            timeout=RUN_MS)
         phone.screenshot(path=SCREENSHOTS / "homework_phone_refused.png", full_page=True)
 
         # the teacher's progress (it refreshes itself), then her gradebook: exactly the four answers given
         expect(teacher.get_by_text(re.compile(r"The deadline \(.* America/New_York \(.* UTC\)\) has passed"))).to_be_visible(
-            timeout=15000)  # in her zone, UTC beside
+            timeout=RUN_MS)  # in her zone, UTC beside
         expect(teacher.get_by_test_id("stMetric").filter(has_text="At the last stop")
                .get_by_test_id("stMetricValue")).to_have_text("1")
         teacher.screenshot(path=SCREENSHOTS / "homework_teacher_progress.png", full_page=True)
