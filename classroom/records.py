@@ -83,6 +83,11 @@ class ClassSession:
     projected: float | None = None  # when the item on its projector went up (classroom/showcase.py); None: nothing
     deadline: float | None = None  # a self-paced class (classroom/self_paced.py): its deadline, unix seconds
 
+    @property
+    def self_paced(self) -> bool:
+        """Homework: each seat keeps its own stop, right or wrong is read at once, there is no Reveal."""
+        return self.deadline is not None
+
     def phase_of(self, question: str, default_mode: str = "one") -> QuestionPhase:
         """The question's phase; one the teacher has not touched is in round 1 of `default_mode` (the lesson's)."""
         return phase_in(self.phases, question, default_mode)

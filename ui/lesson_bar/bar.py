@@ -353,7 +353,7 @@ def _teachers_question(teacher: ClassTeacher, stop: Stop, qid: str, expected: Ex
     nor the page that gives it away, only her Reveal button and the link to her private view (ui/live_class/private_view)."""
     session = teacher.session()
     st.markdown(f"**{localized(stop.question.prompt, current_language())}**")
-    if session is not None and session.deadline is not None:  # homework: no Reveal, each student reads hers at once
+    if session is not None and session.self_paced:  # homework: no Reveal, each student reads hers at once
         if expected is not None:
             st.caption(right_answer(stop.question, expected))
         st.caption(tr("homework.teacher_preview"))

@@ -35,7 +35,7 @@ def go_to(lesson: Lesson, number: int, move_class: bool = True, link: Mapping[st
     position.lesson_id, position.stop = lesson.id, number
     lab_session().address.extra = url_extra()
     teacher = teacher_class()
-    if move_class and teacher and teacher.lesson == lesson.id and not _self_paced(teacher):
+    if move_class and teacher and teacher.lesson == lesson.id and not getattr(teacher.session(), "self_paced", False):
         teacher_action(teacher.move, number)  # the teacher's Next moves the class (homework has no class stop)
     if stop.problem:
         position.problem = stop.problem
@@ -97,9 +97,3 @@ def leave() -> None:
 def stop_number(text: str | None) -> int:
     """A link's ?stop= (ASCII digits only: '²'.isdigit() is true), or 0."""
     return int(text) if text is not None and re.fullmatch(r"[0-9]{1,4}", text) else 0
-
-
-def _self_paced(teacher) -> bool:
-    """Her class is homework: each student keeps her own stop, and the teacher's Next only turns her own page."""
-    session = teacher.session()
-    return session is not None and session.deadline is not None

@@ -35,7 +35,7 @@ def paced_class() -> ClassSession | None:
     """This student's class when it is self-paced (None: no class, or a live one)."""
     code = lab_session().seat.code
     session = class_store().shared_session(code) if code else None
-    return session if session is not None and session.deadline is not None else None
+    return session if session is not None and session.self_paced else None
 
 
 def own_stop(lesson: Lesson) -> int | None:

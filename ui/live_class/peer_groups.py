@@ -33,7 +33,7 @@ def class_line(code: str) -> str:
     (homework) says she goes at her own pace, not the teacher's."""
     label = lab_session().seat.label
     session = class_store().shared_session(code)
-    area = "homework" if session is not None and session.deadline is not None else "lessons"
+    area = "homework" if session is not None and session.self_paced else "lessons"
     return tr(f"{area}.in_class_as", code=code, seat=label) if label else tr(f"{area}.in_class", code=code)
 
 
