@@ -146,7 +146,7 @@ def walk_every_page(page: Page, app_url: str, language: str, presenter: bool) ->
             if name in FIRST_SCREEN and "view=" not in link:  # the page's opening view (not the grid of heads)
                 found += _first_screen(page, link, language)
         open_folded_sections(page)
-        layout = clipped_titles(page) + (text_overlaps(page, name) if presenter else [])
+        layout = clipped_titles(page) + (text_overlaps(page) if presenter else [])
         if link == links[-1]:  # the menu is the same on every page: once a walk, last (opening it moves the page)
             layout += _clipped_page_names(page)
         if layout:

@@ -160,7 +160,7 @@ def walk_projected_lesson(page: Page, app_url: str, language: str, lesson_id: st
             failures.append(f"stop {stop.number} ({stop.page}): its section's chart {chart}")
         if seen["small"]:
             failures.append(f"stop {stop.number} ({stop.page}): text under {SMALLEST} px: {seen['small'][:5]}")
-        if layout := clipped_titles(page) + text_overlaps(page, stop.page):  # issue 52: every check at each stop
+        if layout := clipped_titles(page) + text_overlaps(page):  # issue 52: every check at each stop
             failures.append(f"stop {stop.number} ({stop.page}): {layout[:5]}")
         # issue 38 item 2: the lesson bar's Next is the only button called Next (a page's stepper says what it steps)
         nexts = page.get_by_role("button", name=translate(language, "lessons.next"), exact=True)
