@@ -156,7 +156,6 @@ def token_axes_fit(spec: dict, width: int) -> bool:
                for axis, room in rooms.items())
 
 
-@pytest.mark.slow
 def test_a_long_texts_thumbnails_average_blocks_of_tokens_named_first_to_last():
     weights = np.arange(2 * 5 * 4, dtype=float).reshape(1, 2, 5, 4)  # (1 layer, 2 heads, 5 queries, 4 keys)
     pooled, queries, keys = pooled_maps(weights, list("abcde"), list("wxyz"), cells=2)
@@ -164,6 +163,7 @@ def test_a_long_texts_thumbnails_average_blocks_of_tokens_named_first_to_last():
     assert pooled[0, 1, 1, 0] == weights[0, 1, 3:5, 0:2].mean()  # head 2: the block of queries d, e and keys w, x
 
 
+@pytest.mark.slow
 def test_a_500_token_text_is_analysed_whole_in_every_view_with_thinned_labels():
     """Issue 26: texts up to MAX_TOKENS stay usable; the head map labels every k-th token, the grid pools."""
     at = open_page("attention", model_id=SMOLLM2_NAME, sentence=words(500))
