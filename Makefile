@@ -24,15 +24,20 @@ run: venv
 ## (LONGEST_FILES), so that no long file starts near the end while the other worker runs out of work.
 ## It ends with where the time went (tests/suite_times.py: the slowest files, each tier, each worker's idle tail) and
 ## leaves each test's time in test-results/ (junit XML, and every test phase with its worker as JSON).
+## Every process of a run (the two workers, each Streamlit server and replica, the fresh interpreters some tests start)
+## imports the same modules: Python keeps their compiled form in __pycache__ (git ignores it) for the next process and
+## the next run, even where the environment says not to write it (PYTHONDONTWRITEBYTECODE, set on some CI images and
+## this project's machines), which had each process compile them again and each worker rewrite every test module.
 TEST_WORKERS ?= 2
 TEST_RESULTS := test-results
+KEEP_BYTECODE := PYTHONDONTWRITEBYTECODE=
 test: venv system-packages lint
-	$(VENV_PYTHON) -m pytest -q -rfER -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 \
+	$(KEEP_BYTECODE) $(VENV_PYTHON) -m pytest -q -rfER -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 \
 		--junitxml=$(TEST_RESULTS)/junit.xml --suite-times=$(TEST_RESULTS)/suite-times.json $(PYTEST_ARGS)
 
 ## The fast local loop (no browser, nothing slow), on the same workers as make test (TEST_WORKERS=0: one process)
 fast: venv
-	$(VENV_PYTHON) -m pytest -q -m "not browser and not slow" -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(KEEP_BYTECODE) $(VENV_PYTHON) -m pytest -q -m "not browser and not slow" -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV_PYTHON) -m ruff check .
