@@ -17,15 +17,17 @@ TITLE_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(plo
           ...texts('.ytitle'), ...texts('.cbtitle'), ...texts('.legendtext')]}; })"""
 
 # Text boxes of every Plotly chart: titles, subplot titles, axis titles, colour-bar titles and numbers, cell texts,
-# legend entries. A box: [kind, text, left, top, right, bottom]. A heatmap cell's text is boxed by its ink (the glyphs'
-# own top and bottom, canvas measureText in the same font), every other text by its line (the font's ascent and
-# descent): a map of 31 layer rows writes a token in each 20 px row at 18 px projected, whose 24 px lines overlap the
-# rows above and below while no glyph comes near another (the logit lens map, issue 52).
+# legend entries. A box: [kind, text, left, top, right, bottom]. A heatmap cell's one line of text is boxed by its ink
+# (the glyphs' own top and bottom, canvas measureText in the same font), every other text by its lines (the font's
+# ascent and descent): a map of 31 layer rows writes a token in each 20 px row at 18 px projected, whose 24 px lines
+# overlap the rows above and below while no glyph comes near another (the logit lens map, issue 52).
 TEXT_BOXES = """() => { const ink = document.createElement('canvas').getContext('2d');
   const inkBox = (el, r) => {
     const style = getComputedStyle(el);
     ink.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
-    const m = ink.measureText(el.textContent || ''), baseline = r.bottom - m.fontBoundingBoxDescent;
+    const m = ink.measureText(el.textContent || ''), line = m.fontBoundingBoxAscent + m.fontBoundingBoxDescent;
+    if (r.height > 1.5 * line) return [r.left, r.top, r.right, r.bottom];  // lines of text: measured as lines
+    const baseline = r.bottom - m.fontBoundingBoxDescent;
     return [r.left, baseline - m.actualBoundingBoxAscent, r.right, baseline + m.actualBoundingBoxDescent]; };
   return [...document.querySelectorAll('.js-plotly-plot')].map(plot => {
   const kinds = ['.gtitle', '.annotation-text-g', 'g[class^="g-x"]', 'g[class^="g-y"]', '.cbtitle',
